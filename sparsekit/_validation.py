@@ -1,0 +1,137 @@
+"""Input checks shared by every component (run once, at the component boundary)."""
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+FLOAT_DTYPES = (np.float64, np.float32)
+
+
+def check_array(
+    X,
+    name: str = "X",
+    *,
+    ndim: int = 2,
+    dtype=None,
+    allow_empty: bool = False,
+    nonnegative: bool = False,
+    finite: bool = True,
+    copy: bool = False,
+) -> np.ndarray:
+    """Validate a numeric array and return it C-contiguous in float32 or float64.
+
+    Float32 and float64 are kept; booleans and integers become float64. Object, complex and
+    string dtypes, the wrong number of dimensions, empty arrays, NaN/inf and (when asked)
+    negative values raise a ``TypeError`` / ``ValueError`` naming ``name``.
+
+    Parameters
+    ----------
+    dtype : numpy dtype, optional
+        Force this float dtype instead of keeping the input's.
+    """
+    if hasattr(X, "tocsr") and hasattr(X, "nnz"):
+        raise TypeError(f"{name} is a scipy.sparse matrix; pass a dense array (X.toarray())")
+    try:
+        arr = np.asarray(X)
+    except Exception as exc:  # ragged lists and the like
+        raise ValueError(f"{name} could not be read as an array: {exc}") from None
+    kind = arr.dtype.kind
+    if kind == "c":
+        raise TypeError(f"{name} has complex dtype {arr.dtype}; pass real values")
+    if kind not in "biuf":
+        raise TypeError(
+            f"{name} has dtype {arr.dtype}; pass a numeric array (float32 or float64)"
+        )
+    if arr.ndim != ndim:
+        shape_hint = "(n_samples, n_features)" if ndim == 2 else f"{ndim}-D"
+        extra = " (use X.reshape(-1, 1) for a single feature)" if ndim == 2 and arr.ndim == 1 else ""
+        raise ValueError(f"{name} must be {ndim}-D {shape_hint}, got shape {arr.shape}{extra}")
+    if not allow_empty and arr.size == 0:
+        raise ValueError(f"{name} is empty (shape {arr.shape}); at least one sample and one feature are needed")
+    if dtype is not None:
+        target = np.dtype(dtype)
+    elif arr.dtype in FLOAT_DTYPES:
+        target = arr.dtype
+    else:
+        target = np.dtype(np.float64)
+    arr = np.ascontiguousarray(arr, dtype=target)
+    if copy and arr is X:
+        arr = arr.copy()
+    if finite and arr.size and not np.isfinite(arr).all():
+        bad = "NaN" if np.isnan(arr).any() else "inf"
+        raise ValueError(f"{name} contains {bad}; remove or impute non-finite values first")
+    if nonnegative and arr.size and arr.min() < 0:
+        raise ValueError(f"{name} contains negative values (min {arr.min():g}); this kernel needs X >= 0")
+    return arr
+
+
+def check_pair(X, Y=None, *, names=("X", "Y"), nonnegative=False):
+    """Validate ``X`` and an optional ``Y`` with the same feature count and a common dtype.
+
+    When one is float32 and the other float64 both become float64. Returns ``(X, Y)`` with
+    ``Y is X`` when ``Y`` was ``None``.
+    """
+    X = check_array(X, names[0], nonnegative=nonnegative)
+    if Y is None:
+        return X, X
+    Y = check_array(Y, names[1], nonnegative=nonnegative)
+    if X.shape[1] != Y.shape[1]:
+        raise ValueError(
+            f"{names[0]} has {X.shape[1]} features but {names[1]} has {Y.shape[1]}; "
+            "both must have the same number of columns"
+        )
+    if X.dtype != Y.dtype:
+        X = X.astype(np.float64)
+        Y = Y.astype(np.float64)
+    return X, Y
+
+
+def check_scalar(value, name: str, *, kind=numbers.Real, low=None, high=None,
+                 low_inclusive=False, high_inclusive=True):
+    """Check a scalar's type and range; returns it as float (Real) or int (Integral)."""
+    if isinstance(value, bool) or not isinstance(value, kind) or (
+        isinstance(value, np.ndarray) and value.ndim
+    ):
+        want = "an integer" if kind is numbers.Integral else "a real number"
+        raise TypeError(f"{name} must be {want}, got {value!r} ({type(value).__name__})")
+    if kind is numbers.Real and not np.isfinite(value):
+        raise ValueError(f"{name} must be finite, got {value!r}")
+    if low is not None and (value < low or (value == low and not low_inclusive)):
+        op = ">=" if low_inclusive else ">"
+        raise ValueError(f"{name} must be {op} {low}, got {value!r}")
+    if high is not None and (value > high or (value == high and not high_inclusive)):
+        op = "<=" if high_inclusive else "<"
+        raise ValueError(f"{name} must be {op} {high}, got {value!r}")
+    return int(value) if kind is numbers.Integral else float(value)
+
+
+def check_positive(value, name: str) -> float:
+    """A finite real number > 0."""
+    return check_scalar(value, name, low=0.0, low_inclusive=False)
+
+
+def check_option(value, name: str, options) -> str:
+    """A string among ``options`` (compared case- and ``-``/``_``-insensitively)."""
+    if not isinstance(value, str):
+        raise TypeError(f"{name} must be one of {list(options)}, got {value!r}")
+    key = value.strip().lower().replace("_", "-")
+    for opt in options:
+        if key == opt.lower().replace("_", "-"):
+            return opt
+    import difflib
+
+    close = difflib.get_close_matches(key, list(options), n=1)
+    hint = f" Did you mean {close[0]!r}?" if close else ""
+    raise ValueError(f"unknown {name} {value!r}.{hint} Choose one of {list(options)}.")
+
+
+def check_random_state(seed) -> np.random.Generator:
+    """A :class:`numpy.random.Generator` from None, an int, a Generator or a RandomState."""
+    if isinstance(seed, np.random.Generator):
+        return seed
+    if isinstance(seed, np.random.RandomState):
+        return np.random.default_rng(seed.randint(0, 2**31 - 1))
+    if seed is None or (isinstance(seed, numbers.Integral) and not isinstance(seed, bool)):
+        return np.random.default_rng(seed)
+    raise TypeError(f"random_state must be None, an int or a numpy Generator, got {seed!r}")

@@ -1,0 +1,45 @@
+"""Hook specifications: one hook per component family.
+
+Every hook returns (or yields) an iterable of :class:`sparsekit.registry.Registration`
+records. Built-in components use exactly these hooks; third-party plugins register a module
+or object with ``@hookimpl``-decorated functions under the ``sparsekit`` entry-point group.
+
+Example
+-------
+>>> from sparsekit import hookimpl, Registration          # doctest: +SKIP
+>>> @hookimpl
+... def sparsekit_samplers():
+...     yield Registration(name="my-sampler", factory=MySampler, summary="...")
+"""
+import pluggy
+
+PROJECT = "sparsekit"
+
+hookspec = pluggy.HookspecMarker(PROJECT)
+hookimpl = pluggy.HookimplMarker(PROJECT)
+
+#: The component families, in the order they are listed.
+FAMILIES = ("kernel", "sampler", "solver")
+
+
+class Specs:
+    """The hook specifications of sparsekit (one per family)."""
+
+    @hookspec
+    def sparsekit_kernels(self):
+        """Return an iterable of :class:`Registration` records for kernels."""
+
+    @hookspec
+    def sparsekit_samplers(self):
+        """Return an iterable of :class:`Registration` records for landmark samplers."""
+
+    @hookspec
+    def sparsekit_solvers(self):
+        """Return an iterable of :class:`Registration` records for sparse solvers."""
+
+
+HOOK_OF_FAMILY = {
+    "kernel": "sparsekit_kernels",
+    "sampler": "sparsekit_samplers",
+    "solver": "sparsekit_solvers",
+}

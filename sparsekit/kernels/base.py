@@ -1,0 +1,201 @@
+"""Kernel protocol and the block-wise evaluation shared by every vector kernel.
+
+A kernel is a callable object::
+
+    K = kernel(X, Y=None)       # Gram block, shape (len(X), len(Y)), dtype of the inputs
+    d = kernel.diag(X)          # k(x_i, x_i), shape (len(X),)
+    for rows, block in kernel.blocks(X, Y, max_memory=2**26): ...   # streamed row blocks
+
+Data-dependent parameters (bandwidth rules) are set by ``fit(X)``; a kernel with such a rule that
+was never fitted fits itself on the first ``X`` it is called with.
+"""
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+
+import numpy as np
+
+from .._base import ParamsMixin
+from .._validation import check_option, check_pair, check_array, check_scalar
+
+BACKENDS = ("auto", "cpu", "cuda")
+
+#: Target size of one row block (bytes of output): large enough for BLAS, small enough for cache.
+DEFAULT_BLOCK_BYTES = 8 * 2**20
+
+
+def cuda_usable() -> bool:
+    """True when a real CUDA device can be used (the simulator never counts for ``"auto"``)."""
+    try:
+        from numba import config, cuda
+    except Exception:  # pragma: no cover - numba always importable when installed
+        return False
+    if config.ENABLE_CUDASIM:
+        return False
+    try:
+        return bool(cuda.is_available())
+    except Exception:
+        return False
+
+
+def resolve_backend(backend: str, has_cuda: bool, component: str) -> str:
+    """Turn ``"auto"|"cpu"|"cuda"`` into ``"cpu"`` or ``"cuda"`` for one component."""
+    backend = check_option(backend, "backend", BACKENDS)
+    if backend == "cpu":
+        return "cpu"
+    if backend == "cuda":
+        if not has_cuda:
+            raise ValueError(
+                f"{component} has no CUDA implementation; use backend='cpu' or 'auto'"
+            )
+        from numba import config, cuda
+
+        if not (config.ENABLE_CUDASIM or cuda.is_available()):
+            raise ValueError(
+                "backend='cuda' but no CUDA device is available (numba.cuda.is_available() is "
+                "False); use backend='auto' or 'cpu', or set NUMBA_ENABLE_CUDASIM=1 to simulate"
+            )
+        return "cuda"
+    return "cuda" if has_cuda and cuda_usable() else "cpu"
+
+
+class Kernel(ParamsMixin, ABC):
+    """Base class of all kernels. Subclasses set ``name`` and implement ``__call__``/``diag``."""
+
+    name = "kernel"
+    #: ``"vectors"`` (2-D arrays) or ``"graphs"`` (sequences of graphs).
+    accepts = "vectors"
+
+    def fit(self, X):
+        """Set data-dependent parameters from ``X``; returns self."""
+        return self
+
+    # -- data protocol: lets samplers and estimators handle vectors and graphs alike -------
+    def prepare(self, X):
+        """Validate ``X`` once and return it in the form this kernel evaluates fastest.
+
+        Kernel calls, :meth:`take` and :meth:`n_samples` accept the prepared form (vector
+        kernels: a C-contiguous float array; graph kernels: a prepared graph set).
+        """
+        return check_array(X, "X", nonnegative=getattr(self, "nonnegative", False))
+
+    def take(self, X, indices):
+        """The samples ``indices`` of prepared data ``X`` (same form as ``X``)."""
+        return X[np.asarray(indices, dtype=np.intp)]
+
+    def n_samples(self, X) -> int:
+        """Number of samples in prepared data ``X``."""
+        return X.shape[0]
+
+    @abstractmethod
+    def __call__(self, X, Y=None):
+        """Gram block between the inputs ``X`` and ``Y`` (``Y = X`` when omitted)."""
+
+    @abstractmethod
+    def diag(self, X):
+        """``k(x_i, x_i)`` for every input."""
+
+
+def _block_rows(n_rows: int, n_cols: int, itemsize: int, max_memory) -> int:
+    if max_memory is None:
+        budget = DEFAULT_BLOCK_BYTES
+    else:
+        budget = check_scalar(max_memory, "max_memory", low=0)
+    return int(max(1, min(n_rows, budget // max(1, n_cols * itemsize))))
+
+
+class VectorKernel(Kernel):
+    """A kernel on the rows of 2-D float arrays, evaluated in row blocks.
+
+    Subclasses implement ``_prepare(X, Y, same)`` (per-call context such as squared norms) and
+    ``_fill(Xb, Y, ctx, out, row0, same)``, which writes the Gram block of the rows ``Xb``
+    (starting at row ``row0`` of X) into ``out``. ``_fill_cuda`` does the same on the GPU.
+    """
+
+    #: inputs must be non-negative (chi2 kernels)
+    nonnegative = False
+    #: a ``@cuda.jit`` path exists
+    has_cuda = False
+
+    def _validate(self, X, Y):
+        return check_pair(X, Y, nonnegative=self.nonnegative)
+
+    def _ensure_fitted(self, X):
+        """Hook for kernels with data-dependent parameters."""
+
+    def _prepare(self, X, Y, same):
+        return None
+
+    def _dtype_scalar(self, value, dtype):
+        return dtype.type(value)
+
+    def __call__(self, X, Y=None, *, out=None, max_memory=None):
+        """Gram matrix ``K[i, j] = k(X[i], Y[j])`` (``Y = X`` when omitted).
+
+        Parameters
+        ----------
+        X : array of shape (n, d)
+        Y : array of shape (m, d), optional
+        out : array of shape (n, m), optional
+            Written in place and returned (C-contiguous, dtype of the inputs).
+        max_memory : int, optional
+            Bytes of output computed per block (the working set); the result is assembled
+            block by block. Use :meth:`blocks` to stream blocks without holding the result.
+        """
+        same = Y is None
+        X, Y = self._validate(X, Y)
+        self._ensure_fitted(X)
+        n, m = X.shape[0], Y.shape[0]
+        if out is None:
+            out = np.empty((n, m), dtype=X.dtype)
+        elif (not isinstance(out, np.ndarray) or out.shape != (n, m) or out.dtype != X.dtype
+              or not out.flags.c_contiguous):
+            raise ValueError(
+                f"out must be a C-contiguous {X.dtype} array of shape {(n, m)}, got "
+                f"{getattr(out, 'dtype', type(out))} {getattr(out, 'shape', '')}"
+            )
+        backend = resolve_backend(getattr(self, "backend", "cpu"), self.has_cuda, self.name)
+        if backend == "cuda":
+            self._fill_cuda(X, Y, out, same)
+            return out
+        ctx = self._prepare(X, Y, same)
+        step = _block_rows(n, m, X.dtype.itemsize, max_memory)
+        for r0 in range(0, n, step):
+            r1 = min(n, r0 + step)
+            self._fill(X[r0:r1], Y, ctx, out[r0:r1], r0, same)
+        return out
+
+    def blocks(self, X, Y=None, *, max_memory=None):
+        """Yield ``(rows, block)``: the Gram matrix in row blocks of at most ``max_memory`` bytes.
+
+        ``rows`` is a ``slice`` of the rows of ``X``. Only one block is alive at a time (the
+        generator reuses nothing the caller holds).
+        """
+        same = Y is None
+        X, Y = self._validate(X, Y)
+        self._ensure_fitted(X)
+        n, m = X.shape[0], Y.shape[0]
+        ctx = self._prepare(X, Y, same)
+        step = _block_rows(n, m, X.dtype.itemsize, max_memory)
+        for r0 in range(0, n, step):
+            r1 = min(n, r0 + step)
+            block = np.empty((r1 - r0, m), dtype=X.dtype)
+            self._fill(X[r0:r1], Y, ctx, block, r0, same)
+            yield slice(r0, r1), block
+
+    def diag(self, X):
+        """``k(x_i, x_i)`` for every row of ``X`` (O(n d), no Gram matrix)."""
+        X = check_array(X, "X", nonnegative=self.nonnegative)
+        self._ensure_fitted(X)
+        return self._diag(X)
+
+    @abstractmethod
+    def _fill(self, Xb, Y, ctx, out, row0, same):
+        """Write the Gram block of the rows ``Xb`` (rows ``row0...`` of X) into ``out``."""
+
+    @abstractmethod
+    def _diag(self, X):
+        """Diagonal of the Gram matrix of validated ``X``."""
+
+    def _fill_cuda(self, X, Y, out, same):  # pragma: no cover - only kernels with has_cuda
+        raise ValueError(f"{self.name} has no CUDA implementation")
