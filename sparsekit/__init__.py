@@ -23,7 +23,28 @@ from .registry import (
     list_components,
 )
 
-__all__ = [
+# Estimators and transforms are imported on first use, so that ``import sparsekit`` stays light.
+_LAZY = {
+    "Nystroem": "sparsekit.features.nystrom",
+    "RandomFourierFeatures": "sparsekit.features.rff",
+    "Fastfood": "sparsekit.features.fastfood",
+    "SparseCoder": "sparsekit.solvers.coder",
+}
+
+
+def __getattr__(name):
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'sparsekit' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY))
+
+
+__all__ = list(_LAZY) + [
     "__version__", "hookimpl", "Registration", "Registry", "UnknownComponentError",
     "ComponentConflictError", "PluginLoadWarning", "default_registry", "get_kernel",
     "get_sampler", "get_solver", "list_components",

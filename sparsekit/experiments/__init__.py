@@ -1,0 +1,1 @@
+"""Scripted experiments shared by the examples and ``sparsekit demo`` (top layer)."""

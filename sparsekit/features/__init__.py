@@ -1,0 +1,1 @@
+"""Feature maps: Nystroem, random Fourier features, Fastfood."""
