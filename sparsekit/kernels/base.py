@@ -20,8 +20,10 @@ from .._validation import check_option, check_pair, check_array, check_scalar
 
 BACKENDS = ("auto", "cpu", "cuda")
 
-#: Target size of one row block (bytes of output): large enough for BLAS, small enough for cache.
-DEFAULT_BLOCK_BYTES = 8 * 2**20
+#: Default size of one row block (bytes of output) when no ``max_memory`` is given. The vector
+#: kernels write their blocks in place into the output, so blocks only bound the working set;
+#: large blocks avoid switching between BLAS and Numba thread pools many times.
+DEFAULT_BLOCK_BYTES = 256 * 2**20
 
 
 def cuda_usable() -> bool:

@@ -7,7 +7,7 @@
   (scikit-learn's ``laplacian_kernel``).
 
 The squared distances use ||x||^2 + ||z||^2 - 2 <x, z> with the cross term from BLAS, clipped at
-0; the exponential is fused in a Numba loop over the block in place, so a Gram block needs no
+0, scaled in a Numba loop in place, then exponentiated in place, so a Gram block needs no
 memory beyond its own.
 """
 from __future__ import annotations
@@ -92,7 +92,8 @@ class RBFKernel(VectorKernel):
         xsq, ysq = ctx
         np.dot(Xb, Y.T, out=out)
         gamma = out.dtype.type(self.effective_gamma(Xb.shape[1]))
-        _cpu.rbf_from_inner_inplace(out, xsq[row0:row0 + len(Xb)], ysq, gamma)
+        _cpu.scaled_sq_dist_from_inner_inplace(out, xsq[row0:row0 + len(Xb)], ysq, -gamma)
+        _cpu.exp_inplace(out)
         if same:  # exact zero distance of x_i to itself (as scikit-learn): k(x_i, x_i) = 1
             idx = np.arange(len(Xb))
             out[idx, row0 + idx] = 1.0

@@ -1,0 +1,250 @@
+"""Vector kernels: parity with scikit-learn, properties, block-wise evaluation, bad input."""
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+from hypothesis.extra.numpy import arrays
+from sklearn.metrics import pairwise as skp
+
+import sparsekit
+from sparsekit.kernels import (
+    AdditiveChi2Kernel, Chi2Kernel, LaplacianKernel, LinearKernel, PolynomialKernel, RBFKernel,
+)
+from sparsekit.kernels.bandwidth import gamma_from_rule
+
+RTOL = {np.float64: 1e-10, np.float32: 1e-5}
+
+# (sparsekit name, params, scikit-learn function, sklearn kwargs, needs non-negative data)
+CASES = [
+    ("linear", {}, skp.linear_kernel, {}, False),
+    ("polynomial", {}, skp.polynomial_kernel, {}, False),
+    ("polynomial", {"degree": 2, "gamma": 0.3, "coef0": -0.5}, skp.polynomial_kernel,
+     {"degree": 2, "gamma": 0.3, "coef0": -0.5}, False),
+    ("rbf", {}, skp.rbf_kernel, {}, False),
+    ("rbf", {"gamma": 0.7}, skp.rbf_kernel, {"gamma": 0.7}, False),
+    ("gaussian", {"sigma": 2.0}, skp.rbf_kernel, {"gamma": 1 / 8.0}, False),
+    ("laplacian", {}, skp.laplacian_kernel, {}, False),
+    ("laplacian", {"gamma": 0.05}, skp.laplacian_kernel, {"gamma": 0.05}, False),
+    ("additive-chi2", {}, skp.additive_chi2_kernel, {}, True),
+    ("chi2", {}, skp.chi2_kernel, {}, True),
+    ("chi2", {"gamma": 0.2}, skp.chi2_kernel, {"gamma": 0.2}, True),
+]
+
+
+def _data(rng, n, d, nonneg, dtype):
+    X = rng.random((n, d)) if nonneg else rng.normal(size=(n, d))
+    if nonneg:  # exact zeros exercise the 0/0 terms of chi2
+        X[rng.random((n, d)) < 0.2] = 0.0
+    return X.astype(dtype)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("name,params,skfun,skkw,nonneg", CASES)
+def test_parity_with_scikit_learn(name, params, skfun, skkw, nonneg, dtype, rng):
+    X = _data(rng, 37, 11, nonneg, dtype)
+    Y = _data(rng, 23, 11, nonneg, dtype)
+    k = sparsekit.get_kernel(name, **params)
+    for args in ((X, Y), (X,)):
+        got = k(*args)
+        want = skfun(*args, **skkw)
+        assert got.dtype == dtype and got.shape == want.shape
+        np.testing.assert_allclose(got, want, rtol=RTOL[dtype], atol=0)
+
+
+@pytest.mark.parametrize("name", ["rbf", "laplacian", "chi2", "additive-chi2", "polynomial"])
+def test_blockwise_equals_one_shot_and_blocks_cover_rows(name, rng):
+    X = np.abs(rng.normal(size=(101, 9)))
+    Y = np.abs(rng.normal(size=(45, 9)))
+    k = sparsekit.get_kernel(name)
+    full = k(X, Y)
+    tiny = k(X, Y, max_memory=3 * 45 * 8)  # three rows per block
+    np.testing.assert_array_equal(full, tiny)
+    rows = []
+    for sl, block in k.blocks(X, Y, max_memory=7 * 45 * 8):
+        assert block.shape[0] <= 7
+        np.testing.assert_array_equal(block, full[sl])
+        rows.extend(range(sl.start, sl.stop))
+    assert rows == list(range(101))
+    out = np.empty_like(full)
+    assert k(X, Y, out=out) is out
+    np.testing.assert_array_equal(out, full)
+
+
+@pytest.mark.parametrize("name", ["rbf", "laplacian", "chi2", "additive-chi2", "linear", "polynomial"])
+def test_diag_matches_gram_diagonal(name, rng):
+    X = rng.random((30, 5))
+    k = sparsekit.get_kernel(name)
+    np.testing.assert_allclose(k.diag(X), np.diag(k(X)), rtol=1e-12, atol=1e-14)
+    assert k.diag(X.astype(np.float32)).dtype == np.float32
+
+
+def test_mixed_dtypes_upcast_to_float64(rng):
+    X = rng.random((5, 3)).astype(np.float32)
+    Y = rng.random((4, 3))
+    assert RBFKernel()(X, Y).dtype == np.float64
+
+
+def test_integer_input_becomes_float64():
+    X = np.arange(12).reshape(4, 3)
+    K = RBFKernel(gamma=0.01)(X)
+    assert K.dtype == np.float64
+    np.testing.assert_allclose(K, skp.rbf_kernel(X.astype(float), gamma=0.01), rtol=1e-12)
+
+
+# ---------------------------------------------------------------- properties (hypothesis)
+finite = st.floats(-5, 5, allow_nan=False, allow_infinity=False, width=64)
+positive = st.floats(0, 5, allow_nan=False, allow_infinity=False, width=64)
+shapes = st.tuples(st.integers(1, 12), st.integers(1, 6))
+
+
+@settings(max_examples=40, deadline=None)
+@given(data=st.data(), name=st.sampled_from(["rbf", "laplacian", "chi2", "polynomial", "linear"]),
+       dtype=st.sampled_from([np.float32, np.float64]))
+def test_symmetric_psd_and_dtype_kept(data, name, dtype):
+    nonneg = name == "chi2"
+    shape = data.draw(shapes)
+    X = data.draw(arrays(np.float64, shape, elements=positive if nonneg else finite)).astype(dtype)
+    k = sparsekit.get_kernel(name)
+    K = k(X)
+    assert K.dtype == dtype and K.shape == (shape[0], shape[0])
+    tol = 1e-4 if dtype == np.float32 else 1e-9
+    scale = max(1.0, float(np.abs(K).max()))
+    np.testing.assert_allclose(K, K.T, rtol=0, atol=tol * scale)
+    eig = np.linalg.eigvalsh(K.astype(np.float64))
+    assert eig.min() >= -tol * scale * shape[0]
+
+
+@settings(max_examples=30, deadline=None)
+@given(data=st.data(), name=st.sampled_from(["rbf", "laplacian", "chi2", "additive-chi2"]),
+       cap_rows=st.integers(1, 13))
+def test_blockwise_equals_one_shot_property(data, name, cap_rows):
+    n, m, d = data.draw(st.integers(1, 25)), data.draw(st.integers(1, 9)), data.draw(st.integers(1, 5))
+    X = data.draw(arrays(np.float64, (n, d), elements=positive))
+    Y = data.draw(arrays(np.float64, (m, d), elements=positive))
+    k = sparsekit.get_kernel(name)
+    np.testing.assert_array_equal(k(X, Y, max_memory=cap_rows * m * 8), k(X, Y))
+
+
+# ---------------------------------------------------------------- bandwidth rules
+def test_mean_sq_dist_rule_matches_double_sum(rng):
+    X = rng.normal(size=(60, 4))
+    D2 = ((X[:, None, :] - X[None, :, :]) ** 2).sum(-1)
+    sigma2 = D2.mean()
+    assert gamma_from_rule(X, "mean-sq-dist") == pytest.approx(1 / (2 * sigma2), rel=1e-12)
+    k = RBFKernel(bandwidth="mean-sq-dist").fit(X)
+    np.testing.assert_allclose(k(X), np.exp(-D2 / (2 * sigma2)), rtol=1e-10)
+
+
+def test_median_rule_and_scale_rule(rng):
+    X = rng.normal(size=(50, 3))
+    D = np.sqrt(((X[:, None, :] - X[None, :, :]) ** 2).sum(-1))
+    med = np.median(D[np.triu_indices(50, 1)])
+    assert RBFKernel(bandwidth="median").fit(X).gamma_ == pytest.approx(1 / (2 * med**2), rel=1e-10)
+    assert RBFKernel(bandwidth="scale").fit(X).gamma_ == pytest.approx(1 / (3 * X.var()), rel=1e-12)
+
+
+def test_median_rule_subsamples_large_inputs_deterministically(rng):
+    X = rng.normal(size=(3000, 2))
+    g1 = gamma_from_rule(X, "median", max_samples=500)
+    g2 = gamma_from_rule(X, "median", max_samples=500)
+    # the distance of two 2-D standard normals is Rayleigh(sqrt 2): median sqrt(2) * sqrt(2 ln 2)
+    want = 1 / (2 * 2 * 2 * np.log(2))
+    assert g1 == g2 and abs(g1 - want) < 0.1 * want
+
+
+def test_unfitted_rule_fits_on_first_call(rng):
+    X = rng.normal(size=(20, 3))
+    k = RBFKernel(bandwidth="scale")
+    k(X)
+    assert k.gamma_ == pytest.approx(1 / (3 * X.var()))
+
+
+# ---------------------------------------------------------------- bad input
+BAD_X = [
+    (np.array([[1.0, np.nan]]), ValueError, "X contains NaN"),
+    (np.array([[1.0, np.inf]]), ValueError, "X contains inf"),
+    (np.ones(4), ValueError, "X must be 2-D"),
+    (np.ones((2, 2, 2)), ValueError, "X must be 2-D"),
+    (np.ones((0, 3)), ValueError, "X is empty"),
+    (np.ones((3, 0)), ValueError, "X is empty"),
+    (np.array([[1 + 1j]]), TypeError, "complex"),
+    (np.array([["a"]], dtype=object), TypeError, "dtype object"),
+]
+
+
+@pytest.mark.parametrize("X,exc,msg", BAD_X)
+@pytest.mark.parametrize("name", ["rbf", "chi2", "linear"])
+def test_bad_arrays(name, X, exc, msg):
+    with pytest.raises(exc, match=msg):
+        sparsekit.get_kernel(name)(X)
+
+
+def test_bad_y_is_named():
+    with pytest.raises(ValueError, match="Y contains NaN"):
+        RBFKernel()(np.ones((2, 2)), np.array([[np.nan, 1.0]]))
+
+
+def test_feature_count_mismatch():
+    with pytest.raises(ValueError, match="X has 3 features but Y has 2"):
+        LaplacianKernel()(np.ones((2, 3)), np.ones((2, 2)))
+
+
+@pytest.mark.parametrize("cls", [Chi2Kernel, AdditiveChi2Kernel])
+def test_chi2_rejects_negative(cls):
+    with pytest.raises(ValueError, match="negative values"):
+        cls()(np.array([[0.5, -0.1]]))
+    with pytest.raises(ValueError, match="negative values"):
+        cls().diag(np.array([[0.5, -0.1]]))
+
+
+@pytest.mark.parametrize("kwargs,match", [
+    ({"gamma": 0}, "gamma must be > 0"), ({"gamma": -1.0}, "gamma must be > 0"),
+    ({"sigma": 0.0}, "sigma must be > 0"), ({"sigma": -2}, "sigma must be > 0"),
+    ({"gamma": float("nan")}, "gamma must be finite"),
+    ({"bandwidth": "silverman"}, "unknown bandwidth 'silverman'"),
+    ({"gamma": 1.0, "sigma": 1.0}, "only one of gamma, sigma, bandwidth"),
+    ({"gamma": "1"}, "gamma must be a real number"),
+])
+def test_rbf_bad_parameters(kwargs, match):
+    with pytest.raises((ValueError, TypeError), match=match):
+        RBFKernel(**kwargs)
+
+
+def test_other_bad_parameters():
+    with pytest.raises(ValueError, match="gamma must be > 0"):
+        LaplacianKernel(gamma=0)
+    with pytest.raises(ValueError, match="gamma must be > 0"):
+        Chi2Kernel(gamma=-1)
+    with pytest.raises(ValueError, match="degree must be >= 0"):
+        PolynomialKernel(degree=-1)
+    with pytest.raises(TypeError, match="degree must be an integer"):
+        PolynomialKernel(degree=2.5)
+
+
+def test_bad_backend_and_out():
+    with pytest.raises(ValueError, match="unknown backend 'gpu'"):
+        RBFKernel(backend="gpu")(np.ones((2, 2)))
+    with pytest.raises(ValueError, match="no CUDA implementation"):
+        LinearKernel(backend="cuda")(np.ones((2, 2)))
+    with pytest.raises(ValueError, match="out must be a C-contiguous float64 array of shape"):
+        RBFKernel()(np.ones((2, 2)), out=np.empty((3, 2)))
+
+
+def test_bandwidth_rule_degenerate_data():
+    with pytest.raises(ValueError, match="non-zero variance"):
+        RBFKernel(bandwidth="scale").fit(np.ones((4, 2)))
+    with pytest.raises(ValueError, match="two distinct points"):
+        RBFKernel(bandwidth="mean-sq-dist").fit(np.ones((4, 2)))
+
+
+def test_unknown_kernel_name_suggests():
+    with pytest.raises(ValueError, match="Did you mean 'laplacian'"):
+        sparsekit.get_kernel("laplacain")
+
+
+def test_get_set_params_round_trip():
+    k = RBFKernel(gamma=0.5)
+    assert k.get_params()["gamma"] == 0.5
+    k.set_params(gamma=2.0)
+    assert k(np.zeros((1, 1)), np.ones((1, 1)))[0, 0] == pytest.approx(np.exp(-2.0))
+    with pytest.raises(ValueError, match="invalid parameter 'gama'"):
+        k.set_params(gama=1)
