@@ -1,0 +1,72 @@
+"""The ``sparsekit`` command: ``list``, ``demo`` and ``--version``."""
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+from . import __version__
+from .registry import default_registry
+
+
+def _cmd_list(args) -> int:
+    from .experiments.table import format_table
+
+    rows = [
+        [i.family, i.name, ", ".join(i.aliases) or "-", i.plugin, i.summary]
+        for i in default_registry().list(args.family)
+    ]
+    print(format_table(["family", "name", "aliases", "plugin", "summary"], rows))
+    return 0
+
+
+#: Demo sections: name -> (module, function); each function returns a printable table.
+DEMO_SECTIONS = {
+    "kernels": ("sparsekit.experiments.kernels", "kernel_table"),
+}
+
+
+def _cmd_demo(args) -> int:
+    import importlib
+
+    names = args.sections or list(DEMO_SECTIONS)
+    unknown = [s for s in names if s not in DEMO_SECTIONS]
+    if unknown:
+        print(f"unknown demo section(s) {unknown}; choose from {list(DEMO_SECTIONS)}", file=sys.stderr)
+        return 2
+    print(f"sparsekit {__version__} demo\n")
+    for name in names:
+        module, func = DEMO_SECTIONS[name]
+        t0 = time.perf_counter()
+        table = getattr(importlib.import_module(module), func)()
+        print(table)
+        print(f"({name}: {time.perf_counter() - t0:.1f} s)\n")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="sparsekit", description="Large-scale kernel methods and sparse approximation."
+    )
+    parser.add_argument("--version", action="version", version=f"sparsekit {__version__}")
+    sub = parser.add_subparsers(dest="command")
+    p_list = sub.add_parser("list", help="list every registered component")
+    p_list.add_argument("--family", choices=["kernel", "sampler", "solver"], help="only this family")
+    p_list.set_defaults(func=_cmd_list)
+    p_demo = sub.add_parser("demo", help="run the demo on generated data and print result tables")
+    p_demo.add_argument("sections", nargs="*", help=f"sections to run (default: all of {list(DEMO_SECTIONS)})")
+    p_demo.set_defaults(func=_cmd_demo)
+    return parser
+
+
+def main(argv=None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 0
+    return args.func(args)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,16 @@
+"""Plain-text tables for the demo and the examples."""
+from __future__ import annotations
+
+
+def format_table(header, rows, title: str | None = None) -> str:
+    """Format ``rows`` (lists of cells) under ``header`` as an aligned Markdown table."""
+    cells = [[str(c) for c in header]] + [[str(c) for c in r] for r in rows]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(header))]
+    lines = []
+    if title:
+        lines.append(title)
+    for k, row in enumerate(cells):
+        lines.append("| " + " | ".join(c.ljust(w) for c, w in zip(row, widths)) + " |")
+        if k == 0:
+            lines.append("|" + "|".join("-" * (w + 2) for w in widths) + "|")
+    return "\n".join(lines)

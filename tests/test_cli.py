@@ -1,0 +1,45 @@
+"""The ``sparsekit`` command line."""
+import subprocess
+import sys
+
+import pytest
+
+import sparsekit
+from sparsekit.cli import main
+
+
+def test_version_flag(capsys):
+    with pytest.raises(SystemExit) as exit_:
+        main(["--version"])
+    assert exit_.value.code == 0
+    assert capsys.readouterr().out.strip() == f"sparsekit {sparsekit.__version__}"
+
+
+def test_list_prints_every_component_with_family_and_plugin(capsys):
+    assert main(["list"]) == 0
+    out = capsys.readouterr().out
+    for info in sparsekit.list_components():
+        row = next(l for l in out.splitlines() if f"| {info.name} " in l)
+        assert info.family in row and info.plugin in row
+
+
+def test_list_one_family(capsys):
+    assert main(["list", "--family", "kernel"]) == 0
+    assert "| solver" not in capsys.readouterr().out
+
+
+def test_demo_kernels_section_prints_a_table(capsys):
+    assert main(["demo", "kernels"]) == 0
+    out = capsys.readouterr().out
+    assert "| rbf " in out and "| chi2 " in out and "min eig" in out
+
+
+def test_demo_unknown_section(capsys):
+    assert main(["demo", "nope"]) == 2
+    assert "unknown demo section" in capsys.readouterr().err
+
+
+def test_console_script_entry_point_runs():
+    out = subprocess.run([sys.executable, "-m", "sparsekit.cli", "list", "--family", "kernel"],
+                         capture_output=True, text=True, check=True).stdout
+    assert "| rbf " in out
