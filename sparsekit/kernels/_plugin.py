@@ -2,6 +2,7 @@
 from ..hookspecs import hookimpl
 from ..registry import Registration
 from .chi2 import AdditiveChi2Kernel, Chi2Kernel
+from .graph import ShortestPathKernel
 from .linear import LinearKernel, PolynomialKernel
 from .rbf import LaplacianKernel, RBFKernel
 
@@ -19,3 +20,6 @@ def sparsekit_kernels():
                        summary="-sum (x - z)^2 / (x + z), non-negative data")
     yield Registration("chi2", Chi2Kernel, aliases=("exponential-chi2",),
                        summary="exp(-gamma sum (x - z)^2 / (x + z)), non-negative data")
+    yield Registration("shortest-path", ShortestPathKernel, aliases=("sp",),
+                       summary="Borgwardt-Kriegel shortest-path graph kernel (label, label, distance)",
+                       accepts="graphs")
