@@ -23,6 +23,7 @@ def _cmd_list(args) -> int:
 #: Demo sections: name -> (module, function); each function returns a printable table.
 DEMO_SECTIONS = {
     "kernels": ("sparsekit.experiments.kernels", "kernel_table"),
+    "graphs": ("sparsekit.experiments.kernels", "graph_kernel_table"),
 }
 
 

@@ -34,6 +34,13 @@ def test_demo_kernels_section_prints_a_table(capsys):
     assert "| rbf " in out and "| chi2 " in out and "min eig" in out
 
 
+def test_demo_graphs_section_prints_a_table(capsys, monkeypatch):
+    from sparsekit.experiments import kernels
+
+    table = kernels.graph_kernel_table(n_graphs=40)
+    assert table.count("| True ") + table.count("| False ") == 4 and "Gram 40x40" in table
+
+
 def test_demo_unknown_section(capsys):
     assert main(["demo", "nope"]) == 2
     assert "unknown demo section" in capsys.readouterr().err
