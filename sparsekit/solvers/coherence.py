@@ -1,0 +1,200 @@
+"""Dictionary coherence, the Babel function, recovery conditions and the Chapter 5 rates.
+
+All quantities are those of the digest (Cherfaoui §1.5, §4.5) and are defined for unit-norm
+atoms; the functions normalise the columns of ``D`` first (so they describe the dictionary of
+directions, which is what the greedy selections see for unit-norm atoms). ``D.T @ D`` is never
+held whole: it is formed in column blocks of ``block`` atoms.
+
+- coherence ``mu(D) = max_{i != j} |<d_i, d_j>|``;
+- Babel function ``mu_1(D, m) = max_{|S| = m} max_{j not in S} sum_{i in S} |<d_i, d_j>|``, computed
+  exactly as ``max_j`` (sum of the ``m`` largest ``|<d_i, d_j>|``, ``i != j``) (digest §1.5);
+  ``mu_1(D, 0) = 0`` and ``mu_1(D, 1) = mu(D)``;
+- the exact recovery condition (Tropp 2004) ``ERC(S) = max_{i not in S} ||D_S^+ d_i||_1 < 1``;
+- the sufficient condition ``m < (1/mu + 1) / 2`` (Tropp 2004, Thm 3.5 / Cor. 3.6);
+- the rate ``theta`` of Theorem 5, the factor of Theorem 6 and Gribonval–Vandergheynst's MP rate,
+  with the bound ``||r_k||_2 <= ||y||_2 (1 - theta)^{k/2}`` used in the Chapter 5 plots.
+
+Errata decided (digest §8 item 6): Theorem 5's ``theta`` has the square
+``(1 - ||x*||_1 / beta)^2`` (the proof's ``eps^2 / (4 beta^2)`` dropped it); the theorem statement
+is followed.
+"""
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from .._validation import check_scalar
+from .base import check_dictionary
+
+_BLOCK = 1024
+
+
+def _unit_atoms(D):
+    D, norms_sq = check_dictionary(D)
+    return D / np.sqrt(norms_sq)
+
+
+def _abs_gram_blocks(Dn, block):
+    """Yield ``(cols, |Dn.T @ Dn[:, cols]|)`` with the diagonal entries set to 0."""
+    n = Dn.shape[1]
+    for a in range(0, n, block):
+        b = min(n, a + block)
+        blk = np.abs(Dn.T @ Dn[:, a:b])
+        blk[np.arange(a, b), np.arange(b - a)] = 0.0
+        yield a, blk
+
+
+def mutual_coherence(D, *, block=_BLOCK) -> float:
+    """``mu(D) = max_{i != j} |<d_i, d_j>|`` of the normalised atoms (digest §1.5)."""
+    Dn = _unit_atoms(D)
+    if Dn.shape[1] < 2:
+        raise ValueError("D needs at least 2 atoms to have a coherence")
+    return float(max(blk.max() for _, blk in _abs_gram_blocks(Dn, block)))
+
+
+def babel(D, m, *, block=_BLOCK):
+    """Babel function ``mu_1(D, m)`` (Tropp 2004; digest §1.5).
+
+    Parameters
+    ----------
+    D : array (n_features, n_atoms)
+    m : int or sequence of int, each in ``[0, n_atoms - 1]``
+
+    Returns
+    -------
+    float, or ndarray of float for a sequence of ``m``.
+    """
+    Dn = _unit_atoms(D)
+    n = Dn.shape[1]
+    ms = np.atleast_1d(np.asarray(m))
+    if ms.dtype.kind not in "iu" or ms.ndim != 1 or ms.size == 0:
+        raise TypeError(f"m must be an int or a sequence of ints, got {m!r}")
+    if ms.min() < 0 or ms.max() > n - 1:
+        raise ValueError(f"m must be in [0, n_atoms - 1] = [0, {n - 1}], got {m!r}")
+    top = int(ms.max())
+    out = np.zeros(ms.shape, dtype=np.float64)
+    if top > 0:
+        for _, blk in _abs_gram_blocks(Dn, block):
+            # the ``top`` largest entries of every column, sorted decreasingly
+            part = -np.partition(-blk, top - 1, axis=0)[:top] if top < n else blk
+            part = -np.sort(-part, axis=0)
+            csum = np.cumsum(part, axis=0)
+            for q, mq in enumerate(ms):
+                if mq > 0:
+                    out[q] = max(out[q], float(csum[mq - 1].max()))
+    return float(out[0]) if np.ndim(m) == 0 else out
+
+
+def exact_recovery_condition(D, support) -> float:
+    """``max_{i not in S} ||D_S^+ d_i||_1`` (Tropp's ERC, digest §4.5 eq. 5.6); ERC holds if < 1.
+
+    Parameters
+    ----------
+    support : sequence of distinct atom indices ``S``
+    """
+    Dn = _unit_atoms(D)
+    n = Dn.shape[1]
+    S = np.asarray(support)
+    if S.ndim != 1 or S.size == 0 or S.dtype.kind not in "iu":
+        raise ValueError(
+            f"support must be a non-empty 1-D sequence of atom indices, got {support!r}"
+        )
+    if S.min() < 0 or S.max() >= n:
+        raise ValueError(f"support indices must be in [0, {n - 1}], got {S.tolist()}")
+    if np.unique(S).size != S.size:
+        raise ValueError(f"support has repeated indices: {S.tolist()}")
+    if S.size == n:
+        raise ValueError("support holds every atom; the ERC needs at least one atom outside it")
+    rest = np.setdiff1d(np.arange(n), S)
+    P = np.linalg.pinv(Dn[:, S])  # (|S|, n_features)
+    best = 0.0
+    for a in range(0, rest.size, _BLOCK):
+        cols = rest[a:a + _BLOCK]
+        best = max(best, float(np.abs(P @ Dn[:, cols]).sum(axis=0).max()))
+    return best
+
+
+def coherence_sparsity_bound(mu) -> float:
+    """``(1/mu + 1) / 2``: every ``m`` below it satisfies the ERC for all supports of size m."""
+    mu = check_scalar(mu, "mu", low=0.0, high=1.0)
+    return 0.5 * (1.0 / mu + 1.0)
+
+
+def satisfies_coherence_condition(m, mu) -> bool:
+    """``m < (1/mu + 1) / 2`` (Tropp 2004, Thm 3.5 / Cor. 3.6; the hypothesis of Thms 4–6)."""
+    m = check_scalar(m, "m", kind=numbers.Integral, low=0)
+    return bool(m < coherence_sparsity_bound(mu))
+
+
+def _check_babel_value(babel_m1):
+    return check_scalar(babel_m1, "babel_m1", low=0.0, low_inclusive=True, high=1.0,
+                        high_inclusive=False)
+
+
+def theorem5_rate(m, babel_m1, coef_l1, beta) -> float:
+    """``theta = (1/16) ((1 - mu_1(m-1)) / m) (1 - ||x*||_1 / beta)^2`` (Theorem 5, digest §4.5).
+
+    Eventually ``||r_{k+1}||^2 <= (1 - theta) ||r_k||^2`` for Frank–Wolfe with line search when
+    ``m < (1/mu + 1)/2`` and ``||x*||_1 < beta``.
+
+    Parameters
+    ----------
+    m : int >= 1, the sparsity of ``y = D x*``
+    babel_m1 : float in [0, 1), ``mu_1(D, m - 1)``
+    coef_l1 : float >= 0, ``||x*||_1``
+    beta : float > coef_l1, the l1-ball radius
+    """
+    m = check_scalar(m, "m", kind=numbers.Integral, low=0)
+    mu1 = _check_babel_value(babel_m1)
+    beta = check_scalar(beta, "beta", low=0.0)
+    a = check_scalar(coef_l1, "coef_l1", low=0.0, low_inclusive=True)
+    if a >= beta:
+        raise ValueError(f"Theorem 5 needs ||x*||_1 < beta, got coef_l1={a:g} >= beta={beta:g}")
+    return (1.0 / 16.0) * ((1.0 - mu1) / m) * (1.0 - a / beta) ** 2
+
+
+def theorem6_factor(m, babel_m1, y_norm, beta) -> float:
+    """Per-iteration contraction of ``||r_k||^2`` from k = 0 (Theorem 6, digest §4.5).
+
+    ``1 - ((1 - mu_1(m-1)) / (4m)) (1 - tau)^2`` with
+    ``tau = (2 ||y|| / beta) sqrt(m / (1 - mu_1(m-1)))``.
+    Raises ``ValueError`` when ``tau >= 1`` (``beta`` too small for the theorem).
+    """
+    m = check_scalar(m, "m", kind=numbers.Integral, low=0)
+    mu1 = _check_babel_value(babel_m1)
+    beta = check_scalar(beta, "beta", low=0.0)
+    y_norm = check_scalar(y_norm, "y_norm", low=0.0, low_inclusive=True)
+    tau = (2.0 * y_norm / beta) * np.sqrt(m / (1.0 - mu1))
+    if tau >= 1.0:
+        raise ValueError(
+            f"Theorem 6 needs beta > 2 ||y|| sqrt(m / (1 - mu_1(m-1))) = {beta * tau:g}, "
+            f"got beta={beta:g}"
+        )
+    return float(1.0 - ((1.0 - mu1) / (4.0 * m)) * (1.0 - tau) ** 2)
+
+
+def mp_rate(m, babel_m1) -> float:
+    """Gribonval–Vandergheynst (2006) MP rate ``(1 - mu_1(m-1)) / m``.
+
+    The MP bound plotted in Chapter 5: ``||r_k||^2 <= (1 - rate)^k ||y||^2``.
+    """
+    m = check_scalar(m, "m", kind=numbers.Integral, low=0)
+    return (1.0 - _check_babel_value(babel_m1)) / m
+
+
+def residual_bound(y_norm, rate, n_iter):
+    """``||y|| (1 - rate)^{k/2}`` for ``k = 0..n_iter``: the bound on ``||r_k||_2`` for a rate
+    on ``||r_k||^2`` (``theta`` of Theorem 5, ``1 - factor`` of Theorem 6, or :func:`mp_rate`)."""
+    y_norm = check_scalar(y_norm, "y_norm", low=0.0, low_inclusive=True)
+    rate = check_scalar(rate, "rate", low=0.0, low_inclusive=True, high=1.0)
+    n_iter = check_scalar(n_iter, "n_iter", kind=numbers.Integral, low=0, low_inclusive=True)
+    k = np.arange(n_iter + 1)
+    return y_norm * (1.0 - rate) ** (k / 2.0)
+
+
+__all__ = [
+    "mutual_coherence", "babel", "exact_recovery_condition", "coherence_sparsity_bound",
+    "satisfies_coherence_condition", "theorem5_rate", "theorem6_factor", "mp_rate",
+    "residual_bound",
+]

@@ -1,0 +1,73 @@
+"""Random Gaussian dictionaries and m-sparse signals (the Chapter 5 setting, digest §4.6).
+
+Atoms are i.i.d. standard Gaussian columns normalised to unit l2 norm; a signal is ``y = D x``
+with a support of ``m`` atoms drawn uniformly without replacement and ``N(0, 1)`` coefficients.
+"""
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from .._validation import check_random_state, check_scalar
+
+_DTYPES = (np.float32, np.float64)
+
+
+def _check_dtype(dtype):
+    dt = np.dtype(dtype)
+    if dt not in [np.dtype(t) for t in _DTYPES]:
+        raise TypeError(f"dtype must be float32 or float64, got {dt}")
+    return dt
+
+
+def gaussian_dictionary(n_features, n_atoms, random_state=None, dtype=np.float64):
+    """A ``(n_features, n_atoms)`` dictionary of unit-norm Gaussian atoms."""
+    n_features = check_scalar(n_features, "n_features", kind=numbers.Integral, low=0)
+    n_atoms = check_scalar(n_atoms, "n_atoms", kind=numbers.Integral, low=0)
+    rng = check_random_state(random_state)
+    D = rng.standard_normal((n_features, n_atoms))
+    D /= np.linalg.norm(D, axis=0)
+    return D.astype(_check_dtype(dtype), copy=False)
+
+
+def sparse_signals(D, n_nonzero, n_signals=1, random_state=None):
+    """``Y = D X`` with ``n_nonzero`` non-zeros per column of ``X``.
+
+    Supports are uniform without replacement, values i.i.d. N(0, 1).
+
+    Returns
+    -------
+    Y : ndarray (n_features, n_signals), dtype of ``D``
+    X : ndarray (n_atoms, n_signals), the true coefficients
+    """
+    D = np.asarray(D)
+    if D.ndim != 2:
+        raise ValueError(f"D must be 2-D (n_features, n_atoms), got shape {D.shape}")
+    n_atoms = D.shape[1]
+    m = check_scalar(n_nonzero, "n_nonzero", kind=numbers.Integral, low=0)
+    if m > n_atoms:
+        raise ValueError(f"n_nonzero={m} exceeds the number of atoms ({n_atoms})")
+    n_signals = check_scalar(n_signals, "n_signals", kind=numbers.Integral, low=0)
+    rng = check_random_state(random_state)
+    X = np.zeros((n_atoms, n_signals), dtype=D.dtype)
+    for j in range(n_signals):
+        S = rng.choice(n_atoms, size=m, replace=False)
+        X[S, j] = rng.standard_normal(m)
+    return D @ X, X
+
+
+def make_sparse_coding_problem(n_features, n_atoms, n_nonzero, n_signals=1, random_state=None,
+                               dtype=np.float64):
+    """A Gaussian unit-norm dictionary and ``n_signals`` exactly ``n_nonzero``-sparse signals.
+
+    Returns
+    -------
+    D : (n_features, n_atoms)
+    Y : (n_features, n_signals)
+    X : (n_atoms, n_signals), true coefficients with ``Y = D X``
+    """
+    rng = check_random_state(random_state)
+    D = gaussian_dictionary(n_features, n_atoms, rng, dtype)
+    Y, X = sparse_signals(D, n_nonzero, n_signals, rng)
+    return D, Y, X

@@ -1,0 +1,122 @@
+"""Frank–Wolfe for sparse approximation on the l1 ball (digest Cherfaoui §4.3–4.4, Alg. 5).
+
+Problem (5.2): ``min_x 1/2 ||y - D x||_2^2`` subject to ``||x||_1 <= beta``. From ``x_0 = 0``, with
+``r_k = y - D x_k``:
+
+- linear oracle: ``i_k = argmax_i |<d_i, r_k>|``, ``s_k = sign(<d_i, r_k>) beta e_{i_k}``;
+- duality gap ``g_k = <D(s_k - x_k), r_k>`` (digest §4.4 [ext]; >= 0, and 0 only at the optimum);
+- step ``"2/(k+2)"`` (variant 1) or ``"line-search"`` (variant 2, Lemma 7 closed form):
+  ``gamma_k = clip(g_k / ||D(s_k - x_k)||_2^2, 0, 1)``;
+- ``x_{k+1} = x_k + gamma_k (s_k - x_k)``.
+
+``D x_k`` and ``r_k`` are kept, so ``D(s_k - x_k) = +-beta d_i - D x_k`` costs O(n_features); an
+iteration costs one correlation ``R D`` (one BLAS GEMM over the active signals) plus
+O(n_features + n_atoms) per signal.
+
+Stopping (the thesis gives none; digest §4.4): ``max_iter``; ``||r_k||_2^2 <= tol`` (squared, like
+every ``tol`` in :mod:`sparsekit.solvers`; the thesis's ``||r_k||_2 <= t`` is ``tol = t**2``);
+``g_k <= gap_tol``; or a zero step ``gamma_k == 0`` (with line search this means ``g_k <= 0``,
+i.e. ``x_k`` is optimal; Theorem 5's proof shows ``r_k = 0`` then for an m-sparse ``y``).
+
+``result.residual_norms`` is the history ``||r_k||_2``, ``result.steps`` the ``gamma_k`` and
+``result.gaps`` the ``g_k``; ``result.support[k]`` is ``i_k`` (atoms may be selected again).
+"""
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from .._validation import check_array, check_option, check_positive, check_scalar
+from . import _cpu
+from ._driver import iterate, prepare
+from .base import Solver, check_tol, finish, nan_rows
+
+STEP_RULES = ("line-search", "2/(k+2)")
+
+
+class FrankWolfe(Solver):
+    """Frank–Wolfe on ``{x : ||x||_1 <= beta}``, batched over the columns of ``Y``.
+
+    Parameters
+    ----------
+    beta : float > 0, or array of shape (n_signals,)
+        Radius of the l1 ball (one per signal when an array). Theorems 4–5 need
+        ``beta > ||x*||_1``; the Chapter 5 experiments use ``beta = 8 ||x*||_1``; :func:`sparsekit.solvers.coherence.theorem6_factor` needs
+        ``beta > 2 ||y|| sqrt(m / (1 - mu_1(m-1)))``.
+    step : {"line-search", "2/(k+2)"}
+        Step rule (variant 2, exact line search clipped to [0, 1]; or variant 1).
+    max_iter : int > 0
+    tol : float >= 0, optional
+        Stop once ``||r_k||_2^2 <= tol``.
+    gap_tol : float >= 0, optional
+        Stop once the duality gap ``g_k <= gap_tol``.
+    """
+
+    name = "frank-wolfe"
+
+    def __init__(self, beta, step="line-search", max_iter=1000, tol=None, gap_tol=None):
+        self.beta = beta
+        self.step = step
+        self.max_iter = max_iter
+        self.tol = tol
+        self.gap_tol = gap_tol
+        self._check_params()
+
+    def _check_params(self):
+        beta = self._check_beta()
+        step = check_option(self.step, "step", STEP_RULES)
+        max_iter = check_scalar(self.max_iter, "max_iter", kind=numbers.Integral, low=0)
+        return beta, step, max_iter, check_tol(self.tol), check_tol(self.gap_tol, "gap_tol")
+
+    def _check_beta(self):
+        if np.ndim(self.beta) == 0:
+            return check_positive(self.beta, "beta")
+        beta = check_array(self.beta, "beta", ndim=1, dtype=np.float64)
+        if (beta <= 0).any():
+            raise ValueError(f"beta must be > 0 for every signal, got min {beta.min():g}")
+        return beta
+
+    def solve(self, D, Y, *, gram=None):
+        """Frank–Wolfe codes of the columns of ``Y`` (see :class:`SparseResult`).
+
+        ``gram`` is not used (each iteration needs the residual correlations ``R D`` anyway) and
+        must be None.
+        """
+        if gram is not None:
+            raise ValueError("frank-wolfe does not use a Gram matrix; call solve(D, Y)")
+        beta, step, max_iter, tol, gap_tol = self._check_params()
+        p = prepare(D, Y)
+        n_sig = p.n_signals
+        if np.ndim(beta) == 0:
+            beta = np.full(n_sig, beta)
+        elif beta.shape[0] != n_sig:
+            raise ValueError(
+                f"beta has {beta.shape[0]} values but Y has {n_sig} signals; give one radius "
+                "or one per signal"
+            )
+        coef = np.zeros((n_sig, p.n_atoms), dtype=p.dtype)
+        support = np.full((n_sig, max_iter), -1, dtype=np.int64)
+        res = nan_rows(n_sig, max_iter + 1, p.dtype)
+        steps = nan_rows(n_sig, max_iter, p.dtype)
+        gaps = nan_rows(n_sig, max_iter, p.dtype)
+        n_iter = np.zeros(n_sig, dtype=np.int64)
+        status = np.full(n_sig, _cpu.STOP_MAX_ITER, dtype=np.int64)
+        active = np.ones(n_sig, dtype=np.bool_)
+        res[:, 0] = np.sqrt(p.y_sq)
+        if tol >= 0:
+            done = p.y_sq <= tol
+            status[done] = _cpu.STOP_TOL
+            active[done] = False
+        R = p.Yt.copy()
+        Yk = np.zeros_like(R)
+        Dt = p.Dt
+        line_search = step == "line-search"
+
+        def one_step(k, rows, C):
+            kernel = _cpu.kernel_for("fw_step", rows.size, _cpu.STEP_PARALLEL_MIN_ROWS)
+            kernel(k, rows, C, Dt, R, Yk, beta, line_search, max_iter, tol, gap_tol,
+                   coef, support, res, steps, gaps, n_iter, status, active)
+
+        iterate(R, p.D, active, max_iter, one_step)
+        return finish(coef, support, res, n_iter, status, p.one_d, steps=steps, gaps=gaps)

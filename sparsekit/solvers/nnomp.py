@@ -1,0 +1,76 @@
+"""Non-negative Orthogonal Matching Pursuit (digest Cherfaoui §5.3, Alg. 7; Giffon §8.2).
+
+Bruckstein, Elad & Zibulevsky (2008). Per iteration: select the atom most *positively* correlated
+with the residual among those not yet selected, ``i_k = argmax_{i not in S} <d_i, r_k>``; stop when
+``<d_{i_k}, r_k> <= 0`` (no atom correlates positively: the natural stop); otherwise add it and
+solve the non-negative least squares ``x_S = argmin_{x >= 0} ||y - D_S x||_2`` (Lawson–Hanson
+active set on the normal equations ``D_S^T D_S``, warm-started from the previous solution);
+then ``r_{k+1} = y - D_S x_S``.
+
+Decisions (digest §8 item 8 and §5.3):
+
+- The residual uses the new solution ``x_{k+1}`` (the thesis prints ``x_k``, a typo).
+- The stop is ``max_i <d_i, r> <= 0`` as in the project code (the thesis prints ``< 0``), with
+  "0" meaning ``<= 16 eps ||y|| ||d_i||``.
+- Atoms already selected are excluded from the selection: after NNLS their correlation is
+  ``<= 0`` up to rounding, so rounding could otherwise pick one again. An atom can keep weight
+  0 after NNLS; it stays in ``support``.
+- NN-OMP always works on the Gram matrix ``D^T D`` (given or built once per call).
+"""
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from .._validation import check_scalar
+from . import _cpu
+from ._driver import prepare
+from .base import Solver, check_tol, finish, nan_rows
+from .omp import n_steps_for, scatter, warn_premature
+
+
+class NonNegativeOMP(Solver):
+    """Non-negative OMP: coefficients ``>= 0``, stops by itself.
+
+    Parameters
+    ----------
+    n_nonzero_coefs : int > 0, optional
+        Most atoms per signal. Default: 10% of the atoms (at least 1); clipped to the number of
+        atoms with a warning.
+    tol : float >= 0, optional
+        Stop once ``||y - D x||_2^2 <= tol`` (squared norm).
+    """
+
+    name = "nn-omp"
+    accepts_gram = True
+
+    def __init__(self, n_nonzero_coefs=None, tol=None):
+        self.n_nonzero_coefs = n_nonzero_coefs
+        self.tol = tol
+        self._check_params()
+
+    def _check_params(self):
+        if self.n_nonzero_coefs is not None:
+            check_scalar(self.n_nonzero_coefs, "n_nonzero_coefs", kind=numbers.Integral, low=0)
+        return check_tol(self.tol)
+
+    def solve(self, D, Y, *, gram=None):
+        """NN-OMP codes of the columns of ``Y`` (see :class:`SparseResult`)."""
+        tol = self._check_params()
+        p = prepare(D, Y)
+        n_max = n_steps_for(p, self.n_nonzero_coefs, self.tol)
+        n_sig = p.n_signals
+        G = p.gram(gram)
+        chol_eps = float(np.finfo(p.dtype).eps * p.norms_sq.max())
+        idx = np.full((n_sig, n_max), -1, dtype=np.int64)
+        vals = np.zeros((n_sig, n_max), dtype=p.dtype)
+        res = nan_rows(n_sig, n_max + 1, p.dtype)
+        n_iter = np.zeros(n_sig, dtype=np.int64)
+        status = np.zeros(n_sig, dtype=np.int64)
+        floor = p.corr_floor * np.sqrt(float(p.norms_sq.max()))
+        kernel = _cpu.kernel_for("nnomp_gram", n_sig)
+        kernel(G, p.correlations(), p.y_sq, n_max, tol, floor, chol_eps,
+               3 * n_max + 10, idx, vals, res, n_iter, status)
+        warn_premature(status, "NN-OMP")
+        return finish(scatter(idx, vals, p.n_atoms), idx, res, n_iter, status, p.one_d)

@@ -1,0 +1,191 @@
+"""Orthogonal Matching Pursuit (digest Cherfaoui §1.4, Alg. 1; Giffon §8.2, Alg. 4).
+
+Per iteration ``k``: select ``i_k = argmax_i |<d_i, r_k>|``, add it to the support ``S``, solve
+the least squares ``x_S = argmin ||y - D_S x||_2`` and set ``r_{k+1} = y - D_S x_S``. The residual
+is orthogonal to every selected atom, so no atom is selected twice.
+
+The least squares use a Cholesky factor ``L`` of ``G_SS = D_S^T D_S`` grown by one row per step
+(``L w = G_S,i``, ``l_kk = sqrt(G_ii - ||w||^2)``), then ``L L^T x_S = D_S^T y``: O(k^2) per step.
+
+Decisions:
+
+- Selection uses the raw correlations ``|<d_i, r>|`` as scikit-learn's ``orthogonal_mp`` does
+  (atoms are meant to be unit-norm, digest §1.4).
+- ``tol`` is the squared residual norm, as in scikit-learn. scikit-learn ignores
+  ``n_nonzero_coefs`` when ``tol`` is given; here both stop the solve (whichever comes first),
+  and with ``tol`` alone the cap is ``min(n_atoms, n_features)``, the most atoms that can be
+  linearly independent. The tolerance is checked before every selection, so a signal with
+  ``||y||^2 <= tol`` gets no atom (scikit-learn always selects one).
+- ``n_nonzero_coefs`` above the number of atoms is clipped with a warning; the linear dependence
+  stop (``G_ii - ||w||^2 <= eps max_i ||d_i||^2``) warns with :class:`PrematureStopWarning`, as
+  scikit-learn's "ended prematurely" warning.
+- The Gram form (Batch-OMP: correlations ``c = D^T y - G_{:,S} x_S`` and
+  ``||r||^2 = ||y||^2 - x_S . D_S^T y``) is used when ``gram`` is given, or ``precompute`` is
+  True, or (``"auto"``) when building ``D^T D`` is cheaper than the residual form
+  (``n_atoms < n_signals * n_steps``); its residual norms come from the normal equations and are
+  accurate to about ``eps ||y||``. The residual form recomputes ``r = y - D_S x_S`` explicitly.
+"""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from .._validation import check_scalar
+from . import _cpu
+from ._driver import iterate, prepare
+from .base import (
+    PrematureStopWarning,
+    Solver,
+    check_n_nonzero,
+    check_precompute,
+    check_tol,
+    finish,
+    gram_pays,
+    nan_rows,
+)
+
+#: the residual form keeps one Cholesky factor per signal; signals are processed in chunks so
+#: that these factors stay within this many bytes
+_FACTOR_BYTES = 64 * 2**20
+
+
+def n_steps_for(problem, n_nonzero_coefs, tol):
+    """The most atoms a signal may get: ``n_nonzero_coefs`` (clipped), or the rank cap with tol."""
+    if tol is not None and n_nonzero_coefs is None:
+        return min(problem.n_atoms, problem.n_features)
+    return check_n_nonzero(n_nonzero_coefs, problem.n_atoms)
+
+
+def warn_premature(status, solver):
+    bad = int(np.count_nonzero((status == _cpu.STOP_DEPENDENT) | (status == _cpu.STOP_RESELECTED)))
+    if bad:
+        warnings.warn(
+            f"{solver} ended prematurely for {bad} signal(s): the next atom is linearly dependent "
+            "on the selected ones (the requested number of atoms or precision may not be "
+            "reached); see result.stop_reason",
+            PrematureStopWarning,
+            stacklevel=3,
+        )
+
+
+def scatter(idx, vals, n_atoms):
+    """Dense coefficient rows (n_signals, n_atoms) from (index, value) lists padded with -1."""
+    coef = np.zeros((idx.shape[0], n_atoms), dtype=vals.dtype)
+    rows, pos = np.nonzero(idx >= 0)
+    coef[rows, idx[rows, pos]] = vals[rows, pos]
+    return coef
+
+
+class OMP(Solver):
+    """Orthogonal Matching Pursuit, batched over the columns of ``Y``.
+
+    Parameters
+    ----------
+    n_nonzero_coefs : int > 0, optional
+        Atoms per signal. Default: 10% of the atoms (at least 1), as scikit-learn; clipped to the
+        number of atoms with a warning.
+    tol : float >= 0, optional
+        Stop once ``||y - D x||_2^2 <= tol`` (squared, as scikit-learn).
+    precompute : {"auto", True, False}
+        Build the Gram matrix ``D^T D`` (see the module notes).
+    return_path : bool
+        Also return the solutions for every number of atoms ``k <= K`` (``result.path``,
+        ``result.dense_path()``).
+
+    Examples
+    --------
+    >>> res = OMP(n_nonzero_coefs=5).solve(D, Y)          # doctest: +SKIP
+    >>> res.coef.shape                                     # (n_atoms, n_signals)
+    """
+
+    name = "omp"
+    accepts_gram = True
+
+    def __init__(self, n_nonzero_coefs=None, tol=None, precompute="auto", return_path=False):
+        self.n_nonzero_coefs = n_nonzero_coefs
+        self.tol = tol
+        self.precompute = precompute
+        self.return_path = return_path
+        self._check_params()
+
+    def _check_params(self):
+        if self.n_nonzero_coefs is not None:
+            import numbers
+
+            check_scalar(self.n_nonzero_coefs, "n_nonzero_coefs", kind=numbers.Integral, low=0)
+        tol = check_tol(self.tol)
+        precompute = check_precompute(self.precompute)
+        if not isinstance(self.return_path, (bool, np.bool_)):
+            raise TypeError(f"return_path must be True or False, got {self.return_path!r}")
+        return tol, precompute
+
+    def solve(self, D, Y, *, gram=None):
+        """OMP codes of the columns of ``Y`` (see :class:`SparseResult`).
+
+        Parameters
+        ----------
+        D : array (n_features, n_atoms)
+        Y : array (n_features, n_signals) or (n_features,)
+        gram : array (n_atoms, n_atoms), optional
+            Precomputed ``D.T @ D`` (its diagonal is checked against ``D``).
+        """
+        tol, precompute = self._check_params()
+        p = prepare(D, Y)
+        n_max = n_steps_for(p, self.n_nonzero_coefs, self.tol)
+        use_gram = gram is not None or gram_pays(
+            p.n_atoms, p.n_signals, n_max, p.dtype.itemsize, precompute)
+        chol_eps = float(np.finfo(p.dtype).eps * p.norms_sq.max())
+        want_path = bool(self.return_path)
+        floor = p.corr_floor * np.sqrt(float(p.norms_sq.max()))
+        n_sig = p.n_signals
+        idx = np.full((n_sig, n_max), -1, dtype=np.int64)
+        vals = np.zeros((n_sig, n_max), dtype=p.dtype)
+        res = nan_rows(n_sig, n_max + 1, p.dtype)
+        n_iter = np.zeros(n_sig, dtype=np.int64)
+        status = np.zeros(n_sig, dtype=np.int64)
+        path = np.zeros((n_sig, n_max, n_max) if want_path else (1, 1, 1), dtype=p.dtype)
+        if use_gram:
+            G = p.gram(gram)
+            kernel = _cpu.kernel_for("omp_gram", n_sig)
+            kernel(G, p.correlations(), p.y_sq, n_max, tol, floor, chol_eps,
+                   idx, vals, res, n_iter, status, path, want_path)
+        else:
+            self._solve_residual(p, n_max, tol, floor, chol_eps, idx, vals, res, n_iter, status,
+                                 path, want_path)
+        warn_premature(status, "OMP")
+        coef = scatter(idx, vals, p.n_atoms)
+        return finish(coef, idx, res, n_iter, status, p.one_d,
+                      path=path if want_path else None)
+
+    @staticmethod
+    def _solve_residual(p, n_max, tol, corr_floor, chol_eps, idx, vals, res, n_iter, status, path,
+                        want_path):
+        n_sig = p.n_signals
+        chunk = max(1, _FACTOR_BYTES // max(1, n_max * n_max * p.dtype.itemsize))
+        Dt = p.Dt
+        for a in range(0, n_sig, chunk):
+            b = min(n_sig, a + chunk)
+            sl = slice(a, b)
+            Yt = p.Yt[sl]
+            R = Yt.copy()
+            L = np.zeros((b - a, n_max, n_max), dtype=p.dtype)
+            cs = np.zeros((b - a, n_max), dtype=p.dtype)
+            active = np.ones(b - a, dtype=np.bool_)
+            st = status[sl]
+            st[:] = _cpu.STOP_MAX_ITER
+            res[sl, 0] = np.sqrt(p.y_sq[sl])
+            if tol >= 0:
+                done = p.y_sq[sl] <= tol
+                st[done] = _cpu.STOP_TOL
+                active[done] = False
+            idx_c, vals_c, res_c, it_c = idx[sl], vals[sl], res[sl], n_iter[sl]
+            path_c = path[sl] if want_path else path
+            floor = corr_floor[sl]
+
+            def step(k, rows, C):
+                kernel = _cpu.kernel_for("omp_step", rows.size, _cpu.STEP_PARALLEL_MIN_ROWS)
+                kernel(k, rows, C, Dt, Yt, R, p.norms_sq, n_max, tol, floor, chol_eps,
+                       L, cs, idx_c, vals_c, res_c, it_c, st, active, path_c, want_path)
+
+            iterate(R, p.D, active, n_max, step)

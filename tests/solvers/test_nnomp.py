@@ -1,0 +1,96 @@
+import numpy as np
+import pytest
+from scipy.optimize import nnls
+
+from sparsekit.solvers import _cpu
+from sparsekit.solvers.nnomp import NonNegativeOMP
+
+from ._problems import unit_gaussian
+
+
+def reference_nnomp(D, y, k_max):
+    """Alg. 7 of the digest with scipy's NNLS."""
+    S = []
+    x = np.zeros(0)
+    r = y.copy()
+    while len(S) < k_max:
+        c = D.T @ r
+        c[S] = -np.inf
+        i = int(np.argmax(c))
+        if c[i] <= 1e-12:
+            break
+        S.append(i)
+        x, _ = nnls(D[:, S], y)
+        r = y - D[:, S] @ x
+    out = np.zeros(D.shape[1])
+    out[S] = x
+    return out, S
+
+
+@pytest.fixture
+def problem():
+    rng = np.random.default_rng(4)
+    return unit_gaussian(rng, 40, 60), rng.standard_normal((40, 8))
+
+
+def test_matches_reference_nnls(problem):
+    D, Y = problem
+    res = NonNegativeOMP(n_nonzero_coefs=25).solve(D, Y)
+    assert (res.coef >= 0).all()
+    for j in range(Y.shape[1]):
+        x, S = reference_nnomp(D, Y[:, j], 25)
+        assert res.support[: res.n_iter[j], j].tolist() == S
+        np.testing.assert_allclose(res.coef[:, j], x, rtol=1e-8, atol=1e-10)
+        np.testing.assert_allclose(res.residual_norms[res.n_iter[j], j],
+                                   np.linalg.norm(Y[:, j] - D @ res.coef[:, j]), rtol=1e-6)
+
+
+def test_stops_when_no_atom_correlates_positively(problem):
+    D, Y = problem
+    res = NonNegativeOMP(n_nonzero_coefs=60).solve(D, Y)
+    for j in range(Y.shape[1]):
+        assert res.stop_reason[j] == "no_correlation"
+        assert res.n_iter[j] < 40
+        r = Y[:, j] - D @ res.coef[:, j]
+        assert (D.T @ r).max() <= 1e-9
+    # a signal anti-correlated with every atom gets no atom at all
+    D_pos = np.abs(D)
+    D_pos /= np.linalg.norm(D_pos, axis=0)
+    res = NonNegativeOMP(n_nonzero_coefs=5).solve(D_pos, -np.abs(Y[:, 0]))
+    assert res.n_iter == 0 and res.stop_reason == "no_correlation" and not res.coef.any()
+
+
+def test_recovers_nonnegative_sparse_signal():
+    rng = np.random.default_rng(7)
+    D = unit_gaussian(rng, 200, 300)
+    x = np.zeros(300)
+    S = rng.choice(300, 4, replace=False)
+    x[S] = rng.uniform(1.0, 2.0, 4)
+    res = NonNegativeOMP(n_nonzero_coefs=10).solve(D, D @ x)
+    assert set(res.support[: res.n_iter].tolist()) == set(S.tolist())
+    np.testing.assert_allclose(res.coef, x, atol=1e-9)
+
+
+def test_batch_equals_single_and_float32(problem):
+    D, Y = problem
+    solver = NonNegativeOMP(n_nonzero_coefs=10)
+    batch = solver.solve(D, Y)
+    for j in range(3):
+        np.testing.assert_allclose(solver.solve(D, Y[:, j]).coef, batch.coef[:, j], rtol=1e-12,
+                                   atol=1e-14)
+    r32 = solver.solve(D.astype(np.float32), Y.astype(np.float32))
+    assert r32.coef.dtype == np.float32 and (r32.coef >= 0).all()
+    np.testing.assert_allclose(r32.coef, batch.coef, atol=2e-3)
+
+
+def test_nnls_kernel_matches_scipy():
+    rng = np.random.default_rng(0)
+    A = rng.standard_normal((30, 8))
+    b = rng.standard_normal(30)
+    x = np.zeros(8)
+    passive = np.zeros(8, dtype=np.bool_)
+    ok = _cpu.nnls_gram(A.T @ A, A.T @ b, 8, x, passive, 1e-15, 50)
+    assert ok
+    ref, _ = nnls(A, b)
+    np.testing.assert_allclose(x, ref, atol=1e-10)
+    assert (x > 0).sum() < 8  # the constraint is active somewhere: a real NNLS case

@@ -1,0 +1,176 @@
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.linear_model import orthogonal_mp, orthogonal_mp_gram
+
+from sparsekit.solvers.base import PrematureStopWarning
+from sparsekit.solvers.coherence import mutual_coherence
+from sparsekit.solvers.omp import OMP
+
+from ._problems import sparse_problem, unit_gaussian
+
+
+@pytest.fixture
+def problem():
+    rng = np.random.default_rng(1)
+    return unit_gaussian(rng, 40, 90), rng.standard_normal((40, 9))
+
+
+@pytest.mark.parametrize("precompute", [True, False])
+@pytest.mark.parametrize("k", [1, 5, 12])
+def test_matches_sklearn_by_count(problem, precompute, k):
+    D, Y = problem
+    res = OMP(n_nonzero_coefs=k, precompute=precompute).solve(D, Y)
+    ref = orthogonal_mp(D, Y, n_nonzero_coefs=k)
+    np.testing.assert_allclose(res.coef, ref, rtol=1e-8, atol=1e-12)
+    assert (res.n_iter == k).all()
+    # the reported residual is the true one
+    np.testing.assert_allclose(res.residual_norms[k], np.linalg.norm(Y - D @ res.coef, axis=0),
+                               rtol=1e-7)
+
+
+@pytest.mark.parametrize("precompute", [True, False])
+def test_matches_sklearn_by_tolerance(problem, precompute):
+    D, Y = problem
+    tol = 0.3 * float(np.min(np.sum(Y ** 2, axis=0)))
+    res = OMP(tol=tol, precompute=precompute).solve(D, Y)
+    ref = orthogonal_mp(D, Y, tol=tol)
+    np.testing.assert_allclose(res.coef, ref, rtol=1e-8, atol=1e-12)
+    r2 = np.sum((Y - D @ res.coef) ** 2, axis=0)
+    assert (r2 <= tol * (1 + 1e-10)).all()
+    assert (res.stop_reason == "tol").all()
+    # one atom fewer would not have met the tolerance
+    for j in range(Y.shape[1]):
+        k = res.n_iter[j]
+        assert res.residual_norms[k - 1, j] ** 2 > tol
+
+
+def test_precomputed_gram_matches_sklearn_gram(problem):
+    D, Y = problem
+    G = D.T @ D
+    res = OMP(n_nonzero_coefs=7).solve(D, Y, gram=G)
+    ref = orthogonal_mp_gram(G, D.T @ Y, n_nonzero_coefs=7)
+    np.testing.assert_allclose(res.coef, ref, rtol=1e-8, atol=1e-12)
+    tol = 0.5 * float(np.min(np.sum(Y ** 2, axis=0)))
+    res = OMP(tol=tol).solve(D, Y, gram=G)
+    ref = orthogonal_mp_gram(G, D.T @ Y, tol=tol, norms_squared=np.sum(Y ** 2, axis=0))
+    np.testing.assert_allclose(res.coef, ref, rtol=1e-8, atol=1e-12)
+
+
+@pytest.mark.parametrize("precompute", [True, False])
+def test_path_matches_sklearn(problem, precompute):
+    D, Y = problem
+    res = OMP(n_nonzero_coefs=6, return_path=True, precompute=precompute).solve(D, Y)
+    ref = orthogonal_mp(D, Y, n_nonzero_coefs=6, return_path=True)
+    np.testing.assert_allclose(res.dense_path(), ref, rtol=1e-8, atol=1e-12)
+    np.testing.assert_allclose(res.dense_path()[:, :, -1], res.coef, rtol=1e-12)
+
+
+@pytest.mark.parametrize("precompute", [True, False])
+def test_never_reselects_and_residual_orthogonal(problem, precompute):
+    D, Y = problem
+    res = OMP(n_nonzero_coefs=30, precompute=precompute).solve(D, Y)
+    for j in range(Y.shape[1]):
+        sel = res.support[: res.n_iter[j], j]
+        assert len(set(sel.tolist())) == sel.size
+        r = Y[:, j] - D @ res.coef[:, j]
+        assert np.abs(D[:, sel].T @ r).max() < 1e-10 * np.linalg.norm(Y[:, j])
+    assert (np.diff(res.residual_norms, axis=0) <= 1e-12).all()
+
+
+@pytest.mark.parametrize("precompute", [True, False])
+def test_exact_recovery_under_coherence_condition(precompute):
+    rng = np.random.default_rng(3)
+    D = unit_gaussian(rng, 400, 600)
+    mu = mutual_coherence(D)
+    m = int(np.ceil(0.5 * (1 / mu + 1))) - 1
+    assert 1 <= m < 0.5 * (1 / mu + 1)
+    _, _, X = sparse_problem(rng, 400, 600, m, 12)
+    Y = D @ X
+    res = OMP(n_nonzero_coefs=m, precompute=precompute).solve(D, Y)
+    for j in range(Y.shape[1]):
+        assert set(res.support[:, j].tolist()) == set(np.flatnonzero(X[:, j]).tolist())
+    np.testing.assert_allclose(res.coef, X, atol=1e-10)
+
+
+@pytest.mark.parametrize("precompute", [True, False])
+def test_batched_equals_one_at_a_time(problem, precompute):
+    D, Y = problem
+    solver = OMP(n_nonzero_coefs=8, precompute=precompute)
+    batch = solver.solve(D, Y)
+    for j in range(Y.shape[1]):
+        one = solver.solve(D, Y[:, j])
+        assert one.coef.shape == (D.shape[1],)
+        assert isinstance(one.n_iter, int)
+        np.testing.assert_allclose(one.coef, batch.coef[:, j], rtol=1e-12, atol=1e-14)
+        np.testing.assert_array_equal(one.support, batch.support[:, j])
+
+
+@pytest.mark.parametrize("precompute", [True, False])
+def test_float32_kept_and_close_to_float64(problem, precompute):
+    D, Y = problem
+    r64 = OMP(n_nonzero_coefs=5, precompute=precompute).solve(D, Y)
+    r32 = OMP(n_nonzero_coefs=5, precompute=precompute).solve(D.astype(np.float32),
+                                                             Y.astype(np.float32))
+    assert r32.coef.dtype == np.float32 and r32.residual_norms.dtype == np.float32
+    np.testing.assert_array_equal(r32.support, r64.support)
+    np.testing.assert_allclose(r32.coef, r64.coef, rtol=1e-3, atol=1e-4)
+    mixed = OMP(n_nonzero_coefs=5).solve(D.astype(np.float32), Y)
+    assert mixed.coef.dtype == np.float64
+
+
+def test_clips_n_nonzero_with_warning():
+    rng = np.random.default_rng(0)
+    D = unit_gaussian(rng, 30, 6)
+    y = rng.standard_normal(30)
+    with pytest.warns(UserWarning, match="larger than the number of atoms"):
+        res = OMP(n_nonzero_coefs=50).solve(D, y)
+    assert res.n_iter == 6
+    np.testing.assert_allclose(res.coef, np.linalg.lstsq(D, y, rcond=None)[0], rtol=1e-9)
+
+
+def test_more_atoms_than_features_stops_at_exact_fit():
+    rng = np.random.default_rng(0)
+    D = unit_gaussian(rng, 5, 20)
+    y = rng.standard_normal(5)
+    res = OMP(n_nonzero_coefs=10).solve(D, y)
+    assert res.n_iter == 5
+    assert res.stop_reason in ("no_correlation", "linear_dependence")
+    np.testing.assert_allclose(D @ res.coef, y, atol=1e-12)
+
+
+def test_cholesky_update_detects_dependent_atom():
+    from sparsekit.solvers import _cpu
+
+    L = np.zeros((3, 3))
+    assert _cpu._chol_append(L, 0, np.zeros(0), 1.0, 1e-12)
+    assert _cpu._chol_append(L, 1, np.array([0.6]), 1.0, 1e-12)
+    np.testing.assert_allclose(L[:2, :2] @ L[:2, :2].T, [[1.0, 0.6], [0.6, 1.0]])
+    # an atom equal to the first one: G = [[1, .6, 1], [.6, 1, .6], [1, .6, 1]] is singular
+    assert not _cpu._chol_append(L, 2, np.array([1.0, 0.6]), 1.0, 1e-12)
+
+
+@pytest.mark.parametrize("precompute", [True, False])
+def test_nearly_dependent_atom_stops_with_warning(precompute):
+    # b = a + 1e-9 e: after a is selected, b is the only atom correlated with the residual e,
+    # but G_bb - ||w||^2 ~ 1e-18 < eps: the Cholesky update refuses it, as scikit-learn does
+    a = np.array([1.0, 0.0, 0.0])
+    e = np.array([0.0, 1.0, 0.0])
+    b = (a + 1e-9 * e) / np.linalg.norm(a + 1e-9 * e)
+    D = np.stack([a, b, np.array([0.0, 0.0, 1.0])], axis=1)
+    y = 2 * a + e
+    with pytest.warns(PrematureStopWarning, match="prematurely"):
+        res = OMP(n_nonzero_coefs=2, precompute=precompute).solve(D, y)
+    assert res.stop_reason == "linear_dependence"
+    assert res.n_iter == 1 and res.support[0] in (0, 1)
+    np.testing.assert_allclose(D @ res.coef, 2 * a, atol=1e-8)
+
+
+def test_zero_signal_gets_no_atom():
+    rng = np.random.default_rng(0)
+    D = unit_gaussian(rng, 10, 20)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        res = OMP(n_nonzero_coefs=3).solve(D, np.zeros(10))
+    assert res.n_iter == 0 and not res.coef.any() and res.stop_reason == "no_correlation"
