@@ -255,6 +255,7 @@ class Registry:
                 )
             return name_or_object
         info = self.lookup(family, name_or_object)
+        _check_params_accepted(info, params)
         return info.registration.factory(**params)
 
     def list(self, family: str | None = None) -> list[ComponentInfo]:
@@ -272,6 +273,26 @@ class Registry:
     def names(self, family: str) -> list[str]:
         """The canonical names of one family."""
         return [info.name for info in self.list(family)]
+
+
+def _check_params_accepted(info: ComponentInfo, params: dict) -> None:
+    """Name the component and its parameters when a keyword is not accepted by its factory."""
+    import inspect
+
+    try:
+        sig = inspect.signature(info.registration.factory)
+    except (TypeError, ValueError):  # builtins without a signature: let the call decide
+        return
+    if any(p.kind is p.VAR_KEYWORD for p in sig.parameters.values()):
+        return
+    accepted = [p.name for p in sig.parameters.values()
+                if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+    unknown = sorted(set(params) - set(accepted))
+    if unknown:
+        raise TypeError(
+            f"{info.family} {info.name!r} got unknown parameter(s) {unknown}; "
+            f"its parameters are {accepted}"
+        )
 
 
 _default: Registry | None = None

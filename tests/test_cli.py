@@ -53,3 +53,12 @@ def test_console_script_entry_point_runs():
     out = subprocess.run([sys.executable, "-m", "sparsekit.cli", "list", "--family", "kernel"],
                          capture_output=True, text=True, check=True).stdout
     assert "| rbf " in out
+
+
+def test_demo_solvers_section_recovers_supports():
+    from sparsekit.experiments.solvers import solver_table
+
+    table = solver_table(n_features=64, n_atoms=128, n_nonzero=2, n_signals=20)
+    rows = {line.split("|")[1].strip(): line.split("|") for line in table.splitlines()[3:]}
+    assert set(rows) == {"omp", "mp", "nn-omp", "frank-wolfe"}
+    assert rows["omp"][3].strip() == "100.0%" and float(rows["omp"][4]) < 1e-10

@@ -168,3 +168,8 @@ def test_default_registry_helpers():
     assert type(k).__name__ == "LaplacianKernel"
     families = {i.family for i in sparsekit.list_components()}
     assert "kernel" in families
+
+
+def test_unknown_parameter_names_component_and_valid_parameters():
+    with pytest.raises(TypeError, match=r"kernel 'rbf' got unknown parameter\(s\) \['gama'\]; its parameters are \['gamma', 'sigma', 'bandwidth', 'backend'\]"):
+        Registry(entry_points=False).get("kernel", "gaussian", gama=1.0)
