@@ -7,10 +7,24 @@ A sampler chooses ``n_landmarks`` samples of ``X`` for a Nyström approximation:
 
 ``X`` is whatever ``kernel.prepare`` accepts (vectors or graphs); samplers only touch the data
 through the kernel (``kernel(A, B)``, ``kernel.diag(A)``, ``kernel.take``, ``kernel.n_samples``),
-so every sampler that needs nothing else works with graph kernels too.
+so every sampler that needs nothing else works with graph kernels too. A sampler's ``accepts``
+attribute says which inputs it works with (``("vectors", "graphs")`` or ``("vectors",)``); it
+may depend on the sampler's parameters (a λ rule or a random-feature approximation that reads the
+raw vectors).
+
+Score-based samplers (:class:`ScoreSampler`) also expose ``scores(X, kernel, lam=None)`` and draw
+landmarks from their scores in one of two modes (see :mod:`sparsekit.samplers._draw`):
+
+- ``mode="fixed"``: exactly ``n_landmarks`` landmarks, drawn ∝ scores without replacement (the
+  experiments of the Cherfaoui thesis, Chapter 3; digest §2.2 and erratum 12);
+- ``mode="bernoulli"``: Algorithm 3 / Theorem 1 (Musco & Musco 2017): each point is kept
+  independently with probability p_i = min(1, 16 l_i log(Σ_j l_j / ρ)); the number of landmarks
+  is random and ``n_landmarks`` is only a cap.
 """
 from __future__ import annotations
 
+import numbers
+import warnings
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import Any
@@ -18,6 +32,11 @@ from typing import Any
 import numpy as np
 
 from .._base import ParamsMixin
+from .._validation import check_option, check_random_state, check_scalar
+from . import _draw
+from .lam import LAM_RULES, check_lam, resolve_lam
+
+MODES = ("fixed", "bernoulli")
 
 
 @dataclass(frozen=True)
@@ -42,6 +61,34 @@ class Landmarks:
         return len(self.indices)
 
 
+def kernel_input_kind(kernel) -> str:
+    """``"vectors"`` or ``"graphs"``: what ``kernel`` evaluates (its ``accepts`` attribute)."""
+    kind = getattr(kernel, "accepts", "vectors")
+    if kind not in ("vectors", "graphs"):
+        raise TypeError(
+            f"kernel {kernel!r} has accepts={kind!r}; a sampler needs a kernel with "
+            "accepts='vectors' or 'graphs' (see sparsekit.kernels.base.Kernel)"
+        )
+    return kind
+
+
+def check_n_landmarks(n_landmarks, n: int, *, allow_none: bool = False):
+    """``n_landmarks`` as an int in [1, n] (``None`` passes through when allowed)."""
+    if n_landmarks is None and allow_none:
+        return None
+    if isinstance(n_landmarks, bool) or not isinstance(n_landmarks, numbers.Integral):
+        raise TypeError(
+            f"n_landmarks must be an integer in [1, n_samples={n}], got {n_landmarks!r}"
+        )
+    n_landmarks = int(n_landmarks)
+    if n_landmarks < 1 or n_landmarks > n:
+        raise ValueError(
+            f"n_landmarks must be in [1, n_samples={n}], got {n_landmarks}; "
+            f"ask for at least one and at most {n} landmarks"
+        )
+    return n_landmarks
+
+
 class Sampler(ParamsMixin, ABC):
     """Base class of landmark samplers."""
 
@@ -52,3 +99,152 @@ class Sampler(ParamsMixin, ABC):
     @abstractmethod
     def sample(self, X, kernel, n_landmarks, random_state=None) -> Landmarks:
         """Choose ``n_landmarks`` landmarks of ``X`` for ``kernel``."""
+
+    # -- shared steps ----------------------------------------------------------------------
+    def _prepare(self, X, kernel):
+        """Check that this sampler handles the kernel's input kind; return prepared data.
+
+        A kernel whose bandwidth rule is still unresolved is fitted on the whole ``X`` here:
+        otherwise it would fit itself on the first block a sampler evaluates.
+        """
+        if not callable(kernel) or not hasattr(kernel, "prepare"):
+            raise TypeError(
+                f"kernel must be a sparsekit kernel object (with prepare/take/diag), got "
+                f"{type(kernel).__name__}; build one with sparsekit.get_kernel(name, ...)"
+            )
+        kind = kernel_input_kind(kernel)
+        if kind not in self.accepts:
+            raise ValueError(
+                f"sampler {self.name!r} with these parameters needs {' or '.join(self.accepts)} "
+                f"but kernel {getattr(kernel, 'name', type(kernel).__name__)!r} takes {kind}; "
+                f"{self._graph_hint()}"
+            )
+        Xp = kernel.prepare(X)
+        if getattr(kernel, "bandwidth", None) is not None and getattr(kernel, "gamma_", 0) is None:
+            kernel.fit(Xp)
+        return Xp
+
+    def _graph_hint(self) -> str:
+        return "use a sampler that accepts graphs (uniform, diagonal, rls, two-pass-rls, " \
+               "dac-rls, recursive-rls, greedy-trace with approximate=False)"
+
+    @staticmethod
+    def _landmarks(Xp, kernel, indices, weights) -> Landmarks:
+        indices = np.asarray(indices, dtype=np.int64)
+        return Landmarks(indices, kernel.take(Xp, indices), np.asarray(weights, dtype=np.float64))
+
+
+class _LamAccepts:
+    """``accepts``: on the class, what the sampler takes with some λ; on an instance, with its λ.
+
+    The λ rule ``"inverse-mean-norm"`` reads the raw vectors, so it rules out graphs.
+    """
+
+    def __get__(self, obj, cls):
+        lam = getattr(obj, "lam", None) if obj is not None else None
+        if obj is not None and obj.uses_lam and isinstance(lam, str) \
+                and lam.strip().lower().replace("_", "-") == "inverse-mean-norm":
+            return ("vectors",)
+        return ("vectors", "graphs")
+
+
+class ScoreSampler(Sampler):
+    """A sampler that draws landmarks from per-point importance scores.
+
+    Subclasses implement ``_scores(Xp, kernel, lam, rng)`` on prepared data and set
+    ``uses_lam`` (False for scores without a ridge parameter).
+
+    Parameters (shared)
+    -------------------
+    lam : float > 0 or "inverse-mean-norm"
+        Ridge parameter λ of the leverage scores, or the rule λ = (mean_i ‖x_i‖₂)⁻¹ (thesis §3.3,
+        after Brefeld et al. 2006; vectors only).
+    mode : {"fixed", "bernoulli"}
+        Drawing mode (module docstring).
+    rho : float in (0, 1)
+        Failure probability ρ of the Bernoulli rule.
+    """
+
+    uses_lam = True
+    #: whether the scores over-estimate the ridge leverage scores (Algorithm 3 needs that)
+    overestimates = True
+
+    def _check_common(self, lam=None):
+        mode = check_option(self.mode, "mode", MODES)
+        if mode == "bernoulli" and not self.overestimates:
+            raise ValueError(
+                f"mode='bernoulli' (Algorithm 3) needs over-estimates of the ridge leverage "
+                f"scores, which {self.name!r} scores are not guaranteed to be (two-pass RLS "
+                "under-estimates them: Cherfaoui digest §8, erratum 11); use mode='fixed', or "
+                "the 'rls', 'dac-rls' or 'recursive-rls' sampler"
+            )
+        check_scalar(self.rho, "rho", low=0.0, high=1.0, high_inclusive=False)
+        if self.uses_lam:
+            check_lam(self.lam if lam is None else lam, self._lam_rules())
+        return mode
+
+    def _lam_rules(self):
+        return LAM_RULES
+
+    accepts = _LamAccepts()
+
+    def _graph_hint(self) -> str:
+        if self.uses_lam and isinstance(self.lam, str):
+            return f"lam={self.lam!r} reads the raw vectors; give lam as a number for graphs"
+        return super()._graph_hint()
+
+    def _resolve_lam(self, Xp, kernel, lam):
+        return resolve_lam(self.lam if lam is None else lam, Xp, kernel, self._lam_rules())
+
+    @abstractmethod
+    def _scores(self, Xp, kernel, lam, rng, n_landmarks=None) -> np.ndarray:
+        """Scores of every sample of prepared ``Xp`` (λ resolved).
+
+        ``n_landmarks`` is the size asked of :meth:`sample` (``None`` from :meth:`scores`), for
+        samplers whose score computation depends on it (recursive RLS).
+        """
+
+    def scores(self, X, kernel, lam=None, random_state=None) -> np.ndarray:
+        """Importance scores of every sample of ``X`` (shape (n,), dtype of the kernel values).
+
+        Parameters
+        ----------
+        lam : float or str, optional
+            Overrides the sampler's ``lam`` for this call.
+        random_state : None, int or Generator
+            For samplers whose scores are randomized (partitions, first-pass samples).
+        """
+        self._check_common(lam)
+        Xp = self._prepare(X, kernel)
+        lam_value = self._resolve_lam(Xp, kernel, lam) if self.uses_lam else None
+        return self._scores(Xp, kernel, lam_value, check_random_state(random_state))
+
+    def sample(self, X, kernel, n_landmarks, random_state=None) -> Landmarks:
+        """Draw landmarks from the scores (``mode="fixed"`` or ``"bernoulli"``).
+
+        In ``"bernoulli"`` mode ``n_landmarks`` caps the random number of landmarks (``None``:
+        no cap). A draw above the cap keeps a uniformly random subset of ``n_landmarks`` of
+        the drawn points and warns, since Theorem 1's guarantee then no longer holds.
+        """
+        mode = self._check_common()
+        Xp = self._prepare(X, kernel)
+        n = kernel.n_samples(Xp)
+        n_landmarks = check_n_landmarks(n_landmarks, n, allow_none=(mode == "bernoulli"))
+        rng = check_random_state(random_state)
+        lam_value = self._resolve_lam(Xp, kernel, None) if self.uses_lam else None
+        scores = np.asarray(self._scores(Xp, kernel, lam_value, rng, n_landmarks), dtype=np.float64)
+        if mode == "fixed":
+            idx, weights = _draw.fixed_size(scores, n_landmarks, rng)
+        else:
+            idx, weights = _draw.bernoulli(scores, self.rho, rng)
+            if n_landmarks is not None and len(idx) > n_landmarks:
+                warnings.warn(
+                    f"the Bernoulli rule drew {len(idx)} landmarks, more than "
+                    f"n_landmarks={n_landmarks}; keeping a uniform random subset, so Theorem 1's "
+                    "guarantee no longer holds (raise n_landmarks, ρ or λ)",
+                    UserWarning,
+                    stacklevel=2,
+                )
+                keep = np.sort(rng.choice(len(idx), n_landmarks, replace=False))
+                idx, weights = idx[keep], weights[keep]
+        return self._landmarks(Xp, kernel, idx, weights)

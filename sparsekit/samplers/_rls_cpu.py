@@ -1,0 +1,91 @@
+"""Ridge-leverage-score compute on dense blocks (arrays in, arrays out).
+
+Every function factors in float64 (LAPACK): a λ-regularized solve in float32 loses the small
+scores to cancellation in l = 1 − λ [(K + λI)⁻¹]_ii. Callers cast the result back to the input
+dtype.
+
+Formulas (Cherfaoui digest §1.3): l_i = [K (K + λI)⁻¹]_ii (2.1) = 1 − λ [(K + λI)⁻¹]_ii (2.3).
+With K + λI = UᵀU (Cholesky, upper U), (K + λI)⁻¹ = U⁻¹ U⁻ᵀ, so [(K + λI)⁻¹]_ii is the squared
+norm of row i of U⁻¹: one ``potrf`` and one ``trtri`` (2m³/3 flops) instead of an LU inverse
+(2m³).
+"""
+from __future__ import annotations
+
+import numpy as np
+from scipy.linalg import blas, lapack
+
+
+class NotPositiveDefiniteError(ValueError):
+    """K + λI (or a Woodbury system) is not numerically positive definite."""
+
+
+def _not_pd(what: str) -> NotPositiveDefiniteError:
+    return NotPositiveDefiniteError(
+        f"{what} is not positive definite: the kernel is not positive semi-definite on these "
+        "points, or λ is too small for the rounding errors of the kernel values; use a PSD "
+        "kernel or a larger lam"
+    )
+
+
+def rls_from_gram(K: np.ndarray, lam: float, overwrite: bool = False) -> np.ndarray:
+    """Exact ridge leverage scores of the Gram block ``K`` (m, m), float64 of shape (m,).
+
+    ``overwrite=True`` lets the function use ``K`` (float64, C-contiguous) as work space.
+    """
+    m = K.shape[0]
+    if overwrite and K.dtype == np.float64 and K.flags.c_contiguous:
+        A = K
+    else:
+        A = np.array(K, dtype=np.float64, order="C")
+    A.flat[:: m + 1] += lam
+    # A is symmetric, so its transpose is the same matrix in Fortran order (no copy for LAPACK).
+    U, info = lapack.dpotrf(A.T, lower=0, clean=1, overwrite_a=1)
+    if info != 0:
+        raise _not_pd("K + lam*I")
+    Uinv, info = lapack.dtrtri(U, lower=0, overwrite_c=1)
+    if info != 0:
+        raise _not_pd("K + lam*I")
+    inv_diag = np.einsum("ij,ij->i", Uinv, Uinv)
+    scores = 1.0 - lam * inv_diag
+    np.clip(scores, 0.0, 1.0, out=scores)
+    return scores
+
+
+def nystrom_factor(W: np.ndarray, rcond: float = 1e-12):
+    """M with K_{X,S} M M^T K_{S,X} = K_{X,S} W⁺ K_{S,X}: M = V_+ diag(w_+^{-1/2}).
+
+    Eigenvalues below ``rcond · max(w)`` are dropped (the pseudo-inverse floor).
+    """
+    w, V = np.linalg.eigh(np.asarray(W, dtype=np.float64))
+    keep = w > rcond * max(float(w[-1]), 0.0) if w[-1] > 0 else np.zeros(w.shape, bool)
+    if not keep.any():
+        return np.zeros((W.shape[0], 0))
+    return V[:, keep] / np.sqrt(w[keep])
+
+
+def cholesky_upper(A: np.ndarray, what: str) -> np.ndarray:
+    """Upper Cholesky factor U (UᵀU = A) of a float64 SPD matrix."""
+    A = np.array(A, dtype=np.float64, order="C")
+    U, info = lapack.dpotrf(A.T, lower=0, clean=1, overwrite_a=1)
+    if info != 0:
+        raise _not_pd(what)
+    return U
+
+
+def inverse_upper(U: np.ndarray) -> np.ndarray:
+    """U⁻¹ of an upper-triangular float64 matrix (Fortran order, lower triangle zero)."""
+    Uinv, info = lapack.dtrtri(U, lower=0)
+    if info != 0:
+        raise _not_pd("the Cholesky factor")
+    return Uinv
+
+
+def quadratic_rows(B: np.ndarray, Uinv: np.ndarray) -> np.ndarray:
+    """q_i = B[i] A⁻¹ B[i]ᵀ for A = UᵀU, as ‖U⁻ᵀ B[i]ᵀ‖², given ``Uinv`` = U⁻¹.
+
+    One triangular matrix product (TRMM, n r² flops), about twice as fast as a triangular solve
+    or a dense product with A⁻¹ in OpenBLAS. ``B`` (C-contiguous float64) is overwritten.
+    """
+    B = np.ascontiguousarray(B, dtype=np.float64)
+    Z = blas.dtrmm(1.0, Uinv, B.T, side=0, lower=0, trans_a=1, overwrite_b=1)  # U⁻ᵀ Bᵀ
+    return np.einsum("ij,ij->j", Z, Z)

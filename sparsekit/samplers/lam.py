@@ -1,0 +1,61 @@
+"""The ridge parameter λ of leverage-score samplers: a number or a named rule.
+
+- a real number λ > 0;
+- ``"inverse-mean-norm"``: λ = ((1/n) Σ_i ‖x_i‖₂)⁻¹, the choice of the Cherfaoui thesis §3.3
+  (after Brefeld et al. 2006; digest §2.4). It reads the raw vectors, so it is not available
+  for graph kernels.
+
+The recursive-RLS sampler adds its own ``"adaptive"`` mode (see
+:mod:`sparsekit.samplers.recursive`).
+"""
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from .._validation import check_option, check_positive
+
+LAM_RULES = ("inverse-mean-norm",)
+
+
+def check_lam(lam, rules=LAM_RULES):
+    """Validate ``lam`` (a positive number or one of ``rules``); returns it normalized."""
+    if isinstance(lam, str):
+        return check_option(lam, "lam rule", rules)
+    if isinstance(lam, bool) or not isinstance(lam, numbers.Real):
+        raise TypeError(
+            f"lam must be a positive number or one of {list(rules)}, got {lam!r} "
+            f"({type(lam).__name__})"
+        )
+    if not lam > 0:
+        raise ValueError(f"lam must be > 0 (the ridge parameter λ), got {lam!r}; try lam=1.0")
+    return check_positive(lam, "lam")
+
+
+def inverse_mean_norm(X: np.ndarray) -> float:
+    """λ = ((1/n) Σ_i ‖x_i‖₂)⁻¹ on validated vectors ``X``."""
+    norms = np.sqrt(np.einsum("ij,ij->i", X, X, dtype=np.float64))
+    mean = float(norms.mean())
+    if not mean > 0:
+        raise ValueError(
+            "lam='inverse-mean-norm' needs data with a non-zero mean norm (every row of X is 0); "
+            "give lam as a number"
+        )
+    return 1.0 / mean
+
+
+def resolve_lam(lam, Xp, kernel, rules=LAM_RULES) -> float | str:
+    """The numeric λ for prepared data ``Xp`` (rules outside ``LAM_RULES`` pass through)."""
+    lam = check_lam(lam, rules)
+    if not isinstance(lam, str):
+        return lam
+    if lam == "inverse-mean-norm":
+        if getattr(kernel, "accepts", "vectors") != "vectors" or not isinstance(Xp, np.ndarray) \
+                or Xp.ndim != 2:
+            raise ValueError(
+                "lam='inverse-mean-norm' reads the raw vectors and cannot be used with a graph "
+                "kernel; give lam as a number"
+            )
+        return inverse_mean_norm(Xp)
+    return lam

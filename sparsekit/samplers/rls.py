@@ -1,0 +1,259 @@
+"""Ridge-leverage-score samplers: exact RLS, two-pass (uniform) RLS and DAC-RLS.
+
+Definitions (Cherfaoui digest §1.3, Alaoui & Mahoney 2015): for λ > 0,
+
+    l_i = [K (K + λI)⁻¹]_ii                                (2.1)
+        = Σ_j ς_j / (ς_j + λ) U[i, j]²   (K = U diag(ς) Uᵀ)  (2.2)
+        = 1 − λ [(K + λI)⁻¹]_ii                             (2.3)
+
+and the effective dimension d_eff = Σ_i l_i = Σ_j ς_j / (ς_j + λ) (2.4). We compute (2.3) from a
+Cholesky factorization (see :mod:`sparsekit.samplers._rls_cpu`).
+
+- ``rls``: exact scores of the whole Gram matrix (Θ(n³) time, Θ(n²) memory: only for small n).
+- ``two-pass-rls``: Alaoui & Mahoney's uniform RLS (digest §2.1 (i)): a uniform first-pass set
+  S₀ of size m, B = K_{X,S₀} (K_{S₀}⁺)^{1/2}, and l̂_i = B_i (BᵀB + λI)⁻¹ B_iᵀ (Woodbury form of
+  [K̃(K̃ + λI)⁻¹]_ii, eq. 3.2). These under-estimate l_i (erratum 11), so the Bernoulli rule is
+  refused for them.
+- ``dac-rls``: DAC-RLS (thesis Algorithm 2, digest §2.2): a random permutation cut into blocks of
+  size m (default ⌈√n⌉, the last block holds the remainder), exact scores inside each block with
+  the same global λ, concatenated. Corollary 1: every DAC score is ≥ the exact score. Blocks are
+  evaluated one at a time and factored by a pool of threads (each running single-threaded
+  LAPACK), so the peak memory is O(n_jobs m² + n d) and no n×n matrix is formed. Complexity
+  Θ(Σ m_i³) = Θ(n m²) (the thesis conclusion's "Θ(nm)" is a typo: erratum 1).
+"""
+from __future__ import annotations
+
+import math
+import numbers
+
+import numpy as np
+
+from .._validation import check_scalar
+from ._rls_cpu import cholesky_upper, inverse_upper, nystrom_factor, quadratic_rows, rls_from_gram
+from ._parallel import default_n_jobs, run_blocks, single_threaded, single_threaded_numba
+from .base import ScoreSampler
+
+#: bytes of kernel values evaluated per row block in the streamed passes
+ROW_BLOCK_BYTES = 16 * 2**20
+
+
+def _gram64(kernel, A, B=None) -> np.ndarray:
+    """Kernel block as a C-contiguous float64 array (no copy when the kernel returns float64)."""
+    K = kernel(A) if B is None else kernel(A, B)
+    return np.ascontiguousarray(K, dtype=np.float64)
+
+
+def _row_step(n_cols: int) -> int:
+    return max(1, ROW_BLOCK_BYTES // (8 * max(1, n_cols)))
+
+
+def exact_rls(Xp, kernel, lam: float) -> np.ndarray:
+    """Exact ridge leverage scores (2.3) of prepared ``Xp`` (float64, shape (n,))."""
+    with single_threaded_numba():
+        K = _gram64(kernel, Xp)
+    return rls_from_gram(K, lam, overwrite=True)
+
+
+def dac_rls(Xp, kernel, lam: float, blocks, n_jobs: int = 1) -> np.ndarray:
+    """DAC-RLS scores for an explicit partition ``blocks`` (a sequence of index arrays).
+
+    Each sample gets the exact ridge leverage score of its own block with the global ``lam``.
+    The blocks are independent: ``n_jobs`` threads each evaluate and factor whole blocks
+    (:func:`sparsekit.samplers._parallel.run_blocks`), so at most ``n_jobs`` blocks are alive.
+    """
+    out = np.empty(kernel.n_samples(Xp), dtype=np.float64)
+
+    def work(idx):
+        out[idx] = rls_from_gram(_gram64(kernel, kernel.take(Xp, idx)), lam, overwrite=True)
+
+    run_blocks(work, blocks, n_jobs)
+    return out
+
+
+def random_partition(n: int, block_size: int, rng: np.random.Generator):
+    """Consecutive chunks of size ``block_size`` of a random permutation of ``range(n)``."""
+    perm = rng.permutation(n)
+    return [perm[i:i + block_size] for i in range(0, n, block_size)]
+
+
+def _score_dtype(Xp):
+    dtype = getattr(Xp, "dtype", np.dtype(np.float64))
+    return dtype if dtype in (np.float32, np.float64) else np.dtype(np.float64)
+
+
+class ExactRLSSampler(ScoreSampler):
+    """Landmarks ∝ exact ridge leverage scores (Alaoui & Mahoney 2015).
+
+    Forms the n×n Gram matrix (Θ(n²) memory, Θ(n³) time): for small data sets and as the
+    reference of the approximate samplers.
+
+    Parameters
+    ----------
+    lam : float > 0 or "inverse-mean-norm", default 1.0
+    mode : {"fixed", "bernoulli"}, default "fixed"
+    rho : float in (0, 1), default 0.1
+    """
+
+    name = "rls"
+
+    def __init__(self, lam=1.0, mode="fixed", rho=0.1):
+        self.lam = lam
+        self.mode = mode
+        self.rho = rho
+        self._check_common()
+
+    def _scores(self, Xp, kernel, lam, rng, n_landmarks=None):
+        return exact_rls(Xp, kernel, lam).astype(_score_dtype(Xp), copy=False)
+
+    def effective_dimension(self, X, kernel, lam=None) -> float:
+        """d_eff = Σ_i l_i = tr(K (K + λI)⁻¹) (2.4)."""
+        return float(np.sum(self.scores(X, kernel, lam), dtype=np.float64))
+
+
+class TwoPassRLSSampler(ScoreSampler):
+    """Landmarks ∝ Alaoui & Mahoney's two-pass ("uniform") RLS approximation.
+
+    Parameters
+    ----------
+    lam : float > 0 or "inverse-mean-norm", default 1.0
+    n_first : int, optional
+        Size m of the uniform first pass; default ⌈√n⌉ (the block size of DAC-RLS, so both cost
+        Θ(n m²)). Capped at n.
+    n_jobs : int, optional
+        Threads streaming the row blocks; default: the number of CPUs (at most 8).
+    mode : {"fixed"}, default "fixed"
+        The Bernoulli rule is refused: these scores are under-estimates (erratum 11).
+    rho : float in (0, 1), default 0.1
+
+    Notes
+    -----
+    Two streamed passes over K_{X,S₀} in row blocks (one for BᵀB, one for the scores), so the
+    memory is O(m² + block · m); nothing of size n × m is kept.
+    """
+
+    name = "two-pass-rls"
+    overestimates = False
+
+    def __init__(self, lam=1.0, n_first=None, n_jobs=None, mode="fixed", rho=0.1):
+        self.lam = lam
+        self.n_first = n_first
+        self.n_jobs = n_jobs
+        self.mode = mode
+        self.rho = rho
+        self._check_common()
+        self._check_n_first()
+
+    def _check_n_first(self):
+        if self.n_first is not None:
+            check_scalar(self.n_first, "n_first", kind=numbers.Integral, low=1, low_inclusive=True)
+        if self.n_jobs is not None:
+            check_scalar(self.n_jobs, "n_jobs", kind=numbers.Integral, low=1, low_inclusive=True)
+
+    def _scores(self, Xp, kernel, lam, rng, n_landmarks=None):
+        self._check_n_first()
+        n = kernel.n_samples(Xp)
+        m = min(n, math.isqrt(n - 1) + 1 if self.n_first is None else int(self.n_first))
+        first = np.sort(rng.choice(n, m, replace=False))
+        S0 = kernel.take(Xp, first)
+        M = nystrom_factor(_gram64(kernel, S0))          # K_{S0}^{+1/2} = M Mᵀ
+        r = M.shape[1]
+        out = np.zeros(n, dtype=np.float64)
+        if r == 0:
+            return out.astype(_score_dtype(Xp))
+        step = _row_step(m)
+        starts = range(0, n, step)
+        n_jobs = default_n_jobs(self.n_jobs)
+
+        def features(r0):  # B rows r0..: K_{rows,S0} M
+            rows = np.arange(r0, min(n, r0 + step))
+            return rows, _gram64(kernel, kernel.take(Xp, rows), S0) @ M
+
+        partial = {}
+
+        def gram_part(r0):  # pass 1: G = BᵀB, one partial sum per row block
+            _, B = features(r0)
+            partial[r0] = B.T @ B
+
+        with single_threaded():
+            run_blocks(gram_part, starts, n_jobs)
+            G = np.add.reduce([partial.pop(r0) for r0 in starts])
+            G.flat[:: r + 1] += lam
+            Uinv = inverse_upper(cholesky_upper(G, "B^T B + lam*I"))
+
+        def score_part(r0):  # pass 2: l_i = B_i (BᵀB + λI)⁻¹ B_iᵀ
+            rows, B = features(r0)
+            out[rows] = quadratic_rows(B, Uinv)
+
+        run_blocks(score_part, starts, n_jobs)
+        np.clip(out, 0.0, 1.0, out=out)
+        return out.astype(_score_dtype(Xp), copy=False)
+
+
+class DACRLSSampler(ScoreSampler):
+    """Landmarks ∝ divide-and-conquer ridge leverage scores (DAC-RLS, Cherfaoui et al. 2022).
+
+    Parameters
+    ----------
+    lam : float > 0 or "inverse-mean-norm", default 1.0
+        The global λ used inside every block.
+    block_size : int, optional
+        m; default ⌈√n⌉ (the thesis's only tested value). The partition is a random
+        permutation cut into consecutive chunks (the authors' code; the thesis leaves it open,
+        erratum 15); the last chunk holds the remainder.
+    n_jobs : int, optional
+        Worker threads factoring blocks; default: the number of CPUs (at most 8). ``1`` runs
+        serially with multi-threaded BLAS.
+    mode : {"fixed", "bernoulli"}, default "fixed"
+    rho : float in (0, 1), default 0.1
+
+    Notes
+    -----
+    Over-estimation (Corollary 1), monotonicity under refinement, and Σ l̂ ≤ n(1 − α⁻¹) + α⁻¹ d_eff
+    (Corollary 2) make DAC scores valid inputs of the Bernoulli rule (Theorem 1:
+    K − λI ⪯ K̂ ⪯ K with probability ≥ 1 − ρ).
+    """
+
+    name = "dac-rls"
+
+    def __init__(self, lam=1.0, block_size=None, n_jobs=None, mode="fixed", rho=0.1):
+        self.lam = lam
+        self.block_size = block_size
+        self.n_jobs = n_jobs
+        self.mode = mode
+        self.rho = rho
+        self._check_common()
+        self._check_sizes()
+
+    def _check_sizes(self):
+        if self.block_size is not None:
+            check_scalar(self.block_size, "block_size", kind=numbers.Integral, low=1,
+                         low_inclusive=True)
+        if self.n_jobs is not None:
+            check_scalar(self.n_jobs, "n_jobs", kind=numbers.Integral, low=1, low_inclusive=True)
+
+    def _n_jobs(self) -> int:
+        return default_n_jobs(self.n_jobs)
+
+    def _scores(self, Xp, kernel, lam, rng, n_landmarks=None):
+        self._check_sizes()
+        n = kernel.n_samples(Xp)
+        m = math.isqrt(n - 1) + 1 if self.block_size is None else min(n, int(self.block_size))
+        blocks = random_partition(n, m, rng)
+        return dac_rls(Xp, kernel, lam, blocks, self._n_jobs()).astype(_score_dtype(Xp), copy=False)
+
+    def scores_for_partition(self, X, kernel, blocks, lam=None) -> np.ndarray:
+        """DAC scores for a given partition (a sequence of disjoint index arrays covering X)."""
+        self._check_common(lam)
+        Xp = self._prepare(X, kernel)
+        n = kernel.n_samples(Xp)
+        blocks = [np.asarray(b, dtype=np.intp).ravel() for b in blocks]
+        seen = np.zeros(n, dtype=np.int64)
+        for b in blocks:
+            if b.size and (b.min() < 0 or b.max() >= n):
+                raise ValueError(f"blocks hold indices outside [0, n_samples={n})")
+            np.add.at(seen, b, 1)
+        if not np.all(seen == 1):
+            raise ValueError("blocks must be disjoint and cover every sample exactly once")
+        lam_value = self._resolve_lam(Xp, kernel, lam)
+        return dac_rls(Xp, kernel, lam_value, [b for b in blocks if b.size], self._n_jobs()) \
+            .astype(_score_dtype(Xp), copy=False)

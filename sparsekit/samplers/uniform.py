@@ -1,0 +1,73 @@
+"""Data-independent and diagonal samplers.
+
+- ``uniform``: landmarks drawn uniformly, without replacement (default) or with replacement
+  (Williams & Seeger 2000; digest §2.1 (d)). With replacement, an index can repeat.
+- ``diagonal``: Drineas & Mahoney (2005), p_i = K_ii / Σ_j K_jj (digest §2.1 (e)); for kernels with
+  a constant diagonal (RBF, Laplacian) this is uniform sampling.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .._validation import check_random_state
+from .base import Sampler, ScoreSampler, check_n_landmarks
+
+
+class UniformSampler(Sampler):
+    """Uniform landmarks.
+
+    Parameters
+    ----------
+    replace : bool, default False
+        Draw with replacement (indices may repeat).
+    """
+
+    name = "uniform"
+
+    def __init__(self, replace=False):
+        self.replace = replace
+
+    def sample(self, X, kernel, n_landmarks, random_state=None):
+        if not isinstance(self.replace, (bool, np.bool_)):
+            raise TypeError(f"replace must be True or False, got {self.replace!r}")
+        Xp = self._prepare(X, kernel)
+        n = kernel.n_samples(Xp)
+        s = check_n_landmarks(n_landmarks, n)
+        rng = check_random_state(random_state)
+        if self.replace:
+            idx = np.sort(rng.integers(0, n, size=s))
+        else:
+            idx = np.sort(rng.choice(n, s, replace=False))
+        return self._landmarks(Xp, kernel, idx, np.ones(s))
+
+
+class DiagonalSampler(ScoreSampler):
+    """Landmarks ∝ the kernel diagonal k(x_i, x_i) (Drineas & Mahoney 2005).
+
+    Parameters
+    ----------
+    mode : {"fixed", "bernoulli"}, default "fixed"
+        ``"fixed"`` draws without replacement ∝ K_ii. ``"bernoulli"`` is refused: Algorithm 3
+        needs over-estimates of the ridge leverage scores, and K_ii is one only when
+        K_ii + λ ≥ 1 (l_i ≤ K_ii / (K_ii + λ)), which this λ-free sampler cannot check.
+    rho : float in (0, 1), default 0.1
+        Kept for a uniform interface; unused.
+    """
+
+    name = "diagonal"
+    uses_lam = False
+    overestimates = False
+
+    def __init__(self, mode="fixed", rho=0.1):
+        self.mode = mode
+        self.rho = rho
+        self._check_common()
+
+    def _scores(self, Xp, kernel, lam, rng, n_landmarks=None):
+        d = np.asarray(kernel.diag(Xp))
+        if d.size and d.min() < 0:
+            raise ValueError(
+                f"the kernel diagonal has negative values (min {d.min():g}); diagonal sampling "
+                "needs a positive semi-definite kernel"
+            )
+        return d

@@ -1,0 +1,148 @@
+"""Drawing modes, landmark records, and the Bernoulli rule's guarantee (Theorem 1)."""
+import numpy as np
+import pytest
+from scipy.linalg import eigvalsh
+
+import sparsekit
+from sparsekit.samplers import _draw
+from sparsekit.samplers.rls import DACRLSSampler
+
+from .conftest import clustered
+
+ALL = ["uniform", "diagonal", "rls", "two-pass-rls", "dac-rls", "recursive-rls", "greedy-trace"]
+
+
+@pytest.mark.parametrize("name", ALL)
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_every_sampler_returns_valid_landmarks(name, dtype, X_small):
+    X = X_small.astype(dtype)
+    kernel = sparsekit.get_kernel("rbf", gamma=0.3)
+    sampler = sparsekit.get_sampler(name)
+    lm = sampler.sample(X, kernel, 15, random_state=0)
+    assert len(lm) == 15 and lm.indices.dtype == np.int64 and lm.weights.dtype == np.float64
+    assert len(np.unique(lm.indices)) == 15
+    assert lm.points.dtype == dtype
+    np.testing.assert_array_equal(lm.points, X[lm.indices])
+    again = sampler.sample(X, kernel, 15, random_state=0)
+    np.testing.assert_array_equal(again.indices, lm.indices)
+
+
+@pytest.mark.parametrize("name", ["diagonal", "rls", "two-pass-rls", "dac-rls", "recursive-rls"])
+def test_score_samplers_keep_the_input_dtype(name, X_small):
+    kernel = sparsekit.get_kernel("rbf", gamma=0.3)
+    scores = sparsekit.get_sampler(name).scores(X_small.astype(np.float32), kernel, random_state=0)
+    assert scores.dtype == np.float32 and scores.shape == (len(X_small),)
+
+
+def test_fixed_size_draw_follows_the_scores():
+    scores = np.array([0.0, 1.0, 2.0, 3.0, 4.0])
+    rng = np.random.default_rng(0)
+    counts = np.bincount([_draw.fixed_size(scores, 1, rng)[0][0] for _ in range(6000)], minlength=5)
+    np.testing.assert_allclose(counts / 6000, scores / scores.sum(), atol=0.02)
+    idx, w = _draw.fixed_size(scores, 4, rng)
+    np.testing.assert_array_equal(idx, [1, 2, 3, 4])          # zero-score point never drawn
+    idx, _ = _draw.fixed_size(scores, 5, rng)                 # ... unless nothing else is left
+    np.testing.assert_array_equal(idx, np.arange(5))
+
+
+def test_second_draw_without_replacement_matches_successive_draws():
+    # P(second = j | first = i) = q_j / (1 - q_i): check the pair frequencies for s = 2
+    q = np.array([0.5, 0.3, 0.2])
+    rng = np.random.default_rng(1)
+    pairs = np.zeros(3)
+    for _ in range(6000):
+        idx, _ = _draw.fixed_size(q, 2, rng)
+        pairs[3 - idx.sum()] += 1                               # index left out
+    out_prob = [sum(q[i] * q[j] / (1 - q[i]) for i in range(3) for j in range(3)
+                    if len({i, j, k}) == 3) for k in range(3)]
+    np.testing.assert_allclose(pairs / 6000, out_prob, atol=0.02)
+
+
+def test_bernoulli_probabilities_follow_algorithm_3():
+    l = np.array([0.001, 0.01, 0.05, 0.5])
+    rho = 0.2
+    want = np.minimum(1.0, 16 * l * np.log(l.sum() / rho))
+    np.testing.assert_allclose(_draw.bernoulli_probabilities(l, rho), want)
+    rng = np.random.default_rng(0)
+    hits = np.zeros(4)
+    for _ in range(4000):
+        idx, w = _draw.bernoulli(l, rho, rng)
+        hits[idx] += 1
+        np.testing.assert_allclose(w, 1.0 / want[idx])
+    np.testing.assert_allclose(hits / 4000, want, atol=0.03)
+
+
+def test_uniform_with_replacement_repeats_and_without_does_not():
+    X = clustered(6)
+    kernel = sparsekit.get_kernel("linear")
+    rep = [sparsekit.get_sampler("uniform", replace=True).sample(X, kernel, 6, random_state=s).indices
+           for s in range(10)]
+    assert any(len(np.unique(r)) < 6 for r in rep)
+    norep = sparsekit.get_sampler("uniform").sample(X, kernel, 6, random_state=0).indices
+    np.testing.assert_array_equal(norep, np.arange(6))
+
+
+def test_diagonal_sampler_draws_proportionally_to_the_diagonal():
+    X = np.array([[0.5], [1.0], [2.0], [3.0]])
+    kernel = sparsekit.get_kernel("linear")                    # k_ii = x_i²
+    sampler = sparsekit.get_sampler("diagonal")
+    counts = np.bincount([sampler.sample(X, kernel, 1, random_state=s).indices[0]
+                          for s in range(3000)], minlength=4)
+    p = X[:, 0] ** 2 / np.sum(X[:, 0] ** 2)
+    np.testing.assert_allclose(counts / 3000, p, atol=0.03)
+
+
+def test_bernoulli_rule_with_dac_scores_sandwiches_the_gram_matrix():
+    """K − λI ⪯ K̂ ⪯ K in at least (1 − ρ) of 50 seeds, and |S| ≤ 32 log(Σl/ρ) Σl (Theorem 1)."""
+    n, lam, rho = 200, 5.0, 0.1
+    X = clustered(n, d=3, n_clusters=2, spread=0.1, seed=0)
+    kernel = sparsekit.get_kernel("rbf", gamma=0.5)
+    K = kernel(X)
+    sampler = DACRLSSampler(lam=lam, block_size=100, mode="bernoulli", rho=rho)
+    good, sizes = 0, []
+    for seed in range(50):
+        lm = sampler.sample(X, kernel, None, random_state=seed)
+        S = lm.indices
+        w, V = np.linalg.eigh(K[np.ix_(S, S)])
+        keep = w > 1e-10 * w[-1]
+        F = K[:, S] @ (V[:, keep] / np.sqrt(w[keep]))        # K̂ = F Fᵀ = K_{X,S} K_S⁺ K_{S,X}
+        ev = eigvalsh(K - F @ F.T)
+        assert ev[0] >= -1e-8 * n                               # K̂ ⪯ K always (Nyström)
+        good += ev[-1] <= lam                                   # K − λI ⪯ K̂
+        scores = sampler.scores(X, kernel, random_state=seed)
+        assert len(S) <= 32 * np.log(scores.sum() / rho) * scores.sum()
+        sizes.append(len(S))
+    assert good >= (1 - rho) * 50
+    assert np.mean(sizes) < n                                   # the rule does compress
+
+
+def test_bernoulli_cap_keeps_n_landmarks_and_warns(X_small):
+    kernel = sparsekit.get_kernel("rbf", gamma=0.3)
+    sampler = DACRLSSampler(lam=0.01, mode="bernoulli")
+    with pytest.warns(UserWarning, match="Theorem 1"):
+        lm = sampler.sample(X_small, kernel, 10, random_state=0)
+    assert len(lm) == 10
+
+
+def test_rls_samplers_find_a_small_far_cluster_that_uniform_misses():
+    # 10 of 300 points in a far cluster: leverage scores favour them, while uniform sampling
+    # (12 landmarks) misses them about 2/3 of the time
+    rng = np.random.default_rng(0)
+    X = np.vstack([rng.standard_normal((290, 2)) * 0.5, 8 + 0.1 * rng.standard_normal((10, 2))])
+    kernel = sparsekit.get_kernel("rbf", gamma=1.0)
+    K = kernel(X)
+
+    def error(idx):
+        F = K[:, idx] @ np.linalg.pinv(K[np.ix_(idx, idx)], hermitian=True) @ K[idx]
+        return np.linalg.norm(K - F)
+
+    found, errs = {}, {}
+    for name, kw in [("uniform", {}), ("rls", {"lam": 1.0}), ("dac-rls", {"lam": 1.0}),
+                     ("recursive-rls", {"lam": 1.0})]:
+        draws = [sparsekit.get_sampler(name, **kw).sample(X, kernel, 12, random_state=s).indices
+                 for s in range(10)]
+        found[name] = np.mean([np.any(d >= 290) for d in draws])
+        errs[name] = np.mean([error(d) for d in draws])
+    assert found["uniform"] < 0.7
+    assert min(found["rls"], found["dac-rls"], found["recursive-rls"]) > found["uniform"]
+    assert errs["dac-rls"] < errs["uniform"]

@@ -1,0 +1,77 @@
+"""Greedy residual-trace selection: exact form against brute force, sketch form, quality."""
+import numpy as np
+import pytest
+
+import sparsekit
+from sparsekit.samplers.greedy import GreedyTraceSampler, greedy_exact_select, greedy_sketch_select
+
+from .conftest import clustered
+
+
+def _residual_trace(K, idx):
+    idx = np.asarray(idx)
+    F = K[:, idx] @ np.linalg.pinv(K[np.ix_(idx, idx)], hermitian=True) @ K[idx]
+    return float(np.trace(K - F))
+
+
+def _brute_force_greedy(K, l):
+    chosen = []
+    for _ in range(l):
+        rest = [s for s in range(len(K)) if s not in chosen]
+        chosen.append(min(rest, key=lambda s: _residual_trace(K, chosen + [s])))
+    return chosen
+
+
+@pytest.mark.parametrize("kernel_name,params", [("rbf", {"gamma": 0.4}), ("polynomial", {"degree": 3})])
+def test_exact_greedy_equals_brute_force_trace_minimization(kernel_name, params):
+    X = clustered(40, d=3, seed=9)
+    kernel = sparsekit.get_kernel(kernel_name, **params)
+    want = _brute_force_greedy(kernel(X), 6)
+    got = GreedyTraceSampler().sample(X, kernel, 6, random_state=0).indices
+    np.testing.assert_array_equal(got, want)                  # selection order kept
+    cached = greedy_exact_select(X, kernel, 6, np.random.default_rng(0), cache_gram=True)
+    np.testing.assert_array_equal(cached, want)
+    parallel = greedy_exact_select(X, kernel, 6, np.random.default_rng(0), n_jobs=2)
+    np.testing.assert_array_equal(parallel, want)
+
+
+def test_sketch_with_exact_features_and_identity_sketch_is_the_exact_greedy():
+    X = clustered(50, d=6, seed=2)
+    kernel = sparsekit.get_kernel("linear")                    # explicit feature map: X itself
+    exact = greedy_exact_select(X, kernel, 5, np.random.default_rng(0))
+    sketch = greedy_sketch_select(X, np.eye(50), 5, np.random.default_rng(0))
+    np.testing.assert_array_equal(sketch, exact)
+
+
+def test_greedy_stops_when_the_residual_vanishes():
+    X = clustered(30, d=3, seed=1)
+    kernel = sparsekit.get_kernel("linear")                    # rank 3
+    with pytest.warns(UserWarning, match="stopped after 3 of 5"):
+        lm = GreedyTraceSampler().sample(X, kernel, 5)
+    assert len(lm) == 3
+    assert _residual_trace(kernel(X), lm.indices) < 1e-8 * np.trace(kernel(X))
+
+
+def test_greedy_residual_trace_beats_uniform_and_the_sketch_is_close_to_exact():
+    X = clustered(300, d=4, n_clusters=8, spread=0.4, seed=4)
+    kernel = sparsekit.get_kernel("rbf", gamma=0.5)
+    K = kernel(X)
+    l = 20
+    exact = _residual_trace(K, GreedyTraceSampler().sample(X, kernel, l).indices)
+    approx = np.mean([_residual_trace(K, GreedyTraceSampler(approximate=True, n_features=64,
+                                                            sketch_size=64)
+                                      .sample(X, kernel, l, random_state=s).indices)
+                      for s in range(3)])
+    uniform = np.mean([_residual_trace(K, sparsekit.get_sampler("uniform")
+                                       .sample(X, kernel, l, random_state=s).indices)
+                       for s in range(10)])
+    assert exact <= approx < uniform
+    assert approx < exact + 0.5 * (uniform - exact)
+
+
+def test_approximate_greedy_needs_a_shift_invariant_vector_kernel(X_small):
+    with pytest.raises(ValueError, match="rbf' or 'laplacian"):
+        GreedyTraceSampler(approximate=True).sample(X_small, sparsekit.get_kernel("linear"), 5)
+    lm = GreedyTraceSampler(approximate=True, n_features=32, sketch_size=16).sample(
+        X_small, sparsekit.get_kernel("laplacian", gamma=0.2), 5, random_state=0)
+    assert len(np.unique(lm.indices)) == 5
