@@ -24,6 +24,8 @@ def _cmd_list(args) -> int:
 DEMO_SECTIONS = {
     "kernels": ("sparsekit.experiments.kernels", "kernel_table"),
     "graphs": ("sparsekit.experiments.kernels", "graph_kernel_table"),
+    "nystrom": ("sparsekit.experiments.nystrom", "demo_table"),
+    "solvers": ("sparsekit.experiments.solvers", "solver_table"),
 }
 
 

@@ -1,0 +1,124 @@
+"""Fastfood: random Fourier features of the Gaussian kernel in O(n_components log d) per sample.
+
+Le, Sarlós & Smola (2013), as summarized in the Giffon digest §1.3 (the thesis' "SHGIIHB" is
+S H G Π H B). The dense Gaussian frequency matrix of :class:`RandomFourierFeatures` is replaced by
+stacked blocks, each acting on x zero-padded to d' = 2^ceil(log2 d)::
+
+    V_b = (1 / (sigma sqrt(d'))) S_b H G_b Π_b H B_b,     phi(x) = s^(-1/2) [cos(V x), sin(V x)]
+
+with H the d' x d' Walsh–Hadamard matrix (entries ±1, applied by the fast transform of
+:func:`sparsekit.features._cpu.fwht_inplace`), B_b random signs, Π_b a random permutation, G_b
+i.i.d. N(0, 1) and S_b[j] = c_j / ‖G_b‖_2 with c_j ~ chi(d'). Given Π_b and B_b, every
+coordinate of H G_b Π_b H B_b x is N(0, d' ‖x‖²); the chi / ‖G_b‖ rescaling gives the rows the
+norms of Gaussian rows, so each [V x]_j ~ N(0, ‖x‖² / sigma²) exactly, as for a dense Gaussian
+frequency: E[phi(x)ᵀ phi(z)] = exp(-‖x - z‖² / (2 sigma²)) (unbiased, tested). In the gamma form
+of :mod:`sparsekit.kernels.rbf`, 1 / sigma² = 2 gamma.
+
+The ``n_components / 2`` frequencies are the first rows of ceil(n_components / (2 d')) stacked
+blocks (the rows of a block are exchangeable, so the last block may be cut). Only the Gaussian
+kernel is provided (the construction relies on the spherical symmetry of its spectral density).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .._base import ParamsMixin
+from .._validation import check_array, check_random_state
+from . import _cpu
+from ._common import block_rows, check_even_components, check_fitted, check_n_features
+from .rff import resolve_shift_invariant
+
+
+class Fastfood(ParamsMixin):
+    """Fastfood random features of the RBF kernel exp(-gamma ‖x − z‖²).
+
+    Parameters
+    ----------
+    gamma : float > 0, optional
+        Default 1 / n_features.
+    sigma : float > 0, optional
+        Bandwidth instead of gamma: gamma = 1 / (2 sigma^2).
+    n_components : even int, default 100
+        Output width: ``n_components / 2`` frequencies, each giving a cos and a sin feature.
+    random_state : None, int or numpy Generator
+
+    Attributes
+    ----------
+    gamma_ : float
+    n_features_in_ : int
+    n_frequencies_ : int
+    padded_dim_ : int
+        d' = smallest power of two >= n_features.
+    signs_, gaussians_, scales_ : ndarrays of shape (n_blocks, d')
+        B_b, G_b and the diagonal of S_b / (sigma sqrt(d')), per block.
+    permutations_ : int64 ndarray of shape (n_blocks, d')
+    """
+
+    def __init__(self, gamma=None, sigma=None, n_components=100, random_state=None):
+        self.gamma = gamma
+        self.sigma = sigma
+        self.n_components = n_components
+        self.random_state = random_state
+
+    def fit(self, X, y=None):
+        """Draw the diagonal factors and permutations for the dimension of ``X``; returns self."""
+        X = check_array(X, "X")
+        n_components = check_even_components(self.n_components)
+        _, gamma = resolve_shift_invariant("rbf", self.gamma, self.sigma, X)
+        rng = check_random_state(self.random_state)
+        d = X.shape[1]
+        d_pad = 1 << max(0, int(np.ceil(np.log2(d))))
+        s = n_components // 2
+        n_blocks = -(-s // d_pad)
+        signs = rng.choice(np.array([-1.0, 1.0]), size=(n_blocks, d_pad))
+        perms = np.argsort(rng.random((n_blocks, d_pad)), axis=1).astype(np.int64)
+        gauss = rng.standard_normal((n_blocks, d_pad))
+        chi = np.sqrt(rng.chisquare(d_pad, size=(n_blocks, d_pad)))
+        g_norm = np.linalg.norm(gauss, axis=1, keepdims=True)
+        scales = np.sqrt(2.0 * gamma) * chi / (g_norm * np.sqrt(d_pad))
+        dt = X.dtype
+        self.gamma_ = gamma
+        self.n_features_in_ = d
+        self.n_frequencies_ = s
+        self.padded_dim_ = d_pad
+        self.signs_ = np.ascontiguousarray(signs, dtype=dt)
+        self.permutations_ = np.ascontiguousarray(perms)
+        self.gaussians_ = np.ascontiguousarray(gauss, dtype=dt)
+        self.scales_ = np.ascontiguousarray(scales, dtype=dt)
+        return self
+
+    def project(self, X):
+        """The projections V x of every row (shape (n_samples, n_components / 2))."""
+        check_fitted(self, "scales_")
+        X = check_array(X, "X")
+        check_n_features(self, X)
+        out = np.empty((X.shape[0], self.n_frequencies_), dtype=X.dtype)
+        self._project_into(X, out)
+        return out
+
+    def _project_into(self, X, out):
+        dt = X.dtype
+        _cpu.fastfood_project(X, self.signs_.astype(dt, copy=False), self.permutations_,
+                              self.gaussians_.astype(dt, copy=False),
+                              self.scales_.astype(dt, copy=False), self.n_frequencies_, out)
+
+    def transform(self, X):
+        """Feature map phi(X), shape (n_samples, n_components), dtype of ``X``."""
+        check_fitted(self, "scales_")
+        X = check_array(X, "X")
+        check_n_features(self, X)
+        n, s = X.shape[0], self.n_frequencies_
+        out = np.empty((n, 2 * s), dtype=X.dtype)
+        scale = X.dtype.type(1.0 / np.sqrt(s))
+        step = block_rows(n, s, X.dtype.itemsize)
+        P = np.empty((min(n, step), s), dtype=X.dtype)
+        for r0 in range(0, n, step):
+            r1 = min(n, r0 + step)
+            Pb = P[: r1 - r0]
+            self._project_into(X[r0:r1], Pb)
+            _cpu.cos_sin_inplace(Pb, scale, out[r0:r1])
+        return out
+
+    def fit_transform(self, X, y=None):
+        """``fit(X).transform(X)``."""
+        return self.fit(X).transform(X)

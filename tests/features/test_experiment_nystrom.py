@@ -1,0 +1,80 @@
+"""The Chapter 3 experiment library (sparsekit.experiments.nystrom) and the demo table."""
+import numpy as np
+import pytest
+
+from sparsekit.experiments import nystrom as exp
+
+
+def test_generated_dataset_is_deterministic_and_unbalanced():
+    a = exp.generated_dataset(n=3000, d=6, random_state=1)
+    b = exp.generated_dataset(n=3000, d=6, random_state=1)
+    np.testing.assert_array_equal(a, b)
+    assert a.shape == (3000, 6) and a.dtype == np.float64
+    assert exp.generated_dataset(n=10, d=3, dtype=np.float32).dtype == np.float32
+    assert not np.array_equal(a, exp.generated_dataset(n=3000, d=6, random_state=2))
+
+
+def test_error_table_all_landmarks_is_exact_and_more_landmarks_help():
+    X = exp.generated_dataset(n=150, d=4, random_state=0)
+    table = exp.frobenius_error_table(X, samplers=("uniform",), landmark_counts=(5, 60, 150),
+                                      n_draws=3, n_eval=100, random_state=0)
+    assert table.samplers == ["uniform"] and table.n_eval == 100
+    e5, e60, e150 = (table.mean_std("uniform", c)[0] for c in (5, 60, 150))
+    assert e150 < 1e-6 < e60 < e5
+    assert table.errors[("uniform", 5)].shape == (3,)
+    text = table.format()
+    assert "uniform" in text and "±" in text and "|S|=60" in text
+
+
+def test_error_table_matches_direct_computation():
+    from sparsekit import Nystroem
+
+    X = exp.generated_dataset(n=120, d=3, random_state=0)
+    table = exp.frobenius_error_table(X, samplers=("uniform",), landmark_counts=(10,),
+                                      n_draws=1, n_eval=50, random_state=4)
+    rng = np.random.default_rng(4)
+    eval_seed = int(rng.integers(2**31))
+    ny = Nystroem(exp.experiment_kernel(), sampler="uniform", n_components=10,
+                  random_state=int(rng.integers(2**31))).fit(X)
+    expected = ny.approximation_error(X, n_eval=50, random_state=eval_seed)
+    assert table.errors[("uniform", 10)][0] == pytest.approx(expected, rel=1e-12)
+
+
+def test_skips_are_reported(monkeypatch):
+    monkeypatch.setattr(exp, "EXACT_RLS_MAX_N", 50)
+    X = exp.generated_dataset(n=80, d=3)
+    table = exp.frobenius_error_table(X, samplers=("rls", "no-such-sampler", "uniform"),
+                                      landmark_counts=(5,), n_draws=1)
+    assert table.samplers == ["uniform"]
+    assert "not registered" in table.skipped["no-such-sampler"]
+    assert "n > 50" in table.skipped["rls"]
+    assert "no-such-sampler: not registered" in table.format()
+
+
+def test_timing_table():
+    X = exp.generated_dataset(n=400, d=3)
+    t = exp.score_timing_table(X, samplers=("uniform", "dac-rls"), sizes=(100, 400, 800))
+    assert t.samplers == ["dac-rls"] and t.sizes == [100, 400]
+    assert all(t.seconds[("dac-rls", n)] > 0 for n in (100, 400))
+    assert "uniform" in t.skipped and "n=400" in t.format()
+
+
+def test_make_sampler_passes_the_thesis_lambda_rule():
+    assert exp.make_sampler("dac-rls").lam == "inverse-mean-norm"
+    assert exp.make_sampler("dac-rls", lam=2.0).lam == 2.0
+    assert exp.make_sampler("recursive-rls").lam != "inverse-mean-norm"
+
+
+def test_demo_table_quick_lists_every_sampler():
+    out = exp.demo_table(quick=True)
+    assert isinstance(out, str)
+    errors, timing = out.split("\n\n")
+    rows = {line.split()[0]: line for line in errors.splitlines()[2:]}
+    # every sampler got a mean ± std error for both landmark counts, all finite and positive
+    assert set(rows) == set(exp.SAMPLERS)
+    for name, line in rows.items():
+        assert line.count("±") == 2, line
+        means = [float(cell.split("±")[0].split()[-1]) for cell in line.split("±")[:2]]
+        assert all(np.isfinite(m) and m > 0 for m in means), line
+    assert timing.startswith("Score computation time")
+    assert "dac-rls" in timing and "n=1000" in timing

@@ -1,0 +1,98 @@
+"""Fastfood: the Numba FWHT, the structured projection against its dense form, unbiasedness."""
+import numpy as np
+import pytest
+from scipy.linalg import hadamard
+from sklearn.metrics.pairwise import rbf_kernel
+
+from sparsekit import Fastfood
+from sparsekit.features import _cpu
+from sparsekit.features._common import NotFittedError
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("size", [1, 2, 8, 64])
+def test_fwht_equals_hadamard_matrix(size, dtype):
+    A = np.random.default_rng(size).normal(size=(5, size)).astype(dtype)
+    expected = A.astype(np.float64) @ hadamard(size).T
+    B = A.copy()
+    _cpu.fwht_inplace(B)
+    assert B.dtype == dtype
+    np.testing.assert_allclose(B, expected, rtol=1e-5 if dtype == np.float32 else 1e-12,
+                               atol=1e-5 if dtype == np.float32 else 1e-12)
+
+
+def dense_frequencies(ff):
+    """V = stack_b diag(scales_b) H diag(G_b) Π_b H diag(B_b), first n_frequencies_ rows."""
+    d_pad = ff.padded_dim_
+    H = hadamard(d_pad)
+    blocks = []
+    for b in range(ff.signs_.shape[0]):
+        P = np.eye(d_pad)[ff.permutations_[b]]  # (P y)_k = y[perm[k]]
+        blocks.append(np.diag(ff.scales_[b]) @ H @ np.diag(ff.gaussians_[b]) @ P @ H
+                      @ np.diag(ff.signs_[b]))
+    return np.vstack(blocks)[: ff.n_frequencies_, : ff.n_features_in_]
+
+
+@pytest.mark.parametrize("d, n_components", [(5, 40), (8, 16), (3, 2), (13, 70)])
+def test_projection_equals_dense_structured_matrix(d, n_components):
+    X = np.random.default_rng(d).normal(size=(7, d))
+    ff = Fastfood(gamma=0.3, n_components=n_components, random_state=1).fit(X)
+    V = dense_frequencies(ff)
+    np.testing.assert_allclose(ff.project(X), X @ V.T, rtol=1e-12, atol=1e-12)
+    P = X @ V.T
+    expected = np.hstack([np.cos(P), np.sin(P)]) / np.sqrt(n_components // 2)
+    np.testing.assert_allclose(ff.transform(X), expected, rtol=1e-12, atol=1e-12)
+
+
+def test_scales_follow_chi_over_gaussian_norm():
+    X = np.zeros((1, 16))
+    ff = Fastfood(gamma=0.5, n_components=64, random_state=0).fit(X)
+    # rows of V have norm scales * sqrt(d') * ||G_b||, i.e. sqrt(2 gamma) * chi(d') draws
+    row_norms = ff.scales_ * np.sqrt(16) * np.linalg.norm(ff.gaussians_, axis=1, keepdims=True)
+    V = dense_frequencies(ff)
+    np.testing.assert_allclose(np.linalg.norm(V, axis=1), row_norms.ravel()[:32], rtol=1e-12)
+
+
+def test_unbiased_for_the_gaussian_kernel():
+    X = np.array([[0.0, 0.0, 0.0], [0.5, 0.2, -0.3], [-0.4, 0.6, 0.1], [1.0, -0.5, 0.4]])
+    K = rbf_kernel(X, gamma=0.4)
+    acc = np.zeros_like(K)
+    n_seeds = 40
+    for seed in range(n_seeds):
+        Z = Fastfood(gamma=0.4, n_components=2000, random_state=seed).fit_transform(X)
+        acc += Z @ Z.T
+    np.testing.assert_allclose(acc / n_seeds, K, atol=0.02)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_dtype_kept_and_close_to_float64(dtype):
+    X = np.random.default_rng(0).normal(size=(9, 6))
+    Z = Fastfood(n_components=20, random_state=2).fit_transform(X.astype(dtype))
+    assert Z.dtype == dtype and Z.shape == (9, 20)
+    Z64 = Fastfood(n_components=20, random_state=2).fit_transform(X)
+    np.testing.assert_allclose(Z, Z64, atol=1e-5)
+
+
+def test_many_row_blocks(monkeypatch):
+    from sparsekit.features import _common
+
+    X = np.random.default_rng(0).normal(size=(31, 4))
+    expected = Fastfood(n_components=12, random_state=0).fit_transform(X)
+    monkeypatch.setattr(_common, "BLOCK_BYTES", 64)
+    np.testing.assert_array_equal(Fastfood(n_components=12, random_state=0).fit_transform(X),
+                                  expected)
+
+
+def test_errors():
+    X = np.ones((3, 4))
+    with pytest.raises(NotFittedError, match="fit"):
+        Fastfood().transform(X)
+    ff = Fastfood(n_components=8).fit(X)
+    with pytest.raises(ValueError, match="4 features"):
+        ff.transform(np.ones((3, 5)))
+    with pytest.raises(ValueError, match="NaN"):
+        ff.transform(np.full((1, 4), np.nan))
+    with pytest.raises(ValueError, match="even"):
+        Fastfood(n_components=9).fit(X)
+    with pytest.raises(ValueError, match="sigma"):
+        Fastfood(sigma=0.0).fit(X)

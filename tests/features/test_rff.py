@@ -1,0 +1,142 @@
+"""Random Fourier features: unbiasedness (the 2/s erratum), spectral laws, dtypes, errors."""
+import numpy as np
+import pytest
+from sklearn.metrics.pairwise import laplacian_kernel, rbf_kernel
+
+from sparsekit import RandomFourierFeatures, get_kernel
+from sparsekit.features._common import NotFittedError
+
+GAMMA = 0.4
+
+
+@pytest.fixture
+def X4():
+    # four points whose kernel values lie well inside (0, 1) for both kernels
+    return np.array([[0.0, 0.0, 0.0], [0.5, 0.2, -0.3], [-0.4, 0.6, 0.1], [1.0, -0.5, 0.4]])
+
+
+def mean_gram(kernel, X, n_seeds=40, n_components=2000):
+    acc = np.zeros((len(X), len(X)))
+    for seed in range(n_seeds):
+        Z = RandomFourierFeatures(kernel, gamma=GAMMA, n_components=n_components,
+                                  random_state=seed).fit_transform(X)
+        acc += Z @ Z.T
+    return acc / n_seeds
+
+
+@pytest.mark.parametrize("kernel, exact", [("rbf", rbf_kernel), ("laplacian", laplacian_kernel)])
+def test_unbiased_expectation_matches_kernel_not_twice_it(X4, kernel, exact):
+    """E[phi(x)ᵀ phi(z)] = k(x, z): the thesis' sqrt(2/s) factor would give 2k (erratum)."""
+    K = exact(X4, gamma=GAMMA)
+    est = mean_gram(kernel, X4)
+    # 40 x 1000 frequencies per entry: each cos term has variance <= 1/2 -> std <= 0.0036
+    np.testing.assert_allclose(est, K, atol=0.02)
+    off = ~np.eye(4, dtype=bool)
+    assert np.all(np.abs(est[off] - 2 * K[off]) > 0.1)
+
+
+def test_rows_have_unit_norm_like_k_xx(X4):
+    Z = RandomFourierFeatures("rbf", gamma=GAMMA, n_components=10, random_state=0).fit_transform(X4)
+    np.testing.assert_allclose((Z * Z).sum(axis=1), 1.0, rtol=1e-12)
+
+
+def test_gaussian_frequencies_have_variance_two_gamma():
+    X = np.zeros((2, 50))
+    rff = RandomFourierFeatures("gaussian", gamma=GAMMA, n_components=4000, random_state=0).fit(X)
+    W = rff.random_weights_
+    assert W.shape == (50, 2000)
+    assert abs(W.var() - 2 * GAMMA) < 0.02 * 2 * GAMMA
+
+
+def test_laplacian_frequencies_are_cauchy_with_scale_gamma():
+    X = np.zeros((2, 50))
+    W = RandomFourierFeatures("laplace", gamma=GAMMA, n_components=4000,
+                              random_state=0).fit(X).random_weights_
+    # the median of |w| for Cauchy(0, gamma) is gamma
+    assert abs(np.median(np.abs(W)) - GAMMA) < 0.02 * GAMMA
+
+
+def test_sigma_and_default_gamma(X4):
+    a = RandomFourierFeatures("rbf", sigma=2.0, n_components=20, random_state=3).fit(X4)
+    b = RandomFourierFeatures("rbf", gamma=1 / 8, n_components=20, random_state=3).fit(X4)
+    np.testing.assert_array_equal(a.transform(X4), b.transform(X4))
+    c = RandomFourierFeatures("laplacian", sigma=2.0, n_components=20, random_state=3).fit(X4)
+    assert c.gamma_ == 0.5
+    d = RandomFourierFeatures(n_components=20).fit(X4)
+    assert d.gamma_ == pytest.approx(1 / 3)
+
+
+def test_kernel_object_brings_its_gamma(X4):
+    a = RandomFourierFeatures(get_kernel("rbf", gamma=0.7), n_components=20, random_state=1)
+    b = RandomFourierFeatures("rbf", gamma=0.7, n_components=20, random_state=1)
+    np.testing.assert_array_equal(a.fit_transform(X4), b.fit_transform(X4))
+    lap = RandomFourierFeatures(get_kernel("laplacian", gamma=0.3), n_components=20).fit(X4)
+    assert lap.kernel_ == "laplacian" and lap.gamma_ == 0.3
+    bw = RandomFourierFeatures(get_kernel("rbf", bandwidth="mean-sq-dist"), n_components=20).fit(X4)
+    assert bw.gamma_ == pytest.approx(get_kernel("rbf", bandwidth="mean-sq-dist").fit(X4).gamma_)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_dtype_kept_and_reproducible(X4, dtype):
+    X = X4.astype(dtype)
+    Z1 = RandomFourierFeatures(n_components=30, random_state=5).fit_transform(X)
+    Z2 = RandomFourierFeatures(n_components=30, random_state=5).fit_transform(X)
+    assert Z1.dtype == dtype and Z1.shape == (4, 30)
+    np.testing.assert_array_equal(Z1, Z2)
+    # float32 features approximate the float64 ones
+    Z64 = RandomFourierFeatures(n_components=30, random_state=5).fit_transform(X4)
+    np.testing.assert_allclose(Z1, Z64, atol=1e-5 if dtype == np.float32 else 0)
+
+
+def test_transform_in_blocks_equals_direct_formula(monkeypatch):
+    from sparsekit.features import _common
+
+    monkeypatch.setattr(_common, "BLOCK_BYTES", 64)  # forces many row blocks
+    X = np.random.default_rng(0).normal(size=(23, 4))
+    rff = RandomFourierFeatures(n_components=8, random_state=0).fit(X)
+    P = X @ rff.random_weights_
+    expected = np.hstack([np.cos(P), np.sin(P)]) / 2.0
+    np.testing.assert_allclose(rff.transform(X), expected, rtol=1e-12, atol=1e-14)
+
+
+def test_params_roundtrip():
+    rff = RandomFourierFeatures(n_components=10)
+    assert rff.get_params()["n_components"] == 10
+    rff.set_params(kernel="laplacian", gamma=0.1)
+    assert rff.kernel == "laplacian" and rff.gamma == 0.1
+
+
+def test_errors(X4):
+    rff = RandomFourierFeatures(n_components=10)
+    with pytest.raises(NotFittedError, match="fit"):
+        rff.transform(X4)
+    rff.fit(X4)
+    with pytest.raises(ValueError, match="3 features"):
+        rff.transform(np.ones((2, 5)))
+    bad = X4.copy()
+    bad[0, 0] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        rff.transform(bad)
+    bad[0, 0] = np.inf
+    with pytest.raises(ValueError, match="inf"):
+        RandomFourierFeatures().fit(bad)
+    with pytest.raises(ValueError, match="even"):
+        RandomFourierFeatures(n_components=11).fit(X4)
+    with pytest.raises(ValueError, match="n_components"):
+        RandomFourierFeatures(n_components=0).fit(X4)
+    with pytest.raises(TypeError, match="n_components"):
+        RandomFourierFeatures(n_components=2.5).fit(X4)
+    with pytest.raises(ValueError, match="Did you mean 'laplacian'"):
+        RandomFourierFeatures("laplacien").fit(X4)
+    with pytest.raises(ValueError, match="gamma"):
+        RandomFourierFeatures(gamma=-1.0).fit(X4)
+    with pytest.raises(ValueError, match="only one"):
+        RandomFourierFeatures(gamma=1.0, sigma=1.0).fit(X4)
+    with pytest.raises(ValueError, match="not both"):
+        RandomFourierFeatures(get_kernel("rbf"), gamma=1.0).fit(X4)
+    with pytest.raises(ValueError, match="kernel must be one of"):
+        RandomFourierFeatures(get_kernel("linear")).fit(X4)
+    with pytest.raises(ValueError, match="2-D"):
+        RandomFourierFeatures().fit(np.ones(5))
+    with pytest.raises(ValueError, match="empty"):
+        RandomFourierFeatures().fit(np.ones((0, 3)))
