@@ -42,6 +42,11 @@ class ParamsMixin:
                 setattr(self, key, value)
         for key, sub_params in nested.items():
             getattr(self, key).set_params(**sub_params)
+        # new parameters are validated now, as in __init__, and invalidate what was fitted
+        if hasattr(self, "_check_params"):
+            self._check_params()
+        if hasattr(self, "_reset_fitted"):
+            self._reset_fitted()
         return self
 
     def __repr__(self):

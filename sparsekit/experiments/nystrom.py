@@ -120,7 +120,7 @@ class ErrorTable:
 
 def frobenius_error_table(X, samplers=SAMPLERS, landmark_counts=(20, 50), n_draws=10,
                           n_eval=10_000, kernel=None, dataset="data", random_state=0,
-                          sampler_params=None):
+                          sampler_params=None, max_landmarks=None):
     """Mean ± std of ‖K_E − K̂_E‖_F over ``n_draws`` Nyström approximations per sampler and |S|.
 
     Parameters
@@ -137,6 +137,9 @@ def frobenius_error_table(X, samplers=SAMPLERS, landmark_counts=(20, 50), n_draw
         Default :func:`experiment_kernel`.
     sampler_params : dict, optional
         ``{name: {param: value}}`` passed to :func:`make_sampler`.
+    max_landmarks : dict, optional
+        ``{name: k}``: run sampler ``name`` only for |S| <= k (its cells above are shown as
+        "—" and the reason is listed), for samplers whose cost grows too fast with |S|.
     """
     X = check_array(X, "X")
     n = X.shape[0]
@@ -154,7 +157,12 @@ def frobenius_error_table(X, samplers=SAMPLERS, landmark_counts=(20, 50), n_draw
             continue
         table.samplers.append(name)
         params = dict((sampler_params or {}).get(name, {}))
+        cap = (max_landmarks or {}).get(name)
+        if cap is not None and any(c > cap for c in landmark_counts):
+            table.skipped[name] = f"run only for |S| <= {cap} (cost)"
         for count in landmark_counts:
+            if cap is not None and count > cap:
+                continue
             errs = []
             for _ in range(n_draws):
                 ny = Nystroem(kernel, sampler=make_sampler(name, **params), n_components=count,

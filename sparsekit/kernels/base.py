@@ -70,7 +70,14 @@ class Kernel(ParamsMixin, ABC):
 
     def fit(self, X):
         """Set data-dependent parameters from ``X``; returns self."""
+        self._check_params()
         return self
+
+    def _check_params(self):
+        """Validate the parameters: at construction, in ``set_params`` and at every evaluation
+        (so that attributes assigned directly are checked too)."""
+        if hasattr(self, "backend"):
+            check_option(self.backend, "backend", BACKENDS)
 
     # -- data protocol: lets samplers and estimators handle vectors and graphs alike -------
     def prepare(self, X):
@@ -144,6 +151,7 @@ class VectorKernel(Kernel):
             Bytes of output computed per block (the working set); the result is assembled
             block by block. Use :meth:`blocks` to stream blocks without holding the result.
         """
+        self._check_params()
         same = Y is None
         X, Y = self._validate(X, Y)
         self._ensure_fitted(X)
@@ -173,6 +181,7 @@ class VectorKernel(Kernel):
         ``rows`` is a ``slice`` of the rows of ``X``. Only one block is alive at a time (the
         generator reuses nothing the caller holds).
         """
+        self._check_params()
         same = Y is None
         X, Y = self._validate(X, Y)
         self._ensure_fitted(X)
@@ -187,6 +196,7 @@ class VectorKernel(Kernel):
 
     def diag(self, X):
         """``k(x_i, x_i)`` for every row of ``X`` (O(n d), no Gram matrix)."""
+        self._check_params()
         X = check_array(X, "X", nonnegative=self.nonnegative)
         self._ensure_fitted(X)
         return self._diag(X)

@@ -25,6 +25,7 @@ class AdditiveChi2Kernel(VectorKernel):
 
     def __init__(self, backend="auto"):
         self.backend = backend
+        self._check_params()
 
     def _fill(self, Xb, Y, ctx, out, row0, same):
         _cpu.chi2_sums(Xb, Y, out)
@@ -53,9 +54,13 @@ class Chi2Kernel(VectorKernel):
     has_cuda = True
 
     def __init__(self, gamma=1.0, backend="auto"):
-        check_scalar(gamma, "gamma", low=0)
         self.gamma = gamma
         self.backend = backend
+        self._check_params()
+
+    def _check_params(self):
+        super()._check_params()
+        check_scalar(self.gamma, "gamma", low=0)
 
     def _fill(self, Xb, Y, ctx, out, row0, same):
         _cpu.chi2_sums(Xb, Y, out)

@@ -21,6 +21,7 @@ class LinearKernel(VectorKernel):
 
     def __init__(self, backend="auto"):
         self.backend = backend
+        self._check_params()
 
     def _fill(self, Xb, Y, ctx, out, row0, same):
         np.dot(Xb, Y.T, out=out)
@@ -43,14 +44,18 @@ class PolynomialKernel(VectorKernel):
     name = "polynomial"
 
     def __init__(self, degree=3, gamma=None, coef0=1.0, backend="auto"):
-        check_scalar(degree, "degree", kind=numbers.Integral, low=0, low_inclusive=True)
-        if gamma is not None:
-            check_scalar(gamma, "gamma", low=0)
-        check_scalar(coef0, "coef0")
         self.degree = degree
         self.gamma = gamma
         self.coef0 = coef0
         self.backend = backend
+        self._check_params()
+
+    def _check_params(self):
+        super()._check_params()
+        check_scalar(self.degree, "degree", kind=numbers.Integral, low=0, low_inclusive=True)
+        if self.gamma is not None:
+            check_scalar(self.gamma, "gamma", low=0)
+        check_scalar(self.coef0, "coef0")
 
     def _gamma(self, d):
         return 1.0 / d if self.gamma is None else self.gamma

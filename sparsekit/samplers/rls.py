@@ -201,8 +201,9 @@ class DACRLSSampler(ScoreSampler):
         permutation cut into consecutive chunks (the authors' code; the thesis leaves it open,
         erratum 15); the last chunk holds the remainder.
     n_jobs : int, optional
-        Worker threads factoring blocks; default: the number of CPUs (at most 8). ``1`` runs
-        serially with multi-threaded BLAS.
+        Worker threads factoring blocks; default: the number of CPUs (at most 8). Each block
+        runs on one thread with single-threaded BLAS (threads of a pool and of BLAS would
+        otherwise compete for the cores); ``1`` runs the blocks one after the other.
     mode : {"fixed", "bernoulli"}, default "fixed"
     rho : float in (0, 1), default 0.1
 

@@ -167,21 +167,30 @@ def check_signals(Y, D):
 
 
 def check_gram(gram, D, norms_sq):
-    """Validate a precomputed Gram matrix ``D.T @ D`` (shape, finiteness, diagonal)."""
+    """Validate a precomputed Gram matrix ``D.T @ D`` (shape, finiteness, diagonal).
+
+    A float32 Gram given for a float64 problem (a float32 ``D`` whose signals ``Y`` are
+    float64, so that both were promoted) is checked at float32 precision, then recomputed from
+    ``D`` in float64, so that the solve keeps float64 accuracy.
+    """
     n_atoms = D.shape[1]
-    G = check_array(gram, "gram", dtype=D.dtype)
+    given = check_array(gram, "gram")
+    G = given.astype(D.dtype, copy=False)
     if G.shape != (n_atoms, n_atoms):
         raise ValueError(
             f"gram must be D.T @ D of shape ({n_atoms}, {n_atoms}), got {G.shape}"
         )
     diag = np.diagonal(G)
-    tol = 1e-4 if D.dtype == np.float32 else 1e-8
+    low_precision = given.dtype == np.float32 or D.dtype == np.float32
+    tol = 1e-4 if low_precision else 1e-8
     if not np.allclose(diag, norms_sq, rtol=tol, atol=0):
         bad = int(np.argmax(np.abs(diag - norms_sq)))
         raise ValueError(
             f"gram does not match D: gram[{bad}, {bad}] = {diag[bad]:g} but the squared norm "
             f"of atom {bad} is {norms_sq[bad]:g}; pass gram = D.T @ D for this D"
         )
+    if given.dtype != D.dtype:
+        G = np.ascontiguousarray(D.T @ D)
     return G
 
 

@@ -116,8 +116,13 @@ def exact_recovery_condition(D, support) -> float:
 
 
 def coherence_sparsity_bound(mu) -> float:
-    """``(1/mu + 1) / 2``: every ``m`` below it satisfies the ERC for all supports of size m."""
-    mu = check_scalar(mu, "mu", low=0.0, high=1.0)
+    """``(1/mu + 1) / 2``: every ``m`` below it satisfies the ERC for all supports of size m.
+
+    An orthonormal dictionary (``mu = 0``) gives ``inf``: every support is recovered.
+    """
+    mu = check_scalar(mu, "mu", low=0.0, high=1.0, low_inclusive=True)
+    if mu == 0.0:
+        return float("inf")
     return 0.5 * (1.0 / mu + 1.0)
 
 

@@ -78,3 +78,13 @@ def test_demo_table_quick_lists_every_sampler():
         assert all(np.isfinite(m) and m > 0 for m in means), line
     assert timing.startswith("Score computation time")
     assert "dac-rls" in timing and "n=1000" in timing
+
+
+def test_max_landmarks_caps_one_sampler_and_says_so():
+    X = exp.generated_dataset(n=300, d=4, random_state=2)
+    table = exp.frobenius_error_table(X, samplers=("uniform", "diagonal"), landmark_counts=(5, 20),
+                                      n_draws=1, max_landmarks={"diagonal": 10})
+    assert ("diagonal", 5) in table.errors and ("diagonal", 20) not in table.errors
+    assert ("uniform", 20) in table.errors
+    assert "|S| <= 10" in table.skipped["diagonal"]
+    assert "—" in table.format()

@@ -57,11 +57,11 @@ def test_blockwise_equals_one_shot_and_blocks_cover_rows(name, rng):
     k = sparsekit.get_kernel(name)
     full = k(X, Y)
     tiny = k(X, Y, max_memory=3 * 45 * 8)  # three rows per block
-    np.testing.assert_array_equal(full, tiny)
+    np.testing.assert_allclose(full, tiny, rtol=1e-13)
     rows = []
     for sl, block in k.blocks(X, Y, max_memory=7 * 45 * 8):
         assert block.shape[0] <= 7
-        np.testing.assert_array_equal(block, full[sl])
+        np.testing.assert_allclose(block, full[sl], rtol=1e-13)
         rows.extend(range(sl.start, sl.stop))
     assert rows == list(range(101))
     out = np.empty_like(full)
@@ -121,7 +121,8 @@ def test_blockwise_equals_one_shot_property(data, name, cap_rows):
     X = data.draw(arrays(np.float64, (n, d), elements=positive))
     Y = data.draw(arrays(np.float64, (m, d), elements=positive))
     k = sparsekit.get_kernel(name)
-    np.testing.assert_array_equal(k(X, Y, max_memory=cap_rows * m * 8), k(X, Y))
+    # BLAS may round a one-row product (gemv) differently from a block (gemm): equal to 1e-13
+    np.testing.assert_allclose(k(X, Y, max_memory=cap_rows * m * 8), k(X, Y), rtol=1e-13, atol=1e-300)
 
 
 # ---------------------------------------------------------------- bandwidth rules
@@ -248,3 +249,43 @@ def test_get_set_params_round_trip():
     assert k(np.zeros((1, 1)), np.ones((1, 1)))[0, 0] == pytest.approx(np.exp(-2.0))
     with pytest.raises(ValueError, match="invalid parameter 'gama'"):
         k.set_params(gama=1)
+
+
+@pytest.mark.parametrize("offset", [100.0, 1000.0])
+def test_rbf_float32_accurate_far_from_origin(offset, rng):
+    """Centring keeps the float32 GEMM form accurate when the data sit far from the origin."""
+    X = (offset + rng.normal(size=(200, 10))).astype(np.float32)
+    Y = (offset + rng.normal(size=(50, 10))).astype(np.float32)
+    exact = skp.rbf_kernel(X.astype(np.float64), Y.astype(np.float64), gamma=0.1)
+    np.testing.assert_allclose(RBFKernel(gamma=0.1)(X, Y), exact, rtol=1e-5)
+    np.testing.assert_allclose(skp.rbf_kernel(X, Y, gamma=0.1), exact, rtol=1e-5)  # the anchor too
+    np.testing.assert_allclose(RBFKernel(gamma=0.1)(X), skp.rbf_kernel(X.astype(np.float64), gamma=0.1),
+                               rtol=1e-5)
+
+
+@pytest.mark.parametrize("name,bad,match", [
+    ("rbf", {"gamma": -1.0}, "gamma must be > 0"),
+    ("rbf", {"gamma": 1.0, "bandwidth": "median"}, "only one of gamma, sigma, bandwidth"),
+    ("laplacian", {"gamma": 0.0}, "gamma must be > 0"),
+    ("chi2", {"gamma": -2.0}, "gamma must be > 0"),
+    ("polynomial", {"degree": -1}, "degree must be >= 0"),
+    ("linear", {"backend": "tpu"}, "unknown backend 'tpu'"),
+])
+def test_set_params_and_direct_assignment_are_validated(name, bad, match):
+    k = sparsekit.get_kernel(name)
+    with pytest.raises(ValueError, match=match):
+        k.set_params(**bad)
+    k2 = sparsekit.get_kernel(name)
+    for key, value in bad.items():
+        setattr(k2, key, value)
+    with pytest.raises(ValueError, match=match):
+        k2(np.ones((2, 2)))
+
+
+def test_set_params_resets_the_fitted_bandwidth(rng):
+    X = rng.normal(size=(40, 3))
+    k = RBFKernel(bandwidth="scale").fit(X)
+    k.set_params(bandwidth="median")
+    assert k.gamma_ is None
+    k(X)
+    assert k.gamma_ == pytest.approx(gamma_from_rule(X, "median"))

@@ -8,6 +8,7 @@ from sparsekit.solvers import _plugin
 from sparsekit.solvers.fw import FrankWolfe
 from sparsekit.solvers.mp import MatchingPursuit
 from sparsekit.solvers.nnomp import NonNegativeOMP
+from sparsekit.solvers.coder import SparseCoder
 from sparsekit.solvers.omp import OMP
 
 from ._problems import unit_gaussian
@@ -81,3 +82,19 @@ def test_coder_params_and_solver_object(registry, problem):
         sparsekit.SparseCoder(object(), registry=registry).fit(D)
     with pytest.raises(ValueError, match="rows"):
         sparsekit.SparseCoder(registry=registry).fit(D).inverse_transform(np.ones((3, 2)))
+
+
+@pytest.mark.parametrize("solver", ["omp", "nn-omp"])
+def test_float32_dictionary_with_float64_signals(solver):
+    """A float32 D with float64 Y promotes to float64; the float32 Gram of fit is recomputed."""
+    rng = np.random.default_rng(3)
+    D = rng.normal(size=(20, 40))
+    D /= np.linalg.norm(D, axis=0)
+    x = np.zeros((40, 3))
+    x[[1, 7], :] = np.abs(rng.normal(size=(2, 3))) + 0.5
+    Y = D @ x
+    coder32 = SparseCoder(solver, {"n_nonzero_coefs": 2}).fit(D.astype(np.float32))
+    got = coder32.transform(Y)
+    want = SparseCoder(solver, {"n_nonzero_coefs": 2}).fit(D.astype(np.float32).astype(np.float64)).transform(Y)
+    assert got.dtype == np.float64
+    np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12)

@@ -140,3 +140,12 @@ def test_bad_inputs_of_utilities():
         mutual_coherence(bad)
     with pytest.raises(ValueError, match="at least 2 atoms"):
         mutual_coherence(D[:, :1])
+
+
+def test_orthonormal_dictionary_has_unbounded_recovery_sparsity():
+    D = np.eye(6)
+    assert mutual_coherence(D) == 0.0
+    assert coherence_sparsity_bound(0.0) == np.inf
+    assert satisfies_coherence_condition(6, 0.0)
+    with pytest.raises(ValueError, match="mu must be >= 0"):
+        coherence_sparsity_bound(-0.1)

@@ -117,14 +117,22 @@ class ShortestPathKernel(Kernel):
     has_cuda = True
 
     def __init__(self, with_labels=True, normalize=False, weighted=False, backend="auto"):
-        self.with_labels = _check_flag(with_labels, "with_labels")
-        self.normalize = _check_flag(normalize, "normalize")
-        self.weighted = _check_flag(weighted, "weighted")
-        self.backend = check_option(backend, "backend", BACKENDS)
+        self.with_labels = with_labels
+        self.normalize = normalize
+        self.weighted = weighted
+        self.backend = backend
+        self._check_params()
+
+    def _check_params(self):
+        self.with_labels = _check_flag(self.with_labels, "with_labels")
+        self.normalize = _check_flag(self.normalize, "normalize")
+        self.weighted = _check_flag(self.weighted, "weighted")
+        self.backend = check_option(self.backend, "backend", BACKENDS)
 
     # -- data protocol ------------------------------------------------------------------
     def prepare(self, X, name="X") -> ShortestPathFeatures:
         """Parse graphs and compute their feature counts once (returned as-is when prepared)."""
+        self._check_params()
         if isinstance(X, ShortestPathFeatures):
             if X.with_labels != self.with_labels or X.weighted != self.weighted:
                 raise ValueError(
