@@ -44,6 +44,11 @@ class PluginLoadWarning(UserWarning):
     """A plugin (entry point) could not be loaded; the other plugins keep working."""
 
 
+def _sparsekit_entry_points():
+    """The installed entry points of the ``sparsekit`` group."""
+    return metadata.entry_points(group=ENTRY_POINT_GROUP)
+
+
 def normalize_name(name: str) -> str:
     """Canonical form of a component name: lower case, ``_`` and spaces read as ``-``."""
     if not isinstance(name, str):
@@ -145,7 +150,7 @@ class Registry:
         if not self._use_entry_points or self._entry_points_loaded:
             return
         self._entry_points_loaded = True
-        for ep in metadata.entry_points(group=ENTRY_POINT_GROUP):
+        for ep in _sparsekit_entry_points():
             if self._pm.has_plugin(ep.name) or self._pm.is_blocked(ep.name):
                 continue
             try:

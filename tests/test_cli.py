@@ -62,3 +62,14 @@ def test_demo_solvers_section_recovers_supports():
     rows = {line.split("|")[1].strip(): line.split("|") for line in table.splitlines()[3:]}
     assert set(rows) == {"omp", "mp", "nn-omp", "frank-wolfe"}
     assert rows["omp"][3].strip() == "100.0%" and float(rows["omp"][4]) < 1e-10
+
+
+def test_installed_console_script():
+    import os
+    import shutil
+
+    exe = shutil.which("sparsekit", path=os.path.dirname(sys.executable))
+    if exe is None:
+        pytest.skip("the sparsekit console script is not installed next to this Python")
+    out = subprocess.run([exe, "--version"], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == f"sparsekit {sparsekit.__version__}"

@@ -57,10 +57,18 @@ def test_cli_list_shows_the_plugin(capsys):
 
 
 def test_core_works_without_entry_point_plugins(monkeypatch, rng):
-    monkeypatch.setattr("sparsekit.registry.metadata.entry_points", lambda group: [])
+    monkeypatch.setattr("sparsekit.registry._sparsekit_entry_points", lambda: [])
     reg = Registry()
     assert "cosine" not in reg.names("kernel")
     with pytest.raises(UnknownComponentError, match="unknown kernel 'cosine'"):
         reg.get("kernel", "cosine")
     X = rng.random((5, 3))
     assert reg.get("kernel", "rbf")(X).shape == (5, 5)
+
+
+@needs_plugin
+def test_plugin_kernel_parameters_are_validated():
+    with pytest.raises(ValueError, match="gamma must be > 0"):
+        sparsekit.get_kernel("sigmoid", gamma=-1.0)
+    with pytest.raises(ValueError, match="unknown backend"):
+        sparsekit.get_kernel("cosine", backend="gpu")

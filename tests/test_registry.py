@@ -143,14 +143,14 @@ class _FakeEntryPoint:
 def test_entry_points_loaded_once_lazily_and_broken_one_warns(monkeypatch):
     calls = []
 
-    def fake_entry_points(group):
-        calls.append(group)
+    def fake_entry_points():
+        calls.append("sparsekit")
         return [
             _FakeEntryPoint("good", "good_mod", target=_ToyPlugin()),
             _FakeEntryPoint("broken", "broken_mod", exc=ImportError("no module named broken_mod")),
         ]
 
-    monkeypatch.setattr("sparsekit.registry.metadata.entry_points", fake_entry_points)
+    monkeypatch.setattr("sparsekit.registry._sparsekit_entry_points", fake_entry_points)
     reg = Registry()
     assert calls == []  # lazy: nothing loaded at construction
     with pytest.warns(PluginLoadWarning, match="'broken'.*no module named broken_mod"):

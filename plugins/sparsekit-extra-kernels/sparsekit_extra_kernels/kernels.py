@@ -21,6 +21,7 @@ class CosineKernel(VectorKernel):
 
     def __init__(self, backend="auto"):
         self.backend = backend
+        self._check_params()
 
     def _prepare(self, X, Y, same):
         xn = _safe_norms(X)
@@ -45,12 +46,16 @@ class SigmoidKernel(VectorKernel):
     name = "sigmoid"
 
     def __init__(self, gamma=None, coef0=1.0, backend="auto"):
-        if gamma is not None:
-            check_scalar(gamma, "gamma", low=0)
-        check_scalar(coef0, "coef0")
         self.gamma = gamma
         self.coef0 = coef0
         self.backend = backend
+        self._check_params()
+
+    def _check_params(self):
+        super()._check_params()
+        if self.gamma is not None:
+            check_scalar(self.gamma, "gamma", low=0)
+        check_scalar(self.coef0, "coef0")
 
     def _scale(self, d):
         return 1.0 / d if self.gamma is None else self.gamma
