@@ -32,7 +32,6 @@ import copy
 import numbers
 
 import numpy as np
-import scipy.linalg
 
 from .._base import ParamsMixin
 from .._validation import check_option, check_random_state, check_scalar
@@ -95,8 +94,10 @@ def inverse_sqrt_map(K_S, rank=None, eigen_floor=None):
     dtype = K_S.dtype
     A = np.asarray(K_S, dtype=np.float64)
     A = 0.5 * (A + A.T)
-    # divide-and-conquer LAPACK driver (syevd): the fastest for a full decomposition
-    evals, U = scipy.linalg.eigh(A, driver="evd")
+    # NumPy's eigh is LAPACK's divide-and-conquer syevd, the fastest full decomposition; it runs
+    # on NumPy's BLAS threads, the ones the GEMMs around it use (SciPy ships a second OpenBLAS
+    # whose threads would compete with them for the cores)
+    evals, U = np.linalg.eigh(A)
     evals, U = evals[::-1], U[:, ::-1]
     k = A.shape[0]
     if eigen_floor is None:
