@@ -88,3 +88,22 @@ def test_max_landmarks_caps_one_sampler_and_says_so():
     assert ("uniform", 20) in table.errors
     assert "|S| <= 10" in table.skipped["diagonal"]
     assert "—" in table.format()
+
+
+def test_example_plots_tables_with_capped_samplers(tmp_path):
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[2] / "examples" / "nystrom_samplers.py"
+    spec = importlib.util.spec_from_file_location("nystrom_samplers_example", path)
+    example = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(example)
+    X = exp.generated_dataset(n=200, d=3, random_state=1)
+    table = exp.frobenius_error_table(X, samplers=("uniform", "diagonal"), landmark_counts=(5, 20),
+                                      n_draws=2, max_landmarks={"diagonal": 10})
+    out = tmp_path / "errors.png"
+    example.plot_errors(table, str(out))
+    assert out.stat().st_size > 1000
+    timing = exp.score_timing_table(X, samplers=("diagonal", "dac-rls"), sizes=(50, 100))
+    example.plot_timing(timing, str(tmp_path / "timing.png"))
+    assert (tmp_path / "timing.png").stat().st_size > 1000
