@@ -97,3 +97,12 @@ def chi2_sums(X, Y, out):
                 t = a - b
                 acc += t * t / (s + (one if s == zero else zero))
             out[i, j] = acc
+
+
+@njit(parallel=True, cache=True)
+def copy_rows(src, dst):
+    """dst[i, j] = src[i, j] with one thread per row block (moves GPU results to their place)."""
+    n, m = src.shape
+    for i in prange(n):
+        for j in range(m):
+            dst[i, j] = src[i, j]

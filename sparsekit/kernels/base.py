@@ -11,6 +11,7 @@ was never fitted fits itself on the first ``X`` it is called with.
 """
 from __future__ import annotations
 
+import warnings
 from abc import ABC, abstractmethod
 
 import numpy as np
@@ -27,7 +28,23 @@ DEFAULT_BLOCK_BYTES = 256 * 2**20
 
 
 def cuda_usable() -> bool:
-    """True when a real CUDA device can be used (the simulator never counts for ``"auto"``)."""
+    """True when a real CUDA device can run sparsekit's kernels (``backend="auto"`` uses it).
+
+    Numba's simulator never counts. The first call on a machine with a device compiles and runs
+    a one-thread kernel: a Numba CUDA install that cannot (say, one built for another NumPy)
+    makes ``"auto"`` fall back to the CPU with a ``RuntimeWarning`` instead of failing at the
+    first Gram matrix. The answer is kept for the process.
+    """
+    global _CUDA_USABLE
+    if _CUDA_USABLE is None:
+        _CUDA_USABLE = _probe_cuda()
+    return _CUDA_USABLE
+
+
+_CUDA_USABLE = None
+
+
+def _probe_cuda() -> bool:
     try:
         from numba import config, cuda
     except Exception:  # pragma: no cover - numba always importable when installed
@@ -35,9 +52,24 @@ def cuda_usable() -> bool:
     if config.ENABLE_CUDASIM:
         return False
     try:
-        return bool(cuda.is_available())
+        if not cuda.is_available():
+            return False
     except Exception:
         return False
+    try:
+        from . import _cuda
+
+        _cuda.probe()
+    except Exception as exc:
+        warnings.warn(
+            f"a CUDA device is present but Numba cannot run kernels on it ({exc!r}); "
+            "backend='auto' uses the CPU. Check that numba / numba-cuda match the installed "
+            "NumPy and CUDA driver.",
+            RuntimeWarning,
+            stacklevel=3,
+        )
+        return False
+    return True
 
 
 def resolve_backend(backend: str, has_cuda: bool, component: str) -> str:
@@ -118,7 +150,7 @@ class VectorKernel(Kernel):
 
     Subclasses implement ``_prepare(X, Y, same)`` (per-call context such as squared norms) and
     ``_fill(Xb, Y, ctx, out, row0, same)``, which writes the Gram block of the rows ``Xb``
-    (starting at row ``row0`` of X) into ``out``. ``_fill_cuda`` does the same on the GPU.
+    (starting at row ``row0`` of X) into ``out``. ``_cuda_entries`` names the ``@cuda.jit`` kernel that does the same on the GPU.
     """
 
     #: inputs must be non-negative (chi2 kernels)
@@ -164,15 +196,11 @@ class VectorKernel(Kernel):
                 f"out must be a C-contiguous {X.dtype} array of shape {(n, m)}, got "
                 f"{getattr(out, 'dtype', type(out))} {getattr(out, 'shape', '')}"
             )
-        backend = resolve_backend(getattr(self, "backend", "cpu"), self.has_cuda, self.name)
-        if backend == "cuda":
-            self._fill_cuda(X, Y, out, same)
-            return out
-        ctx = self._prepare(X, Y, same)
         step = _block_rows(n, m, X.dtype.itemsize, max_memory)
+        fill = self._block_filler(X, Y, same, step)
         for r0 in range(0, n, step):
             r1 = min(n, r0 + step)
-            self._fill(X[r0:r1], Y, ctx, out[r0:r1], r0, same)
+            fill(r0, r1, out[r0:r1])
         return out
 
     def blocks(self, X, Y=None, *, max_memory=None):
@@ -186,13 +214,11 @@ class VectorKernel(Kernel):
         X, Y = self._validate(X, Y)
         self._ensure_fitted(X)
         n, m = X.shape[0], Y.shape[0]
-        ctx = self._prepare(X, Y, same)
         step = _block_rows(n, m, X.dtype.itemsize, max_memory)
+        fill = self._block_filler(X, Y, same, step)
         for r0 in range(0, n, step):
             r1 = min(n, r0 + step)
-            block = np.empty((r1 - r0, m), dtype=X.dtype)
-            self._fill(X[r0:r1], Y, ctx, block, r0, same)
-            yield slice(r0, r1), block
+            yield slice(r0, r1), fill(r0, r1, np.empty((r1 - r0, m), dtype=X.dtype))
 
     def diag(self, X):
         """``k(x_i, x_i)`` for every row of ``X`` (O(n d), no Gram matrix)."""
@@ -209,5 +235,35 @@ class VectorKernel(Kernel):
     def _diag(self, X):
         """Diagonal of the Gram matrix of validated ``X``."""
 
-    def _fill_cuda(self, X, Y, out, same):  # pragma: no cover - only kernels with has_cuda
+    def _block_filler(self, X, Y, same, block_rows):
+        """``fill(r0, r1, out)``: writes the Gram rows ``r0:r1`` into ``out`` and returns it.
+
+        On the CPU the per-call context of :meth:`_prepare` is shared by the blocks; on the GPU
+        (``backend`` resolved to ``"cuda"``) ``Y`` stays on the device across blocks and the
+        device holds at most ``block_rows`` output rows at a time.
+        """
+        backend = resolve_backend(getattr(self, "backend", "cpu"), self.has_cuda, self.name)
+        if backend == "cuda":
+            from . import _cuda
+
+            entries, args = self._cuda_entries(X)
+            gram = _cuda.DeviceGram(entries, Y, args, block_rows)
+
+            def fill(r0, r1, out):
+                gram.fill(X[r0:r1], out)
+                self._finish_block(out, r0, same)
+                return out
+        else:
+            ctx = self._prepare(X, Y, same)
+
+            def fill(r0, r1, out):
+                self._fill(X[r0:r1], Y, ctx, out, r0, same)
+                return out
+        return fill
+
+    def _finish_block(self, out, row0, same):
+        """Hook run on each GPU block (the RBF kernel sets its exact unit diagonal here)."""
+
+    def _cuda_entries(self, X):  # pragma: no cover - only kernels with has_cuda
+        """``(kernel of _cuda, scalar arguments cast to X's dtype)`` of the GPU path."""
         raise ValueError(f"{self.name} has no CUDA implementation")

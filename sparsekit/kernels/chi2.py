@@ -34,10 +34,10 @@ class AdditiveChi2Kernel(VectorKernel):
     def _diag(self, X):
         return np.zeros(X.shape[0], dtype=X.dtype)
 
-    def _fill_cuda(self, X, Y, out, same):
+    def _cuda_entries(self, X):
         from . import _cuda
 
-        _cuda.chi2_gram(X, Y, X.dtype.type(-1.0), False, out)
+        return _cuda.chi2_entries, (X.dtype.type(-1.0), np.bool_(False))
 
 
 class Chi2Kernel(VectorKernel):
@@ -69,7 +69,7 @@ class Chi2Kernel(VectorKernel):
     def _diag(self, X):
         return np.ones(X.shape[0], dtype=X.dtype)
 
-    def _fill_cuda(self, X, Y, out, same):
+    def _cuda_entries(self, X):
         from . import _cuda
 
-        _cuda.chi2_gram(X, Y, X.dtype.type(-self.gamma), True, out)
+        return _cuda.chi2_entries, (X.dtype.type(-self.gamma), np.bool_(True))

@@ -117,20 +117,20 @@ class RBFKernel(VectorKernel):
         gamma = out.dtype.type(self.effective_gamma(Xb.shape[1]))
         _cpu.scaled_sq_dist_from_inner_inplace(out, xsq[row0:row0 + len(Xb)], ysq, -gamma)
         _cpu.exp_inplace(out)
+        self._finish_block(out, row0, same)
+
+    def _finish_block(self, out, row0, same):
         if same:  # exact zero distance of x_i to itself (as scikit-learn): k(x_i, x_i) = 1
-            idx = np.arange(len(Xb))
+            idx = np.arange(out.shape[0])
             out[idx, row0 + idx] = 1.0
 
     def _diag(self, X):
         return np.ones(X.shape[0], dtype=X.dtype)
 
-    def _fill_cuda(self, X, Y, out, same):
+    def _cuda_entries(self, X):
         from . import _cuda
 
-        gamma = self.effective_gamma(X.shape[1])
-        _cuda.rbf_gram(X, Y, X.dtype.type(gamma), out)
-        if same:
-            np.fill_diagonal(out, 1.0)
+        return _cuda.rbf_entries, (X.dtype.type(self.effective_gamma(X.shape[1])),)
 
 
 class LaplacianKernel(VectorKernel):
@@ -166,7 +166,7 @@ class LaplacianKernel(VectorKernel):
     def _diag(self, X):
         return np.ones(X.shape[0], dtype=X.dtype)
 
-    def _fill_cuda(self, X, Y, out, same):
+    def _cuda_entries(self, X):
         from . import _cuda
 
-        _cuda.laplacian_gram(X, Y, X.dtype.type(self._gamma(X.shape[1])), out)
+        return _cuda.laplacian_entries, (X.dtype.type(self._gamma(X.shape[1])),)

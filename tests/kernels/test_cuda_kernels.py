@@ -30,3 +30,81 @@ def test_auto_never_picks_the_simulator():
         assert not cuda_usable()
         assert resolve_backend("auto", True, "rbf") == "cpu"
     assert resolve_backend("auto", False, "linear") == "cpu"
+
+
+@pytest.mark.parametrize("name,params", [("rbf", {"gamma": 0.3}), ("laplacian", {}),
+                                         ("chi2", {"gamma": 0.5})])
+@pytest.mark.parametrize("max_memory", [1, 3 * 6 * 8, None])
+def test_cuda_row_blocks_equal_cpu(name, params, max_memory, rng):
+    # blocks of 1 row, of 3 rows (the last one shorter) and one block; Y stays on the device
+    X = rng.random((10, 5))
+    Y = rng.random((6, 5))
+    cpu = sparsekit.get_kernel(name, backend="cpu", **params)
+    gpu = sparsekit.get_kernel(name, backend="cuda", **params)
+    for args in ((X, Y), (X,)):
+        want = cpu(*args)
+        np.testing.assert_allclose(gpu(*args, max_memory=max_memory), want, rtol=1e-12,
+                                   atol=1e-14)
+        rows = [(r.start, r.stop) for r, _ in gpu.blocks(*args, max_memory=max_memory)]
+        streamed = np.vstack([b for _, b in gpu.blocks(*args, max_memory=max_memory)])
+        np.testing.assert_allclose(streamed, want, rtol=1e-12, atol=1e-14)
+        assert rows[0][0] == 0 and rows[-1][1] == len(X)
+        if max_memory == 1:
+            assert len(rows) == len(X)
+
+
+def test_cuda_rbf_diagonal_is_exactly_one_in_every_block(rng):
+    X = (1e3 + rng.random((7, 3))).astype(np.float32)  # far from the origin
+    K = sparsekit.get_kernel("rbf", gamma=2.0, backend="cuda")(X, max_memory=2 * 7 * 4)
+    assert np.all(np.diag(K) == 1.0)
+
+
+def test_cuda_chunks_through_a_small_staging_buffer(monkeypatch, rng):
+    from sparsekit.kernels import _cuda
+
+    monkeypatch.setattr(_cuda, "STAGING_BYTES", 2 * 6 * 8)  # two output rows per chunk
+    X, Y = rng.random((7, 4)), rng.random((6, 4))
+    gpu = sparsekit.get_kernel("rbf", gamma=0.7, backend="cuda")
+    np.testing.assert_allclose(gpu(X, Y), sparsekit.get_kernel("rbf", gamma=0.7,
+                                                               backend="cpu")(X, Y), rtol=1e-12)
+    np.testing.assert_array_equal(np.diag(gpu(X)), np.ones(7))
+
+
+def test_cuda_concurrent_calls_share_the_staging_buffer_safely(rng):
+    from concurrent.futures import ThreadPoolExecutor
+
+    data = [rng.random((5 + i, 3)) for i in range(4)]
+    cpu = sparsekit.get_kernel("laplacian", gamma=0.4, backend="cpu")
+    gpu = sparsekit.get_kernel("laplacian", gamma=0.4, backend="cuda")
+    with ThreadPoolExecutor(4) as pool:
+        results = list(pool.map(gpu, data))
+    for X, K in zip(data, results):
+        np.testing.assert_allclose(K, cpu(X), rtol=1e-12)
+
+
+def test_auto_falls_back_to_cpu_when_numba_cannot_use_the_device(monkeypatch):
+    # a device is reported but kernels cannot be compiled (e.g. numba-cuda built for another
+    # NumPy): "auto" must use the CPU and say why, not fail at the first Gram matrix
+    from numba import config, cuda
+
+    from sparsekit.kernels import _cuda, base
+
+    def broken_probe():
+        raise AttributeError("module 'numpy' has no attribute 'row_stack'")
+
+    monkeypatch.setattr(config, "ENABLE_CUDASIM", False)
+    monkeypatch.setattr(cuda, "is_available", lambda: True, raising=False)
+    monkeypatch.setattr(_cuda, "probe", broken_probe)
+    monkeypatch.setattr(base, "_CUDA_USABLE", None)
+    with pytest.warns(RuntimeWarning, match="row_stack"):
+        assert not base.cuda_usable()
+    assert base.resolve_backend("auto", True, "rbf") == "cpu"
+    monkeypatch.setattr(base, "_CUDA_USABLE", None)
+    monkeypatch.setattr(_cuda, "probe", lambda: None)
+    assert base.cuda_usable()  # and a working probe makes the device usable
+
+
+def test_probe_runs_on_the_device_or_simulator():
+    from sparsekit.kernels import _cuda
+
+    _cuda.probe()
