@@ -520,3 +520,23 @@ def test_chunks_cover_every_graph_once():
         assert all(b == c for (_, b), (c, _) in zip(ranges[:-1], ranges[1:]))
         for a, b in ranges:
             assert b > a and (b - a == 1 or (sizes[a:b] ** 2).sum() <= budget)
+
+
+@pytest.mark.parametrize("weighted,want", [(False, "cpu"), (True, "cuda")])
+def test_auto_uses_the_gpu_for_weighted_graphs_only(monkeypatch, weighted, want):
+    # on a machine with a usable device, hop counts stay on the CPU (BFS was faster there)
+    from sparsekit.kernels import base
+    from sparsekit.kernels.graph import shortest_path
+
+    seen = []
+    real = shortest_path.build_features
+
+    def spy(batch, **kwargs):
+        seen.append(kwargs["backend"])
+        return real(batch, **kwargs)
+
+    monkeypatch.setattr(base, "_CUDA_USABLE", True)
+    monkeypatch.setattr(shortest_path, "build_features", spy)
+    A = np.array([[0.0, 2.0], [2.0, 0.0]])
+    ShortestPathKernel(weighted=weighted).prepare([(A, [0, 1])])
+    assert seen == [want]

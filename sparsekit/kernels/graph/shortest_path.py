@@ -100,8 +100,10 @@ class ShortestPathKernel(Kernel):
     weighted : bool, default False
         Use adjacency values as edge lengths (Floyd–Warshall); otherwise hop counts (BFS).
     backend : {"auto", "cpu", "cuda"}, default "auto"
-        Where the all-pairs shortest paths run; ``"auto"`` picks CUDA on a real device only.
-        The triple counts and the Gram product always run on the CPU.
+        Where the all-pairs shortest paths run. ``"auto"`` picks CUDA only for weighted graphs
+        on a real device: for hop counts the CPU's BFS was faster than Floyd–Warshall on an
+        H200 (0.53–0.75×, ``benchmarks/bench_cuda.py``). The triple counts and the Gram product
+        always run on the CPU.
 
     Examples
     --------
@@ -142,7 +144,10 @@ class ShortestPathKernel(Kernel):
                 )
             return X
         batch = parse_graphs(X, name, weighted=self.weighted, with_labels=self.with_labels)
-        backend = resolve_backend(self.backend, self.has_cuda, self.name)
+        backend = self.backend
+        if backend == "auto" and not self.weighted:
+            backend = "cpu"  # hop counts: BFS on the CPU beats Floyd–Warshall on a GPU
+        backend = resolve_backend(backend, self.has_cuda, self.name)
         return build_features(batch, with_labels=self.with_labels, weighted=self.weighted,
                               backend=backend)
 
