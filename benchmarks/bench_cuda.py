@@ -1,0 +1,190 @@
+"""GPU against CPU on the same machine: vector-kernel Grams, shortest paths and Nyström.
+
+Run on a machine with an NVIDIA GPU: ``python benchmarks/bench_cuda.py`` (``--quick`` for tiny
+sizes; with ``NUMBA_ENABLE_CUDASIM=1`` it runs on Numba's simulator, only to check the script).
+Each row times the same call with ``backend="cpu"`` (Numba and BLAS threads on every core) and
+``backend="cuda"``, checks the two results agree and prints the speed-up (CPU time / GPU time).
+
+Two GPU times are given for the Gram matrices: end to end (host arrays in, host Gram out: what a
+user of ``kernel(X, Y)`` gets) and the device compute alone (inputs already on the device, output
+left there), which shows how much of the end-to-end time is the copy of the n×m result back to
+host memory.
+"""
+import argparse
+import math
+import os
+import sys
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _timing import best_time, machine, print_table  # noqa: E402
+
+import sparsekit  # noqa: E402
+from sparsekit.kernels.graph import ShortestPathKernel  # noqa: E402
+
+COLUMNS = ["case", "CPU (s)", "GPU end-to-end (s)", "GPU compute (s)", "speed-up", "max abs diff"]
+
+
+def _device_line():
+    from numba import config, cuda
+
+    if config.ENABLE_CUDASIM:
+        return "Numba CUDA simulator (timings meaningless)"
+    dev = cuda.get_current_device()
+    name = dev.name.decode() if isinstance(dev.name, bytes) else dev.name
+    return f"{name}, compute capability {dev.compute_capability}"
+
+
+def _device_compute_time(kernel, X, Y):
+    """Seconds of the kernel launch alone: inputs on the device, output left on the device."""
+    from numba import cuda
+
+    from sparsekit.kernels import _cuda
+
+    entries, args = kernel._cuda_entries(X)
+    dX, dYt = cuda.to_device(X), cuda.to_device(np.ascontiguousarray(Y.T))
+    dout = cuda.device_array((X.shape[0], Y.shape[0]), dtype=X.dtype)
+    grid = (math.ceil(Y.shape[0] / _cuda._THREADS[0]), math.ceil(X.shape[0] / _cuda._THREADS[1]))
+
+    def run():
+        entries[grid, _cuda._THREADS](dX, dYt, *args, dout)
+        cuda.synchronize()
+
+    return best_time(run, repeat=5)
+
+
+def bench_grams(quick):
+    rows = []
+    rng = np.random.default_rng(0)
+    shapes = [(64, 48, 8)] if quick else [(5000, 5000, 128), (50_000, 1000, 54)]
+    for n, m, d in shapes:
+        X0, Y0 = rng.random((n, d)), rng.random((m, d))
+        for name, params in (("rbf", {"gamma": 1.0 / d}), ("laplacian", {}),
+                             ("chi2", {"gamma": 0.5})):
+            for dtype in (np.float64, np.float32):
+                X, Y = X0.astype(dtype), Y0.astype(dtype)
+                cpu = sparsekit.get_kernel(name, backend="cpu", **params)
+                gpu = sparsekit.get_kernel(name, backend="cuda", **params)
+                t_cpu = best_time(lambda: cpu(X, Y))
+                t_gpu = best_time(lambda: gpu(X, Y))
+                t_dev = _device_compute_time(gpu, X, Y)
+                diff = float(np.abs(cpu(X, Y) - gpu(X, Y)).max())
+                rows.append({"case": f"{name} {n}x{m}, d={d}, {np.dtype(dtype).name}",
+                             "CPU (s)": f"{t_cpu:.4f}", "GPU end-to-end (s)": f"{t_gpu:.4f}",
+                             "GPU compute (s)": f"{t_dev:.5f}",
+                             "speed-up": f"{t_cpu / t_gpu:.2f}x", "max abs diff": f"{diff:.1e}"})
+    return rows
+
+
+def bench_transfer(quick):
+    """Ways to bring one n×m float64 result from the device into a new host array."""
+    from numba import cuda
+
+    from sparsekit.kernels import _cpu, _cuda
+
+    n, m = (64, 48) if quick else (5000, 5000)
+    d_out = cuda.to_device(np.random.default_rng(2).random((n, m)))
+    want = d_out.copy_to_host()
+
+    def pageable():
+        out = np.empty((n, m))
+        d_out.copy_to_host(out)
+        return out
+
+    def staged():  # the library's path: page-locked staging buffer, threaded copy
+        out = np.empty((n, m))
+        chunk = max(1, _cuda.STAGING_BYTES // (m * 8))
+        with _cuda._device_lock:
+            for r0 in range(0, n, chunk):
+                r1 = min(n, r0 + chunk)
+                host = _cuda._staging_view(r1 - r0, m, np.float64)
+                d_out[r0:r1].copy_to_host(host)
+                _cpu.copy_rows(host, out[r0:r1])
+        return out
+
+    def registered():  # page-lock the destination itself for the copy
+        out = np.empty((n, m))
+        with cuda.pinned(out):
+            d_out.copy_to_host(out)
+        return out
+
+    rows = []
+    for label, fn in (("pageable copy_to_host", pageable), ("staged (library)", staged),
+                      ("cuda.pinned(out) + copy", registered)):
+        assert np.array_equal(fn(), want)
+        t = best_time(fn, repeat=5)
+        rows.append({"case": f"device->host {n}x{m} float64 ({n * m * 8 / 1e6:.0f} MB): {label}",
+                     "CPU (s)": "-", "GPU end-to-end (s)": f"{t:.4f}", "GPU compute (s)": "-",
+                     "speed-up": f"{n * m * 8 / t / 1e9:.1f} GB/s", "max abs diff": "0"})
+    return rows
+
+
+def _random_graphs(n_graphs, n_nodes, p, weighted, seed):
+    rng = np.random.default_rng(seed)
+    graphs = []
+    for _ in range(n_graphs):
+        A = np.triu(rng.random((n_nodes, n_nodes)) < p, 1).astype(np.float64)
+        if weighted:
+            A *= rng.choice([0.5, 1.0, 2.5], size=A.shape)
+        graphs.append((A + A.T, rng.integers(0, 5, n_nodes)))
+    return graphs
+
+
+def bench_graphs(quick):
+    rows = []
+    cases = [(10, 8, 0.3)] if quick else [(2000, 30, 0.15),
+                                                               (200, 200, 0.03)]
+    for n_graphs, n_nodes, p in cases:
+        for weighted in (False, True):
+            graphs = _random_graphs(n_graphs, n_nodes, p, weighted, seed=n_nodes)
+            cpu = ShortestPathKernel(weighted=weighted, backend="cpu")
+            gpu = ShortestPathKernel(weighted=weighted, backend="cuda")
+            t_cpu = best_time(lambda: cpu(graphs))
+            t_gpu = best_time(lambda: gpu(graphs))
+            diff = float(np.abs(cpu(graphs) - gpu(graphs)).max())
+            kind = "weighted (Floyd-Warshall both)" if weighted else "unweighted (CPU: BFS)"
+            rows.append({"case": f"shortest-path {n_graphs} graphs x {n_nodes} nodes, {kind}",
+                         "CPU (s)": f"{t_cpu:.4f}", "GPU end-to-end (s)": f"{t_gpu:.4f}",
+                         "GPU compute (s)": "-", "speed-up": f"{t_cpu / t_gpu:.2f}x",
+                         "max abs diff": f"{diff:.1e}"})
+    return rows
+
+
+def bench_nystroem(quick):
+    rows = []
+    n, m, d = (300, 20, 54) if quick else (50_000, 1000, 54)
+    X0 = np.random.default_rng(1).standard_normal((n, d))
+    for dtype in (np.float64, np.float32):
+        X = X0.astype(dtype)
+
+        def run(backend):
+            return sparsekit.Nystroem("rbf", sampler="uniform", n_components=m,
+                                      kernel_params={"gamma": 1.0 / d, "backend": backend},
+                                      random_state=0).fit_transform(X)
+
+        t_cpu = best_time(lambda: run("cpu"))
+        t_gpu = best_time(lambda: run("cuda"))
+        diff = float(np.abs(run("cpu") - run("cuda")).max())
+        rows.append({"case": f"Nystroem fit+transform n={n}, {m} comps, {np.dtype(dtype).name}",
+                     "CPU (s)": f"{t_cpu:.4f}", "GPU end-to-end (s)": f"{t_gpu:.4f}",
+                     "GPU compute (s)": "-", "speed-up": f"{t_cpu / t_gpu:.2f}x",
+                     "max abs diff": f"{diff:.1e}"})
+    return rows
+
+
+def main(quick=False):
+    print(f"Machine: {machine()}")
+    print(f"Device: {_device_line()}\n", flush=True)
+    t0 = time.perf_counter()
+    for section in (bench_transfer, bench_grams, bench_graphs, bench_nystroem):
+        print_table(section(quick), COLUMNS)
+        print(flush=True)
+    print(f"\n(total {time.perf_counter() - t0:.0f} s)")
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="small sizes")
+    main(parser.parse_args().quick)
