@@ -121,6 +121,51 @@ def bench_transfer(quick):
     return rows
 
 
+def bench_crossover(quick):
+    """Small Gram matrices: where a GPU call starts to pay (sets ``AUTO_CUDA_MIN_ENTRIES``)."""
+    from sparsekit.kernels.base import AUTO_CUDA_MIN_ENTRIES
+
+    rows = []
+    rng = np.random.default_rng(3)
+    sizes = (8, 32) if quick else (64, 128, 256, 512, 1024, 2048)
+    for n in sizes:
+        X = rng.random((n, 54))
+        cpu = sparsekit.get_kernel("rbf", gamma=1.0 / 54, backend="cpu")
+        gpu = sparsekit.get_kernel("rbf", gamma=1.0 / 54, backend="cuda")
+        t_cpu = best_time(lambda: cpu(X), repeat=20)
+        t_gpu = best_time(lambda: gpu(X), repeat=20)
+        diff = float(np.abs(cpu(X) - gpu(X)).max())
+        auto = "cuda" if n * n >= AUTO_CUDA_MIN_ENTRIES else "cpu"
+        rows.append({"case": f"rbf {n}x{n}, d=54, float64 (auto: {auto})",
+                     "CPU (s)": f"{t_cpu:.6f}", "GPU end-to-end (s)": f"{t_gpu:.6f}",
+                     "GPU compute (s)": "-", "speed-up": f"{t_cpu / t_gpu:.2f}x",
+                     "max abs diff": f"{diff:.1e}"})
+    return rows
+
+
+def bench_samplers(quick):
+    """Leverage-score samplers with the Gram blocks on the CPU, on the GPU, and with auto."""
+    rows = []
+    n, d = (120, 5) if quick else (100_000, 54)
+    X = np.random.default_rng(4).standard_normal((n, d))
+    cases = (("dac-rls scores", lambda k: sparsekit.get_sampler("dac-rls", lam=1.0).scores(
+                 X, k, random_state=0)),
+             ("recursive-rls s=20" if quick else "recursive-rls s=500", lambda k: sparsekit.get_sampler("recursive-rls").sample(
+                 X, k, 20 if quick else 500, random_state=0).indices.astype(float)))
+    for label, run in cases:
+        times, results = {}, {}
+        for backend in ("cpu", "cuda", "auto"):
+            k = sparsekit.get_kernel("rbf", gamma=1.0 / d, backend=backend)
+            times[backend] = best_time(lambda: run(k), repeat=2)
+            results[backend] = run(k)
+        diff = max(float(np.abs(results[b] - results["cpu"]).max()) for b in ("cuda", "auto"))
+        rows.append({"case": f"{label}, n={n}, d={d} (auto: {times['auto']:.3f} s)",
+                     "CPU (s)": f"{times['cpu']:.3f}", "GPU end-to-end (s)": f"{times['cuda']:.3f}",
+                     "GPU compute (s)": "-", "speed-up": f"{times['cpu'] / times['cuda']:.2f}x",
+                     "max abs diff": f"{diff:.1e}"})
+    return rows
+
+
 def _random_graphs(n_graphs, n_nodes, p, weighted, seed):
     rng = np.random.default_rng(seed)
     graphs = []
@@ -178,7 +223,8 @@ def main(quick=False):
     print(f"Machine: {machine()}")
     print(f"Device: {_device_line()}\n", flush=True)
     t0 = time.perf_counter()
-    for section in (bench_transfer, bench_grams, bench_graphs, bench_nystroem):
+    for section in (bench_transfer, bench_crossover, bench_grams, bench_graphs, bench_nystroem,
+                    bench_samplers):
         print_table(section(quick), COLUMNS)
         print(flush=True)
     print(f"\n(total {time.perf_counter() - t0:.0f} s)")

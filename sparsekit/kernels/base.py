@@ -72,8 +72,17 @@ def _probe_cuda() -> bool:
     return True
 
 
-def resolve_backend(backend: str, has_cuda: bool, component: str) -> str:
-    """Turn ``"auto"|"cpu"|"cuda"`` into ``"cpu"`` or ``"cuda"`` for one component."""
+#: ``backend="auto"`` sends a Gram matrix to the GPU only from this many entries on: below it
+#: the fixed cost of a GPU call (copies, launch) exceeds the CPU's time (``bench_cuda.py``).
+AUTO_CUDA_MIN_ENTRIES = 2**18
+
+
+def resolve_backend(backend: str, has_cuda: bool, component: str, entries=None) -> str:
+    """Turn ``"auto"|"cpu"|"cuda"`` into ``"cpu"`` or ``"cuda"`` for one component.
+
+    ``entries``, when given, is the size of the Gram matrix to compute: ``"auto"`` keeps
+    matrices of fewer than ``AUTO_CUDA_MIN_ENTRIES`` entries on the CPU.
+    """
     backend = check_option(backend, "backend", BACKENDS)
     if backend == "cpu":
         return "cpu"
@@ -90,6 +99,8 @@ def resolve_backend(backend: str, has_cuda: bool, component: str) -> str:
                 "False); use backend='auto' or 'cpu', or set NUMBA_ENABLE_CUDASIM=1 to simulate"
             )
         return "cuda"
+    if entries is not None and entries < AUTO_CUDA_MIN_ENTRIES:
+        return "cpu"
     return "cuda" if has_cuda and cuda_usable() else "cpu"
 
 
@@ -242,7 +253,8 @@ class VectorKernel(Kernel):
         (``backend`` resolved to ``"cuda"``) ``Y`` stays on the device across blocks and the
         device holds at most ``block_rows`` output rows at a time.
         """
-        backend = resolve_backend(getattr(self, "backend", "cpu"), self.has_cuda, self.name)
+        backend = resolve_backend(getattr(self, "backend", "cpu"), self.has_cuda, self.name,
+                                  entries=X.shape[0] * Y.shape[0])
         if backend == "cuda":
             from . import _cuda
 

@@ -108,3 +108,29 @@ def test_probe_runs_on_the_device_or_simulator():
     from sparsekit.kernels import _cuda
 
     _cuda.probe()
+
+
+def test_auto_keeps_small_grams_on_the_cpu(monkeypatch, rng):
+    from sparsekit.kernels import _cuda, base
+
+    calls = []
+    real = _cuda.DeviceGram
+
+    class Spy(real):
+        def __init__(self, *args):
+            calls.append(args[1].shape)
+            super().__init__(*args)
+
+    monkeypatch.setattr(base, "_CUDA_USABLE", True)  # as on a machine with a device
+    monkeypatch.setattr(base, "AUTO_CUDA_MIN_ENTRIES", 40)
+    monkeypatch.setattr(_cuda, "DeviceGram", Spy)
+    k = sparsekit.get_kernel("rbf", gamma=0.5)  # backend "auto"
+    small, big = rng.random((6, 3)), rng.random((8, 3))
+    k(small)  # 36 entries: CPU
+    assert calls == []
+    K = k(big)  # 64 entries: GPU (the simulator here)
+    assert calls == [(8, 3)]
+    np.testing.assert_allclose(K, sparsekit.get_kernel("rbf", gamma=0.5, backend="cpu")(big),
+                               rtol=1e-12)
+    assert base.resolve_backend("auto", True, "rbf", entries=39) == "cpu"
+    assert base.resolve_backend("cuda", True, "rbf", entries=1) == "cuda"  # explicit wins
