@@ -8,7 +8,8 @@ so it has none of the cancellation of the GEMM form.
 
 :class:`DeviceGram` evaluates a Gram matrix in row blocks: ``Yt`` goes to the device once, one
 device output buffer is reused, and each chunk of rows comes back through a page-locked staging
-buffer into the caller's rows, so device memory is ``O(m d + STAGING_BYTES)`` whatever ``n``.
+buffer into the caller's rows. A chunk holds at most ``STAGING_BYTES`` of output and of input
+rows, so device memory is ``O(m d + STAGING_BYTES)`` whatever ``n``.
 
 Imported only when ``backend="cuda"`` is chosen. Tested against the CPU kernels with
 ``NUMBA_ENABLE_CUDASIM=1`` in CI, and on a GPU (``benchmarks/bench_cuda.py``).
@@ -103,11 +104,23 @@ def _staging_view(rows, cols, dtype):
     return _staging[:nbytes].view(dtype).reshape(rows, cols)
 
 
+#: CUDA allows at most 65,535 blocks along the grid's y axis, which runs over rows
+MAX_GRID_ROWS = 65535 * _THREADS[1]
+
+
+def chunk_rows(block_rows, n_cols, n_features, itemsize):
+    """Rows of one device chunk: at most ``block_rows``, ``MAX_GRID_ROWS`` (one launch), and
+    ``STAGING_BYTES`` of output or of input rows (so device memory stays bounded for any n)."""
+    by_output = STAGING_BYTES // max(1, n_cols * itemsize)
+    by_input = STAGING_BYTES // max(1, n_features * itemsize)
+    return int(max(1, min(block_rows, by_output, by_input, MAX_GRID_ROWS)))
+
+
 class DeviceGram:
     """Row blocks of the Gram matrix between rows of ``X`` and the fixed ``Y`` on the GPU.
 
-    ``Yt`` is uploaded once. Each block is computed in chunks of at most ``STAGING_BYTES`` of
-    output: launch, copy to the page-locked staging buffer, then a threaded copy into the
+    ``Yt`` is uploaded once. Each block is computed in chunks of :func:`chunk_rows` rows:
+    launch, copy to the page-locked staging buffer, then a threaded copy into the
     caller's rows. The device and the staging buffer are shared by the process, so the chunks
     of concurrent calls (threads) take turns.
 
@@ -124,8 +137,7 @@ class DeviceGram:
         self._entries = entries
         self._args = tuple(args)
         self._dtype = Y.dtype
-        row_bytes = max(1, Y.shape[0] * Y.dtype.itemsize)
-        self._chunk = int(max(1, min(block_rows, STAGING_BYTES // row_bytes)))
+        self._chunk = chunk_rows(block_rows, Y.shape[0], Y.shape[1], Y.dtype.itemsize)
         with _device_lock:
             self._Yt = cuda.to_device(np.ascontiguousarray(Y.T))
             self._out = cuda.device_array((self._chunk, Y.shape[0]), dtype=Y.dtype)

@@ -11,6 +11,7 @@ was never fitted fits itself on the first ``X`` it is called with.
 """
 from __future__ import annotations
 
+import threading
 import warnings
 from abc import ABC, abstractmethod
 
@@ -37,11 +38,14 @@ def cuda_usable() -> bool:
     """
     global _CUDA_USABLE
     if _CUDA_USABLE is None:
-        _CUDA_USABLE = _probe_cuda()
+        with _PROBE_LOCK:  # one probe (and one warning) even when threads ask first together
+            if _CUDA_USABLE is None:
+                _CUDA_USABLE = _probe_cuda()
     return _CUDA_USABLE
 
 
 _CUDA_USABLE = None
+_PROBE_LOCK = threading.Lock()
 
 
 def _probe_cuda() -> bool:

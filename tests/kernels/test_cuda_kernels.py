@@ -36,7 +36,8 @@ def test_auto_never_picks_the_simulator():
                                          ("chi2", {"gamma": 0.5})])
 @pytest.mark.parametrize("max_memory", [1, 3 * 6 * 8, None])
 def test_cuda_row_blocks_equal_cpu(name, params, max_memory, rng):
-    # blocks of 1 row, of 3 rows (the last one shorter) and one block; Y stays on the device
+    # blocks of 1 row, of a few rows (3 against Y, the last one shorter; 1 when Y = X) and one
+    # block; Y stays on the device
     X = rng.random((10, 5))
     Y = rng.random((6, 5))
     cpu = sparsekit.get_kernel(name, backend="cpu", **params)
@@ -53,10 +54,27 @@ def test_cuda_row_blocks_equal_cpu(name, params, max_memory, rng):
             assert len(rows) == len(X)
 
 
-def test_cuda_rbf_diagonal_is_exactly_one_in_every_block(rng):
-    X = (1e3 + rng.random((7, 3))).astype(np.float32)  # far from the origin
-    K = sparsekit.get_kernel("rbf", gamma=2.0, backend="cuda")(X, max_memory=2 * 7 * 4)
-    assert np.all(np.diag(K) == 1.0)
+def test_chunks_respect_the_grid_limit_and_the_staging_size():
+    from sparsekit.kernels import _cuda
+
+    # few columns, many rows: one launch may not exceed 65,535 blocks of 8 rows
+    assert _cuda.chunk_rows(10**6, 4, 3, 8) == _cuda.MAX_GRID_ROWS == 65535 * 8
+    # wide input rows bound the chunk too (device memory independent of n)
+    assert _cuda.chunk_rows(10**6, 100, 2000, 8) == _cuda.STAGING_BYTES // (2000 * 8)
+    assert _cuda.chunk_rows(10**6, 5000, 10, 8) == _cuda.STAGING_BYTES // (5000 * 8)
+    assert _cuda.chunk_rows(7, 5000, 10, 8) == 7
+    assert _cuda.chunk_rows(10, 10**9, 10, 8) == 1
+
+
+def test_cuda_chunks_capped_by_the_grid_limit_equal_cpu(monkeypatch, rng):
+    from sparsekit.kernels import _cuda
+
+    monkeypatch.setattr(_cuda, "MAX_GRID_ROWS", 3)
+    X, Y = rng.random((8, 2)), rng.random((5, 2))
+    for name in ("rbf", "laplacian"):
+        want = sparsekit.get_kernel(name, backend="cpu")(X, Y)
+        got = sparsekit.get_kernel(name, backend="cuda")(X, Y)
+        np.testing.assert_allclose(got, want, rtol=1e-12)
 
 
 def test_cuda_chunks_through_a_small_staging_buffer(monkeypatch, rng):
