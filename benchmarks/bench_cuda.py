@@ -27,6 +27,13 @@ from sparsekit.kernels.graph import ShortestPathKernel  # noqa: E402
 COLUMNS = ["case", "CPU (s)", "GPU end-to-end (s)", "GPU compute (s)", "speed-up", "max abs diff"]
 
 
+def _row(case, t_cpu, t_gpu, diff, t_dev=None, fmt=".4f"):
+    """One table row: CPU and GPU times, the speed-up and the largest difference."""
+    return {"case": case, "CPU (s)": f"{t_cpu:{fmt}}", "GPU end-to-end (s)": f"{t_gpu:{fmt}}",
+            "GPU compute (s)": "-" if t_dev is None else f"{t_dev:.5f}",
+            "speed-up": f"{t_cpu / t_gpu:.2f}x", "max abs diff": f"{diff:.1e}"}
+
+
 def _device_line():
     from numba import config, cuda
 
@@ -71,10 +78,8 @@ def bench_grams(quick):
                 t_gpu = best_time(lambda: gpu(X, Y))
                 t_dev = _device_compute_time(gpu, X, Y)
                 diff = float(np.abs(cpu(X, Y) - gpu(X, Y)).max())
-                rows.append({"case": f"{name} {n}x{m}, d={d}, {np.dtype(dtype).name}",
-                             "CPU (s)": f"{t_cpu:.4f}", "GPU end-to-end (s)": f"{t_gpu:.4f}",
-                             "GPU compute (s)": f"{t_dev:.5f}",
-                             "speed-up": f"{t_cpu / t_gpu:.2f}x", "max abs diff": f"{diff:.1e}"})
+                rows.append(_row(f"{name} {n}x{m}, d={d}, {np.dtype(dtype).name}", t_cpu,
+                                 t_gpu, diff, t_dev))
     return rows
 
 
@@ -136,10 +141,8 @@ def bench_crossover(quick):
         t_gpu = best_time(lambda: gpu(X), repeat=20)
         diff = float(np.abs(cpu(X) - gpu(X)).max())
         auto = "cuda" if n * n >= AUTO_CUDA_MIN_ENTRIES else "cpu"
-        rows.append({"case": f"rbf {n}x{n}, d=54, float64 (auto: {auto})",
-                     "CPU (s)": f"{t_cpu:.6f}", "GPU end-to-end (s)": f"{t_gpu:.6f}",
-                     "GPU compute (s)": "-", "speed-up": f"{t_cpu / t_gpu:.2f}x",
-                     "max abs diff": f"{diff:.1e}"})
+        rows.append(_row(f"rbf {n}x{n}, d=54, float64 (auto: {auto})", t_cpu, t_gpu, diff,
+                         fmt=".6f"))
     return rows
 
 
@@ -159,10 +162,8 @@ def bench_samplers(quick):
             times[backend] = best_time(lambda: run(k), repeat=2)
             results[backend] = run(k)
         diff = max(float(np.abs(results[b] - results["cpu"]).max()) for b in ("cuda", "auto"))
-        rows.append({"case": f"{label}, n={n}, d={d} (auto: {times['auto']:.3f} s)",
-                     "CPU (s)": f"{times['cpu']:.3f}", "GPU end-to-end (s)": f"{times['cuda']:.3f}",
-                     "GPU compute (s)": "-", "speed-up": f"{times['cpu'] / times['cuda']:.2f}x",
-                     "max abs diff": f"{diff:.1e}"})
+        rows.append(_row(f"{label}, n={n}, d={d} (auto: {times['auto']:.3f} s)", times["cpu"],
+                         times["cuda"], diff, fmt=".3f"))
     return rows
 
 
@@ -190,10 +191,8 @@ def bench_graphs(quick):
             t_gpu = best_time(lambda: gpu(graphs))
             diff = float(np.abs(cpu(graphs) - gpu(graphs)).max())
             kind = "weighted (Floyd-Warshall both)" if weighted else "unweighted (CPU: BFS)"
-            rows.append({"case": f"shortest-path {n_graphs} graphs x {n_nodes} nodes, {kind}",
-                         "CPU (s)": f"{t_cpu:.4f}", "GPU end-to-end (s)": f"{t_gpu:.4f}",
-                         "GPU compute (s)": "-", "speed-up": f"{t_cpu / t_gpu:.2f}x",
-                         "max abs diff": f"{diff:.1e}"})
+            rows.append(_row(f"shortest-path {n_graphs} graphs x {n_nodes} nodes, {kind}",
+                             t_cpu, t_gpu, diff))
     return rows
 
 
@@ -212,10 +211,8 @@ def bench_nystroem(quick):
         t_cpu = best_time(lambda: run("cpu"))
         t_gpu = best_time(lambda: run("cuda"))
         diff = float(np.abs(run("cpu") - run("cuda")).max())
-        rows.append({"case": f"Nystroem fit+transform n={n}, {m} comps, {np.dtype(dtype).name}",
-                     "CPU (s)": f"{t_cpu:.4f}", "GPU end-to-end (s)": f"{t_gpu:.4f}",
-                     "GPU compute (s)": "-", "speed-up": f"{t_cpu / t_gpu:.2f}x",
-                     "max abs diff": f"{diff:.1e}"})
+        rows.append(_row(f"Nystroem fit+transform n={n}, {m} comps, {np.dtype(dtype).name}",
+                         t_cpu, t_gpu, diff))
     return rows
 
 
