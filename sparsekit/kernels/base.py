@@ -165,7 +165,8 @@ class VectorKernel(Kernel):
 
     Subclasses implement ``_prepare(X, Y, same)`` (per-call context such as squared norms) and
     ``_fill(Xb, Y, ctx, out, row0, same)``, which writes the Gram block of the rows ``Xb``
-    (starting at row ``row0`` of X) into ``out``. ``_cuda_entries`` names the ``@cuda.jit`` kernel that does the same on the GPU.
+    (starting at row ``row0`` of X) into ``out``. On the GPU, ``_cuda_entries`` names the
+    ``@cuda.jit`` kernel that computes the entries.
     """
 
     #: inputs must be non-negative (chi2 kernels)
@@ -266,9 +267,7 @@ class VectorKernel(Kernel):
             gram = _cuda.DeviceGram(entries, Y, args, block_rows)
 
             def fill(r0, r1, out):
-                gram.fill(X[r0:r1], out)
-                self._finish_block(out, r0, same)
-                return out
+                return gram.fill(X[r0:r1], out)
         else:
             ctx = self._prepare(X, Y, same)
 
@@ -276,9 +275,6 @@ class VectorKernel(Kernel):
                 self._fill(X[r0:r1], Y, ctx, out, r0, same)
                 return out
         return fill
-
-    def _finish_block(self, out, row0, same):
-        """Hook run on each GPU block (the RBF kernel sets its exact unit diagonal here)."""
 
     def _cuda_entries(self, X):  # pragma: no cover - only kernels with has_cuda
         """``(kernel of _cuda, scalar arguments cast to X's dtype)`` of the GPU path."""

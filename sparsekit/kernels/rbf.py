@@ -117,17 +117,15 @@ class RBFKernel(VectorKernel):
         gamma = out.dtype.type(self.effective_gamma(Xb.shape[1]))
         _cpu.scaled_sq_dist_from_inner_inplace(out, xsq[row0:row0 + len(Xb)], ysq, -gamma)
         _cpu.exp_inplace(out)
-        self._finish_block(out, row0, same)
-
-    def _finish_block(self, out, row0, same):
         if same:  # exact zero distance of x_i to itself (as scikit-learn): k(x_i, x_i) = 1
-            idx = np.arange(out.shape[0])
+            idx = np.arange(len(Xb))
             out[idx, row0 + idx] = 1.0
 
     def _diag(self, X):
         return np.ones(X.shape[0], dtype=X.dtype)
 
     def _cuda_entries(self, X):
+        # the GPU sums differences, so x_i - x_i is exactly 0 and k(x_i, x_i) exactly 1
         from . import _cuda
 
         return _cuda.rbf_entries, (X.dtype.type(self.effective_gamma(X.shape[1])),)
