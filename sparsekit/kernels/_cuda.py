@@ -20,6 +20,11 @@ import threading
 import numpy as np
 from numba import cuda
 
+from . import _numba_cuda_compat
+
+# before any kernel of this module compiles (numba-cuda on NumPy >= 2.5)
+_numba_cuda_compat.load_cuda_array_overloads()
+
 #: threads per block: 32 columns (one warp) by 8 rows
 _THREADS = (32, 8)
 

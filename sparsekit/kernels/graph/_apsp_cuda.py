@@ -19,6 +19,11 @@ import math
 import numpy as np
 from numba import cuda
 
+from .. import _numba_cuda_compat
+
+# before any kernel of this module compiles (numba-cuda on NumPy >= 2.5)
+_numba_cuda_compat.load_cuda_array_overloads()
+
 _THREADS = 256
 
 
