@@ -36,6 +36,7 @@ import numpy as np
 from .._base import ParamsMixin
 from .._validation import check_option, check_random_state, check_scalar
 from ..registry import default_registry
+from . import _nystrom_cuda
 from ._common import check_fitted, check_n_features
 
 NORMS = ("fro", "spectral", "trace")
@@ -71,7 +72,7 @@ def _graph_samplers(registry) -> list[str]:
     return names
 
 
-def inverse_sqrt_map(K_S, rank=None, eigen_floor=None):
+def inverse_sqrt_map(K_S, rank=None, eigen_floor=None, eigh=None):
     """The matrix M of phi(x) = K(x, S) M, from the landmark Gram ``K_S``.
 
     Parameters
@@ -84,6 +85,8 @@ def inverse_sqrt_map(K_S, rank=None, eigen_floor=None):
     eigen_floor : float >= 0, optional
         Eigenvalues <= floor are dropped (their columns of M are zero). Default
         k · eps(dtype) · λ_max.
+    eigh : callable, optional
+        Symmetric eigensolver with the signature of ``numpy.linalg.eigh`` (default: that one).
 
     Returns
     -------
@@ -97,7 +100,7 @@ def inverse_sqrt_map(K_S, rank=None, eigen_floor=None):
     # NumPy's eigh is LAPACK's divide-and-conquer syevd, the fastest full decomposition; it runs
     # on NumPy's BLAS threads, the ones the GEMMs around it use (SciPy ships a second OpenBLAS
     # whose threads would compete with them for the cores)
-    evals, U = np.linalg.eigh(A)
+    evals, U = (eigh or np.linalg.eigh)(A)
     evals, U = evals[::-1], U[:, ::-1]
     k = A.shape[0]
     if eigen_floor is None:
@@ -224,7 +227,8 @@ class Nystroem(ParamsMixin):
         k = len(indices)
         if rank is not None and rank > k:
             raise ValueError(f"rank={rank} but the sampler returned only {k} landmarks")
-        M, evals, _ = inverse_sqrt_map(K_S, rank=rank, eigen_floor=floor)
+        M, evals, _ = inverse_sqrt_map(K_S, rank=rank, eigen_floor=floor,
+                                       eigh=_nystrom_cuda.eigh_for(kernel, k))
 
         self.kernel_ = kernel
         self.sampler_ = sampler
@@ -251,6 +255,10 @@ class Nystroem(ParamsMixin):
     def _features(self, Xp):
         """phi of prepared data, computed in row blocks (one K(x, S) block alive at a time)."""
         kernel, M = self.kernel_, self.normalization_
+        # on the GPU (with CuPy): K(x, S) and its product with M stay on the device
+        out = _nystrom_cuda.device_features(kernel, self.components_, M, Xp)
+        if out is not None:
+            return out
         n = kernel.n_samples(Xp)
         k = M.shape[0]
         step = int(max(1, min(n, BLOCK_BYTES // max(1, 8 * k))))
