@@ -5,6 +5,11 @@ sizes; with ``NUMBA_ENABLE_CUDASIM=1`` it runs on Numba's simulator, only to che
 Each row times the same call with ``backend="cpu"`` (Numba and BLAS threads on every core) and
 ``backend="cuda"``, checks the two results agree and prints the speed-up (CPU time / GPU time).
 
+The anchor on the GPU is PyTorch (when installed): the same computations written with its
+tensor operations (``cdist`` -> ``exp`` -> matmul with the normalization for Nyström), timed
+with ``torch.cuda.synchronize()`` and the result copied into a host NumPy array, in the same
+dtype; the script exits non-zero when the answers of any side disagree.
+
 Two GPU times are given for the Gram matrices: end to end (host arrays in, host Gram out: what a
 user of ``kernel(X, Y)`` gets) and the device compute alone (inputs already on the device, output
 left there), which shows how much of the end-to-end time is the copy of the n×m result back to
@@ -24,14 +29,61 @@ from _timing import best_time, machine, print_table  # noqa: E402
 import sparsekit  # noqa: E402
 from sparsekit.kernels.graph import ShortestPathKernel  # noqa: E402
 
-COLUMNS = ["case", "CPU (s)", "GPU end-to-end (s)", "GPU compute (s)", "speed-up", "max abs diff"]
+COLUMNS = ["case", "CPU (s)", "GPU end-to-end (s)", "GPU compute (s)", "speed-up", "max abs diff",
+           "PyTorch (s)", "GPU vs PyTorch"]
 
 
-def _row(case, t_cpu, t_gpu, diff, t_dev=None, fmt=".4f"):
+def _row(case, t_cpu, t_gpu, diff, t_dev=None, fmt=".4f", t_torch=None):
     """One table row: CPU and GPU times, the speed-up and the largest difference."""
     return {"case": case, "CPU (s)": f"{t_cpu:{fmt}}", "GPU end-to-end (s)": f"{t_gpu:{fmt}}",
             "GPU compute (s)": "-" if t_dev is None else f"{t_dev:.5f}",
-            "speed-up": f"{t_cpu / t_gpu:.2f}x", "max abs diff": f"{diff:.1e}"}
+            "speed-up": f"{t_cpu / t_gpu:.2f}x", "max abs diff": f"{diff:.1e}",
+            "PyTorch (s)": "-" if t_torch is None else f"{t_torch:{fmt}}",
+            "GPU vs PyTorch": "-" if t_torch is None else f"{t_torch / t_gpu:.2f}x"}
+
+
+def _threads_line():
+    from threadpoolctl import threadpool_info
+
+    from sparsekit._threads import effective_n_jobs
+
+    blas = sorted({f"{i['internal_api']} {i['num_threads']}" for i in threadpool_info()
+                   if i["user_api"] == "blas"})
+    return (f"CPU side: {effective_n_jobs(None)} threads (sparsekit/Numba), BLAS threads: "
+            f"{', '.join(blas) or '?'}; GPU side: one device")
+
+
+def _rel_diff(a, b):
+    return float(np.abs(np.asarray(a, np.float64) - b).max() / max(np.abs(b).max(), 1e-300))
+
+
+#: disagreements and anchor errors; the script exits non-zero after its tables if any
+FAILURES = []
+
+
+def _check(label, diff, tol):
+    """Record a failure when two sides disagree by more than ``tol`` (relative)."""
+    if not diff <= tol:
+        FAILURES.append(f"{label}: relative difference {diff:.1e} > {tol:.0e}")
+        print(f"FAILED: {FAILURES[-1]}", flush=True)
+
+
+def _anchor(label, fn):
+    """``fn()``, or None (recorded as a failure) when the anchor raises."""
+    try:
+        return fn()
+    except Exception as exc:  # the other rows still run; the script fails at the end
+        FAILURES.append(f"{label}: {exc!r}")
+        print(f"FAILED: {FAILURES[-1]}", flush=True)
+        return None
+
+
+def _torch():
+    try:
+        import torch
+    except ImportError:
+        return None
+    return torch if torch.cuda.is_available() else None
 
 
 def _device_line():
@@ -62,7 +114,20 @@ def _device_compute_time(kernel, X, Y):
     return best_time(run, repeat=5)
 
 
+def torch_gram(torch, name, X, Y, gamma):
+    """The Gram matrix in PyTorch, host arrays in, host array out (rbf and laplacian)."""
+    Xd, Yd = torch.from_numpy(X).cuda(), torch.from_numpy(Y).cuda()
+    if name == "rbf":
+        K = torch.exp(-gamma * torch.cdist(Xd, Yd).square())
+    else:
+        K = torch.exp(-gamma * torch.cdist(Xd, Yd, p=1.0))
+    out = K.cpu().numpy()
+    torch.cuda.synchronize()
+    return out
+
+
 def bench_grams(quick):
+    torch = _torch()
     rows = []
     rng = np.random.default_rng(0)
     shapes = [(64, 48, 8)] if quick else [(5000, 5000, 128), (50_000, 1000, 54)]
@@ -77,9 +142,21 @@ def bench_grams(quick):
                 t_cpu = best_time(lambda: cpu(X, Y))
                 t_gpu = best_time(lambda: gpu(X, Y))
                 t_dev = _device_compute_time(gpu, X, Y)
-                diff = float(np.abs(cpu(X, Y) - gpu(X, Y)).max())
+                got = gpu(X, Y)
+                diff = float(np.abs(cpu(X, Y) - got).max())
+                _check(f"{name} GPU", _rel_diff(got, cpu(X, Y)),
+                       1e-12 if dtype == np.float64 else 1e-5)
+                t_torch = None
+                if torch is not None and name in ("rbf", "laplacian"):
+                    g = float(gpu._cuda_entries(X)[1][0])
+                    label = f"PyTorch {name} {n}x{m} {np.dtype(dtype).name}"
+                    t_torch = _anchor(label, lambda: best_time(
+                        lambda: torch_gram(torch, name, X, Y, g)))
+                    if t_torch is not None:
+                        _check(label, _rel_diff(torch_gram(torch, name, X, Y, g), got),
+                               1e-10 if dtype == np.float64 else 1e-4)
                 rows.append(_row(f"{name} {n}x{m}, d={d}, {np.dtype(dtype).name}", t_cpu,
-                                 t_gpu, diff, t_dev))
+                                 t_gpu, diff, t_dev, t_torch=t_torch))
     return rows
 
 
@@ -196,38 +273,123 @@ def bench_graphs(quick):
     return rows
 
 
+NYSTROEM_COLUMNS = ["case", "CPU (s)", "GPU (s)", "GPU fit / transform (s)",
+                    "GPU, Gram blocks to host (s)", "PyTorch (s)", "GPU vs CPU", "GPU vs PyTorch",
+                    "max rel. diff (CPU, PyTorch)"]
+
+
+def torch_nystroem(torch, X, indices, gamma):
+    """The Nyström recipe in PyTorch: host X in, host features out, dtype of X.
+
+    K_S = exp(-gamma cdist(S, S)^2), eigh of K_S (in X's dtype), M = U diag(lambda^-1/2) U^T with
+    the same eigenvalue floor as sparsekit (|S| eps lambda_max), Z = exp(-gamma cdist(X, S)^2) M.
+    """
+    Xd = torch.from_numpy(X).cuda()
+    S = Xd[torch.from_numpy(indices).cuda()]
+    K_S = torch.exp(-gamma * torch.cdist(S, S).square())
+    w, U = torch.linalg.eigh(0.5 * (K_S + K_S.T))
+    floor = len(indices) * np.finfo(X.dtype).eps * w.max().clamp(min=0)
+    inv_sqrt = torch.where(w > floor, w.clamp(min=floor).rsqrt(), torch.zeros_like(w))
+    M = (U * inv_sqrt) @ U.T
+    Z = torch.exp(-gamma * torch.cdist(Xd, S).square()) @ M
+    out = Z.cpu().numpy()
+    torch.cuda.synchronize()
+    return out
+
+
 def bench_nystroem(quick):
+    from sparsekit.features import _nystrom_cuda
+
+    torch = _torch()
     rows = []
-    n, m, d = (300, 20, 54) if quick else (50_000, 1000, 54)
-    X0 = np.random.default_rng(1).standard_normal((n, d))
-    for dtype in (np.float64, np.float32):
-        X = X0.astype(dtype)
+    cases = [(300, 20, 54, np.float64), (300, 20, 54, np.float32)] if quick else [
+        (50_000, 1000, 54, np.float64), (50_000, 1000, 54, np.float32),
+        (200_000, 2000, 54, np.float32)]
+    X0 = np.random.default_rng(1).standard_normal((max(c[0] for c in cases), 54))
+    for n, m, d, dtype in cases:
+        X = np.ascontiguousarray(X0[:n, :d], dtype=dtype)
+        gamma = 1.0 / d
+
+        def model(backend):
+            return sparsekit.Nystroem("rbf", sampler="uniform", n_components=m,
+                                      kernel_params={"gamma": gamma, "backend": backend},
+                                      random_state=0)
 
         def run(backend):
-            return sparsekit.Nystroem("rbf", sampler="uniform", n_components=m,
-                                      kernel_params={"gamma": 1.0 / d, "backend": backend},
-                                      random_state=0).fit_transform(X)
+            return model(backend).fit_transform(X)
 
         t_cpu = best_time(lambda: run("cpu"))
         t_gpu = best_time(lambda: run("cuda"))
-        diff = float(np.abs(run("cpu") - run("cuda")).max())
-        rows.append(_row(f"Nystroem fit+transform n={n}, {m} comps, {np.dtype(dtype).name}",
-                         t_cpu, t_gpu, diff))
+        fitted = model("cuda").fit(X)
+        t_fit = best_time(lambda: model("cuda").fit(X))
+        t_transform = best_time(lambda: fitted.transform(X))
+        on_device = _nystrom_cuda.device_ops() is not None
+        want, got = run("cpu"), run("cuda")
+        tol = 1e-10 if dtype == np.float64 else 1e-4
+        diff_cpu = _rel_diff(got, want)
+        # the previous GPU path: Gram blocks on the GPU, copied to host, host GEMM
+        ops = _nystrom_cuda.device_ops
+        _nystrom_cuda.device_ops = lambda: None
+        try:
+            t_host = best_time(lambda: run("cuda"))
+            diff_cpu = max(diff_cpu, _rel_diff(run("cuda"), want))
+        finally:
+            _nystrom_cuda.device_ops = ops
+        t_torch, diff_torch = None, None
+        if torch is not None:
+            indices = fitted.component_indices_
+            label = f"PyTorch Nystroem n={n} {np.dtype(dtype).name}"
+            t_torch = _anchor(label, lambda: best_time(
+                lambda: torch_nystroem(torch, X, indices, gamma)))
+            if t_torch is not None:
+                Z = torch_nystroem(torch, X, indices, gamma)
+                diff_torch = _rel_diff(Z, got)
+                if Z.dtype != dtype:
+                    FAILURES.append(f"{label}: dtype {Z.dtype}")
+                # float32 eigenvalues (PyTorch) against float64 ones (sparsekit)
+                _check(label, diff_torch, 1e-9 if dtype == np.float64 else 2e-3)
+        _check(f"GPU Nystroem n={n} {np.dtype(dtype).name}", diff_cpu, tol)
+        rows.append({
+            "case": f"Nystroem fit+transform n={n}, {m} comps, d={d}, {np.dtype(dtype).name}",
+            "CPU (s)": f"{t_cpu:.4f}", "GPU (s)": f"{t_gpu:.4f}",
+            "GPU fit / transform (s)": f"{t_fit:.4f} / {t_transform:.4f}"
+                                       + ("" if on_device else " (no CuPy: host GEMM)"),
+            "GPU, Gram blocks to host (s)": f"{t_host:.4f}",
+            "PyTorch (s)": "-" if t_torch is None else f"{t_torch:.4f}",
+            "GPU vs CPU": f"{t_cpu / t_gpu:.2f}x",
+            "GPU vs PyTorch": "-" if t_torch is None else f"{t_torch / t_gpu:.2f}x",
+            "max rel. diff (CPU, PyTorch)": f"{diff_cpu:.1e}, "
+                                            + ("-" if diff_torch is None else f"{diff_torch:.1e}"),
+        })
     return rows
 
 
-def main(quick=False):
+SECTIONS = {"transfer": bench_transfer, "crossover": bench_crossover, "grams": bench_grams,
+            "graphs": bench_graphs, "nystroem": bench_nystroem, "samplers": bench_samplers}
+
+
+def main(quick=False, sections=tuple(SECTIONS)):
+    torch = _torch()
     print(f"Machine: {machine()}")
-    print(f"Device: {_device_line()}\n", flush=True)
+    print(f"Device: {_device_line()}")
+    print(_threads_line())
+    print("PyTorch: " + (f"{torch.__version__}" if torch is not None else "absent (no anchor)"))
+    print(flush=True)
     t0 = time.perf_counter()
-    for section in (bench_transfer, bench_crossover, bench_grams, bench_graphs, bench_nystroem,
-                    bench_samplers):
-        print_table(section(quick), COLUMNS)
+    for name in sections:
+        rows = SECTIONS[name](quick)
+        print_table(rows, NYSTROEM_COLUMNS if name == "nystroem" else COLUMNS)
         print(flush=True)
     print(f"\n(total {time.perf_counter() - t0:.0f} s)")
+    if FAILURES:
+        print("\nFAILED:\n" + "\n".join(FAILURES))
+        sys.exit(1)
 
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small sizes")
-    main(parser.parse_args().quick)
+    parser.add_argument("--sections", default=",".join(SECTIONS),
+                        help=f"comma-separated subset of {', '.join(SECTIONS)}")
+    args = parser.parse_args()
+    main(args.quick, [name for name in args.sections.split(",") if name])
