@@ -82,6 +82,8 @@ def _load_cupy_ops():
         import cupy
     except ImportError:
         return None
+    except Exception as exc:  # installed but broken (say, built for another NumPy)
+        return _cupy_unusable(exc)
     try:
         ops = CupyOps(cupy)
         # a small GEMM and eigendecomposition: fails here, not in the middle of a transform,
@@ -93,14 +95,19 @@ def _load_cupy_ops():
         if not np.allclose(w, [1.0, 3.0]):
             raise RuntimeError(f"eigh of a 2x2 test matrix gave {w}")
     except Exception as exc:
-        warnings.warn(
-            f"CuPy is installed but cannot run on this device ({exc!r}); Nystroem multiplies "
-            "the Gram blocks on the host. Check that the CuPy package matches the CUDA driver.",
-            RuntimeWarning,
-            stacklevel=4,
-        )
-        return None
+        return _cupy_unusable(exc)
     return ops
+
+
+def _cupy_unusable(exc):
+    warnings.warn(
+        f"CuPy is installed but cannot run on this device ({exc!r}); Nystroem multiplies "
+        "the Gram blocks on the host. Check that the CuPy package matches NumPy and the CUDA "
+        "driver.",
+        RuntimeWarning,
+        stacklevel=5,
+    )
+    return None
 
 
 def device_ops():

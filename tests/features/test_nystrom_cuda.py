@@ -151,3 +151,20 @@ def test_cupy_that_cannot_run_is_reported_once(monkeypatch):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert _nystrom_cuda.device_ops() is None  # remembered: no second warning
+
+
+def test_cupy_that_fails_to_import_is_reported(monkeypatch):
+    import builtins
+
+    real_import = builtins.__import__
+
+    def failing_import(name, *args, **kwargs):
+        if name == "cupy":
+            raise AttributeError("module 'numpy' has no attribute 'row_stack'")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", failing_import)
+    monkeypatch.setattr(config, "ENABLE_CUDASIM", False)
+    monkeypatch.setattr(_nystrom_cuda, "_state", {"ops": None, "checked": False})
+    with pytest.warns(RuntimeWarning, match="CuPy is installed but cannot run"):
+        assert _nystrom_cuda.device_ops() is None
