@@ -1,7 +1,8 @@
 """GPU against CPU on the same machine: vector-kernel Grams, shortest paths and Nyström.
 
 Run on a machine with an NVIDIA GPU: ``python benchmarks/bench_cuda.py`` (``--quick`` for tiny
-sizes; with ``NUMBA_ENABLE_CUDASIM=1`` it runs on Numba's simulator, only to check the script).
+sizes; ``--sections grams,nystroem`` for some tables; with ``NUMBA_ENABLE_CUDASIM=1`` it runs on
+Numba's simulator, only to check the script).
 Each row times the same call with ``backend="cpu"`` (Numba and BLAS threads on every core) and
 ``backend="cuda"``, checks the two results agree and prints the speed-up (CPU time / GPU time).
 

@@ -168,8 +168,6 @@ def transform_on_device(ops, entries, args, S, M, X):
     ``ops`` provides ``empty``, ``matmul`` and ``stream`` (:class:`CupyOps`); ``entries`` is a
     kernel of :mod:`sparsekit.kernels._cuda` with its scalar ``args``.
     """
-    from numba import cuda  # noqa: F401  (the CUDA target is loaded by _cuda)
-
     from ..kernels import _cuda
     from ..kernels._cpu import copy_rows
 
