@@ -8,6 +8,11 @@ import numpy as np
 FLOAT_DTYPES = (np.float64, np.float32)
 
 
+class ComplexDataError(TypeError, ValueError):
+    """Complex input where real values are needed (a ``TypeError``, and a ``ValueError`` as
+    scikit-learn raises for it)."""
+
+
 def check_array(
     X,
     name: str = "X",
@@ -48,18 +53,30 @@ def check_array(
     except Exception as exc:  # ragged lists and the like
         raise ValueError(f"{name} could not be read as an array: {exc}") from None
     kind = arr.dtype.kind
+    if kind == "O":  # numbers stored as objects are read as numbers, as in scikit-learn
+        try:
+            arr = arr.astype(np.float64)
+        except (TypeError, ValueError) as exc:
+            raise TypeError(
+                f"{name} has dtype object with non-numeric entries ({exc}); pass a numeric "
+                "array (float32 or float64)"
+            ) from None
+        kind = "f"
     if kind == "c":
-        raise TypeError(f"{name} has complex dtype {arr.dtype}; pass real values")
+        raise ComplexDataError(
+            f"Complex data not supported: {name} has complex dtype {arr.dtype}; pass real values"
+        )
     if kind not in "biuf":
         raise TypeError(
             f"{name} has dtype {arr.dtype}; pass a numeric array (float32 or float64)"
         )
     if arr.ndim != ndim:
         shape_hint = "(n_samples, n_features)" if ndim == 2 else f"{ndim}-D"
-        extra = " (use X.reshape(-1, 1) for a single feature)" if ndim == 2 and arr.ndim == 1 else ""
+        extra = (f"; Reshape your data with {name}.reshape(-1, 1) for a single feature or "
+                 f"{name}.reshape(1, -1) for a single sample") if ndim == 2 and arr.ndim == 1 else ""
         raise ValueError(f"{name} must be {ndim}-D {shape_hint}, got shape {arr.shape}{extra}")
     if not allow_empty and arr.size == 0:
-        raise ValueError(f"{name} is empty (shape {arr.shape}); at least one sample and one feature are needed")
+        raise ValueError(_empty_message(name, arr.shape))
     if dtype is not None:
         target = np.dtype(dtype)
     elif arr.dtype in FLOAT_DTYPES:
@@ -77,6 +94,12 @@ def check_array(
     return arr
 
 
+def _empty_message(name, shape) -> str:
+    what = "sample(s)" if shape[0] == 0 else "feature(s)"
+    return (f"{name} is empty: 0 {what} (shape={tuple(shape)}) while a minimum of 1 is "
+            "required; at least one sample and one feature are needed")
+
+
 def is_sparse(X) -> bool:
     """True for a ``scipy.sparse`` matrix or array (without importing SciPy for dense input)."""
     return hasattr(X, "tocsr") and hasattr(X, "nnz")
@@ -89,7 +112,7 @@ def _check_sparse(X, name, *, ndim, dtype, allow_empty, nonnegative, finite, cop
     if kind not in "biuf":
         raise TypeError(f"{name} has dtype {X.dtype}; pass a numeric array (float32 or float64)")
     if not allow_empty and (X.shape[0] == 0 or X.shape[1] == 0):
-        raise ValueError(f"{name} is empty (shape {X.shape}); at least one sample and one feature are needed")
+        raise ValueError(_empty_message(name, X.shape))
     if dtype is not None:
         target = np.dtype(dtype)
     elif X.dtype in FLOAT_DTYPES:
