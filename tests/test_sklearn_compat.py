@@ -235,3 +235,29 @@ def test_rbf_overflowing_distances_are_handled(rng, dtype, scale, huge):
     np.testing.assert_array_equal(K, np.eye(30, dtype=dtype))
     Ks = sparsekit.get_kernel("rbf", gamma=0.3 / scale / scale)(sp.csr_matrix(X * dtype(scale)))
     np.testing.assert_allclose(Ks, k(X), rtol=1e-4 if dtype == np.float32 else 1e-10, atol=1e-6)
+
+
+# ---------------------------------------------------------------- precomputed kernel
+def test_precomputed_nystroem_matches_sklearn_and_the_vector_kernel(X, rng):
+    K = skp.polynomial_kernel(X, degree=2, coef0=0.1)
+    full = Nystroem(kernel="precomputed", n_components=X.shape[0], random_state=0)
+    Z = full.fit_transform(K)
+    np.testing.assert_allclose(Z @ Z.T, K, atol=1e-8)  # scikit-learn's test of the same option
+    sk = SkNystroem(kernel="precomputed", n_components=X.shape[0], random_state=0).fit(K)
+    np.testing.assert_allclose(Z @ Z.T, sk.transform(K) @ sk.transform(K).T, atol=1e-8)
+    X_new = rng.normal(size=(7, 5))
+    for sampler in ("uniform", "rls"):
+        pre = Nystroem(kernel="precomputed", sampler=sampler, n_components=15, random_state=3)
+        vec = Nystroem(kernel="rbf", sampler=sampler, n_components=15,
+                       kernel_params={"gamma": 0.2}, random_state=3)
+        K = skp.rbf_kernel(X, gamma=0.2)
+        pre.fit(K)
+        vec.fit(X)
+        np.testing.assert_array_equal(pre.component_indices_, vec.component_indices_)
+        np.testing.assert_allclose(pre.transform(skp.rbf_kernel(X_new, X, gamma=0.2)),
+                                   vec.transform(X_new), rtol=1e-8, atol=1e-10)
+        assert pre.approximation_error(K) == pytest.approx(vec.approximation_error(X), rel=1e-8)
+    with pytest.raises(ValueError, match="square Gram matrix"):
+        Nystroem(kernel="precomputed", n_components=3).fit(K[:10])
+    with pytest.raises(ValueError, match="expecting 60 features"):
+        pre.transform(K[:, :10])

@@ -38,7 +38,7 @@ import numpy as np
 
 from .._base import ParamsMixin, TransformerMixin
 from .._validation import check_option, check_random_state, check_scalar, is_sparse
-from ..kernels.base import as_kernel_object
+from ..kernels.base import PrecomputedKernel, as_kernel_object
 from ..registry import default_registry
 
 NORMS = ("fro", "spectral", "trace")
@@ -133,7 +133,11 @@ class Nystroem(TransformerMixin, ParamsMixin):
         A registered kernel name (``kernel_params`` are passed to its factory), a kernel
         object (copied at ``fit``) or a function ``k(A, B, **kernel_params)`` returning the
         Gram block of two row blocks (see :class:`~sparsekit.kernels.base.CallableKernel`).
-        Graph kernels take a sequence of graphs as ``X``.
+        Graph kernels take a sequence of graphs as ``X``. ``"precomputed"``: ``fit`` takes the
+        square Gram matrix of the training samples, ``transform`` the kernel between new samples
+        (rows) and the training samples (columns), as scikit-learn's ``Nystroem``; landmarks
+        are training samples, chosen by any sampler that accepts graphs (those that reach the
+        samples only through the kernel).
     sampler : str or sampler object, default "uniform"
         A registered landmark sampler name (``sampler_params`` are passed to its factory) or
         an object with ``sample(X, kernel, n_landmarks, random_state)``.
@@ -201,8 +205,14 @@ class Nystroem(TransformerMixin, ParamsMixin):
             kernel = copy.deepcopy(kernel)
         sampler = _resolve(registry, "sampler", self.sampler, self.sampler_params)
         vectors = getattr(kernel, "accepts", "vectors") == "vectors"
-        if vectors:
-            X = self._validate_input(X, reset=True)
+        precomputed = isinstance(kernel, PrecomputedKernel)
+        if vectors or precomputed:
+            X = self._validate_input(X, reset=True, accept_sparse=vectors)
+        if precomputed and X.shape[0] != X.shape[1]:
+            raise ValueError(
+                f"kernel='precomputed': fit takes the square Gram matrix of the training "
+                f"samples, K[i, j] = k(x_i, x_j); got shape {X.shape}"
+            )
         Xp = kernel.prepare(X)
         n = kernel.n_samples(Xp)
         if n == 0:
@@ -233,7 +243,8 @@ class Nystroem(TransformerMixin, ParamsMixin):
             raise ValueError(
                 f"sampler {getattr(sampler, 'name', type(sampler).__name__)!r} needs "
                 f"{' or '.join(accepts)} but kernel {getattr(kernel, 'name', '?')!r} takes "
-                f"{data_kind}.{hint}"
+                f"{'opaque samples (rows of a Gram matrix)' if precomputed else data_kind}."
+                f"{hint}"
             )
         kernel.fit(Xp)
         rng = check_random_state(self.random_state)
@@ -259,7 +270,7 @@ class Nystroem(TransformerMixin, ParamsMixin):
         self.eigenvalues_ = evals
         self.normalization_ = M
         self.n_components_ = M.shape[1]
-        if not vectors:
+        if not (vectors or precomputed):
             self.n_features_in_ = None
         return Xp
 

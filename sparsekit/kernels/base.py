@@ -404,14 +404,18 @@ class CallableKernel(VectorKernel):
 
 
 def as_kernel_object(kernel, registry=None, params=None):
-    """A kernel object from a registered name, a kernel object or a plain function.
+    """A kernel object from a registered name, ``"precomputed"``, a kernel object or a function.
 
-    A name is built through ``registry`` with ``params``; a function ``k(X, Y) -> Gram``
+    ``"precomputed"`` gives a :class:`PrecomputedKernel`. A name is built through ``registry`` with ``params``; a function ``k(X, Y) -> Gram``
     becomes a :class:`CallableKernel` (``params`` passed to each call); a kernel object is
     returned as is. Anything else (``None``, a number, a class instead of an instance) raises a
     ``TypeError`` that says what is expected.
     """
     if isinstance(kernel, str):
+        if kernel.strip().lower() == "precomputed":
+            if params:
+                raise TypeError("kernel_params cannot be given with kernel='precomputed'")
+            return PrecomputedKernel()
         if registry is None:
             from ..registry import default_registry
 
@@ -435,3 +439,81 @@ def as_kernel_object(kernel, registry=None, params=None):
         "kernel must be a registered kernel name (str), a sparsekit kernel object or a "
         f"function k(X, Y) -> Gram matrix; got {kernel!r} ({type(kernel).__name__})"
     )
+
+
+class PrecomputedRows:
+    """Rows of a precomputed Gram matrix: ``K`` (n_rows, n_train) and, per row, the position of
+    that sample in the training set (``-1`` for a sample outside it).
+
+    Slicing and integer indexing select rows (as for an array of samples), so samplers and
+    estimators handle them through the kernel protocol (``take``, ``n_samples``).
+    """
+
+    def __init__(self, K, index):
+        self.K = K
+        self.index = index
+
+    @property
+    def shape(self):
+        return self.K.shape
+
+    @property
+    def dtype(self):
+        return self.K.dtype
+
+    def __len__(self):
+        return self.K.shape[0]
+
+    def __getitem__(self, rows):
+        return PrecomputedRows(self.K[rows], self.index[rows])
+
+
+class PrecomputedKernel(Kernel):
+    """A Gram matrix given instead of data (scikit-learn's ``kernel="precomputed"``).
+
+    ``prepare(K)`` reads a square K as the Gram matrix of the training samples with themselves
+    (``K[i, j] = k(x_i, x_j)``), and a K of another shape as the kernel between new samples
+    (rows) and the training samples (columns). ``kernel(A, B)`` returns the columns of A at the
+    training positions of the rows of B, so B must be training samples (landmarks are);
+    ``diag`` needs training samples too. The samples are opaque (rows, not vectors): the
+    samplers that take them are those that reach samples only through the kernel, the ones that
+    accept graphs.
+    """
+
+    name = "precomputed"
+    accepts = "graphs"
+
+    def prepare(self, X):
+        if isinstance(X, PrecomputedRows):
+            return X
+        K = check_array(X, "X")
+        n, m = K.shape
+        index = np.arange(n) if n == m else np.full(n, -1)
+        return PrecomputedRows(K, index)
+
+    def take(self, X, indices):
+        return X[np.asarray(indices, dtype=np.intp)]
+
+    def n_samples(self, X) -> int:
+        return len(X)
+
+    def _training(self, B, what):
+        B = self.prepare(B)
+        if B.index.size and B.index.min() < 0:
+            raise ValueError(
+                f"kernel='precomputed': {what} must be training samples (rows of the square "
+                "training Gram matrix); a precomputed kernel only knows k(x, x_j) for training "
+                "points x_j"
+            )
+        return B
+
+    def __call__(self, X, Y=None):
+        A = self.prepare(X)
+        B = A if Y is None else self._training(Y, "the second argument")
+        if Y is None:
+            B = self._training(A, "X")
+        return np.ascontiguousarray(A.K[:, B.index])
+
+    def diag(self, X):
+        A = self._training(X, "X")
+        return A.K[np.arange(len(A)), A.index]
