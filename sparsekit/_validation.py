@@ -122,7 +122,10 @@ def _check_sparse(X, name, *, ndim, dtype, allow_empty, nonnegative, finite, cop
     out = X.tocsr(copy=copy)
     if out.dtype != target:
         out = out.astype(target)
-    out.sum_duplicates()  # canonical format: sorted indices, no duplicate entries
+    if not out.has_canonical_format:  # sorted indices, no duplicates (on a copy, never on X)
+        if out is X:
+            out = out.copy()
+        out.sum_duplicates()
     data = out.data
     if finite and data.size and not np.isfinite(data).all():
         bad = "NaN" if np.isnan(data).any() else "inf"

@@ -255,11 +255,12 @@ class Registry:
         ``None``, numbers, classes and objects without the family's method raise ``TypeError``.
         """
         if not isinstance(name_or_object, str):
-            if self._check_family(family) == "kernel":
-                from .kernels.base import as_kernel_object
+            fam = self._check_family(family)
+            if fam == "kernel" and _is_function(name_or_object):
+                from .kernels.base import CallableKernel
 
-                return as_kernel_object(name_or_object, self, params)
-            _check_component_object(self._check_family(family), name_or_object)
+                return CallableKernel(name_or_object, dict(params) if params else None)
+            _check_component_object(fam, name_or_object)
             if params:
                 raise TypeError(
                     f"parameters {sorted(params)} can only be given with a {family} name, "
@@ -287,14 +288,26 @@ class Registry:
         return [info.name for info in self.list(family)]
 
 
-_REQUIRED_METHOD = {"sampler": "sample", "solver": "solve"}
+_REQUIRED_METHOD = {"kernel": "__call__", "sampler": "sample", "solver": "solve"}
+
+
+def _is_function(obj) -> bool:
+    """A plain function (not a component object), e.g. a kernel ``k(X, Y) -> Gram``."""
+    import functools
+    import inspect
+
+    return (inspect.isfunction(obj) or inspect.isbuiltin(obj) or inspect.ismethod(obj)
+            or isinstance(obj, functools.partial))
 
 
 def _check_component_object(family: str, obj) -> None:
     """A ``TypeError`` saying what is expected when ``obj`` cannot be a ``family`` component."""
     method = _REQUIRED_METHOD.get(family)
-    what = f"a registered {family} name (str) or a {family} object" + (
-        f" with {method}(...)" if method else "")
+    if family == "kernel":
+        what = "a registered kernel name (str), a kernel object or a function k(X, Y) -> Gram"
+    else:
+        what = f"a registered {family} name (str) or a {family} object" + (
+            f" with {method}(...)" if method else "")
     if obj is None or isinstance(obj, (int, float, complex)):
         raise TypeError(f"{family} must be {what}; got {obj!r}")
     if isinstance(obj, type):
