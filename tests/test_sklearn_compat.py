@@ -261,3 +261,20 @@ def test_precomputed_nystroem_matches_sklearn_and_the_vector_kernel(X, rng):
         Nystroem(kernel="precomputed", n_components=3).fit(K[:10])
     with pytest.raises(ValueError, match="expecting 60 features"):
         pre.transform(K[:, :10])
+
+
+@pytest.mark.parametrize("rule", ["median", "mean-sq-dist", "scale"])
+def test_bandwidth_rules_on_sparse_input_equal_dense(Xs, rule):
+    assert gamma_from_rule(Xs, rule) == pytest.approx(gamma_from_rule(Xs.toarray(), rule),
+                                                      rel=1e-10)
+
+
+def test_sparse_blocks_and_every_sampler(Xs):
+    k = sparsekit.get_kernel("laplacian", gamma=0.1)
+    K = np.vstack([block for _, block in k.blocks(Xs, Xs[:9], max_memory=9 * 8 * 5)])
+    np.testing.assert_allclose(K, skp.laplacian_kernel(Xs, Xs[:9], gamma=0.1), rtol=1e-10)
+    dense = Xs.toarray()
+    for info in sparsekit.list_components("sampler"):
+        a = Nystroem("rbf", sampler=info.name, n_components=8, random_state=0).fit_transform(Xs)
+        b = Nystroem("rbf", sampler=info.name, n_components=8, random_state=0).fit_transform(dense)
+        np.testing.assert_allclose(a, b, rtol=1e-8, atol=1e-10, err_msg=info.name)
