@@ -115,8 +115,9 @@ def test_sparse_kernels_equal_sklearn(Xs, name, params, reference, fmt):
     np.testing.assert_allclose(k32, reference(A, A), rtol=1e-4, atol=1e-5)
 
 
-def test_sparse_tiles_never_densify_the_whole_matrix(Xs, monkeypatch):
-    """Kernels without a sparse formula densify row tiles of at most SPARSE_TILE_BYTES."""
+def test_sparse_input_is_never_densified_whole(Xs, monkeypatch):
+    """The chi2 kernels densify row tiles of at most SPARSE_TILE_BYTES; the Laplacian kernel
+    densifies nothing (it merges the non-zeros of each pair of rows)."""
     from sparsekit.kernels import base
 
     monkeypatch.setattr(base, "SPARSE_TILE_BYTES", 7 * 40 * 8)  # tiles of 7 rows
@@ -124,14 +125,19 @@ def test_sparse_tiles_never_densify_the_whole_matrix(Xs, monkeypatch):
     original = sp.csr_matrix.toarray
 
     def spy(self, *args, **kwargs):
-        seen.append(self.shape[0])
+        seen.append(self.shape)
         return original(self, *args, **kwargs)
 
     monkeypatch.setattr(sp.csr_matrix, "toarray", spy)
-    K = sparsekit.get_kernel("laplacian", gamma=0.1)(Xs)
+    K = sparsekit.get_kernel("chi2", gamma=0.5)(Xs)
+    tiles = list(seen)
+    seen.clear()
+    L = sparsekit.get_kernel("laplacian", gamma=0.1)(Xs)
     monkeypatch.setattr(sp.csr_matrix, "toarray", original)
-    assert max(seen) <= 7
-    np.testing.assert_allclose(K, skp.laplacian_kernel(Xs, gamma=0.1), rtol=1e-10)
+    assert tiles and max(rows for rows, _ in tiles) <= 7
+    assert seen == []
+    np.testing.assert_allclose(K, skp.chi2_kernel(Xs.toarray(), gamma=0.5), rtol=1e-10)
+    np.testing.assert_allclose(L, skp.laplacian_kernel(Xs, gamma=0.1), rtol=1e-10)
 
 
 def test_sparse_nystroem_and_rff_equal_sklearn_and_dense(Xs):
@@ -278,3 +284,15 @@ def test_sparse_blocks_and_every_sampler(Xs):
         a = Nystroem("rbf", sampler=info.name, n_components=8, random_state=0).fit_transform(Xs)
         b = Nystroem("rbf", sampler=info.name, n_components=8, random_state=0).fit_transform(dense)
         np.testing.assert_allclose(a, b, rtol=1e-8, atol=1e-10, err_msg=info.name)
+
+
+def test_sparse_l1_merge_edge_cases():
+    """Empty rows, disjoint and shared supports, unsorted input indices, float32."""
+    A = sp.csr_matrix(np.array([[0, 0, 0, 0], [1.5, 0, -2, 0], [0, 3, 0, 0.5], [1, 0, -2, 4]]))
+    B = sp.csr_matrix((np.array([4.0, 1.0, -1.0]), np.array([3, 0, 2]), np.array([0, 0, 3])),
+                      shape=(2, 4))  # second row stored with unsorted indices
+    for dt in (np.float64, np.float32):
+        got = sparsekit.get_kernel("laplacian", gamma=0.3)(A.astype(dt), B.astype(dt))
+        want = skp.laplacian_kernel(A.toarray(), B.toarray(), gamma=0.3)
+        assert got.dtype == dt
+        np.testing.assert_allclose(got, want, rtol=1e-6 if dt == np.float32 else 1e-12)

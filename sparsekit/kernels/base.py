@@ -13,9 +13,10 @@ calls and concurrent calls from several threads are safe. Estimators fit their k
 training data.
 
 Vector kernels accept ``scipy.sparse`` input (CSR, CSC or any format, converted to CSR).
-Linear, polynomial and RBF kernels work on the sparse rows directly (sparse products); kernels
-without a sparse formula (Laplacian, chi2) densify one row block of ``X`` and one row tile of
-``Y`` at a time (at most ``SPARSE_TILE_BYTES`` each), never the whole matrix.
+Linear, polynomial and RBF kernels work on the sparse rows directly (sparse products), the
+Laplacian kernel merges the non-zeros of each pair of rows; kernels without a sparse path
+(the chi2 kernels) densify one row block of ``X`` and one row tile of ``Y`` at a time (at most
+``SPARSE_TILE_BYTES`` each), never the whole matrix.
 """
 from __future__ import annotations
 

@@ -9,7 +9,8 @@
 The squared distances use ||x||^2 + ||z||^2 - 2 <x, z> on centred data (the mean of X and Y
 removed, which leaves distances unchanged and avoids cancellation for data far from the origin)
 with the cross term from BLAS, clipped at 0, scaled in a Numba loop in place, then exponentiated in place, so a Gram block needs no
-memory beyond its own. Sparse input is not centred (that would densify it): the norms and the
+memory beyond its own. The Laplacian kernel of sparse rows merges their non-zeros
+(:mod:`sparsekit.kernels._sparse_cpu`). Sparse input is not centred (that would densify it): the norms and the
 cross term come from sparse products, as in scikit-learn's ``euclidean_distances``.
 
 Data whose squared distances would overflow (entries beyond about sqrt(max float / (64 d)),
@@ -207,6 +208,7 @@ class LaplacianKernel(VectorKernel):
 
     name = "laplacian"
     has_cuda = True
+    sparse_native = True
 
     def __init__(self, gamma=None, backend="auto"):
         self.gamma = gamma
@@ -222,7 +224,12 @@ class LaplacianKernel(VectorKernel):
         return 1.0 / d if self.gamma is None else float(self.gamma)
 
     def _fill(self, Xb, Y, ctx, out, row0, same):
-        _cpu.l1_distances(Xb, Y, out)
+        if is_sparse(Xb):  # O(nnz(x) + nnz(z)) per pair, nothing densified
+            from . import _sparse_cpu
+
+            _sparse_cpu.csr_l1_distances(Xb, Y, out)
+        else:
+            _cpu.l1_distances(Xb, Y, out)
         _cpu.exp_scale_inplace(out, out.dtype.type(-self._gamma(Xb.shape[1])))
 
     def _diag(self, X):
