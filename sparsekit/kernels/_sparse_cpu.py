@@ -1,57 +1,60 @@
-"""CPU compute for kernels on CSR rows: Numba loops on the CSR arrays (no Python objects).
+"""CPU compute for kernels on CSR rows: Numba loops on the CSR/CSC arrays (no Python objects).
 
-:func:`csr_l1_distances` walks the merged column indices of two rows, so a pair costs
-O(nnz(x) + nnz(z)) instead of O(n_features): the L1 distance sum_k |x_k - z_k| of the Laplacian
-kernel vanishes on the columns where both rows are zero. Indices must be sorted without
-duplicates (the canonical CSR format).
+Both functions visit only the pairs of non-zeros that share a column (Gustavson's row-by-row
+product): row i of X in CSR meets the columns of Y in CSC, so the cost is the number of such
+pairs, not n_X n_Y n_features.
+
+- :func:`csr_inner_products`: <x_i, y_j> into a dense block.
+- :func:`csr_l1_distances`: ||x_i - y_j||_1 = ||x_i||_1 + ||y_j||_1 - sum over shared columns
+  k of (|x_ik| + |y_jk| - |x_ik - y_jk|), clipped at 0 (the absolute rounding error is about
+  eps (||x_i||_1 + ||y_j||_1), as for the GEMM form of squared distances).
 """
 import numpy as np
 from numba import njit, prange
 
 
 @njit(parallel=True, cache=True)
-def _csr_l1(xptr, xind, xval, yptr, yind, yval, out):
-    n = xptr.shape[0] - 1
-    m = yptr.shape[0] - 1
+def _shared_column_sums(xptr, xind, xval, ycptr, yrow, yval, out, l1):
+    """out[i, j] (+)= sum over shared columns k of x_ik y_jk, or, for ``l1``, out[i, j] -=
+    |x_ik| + |y_jk| - |x_ik - y_jk| (out holding ||x_i||_1 + ||y_j||_1 on entry)."""
+    n, m = out.shape
     zero = out.dtype.type(0.0)
     for i in prange(n):
-        a0 = xptr[i]
-        a1 = xptr[i + 1]
-        for j in range(m):
-            p = a0
-            q = yptr[j]
-            b1 = yptr[j + 1]
-            acc = zero
-            while p < a1 and q < b1:
-                ip = xind[p]
-                iq = yind[q]
-                if ip == iq:
-                    acc += abs(xval[p] - yval[q])
-                    p += 1
-                    q += 1
-                elif ip < iq:
-                    acc += abs(xval[p])
-                    p += 1
+        if not l1:
+            for j in range(m):
+                out[i, j] = zero
+        for p in range(xptr[i], xptr[i + 1]):
+            k = xind[p]
+            a = xval[p]
+            for q in range(ycptr[k], ycptr[k + 1]):
+                b = yval[q]
+                if l1:
+                    out[i, yrow[q]] -= abs(a) + abs(b) - abs(a - b)
                 else:
-                    acc += abs(yval[q])
-                    q += 1
-            while p < a1:
-                acc += abs(xval[p])
-                p += 1
-            while q < b1:
-                acc += abs(yval[q])
-                q += 1
-            out[i, j] = acc
+                    out[i, yrow[q]] += a * b
+        if l1:
+            for j in range(m):
+                if out[i, j] < zero:
+                    out[i, j] = zero
+
+
+def _run(X, Y, out, l1):
+    Yc = Y.tocsc()
+    idx = np.int64
+    _shared_column_sums(X.indptr.astype(idx, copy=False), X.indices.astype(idx, copy=False),
+                        X.data, Yc.indptr.astype(idx, copy=False),
+                        Yc.indices.astype(idx, copy=False), Yc.data, out, l1)
+    return out
+
+
+def csr_inner_products(X, Y, out):
+    """out[i, j] = <X[i], Y[j]> for CSR ``X``, ``Y`` of one dtype."""
+    return _run(X, Y, out, False)
 
 
 def csr_l1_distances(X, Y, out):
-    """out[i, j] = sum_k |X[i, k] - Y[j, k]| for canonical CSR ``X``, ``Y`` of one dtype.
-
-    Indices are passed as int64 (one compiled signature per float dtype).
-    """
-    def parts(A):
-        return (A.indptr.astype(np.int64, copy=False), A.indices.astype(np.int64, copy=False),
-                A.data)
-
-    _csr_l1(*parts(X), *parts(Y), out)
-    return out
+    """out[i, j] = sum_k |X[i, k] - Y[j, k]| for CSR ``X``, ``Y`` of one dtype."""
+    nx = np.asarray(abs(X).sum(axis=1), dtype=out.dtype).ravel()
+    ny = np.asarray(abs(Y).sum(axis=1), dtype=out.dtype).ravel()
+    np.add(nx[:, None], ny[None, :], out=out)
+    return _run(X, Y, out, True)

@@ -13,8 +13,9 @@ calls and concurrent calls from several threads are safe. Estimators fit their k
 training data.
 
 Vector kernels accept ``scipy.sparse`` input (CSR, CSC or any format, converted to CSR).
-Linear, polynomial and RBF kernels work on the sparse rows directly (sparse products), the
-Laplacian kernel merges the non-zeros of each pair of rows; kernels without a sparse path
+Linear, polynomial, RBF and Laplacian kernels work on the sparse rows directly (they visit only
+the pairs of non-zeros that share a column, :mod:`sparsekit.kernels._sparse_cpu`); kernels
+without a sparse path
 (the chi2 kernels) densify one row block of ``X`` and one row tile of ``Y`` at a time (at most
 ``SPARSE_TILE_BYTES`` each), never the whole matrix.
 """
@@ -335,9 +336,11 @@ def row_sq_norms(X):
 
 
 def cross_products(Xb, Y, out):
-    """``out = Xb @ Y.T`` for dense or CSR inputs (a sparse product lands in ``out``)."""
+    """``out = Xb @ Y.T`` for dense or CSR inputs (CSR: straight into the dense ``out``)."""
     if is_sparse(Xb):
-        (Xb @ Y.T).toarray(out=out)
+        from ._sparse_cpu import csr_inner_products
+
+        csr_inner_products(Xb, Y, out)
     else:
         np.dot(Xb, Y.T, out=out)
     return out

@@ -4,7 +4,8 @@
 - polynomial: k(x, z) = (gamma <x, z> + coef0)^degree, gamma defaults to 1 / n_features
   (the definitions of scikit-learn's ``linear_kernel`` and ``polynomial_kernel``).
 
-Sparse input is multiplied as sparse (one row block of the product is made dense at a time).
+Sparse input: the products of the non-zeros that share a column, written straight into the
+dense Gram block (:mod:`sparsekit.kernels._sparse_cpu`).
 """
 from __future__ import annotations
 

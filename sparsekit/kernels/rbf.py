@@ -9,8 +9,9 @@
 The squared distances use ||x||^2 + ||z||^2 - 2 <x, z> on centred data (the mean of X and Y
 removed, which leaves distances unchanged and avoids cancellation for data far from the origin)
 with the cross term from BLAS, clipped at 0, scaled in a Numba loop in place, then exponentiated in place, so a Gram block needs no
-memory beyond its own. The Laplacian kernel of sparse rows merges their non-zeros
-(:mod:`sparsekit.kernels._sparse_cpu`). Sparse input is not centred (that would densify it): the norms and the
+memory beyond its own. On sparse rows the L1 distances and the cross term come from the pairs
+of non-zeros that share a column (:mod:`sparsekit.kernels._sparse_cpu`). Sparse input is not
+centred (that would densify it): the norms and the
 cross term come from sparse products, as in scikit-learn's ``euclidean_distances``.
 
 Data whose squared distances would overflow (entries beyond about sqrt(max float / (64 d)),
@@ -224,7 +225,7 @@ class LaplacianKernel(VectorKernel):
         return 1.0 / d if self.gamma is None else float(self.gamma)
 
     def _fill(self, Xb, Y, ctx, out, row0, same):
-        if is_sparse(Xb):  # O(nnz(x) + nnz(z)) per pair, nothing densified
+        if is_sparse(Xb):  # only the non-zeros sharing a column, nothing densified
             from . import _sparse_cpu
 
             _sparse_cpu.csr_l1_distances(Xb, Y, out)
