@@ -21,7 +21,6 @@ without a sparse path
 """
 from __future__ import annotations
 
-import copy
 import threading
 import warnings
 from abc import ABC, abstractmethod
