@@ -20,6 +20,11 @@ _os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 from .hookspecs import hookimpl
 from .registry import (
     ComponentConflictError,
+    ComponentConflictWarning,
+    ComponentResultError,
+    PluginWarning,
+    SkippedPlugin,
+    UnknownHookWarning,
     PluginLoadWarning,
     Registration,
     Registry,
@@ -56,4 +61,6 @@ __all__ = list(_LAZY) + [
     "__version__", "hookimpl", "Registration", "Registry", "UnknownComponentError",
     "ComponentConflictError", "PluginLoadWarning", "default_registry", "get_kernel",
     "get_sampler", "get_solver", "list_components",
+    "ComponentConflictWarning", "ComponentResultError", "PluginWarning", "SkippedPlugin",
+    "UnknownHookWarning",
 ]
