@@ -17,6 +17,7 @@ import os as _os
 # Numba first loads its OpenMP layer, and a user's own setting is kept.
 _os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
+from ._progress import show_progress
 from .hookspecs import hookimpl
 from .registry import (
     ComponentConflictError,
@@ -62,5 +63,5 @@ __all__ = list(_LAZY) + [
     "ComponentConflictError", "PluginLoadWarning", "default_registry", "get_kernel",
     "get_sampler", "get_solver", "list_components",
     "ComponentConflictWarning", "ComponentResultError", "PluginWarning", "SkippedPlugin",
-    "UnknownHookWarning",
+    "UnknownHookWarning", "show_progress",
 ]
