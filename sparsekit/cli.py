@@ -63,8 +63,11 @@ def _cmd_demo(args) -> int:
         print(f"unknown demo section(s) {unknown}; choose from {list(DEMO_SECTIONS)}", file=sys.stderr)
         return 2
     print(f"sparsekit {__version__} demo\n")
-    for name in names:
+    for k, name in enumerate(names, 1):
         module, func = DEMO_SECTIONS[name]
+        # progress on stderr, so that stdout keeps only the tables
+        print(f"[{k}/{len(names)}] running {name!r} (a first run also compiles its Numba code)...",
+              file=sys.stderr, flush=True)
         t0 = time.perf_counter()
         table = getattr(importlib.import_module(module), func)()
         print(table)
