@@ -1,6 +1,6 @@
 """Frank–Wolfe for m-exact-sparse signals: the Chapter 5 experiment at a small scale.
 
-Reproduces Cherfaoui's Chapter 5 experiment (digest §4.6) on random Gaussian dictionaries of
+Reproduces Cherfaoui's Chapter 5 experiment (thesis §5.4) on random Gaussian dictionaries of
 unit-norm atoms, with exactly m-sparse signals, m below (1/mu + 1)/2 and beta = 8 ||x*||_1:
 
 1. every atom Frank–Wolfe (line-search steps) selects lies in the true support (Theorem 4);

@@ -1,11 +1,11 @@
 """The Chapter 3 experiment of the Cherfaoui thesis: Nyström error and score time per sampler.
 
-Protocol (Cherfaoui digest §2.4, Exp. 3.A and 3.B):
+Protocol (Cherfaoui thesis §3.3, Exp. 3.A and 3.B):
 
 - kernel: Gaussian exp(-‖x − z‖² / (2 σ²)) with σ² the mean pairwise squared distance
   (``RBFKernel(bandwidth="mean-sq-dist")``); ridge λ = (mean ‖x_i‖)⁻¹
   (``lam="inverse-mean-norm"``) for the samplers that take a λ. Recursive RLS keeps its adaptive
-  λ, as the authors' code that the thesis used as baseline does (digest §2.1 (j));
+  λ, as the authors' code that the thesis used as baseline does (thesis §3.1.2; Musco & Musco 2017);
 - landmarks: a fixed number |S| drawn ∝ scores without replacement (``mode="fixed"``);
 - error: ‖K_E − K̂_E‖_F (absolute Frobenius norm) on a random evaluation subset E of 10,000
   points (all points when fewer), the same E for every sampler and draw; mean ± std over
