@@ -352,7 +352,7 @@ class _ResultPlugin:
 
     @hookimpl
     def sparsekit_solvers(self):
-        yield Registration("dict-solver", _DictSolver)
+        yield Registration("dict-solver", lambda: _DictSolver())  # a function factory
 
 
 def test_wrong_result_type_names_plugin_and_expected_type():
