@@ -246,8 +246,8 @@ def demo_table(quick=True) -> str:
     errors = frobenius_error_table(X, landmark_counts=counts, n_draws=draws, n_eval=n_eval,
                                    dataset=name, random_state=0)
     timing = score_timing_table(X, sizes=sizes, dataset=name, random_state=0)
-    notes = "\n".join(f"- {line}" for line in reading_notes(errors, X))
-    return errors.format() + "\n" + notes + "\n\n" + timing.format() + "\n- " + TIMING_NOTE
+    notes = "\n".join(f"- {line}" for line in [*reading_notes(errors, X), TIMING_NOTE])
+    return errors.format() + "\n\n" + timing.format() + "\n" + notes
 
 
 #: RLS samplers, whose guarantees need about d_eff log d_eff landmarks.
