@@ -231,6 +231,9 @@ class Registry:
         self._skipped_records: list[SkippedPlugin] = []   # components (table build time)
         self._warned: set[str] = set()
         self._providers: dict[type, ComponentInfo] = {}
+        # what rebuilds this registry when it is unpickled: see __reduce__
+        self._recipe = {"builtins": builtins, "entry_points": entry_points,
+                        "disable": sorted(self._disabled_by_arg), "plugins": [], "blocked": []}
         if builtins:
             for modname in BUILTIN_PLUGINS:
                 self._pm.register(importlib.import_module(modname), name=modname)
@@ -252,6 +255,7 @@ class Registry:
         registered = self._pm.register(plugin, name=name)
         if registered is None:
             raise ValueError(f"plugin {name!r} is already registered or blocked")
+        self._recipe["plugins"].append((plugin, registered))
         self._check_hook_names(plugin, registered)
         self._tables = None
         return registered
@@ -259,7 +263,23 @@ class Registry:
     def unregister(self, name: str) -> None:
         """Remove the plugin registered under ``name``."""
         self._pm.unregister(name=name)
+        self._recipe["plugins"] = [(p, n) for p, n in self._recipe["plugins"] if n != name]
         self._tables = None
+
+    # -- copies: estimators hold a registry as a parameter ---------------------------------
+    def __deepcopy__(self, memo):
+        """The registry itself: a registry is shared, not copied (scikit-learn's ``clone``
+        deep-copies the parameters of an estimator, ``registry=`` among them)."""
+        return self
+
+    def __reduce__(self):
+        """Pickled as the recipe that rebuilds it: the default registry unpickles as the
+        default registry of the new process; plugin modules travel by name."""
+        if self is _default:
+            return (default_registry, ())
+        plugins = [(_ModuleRef(p.__name__) if isinstance(p, type(importlib)) else p, n)
+                   for p, n in self._recipe["plugins"]]
+        return (_rebuild, ({**self._recipe, "plugins": plugins},))
 
     @property
     def plugins(self) -> list[str]:
@@ -419,6 +439,8 @@ class Registry:
         if self._pm.has_plugin(plugin_name):
             self._pm.unregister(name=plugin_name)
         self._pm.set_blocked(plugin_name)
+        self._recipe["plugins"] = [(p, n) for p, n in self._recipe["plugins"] if n != plugin_name]
+        self._recipe["blocked"].append(plugin_name)
         self._tables = None
 
     @staticmethod
@@ -491,6 +513,25 @@ class Registry:
     def names(self, family: str) -> list[str]:
         """The canonical names of one family."""
         return [info.name for info in self.list(family)]
+
+
+@dataclass(frozen=True)
+class _ModuleRef:
+    """A plugin module in a pickled registry: imported again by name."""
+
+    name: str
+
+
+def _rebuild(recipe) -> Registry:
+    reg = Registry(builtins=recipe["builtins"], entry_points=recipe["entry_points"],
+                   disable=recipe["disable"])
+    for name in recipe["blocked"]:
+        reg.block(name)
+    for plugin, name in recipe["plugins"]:
+        if isinstance(plugin, _ModuleRef):
+            plugin = importlib.import_module(plugin.name)
+        reg.register(plugin, name=name)
+    return reg
 
 
 def resolve(family: str, spec, params=None, *, registry: Registry | None = None):

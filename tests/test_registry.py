@@ -392,3 +392,44 @@ def test_resolve_builds_names_and_copies_objects():
         sparsekit.registry.resolve("sampler", None)
     with pytest.raises(UnknownComponentError):  # the given registry, not the default one
         sparsekit.registry.resolve("kernel", "doubler", registry=Registry(entry_points=False))
+
+
+# -- a registry as an estimator parameter: copied by reference, pickled as its recipe ------------
+class _PicklablePlugin:
+    @hookimpl
+    def sparsekit_kernels(self):
+        yield Registration("toy-doubler", _Doubler, aliases=("doubler",))
+
+
+def test_deepcopy_returns_the_registry_itself():
+    import copy
+
+    reg = Registry(entry_points=False)
+    assert copy.deepcopy(reg) is reg
+    assert copy.deepcopy({"registry": reg})["registry"] is reg  # as scikit-learn's clone does
+
+
+def test_pickled_registry_is_rebuilt_with_its_plugins_blocks_and_disables():
+    import pickle
+
+    reg = Registry(entry_points=False, disable=["off"])
+    reg.register(_PicklablePlugin(), name="toy")
+    reg.register(_Clash(), name="clash-plugin")
+    reg.block("clash-plugin")
+    copy = pickle.loads(pickle.dumps(reg))
+    assert copy is not reg
+    assert copy.names("kernel") == reg.names("kernel") and "toy-doubler" in copy.names("kernel")
+    assert "free-name" not in copy.names("kernel")
+    assert copy.register(_PicklablePlugin(), name="off") is None
+    assert pickle.loads(pickle.dumps(sparsekit.default_registry())) is sparsekit.default_registry()
+
+
+def test_pickled_registry_imports_plugin_modules_by_name():
+    import importlib
+    import pickle
+
+    reg = Registry(builtins=False, entry_points=False)
+    reg.register(importlib.import_module("sparsekit.solvers._plugin"), name="solvers")
+    copy = pickle.loads(pickle.dumps(reg))
+    assert copy.names("solver") == reg.names("solver") and "omp" in copy.names("solver")
+    assert copy.names("kernel") == []
