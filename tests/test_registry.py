@@ -433,3 +433,14 @@ def test_pickled_registry_imports_plugin_modules_by_name():
     copy = pickle.loads(pickle.dumps(reg))
     assert copy.names("solver") == reg.names("solver") and "omp" in copy.names("solver")
     assert copy.names("kernel") == []
+
+
+def test_pickled_registry_keeps_a_blocked_entry_point_blocked(monkeypatch):
+    import pickle
+
+    monkeypatch.setattr("sparsekit.registry._sparsekit_entry_points", _fake_entry_points("toy"))
+    reg = Registry()
+    reg.block("toy")
+    assert "toy-doubler" not in reg.names("kernel")
+    copy = pickle.loads(pickle.dumps(reg))
+    assert "toy-doubler" not in copy.names("kernel") and "rbf" in copy.names("kernel")
