@@ -39,7 +39,8 @@ import numpy as np
 from .._base import ParamsMixin, TransformerMixin
 from .._validation import check_option, check_random_state, check_scalar, is_sparse
 from ..kernels.base import PrecomputedKernel, as_kernel_object
-from ..registry import default_registry
+from .._progress import iterate
+from ..registry import check_result, default_registry, resolve
 from . import _nystrom_cuda
 
 NORMS = ("fro", "spectral", "trace")
@@ -50,20 +51,6 @@ BLOCK_BYTES = 64 * 2**20
 
 #: Below this many evaluation points the spectral norm uses a dense eigensolver.
 _DENSE_SPECTRAL_MAX = 1000
-
-
-def _resolve(registry, family, spec, params):
-    """A component from a name (with params) or a copy of a given object."""
-    if isinstance(spec, str):
-        return registry.get(family, spec, **dict(params or {}))
-    if params:
-        raise TypeError(
-            f"{family}_params can only be given with a {family} name, not with a "
-            f"{type(spec).__name__} object (configure the object itself)"
-        )
-    if spec is None:
-        raise TypeError(f"{family} must be a registered {family} name or a {family} object, got None")
-    return copy.deepcopy(spec)
 
 
 def _rows(kernel, Xp, r0, r1):
@@ -158,6 +145,9 @@ class Nystroem(TransformerMixin, ParamsMixin):
     random_state : None, int or numpy Generator
         Passed to the sampler; also draws the evaluation subset of
         :meth:`approximation_error`.
+    registry : Registry, optional
+        Where ``kernel`` and ``sampler`` names are resolved (default: the process-wide
+        registry); an application can pass its own :class:`sparsekit.Registry`.
 
     Attributes
     ----------
@@ -184,7 +174,8 @@ class Nystroem(TransformerMixin, ParamsMixin):
     _accepts_sparse = True
 
     def __init__(self, kernel="rbf", sampler="uniform", n_components=100, kernel_params=None,
-                 sampler_params=None, rank=None, eigen_floor=None, random_state=None):
+                 sampler_params=None, rank=None, eigen_floor=None, random_state=None,
+                 registry=None):
         self.kernel = kernel
         self.sampler = sampler
         self.n_components = n_components
@@ -193,6 +184,7 @@ class Nystroem(TransformerMixin, ParamsMixin):
         self.rank = rank
         self.eigen_floor = eigen_floor
         self.random_state = random_state
+        self.registry = registry
 
     # -- fit ---------------------------------------------------------------------------------
     def fit(self, X, y=None):
@@ -202,11 +194,11 @@ class Nystroem(TransformerMixin, ParamsMixin):
 
     def _fit(self, X):
         """Fit on ``X`` and return it prepared by the kernel."""
-        registry = default_registry()
+        registry = self.registry if self.registry is not None else default_registry()
         kernel = as_kernel_object(self.kernel, registry, self.kernel_params)
         if not isinstance(self.kernel, str):
             kernel = copy.deepcopy(kernel)
-        sampler = _resolve(registry, "sampler", self.sampler, self.sampler_params)
+        sampler = resolve("sampler", self.sampler, self.sampler_params, registry=registry)
         vectors = getattr(kernel, "accepts", "vectors") == "vectors"
         precomputed = isinstance(kernel, PrecomputedKernel)
         if vectors or precomputed:
@@ -251,7 +243,8 @@ class Nystroem(TransformerMixin, ParamsMixin):
             )
         kernel.fit(Xp)
         rng = check_random_state(self.random_state)
-        landmarks = sampler.sample(Xp, kernel, m, random_state=rng)
+        landmarks = check_result("sampler", sampler, sampler.sample(Xp, kernel, m, random_state=rng),
+                                 registry=registry)
         indices = np.asarray(landmarks.indices, dtype=np.int64)
         if indices.ndim != 1 or indices.size == 0 or indices.min() < 0 or indices.max() >= n:
             raise ValueError(
@@ -320,7 +313,7 @@ class Nystroem(TransformerMixin, ParamsMixin):
 
     # -- quality -----------------------------------------------------------------------------
     def approximation_error(self, X, norm="fro", n_eval=10_000, relative=False,
-                            random_state=None, max_memory=256 * 2**20):
+                            random_state=None, max_memory=256 * 2**20, verbose=None):
         """‖K_E − K̂_E‖ on a random subset E of ``X`` (all of ``X`` when it has <= n_eval points).
 
         K̂_E = phi(E) phi(E)ᵀ. The Gram matrix of E is computed in row blocks and never held
@@ -340,6 +333,9 @@ class Nystroem(TransformerMixin, ParamsMixin):
             Divide by the same norm of K_E.
         random_state : None, int or Generator
             Draws E; default: this estimator's ``random_state``.
+        verbose : bool, optional
+            Show progress over the Gram blocks (default: on a terminal, for long runs; see
+            :func:`sparsekit.show_progress`).
 
         Returns
         -------
@@ -376,7 +372,7 @@ class Nystroem(TransformerMixin, ParamsMixin):
 
         if norm == "fro":
             err2 = ref2 = 0.0
-            for r0 in starts:
+            for r0 in iterate(starts, "approximation error", unit="block", verbose=verbose):
                 Kb = gram_block(r0)
                 if relative:
                     ref2 += float(np.einsum("ij,ij->", Kb, Kb))
@@ -385,7 +381,8 @@ class Nystroem(TransformerMixin, ParamsMixin):
             err = np.sqrt(err2)
             return float(err / np.sqrt(ref2)) if relative else float(err)
         cached = n_e * n_e * 8 <= max_memory
-        blocks = [gram_block(r0) for r0 in starts] if cached else None
+        blocks = [gram_block(r0) for r0 in iterate(starts, "Gram blocks", unit="block",
+                                                   verbose=verbose)] if cached else None
 
         def gram_matvec(v, subtract):
             w = Phi.T @ v if subtract else None

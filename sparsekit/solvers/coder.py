@@ -15,7 +15,7 @@ import numpy as np
 
 from .._base import ParamsMixin, TransformerMixin
 from .._validation import check_array
-from ..registry import default_registry
+from ..registry import check_result, default_registry
 from .base import GRAM_AUTO_MAX_BYTES, check_dictionary, check_precompute
 
 
@@ -132,9 +132,9 @@ class SparseCoder(TransformerMixin, ParamsMixin):
             # a float64 Gram rounds exactly enough to float32; a float32 one is too coarse for
             # float64 signals, so the solver then computes its own
             gram = gram.astype(X.dtype) if gram is not None and X.dtype == np.float32 else None
-        if gram is not None:
-            return solver.solve(atoms.T, X.T, gram=gram)
-        return solver.solve(atoms.T, X.T)
+        result = (solver.solve(atoms.T, X.T, gram=gram) if gram is not None
+                  else solver.solve(atoms.T, X.T))
+        return check_result("solver", solver, result, registry=self.registry)
 
     def transform(self, X, y=None):
         """Sparse codes of the rows of ``X``: shape (n_samples, n_components)."""
