@@ -33,6 +33,10 @@ def test_score_samplers_keep_the_input_dtype(name, X_small):
     kernel = sparsekit.get_kernel("rbf", gamma=0.3)
     scores = sparsekit.get_sampler(name).scores(X_small.astype(np.float32), kernel, random_state=0)
     assert scores.dtype == np.float32 and scores.shape == (len(X_small),)
+    # the same scores as from float64 data, to float32 accuracy of the kernel values
+    want = sparsekit.get_sampler(name).scores(X_small, kernel, random_state=0)
+    assert want.dtype == np.float64
+    np.testing.assert_allclose(scores, want, rtol=0, atol=2e-5)
 
 
 def test_fixed_size_draw_follows_the_scores():
