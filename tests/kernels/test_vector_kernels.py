@@ -80,7 +80,10 @@ def test_diag_matches_gram_diagonal(name, rng):
 def test_mixed_dtypes_upcast_to_float64(rng):
     X = rng.random((5, 3)).astype(np.float32)
     Y = rng.random((4, 3))
-    assert RBFKernel()(X, Y).dtype == np.float64
+    K = RBFKernel()(X, Y)
+    assert K.dtype == np.float64
+    # the float32 values of X, exactly, in a float64 computation
+    np.testing.assert_allclose(K, skp.rbf_kernel(X.astype(np.float64), Y), rtol=1e-12)
 
 
 def test_integer_input_becomes_float64():
