@@ -65,17 +65,32 @@ def test_make_sampler_passes_the_thesis_lambda_rule():
     assert exp.make_sampler("recursive-rls").lam != "inverse-mean-norm"
 
 
-def test_demo_table_quick_lists_every_sampler():
+def test_demo_table_quick_lists_every_sampler(monkeypatch):
+    tables = []
+
+    def recording(*args, **kwargs):
+        tables.append(real(*args, **kwargs))
+        return tables[-1]
+
+    real = exp.frobenius_error_table
+    monkeypatch.setattr(exp, "frobenius_error_table", recording)
     out = exp.demo_table(quick=True)
     assert isinstance(out, str)
     errors, timing = out.split("\n\n")
     rows = {line.split()[0]: line for line in errors.splitlines()[2:]}
-    # every sampler got a mean ± std error for both landmark counts, all finite and positive
+    # every sampler got the mean ± std of its 3 draws on the documented setting, as printed
+    (table,) = tables
+    assert table.n_eval == 1000 and table.n_samples == 1000 and list(table.landmark_counts) == [20, 50]
     assert set(rows) == set(exp.SAMPLERS)
     for name, line in rows.items():
         assert line.count("±") == 2, line
-        means = [float(cell.split("±")[0].split()[-1]) for cell in line.split("±")[:2]]
-        assert all(np.isfinite(m) and m > 0 for m in means), line
+        printed = [cell.strip() for cell in line[len(name):].split("  ") if "±" in cell]
+        want = []
+        for c in (20, 50):
+            assert table.errors[(name, c)].shape == (3,)
+            m, sd = table.mean_std(name, c)
+            want.append(f"{m:.4g} ± {sd:.2g}")
+        assert printed == want, line
     assert timing.startswith("Score computation time")
     assert "dac-rls" in timing and "n=1000" in timing
 

@@ -37,6 +37,14 @@ def test_graph_capable_samplers_work_on_graphs(name, params, graphs, graph_kerne
     assert len(np.unique(lm.indices)) == 4
     F = graph_kernel.prepare(graphs).F
     np.testing.assert_array_equal(lm.points.F, F[lm.indices])
+    # the same draw as on the explicit features, whose linear kernel is the graph kernel (3
+    # landmarks: the features have rank 4, so a 4th greedy pick is a tie at rounding level)
+    sampler = sparsekit.get_sampler(name, **params)
+    on_graphs = sampler.sample(graphs, graph_kernel, 3, random_state=1)
+    on_vectors = sampler.sample(F / np.sqrt(10.0), sparsekit.get_kernel("linear"), 3,
+                                random_state=1)
+    np.testing.assert_array_equal(on_graphs.indices, on_vectors.indices)
+    np.testing.assert_allclose(on_graphs.weights, on_vectors.weights, rtol=1e-8)
 
 
 def test_graph_scores_equal_the_scores_of_the_explicit_features(graphs, graph_kernel):
@@ -62,6 +70,10 @@ def test_samplers_with_the_shortest_path_graph_kernel():
     rng = np.random.default_rng(0)
     graphs = [nx.gnp_random_graph(int(rng.integers(5, 10)), 0.4, seed=int(s)) for s in range(30)]
     kernel = sparsekit.get_kernel("shortest-path", with_labels=False)
+    features = kernel.features(graphs).toarray()  # the kernel is their linear kernel
     for name, params in [("dac-rls", {"lam": 0.5}), ("recursive-rls", {}), ("greedy-trace", {})]:
         lm = sparsekit.get_sampler(name, **params).sample(graphs, kernel, 5, random_state=0)
         assert len(np.unique(lm.indices)) == len(lm) > 0
+        on_vectors = sparsekit.get_sampler(name, **params).sample(
+            features, sparsekit.get_kernel("linear"), 5, random_state=0)
+        np.testing.assert_array_equal(lm.indices, on_vectors.indices)

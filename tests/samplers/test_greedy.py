@@ -23,7 +23,13 @@ def _brute_force_greedy(K, l):
 
 
 @pytest.mark.parametrize("kernel_name,params", [("rbf", {"gamma": 0.4}), ("polynomial", {"degree": 3})])
-def test_exact_greedy_equals_brute_force_trace_minimization(kernel_name, params):
+@pytest.mark.parametrize("row_bytes", [None, 8 * 40 * 6])
+def test_exact_greedy_equals_brute_force_trace_minimization(monkeypatch, kernel_name, params,
+                                                            row_bytes):
+    if row_bytes is not None:  # rows of K streamed 6 at a time: blocks spread over 2 threads
+        from sparsekit.samplers import rls
+
+        monkeypatch.setattr(rls, "ROW_BLOCK_BYTES", row_bytes)
     X = clustered(40, d=3, seed=9)
     kernel = sparsekit.get_kernel(kernel_name, **params)
     want = _brute_force_greedy(kernel(X), 6)

@@ -9,6 +9,7 @@ from sparsekit.samplers.rls import DACRLSSampler, ExactRLSSampler, TwoPassRLSSam
 from sparsekit.samplers.recursive import RecursiveRLSSampler
 
 from .conftest import clustered
+from .test_parallel_and_adaptive import _reference_recursive
 
 
 def _exact_three_ways(K, lam):
@@ -128,7 +129,12 @@ def test_two_pass_scores_underestimate_exact_and_equal_it_with_every_point():
     np.testing.assert_allclose(full, exact, atol=1e-7)
 
 
-def test_two_pass_matches_the_dense_woodbury_formula():
+@pytest.mark.parametrize("row_bytes", [None, 8 * 20 * 7])
+def test_two_pass_matches_the_dense_woodbury_formula(monkeypatch, row_bytes):
+    if row_bytes is not None:  # 7 rows per block: the blocks of both passes go to 2 threads
+        from sparsekit.samplers import rls
+
+        monkeypatch.setattr(rls, "ROW_BLOCK_BYTES", row_bytes)
     X = clustered(80, seed=6)
     kernel = sparsekit.get_kernel("laplacian", gamma=0.3)
     lam, m = 0.2, 20
@@ -157,8 +163,10 @@ def test_recursive_adaptive_mode_and_parallel_rows_are_deterministic():
     b = RecursiveRLSSampler(n_jobs=2).sample(X, kernel, 40, random_state=3)
     np.testing.assert_array_equal(a.indices, b.indices)
     assert len(np.unique(a.indices)) == 40
+    # the default (adaptive λ, levels down to ⌈√n⌉ = 30) equals the dense reference
     scores = RecursiveRLSSampler().scores(X, kernel, random_state=0)
-    assert scores.shape == (900,) and np.all((scores >= 0) & (scores <= 1))
+    np.testing.assert_allclose(scores, _reference_recursive(kernel(X), 30, "adaptive", 0),
+                               rtol=1e-7, atol=1e-9)
 
 
 def test_inverse_mean_norm_rule_equals_its_number(X_small):
