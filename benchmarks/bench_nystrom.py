@@ -129,8 +129,10 @@ def bench_quality(quick):
         table = exp.frobenius_error_table(X, samplers=samplers, landmark_counts=counts,
                                           n_draws=n_draws, n_eval=n_eval, dataset=name,
                                           random_state=0)
-        print(f"{n_draws} draws")
-        print(table.format())
+        print(f"{name} (n = {n}), ‖K_E − K̂_E‖_F over {n_draws} draws, |E| = {min(n, n_eval)}:\n")
+        print_table([{"sampler": s, **{f"|S| = {c}": "{:.4g} ± {:.2g}".format(*table.mean_std(s, c))
+                                       for c in counts}} for s in samplers],
+                    ["sampler"] + [f"|S| = {c}" for c in counts])
         print()
         for c, pct in zip(counts, ("2%", "5%")):
             uni = table.mean_std("uniform", c)[0]
@@ -172,18 +174,27 @@ def score_spread(quick):
     return rows
 
 
-def main(quick=False):
+PARTS = ("speed", "quality", "spread")
+
+
+def main(quick=False, parts=PARTS):
     print(f"# bench_nystrom ({'quick' if quick else 'full'}) — {machine()}\n")
-    print("## Nystroem fit + transform, uniform landmarks, RBF\n")
-    bench_speed(quick)
-    print("\n## Mean Frobenius error, 2% and 5% of n landmarks\n")
-    bench_quality(quick)
-    print("\n## How far from uniform the scores are\n")
-    score_spread(quick)
+    if "speed" in parts:
+        print("## Nystroem fit + transform, uniform landmarks, RBF\n")
+        bench_speed(quick)
+    if "quality" in parts:
+        print("\n## Mean Frobenius error, 2% and 5% of n landmarks\n")
+        bench_quality(quick)
+    if "spread" in parts:
+        print("\n## How far from uniform the scores are\n")
+        score_spread(quick)
     finish()
 
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small sizes (about a minute)")
-    main(quick=parser.parse_args().quick)
+    parser.add_argument("--parts", default=",".join(PARTS),
+                        help=f"comma-separated subset of {','.join(PARTS)} (default: all)")
+    args = parser.parse_args()
+    main(quick=args.quick, parts=args.parts.split(","))

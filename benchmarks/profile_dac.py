@@ -91,7 +91,7 @@ def interleaved(X, kernel, blocks, repeat=5):
 
 
 def main(quick=False):
-    print(f"Machine: {machine()}; load average {os.getloadavg()}\n")
+    print(f"Machine: {machine()}\n")
     d = 54
     sizes = (20_000, 40_000) if quick else (100_000, 200_000)
     kernel = sparsekit.get_kernel("rbf", gamma=1.0 / d)
