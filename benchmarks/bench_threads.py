@@ -7,7 +7,8 @@ Run: ``python benchmarks/bench_threads.py`` (``--quick`` for small sizes).
    so that a change of machine load hits both, best of 5 after a warm-up run. Each row also
    gives the process CPU time of the best runs (equal CPU times and half the wall time is
    perfect scaling) and the load average before and after. Results are checked equal across
-   thread counts (the script exits 1 otherwise).
+   thread counts (the script exits 1 otherwise). The first row is a control: independent
+   GIL-free NumPy calls on 1 and 2 threads, the scaling the machine allows at that moment.
 2. ``OMP_WAIT_POLICY``: child processes time a 200 x 200 ``eigh`` right after a Numba parallel
    region (the chi2 kernel), with ``PASSIVE`` (what ``import sparsekit`` sets by default) and
    ``ACTIVE`` (spinning OpenMP workers).
@@ -18,6 +19,7 @@ import os
 import subprocess
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
@@ -51,7 +53,15 @@ def paths(quick):
         return lambda t: sparsekit.get_sampler(name, n_jobs=t, **params).scores(
             X, rbf, random_state=0)
 
+    arrays = [np.random.default_rng(3).random(2_000_000 if not quick else 500_000)
+              for _ in range(8)]
+
+    def control(t):  # independent np.exp calls (GIL released) on t threads: the machine's ceiling
+        with ThreadPoolExecutor(max_workers=t) as pool:
+            return np.array([a.sum() for a in pool.map(np.exp, arrays)])
+
     return [
+        ("control: 8 independent np.exp calls on t threads", control),
         (f"dac-rls scores, n={n:,}, d=54 (block pool)", sampler("dac-rls", lam=1.0)),
         (f"recursive-rls scores, s={s}, n={n:,} (row-block pool)",
          sampler("recursive-rls", level_size=s)),
