@@ -129,7 +129,8 @@ def bench_quality(quick):
         table = exp.frobenius_error_table(X, samplers=samplers, landmark_counts=counts,
                                           n_draws=n_draws, n_eval=n_eval, dataset=name,
                                           random_state=0)
-        print(f"{name} (n = {n}), ‖K_E − K̂_E‖_F over {n_draws} draws, |E| = {min(n, n_eval)}:\n")
+        print(f"{name} (n = {n}), ‖K_E − K̂_E‖_F, mean ± std over {n_draws} draws, "
+              f"|E| = {min(n, n_eval)}:\n")
         print_table([{"sampler": s, **{f"|S| = {c}": "{:.4g} ± {:.2g}".format(*table.mean_std(s, c))
                                        for c in counts}} for s in samplers],
                     ["sampler"] + [f"|S| = {c}" for c in counts])
