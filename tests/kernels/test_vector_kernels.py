@@ -313,15 +313,15 @@ def test_rbf_gram_of_x_in_row_blocks_equals_scikit_learn_with_an_exact_diagonal(
 
 
 def test_threaded_exp_branch_equals_scikit_learn(rng):
-    # >= 65,536 entries: the exponentials are spread over a pool of threads in row chunks
+    # >= 2 * EXP_ENTRIES_PER_THREAD entries: the exponentials are spread over a pool of threads
     from sparsekit._threads import thread_limit
     from sparsekit.kernels import _cpu
 
-    X, Y = rng.normal(size=(263, 5)), rng.normal(size=(301, 5))
-    assert X.shape[0] * Y.shape[0] >= 1 << 16
+    X, Y = rng.normal(size=(409, 5)), rng.normal(size=(401, 5))   # > 2 * 65,536 entries
+    assert X.shape[0] * Y.shape[0] >= 2 * _cpu.EXP_ENTRIES_PER_THREAD
     with thread_limit(2):
         K = RBFKernel(gamma=0.2)(X, Y)
-        A = rng.normal(size=(257, 311))
+        A = rng.normal(size=(433, 311))
         B = A.copy()
         _cpu.exp_inplace(B)
     np.testing.assert_allclose(K, skp.rbf_kernel(X, Y, gamma=0.2), rtol=1e-10, atol=0)
