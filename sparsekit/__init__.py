@@ -26,6 +26,7 @@ from .registry import (
     UnknownComponentError,
     default_registry,
     get_kernel,
+    get_projection,
     get_sampler,
     get_solver,
     list_components,
@@ -37,6 +38,8 @@ _LAZY = {
     "RandomFourierFeatures": "sparsekit.features.rff",
     "Fastfood": "sparsekit.features.fastfood",
     "SparseCoder": "sparsekit.solvers.coder",
+    "SparseFactors": "sparsekit.linalg.sparse_factors",
+    "QuicKMeans": "sparsekit.cluster.quickmeans",
 }
 
 
@@ -55,5 +58,5 @@ def __dir__():
 __all__ = list(_LAZY) + [
     "__version__", "hookimpl", "Registration", "Registry", "UnknownComponentError",
     "ComponentConflictError", "PluginLoadWarning", "default_registry", "get_kernel",
-    "get_sampler", "get_solver", "list_components",
+    "get_sampler", "get_solver", "list_components", "get_projection",
 ]

@@ -54,7 +54,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"sparsekit {__version__}")
     sub = parser.add_subparsers(dest="command")
     p_list = sub.add_parser("list", help="list every registered component")
-    p_list.add_argument("--family", choices=["kernel", "sampler", "solver"], help="only this family")
+    p_list.add_argument("--family", choices=["kernel", "sampler", "solver", "projection"], help="only this family")
     p_list.set_defaults(func=_cmd_list)
     p_demo = sub.add_parser("demo", help="run the demo on generated data and print result tables")
     p_demo.add_argument("sections", nargs="*", help=f"sections to run (default: all of {list(DEMO_SECTIONS)})")
