@@ -45,8 +45,10 @@ from ..linalg.sparse_factors import SparseFactors
 from .factorization import (FactorizationResult, FactorizationSolver, check_constraints,
                             check_target)
 
-#: factors sparser than this are multiplied through their CSR form
+#: factors sparser than this (and with at least SPARSE_MIN_SIZE entries) are multiplied through
+#: their CSR form; small factors are faster as dense BLAS operands
 SPARSE_DENSITY = 0.25
+SPARSE_MIN_SIZE = 128 * 128
 #: safety factor on the Lipschitz constant (reference implementation: 1.001)
 LIPSCHITZ_MARGIN = 1.001
 #: step-size halvings tried by the safeguard before it stops
@@ -62,7 +64,7 @@ class _Factor:
     def __init__(self, dense):
         self.dense = dense
         nnz = np.count_nonzero(dense)
-        if nnz <= SPARSE_DENSITY * dense.size:
+        if dense.size >= SPARSE_MIN_SIZE and nnz <= SPARSE_DENSITY * dense.size:
             self.csr = sp.csr_matrix(dense)
             self.csr_t = sp.csr_matrix(dense.T)
         else:
