@@ -29,7 +29,10 @@ Decisions:
   row and column at least (``splincol``); ``projection="identity"`` leaves them unconstrained
   (then QuicK-means with exact factor fits is Lloyd's K-means).
 - Empty clusters (reference implementation; the thesis is silent): an empty cluster gets the
-  point of the largest cluster farthest from its centroid.
+  point of the largest cluster farthest from its centroid. Re-seeding is outside Proposition 1
+  (the moved point may be far from every centroid), so it is kept only when the iteration's
+  objective does not exceed the previous one; otherwise the empty cluster keeps weight 0 in the
+  refit (its row of ``D_√n`` is zero) and the objective stays non-increasing.
 - Stop after ``max_iter`` iterations or when the relative change of ``g`` is below ``tol``.
 - ``labels_``/``inertia_`` are the assignment to, and the K-means objective of, the final
   operator (one last assignment step after the loop).
@@ -44,11 +47,19 @@ import scipy.sparse as sp
 from .._base import ParamsMixin
 from .._threads import effective_n_jobs, thread_limit
 from .._validation import check_array, check_option, check_random_state, check_scalar
-from ..features._common import NotFittedError
+from ..features._common import NotFittedError as _NotFittedError
 from ..projections.base import Constant, Identity
 from ..registry import default_registry
 from ..solvers.hierarchical import hierarchical_constraints, hierarchical_dense
 from ..solvers.palm4msa import default_factors, run_palm
+
+try:  # scikit-learn's checks recognize its own NotFittedError; ours is also one when available
+    from sklearn.exceptions import NotFittedError as _SklearnNotFitted
+
+    class NotFittedError(_NotFittedError, _SklearnNotFitted):
+        """The estimator was used before ``fit``."""
+except ImportError:  # pragma: no cover
+    NotFittedError = _NotFittedError
 
 #: bytes of one block of scores (points × clusters) in the assignment step
 BLOCK_BYTES = 32 * 2**20
@@ -170,6 +181,18 @@ class QuicKMeans(ParamsMixin):
     def _validate_X(self, X, fitting):
         if sp.issparse(X):
             X = X.toarray()
+        try:
+            X = np.asarray(X)
+        except Exception:  # ragged input: check_array names the problem
+            pass
+        shape = getattr(X, "shape", ())
+        if len(shape) == 1:
+            raise ValueError(f"X must be 2-D (n_samples, n_features), got a 1-D array of shape "
+                             f"{shape}: Reshape your data with X.reshape(-1, 1) (one feature) "
+                             "or X.reshape(1, -1) (one sample)")
+        if len(shape) == 2 and shape[0] and not shape[1]:
+            raise ValueError(f"X has 0 feature(s) (shape={shape}) while a minimum of 1 is "
+                             "required; pass data with at least one column")
         X = check_array(X, "X")
         if not fitting:
             if not hasattr(self, "cluster_centers_"):
@@ -260,29 +283,22 @@ class QuicKMeans(ParamsMixin):
             history = []
             g_prev = None
             it = 0
+            state = (factors, lam, V)
             for it in range(1, max_iter + 1):
                 labels, _ = _assign(V, X, x_sq)
                 counts = np.bincount(labels, minlength=K)
+                step = None
                 if (counts == 0).any():
-                    labels, counts = _reseed_empty(X, labels, counts, V.toarray())
-                member = sp.csr_matrix((np.ones(n), (labels, np.arange(n))), shape=(K, n))
-                U = np.asarray(member @ X.astype(np.float64, copy=False)) / counts[:, None]
-                U = U.astype(dtype)
-                within = float(np.sum((X - U[labels]) ** 2, dtype=np.float64))
-                w = np.sqrt(counts / n).astype(dtype)
-                target = w[:, None] * U
-                e_prev = _weighted_error(target, w, V.toarray())
-                cons = [Constant(np.diag(w))] + facts
-                res = factorizer.factorize(target, cons, init_factors=[np.diag(w)] + factors,
-                                           init_scale=lam)
-                new = [S.toarray() for S in res.factors.factors[1:]]
-                V_new = self._operator(new, res.factors.scale, dtype)
-                e_new = _weighted_error(target, w, V_new.toarray())
-                if e_new <= e_prev:
-                    factors, lam, V, e = new, res.factors.scale, V_new, e_new
-                else:  # safeguard: keep the previous factors (Proposition 1)
-                    e = e_prev
-                g = within + n * e
+                    # re-seeding can move a point far from its centroid; it is kept only when
+                    # the objective still decreases (else the empty cluster gets weight 0)
+                    step = self._update(X, *_reseed_empty(X, labels, counts, V.toarray()),
+                                        state, facts, factorizer)
+                    if g_prev is not None and step[-1] > g_prev:
+                        step = None
+                if step is None:
+                    step = self._update(X, labels, counts, state, facts, factorizer)
+                state = step[:3]
+                V, g = step[2], step[3]
                 history.append(g)
                 if g_prev is not None and (g_prev == 0 or abs(g_prev - g) <= tol * g_prev):
                     break
@@ -295,6 +311,30 @@ class QuicKMeans(ParamsMixin):
         self.n_iter_ = it
         self.n_features_in_ = d
         return self
+
+    def _update(self, X, labels, counts, state, facts, factorizer):
+        """Exact means, then the factor refit on ``D_√n U`` warm-started at ``state``, with the
+        safeguard; returns ``(factors, λ, V, g)``."""
+        factors, lam, V = state
+        n, d = X.shape
+        K = counts.size
+        dtype = X.dtype
+        member = sp.csr_matrix((np.ones(n), (labels, np.arange(n))), shape=(K, n))
+        U = np.asarray(member @ X.astype(np.float64, copy=False)) / np.maximum(counts, 1)[:, None]
+        within = float(np.sum((X - U[labels]) ** 2, dtype=np.float64))
+        U = U.astype(dtype)
+        w = np.sqrt(counts / n).astype(dtype)
+        target = w[:, None] * U
+        e_prev = _weighted_error(target, w, V.toarray())
+        cons = [Constant(np.diag(w))] + facts
+        res = factorizer.factorize(target, cons, init_factors=[np.diag(w)] + factors,
+                                   init_scale=lam)
+        new = [S.toarray() for S in res.factors.factors[1:]]
+        V_new = self._operator(new, res.factors.scale, dtype)
+        e_new = _weighted_error(target, w, V_new.toarray())
+        if e_new <= e_prev:
+            return new, res.factors.scale, V_new, within + n * e_new
+        return factors, lam, V, within + n * e_prev  # safeguard (Proposition 1)
 
     @staticmethod
     def _operator(factors, lam, dtype):
