@@ -96,7 +96,7 @@ class Projection:
         """``P(M)`` for a finite float array of the right shape (no validation)."""
         out = self._project(M)
         if self.normalized:
-            norm = np.linalg.norm(out)
+            norm = np.sqrt(np.einsum("ij,ij->", out, out))
             if norm > 0:
                 out = out / out.dtype.type(norm)
         return out

@@ -99,6 +99,27 @@ class _Transposed:
         return np.ascontiguousarray(self.proj.project_unchecked(np.ascontiguousarray(X.T)).T)
 
 
+def _chain_pays(chain, dense_size):
+    """Multiply through the CSR factors of ``chain`` rather than one dense GEMM with their
+    product: all are sparse, and their non-zeros are below 1/8 of the product's entries (the
+    GEMM runs several times faster per operation than the sparse kernel)."""
+    return all(f.csr is not None for f in chain) and 8 * sum(f.csr.nnz for f in chain) <= dense_size
+
+
+def _apply_chain(chain, B):
+    """``S_a ⋯ S_b @ B`` for the factors of ``chain``, the right-most applied first."""
+    for f in chain[::-1]:
+        B = f.times(B)
+    return B
+
+
+def _apply_chain_t(chain, B):
+    """``(S_a ⋯ S_b)ᵀ @ B``: ``S_aᵀ`` applied first."""
+    for f in chain:
+        B = f.t_times(B)
+    return B
+
+
 def _sq_norm2(A, key, vectors, tol=1e-6, max_iter=100):
     """``‖A‖_2²`` by power iteration on ``Aᵀ A``, warm-started from ``vectors[key]``."""
     if A is None:
@@ -137,9 +158,14 @@ def default_factors(projs, dtype, update_way="right-to-left"):
     return factors
 
 
+def _sqnorm(A):
+    """``‖A‖_F²`` without BLAS (a level-1 BLAS call on a small array pays a thread hand-over)."""
+    return float(np.einsum("ij,ij->", A, A))
+
+
 def _objective(U, prod, lam):
     D = U - lam * prod
-    return float(np.vdot(D, D))
+    return _sqnorm(D)
 
 
 def palm4msa_dense(U, projs, factors, lam, *, n_iter, tol, safeguard=True, vectors=None):
@@ -187,20 +213,33 @@ def palm4msa_dense(U, projs, factors, lam, *, n_iter, tol, safeguard=True, vecto
                 nR = _sq_norm2(R, ("R", q), vectors)
                 c = margin * lam * lam * nL * nR
                 if c > 0:
+                    left_chain = q > 0 and _chain_pays(F[:q], L_T.size)
                     SR = F[q].times(R)
-                    LSR = SR if L_T is None else L_T.T @ SR
-                    E = LSR
+                    if L_T is None:
+                        E = SR
+                    elif left_chain:
+                        E = _apply_chain(F[:q], SR)
+                    else:
+                        E = L_T.T @ SR
                     E *= dtype.type(lam)
                     E -= U
-                    G = E if L_T is None else L_T @ E
+                    if L_T is None:
+                        G = E
+                    elif left_chain:
+                        G = _apply_chain_t(F[:q], E)
+                    else:
+                        G = L_T @ E
                     if R is not None:
-                        G = G @ R.T
+                        if _chain_pays(F[q + 1:], R.shape[0] * R.shape[0]):
+                            G = _apply_chain(F[q + 1:], np.ascontiguousarray(G.T)).T
+                        else:
+                            G = G @ R.T
                     step = F[q].dense - (dtype.type(lam / c)) * G
                     F[q] = _Factor(np.ascontiguousarray(projs[q].project_unchecked(step), dtype=dtype))
             R = F[q].times(R)
         prod = R
-        nrm2 = float(np.vdot(prod, prod))
-        new_lam = float(np.vdot(U, prod)) / nrm2 if nrm2 > 0 else lam
+        nrm2 = _sqnorm(prod)
+        new_lam = float(np.einsum("ij,ij->", U, prod)) / nrm2 if nrm2 > 0 else lam
         f = _objective(U, prod, new_lam)
         if safeguard and f > f_prev * (1 + 1e-10) + 1e-300:
             F, lam = saved
