@@ -1,32 +1,25 @@
-"""Compute layer: top-k selection masks with deterministic tie-breaking."""
+"""Compute layer: top-k selection masks with deterministic tie-breaking.
+
+Plain NumPy: a row-wise ``np.partition`` finds the thresholds in O(columns) per row, and the
+masks are elementwise; a Numba twin was no faster and its selection routine cost seconds of
+compilation on the first call.
+"""
 import numpy as np
-from numba import njit
 
 
-@njit(cache=True, nogil=True)
-def top_k_rows_mask(A, k, mask):
-    """Set ``mask[i, j] = True`` for the ``k`` largest ``A[i, j]`` of every row ``i``.
+def top_k_rows_mask(A, k):
+    """Boolean mask of the ``k`` largest ``A[i, j]`` of every row ``i``.
 
-    The threshold is the row's ``k``-th largest value (a selection, O(columns) per row); every
-    entry above it is kept, and entries equal to it are kept in increasing column order until
-    the row holds ``k``: ties go to the lowest column index. ``mask`` must be all False.
+    The threshold is the row's ``k``-th largest value; every entry above it is kept, and
+    entries equal to it are kept in increasing column order until the row holds ``k``: ties go
+    to the lowest column index.
     """
     n_rows, n_cols = A.shape
     if k >= n_cols:
-        mask[:, :] = True
-        return mask
-    for i in range(n_rows):
-        row = A[i]
-        t = np.partition(row.copy(), n_cols - k)[n_cols - k]
-        need = k
-        for j in range(n_cols):
-            if row[j] > t:
-                mask[i, j] = True
-                need -= 1
-        for j in range(n_cols):
-            if need == 0:
-                break
-            if row[j] == t:
-                mask[i, j] = True
-                need -= 1
+        return np.ones(A.shape, dtype=bool)
+    t = np.partition(A, n_cols - k, axis=1)[:, n_cols - k, None]
+    mask = A > t
+    need = k - mask.sum(axis=1, keepdims=True)
+    eq = A == t
+    mask |= eq & (np.cumsum(eq, axis=1) <= need)
     return mask

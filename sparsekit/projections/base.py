@@ -122,11 +122,11 @@ def _keep(M, mask):
 
 
 def row_mask(A, k):
-    return top_k_rows_mask(np.ascontiguousarray(A), k, np.zeros(A.shape, dtype=np.bool_))
+    return top_k_rows_mask(A, k)
 
 
 def col_mask(A, k):
-    return top_k_rows_mask(np.ascontiguousarray(A.T), k, np.zeros(A.shape[::-1], dtype=np.bool_)).T
+    return top_k_rows_mask(np.ascontiguousarray(A.T), k).T
 
 
 class GlobalTopK(Projection):
