@@ -102,3 +102,35 @@ def test_bad_input():
         QuicKMeans(2, projection="splincool").fit(X)
     with pytest.raises(ValueError, match="init has shape"):
         QuicKMeans(2, init=np.ones((3, 3))).fit(X)
+
+
+def test_safeguard_keeps_previous_factors_when_the_refit_is_worse(monkeypatch):
+    """A registered factorizer whose refits are worse than its warm start: the safeguard keeps
+    the previous factors, so the objective still never increases (Proposition 1)."""
+    import sparsekit.cluster.quickmeans as qkmod
+    from sparsekit import Registration, Registry, hookimpl
+    from sparsekit.solvers.factorization import FactorizationResult, FactorizationSolver
+
+    class Scrambler(FactorizationSolver):
+        name = "scrambler"
+
+        def __init__(self, n_iter=1, tol=0.0):
+            self.n_iter, self.tol = n_iter, tol
+
+        def factorize(self, M, constraints, *, init_factors=None, init_scale=1.0):
+            rng = np.random.default_rng(int(abs(M).sum() * 1e3) % 2**32)
+            factors = [init_factors[0]] + [rng.standard_normal(c.shape) for c in constraints[1:]]
+            return FactorizationResult(SparseFactors(factors, init_scale), np.array([1.0]), 1)
+
+    class Plugin:
+        @hookimpl
+        def sparsekit_solvers(self):
+            yield Registration("scrambler", Scrambler)
+
+    reg = Registry(entry_points=False, plugins=[Plugin()])
+    monkeypatch.setattr(qkmod, "default_registry", lambda: reg)
+    X = blobs(n=200, d=6, k=4, seed=3)
+    qk = QuicKMeans(4, sparsity=2, max_iter=6, palm_iter=20, tol=0, factorizer="scrambler",
+                    random_state=0).fit(X)
+    h = qk.objective_history_
+    assert h.size >= 2 and np.all(np.diff(h) <= 1e-9 * h[0])
