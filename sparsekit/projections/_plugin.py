@@ -7,7 +7,8 @@ from .base import (ColumnTopK, Constant, GlobalTopK, Identity, RowColumnTopK, Ro
 
 @hookimpl
 def sparsekit_projections():
-    yield Registration("sp", GlobalTopK, aliases=("top-k", "global-top-k"), accepts="any",
+    # canonical name distinct from the shortest-path kernel's alias "sp" (same word in `list`)
+    yield Registration("global-top-k", GlobalTopK, aliases=("sp", "top-k"), accepts="any",
                        summary="k largest |entries| of the matrix, unit Frobenius norm")
     yield Registration("splin", RowTopK, aliases=("row-top-k",), accepts="any",
                        summary="k largest |entries| per row, unit Frobenius norm")

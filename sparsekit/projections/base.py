@@ -5,7 +5,8 @@ Each projection maps a matrix to the nearest point of a set ``E`` of matrices wi
 pattern, then (for the sparse sets) rescales it to unit Frobenius norm, the "scale"
 constraint of the sets ``E_q`` whose scale is carried by the factorization's ``λ``:
 
-- ``sp`` keeps the ``k`` entries of largest magnitude (global hard thresholding);
+- ``global-top-k`` (alias ``sp``) keeps the ``k`` entries of largest magnitude (global hard
+  thresholding);
 - ``splin`` / ``spcol`` keep the ``k`` largest per row / per column;
 - ``splincol`` keeps the union of the ``k`` largest per row and the ``k_col`` largest per column
   (the relaxed projection of Algorithm 3 of Annex 3.A);
@@ -130,9 +131,9 @@ def col_mask(A, k):
 
 
 class GlobalTopK(Projection):
-    """``sp``: keep the ``k`` entries of largest magnitude of the whole matrix."""
+    """``global-top-k`` (``sp``): keep the ``k`` entries of largest magnitude of the whole matrix."""
 
-    name = "sp"
+    name = "global-top-k"
 
     def __init__(self, shape, k, *, normalized=True, nonnegative=False):
         super().__init__(shape, normalized=normalized, nonnegative=nonnegative)
