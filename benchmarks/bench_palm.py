@@ -14,7 +14,8 @@
 
 Both sides run with the same thread count (Numba, BLAS and OpenMP limited together). The
 script exits non-zero when the answers disagree: Palm4MSA error above pyfaust's by more than
-2 %, a Hadamard error above 1e-6, or predictions that differ on more than 0.1 % of the points.
+2 %, a Hadamard factorization (either side) with relative error above 1e-4, or predictions that
+differ on more than 0.1 % of the points.
 Run ``python benchmarks/bench_palm.py`` (``--quick`` for small sizes).
 """
 from __future__ import annotations
@@ -78,7 +79,8 @@ def bench_hadamard(k, repeat):
     ours = solver.factorize(H, 2, n_factors=k)
     F = pyfaust.fact.hierarchical(H, "hadamard")
     e_ours, e_faust = rel_err(H, ours.factors.toarray()), rel_err(H, F.toarray())
-    check(e_ours <= max(1e-6, e_faust), f"hadamard {d}: error {e_ours:.3g} vs pyfaust {e_faust:.3g}")
+    # agreement: both recover H (the error levels themselves are reported, not asserted)
+    check(max(e_ours, e_faust) <= 1e-4, f"hadamard {d}: error {e_ours:.3g} vs pyfaust {e_faust:.3g}")
     t_ours = best_time(lambda: solver.factorize(H, 2, n_factors=k), repeat=repeat, warmup=0)
     t_faust = best_time(lambda: pyfaust.fact.hierarchical(H, "hadamard"), repeat=repeat, warmup=0)
     return dict(case=f"hierarchical Hadamard {d}, {k} factors", sparsekit_s=f"{t_ours:.3f}",
