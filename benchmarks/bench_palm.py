@@ -44,6 +44,12 @@ with warnings.catch_warnings():
 FAILURES = []
 
 
+def show(row):
+    """Print a finished row at once (the full run is long; the tables follow at the end)."""
+    print("  " + ", ".join(f"{k}={v}" for k, v in row.items()), flush=True)
+    return row
+
+
 def check(ok, what):
     if not ok:
         FAILURES.append(what)
@@ -157,13 +163,13 @@ def main():
             np.random.default_rng(0).random((8, 8)),
             [sparsekit.get_projection("splincol", shape=(8, 8), k=2)] * 2)  # compile
         if args.quick:
-            fact = [bench_palm(64, 50, repeat), bench_hadamard(5, repeat)]
-            pred = [bench_predict(20_000, 128, 64, 2_000, repeat)]
-            fit = [bench_fit_breast_cancer(5, 30)]
+            fact = [show(bench_palm(64, 50, repeat)), show(bench_hadamard(5, repeat))]
+            pred = [show(bench_predict(20_000, 128, 64, 2_000, repeat))]
+            fit = [show(bench_fit_breast_cancer(5, 30))]
         else:
-            fact = [bench_palm(256, 200, repeat), bench_hadamard(8, repeat)]
-            pred = [bench_predict(100_000, 784, 256, 5_000, repeat)]
-            fit = [bench_fit_breast_cancer(50, 300)]
+            fact = [show(bench_palm(256, 200, repeat)), show(bench_hadamard(8, repeat))]
+            pred = [show(bench_predict(100_000, 784, 256, 5_000, repeat))]
+            fit = [show(bench_fit_breast_cancer(50, 300))]
     print("\n### Factorization (pyfaust)\n")
     print_table(fact, ["case", "sparsekit_s", "pyfaust_s", "speedup", "err_sparsekit",
                        "err_pyfaust", "nnz"])
