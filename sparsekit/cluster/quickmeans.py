@@ -52,6 +52,7 @@ from ..projections.base import Constant, Identity
 from ..registry import default_registry
 from ..solvers.hierarchical import hierarchical_constraints, hierarchical_dense
 from ..solvers.palm4msa import default_factors, run_palm
+from ._cpu import nearest_from_scores
 
 try:  # scikit-learn's checks recognize its own NotFittedError; ours is also one when available
     from sklearn.exceptions import NotFittedError as _SklearnNotFitted
@@ -94,20 +95,24 @@ def kmeans_plusplus(X, n_clusters, rng, sq_norms=None):
 
 def _assign(V, X, x_sq):
     """Labels and squared distances of the rows of ``X`` to the rows of ``V`` (an operator)."""
-    norms = np.einsum("ij,ij->i", *(2 * (V.toarray(),)))
+    Vd = V.toarray()
+    norms = np.einsum("ij,ij->i", Vd, Vd).astype(np.float64)
     n, K = X.shape[0], V.shape[0]
     labels = np.empty(n, dtype=np.int64)
-    dist = np.empty(n, dtype=X.dtype)
+    dist = np.empty(n, dtype=np.float64)
     block = int(max(1, min(n, BLOCK_BYTES // max(1, K * X.itemsize))))
     for r0 in range(0, n, block):
-        Xb = X[r0:r0 + block]
-        scores = V @ Xb.T  # (K, b)
-        scores *= -2
-        scores += norms[:, None].astype(scores.dtype)
-        lab = np.argmin(scores, axis=0)
-        labels[r0:r0 + block] = lab
-        dist[r0:r0 + block] = np.maximum(scores[lab, np.arange(lab.size)] + x_sq[r0:r0 + block], 0)
-    return labels, dist
+        scores = np.ascontiguousarray(V @ X[r0:r0 + block].T)  # (K, b)
+        nearest_from_scores(scores, norms.astype(scores.dtype), labels[r0:r0 + block],
+                            dist[r0:r0 + block] if scores.dtype == np.float64
+                            else np.empty(scores.shape[1], scores.dtype))
+        if scores.dtype != np.float64:
+            b = scores.shape[1]
+            lab = labels[r0:r0 + b]
+            dist[r0:r0 + b] = norms[lab] - 2.0 * scores[lab, np.arange(b)]
+    dist += x_sq
+    np.maximum(dist, 0, out=dist)
+    return labels, dist.astype(X.dtype, copy=False)
 
 
 class QuicKMeans(ParamsMixin):

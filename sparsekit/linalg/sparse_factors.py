@@ -21,7 +21,7 @@ from scipy.sparse.linalg import LinearOperator
 from ._spmm import csr_times_dense
 
 #: Columns of a matrix operand multiplied per pass through the factors (the batch stays in cache).
-COLUMN_BLOCK = 2048
+COLUMN_BLOCK = 512
 
 
 def _as_csr(factor, q, dtype):
