@@ -150,6 +150,8 @@ def main():
     ap.add_argument("--quick", action="store_true", help="small sizes (a smoke run)")
     ap.add_argument("--threads", type=int, default=None, help="threads for both sides (default: all)")
     ap.add_argument("--repeat", type=int, default=None, help="timed runs per case (best is kept)")
+    ap.add_argument("--cases", default="palm,hadamard,predict,fit",
+                    help="comma-separated subset of palm, hadamard, predict, fit")
     args = ap.parse_args()
     from sparsekit._threads import effective_n_jobs
 
@@ -162,22 +164,30 @@ def main():
         sparsekit.get_solver("palm4msa", n_iter=2).factorize(
             np.random.default_rng(0).random((8, 8)),
             [sparsekit.get_projection("splincol", shape=(8, 8), k=2)] * 2)  # compile
-        if args.quick:
-            fact = [show(bench_palm(64, 50, repeat)), show(bench_hadamard(5, repeat))]
-            pred = [show(bench_predict(20_000, 128, 64, 2_000, repeat))]
-            fit = [show(bench_fit_breast_cancer(5, 30))]
-        else:
-            fact = [show(bench_palm(256, 200, repeat)), show(bench_hadamard(8, repeat))]
-            pred = [show(bench_predict(100_000, 784, 256, 5_000, repeat))]
-            fit = [show(bench_fit_breast_cancer(50, 300))]
-    print("\n### Factorization (pyfaust)\n")
-    print_table(fact, ["case", "sparsekit_s", "pyfaust_s", "speedup", "err_sparsekit",
-                       "err_pyfaust", "nnz"])
-    print("\n### QuicK-means inference (scikit-learn KMeans.predict on the dense centroids)\n")
-    print_table(pred, ["case", "sparsekit_s", "sklearn_s", "speedup", "nnz", "agreement", "fit_s"])
-    print("\n### QuicK-means fit (breast cancer, same K-means++ initialization)\n")
-    print_table(fit, ["case", "qk_objective", "kmeans_objective", "objective_ratio", "nnz",
-                      "dense_nnz", "qk_s", "kmeans_s"])
+        cases = set(args.cases.split(","))
+        q = args.quick
+        fact, pred, fit = [], [], []
+        if "palm" in cases:
+            fact.append(show(bench_palm(64, 50, repeat) if q else bench_palm(256, 200, repeat)))
+        if "hadamard" in cases:
+            fact.append(show(bench_hadamard(5 if q else 8, repeat)))
+        if "predict" in cases:
+            pred.append(show(bench_predict(20_000, 128, 64, 2_000, repeat) if q
+                             else bench_predict(100_000, 784, 256, 5_000, repeat)))
+        if "fit" in cases:
+            fit.append(show(bench_fit_breast_cancer(5, 30) if q else bench_fit_breast_cancer(50, 300)))
+    if fact:
+        print("\n### Factorization (pyfaust)\n")
+        print_table(fact, ["case", "sparsekit_s", "pyfaust_s", "speedup", "err_sparsekit",
+                           "err_pyfaust", "nnz"])
+    if pred:
+        print("\n### QuicK-means inference (scikit-learn KMeans.predict on the dense centroids)\n")
+        print_table(pred, ["case", "sparsekit_s", "sklearn_s", "speedup", "nnz", "agreement",
+                           "fit_s"])
+    if fit:
+        print("\n### QuicK-means fit (breast cancer, same K-means++ initialization)\n")
+        print_table(fit, ["case", "qk_objective", "kmeans_objective", "objective_ratio", "nnz",
+                          "dense_nnz", "qk_s", "kmeans_s"])
     if FAILURES:
         print(f"\n{len(FAILURES)} disagreement(s): {FAILURES}", file=sys.stderr)
         sys.exit(1)
