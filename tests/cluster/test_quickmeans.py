@@ -5,7 +5,6 @@ import pickle
 import numpy as np
 import pytest
 
-import sparsekit
 from sparsekit import QuicKMeans, SparseFactors
 from sparsekit.registry import UnknownComponentError
 

@@ -2,7 +2,6 @@
 import importlib.util
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
