@@ -1,0 +1,23 @@
+"""Compute layer of the clustering estimators: nearest centroid from precomputed scores."""
+from numba import njit
+
+
+@njit(cache=True, nogil=True)
+def nearest_from_scores(scores, sq_norms, labels, best):
+    """``labels[j] = argmin_k sq_norms[k] - 2 scores[k, j]`` and ``best[j]`` its value.
+
+    ``scores`` is (K, n) C-contiguous (``V Xᵀ``): the loop runs over the centroids outside and
+    the points inside, so every pass reads one contiguous row; ties go to the lower index.
+    """
+    K, n = scores.shape
+    for j in range(n):
+        best[j] = sq_norms[0] - 2.0 * scores[0, j]
+        labels[j] = 0
+    for k in range(1, K):
+        nk = sq_norms[k]
+        for j in range(n):
+            v = nk - 2.0 * scores[k, j]
+            if v < best[j]:
+                best[j] = v
+                labels[j] = k
+    return labels, best
