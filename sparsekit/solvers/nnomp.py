@@ -23,6 +23,7 @@ import numbers
 
 import numpy as np
 
+from .._row_ranges import run_row_ranges
 from .._validation import check_scalar
 from . import _cpu
 from ._driver import prepare
@@ -69,8 +70,7 @@ class NonNegativeOMP(Solver):
         n_iter = np.zeros(n_sig, dtype=np.int64)
         status = np.zeros(n_sig, dtype=np.int64)
         floor = p.corr_floor * np.sqrt(float(p.norms_sq.max()))
-        kernel = _cpu.kernel_for("nnomp_gram", n_sig)
-        kernel(G, p.correlations(), p.y_sq, n_max, tol, floor, chol_eps,
-               3 * n_max + 10, idx, vals, res, n_iter, status)
+        run_row_ranges(_cpu.nnomp_gram, n_sig, G, p.correlations(), p.y_sq, n_max, tol, floor,
+                       chol_eps, 3 * n_max + 10, idx, vals, res, n_iter, status)
         warn_premature(status, "NN-OMP")
         return finish(scatter(idx, vals, p.n_atoms), idx, res, n_iter, status, p.one_d)

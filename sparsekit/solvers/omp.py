@@ -31,6 +31,7 @@ import warnings
 
 import numpy as np
 
+from .._row_ranges import run_row_ranges
 from .._validation import check_scalar
 from . import _cpu
 from ._driver import iterate, prepare
@@ -147,9 +148,8 @@ class OMP(Solver):
         path = np.zeros((n_sig, n_max, n_max) if want_path else (1, 1, 1), dtype=p.dtype)
         if use_gram:
             G = p.gram(gram)
-            kernel = _cpu.kernel_for("omp_gram", n_sig)
-            kernel(G, p.correlations(), p.y_sq, n_max, tol, floor, chol_eps,
-                   idx, vals, res, n_iter, status, path, want_path)
+            run_row_ranges(_cpu.omp_gram, n_sig, G, p.correlations(), p.y_sq, n_max, tol, floor,
+                           chol_eps, idx, vals, res, n_iter, status, path, want_path)
         else:
             self._solve_residual(p, n_max, tol, floor, chol_eps, idx, vals, res, n_iter, status,
                                  path, want_path)
@@ -184,8 +184,8 @@ class OMP(Solver):
             floor = corr_floor[sl]
 
             def step(k, rows, C):
-                kernel = _cpu.kernel_for("omp_step", rows.size, _cpu.STEP_PARALLEL_MIN_ROWS)
-                kernel(k, rows, C, Dt, Yt, R, p.norms_sq, n_max, tol, floor, chol_eps,
-                       L, cs, idx_c, vals_c, res_c, it_c, st, active, path_c, want_path)
+                run_row_ranges(_cpu.omp_step, rows.size, k, rows, C, Dt, Yt, R, p.norms_sq, n_max,
+                               tol, floor, chol_eps, L, cs, idx_c, vals_c, res_c, it_c, st,
+                               active, path_c, want_path, min_rows=_cpu.STEP_PARALLEL_MIN_ROWS)
 
             iterate(R, p.D, active, n_max, step)
