@@ -7,14 +7,16 @@ gives the key::
 
     key = (label[u] * L + label[v]) * D + code(d(u, v))
 
-Per graph the keys are sorted and run-length encoded in place, in parallel over graphs; a
-second pass gathers the (key, count) runs into CSR order.
+Per graph the keys are sorted and run-length encoded in place, graphs spread over threads
+(serial ``nogil`` kernels over ranges of graphs, :func:`sparsekit._row_ranges.run_row_ranges`);
+a second pass gathers the (key, count) runs into CSR order.
 """
 import numpy as np
-from numba import njit, prange
+from numba import njit
+
+from ..._row_ranges import run_row_ranges
 
 
-@njit(parallel=True, cache=True)
 def count_triples(node_ptr, dist_ptr, codes, label_codes, n_labels, n_distances,
                   pair_ptr, keys, counts, n_unique):
     """Sorted distinct keys and their counts of every graph.
@@ -22,8 +24,14 @@ def count_triples(node_ptr, dist_ptr, codes, label_codes, n_labels, n_distances,
     Graph ``g`` writes its ``n_unique[g]`` runs at ``keys[pair_ptr[g]:]`` and
     ``counts[pair_ptr[g]:]`` (``pair_ptr[g+1] - pair_ptr[g] = n_g (n_g - 1)`` slots).
     """
-    n_graphs = node_ptr.shape[0] - 1
-    for g in prange(n_graphs):
+    run_row_ranges(_count_triples_graphs, node_ptr.shape[0] - 1, node_ptr, dist_ptr, codes,
+                   label_codes, n_labels, n_distances, pair_ptr, keys, counts, n_unique)
+
+
+@njit(cache=True, nogil=True)
+def _count_triples_graphs(lo, hi, node_ptr, dist_ptr, codes, label_codes, n_labels, n_distances,
+                          pair_ptr, keys, counts, n_unique):
+    for g in range(lo, hi):
         first = node_ptr[g]
         n = node_ptr[g + 1] - first
         base = dist_ptr[g]
@@ -54,11 +62,15 @@ def count_triples(node_ptr, dist_ptr, codes, label_codes, n_labels, n_distances,
         n_unique[g] = j + 1
 
 
-@njit(parallel=True, cache=True)
 def gather_runs(pair_ptr, row_ptr, keys, counts, out_keys, out_counts):
     """Copy the runs of graph ``g`` from ``pair_ptr[g]`` to ``row_ptr[g]`` (CSR order)."""
-    n_graphs = row_ptr.shape[0] - 1
-    for g in prange(n_graphs):
+    run_row_ranges(_gather_runs_graphs, row_ptr.shape[0] - 1, pair_ptr, row_ptr, keys, counts,
+                   out_keys, out_counts)
+
+
+@njit(cache=True, nogil=True)
+def _gather_runs_graphs(lo, hi, pair_ptr, row_ptr, keys, counts, out_keys, out_counts):
+    for g in range(lo, hi):
         src = pair_ptr[g]
         dst = row_ptr[g]
         for t in range(row_ptr[g + 1] - dst):
