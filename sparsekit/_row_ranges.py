@@ -38,13 +38,22 @@ def _mark_worker():
     _IN_WORKER.active = True
 
 
-def run_row_ranges(kernel, n_rows: int, *args, n_jobs=None, min_rows: int = 2) -> None:
+def run_row_ranges(kernel, n_rows: int, *args, n_jobs=None, min_rows: int = 2,
+                   scratch=None) -> None:
     """Call ``kernel(lo, hi, *args)`` on ranges covering ``range(n_rows)``, in parallel.
 
     Runs on the calling thread alone when one thread is allowed, when ``n_rows < min_rows``
     (a thread hand-off costs more than a few rows of work) or when called from one of the
     pool's own threads (no nested pools).
+
+    ``scratch``, when given, is called once per range and returns a tuple of work arrays that
+    are appended to that range's arguments (``kernel(lo, hi, *args, *scratch())``): the kernels
+    allocate nothing themselves, which keeps NumPy's allocation code out of their compile.
     """
+    if scratch is not None:
+        run_row_ranges(lambda lo, hi, *a: kernel(lo, hi, *a, *scratch()), n_rows, *args,
+                       n_jobs=n_jobs, min_rows=min_rows)
+        return
     n_threads = min(effective_n_jobs(n_jobs), n_rows)
     if n_threads <= 1 or n_rows < min_rows or getattr(_IN_WORKER, "active", False):
         kernel(0, n_rows, *args)

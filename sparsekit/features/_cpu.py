@@ -32,7 +32,7 @@ def _cos_sin_rows(lo, hi, P, scale, out):
             out[i, s + j] = scale * np.sin(p)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _fwht_row(a):
     """In-place unnormalized Walsh–Hadamard transform of a 1-D array of length 2^p."""
     n = a.shape[0]
@@ -72,15 +72,15 @@ def fastfood_project(X, B, perm, G, C, n_out, out):
     n_out : int <= n_blocks * d_pad
     out : (n, >= n_out) array of the dtype of X
     """
-    run_row_ranges(_fastfood_rows, X.shape[0], X, B, perm, G, C, n_out, out)
+    d_pad = B.shape[1]
+    run_row_ranges(_fastfood_rows, X.shape[0], X, B, perm, G, C, n_out, out,
+                   scratch=lambda: (np.empty(d_pad, dtype=X.dtype), np.empty(d_pad, dtype=X.dtype)))
 
 
 @njit(cache=True, nogil=True)
-def _fastfood_rows(lo, hi, X, B, perm, G, C, n_out, out):
+def _fastfood_rows(lo, hi, X, B, perm, G, C, n_out, out, buf, tmp):
     d = X.shape[1]
     n_blocks, d_pad = B.shape
-    buf = np.empty(d_pad, dtype=X.dtype)
-    tmp = np.empty(d_pad, dtype=X.dtype)
     for i in range(lo, hi):
         for b in range(n_blocks):
             col0 = b * d_pad

@@ -4,7 +4,8 @@ Layout: signals are rows here (``Yt`` is ``Y.T``, ``C`` holds one correlation ve
 so that every signal's data is contiguous. Every batch kernel is serial and takes a row range
 ``lo, hi`` first; :func:`sparsekit._row_ranges.run_row_ranges` calls it on ranges of signals from
 several threads (the kernels release the GIL). One compiled function per kernel and dtype, no
-``parallel=True``: this keeps the first call's compile short. The component
+``parallel=True``, and no allocation or slice assignment inside the kernels (work arrays come
+from the caller, one set per row range): this keeps the first call's compile short. The component
 layer (``mp.py``, ``omp.py``, ``nnomp.py``, ``fw.py``) transposes back to the public layout.
 
 Two kinds of kernels:
@@ -38,7 +39,7 @@ STEP_PARALLEL_MIN_ROWS = 64
 # ---------------------------------------------------------------------------------------------
 # small dense helpers (inlined into the kernels)
 # ---------------------------------------------------------------------------------------------
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model="numpy", inline="always")
 def _argmax_abs(c):
     best = 0
     val = -1.0
@@ -50,7 +51,7 @@ def _argmax_abs(c):
     return best
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model="numpy", inline="always")
 def _argmax_abs_scaled(c, inv_norms):
     best = 0
     val = -1.0
@@ -62,7 +63,7 @@ def _argmax_abs_scaled(c, inv_norms):
     return best
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model="numpy", inline="always")
 def _chol_append(L, k, g, g_diag, eps):
     """Grow the Cholesky factor ``L[:k, :k]`` of a Gram matrix by one row.
 
@@ -90,7 +91,7 @@ def _chol_append(L, k, g, g_diag, eps):
     return True
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model="numpy", inline="always")
 def _chol_solve(L, k, b, x):
     """Solve ``L L^T x = b`` for the leading ``k x k`` block (forward then back substitution)."""
     for r in range(k):
@@ -105,7 +106,14 @@ def _chol_solve(L, k, b, x):
         x[r] = acc / L[r, r]
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def _copy(src, dst):
+    """dst[:] = src as a loop (a slice assignment compiles Numba's shape-error formatting)."""
+    for i in range(src.shape[0]):
+        dst[i] = src[i]
+
+
+@njit(cache=True, nogil=True, error_model="numpy", inline="always")
 def _dot(a, b):
     acc = 0.0
     for i in range(a.shape[0]):
@@ -116,19 +124,19 @@ def _dot(a, b):
 # ---------------------------------------------------------------------------------------------
 # Matching Pursuit
 # ---------------------------------------------------------------------------------------------
-@njit(cache=True, nogil=True)
-def mp_gram(lo, hi, G, C0, y_sq, norms_sq, n_iter_max, tol, corr_floor,
-            coef, support, res, n_iter, status):
+@njit(cache=True, nogil=True, error_model="numpy")
+def mp_gram(lo, hi, G, C0, y_sq, norms_sq, inv_norms, n_iter_max, tol, corr_floor,
+            coef, support, res, n_iter, status, c):
     """Matching Pursuit on correlations for the signals ``lo <= j < hi`` (Mallat & Zhang 1993;
     Cherfaoui thesis §1.4, Alg. 1 with the MP update).
 
     Per step: ``i = argmax |c_i| / ||d_i||``, ``a = c_i / ||d_i||^2``, ``x_i += a``,
-    ``c -= a G[i, :]``, ``||r||^2 -= c_i^2 / ||d_i||^2``.
+    ``c -= a G[i, :]``, ``||r||^2 -= c_i^2 / ||d_i||^2``. ``inv_norms = 1 / sqrt(norms_sq)``;
+    ``c`` is a work array of n_atoms entries.
     """
     n_atoms = C0.shape[1]
-    inv_norms = 1.0 / np.sqrt(norms_sq)
     for j in range(lo, hi):
-        c = C0[j].copy()
+        _copy(C0[j], c)
         r2 = y_sq[j]
         res[j, 0] = np.sqrt(r2)
         k = 0
@@ -159,11 +167,10 @@ def mp_gram(lo, hi, G, C0, y_sq, norms_sq, n_iter_max, tol, corr_floor,
         status[j] = st
 
 
-@njit(cache=True, nogil=True)
-def mp_step(lo, hi, k, rows, C, Dt, R, norms_sq, n_iter_max, tol, corr_floor,
+@njit(cache=True, nogil=True, error_model="numpy")
+def mp_step(lo, hi, k, rows, C, Dt, R, norms_sq, inv_norms, n_iter_max, tol, corr_floor,
             coef, support, res, n_iter, status, active):
     """One Matching Pursuit step for the signals ``rows[lo:hi]`` given their correlations ``C``."""
-    inv_norms = 1.0 / np.sqrt(norms_sq)
     d = Dt.shape[1]
     for t in range(lo, hi):
         j = rows[t]
@@ -196,26 +203,26 @@ def mp_step(lo, hi, k, rows, C, Dt, R, norms_sq, n_iter_max, tol, corr_floor,
 # ---------------------------------------------------------------------------------------------
 # Orthogonal Matching Pursuit
 # ---------------------------------------------------------------------------------------------
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def omp_gram(lo, hi, G, C0, y_sq, n_max, tol, corr_floor, chol_eps,
-             idx, vals, res, n_iter, status, path, want_path):
+             idx, vals, res, n_iter, status, path, want_path, L, V, in_support, c):
     """Batch-OMP (Cholesky-updated) on the Gram matrix for the signals ``lo <= j < hi``
     (Rubinstein, Zibulevsky & Elad 2008, Alg. 2).
 
     Per step: ``i = argmax |c_i|``; the Cholesky factor ``L`` of ``G[S, S]`` grows by one row
     (:func:`_chol_append`); ``x_S = (L L^T)^{-1} c0_S``; ``c = c0 - G[:, S] x_S``;
     ``||r||^2 = ||y||^2 - x_S . c0_S`` (normal equations).
+
+    Work arrays: ``L`` (n_max, n_max), ``V`` (3, n_max), ``in_support`` (n_atoms,) all False,
+    ``c`` (n_atoms,).
     """
     n_atoms = C0.shape[1]
-    L = np.zeros((n_max, n_max), dtype=G.dtype)
-    cs = np.zeros(n_max, dtype=G.dtype)
-    x = np.zeros(n_max, dtype=G.dtype)
-    g = np.zeros(n_max, dtype=G.dtype)
-    in_support = np.zeros(n_atoms, dtype=np.bool_)
-    c = np.empty(n_atoms, dtype=C0.dtype)
+    cs = V[0]
+    x = V[1]
+    g = V[2]
     for j in range(lo, hi):
         c0 = C0[j]
-        c[:] = c0
+        _copy(c0, c)
         r2 = y_sq[j]
         res[j, 0] = np.sqrt(r2)
         k = 0
@@ -244,7 +251,7 @@ def omp_gram(lo, hi, G, C0, y_sq, n_max, tol, corr_floor, chol_eps,
             if want_path:
                 for s in range(k):
                     path[j, k - 1, s] = x[s]
-            c[:] = c0
+            _copy(c0, c)
             proj = 0.0
             for s in range(k):
                 xs = x[s]
@@ -265,17 +272,17 @@ def omp_gram(lo, hi, G, C0, y_sq, n_max, tol, corr_floor, chol_eps,
         status[j] = st
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def omp_step(lo, hi, k, rows, C, Dt, Yt, R, norms_sq, n_max, tol, corr_floor, chol_eps,
-             L, cs, idx, vals, res, n_iter, status, active, path, want_path):
+             L, cs, idx, vals, res, n_iter, status, active, path, want_path, g):
     """One OMP step for the signals ``rows[lo:hi]`` given their correlations ``C = R D``.
 
     The Cholesky row needs ``<d_s, d_i>`` for the selected atoms (``k`` dot products of length
     n_features); the residual ``y - D_S x_S`` is recomputed explicitly (as scikit-learn's
     ``orthogonal_mp`` without Gram does), so its norm is accurate down to rounding of ``R``.
+    ``g`` is a work array of n_max entries.
     """
     d = Dt.shape[1]
-    g = np.empty(k, dtype=Dt.dtype)
     for t in range(lo, hi):
         j = rows[t]
         c = C[t]
@@ -308,7 +315,7 @@ def omp_step(lo, hi, k, rows, C, Dt, Yt, R, norms_sq, n_max, tol, corr_floor, ch
             for s in range(k + 1):
                 path[j, k, s] = x[s]
         r = R[j]
-        r[:] = Yt[j]
+        _copy(Yt[j], r)
         for s in range(k + 1):
             xs = x[s]
             ds = Dt[idx[j, s]]
@@ -328,47 +335,47 @@ def omp_step(lo, hi, k, rows, C, Dt, Yt, R, norms_sq, n_max, tol, corr_floor, ch
 # ---------------------------------------------------------------------------------------------
 # Non-negative OMP
 # ---------------------------------------------------------------------------------------------
-@njit(cache=True, nogil=True)
-def _solve_on_set(Gs, cs, passive, k, z, chol_eps):
+@njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def _solve_on_set(Gs, cs, passive, k, z, chol_eps, L, W, pos):
     """z = argmin 1/2 z^T Gs z - cs^T z over the coordinates ``passive`` (others 0).
 
-    Returns False when the sub-Gram matrix is numerically singular.
+    Returns False when the sub-Gram matrix is numerically singular. Work arrays: ``L``
+    (>= k, >= k), ``W`` (>= 5, >= k) (rows 2-4 used), ``pos`` (>= k,) int64.
     """
+    g = W[2]
+    b = W[3]
+    sol = W[4]
     m = 0
-    pos = np.empty(k, dtype=np.int64)
     for s in range(k):
         z[s] = 0.0
         if passive[s]:
             pos[m] = s
             m += 1
-    L = np.zeros((m, m), dtype=Gs.dtype)
-    g = np.empty(m, dtype=Gs.dtype)
-    b = np.empty(m, dtype=Gs.dtype)
     for a in range(m):
         for q in range(a):
             g[q] = Gs[pos[a], pos[q]]
         if not _chol_append(L, a, g, Gs[pos[a], pos[a]], chol_eps):
             return False
         b[a] = cs[pos[a]]
-    sol = np.empty(m, dtype=Gs.dtype)
     _chol_solve(L, m, b, sol)
     for a in range(m):
         z[pos[a]] = sol[a]
     return True
 
 
-@njit(cache=True, nogil=True)
-def nnls_gram(Gs, cs, k, x, passive, chol_eps, max_iter):
+@njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def nnls_gram(Gs, cs, k, x, passive, chol_eps, max_iter, L, W, pos):
     """Lawson–Hanson active-set NNLS on the normal equations of a ``k``-atom support.
 
     Minimises ``1/2 x^T Gs x - cs^T x`` subject to ``x >= 0`` (the same minimiser as
     ``min ||y - D_S x||`` with ``x >= 0``, since ``Gs = D_S^T D_S`` and ``cs = D_S^T y``).
     ``x`` and ``passive`` hold a feasible warm start: ``x`` solves the unconstrained problem on
     ``passive`` with ``x > 0`` there (the previous NN-OMP solution, the new atom at 0).
-    Returns False when a sub-problem is singular.
+    Returns False when a sub-problem is singular. Work arrays: ``L`` (>= k, >= k), ``W``
+    (>= 5, >= k), ``pos`` (>= k,) int64 (only the leading ``k`` entries of every array are used).
     """
-    z = np.zeros(k, dtype=Gs.dtype)
-    w = np.zeros(k, dtype=Gs.dtype)
+    z = W[0]
+    w = W[1]
     scale = 0.0
     for s in range(k):
         scale = max(scale, abs(cs[s]))
@@ -389,7 +396,7 @@ def nnls_gram(Gs, cs, k, x, passive, chol_eps, max_iter):
             return True
         passive[best] = True
         for _inner in range(k + 1):
-            if not _solve_on_set(Gs, cs, passive, k, z, chol_eps):
+            if not _solve_on_set(Gs, cs, passive, k, z, chol_eps, L, W, pos):
                 return False
             feasible = True
             for s in range(k):
@@ -413,28 +420,28 @@ def nnls_gram(Gs, cs, k, x, passive, chol_eps, max_iter):
     return True
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def nnomp_gram(lo, hi, G, C0, y_sq, n_max, tol, corr_floor, chol_eps, nnls_max_iter,
-               idx, vals, res, n_iter, status):
+               idx, vals, res, n_iter, status, Gs, L, W, passive, pos, in_support, c):
     """Non-negative OMP for the signals ``lo <= j < hi`` (Bruckstein, Elad & Zibulevsky 2008;
     Cherfaoui thesis §5.3, Alg. 7).
 
     Per step: ``i = argmax_{i not in S} c_i`` (signed); stop when ``c_i <= 0``; NNLS on the
     support (:func:`nnls_gram`, warm-started); ``c = c0 - G[:, S] x_S``;
     ``||r||^2 = ||y||^2 - 2 x.c0_S + x^T G_SS x``.
+
+    Work arrays: ``Gs`` and ``L`` (n_max, n_max), ``W`` (7, n_max), ``passive`` (n_max,) bool,
+    ``pos`` (n_max,) int64, ``in_support`` (n_atoms,) all False, ``c`` (n_atoms,).
     """
     n_atoms = C0.shape[1]
-    Gs = np.zeros((n_max, n_max), dtype=G.dtype)
-    cs = np.zeros(n_max, dtype=G.dtype)
-    x = np.zeros(n_max, dtype=G.dtype)
-    passive = np.zeros(n_max, dtype=np.bool_)
-    in_support = np.zeros(n_atoms, dtype=np.bool_)
-    c = np.empty(n_atoms, dtype=C0.dtype)
+    cs = W[5]
+    x = W[6]
     for j in range(lo, hi):
         c0 = C0[j]
-        c[:] = c0
-        x[:] = 0.0
-        passive[:] = False
+        _copy(c0, c)
+        for s in range(n_max):
+            x[s] = 0.0
+            passive[s] = False
         r2 = y_sq[j]
         res[j, 0] = np.sqrt(r2)
         k = 0
@@ -463,11 +470,10 @@ def nnomp_gram(lo, hi, G, C0, y_sq, n_max, tol, corr_floor, chol_eps, nnls_max_i
             idx[j, k] = i
             in_support[i] = True
             k += 1
-            if not nnls_gram(Gs[:k, :k], cs[:k], k, x[:k], passive[:k], chol_eps,
-                             nnls_max_iter):
+            if not nnls_gram(Gs, cs, k, x, passive, chol_eps, nnls_max_iter, L, W, pos):
                 st = STOP_DEPENDENT
                 break
-            c[:] = c0
+            _copy(c0, c)
             quad = 0.0
             lin = 0.0
             for s in range(k):
@@ -495,9 +501,9 @@ def nnomp_gram(lo, hi, G, C0, y_sq, n_max, tol, corr_floor, chol_eps, nnls_max_i
 # ---------------------------------------------------------------------------------------------
 # Frank–Wolfe on the l1 ball
 # ---------------------------------------------------------------------------------------------
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def fw_step(lo, hi, k, rows, C, Dt, R, Yk, beta, line_search, max_iter, tol, gap_tol,
-            res_floor, gap_floor, coef, support, res, steps, gaps, n_iter, status, active):
+            res_floor, gap_floor, coef, support, res, steps, gaps, n_iter, status, active, u):
     """One Frank–Wolfe iteration on ``{||x||_1 <= beta}`` for the signals ``rows[lo:hi]``
     (Cherfaoui thesis §5.2, Alg. 5).
 
@@ -505,10 +511,10 @@ def fw_step(lo, hi, k, rows, C, Dt, R, Yk, beta, line_search, max_iter, tol, gap
     gap ``g = <u, r>``; step ``2/(k+2)`` or ``clip(g / ||u||^2, 0, 1)``;
     ``x <- (1 - gamma) x + gamma s``, ``D x <- D x + gamma u``, ``r <- r - gamma u``.
     Round-off stops: ``g <= gap_floor[j] ||u||`` (status ``STOP_GAP``) and
-    ``||r||^2 <= res_floor[j]`` (status ``STOP_TOL``).
+    ``||r||^2 <= res_floor[j]`` (status ``STOP_TOL``). ``u`` is a work array of n_features
+    entries.
     """
     d = Dt.shape[1]
-    u = np.empty(d, dtype=Dt.dtype)
     for t in range(lo, hi):
         j = rows[t]
         c = C[t]

@@ -141,7 +141,8 @@ class FrankWolfe(Solver):
         def one_step(k, rows, C):
             run_row_ranges(_cpu.fw_step, rows.size, k, rows, C, Dt, R, Yk, beta, line_search,
                            max_iter, tol, gap_tol, res_floor, gap_floor, coef, support, res, steps,
-                           gaps, n_iter, status, active, min_rows=_cpu.STEP_PARALLEL_MIN_ROWS)
+                           gaps, n_iter, status, active, min_rows=_cpu.STEP_PARALLEL_MIN_ROWS,
+                           scratch=lambda: (np.empty(p.n_features, dtype=p.dtype),))
 
         iterate(R, p.D, active, max_iter, one_step)
         pruned = prune_roundoff(coef, np.sqrt(p.norms_sq), rho)

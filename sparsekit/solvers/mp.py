@@ -66,10 +66,12 @@ class MatchingPursuit(Solver):
         res = nan_rows(n_sig, n_max + 1, p.dtype)
         n_iter = np.zeros(n_sig, dtype=np.int64)
         status = np.zeros(n_sig, dtype=np.int64)
+        inv_norms = 1.0 / np.sqrt(p.norms_sq)
         if gram is not None or gram_pays(p.n_atoms, n_sig, n_max, p.dtype.itemsize, precompute):
             G = p.gram(gram)
-            run_row_ranges(_cpu.mp_gram, n_sig, G, p.correlations(), p.y_sq, p.norms_sq, n_max,
-                           tol, p.corr_floor, coef, support, res, n_iter, status)
+            run_row_ranges(_cpu.mp_gram, n_sig, G, p.correlations(), p.y_sq, p.norms_sq,
+                           inv_norms, n_max, tol, p.corr_floor, coef, support, res, n_iter, status,
+                           scratch=lambda: (np.empty(p.n_atoms, dtype=G.dtype),))
         else:
             R = p.Yt.copy()
             active = np.ones(n_sig, dtype=np.bool_)
@@ -82,7 +84,8 @@ class MatchingPursuit(Solver):
             Dt = p.Dt
 
             def step(k, rows, C):
-                run_row_ranges(_cpu.mp_step, rows.size, k, rows, C, Dt, R, p.norms_sq, n_max, tol,
+                run_row_ranges(_cpu.mp_step, rows.size, k, rows, C, Dt, R, p.norms_sq, inv_norms,
+                               n_max, tol,
                                p.corr_floor, coef, support, res, n_iter, status, active,
                                min_rows=_cpu.STEP_PARALLEL_MIN_ROWS)
 

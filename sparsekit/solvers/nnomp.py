@@ -70,7 +70,15 @@ class NonNegativeOMP(Solver):
         n_iter = np.zeros(n_sig, dtype=np.int64)
         status = np.zeros(n_sig, dtype=np.int64)
         floor = p.corr_floor * np.sqrt(float(p.norms_sq.max()))
+        dt = G.dtype
+
+        def scratch():
+            return (np.empty((n_max, n_max), dtype=dt), np.empty((n_max, n_max), dtype=dt),
+                    np.empty((7, n_max), dtype=dt), np.zeros(n_max, dtype=np.bool_),
+                    np.empty(n_max, dtype=np.int64), np.zeros(p.n_atoms, dtype=np.bool_),
+                    np.empty(p.n_atoms, dtype=dt))
+
         run_row_ranges(_cpu.nnomp_gram, n_sig, G, p.correlations(), p.y_sq, n_max, tol, floor,
-                       chol_eps, 3 * n_max + 10, idx, vals, res, n_iter, status)
+                       chol_eps, 3 * n_max + 10, idx, vals, res, n_iter, status, scratch=scratch)
         warn_premature(status, "NN-OMP")
         return finish(scatter(idx, vals, p.n_atoms), idx, res, n_iter, status, p.one_d)

@@ -148,8 +148,15 @@ class OMP(Solver):
         path = np.zeros((n_sig, n_max, n_max) if want_path else (1, 1, 1), dtype=p.dtype)
         if use_gram:
             G = p.gram(gram)
+            dt = G.dtype
+
+            def scratch():
+                return (np.empty((n_max, n_max), dtype=dt), np.empty((3, n_max), dtype=dt),
+                        np.zeros(p.n_atoms, dtype=np.bool_), np.empty(p.n_atoms, dtype=dt))
+
             run_row_ranges(_cpu.omp_gram, n_sig, G, p.correlations(), p.y_sq, n_max, tol, floor,
-                           chol_eps, idx, vals, res, n_iter, status, path, want_path)
+                           chol_eps, idx, vals, res, n_iter, status, path, want_path,
+                           scratch=scratch)
         else:
             self._solve_residual(p, n_max, tol, floor, chol_eps, idx, vals, res, n_iter, status,
                                  path, want_path)
@@ -186,6 +193,7 @@ class OMP(Solver):
             def step(k, rows, C):
                 run_row_ranges(_cpu.omp_step, rows.size, k, rows, C, Dt, Yt, R, p.norms_sq, n_max,
                                tol, floor, chol_eps, L, cs, idx_c, vals_c, res_c, it_c, st,
-                               active, path_c, want_path, min_rows=_cpu.STEP_PARALLEL_MIN_ROWS)
+                               active, path_c, want_path, min_rows=_cpu.STEP_PARALLEL_MIN_ROWS,
+                               scratch=lambda: (np.empty(n_max, dtype=p.dtype),))
 
             iterate(R, p.D, active, n_max, step)

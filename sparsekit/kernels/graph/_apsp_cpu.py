@@ -21,16 +21,17 @@ from ..._row_ranges import run_row_ranges
 
 def bfs_distances(node_ptr, indptr, indices, dist_ptr, dist):
     """Hop distances of every graph of the batch into ``dist`` (int32, -1 = unreachable)."""
-    run_row_ranges(_bfs_graphs, node_ptr.shape[0] - 1, node_ptr, indptr, indices, dist_ptr, dist)
+    n_max = int(np.diff(node_ptr).max(initial=0))
+    run_row_ranges(_bfs_graphs, node_ptr.shape[0] - 1, node_ptr, indptr, indices, dist_ptr, dist,
+                   scratch=lambda: (np.empty(n_max, dtype=np.int64),))
 
 
 @njit(cache=True, nogil=True)
-def _bfs_graphs(lo, hi, node_ptr, indptr, indices, dist_ptr, dist):
+def _bfs_graphs(lo, hi, node_ptr, indptr, indices, dist_ptr, dist, queue):
     for g in range(lo, hi):
         first = node_ptr[g]
         n = node_ptr[g + 1] - first
         base = dist_ptr[g]
-        queue = np.empty(n, dtype=np.int64)
         for s in range(n):
             row = base + s * n
             for v in range(n):
