@@ -9,7 +9,8 @@ user pays after ``sparsekit warmup``). The data are small, so the second calls s
 and the first calls the compile.
 
 Run ``python benchmarks/bench_cold_start.py`` (``--only omp,mp`` for some rows, ``--no-cached``
-to skip the second process). Prints a Markdown table; exits non-zero when a first call exceeds
+to skip the second process, ``--baseline DIR`` to time another checkout of sparsekit row by row
+in the same run, so that both see the same machine load). Prints a Markdown table; exits non-zero when a first call exceeds
 ``--limit`` seconds (default 2.0, the per-dtype budget) only if ``--strict`` is given.
 """
 from __future__ import annotations
@@ -92,12 +93,12 @@ print("RESULT " + json.dumps(out))
 """
 
 
-def run_child(code, cache_dir, dtypes):
-    env = dict(os.environ, NUMBA_CACHE_DIR=str(cache_dir), PYTHONPATH=str(ROOT))
+def run_child(code, cache_dir, dtypes, root=ROOT):
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(cache_dir), PYTHONPATH=str(root))
     prog = (f"SETUP = {SETUP!r}\nCODE = {textwrap.dedent(code)!r}\nDTYPES = {dtypes!r}\n"
             + CHILD)
     proc = subprocess.run([sys.executable, "-c", prog], env=env, capture_output=True, text=True,
-                          cwd=ROOT)
+                          cwd=root)
     for line in proc.stdout.splitlines():
         if line.startswith("RESULT "):
             return json.loads(line[7:])
@@ -110,6 +111,7 @@ def main():
     parser.add_argument("--no-cached", action="store_true", help="skip the filled-cache process")
     parser.add_argument("--limit", type=float, default=2.0, help="per-dtype budget, seconds")
     parser.add_argument("--strict", action="store_true", help="exit 1 if a first call > limit")
+    parser.add_argument("--baseline", help="another sparsekit checkout, timed row by row too")
     args = parser.parse_args()
     names = list(ENTRY_POINTS)
     if args.only:
@@ -118,31 +120,42 @@ def main():
     print(machine())
     print(f"Numba threads: {os.environ.get('NUMBA_NUM_THREADS', 'default (all cores)')}; "
           "times in seconds, one run each (compile times vary by ~20% on a loaded machine)\n")
+    trees = [("", ROOT)] + ([("baseline ", Path(args.baseline).resolve())] if args.baseline
+                             else [])
     cols = ["entry point", "f64 first", "f64 second", "f32 first", "f32 second",
             "f64 first, cached"]
-    print("| " + " | ".join(cols) + " |")
-    print("|" + "|".join("---" for _ in cols) + "|")
+    rows = {label: [] for label, _ in trees}
     over = []
-    total = {"f64": 0.0, "f32": 0.0}
+    total = {label: {"f64": 0.0, "f32": 0.0} for label, _ in trees}
     for name in names:
-        with tempfile.TemporaryDirectory(prefix="sparsekit-cold-") as cache:
-            t = run_child(ENTRY_POINTS[name], cache, ["float64", "float32"])
-            cached = "-" if args.no_cached else \
-                f"{run_child(ENTRY_POINTS[name], cache, ['float64'])['float64_first']:.2f}"
-        total["f64"] += t["float64_first"]
-        total["f32"] += t["float32_first"]
-        for dt in ("float64", "float32"):
-            if t[f"{dt}_first"] > args.limit:
-                over.append(f"{name} ({dt}: {t[dt + '_first']:.2f} s)")
-        print(f"| {name} | {t['float64_first']:.2f} | {t['float64_second']:.3f} | "
-              f"{t['float32_first']:.2f} | {t['float32_second']:.3f} | {cached} |", flush=True)
-    print(f"\nsum of first calls: float64 {total['f64']:.1f} s, float32 {total['f32']:.1f} s")
+        for label, root in trees:
+            with tempfile.TemporaryDirectory(prefix="sparsekit-cold-") as cache:
+                t = run_child(ENTRY_POINTS[name], cache, ["float64", "float32"], root)
+                cached = "-" if args.no_cached else \
+                    f"{run_child(ENTRY_POINTS[name], cache, ['float64'], root)['float64_first']:.2f}"
+            total[label]["f64"] += t["float64_first"]
+            total[label]["f32"] += t["float32_first"]
+            if not label:
+                for dt in ("float64", "float32"):
+                    if t[f"{dt}_first"] > args.limit:
+                        over.append(f"{name} ({dt}: {t[dt + '_first']:.2f} s)")
+            row = (f"| {name} | {t['float64_first']:.2f} | {t['float64_second']:.3f} | "
+                   f"{t['float32_first']:.2f} | {t['float32_second']:.3f} | {cached} |")
+            rows[label].append(row)
+            print(f"{label or 'this tree'}: {row}", file=sys.stderr, flush=True)
+    for label, root in trees:
+        print(f"\n{label or 'this tree'} ({root}):\n")
+        print("| " + " | ".join(cols) + " |")
+        print("|" + "|".join("---" for _ in cols) + "|")
+        print("\n".join(rows[label]))
+        print(f"\nsum of first calls: float64 {total[label]['f64']:.1f} s, "
+              f"float32 {total[label]['f32']:.1f} s")
     if over:
-        print(f"over the {args.limit:g} s budget: " + "; ".join(over))
+        print(f"\nover the {args.limit:g} s budget: " + "; ".join(over))
         if args.strict:
             sys.exit(1)
     else:
-        print(f"every first call within {args.limit:g} s per dtype")
+        print(f"\nevery first call within {args.limit:g} s per dtype")
 
 
 if __name__ == "__main__":

@@ -37,8 +37,8 @@ class NonNegativeOMP(Solver):
     Parameters
     ----------
     n_nonzero_coefs : int > 0, optional
-        Most atoms per signal. Default: 10% of the atoms (at least 1); clipped to the number of
-        atoms with a warning.
+        Most atoms per signal, at most the number of atoms (a larger value is a ``ValueError``).
+        Default: 10% of the atoms (at least 1).
     tol : float >= 0, optional
         Stop once ``||y - D x||_2^2 <= tol`` (squared norm).
     """
@@ -80,5 +80,5 @@ class NonNegativeOMP(Solver):
 
         run_row_ranges(_cpu.nnomp_gram, n_sig, G, p.correlations(), p.y_sq, n_max, tol, floor,
                        chol_eps, 3 * n_max + 10, idx, vals, res, n_iter, status, scratch=scratch)
-        warn_premature(status, "NN-OMP")
+        warn_premature(p, status, n_iter, res, "NN-OMP", reasons=(_cpu.STOP_DEPENDENT,))
         return finish(scatter(idx, vals, p.n_atoms), idx, res, n_iter, status, p.one_d)
