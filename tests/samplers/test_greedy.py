@@ -75,4 +75,3 @@ def test_approximate_greedy_needs_a_shift_invariant_vector_kernel(X_small):
     lm = GreedyTraceSampler(approximate=True, n_features=32, sketch_size=16).sample(
         X_small, sparsekit.get_kernel("laplacian", gamma=0.2), 5, random_state=0)
     assert len(np.unique(lm.indices)) == 5
-
