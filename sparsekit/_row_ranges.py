@@ -11,6 +11,7 @@ The thread count comes from :func:`sparsekit._threads.effective_n_jobs` (an expl
 """
 from __future__ import annotations
 
+import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
@@ -22,6 +23,17 @@ RANGES_PER_THREAD = 4
 _POOLS: dict[int, ThreadPoolExecutor] = {}
 _POOLS_LOCK = threading.Lock()
 _IN_WORKER = threading.local()
+
+
+def _forget_pools():
+    """A forked child has none of the parent's threads: start new pools there."""
+    global _POOLS_LOCK
+    _POOLS.clear()
+    _POOLS_LOCK = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_pools)
 
 
 def _pool(n_threads: int) -> ThreadPoolExecutor:

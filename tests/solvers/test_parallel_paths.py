@@ -69,3 +69,26 @@ def test_thread_count_does_not_change_the_result(problem, make, monkeypatch):
     assert submitted and submitted[0] == 2
     np.testing.assert_array_equal(one.coef, two.coef)
     np.testing.assert_array_equal(one.support, two.support)
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "fork"), reason="needs os.fork")
+def test_row_range_pool_works_in_a_forked_child(problem):
+    """The pool's threads do not survive a fork: the child starts its own pool (no hang)."""
+    import multiprocessing as mp
+
+    from sparsekit._threads import thread_limit
+
+    D, Y = problem
+    with thread_limit(2):
+        want = OMP(n_nonzero_coefs=4).solve(D, Y).coef  # the parent's pool now exists
+    ctx = mp.get_context("fork")
+    with ctx.Pool(1) as pool:
+        got = pool.apply_async(_solve_in_child, (D, Y)).get(timeout=120)
+    np.testing.assert_array_equal(got, want)
+
+
+def _solve_in_child(D, Y):
+    from sparsekit._threads import thread_limit
+
+    with thread_limit(2):
+        return OMP(n_nonzero_coefs=4).solve(D, Y).coef
