@@ -363,7 +363,7 @@ def _solve_on_set(Gs, cs, passive, k, z, chol_eps, L, W, pos):
     return True
 
 
-@njit(cache=True, nogil=True, error_model="numpy", inline="always")
+@njit(cache=True, nogil=True, error_model="numpy")
 def nnls_gram(Gs, cs, k, x, passive, chol_eps, max_iter, L, W, pos):
     """Lawson–Hanson active-set NNLS on the normal equations of a ``k``-atom support.
 
