@@ -70,6 +70,10 @@ class FrankWolfe(Solver):
         Stop once ``||r_k||_2^2 <= tol``.
     gap_tol : float >= 0, optional
         Stop once the duality gap ``g_k <= gap_tol``.
+
+    Whatever ``tol`` and ``gap_tol``, the iteration stops once the residual or the duality gap is
+    at the rounding level of ``y``, and coefficients that cannot be told from rounding are set
+    to 0 (see the module notes; ``result.extra["pruned"]`` counts them).
     """
 
     name = "frank-wolfe"
