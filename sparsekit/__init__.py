@@ -37,6 +37,7 @@ _LAZY = {
     "RandomFourierFeatures": "sparsekit.features.rff",
     "Fastfood": "sparsekit.features.fastfood",
     "SparseCoder": "sparsekit.solvers.coder",
+    "KernelKMeans": "sparsekit.cluster.kernel_kmeans",
 }
 
 
