@@ -94,14 +94,15 @@ def block_values(pool: Pooled, i: int, j: int, block_size=None) -> np.ndarray:
     za = np.linspace(0, m, b + 1).round().astype(int) + int(pool.offsets[j])
     out = np.empty(b)
     for t in range(b):
-        X = take_rows(k, data, xa[t], xa[t + 1])
-        Z = take_rows(k, data, za[t], za[t + 1])
-        KX = np.asarray(k(X))
-        KZ = np.asarray(k(Z))
-        KXZ = np.asarray(k(X, Z))
-        p, q = KX.shape[0], KZ.shape[0]
-        out[t] = ((KX.sum() - np.trace(KX)) / (p * (p - 1)) + (KZ.sum() - np.trace(KZ)) / (q * (q - 1))
-                  - 2.0 * KXZ.sum() / (p * q))
+        # one Gram of the block pair [X_t; Z_t] gives K_XX, K_ZZ and K_XZ in one kernel call
+        rows = np.concatenate([np.arange(xa[t], xa[t + 1]), np.arange(za[t], za[t + 1])])
+        p, q = xa[t + 1] - xa[t], za[t + 1] - za[t]
+        K = np.asarray(k(data[rows] if isinstance(data, np.ndarray) else k.take(data, rows)),
+                       dtype=np.float64)
+        d = np.diagonal(K)
+        out[t] = ((K[:p, :p].sum() - d[:p].sum()) / (p * (p - 1))
+                  + (K[p:, p:].sum() - d[p:].sum()) / (q * (q - 1))
+                  - 2.0 * K[:p, p:].sum() / (p * q))
     return out
 
 

@@ -16,6 +16,7 @@ for the unbiased estimators' negative values.
 """
 from __future__ import annotations
 
+import numbers
 import time
 from dataclasses import dataclass
 
@@ -183,12 +184,13 @@ def three_sample_error(sample_x, sample_z, sizes, methods=("exact", "linear", "b
     method_options = dict(method_options or {})
     for m, opts in method_options.items():
         _check_options(check_method(m), opts)
-    reps = check_scalar(n_repetitions, "n_repetitions", kind=int, low=1, low_inclusive=True)
+    reps = check_scalar(n_repetitions, "n_repetitions", kind=numbers.Integral, low=1,
+                        low_inclusive=True)
     rng = check_random_state(random_state)
     base_kernel = resolve_kernel(kernel, kernel_params)
     rows = []
     for n in sizes:
-        n = check_scalar(n, "n", kind=int, low=2, low_inclusive=True)
+        n = check_scalar(n, "n", kind=numbers.Integral, low=2, low_inclusive=True)
         with_exact = n <= exact_max_n
         active = [m for m in methods if with_exact or m not in ("exact", "unbiased")]
         errors = {m: [] for m in active}
