@@ -200,23 +200,18 @@ def check_n_landmarks(n_landmarks, n_max: int, n_pool: int) -> int:
 
 
 # -- identities of the points (the common support of the discrete distributions) -----------
-_HASH_MULT = None
+_HASH_MULT = np.random.default_rng(0x5EED).integers(1, 2**63, size=4096, dtype=np.uint64) | 1
 
 
 def _row_hashes(X: np.ndarray) -> np.ndarray:
-    """A 64-bit hash of every row's bit pattern (−0.0 counted as 0.0)."""
-    global _HASH_MULT
+    """A 64-bit hash of every row's bit pattern (−0.0 counted as 0.0); equal rows hash equal."""
     X = np.ascontiguousarray(X + X.dtype.type(0.0))
-    bits = X.view(np.uint64 if X.dtype.itemsize == 8 else np.uint32).astype(np.uint64)
+    bits = X.view(np.uint64 if X.dtype.itemsize == 8 else np.uint32)
     d = bits.shape[1]
-    if _HASH_MULT is None or len(_HASH_MULT) < d:
-        rng = np.random.default_rng(0x5EED)
-        _HASH_MULT = rng.integers(1, 2**63, size=max(d, 64), dtype=np.uint64) | np.uint64(1)
+    mult = _HASH_MULT[np.arange(d) % len(_HASH_MULT)] + np.arange(d, dtype=np.uint64) // len(_HASH_MULT)
     with np.errstate(over="ignore"):
-        h = np.zeros(bits.shape[0], dtype=np.uint64)
-        for j in range(d):  # multiply-add per column: wraps modulo 2**64
-            h ^= bits[:, j] * _HASH_MULT[j]
-            h = (h << np.uint64(7)) | (h >> np.uint64(57))
+        h = np.bitwise_xor.reduce(bits * mult, axis=1).astype(np.uint64, copy=False)
+        h ^= h >> np.uint64(29)
     return h
 
 
@@ -233,6 +228,9 @@ def support_ids(kernel, data) -> np.ndarray:
         if n < 2:
             return ids
         h = _row_hashes(data)
+        hs = np.sort(h)
+        if not np.any(hs[1:] == hs[:-1]):  # the common case: all points distinct
+            return ids
         order = np.argsort(h, kind="stable")
         hs = h[order]
         dup = np.zeros(n, dtype=bool)

@@ -134,6 +134,7 @@ class NystromMMD(ParamsMixin):
         self.features_ = [Phi[off[i]:off[i + 1]] for i in range(len(pool.sizes))]
         self.embeddings_ = np.stack([F.mean(axis=0) for F in self.features_])
         self.support_ids_ = support_ids(pool.kernel, pool.data)
+        self._distinct = bool(np.array_equal(self.support_ids_, np.arange(pool.n)))
         self._offsets = off
         return self
 
@@ -150,6 +151,10 @@ class NystromMMD(ParamsMixin):
     def sq_norm_v(self, i, j) -> float:
         """‖v‖², v = p − q over the distinct points of samples i and j (weights merged)."""
         i, j = self._check_index(i, "i"), self._check_index(j, "j")
+        if i == j:
+            return 0.0
+        if self._distinct:  # no point repeats: v has 1/n_i and −1/n_j entries
+            return 1.0 / self.sizes_[i] + 1.0 / self.sizes_[j]
         off = self._offsets
         ids = np.concatenate([self.support_ids_[off[i]:off[i + 1]], self.support_ids_[off[j]:off[j + 1]]])
         w = np.concatenate([np.full(self.sizes_[i], 1.0 / self.sizes_[i]),
