@@ -104,12 +104,13 @@ def test_empty_clusters_are_reseeded():
     assert ami(np.repeat([0, 1, 2], 5), km.labels_) == pytest.approx(1.0)
 
 
-def test_kmeanspp_n_init_keeps_the_best(rings):
+def test_n_init_keeps_the_best_seeding(rings):
     X, _ = rings
-    one = [KernelKMeans(6, kernel_params={"gamma": 5.0}, n_init=1, random_state=s).fit(X).inertia_
-           for s in range(4)]
-    best = KernelKMeans(6, kernel_params={"gamma": 5.0}, n_init=4, random_state=0).fit(X).inertia_
-    assert best <= max(one) and best == pytest.approx(min(one), rel=0.05)
+    # the first of n_init seedings is the single seeding of the same random_state
+    for seed in range(3):
+        one = KernelKMeans(6, kernel_params={"gamma": 5.0}, n_init=1, random_state=seed).fit(X)
+        six = KernelKMeans(6, kernel_params={"gamma": 5.0}, n_init=6, random_state=seed).fit(X)
+        assert six.inertia_ < one.inertia_ - 0.1  # these seeds' first run is not the best
 
 
 def test_graphs_with_the_shortest_path_kernel():
