@@ -8,8 +8,9 @@ a warm-up (Numba compiled), both sides under the same ``thread_limit``:
    target < 1 s (aim 0.2 s).
 2. n = 5,000 per sample: Nyström MMD against the exact MMD (target ≥ 50× faster) and
    against hyppo's ``MMD`` test; tests compared by their decisions at α = 0.05 on a null
-   (same distribution) and an alternative (one coordinate scaled by 1.5). hyppo's statistic is
-   not MMD², so only times and decisions are compared.
+   (same distribution) and an alternative (one coordinate scaled by 1.5); the check is that
+   both decide alike, and that the alternative is detected. hyppo's statistic is not MMD², so
+   only times and decisions are compared.
 3. Exact MMD² at n = 20,000 per sample, d = 10, in row blocks, against the same statistic from
    scikit-learn's ``pairwise_kernels`` (three Gram matrices); values must agree to 1e-9;
    peak RSS after each side.
@@ -100,8 +101,8 @@ def bench_mmd_5000(quick, threads, repeat):
         same = (ours.p_value < 0.05) == (hy.pvalue < 0.05)
         decisions.append(same)
         check(same, f"decision differs from hyppo on the {label}")
-        check((ours.p_value < 0.05) == (label == "alternative"),
-              f"Nyström permutation test wrong on the {label}")
+        if label == "alternative":  # (on the null a rejection is a 5% event, not a failure)
+            check(ours.p_value < 0.05, "Nyström permutation test misses the alternative")
         rows.append({
             "case": f"two-sample test, {label}, n={n:,}+{n:,}: Nyström permutation test "
                     f"(200 perms) vs hyppo MMD (chi² approx.)",

@@ -144,17 +144,21 @@ def _indicator(labels, k):
 
 
 def _means(Z, labels, k):
-    from scipy import sparse
-
-    n = len(labels)
-    counts = np.bincount(labels, minlength=k).astype(np.float64)
-    S = sparse.csr_matrix((np.ones(n), (labels, np.arange(n))), shape=(k, n))
-    return np.asarray(S @ Z) / np.maximum(counts, 1.0)[:, None]
+    """Cluster means of the rows of Z (k, s): one GEMM with the one-hot matrix."""
+    counts = np.bincount(labels, minlength=k).astype(Z.dtype)
+    onehot = np.zeros((len(labels), k), dtype=Z.dtype)
+    onehot[np.arange(len(labels)), labels] = 1.0
+    return (onehot.T @ Z) / np.maximum(counts, 1.0)[:, None]
 
 
 def _sq_dists(Z, zsq, C):
     """‖z_i − c_j‖² (n, k), clipped at 0."""
-    D = zsq[:, None] - 2.0 * (Z @ C.T) + np.einsum("ij,ij->i", C, C)[None, :]
+    # (C Zᵀ)ᵀ: BLAS streams the tall Z once with the small C as the left operand (about 2x
+    # faster than Z Cᵀ for k << s on OpenBLAS)
+    D = (C @ Z.T).T
+    D *= -2.0
+    D += zsq[:, None]
+    D += np.einsum("ij,ij->i", C, C)[None, :]
     return np.maximum(D, 0.0)
 
 
