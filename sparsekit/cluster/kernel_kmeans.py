@@ -12,7 +12,9 @@ residual-trace landmarks): with φ the kernel feature map and centres c_1..c_k �
 - **Nyström** (``method="nystrom"``): Lloyd on the features z_i = P_S φ(x_i) (coordinates in
   an orthonormal basis of ℋ_S = span{φ(x_s), s ∈ S}, :class:`sparsekit.Nystroem`) with
   landmarks S from any registered sampler; the poster's choice is ``"greedy-trace"``
-  (``sampler_params={"approximate": True}`` for its random-feature sketch). The centres lie in
+  (``sampler_params={"approximate": True}`` for its random-feature sketch, which spans at most
+  ``n_features`` dimensions: it stops with a warning after that many landmarks, so give
+  ``n_features >= n_landmarks``). The centres lie in
   ℋ_S, and since φ(x) − P_S φ(x) ⟂ ℋ_S,
   ‖φ(x) − c‖² = ‖P_S^⊥ φ(x)‖² + ‖z − c‖² = k(x, x) − ‖z‖² + ‖z − c‖².
   ``inertia_`` and :meth:`transform` report these distances *in ℋ*, so exact and Nyström fits
