@@ -130,6 +130,15 @@ class Pooled:
         self.data = data
         self.kernel = freeze_bandwidth(kernel, data)
 
+    @classmethod
+    def from_prepared(cls, kernel, data, sizes, kind="vectors"):
+        """A pool of data already prepared by ``kernel`` (samples of ``sizes`` in order)."""
+        pool = cls.__new__(cls)
+        pool.kernel, pool.data, pool.kind = kernel, data, kind
+        pool.sizes = tuple(int(s) for s in sizes)
+        pool.offsets = np.concatenate([[0], np.cumsum(pool.sizes)]).astype(np.int64)
+        return pool
+
     @property
     def n(self) -> int:
         return int(self.offsets[-1])

@@ -64,11 +64,8 @@ def subsample_statistic(pool: Pooled, i: int, j: int, rng) -> float:
     a = int(pool.offsets[i]) + np.sort(rng.choice(n, int(math.ceil(math.sqrt(n))), replace=False))
     b = int(pool.offsets[j]) + np.sort(rng.choice(m, int(math.ceil(math.sqrt(m))), replace=False))
     k = pool.kernel
-    sub = Pooled.__new__(Pooled)
-    sub.kernel, sub.kind = k, pool.kind
-    sub.data = k.take(pool.data, np.concatenate([a, b]))
-    sub.sizes = (len(a), len(b))
-    sub.offsets = np.array([0, len(a), len(a) + len(b)], dtype=np.int64)
+    sub = Pooled.from_prepared(k, k.take(pool.data, np.concatenate([a, b])), (len(a), len(b)),
+                               pool.kind)
     return v_statistic(kernel_sums(sub, 0, 1), len(a), len(b))
 
 
