@@ -171,7 +171,9 @@ def bench_kmeans(quick, threads, repeat):
     n = 20_000 if quick else 100_000
     X, _ = make_blobs(n, n_features=20, centers=10, cluster_std=3.0, random_state=0)
     gamma = 1.0 / (2 * 20 * 9.0)
-    for sampler, params in (("uniform", None), ("greedy-trace", {"approximate": True})):
+    # the sketch spans at most n_features dimensions: f >= the 500 landmarks asked for
+    for sampler, params in (("uniform", None),
+                            ("greedy-trace", {"approximate": True, "n_features": 512})):
         est = KernelKMeans(10, sampler=sampler, sampler_params=params, n_landmarks=500,
                            method="nystrom", n_init=1, kernel_params={"gamma": gamma},
                            random_state=0)
