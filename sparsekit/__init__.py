@@ -37,6 +37,8 @@ _LAZY = {
     "RandomFourierFeatures": "sparsekit.features.rff",
     "Fastfood": "sparsekit.features.fastfood",
     "SparseCoder": "sparsekit.solvers.coder",
+    "OMPForestRegressor": "sparsekit.ensemble.omp_forest",
+    "OMPForestClassifier": "sparsekit.ensemble.omp_forest",
 }
 
 
