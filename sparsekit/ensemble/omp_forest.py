@@ -105,7 +105,7 @@ class _OMPForestBase(BaseEstimator):
         if self.solver_params is not None and not isinstance(self.solver_params, dict):
             raise TypeError("solver_params must be a dict of the solver's parameters or None")
 
-    def _make_solver(self, n_trees):
+    def _make_solver(self, n_trees, n_forest):
         """The solver object (``"random"`` stays a string): ``n_nonzero_coefs`` = ``n_trees``."""
         if isinstance(self.solver, str) and self.solver.strip().lower() == "random":
             return "random"
@@ -121,6 +121,10 @@ class _OMPForestBase(BaseEstimator):
                 params.setdefault("n_nonzero_coefs", n_trees)
             if "return_path" in names:
                 params.setdefault("return_path", True)
+            if "precompute" in names and 10 * n_trees >= n_forest:
+                # D^T D costs n l^2 flops at GEMM speed, the residual form m gemv's of n l at
+                # memory speed (about 10x slower per flop): the Gram pays from m >= l / 10
+                params.setdefault("precompute", True)
         solver = registry.get("solver", self.solver, **params)
         if not hasattr(solver, "solve"):
             raise TypeError(f"solver {self.solver!r} has no solve(D, Y) method: OMP forests need "
@@ -153,7 +157,7 @@ class _OMPForestBase(BaseEstimator):
         n_trees = min(int(self.n_trees), len(trees))
         T_blocks, y_blocks = self._blocks(forest, trees, X, y)
         rng = check_random_state(self.random_state)
-        selection = select(T_blocks, y_blocks, self._make_solver(n_trees), n_trees=n_trees,
+        selection = select(T_blocks, y_blocks, self._make_solver(n_trees, len(trees)), n_trees=n_trees,
                            uniform=self.weights == "uniform", rng=rng)
         self.forest_ = forest
         self.selected_trees_ = selection.order
