@@ -38,6 +38,13 @@ _LAZY = {
     "Fastfood": "sparsekit.features.fastfood",
     "SparseCoder": "sparsekit.solvers.coder",
     "OMPForestRegressor": "sparsekit.ensemble.omp_forest",
+    "KernelPCA": "sparsekit.manifold.embedding",
+    "MDS": "sparsekit.manifold.embedding",
+    "Isomap": "sparsekit.manifold.embedding",
+    "LocallyLinearEmbedding": "sparsekit.manifold.embedding",
+    "SpectralEmbedding": "sparsekit.manifold.embedding",
+    "LaplacianEigenmaps": "sparsekit.manifold.embedding",
+    "SpectralClustering": "sparsekit.manifold.embedding",
     "OMPForestClassifier": "sparsekit.ensemble.omp_forest",
 }
 

@@ -26,6 +26,7 @@ BUILTIN_PLUGINS = (
     "sparsekit.kernels._plugin",
     "sparsekit.samplers._plugin",
     "sparsekit.solvers._plugin",
+    "sparsekit.manifold._plugin",
 )
 
 
