@@ -60,6 +60,32 @@ def knn_graph(dist, idx, n):
     return A
 
 
+def bridge_components(X, graph):
+    """Join the connected components of ``graph`` by their shortest Euclidean links.
+
+    Grows one component at a time (Prim's order over components): the closest pair of points
+    between the joined part and the rest becomes an edge. Returns ``(graph, n_components)``.
+    """
+    n_comp, labels = sp.csgraph.connected_components(graph, directed=False)
+    if n_comp == 1:
+        return graph, 1
+    rows, cols, vals = [], [], []
+    joined = labels == labels[0]
+    while not joined.all():
+        inside, outside = np.flatnonzero(joined), np.flatnonzero(~joined)
+        d, j = cKDTree(X[outside]).query(X[inside], k=1)
+        best = int(np.argmin(d))
+        a, b = inside[best], outside[j[best]]
+        rows += [a, b]
+        cols += [b, a]
+        vals += [d[best], d[best]]
+        joined |= labels == labels[b]
+    links = sp.csr_matrix((vals, (rows, cols)), shape=graph.shape)
+    graph = graph.maximum(links).tocsr()
+    graph.sort_indices()
+    return graph, n_comp
+
+
 def _chunks(n, n_jobs):
     n_chunks = min(n, 4 * n_jobs) if n else 0
     bounds = np.linspace(0, n, n_chunks + 1).astype(np.int64)

@@ -57,10 +57,14 @@ class _NystromEmbedding(TransformerMixin, ParamsMixin):
         return self.eigenvalues_.shape[0]
 
     # -- checks -----------------------------------------------------------------------------
+    def _n_requested(self):
+        return self.n_components
+
     def _check_common(self):
-        if not isinstance(self.n_components, numbers.Integral) or isinstance(
-                self.n_components, bool) or self.n_components < 1:
-            raise ValueError(f"n_components must be an integer >= 1, got {self.n_components!r}")
+        k = self._n_requested()
+        name = "n_clusters" if isinstance(self, SpectralClustering) else "n_components"
+        if not isinstance(k, numbers.Integral) or isinstance(k, bool) or k < 1:
+            raise ValueError(f"{name} must be an integer >= 1, got {k!r}")
         if self.n_landmarks is not None and (
                 not isinstance(self.n_landmarks, numbers.Integral) or self.n_landmarks < 1):
             raise ValueError(f"n_landmarks must be None or an integer >= 1, got "
@@ -82,11 +86,15 @@ class _NystromEmbedding(TransformerMixin, ParamsMixin):
     def fit(self, X, y=None):
         """Solve the eigenproblem on ``X`` (or its landmarks) and embed ``X``."""
         self._check_common()
-        self._check_params()
+        self._check_method_params()
         X = self._validate_input(X, reset=True)
         if X.shape[0] < 2:
             raise ValueError(f"n_samples={X.shape[0]}: a spectral embedding needs at least 2 "
                              "samples")
+        if self._n_requested() > X.shape[0]:
+            name = "n_clusters" if isinstance(self, SpectralClustering) else "n_components"
+            raise ValueError(f"{name}={self._n_requested()} is larger than "
+                             f"n_samples={X.shape[0]}")
         landmarks = self._landmarks(X)
         kernel = self._make_kernel()
         self._fit_kernel(kernel, X, landmarks)
@@ -204,7 +212,7 @@ class KernelPCA(_NystromEmbedding):
         self.random_state = random_state
         self.registry = registry
 
-    def _check_params(self):
+    def _check_method_params(self):
         pass
 
     def _make_kernel(self):
@@ -215,7 +223,7 @@ class KernelPCA(_NystromEmbedding):
         return CentredKernel(base, self.kernel_params)
 
     def _eigen(self, kernel):
-        values, vectors = top_eigenpairs(kernel.gram(), int(self.n_components))
+        values, vectors = top_eigenpairs(kernel.gram(), int(self._n_requested()))
         return self._positive(values, vectors, type(self).__name__)
 
 
@@ -258,7 +266,10 @@ class Isomap(_NystromEmbedding):
     transform_neighbors : int, optional
         Neighbours of a new point (default ``n_neighbors``).
     n_jobs : int, optional
-        Threads for the shortest paths.""" + _CommonParams.doc + """
+        Threads for the shortest paths.
+    disconnected : {"raise", "connect"}, default "raise"
+        What a disconnected neighbourhood graph does: raise (increase ``n_neighbors``), or
+        join the components by their shortest links with a warning.""" + _CommonParams.doc + """
     With landmarks, every point stays in the graph and the geodesics run from the landmarks
     (landmark Isomap, de Silva & Tenenbaum 2003).
 
@@ -270,27 +281,29 @@ class Isomap(_NystromEmbedding):
 
     def __init__(self, n_components=2, *, n_neighbors=5, transform_neighbors=None,
                  n_landmarks=None, sampler="uniform", random_state=None, n_jobs=None,
-                 registry=None):
+                 disconnected="raise", registry=None):
         self.n_components = n_components
         self.n_neighbors = n_neighbors
         self.transform_neighbors = transform_neighbors
+        self.disconnected = disconnected
         self.n_landmarks = n_landmarks
         self.sampler = sampler
         self.random_state = random_state
         self.n_jobs = n_jobs
         self.registry = registry
 
-    def _check_params(self):
+    def _check_method_params(self):
         pass
 
     def _make_kernel(self):
-        return IsomapGeodesicKernel(self.n_neighbors, self.transform_neighbors, self.n_jobs)
+        return IsomapGeodesicKernel(self.n_neighbors, self.transform_neighbors, self.n_jobs,
+                                    self.disconnected)
 
     def _fit_kernel(self, kernel, X, landmarks):
         kernel.fit(X, landmarks=landmarks)
 
     def _eigen(self, kernel):
-        values, vectors = top_eigenpairs(kernel.gram(), int(self.n_components))
+        values, vectors = top_eigenpairs(kernel.gram(), int(self._n_requested()))
         return self._positive(values, vectors, "Isomap")
 
 
@@ -322,34 +335,39 @@ class LocallyLinearEmbedding(_NystromEmbedding):
         self.n_jobs = n_jobs
         self.registry = registry
 
-    def _check_params(self):
+    def _check_method_params(self):
         pass
 
     def _make_kernel(self):
         return LLEKernel(self.n_neighbors, self.reg, self.n_jobs)
 
     def _eigen(self, kernel):
-        mu, vectors = bottom_eigenpairs(kernel.residual_operator(), int(self.n_components))
+        mu, vectors = bottom_eigenpairs(kernel.residual_operator(), int(self._n_requested()))
         return 1.0 - mu, vectors
 
 
 class SpectralEmbedding(_NystromEmbedding):
     __doc__ = """Spectral embedding with the Ng–Jordan–Weiss normalisation and its extension.
 
-    The top eigenvectors of ``S^{-1/2} K~ S^{-1/2}`` for an affinity ``K~`` (zero diagonal by
-    default) and degrees ``S``; a new point ``y_k(x) = (1/l_k) sum_i v_ik K~(x, x_i) /
-    sqrt(S(x) S_i)`` (Paiement 2003, eq. 5.2). With ``zero_diagonal=False`` a training point
-    submitted to ``transform`` gets exactly its training embedding; with the zero diagonal (Ng,
-    Jordan & Weiss) its self-affinity enters the sums and it does not.
+    The top eigenvectors of ``S^{-1/2} K~ S^{-1/2}`` for an affinity ``K~`` and degrees ``S``; a
+    new point ``y_k(x) = (1/l_k) sum_i v_ik K~(x, x_i) / sqrt(S(x) S_i)`` (Paiement 2003,
+    eq. 5.2).
+
+    Decision: the training affinity keeps its diagonal by default (``zero_diagonal=False``, the
+    generalised kernel of Paiement 2003, Table 5.2), so that ``transform`` of a training point
+    gives exactly its training embedding and ``fit_transform(X)`` equals ``fit(X).transform(X)``.
+    ``zero_diagonal=True`` is the training affinity of Ng, Jordan & Weiss (Paiement 2003,
+    Table 4.5): a training point submitted to ``transform`` then differs from its training
+    embedding (its self-affinity 1 enters the sums).
 
     Parameters
     ----------
     kernel : str, kernel object or callable, default "rbf"
         A non-negative affinity.
     kernel_params : dict, optional
-    zero_diagonal : bool, default True""" + _CommonParams.doc
+    zero_diagonal : bool, default False""" + _CommonParams.doc
 
-    def __init__(self, n_components=2, *, kernel="rbf", kernel_params=None, zero_diagonal=True,
+    def __init__(self, n_components=2, *, kernel="rbf", kernel_params=None, zero_diagonal=False,
                  n_landmarks=None, sampler="uniform", random_state=None, registry=None):
         self.n_components = n_components
         self.kernel = kernel
@@ -360,7 +378,7 @@ class SpectralEmbedding(_NystromEmbedding):
         self.random_state = random_state
         self.registry = registry
 
-    def _check_params(self):
+    def _check_method_params(self):
         if not isinstance(self.zero_diagonal, (bool, np.bool_)):
             raise TypeError(f"zero_diagonal must be True or False, got {self.zero_diagonal!r}")
 
@@ -372,7 +390,7 @@ class SpectralEmbedding(_NystromEmbedding):
         return SpectralNormalizedKernel(base, self.kernel_params, self.zero_diagonal)
 
     def _eigen(self, kernel):
-        return top_eigenpairs(kernel.gram(), int(self.n_components))
+        return top_eigenpairs(kernel.gram(), int(self._n_requested()))
 
 
 class LaplacianEigenmaps(SpectralEmbedding):
@@ -385,7 +403,7 @@ class LaplacianEigenmaps(SpectralEmbedding):
     """
 
     def _eigen(self, kernel):
-        return top_eigenpairs(kernel.gram(), int(self.n_components), skip=1)
+        return top_eigenpairs(kernel.gram(), int(self._n_requested()), skip=1)
 
     def _training_embedding(self, values, vectors, kernel):
         return vectors / np.sqrt(kernel.degrees_)[:, None]
@@ -454,7 +472,7 @@ class SpectralClustering(SpectralEmbedding):
     embedding_, eigenvalues_, eigenvectors_
     """
 
-    def __init__(self, n_clusters=2, *, kernel="rbf", kernel_params=None, zero_diagonal=True,
+    def __init__(self, n_clusters=2, *, kernel="rbf", kernel_params=None, zero_diagonal=False,
                  n_init=10, n_landmarks=None, sampler="uniform", random_state=None,
                  registry=None):
         self.n_clusters = n_clusters
@@ -467,8 +485,7 @@ class SpectralClustering(SpectralEmbedding):
         self.random_state = random_state
         self.registry = registry
 
-    @property
-    def n_components(self):
+    def _n_requested(self):
         return self.n_clusters
 
     @staticmethod
@@ -481,9 +498,6 @@ class SpectralClustering(SpectralEmbedding):
         if not isinstance(self.n_init, numbers.Integral) or self.n_init < 1:
             raise ValueError(f"n_init must be an integer >= 1, got {self.n_init!r}")
         super().fit(X)
-        n = self.embedding_.shape[0]
-        if self.n_clusters > n:
-            raise ValueError(f"n_clusters={self.n_clusters} is larger than n_samples={n}")
         rng = np.random.default_rng(self.random_state)
         _, self.cluster_centers_, self.labels_ = _kmeans(
             self._normalise_rows(self.embedding_), int(self.n_clusters), rng, int(self.n_init))
@@ -502,5 +516,4 @@ class SpectralClustering(SpectralEmbedding):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.estimator_type = "clusterer"
-        tags.transformer_tags = None
         return tags

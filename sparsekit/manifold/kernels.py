@@ -32,7 +32,7 @@ import scipy.sparse as sp
 
 from .._base import ParamsMixin
 from .._validation import check_array
-from ._neighbors import Neighbors, extend_geodesics, geodesics, knn_graph
+from ._neighbors import Neighbors, bridge_components, extend_geodesics, geodesics, knn_graph
 
 
 def _check_fitted(kernel):
@@ -159,6 +159,10 @@ class IsomapGeodesicKernel(CentredKernel):
         Euclidean shortcut).
     n_jobs : int, optional
         Threads for the shortest paths and the extension (default: the library's setting).
+    disconnected : {"raise", "connect"}, default "raise"
+        A disconnected graph has infinite geodesics: ``"raise"`` says so (increase
+        ``n_neighbors``); ``"connect"`` joins the components by their shortest Euclidean links
+        and warns (scikit-learn's behaviour).
 
     Notes
     -----
@@ -169,10 +173,12 @@ class IsomapGeodesicKernel(CentredKernel):
     A disconnected graph raises ``ValueError`` (geodesics between components are infinite).
     """
 
-    def __init__(self, n_neighbors=10, transform_neighbors=None, n_jobs=None):
+    def __init__(self, n_neighbors=10, transform_neighbors=None, n_jobs=None,
+                 disconnected="raise"):
         self.n_neighbors = n_neighbors
         self.transform_neighbors = transform_neighbors
         self.n_jobs = n_jobs
+        self.disconnected = disconnected
 
     def fit(self, X, landmarks=None):
         k = _check_neighbors(self.n_neighbors)
@@ -182,7 +188,18 @@ class IsomapGeodesicKernel(CentredKernel):
         n = X.shape[0]
         self.neighbors_ = Neighbors(X)
         dist, idx = self.neighbors_.query(X, k, exclude_self=True, n_jobs=self.n_jobs)
+        if self.disconnected not in ("raise", "connect"):
+            raise ValueError(f"disconnected must be 'raise' or 'connect', got "
+                             f"{self.disconnected!r}")
         graph = knn_graph(dist, idx, n)
+        if self.disconnected == "connect":
+            graph, n_comp = bridge_components(X, graph)
+            if n_comp > 1:
+                import warnings
+
+                warnings.warn(f"the {k}-nearest-neighbour graph had {n_comp} connected "
+                              "components; they were joined by their shortest links "
+                              "(increase n_neighbors to avoid it)", UserWarning, stacklevel=3)
         sources = np.arange(n) if landmarks is None else np.asarray(landmarks, dtype=np.int64)
         G = geodesics(graph, sources, n_jobs=self.n_jobs)          # (m, n)
         if not np.isfinite(G).all():
@@ -291,13 +308,13 @@ class SpectralNormalizedKernel(DataDependentKernel):
         ``base_params``), a kernel object, or a callable ``k(X, Y) -> Gram``.
     base_params : dict, optional
         Parameters of a named ``base`` kernel (e.g. ``{"gamma": 5.0}``).
-    zero_diagonal : bool, default True
+    zero_diagonal : bool, default False
         Set ``k~(x_i, x_i) = 0`` on the training set (Ng, Jordan & Weiss; Paiement 2003,
         Table 4.5). Then a training point submitted to ``transform`` is *not* mapped exactly to
         its training embedding (its self-affinity 1 enters the sums); with ``False`` it is.
     """
 
-    def __init__(self, base="rbf", base_params=None, zero_diagonal=True):
+    def __init__(self, base="rbf", base_params=None, zero_diagonal=False):
         self.base = base
         self.base_params = base_params
         self.zero_diagonal = zero_diagonal
