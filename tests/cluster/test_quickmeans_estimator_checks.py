@@ -5,16 +5,11 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from sparsekit import QuicKMeans
 
-REASON = "complex and object dtypes are a TypeError naming the dtype (library convention)"
-
 with warnings.catch_warnings():
     # the estimator implements the protocol itself (sparsekit's ParamsMixin), by design
     warnings.filterwarnings("ignore", message="Estimator QuicKMeans does not inherit")
     CHECKS = parametrize_with_checks(
-        [QuicKMeans(n_clusters=3, max_iter=5, palm_iter=10, random_state=0)],
-        expected_failed_checks=lambda est: {"check_complex_data": REASON,
-                                            "check_dtype_object": REASON},
-    )
+        [QuicKMeans(n_clusters=3, max_iter=5, palm_iter=10, random_state=0)])
 
 
 @CHECKS
