@@ -73,6 +73,8 @@ class DataDependentKernel(ParamsMixin):
     """Base class: ``fit(X)``, ``gram()``, and ``kernel(X)`` = ``k_D(X, X_fit)``."""
 
     X_fit_ = None
+    #: evaluated only against the points it was fitted on (not a plain k(X, Y) kernel)
+    data_dependent = True
 
     def fit(self, X):
         raise NotImplementedError
