@@ -16,7 +16,7 @@ import time
 import numpy as np
 
 #: family -> entry points, each ``(label, fn(dtype))`` running one tiny call
-FAMILIES = ("kernels", "graphs", "samplers", "features", "solvers")
+FAMILIES = ("kernels", "graphs", "samplers", "features", "solvers", "applications")
 
 
 def _data(dtype):
@@ -99,13 +99,39 @@ def _solvers():
     ]
 
 
+def _applications():
+    import scipy.sparse as sp
+
+    from .linalg._spmm import csr_matmat  # noqa: F401  (compiled through SparseFactors)
+    from .manifold import Isomap
+    from .registry import get_kernel
+
+    def isomap(dt):
+        X = _data(dt)[0]
+        Isomap(2, n_neighbors=6).fit(X).transform(X[:3])
+
+    def sparse_gram(dt):
+        X = sp.random(20, 8, density=0.3, format="csr", random_state=0, dtype=dt)
+        get_kernel("laplacian")(X)
+        get_kernel("rbf", gamma=0.5)(X)
+
+    def quickmeans(dt):
+        from .cluster.quickmeans import QuicKMeans
+
+        X = np.random.default_rng(0).random((40, 8)).astype(dt)
+        QuicKMeans(n_clusters=4, sparsity=2, max_iter=2, palm_iter=3, random_state=0).fit(X)
+
+    return [("Isomap (Dijkstra, extension)", isomap), ("sparse-input kernels", sparse_gram),
+            ("QuicK-means (sparse factors)", quickmeans)]
+
+
 def entry_points(families=FAMILIES):
     """``[(label, fn(dtype))]`` of the chosen families (see :data:`FAMILIES`)."""
     unknown = sorted(set(families) - set(FAMILIES))
     if unknown:
         raise ValueError(f"unknown warm-up families {unknown}; choose from {list(FAMILIES)}")
     makers = {"kernels": _kernels, "graphs": _graphs, "samplers": _samplers,
-              "features": _features, "solvers": _solvers}
+              "features": _features, "solvers": _solvers, "applications": _applications}
     out = []
     for family in FAMILIES:
         if family in families:

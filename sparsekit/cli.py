@@ -105,7 +105,7 @@ def build_parser() -> argparse.ArgumentParser:
     p_demo.add_argument("sections", nargs="*", help=f"sections to run (default: all of {list(DEMO_SECTIONS)})")
     p_demo.set_defaults(func=_cmd_demo)
     p_warm = sub.add_parser("warmup", help="compile every Numba kernel (float64 and float32) into the cache")
-    p_warm.add_argument("families", nargs="*", help="only these (default: all of kernels, graphs, samplers, features, solvers)")
+    p_warm.add_argument("families", nargs="*", help="only these (default: all of kernels, graphs, samplers, features, solvers, applications)")
     p_warm.set_defaults(func=_cmd_warmup)
     return parser
 
