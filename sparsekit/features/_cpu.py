@@ -5,7 +5,7 @@
 - :func:`fwht_inplace`: the fast Walsh–Hadamard transform (unnormalized, Sylvester order) of
   every row of a 2-D array.
 - :func:`fastfood_project`: the Fastfood projection V x = c ⊙ H G Π H (B ⊙ x) of every row,
-  block after block (Le, Sarlós & Smola 2013; Giffon digest §1.3).
+  block after block (Le, Sarlós & Smola 2013; Giffon 2020, PhD thesis, Ch. 1, Eq. 1.19).
 
 Nothing here compiles at import time; every function keeps the dtype of its inputs. The loops are
 serial ``nogil`` Numba kernels over a row range, run on row ranges from several threads by

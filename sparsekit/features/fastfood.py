@@ -1,8 +1,9 @@
 """Fastfood: random Fourier features of the Gaussian kernel in O(n_components log d) per sample.
 
-Le, Sarlós & Smola (2013), as summarized in the Giffon digest §1.3 (the thesis' "SHGIIHB" is
-S H G Π H B). The dense Gaussian frequency matrix of :class:`RandomFourierFeatures` is replaced by
-stacked blocks, each acting on x zero-padded to d' = 2^ceil(log2 d)::
+Le, Sarlós & Smola (2013), as presented in Giffon 2020, PhD thesis, Ch. 1, Eq. 1.19–1.20 (the
+thesis' "SHGIIHB" is S H G Π H B). The dense Gaussian frequency matrix of
+:class:`RandomFourierFeatures` is replaced by stacked blocks, each acting on x zero-padded to
+d' = 2^ceil(log2 d)::
 
     V_b = (1 / (sigma sqrt(d'))) S_b H G_b Π_b H B_b,     phi(x) = s^(-1/2) [cos(V x), sin(V x)]
 

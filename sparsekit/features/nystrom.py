@@ -2,8 +2,8 @@
 
 With landmarks S (chosen by a sampler) and the Gram matrix of the landmarks K_S = U Λ Uᵀ
 (eigendecomposition, eigenvalues descending), the Nyström approximation of the Gram matrix is
-K̂ = K_{X,S} K_S⁺ K_{S,X} (Williams & Seeger 2001; Cherfaoui digest §1.2 Algorithm N, Giffon
-digest §1.4). Its explicit feature map is::
+K̂ = K_{X,S} K_S⁺ K_{S,X} (Williams & Seeger 2001; Cherfaoui 2022, PhD thesis, §2.1.2;
+Giffon 2020, PhD thesis, Ch. 1, Eq. 1.22–1.24). Its explicit feature map is::
 
     phi(x) = K(x, S) U Λ^(-1/2) Uᵀ         (default: symmetric root, n_components_ = |S|)
     phi(x) = K(x, S) U_k Λ_k^(-1/2)         (rank=k: top-k eigenpairs, n_components_ = k)
@@ -324,10 +324,11 @@ class Nystroem(TransformerMixin, ParamsMixin):
         ----------
         norm : {"fro", "spectral", "trace"}
             ``"fro"``: Frobenius norm, the measure of the Chapter 3 experiments (Cherfaoui
-            digest §2.4, absolute, on 10,000 points). ``"spectral"``: largest |eigenvalue| of
-            the residual (Lanczos, ``scipy.sparse.linalg.eigsh``). ``"trace"``: tr(K_E − K̂_E)
-            = Σ_i k(x_i, x_i) − ‖phi(x_i)‖², equal to the nuclear norm for a PSD kernel
-            (the Nyström residual is then PSD); it needs only O(|E|) kernel values.
+            2022, PhD thesis, §3.3, absolute, on 10,000 points). ``"spectral"``: largest
+            |eigenvalue| of the residual (Lanczos, ``scipy.sparse.linalg.eigsh``).
+            ``"trace"``: tr(K_E − K̂_E) = Σ_i k(x_i, x_i) − ‖phi(x_i)‖², equal to the nuclear
+            norm for a PSD kernel (the Nyström residual is then PSD); it needs only O(|E|)
+            kernel values.
         n_eval : int, default 10000
         relative : bool, default False
             Divide by the same norm of K_E.

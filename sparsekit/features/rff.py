@@ -1,21 +1,22 @@
 """Random Fourier features for the Gaussian (RBF) and Laplacian kernels (Rahimi & Recht 2008).
 
 Bochner's theorem writes a shift-invariant kernel as k(x - z) = E_w[cos(wᵀ(x - z))] with w drawn
-from the kernel's spectral density p (Giffon digest §1.2, Cherfaoui digest §2.1 (b)). With s
-frequencies w_1..w_s ~ p (the rows of W, stored as the columns of ``random_weights_``)::
+from the kernel's spectral density p (Giffon 2020, PhD thesis, Ch. 1, Eq. 1.17; Cherfaoui 2022,
+PhD thesis, §3.1.2). With s frequencies w_1..w_s ~ p (the rows of W, stored as the columns of
+``random_weights_``)::
 
     phi(x) = s^(-1/2) [cos(w_1ᵀx), ..., cos(w_sᵀx), sin(w_1ᵀx), ..., sin(w_sᵀx)]
 
 so phi(x)ᵀ phi(z) = (1/s) sum_j cos(w_jᵀ(x - z)), whose expectation is exactly k(x, z).
 
-Errata (decided here and tested): both theses print a wrong factor. Giffon (Eq. 1.17) scales by
+Misprints (decided here and tested): both theses print a wrong factor. Giffon (Eq. 1.17) scales by
 1/D' instead of 1/sqrt(D'); Cherfaoui (§3.1.2) scales [cos, sin] by sqrt(2/s), which makes
 E[phi(x)ᵀ phi(z)] = 2 k(x, z). We use s^(-1/2) on the [cos, sin] pair, the unbiased choice.
 
 Spectral densities, in the parameterisation of :mod:`sparsekit.kernels.rbf`:
 
 - rbf: k = exp(-gamma ||x - z||_2^2), w ~ N(0, 2 gamma I) (gamma = 1 / (2 sigma^2) when
-  ``sigma`` is given, which gives the N(0, sigma^-2 I) of the digests);
+  ``sigma`` is given, which gives the N(0, sigma^-2 I) law of exp(-||x - z||^2 / (2 sigma^2)));
 - laplacian: k = exp(-gamma ||x - z||_1) = prod_k exp(-gamma |x_k - z_k|), whose Fourier
   transform is a product of Cauchy densities: w_k ~ Cauchy(0, gamma) i.i.d.
 """

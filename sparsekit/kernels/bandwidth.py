@@ -6,9 +6,10 @@ All rules return ``gamma`` for the form k(x, z) = exp(-gamma * ||x - z||^2).
   entries of X).
 - ``"mean-sq-dist"``: sigma^2 = (1/n^2) sum_i sum_j ||x_i - x_j||^2, the Gaussian "variance"
   of the DAC-RLS experiments (Cherfaoui thesis §3.3, after Brefeld et al. 2006), and
-  gamma = 1 / (2 sigma^2). The thesis gives sigma^2 without the kernel formula (digest §8
-  erratum 2); we read it as the variance of exp(-||x-z||^2 / (2 sigma^2)). The double sum is
-  computed exactly in O(n d): (1/n^2) sum_ij ||x_i - x_j||^2 = 2 (mean_i ||x_i||^2 - ||mean_i x_i||^2).
+  gamma = 1 / (2 sigma^2). The thesis gives sigma^2 without the kernel formula (§3.3 names a
+  Gaussian kernel "of variance sigma^2" and nothing more); we read it as the variance of
+  exp(-||x-z||^2 / (2 sigma^2)). The double sum is computed exactly in O(n d):
+  (1/n^2) sum_ij ||x_i - x_j||^2 = 2 (mean_i ||x_i||^2 - ||mean_i x_i||^2).
 - ``"median"``: the median heuristic, sigma = median of the pairwise distances ||x_i - x_j||
   (i < j) and gamma = 1 / (2 sigma^2). For n > ``max_samples`` it is computed on a random subset of
   ``max_samples`` points (seeded) so that no n x n matrix is formed.

@@ -5,7 +5,8 @@
   We use the equivalent exponential-key form of successive weighted draws (Efraimidis &
   Spirakis 2006): key_i = log(u_i) / w_i, keep the ``s`` largest keys, in O(n).
 - :func:`bernoulli`: Algorithm 3 of the thesis (Musco & Musco 2017): keep i independently with
-  probability p_i = min(1, 16 l_i log(Σ_j l_j / ρ)), natural logarithm (digest §2.2).
+  probability p_i = min(1, 16 l_i log(Σ_j l_j / ρ)), natural logarithm (the thesis, §3.2, leaves
+  the base implicit).
 
 Both return ``(indices, weights)`` with sorted int64 indices and the inverse inclusion
 probabilities as float64 weights (1 / p_i for the Bernoulli rule; 1 / min(1, s q_i), q = w / Σw,

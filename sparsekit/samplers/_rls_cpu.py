@@ -4,7 +4,8 @@ Every function factors in float64 (LAPACK): a λ-regularized solve in float32 lo
 scores to cancellation in l = 1 − λ [(K + λI)⁻¹]_ii. Callers cast the result back to the input
 dtype.
 
-Formulas (Cherfaoui digest §1.3): l_i = [K (K + λI)⁻¹]_ii (2.1) = 1 − λ [(K + λI)⁻¹]_ii (2.3).
+Formulas (Cherfaoui 2022, PhD thesis, §2.1.3): l_i = [K (K + λI)⁻¹]_ii (2.1)
+= 1 − λ [(K + λI)⁻¹]_ii (2.3).
 With K + λI = UᵀU (Cholesky, upper U), (K + λI)⁻¹ = U⁻¹ U⁻ᵀ, so [(K + λI)⁻¹]_ii is the squared
 norm of row i of U⁻¹: one ``potrf`` and one ``trtri`` (2m³/3 flops) instead of an LU inverse
 (2m³).

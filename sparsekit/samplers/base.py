@@ -16,7 +16,8 @@ Score-based samplers (:class:`ScoreSampler`) also expose ``scores(X, kernel, lam
 landmarks from their scores in one of two modes (see :mod:`sparsekit.samplers._draw`):
 
 - ``mode="fixed"``: exactly ``n_landmarks`` landmarks, drawn ∝ scores without replacement (the
-  experiments of the Cherfaoui thesis, Chapter 3; digest §2.2 and erratum 12);
+  experiments of Cherfaoui 2022, PhD thesis, §3.3, which draw this way rather than with
+  Algorithm 3 of §3.2, so Theorem 1 does not cover them);
 - ``mode="bernoulli"``: Algorithm 3 / Theorem 1 (Musco & Musco 2017): each point is kept
   independently with probability p_i = min(1, 16 l_i log(Σ_j l_j / ρ)); the number of landmarks
   is random and ``n_landmarks`` is only a cap.
@@ -188,8 +189,10 @@ class ScoreSampler(Sampler):
             raise ValueError(
                 f"mode='bernoulli' (Algorithm 3) needs over-estimates of the ridge leverage "
                 f"scores, which {self.name!r} scores are not guaranteed to be (two-pass RLS "
-                "under-estimates them: Cherfaoui digest §8, erratum 11); use mode='fixed', or "
-                "the 'rls', 'dac-rls' or 'recursive-rls' sampler"
+                "scores are under-estimates, l̂_i <= l_i, with which the Bernoulli rule keeps "
+                "too few points and loses the bound ||K - K̂||_2 <= λ; Algorithm 3 and "
+                "Theorem 1 of Cherfaoui 2022, PhD thesis, §3.2, assume l̂_i >= l_i); use "
+                "mode='fixed', or the 'rls', 'dac-rls' or 'recursive-rls' sampler"
             )
         check_scalar(self.rho, "rho", low=0.0, high=1.0, high_inclusive=False)
         if self.uses_lam:

@@ -1,8 +1,8 @@
 """The ridge parameter λ of leverage-score samplers: a number or a named rule.
 
 - a real number λ > 0;
-- ``"inverse-mean-norm"``: λ = ((1/n) Σ_i ‖x_i‖₂)⁻¹, the choice of the Cherfaoui thesis §3.3
-  (after Brefeld et al. 2006; digest §2.4). It reads the raw vectors, so it is not available
+- ``"inverse-mean-norm"``: λ = ((1/n) Σ_i ‖x_i‖₂)⁻¹, the choice of Cherfaoui 2022, PhD
+  thesis, §3.3 (after Brefeld et al. 2006). It reads the raw vectors, so it is not available
   for graph kernels.
 
 The recursive-RLS sampler adds its own ``"adaptive"`` mode (see

@@ -1,9 +1,9 @@
 """Recursive ridge-leverage-score sampling (Musco & Musco 2017).
 
-Cherfaoui digest §2.1 (j). A random permutation defines nested uniform subsets of sizes
-n, ⌈n/2⌉, ⌈n/4⌉, … (L = ⌈log₂(n/s)⌉ halvings, at least one). The coarsest subset is the first
-dictionary S with weights w = 1. At each finer level, every point i of the level gets the
-estimate
+Reviewed in Cherfaoui 2022, PhD thesis, §3.1.2. A random permutation defines nested uniform
+subsets of sizes n, ⌈n/2⌉, ⌈n/4⌉, … (L = ⌈log₂(n/s)⌉ halvings, at least one). The coarsest
+subset is the first dictionary S with weights w = 1. At each finer level, every point i of the
+level gets the estimate
 
     l̃_i = (1/λ) max(0, k_ii − K_{i,S} (K_S + λ W⁻²)⁻¹ K_{S,i}),     W = diag(w),
 

@@ -1,6 +1,6 @@
 """Ridge-leverage-score samplers: exact RLS, two-pass (uniform) RLS and DAC-RLS.
 
-Definitions (Cherfaoui digest §1.3, Alaoui & Mahoney 2015): for λ > 0,
+Definitions (Cherfaoui 2022, PhD thesis, §2.1.3, Def. 6; Alaoui & Mahoney 2015): for λ > 0,
 
     l_i = [K (K + λI)⁻¹]_ii                                (2.1)
         = Σ_j ς_j / (ς_j + λ) U[i, j]²   (K = U diag(ς) Uᵀ)  (2.2)
@@ -10,16 +10,18 @@ and the effective dimension d_eff = Σ_i l_i = Σ_j ς_j / (ς_j + λ) (2.4). We
 Cholesky factorization (see :mod:`sparsekit.samplers._rls_cpu`).
 
 - ``rls``: exact scores of the whole Gram matrix (Θ(n³) time, Θ(n²) memory: only for small n).
-- ``two-pass-rls``: Alaoui & Mahoney's uniform RLS (digest §2.1 (i)): a uniform first-pass set
+- ``two-pass-rls``: Alaoui & Mahoney's uniform RLS (thesis §3.1.2): a uniform first-pass set
   S₀ of size m, B = K_{X,S₀} (K_{S₀}⁺)^{1/2}, and l̂_i = B_i (BᵀB + λI)⁻¹ B_iᵀ (Woodbury form of
-  [K̃(K̃ + λI)⁻¹]_ii, eq. 3.2). These under-estimate l_i (erratum 11), so the Bernoulli rule is
-  refused for them.
-- ``dac-rls``: DAC-RLS (thesis Algorithm 2, digest §2.2): a random permutation cut into blocks of
+  [K̃(K̃ + λI)⁻¹]_ii, eq. 3.2). These under-estimate l_i (l_i − 2ε ≤ l̂_i ≤ l_i, as §3.1.2
+  quotes), while Algorithm 3 of §3.2 needs over-estimates: the thesis' Bernoulli rule with these
+  scores under-samples, so it is refused for them.
+- ``dac-rls``: DAC-RLS (thesis §3.2, Algorithm 2): a random permutation cut into blocks of
   size m (default ⌈√n⌉, the last block holds the remainder), exact scores inside each block with
   the same global λ, concatenated. Corollary 1: every DAC score is ≥ the exact score. Blocks are
   evaluated one at a time and factored by a pool of threads (each running single-threaded
   LAPACK), so the peak memory is O(n_jobs m² + n d) and no n×n matrix is formed. Complexity
-  Θ(Σ m_i³) = Θ(n m²) (the thesis conclusion's "Θ(nm)" is a typo: erratum 1).
+  Θ(Σ m_i³) = Θ(n m²) (the conclusion of Chapter 3, thesis §3.4, prints "Θ(nm)", a typo for the
+  Θ(nm²) of §3.2).
 """
 from __future__ import annotations
 
@@ -138,7 +140,8 @@ class TwoPassRLSSampler(ScoreSampler):
         (:func:`sparsekit._threads.effective_n_jobs`: Numba's thread count, the threadpoolctl
         BLAS limit, the usable CPUs).
     mode : {"fixed"}, default "fixed"
-        The Bernoulli rule is refused: these scores are under-estimates (erratum 11).
+        The Bernoulli rule is refused: these scores are under-estimates (l̂_i ≤ l_i), and
+        Algorithm 3 (Cherfaoui 2022, PhD thesis, §3.2) needs over-estimates.
     rho : float in (0, 1), default 0.1
 
     Notes
@@ -214,8 +217,8 @@ class DACRLSSampler(ScoreSampler):
         The global λ used inside every block.
     block_size : int, optional
         m; default ⌈√n⌉ (the thesis's only tested value). The partition is a random
-        permutation cut into consecutive chunks (the authors' code; the thesis leaves it open,
-        erratum 15); the last chunk holds the remainder.
+        permutation cut into consecutive chunks (the authors' code; Algorithm 2 of the thesis,
+        §3.2, leaves the partition open); the last chunk holds the remainder.
     n_jobs : int, optional
         Worker threads factoring blocks; default: the library-wide setting
         (:func:`sparsekit._threads.effective_n_jobs`: Numba's thread count, the threadpoolctl

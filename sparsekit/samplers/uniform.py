@@ -1,9 +1,10 @@
 """Data-independent and diagonal samplers.
 
 - ``uniform``: landmarks drawn uniformly, without replacement (default) or with replacement
-  (Williams & Seeger 2000; digest §2.1 (d)). With replacement, an index can repeat.
-- ``diagonal``: Drineas & Mahoney (2005), p_i = K_ii / Σ_j K_jj (digest §2.1 (e)); for kernels with
-  a constant diagonal (RBF, Laplacian) this is uniform sampling.
+  (Williams & Seeger 2000; Cherfaoui 2022, PhD thesis, §3.1.2). With replacement, an index can
+  repeat.
+- ``diagonal``: Drineas & Mahoney (2005), p_i = K_ii / Σ_j K_jj (Cherfaoui 2022, PhD thesis,
+  §3.1.2); for kernels with a constant diagonal (RBF, Laplacian) this is uniform sampling.
 """
 from __future__ import annotations
 

@@ -7,7 +7,8 @@ shape ``(n_features, n_signals)``; a 1-D ``y`` is one signal. Coefficients have 
 ``D`` and ``Y`` differ, both become float64.
 
 Every ``tol`` of the solvers is a bound on the **squared** residual norm ``||y - D x||_2^2``, as
-in scikit-learn (the digest's FW rule ``||r_k||_2 <= tol`` is ``tol**2`` here).
+in scikit-learn (the Frank–Wolfe rule ``||r_k||_2 <= tol`` of Cherfaoui 2022, PhD thesis, §5.4,
+is ``tol**2`` here).
 """
 from __future__ import annotations
 

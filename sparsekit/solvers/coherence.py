@@ -1,22 +1,22 @@
 """Dictionary coherence, the Babel function, recovery conditions and the Chapter 5 rates.
 
-All quantities are those of the digest (Cherfaoui §1.5, §4.5) and are defined for unit-norm
-atoms; the functions normalise the columns of ``D`` first (so they describe the dictionary of
-directions, which is what the greedy selections see for unit-norm atoms). ``D.T @ D`` is never
+All quantities are those of Cherfaoui 2022, PhD thesis, §2.2.3 and §5.3, and are defined for
+unit-norm atoms; the functions normalise the columns of ``D`` first (so they describe the dictionary
+of directions, which is what the greedy selections see for unit-norm atoms). ``D.T @ D`` is never
 held whole: it is formed in column blocks of ``block`` atoms.
 
 - coherence ``mu(D) = max_{i != j} |<d_i, d_j>|``;
 - Babel function ``mu_1(D, m) = max_{|S| = m} max_{j not in S} sum_{i in S} |<d_i, d_j>|``, computed
-  exactly as ``max_j`` (sum of the ``m`` largest ``|<d_i, d_j>|``, ``i != j``) (digest §1.5);
+  exactly as ``max_j`` (sum of the ``m`` largest ``|<d_i, d_j>|``, ``i != j``) (thesis §2.2.3);
   ``mu_1(D, 0) = 0`` and ``mu_1(D, 1) = mu(D)``;
 - the exact recovery condition (Tropp 2004) ``ERC(S) = max_{i not in S} ||D_S^+ d_i||_1 < 1``;
 - the sufficient condition ``m < (1/mu + 1) / 2`` (Tropp 2004, Thm 3.5 / Cor. 3.6);
 - the rate ``theta`` of Theorem 5, the factor of Theorem 6 and Gribonval–Vandergheynst's MP rate,
   with the bound ``||r_k||_2 <= ||y||_2 (1 - theta)^{k/2}`` used in the Chapter 5 plots.
 
-Errata decided (digest §8 item 6): Theorem 5's ``theta`` has the square
-``(1 - ||x*||_1 / beta)^2`` (the proof's ``eps^2 / (4 beta^2)`` dropped it); the theorem statement
-is followed.
+Decision on a misprint (thesis §5.3, proof of Theorem 5 in App. B.1): Theorem 5's ``theta`` has
+the square ``(1 - ||x*||_1 / beta)^2``; the proof writes ``eps^2 / (4 beta^2)`` as
+``(1/16) (1 - ||x*||_1 / beta)``, without it. The theorem statement is followed.
 """
 from __future__ import annotations
 
@@ -46,7 +46,10 @@ def _abs_gram_blocks(Dn, block):
 
 
 def mutual_coherence(D, *, block=_BLOCK) -> float:
-    """``mu(D) = max_{i != j} |<d_i, d_j>|`` of the normalised atoms (digest §1.5)."""
+    """``mu(D) = max_{i != j} |<d_i, d_j>|`` of the normalised atoms.
+
+    Cherfaoui 2022, PhD thesis, §2.2.3.
+    """
     Dn = _unit_atoms(D)
     if Dn.shape[1] < 2:
         raise ValueError("D needs at least 2 atoms to have a coherence")
@@ -54,7 +57,7 @@ def mutual_coherence(D, *, block=_BLOCK) -> float:
 
 
 def babel(D, m, *, block=_BLOCK):
-    """Babel function ``mu_1(D, m)`` (Tropp 2004; digest §1.5).
+    """Babel function ``mu_1(D, m)`` (Tropp 2004; Cherfaoui 2022, PhD thesis, §2.2.3).
 
     Parameters
     ----------
@@ -87,7 +90,9 @@ def babel(D, m, *, block=_BLOCK):
 
 
 def exact_recovery_condition(D, support) -> float:
-    """``max_{i not in S} ||D_S^+ d_i||_1`` (Tropp's ERC, digest §4.5 eq. 5.6); ERC holds if < 1.
+    """``max_{i not in S} ||D_S^+ d_i||_1`` (Tropp's ERC; Cherfaoui 2022, PhD thesis, eq. 5.6).
+
+    ERC holds if < 1.
 
     Parameters
     ----------
@@ -138,7 +143,9 @@ def _check_babel_value(babel_m1):
 
 
 def theorem5_rate(m, babel_m1, coef_l1, beta) -> float:
-    """``theta = (1/16) ((1 - mu_1(m-1)) / m) (1 - ||x*||_1 / beta)^2`` (Theorem 5, digest §4.5).
+    """``theta = (1/16) ((1 - mu_1(m-1)) / m) (1 - ||x*||_1 / beta)^2`` (Theorem 5).
+
+    Cherfaoui 2022, PhD thesis, §5.3, Theorem 5.
 
     Eventually ``||r_{k+1}||^2 <= (1 - theta) ||r_k||^2`` for Frank–Wolfe with line search when
     ``m < (1/mu + 1)/2`` and ``||x*||_1 < beta``.
@@ -160,7 +167,9 @@ def theorem5_rate(m, babel_m1, coef_l1, beta) -> float:
 
 
 def theorem6_factor(m, babel_m1, y_norm, beta) -> float:
-    """Per-iteration contraction of ``||r_k||^2`` from k = 0 (Theorem 6, digest §4.5).
+    """Per-iteration contraction of ``||r_k||^2`` from k = 0 (Theorem 6).
+
+    Cherfaoui 2022, PhD thesis, §5.3, Theorem 6.
 
     ``1 - ((1 - mu_1(m-1)) / (4m)) (1 - tau)^2`` with
     ``tau = (2 ||y|| / beta) sqrt(m / (1 - mu_1(m-1)))``.

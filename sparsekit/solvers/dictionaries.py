@@ -1,4 +1,4 @@
-"""Random Gaussian dictionaries and m-sparse signals (the Chapter 5 setting, digest §4.6).
+"""Random Gaussian dictionaries and m-sparse signals (Cherfaoui 2022, PhD thesis, §5.4).
 
 Atoms are i.i.d. standard Gaussian columns normalised to unit l2 norm; a signal is ``y = D x``
 with a support of ``m`` atoms drawn uniformly without replacement and ``N(0, 1)`` coefficients.

@@ -1,10 +1,11 @@
-"""Frank–Wolfe for sparse approximation on the l1 ball (digest Cherfaoui §4.3–4.4, Alg. 5).
+"""Frank–Wolfe for sparse approximation on the l1 ball (Cherfaoui 2022, PhD thesis, Alg. 4–5).
 
 Problem (5.2): ``min_x 1/2 ||y - D x||_2^2`` subject to ``||x||_1 <= beta``. From ``x_0 = 0``, with
 ``r_k = y - D x_k``:
 
 - linear oracle: ``i_k = argmax_i |<d_i, r_k>|``, ``s_k = sign(<d_i, r_k>) beta e_{i_k}``;
-- duality gap ``g_k = <D(s_k - x_k), r_k>`` (digest §4.4 [ext]; >= 0, and 0 only at the optimum);
+- duality gap ``g_k = <D(s_k - x_k), r_k>`` (the standard Frank–Wolfe gap, Jaggi 2013; not in the
+  thesis; >= 0, and 0 only at the optimum);
 - step ``"2/(k+2)"`` (variant 1) or ``"line-search"`` (variant 2, Lemma 7 closed form):
   ``gamma_k = clip(g_k / ||D(s_k - x_k)||_2^2, 0, 1)``;
 - ``x_{k+1} = x_k + gamma_k (s_k - x_k)``.

@@ -1,7 +1,7 @@
-"""Matching Pursuit (digest Cherfaoui §1.4, Alg. 1 with the MP update).
+"""Matching Pursuit (Cherfaoui 2022, PhD thesis, §2.2, Alg. 1 with the MP update).
 
 Per iteration: ``i_k = argmax_i |<d_i, r_k>| / ||d_i||``, ``x[i_k] += <d_i, r_k> / ||d_i||^2``,
-``r_{k+1} = r_k - (<d_i, r_k> / ||d_i||^2) d_i``. For unit-norm atoms (the digest's setting) this is
+``r_{k+1} = r_k - (<d_i, r_k> / ||d_i||^2) d_i``. For unit-norm atoms (the thesis' setting) this is
 exactly Alg. 1; for other norms it is the step that decreases ``||r||^2`` the most
 (by ``<d_i, r>^2 / ||d_i||^2``), so the residual norm never increases. MP projects on the last atom
 only, so it may select an atom again.

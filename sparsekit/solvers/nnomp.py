@@ -1,4 +1,6 @@
-"""Non-negative Orthogonal Matching Pursuit (digest Cherfaoui §5.3, Alg. 7; Giffon §8.2).
+"""Non-negative Orthogonal Matching Pursuit.
+
+Cherfaoui 2022, PhD thesis, Ch. 6, Alg. 7; Giffon 2020, PhD thesis, Ch. 4.
 
 Bruckstein, Elad & Zibulevsky (2008). Per iteration: select the atom most *positively* correlated
 with the residual among those not yet selected, ``i_k = argmax_{i not in S} <d_i, r_k>``; stop when
@@ -7,7 +9,7 @@ solve the non-negative least squares ``x_S = argmin_{x >= 0} ||y - D_S x||_2`` (
 active set on the normal equations ``D_S^T D_S``, warm-started from the previous solution);
 then ``r_{k+1} = y - D_S x_S``.
 
-Decisions (digest §8 item 8 and §5.3):
+Decisions (on Cherfaoui 2022, PhD thesis, Ch. 6, Alg. 7):
 
 - The residual uses the new solution ``x_{k+1}`` (the thesis prints ``x_k``, a typo).
 - The stop is ``max_i <d_i, r> <= 0`` as in the project code (the thesis prints ``< 0``), with

@@ -1,4 +1,6 @@
-"""Orthogonal Matching Pursuit (digest Cherfaoui §1.4, Alg. 1; Giffon §8.2, Alg. 4).
+"""Orthogonal Matching Pursuit.
+
+Cherfaoui 2022, PhD thesis, §2.2, Alg. 1; Giffon 2020, PhD thesis, Ch. 4, Alg. 4.
 
 Per iteration ``k``: select ``i_k = argmax_i |<d_i, r_k>|``, add it to the support ``S``, solve
 the least squares ``x_S = argmin ||y - D_S x||_2`` and set ``r_{k+1} = y - D_S x_S``. The residual
@@ -10,7 +12,7 @@ The least squares use a Cholesky factor ``L`` of ``G_SS = D_S^T D_S`` grown by o
 Decisions:
 
 - Selection uses the raw correlations ``|<d_i, r>|`` as scikit-learn's ``orthogonal_mp`` does
-  (atoms are meant to be unit-norm, digest §1.4).
+  (atoms are meant to be unit-norm, Cherfaoui 2022, PhD thesis, §2.2).
 - ``tol`` is the squared residual norm, as in scikit-learn. scikit-learn ignores
   ``n_nonzero_coefs`` when ``tol`` is given; here both stop the solve (whichever comes first),
   and with ``tol`` alone the cap is ``min(n_atoms, n_features)``, the most atoms that can be

@@ -1,4 +1,4 @@
-"""Random Fourier features: unbiasedness (the 2/s erratum), spectral laws, dtypes, errors."""
+"""Random Fourier features: unbiasedness (the sqrt(2/s) misprint), spectral laws, dtypes, errors."""
 import numpy as np
 import pytest
 from sklearn.metrics.pairwise import laplacian_kernel, rbf_kernel
@@ -26,7 +26,7 @@ def mean_gram(kernel, X, n_seeds=40, n_components=2000):
 
 @pytest.mark.parametrize("kernel, exact", [("rbf", rbf_kernel), ("laplacian", laplacian_kernel)])
 def test_unbiased_expectation_matches_kernel_not_twice_it(X4, kernel, exact):
-    """E[phi(x)ᵀ phi(z)] = k(x, z): the thesis' sqrt(2/s) factor would give 2k (erratum)."""
+    """E[phi(x)ᵀ phi(z)] = k(x, z): the thesis' sqrt(2/s) factor would give 2k (a misprint)."""
     K = exact(X4, gamma=GAMMA)
     est = mean_gram(kernel, X4)
     # 40 x 1000 frequencies per entry: each cos term has variance <= 1/2 -> std <= 0.0036

@@ -61,7 +61,7 @@ def test_unknown_sampler_mode_and_other_options(X_small, rbf):
         sparsekit.get_sampler("rls", mode="bernouli")
     with pytest.raises(ValueError, match="rho must be < 1"):
         sparsekit.get_sampler("dac-rls", mode="bernoulli", rho=1.0)
-    with pytest.raises(ValueError, match="erratum 11"):
+    with pytest.raises(ValueError, match="two-pass RLS scores are under-estimates"):
         sparsekit.get_sampler("two-pass-rls", mode="bernoulli")
     with pytest.raises(ValueError, match="over-estimates"):
         sparsekit.get_sampler("diagonal", mode="bernoulli")

@@ -1,4 +1,7 @@
-"""Ridge leverage scores: the oracles of the Cherfaoui digest §9 (exact, DAC, two-pass, recursive)."""
+"""Ridge leverage scores: oracles from Cherfaoui 2022, PhD thesis, §2.1.3, §3.1.2 and §3.2.
+
+Exact (eqs. 2.1–2.4), DAC (Corollaries 1–2), two-pass and recursive scores.
+"""
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st

@@ -84,9 +84,9 @@ def test_sufficient_condition():
         assert exact_recovery_condition(D, rng.choice(240, m, replace=False)) < 1
 
 
-def test_theorem_rates_match_the_digest():
-    # digest §4.6: mu = 0.058, m = 8, mu_1(7) <= 7 mu, beta = 8 ||x*||_1: theta ~ 3.6e-3 and
-    # slope 1/2 ln(1 - theta) ~ -0.0018
+def test_theorem_rates_match_the_thesis_experiments():
+    # Cherfaoui 2022, PhD thesis, §5.4: mu = 0.058, m = 8, mu_1(7) <= 7 mu, beta = 8 ||x*||_1:
+    # theta ~ 3.6e-3 and slope 1/2 ln(1 - theta) ~ -0.0018
     theta = theorem5_rate(8, 7 * 0.058, 1.0, 8.0)
     assert theta == pytest.approx((1 / 16) * ((1 - 0.406) / 8) * (7 / 8) ** 2, rel=1e-12)
     assert theta == pytest.approx(3.6e-3, rel=0.02)

@@ -7,7 +7,7 @@ from ._problems import unit_gaussian
 
 
 def reference_mp(D, y, n_iter):
-    """Alg. 1 of the digest, written directly on the residual (unit-norm atoms)."""
+    """Alg. 1 of Cherfaoui 2022, PhD thesis, §2.2, written on the residual (unit-norm atoms)."""
     x = np.zeros(D.shape[1])
     r = y.copy()
     norms = [np.linalg.norm(r)]

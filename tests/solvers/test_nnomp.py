@@ -9,7 +9,7 @@ from ._problems import unit_gaussian
 
 
 def reference_nnomp(D, y, k_max):
-    """Alg. 7 of the digest with scipy's NNLS."""
+    """Alg. 7 of Cherfaoui 2022, PhD thesis, Ch. 6, with scipy's NNLS."""
     S = []
     x = np.zeros(0)
     r = y.copy()

@@ -1,7 +1,7 @@
 """Shortest-path graph kernel (Borgwardt & Kriegel 2005).
 
-Definition (Cherfaoui digest §6, "ShortestPath kernel"): with ``d(u, v)`` the shortest-path
-length from ``u`` to ``v`` in ``G``,
+Definition (the standard one; Cherfaoui 2022, PhD thesis, Ch. 4, uses it on MUTAG without
+defining it): with ``d(u, v)`` the shortest-path length from ``u`` to ``v`` in ``G``,
 
     k(G, G') = sum_{(u, v) in P(G)} sum_{(u', v') in P(G')}
                [label(u) = label(u')] [label(v) = label(v')] [d(u, v) = d(u', v')]
@@ -15,7 +15,7 @@ Conventions (those of GraKeL's ``ShortestPath``, whose values this kernel equals
 
 - ``P(G)`` is the set of **ordered** pairs ``(u, v)``, ``u != v``: on an undirected graph every
   connected pair is counted twice, as ``(l_u, l_v, d)`` and ``(l_v, l_u, d)``, and triples are
-  *not* canonicalised (``(a, b, d)`` and ``(b, a, d)`` are distinct features). The digest's
+  *not* canonicalised (``(a, b, d)`` and ``(b, a, d)`` are distinct features). The common
   "unordered endpoints" variant differs from this by the constant factor 4 on same-label pairs
   and a merge of mirrored features otherwise; GraKeL's convention is kept for parity.
 - Self-pairs (``d = 0``) and unreachable pairs (``d = inf``) are not counted.
