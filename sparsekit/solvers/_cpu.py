@@ -128,7 +128,7 @@ def _dot(a, b):
 def mp_gram(lo, hi, G, C0, y_sq, norms_sq, inv_norms, n_iter_max, tol, corr_floor,
             coef, support, res, n_iter, status, c):
     """Matching Pursuit on correlations for the signals ``lo <= j < hi`` (Mallat & Zhang 1993;
-    Cherfaoui thesis §1.4, Alg. 1 with the MP update).
+    Cherfaoui 2022, PhD thesis, §2.2, Alg. 1 with the MP update).
 
     Per step: ``i = argmax |c_i| / ||d_i||``, ``a = c_i / ||d_i||^2``, ``x_i += a``,
     ``c -= a G[i, :]``, ``||r||^2 -= c_i^2 / ||d_i||^2``. ``inv_norms = 1 / sqrt(norms_sq)``;
@@ -424,7 +424,7 @@ def nnls_gram(Gs, cs, k, x, passive, chol_eps, max_iter, L, W, pos):
 def nnomp_gram(lo, hi, G, C0, y_sq, n_max, tol, corr_floor, chol_eps, nnls_max_iter,
                idx, vals, res, n_iter, status, Gs, L, W, passive, pos, in_support, c):
     """Non-negative OMP for the signals ``lo <= j < hi`` (Bruckstein, Elad & Zibulevsky 2008;
-    Cherfaoui thesis §5.3, Alg. 7).
+    Cherfaoui 2022, PhD thesis, Ch. 6, Alg. 7).
 
     Per step: ``i = argmax_{i not in S} c_i`` (signed); stop when ``c_i <= 0``; NNLS on the
     support (:func:`nnls_gram`, warm-started); ``c = c0 - G[:, S] x_S``;
@@ -505,7 +505,7 @@ def nnomp_gram(lo, hi, G, C0, y_sq, n_max, tol, corr_floor, chol_eps, nnls_max_i
 def fw_step(lo, hi, k, rows, C, Dt, R, Yk, beta, line_search, max_iter, tol, gap_tol,
             res_floor, gap_floor, coef, support, res, steps, gaps, n_iter, status, active, u):
     """One Frank–Wolfe iteration on ``{||x||_1 <= beta}`` for the signals ``rows[lo:hi]``
-    (Cherfaoui thesis §5.2, Alg. 5).
+    (Cherfaoui 2022, PhD thesis, Ch. 5, Alg. 5).
 
     With ``u = D(s - x) = sign(c_i) beta d_i - D x`` (``Yk`` holds ``D x``):
     gap ``g = <u, r>``; step ``2/(k+2)`` or ``clip(g / ||u||^2, 0, 1)``;
