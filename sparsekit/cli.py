@@ -1,4 +1,4 @@
-"""The ``sparsekit`` command: ``list``, ``demo`` and ``--version``."""
+"""The ``sparsekit`` command: ``list``, ``demo``, ``warmup`` and ``--version``."""
 from __future__ import annotations
 
 import argparse
@@ -47,6 +47,20 @@ def _cmd_demo(args) -> int:
     return 0
 
 
+def _cmd_warmup(args) -> int:
+    from ._warmup import FAMILIES, cache_location, warm_up
+
+    families = args.families or list(FAMILIES)
+    unknown = [f for f in families if f not in FAMILIES]
+    if unknown:
+        print(f"unknown warm-up famil(ies) {unknown}; choose from {list(FAMILIES)}", file=sys.stderr)
+        return 2
+    elapsed = warm_up(families)
+    print(f"compiled sparsekit's Numba kernels ({', '.join(families)}; float64 and float32) in "
+          f"{elapsed:.1f} s; cache: {cache_location()}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="sparsekit", description="Large-scale kernel methods and sparse approximation."
@@ -59,6 +73,9 @@ def build_parser() -> argparse.ArgumentParser:
     p_demo = sub.add_parser("demo", help="run the demo on generated data and print result tables")
     p_demo.add_argument("sections", nargs="*", help=f"sections to run (default: all of {list(DEMO_SECTIONS)})")
     p_demo.set_defaults(func=_cmd_demo)
+    p_warm = sub.add_parser("warmup", help="compile every Numba kernel (float64 and float32) into the cache")
+    p_warm.add_argument("families", nargs="*", help="only these (default: all of kernels, graphs, samplers, features, solvers)")
+    p_warm.set_defaults(func=_cmd_warmup)
     return parser
 
 

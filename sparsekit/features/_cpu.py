@@ -7,24 +7,32 @@
 - :func:`fastfood_project`: the Fastfood projection V x = c ⊙ H G Π H (B ⊙ x) of every row,
   block after block (Le, Sarlós & Smola 2013; Giffon digest §1.3).
 
-Nothing here compiles at import time; every function keeps the dtype of its inputs.
+Nothing here compiles at import time; every function keeps the dtype of its inputs. The loops are
+serial ``nogil`` Numba kernels over a row range, run on row ranges from several threads by
+:func:`sparsekit._row_ranges.run_row_ranges` (no ``parallel=True``: short first-call compiles).
 """
 import numpy as np
-from numba import njit, prange
+from numba import njit
+
+from .._row_ranges import run_row_ranges
 
 
-@njit(parallel=True, cache=True)
 def cos_sin_inplace(P, scale, out):
     """out[:, :s] <- scale * cos(P), out[:, s:2s] <- scale * sin(P), with s = P.shape[1]."""
-    n, s = P.shape
-    for i in prange(n):
+    run_row_ranges(_cos_sin_rows, P.shape[0], P, scale, out)
+
+
+@njit(cache=True, nogil=True)
+def _cos_sin_rows(lo, hi, P, scale, out):
+    s = P.shape[1]
+    for i in range(lo, hi):
         for j in range(s):
             p = P[i, j]
             out[i, j] = scale * np.cos(p)
             out[i, s + j] = scale * np.sin(p)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True, inline="always")
 def _fwht_row(a):
     """In-place unnormalized Walsh–Hadamard transform of a 1-D array of length 2^p."""
     n = a.shape[0]
@@ -39,14 +47,17 @@ def _fwht_row(a):
         h *= 2
 
 
-@njit(parallel=True, cache=True)
 def fwht_inplace(A):
     """A[i] <- H A[i] for every row, H the 2^p x 2^p Hadamard matrix (entries ±1)."""
-    for i in prange(A.shape[0]):
+    run_row_ranges(_fwht_rows, A.shape[0], A)
+
+
+@njit(cache=True, nogil=True)
+def _fwht_rows(lo, hi, A):
+    for i in range(lo, hi):
         _fwht_row(A[i])
 
 
-@njit(parallel=True, cache=True)
 def fastfood_project(X, B, perm, G, C, n_out, out):
     """Fastfood projections of the rows of ``X`` (zero-padded to length ``d_pad``).
 
@@ -61,11 +72,16 @@ def fastfood_project(X, B, perm, G, C, n_out, out):
     n_out : int <= n_blocks * d_pad
     out : (n, >= n_out) array of the dtype of X
     """
-    n, d = X.shape
+    d_pad = B.shape[1]
+    run_row_ranges(_fastfood_rows, X.shape[0], X, B, perm, G, C, n_out, out,
+                   scratch=lambda: (np.empty(d_pad, dtype=X.dtype), np.empty(d_pad, dtype=X.dtype)))
+
+
+@njit(cache=True, nogil=True)
+def _fastfood_rows(lo, hi, X, B, perm, G, C, n_out, out, buf, tmp):
+    d = X.shape[1]
     n_blocks, d_pad = B.shape
-    for i in prange(n):
-        buf = np.empty(d_pad, dtype=X.dtype)
-        tmp = np.empty(d_pad, dtype=X.dtype)
+    for i in range(lo, hi):
         for b in range(n_blocks):
             col0 = b * d_pad
             if col0 >= n_out:

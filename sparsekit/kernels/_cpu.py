@@ -1,7 +1,10 @@
 """CPU compute for vector kernels: Numba loops on contiguous arrays (no Python objects).
 
 The GEMM-shaped part of RBF/polynomial kernels is done by BLAS (NumPy) before these loops;
-the loops fuse the element-wise tail in place. ``fastmath`` is limited to re-association and
+the loops fuse the element-wise tail in place. Each loop is a serial ``nogil`` Numba kernel over
+a row range, run on row ranges from several threads by
+:func:`sparsekit._row_ranges.run_row_ranges` (one compiled function per dtype, no
+``parallel=True``: short first-call compiles). ``fastmath`` is limited to re-association and
 contraction (vectorized reductions); the float64 tests against scikit-learn at rtol 1e-10
 bound its effect.
 """
@@ -9,22 +12,28 @@ import os
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
+
+from .._row_ranges import run_row_ranges
 
 _FAST = {"reassoc", "contract"}
 
 
-@njit(parallel=True, cache=True)
 def scaled_sq_dist_from_inner_inplace(G, xsq, ysq, scale):
     """G[i, j] <- scale * max(xsq[i] + ysq[j] - 2 G[i, j], 0).
 
     ``G`` holds the inner products <x_i, y_j> on entry; the clip removes the small negative
     values that cancellation leaves for nearly equal points.
     """
-    n, m = G.shape
+    run_row_ranges(_scaled_sq_dist_rows, G.shape[0], G, xsq, ysq, scale)
+
+
+@njit(cache=True, nogil=True)
+def _scaled_sq_dist_rows(lo, hi, G, xsq, ysq, scale):
+    m = G.shape[1]
     two = G.dtype.type(2.0)
     zero = G.dtype.type(0.0)
-    for i in prange(n):
+    for i in range(lo, hi):
         for j in range(m):
             d = xsq[i] + ysq[j] - two * G[i, j]
             if d < zero:
@@ -54,12 +63,16 @@ def exp_inplace(A):
     return A
 
 
-@njit(parallel=True, cache=True, fastmath=_FAST)
 def l1_distances(X, Y, out):
     """out[i, j] = sum_k |X[i, k] - Y[j, k]|."""
-    n, d = X.shape
+    run_row_ranges(_l1_distances_rows, X.shape[0], X, Y, out)
+
+
+@njit(cache=True, nogil=True, fastmath=_FAST)
+def _l1_distances_rows(lo, hi, X, Y, out):
+    d = X.shape[1]
     m = Y.shape[0]
-    for i in prange(n):
+    for i in range(lo, hi):
         for j in range(m):
             acc = out.dtype.type(0.0)
             for k in range(d):
@@ -67,27 +80,35 @@ def l1_distances(X, Y, out):
             out[i, j] = acc
 
 
-@njit(parallel=True, cache=True)
 def exp_scale_inplace(A, scale):
     """A <- exp(scale * A), element-wise."""
-    n, m = A.shape
-    for i in prange(n):
+    run_row_ranges(_exp_scale_rows, A.shape[0], A, scale)
+
+
+@njit(cache=True, nogil=True)
+def _exp_scale_rows(lo, hi, A, scale):
+    m = A.shape[1]
+    for i in range(lo, hi):
         for j in range(m):
             A[i, j] = np.exp(scale * A[i, j])
 
 
-@njit(parallel=True, cache=True, fastmath=_FAST)
 def chi2_sums(X, Y, out):
     """out[i, j] = sum_k (X[i,k] - Y[j,k])^2 / (X[i,k] + Y[j,k]), terms with 0/0 taken as 0.
 
     Inputs are non-negative, so a zero denominator implies a zero numerator: dividing by
     ``s + (s == 0)`` gives the 0 term without a branch, which lets LLVM vectorize the loop.
     """
-    n, d = X.shape
+    run_row_ranges(_chi2_sums_rows, X.shape[0], X, Y, out)
+
+
+@njit(cache=True, nogil=True, fastmath=_FAST)
+def _chi2_sums_rows(lo, hi, X, Y, out):
+    d = X.shape[1]
     m = Y.shape[0]
     zero = out.dtype.type(0.0)
     one = out.dtype.type(1.0)
-    for i in prange(n):
+    for i in range(lo, hi):
         for j in range(m):
             acc = zero
             for k in range(d):
@@ -99,10 +120,14 @@ def chi2_sums(X, Y, out):
             out[i, j] = acc
 
 
-@njit(parallel=True, cache=True)
 def copy_rows(src, dst):
-    """dst[i, j] = src[i, j] with one thread per row block (moves GPU results to their place)."""
-    n, m = src.shape
-    for i in prange(n):
+    """dst[i, j] = src[i, j] with one thread per row range (moves GPU results to their place)."""
+    run_row_ranges(_copy_rows, src.shape[0], src, dst)
+
+
+@njit(cache=True, nogil=True)
+def _copy_rows(lo, hi, src, dst):
+    m = src.shape[1]
+    for i in range(lo, hi):
         for j in range(m):
             dst[i, j] = src[i, j]

@@ -89,6 +89,20 @@ def greedy_sketch_select(Psi: np.ndarray, Xi: np.ndarray, n_select: int,
     return np.asarray(chosen, dtype=np.int64)
 
 
+def check_positive_diagonal(P, kernel):
+    """A ``ValueError`` when no k(x_i, x_i) is positive: the residual trace tr(K) is then 0 from
+    the start, and the greedy criterion ‖R e_s‖² / R_ss has no selectable point."""
+    if not (P.size and P.max() > 0):
+        name = getattr(kernel, "name", type(kernel).__name__)
+        raise ValueError(
+            f"greedy-trace cannot select landmarks: the kernel diagonal k(x_i, x_i) is zero for "
+            f"every point (kernel {name!r}, max {float(P.max(initial=0.0)):g}), so the residual "
+            "trace tr(K - K~) is 0 before any selection. This happens with the linear kernel "
+            "on all-zero data and always with 'additive-chi2' (k(x, x) = 0); use a kernel with "
+            "a positive diagonal, or another sampler such as 'uniform'"
+        )
+
+
 def greedy_exact_select(Xp, kernel, n_select: int, rng: np.random.Generator,
                         cache_gram: bool = False, n_jobs: int = 1) -> np.ndarray:
     """Exact greedy residual-trace selection through the kernel (indices in selection order).
@@ -118,6 +132,7 @@ def greedy_exact_select(Xp, kernel, n_select: int, rng: np.random.Generator,
         return out
 
     P = np.array(kernel.diag(Xp), dtype=np.float64)
+    check_positive_diagonal(P, kernel)
     thr = SELECTABLE_RTOL * max(float(P.max()), np.finfo(np.float64).tiny)
     if K is not None:
         num = np.einsum("ij,ij->i", K, K)

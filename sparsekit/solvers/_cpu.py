@@ -1,7 +1,11 @@
 """CPU compute for the greedy and Frank–Wolfe sparse solvers (Numba, arrays in and out).
 
 Layout: signals are rows here (``Yt`` is ``Y.T``, ``C`` holds one correlation vector per row),
-so that every signal's data is contiguous and ``prange`` splits over signals. The component
+so that every signal's data is contiguous. Every batch kernel is serial and takes a row range
+``lo, hi`` first; :func:`sparsekit._row_ranges.run_row_ranges` calls it on ranges of signals from
+several threads (the kernels release the GIL). One compiled function per kernel and dtype, no
+``parallel=True``, and no allocation or slice assignment inside the kernels (work arrays come
+from the caller, one set per row range): this keeps the first call's compile short. The component
 layer (``mp.py``, ``omp.py``, ``nnomp.py``, ``fw.py``) transposes back to the public layout.
 
 Two kinds of kernels:
@@ -15,7 +19,7 @@ Two kinds of kernels:
 A ``status`` entry per signal records why it stopped (see the ``STOP_*`` constants).
 """
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 #: stop reasons written in ``status``
 STOP_RUNNING = 0
@@ -27,20 +31,15 @@ STOP_RESELECTED = 5  # the best atom is already in the support (OMP, only from r
 STOP_ZERO_STEP = 6  # Frank–Wolfe step gamma == 0
 STOP_GAP = 7  # Frank–Wolfe duality gap <= gap_tol
 
-#: fewest signals for which the per-iteration ``*_step`` kernels launch threads: a step costs
-#: O(n_features + n_atoms) per signal, less than a thread launch for a handful of signals
+#: fewest signals for which the per-iteration ``*_step`` kernels use threads: a step costs
+#: O(n_features + n_atoms) per signal, less than a thread hand-off for a handful of signals
 STEP_PARALLEL_MIN_ROWS = 64
-
-
-def kernel_for(name, n_rows, min_rows=2):
-    """The parallel kernel ``name``, or its serial twin when ``n_rows < min_rows``."""
-    return globals()[name if n_rows >= min_rows else name + "_serial"]
 
 
 # ---------------------------------------------------------------------------------------------
 # small dense helpers (inlined into the kernels)
 # ---------------------------------------------------------------------------------------------
-@njit(cache=True)
+@njit(cache=True, nogil=True, error_model="numpy", inline="always")
 def _argmax_abs(c):
     best = 0
     val = -1.0
@@ -52,7 +51,7 @@ def _argmax_abs(c):
     return best
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True, error_model="numpy", inline="always")
 def _argmax_abs_scaled(c, inv_norms):
     best = 0
     val = -1.0
@@ -64,7 +63,7 @@ def _argmax_abs_scaled(c, inv_norms):
     return best
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True, error_model="numpy", inline="always")
 def _chol_append(L, k, g, g_diag, eps):
     """Grow the Cholesky factor ``L[:k, :k]`` of a Gram matrix by one row.
 
@@ -92,7 +91,7 @@ def _chol_append(L, k, g, g_diag, eps):
     return True
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True, error_model="numpy", inline="always")
 def _chol_solve(L, k, b, x):
     """Solve ``L L^T x = b`` for the leading ``k x k`` block (forward then back substitution)."""
     for r in range(k):
@@ -107,7 +106,14 @@ def _chol_solve(L, k, b, x):
         x[r] = acc / L[r, r]
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def _copy(src, dst):
+    """dst[:] = src as a loop (a slice assignment compiles Numba's shape-error formatting)."""
+    for i in range(src.shape[0]):
+        dst[i] = src[i]
+
+
+@njit(cache=True, nogil=True, error_model="numpy", inline="always")
 def _dot(a, b):
     acc = 0.0
     for i in range(a.shape[0]):
@@ -118,341 +124,258 @@ def _dot(a, b):
 # ---------------------------------------------------------------------------------------------
 # Matching Pursuit
 # ---------------------------------------------------------------------------------------------
-@njit(cache=True)
-def _mp_gram_one(
-    j, G, C0, y_sq, norms_sq, inv_norms, n_atoms, n_iter_max, tol, corr_floor, coef, support, res,
-    n_iter, status):
-    """The body of :func:`mp_gram` for one signal."""
-    c = C0[j].copy()
-    r2 = y_sq[j]
-    res[j, 0] = np.sqrt(r2)
-    k = 0
-    st = STOP_MAX_ITER
-    while k < n_iter_max:
-        if tol >= 0.0 and r2 <= tol:
+@njit(cache=True, nogil=True, error_model="numpy")
+def mp_gram(lo, hi, G, C0, y_sq, norms_sq, inv_norms, n_iter_max, tol, corr_floor,
+            coef, support, res, n_iter, status, c):
+    """Matching Pursuit on correlations for the signals ``lo <= j < hi`` (Mallat & Zhang 1993;
+    Cherfaoui thesis §1.4, Alg. 1 with the MP update).
+
+    Per step: ``i = argmax |c_i| / ||d_i||``, ``a = c_i / ||d_i||^2``, ``x_i += a``,
+    ``c -= a G[i, :]``, ``||r||^2 -= c_i^2 / ||d_i||^2``. ``inv_norms = 1 / sqrt(norms_sq)``;
+    ``c`` is a work array of n_atoms entries.
+    """
+    n_atoms = C0.shape[1]
+    for j in range(lo, hi):
+        _copy(C0[j], c)
+        r2 = y_sq[j]
+        res[j, 0] = np.sqrt(r2)
+        k = 0
+        st = STOP_MAX_ITER
+        while k < n_iter_max:
+            if tol >= 0.0 and r2 <= tol:
+                st = STOP_TOL
+                break
+            i = _argmax_abs_scaled(c, inv_norms)
+            ci = c[i]
+            if abs(ci) * inv_norms[i] <= corr_floor[j]:
+                st = STOP_NO_CORRELATION
+                break
+            a = ci / norms_sq[i]
+            coef[j, i] += a
+            Gi = G[i]
+            for t in range(n_atoms):
+                c[t] -= a * Gi[t]
+            r2 -= ci * a
+            if r2 < 0.0:
+                r2 = 0.0
+            support[j, k] = i
+            k += 1
+            res[j, k] = np.sqrt(r2)
+        if k == n_iter_max and st == STOP_MAX_ITER and tol >= 0.0 and r2 <= tol:
             st = STOP_TOL
-            break
+        n_iter[j] = k
+        status[j] = st
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def mp_step(lo, hi, k, rows, C, Dt, R, norms_sq, inv_norms, n_iter_max, tol, corr_floor,
+            coef, support, res, n_iter, status, active):
+    """One Matching Pursuit step for the signals ``rows[lo:hi]`` given their correlations ``C``."""
+    d = Dt.shape[1]
+    for t in range(lo, hi):
+        j = rows[t]
+        c = C[t]
         i = _argmax_abs_scaled(c, inv_norms)
         ci = c[i]
         if abs(ci) * inv_norms[i] <= corr_floor[j]:
-            st = STOP_NO_CORRELATION
-            break
+            status[j] = STOP_NO_CORRELATION
+            active[j] = False
+            continue
         a = ci / norms_sq[i]
         coef[j, i] += a
-        Gi = G[i]
-        for t in range(n_atoms):
-            c[t] -= a * Gi[t]
-        r2 -= ci * a
-        if r2 < 0.0:
-            r2 = 0.0
+        r = R[j]
+        di = Dt[i]
+        r2 = 0.0
+        for s in range(d):
+            r[s] -= a * di[s]
+            r2 += r[s] * r[s]
         support[j, k] = i
-        k += 1
-        res[j, k] = np.sqrt(r2)
-    if k == n_iter_max and st == STOP_MAX_ITER and tol >= 0.0 and r2 <= tol:
-        st = STOP_TOL
-    n_iter[j] = k
-    status[j] = st
-
-
-@njit(parallel=True, cache=True)
-def mp_gram(G, C0, y_sq, norms_sq, n_iter_max, tol, corr_floor,
-            coef, support, res, n_iter, status):
-    """Matching Pursuit on correlations (digest §1.4, Alg. 1 with the MP update).
-
-    Per step: ``i = argmax |c_i| / ||d_i||``, ``a = c_i / ||d_i||^2``, ``x_i += a``,
-    ``c -= a G[i, :]``, ``||r||^2 -= c_i^2 / ||d_i||^2``.
-    """
-    n_sig, n_atoms = C0.shape
-    inv_norms = 1.0 / np.sqrt(norms_sq)
-    for j in prange(n_sig):
-        _mp_gram_one(
-            j, G, C0, y_sq, norms_sq, inv_norms, n_atoms, n_iter_max, tol, corr_floor, coef,
-            support, res, n_iter, status)
-
-
-@njit(cache=True)
-def mp_gram_serial(G, C0, y_sq, norms_sq, n_iter_max, tol, corr_floor,
-            coef, support, res, n_iter, status):
-    """Serial twin of :func:`mp_gram` (no thread launch: few signals)."""
-    n_sig, n_atoms = C0.shape
-    inv_norms = 1.0 / np.sqrt(norms_sq)
-    for j in range(n_sig):
-        _mp_gram_one(
-            j, G, C0, y_sq, norms_sq, inv_norms, n_atoms, n_iter_max, tol, corr_floor, coef,
-            support, res, n_iter, status)
-
-
-@njit(cache=True)
-def _mp_step_one(
-    t, rows, C, Dt, R, norms_sq, inv_norms, d, k, n_iter_max, tol, corr_floor, coef, support, res,
-    n_iter, status, active):
-    """The body of :func:`mp_step` for one signal."""
-    j = rows[t]
-    c = C[t]
-    i = _argmax_abs_scaled(c, inv_norms)
-    ci = c[i]
-    if abs(ci) * inv_norms[i] <= corr_floor[j]:
-        status[j] = STOP_NO_CORRELATION
-        active[j] = False
-        return
-    a = ci / norms_sq[i]
-    coef[j, i] += a
-    r = R[j]
-    di = Dt[i]
-    r2 = 0.0
-    for s in range(d):
-        r[s] -= a * di[s]
-        r2 += r[s] * r[s]
-    support[j, k] = i
-    n_iter[j] = k + 1
-    res[j, k + 1] = np.sqrt(r2)
-    if tol >= 0.0 and r2 <= tol:
-        status[j] = STOP_TOL
-        active[j] = False
-    elif k + 1 >= n_iter_max:
-        status[j] = STOP_MAX_ITER
-        active[j] = False
-
-
-@njit(parallel=True, cache=True)
-def mp_step(k, rows, C, Dt, R, norms_sq, n_iter_max, tol, corr_floor,
-            coef, support, res, n_iter, status, active):
-    """One Matching Pursuit step for the signals ``rows`` given their correlations ``C``."""
-    inv_norms = 1.0 / np.sqrt(norms_sq)
-    d = Dt.shape[1]
-    for t in prange(rows.shape[0]):
-        _mp_step_one(
-            t, rows, C, Dt, R, norms_sq, inv_norms, d, k, n_iter_max, tol, corr_floor, coef,
-            support, res, n_iter, status, active)
-
-
-@njit(cache=True)
-def mp_step_serial(k, rows, C, Dt, R, norms_sq, n_iter_max, tol, corr_floor,
-            coef, support, res, n_iter, status, active):
-    """Serial twin of :func:`mp_step` (no thread launch: few signals)."""
-    inv_norms = 1.0 / np.sqrt(norms_sq)
-    d = Dt.shape[1]
-    for t in range(rows.shape[0]):
-        _mp_step_one(
-            t, rows, C, Dt, R, norms_sq, inv_norms, d, k, n_iter_max, tol, corr_floor, coef,
-            support, res, n_iter, status, active)
+        n_iter[j] = k + 1
+        res[j, k + 1] = np.sqrt(r2)
+        if tol >= 0.0 and r2 <= tol:
+            status[j] = STOP_TOL
+            active[j] = False
+        elif k + 1 >= n_iter_max:
+            status[j] = STOP_MAX_ITER
+            active[j] = False
 
 
 # ---------------------------------------------------------------------------------------------
 # Orthogonal Matching Pursuit
 # ---------------------------------------------------------------------------------------------
-@njit(cache=True)
-def _omp_gram_one(
-    j, G, C0, y_sq, n_atoms, n_max, tol, corr_floor, chol_eps, idx, vals, res, n_iter, status,
-    path, want_path):
-    """The body of :func:`omp_gram` for one signal."""
-    c0 = C0[j]
-    c = c0.copy()
-    L = np.zeros((n_max, n_max), dtype=G.dtype)
-    cs = np.zeros(n_max, dtype=G.dtype)
-    x = np.zeros(n_max, dtype=G.dtype)
-    g = np.zeros(n_max, dtype=G.dtype)
-    in_support = np.zeros(n_atoms, dtype=np.bool_)
-    r2 = y_sq[j]
-    res[j, 0] = np.sqrt(r2)
-    k = 0
-    st = STOP_MAX_ITER
-    while k < n_max:
-        if tol >= 0.0 and r2 <= tol:
-            st = STOP_TOL
-            break
-        i = _argmax_abs(c)
-        if abs(c[i]) <= corr_floor[j]:
-            st = STOP_NO_CORRELATION
-            break
-        if in_support[i]:
-            st = STOP_RESELECTED
-            break
-        for s in range(k):
-            g[s] = G[idx[j, s], i]
-        if not _chol_append(L, k, g, G[i, i], chol_eps):
-            st = STOP_DEPENDENT
-            break
-        idx[j, k] = i
-        in_support[i] = True
-        cs[k] = c0[i]
-        k += 1
-        _chol_solve(L, k, cs, x)
-        if want_path:
-            for s in range(k):
-                path[j, k - 1, s] = x[s]
-        c[:] = c0
-        proj = 0.0
-        for s in range(k):
-            xs = x[s]
-            Gs = G[idx[j, s]]
-            for t in range(n_atoms):
-                c[t] -= xs * Gs[t]
-            proj += xs * cs[s]
-        r2 = y_sq[j] - proj
-        if r2 < 0.0:
-            r2 = 0.0
-        res[j, k] = np.sqrt(r2)
-    if st == STOP_MAX_ITER and tol >= 0.0 and r2 <= tol:
-        st = STOP_TOL
-    for s in range(k):
-        vals[j, s] = x[s]
-    n_iter[j] = k
-    status[j] = st
+@njit(cache=True, nogil=True, error_model="numpy")
+def omp_gram(lo, hi, G, C0, y_sq, n_max, tol, corr_floor, chol_eps,
+             idx, vals, res, n_iter, status, path, want_path, L, V, in_support, c):
+    """Batch-OMP (Cholesky-updated) on the Gram matrix for the signals ``lo <= j < hi``
+    (Rubinstein, Zibulevsky & Elad 2008, Alg. 2).
 
+    Per step: ``i = argmax |c_i|``; the Cholesky factor ``L`` of ``G[S, S]`` grows by one row
+    (:func:`_chol_append`); ``x_S = (L L^T)^{-1} c0_S``; ``c = c0 - G[:, S] x_S``;
+    ``||r||^2 = ||y||^2 - x_S . c0_S`` (normal equations).
 
-@njit(parallel=True, cache=True)
-def omp_gram(G, C0, y_sq, n_max, tol, corr_floor, chol_eps,
-             idx, vals, res, n_iter, status, path, want_path):
-    """Batch-OMP (Cholesky-updated) on the Gram matrix, one signal per ``prange`` iteration.
-
-    Per step (digest §1.4, OMP update): ``i = argmax |c_i|``; the Cholesky factor ``L`` of
-    ``G[S, S]`` grows by one row (:func:`_chol_append`); ``x_S = (L L^T)^{-1} c0_S``;
-    ``c = c0 - G[:, S] x_S``; ``||r||^2 = ||y||^2 - x_S . c0_S`` (normal equations).
+    Work arrays: ``L`` (n_max, n_max), ``V`` (3, n_max), ``in_support`` (n_atoms,) all False,
+    ``c`` (n_atoms,).
     """
-    n_sig, n_atoms = C0.shape
-    for j in prange(n_sig):
-        _omp_gram_one(
-            j, G, C0, y_sq, n_atoms, n_max, tol, corr_floor, chol_eps, idx, vals, res, n_iter,
-            status, path, want_path)
+    n_atoms = C0.shape[1]
+    cs = V[0]
+    x = V[1]
+    g = V[2]
+    for j in range(lo, hi):
+        c0 = C0[j]
+        _copy(c0, c)
+        r2 = y_sq[j]
+        res[j, 0] = np.sqrt(r2)
+        k = 0
+        st = STOP_MAX_ITER
+        while k < n_max:
+            if tol >= 0.0 and r2 <= tol:
+                st = STOP_TOL
+                break
+            i = _argmax_abs(c)
+            if abs(c[i]) <= corr_floor[j]:
+                st = STOP_NO_CORRELATION
+                break
+            if in_support[i]:
+                st = STOP_RESELECTED
+                break
+            for s in range(k):
+                g[s] = G[idx[j, s], i]
+            if not _chol_append(L, k, g, G[i, i], chol_eps):
+                st = STOP_DEPENDENT
+                break
+            idx[j, k] = i
+            in_support[i] = True
+            cs[k] = c0[i]
+            k += 1
+            _chol_solve(L, k, cs, x)
+            if want_path:
+                for s in range(k):
+                    path[j, k - 1, s] = x[s]
+            _copy(c0, c)
+            proj = 0.0
+            for s in range(k):
+                xs = x[s]
+                Gs = G[idx[j, s]]
+                for t in range(n_atoms):
+                    c[t] -= xs * Gs[t]
+                proj += xs * cs[s]
+            r2 = y_sq[j] - proj
+            if r2 < 0.0:
+                r2 = 0.0
+            res[j, k] = np.sqrt(r2)
+        if st == STOP_MAX_ITER and tol >= 0.0 and r2 <= tol:
+            st = STOP_TOL
+        for s in range(k):
+            vals[j, s] = x[s]
+            in_support[idx[j, s]] = False
+        n_iter[j] = k
+        status[j] = st
 
 
-@njit(cache=True)
-def omp_gram_serial(G, C0, y_sq, n_max, tol, corr_floor, chol_eps,
-             idx, vals, res, n_iter, status, path, want_path):
-    """Serial twin of :func:`omp_gram` (no thread launch: few signals)."""
-    n_sig, n_atoms = C0.shape
-    for j in range(n_sig):
-        _omp_gram_one(
-            j, G, C0, y_sq, n_atoms, n_max, tol, corr_floor, chol_eps, idx, vals, res, n_iter,
-            status, path, want_path)
-
-
-@njit(cache=True)
-def _omp_step_one(
-    t, k, rows, C, Dt, Yt, R, norms_sq, d, n_max, tol, corr_floor, chol_eps, L, cs, idx, vals, res,
-    n_iter, status, active, path, want_path):
-    """The body of :func:`omp_step` for one signal."""
-    j = rows[t]
-    c = C[t]
-    i = _argmax_abs(c)
-    if abs(c[i]) <= corr_floor[j]:
-        status[j] = STOP_NO_CORRELATION
-        active[j] = False
-        return
-    seen = False
-    for s in range(k):
-        if idx[j, s] == i:
-            seen = True
-    if seen:
-        status[j] = STOP_RESELECTED
-        active[j] = False
-        return
-    di = Dt[i]
-    g = np.empty(k, dtype=Dt.dtype)
-    for s in range(k):
-        g[s] = _dot(Dt[idx[j, s]], di)
-    Lj = L[j]
-    if not _chol_append(Lj, k, g, norms_sq[i], chol_eps):
-        status[j] = STOP_DEPENDENT
-        active[j] = False
-        return
-    idx[j, k] = i
-    cs[j, k] = _dot(di, Yt[j])
-    x = vals[j]
-    _chol_solve(Lj, k + 1, cs[j], x)
-    if want_path:
-        for s in range(k + 1):
-            path[j, k, s] = x[s]
-    r = R[j]
-    r[:] = Yt[j]
-    for s in range(k + 1):
-        xs = x[s]
-        ds = Dt[idx[j, s]]
-        for u in range(d):
-            r[u] -= xs * ds[u]
-    r2 = _dot(r, r)
-    n_iter[j] = k + 1
-    res[j, k + 1] = np.sqrt(r2)
-    if tol >= 0.0 and r2 <= tol:
-        status[j] = STOP_TOL
-        active[j] = False
-    elif k + 1 >= n_max:
-        status[j] = STOP_MAX_ITER
-        active[j] = False
-
-
-@njit(parallel=True, cache=True)
-def omp_step(k, rows, C, Dt, Yt, R, norms_sq, n_max, tol, corr_floor, chol_eps,
-             L, cs, idx, vals, res, n_iter, status, active, path, want_path):
-    """One OMP step for the signals ``rows`` given their correlations ``C = R D``.
+@njit(cache=True, nogil=True, error_model="numpy")
+def omp_step(lo, hi, k, rows, C, Dt, Yt, R, norms_sq, n_max, tol, corr_floor, chol_eps,
+             L, cs, idx, vals, res, n_iter, status, active, path, want_path, g):
+    """One OMP step for the signals ``rows[lo:hi]`` given their correlations ``C = R D``.
 
     The Cholesky row needs ``<d_s, d_i>`` for the selected atoms (``k`` dot products of length
     n_features); the residual ``y - D_S x_S`` is recomputed explicitly (as scikit-learn's
     ``orthogonal_mp`` without Gram does), so its norm is accurate down to rounding of ``R``.
+    ``g`` is a work array of n_max entries.
     """
     d = Dt.shape[1]
-    for t in prange(rows.shape[0]):
-        _omp_step_one(
-            t, k, rows, C, Dt, Yt, R, norms_sq, d, n_max, tol, corr_floor, chol_eps, L, cs, idx,
-            vals, res, n_iter, status, active, path, want_path)
-
-
-@njit(cache=True)
-def omp_step_serial(k, rows, C, Dt, Yt, R, norms_sq, n_max, tol, corr_floor, chol_eps,
-             L, cs, idx, vals, res, n_iter, status, active, path, want_path):
-    """Serial twin of :func:`omp_step` (no thread launch: few signals)."""
-    d = Dt.shape[1]
-    for t in range(rows.shape[0]):
-        _omp_step_one(
-            t, k, rows, C, Dt, Yt, R, norms_sq, d, n_max, tol, corr_floor, chol_eps, L, cs, idx,
-            vals, res, n_iter, status, active, path, want_path)
+    for t in range(lo, hi):
+        j = rows[t]
+        c = C[t]
+        i = _argmax_abs(c)
+        if abs(c[i]) <= corr_floor[j]:
+            status[j] = STOP_NO_CORRELATION
+            active[j] = False
+            continue
+        seen = False
+        for s in range(k):
+            if idx[j, s] == i:
+                seen = True
+        if seen:
+            status[j] = STOP_RESELECTED
+            active[j] = False
+            continue
+        di = Dt[i]
+        for s in range(k):
+            g[s] = _dot(Dt[idx[j, s]], di)
+        Lj = L[j]
+        if not _chol_append(Lj, k, g, norms_sq[i], chol_eps):
+            status[j] = STOP_DEPENDENT
+            active[j] = False
+            continue
+        idx[j, k] = i
+        cs[j, k] = _dot(di, Yt[j])
+        x = vals[j]
+        _chol_solve(Lj, k + 1, cs[j], x)
+        if want_path:
+            for s in range(k + 1):
+                path[j, k, s] = x[s]
+        r = R[j]
+        _copy(Yt[j], r)
+        for s in range(k + 1):
+            xs = x[s]
+            ds = Dt[idx[j, s]]
+            for u in range(d):
+                r[u] -= xs * ds[u]
+        r2 = _dot(r, r)
+        n_iter[j] = k + 1
+        res[j, k + 1] = np.sqrt(r2)
+        if tol >= 0.0 and r2 <= tol:
+            status[j] = STOP_TOL
+            active[j] = False
+        elif k + 1 >= n_max:
+            status[j] = STOP_MAX_ITER
+            active[j] = False
 
 
 # ---------------------------------------------------------------------------------------------
 # Non-negative OMP
 # ---------------------------------------------------------------------------------------------
-@njit(cache=True)
-def _solve_on_set(Gs, cs, passive, k, z, chol_eps):
+@njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def _solve_on_set(Gs, cs, passive, k, z, chol_eps, L, W, pos):
     """z = argmin 1/2 z^T Gs z - cs^T z over the coordinates ``passive`` (others 0).
 
-    Returns False when the sub-Gram matrix is numerically singular.
+    Returns False when the sub-Gram matrix is numerically singular. Work arrays: ``L``
+    (>= k, >= k), ``W`` (>= 5, >= k) (rows 2-4 used), ``pos`` (>= k,) int64.
     """
+    g = W[2]
+    b = W[3]
+    sol = W[4]
     m = 0
-    pos = np.empty(k, dtype=np.int64)
     for s in range(k):
         z[s] = 0.0
         if passive[s]:
             pos[m] = s
             m += 1
-    L = np.zeros((m, m), dtype=Gs.dtype)
-    g = np.empty(m, dtype=Gs.dtype)
-    b = np.empty(m, dtype=Gs.dtype)
     for a in range(m):
         for q in range(a):
             g[q] = Gs[pos[a], pos[q]]
         if not _chol_append(L, a, g, Gs[pos[a], pos[a]], chol_eps):
             return False
         b[a] = cs[pos[a]]
-    sol = np.empty(m, dtype=Gs.dtype)
     _chol_solve(L, m, b, sol)
     for a in range(m):
         z[pos[a]] = sol[a]
     return True
 
 
-@njit(cache=True)
-def nnls_gram(Gs, cs, k, x, passive, chol_eps, max_iter):
+@njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def nnls_gram(Gs, cs, k, x, passive, chol_eps, max_iter, L, W, pos):
     """Lawson–Hanson active-set NNLS on the normal equations of a ``k``-atom support.
 
     Minimises ``1/2 x^T Gs x - cs^T x`` subject to ``x >= 0`` (the same minimiser as
     ``min ||y - D_S x||`` with ``x >= 0``, since ``Gs = D_S^T D_S`` and ``cs = D_S^T y``).
     ``x`` and ``passive`` hold a feasible warm start: ``x`` solves the unconstrained problem on
     ``passive`` with ``x > 0`` there (the previous NN-OMP solution, the new atom at 0).
-    Returns False when a sub-problem is singular.
+    Returns False when a sub-problem is singular. Work arrays: ``L`` (>= k, >= k), ``W``
+    (>= 5, >= k), ``pos`` (>= k,) int64 (only the leading ``k`` entries of every array are used).
     """
-    z = np.zeros(k, dtype=Gs.dtype)
-    w = np.zeros(k, dtype=Gs.dtype)
+    z = W[0]
+    w = W[1]
     scale = 0.0
     for s in range(k):
         scale = max(scale, abs(cs[s]))
@@ -473,7 +396,7 @@ def nnls_gram(Gs, cs, k, x, passive, chol_eps, max_iter):
             return True
         passive[best] = True
         for _inner in range(k + 1):
-            if not _solve_on_set(Gs, cs, passive, k, z, chol_eps):
+            if not _solve_on_set(Gs, cs, passive, k, z, chol_eps, L, W, pos):
                 return False
             feasible = True
             for s in range(k):
@@ -497,185 +420,151 @@ def nnls_gram(Gs, cs, k, x, passive, chol_eps, max_iter):
     return True
 
 
-@njit(cache=True)
-def _nnomp_gram_one(
-    j, G, C0, y_sq, n_atoms, n_max, tol, corr_floor, chol_eps, nnls_max_iter, idx, vals, res,
-    n_iter, status):
-    """The body of :func:`nnomp_gram` for one signal."""
-    c0 = C0[j]
-    c = c0.copy()
-    Gs = np.zeros((n_max, n_max), dtype=G.dtype)
-    cs = np.zeros(n_max, dtype=G.dtype)
-    x = np.zeros(n_max, dtype=G.dtype)
-    passive = np.zeros(n_max, dtype=np.bool_)
-    in_support = np.zeros(n_atoms, dtype=np.bool_)
-    r2 = y_sq[j]
-    res[j, 0] = np.sqrt(r2)
-    k = 0
-    st = STOP_MAX_ITER
-    while k < n_max:
-        if tol >= 0.0 and r2 <= tol:
-            st = STOP_TOL
-            break
-        i = -1
-        best = 0.0
-        for t in range(n_atoms):
-            if not in_support[t] and c[t] > best:
-                best = c[t]
-                i = t
-        if i < 0 or best <= corr_floor[j]:
-            st = STOP_NO_CORRELATION
-            break
-        for s in range(k):
-            gv = G[idx[j, s], i]
-            Gs[s, k] = gv
-            Gs[k, s] = gv
-        Gs[k, k] = G[i, i]
-        cs[k] = c0[i]
-        x[k] = 0.0
-        passive[k] = False
-        idx[j, k] = i
-        in_support[i] = True
-        k += 1
-        if not nnls_gram(Gs[:k, :k], cs[:k], k, x[:k], passive[:k], chol_eps, nnls_max_iter):
-            st = STOP_DEPENDENT
-            break
-        c[:] = c0
-        quad = 0.0
-        lin = 0.0
-        for s in range(k):
-            xs = x[s]
-            if xs != 0.0:
-                Gs_row = G[idx[j, s]]
-                for t in range(n_atoms):
-                    c[t] -= xs * Gs_row[t]
-            lin += xs * cs[s]
-            for q in range(k):
-                quad += xs * Gs[s, q] * x[q]
-        r2 = y_sq[j] - 2.0 * lin + quad
-        if r2 < 0.0:
-            r2 = 0.0
-        res[j, k] = np.sqrt(r2)
-    if st == STOP_MAX_ITER and tol >= 0.0 and r2 <= tol:
-        st = STOP_TOL
-    for s in range(k):
-        vals[j, s] = x[s]
-    n_iter[j] = k
-    status[j] = st
-
-
-@njit(parallel=True, cache=True)
-def nnomp_gram(G, C0, y_sq, n_max, tol, corr_floor, chol_eps, nnls_max_iter,
-               idx, vals, res, n_iter, status):
-    """Non-negative OMP (Bruckstein, Elad & Zibulevsky 2008; digest §5.3, Alg. 7).
+@njit(cache=True, nogil=True, error_model="numpy")
+def nnomp_gram(lo, hi, G, C0, y_sq, n_max, tol, corr_floor, chol_eps, nnls_max_iter,
+               idx, vals, res, n_iter, status, Gs, L, W, passive, pos, in_support, c):
+    """Non-negative OMP for the signals ``lo <= j < hi`` (Bruckstein, Elad & Zibulevsky 2008;
+    Cherfaoui thesis §5.3, Alg. 7).
 
     Per step: ``i = argmax_{i not in S} c_i`` (signed); stop when ``c_i <= 0``; NNLS on the
     support (:func:`nnls_gram`, warm-started); ``c = c0 - G[:, S] x_S``;
     ``||r||^2 = ||y||^2 - 2 x.c0_S + x^T G_SS x``.
+
+    Work arrays: ``Gs`` and ``L`` (n_max, n_max), ``W`` (7, n_max), ``passive`` (n_max,) bool,
+    ``pos`` (n_max,) int64, ``in_support`` (n_atoms,) all False, ``c`` (n_atoms,).
     """
-    n_sig, n_atoms = C0.shape
-    for j in prange(n_sig):
-        _nnomp_gram_one(
-            j, G, C0, y_sq, n_atoms, n_max, tol, corr_floor, chol_eps, nnls_max_iter, idx, vals,
-            res, n_iter, status)
-
-
-@njit(cache=True)
-def nnomp_gram_serial(G, C0, y_sq, n_max, tol, corr_floor, chol_eps, nnls_max_iter,
-               idx, vals, res, n_iter, status):
-    """Serial twin of :func:`nnomp_gram` (no thread launch: few signals)."""
-    n_sig, n_atoms = C0.shape
-    for j in range(n_sig):
-        _nnomp_gram_one(
-            j, G, C0, y_sq, n_atoms, n_max, tol, corr_floor, chol_eps, nnls_max_iter, idx, vals,
-            res, n_iter, status)
+    n_atoms = C0.shape[1]
+    cs = W[5]
+    x = W[6]
+    for j in range(lo, hi):
+        c0 = C0[j]
+        _copy(c0, c)
+        for s in range(n_max):
+            x[s] = 0.0
+            passive[s] = False
+        r2 = y_sq[j]
+        res[j, 0] = np.sqrt(r2)
+        k = 0
+        st = STOP_MAX_ITER
+        while k < n_max:
+            if tol >= 0.0 and r2 <= tol:
+                st = STOP_TOL
+                break
+            i = -1
+            best = 0.0
+            for t in range(n_atoms):
+                if not in_support[t] and c[t] > best:
+                    best = c[t]
+                    i = t
+            if i < 0 or best <= corr_floor[j]:
+                st = STOP_NO_CORRELATION
+                break
+            for s in range(k):
+                gv = G[idx[j, s], i]
+                Gs[s, k] = gv
+                Gs[k, s] = gv
+            Gs[k, k] = G[i, i]
+            cs[k] = c0[i]
+            x[k] = 0.0
+            passive[k] = False
+            idx[j, k] = i
+            in_support[i] = True
+            k += 1
+            if not nnls_gram(Gs, cs, k, x, passive, chol_eps, nnls_max_iter, L, W, pos):
+                st = STOP_DEPENDENT
+                break
+            _copy(c0, c)
+            quad = 0.0
+            lin = 0.0
+            for s in range(k):
+                xs = x[s]
+                if xs != 0.0:
+                    Gs_row = G[idx[j, s]]
+                    for t in range(n_atoms):
+                        c[t] -= xs * Gs_row[t]
+                lin += xs * cs[s]
+                for q in range(k):
+                    quad += xs * Gs[s, q] * x[q]
+            r2 = y_sq[j] - 2.0 * lin + quad
+            if r2 < 0.0:
+                r2 = 0.0
+            res[j, k] = np.sqrt(r2)
+        if st == STOP_MAX_ITER and tol >= 0.0 and r2 <= tol:
+            st = STOP_TOL
+        for s in range(k):
+            vals[j, s] = x[s]
+            in_support[idx[j, s]] = False
+        n_iter[j] = k
+        status[j] = st
 
 
 # ---------------------------------------------------------------------------------------------
 # Frank–Wolfe on the l1 ball
 # ---------------------------------------------------------------------------------------------
-@njit(cache=True)
-def _fw_step_one(
-    t, k, rows, C, Dt, R, Yk, d, beta, line_search, max_iter, tol, gap_tol, coef, support, res,
-    steps, gaps, n_iter, status, active):
-    """The body of :func:`fw_step` for one signal."""
-    j = rows[t]
-    c = C[t]
-    i = _argmax_abs(c)
-    sb = beta[j] if c[i] >= 0.0 else -beta[j]
-    di = Dt[i]
-    yk = Yk[j]
-    r = R[j]
-    u = np.empty(d, dtype=Dt.dtype)
-    gap = 0.0
-    uu = 0.0
-    for s in range(d):
-        us = sb * di[s] - yk[s]
-        u[s] = us
-        gap += us * r[s]
-        uu += us * us
-    gaps[j, k] = gap
-    if gap_tol >= 0.0 and gap <= gap_tol:
-        status[j] = STOP_GAP
-        active[j] = False
-        return
-    if line_search:
-        gamma = gap / uu if uu > 0.0 else 0.0
-        if gamma < 0.0:
-            gamma = 0.0
-        elif gamma > 1.0:
-            gamma = 1.0
-    else:
-        gamma = 2.0 / (k + 2.0)
-    steps[j, k] = gamma
-    if gamma == 0.0:
-        status[j] = STOP_ZERO_STEP
-        active[j] = False
-        return
-    cj = coef[j]
-    keep = 1.0 - gamma
-    for q in range(cj.shape[0]):
-        cj[q] *= keep
-    cj[i] += gamma * sb
-    r2 = 0.0
-    for s in range(d):
-        gu = gamma * u[s]
-        yk[s] += gu
-        r[s] -= gu
-        r2 += r[s] * r[s]
-    support[j, k] = i
-    n_iter[j] = k + 1
-    res[j, k + 1] = np.sqrt(r2)
-    if tol >= 0.0 and r2 <= tol:
-        status[j] = STOP_TOL
-        active[j] = False
-    elif k + 1 >= max_iter:
-        status[j] = STOP_MAX_ITER
-        active[j] = False
-
-
-@njit(parallel=True, cache=True)
-def fw_step(k, rows, C, Dt, R, Yk, beta, line_search, max_iter, tol, gap_tol,
-            coef, support, res, steps, gaps, n_iter, status, active):
-    """One Frank–Wolfe iteration on ``{||x||_1 <= beta}`` (digest §4.4, Alg. 5).
+@njit(cache=True, nogil=True, error_model="numpy")
+def fw_step(lo, hi, k, rows, C, Dt, R, Yk, beta, line_search, max_iter, tol, gap_tol,
+            res_floor, gap_floor, coef, support, res, steps, gaps, n_iter, status, active, u):
+    """One Frank–Wolfe iteration on ``{||x||_1 <= beta}`` for the signals ``rows[lo:hi]``
+    (Cherfaoui thesis §5.2, Alg. 5).
 
     With ``u = D(s - x) = sign(c_i) beta d_i - D x`` (``Yk`` holds ``D x``):
     gap ``g = <u, r>``; step ``2/(k+2)`` or ``clip(g / ||u||^2, 0, 1)``;
     ``x <- (1 - gamma) x + gamma s``, ``D x <- D x + gamma u``, ``r <- r - gamma u``.
+    Round-off stops: ``g <= gap_floor[j] ||u||`` (status ``STOP_GAP``) and
+    ``||r||^2 <= res_floor[j]`` (status ``STOP_TOL``). ``u`` is a work array of n_features
+    entries.
     """
     d = Dt.shape[1]
-    for t in prange(rows.shape[0]):
-        _fw_step_one(
-            t, k, rows, C, Dt, R, Yk, d, beta, line_search, max_iter, tol, gap_tol, coef, support,
-            res, steps, gaps, n_iter, status, active)
-
-
-@njit(cache=True)
-def fw_step_serial(k, rows, C, Dt, R, Yk, beta, line_search, max_iter, tol, gap_tol,
-            coef, support, res, steps, gaps, n_iter, status, active):
-    """Serial twin of :func:`fw_step` (no thread launch: few signals)."""
-    d = Dt.shape[1]
-    for t in range(rows.shape[0]):
-        _fw_step_one(
-            t, k, rows, C, Dt, R, Yk, d, beta, line_search, max_iter, tol, gap_tol, coef, support,
-            res, steps, gaps, n_iter, status, active)
+    for t in range(lo, hi):
+        j = rows[t]
+        c = C[t]
+        i = _argmax_abs(c)
+        sb = beta[j] if c[i] >= 0.0 else -beta[j]
+        di = Dt[i]
+        yk = Yk[j]
+        r = R[j]
+        gap = 0.0
+        uu = 0.0
+        for s in range(d):
+            us = sb * di[s] - yk[s]
+            u[s] = us
+            gap += us * r[s]
+            uu += us * us
+        gaps[j, k] = gap
+        if (gap_tol >= 0.0 and gap <= gap_tol) or gap <= gap_floor[j] * np.sqrt(uu):
+            status[j] = STOP_GAP
+            active[j] = False
+            continue
+        if line_search:
+            gamma = gap / uu if uu > 0.0 else 0.0
+            if gamma < 0.0:
+                gamma = 0.0
+            elif gamma > 1.0:
+                gamma = 1.0
+        else:
+            gamma = 2.0 / (k + 2.0)
+        steps[j, k] = gamma
+        if gamma == 0.0:
+            status[j] = STOP_ZERO_STEP
+            active[j] = False
+            continue
+        cj = coef[j]
+        keep = 1.0 - gamma
+        for q in range(cj.shape[0]):
+            cj[q] *= keep
+        cj[i] += gamma * sb
+        r2 = 0.0
+        for s in range(d):
+            gu = gamma * u[s]
+            yk[s] += gu
+            r[s] -= gu
+            r2 += r[s] * r[s]
+        support[j, k] = i
+        n_iter[j] = k + 1
+        res[j, k + 1] = np.sqrt(r2)
+        if (tol >= 0.0 and r2 <= tol) or r2 <= res_floor[j]:
+            status[j] = STOP_TOL
+            active[j] = False
+        elif k + 1 >= max_iter:
+            status[j] = STOP_MAX_ITER
+            active[j] = False

@@ -2,7 +2,8 @@
 
 The "residual" strategy of MP, OMP and Frank–Wolfe runs a Python loop over iterations; each
 iteration computes the correlations ``C = R D`` of the still-active signals with one BLAS
-GEMM (the physical floor of an iteration) and hands them to a ``prange`` step kernel.
+GEMM (the physical floor of an iteration) and hands them to a step kernel run over ranges of
+signals on several threads.
 """
 from __future__ import annotations
 

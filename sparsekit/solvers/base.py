@@ -12,7 +12,6 @@ in scikit-learn (the digest's FW rule ``||r_k||_2 <= tol`` is ``tol**2`` here).
 from __future__ import annotations
 
 import numbers
-import warnings
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 
@@ -38,7 +37,9 @@ STOP_REASONS = {
 
 
 class PrematureStopWarning(RuntimeWarning):
-    """OMP stopped before its target because the next atom is linearly dependent on the support."""
+    """OMP stopped before its number of atoms although the residual is not zero: the next atom is
+    linearly dependent on the support, or every atom left is orthogonal to the residual
+    (duplicate or dependent columns)."""
 
 
 @dataclass
@@ -195,18 +196,20 @@ def check_gram(gram, D, norms_sq):
 
 
 def check_n_nonzero(value, n_atoms, name="n_nonzero_coefs"):
-    """A positive int, clipped to ``n_atoms`` with a warning (``None`` gives 10% of the atoms)."""
+    """A positive int ``<= n_atoms`` (``None`` gives 10% of the atoms, at least 1).
+
+    More non-zero coefficients than atoms is a ``ValueError``, as in scikit-learn's
+    ``orthogonal_mp``: no signal can use more atoms than the dictionary has, so such a value is
+    a mistake (often a transposed dictionary), not a request to clip.
+    """
     if value is None:
         return max(int(0.1 * n_atoms), 1)
     value = check_scalar(value, name, kind=numbers.Integral, low=0)
     if value > n_atoms:
-        warnings.warn(
-            f"{name}={value} is larger than the number of atoms ({n_atoms}); using "
-            f"{name}={n_atoms}",
-            UserWarning,
-            stacklevel=3,
+        raise ValueError(
+            f"{name}={value} is larger than the number of atoms ({n_atoms}, the columns of D); "
+            f"pass {name} <= {n_atoms}, or check that D is (n_features, n_atoms)"
         )
-        value = n_atoms
     return value
 
 

@@ -13,10 +13,25 @@ Problem (5.2): ``min_x 1/2 ||y - D x||_2^2`` subject to ``||x||_1 <= beta``. Fro
 iteration costs one correlation ``R D`` (one BLAS GEMM over the active signals) plus
 O(n_features + n_atoms) per signal.
 
-Stopping (the thesis gives none; digest §4.4): ``max_iter``; ``||r_k||_2^2 <= tol`` (squared, like
-every ``tol`` in :mod:`sparsekit.solvers`; the thesis's ``||r_k||_2 <= t`` is ``tol = t**2``);
-``g_k <= gap_tol``; or a zero step ``gamma_k == 0`` (with line search this means ``g_k <= 0``,
-i.e. ``x_k`` is optimal; Theorem 5's proof shows ``r_k = 0`` then for an m-sparse ``y``).
+Stopping (Algorithm 5 of the thesis repeats without a stopping rule): ``max_iter``;
+``||r_k||_2^2 <= tol`` (squared, like every ``tol`` in :mod:`sparsekit.solvers`; the thesis's
+``||r_k||_2 <= t`` is ``tol = t**2``); ``g_k <= gap_tol``; or a zero step ``gamma_k == 0``
+(with line search this means ``g_k <= 0``, i.e. ``x_k`` is optimal; the proof of Theorem 5 shows
+``r_k = 0`` then for an m-sparse ``y``).
+
+Round-off (always on, whatever ``tol`` and ``gap_tol``): once the residual is at the rounding
+level of ``y``, the correlations ``<d_i, r_k>`` are rounding noise and the linear oracle picks
+arbitrary atoms. With an exactly sparse ``y`` and line search this happens after a few dozen
+iterations (then every further step spreads weights of size ``eps`` over atoms outside the
+support, against Theorem 4, which holds in exact arithmetic). So the iteration also stops when
+
+- ``||r_k||_2 <= 16 eps ||y||_2`` (stop reason ``"tol"``), or
+- ``g_k <= 16 eps ||y||_2 ||D(s_k - x_k)||_2`` (stop reason ``"gap"``: by Cauchy–Schwarz the gap of
+  a residual at the rounding level ``16 eps ||y||`` is at most that),
+
+and, on return, a coefficient whose contribution cannot be told from rounding,
+``|x_i| ||d_i|| <= 16 eps sum_j |x_j| ||d_j||``, is set to 0 (``result.extra["pruned"]`` counts
+them per signal). ``eps`` is the machine epsilon of the dtype.
 
 ``result.residual_norms`` is the history ``||r_k||_2``, ``result.steps`` the ``gamma_k`` and
 ``result.gaps`` the ``g_k``; ``result.support[k]`` is ``i_k`` (atoms may be selected again).
@@ -30,7 +45,11 @@ import numpy as np
 from .._validation import check_array, check_option, check_positive, check_scalar
 from . import _cpu
 from ._driver import iterate, prepare
+from .._row_ranges import run_row_ranges
 from .base import Solver, check_tol, finish, nan_rows
+
+#: the round-off level, in units of the dtype's machine epsilon (see the module notes)
+ROUNDOFF_EPS = 16.0
 
 STEP_RULES = ("line-search", "2/(k+2)")
 
@@ -112,11 +131,30 @@ class FrankWolfe(Solver):
         Yk = np.zeros_like(R)
         Dt = p.Dt
         line_search = step == "line-search"
+        rho = ROUNDOFF_EPS * float(np.finfo(p.dtype).eps)
+        gap_floor = rho * np.sqrt(p.y_sq)
+        res_floor = gap_floor * gap_floor
+        done = p.y_sq <= res_floor  # y = 0: x = 0 is the answer
+        status[done] = _cpu.STOP_TOL
+        active[done] = False
 
         def one_step(k, rows, C):
-            kernel = _cpu.kernel_for("fw_step", rows.size, _cpu.STEP_PARALLEL_MIN_ROWS)
-            kernel(k, rows, C, Dt, R, Yk, beta, line_search, max_iter, tol, gap_tol,
-                   coef, support, res, steps, gaps, n_iter, status, active)
+            run_row_ranges(_cpu.fw_step, rows.size, k, rows, C, Dt, R, Yk, beta, line_search,
+                           max_iter, tol, gap_tol, res_floor, gap_floor, coef, support, res, steps,
+                           gaps, n_iter, status, active, min_rows=_cpu.STEP_PARALLEL_MIN_ROWS,
+                           scratch=lambda: (np.empty(p.n_features, dtype=p.dtype),))
 
         iterate(R, p.D, active, max_iter, one_step)
-        return finish(coef, support, res, n_iter, status, p.one_d, steps=steps, gaps=gaps)
+        pruned = prune_roundoff(coef, np.sqrt(p.norms_sq), rho)
+        out = finish(coef, support, res, n_iter, status, p.one_d, steps=steps, gaps=gaps)
+        out.extra["pruned"] = int(pruned[0]) if p.one_d else pruned
+        return out
+
+
+def prune_roundoff(coef, atom_norms, rho):
+    """Zero the entries of every row of ``coef`` with ``|x_i| ||d_i|| <= rho sum_j |x_j| ||d_j||``
+    (in place); returns how many were zeroed per row."""
+    weight = np.abs(coef) * atom_norms
+    noise = (weight <= rho * weight.sum(axis=1, keepdims=True)) & (coef != 0)
+    coef[noise] = 0
+    return noise.sum(axis=1).astype(np.int64)

@@ -19,6 +19,7 @@ import numbers
 
 import numpy as np
 
+from .._row_ranges import run_row_ranges
 from .._validation import check_scalar
 from . import _cpu
 from ._driver import iterate, prepare
@@ -65,11 +66,12 @@ class MatchingPursuit(Solver):
         res = nan_rows(n_sig, n_max + 1, p.dtype)
         n_iter = np.zeros(n_sig, dtype=np.int64)
         status = np.zeros(n_sig, dtype=np.int64)
+        inv_norms = 1.0 / np.sqrt(p.norms_sq)
         if gram is not None or gram_pays(p.n_atoms, n_sig, n_max, p.dtype.itemsize, precompute):
             G = p.gram(gram)
-            kernel = _cpu.kernel_for("mp_gram", n_sig)
-            kernel(G, p.correlations(), p.y_sq, p.norms_sq, n_max, tol, p.corr_floor,
-                   coef, support, res, n_iter, status)
+            run_row_ranges(_cpu.mp_gram, n_sig, G, p.correlations(), p.y_sq, p.norms_sq,
+                           inv_norms, n_max, tol, p.corr_floor, coef, support, res, n_iter, status,
+                           scratch=lambda: (np.empty(p.n_atoms, dtype=G.dtype),))
         else:
             R = p.Yt.copy()
             active = np.ones(n_sig, dtype=np.bool_)
@@ -82,9 +84,10 @@ class MatchingPursuit(Solver):
             Dt = p.Dt
 
             def step(k, rows, C):
-                kernel = _cpu.kernel_for("mp_step", rows.size, _cpu.STEP_PARALLEL_MIN_ROWS)
-                kernel(k, rows, C, Dt, R, p.norms_sq, n_max, tol, p.corr_floor,
-                       coef, support, res, n_iter, status, active)
+                run_row_ranges(_cpu.mp_step, rows.size, k, rows, C, Dt, R, p.norms_sq, inv_norms,
+                               n_max, tol,
+                               p.corr_floor, coef, support, res, n_iter, status, active,
+                               min_rows=_cpu.STEP_PARALLEL_MIN_ROWS)
 
             iterate(R, p.D, active, n_max, step)
         return finish(coef, support, res, n_iter, status, p.one_d)

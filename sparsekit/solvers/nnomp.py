@@ -23,6 +23,7 @@ import numbers
 
 import numpy as np
 
+from .._row_ranges import run_row_ranges
 from .._validation import check_scalar
 from . import _cpu
 from ._driver import prepare
@@ -36,8 +37,8 @@ class NonNegativeOMP(Solver):
     Parameters
     ----------
     n_nonzero_coefs : int > 0, optional
-        Most atoms per signal. Default: 10% of the atoms (at least 1); clipped to the number of
-        atoms with a warning.
+        Most atoms per signal, at most the number of atoms (a larger value is a ``ValueError``).
+        Default: 10% of the atoms (at least 1).
     tol : float >= 0, optional
         Stop once ``||y - D x||_2^2 <= tol`` (squared norm).
     """
@@ -69,8 +70,15 @@ class NonNegativeOMP(Solver):
         n_iter = np.zeros(n_sig, dtype=np.int64)
         status = np.zeros(n_sig, dtype=np.int64)
         floor = p.corr_floor * np.sqrt(float(p.norms_sq.max()))
-        kernel = _cpu.kernel_for("nnomp_gram", n_sig)
-        kernel(G, p.correlations(), p.y_sq, n_max, tol, floor, chol_eps,
-               3 * n_max + 10, idx, vals, res, n_iter, status)
-        warn_premature(status, "NN-OMP")
+        dt = G.dtype
+
+        def scratch():
+            return (np.empty((n_max, n_max), dtype=dt), np.empty((n_max, n_max), dtype=dt),
+                    np.empty((7, n_max), dtype=dt), np.zeros(n_max, dtype=np.bool_),
+                    np.empty(n_max, dtype=np.int64), np.zeros(p.n_atoms, dtype=np.bool_),
+                    np.empty(p.n_atoms, dtype=dt))
+
+        run_row_ranges(_cpu.nnomp_gram, n_sig, G, p.correlations(), p.y_sq, n_max, tol, floor,
+                       chol_eps, 3 * n_max + 10, idx, vals, res, n_iter, status, scratch=scratch)
+        warn_premature(p, status, n_iter, res, "NN-OMP", reasons=(_cpu.STOP_DEPENDENT,))
         return finish(scatter(idx, vals, p.n_atoms), idx, res, n_iter, status, p.one_d)

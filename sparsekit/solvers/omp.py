@@ -16,9 +16,13 @@ Decisions:
   and with ``tol`` alone the cap is ``min(n_atoms, n_features)``, the most atoms that can be
   linearly independent. The tolerance is checked before every selection, so a signal with
   ``||y||^2 <= tol`` gets no atom (scikit-learn always selects one).
-- ``n_nonzero_coefs`` above the number of atoms is clipped with a warning; the linear dependence
-  stop (``G_ii - ||w||^2 <= eps max_i ||d_i||^2``) warns with :class:`PrematureStopWarning`, as
-  scikit-learn's "ended prematurely" warning.
+- ``n_nonzero_coefs`` above the number of atoms is a ``ValueError`` (as in scikit-learn).
+- A signal that stops before ``n_nonzero_coefs`` atoms with a residual that is not zero warns
+  with :class:`PrematureStopWarning`, as scikit-learn's "ended prematurely" warning: the next
+  atom is linearly dependent on the support (``G_ii - ||w||^2 <= eps max_i ||d_i||^2``), or
+  every atom left is orthogonal to the residual (duplicate or dependent columns, a residual
+  outside the span of ``D``). A residual that is zero (``||r||^2 <= 16 eps ||y||^2``, the
+  accuracy of the Gram form's ``||y||^2 - x_S . D_S^T y``) is an exact fit: no warning.
 - The Gram form (Batch-OMP: correlations ``c = D^T y - G_{:,S} x_S`` and
   ``||r||^2 = ||y||^2 - x_S . D_S^T y``) is used when ``gram`` is given, or ``precompute`` is
   True, or (``"auto"``) when building ``D^T D`` is cheaper than the residual form
@@ -31,6 +35,7 @@ import warnings
 
 import numpy as np
 
+from .._row_ranges import run_row_ranges
 from .._validation import check_scalar
 from . import _cpu
 from ._driver import iterate, prepare
@@ -51,19 +56,32 @@ _FACTOR_BYTES = 64 * 2**20
 
 
 def n_steps_for(problem, n_nonzero_coefs, tol):
-    """The most atoms a signal may get: ``n_nonzero_coefs`` (clipped), or the rank cap with tol."""
+    """The most atoms a signal may get: ``n_nonzero_coefs`` (checked), or the rank cap with tol."""
     if tol is not None and n_nonzero_coefs is None:
         return min(problem.n_atoms, problem.n_features)
     return check_n_nonzero(n_nonzero_coefs, problem.n_atoms)
 
 
-def warn_premature(status, solver):
-    bad = int(np.count_nonzero((status == _cpu.STOP_DEPENDENT) | (status == _cpu.STOP_RESELECTED)))
+#: a squared residual at most this many ``eps ||y||^2`` counts as zero (an exact fit)
+ZERO_RESIDUAL_EPS = 16.0
+
+
+def warn_premature(problem, status, n_iter, res, solver,
+                   reasons=(_cpu.STOP_DEPENDENT, _cpu.STOP_RESELECTED, _cpu.STOP_NO_CORRELATION)):
+    """Warn (:class:`PrematureStopWarning`) when a signal stopped for one of ``reasons`` before
+    its number of atoms with a residual that is not zero.
+
+    ``res`` holds the residual norms in the compute layout (one row per signal).
+    """
+    last = res[np.arange(res.shape[0]), n_iter].astype(np.float64)
+    zero = last ** 2 <= ZERO_RESIDUAL_EPS * np.finfo(problem.dtype).eps * problem.y_sq
+    bad = int(np.count_nonzero(np.isin(status, reasons) & ~zero))
     if bad:
         warnings.warn(
-            f"{solver} ended prematurely for {bad} signal(s): the next atom is linearly dependent "
-            "on the selected ones (the requested number of atoms or precision may not be "
-            "reached); see result.stop_reason",
+            f"{solver} ended prematurely for {bad} signal(s) with a non-zero residual: the next "
+            "atom is linearly dependent on the selected ones or every atom left is orthogonal "
+            "to the residual (duplicate or dependent columns of D), so the requested number of "
+            "atoms or precision is not reached; see result.stop_reason",
             PrematureStopWarning,
             stacklevel=3,
         )
@@ -83,8 +101,8 @@ class OMP(Solver):
     Parameters
     ----------
     n_nonzero_coefs : int > 0, optional
-        Atoms per signal. Default: 10% of the atoms (at least 1), as scikit-learn; clipped to the
-        number of atoms with a warning.
+        Atoms per signal, at most the number of atoms (a larger value is a ``ValueError``, as in
+        scikit-learn). Default: 10% of the atoms (at least 1), as scikit-learn.
     tol : float >= 0, optional
         Stop once ``||y - D x||_2^2 <= tol`` (squared, as scikit-learn).
     precompute : {"auto", True, False}
@@ -147,13 +165,19 @@ class OMP(Solver):
         path = np.zeros((n_sig, n_max, n_max) if want_path else (1, 1, 1), dtype=p.dtype)
         if use_gram:
             G = p.gram(gram)
-            kernel = _cpu.kernel_for("omp_gram", n_sig)
-            kernel(G, p.correlations(), p.y_sq, n_max, tol, floor, chol_eps,
-                   idx, vals, res, n_iter, status, path, want_path)
+            dt = G.dtype
+
+            def scratch():
+                return (np.empty((n_max, n_max), dtype=dt), np.empty((3, n_max), dtype=dt),
+                        np.zeros(p.n_atoms, dtype=np.bool_), np.empty(p.n_atoms, dtype=dt))
+
+            run_row_ranges(_cpu.omp_gram, n_sig, G, p.correlations(), p.y_sq, n_max, tol, floor,
+                           chol_eps, idx, vals, res, n_iter, status, path, want_path,
+                           scratch=scratch)
         else:
             self._solve_residual(p, n_max, tol, floor, chol_eps, idx, vals, res, n_iter, status,
                                  path, want_path)
-        warn_premature(status, "OMP")
+        warn_premature(p, status, n_iter, res, "OMP")
         coef = scatter(idx, vals, p.n_atoms)
         return finish(coef, idx, res, n_iter, status, p.one_d,
                       path=path if want_path else None)
@@ -184,8 +208,9 @@ class OMP(Solver):
             floor = corr_floor[sl]
 
             def step(k, rows, C):
-                kernel = _cpu.kernel_for("omp_step", rows.size, _cpu.STEP_PARALLEL_MIN_ROWS)
-                kernel(k, rows, C, Dt, Yt, R, p.norms_sq, n_max, tol, floor, chol_eps,
-                       L, cs, idx_c, vals_c, res_c, it_c, st, active, path_c, want_path)
+                run_row_ranges(_cpu.omp_step, rows.size, k, rows, C, Dt, Yt, R, p.norms_sq, n_max,
+                               tol, floor, chol_eps, L, cs, idx_c, vals_c, res_c, it_c, st,
+                               active, path_c, want_path, min_rows=_cpu.STEP_PARALLEL_MIN_ROWS,
+                               scratch=lambda: (np.empty(n_max, dtype=p.dtype),))
 
             iterate(R, p.D, active, n_max, step)

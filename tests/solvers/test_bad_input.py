@@ -75,9 +75,9 @@ def test_n_nonzero_coefs_must_be_positive(cls, value, D):
         cls(n_nonzero_coefs=2.5)
 
 
-def test_n_nonzero_coefs_clipped_with_warning(D):
+def test_n_nonzero_coefs_above_the_atoms_raises(D):
     for solver in (OMP(n_nonzero_coefs=40), NonNegativeOMP(n_nonzero_coefs=40)):
-        with pytest.warns(UserWarning, match="n_nonzero_coefs=40 is larger than the number of"):
+        with pytest.raises(ValueError, match="n_nonzero_coefs=40 is larger than the number of"):
             solver.solve(D, np.random.default_rng(1).standard_normal(8))
 
 

@@ -1,7 +1,13 @@
 import numpy as np
 import pytest
 
-from sparsekit.solvers.coherence import babel, mutual_coherence, theorem5_rate, theorem6_factor
+from sparsekit.solvers.coherence import (
+    babel,
+    exact_recovery_condition,
+    mutual_coherence,
+    theorem5_rate,
+    theorem6_factor,
+)
 from sparsekit.solvers.fw import FrankWolfe
 
 from ._problems import sparse_problem, unit_gaussian
@@ -120,7 +126,7 @@ def test_stopping_rules():
         assert by_gap.gaps[by_gap.n_iter[j], j] <= 1e-6
         assert (by_gap.gaps[: by_gap.n_iter[j], j] > 1e-6).all()
     zero = FrankWolfe(beta=1.0).solve(D, np.zeros(60))
-    assert zero.stop_reason == "zero_step" and zero.n_iter == 0 and not zero.coef.any()
+    assert zero.stop_reason == "tol" and zero.n_iter == 0 and not zero.coef.any()  # y = 0: at the floor
     capped = FrankWolfe(beta=3.0, max_iter=7).solve(D, rng.standard_normal((60, 3)))
     assert (capped.n_iter == 7).all() and (capped.stop_reason == "max_iter").all()
     assert capped.residual_norms.shape == (8, 3) and capped.steps.shape == (7, 3)
@@ -170,3 +176,51 @@ def test_beta_per_signal():
         FrankWolfe(beta=betas[:2]).solve(D, Y)
     with pytest.raises(ValueError, match="beta must be > 0 for every signal"):
         FrankWolfe(beta=np.array([1.0, -1.0, 1.0]))
+
+
+def _issue_case(rng, n_features, n_atoms, m):
+    D = unit_gaussian(rng, n_features, n_atoms)
+    support = np.sort(rng.choice(n_atoms, m, replace=False))
+    x = np.zeros(n_atoms)
+    x[support] = rng.standard_normal(m) + np.sign(rng.standard_normal(m))
+    return D, D @ x, x, support
+
+
+@pytest.mark.parametrize("step", ["line-search", "2/(k+2)"])
+@pytest.mark.parametrize("shape, m, condition", [
+    ((1000, 2000), 3, "erc"),          # 3-sparse on a 1000 x 2000 Gaussian dictionary
+    ((400, 800), 2, "coherence"),      # m < (1/mu + 1)/2 checked on the whole dictionary
+])
+def test_support_stays_inside_the_true_support(step, shape, m, condition):
+    """Theorem 4 (Cherfaoui thesis §5.3; Tropp 2004, Thm 3.1): under the exact recovery
+    condition, or m < (1/mu + 1)/2, every selected atom is in the support of y, for any step
+    rule. In floating point this holds until the residual reaches rounding level; the round-off
+    stop keeps the returned support inside the true one (no weights of size eps elsewhere)."""
+    rng = np.random.default_rng(17)
+    D, y, x, support = _issue_case(rng, *shape, m)
+    if condition == "coherence":
+        assert m < 0.5 * (1 / mutual_coherence(D) + 1)
+    else:
+        assert exact_recovery_condition(D, support) < 1
+    res = FrankWolfe(beta=8 * np.abs(x).sum(), step=step, max_iter=200).solve(D, y)
+    found = np.flatnonzero(res.coef)
+    assert set(found) <= set(support), sorted(set(found) - set(support))
+    assert set(res.support[: res.n_iter]) <= set(support)
+    if step == "line-search":  # exponential convergence (Theorem 5): round-off before 200 it
+        assert res.stop_reason in ("tol", "gap") and res.n_iter < 200
+        assert res.residual_norms[res.n_iter] <= 16 * np.finfo(float).eps * np.linalg.norm(y)
+        np.testing.assert_allclose(res.coef, x, atol=1e-12)
+        assert set(found) == set(support)
+    else:
+        assert res.n_iter == 200 and res.stop_reason == "max_iter"
+
+
+def test_coefficients_at_rounding_level_are_dropped():
+    from sparsekit.solvers.fw import prune_roundoff
+
+    coef = np.array([[1.0, -2.0, 1e-17, 0.0, -3e-16], [1e-3, 0.0, 0.0, 0.0, 0.0]])
+    norms = np.array([1.0, 1.0, 1.0, 1.0, 2.0])
+    dropped = prune_roundoff(coef, norms, 16 * np.finfo(float).eps)
+    # 3e-16 * 2 = 6e-16 <= 16 eps * (1 + 2 + 6e-16) ~ 1.07e-14: noise; 1e-3 alone is the signal
+    np.testing.assert_array_equal(dropped, [2, 0])
+    np.testing.assert_array_equal(coef, [[1.0, -2.0, 0.0, 0.0, 0.0], [1e-3, 0, 0, 0, 0]])

@@ -89,7 +89,8 @@ def test_nnls_kernel_matches_scipy():
     b = rng.standard_normal(30)
     x = np.zeros(8)
     passive = np.zeros(8, dtype=np.bool_)
-    ok = _cpu.nnls_gram(A.T @ A, A.T @ b, 8, x, passive, 1e-15, 50)
+    ok = _cpu.nnls_gram(A.T @ A, A.T @ b, 8, x, passive, 1e-15, 50, np.empty((8, 8)),
+                        np.empty((5, 8)), np.empty(8, dtype=np.int64))
     assert ok
     ref, _ = nnls(A, b)
     np.testing.assert_allclose(x, ref, atol=1e-10)

@@ -6,6 +6,7 @@ from sklearn.linear_model import orthogonal_mp, orthogonal_mp_gram
 
 from sparsekit.solvers.base import PrematureStopWarning
 from sparsekit.solvers.coherence import mutual_coherence
+from sparsekit.solvers.nnomp import NonNegativeOMP
 from sparsekit.solvers.omp import OMP
 
 from ._problems import sparse_problem, unit_gaussian
@@ -120,14 +121,51 @@ def test_float32_kept_and_close_to_float64(problem, precompute):
     assert mixed.coef.dtype == np.float64
 
 
-def test_clips_n_nonzero_with_warning():
+def test_n_nonzero_above_the_number_of_atoms_raises_as_scikit_learn():
     rng = np.random.default_rng(0)
     D = unit_gaussian(rng, 30, 6)
     y = rng.standard_normal(30)
-    with pytest.warns(UserWarning, match="larger than the number of atoms"):
-        res = OMP(n_nonzero_coefs=50).solve(D, y)
-    assert res.n_iter == 6
-    np.testing.assert_allclose(res.coef, np.linalg.lstsq(D, y, rcond=None)[0], rtol=1e-9)
+    with pytest.raises(ValueError):
+        orthogonal_mp(D, y, n_nonzero_coefs=7)
+    for solver in (OMP(n_nonzero_coefs=7), NonNegativeOMP(n_nonzero_coefs=7)):
+        with pytest.raises(ValueError, match=r"n_nonzero_coefs=7 is larger than the number of "
+                                             r"atoms \(6"):
+            solver.solve(D, y)
+    assert OMP(n_nonzero_coefs=6).solve(D, y).n_iter == 6  # the bound itself is fine
+
+
+def _duplicate_column_dictionary(rng):
+    """30 x 4 with atom 3 a copy of atom 0: at most 3 independent atoms."""
+    D = unit_gaussian(rng, 30, 3)
+    return np.concatenate([D, D[:, :1]], axis=1)
+
+
+@pytest.mark.parametrize("precompute", [True, False])
+def test_duplicate_column_stops_prematurely_with_warning(precompute):
+    rng = np.random.default_rng(3)
+    D = _duplicate_column_dictionary(rng)
+    y = rng.standard_normal(30)  # not in the span of D: the residual stays non-zero
+    with pytest.warns(RuntimeWarning, match="prematurely"):
+        orthogonal_mp(D, y, n_nonzero_coefs=4)  # scikit-learn warns too
+    with pytest.warns(PrematureStopWarning, match="1 signal"):
+        res = OMP(n_nonzero_coefs=4, precompute=precompute).solve(D, y)
+    assert res.n_iter == 3
+    np.testing.assert_allclose(D @ res.coef, D[:, :3] @ np.linalg.lstsq(D[:, :3], y, rcond=None)[0],
+                               atol=1e-10)
+
+
+@pytest.mark.parametrize("precompute", [True, False])
+def test_zero_residual_before_the_atom_count_does_not_warn(precompute):
+    rng = np.random.default_rng(3)
+    D = _duplicate_column_dictionary(rng)
+    y = D[:, :3] @ np.array([1.0, -2.0, 0.5])  # exact fit with 3 atoms
+    wide = unit_gaussian(rng, 5, 20)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        res = OMP(n_nonzero_coefs=4, precompute=precompute).solve(D, y)
+        fit = OMP(n_nonzero_coefs=10, precompute=precompute).solve(wide, wide[:, :5] @ np.ones(5))
+    assert res.n_iter == 3 and fit.n_iter == 5
+    np.testing.assert_allclose(D @ res.coef, y, atol=1e-12)
 
 
 def test_more_atoms_than_features_stops_at_exact_fit():

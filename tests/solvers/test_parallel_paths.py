@@ -1,4 +1,4 @@
-"""The parallel kernels (many signals) and their serial twins (few signals) agree."""
+"""Threaded row ranges (many signals, several threads) agree with one signal on one thread."""
 import numpy as np
 import pytest
 
@@ -40,7 +40,32 @@ def test_parallel_batch_equals_serial_single(problem, make):
             np.testing.assert_allclose(batch.path[..., j], one.path, rtol=1e-12, atol=1e-14)
 
 
-def test_kernel_for_picks_the_twin():
-    assert _cpu.kernel_for("omp_gram", 1) is _cpu.omp_gram_serial
-    assert _cpu.kernel_for("omp_gram", 2) is _cpu.omp_gram
-    assert _cpu.kernel_for("fw_step", 3, _cpu.STEP_PARALLEL_MIN_ROWS) is _cpu.fw_step_serial
+@pytest.mark.parametrize("make", [
+    lambda: OMP(n_nonzero_coefs=4, precompute=False),
+    lambda: OMP(n_nonzero_coefs=4, precompute=True),
+    lambda: NonNegativeOMP(n_nonzero_coefs=4),
+    lambda: FrankWolfe(beta=5.0, max_iter=8),
+])
+def test_thread_count_does_not_change_the_result(problem, make, monkeypatch):
+    """Every signal is solved by one thread, so 1 or 2 threads give identical bits; the
+    2-thread run really splits the signals over ranges (counted through the kernel calls)."""
+    from sparsekit import _row_ranges
+    from sparsekit._threads import thread_limit
+
+    D, Y = problem
+    with thread_limit(1):
+        one = make().solve(D, Y)
+    submitted = []
+    real_pool = _row_ranges._pool
+
+    def pool(n):
+        p = real_pool(n)
+        submitted.append(n)
+        return p
+
+    monkeypatch.setattr(_row_ranges, "_pool", pool)
+    with thread_limit(2):
+        two = make().solve(D, Y)
+    assert submitted and submitted[0] == 2
+    np.testing.assert_array_equal(one.coef, two.coef)
+    np.testing.assert_array_equal(one.support, two.support)

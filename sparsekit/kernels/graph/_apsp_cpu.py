@@ -2,8 +2,9 @@
 
 Graphs arrive packed as block-diagonal CSR arrays (``node_ptr``, ``indptr``, ``indices`` with
 targets local to their graph, ``weights``); the distance matrix of graph ``g`` (``n_g x n_g``,
-row-major) is written at ``dist[dist_ptr[g]:dist_ptr[g+1]]``. Every loop runs in parallel over
-graphs (``prange``), so one call handles the whole batch.
+row-major) is written at ``dist[dist_ptr[g]:dist_ptr[g+1]]``. One call handles the whole batch:
+serial ``nogil`` Numba kernels over a range of graphs run on ranges from several threads
+(:func:`sparsekit._row_ranges.run_row_ranges`; no ``parallel=True``, short first-call compile).
 
 - :func:`bfs_distances`: unweighted graphs, one breadth-first search per source,
   O(n (n + m)) per graph. Hop counts as int32, ``-1`` for unreachable pairs.
@@ -13,18 +14,24 @@ graphs (``prange``), so one call handles the whole batch.
   ``floyd_warshall``), so the distances are bit-identical to it and to the CUDA step kernel.
 """
 import numpy as np
-from numba import njit, prange
+from numba import njit
+
+from ..._row_ranges import run_row_ranges
 
 
-@njit(parallel=True, cache=True)
 def bfs_distances(node_ptr, indptr, indices, dist_ptr, dist):
     """Hop distances of every graph of the batch into ``dist`` (int32, -1 = unreachable)."""
-    n_graphs = node_ptr.shape[0] - 1
-    for g in prange(n_graphs):
+    n_max = int(np.diff(node_ptr).max(initial=0))
+    run_row_ranges(_bfs_graphs, node_ptr.shape[0] - 1, node_ptr, indptr, indices, dist_ptr, dist,
+                   scratch=lambda: (np.empty(n_max, dtype=np.int64),))
+
+
+@njit(cache=True, nogil=True)
+def _bfs_graphs(lo, hi, node_ptr, indptr, indices, dist_ptr, dist, queue):
+    for g in range(lo, hi):
         first = node_ptr[g]
         n = node_ptr[g + 1] - first
         base = dist_ptr[g]
-        queue = np.empty(n, dtype=np.int64)
         for s in range(n):
             row = base + s * n
             for v in range(n):
@@ -45,16 +52,20 @@ def bfs_distances(node_ptr, indptr, indices, dist_ptr, dist):
                         tail += 1
 
 
-@njit(parallel=True, cache=True)
 def floyd_warshall_distances(node_ptr, indptr, indices, weights, dist_ptr, dist):
     """Weighted distances of every graph of the batch into ``dist`` (float64, inf = unreachable).
 
     ``d[i, j]`` starts at the weight of edge ``i -> j`` (``inf`` without an edge, 0 on the
     diagonal, whatever self-loops say) and is relaxed through every intermediate node ``k``.
     """
-    n_graphs = node_ptr.shape[0] - 1
+    run_row_ranges(_floyd_warshall_graphs, node_ptr.shape[0] - 1, node_ptr, indptr, indices,
+                   weights, dist_ptr, dist)
+
+
+@njit(cache=True, nogil=True)
+def _floyd_warshall_graphs(lo, hi, node_ptr, indptr, indices, weights, dist_ptr, dist):
     inf = np.inf
-    for g in prange(n_graphs):
+    for g in range(lo, hi):
         first = node_ptr[g]
         n = node_ptr[g + 1] - first
         base = dist_ptr[g]

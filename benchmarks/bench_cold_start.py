@@ -1,0 +1,162 @@
+"""Cold start: the first call of every public entry point on an empty Numba cache.
+
+For each entry point (kernel Grams, samplers, Nyström, random features, solvers, the
+shortest-path graph kernel) a fresh Python process with an empty temporary ``NUMBA_CACHE_DIR``
+times, in this order: the first float64 call (Numba compiles), a second float64 call, the first
+float32 call (compiles the float32 specializations, if any) and a second float32 call. A second
+fresh process on the now-filled cache then times the first float64 call again ("cached": what a
+user pays after ``sparsekit warmup``). The data are small, so the second calls show the compute
+and the first calls the compile.
+
+Run ``python benchmarks/bench_cold_start.py`` (``--only omp,mp`` for some rows, ``--no-cached``
+to skip the second process, ``--baseline DIR`` to time another checkout of sparsekit row by row
+in the same run, so that both see the same machine load). Prints a Markdown table; exits non-zero when a first call exceeds
+``--limit`` seconds (default 2.0, the per-dtype budget) only if ``--strict`` is given.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import textwrap
+from pathlib import Path
+
+from _timing import machine
+
+ROOT = Path(__file__).resolve().parents[1]
+
+#: data shared by the snippets; ``DT`` is the dtype of the run
+SETUP = """
+import numpy as np
+rng = np.random.default_rng(0)
+X = rng.random((600, 16)).astype(DT)
+D = rng.standard_normal((64, 256)).astype(DT)
+D /= np.linalg.norm(D, axis=0)
+Y = (D[:, :8] @ rng.random((8, 200))).astype(DT)
+"""
+
+#: entry point -> code run once per call (after SETUP); uses only public names
+ENTRY_POINTS = {
+    "kernel linear": "sparsekit.get_kernel('linear')(X)",
+    "kernel polynomial": "sparsekit.get_kernel('polynomial')(X)",
+    "kernel rbf": "sparsekit.get_kernel('rbf', gamma=0.5)(X)",
+    "kernel laplacian": "sparsekit.get_kernel('laplacian')(X)",
+    "kernel chi2": "sparsekit.get_kernel('chi2')(X)",
+    "kernel additive-chi2": "sparsekit.get_kernel('additive-chi2')(X)",
+    "kernel shortest-path": (
+        "A = [(rng.random((n, n)) < 0.3).astype(float) for n in (5, 8, 12, 7, 9)]\n"
+        "G = [(np.triu(a, 1) + np.triu(a, 1).T, rng.integers(0, 3, a.shape[0])) for a in A]\n"
+        "sparsekit.get_kernel('shortest-path')(G)"),
+    "sampler uniform": "sparsekit.get_sampler('uniform').sample(X, sparsekit.get_kernel('rbf'), 40, 0)",
+    "sampler diagonal": "sparsekit.get_sampler('diagonal').sample(X, sparsekit.get_kernel('rbf'), 40, 0)",
+    "sampler rls": "sparsekit.get_sampler('rls').sample(X, sparsekit.get_kernel('rbf'), 40, 0)",
+    "sampler two-pass-rls": "sparsekit.get_sampler('two-pass-rls').sample(X, sparsekit.get_kernel('rbf'), 40, 0)",
+    "sampler recursive-rls": "sparsekit.get_sampler('recursive-rls').sample(X, sparsekit.get_kernel('rbf'), 40, 0)",
+    "sampler dac-rls": "sparsekit.get_sampler('dac-rls').sample(X, sparsekit.get_kernel('rbf'), 40, 0)",
+    "sampler greedy-trace": "sparsekit.get_sampler('greedy-trace').sample(X, sparsekit.get_kernel('rbf'), 40, 0)",
+    "sampler greedy-trace approx.": (
+        "sparsekit.get_sampler('greedy-trace', approximate=True)"
+        ".sample(X, sparsekit.get_kernel('rbf'), 40, 0)"),
+    "Nystroem greedy-trace": (
+        "sparsekit.Nystroem('rbf', sampler='greedy-trace', n_components=40, random_state=0)"
+        ".fit_transform(X)"),
+    "Nystroem uniform": (
+        "sparsekit.Nystroem('rbf', n_components=40, random_state=0).fit_transform(X)"),
+    "RandomFourierFeatures": (
+        "sparsekit.RandomFourierFeatures(n_components=64, random_state=0).fit_transform(X)"),
+    "Fastfood": "sparsekit.Fastfood(n_components=64, random_state=0).fit_transform(X)",
+    "solver mp": "sparsekit.get_solver('mp', max_iter=8).solve(D, Y)",
+    "solver omp": "sparsekit.get_solver('omp', n_nonzero_coefs=8).solve(D, Y)",
+    "solver omp (no Gram)": (
+        "sparsekit.get_solver('omp', n_nonzero_coefs=8, precompute=False).solve(D, Y)"),
+    "solver nn-omp": "sparsekit.get_solver('nn-omp', n_nonzero_coefs=8).solve(D, Y)",
+    "solver frank-wolfe": (
+        "sparsekit.get_solver('frank-wolfe', beta=20.0, max_iter=50).solve(D, Y)"),
+}
+
+CHILD = """
+import json, sys, time, warnings
+warnings.simplefilter("ignore")
+import sparsekit
+out = {}
+for dt in DTYPES:
+    DT = dt
+    exec(SETUP)
+    for call in ("first", "second"):
+        t0 = time.perf_counter()
+        exec(CODE)
+        out[f"{dt}_{call}"] = time.perf_counter() - t0
+print("RESULT " + json.dumps(out))
+"""
+
+
+def run_child(code, cache_dir, dtypes, root=ROOT):
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(cache_dir), PYTHONPATH=str(root))
+    prog = (f"SETUP = {SETUP!r}\nCODE = {textwrap.dedent(code)!r}\nDTYPES = {dtypes!r}\n"
+            + CHILD)
+    proc = subprocess.run([sys.executable, "-c", prog], env=env, capture_output=True, text=True,
+                          cwd=root)
+    for line in proc.stdout.splitlines():
+        if line.startswith("RESULT "):
+            return json.loads(line[7:])
+    raise RuntimeError(f"child failed:\n{proc.stdout}\n{proc.stderr}")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--only", help="comma-separated entry points (substring match)")
+    parser.add_argument("--no-cached", action="store_true", help="skip the filled-cache process")
+    parser.add_argument("--limit", type=float, default=2.0, help="per-dtype budget, seconds")
+    parser.add_argument("--strict", action="store_true", help="exit 1 if a first call > limit")
+    parser.add_argument("--baseline", help="another sparsekit checkout, timed row by row too")
+    args = parser.parse_args()
+    names = list(ENTRY_POINTS)
+    if args.only:
+        keys = [k.strip() for k in args.only.split(",")]
+        names = [n for n in names if any(k in n for k in keys)]
+    print(machine())
+    print(f"Numba threads: {os.environ.get('NUMBA_NUM_THREADS', 'default (all cores)')}; "
+          "times in seconds, one run each (compile times vary by ~20% on a loaded machine)\n")
+    trees = [("", ROOT)] + ([("baseline ", Path(args.baseline).resolve())] if args.baseline
+                             else [])
+    cols = ["entry point", "f64 first", "f64 second", "f32 first", "f32 second",
+            "f64 first, cached"]
+    rows = {label: [] for label, _ in trees}
+    over = []
+    total = {label: {"f64": 0.0, "f32": 0.0} for label, _ in trees}
+    for name in names:
+        for label, root in trees:
+            with tempfile.TemporaryDirectory(prefix="sparsekit-cold-") as cache:
+                t = run_child(ENTRY_POINTS[name], cache, ["float64", "float32"], root)
+                cached = "-" if args.no_cached else \
+                    f"{run_child(ENTRY_POINTS[name], cache, ['float64'], root)['float64_first']:.2f}"
+            total[label]["f64"] += t["float64_first"]
+            total[label]["f32"] += t["float32_first"]
+            if not label:
+                for dt in ("float64", "float32"):
+                    if t[f"{dt}_first"] > args.limit:
+                        over.append(f"{name} ({dt}: {t[dt + '_first']:.2f} s)")
+            row = (f"| {name} | {t['float64_first']:.2f} | {t['float64_second']:.3f} | "
+                   f"{t['float32_first']:.2f} | {t['float32_second']:.3f} | {cached} |")
+            rows[label].append(row)
+            print(f"{label or 'this tree'}: {row}", file=sys.stderr, flush=True)
+    for label, root in trees:
+        print(f"\n{label or 'this tree'} ({root}):\n")
+        print("| " + " | ".join(cols) + " |")
+        print("|" + "|".join("---" for _ in cols) + "|")
+        print("\n".join(rows[label]))
+        print(f"\nsum of first calls: float64 {total[label]['f64']:.1f} s, "
+              f"float32 {total[label]['f32']:.1f} s")
+    if over:
+        print(f"\nover the {args.limit:g} s budget: " + "; ".join(over))
+        if args.strict:
+            sys.exit(1)
+    else:
+        print(f"\nevery first call within {args.limit:g} s per dtype")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,67 @@
+"""Run a serial Numba kernel over row ranges on a thread pool (instead of ``parallel=True``).
+
+A kernel compiled with ``@njit(nogil=True, cache=True)`` whose first two arguments are a row
+range ``lo, hi`` is called on contiguous ranges of the rows from ``n_threads`` threads. The
+kernel releases the GIL, so the threads run in parallel; the kernel itself compiles as plain
+serial code, several times faster than a ``prange`` loop (no parfor passes, no gufunc wrapper).
+Rows are independent, so the results do not depend on the number of threads.
+
+The thread count comes from :func:`sparsekit._threads.effective_n_jobs` (an explicit
+``n_jobs``, else Numba's current setting, which :func:`sparsekit._threads.thread_limit` sets).
+"""
+from __future__ import annotations
+
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+from ._threads import effective_n_jobs
+
+#: ranges per thread: more ranges than threads balance the load when a thread is descheduled
+RANGES_PER_THREAD = 4
+
+_POOLS: dict[int, ThreadPoolExecutor] = {}
+_POOLS_LOCK = threading.Lock()
+_IN_WORKER = threading.local()
+
+
+def _pool(n_threads: int) -> ThreadPoolExecutor:
+    with _POOLS_LOCK:
+        pool = _POOLS.get(n_threads)
+        if pool is None:
+            pool = ThreadPoolExecutor(max_workers=n_threads, initializer=_mark_worker,
+                                      thread_name_prefix="sparsekit-rows")
+            _POOLS[n_threads] = pool
+        return pool
+
+
+def _mark_worker():
+    _IN_WORKER.active = True
+
+
+def run_row_ranges(kernel, n_rows: int, *args, n_jobs=None, min_rows: int = 2,
+                   scratch=None) -> None:
+    """Call ``kernel(lo, hi, *args)`` on ranges covering ``range(n_rows)``, in parallel.
+
+    Runs on the calling thread alone when one thread is allowed, when ``n_rows < min_rows``
+    (a thread hand-off costs more than a few rows of work) or when called from one of the
+    pool's own threads (no nested pools).
+
+    ``scratch``, when given, is called once per range and returns a tuple of work arrays that
+    are appended to that range's arguments (``kernel(lo, hi, *args, *scratch())``): the kernels
+    allocate nothing themselves, which keeps NumPy's allocation code out of their compile.
+    """
+    if scratch is not None:
+        run_row_ranges(lambda lo, hi, *a: kernel(lo, hi, *a, *scratch()), n_rows, *args,
+                       n_jobs=n_jobs, min_rows=min_rows)
+        return
+    n_threads = min(effective_n_jobs(n_jobs), n_rows)
+    if n_threads <= 1 or n_rows < min_rows or getattr(_IN_WORKER, "active", False):
+        kernel(0, n_rows, *args)
+        return
+    n_ranges = min(n_rows, RANGES_PER_THREAD * n_threads)
+    bounds = [(n_rows * r) // n_ranges for r in range(n_ranges + 1)]
+    pool = _pool(n_threads)
+    futures = [pool.submit(kernel, lo, hi, *args)
+               for lo, hi in zip(bounds[:-1], bounds[1:]) if hi > lo]
+    for fut in futures:
+        fut.result()
