@@ -8,6 +8,11 @@ import numpy as np
 FLOAT_DTYPES = (np.float64, np.float32)
 
 
+class ComplexDataError(TypeError, ValueError):
+    """Complex input where real values are needed (a ``TypeError``, and a ``ValueError`` as
+    scikit-learn raises for it)."""
+
+
 def check_array(
     X,
     name: str = "X",
@@ -18,37 +23,60 @@ def check_array(
     nonnegative: bool = False,
     finite: bool = True,
     copy: bool = False,
-) -> np.ndarray:
+    accept_sparse: bool = False,
+):
     """Validate a numeric array and return it C-contiguous in float32 or float64.
 
     Float32 and float64 are kept; booleans and integers become float64. Object, complex and
     string dtypes, the wrong number of dimensions, empty arrays, NaN/inf and (when asked)
-    negative values raise a ``TypeError`` / ``ValueError`` naming ``name``.
+    negative values raise a ``TypeError`` / ``ValueError`` naming ``name``. A pandas
+    ``DataFrame`` is read as its values.
 
     Parameters
     ----------
     dtype : numpy dtype, optional
         Force this float dtype instead of keeping the input's.
+    accept_sparse : bool, default False
+        Accept a ``scipy.sparse`` matrix or array, returned in CSR format (same class family:
+        ``csr_matrix`` or ``csr_array``) with the same dtype rules, its stored values checked.
     """
-    if hasattr(X, "tocsr") and hasattr(X, "nnz"):
-        raise TypeError(f"{name} is a scipy.sparse matrix; pass a dense array (X.toarray())")
+    if is_sparse(X):
+        if not accept_sparse:
+            raise TypeError(
+                f"{name} is a scipy.sparse matrix, which this component does not accept; pass "
+                f"a dense array ({name}.toarray())"
+            )
+        return _check_sparse(X, name, ndim=ndim, dtype=dtype, allow_empty=allow_empty,
+                             nonnegative=nonnegative, finite=finite, copy=copy)
     try:
         arr = np.asarray(X)
     except Exception as exc:  # ragged lists and the like
         raise ValueError(f"{name} could not be read as an array: {exc}") from None
     kind = arr.dtype.kind
+    if kind == "O":  # numbers stored as objects are read as numbers, as in scikit-learn
+        try:
+            arr = arr.astype(np.float64)
+        except (TypeError, ValueError) as exc:
+            raise TypeError(
+                f"{name} has dtype object with non-numeric entries ({exc}); pass a numeric "
+                "array (float32 or float64)"
+            ) from None
+        kind = "f"
     if kind == "c":
-        raise TypeError(f"{name} has complex dtype {arr.dtype}; pass real values")
+        raise ComplexDataError(
+            f"Complex data not supported: {name} has complex dtype {arr.dtype}; pass real values"
+        )
     if kind not in "biuf":
         raise TypeError(
             f"{name} has dtype {arr.dtype}; pass a numeric array (float32 or float64)"
         )
     if arr.ndim != ndim:
         shape_hint = "(n_samples, n_features)" if ndim == 2 else f"{ndim}-D"
-        extra = " (use X.reshape(-1, 1) for a single feature)" if ndim == 2 and arr.ndim == 1 else ""
+        extra = (f"; Reshape your data with {name}.reshape(-1, 1) for a single feature or "
+                 f"{name}.reshape(1, -1) for a single sample") if ndim == 2 and arr.ndim == 1 else ""
         raise ValueError(f"{name} must be {ndim}-D {shape_hint}, got shape {arr.shape}{extra}")
     if not allow_empty and arr.size == 0:
-        raise ValueError(f"{name} is empty (shape {arr.shape}); at least one sample and one feature are needed")
+        raise ValueError(_empty_message(name, arr.shape))
     if dtype is not None:
         target = np.dtype(dtype)
     elif arr.dtype in FLOAT_DTYPES:
@@ -66,16 +94,62 @@ def check_array(
     return arr
 
 
-def check_pair(X, Y=None, *, names=("X", "Y"), nonnegative=False):
+def _empty_message(name, shape) -> str:
+    what = "sample(s)" if shape[0] == 0 else "feature(s)"
+    return (f"{name} is empty: 0 {what} (shape={tuple(shape)}) while a minimum of 1 is "
+            "required; at least one sample and one feature are needed")
+
+
+def is_sparse(X) -> bool:
+    """True for a ``scipy.sparse`` matrix or array (without importing SciPy for dense input)."""
+    return hasattr(X, "tocsr") and hasattr(X, "nnz")
+
+
+def _check_sparse(X, name, *, ndim, dtype, allow_empty, nonnegative, finite, copy):
+    if ndim != 2 or X.ndim != 2:
+        raise ValueError(f"{name} must be {ndim}-D, got a sparse matrix of shape {X.shape}")
+    kind = X.dtype.kind
+    if kind not in "biuf":
+        raise TypeError(f"{name} has dtype {X.dtype}; pass a numeric array (float32 or float64)")
+    if not allow_empty and (X.shape[0] == 0 or X.shape[1] == 0):
+        raise ValueError(_empty_message(name, X.shape))
+    if dtype is not None:
+        target = np.dtype(dtype)
+    elif X.dtype in FLOAT_DTYPES:
+        target = X.dtype
+    else:
+        target = np.dtype(np.float64)
+    out = X.tocsr(copy=copy)
+    if out.dtype != target:
+        out = out.astype(target)
+    if not out.has_canonical_format:  # sorted indices, no duplicates (on a copy, never on X)
+        if out is X:
+            out = out.copy()
+        out.sum_duplicates()
+    data = out.data
+    if finite and data.size and not np.isfinite(data).all():
+        bad = "NaN" if np.isnan(data).any() else "inf"
+        raise ValueError(f"{name} contains {bad}; remove or impute non-finite values first")
+    if nonnegative and data.size and data.min() < 0:
+        raise ValueError(f"{name} contains negative values (min {data.min():g}); this kernel needs X >= 0")
+    return out
+
+
+def check_pair(X, Y=None, *, names=("X", "Y"), nonnegative=False, accept_sparse=False):
     """Validate ``X`` and an optional ``Y`` with the same feature count and a common dtype.
 
     When one is float32 and the other float64 both become float64. Returns ``(X, Y)`` with
-    ``Y is X`` when ``Y`` was ``None``.
+    ``Y is X`` when ``Y`` was ``None``. With ``accept_sparse``, when one of them is sparse both
+    are returned in CSR format (the dense one converted, never the other way round).
     """
-    X = check_array(X, names[0], nonnegative=nonnegative)
+    X = check_array(X, names[0], nonnegative=nonnegative, accept_sparse=accept_sparse)
     if Y is None:
         return X, X
-    Y = check_array(Y, names[1], nonnegative=nonnegative)
+    Y = check_array(Y, names[1], nonnegative=nonnegative, accept_sparse=accept_sparse)
+    if is_sparse(X) != is_sparse(Y):
+        import scipy.sparse as sp
+
+        X, Y = (sp.csr_matrix(A) if not is_sparse(A) else A for A in (X, Y))
     if X.shape[1] != Y.shape[1]:
         raise ValueError(
             f"{names[0]} has {X.shape[1]} features but {names[1]} has {Y.shape[1]}; "

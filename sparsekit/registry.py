@@ -250,9 +250,17 @@ class Registry:
     def get(self, family: str, name_or_object, **params):
         """Build the component ``name`` of ``family`` with ``params``.
 
-        A component object (not a string) is returned as is when no params are given.
+        A component object (not a string) is returned as is when no params are given; for
+        kernels a plain function ``k(X, Y) -> Gram`` is wrapped in a ``CallableKernel``.
+        ``None``, numbers, classes and objects without the family's method raise ``TypeError``.
         """
         if not isinstance(name_or_object, str):
+            fam = self._check_family(family)
+            if fam == "kernel" and _is_function(name_or_object):
+                from .kernels.base import CallableKernel
+
+                return CallableKernel(name_or_object, dict(params) if params else None)
+            _check_component_object(fam, name_or_object)
             if params:
                 raise TypeError(
                     f"parameters {sorted(params)} can only be given with a {family} name, "
@@ -278,6 +286,37 @@ class Registry:
     def names(self, family: str) -> list[str]:
         """The canonical names of one family."""
         return [info.name for info in self.list(family)]
+
+
+_REQUIRED_METHOD = {"kernel": "__call__", "sampler": "sample", "solver": "solve"}
+
+
+def _is_function(obj) -> bool:
+    """A plain function (not a component object), e.g. a kernel ``k(X, Y) -> Gram``."""
+    import functools
+    import inspect
+
+    return (inspect.isfunction(obj) or inspect.isbuiltin(obj) or inspect.ismethod(obj)
+            or isinstance(obj, functools.partial))
+
+
+def _check_component_object(family: str, obj) -> None:
+    """A ``TypeError`` saying what is expected when ``obj`` cannot be a ``family`` component."""
+    method = _REQUIRED_METHOD.get(family)
+    if family == "kernel":
+        what = "a registered kernel name (str), a kernel object or a function k(X, Y) -> Gram"
+    else:
+        what = f"a registered {family} name (str) or a {family} object" + (
+            f" with {method}(...)" if method else "")
+    if obj is None or isinstance(obj, (int, float, complex)):
+        raise TypeError(f"{family} must be {what}; got {obj!r}")
+    if isinstance(obj, type):
+        raise TypeError(
+            f"{family} must be {what}; got the class {obj.__name__}: pass an instance, "
+            f"e.g. {obj.__name__}()"
+        )
+    if method and not callable(getattr(obj, method, None)):
+        raise TypeError(f"{family} must be {what}; got {type(obj).__name__}")
 
 
 def _check_params_accepted(info: ComponentInfo, params: dict) -> None:

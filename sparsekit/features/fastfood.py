@@ -14,7 +14,8 @@ norms of Gaussian rows, so each [V x]_j ~ N(0, ‖x‖² / sigma²) exactly, as 
 frequency: E[phi(x)ᵀ phi(z)] = exp(-‖x - z‖² / (2 sigma²)) (unbiased, tested). In the gamma form
 of :mod:`sparsekit.kernels.rbf`, 1 / sigma² = 2 gamma.
 
-The ``n_components / 2`` frequencies are the first rows of ceil(n_components / (2 d')) stacked
+An odd ``n_components`` adds one offset cosine (see :class:`RandomFourierFeatures`). The
+frequencies are the first rows of ceil(n_components / (2 d')) stacked
 blocks (the rows of a block are exchangeable, so the last block may be cut). Only the Gaussian
 kernel is provided (the construction relies on the spherical symmetry of its spectral density).
 """
@@ -22,14 +23,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._base import ParamsMixin
-from .._validation import check_array, check_random_state
+from .._base import ParamsMixin, TransformerMixin
+from .._validation import check_random_state
 from . import _cpu
-from ._common import block_rows, check_even_components, check_fitted, check_n_features
-from .rff import resolve_shift_invariant
+from ._common import block_rows, check_n_components, fourier_features_into, n_frequencies
+from .rff import draw_offset, resolve_shift_invariant
 
 
-class Fastfood(ParamsMixin):
+class Fastfood(TransformerMixin, ParamsMixin):
     """Fastfood random features of the RBF kernel exp(-gamma ‖x − z‖²).
 
     Parameters
@@ -38,15 +39,20 @@ class Fastfood(ParamsMixin):
         Default 1 / n_features.
     sigma : float > 0, optional
         Bandwidth instead of gamma: gamma = 1 / (2 sigma^2).
-    n_components : even int, default 100
-        Output width: ``n_components / 2`` frequencies, each giving a cos and a sin feature.
+    n_components : int >= 1, default 100
+        Output width: ``n_components // 2`` frequencies each give a cos and a sin feature; an
+        odd width adds one offset cosine sqrt(2) cos(vᵀx + b), b ~ U[0, 2 pi) (unbiased).
     random_state : None, int or numpy Generator
 
     Attributes
     ----------
     gamma_ : float
     n_features_in_ : int
+    feature_names_in_ : ndarray of str (DataFrame input with string column names only)
     n_frequencies_ : int
+        ceil(n_components / 2).
+    random_offset_ : float or None
+        b of the offset cosine (odd ``n_components`` only).
     padded_dim_ : int
         d' = smallest power of two >= n_features.
     signs_, gaussians_, scales_ : ndarrays of shape (n_blocks, d')
@@ -54,21 +60,27 @@ class Fastfood(ParamsMixin):
     permutations_ : int64 ndarray of shape (n_blocks, d')
     """
 
+    _fitted_attribute = "scales_"
+
     def __init__(self, gamma=None, sigma=None, n_components=100, random_state=None):
         self.gamma = gamma
         self.sigma = sigma
         self.n_components = n_components
         self.random_state = random_state
 
+    @property
+    def _n_features_out(self):
+        return self.n_components_
+
     def fit(self, X, y=None):
         """Draw the diagonal factors and permutations for the dimension of ``X``; returns self."""
-        X = check_array(X, "X")
-        n_components = check_even_components(self.n_components)
+        X = self._validate_input(X, reset=True)
+        n_components = check_n_components(self.n_components)
         _, gamma = resolve_shift_invariant("rbf", self.gamma, self.sigma, X)
         rng = check_random_state(self.random_state)
         d = X.shape[1]
         d_pad = 1 << max(0, int(np.ceil(np.log2(d))))
-        s = n_components // 2
+        s = n_frequencies(n_components)
         n_blocks = -(-s // d_pad)
         signs = rng.choice(np.array([-1.0, 1.0]), size=(n_blocks, d_pad))
         perms = np.argsort(rng.random((n_blocks, d_pad)), axis=1).astype(np.int64)
@@ -78,8 +90,9 @@ class Fastfood(ParamsMixin):
         scales = np.sqrt(2.0 * gamma) * chi / (g_norm * np.sqrt(d_pad))
         dt = X.dtype
         self.gamma_ = gamma
-        self.n_features_in_ = d
+        self.n_components_ = n_components
         self.n_frequencies_ = s
+        self.random_offset_ = draw_offset(n_components, rng)
         self.padded_dim_ = d_pad
         self.signs_ = np.ascontiguousarray(signs, dtype=dt)
         self.permutations_ = np.ascontiguousarray(perms)
@@ -88,10 +101,9 @@ class Fastfood(ParamsMixin):
         return self
 
     def project(self, X):
-        """The projections V x of every row (shape (n_samples, n_components / 2))."""
-        check_fitted(self, "scales_")
-        X = check_array(X, "X")
-        check_n_features(self, X)
+        """The projections V x of every row (shape (n_samples, n_frequencies_))."""
+        self._check_is_fitted()
+        X = self._validate_input(X, reset=False)
         out = np.empty((X.shape[0], self.n_frequencies_), dtype=X.dtype)
         self._project_into(X, out)
         return out
@@ -104,20 +116,18 @@ class Fastfood(ParamsMixin):
 
     def transform(self, X):
         """Feature map phi(X), shape (n_samples, n_components), dtype of ``X``."""
-        check_fitted(self, "scales_")
-        X = check_array(X, "X")
-        check_n_features(self, X)
-        n, s = X.shape[0], self.n_frequencies_
-        out = np.empty((n, 2 * s), dtype=X.dtype)
-        scale = X.dtype.type(1.0 / np.sqrt(s))
-        step = block_rows(n, s, X.dtype.itemsize)
-        P = np.empty((min(n, step), s), dtype=X.dtype)
+        self._check_is_fitted()
+        Xv = self._validate_input(X, reset=False)
+        n, s = Xv.shape[0], self.n_frequencies_
+        out = np.empty((n, self.n_components_), dtype=Xv.dtype)
+        step = block_rows(n, s, Xv.dtype.itemsize)
+        P = np.empty((min(n, step), s), dtype=Xv.dtype)
         for r0 in range(0, n, step):
             r1 = min(n, r0 + step)
             Pb = P[: r1 - r0]
-            self._project_into(X[r0:r1], Pb)
-            _cpu.cos_sin_inplace(Pb, scale, out[r0:r1])
-        return out
+            self._project_into(Xv[r0:r1], Pb)
+            fourier_features_into(Pb, self.n_components_, self.random_offset_, out[r0:r1])
+        return self._wrap_output(out, X)
 
     def fit_transform(self, X, y=None):
         """``fit(X).transform(X)``."""

@@ -23,21 +23,24 @@ Decisions:
   are equal, not just equal up to a rotation.
 - Sampler weights (``Landmarks.weights``) do not enter the map: scaling the columns of K_{X,S}
   by any invertible diagonal W leaves K_{X,S} W (W K_S W)⁺ W K_{S,X} unchanged.
-- ``n_components`` larger than the number of samples is an error (scikit-learn warns and
-  clips).
+- ``n_components`` larger than the number of samples warns and uses every sample as a
+  landmark (scikit-learn's behaviour).
+- Vector input may be NumPy, pandas or ``scipy.sparse`` (the landmarks ``components_`` then
+  stay sparse and K(x, S) is computed by the kernel's sparse path, never densifying X).
 """
 from __future__ import annotations
 
 import copy
 import numbers
+import warnings
 
 import numpy as np
 
-from .._base import ParamsMixin
-from .._validation import check_option, check_random_state, check_scalar
+from .._base import ParamsMixin, TransformerMixin
+from .._validation import check_option, check_random_state, check_scalar, is_sparse
+from ..kernels.base import PrecomputedKernel, as_kernel_object
 from ..registry import default_registry
 from . import _nystrom_cuda
-from ._common import check_fitted, check_n_features
 
 NORMS = ("fro", "spectral", "trace")
 
@@ -61,6 +64,13 @@ def _resolve(registry, family, spec, params):
     if spec is None:
         raise TypeError(f"{family} must be a registered {family} name or a {family} object, got None")
     return copy.deepcopy(spec)
+
+
+def _rows(kernel, Xp, r0, r1):
+    """Rows ``r0:r1`` of prepared data (arrays and sparse matrices slice, graphs are taken)."""
+    if isinstance(Xp, np.ndarray) or is_sparse(Xp):
+        return Xp[r0:r1]
+    return kernel.take(Xp, np.arange(r0, r1))
 
 
 def _graph_samplers(registry) -> list[str]:
@@ -117,19 +127,26 @@ def inverse_sqrt_map(K_S, rank=None, eigen_floor=None, eigh=None):
     return np.ascontiguousarray(M, dtype=dtype), evals, floor
 
 
-class Nystroem(ParamsMixin):
+class Nystroem(TransformerMixin, ParamsMixin):
     """Nyström approximation of a kernel feature map, with landmarks from a named sampler.
 
     Parameters
     ----------
-    kernel : str or kernel object, default "rbf"
-        A registered kernel name (``kernel_params`` are passed to its factory) or a kernel
-        object (copied at ``fit``). Graph kernels take a sequence of graphs as ``X``.
+    kernel : str, kernel object or callable, default "rbf"
+        A registered kernel name (``kernel_params`` are passed to its factory), a kernel
+        object (copied at ``fit``) or a function ``k(A, B, **kernel_params)`` returning the
+        Gram block of two row blocks (see :class:`~sparsekit.kernels.base.CallableKernel`).
+        Graph kernels take a sequence of graphs as ``X``. ``"precomputed"``: ``fit`` takes the
+        square Gram matrix of the training samples, ``transform`` the kernel between new samples
+        (rows) and the training samples (columns), as scikit-learn's ``Nystroem``; landmarks
+        are training samples, chosen by any sampler that accepts graphs (those that reach the
+        samples only through the kernel).
     sampler : str or sampler object, default "uniform"
         A registered landmark sampler name (``sampler_params`` are passed to its factory) or
         an object with ``sample(X, kernel, n_landmarks, random_state)``.
     n_components : int, default 100
-        Number of landmarks to ask the sampler for (1 <= n_components <= n_samples).
+        Number of landmarks to ask the sampler for; above the number of samples it warns and
+        uses n_samples.
     kernel_params, sampler_params : dict, optional
         Keyword parameters of the named kernel / sampler, e.g. ``{"gamma": 0.5}``.
     rank : int, optional
@@ -153,6 +170,7 @@ class Nystroem(ParamsMixin):
     normalization_ : array of shape (k, n_components_): phi(x) = K(x, S) @ normalization_
     n_components_ : int, output width
     n_features_in_ : int (vector data only)
+    feature_names_in_ : ndarray of str (DataFrame input with string column names only)
 
     Examples
     --------
@@ -161,6 +179,9 @@ class Nystroem(ParamsMixin):
     >>> Z = ny.fit_transform(X)                                          # doctest: +SKIP
     >>> ny.approximation_error(X, norm="fro")                            # doctest: +SKIP
     """
+
+    _fitted_attribute = "normalization_"
+    _accepts_sparse = True
 
     def __init__(self, kernel="rbf", sampler="uniform", n_components=100, kernel_params=None,
                  sampler_params=None, rank=None, eigen_floor=None, random_state=None):
@@ -182,8 +203,19 @@ class Nystroem(ParamsMixin):
     def _fit(self, X):
         """Fit on ``X`` and return it prepared by the kernel."""
         registry = default_registry()
-        kernel = _resolve(registry, "kernel", self.kernel, self.kernel_params)
+        kernel = as_kernel_object(self.kernel, registry, self.kernel_params)
+        if not isinstance(self.kernel, str):
+            kernel = copy.deepcopy(kernel)
         sampler = _resolve(registry, "sampler", self.sampler, self.sampler_params)
+        vectors = getattr(kernel, "accepts", "vectors") == "vectors"
+        precomputed = isinstance(kernel, PrecomputedKernel)
+        if vectors or precomputed:
+            X = self._validate_input(X, reset=True, accept_sparse=vectors)
+        if precomputed and X.shape[0] != X.shape[1]:
+            raise ValueError(
+                f"kernel='precomputed': fit takes the square Gram matrix of the training "
+                f"samples, K[i, j] = k(x_i, x_j); got shape {X.shape}"
+            )
         Xp = kernel.prepare(X)
         n = kernel.n_samples(Xp)
         if n == 0:
@@ -191,10 +223,13 @@ class Nystroem(ParamsMixin):
         m = check_scalar(self.n_components, "n_components", kind=numbers.Integral, low=1,
                          low_inclusive=True)
         if m > n:
-            raise ValueError(
-                f"n_components={m} is larger than the number of samples ({n}); choose "
-                f"n_components <= {n}"
+            warnings.warn(
+                f"n_components={m} is larger than the number of samples ({n}); using all "
+                f"{n} samples as landmarks (n_components_ = {n}), which evaluates the full "
+                "kernel matrix",
+                UserWarning, stacklevel=3,
             )
+            m = n
         rank = self.rank
         if rank is not None:
             rank = check_scalar(rank, "rank", kind=numbers.Integral, low=1, low_inclusive=True)
@@ -211,7 +246,8 @@ class Nystroem(ParamsMixin):
             raise ValueError(
                 f"sampler {getattr(sampler, 'name', type(sampler).__name__)!r} needs "
                 f"{' or '.join(accepts)} but kernel {getattr(kernel, 'name', '?')!r} takes "
-                f"{data_kind}.{hint}"
+                f"{'opaque samples (rows of a Gram matrix)' if precomputed else data_kind}."
+                f"{hint}"
             )
         kernel.fit(Xp)
         rng = check_random_state(self.random_state)
@@ -238,19 +274,20 @@ class Nystroem(ParamsMixin):
         self.eigenvalues_ = evals
         self.normalization_ = M
         self.n_components_ = M.shape[1]
-        if isinstance(Xp, np.ndarray) and Xp.ndim == 2:
-            self.n_features_in_ = Xp.shape[1]
-        else:
+        if not (vectors or precomputed):
             self.n_features_in_ = None
         return Xp
 
+    @property
+    def _n_features_out(self):
+        return self.n_components_
+
     # -- transform ---------------------------------------------------------------------------
     def _prepare(self, X):
-        check_fitted(self, "normalization_")
-        Xp = self.kernel_.prepare(X)
+        self._check_is_fitted()
         if self.n_features_in_ is not None:
-            check_n_features(self, Xp)
-        return Xp
+            X = self._validate_input(X, reset=False)
+        return self.kernel_.prepare(X)
 
     def _features(self, Xp):
         """phi of prepared data, computed in row blocks (one K(x, S) block alive at a time)."""
@@ -265,8 +302,7 @@ class Nystroem(ParamsMixin):
         out = None
         for r0 in range(0, n, step):
             r1 = min(n, r0 + step)
-            rows = Xp[r0:r1] if isinstance(Xp, np.ndarray) else kernel.take(Xp, np.arange(r0, r1))
-            Kb = np.asarray(kernel(rows, self.components_))
+            Kb = np.asarray(kernel(_rows(kernel, Xp, r0, r1), self.components_))
             if out is None:
                 dtype = np.result_type(Kb.dtype, M.dtype)
                 Mt = M.astype(dtype, copy=False)
@@ -276,11 +312,11 @@ class Nystroem(ParamsMixin):
 
     def transform(self, X):
         """phi(X) = K(X, S) @ normalization_, shape (n_samples, n_components_)."""
-        return self._features(self._prepare(X))
+        return self._wrap_output(self._features(self._prepare(X)), X)
 
     def fit_transform(self, X, y=None):
         """``fit(X).transform(X)`` (the data is validated and prepared once)."""
-        return self._features(self._fit(X))
+        return self._wrap_output(self._features(self._fit(X)), X)
 
     # -- quality -----------------------------------------------------------------------------
     def approximation_error(self, X, norm="fro", n_eval=10_000, relative=False,
@@ -333,8 +369,7 @@ class Nystroem(ParamsMixin):
         starts = list(range(0, n_e, step))
 
         def rows_of(r0):
-            r1 = min(n_e, r0 + step)
-            return E[r0:r1] if isinstance(E, np.ndarray) else kernel.take(E, np.arange(r0, r1))
+            return _rows(kernel, E, r0, min(n_e, r0 + step))
 
         def gram_block(r0):
             return np.asarray(kernel(rows_of(r0), E), dtype=np.float64)

@@ -21,13 +21,13 @@ Spectral densities, in the parameterisation of :mod:`sparsekit.kernels.rbf`:
 """
 from __future__ import annotations
 
+import copy
 
 import numpy as np
 
-from .._base import ParamsMixin
-from .._validation import check_array, check_option, check_random_state, check_scalar
-from . import _cpu
-from ._common import block_rows, check_even_components, check_fitted, check_n_features
+from .._base import ParamsMixin, TransformerMixin
+from .._validation import check_option, check_random_state, check_scalar
+from ._common import block_rows, check_n_components, fourier_features_into, n_frequencies
 
 KERNELS = ("rbf", "laplacian")
 _ALIASES = {"gaussian": "rbf", "laplace": "laplacian"}
@@ -36,23 +36,25 @@ _ALIASES = {"gaussian": "rbf", "laplace": "laplacian"}
 def resolve_shift_invariant(kernel, gamma, sigma, X) -> tuple[str, float]:
     """``(name, gamma)`` of an RBF or Laplacian kernel given by name or as a kernel object.
 
-    A kernel object brings its own gamma (a bandwidth rule is resolved on ``X``); giving
-    ``gamma``/``sigma`` as well is an error. For a name, ``gamma`` wins, then ``sigma``
-    (rbf: gamma = 1 / (2 sigma^2); laplacian: gamma = 1 / sigma), then 1 / n_features.
+    A kernel object brings its own gamma (a bandwidth rule is resolved on ``X`` by fitting a
+    copy: the object itself is left unchanged); giving ``gamma``/``sigma`` as well is an error.
+    For a name, ``gamma`` wins, then ``sigma`` (rbf: gamma = 1 / (2 sigma^2); laplacian:
+    gamma = 1 / sigma), then 1 / n_features.
     """
     d = X.shape[1]
     if not isinstance(kernel, str):
         name = getattr(kernel, "name", None)
-        if name not in KERNELS:
-            raise ValueError(
-                f"kernel must be one of {list(KERNELS)} (a name or a sparsekit RBF/Laplacian "
-                f"kernel object), got {kernel!r}"
+        if isinstance(kernel, type) or name not in KERNELS or not hasattr(kernel, "prepare"):
+            raise TypeError(
+                f"kernel must be one of {list(KERNELS)} or a sparsekit RBFKernel / "
+                f"LaplacianKernel object (random Fourier features need the kernel's spectral "
+                f"density; use Nystroem for other kernels and functions), got {kernel!r}"
             )
         if gamma is not None or sigma is not None:
             raise ValueError("give gamma/sigma either to the kernel object or here, not both")
         if name == "rbf":
             if getattr(kernel, "bandwidth", None) is not None and kernel.gamma_ is None:
-                kernel.fit(X)
+                kernel = copy.deepcopy(kernel).fit(X)
             return name, float(kernel.effective_gamma(d))
         return name, float(kernel._gamma(d))
     key = kernel.strip().lower().replace("_", "-")
@@ -74,31 +76,45 @@ def draw_frequencies(name: str, gamma: float, d: int, s: int, rng) -> np.ndarray
     return gamma * rng.standard_cauchy(size=(d, s))
 
 
-class RandomFourierFeatures(ParamsMixin):
+def draw_offset(n_components: int, rng) -> float | None:
+    """The phase of the single offset cosine of an odd width (drawn after the frequencies)."""
+    return float(rng.uniform(0.0, 2.0 * np.pi)) if n_components % 2 else None
+
+
+class RandomFourierFeatures(TransformerMixin, ParamsMixin):
     """Random Fourier feature map of the RBF or Laplacian kernel.
 
     Parameters
     ----------
     kernel : {"rbf", "laplacian"} or kernel object, default "rbf"
         ``"gaussian"`` and ``"laplace"`` are aliases. A sparsekit ``RBFKernel`` /
-        ``LaplacianKernel`` object may be given instead (its gamma is used).
+        ``LaplacianKernel`` object may be given instead (its gamma is used; a bandwidth rule
+        is resolved on the training data by a copy, the object is not modified).
     gamma : float > 0, optional
         Kernel parameter (see the module docstring); default 1 / n_features.
     sigma : float > 0, optional
         Bandwidth instead of gamma: rbf gamma = 1 / (2 sigma^2), laplacian gamma = 1 / sigma.
-    n_components : even int, default 100
-        Number of output features: ``n_components / 2`` random frequencies, each giving a cos
+    n_components : int >= 1, default 100
+        Number of output features: ``n_components // 2`` random frequencies each give a cos
         and a sin feature (scikit-learn's ``RBFSampler`` uses one cos with a random offset per
-        feature instead; both are unbiased, the pair has lower variance).
+        feature instead; both are unbiased, the pair has lower variance). An odd width adds one
+        offset cosine sqrt(2) cos(wᵀx + b), b ~ U[0, 2 pi), which keeps the map unbiased.
     random_state : None, int or numpy Generator
+
+    Input may be a NumPy array, a pandas DataFrame or a ``scipy.sparse`` matrix (the
+    projection is a sparse-dense product; nothing is densified).
 
     Attributes
     ----------
-    random_weights_ : ndarray of shape (n_features, n_components // 2)
-        The frequencies w_j as columns (dtype of the training data).
+    random_weights_ : ndarray of shape (n_features, ceil(n_components / 2))
+        The frequencies w_j as columns (dtype of the training data); the last one is the
+        offset cosine's when ``n_components`` is odd.
+    random_offset_ : float or None
+        b of the offset cosine (odd ``n_components`` only).
     gamma_ : float
     kernel_ : str
     n_features_in_ : int
+    feature_names_in_ : ndarray of str (DataFrame input with string column names only)
     n_frequencies_ : int
 
     Examples
@@ -108,6 +124,9 @@ class RandomFourierFeatures(ParamsMixin):
     >>> K_approx = Z @ Z.T                # ≈ exp(-0.5 ||x - z||^2)    # doctest: +SKIP
     """
 
+    _fitted_attribute = "random_weights_"
+    _accepts_sparse = True
+
     def __init__(self, kernel="rbf", gamma=None, sigma=None, n_components=100, random_state=None):
         self.kernel = kernel
         self.gamma = gamma
@@ -115,38 +134,41 @@ class RandomFourierFeatures(ParamsMixin):
         self.n_components = n_components
         self.random_state = random_state
 
+    @property
+    def _n_features_out(self):
+        return self.n_components_
+
     def fit(self, X, y=None):
         """Draw the frequencies for the dimension of ``X``; returns self."""
-        X = check_array(X, "X")
-        n_components = check_even_components(self.n_components)
+        X = self._validate_input(X, reset=True)
+        n_components = check_n_components(self.n_components)
         name, gamma = resolve_shift_invariant(self.kernel, self.gamma, self.sigma, X)
         rng = check_random_state(self.random_state)
-        s = n_components // 2
+        s = n_frequencies(n_components)
         W = draw_frequencies(name, gamma, X.shape[1], s, rng)
         self.kernel_ = name
         self.gamma_ = gamma
-        self.n_features_in_ = X.shape[1]
+        self.n_components_ = n_components
         self.n_frequencies_ = s
+        self.random_offset_ = draw_offset(n_components, rng)
         self.random_weights_ = np.ascontiguousarray(W, dtype=X.dtype)
         return self
 
     def transform(self, X):
         """Feature map phi(X), shape (n_samples, n_components), dtype of ``X``."""
-        check_fitted(self, "random_weights_")
-        X = check_array(X, "X")
-        check_n_features(self, X)
+        self._check_is_fitted()
+        Xv = self._validate_input(X, reset=False)
         W = self.random_weights_
-        if W.dtype != X.dtype:
-            W = W.astype(X.dtype)
-        n, s = X.shape[0], W.shape[1]
-        out = np.empty((n, 2 * s), dtype=X.dtype)
-        scale = X.dtype.type(1.0 / np.sqrt(s))
-        step = block_rows(n, s, X.dtype.itemsize)
+        if W.dtype != Xv.dtype:
+            W = W.astype(Xv.dtype)
+        n, s = Xv.shape[0], W.shape[1]
+        out = np.empty((n, self.n_components_), dtype=Xv.dtype)
+        step = block_rows(n, s, Xv.dtype.itemsize)
         for r0 in range(0, n, step):
             r1 = min(n, r0 + step)
-            P = X[r0:r1] @ W  # GEMM through BLAS
-            _cpu.cos_sin_inplace(P, scale, out[r0:r1])
-        return out
+            P = np.ascontiguousarray(Xv[r0:r1] @ W, dtype=Xv.dtype)  # GEMM through BLAS
+            fourier_features_into(P, self.n_components_, self.random_offset_, out[r0:r1])
+        return self._wrap_output(out, X)
 
     def fit_transform(self, X, y=None):
         """``fit(X).transform(X)``."""

@@ -6,11 +6,22 @@ A kernel is a callable object::
     d = kernel.diag(X)          # k(x_i, x_i), shape (len(X),)
     for rows, block in kernel.blocks(X, Y, max_memory=2**26): ...   # streamed row blocks
 
-Data-dependent parameters (bandwidth rules) are set by ``fit(X)``; a kernel with such a rule that
-was never fitted fits itself on the first ``X`` it is called with.
+Data-dependent parameters (bandwidth rules) are set by ``fit(X)`` only. A kernel with such a rule
+that was never fitted computes them, for each call, from that call's reference points (``Y``, or
+``X`` when ``Y`` is omitted) and stores nothing: the result does not depend on the order of
+calls and concurrent calls from several threads are safe. Estimators fit their kernel on the
+training data.
+
+Vector kernels accept ``scipy.sparse`` input (CSR, CSC or any format, converted to CSR).
+Linear, polynomial, RBF and Laplacian kernels work on the sparse rows directly (they visit only
+the pairs of non-zeros that share a column, :mod:`sparsekit.kernels._sparse_cpu`); kernels
+without a sparse path
+(the chi2 kernels) densify one row block of ``X`` and one row tile of ``Y`` at a time (at most
+``SPARSE_TILE_BYTES`` each), never the whole matrix.
 """
 from __future__ import annotations
 
+import copy
 import threading
 import warnings
 from abc import ABC, abstractmethod
@@ -18,7 +29,7 @@ from abc import ABC, abstractmethod
 import numpy as np
 
 from .._base import ParamsMixin
-from .._validation import check_option, check_pair, check_array, check_scalar
+from .._validation import check_array, check_option, check_pair, check_scalar, is_sparse
 
 BACKENDS = ("auto", "cpu", "cuda")
 
@@ -26,6 +37,10 @@ BACKENDS = ("auto", "cpu", "cuda")
 #: kernels write their blocks in place into the output, so blocks only bound the working set;
 #: large blocks avoid switching between BLAS and Numba thread pools many times.
 DEFAULT_BLOCK_BYTES = 256 * 2**20
+
+#: Largest dense copy of sparse rows made by the kernels without a sparse formula (one row
+#: block of X and one row tile of Y, each at most this many bytes).
+SPARSE_TILE_BYTES = 32 * 2**20
 
 
 def cuda_usable() -> bool:
@@ -173,12 +188,21 @@ class VectorKernel(Kernel):
     nonnegative = False
     #: a ``@cuda.jit`` path exists
     has_cuda = False
+    #: ``_prepare``/``_fill``/``_diag`` take CSR input directly (otherwise sparse rows are
+    #: densified tile by tile)
+    sparse_native = False
+
+    def prepare(self, X):
+        return check_array(X, "X", nonnegative=self.nonnegative, accept_sparse=True)
 
     def _validate(self, X, Y):
-        return check_pair(X, Y, nonnegative=self.nonnegative)
+        return check_pair(X, Y, nonnegative=self.nonnegative, accept_sparse=True)
 
-    def _ensure_fitted(self, X):
-        """Hook for kernels with data-dependent parameters."""
+    def _resolved(self, X, Y):
+        """The kernel to evaluate ``k(X, Y)`` with: ``self``, or (kernels with data-dependent
+        parameters that were never fitted) a copy with those parameters computed for this call.
+        Never modifies ``self``, so concurrent calls are safe."""
+        return self
 
     def _prepare(self, X, Y, same):
         return None
@@ -202,7 +226,7 @@ class VectorKernel(Kernel):
         self._check_params()
         same = Y is None
         X, Y = self._validate(X, Y)
-        self._ensure_fitted(X)
+        kernel = self._resolved(X, None if same else Y)
         n, m = X.shape[0], Y.shape[0]
         if out is None:
             out = np.empty((n, m), dtype=X.dtype)
@@ -213,7 +237,7 @@ class VectorKernel(Kernel):
                 f"{getattr(out, 'dtype', type(out))} {getattr(out, 'shape', '')}"
             )
         step = _block_rows(n, m, X.dtype.itemsize, max_memory)
-        fill = self._block_filler(X, Y, same, step)
+        fill = kernel._block_filler(X, Y, same, step)
         for r0 in range(0, n, step):
             r1 = min(n, r0 + step)
             fill(r0, r1, out[r0:r1])
@@ -228,10 +252,10 @@ class VectorKernel(Kernel):
         self._check_params()
         same = Y is None
         X, Y = self._validate(X, Y)
-        self._ensure_fitted(X)
+        kernel = self._resolved(X, None if same else Y)
         n, m = X.shape[0], Y.shape[0]
         step = _block_rows(n, m, X.dtype.itemsize, max_memory)
-        fill = self._block_filler(X, Y, same, step)
+        fill = kernel._block_filler(X, Y, same, step)
         for r0 in range(0, n, step):
             r1 = min(n, r0 + step)
             yield slice(r0, r1), fill(r0, r1, np.empty((r1 - r0, m), dtype=X.dtype))
@@ -239,9 +263,8 @@ class VectorKernel(Kernel):
     def diag(self, X):
         """``k(x_i, x_i)`` for every row of ``X`` (O(n d), no Gram matrix)."""
         self._check_params()
-        X = check_array(X, "X", nonnegative=self.nonnegative)
-        self._ensure_fitted(X)
-        return self._diag(X)
+        X = check_array(X, "X", nonnegative=self.nonnegative, accept_sparse=True)
+        return self._resolved(X, None)._diag(X)
 
     @abstractmethod
     def _fill(self, Xb, Y, ctx, out, row0, same):
@@ -258,8 +281,13 @@ class VectorKernel(Kernel):
         (``backend`` resolved to ``"cuda"``) ``Y`` stays on the device across blocks and the
         device holds at most ``block_rows`` output rows at a time.
         """
-        backend = resolve_backend(getattr(self, "backend", "cpu"), self.has_cuda, self.name,
-                                  entries=X.shape[0] * Y.shape[0])
+        if is_sparse(X):
+            if not self.sparse_native:
+                return self._sparse_tile_filler(X, Y)
+            backend = "cpu"
+        else:
+            backend = resolve_backend(getattr(self, "backend", "cpu"), self.has_cuda, self.name,
+                                      entries=X.shape[0] * Y.shape[0])
         if backend == "cuda":
             from . import _cuda
 
@@ -276,6 +304,220 @@ class VectorKernel(Kernel):
                 return out
         return fill
 
+    def _sparse_tile_filler(self, X, Y):
+        """``fill`` for sparse ``X``/``Y`` and a kernel without a sparse formula: the dense
+        ``_fill`` on tiles of densified rows (at most ``SPARSE_TILE_BYTES`` each)."""
+        d, m = X.shape[1], Y.shape[0]
+        tile = int(max(1, SPARSE_TILE_BYTES // max(1, d * X.dtype.itemsize)))
+
+        def fill(r0, r1, out):
+            for a0 in range(r0, r1, tile):
+                a1 = min(r1, a0 + tile)
+                Xb = X[a0:a1].toarray()
+                for c0 in range(0, m, tile):
+                    c1 = min(m, c0 + tile)
+                    Yt = Y[c0:c1].toarray()
+                    part = np.empty((a1 - a0, c1 - c0), dtype=X.dtype)
+                    self._fill(Xb, Yt, self._prepare(Xb, Yt, False), part, 0, False)
+                    out[a0 - r0:a1 - r0, c0:c1] = part
+            return out
+        return fill
+
     def _cuda_entries(self, X):  # pragma: no cover - only kernels with has_cuda
         """``(kernel of _cuda, scalar arguments cast to X's dtype)`` of the GPU path."""
         raise ValueError(f"{self.name} has no CUDA implementation")
+
+
+def row_sq_norms(X):
+    """``||x_i||^2`` for every row of a dense or CSR ``X`` (dtype of ``X``)."""
+    if is_sparse(X):
+        return np.asarray(X.multiply(X).sum(axis=1), dtype=X.dtype).ravel()
+    return np.einsum("ij,ij->i", X, X)
+
+
+def cross_products(Xb, Y, out):
+    """``out = Xb @ Y.T`` for dense or CSR inputs (CSR: straight into the dense ``out``)."""
+    if is_sparse(Xb):
+        from ._sparse_cpu import csr_inner_products
+
+        csr_inner_products(Xb, Y, out)
+    else:
+        np.dot(Xb, Y.T, out=out)
+    return out
+
+
+class CallableKernel(VectorKernel):
+    """A user function ``func(X, Y, **params) -> Gram block`` as a sparsekit kernel.
+
+    The function receives two validated 2-D arrays (dense, or both CSR when the input is
+    sparse) and must return their Gram block of shape ``(len(X), len(Y))``. It is called on row
+    blocks of ``X`` (``max_memory``), never on pairs of single rows: scikit-learn's
+    ``pairwise_kernels(metric=callable)`` calls the function once per pair of rows instead.
+    ``diag`` evaluates it on row blocks against themselves and keeps the diagonals.
+
+    Parameters
+    ----------
+    func : callable
+    params : dict, optional
+        Keyword arguments passed to every call of ``func``.
+    """
+
+    name = "callable"
+    sparse_native = True
+
+    def __init__(self, func, params=None):
+        self.func = func
+        self.params = params
+        self._check_params()
+
+    def _check_params(self):
+        super()._check_params()
+        if not callable(self.func) or isinstance(self.func, type):
+            raise TypeError(
+                "func must be a function k(X, Y) -> Gram matrix, got "
+                f"{self.func!r} ({type(self.func).__name__})"
+            )
+        if self.params is not None and not isinstance(self.params, dict):
+            raise TypeError(f"params must be a dict of keyword arguments, got {self.params!r}")
+
+    def _evaluate(self, A, B):
+        K = self.func(A, B, **(self.params or {}))
+        K = K.toarray() if is_sparse(K) else np.asarray(K)
+        shape = (A.shape[0], B.shape[0])
+        if K.shape != shape:
+            raise ValueError(
+                f"kernel function {getattr(self.func, '__name__', self.func)!r} returned shape "
+                f"{K.shape} for inputs of {shape[0]} and {shape[1]} rows; it must return the "
+                f"Gram block of shape {shape}"
+            )
+        if K.dtype.kind not in "biuf":
+            raise TypeError(f"kernel function returned dtype {K.dtype}; it must return real numbers")
+        return K
+
+    def _fill(self, Xb, Y, ctx, out, row0, same):
+        out[...] = self._evaluate(Xb, Y)
+
+    def _diag(self, X):
+        n = X.shape[0]
+        out = np.empty(n, dtype=X.dtype)
+        step = 256
+        for r0 in range(0, n, step):
+            Xb = X[r0:r0 + step]
+            out[r0:r0 + Xb.shape[0]] = np.diagonal(self._evaluate(Xb, Xb))
+        return out
+
+
+def as_kernel_object(kernel, registry=None, params=None):
+    """A kernel object from a registered name, ``"precomputed"``, a kernel object or a function.
+
+    ``"precomputed"`` gives a :class:`PrecomputedKernel`. A name is built through ``registry`` with ``params``; a function ``k(X, Y) -> Gram``
+    becomes a :class:`CallableKernel` (``params`` passed to each call); a kernel object is
+    returned as is. Anything else (``None``, a number, a class instead of an instance) raises a
+    ``TypeError`` that says what is expected.
+    """
+    if isinstance(kernel, str):
+        if kernel.strip().lower() == "precomputed":
+            if params:
+                raise TypeError("kernel_params cannot be given with kernel='precomputed'")
+            return PrecomputedKernel()
+        if registry is None:
+            from ..registry import default_registry
+
+            registry = default_registry()
+        return registry.get("kernel", kernel, **dict(params or {}))
+    if isinstance(kernel, type):
+        raise TypeError(
+            f"kernel must be a kernel name, a kernel object or a function k(X, Y) -> Gram; got "
+            f"the class {kernel.__name__}: pass an instance, e.g. {kernel.__name__}()"
+        )
+    if isinstance(kernel, Kernel) or (callable(kernel) and hasattr(kernel, "prepare")):
+        if params:
+            raise TypeError(
+                "kernel_params can only be given with a kernel name or a function, not with a "
+                f"{type(kernel).__name__} object (configure the object itself)"
+            )
+        return kernel
+    if callable(kernel):
+        return CallableKernel(kernel, dict(params) if params else None)
+    raise TypeError(
+        "kernel must be a registered kernel name (str), a sparsekit kernel object or a "
+        f"function k(X, Y) -> Gram matrix; got {kernel!r} ({type(kernel).__name__})"
+    )
+
+
+class PrecomputedRows:
+    """Rows of a precomputed Gram matrix: ``K`` (n_rows, n_train) and, per row, the position of
+    that sample in the training set (``-1`` for a sample outside it).
+
+    Slicing and integer indexing select rows (as for an array of samples), so samplers and
+    estimators handle them through the kernel protocol (``take``, ``n_samples``).
+    """
+
+    def __init__(self, K, index):
+        self.K = K
+        self.index = index
+
+    @property
+    def shape(self):
+        return self.K.shape
+
+    @property
+    def dtype(self):
+        return self.K.dtype
+
+    def __len__(self):
+        return self.K.shape[0]
+
+    def __getitem__(self, rows):
+        return PrecomputedRows(self.K[rows], self.index[rows])
+
+
+class PrecomputedKernel(Kernel):
+    """A Gram matrix given instead of data (scikit-learn's ``kernel="precomputed"``).
+
+    ``prepare(K)`` reads a square K as the Gram matrix of the training samples with themselves
+    (``K[i, j] = k(x_i, x_j)``), and a K of another shape as the kernel between new samples
+    (rows) and the training samples (columns). ``kernel(A, B)`` returns the columns of A at the
+    training positions of the rows of B, so B must be training samples (landmarks are);
+    ``diag`` needs training samples too. The samples are opaque (rows, not vectors): the
+    samplers that take them are those that reach samples only through the kernel, the ones that
+    accept graphs.
+    """
+
+    name = "precomputed"
+    accepts = "graphs"
+
+    def prepare(self, X):
+        if isinstance(X, PrecomputedRows):
+            return X
+        K = check_array(X, "X")
+        n, m = K.shape
+        index = np.arange(n) if n == m else np.full(n, -1)
+        return PrecomputedRows(K, index)
+
+    def take(self, X, indices):
+        return X[np.asarray(indices, dtype=np.intp)]
+
+    def n_samples(self, X) -> int:
+        return len(X)
+
+    def _training(self, B, what):
+        B = self.prepare(B)
+        if B.index.size and B.index.min() < 0:
+            raise ValueError(
+                f"kernel='precomputed': {what} must be training samples (rows of the square "
+                "training Gram matrix); a precomputed kernel only knows k(x, x_j) for training "
+                "points x_j"
+            )
+        return B
+
+    def __call__(self, X, Y=None):
+        A = self.prepare(X)
+        B = A if Y is None else self._training(Y, "the second argument")
+        if Y is None:
+            B = self._training(A, "X")
+        return np.ascontiguousarray(A.K[:, B.index])
+
+    def diag(self, X):
+        A = self._training(X, "X")
+        return A.K[np.arange(len(A)), A.index]

@@ -1,101 +1,157 @@
-"""``SparseCoder``: a scikit-learn-style estimator around a registered sparse solver.
+"""``SparseCoder``: scikit-learn's ``SparseCoder`` contract around a registered sparse solver.
 
-Layout follows the solvers (and scikit-learn's ``orthogonal_mp``), not scikit-learn's
-``SparseCoder``: the dictionary ``D`` is ``(n_features, n_atoms)`` with atoms as columns and the
-signals are the columns of ``Y``; ``transform(Y)`` returns codes ``(n_atoms, n_signals)``.
+Layout, as scikit-learn's ``SparseCoder``: the ``dictionary`` given to the constructor has shape
+``(n_components, n_features)`` (one atom per row), ``transform(X)`` takes samples as rows and
+returns codes of shape ``(n_samples, n_components)`` with ``X ≈ codes @ dictionary``.
+
+The solvers keep the signal-processing layout of :mod:`sparsekit.solvers.base` (and of
+scikit-learn's ``orthogonal_mp``): ``solve(D, Y)`` with atoms as the columns of ``D`` and
+signals as the columns of ``Y``. The coder passes ``D = dictionary.T`` and ``Y = X.T`` (a
+transposed view of C-contiguous rows, no copy) and returns ``coef.T``.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from .._base import ParamsMixin
+from .._base import ParamsMixin, TransformerMixin
+from .._validation import check_array
 from ..registry import default_registry
 from .base import GRAM_AUTO_MAX_BYTES, check_dictionary, check_precompute
 
 
-class SparseCoder(ParamsMixin):
-    """Sparse codes of signals over a fixed dictionary, with the solver given by name.
+class SparseCoder(TransformerMixin, ParamsMixin):
+    """Sparse codes of samples over a fixed dictionary, with the solver chosen by name.
 
     Parameters
     ----------
-    solver : str or solver object
+    dictionary : array of shape (n_components, n_features)
+        The atoms, one per row (scikit-learn's layout). Atoms are not normalised here; the
+        solvers' selection rules divide by the atom norms where they need to.
+    solver : str or solver object, default "omp"
         A name in the ``"solver"`` registry (``"omp"``, ``"mp"``, ``"nn-omp"``,
         ``"frank-wolfe"``, or a plugin's) or an object with ``solve(D, Y)``.
     solver_params : dict, optional
         Keyword parameters of the named solver (e.g. ``{"n_nonzero_coefs": 8}`` or
         ``{"beta": 10.0}``).
     precompute_gram : {"auto", True, False}
-        Compute ``D.T @ D`` once in :meth:`fit` and reuse it in every :meth:`transform` (solvers
-        that accept a Gram matrix only). ``"auto"``: when it fits 512 MiB.
+        Compute the Gram matrix of the atoms once in :meth:`fit` and reuse it in every
+        :meth:`transform` (solvers that accept a Gram matrix only). ``"auto"``: when it fits
+        512 MiB.
     registry : Registry, optional
         Where to resolve ``solver`` (default: the process-wide registry).
 
     Attributes
     ----------
-    dictionary_ : ndarray (n_features, n_atoms)
     solver_ : the solver object
-    gram_ : ndarray (n_atoms, n_atoms) or None
-    n_features_in_, n_atoms_ : int
+    gram_ : ndarray (n_components, n_components) or None
+    n_components_ : int
+    n_features_in_ : int
+    feature_names_in_ : ndarray of str (DataFrame input with string column names only)
+
+    Notes
+    -----
+    As in scikit-learn, ``fit`` learns nothing from ``X``: it validates ``X`` against the
+    dictionary, resolves the solver and precomputes the Gram matrix. ``transform`` also works
+    without ``fit`` (it then resolves the solver for that call).
 
     Examples
     --------
-    >>> coder = SparseCoder("omp", {"n_nonzero_coefs": 5}).fit(D)   # doctest: +SKIP
-    >>> codes = coder.transform(Y)                                   # (n_atoms, n_signals)
+    >>> coder = SparseCoder(dictionary, solver="omp",
+    ...                     solver_params={"n_nonzero_coefs": 5})     # doctest: +SKIP
+    >>> codes = coder.fit_transform(X)       # (n_samples, n_components)  # doctest: +SKIP
+    >>> X_hat = coder.inverse_transform(codes)                          # doctest: +SKIP
     """
 
-    def __init__(self, solver="omp", solver_params=None, precompute_gram="auto", registry=None):
+    _fitted_attribute = "solver_"
+    _requires_fit = False
+
+    def __init__(self, dictionary, *, solver="omp", solver_params=None, precompute_gram="auto",
+                 registry=None):
+        self.dictionary = dictionary
         self.solver = solver
         self.solver_params = solver_params
         self.precompute_gram = precompute_gram
         self.registry = registry
 
-    def fit(self, D, y=None):
-        """Validate the dictionary, resolve the solver (once) and precompute the Gram matrix."""
-        precompute = check_precompute(self.precompute_gram)
-        params = dict(self.solver_params or {})
+    @property
+    def _n_features_out(self):
+        return self._atoms().shape[0]
+
+    def _atoms(self):
+        """The validated dictionary, shape (n_components, n_features)."""
+        D, _ = check_dictionary(np.asarray(self.dictionary).T)
+        return D.T
+
+    def _resolve_solver(self):
         registry = self.registry if self.registry is not None else default_registry()
-        solver = registry.get("solver", self.solver, **params)
+        solver = registry.get("solver", self.solver, **dict(self.solver_params or {}))
         if not callable(getattr(solver, "solve", None)):
             raise TypeError(
                 f"solver must be a registered solver name or an object with solve(D, Y), got "
                 f"{type(solver).__name__}"
             )
-        D, _ = check_dictionary(D)
-        self.solver_ = solver
-        self.dictionary_ = D.copy()
-        self.n_features_in_, self.n_atoms_ = D.shape
+        return solver
+
+    def _check_width(self, X, atoms):
+        if X.shape[1] != atoms.shape[1]:
+            raise ValueError(
+                f"X has {X.shape[1]} features but the dictionary has {atoms.shape[1]} "
+                f"(dictionary shape {atoms.shape}: one atom per row); X needs one column per "
+                "dictionary column"
+            )
+
+    def fit(self, X, y=None):
+        """Validate ``X`` against the dictionary, resolve the solver (once) and precompute the
+        Gram matrix; nothing is learned from ``X``. Returns self."""
+        precompute = check_precompute(self.precompute_gram)
+        X = self._validate_input(X, reset=True)
+        atoms = self._atoms()
+        self._check_width(X, atoms)
+        solver = self._resolve_solver()
+        k = atoms.shape[0]
         use_gram = getattr(solver, "accepts_gram", False) and (
             precompute is True
-            or (precompute == "auto" and D.shape[1] ** 2 * D.dtype.itemsize <= GRAM_AUTO_MAX_BYTES)
+            or (precompute == "auto" and k * k * atoms.dtype.itemsize <= GRAM_AUTO_MAX_BYTES)
         )
-        self.gram_ = np.ascontiguousarray(D.T @ D) if use_gram else None
+        self.solver_ = solver
+        self.n_components_ = k
+        self.gram_ = np.ascontiguousarray(atoms @ atoms.T) if use_gram else None
         return self
 
-    def _check_fitted(self):
-        if not hasattr(self, "dictionary_"):
-            raise ValueError("this SparseCoder is not fitted; call fit(D) first")
+    def solve(self, X):
+        """The solver's :class:`~sparsekit.solvers.base.SparseResult` for the rows of ``X``
+        (in the solver layout: ``coef`` has shape (n_components, n_samples))."""
+        fitted = self.__sklearn_is_fitted__()
+        X = self._validate_input(X, reset=False) if fitted else check_array(X, "X")
+        atoms = self._atoms()
+        self._check_width(X, atoms)
+        solver = self.solver_ if fitted else self._resolve_solver()
+        gram = self.gram_ if fitted else None
+        if atoms.dtype != X.dtype:  # outputs keep the dtype of X
+            atoms = atoms.astype(X.dtype)
+            # a float64 Gram rounds exactly enough to float32; a float32 one is too coarse for
+            # float64 signals, so the solver then computes its own
+            gram = gram.astype(X.dtype) if gram is not None and X.dtype == np.float32 else None
+        if gram is not None:
+            return solver.solve(atoms.T, X.T, gram=gram)
+        return solver.solve(atoms.T, X.T)
 
-    def solve(self, Y):
-        """The solver's full :class:`~sparsekit.solvers.base.SparseResult` for ``Y``."""
-        self._check_fitted()
-        if self.gram_ is not None:
-            return self.solver_.solve(self.dictionary_, Y, gram=self.gram_)
-        return self.solver_.solve(self.dictionary_, Y)
+    def transform(self, X, y=None):
+        """Sparse codes of the rows of ``X``: shape (n_samples, n_components)."""
+        codes = np.ascontiguousarray(self.solve(X).coef.T)
+        return self._wrap_output(codes, X)
 
-    def transform(self, Y):
-        """Sparse codes of the columns of ``Y``: shape (n_atoms, n_signals), or (n_atoms,)."""
-        return self.solve(Y).coef
-
-    def fit_transform(self, D, Y):
-        """``fit(D).transform(Y)``."""
-        return self.fit(D).transform(Y)
+    def fit_transform(self, X, y=None):
+        """``fit(X).transform(X)``."""
+        return self.fit(X, y).transform(X)
 
     def inverse_transform(self, codes):
-        """The approximations ``D @ codes``."""
-        self._check_fitted()
+        """The approximations ``codes @ dictionary``, shape (n_samples, n_features)."""
+        atoms = self._atoms()
         codes = np.asarray(codes)
-        if codes.shape[0] != self.n_atoms_:
+        if codes.ndim != 2 or codes.shape[1] != atoms.shape[0]:
             raise ValueError(
-                f"codes must have {self.n_atoms_} rows (one per atom), got shape {codes.shape}"
+                f"codes must have shape (n_samples, {atoms.shape[0]}) (one column per atom), "
+                f"got shape {codes.shape}"
             )
-        return self.dictionary_ @ codes
+        return codes @ atoms.astype(np.result_type(codes.dtype, atoms.dtype), copy=False)

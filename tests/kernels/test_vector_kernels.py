@@ -152,11 +152,12 @@ def test_median_rule_subsamples_large_inputs_deterministically(rng):
     assert g1 == g2 and abs(g1 - want) < 0.1 * want
 
 
-def test_unfitted_rule_fits_on_first_call(rng):
+def test_unfitted_rule_uses_the_call_data_and_stores_nothing(rng):
     X = rng.normal(size=(20, 3))
     k = RBFKernel(bandwidth="scale")
-    k(X)
-    assert k.gamma_ == pytest.approx(1 / (3 * X.var()))
+    K = k(X)
+    assert k.gamma_ is None
+    np.testing.assert_allclose(K, skp.rbf_kernel(X, gamma=1 / (3 * X.var())), rtol=1e-10)
 
 
 # ---------------------------------------------------------------- bad input
@@ -287,5 +288,5 @@ def test_set_params_resets_the_fitted_bandwidth(rng):
     k = RBFKernel(bandwidth="scale").fit(X)
     k.set_params(bandwidth="median")
     assert k.gamma_ is None
-    k(X)
+    k.fit(X)
     assert k.gamma_ == pytest.approx(gamma_from_rule(X, "median"))

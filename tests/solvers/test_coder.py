@@ -1,6 +1,9 @@
 import numpy as np
 import pytest
+from sklearn.decomposition import SparseCoder as SkSparseCoder
 from sklearn.linear_model import orthogonal_mp
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
 
 import sparsekit
 from sparsekit.registry import Registry, UnknownComponentError
@@ -21,8 +24,9 @@ def registry():
 
 @pytest.fixture
 def problem():
+    """``(dictionary, X)`` in scikit-learn's layout: atoms and samples are rows."""
     rng = np.random.default_rng(6)
-    return unit_gaussian(rng, 30, 50), rng.standard_normal((30, 4))
+    return unit_gaussian(rng, 30, 50).T.copy(), rng.standard_normal((4, 30))
 
 
 def test_solvers_registered_by_name_and_alias(registry):
@@ -36,12 +40,38 @@ def test_solvers_registered_by_name_and_alias(registry):
         registry.get("solver", "opm")
 
 
-def test_top_level_export_and_default_registry(problem):
-    D, Y = problem
+def test_top_level_export_and_sklearn_layout(problem):
+    dictionary, X = problem
     assert sparsekit.SparseCoder.__module__ == "sparsekit.solvers.coder"
-    codes = sparsekit.SparseCoder("omp", {"n_nonzero_coefs": 4}).fit(D).transform(Y)
-    np.testing.assert_allclose(codes, orthogonal_mp(D, Y, n_nonzero_coefs=4), rtol=1e-8,
-                               atol=1e-12)
+    codes = sparsekit.SparseCoder(dictionary, solver_params={"n_nonzero_coefs": 4}).fit(X).transform(X)
+    assert codes.shape == (4, 50)
+    np.testing.assert_allclose(codes, orthogonal_mp(dictionary.T, X.T, n_nonzero_coefs=4).T,
+                               rtol=1e-8, atol=1e-12)
+
+
+def test_codes_equal_sklearn_sparse_coder(problem):
+    """Same dictionary, same samples: the codes of scikit-learn's SparseCoder (OMP)."""
+    dictionary, X = problem
+    sk = SkSparseCoder(dictionary, transform_algorithm="omp", transform_n_nonzero_coefs=5)
+    ours = SparseCoder(dictionary, solver="omp", solver_params={"n_nonzero_coefs": 5})
+    np.testing.assert_allclose(ours.fit_transform(X), sk.fit_transform(X), rtol=1e-8, atol=1e-10)
+    # transform works without fit, as in scikit-learn
+    np.testing.assert_allclose(SparseCoder(dictionary, solver_params={"n_nonzero_coefs": 5})
+                               .transform(X), sk.transform(X), rtol=1e-8, atol=1e-10)
+    codes = ours.transform(X)
+    np.testing.assert_allclose(ours.inverse_transform(codes), sk.inverse_transform(codes),
+                               rtol=1e-12)
+
+
+def test_in_a_pipeline(problem):
+    dictionary, X = problem
+    rng = np.random.default_rng(1)
+    Xtr = rng.standard_normal((20, 30))
+    pipe = make_pipeline(StandardScaler(), SparseCoder(dictionary, solver_params={"n_nonzero_coefs": 3}))
+    codes = pipe.fit(Xtr).transform(X)
+    want = orthogonal_mp(dictionary.T, pipe[0].transform(X).T, n_nonzero_coefs=3).T
+    np.testing.assert_allclose(codes, want, rtol=1e-8, atol=1e-12)
+    assert (np.count_nonzero(codes, axis=1) == 3).all()
 
 
 @pytest.mark.parametrize("name,params", [
@@ -51,50 +81,58 @@ def test_top_level_export_and_default_registry(problem):
     ("frank-wolfe", {"beta": 3.0, "max_iter": 30}),
 ])
 def test_coder_equals_solver(registry, problem, name, params):
-    D, Y = problem
-    coder = sparsekit.SparseCoder(name, params, registry=registry)
-    assert coder.fit(D) is coder
-    direct = registry.get("solver", name, **params).solve(D, Y)
-    np.testing.assert_allclose(coder.transform(Y), direct.coef, rtol=1e-12, atol=1e-14)
-    assert coder.dictionary_.shape == (30, 50) and coder.n_atoms_ == 50
+    dictionary, X = problem
+    coder = sparsekit.SparseCoder(dictionary, solver=name, solver_params=params, registry=registry)
+    assert coder.fit(X) is coder
+    direct = registry.get("solver", name, **params).solve(dictionary.T, X.T)
+    np.testing.assert_allclose(coder.transform(X), direct.coef.T, rtol=1e-12, atol=1e-14)
+    assert coder.n_components_ == 50 and coder.n_features_in_ == 30
     assert (coder.gram_ is not None) == (name != "frank-wolfe")
-    np.testing.assert_allclose(coder.inverse_transform(coder.transform(Y)),
-                               D @ direct.coef, rtol=1e-12)
-    assert coder.transform(Y[:, 0]).shape == (50,)
+    np.testing.assert_allclose(coder.inverse_transform(coder.transform(X)),
+                               (dictionary.T @ direct.coef).T, rtol=1e-12)
 
 
 def test_coder_params_and_solver_object(registry, problem):
-    D, Y = problem
-    coder = sparsekit.SparseCoder("omp", {"n_nonzero_coefs": 2}, registry=registry)
+    dictionary, X = problem
+    coder = sparsekit.SparseCoder(dictionary, solver_params={"n_nonzero_coefs": 2}, registry=registry)
     assert coder.get_params()["solver"] == "omp"
-    coder.set_params(solver_params={"n_nonzero_coefs": 6}).fit(D)
-    assert (np.count_nonzero(coder.transform(Y), axis=0) == 6).all()
+    coder.set_params(solver_params={"n_nonzero_coefs": 6}).fit(X)
+    assert (np.count_nonzero(coder.transform(X), axis=1) == 6).all()
     obj = OMP(n_nonzero_coefs=3)
-    coder = sparsekit.SparseCoder(obj, registry=registry).fit(D)
+    coder = sparsekit.SparseCoder(dictionary, solver=obj, registry=registry).fit(X)
     assert coder.solver_ is obj
     with pytest.raises(TypeError, match="parameters"):
-        sparsekit.SparseCoder(obj, {"tol": 1.0}, registry=registry).fit(D)
+        sparsekit.SparseCoder(dictionary, solver=obj, solver_params={"tol": 1.0}, registry=registry).fit(X)
     with pytest.raises(UnknownComponentError, match="unknown solver"):
-        sparsekit.SparseCoder("lasso-lars", registry=registry).fit(D)
-    with pytest.raises(ValueError, match="not fitted"):
-        sparsekit.SparseCoder(registry=registry).transform(Y)
+        sparsekit.SparseCoder(dictionary, solver="lasso-lars", registry=registry).fit(X)
     with pytest.raises(TypeError, match="solve"):
-        sparsekit.SparseCoder(object(), registry=registry).fit(D)
-    with pytest.raises(ValueError, match="rows"):
-        sparsekit.SparseCoder(registry=registry).fit(D).inverse_transform(np.ones((3, 2)))
+        sparsekit.SparseCoder(dictionary, solver=object(), registry=registry).fit(X)
+    with pytest.raises(TypeError, match="solver must be"):
+        sparsekit.SparseCoder(dictionary, solver=OMP, registry=registry).fit(X)
+    with pytest.raises(ValueError, match="one column per atom"):
+        sparsekit.SparseCoder(dictionary, registry=registry).inverse_transform(np.ones((3, 2)))
+    with pytest.raises(ValueError, match="X has 29 features but the dictionary has 30"):
+        sparsekit.SparseCoder(dictionary, registry=registry).fit(X[:, :29])
+    with pytest.raises(ValueError, match="zero column"):
+        sparsekit.SparseCoder(np.vstack([dictionary, np.zeros(30)]), registry=registry).fit(X)
 
 
 @pytest.mark.parametrize("solver", ["omp", "nn-omp"])
-def test_float32_dictionary_with_float64_signals(solver):
-    """A float32 D with float64 Y promotes to float64; the float32 Gram of fit is recomputed."""
+def test_dtype_follows_x(solver):
+    """Codes keep the dtype of X (float32 stays float32) whatever the dictionary's dtype."""
     rng = np.random.default_rng(3)
-    D = rng.normal(size=(20, 40))
-    D /= np.linalg.norm(D, axis=0)
-    x = np.zeros((40, 3))
-    x[[1, 7], :] = np.abs(rng.normal(size=(2, 3))) + 0.5
-    Y = D @ x
-    coder32 = SparseCoder(solver, {"n_nonzero_coefs": 2}).fit(D.astype(np.float32))
-    got = coder32.transform(Y)
-    want = SparseCoder(solver, {"n_nonzero_coefs": 2}).fit(D.astype(np.float32).astype(np.float64)).transform(Y)
+    D = rng.normal(size=(40, 20))
+    D /= np.linalg.norm(D, axis=1, keepdims=True)
+    x = np.zeros((3, 40))
+    x[:, [1, 7]] = np.abs(rng.normal(size=(3, 2))) + 0.5
+    X = x @ D
+    coder = SparseCoder(D, solver=solver, solver_params={"n_nonzero_coefs": 2})
+    got64 = coder.fit(X).transform(X)
+    got32 = coder.fit(X.astype(np.float32)).transform(X.astype(np.float32))
+    assert got64.dtype == np.float64 and got32.dtype == np.float32
+    np.testing.assert_allclose(got64, x, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(got32, x, rtol=1e-4, atol=1e-5)
+    got = SparseCoder(D.astype(np.float32), solver=solver,
+                      solver_params={"n_nonzero_coefs": 2}).fit(X).transform(X)
     assert got.dtype == np.float64
-    np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(got, x, rtol=1e-6, atol=1e-6)
