@@ -1,6 +1,6 @@
 """Frank–Wolfe for m-exact-sparse signals: the Chapter 5 experiment at a small scale.
 
-Reproduces Cherfaoui's Chapter 5 experiment (digest §4.6) on random Gaussian dictionaries of
+Reproduces Cherfaoui's Chapter 5 experiment (thesis §5.4) on random Gaussian dictionaries of
 unit-norm atoms, with exactly m-sparse signals, m below (1/mu + 1)/2 and beta = 8 ||x*||_1:
 
 1. every atom Frank–Wolfe (line-search steps) selects lies in the true support (Theorem 4);
@@ -15,14 +15,16 @@ The thesis uses d = 10,000, n = 20,000 (mu = 0.058, m* = 8) and 2,000 draws; the
 are shown relative to ||y|| so that draws can be averaged. The solves stop at
 ||r||^2 <= 1e-20 (far above rounding, where selection stays meaningful).
 
-Run ``python examples/frank_wolfe_recovery.py`` (``--quick`` for a smaller run); it writes
-``frank_wolfe_recovery.png``, ``frank_wolfe_vs_greedy.png`` and ``frank_wolfe_recovery.md``
-(the table) to ``examples/output/``.
+Run ``python examples/frank_wolfe_recovery.py [--quick] [--out DIR]`` (``--quick`` for a smaller
+run); it writes ``frank_wolfe_recovery.png``, ``frank_wolfe_vs_greedy.png`` and
+``frank_wolfe_recovery.md`` (the table) to ``DIR`` (default ``examples/output/``) and prints
+where.
 """
 from __future__ import annotations
 
 import argparse
 import math
+import sys
 import time
 import warnings
 from pathlib import Path
@@ -63,9 +65,15 @@ def fit_slope(curve):
     return float(np.polyfit(k, np.log(curve[ok]), 1)[0])
 
 
+def stage(message):
+    """Progress of the run, on stderr (stdout keeps the tables)."""
+    print(message, file=sys.stderr, flush=True)
+
+
 def inside_hypotheses(args, rng):
     rows, curves, thetas, mp_rates, problems = [], [], [], [], []
     for t in range(args.dictionaries):
+        stage(f"inside the hypotheses: dictionary {t + 1}/{args.dictionaries}")
         D = gaussian_dictionary(args.n_features, args.n_atoms, rng)
         mu = mutual_coherence(D)
         m = largest_m(mu)
@@ -101,6 +109,7 @@ def outside_hypotheses(args, rng, m_star):
     D = gaussian_dictionary(args.n_features, args.n_atoms, rng)
     out = {}
     for factor in (2, 5, 20):
+        stage(f"outside the hypotheses: m = {factor} m*")
         m = factor * m_star
         if m >= args.n_features:
             continue
@@ -127,6 +136,7 @@ def side_by_side(problem, args):
     names = ["OMP", "MP", "FW (line search)", "FW (2/(k+2))"]
     out = {}
     for name in names:
+        stage(f"side by side: {name}")
         make(name, beta[:2]).solve(D, Y[:, :2])  # compile / warm up the kernels
         t0 = time.perf_counter()
         res = make(name, beta).solve(D, Y)
@@ -148,7 +158,7 @@ def markdown(rows, columns):
     return "\n".join(lines)
 
 
-def main():
+def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n-features", type=int, default=1000)
     parser.add_argument("--n-atoms", type=int, default=2000)
@@ -157,13 +167,15 @@ def main():
     parser.add_argument("--iters", type=int, default=3000)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--quick", action="store_true", help="d=400, n=800, 2 x 10 draws")
-    parser.add_argument("--out-dir", default=str(Path(__file__).parent / "output"))
-    args = parser.parse_args()
+    parser.add_argument("--out", "--out-dir", dest="out", default=str(Path(__file__).parent / "output"),
+                        help="folder for every file written (default: examples/output/)")
+    args = parser.parse_args(argv)
     if args.quick:
         args.n_features, args.n_atoms, args.dictionaries, args.signals = 400, 800, 2, 10
         args.iters = min(args.iters, 1500)
-    out_dir = Path(args.out_dir)
+    out_dir = Path(args.out).resolve()
     out_dir.mkdir(parents=True, exist_ok=True)
+    stage(f"writing the files to {out_dir}")
     rng = np.random.default_rng(args.seed)
 
     t0 = time.perf_counter()
@@ -241,7 +253,8 @@ def main():
     fig.suptitle("OMP, MP and Frank-Wolfe on the same m-sparse signals")
     fig.tight_layout()
     fig.savefig(out_dir / "frank_wolfe_vs_greedy.png", dpi=120)
-    print(f"wrote {out_dir / 'frank_wolfe_recovery.png'}, {out_dir / 'frank_wolfe_vs_greedy.png'}")
+    print(f"files written to {out_dir}: frank_wolfe_recovery.md, frank_wolfe_recovery.png, "
+          "frank_wolfe_vs_greedy.png")
 
 
 if __name__ == "__main__":

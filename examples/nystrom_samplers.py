@@ -9,7 +9,8 @@ trace, and exact RLS where n is small enough) and several landmark counts |S|:
 - time to compute the sampler's scores against n.
 
 Kernel: Gaussian with σ² = mean pairwise squared distance, λ = (mean ‖x‖)⁻¹ (thesis §3.3).
-The tables are printed; the figures are written as PNG files.
+The tables are printed; the figures are written as PNG files to ``DIR`` (default
+``examples/output/``), and the run prints where.
 
 Run: ``python examples/nystrom_samplers.py [--quick] [--out DIR]``. The full run takes a long
 time on a laptop (greedy-trace and the 10,000-point error dominate); ``--quick`` uses 10,000
@@ -17,6 +18,7 @@ generated points, 3 draws and 2,000 evaluation points.
 """
 import argparse
 import os
+import sys
 
 import matplotlib
 
@@ -61,8 +63,13 @@ def plot_timing(table, path):
     plt.close(fig)
 
 
-def main(quick=False, out="."):
+DEFAULT_OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "output")
+
+
+def main(quick=False, out=DEFAULT_OUT):
+    out = os.path.abspath(out)
     os.makedirs(out, exist_ok=True)
+    print(f"writing the figures to {out}", file=sys.stderr, flush=True)
     n_gen = 10_000 if quick else 50_000
     n_draws = 3 if quick else 10
     n_eval = 2000 if quick else 10_000
@@ -70,8 +77,9 @@ def main(quick=False, out="."):
         ("digits", load_digits().data / 16.0),
         ("generated mixture, d = 54", exp.generated_dataset(n=n_gen, d=54, random_state=0)),
     ]
-    for slug, (name, X) in zip(("digits", "generated"), datasets):
+    for k, (slug, (name, X)) in enumerate(zip(("digits", "generated"), datasets), 1):
         n = X.shape[0]
+        print(f"[{k}/{len(datasets)}] {name}: errors, then score times", file=sys.stderr, flush=True)
         counts = sorted({max(2, round(p * n)) for p in (0.01, 0.02, 0.03, 0.05)})
         # greedy-trace is O(n |S|^2): on the large set use its random-feature approximation,
         # with more random features than landmarks (it cannot select more points than that),
@@ -90,12 +98,13 @@ def main(quick=False, out="."):
                                         sampler_params=params)
         print(timing.format(), "\n", flush=True)
         plot_timing(timing, os.path.join(out, f"nystrom_score_time_{slug}.png"))
-    print(f"figures written to {os.path.abspath(out)}")
+    print(f"figures written to {out}")
 
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="smaller run (a few minutes)")
-    parser.add_argument("--out", default="nystrom_figures", help="folder for the PNG files")
+    parser.add_argument("--out", default=DEFAULT_OUT,
+                        help="folder for the PNG files (default: examples/output/)")
     args = parser.parse_args()
     main(quick=args.quick, out=args.out)

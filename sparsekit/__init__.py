@@ -17,9 +17,15 @@ import os as _os
 # Numba first loads its OpenMP layer, and a user's own setting is kept.
 _os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
+from ._progress import show_progress
 from .hookspecs import hookimpl
 from .registry import (
     ComponentConflictError,
+    ComponentConflictWarning,
+    ComponentResultError,
+    PluginWarning,
+    SkippedPlugin,
+    UnknownHookWarning,
     PluginLoadWarning,
     Registration,
     Registry,
@@ -56,4 +62,6 @@ __all__ = list(_LAZY) + [
     "__version__", "hookimpl", "Registration", "Registry", "UnknownComponentError",
     "ComponentConflictError", "PluginLoadWarning", "default_registry", "get_kernel",
     "get_sampler", "get_solver", "list_components",
+    "ComponentConflictWarning", "ComponentResultError", "PluginWarning", "SkippedPlugin",
+    "UnknownHookWarning", "show_progress",
 ]

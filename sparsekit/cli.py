@@ -1,4 +1,5 @@
-"""The ``sparsekit`` command: ``list``, ``demo``, ``warmup`` and ``--version``."""
+"""The ``sparsekit`` command (also ``python -m sparsekit``): ``list``, ``demo``, ``warmup`` and
+``--version``."""
 from __future__ import annotations
 
 import argparse
@@ -6,17 +7,42 @@ import sys
 import time
 
 from . import __version__
+from .hookspecs import FAMILIES
 from .registry import default_registry
+
+
+def _cell(text: str) -> str:
+    """A Markdown table cell: ``|`` (as in a norm ``||x||``) escaped, one line."""
+    return " ".join(str(text).split()).replace("|", "\\|")
 
 
 def _cmd_list(args) -> int:
     from .experiments.table import format_table
 
-    rows = [
-        [i.family, i.name, ", ".join(i.aliases) or "-", i.plugin, i.summary]
-        for i in default_registry().list(args.family)
-    ]
+    registry = default_registry()
+    components = registry.list(args.family)
+    skipped = registry.skipped()
+    if args.json:
+        import dataclasses
+        import json
+
+        data = {
+            "components": [
+                {"family": i.family, "name": i.name, "aliases": list(i.aliases),
+                 "plugin": i.plugin, "summary": i.summary, "accepts": i.registration.accepts}
+                for i in components
+            ],
+            "skipped": [dataclasses.asdict(s) for s in skipped],
+        }
+        print(json.dumps(data, indent=2, ensure_ascii=False))
+        return 0
+    rows = [[i.family, i.name, ", ".join(i.aliases) or "-", i.plugin, _cell(i.summary)]
+            for i in components]
     print(format_table(["family", "name", "aliases", "plugin", "summary"], rows))
+    if skipped:
+        print("\nskipped plugins and components (SPARSEKIT_DISABLE_PLUGINS=name,... blocks a plugin):\n")
+        rows = [[s.plugin, s.family or "-", s.name or "-", _cell(s.reason)] for s in skipped]
+        print(format_table(["plugin", "family", "name", "reason"], rows))
     return 0
 
 
@@ -38,8 +64,11 @@ def _cmd_demo(args) -> int:
         print(f"unknown demo section(s) {unknown}; choose from {list(DEMO_SECTIONS)}", file=sys.stderr)
         return 2
     print(f"sparsekit {__version__} demo\n")
-    for name in names:
+    for k, name in enumerate(names, 1):
         module, func = DEMO_SECTIONS[name]
+        # progress on stderr, so that stdout keeps only the tables
+        print(f"[{k}/{len(names)}] running {name!r} (a first run also compiles its Numba code)...",
+              file=sys.stderr, flush=True)
         t0 = time.perf_counter()
         table = getattr(importlib.import_module(module), func)()
         print(table)
@@ -68,7 +97,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"sparsekit {__version__}")
     sub = parser.add_subparsers(dest="command")
     p_list = sub.add_parser("list", help="list every registered component")
-    p_list.add_argument("--family", choices=["kernel", "sampler", "solver"], help="only this family")
+    p_list.add_argument("--family", choices=list(FAMILIES), help="only this family")
+    p_list.add_argument("--json", action="store_true",
+                        help="machine-readable output: {'components': [...], 'skipped': [...]}")
     p_list.set_defaults(func=_cmd_list)
     p_demo = sub.add_parser("demo", help="run the demo on generated data and print result tables")
     p_demo.add_argument("sections", nargs="*", help=f"sections to run (default: all of {list(DEMO_SECTIONS)})")

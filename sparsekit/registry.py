@@ -6,11 +6,19 @@ the plugin modules ``sparsekit.kernels._plugin``, ``sparsekit.samplers._plugin``
 entry-point group. Entry points are loaded once, lazily, at the first lookup.
 
 Names are case-insensitive and treat ``-`` and ``_`` alike (``"DAC_RLS"`` is ``"dac-rls"``).
+
+No third-party plugin can make the library unusable: one that fails to import, raises in a
+hook, yields something other than a :class:`Registration`, implements a hook that does not exist
+(``sparsekit_sampler`` for ``sparsekit_samplers``) or claims a name that is already taken is
+skipped with a :class:`PluginWarning` naming it, and :meth:`Registry.skipped` (and ``sparsekit
+list``) say what was skipped and why. Built-in components always win a name. The user blocks a
+plugin with ``SPARSEKIT_DISABLE_PLUGINS=name,...`` or ``Registry(disable=[...])``.
 """
 from __future__ import annotations
 
 import difflib
 import importlib
+import os
 import warnings
 from dataclasses import dataclass, field
 from importlib import metadata
@@ -21,6 +29,20 @@ import pluggy
 from .hookspecs import FAMILIES, HOOK_OF_FAMILY, PROJECT, Specs
 
 ENTRY_POINT_GROUP = "sparsekit"
+
+#: Environment variable: comma-separated plugin names (entry-point or distribution names) that
+#: the registries of this process do not load.
+DISABLE_ENV = "SPARSEKIT_DISABLE_PLUGINS"
+
+#: Values of :attr:`Registration.accepts`.
+ACCEPTS = ("vectors", "graphs", "any")
+
+#: What each family's component returns: family -> (method, module, class). A component that
+#: returns something else gets a :class:`ComponentResultError` from :func:`check_result`.
+RESULT_TYPES = {
+    "sampler": ("sample", "sparsekit.samplers.base", "Landmarks"),
+    "solver": ("solve", "sparsekit.solvers.base", "SparseResult"),
+}
 
 BUILTIN_PLUGINS = (
     "sparsekit.kernels._plugin",
@@ -37,11 +59,56 @@ class UnknownComponentError(ValueError, KeyError):
 
 
 class ComponentConflictError(RuntimeError):
-    """Two plugins registered the same name (or alias) in one family."""
+    """Two built-in components registered the same name (or alias) in one family.
+
+    A third-party plugin that claims a taken name gets a :class:`ComponentConflictWarning`
+    instead: its component is skipped and the library keeps working.
+    """
 
 
-class PluginLoadWarning(UserWarning):
-    """A plugin (entry point) could not be loaded; the other plugins keep working."""
+class ComponentResultError(TypeError):
+    """A component returned the wrong type (a sampler not a ``Landmarks``, ...)."""
+
+
+class PluginWarning(UserWarning):
+    """Something of a plugin was skipped; the others keep working (base class)."""
+
+
+class PluginLoadWarning(PluginWarning):
+    """A plugin could not be loaded, raised in a hook, or yielded a bad record."""
+
+
+class ComponentConflictWarning(PluginWarning):
+    """A plugin's component claims a name that another plugin (or a built-in) already has."""
+
+
+class UnknownHookWarning(PluginWarning):
+    """A plugin implements a hook that is not one of sparsekit's (a typo of the hook name)."""
+
+
+@dataclass(frozen=True)
+class SkippedPlugin:
+    """What a registry skipped (a whole plugin, or one of its components), and why.
+
+    Attributes
+    ----------
+    plugin : str
+        The plugin's name (entry-point name for installed plugins).
+    reason : str
+        One line: why it was skipped.
+    family, name : str or None
+        The family and component name, when one component (not the whole plugin) was skipped.
+    """
+
+    plugin: str
+    reason: str
+    family: str | None = None
+    name: str | None = None
+
+
+def _disabled_from_env() -> set:
+    raw = os.environ.get(DISABLE_ENV, "")
+    return {normalize_name(part) for part in raw.split(",") if part.strip()}
 
 
 def _sparsekit_entry_points():
@@ -73,6 +140,12 @@ class Registration:
     accepts : str
         What the component takes as input data: ``"vectors"`` or ``"graphs"`` (kernels), or
         ``"any"``.
+
+    Raises
+    ------
+    TypeError, ValueError
+        At construction, for an empty or non-string name, a factory that is not callable,
+        aliases given as one string, or an ``accepts`` value outside :data:`ACCEPTS`.
     """
 
     name: str
@@ -80,6 +153,31 @@ class Registration:
     aliases: tuple = ()
     summary: str = ""
     accepts: str = "vectors"
+
+    def __post_init__(self):
+        if not isinstance(self.name, str) or not self.name.strip():
+            raise TypeError(f"Registration name must be a non-empty str, got {self.name!r}")
+        if not callable(self.factory):
+            raise TypeError(
+                f"Registration {self.name!r}: factory must be callable (a class or function "
+                f"building the component), got {type(self.factory).__name__}"
+            )
+        if isinstance(self.aliases, str):
+            raise TypeError(
+                f"Registration {self.name!r}: aliases must be a tuple of str, got the string "
+                f"{self.aliases!r} (write aliases=({self.aliases!r},))"
+            )
+        aliases = tuple(self.aliases)
+        if not all(isinstance(a, str) and a.strip() for a in aliases):
+            raise TypeError(f"Registration {self.name!r}: every alias must be a non-empty str, got {aliases!r}")
+        object.__setattr__(self, "aliases", aliases)
+        if self.accepts not in ACCEPTS:
+            close = difflib.get_close_matches(str(self.accepts), ACCEPTS, n=1)
+            hint = f" Did you mean {close[0]!r}?" if close else ""
+            raise ValueError(
+                f"Registration {self.name!r}: unknown accepts={self.accepts!r}.{hint} "
+                f"Choose one of {list(ACCEPTS)}."
+            )
 
 
 @dataclass(frozen=True)
@@ -105,19 +203,37 @@ class Registry:
         Load third-party plugins from the ``sparsekit`` entry-point group (once, at first use).
     plugins : iterable, optional
         Extra plugin objects or modules (holding ``@hookimpl`` functions) to register now.
+    disable : iterable of str, optional
+        Plugins not to load: entry-point names (``"extra-kernels"``), distribution names
+        (``"sparsekit-extra-kernels"``) or the names given to :meth:`register`. Added to the
+        names in the ``SPARSEKIT_DISABLE_PLUGINS`` environment variable (comma-separated).
+        Built-in components cannot be disabled (use ``builtins=False``).
 
     Examples
     --------
     >>> reg = Registry(entry_points=False)
     >>> reg.get("kernel", "RBF", gamma=0.5)           # doctest: +SKIP
+    >>> Registry(disable=["extra-kernels"]).names("kernel")   # doctest: +SKIP
     """
 
-    def __init__(self, *, builtins: bool = True, entry_points: bool = True, plugins: Iterable = ()):
+    def __init__(self, *, builtins: bool = True, entry_points: bool = True, plugins: Iterable = (),
+                 disable: Iterable[str] = ()):
+        if isinstance(disable, str):
+            disable = [disable]
         self._pm = pluggy.PluginManager(PROJECT)
         self._pm.add_hookspecs(Specs)
         self._use_entry_points = entry_points
         self._entry_points_loaded = False
         self._tables: dict[str, dict[str, ComponentInfo]] | None = None
+        self._disabled_by_arg = {normalize_name(n) for n in disable}
+        self._disabled_by_env = _disabled_from_env()
+        self._skipped_plugins: list[SkippedPlugin] = []   # whole plugins (load time)
+        self._skipped_records: list[SkippedPlugin] = []   # components (table build time)
+        self._warned: set[str] = set()
+        self._providers: dict[type, ComponentInfo] = {}
+        # what rebuilds this registry when it is unpickled: see __reduce__
+        self._recipe = {"builtins": builtins, "entry_points": entry_points,
+                        "disable": sorted(self._disabled_by_arg), "plugins": [], "blocked": []}
         if builtins:
             for modname in BUILTIN_PLUGINS:
                 self._pm.register(importlib.import_module(modname), name=modname)
@@ -125,20 +241,45 @@ class Registry:
             self.register(plugin)
 
     # -- plugins -------------------------------------------------------------------------
-    def register(self, plugin, name: str | None = None) -> str:
-        """Register a plugin object or module; returns the name it is registered under."""
+    def register(self, plugin, name: str | None = None) -> str | None:
+        """Register a plugin object or module; returns the name it is registered under.
+
+        A disabled name (``disable=`` or ``SPARSEKIT_DISABLE_PLUGINS``) is not registered: the
+        plugin is listed in :meth:`skipped` and ``None`` is returned.
+        """
         if name is None:
             name = getattr(plugin, "__name__", None) or f"{type(plugin).__name__}@{id(plugin):x}"
+        if self._disabled_reason(name):
+            self._skip_plugin(name, self._disabled_reason(name), warn=False)
+            return None
         registered = self._pm.register(plugin, name=name)
         if registered is None:
             raise ValueError(f"plugin {name!r} is already registered or blocked")
+        self._recipe["plugins"].append((plugin, registered))
+        self._check_hook_names(plugin, registered)
         self._tables = None
         return registered
 
     def unregister(self, name: str) -> None:
         """Remove the plugin registered under ``name``."""
         self._pm.unregister(name=name)
+        self._recipe["plugins"] = [(p, n) for p, n in self._recipe["plugins"] if n != name]
         self._tables = None
+
+    # -- copies: estimators hold a registry as a parameter ---------------------------------
+    def __deepcopy__(self, memo):
+        """The registry itself: a registry is shared, not copied (scikit-learn's ``clone``
+        deep-copies the parameters of an estimator, ``registry=`` among them)."""
+        return self
+
+    def __reduce__(self):
+        """Pickled as the recipe that rebuilds it: the default registry unpickles as the
+        default registry of the new process; plugin modules travel by name."""
+        if self is _default:
+            return (default_registry, ())
+        plugins = [(_ModuleRef(p.__name__) if isinstance(p, type(importlib)) else p, n)
+                   for p, n in self._recipe["plugins"]]
+        return (_rebuild, ({**self._recipe, "plugins": plugins},))
 
     @property
     def plugins(self) -> list[str]:
@@ -146,81 +287,160 @@ class Registry:
         self._load_entry_points()
         return [self._pm.get_name(p) for p in self._pm.get_plugins()]
 
+    def skipped(self) -> list[SkippedPlugin]:
+        """Plugins and components that were not registered, each with the reason.
+
+        Disabled plugins, plugins that failed to import, raised in a hook, or implement an
+        unknown hook, and components whose name was already taken.
+        """
+        self._build_tables()
+        return list(self._skipped_plugins) + list(self._skipped_records)
+
+    def _disabled_reason(self, *names) -> str | None:
+        keys = {normalize_name(n) for n in names if n}
+        if keys & self._disabled_by_arg:
+            return "disabled by Registry(disable=...)"
+        if keys & self._disabled_by_env:
+            return f"disabled by {DISABLE_ENV}"
+        return None
+
+    def _warn(self, message: str, category) -> None:
+        if message not in self._warned:  # a table rebuild must not repeat a warning
+            self._warned.add(message)
+            warnings.warn(message, category, stacklevel=4)
+
+    def _skip_plugin(self, plugin: str, reason: str, category=PluginLoadWarning, warn=True) -> None:
+        self._skipped_plugins.append(SkippedPlugin(plugin, reason))
+        if warn:
+            self._warn(f"sparsekit plugin {plugin!r} is skipped: {reason}", category)
+
+    def _check_hook_names(self, plugin, name: str) -> None:
+        """Warn about hook implementations that match no hook spec (typos) and about
+        ``sparsekit_*`` hook functions that lack the ``@hookimpl`` marker (never called)."""
+        hooks = set(HOOK_OF_FAMILY.values())
+        for caller in self._pm.get_hookcallers(plugin) or ():
+            if not caller.has_spec():
+                close = difflib.get_close_matches(caller.name, sorted(hooks), n=1, cutoff=0.6)
+                hint = f"did you mean {close[0]!r}? " if close else ""
+                reason = (f"it implements {caller.name!r}, which is not a sparsekit hook; {hint}"
+                          f"the hooks are {sorted(hooks)}")
+                self._skipped_plugins.append(SkippedPlugin(name, reason))
+                self._warn(f"sparsekit plugin {name!r}: {reason} (that function is ignored)",
+                           UnknownHookWarning)
+        for hook in sorted(hooks):
+            func = getattr(plugin, hook, None)
+            if callable(func) and self._pm.parse_hookimpl_opts(plugin, hook) is None:
+                reason = f"{hook} is not decorated with @sparsekit.hookimpl and is never called"
+                self._skipped_plugins.append(SkippedPlugin(name, reason))
+                self._warn(f"sparsekit plugin {name!r}: {reason}", UnknownHookWarning)
+
     def _load_entry_points(self) -> None:
         if not self._use_entry_points or self._entry_points_loaded:
             return
         self._entry_points_loaded = True
-        for ep in _sparsekit_entry_points():
+        # sorted by name: when two plugins claim one name, the same one wins on every machine
+        for ep in sorted(_sparsekit_entry_points(), key=lambda e: e.name):
             if self._pm.has_plugin(ep.name) or self._pm.is_blocked(ep.name):
+                continue
+            dist = getattr(getattr(ep, "dist", None), "name", None)
+            reason = self._disabled_reason(ep.name, dist)
+            if reason:
+                self._skip_plugin(ep.name, reason, warn=False)
                 continue
             try:
                 plugin = ep.load()
             except Exception as exc:  # a broken plugin must not break the others
-                warnings.warn(
-                    f"sparsekit plugin {ep.name!r} ({ep.value}) failed to load and is skipped: "
-                    f"{type(exc).__name__}: {exc}",
-                    PluginLoadWarning,
-                    stacklevel=3,
-                )
+                self._skip_plugin(
+                    ep.name, f"failed to load ({ep.value}): {type(exc).__name__}: {exc}")
                 continue
-            self._pm.register(plugin, name=ep.name)
+            try:
+                self._pm.register(plugin, name=ep.name)
+            except Exception as exc:  # e.g. pluggy's validation of a hook's arguments
+                self._skip_plugin(ep.name, f"could not be registered: {type(exc).__name__}: {exc}")
+                continue
+            self._check_hook_names(plugin, ep.name)
         self._tables = None
 
     # -- tables ----------------------------------------------------------------------------
+    def _ordered_impls(self, hook):
+        """Built-in implementations first, then the others in registration order."""
+        impls = list(hook.get_hookimpls())
+        return sorted(impls, key=lambda impl: impl.plugin_name not in BUILTIN_PLUGINS)
+
     def _build_tables(self) -> dict[str, dict[str, ComponentInfo]]:
         self._load_entry_points()
         if self._tables is not None:
             return self._tables
+        self._skipped_records = []
         tables: dict[str, dict[str, ComponentInfo]] = {}
         for family in FAMILIES:
             table: dict[str, ComponentInfo] = {}
-            hook = getattr(self._pm.hook, HOOK_OF_FAMILY[family])
+            hook_name = HOOK_OF_FAMILY[family]
             # one implementation at a time, so that each record knows its plugin
-            for impl in reversed(hook.get_hookimpls()):
+            for impl in self._ordered_impls(getattr(self._pm.hook, hook_name)):
                 plugin_name = impl.plugin_name
                 try:
                     records = list(impl.function() or ())
                 except Exception as exc:
-                    warnings.warn(
-                        f"sparsekit plugin {plugin_name!r} raised in {HOOK_OF_FAMILY[family]} "
-                        f"and is skipped: {type(exc).__name__}: {exc}",
-                        PluginLoadWarning,
-                        stacklevel=3,
-                    )
+                    self._skip_record(plugin_name, family, None,
+                                      f"raised in {hook_name}: {type(exc).__name__}: {exc}",
+                                      PluginLoadWarning)
                     continue
                 for rec in records:
                     if not isinstance(rec, Registration):
-                        raise TypeError(
-                            f"plugin {plugin_name!r} yielded {type(rec).__name__} from "
-                            f"{HOOK_OF_FAMILY[family]}; expected sparsekit.Registration"
-                        )
-                    info = ComponentInfo(
-                        family=family,
-                        name=normalize_name(rec.name),
-                        aliases=tuple(normalize_name(a) for a in rec.aliases),
-                        plugin=plugin_name,
-                        summary=rec.summary,
-                        registration=rec,
-                    )
-                    for key in (info.name, *info.aliases):
-                        other = table.get(key)
-                        if other is not None:
-                            raise ComponentConflictError(
-                                f"{family} name {key!r} is registered twice: by plugin "
-                                f"{other.plugin!r} (as {other.name!r}) and by plugin "
-                                f"{plugin_name!r} (as {info.name!r}); uninstall or block one "
-                                f"of them (Registry.block)"
-                            )
-                        table[key] = info
+                        self._skip_record(
+                            plugin_name, family, None,
+                            f"yielded {type(rec).__name__} {rec!r} from {hook_name}; expected "
+                            "sparsekit.Registration", PluginLoadWarning)
+                        continue
+                    self._add(table, family, plugin_name, rec)
             tables[family] = table
         self._tables = tables
         return tables
 
+    def _skip_record(self, plugin, family, name, reason, category) -> None:
+        self._skipped_records.append(SkippedPlugin(plugin, reason, family, name))
+        what = f"{family} {name!r} of plugin {plugin!r}" if name else f"plugin {plugin!r}"
+        self._warn(f"sparsekit {what} is skipped: {reason}", category)
+
+    def _add(self, table, family, plugin_name, rec) -> None:
+        """Enter one record in ``table``; a taken name skips the record (built-ins win)."""
+        info = ComponentInfo(
+            family=family,
+            name=normalize_name(rec.name),
+            aliases=tuple(dict.fromkeys(
+                a for a in map(normalize_name, rec.aliases) if a != normalize_name(rec.name))),
+            plugin=plugin_name,
+            summary=rec.summary,
+            registration=rec,
+        )
+        for key in (info.name, *info.aliases):
+            other = table.get(key)
+            if other is None:
+                continue
+            if other.plugin in BUILTIN_PLUGINS and plugin_name in BUILTIN_PLUGINS:
+                raise ComponentConflictError(
+                    f"{family} name {key!r} is registered twice by built-in plugins "
+                    f"{other.plugin!r} (as {other.name!r}) and {plugin_name!r} (as {info.name!r})"
+                )
+            owner = "built-in " if other.plugin in BUILTIN_PLUGINS else ""
+            self._skip_record(
+                plugin_name, family, info.name,
+                f"the name {key!r} is already taken by {owner}plugin {other.plugin!r} "
+                f"({family} {other.name!r}); rename the component, or disable one plugin "
+                f"({DISABLE_ENV}={plugin_name} or Registry(disable=[{plugin_name!r}]))",
+                ComponentConflictWarning)
+            return
+        for key in (info.name, *info.aliases):
+            table[key] = info
+
     def block(self, plugin_name: str) -> None:
-        """Block a plugin by name (e.g. to settle a name conflict)."""
+        """Block a plugin by name (unregister it now and refuse it later)."""
         if self._pm.has_plugin(plugin_name):
             self._pm.unregister(name=plugin_name)
         self._pm.set_blocked(plugin_name)
+        self._recipe["plugins"] = [(p, n) for p, n in self._recipe["plugins"] if n != plugin_name]
+        self._recipe["blocked"].append(plugin_name)
         self._tables = None
 
     @staticmethod
@@ -243,8 +463,11 @@ class Registry:
         available = sorted({info.name for info in table.values()})
         close = difflib.get_close_matches(key, list(table), n=1, cutoff=0.5)
         hint = f" Did you mean {table[close[0]].name!r}?" if close else ""
+        skipped = [s for s in self._skipped_records if s.family == family and s.name == key]
+        why = f" ({skipped[0].plugin!r} provides one but it was skipped: {skipped[0].reason})" \
+            if skipped else ""
         raise UnknownComponentError(
-            f"unknown {family} {name!r}.{hint} Available {family}s: {', '.join(available)}."
+            f"unknown {family} {name!r}.{hint} Available {family}s: {', '.join(available)}.{why}"
         )
 
     def get(self, family: str, name_or_object, **params):
@@ -269,7 +492,19 @@ class Registry:
             return name_or_object
         info = self.lookup(family, name_or_object)
         _check_params_accepted(info, params)
-        return info.registration.factory(**params)
+        component = info.registration.factory(**params)
+        self._providers[type(component)] = info
+        return component
+
+    def provider(self, component) -> ComponentInfo | None:
+        """The registration that built ``component`` (or registers its class), if any."""
+        info = self._providers.get(type(component))
+        if info is not None:
+            return info
+        for info in self.list():
+            if info.registration.factory is type(component):
+                return info
+        return None
 
     def list(self, family: str | None = None) -> list[ComponentInfo]:
         """Every registered component (of one family, or all), sorted by family and name."""
@@ -317,6 +552,75 @@ def _check_component_object(family: str, obj) -> None:
         )
     if method and not callable(getattr(obj, method, None)):
         raise TypeError(f"{family} must be {what}; got {type(obj).__name__}")
+@dataclass(frozen=True)
+class _ModuleRef:
+    """A plugin module in a pickled registry: imported again by name."""
+
+    name: str
+
+
+def _rebuild(recipe) -> Registry:
+    reg = Registry(builtins=recipe["builtins"], entry_points=recipe["entry_points"],
+                   disable=recipe["disable"])
+    for name in recipe["blocked"]:
+        reg.block(name)
+    for plugin, name in recipe["plugins"]:
+        if isinstance(plugin, _ModuleRef):
+            plugin = importlib.import_module(plugin.name)
+        reg.register(plugin, name=name)
+    return reg
+
+
+def resolve(family: str, spec, params=None, *, registry: Registry | None = None):
+    """The component an estimator parameter names: ``spec`` is a registered name (built with
+    ``params``) or a component object (returned as a deep copy, so that fitting never changes
+    the caller's object).
+
+    Estimators call this once, in ``fit``, with their ``registry`` parameter (``None``: the
+    process-wide :func:`default_registry`).
+    """
+    import copy
+
+    if isinstance(spec, str):
+        return (registry or default_registry()).get(family, spec, **dict(params or {}))
+    if params:
+        raise TypeError(
+            f"{family}_params can only be given with a {family} name, not with a "
+            f"{type(spec).__name__} object (configure the object itself)"
+        )
+    if spec is None:
+        raise TypeError(f"{family} must be a registered {family} name or a {family} object, got None")
+    return copy.deepcopy(spec)
+
+
+def check_result(family: str, component, result, *, registry: Registry | None = None):
+    """Return ``result`` if it has the type ``family``'s protocol promises, else raise.
+
+    ``family`` ``"sampler"``: ``sample`` returns :class:`sparsekit.samplers.Landmarks`;
+    ``"solver"``: ``solve`` returns :class:`sparsekit.solvers.SparseResult`. Other families are
+    not checked.
+
+    Raises
+    ------
+    ComponentResultError
+        Naming the component, the plugin that provides it and the expected type.
+    """
+    contract = RESULT_TYPES.get(Registry._check_family(family))
+    if contract is None:
+        return result
+    method, module, cls_name = contract
+    expected = getattr(importlib.import_module(module), cls_name)
+    if isinstance(result, expected):
+        return result
+    info = (registry or default_registry()).provider(component)
+    if info is not None:
+        who = f"{info.family} {info.name!r} of plugin {info.plugin!r}"
+    else:
+        who = f"{family} {type(component).__name__} (module {type(component).__module__!r})"
+    raise ComponentResultError(
+        f"{who} returned {type(result).__name__} from {method}(); expected {module}.{cls_name} "
+        f"(see docs/plugins.md)"
+    )
 
 
 def _check_params_accepted(info: ComponentInfo, params: dict) -> None:

@@ -10,13 +10,15 @@ from sklearn.metrics.pairwise import cosine_similarity, sigmoid_kernel
 import sparsekit
 from sparsekit import Registry
 from sparsekit.registry import UnknownComponentError
+from sparsekit.samplers import Landmarks
+from sparsekit.solvers.base import SparseResult
 
 PLUGIN_DIST = "sparsekit-extra-kernels"
 
 
-def _installed():
+def _installed(dist=PLUGIN_DIST):
     try:
-        metadata.distribution(PLUGIN_DIST)
+        metadata.distribution(dist)
         return True
     except metadata.PackageNotFoundError:
         return False
@@ -72,3 +74,191 @@ def test_plugin_kernel_parameters_are_validated():
         sparsekit.get_kernel("sigmoid", gamma=-1.0)
     with pytest.raises(ValueError, match="unknown backend"):
         sparsekit.get_kernel("cosine", backend="gpu")
+
+
+# -- the plugin example of docs/plugins.md: a kernel, a sampler and a solver --------------------
+EXAMPLE_DIST = "sparsekit-example-plugin"
+needs_example = pytest.mark.skipif(
+    not _installed(EXAMPLE_DIST) and not os.environ.get("SPARSEKIT_REQUIRE_PLUGINS"),
+    reason=f"{EXAMPLE_DIST} not installed (pip install ./plugins/{EXAMPLE_DIST})",
+)
+
+
+@needs_example
+def test_example_plugin_registers_one_component_per_family():
+    infos = {(i.family, i.name): i for i in Registry().list() if i.plugin == "example-plugin"}
+    assert set(infos) == {("kernel", "rational-quadratic"), ("sampler", "kmeans-pp"), ("solver", "fista")}
+    assert infos["sampler", "kmeans-pp"].aliases == ("d2",)
+
+
+@needs_example
+@pytest.mark.parametrize("dtype, rtol", [(np.float64, 1e-12), (np.float32, 1e-5)])
+def test_example_kernel_matches_scikit_learn(rng, dtype, rtol):
+    from sklearn.gaussian_process.kernels import RationalQuadratic
+
+    X, Y = rng.normal(size=(25, 4)).astype(dtype), rng.normal(size=(9, 4)).astype(dtype)
+    k = sparsekit.get_kernel("rq", length_scale=0.7, alpha=2.5)
+    K = k(X, Y)
+    assert K.dtype == dtype
+    ref = RationalQuadratic(length_scale=0.7, alpha=2.5)(X.astype(np.float64), Y.astype(np.float64))
+    np.testing.assert_allclose(K, ref, rtol=rtol)
+    np.testing.assert_allclose(k.diag(X), np.diag(k(X)), rtol=rtol)
+    with pytest.raises(ValueError, match="alpha must be > 0"):
+        sparsekit.get_kernel("rational-quadratic", alpha=0.0)
+
+
+@needs_example
+def test_example_sampler_seeds_one_landmark_per_cluster(rng):
+    centers = rng.normal(size=(5, 3)) * 100
+    X = np.repeat(centers, 40, axis=0) + rng.normal(size=(200, 3)) * 0.01
+    sampler = sparsekit.get_sampler("kmeans-pp")
+    lm = sampler.sample(X, sparsekit.get_kernel("rbf", gamma=1e-3), 5, random_state=1)
+    assert isinstance(lm, Landmarks)
+    assert sorted(lm.indices // 40) == [0, 1, 2, 3, 4]  # D^2 sampling leaves no cluster empty
+    np.testing.assert_array_equal(lm.points, X[lm.indices])
+    with pytest.raises(ValueError, match="n_landmarks must be in"):
+        sampler.sample(X, sparsekit.get_kernel("rbf"), 201)
+
+
+@needs_example
+def test_example_sampler_and_kernel_by_name_in_nystroem(rng):
+    X = rng.normal(size=(120, 3))
+    ny = sparsekit.Nystroem(kernel="rational-quadratic", sampler="kmeans-pp", n_components=120,
+                            random_state=0).fit(X)
+    Z = ny.transform(X)
+    np.testing.assert_allclose(Z @ Z.T, sparsekit.get_kernel("rq")(X), atol=1e-8)  # all landmarks: exact
+
+
+@needs_example
+def test_example_solver_matches_scikit_learn_lasso(rng):
+    from sklearn.linear_model import Lasso
+
+    D = rng.normal(size=(40, 80))
+    Y = np.c_[D[:, :3] @ np.array([1.0, -2.0, 3.0]) + 0.01 * rng.normal(size=40), rng.normal(size=40)]
+    res = sparsekit.get_solver("lasso", alpha=2.0, max_iter=20000, tol=1e-12).solve(D, Y)
+    assert isinstance(res, SparseResult) and list(res.stop_reason) == ["tol", "tol"]
+    for j in range(2):
+        ref = Lasso(alpha=2.0 / 40, fit_intercept=False, tol=1e-14, max_iter=100_000).fit(D, Y[:, j]).coef_
+        np.testing.assert_allclose(res.coef[:, j], ref, atol=1e-7)
+        nz = np.flatnonzero(res.coef[:, j])
+        assert set(res.support[: nz.size, j]) == set(nz) and (res.support[nz.size:, j] == -1).all()
+    one = sparsekit.get_solver("fista", alpha=2.0, max_iter=20000, tol=1e-12).solve(D, Y[:, 0])
+    np.testing.assert_allclose(one.coef, res.coef[:, 0], atol=1e-12)
+    assert isinstance(one.n_iter, int) and one.residual_norms[0] == pytest.approx(np.linalg.norm(Y[:, 0]))
+
+
+def test_docs_show_the_example_plugin_files_verbatim():
+    """Each code block of docs/plugins.md marked with a file is that file of the example plugin."""
+    import pathlib
+    import re
+
+    root = pathlib.Path(__file__).resolve().parents[1]
+    doc = (root / "docs" / "plugins.md").read_text()
+    blocks = re.findall(r"<!-- file: (\S+) -->\n```\w*\n(.*?)```", doc, flags=re.S)
+    assert {name for name, _ in blocks} >= {
+        "setup.cfg", "sparsekit_example_plugin/plugin.py", "sparsekit_example_plugin/kernels.py",
+        "sparsekit_example_plugin/samplers.py", "sparsekit_example_plugin/solvers.py"}
+    for name, code in blocks:
+        assert code == (root / "plugins" / EXAMPLE_DIST / name).read_text(), name
+
+
+# -- an installed plugin that claims built-in names ---------------------------------------------
+CLASH_MODULE = '''
+from sparsekit import Registration, hookimpl
+
+class Fake:
+    def __init__(self, **kw):
+        pass
+
+@hookimpl
+def sparsekit_kernels():
+    yield Registration("rbf", Fake)
+    yield Registration("clash-only", Fake)
+
+@hookimpl
+def sparsekit_sampler():   # typo of sparsekit_samplers
+    yield Registration("never", Fake)
+'''
+
+
+@pytest.fixture
+def clashing_install(tmp_path):
+    """A directory holding an installed distribution whose entry point claims 'rbf'."""
+    (tmp_path / "clash_plugin.py").write_text(CLASH_MODULE)
+    info = tmp_path / "sparsekit_clash-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: sparsekit-clash\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text("[sparsekit]\nclash = clash_plugin\n")
+    return tmp_path
+
+
+def _run(code, site, **env):
+    import subprocess
+    import sys
+
+    full_env = {**os.environ, **env,
+                "PYTHONPATH": os.pathsep.join([str(site), os.environ.get("PYTHONPATH", "")])}
+    return subprocess.run([sys.executable, *code], capture_output=True, text=True, env=full_env,
+                          cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def test_installed_plugin_claiming_rbf_leaves_library_usable(clashing_install):
+    out = _run(["-c", "import sparsekit; k = sparsekit.get_kernel('rbf'); "
+                      "print(type(k).__name__, type(sparsekit.get_kernel('clash-only')).__name__)"],
+               clashing_install)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["RBFKernel", "Fake"]
+    assert "ComponentConflictWarning" in out.stderr and "'clash'" in out.stderr \
+        and "sparsekit.kernels._plugin" in out.stderr
+    assert "UnknownHookWarning" in out.stderr and "sparsekit_sampler" in out.stderr
+
+    listing = _run(["-m", "sparsekit", "list"], clashing_install)
+    assert listing.returncode == 0, listing.stderr
+    skipped = listing.stdout[listing.stdout.index("skipped"):]
+    row = next(line for line in skipped.splitlines() if "| rbf " in line)
+    assert "clash" in row and "already taken by built-in plugin" in row
+    assert any("sparsekit_sampler" in line for line in skipped.splitlines())
+
+
+def test_disable_environment_variable_blocks_installed_plugin(clashing_install):
+    out = _run(["-m", "sparsekit", "list", "--json"], clashing_install,
+               SPARSEKIT_DISABLE_PLUGINS="sparsekit-clash")
+    assert out.returncode == 0 and "Warning" not in out.stderr, out.stderr
+    import json
+
+    data = json.loads(out.stdout)
+    assert "clash-only" not in {c["name"] for c in data["components"]}
+    assert data["skipped"] == [{"plugin": "clash", "family": None, "name": None,
+                                "reason": "disabled by SPARSEKIT_DISABLE_PLUGINS"}]
+
+
+# -- estimators take registry= and check what third-party components return ---------------------
+def _nystroem_takes_registry():
+    import inspect
+
+    return "registry" in inspect.signature(sparsekit.Nystroem).parameters
+
+
+@pytest.mark.skipif(not _nystroem_takes_registry(), reason="Nystroem has no registry parameter yet")
+def test_nystroem_resolves_in_its_registry_and_checks_sampler_results(rng):
+    from sparsekit import Registration, hookimpl
+    from sparsekit.registry import ComponentResultError
+
+    class TupleSampler:
+        accepts = ("vectors", "graphs")
+
+        def sample(self, X, kernel, n_landmarks, random_state=None):
+            return (np.arange(n_landmarks), X[:n_landmarks], np.ones(n_landmarks))
+
+    class Plugin:
+        @hookimpl
+        def sparsekit_samplers(self):
+            yield Registration("tuple-sampler", TupleSampler, accepts="any")
+
+    reg = Registry(entry_points=False)
+    reg.register(Plugin(), name="bad-plugin")
+    X = rng.normal(size=(30, 3))
+    with pytest.raises(UnknownComponentError):  # the default registry does not know it
+        sparsekit.Nystroem(sampler="tuple-sampler", n_components=5).fit(X)
+    with pytest.raises(ComponentResultError, match="'tuple-sampler' of plugin 'bad-plugin'.*Landmarks"):
+        sparsekit.Nystroem(sampler="tuple-sampler", n_components=5, registry=reg).fit(X)

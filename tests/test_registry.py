@@ -6,7 +6,14 @@ import pytest
 
 import sparsekit
 from sparsekit import Registration, Registry, hookimpl
-from sparsekit.registry import ComponentConflictError, PluginLoadWarning, UnknownComponentError
+from sparsekit.registry import (
+    ComponentConflictError,
+    ComponentConflictWarning,
+    ComponentResultError,
+    PluginLoadWarning,
+    UnknownComponentError,
+    UnknownHookWarning,
+)
 
 
 class _Doubler:
@@ -85,19 +92,68 @@ def test_registered_plugin_is_usable_by_name_and_combines():
         reg.lookup("kernel", "toy-doubler")
 
 
-def test_two_plugins_claiming_one_name_is_an_error_naming_both():
-    class Clash:
+class _Clash:
+    """A plugin that claims the built-in name 'gaussian' and a free name."""
+
+    @hookimpl
+    def sparsekit_kernels(self):
+        yield Registration("gaussian", _Doubler)
+        yield Registration("free-name", _Doubler)
+
+
+def test_plugin_claiming_a_builtin_name_is_skipped_with_a_warning_naming_both():
+    reg = Registry(entry_points=False)
+    reg.register(_Clash(), name="clash-plugin")
+    with pytest.warns(ComponentConflictWarning) as rec:
+        info = reg.lookup("kernel", "gaussian")
+    assert info.name == "rbf" and info.plugin == "sparsekit.kernels._plugin"  # built-in wins
+    msg = str(rec[0].message)
+    assert "clash-plugin" in msg and "sparsekit.kernels._plugin" in msg
+    assert "SPARSEKIT_DISABLE_PLUGINS=clash-plugin" in msg
+    assert type(reg.get("kernel", "rbf")).__name__ == "RBFKernel"
+    assert isinstance(reg.get("kernel", "free-name"), _Doubler)  # the rest of the plugin works
+    (skip,) = reg.skipped()
+    assert (skip.plugin, skip.family, skip.name) == ("clash-plugin", "kernel", "gaussian")
+    assert "already taken by built-in plugin 'sparsekit.kernels._plugin'" in skip.reason
+
+
+def test_clash_between_two_third_party_plugins_keeps_the_first():
+    class Second:
         @hookimpl
         def sparsekit_kernels(self):
-            yield Registration("gaussian", _Doubler)
+            yield Registration("other", _Doubler, aliases=("doubler",))
+
+    reg = Registry(entry_points=False, plugins=[_ToyPlugin()])
+    reg.register(Second(), name="second")
+    with pytest.warns(ComponentConflictWarning, match="'other' of plugin 'second' is skipped.*'doubler'"):
+        assert reg.lookup("kernel", "doubler").name == "toy-doubler"
+    with pytest.raises(UnknownComponentError, match="'second' provides one but it was skipped"):
+        reg.lookup("kernel", "other")
+
+
+def test_two_builtins_claiming_one_name_is_an_error(monkeypatch):
+    import sparsekit.registry as registry_module
+
+    class Twin:
+        @hookimpl
+        def sparsekit_kernels(self):
+            yield Registration("rbf", _Doubler)
 
     reg = Registry(entry_points=False)
-    reg.register(Clash(), name="clash-plugin")
-    with pytest.raises(ComponentConflictError) as err:
-        reg.lookup("kernel", "rbf")
-    assert "clash-plugin" in str(err.value) and "sparsekit.kernels._plugin" in str(err.value)
+    reg.register(Twin(), name="twin")
+    monkeypatch.setattr(registry_module, "BUILTIN_PLUGINS", (*registry_module.BUILTIN_PLUGINS, "twin"))
+    with pytest.raises(ComponentConflictError, match="registered twice by built-in plugins"):
+        reg.list()
+
+
+def test_blocked_plugin_is_removed():
+    reg = Registry(entry_points=False)
+    reg.register(_Clash(), name="clash-plugin")
     reg.block("clash-plugin")
-    assert reg.lookup("kernel", "gaussian").name == "rbf"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert reg.lookup("kernel", "gaussian").name == "rbf"
+        assert "free-name" not in reg.names("kernel")
 
 
 def test_registry_without_builtins_is_empty_then_extensible():
@@ -107,15 +163,17 @@ def test_registry_without_builtins_is_empty_then_extensible():
     assert reg.names("kernel") == ["toy-doubler"]
 
 
-def test_hook_yielding_wrong_type_is_type_error():
+def test_hook_yielding_wrong_type_is_skipped_with_a_warning():
     class Bad:
         @hookimpl
         def sparsekit_kernels(self):
             yield ("rbf", _Doubler)
+            yield Registration("fine", _Doubler)
 
-    reg = Registry(builtins=False, entry_points=False, plugins=[Bad()])
-    with pytest.raises(TypeError, match="expected sparsekit.Registration"):
-        reg.list()
+    reg = Registry(entry_points=False, plugins=[Bad()])
+    with pytest.warns(PluginLoadWarning, match="yielded tuple .*expected sparsekit.Registration"):
+        names = reg.names("kernel")
+    assert "fine" in names and "rbf" in names
 
 
 def test_plugin_raising_in_hook_is_skipped_with_warning():
@@ -173,3 +231,205 @@ def test_default_registry_helpers():
 def test_unknown_parameter_names_component_and_valid_parameters():
     with pytest.raises(TypeError, match=r"kernel 'rbf' got unknown parameter\(s\) \['gama'\]; its parameters are \['gamma', 'sigma', 'bandwidth', 'backend'\]"):
         Registry(entry_points=False).get("kernel", "gaussian", gama=1.0)
+
+
+# -- disabling plugins ------------------------------------------------------------------------
+def _fake_entry_points(*names):
+    return lambda: [_FakeEntryPoint(n, f"{n}_mod", target=_ToyPlugin()) for n in names]
+
+
+def test_disable_argument_skips_an_entry_point_and_lists_why(monkeypatch):
+    monkeypatch.setattr("sparsekit.registry._sparsekit_entry_points", _fake_entry_points("toy"))
+    monkeypatch.delenv("SPARSEKIT_DISABLE_PLUGINS", raising=False)
+    assert "toy-doubler" in Registry().names("kernel")
+    reg = Registry(disable=["TOY"])  # names are compared like component names
+    assert "toy-doubler" not in reg.names("kernel") and "rbf" in reg.names("kernel")
+    (skip,) = reg.skipped()
+    assert skip.plugin == "toy" and skip.reason == "disabled by Registry(disable=...)"
+
+
+def test_disable_environment_variable(monkeypatch):
+    monkeypatch.setattr("sparsekit.registry._sparsekit_entry_points", _fake_entry_points("toy", "keep"))
+    monkeypatch.setenv("SPARSEKIT_DISABLE_PLUGINS", " other , toy")
+    reg = Registry()
+    assert reg.lookup("kernel", "toy-doubler").plugin == "keep"
+    assert [s.plugin for s in reg.skipped()] == ["toy"]
+    assert reg.skipped()[0].reason == "disabled by SPARSEKIT_DISABLE_PLUGINS"
+
+
+def test_disable_by_distribution_name(monkeypatch):
+    class Dist:
+        name = "sparsekit-toy"
+
+    ep = _FakeEntryPoint("toy", "toy_mod", target=_ToyPlugin())
+    ep.dist = Dist()
+    monkeypatch.setattr("sparsekit.registry._sparsekit_entry_points", lambda: [ep])
+    assert "toy-doubler" not in Registry(disable="sparsekit-toy").names("kernel")
+
+
+def test_disable_applies_to_registered_plugins():
+    reg = Registry(entry_points=False, disable=["toy"])
+    assert reg.register(_ToyPlugin(), name="toy") is None
+    assert "toy-doubler" not in reg.names("kernel")
+
+
+# -- plugin mistakes ---------------------------------------------------------------------------
+def test_hook_name_typo_warns_with_the_closest_hook():
+    class Typo:
+        @hookimpl
+        def sparsekit_sampler(self):  # the hook is sparsekit_samplers
+            yield Registration("never", _Doubler)
+
+    reg = Registry(entry_points=False)
+    with pytest.warns(UnknownHookWarning, match="'typo'.*'sparsekit_sampler'.*did you mean 'sparsekit_samplers'"):
+        reg.register(Typo(), name="typo")
+    assert "never" not in reg.names("sampler")
+    assert any("sparsekit_sampler" in s.reason for s in reg.skipped())
+
+
+def test_hook_without_marker_warns():
+    class Unmarked:
+        def sparsekit_solvers(self):
+            yield Registration("never", _Doubler)
+
+    with pytest.warns(UnknownHookWarning, match="sparsekit_solvers is not decorated with @sparsekit.hookimpl"):
+        Registry(entry_points=False, plugins=[Unmarked()])
+
+
+def test_entry_point_with_hook_typo_warns(monkeypatch):
+    class Typo:
+        @hookimpl
+        def sparsekit_kernel(self):
+            return []
+
+    monkeypatch.setattr("sparsekit.registry._sparsekit_entry_points",
+                        lambda: [_FakeEntryPoint("typo", "typo_mod", target=Typo())])
+    with pytest.warns(UnknownHookWarning, match="did you mean 'sparsekit_kernels'"):
+        assert "rbf" in Registry().names("kernel")
+
+
+def test_registration_rejects_unknown_accepts_with_closest():
+    with pytest.raises(ValueError, match=r"unknown accepts='vector'. Did you mean 'vectors'\?"):
+        Registration("k", _Doubler, accepts="vector")
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    (dict(name="", factory=_Doubler), "non-empty str"),
+    (dict(name="k", factory=3), "factory must be callable"),
+    (dict(name="k", factory=_Doubler, aliases="kk"), r"write aliases=\('kk',\)"),
+])
+def test_registration_rejects_bad_fields(kwargs, match):
+    with pytest.raises(TypeError, match=match):
+        Registration(**kwargs)
+
+
+def test_plugin_whose_hook_builds_a_bad_registration_is_skipped():
+    class BadAccepts:
+        @hookimpl
+        def sparsekit_samplers(self):
+            yield Registration("bad", _Doubler, accepts="vector")
+
+    reg = Registry(entry_points=False, plugins=[BadAccepts()])
+    with pytest.warns(PluginLoadWarning, match="raised in sparsekit_samplers: ValueError: .*accepts='vector'"):
+        assert "uniform" in reg.names("sampler")
+
+
+# -- results of third-party components ---------------------------------------------------------
+class _TupleSampler:
+    def sample(self, X, kernel, n_landmarks, random_state=None):
+        return (np.arange(n_landmarks), X[:n_landmarks], np.ones(n_landmarks))
+
+
+class _DictSolver:
+    def solve(self, D, Y, *, gram=None):
+        return {"coef": np.zeros(D.shape[1])}
+
+
+class _ResultPlugin:
+    @hookimpl
+    def sparsekit_samplers(self):
+        yield Registration("tuple-sampler", _TupleSampler, accepts="any")
+
+    @hookimpl
+    def sparsekit_solvers(self):
+        yield Registration("dict-solver", lambda: _DictSolver())  # a function factory
+
+
+def test_wrong_result_type_names_plugin_and_expected_type():
+    reg = Registry(entry_points=False)
+    reg.register(_ResultPlugin(), name="result-plugin")
+    sampler = reg.get("sampler", "tuple-sampler")
+    X = np.ones((5, 2))
+    with pytest.raises(ComponentResultError, match=r"sampler 'tuple-sampler' of plugin 'result-plugin' returned tuple from sample\(\); expected sparsekit.samplers.base.Landmarks"):
+        sparsekit.registry.check_result("sampler", sampler, sampler.sample(X, None, 2), registry=reg)
+    solver = reg.get("solver", "dict-solver")
+    with pytest.raises(ComponentResultError, match="solver 'dict-solver' of plugin 'result-plugin' returned dict from solve.*SparseResult"):
+        sparsekit.registry.check_result("solver", solver, solver.solve(X, X[:, 0]), registry=reg)
+    assert isinstance(ComponentResultError("x"), TypeError)
+
+
+def test_check_result_passes_good_results_and_names_unregistered_classes():
+    reg = Registry(entry_points=False)
+    sampler = reg.get("sampler", "uniform")
+    X = np.random.default_rng(0).random((6, 2))
+    lm = sampler.sample(X, reg.get("kernel", "rbf"), 3, random_state=0)
+    assert sparsekit.registry.check_result("sampler", sampler, lm, registry=reg) is lm
+    with pytest.raises(ComponentResultError, match=r"sampler _TupleSampler \(module 'tests.test_registry'\)"):
+        sparsekit.registry.check_result("sampler", _TupleSampler(), (1, 2, 3), registry=reg)
+    assert sparsekit.registry.check_result("kernel", object(), 3, registry=reg) == 3  # unchecked
+
+
+def test_resolve_builds_names_and_copies_objects():
+    reg = Registry(entry_points=False, plugins=[_ToyPlugin()])
+    k = sparsekit.registry.resolve("kernel", "doubler", {"factor": 4.0}, registry=reg)
+    assert isinstance(k, _Doubler) and k.factor == 4.0
+    obj = _Doubler(5.0)
+    copy = sparsekit.registry.resolve("kernel", obj)
+    assert copy is not obj and copy.factor == 5.0
+    with pytest.raises(TypeError, match="kernel_params can only be given with a kernel name"):
+        sparsekit.registry.resolve("kernel", obj, {"factor": 1.0})
+    with pytest.raises(TypeError, match="got None"):
+        sparsekit.registry.resolve("sampler", None)
+    with pytest.raises(UnknownComponentError):  # the given registry, not the default one
+        sparsekit.registry.resolve("kernel", "doubler", registry=Registry(entry_points=False))
+
+
+# -- a registry as an estimator parameter: copied by reference, pickled as its recipe ------------
+class _PicklablePlugin:
+    @hookimpl
+    def sparsekit_kernels(self):
+        yield Registration("toy-doubler", _Doubler, aliases=("doubler",))
+
+
+def test_deepcopy_returns_the_registry_itself():
+    import copy
+
+    reg = Registry(entry_points=False)
+    assert copy.deepcopy(reg) is reg
+    assert copy.deepcopy({"registry": reg})["registry"] is reg  # as scikit-learn's clone does
+
+
+def test_pickled_registry_is_rebuilt_with_its_plugins_blocks_and_disables():
+    import pickle
+
+    reg = Registry(entry_points=False, disable=["off"])
+    reg.register(_PicklablePlugin(), name="toy")
+    reg.register(_Clash(), name="clash-plugin")
+    reg.block("clash-plugin")
+    copy = pickle.loads(pickle.dumps(reg))
+    assert copy is not reg
+    assert copy.names("kernel") == reg.names("kernel") and "toy-doubler" in copy.names("kernel")
+    assert "free-name" not in copy.names("kernel")
+    assert copy.register(_PicklablePlugin(), name="off") is None
+    assert pickle.loads(pickle.dumps(sparsekit.default_registry())) is sparsekit.default_registry()
+
+
+def test_pickled_registry_imports_plugin_modules_by_name():
+    import importlib
+    import pickle
+
+    reg = Registry(builtins=False, entry_points=False)
+    reg.register(importlib.import_module("sparsekit.solvers._plugin"), name="solvers")
+    copy = pickle.loads(pickle.dumps(reg))
+    assert copy.names("solver") == reg.names("solver") and "omp" in copy.names("solver")
+    assert copy.names("kernel") == []

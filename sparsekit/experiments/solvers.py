@@ -45,4 +45,16 @@ def solver_table(n_features: int = 256, n_atoms: int = 1024, n_nonzero: int = 8,
     title = (f"Sparse recovery: D {n_features}x{n_atoms} Gaussian, {n_signals} signals with "
              f"{n_nonzero} atoms (coherence {mu:.3f}; guaranteed recovery below m = "
              f"{coherence_sparsity_bound(mu):.1f})")
-    return format_table(["solver", "batch (ms)", "support recovered", "median ||r||/||y||"], rows, title=title)
+    table = format_table(["solver", "batch (ms)", "support recovered", "median ‖r‖/‖y‖"],
+                         rows, title=title)
+    bound = coherence_sparsity_bound(mu)
+    notes = [
+        f"guaranteed recovery below m = {bound:.1f}: for m < (1 + 1/coherence)/2 OMP recovers "
+        "every m-sparse signal, whatever its support (Tropp 2004, Thm 3.5), a worst-case bound",
+        f"support recovered: the {n_nonzero} atoms of each random signal found again; random "
+        f"supports are recovered far above the worst-case bound, typically but not for all",
+        "median ‖r‖/‖y‖: omp and nn-omp solve least squares on the found support (round-off "
+        f"left); mp re-projects one atom at a time for {4 * n_nonzero} steps and frank-wolfe "
+        "converges as O(1/k), so both leave a small residual",
+    ]
+    return table + "\n" + "\n".join(f"- {line}" for line in notes)

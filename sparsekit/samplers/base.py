@@ -124,6 +124,19 @@ class Sampler(ParamsMixin, ABC):
             kernel.fit(Xp)
         return Xp
 
+    # -- public hooks for subclasses (plugins call these instead of the private steps) -------
+    def prepare_input(self, X, kernel):
+        """Check that this sampler takes ``kernel``'s input kind, fit a data-dependent
+        bandwidth on the whole ``X``, and return ``X`` prepared by the kernel (call it first in
+        :meth:`sample`; then touch the data only through ``kernel``)."""
+        return self._prepare(X, kernel)
+
+    @staticmethod
+    def make_landmarks(Xp, kernel, indices, weights) -> Landmarks:
+        """The :class:`Landmarks` of positions ``indices`` of prepared ``Xp`` (what
+        :meth:`sample` returns); ``weights`` are the importance weights (ones if unweighted)."""
+        return Sampler._landmarks(Xp, kernel, indices, weights)
+
     def _graph_hint(self) -> str:
         return "use a sampler that accepts graphs (uniform, diagonal, rls, two-pass-rls, " \
                "dac-rls, recursive-rls, greedy-trace with approximate=False)"

@@ -35,6 +35,8 @@ import warnings
 
 import numpy as np
 
+from .._memory import check_allocation, dense_gram_bytes
+from .._progress import iterate
 from .._validation import check_random_state, check_scalar
 from ._greedy_cpu import exact_step, sketch_step
 from .base import Sampler, check_n_landmarks
@@ -110,6 +112,9 @@ def greedy_exact_select(Xp, kernel, n_select: int, rng: np.random.Generator,
     Without ``cache_gram`` every step streams K in row blocks, ``n_jobs`` blocks at a time.
     """
     n = kernel.n_samples(Xp)
+    if cache_gram:
+        check_allocation(dense_gram_bytes(n), f"greedy-trace with cache_gram=True on {n} samples",
+                         "use cache_gram=False, which streams the Gram matrix in row blocks")
     K = _gram64(kernel, Xp) if cache_gram else None
     step = _row_step(n)
 
@@ -147,7 +152,7 @@ def greedy_exact_select(Xp, kernel, n_select: int, rng: np.random.Generator,
     crit = np.where(P > thr, num / np.where(P > thr, P, 1.0), -np.inf)
     C = np.zeros((n_select, n))
     chosen = []
-    for k in range(n_select):
+    for k in iterate(range(n_select), "greedy-trace landmarks", unit="landmark"):
         j = _pick(crit, rng)
         if j < 0:
             break

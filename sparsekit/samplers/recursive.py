@@ -33,6 +33,7 @@ import numbers
 import numpy as np
 from scipy.linalg import eigvalsh
 
+from .._progress import progress
 from .._validation import check_scalar
 from ._parallel import default_n_jobs, run_blocks, single_threaded
 from ._rls_cpu import cholesky_upper, inverse_upper, quadratic_rows
@@ -95,6 +96,7 @@ def recursive_scores(Xp, kernel, s: int, lam, rng: np.random.Generator, n_jobs: 
             return adaptive_lambda(_gram64(kernel, kernel.take(Xp, S_idx)), w, k)
         return float(lam)
 
+    bar = progress(n_levels, "recursive-rls levels", unit="level")
     for level in range(n_levels - 1, 0, -1):
         rows = perm[: sizes[level]]
         S_idx = perm[sample]
@@ -106,9 +108,12 @@ def recursive_scores(Xp, kernel, s: int, lam, rng: np.random.Generator, n_jobs: 
             w = np.full(sample.size, math.sqrt(rows.size / sample.size))
         else:
             w = 1.0 / np.sqrt(p[sample])
+        bar.update()
     S_idx = perm[sample]
     everyone = np.arange(n)  # the last level holds every sample; stream them in data order
     est = level_estimates(Xp, kernel, everyone, S_idx, w, lam_at(S_idx, w), kdiag, n_jobs)
+    bar.update()
+    bar.close()
     return np.minimum(1.0, est)
 
 

@@ -28,6 +28,8 @@ import numbers
 
 import numpy as np
 
+from .._memory import check_allocation, dense_gram_bytes
+from .._progress import progress, tracked
 from .._validation import check_scalar
 from ._rls_cpu import cholesky_upper, inverse_upper, nystrom_factor, quadratic_rows, rls_from_gram
 from ._parallel import default_n_jobs, run_blocks, single_threaded, single_threaded_numba
@@ -48,10 +50,22 @@ def _row_step(n_cols: int) -> int:
 
 
 def exact_rls(Xp, kernel, lam: float) -> np.ndarray:
-    """Exact ridge leverage scores (2.3) of prepared ``Xp`` (float64, shape (n,))."""
-    with single_threaded_numba():
-        K = _gram64(kernel, Xp)
-    return rls_from_gram(K, lam, overwrite=True)
+    """Exact ridge leverage scores (2.3) of prepared ``Xp`` (float64, shape (n,)).
+
+    Refuses (``InsufficientMemoryError``) or warns when the n x n Gram matrix would take most of
+    the available memory.
+    """
+    n = kernel.n_samples(Xp)
+    check_allocation(dense_gram_bytes(n, getattr(getattr(Xp, "dtype", None), "itemsize", 8)),
+                     f"exact RLS ('rls') of {n} samples", "use 'dac-rls' or 'recursive-rls', "
+                     "which never form the n x n Gram matrix")
+    with progress(2, f"exact RLS, n={n} (Gram, Cholesky)", unit="step") as bar:
+        with single_threaded_numba():
+            K = _gram64(kernel, Xp)
+        bar.update()
+        scores = rls_from_gram(K, lam, overwrite=True)
+        bar.update()
+    return scores
 
 
 def dac_rls(Xp, kernel, lam: float, blocks, n_jobs: int = 1) -> np.ndarray:
@@ -66,7 +80,7 @@ def dac_rls(Xp, kernel, lam: float, blocks, n_jobs: int = 1) -> np.ndarray:
     def work(idx):
         out[idx] = rls_from_gram(_gram64(kernel, kernel.take(Xp, idx)), lam, overwrite=True)
 
-    run_blocks(work, blocks, n_jobs)
+    run_blocks(tracked(work, len(blocks), "dac-rls blocks", unit="block"), blocks, n_jobs)
     return out
 
 

@@ -2,7 +2,7 @@
 import numpy as np
 
 from sparsekit.kernels.base import VectorKernel
-from sparsekit._validation import check_scalar
+from sparsekit.validation import check_scalar
 
 
 def _safe_norms(X):

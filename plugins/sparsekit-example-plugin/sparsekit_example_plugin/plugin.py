@@ -1,0 +1,25 @@
+"""The entry point module: one hook function per family, each yielding Registration records."""
+from sparsekit import Registration, hookimpl
+
+from .kernels import RationalQuadraticKernel
+from .samplers import KMeansPPSampler
+from .solvers import FISTASolver
+
+
+@hookimpl
+def sparsekit_kernels():
+    yield Registration("rational-quadratic", RationalQuadraticKernel, aliases=("rq",),
+                       summary="(1 + ||x - z||^2 / (2 alpha l^2))^-alpha")
+
+
+@hookimpl
+def sparsekit_samplers():
+    yield Registration("kmeans-pp", KMeansPPSampler, aliases=("d2",),
+                       summary="k-means++ (D^2) seeding in the kernel's feature space",
+                       accepts="any")
+
+
+@hookimpl
+def sparsekit_solvers():
+    yield Registration("fista", FISTASolver, aliases=("lasso",),
+                       summary="FISTA for the lasso 1/2 ||y - D x||^2 + alpha ||x||_1")

@@ -1,0 +1,154 @@
+"""Progress of the slow paths, and the memory check before n x n allocations."""
+import io
+import threading
+import warnings
+
+import numpy as np
+import pytest
+
+import sparsekit
+from sparsekit import _memory
+from sparsekit._progress import Progress, iterate, progress_mode, show_progress, tracked
+from sparsekit.samplers import DACRLSSampler, ExactRLSSampler, GreedyTraceSampler, RecursiveRLSSampler
+
+
+class _Terminal(io.StringIO):
+    def isatty(self):
+        return True
+
+
+def test_forced_progress_prints_plain_lines_off_a_terminal():
+    stream = io.StringIO()
+    with Progress(3, "blocks of work", unit="block", verbose=True, stream=stream) as bar:
+        for _ in range(3):
+            bar.update()
+    lines = stream.getvalue().splitlines()
+    assert lines[0].startswith("blocks of work: 0/3 block (")
+    assert lines[-1].startswith("blocks of work: 3/3 block in ") and lines[-1].endswith(" s")
+
+
+def test_auto_is_silent_off_a_terminal_and_for_quick_work_on_one(monkeypatch):
+    monkeypatch.delenv("SPARSEKIT_PROGRESS", raising=False)
+    stream = io.StringIO()
+    with Progress(3, "quiet", stream=stream) as bar:
+        bar.update(3)
+    assert not bar.active and stream.getvalue() == ""
+    tty = _Terminal()
+    with Progress(3, "quick", stream=tty) as bar:  # tqdm waits DELAY_S before drawing
+        bar.update(3)
+    assert tty.getvalue().strip() == ""
+
+
+def test_forced_progress_on_a_terminal_draws_a_tqdm_bar():
+    pytest.importorskip("tqdm")
+    tty = _Terminal()
+    with Progress(4, "drawing", unit="step", verbose=True, stream=tty) as bar:
+        bar.update(4)
+    assert "drawing" in tty.getvalue() and "4/4" in tty.getvalue()
+
+
+def test_mode_precedence(monkeypatch):
+    monkeypatch.setenv("SPARSEKIT_PROGRESS", "1")
+    assert progress_mode() is True
+    with show_progress(False):
+        assert progress_mode() is False
+        assert progress_mode(verbose=True) is True
+    monkeypatch.setenv("SPARSEKIT_PROGRESS", "off")
+    assert progress_mode() is False
+    monkeypatch.setenv("SPARSEKIT_PROGRESS", "auto")
+    assert progress_mode() == "auto"
+    assert sparsekit.show_progress is show_progress
+
+
+def test_tracked_counts_calls_from_threads_and_closes():
+    calls = []
+    with show_progress():
+        work = tracked(calls.append, 40, "threads")
+    workers = [threading.Thread(target=lambda i=i: [work(i * 10 + j) for j in range(10)]) for i in range(4)]
+    for t in workers:
+        t.start()
+    for t in workers:
+        t.join()
+    assert sorted(calls) == list(range(40))
+    assert work.__closure__ is not None
+    bar = next(c.cell_contents for c in work.__closure__ if isinstance(c.cell_contents, Progress))
+    assert bar.count == 40 and not bar.active
+
+
+def test_iterate_closes_on_break(capsys):
+    with show_progress():
+        for i in iterate(range(10), "loop"):
+            if i == 3:
+                break
+    err = capsys.readouterr().err
+    assert "loop: 3/10 it in" in err  # closed at the break, three items done
+
+
+@pytest.fixture
+def data():
+    return np.random.default_rng(0).normal(size=(100, 3))
+
+
+@pytest.mark.parametrize("sampler, expected", [
+    (ExactRLSSampler(lam=1e-2), "exact RLS, n=100 (Gram, Cholesky): 2/2 step in"),
+    (DACRLSSampler(lam=1e-2, block_size=10, n_jobs=2), "dac-rls blocks: 10/10 block in"),
+    (RecursiveRLSSampler(lam=1e-2, level_size=10), "recursive-rls levels: "),
+    (GreedyTraceSampler(), "greedy-trace landmarks: 5/5 landmark in"),
+])
+def test_slow_samplers_report_progress_when_asked(sampler, expected, data, capsys):
+    kernel = sparsekit.get_kernel("rbf", gamma=0.5)
+    sampler.sample(data, kernel, 5, random_state=0)
+    assert capsys.readouterr().err == ""  # auto, not a terminal: silent
+    with show_progress():
+        sampler.sample(data, kernel, 5, random_state=0)
+    err = capsys.readouterr().err
+    assert expected in err
+    if isinstance(sampler, RecursiveRLSSampler):
+        done = [line for line in err.splitlines() if " in " in line][-1]
+        count, total = done.split(": ")[1].split()[0].split("/")
+        assert count == total and int(total) >= 2
+
+
+# -- memory ------------------------------------------------------------------------------------
+def test_available_memory_reads_the_system():
+    avail = _memory.available_memory()
+    assert avail is not None and 0 < avail
+    with open("/proc/meminfo") as f:
+        total = next(int(l.split()[1]) * 1024 for l in f if l.startswith("MemTotal:"))
+    assert avail <= total
+
+
+def test_exact_rls_refuses_and_names_the_cheaper_samplers(monkeypatch, data):
+    kernel = sparsekit.get_kernel("rbf", gamma=0.5)
+    need = _memory.dense_gram_bytes(100)
+    monkeypatch.setattr(_memory, "available_memory", lambda: int(need / 0.95))  # 95% of RAM
+    with pytest.raises(_memory.InsufficientMemoryError, match="exact RLS .*'dac-rls' or 'recursive-rls'"):
+        ExactRLSSampler().scores(data, kernel)
+    monkeypatch.setattr(_memory, "available_memory", lambda: int(need / 0.6))   # 60% of RAM
+    with pytest.warns(_memory.LargeAllocationWarning, match="needs about 0.0 GiB"):
+        scores = ExactRLSSampler(lam=1.0).scores(data, kernel)
+    assert scores.shape == (100,)
+    monkeypatch.setattr(_memory, "available_memory", lambda: int(need / 0.4))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        ExactRLSSampler(lam=1.0).scores(data, kernel)
+    assert isinstance(_memory.InsufficientMemoryError("x"), MemoryError)
+
+
+def test_float32_gram_counts_its_conversion():
+    assert _memory.dense_gram_bytes(10, 4) == 10 * 10 * 12
+    assert _memory.dense_gram_bytes(10, 8) == 10 * 10 * 8
+
+
+def test_greedy_cached_gram_refuses_and_names_streaming(monkeypatch, data):
+    monkeypatch.setattr(_memory, "available_memory", lambda: 1000)
+    kernel = sparsekit.get_kernel("rbf", gamma=0.5)
+    with pytest.raises(MemoryError, match="use cache_gram=False"):
+        GreedyTraceSampler(cache_gram=True).sample(data, kernel, 3)
+    assert len(GreedyTraceSampler().sample(data, kernel, 3)) == 3  # streaming needs no n x n
+
+
+def test_unknown_available_memory_checks_nothing(monkeypatch):
+    monkeypatch.setattr(_memory, "available_memory", lambda: None)
+    _memory.check_allocation(10**18, "anything", "nothing")
+
