@@ -1,6 +1,7 @@
 """Fastfood: the Numba FWHT, the structured projection against its dense form, unbiasedness."""
 import numpy as np
 import pytest
+from scipy import stats
 from scipy.linalg import hadamard
 from sklearn.metrics.pairwise import rbf_kernel
 
@@ -44,13 +45,65 @@ def test_projection_equals_dense_structured_matrix(d, n_components):
     np.testing.assert_allclose(ff.transform(X), expected, rtol=1e-12, atol=1e-12)
 
 
-def test_scales_follow_chi_over_gaussian_norm():
-    X = np.zeros((1, 16))
-    ff = Fastfood(gamma=0.5, n_components=64, random_state=0).fit(X)
-    # rows of V have norm scales * sqrt(d') * ||G_b||, i.e. sqrt(2 gamma) * chi(d') draws
-    row_norms = ff.scales_ * np.sqrt(16) * np.linalg.norm(ff.gaussians_, axis=1, keepdims=True)
-    V = dense_frequencies(ff)
-    np.testing.assert_allclose(np.linalg.norm(V, axis=1), row_norms.ravel()[:32], rtol=1e-12)
+def full_frequencies(ff):
+    """All d' columns of every block of V (no truncation to n_features or n_frequencies)."""
+    d_pad = ff.padded_dim_
+    H = hadamard(d_pad)
+    return np.vstack([np.diag(ff.scales_[b]) @ H @ np.diag(ff.gaussians_[b])
+                      @ np.eye(d_pad)[ff.permutations_[b]] @ H @ np.diag(ff.signs_[b])
+                      for b in range(ff.signs_.shape[0])])
+
+
+@pytest.mark.parametrize("d", [16, 10])
+def test_row_norms_follow_the_scaled_chi_law(d):
+    # Le, Sarlos & Smola (2013), section 3: S_jj = s_j / ||G||_F with s_j ~ chi(d'), so every
+    # row of V = S H G Pi H B / (sigma sqrt(d')) has norm s_j / sigma = sqrt(2 gamma) chi(d'),
+    # the law of the norm of a dense N(0, 2 gamma I_d') row
+    gamma = 0.35
+    ff = Fastfood(gamma=gamma, n_components=2 * 16 * 64, random_state=0).fit(np.zeros((1, d)))
+    assert ff.padded_dim_ == 16 and ff.signs_.shape[0] == 64
+    if d == 16:  # the projection itself: V.T = project(I)
+        norms = np.linalg.norm(ff.project(np.eye(d)), axis=0)
+    else:
+        norms = np.linalg.norm(full_frequencies(ff), axis=1)
+    assert norms.size == 1024
+    law = stats.chi(df=16, scale=np.sqrt(2 * gamma))
+    assert stats.kstest(norms, law.cdf).pvalue > 0.01
+    # the test separates close laws: one degree of freedom less, or a 5% larger scale
+    for wrong in (stats.chi(df=15, scale=np.sqrt(2 * gamma)),
+                  stats.chi(df=16, scale=1.05 * np.sqrt(2 * gamma))):
+        assert stats.kstest(norms, wrong.cdf).pvalue < 1e-4
+    assert np.mean(norms ** 2) == pytest.approx(2 * gamma * 16, rel=0.05)
+
+
+def test_projections_of_a_point_are_gaussian_with_variance_2_gamma_norm2():
+    # [V x]_j ~ N(0, 2 gamma ||x||^2), as for the dense Gaussian frequencies of random features
+    gamma = 0.2
+    x = np.random.default_rng(3).normal(size=(1, 12))
+    ff = Fastfood(gamma=gamma, n_components=4000, random_state=1).fit(x)
+    proj = ff.project(x).ravel()
+    scale = np.sqrt(2 * gamma) * np.linalg.norm(x)
+    assert stats.kstest(proj, stats.norm(scale=scale).cdf).pvalue > 0.01
+    assert stats.kstest(proj, stats.norm(scale=1.2 * scale).cdf).pvalue < 1e-3
+
+
+def test_sigma_is_the_bandwidth_of_the_gaussian_kernel():
+    # sigma gives gamma = 1 / (2 sigma^2): the same draws, and the kernel exp(-|x-z|^2 / (2 sigma^2))
+    X = np.random.default_rng(4).normal(size=(5, 6))
+    sigma = 1.7
+    by_sigma = Fastfood(sigma=sigma, n_components=64, random_state=5).fit(X)
+    by_gamma = Fastfood(gamma=1 / (2 * sigma**2), n_components=64, random_state=5).fit(X)
+    assert by_sigma.gamma_ == pytest.approx(1 / (2 * sigma**2), rel=1e-15)
+    np.testing.assert_allclose(by_sigma.transform(X), by_gamma.transform(X), rtol=1e-13,
+                               atol=1e-15)
+    acc = np.zeros((5, 5))
+    for seed in range(20):
+        Z = Fastfood(sigma=sigma, n_components=2000, random_state=seed).fit_transform(X)
+        acc += Z @ Z.T
+    want = np.exp(-np.sum((X[:, None] - X[None]) ** 2, axis=-1) / (2 * sigma**2))
+    np.testing.assert_allclose(acc / 20, want, atol=0.03)
+    with pytest.raises(ValueError, match="sigma"):
+        Fastfood(sigma=1.0, gamma=0.5).fit(X)
 
 
 def test_unbiased_for_the_gaussian_kernel():

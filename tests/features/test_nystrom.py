@@ -296,10 +296,17 @@ def test_registered_uniform_sampler_by_name_matches_sklearn_gram(X):
     ny = Nystroem("rbf", sampler="uniform", n_components=25, kernel_params={"gamma": 0.3},
                   random_state=0).fit(X)
     assert len(np.unique(ny.component_indices_)) == 25
-    sk = SkNystroem(kernel="rbf", gamma=0.3, n_components=25, random_state=0).fit(X)
-    sk.components_ = X[ny.component_indices_]
-    sk.normalization_ = ny.normalization_.T  # same indices: scikit-learn's map is ours
-    np.testing.assert_allclose(ny.transform(X), sk.transform(X), atol=1e-10)
+    # scikit-learn's own fit on exactly these landmarks: given as many rows as components it
+    # keeps them all, in the order of its permutation component_indices_
+    landmarks = X[ny.component_indices_]
+    sk = SkNystroem(kernel="rbf", gamma=0.3, n_components=25, random_state=0).fit(landmarks)
+    assert sorted(sk.component_indices_) == list(range(25))
+    ours = Nystroem("rbf", sampler=FixedSampler(ny.component_indices_[sk.component_indices_]),
+                    n_components=25, kernel_params={"gamma": 0.3}).fit(X)
+    np.testing.assert_allclose(ours.transform(X), sk.transform(X), rtol=1e-8, atol=1e-10)
+    # the order of the landmarks permutes the features only: the same Gram either way
+    Z = ny.transform(X)
+    np.testing.assert_allclose(Z @ Z.T, sk.transform(X) @ sk.transform(X).T, atol=1e-10)
     with_replacement = Nystroem("rbf", sampler="uniform", sampler_params={"replace": True},
                                 n_components=100, random_state=0).fit(X)
     assert with_replacement.sampler_.replace is True

@@ -152,3 +152,41 @@ def test_auto_keeps_small_grams_on_the_cpu(monkeypatch, rng):
                                rtol=1e-12)
     assert base.resolve_backend("auto", True, "rbf", entries=39) == "cpu"
     assert base.resolve_backend("cuda", True, "rbf", entries=1) == "cuda"  # explicit wins
+
+
+# shapes larger than one thread block (32 columns x 8 rows) in both directions and not
+# multiples of it: the last block of each grid dimension is partly outside the output
+SK_KERNELS = {
+    "rbf": ("rbf_kernel", {"gamma": 0.3}),
+    "laplacian": ("laplacian_kernel", {"gamma": 0.4}),
+    "chi2": ("chi2_kernel", {"gamma": 0.5}),
+    "additive-chi2": ("additive_chi2_kernel", {}),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SK_KERNELS))
+def test_cuda_grid_of_several_blocks_equals_scikit_learn(name, rng):
+    from sklearn.metrics import pairwise as skp
+
+    from sparsekit.kernels import _cuda
+
+    assert _cuda._THREADS == (32, 8)  # the shapes below are chosen for this block
+    skname, params = SK_KERNELS[name]
+    X = rng.random((11, 3))   # 2 blocks of 8 rows
+    Y = rng.random((37, 3))   # 2 blocks of 32 columns
+    X[0, 1] = Y[3, 2] = 0.0
+    want = getattr(skp, skname)(X, Y, **params)
+    got = sparsekit.get_kernel(name, backend="cuda", **params)(X, Y)
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("dtype,rtol", [(np.float64, 1e-12), (np.float32, 1e-5)])
+def test_cuda_square_gram_of_several_blocks_equals_scikit_learn(dtype, rtol, rng):
+    from sklearn.metrics import pairwise as skp
+
+    X = rng.normal(size=(35, 3)).astype(dtype)   # 2 x 5 blocks, Y = X
+    got = sparsekit.get_kernel("rbf", gamma=0.25, backend="cuda")(X)
+    assert got.dtype == dtype
+    np.testing.assert_allclose(got, skp.rbf_kernel(X.astype(np.float64), gamma=0.25), rtol=rtol,
+                               atol=rtol * 1e-2)
+    np.testing.assert_array_equal(np.diag(got), np.ones(35, dtype=dtype))

@@ -207,6 +207,31 @@ def test_weighted_real_valued_equals_grakel_bit_for_bit():
     np.testing.assert_array_equal(K, Kg)
 
 
+@pytest.mark.parametrize("with_labels", [True, False])
+def test_weighted_and_normalized_equals_grakel(with_labels):
+    from grakel.kernels import ShortestPath
+
+    rng = np.random.default_rng(12)
+    graphs = []
+    for _ in range(25):
+        n = int(rng.integers(2, 10))
+        A, L = random_graph(rng, n, 0.4, n_labels=3)
+        W = np.triu(rng.choice([0.5, 1.0, 1.5, 2.25, 3.0], size=(n, n)), 1)
+        graphs.append((A * (W + W.T), L))
+    X, Y = graphs[:18], graphs[18:]
+    k = ShortestPathKernel(with_labels=with_labels, weighted=True, normalize=True)
+    gk = ShortestPath(with_labels=with_labels, normalize=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # GraKeL divides 0 by 0 for graphs without paths
+        Kg = gk.fit_transform(grakel_input(X))
+        Kg_cross = gk.transform(grakel_input(Y))  # (n_Y, n_X)
+    K = k(X)
+    assert_matches_grakel(K, Kg)
+    assert_matches_grakel(k(Y, X), Kg_cross)
+    # the weights matter: hop counts give another kernel on these graphs
+    assert np.abs(ShortestPathKernel(with_labels=with_labels, normalize=True)(X) - K).max() > 0.05
+
+
 # -- input forms ---------------------------------------------------------------------------
 
 
@@ -276,6 +301,24 @@ def test_cuda_equals_cpu(weighted):
     np.testing.assert_array_equal(Pg.counts.toarray(), Pc.counts.toarray())
     np.testing.assert_array_equal(Pg.keys, Pc.keys)
     np.testing.assert_array_equal(gpu(graphs), cpu(graphs))
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_cuda_batch_of_several_blocks_equals_the_reference(weighted):
+    # the packed distances of the batch span two blocks of 256 threads, the second one partly
+    # outside the array, and graphs straddle the block boundaries
+    from sparsekit.kernels.graph import _apsp_cuda
+
+    rng = np.random.default_rng(10)
+    graphs = [random_graph(rng, int(n), 0.5, n_labels=2) for n in rng.integers(1, 5, size=45)]
+    if weighted:
+        graphs = [(A * rng.choice([0.5, 1.25, 3.0], size=A.shape), L) for A, L in graphs]
+        graphs = [(np.maximum(A, A.T), L) for A, L in graphs]
+    entries = sum(len(A) ** 2 for A, _ in graphs)
+    assert _apsp_cuda._THREADS < entries < 2 * _apsp_cuda._THREADS, entries
+    K = ShortestPathKernel(weighted=weighted, backend="cuda")(graphs)
+    np.testing.assert_array_equal(K, reference_gram(graphs))
+    np.testing.assert_array_equal(K, ShortestPathKernel(weighted=weighted, backend="cpu")(graphs))
 
 
 def test_auto_backend_is_cpu_under_the_simulator():

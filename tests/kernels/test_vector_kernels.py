@@ -290,3 +290,36 @@ def test_set_params_resets_the_fitted_bandwidth(rng):
     assert k.gamma_ is None
     k.fit(X)
     assert k.gamma_ == pytest.approx(gamma_from_rule(X, "median"))
+
+
+def test_rbf_gram_of_x_in_row_blocks_equals_scikit_learn_with_an_exact_diagonal(rng):
+    # Y = None in blocks of 13 rows (the last one shorter): every block puts the exact
+    # k(x_i, x_i) = 1 on its own part of the diagonal; without that fix-up, rounding in
+    # ||x||^2 + ||x||^2 - 2 <x, x> leaves some diagonal entries just below 1
+    X = rng.normal(size=(101, 7))
+    k = RBFKernel(gamma=0.5)
+    K = k(X, max_memory=13 * 101 * 8)
+    np.testing.assert_allclose(K, skp.rbf_kernel(X, gamma=0.5), rtol=1e-10, atol=1e-300)
+    np.testing.assert_array_equal(np.diag(K), np.ones(101))
+    np.testing.assert_array_equal(K, K.T)
+    streamed = list(k.blocks(X, max_memory=13 * 101 * 8))
+    assert len(streamed) == 8
+    np.testing.assert_array_equal(np.vstack([b for _, b in streamed]), K)
+    K32 = k(X.astype(np.float32), max_memory=13 * 101 * 4)
+    np.testing.assert_array_equal(np.diag(K32), np.ones(101, dtype=np.float32))
+
+
+def test_threaded_exp_branch_equals_scikit_learn(rng):
+    # >= 65,536 entries: the exponentials are spread over a pool of threads in row chunks
+    from sparsekit._threads import thread_limit
+    from sparsekit.kernels import _cpu
+
+    X, Y = rng.normal(size=(263, 5)), rng.normal(size=(301, 5))
+    assert X.shape[0] * Y.shape[0] >= 1 << 16
+    with thread_limit(2):
+        K = RBFKernel(gamma=0.2)(X, Y)
+        A = rng.normal(size=(257, 311))
+        B = A.copy()
+        _cpu.exp_inplace(B)
+    np.testing.assert_allclose(K, skp.rbf_kernel(X, Y, gamma=0.2), rtol=1e-10, atol=0)
+    np.testing.assert_array_equal(B, np.exp(A))

@@ -128,7 +128,12 @@ def test_two_pass_scores_underestimate_exact_and_equal_it_with_every_point():
     np.testing.assert_allclose(full, exact, atol=1e-7)
 
 
-def test_two_pass_matches_the_dense_woodbury_formula():
+@pytest.mark.parametrize("row_bytes", [None, 8 * 20 * 7])
+def test_two_pass_matches_the_dense_woodbury_formula(monkeypatch, row_bytes):
+    if row_bytes is not None:  # 7 rows per block: the blocks of both passes go to 2 threads
+        from sparsekit.samplers import rls
+
+        monkeypatch.setattr(rls, "ROW_BLOCK_BYTES", row_bytes)
     X = clustered(80, seed=6)
     kernel = sparsekit.get_kernel("laplacian", gamma=0.3)
     lam, m = 0.2, 20
