@@ -7,12 +7,17 @@
   reports its time, its peak resident memory (``resource.getrusage``, data generation
   included; must stay below 4 GB) and the peak of the memory allocated by the DAC computation
   itself (``tracemalloc``).
-- Recursive RLS (s = 500, n = 100,000, d = 54): sparsekit's ``recursive-rls`` against a plain
-  NumPy version of the same algorithm written like the public Python port (full K_{level,S}
-  blocks, ``np.linalg.inv``, ``KS @ inv``).
+- Recursive RLS scores (s = 500, n = 100,000, d = 54, adaptive λ): sparsekit's
+  ``recursive-rls`` against a plain NumPy version of the same algorithm written like the public
+  Python port (full K_{level,S} blocks, ``np.linalg.inv``, ``KS @ inv``). The reference draws
+  its random numbers from the same generator in the same order, so both compute the same
+  scores (checked).
 
-Run ``python benchmarks/bench_samplers.py`` (``--quick`` for a small version). Numba is warmed up
-before timing; timings on shared machines are indicative.
+Both sides: best of 3 after one warm-up run (Numba compiled, imports done), first with the
+default threads (sparsekit's blocks on every usable CPU, the reference's BLAS likewise), then
+with everything on one thread (``sparsekit.thread_limit(1)``, which also limits the reference's
+BLAS). The values are checked (the script exits 1 when they differ). Run
+``python benchmarks/bench_samplers.py`` (``--quick`` for a small version).
 """
 from __future__ import annotations
 
@@ -27,8 +32,14 @@ import time
 import tracemalloc
 
 import numpy as np
+from scipy.linalg import eigvalsh
+from sklearn.metrics.pairwise import rbf_kernel
 
-from sparsekit.samplers._parallel import default_n_jobs
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _timing import best_time, blas_threads, check, finish, machine, print_table, threads  # noqa: E402
+
+import sparsekit  # noqa: E402
+from sparsekit.samplers.rls import dac_rls, random_partition  # noqa: E402
 
 GB = 2**30
 
@@ -45,8 +56,6 @@ def make_data(n: int, d: int = 54, n_clusters: int = 20, seed: int = 0) -> np.nd
 # -- reference implementations (a few lines each, plain NumPy) ------------------------------
 def reference_dac(X, lam, gamma, blocks):
     """The authors' public DAC code: per block inv(K_b + λI), row sums of K_b * inv, serially."""
-    from sklearn.metrics.pairwise import rbf_kernel
-
     out = np.empty(X.shape[0])
     for idx in blocks:
         Kb = rbf_kernel(X[idx], gamma=gamma)
@@ -61,18 +70,21 @@ def _gauss(A, B, gamma):
 
 
 def reference_recursive(X, s, gamma, seed=0):
-    """Musco & Musco's recursive RLS as in the public Python port (adaptive λ), plain NumPy."""
-    from scipy.linalg import eigvalsh
+    """Musco & Musco's recursive RLS as in the public Python port (adaptive λ), plain NumPy.
 
-    rng = np.random.RandomState(seed)
+    Returns the last-level scores min(1, l̃_i) in data order. Random numbers come from
+    ``np.random.default_rng(seed)`` in sparsekit's order (permutation, then one uniform per
+    point and level), so that both implementations draw the same dictionaries.
+    """
+    rng = np.random.default_rng(seed)
     n = X.shape[0]
     over = np.log(s)
     k = int(np.ceil(s / (4 * over)))
-    levels = int(np.ceil(np.log2(n / s)))
-    perm = rng.permutation(n)
+    levels = max(1, int(np.ceil(np.log2(n / s))))
     sizes = [n]
     for _ in range(levels):
         sizes.append(int(np.ceil(sizes[-1] / 2)))
+    perm = rng.permutation(n)
     sample = np.arange(sizes[-1])
     w = np.ones(sample.size)
     for level in reversed(range(levels)):
@@ -84,19 +96,24 @@ def reference_recursive(X, s, gamma, seed=0):
         else:
             top = eigvalsh(SKS * w[:, None] * w[None, :],
                            subset_by_index=[SKS.shape[0] - k, SKS.shape[0] - 1])
-            lam = (np.sum(np.diag(SKS) * w**2) - np.sum(top)) / k
+            lam = max(1e-5, (np.sum(np.diag(SKS) * w**2) - np.sum(top)) / k)
         R = KS @ np.linalg.inv(SKS + np.diag(lam / w**2))
         est = np.maximum(0.0, 1.0 - np.sum(R * KS, axis=1)) / lam   # k_ii = 1 for the RBF
-        if level:
-            p = np.minimum(1.0, over * est)
-            sample = np.flatnonzero(rng.uniform(size=cur.size) < p)
-            w = 1.0 / np.sqrt(p[sample])
+        if level == 0:
+            return np.minimum(1.0, est)[np.argsort(perm)]
+        p = np.minimum(1.0, over * est)
+        sample = np.flatnonzero(rng.random(cur.size) < p)
+        if sample.size == 0:
+            sample = np.sort(rng.choice(cur.size, min(s, cur.size), replace=False))
+            w = np.full(sample.size, np.sqrt(cur.size / sample.size))
         else:
-            p = np.minimum(1.0, est)
-            return perm[rng.choice(n, s, replace=False, p=p / p.sum())], p[np.argsort(perm)]
+            w = 1.0 / np.sqrt(p[sample])
 
 
 # -- measurements ----------------------------------------------------------------------------
+THREAD_SETTINGS = (-1, 1)  # every usable CPU, then one thread on both sides
+
+
 def _timed(fn, *args, **kwargs):
     t = time.perf_counter()
     out = fn(*args, **kwargs)
@@ -104,37 +121,36 @@ def _timed(fn, *args, **kwargs):
 
 
 def _warm_up(kernel):
-    import sparsekit
-
     X = make_data(600, seed=1)
     sparsekit.get_sampler("dac-rls", lam=1.0).scores(X, kernel, random_state=0)
     sparsekit.get_sampler("recursive-rls").sample(X, kernel, 40, random_state=0)
 
 
-def bench_dac(n, d, lam=1.0):
-    import sparsekit
-    from sparsekit.samplers.rls import dac_rls, random_partition
+def _row(case, used, t_ours, t_ref, diff):
+    return {"case": case, "threads (sparsekit / reference)": used,
+            "sparsekit (s)": f"{t_ours:.3f}", "reference (s)": f"{t_ref:.3f}",
+            "speed-up": f"{t_ref / t_ours:.2f}x", "max abs. diff": f"{diff:.1e}"}
 
+
+def bench_dac(n, d, lam=1.0, repeat=3):
     X = make_data(n, d)
     gamma = 1.0 / d
     kernel = sparsekit.get_kernel("rbf", gamma=gamma)
     _warm_up(kernel)
     m = math.isqrt(n - 1) + 1
     blocks = random_partition(n, m, np.random.default_rng(0))
-    sampler = sparsekit.get_sampler("dac-rls", lam=lam)
-    t_ours, ours = _timed(dac_rls, X, kernel, lam, blocks, default_n_jobs(sampler.n_jobs))
-    t_ours1, _ = _timed(dac_rls, X, kernel, lam, blocks, 1)
-    t_ref, ref = _timed(reference_dac, X, lam, gamma, blocks)
-    from threadpoolctl import threadpool_limits
-
-    with threadpool_limits(1, "blas"):
-        t_ref1, _ = _timed(reference_dac, X, lam, gamma, blocks)
-    err = float(np.max(np.abs(ours - ref)))
-    return [
-        (f"DAC-RLS scores n={n:,} d={d} m={m}, n_jobs={default_n_jobs(sampler.n_jobs)}", t_ours, t_ref, err),
-        (f"DAC-RLS scores n={n:,} d={d} m={m}, n_jobs=1 vs reference on 1 BLAS thread", t_ours1,
-         t_ref1, err),
-    ]
+    diff = float(np.max(np.abs(dac_rls(X, kernel, lam, blocks, 1)
+                               - reference_dac(X, lam, gamma, blocks))))
+    check(diff <= 1e-10, f"DAC-RLS scores differ from the reference by {diff:.1e}")
+    rows = []
+    for setting in THREAD_SETTINGS:
+        with sparsekit.thread_limit(setting):
+            n_jobs = threads()
+            t_ours = best_time(lambda: dac_rls(X, kernel, lam, blocks, n_jobs), repeat)
+            t_ref = best_time(lambda: reference_dac(X, lam, gamma, blocks), repeat)
+            used = f"{n_jobs} / {blas_threads()} (BLAS)"
+        rows.append(_row(f"DAC-RLS scores n={n:,} d={d} m={m}", used, t_ours, t_ref, diff))
+    return rows
 
 
 def child_dac_big(n, d):
@@ -161,48 +177,49 @@ def bench_dac_big(n, d):
     return res["time"], res["peak_bytes"], res["work_bytes"]
 
 
-def bench_recursive(n, d, s):
-    import sparsekit
-    from threadpoolctl import threadpool_limits
-
+def bench_recursive(n, d, s, repeat=3):
     X = make_data(n, d)
     gamma = 1.0 / d
     kernel = sparsekit.get_kernel("rbf", gamma=gamma)
     _warm_up(kernel)
-    sampler = sparsekit.get_sampler("recursive-rls")
-    t_ours, _ = _timed(sampler.sample, X, kernel, s, random_state=0)
-    t_ref, _ = _timed(reference_recursive, X, s, gamma, 0)
-    t_ours1, _ = _timed(sparsekit.get_sampler("recursive-rls", n_jobs=1).sample, X, kernel, s,
-                        random_state=0)
-    with threadpool_limits(1, "blas"):
-        t_ref1, _ = _timed(reference_recursive, X, s, gamma, 0)
-    return [
-        (f"recursive-rls s={s} n={n:,} d={d} (adaptive λ), n_jobs={default_n_jobs(sampler.n_jobs)}",
-         t_ours, t_ref, None),
-        (f"recursive-rls s={s} n={n:,} d={d}, n_jobs=1 vs reference on 1 BLAS thread",
-         t_ours1, t_ref1, None),
-    ]
+
+    def ours(n_jobs):
+        return sparsekit.get_sampler("recursive-rls", level_size=s, n_jobs=n_jobs).scores(
+            X, kernel, random_state=0)
+
+    diff = float(np.max(np.abs(ours(1) - reference_recursive(X, s, gamma, 0))))
+    check(diff <= 1e-6, f"recursive-RLS scores differ from the reference by {diff:.1e}")
+    rows = []
+    for setting in THREAD_SETTINGS:
+        with sparsekit.thread_limit(setting):
+            n_jobs = threads()
+            t_ours = best_time(lambda: ours(n_jobs), repeat)
+            t_ref = best_time(lambda: reference_recursive(X, s, gamma, 0), repeat)
+            used = f"{n_jobs} / {blas_threads()} (BLAS)"
+        rows.append(_row(f"recursive-RLS scores s={s} n={n:,} d={d} (adaptive λ)", used,
+                         t_ours, t_ref, diff))
+    return rows
 
 
 def main(quick: bool = False):
     d = 54
     n_dac, n_big, n_rec, s = (20_000, 100_000, 20_000, 200) if quick else \
         (100_000, 1_000_000, 100_000, 500)
+    print(f"Machine: {machine()}\n")
     rows = bench_dac(n_dac, d)
     rows += bench_recursive(n_rec, d, s)
+    print_table(rows, list(rows[0]))
     t_big, peak, work = bench_dac_big(n_big, d)
-    print(f"\nlandmark samplers benchmark ({'quick' if quick else 'full'}), "
-          f"{os.cpu_count()} CPUs; times in seconds")
-    header = f"{'case':<78} {'sparsekit':>10} {'reference':>10} {'speedup':>8} {'max|diff|':>10}"
-    print(header)
-    print("-" * len(header))
-    for name, t_ours, t_ref, err in rows:
-        diff = "" if err is None else f"{err:.1e}"
-        print(f"{name:<78} {t_ours:>10.3f} {t_ref:>10.3f} {t_ref / t_ours:>7.2f}x {diff:>10}")
-    verdict = "OK" if peak < 4 * GB else "OVER 4 GB"
-    print(f"{f'DAC-RLS scores n={n_big:,} d={d} (child process)':<78} {t_big:>10.3f} "
-          f"{'-':>10} {'-':>8}   peak RSS {peak / GB:.2f} GB ({verdict}), "
-          f"DAC working memory {work / 2**20:.0f} MiB (data: {n_big * d * 8 / 2**20:.0f} MiB)")
+    check(peak < 4 * GB, f"DAC-RLS at n={n_big:,}: peak RSS {peak / GB:.2f} GB >= 4 GB")
+    print()
+    print_table([{"case": f"DAC-RLS scores n={n_big:,} d={d} (child process)",
+                  "threads": threads(), "time (s)": f"{t_big:.1f}",
+                  "peak RSS (GB)": f"{peak / GB:.2f}",
+                  "DAC working memory (MiB)": f"{work / 2**20:.0f}",
+                  "data (MiB)": f"{n_big * d * 8 / 2**20:.0f}", "target": "< 4 GB"}],
+                ["case", "threads", "time (s)", "peak RSS (GB)", "DAC working memory (MiB)",
+                 "data (MiB)", "target"])
+    finish()
     return rows, (t_big, peak, work)
 
 

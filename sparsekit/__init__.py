@@ -43,6 +43,7 @@ _LAZY = {
     "RandomFourierFeatures": "sparsekit.features.rff",
     "Fastfood": "sparsekit.features.fastfood",
     "SparseCoder": "sparsekit.solvers.coder",
+    "thread_limit": "sparsekit._threads",
 }
 
 

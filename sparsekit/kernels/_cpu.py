@@ -8,7 +8,7 @@ a row range, run on row ranges from several threads by
 contraction (vectorized reductions); the float64 tests against scikit-learn at rtol 1e-10
 bound its effect.
 """
-import os
+import threading
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -41,25 +41,49 @@ def _scaled_sq_dist_rows(lo, hi, G, xsq, ysq, scale):
             G[i, j] = scale * d
 
 
+#: entries of exp per thread below which handing work to another thread costs more than it saves
+EXP_ENTRIES_PER_THREAD = 1 << 16
 _POOL = None
+_POOL_LOCK = threading.Lock()
 
 
-def exp_inplace(A):
-    """A <- exp(A) with NumPy's SIMD exp, row chunks spread over the cores.
+def _exp_pool():
+    """The process's pool of exp workers: one per usable CPU but the caller's (created once)."""
+    global _POOL
+    from .._threads import usable_cpus
+
+    with _POOL_LOCK:
+        if _POOL is None:
+            _POOL = ThreadPoolExecutor(max_workers=max(1, usable_cpus() - 1),
+                                       thread_name_prefix="sparsekit-exp")
+        return _POOL
+
+
+def exp_inplace(A, n_threads=None):
+    """A <- exp(A) with NumPy's SIMD exp, row chunks spread over ``n_threads`` threads.
 
     NumPy's vectorized exp is several times faster per core than the scalar exp of a Numba
-    loop, and ufuncs release the GIL, so a thread pool gives both SIMD and all cores.
+    loop, and ufuncs release the GIL, so a thread pool gives both SIMD and several cores.
+    ``n_threads`` defaults to :func:`sparsekit._threads.effective_n_jobs` (Numba's thread
+    count, the threadpoolctl BLAS limit and the usable CPUs: one thread inside the block
+    workers of the samplers). Arrays of fewer than ``EXP_ENTRIES_PER_THREAD`` entries per
+    thread run inline on the calling thread, which also takes one chunk of a split array.
     """
-    global _POOL
-    n_threads = os.cpu_count() or 1
-    if n_threads == 1 or A.size < 1 << 16 or A.ndim != 2:
+    if A.size < 2 * EXP_ENTRIES_PER_THREAD or A.ndim != 2:
         np.exp(A, out=A)
         return A
-    if _POOL is None:
-        _POOL = ThreadPoolExecutor(max_workers=n_threads, thread_name_prefix="sparsekit-exp")
+    from .._threads import effective_n_jobs, usable_cpus
+
+    n_threads = min(effective_n_jobs(n_threads), usable_cpus(), A.size // EXP_ENTRIES_PER_THREAD)
+    if n_threads <= 1 or A.shape[0] < n_threads:
+        np.exp(A, out=A)
+        return A
     bounds = np.linspace(0, A.shape[0], n_threads + 1).astype(int)
-    parts = [A[a:b] for a, b in zip(bounds[:-1], bounds[1:]) if b > a]
-    list(_POOL.map(lambda part: np.exp(part, out=part), parts))
+    parts = [A[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
+    futures = [_exp_pool().submit(np.exp, part, out=part) for part in parts[1:]]
+    np.exp(parts[0], out=parts[0])
+    for future in futures:
+        future.result()
     return A
 
 

@@ -3,34 +3,20 @@
 Each block's work (a kernel block, a factorization or a triangular solve) is too small to be
 split further with profit: multi-threaded BLAS and Numba's parallel loops on such blocks spend
 more time synchronizing threads than computing, and on a loaded machine a descheduled thread
-stalls every barrier. So ``n_jobs`` threads each take whole blocks, and inside a block BLAS and
-Numba run on one thread (threadpoolctl for BLAS, Numba's thread-local ``set_num_threads``).
+stalls every barrier. So ``n_jobs`` threads each take whole blocks, and inside a block BLAS,
+Numba and the kernels' ``exp`` run on one thread (threadpoolctl for BLAS, Numba's thread-local
+``set_num_threads``, which :func:`sparsekit._threads.effective_n_jobs` reads). The blocks' heavy
+steps (BLAS, LAPACK, NumPy ufuncs) release the GIL, so the threads run them in parallel.
 """
 from __future__ import annotations
 
-import os
 from contextlib import contextmanager
 from concurrent.futures import ThreadPoolExecutor
 
+from .._threads import blas_limit, effective_n_jobs, numba_limit
 
-def default_n_jobs(n_jobs=None) -> int:
-    """``n_jobs`` as given, or the number of usable CPUs (at most 8)."""
-    if n_jobs is not None:
-        return int(n_jobs)
-    count = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    return max(1, min(8, count or 1))
-
-
-@contextmanager
-def single_threaded_blas():
-    """Limit BLAS/LAPACK to one thread for the duration (threadpoolctl, when installed)."""
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:  # without threadpoolctl the pool still works, possibly oversubscribed
-        yield
-        return
-    with threadpool_limits(limits=1, user_api="blas"):
-        yield
+#: the thread count of a sampler's ``n_jobs`` (None: the library-wide setting)
+default_n_jobs = effective_n_jobs
 
 
 @contextmanager
@@ -40,20 +26,14 @@ def single_threaded_numba():
     Used before multi-threaded LAPACK calls: OpenMP workers left spinning after a Numba
     parallel region would otherwise compete with the BLAS threads for the cores.
     """
-    import numba
-
-    previous = numba.get_num_threads()
-    numba.set_num_threads(1)
-    try:
+    with numba_limit(1):
         yield
-    finally:
-        numba.set_num_threads(previous)
 
 
 @contextmanager
 def single_threaded():
     """One BLAS thread, and one Numba thread for parallel regions launched by this thread."""
-    with single_threaded_numba(), single_threaded_blas():
+    with numba_limit(1), blas_limit(1):
         yield
 
 
@@ -73,7 +53,8 @@ def run_blocks(work, items, n_jobs: int) -> None:
 
     ``work`` stores its own results (into disjoint parts of an output array). The first item
     runs on the calling thread (it also starts Numba's threading layer, which decides whether
-    worker threads may launch Numba code). At most ``n_jobs`` items are in progress at once.
+    worker threads may launch Numba code). The calling thread takes part in the work; at most
+    ``n_jobs`` items are in progress at once.
     """
     import numba
 
@@ -81,21 +62,26 @@ def run_blocks(work, items, n_jobs: int) -> None:
     if not items:
         return
 
-    def serial(batch):
-        for item in batch:
-            work(item)
-
     with single_threaded():
-        serial(items[:1])
+        work(items[0])
         rest = items[1:]
         if n_jobs <= 1 or not rest or not _threads_may_launch_numba():
-            serial(rest)
+            for item in rest:
+                work(item)
             return
 
-        def in_worker(item):
-            numba.set_num_threads(1)  # thread-local: this worker's parallel regions run serially
-            work(item)
+        position = iter(range(len(rest)))
 
-        with ThreadPoolExecutor(max_workers=n_jobs) as pool:
-            for fut in [pool.submit(in_worker, item) for item in rest]:
-                fut.result()
+        def drain():  # each thread takes the next item until none is left
+            for i in position:  # ``next`` on a range iterator is atomic under the GIL
+                work(rest[i])
+
+        def in_worker():
+            numba.set_num_threads(1)  # thread-local: this worker's parallel regions run serially
+            drain()
+
+        with ThreadPoolExecutor(max_workers=n_jobs - 1) as pool:
+            futures = [pool.submit(in_worker) for _ in range(n_jobs - 1)]
+            drain()
+            for future in futures:
+                future.result()

@@ -42,13 +42,40 @@ def rls_from_gram(K: np.ndarray, lam: float, overwrite: bool = False) -> np.ndar
     U, info = lapack.dpotrf(A.T, lower=0, clean=1, overwrite_a=1)
     if info != 0:
         raise _not_pd("K + lam*I")
-    Uinv, info = lapack.dtrtri(U, lower=0, overwrite_c=1)
-    if info != 0:
+    if not _invert_upper_inplace(U):
         raise _not_pd("K + lam*I")
-    inv_diag = np.einsum("ij,ij->i", Uinv, Uinv)
+    inv_diag = np.einsum("ij,ij->i", U, U)
     scores = 1.0 - lam * inv_diag
     np.clip(scores, 0.0, 1.0, out=scores)
     return scores
+
+
+#: order below which a triangular inverse is one LAPACK ``trtri`` call
+TRTRI_BASE = 160
+
+
+def _invert_upper_inplace(U: np.ndarray) -> bool:
+    """U <- U⁻¹ for a Fortran-ordered upper-triangular float64 ``U``; False if U is singular.
+
+    Recursive halving: with U = [[A, B], [0, C]], U⁻¹ = [[A⁻¹, −A⁻¹ B C⁻¹], [0, C⁻¹]]; the
+    off-diagonal block is two triangular solves (BLAS-3 ``trsm``), the diagonal blocks recurse
+    down to ``TRTRI_BASE``. OpenBLAS's ``trtri`` runs at a fraction of its ``trsm`` speed on
+    blocks of a few hundred rows (the DAC-RLS block size), so this halves the inversion time
+    there; the flop count is the same (m³/3).
+    """
+    m = U.shape[0]
+    if m <= TRTRI_BASE:
+        R, info = lapack.dtrtri(U, lower=0, overwrite_c=1)
+        if R is not U:  # a strided view was copied by the wrapper
+            U[...] = R
+        return info == 0
+    h = m // 2
+    A, B, C = U[:h, :h], U[:h, h:], U[h:, h:]
+    if np.any(np.diag(U) == 0.0):
+        return False
+    B[...] = blas.dtrsm(-1.0, A, B, side=0, lower=0)     # −A⁻¹ B
+    B[...] = blas.dtrsm(1.0, C, B, side=1, lower=0)      # (−A⁻¹ B) C⁻¹
+    return _invert_upper_inplace(A) and _invert_upper_inplace(C)
 
 
 def nystrom_factor(W: np.ndarray, rcond: float = 1e-12):

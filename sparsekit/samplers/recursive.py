@@ -128,7 +128,9 @@ class RecursiveRLSSampler(ScoreSampler):
         s, the expected dictionary size of the recursion, for :meth:`scores`; :meth:`sample`
         uses its ``n_landmarks`` (in Bernoulli mode without a cap: ``level_size`` or ⌈√n⌉).
     n_jobs : int, optional
-        Threads streaming the row blocks of K_{level,S}; default: the number of CPUs (at most 8).
+        Threads streaming the row blocks of K_{level,S}; default: the library-wide setting
+        (:func:`sparsekit._threads.effective_n_jobs`: Numba's thread count, the threadpoolctl
+        BLAS limit, the usable CPUs).
     mode : {"fixed", "bernoulli"}, default "fixed"
         ``"fixed"`` is the last level of Musco & Musco's algorithm (s points ∝ scores, without
         replacement). ``"bernoulli"`` applies Algorithm 3 to the last-level scores, which are

@@ -134,7 +134,9 @@ class TwoPassRLSSampler(ScoreSampler):
         Size m of the uniform first pass; default ⌈√n⌉ (the block size of DAC-RLS, so both cost
         Θ(n m²)). Capped at n.
     n_jobs : int, optional
-        Threads streaming the row blocks; default: the number of CPUs (at most 8).
+        Threads streaming the row blocks; default: the library-wide setting
+        (:func:`sparsekit._threads.effective_n_jobs`: Numba's thread count, the threadpoolctl
+        BLAS limit, the usable CPUs).
     mode : {"fixed"}, default "fixed"
         The Bernoulli rule is refused: these scores are under-estimates (erratum 11).
     rho : float in (0, 1), default 0.1
@@ -215,7 +217,9 @@ class DACRLSSampler(ScoreSampler):
         permutation cut into consecutive chunks (the authors' code; the thesis leaves it open,
         erratum 15); the last chunk holds the remainder.
     n_jobs : int, optional
-        Worker threads factoring blocks; default: the number of CPUs (at most 8). Each block
+        Worker threads factoring blocks; default: the library-wide setting
+        (:func:`sparsekit._threads.effective_n_jobs`: Numba's thread count, the threadpoolctl
+        BLAS limit, the usable CPUs). Each block
         runs on one thread with single-threaded BLAS (threads of a pool and of BLAS would
         otherwise compete for the cores); ``1`` runs the blocks one after the other.
     mode : {"fixed", "bernoulli"}, default "fixed"

@@ -1,0 +1,137 @@
+"""Threads: how the threaded paths scale from 1 to 2 threads, and the OMP_WAIT_POLICY effect.
+
+Run: ``python benchmarks/bench_threads.py`` (``--quick`` for small sizes).
+
+1. Each threaded path runs with 1 and with 2 threads (``sparsekit.thread_limit``: Numba, BLAS
+   and sparsekit's own pools; the samplers' ``n_jobs`` set alike), interleaved (1, 2, 1, 2, ...)
+   so that a change of machine load hits both, best of 5 after a warm-up run. Each row also
+   gives the process CPU time of the best runs (equal CPU times and half the wall time is
+   perfect scaling) and the load average before and after. Results are checked equal across
+   thread counts (the script exits 1 otherwise).
+2. ``OMP_WAIT_POLICY``: child processes time a 200 x 200 ``eigh`` right after a Numba parallel
+   region (the chi2 kernel), with ``PASSIVE`` (what ``import sparsekit`` sets by default) and
+   ``ACTIVE`` (spinning OpenMP workers).
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _timing import check, finish, machine, print_table  # noqa: E402
+
+import sparsekit  # noqa: E402
+
+
+def make_data(n, d=54, seed=0):
+    rng = np.random.default_rng(seed)
+    centers = rng.standard_normal((20, d))
+    return centers[rng.integers(0, 20, n)] + 0.3 * rng.standard_normal((n, d))
+
+
+def paths(quick):
+    """``(name, fn(n_threads) -> array)`` of the threaded paths."""
+    n = 20_000 if quick else 100_000
+    X = make_data(n)
+    rbf = sparsekit.get_kernel("rbf", gamma=1.0 / 54)
+    Xc = np.random.default_rng(1).random((800 if quick else 2000, 128))
+    Xr = np.random.default_rng(2).random((1500 if quick else 5000, 128))
+    chi2 = sparsekit.get_kernel("chi2")
+    m = 200 if quick else 1000
+    s = 200 if quick else 500
+    n_ny = 5000 if quick else 50_000
+    ny = sparsekit.Nystroem("rbf", sampler="uniform", n_components=m,
+                            kernel_params={"gamma": 1.0 / 54}, random_state=0).fit(X[:n_ny])
+
+    def sampler(name, **params):
+        return lambda t: sparsekit.get_sampler(name, n_jobs=t, **params).scores(
+            X, rbf, random_state=0)
+
+    return [
+        (f"dac-rls scores, n={n:,}, d=54 (block pool)", sampler("dac-rls", lam=1.0)),
+        (f"recursive-rls scores, s={s}, n={n:,} (row-block pool)",
+         sampler("recursive-rls", level_size=s)),
+        (f"two-pass-rls scores, n={n:,} (row-block pool)", sampler("two-pass-rls", lam=1.0)),
+        (f"Nystroem transform, n={n_ny:,}, m={m} (BLAS)", lambda t: ny.transform(X[:n_ny])),
+        (f"chi2 Gram {len(Xc)}x{len(Xc)}, d=128 (Numba prange)", lambda t: chi2(Xc)),
+        (f"rbf Gram {len(Xr)}x{len(Xr)}, d=128 (BLAS, Numba, exp pool)", lambda t: rbf(Xr)),
+    ]
+
+
+def scaling(fn, repeat=5):
+    best = {1: (np.inf, 0.0), 2: (np.inf, 0.0)}
+    with sparsekit.thread_limit(1):
+        ref = fn(1)
+    with sparsekit.thread_limit(2):
+        same = np.allclose(fn(2), ref, rtol=1e-12, atol=1e-14)
+    for _ in range(repeat):
+        for t in (1, 2):
+            with sparsekit.thread_limit(t):
+                c0, t0 = time.process_time(), time.perf_counter()
+                fn(t)
+                wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+            if wall < best[t][0]:
+                best[t] = (wall, cpu)
+    return best, same
+
+
+def wait_policy_child():
+    """In a child: best time of eigh(200 x 200) right after a Numba parallel region."""
+    import sparsekit as sk
+
+    X = np.random.default_rng(0).random((400, 64))
+    A = np.cov(np.random.default_rng(1).random((400, 200)), rowvar=False)
+    k = sk.get_kernel("chi2")
+    k(X)
+    best = np.inf
+    for _ in range(30):
+        k(X)
+        t0 = time.perf_counter()
+        np.linalg.eigh(A)
+        best = min(best, time.perf_counter() - t0)
+    print(json.dumps({"eigh": best}))
+
+
+def wait_policy():
+    rows = []
+    for policy in ("PASSIVE", "ACTIVE"):
+        env = dict(os.environ, OMP_WAIT_POLICY=policy)
+        out = subprocess.run([sys.executable, os.path.abspath(__file__), "--child-wait"],
+                             env=env, capture_output=True, text=True, check=True).stdout
+        rows.append({"OMP_WAIT_POLICY": policy,
+                     "eigh 200x200 after a Numba region (ms)":
+                         f"{1e3 * json.loads(out.strip().splitlines()[-1])['eigh']:.2f}"})
+    return rows
+
+
+def main(quick=False):
+    print(f"Machine: {machine()}\n")
+    rows = []
+    for name, fn in paths(quick):
+        load0 = os.getloadavg()[0]
+        best, same = scaling(fn, repeat=3 if quick else 5)
+        check(same, f"{name}: 1 and 2 threads give different results")
+        rows.append({"path": name, "1 thread (s)": f"{best[1][0]:.3f}",
+                     "2 threads (s)": f"{best[2][0]:.3f}",
+                     "scaling": f"{best[1][0] / best[2][0]:.2f}x",
+                     "CPU s (1 / 2 threads)": f"{best[1][1]:.2f} / {best[2][1]:.2f}",
+                     "load avg (before, after)": f"{load0:.1f}, {os.getloadavg()[0]:.1f}"})
+    print(f"## 1 vs 2 threads, interleaved, best of {3 if quick else 5} "
+          f"(threading layer of Numba: {__import__('numba').threading_layer()})\n")
+    print_table(rows, list(rows[0]))
+    print("\n## OMP_WAIT_POLICY (child processes)\n")
+    print_table(wait_policy(), ["OMP_WAIT_POLICY", "eigh 200x200 after a Numba region (ms)"])
+    finish()
+
+
+if __name__ == "__main__":
+    if len(sys.argv) >= 2 and sys.argv[1] == "--child-wait":
+        wait_policy_child()
+        sys.exit(0)
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="small sizes")
+    main(parser.parse_args().quick)
