@@ -32,6 +32,7 @@ from .registry import (
     UnknownComponentError,
     default_registry,
     get_kernel,
+    get_projection,
     get_sampler,
     get_solver,
     list_components,
@@ -44,6 +45,8 @@ _LAZY = {
     "Fastfood": "sparsekit.features.fastfood",
     "SparseCoder": "sparsekit.solvers.coder",
     "thread_limit": "sparsekit._threads",
+    "SparseFactors": "sparsekit.linalg.sparse_factors",
+    "QuicKMeans": "sparsekit.cluster.quickmeans",
 }
 
 
@@ -62,7 +65,7 @@ def __dir__():
 __all__ = list(_LAZY) + [
     "__version__", "hookimpl", "Registration", "Registry", "UnknownComponentError",
     "ComponentConflictError", "PluginLoadWarning", "default_registry", "get_kernel",
-    "get_sampler", "get_solver", "list_components",
+    "get_sampler", "get_solver", "list_components", "get_projection",
     "ComponentConflictWarning", "ComponentResultError", "PluginWarning", "SkippedPlugin",
     "UnknownHookWarning", "show_progress",
 ]

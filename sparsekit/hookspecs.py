@@ -19,7 +19,7 @@ hookspec = pluggy.HookspecMarker(PROJECT)
 hookimpl = pluggy.HookimplMarker(PROJECT)
 
 #: The component families, in the order they are listed.
-FAMILIES = ("kernel", "sampler", "solver")
+FAMILIES = ("kernel", "sampler", "solver", "projection")
 
 
 class Specs:
@@ -37,9 +37,15 @@ class Specs:
     def sparsekit_solvers(self):
         """Return an iterable of :class:`Registration` records for sparse solvers."""
 
+    @hookspec
+    def sparsekit_projections(self):
+        """Return an iterable of :class:`Registration` records for projections (the constraint
+        sets of Palm4MSA factors)."""
+
 
 HOOK_OF_FAMILY = {
     "kernel": "sparsekit_kernels",
     "sampler": "sparsekit_samplers",
     "solver": "sparsekit_solvers",
+    "projection": "sparsekit_projections",
 }

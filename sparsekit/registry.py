@@ -48,6 +48,7 @@ BUILTIN_PLUGINS = (
     "sparsekit.kernels._plugin",
     "sparsekit.samplers._plugin",
     "sparsekit.solvers._plugin",
+    "sparsekit.projections._plugin",
 )
 
 
@@ -667,6 +668,12 @@ def get_sampler(name, **params):
 def get_solver(name, **params):
     """Build a sparse solver by name, e.g. ``get_solver("omp")``."""
     return default_registry().get("solver", name, **params)
+
+
+def get_projection(name, **params):
+    """Build a projection (Palm4MSA constraint) by name, e.g.
+    ``get_projection("splincol", shape=(64, 64), k=2)``."""
+    return default_registry().get("projection", name, **params)
 
 
 def list_components(family: str | None = None) -> list[ComponentInfo]:

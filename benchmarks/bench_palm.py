@@ -1,0 +1,179 @@
+"""Learned fast transforms against pyfaust and scikit-learn, side by side in one process.
+
+1. Palm4MSA: a 256 x 256 uniform random matrix, 4 factors 256 x 256 with ``splincol`` 2 per row
+   and column, 200 iterations, left-to-right updates (pyfaust's default), both from their
+   default initializations: time and relative error ``‖M − λ S_1⋯S_4‖_F / ‖M‖_F``.
+2. Hierarchical Palm4MSA on the 256 x 256 Hadamard matrix, 8 factors with 2 non-zeros per row
+   and column (pyfaust ``hierarchical(H, 'hadamard')``, 30 iterations per Palm4MSA call; the
+   same schedule in sparsekit).
+3. QuicK-means ``predict``: K = 256 centroids, D = 784, 100,000 points (a Gaussian mixture),
+   against scikit-learn's ``KMeans.predict`` with the dense centroids of the same operator.
+4. QuicK-means ``fit`` on breast cancer (K = 64, sparsity 3) against ``KMeans`` from the same
+   K-means++ initialization: non-zeros of the centroid operator (thesis Table 3.3: 904) and
+   objective.
+
+Both sides run with the same thread count (Numba, BLAS and OpenMP limited together). The
+script exits non-zero when the answers disagree: Palm4MSA error above pyfaust's by more than
+2 %, a Hadamard error above 1e-6, or predictions that differ on more than 0.1 % of the points.
+Run ``python benchmarks/bench_palm.py`` (``--quick`` for small sizes).
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+import warnings
+
+import numpy as np
+from _timing import best_time, machine, print_table
+from scipy.linalg import hadamard
+from threadpoolctl import threadpool_limits
+
+import sparsekit
+from sparsekit._threads import thread_limit
+from sparsekit.cluster.quickmeans import kmeans_plusplus
+
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore")
+    import pyfaust
+    import pyfaust.fact
+    import pyfaust.proj
+    from pyfaust.factparams import ParamsPalm4MSA, StoppingCriterion
+
+FAILURES = []
+
+
+def check(ok, what):
+    if not ok:
+        FAILURES.append(what)
+        print(f"DISAGREEMENT: {what}", file=sys.stderr)
+
+
+def rel_err(M, A):
+    return float(np.linalg.norm(M - A) / np.linalg.norm(M))
+
+
+def bench_palm(n, n_iter, repeat):
+    M = np.random.default_rng(0).random((n, n))
+    cons = [sparsekit.get_projection("splincol", shape=(n, n), k=2) for _ in range(4)]
+    solver = sparsekit.get_solver("palm4msa", n_iter=n_iter, tol=0, update_way="left-to-right")
+    params = ParamsPalm4MSA([pyfaust.proj.splincol((n, n), 2) for _ in range(4)],
+                            StoppingCriterion(num_its=n_iter))
+    ours = solver.factorize(M, cons)
+    F = pyfaust.fact.palm4msa(M, params)
+    e_ours, e_faust = rel_err(M, ours.factors.toarray()), rel_err(M, F.toarray())
+    check(e_ours <= 1.02 * e_faust, f"palm4msa error {e_ours:.4g} vs pyfaust {e_faust:.4g}")
+    t_ours = best_time(lambda: solver.factorize(M, cons), repeat=repeat, warmup=0)
+    t_faust = best_time(lambda: pyfaust.fact.palm4msa(M, params), repeat=repeat, warmup=0)
+    return dict(case=f"palm4msa {n}x{n}, 4 splincol(2), {n_iter} it", sparsekit_s=f"{t_ours:.3f}",
+                pyfaust_s=f"{t_faust:.3f}", speedup=f"{t_faust / t_ours:.2f}x",
+                err_sparsekit=f"{e_ours:.4f}", err_pyfaust=f"{e_faust:.4f}",
+                nnz=f"{ours.factors.nnz} / {F.nnz_sum()}")
+
+
+def bench_hadamard(k, repeat):
+    d = 2**k
+    H = hadamard(d).astype(float)
+    solver = sparsekit.get_solver("hierarchical-palm4msa", n_iter=30)
+    ours = solver.factorize(H, 2, n_factors=k)
+    F = pyfaust.fact.hierarchical(H, "hadamard")
+    e_ours, e_faust = rel_err(H, ours.factors.toarray()), rel_err(H, F.toarray())
+    check(e_ours <= max(1e-6, e_faust), f"hadamard {d}: error {e_ours:.3g} vs pyfaust {e_faust:.3g}")
+    t_ours = best_time(lambda: solver.factorize(H, 2, n_factors=k), repeat=repeat, warmup=0)
+    t_faust = best_time(lambda: pyfaust.fact.hierarchical(H, "hadamard"), repeat=repeat, warmup=0)
+    return dict(case=f"hierarchical Hadamard {d}, {k} factors", sparsekit_s=f"{t_ours:.3f}",
+                pyfaust_s=f"{t_faust:.3f}", speedup=f"{t_faust / t_ours:.2f}x",
+                err_sparsekit=f"{e_ours:.2e}", err_pyfaust=f"{e_faust:.2e}",
+                nnz=f"{ours.factors.nnz} / {F.nnz_sum()}")
+
+
+def mixture(n, d, k, seed):
+    rng = np.random.default_rng(seed)
+    centers = rng.standard_normal((k, d)) * 2.0
+    return centers[rng.integers(k, size=n)] + rng.standard_normal((n, d))
+
+
+def bench_predict(n, d, k, n_fit, repeat):
+    from sklearn.cluster import KMeans
+
+    X = mixture(n, d, k, seed=1)
+    qk = sparsekit.QuicKMeans(k, sparsity=3, max_iter=3, palm_iter=30, random_state=0)
+    t0 = time.perf_counter()
+    qk.fit(X[:n_fit])
+    t_fit = time.perf_counter() - t0
+    V = qk.cluster_centers_
+    km = KMeans(k, init=V.toarray()[: k], n_init=1, max_iter=1).fit(X[:n_fit])
+    km.cluster_centers_ = V.toarray()
+    ours = qk.predict(X)
+    ref = km.predict(X)
+    agree = float(np.mean(ours == ref))
+    check(agree >= 0.999, f"predict labels agree on {agree:.4%} of the points")
+    t_ours = best_time(lambda: qk.predict(X), repeat=repeat)
+    t_sk = best_time(lambda: km.predict(X), repeat=repeat)
+    return dict(case=f"QuicK-means predict, K={k}, D={d}, N={n:,}", sparsekit_s=f"{t_ours:.3f}",
+                sklearn_s=f"{t_sk:.3f}", speedup=f"{t_sk / t_ours:.2f}x",
+                nnz=f"{V.nnz:,} vs {k * d:,} ({k * d / V.nnz:.1f}x fewer)",
+                agreement=f"{agree:.4%}", fit_s=f"{t_fit:.1f} ({n_fit:,} pts)")
+
+
+def bench_fit_breast_cancer(max_iter, palm_iter):
+    from sklearn.cluster import KMeans
+    from sklearn.datasets import load_breast_cancer
+
+    X = load_breast_cancer().data
+    init = X[kmeans_plusplus(X, 64, np.random.default_rng(0))]
+    t0 = time.perf_counter()
+    qk = sparsekit.QuicKMeans(64, sparsity=3, init=init, max_iter=max_iter,
+                              palm_iter=palm_iter).fit(X)
+    t_qk = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    km = KMeans(64, init=init, n_init=1, max_iter=max_iter).fit(X)
+    t_km = time.perf_counter() - t0
+    nnz = qk.cluster_centers_.nnz
+    return dict(case=f"QuicK-means fit, breast cancer, K=64, s=3, {max_iter} it",
+                qk_objective=f"{qk.inertia_:.4e}", kmeans_objective=f"{km.inertia_:.4e}",
+                objective_ratio=f"{qk.inertia_ / km.inertia_:.4f}",
+                nnz=f"{nnz} (Table 3.3: 904, {nnz / 904 - 1:+.1%})", dense_nnz=64 * 30,
+                qk_s=f"{t_qk:.1f}", kmeans_s=f"{t_km:.3f}")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="small sizes (a smoke run)")
+    ap.add_argument("--threads", type=int, default=None, help="threads for both sides (default: all)")
+    ap.add_argument("--repeat", type=int, default=None, help="timed runs per case (best is kept)")
+    args = ap.parse_args()
+    from sparsekit._threads import effective_n_jobs
+
+    n_threads = effective_n_jobs(args.threads if args.threads else -1)
+    repeat = args.repeat or (1 if args.quick else 2)
+    print(f"Machine: {machine()}")
+    print(f"Threads: sparsekit {n_threads} (Numba + BLAS), pyfaust and scikit-learn {n_threads} "
+          f"(OpenMP + BLAS via threadpoolctl); pyfaust {pyfaust.version()}")
+    with threadpool_limits(limits=n_threads), thread_limit(n_threads):
+        sparsekit.get_solver("palm4msa", n_iter=2).factorize(
+            np.random.default_rng(0).random((8, 8)),
+            [sparsekit.get_projection("splincol", shape=(8, 8), k=2)] * 2)  # compile
+        if args.quick:
+            fact = [bench_palm(64, 50, repeat), bench_hadamard(5, repeat)]
+            pred = [bench_predict(20_000, 128, 64, 2_000, repeat)]
+            fit = [bench_fit_breast_cancer(5, 30)]
+        else:
+            fact = [bench_palm(256, 200, repeat), bench_hadamard(8, repeat)]
+            pred = [bench_predict(100_000, 784, 256, 5_000, repeat)]
+            fit = [bench_fit_breast_cancer(50, 300)]
+    print("\n### Factorization (pyfaust)\n")
+    print_table(fact, ["case", "sparsekit_s", "pyfaust_s", "speedup", "err_sparsekit",
+                       "err_pyfaust", "nnz"])
+    print("\n### QuicK-means inference (scikit-learn KMeans.predict on the dense centroids)\n")
+    print_table(pred, ["case", "sparsekit_s", "sklearn_s", "speedup", "nnz", "agreement", "fit_s"])
+    print("\n### QuicK-means fit (breast cancer, same K-means++ initialization)\n")
+    print_table(fit, ["case", "qk_objective", "kmeans_objective", "objective_ratio", "nnz",
+                      "dense_nnz", "qk_s", "kmeans_s"])
+    if FAILURES:
+        print(f"\n{len(FAILURES)} disagreement(s): {FAILURES}", file=sys.stderr)
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()

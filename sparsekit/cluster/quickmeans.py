@@ -1,0 +1,394 @@
+"""QuicK-means: K-means whose centroid matrix is a fast operator, a product of sparse factors.
+
+Giffon, Emiya, Kadri & Ralaivola (Machine Learning, 2021); Giffon 2020, PhD thesis, §3.3,
+Algorithm 2. The problem (thesis Eq. 3.16–3.18) is K-means with the ``K × D`` centroid matrix
+constrained to ``V = λ S_1 ⋯ S_Q`` with sparse factors. Each iteration:
+
+1. assigns every point through the operator: ``t_n = argmin_k ‖v_k‖² − 2 [V x_n]_k``
+   (``O(nnz)`` per point instead of ``O(KD)``);
+2. computes the exact means ``u_k`` of the clusters and their sizes ``n_k``;
+3. refits the factors to the weighted target ``D_√n U`` by the factorization solver (Palm4MSA)
+   warm-started at the previous factors, with the constant first factor ``D_√n``: for fixed
+   assignments ``Σ_k Σ_{t_n=k} ‖x_n − v_k‖² = Σ_k Σ_{t_n=k} ‖x_n − u_k‖² + ‖D_√n (U − V)‖_F²``
+   (thesis Eq. 3.21–3.23, with the squared norm), so this is the K-means objective.
+
+Decisions:
+
+- Safeguard (thesis §3.3.4, Proposition 1 and its caveat): the factor update keeps the previous
+  factors when the refit has a larger weighted error ``‖D_√n (U − V)‖_F²`` than they have, so
+  the objective ``g`` is non-increasing across iterations (``objective_history_``).
+- The constant factor is ``diag(√(n_k / N))`` and the target ``diag(√(n_k / N)) U``: the same
+  minimizer as ``D_√n``, with ``λ`` on the scale of the centroids (the reference
+  implementation's normalization).
+- Initialization: K-means++ centroids (or ``"random"`` samples, or an array), factorized once by
+  hierarchical Palm4MSA (thesis §3.3.5.1) with the schedule of
+  :func:`~sparsekit.solvers.hierarchical.hierarchical_constraints`; with one factor, or with
+  ``hierarchical_init=False``, by the factorization solver from its default start.
+- Factors (thesis §3.3.5.1): ``Q`` (default ``⌊log2 max(K, D)⌋``, at least 2) factors of shapes
+  ``K × A``, ``A × A``, …, ``A × D`` with ``A = min(K, D)``, each with ``sparsity`` non-zeros per
+  row and column at least (``splincol``); ``projection="identity"`` leaves them unconstrained
+  (then QuicK-means with exact factor fits is Lloyd's K-means).
+- Empty clusters (reference implementation; the thesis is silent): an empty cluster gets the
+  point of the largest cluster farthest from its centroid. Re-seeding is outside Proposition 1
+  (the moved point may be far from every centroid), so it is kept only when the iteration's
+  objective does not exceed the previous one; otherwise the empty cluster keeps weight 0 in the
+  refit (its row of ``D_√n`` is zero) and the objective stays non-increasing.
+- Stop after ``max_iter`` iterations or when the relative change of ``g`` is below ``tol``.
+- ``labels_``/``inertia_`` are the assignment to, and the K-means objective of, the final
+  operator (one last assignment step after the loop).
+"""
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+import scipy.sparse as sp
+
+from .._base import ParamsMixin
+from .._threads import effective_n_jobs, thread_limit
+from .._validation import check_array, check_option, check_random_state, check_scalar
+from ..features._common import NotFittedError as _NotFittedError
+from ..projections.base import Constant, Identity
+from ..registry import default_registry
+from ..solvers.hierarchical import hierarchical_constraints, hierarchical_dense
+from ..solvers.palm4msa import default_factors, run_palm
+
+try:  # scikit-learn's checks recognize its own NotFittedError; ours is also one when available
+    from sklearn.exceptions import NotFittedError as _SklearnNotFitted
+
+    class NotFittedError(_NotFittedError, _SklearnNotFitted):
+        """The estimator was used before ``fit``."""
+except ImportError:  # pragma: no cover
+    NotFittedError = _NotFittedError
+
+#: bytes of one block of scores (points × clusters) in the assignment step
+BLOCK_BYTES = 32 * 2**20
+
+
+def kmeans_plusplus(X, n_clusters, rng, sq_norms=None):
+    """K-means++ seeding (Arthur & Vassilvitskii 2007) with ``2 + ⌊ln K⌋`` greedy trials per
+    centroid (the greedy variant used by scikit-learn); returns the chosen sample indices."""
+    n = X.shape[0]
+    if sq_norms is None:
+        sq_norms = np.einsum("ij,ij->i", X, X)
+    trials = 2 + int(np.log(n_clusters))
+    idx = np.empty(n_clusters, dtype=np.int64)
+    idx[0] = rng.integers(n)
+    closest = np.maximum(sq_norms + sq_norms[idx[0]] - 2 * X @ X[idx[0]], 0)
+    pot = closest.sum()
+    for c in range(1, n_clusters):
+        if pot <= 0:
+            cand = rng.integers(n, size=trials)
+        else:
+            cand = np.searchsorted(np.cumsum(closest), rng.random(trials) * pot)
+            cand = np.minimum(cand, n - 1)
+        d = np.maximum(sq_norms[cand][:, None] + sq_norms[None, :] - 2 * X[cand] @ X.T, 0)
+        d = np.minimum(closest[None, :], d)
+        pots = d.sum(axis=1)
+        best = int(np.argmin(pots))
+        idx[c] = cand[best]
+        closest = d[best]
+        pot = pots[best]
+    return idx
+
+
+def _assign(V, X, x_sq):
+    """Labels and squared distances of the rows of ``X`` to the rows of ``V`` (an operator)."""
+    norms = np.einsum("ij,ij->i", *(2 * (V.toarray(),)))
+    n, K = X.shape[0], V.shape[0]
+    labels = np.empty(n, dtype=np.int64)
+    dist = np.empty(n, dtype=X.dtype)
+    block = int(max(1, min(n, BLOCK_BYTES // max(1, K * X.itemsize))))
+    for r0 in range(0, n, block):
+        Xb = X[r0:r0 + block]
+        scores = V @ Xb.T  # (K, b)
+        scores *= -2
+        scores += norms[:, None].astype(scores.dtype)
+        lab = np.argmin(scores, axis=0)
+        labels[r0:r0 + block] = lab
+        dist[r0:r0 + block] = np.maximum(scores[lab, np.arange(lab.size)] + x_sq[r0:r0 + block], 0)
+    return labels, dist
+
+
+class QuicKMeans(ParamsMixin):
+    """QuicK-means clustering with a sparse-factor centroid operator.
+
+    Parameters
+    ----------
+    n_clusters : int, default 8
+        ``K``.
+    n_factors : int, optional
+        ``Q``; default ``max(2, ⌊log2 max(K, D)⌋)``.
+    sparsity : int, default 3
+        Non-zeros per row and column of each factor (at least), capped at ``min(K, D)``.
+    projection : {"splincol", "identity"}, default "splincol"
+        Constraint of the factors (``"identity"``: unconstrained factors).
+    init : {"k-means++", "random"} or array of shape (K, D), default "k-means++"
+    max_iter : int, default 50
+    tol : float, default 1e-6
+        Relative change of the objective that stops the iterations.
+    factorizer : str, default "palm4msa"
+        Name of the registered factorization solver refitting the factors.
+    palm_iter : int, default 300
+        Iterations of each refit; ``palm_tol`` its relative-change stop (default 1e-6).
+    hierarchical_init : bool, default True
+        Factorize the initial centroids by hierarchical Palm4MSA.
+    random_state : None, int or Generator
+    n_jobs : int, optional
+        Threads (Numba and BLAS).
+
+    Attributes
+    ----------
+    cluster_centers_ : SparseFactors
+        The centroid operator ``V`` (``K × D``); ``cluster_centers_.toarray()`` is dense.
+    labels_ : ndarray of int, shape (n_samples,)
+    inertia_ : float
+        Sum of squared distances of the samples to their assigned centroid of ``V``.
+    objective_history_ : ndarray
+        ``g`` after each iteration (non-increasing).
+    n_iter_ : int
+    n_features_in_ : int
+    """
+
+    def __init__(self, n_clusters=8, *, n_factors=None, sparsity=3, projection="splincol",
+                 init="k-means++", max_iter=50, tol=1e-6, factorizer="palm4msa", palm_iter=300,
+                 palm_tol=1e-6, hierarchical_init=True, random_state=None, n_jobs=None):
+        self.n_clusters = n_clusters
+        self.n_factors = n_factors
+        self.sparsity = sparsity
+        self.projection = projection
+        self.init = init
+        self.max_iter = max_iter
+        self.tol = tol
+        self.factorizer = factorizer
+        self.palm_iter = palm_iter
+        self.palm_tol = palm_tol
+        self.hierarchical_init = hierarchical_init
+        self.random_state = random_state
+        self.n_jobs = n_jobs
+
+    # -- scikit-learn protocol -------------------------------------------------------------
+    def __sklearn_tags__(self):
+        from sklearn.utils import InputTags, Tags, TargetTags, TransformerTags
+
+        return Tags(estimator_type="clusterer", target_tags=TargetTags(required=False),
+                    transformer_tags=TransformerTags(preserves_dtype=["float64", "float32"]),
+                    input_tags=InputTags(sparse=True))
+
+    def __sklearn_is_fitted__(self):
+        return hasattr(self, "cluster_centers_")
+
+    def _validate_X(self, X, fitting):
+        if sp.issparse(X):
+            X = X.toarray()
+        try:
+            X = np.asarray(X)
+        except Exception:  # ragged input: check_array names the problem
+            pass
+        shape = getattr(X, "shape", ())
+        if len(shape) == 1:
+            raise ValueError(f"X must be 2-D (n_samples, n_features), got a 1-D array of shape "
+                             f"{shape}: Reshape your data with X.reshape(-1, 1) (one feature) "
+                             "or X.reshape(1, -1) (one sample)")
+        if len(shape) == 2 and shape[0] and not shape[1]:
+            raise ValueError(f"X has 0 feature(s) (shape={shape}) while a minimum of 1 is "
+                             "required; pass data with at least one column")
+        X = check_array(X, "X")
+        if not fitting:
+            if not hasattr(self, "cluster_centers_"):
+                raise NotFittedError(
+                    f"this {type(self).__name__} is not fitted yet: call fit(X) before "
+                    "predict, transform or score"
+                )
+            if X.shape[1] != self.n_features_in_:
+                raise ValueError(
+                    f"X has {X.shape[1]} features, but {type(self).__name__} is expecting "
+                    f"{self.n_features_in_} features as input (fitted on that many)"
+                )
+        return X
+
+    def _params(self, n, d):
+        K = check_scalar(self.n_clusters, "n_clusters", kind=numbers.Integral, low=1,
+                         low_inclusive=True)
+        if K > n:
+            raise ValueError(f"n_clusters={K} > n_samples={n}: need at least as many samples as "
+                             "clusters; lower n_clusters or pass more data")
+        proj = check_option(self.projection, "projection", ("splincol", "identity"))
+        s = check_scalar(self.sparsity, "sparsity", kind=numbers.Integral, low=1,
+                         low_inclusive=True)
+        if self.n_factors is None:
+            Q = max(2, int(np.log2(max(K, d))))
+        else:
+            Q = check_scalar(self.n_factors, "n_factors", kind=numbers.Integral, low=1,
+                             low_inclusive=True)
+        if proj == "splincol" and Q < 2:
+            raise ValueError("n_factors must be >= 2 with projection='splincol' (use "
+                             "projection='identity' for one unconstrained factor)")
+        max_iter = check_scalar(self.max_iter, "max_iter", kind=numbers.Integral, low=1,
+                                low_inclusive=True)
+        palm_iter = check_scalar(self.palm_iter, "palm_iter", kind=numbers.Integral, low=1,
+                                 low_inclusive=True)
+        tol = check_scalar(self.tol, "tol", low=0.0, low_inclusive=True)
+        palm_tol = check_scalar(self.palm_tol, "palm_tol", low=0.0, low_inclusive=True)
+        return K, proj, min(s, min(K, d)), Q, max_iter, palm_iter, tol, palm_tol
+
+    def _constraints(self, K, d, Q, s, proj):
+        """Factor constraints ``S_1 … S_Q`` and the hierarchical schedule (or None)."""
+        A = min(K, d)
+        shapes = [(K, A)] + [(A, A)] * (Q - 2) + [(A, d)] if Q >= 2 else [(K, d)]
+        if proj == "identity":
+            facts = [Identity(s_) for s_ in shapes]
+            return facts, (facts[:-1], [Identity((A, d))] * (Q - 1)) if Q >= 2 else None
+        hf, hr = hierarchical_constraints((K, d), Q, s)
+        return hf + [hr[-1]], (hf, hr)
+
+    def _initial_centroids(self, X, K, rng, x_sq):
+        init = self.init
+        if isinstance(init, str):
+            init = check_option(init, "init", ("k-means++", "random"))
+            if init == "k-means++":
+                return X[kmeans_plusplus(X, K, rng, x_sq)].copy()
+            return X[rng.choice(X.shape[0], K, replace=False)].copy()
+        C = check_array(init, "init", dtype=X.dtype)
+        if C.shape != (K, X.shape[1]):
+            raise ValueError(f"init has shape {C.shape}; expected (n_clusters, n_features) = "
+                             f"({K}, {X.shape[1]})")
+        return C.copy()
+
+    # -- fit ---------------------------------------------------------------------------------
+    def fit(self, X, y=None):
+        """Cluster ``X`` (n_samples, n_features); returns ``self``."""
+        X = self._validate_X(X, True)
+        n, d = X.shape
+        K, proj, s, Q, max_iter, palm_iter, tol, palm_tol = self._params(n, d)
+        factorizer = default_registry().get("solver", self.factorizer, n_iter=palm_iter,
+                                            tol=palm_tol)
+        if not hasattr(factorizer, "factorize"):
+            raise TypeError(f"factorizer {self.factorizer!r} has no factorize method")
+        rng = check_random_state(self.random_state)
+        dtype = X.dtype
+        x_sq = np.einsum("ij,ij->i", X, X)
+        facts, schedule = self._constraints(K, d, Q, s, proj)
+        with thread_limit(effective_n_jobs(self.n_jobs)):
+            U0 = self._initial_centroids(X, K, rng, x_sq)
+            if schedule is not None and self.hierarchical_init:
+                factors, lam, *_ = hierarchical_dense(
+                    U0, *schedule, n_iter=palm_iter, n_iter_global=palm_iter, tol=palm_tol,
+                    safeguard=False, update_way="right-to-left")
+            else:
+                factors, lam, *_ = run_palm(U0, facts, default_factors(facts, dtype), 1.0,
+                                            n_iter=palm_iter, tol=palm_tol, safeguard=False,
+                                            update_way="right-to-left")
+            V = self._operator(factors, lam, dtype)
+            history = []
+            g_prev = None
+            it = 0
+            state = (factors, lam, V)
+            for it in range(1, max_iter + 1):
+                labels, _ = _assign(V, X, x_sq)
+                counts = np.bincount(labels, minlength=K)
+                step = None
+                if (counts == 0).any():
+                    # re-seeding can move a point far from its centroid; it is kept only when
+                    # the objective still decreases (else the empty cluster gets weight 0)
+                    step = self._update(X, *_reseed_empty(X, labels, counts, V.toarray()),
+                                        state, facts, factorizer)
+                    if g_prev is not None and step[-1] > g_prev:
+                        step = None
+                if step is None:
+                    step = self._update(X, labels, counts, state, facts, factorizer)
+                state = step[:3]
+                V, g = step[2], step[3]
+                history.append(g)
+                if g_prev is not None and (g_prev == 0 or abs(g_prev - g) <= tol * g_prev):
+                    break
+                g_prev = g
+            labels, dist = _assign(V, X, x_sq)
+        self.cluster_centers_ = V
+        self.labels_ = labels
+        self.inertia_ = float(dist.sum(dtype=np.float64))
+        self.objective_history_ = np.asarray(history)
+        self.n_iter_ = it
+        self.n_features_in_ = d
+        return self
+
+    def _update(self, X, labels, counts, state, facts, factorizer):
+        """Exact means, then the factor refit on ``D_√n U`` warm-started at ``state``, with the
+        safeguard; returns ``(factors, λ, V, g)``."""
+        factors, lam, V = state
+        n, d = X.shape
+        K = counts.size
+        dtype = X.dtype
+        member = sp.csr_matrix((np.ones(n), (labels, np.arange(n))), shape=(K, n))
+        U = np.asarray(member @ X.astype(np.float64, copy=False)) / np.maximum(counts, 1)[:, None]
+        within = float(np.sum((X - U[labels]) ** 2, dtype=np.float64))
+        U = U.astype(dtype)
+        w = np.sqrt(counts / n).astype(dtype)
+        target = w[:, None] * U
+        e_prev = _weighted_error(target, w, V.toarray())
+        cons = [Constant(np.diag(w))] + facts
+        res = factorizer.factorize(target, cons, init_factors=[np.diag(w)] + factors,
+                                   init_scale=lam)
+        new = [S.toarray() for S in res.factors.factors[1:]]
+        V_new = self._operator(new, res.factors.scale, dtype)
+        e_new = _weighted_error(target, w, V_new.toarray())
+        if e_new <= e_prev:
+            return new, res.factors.scale, V_new, within + n * e_new
+        return factors, lam, V, within + n * e_prev  # safeguard (Proposition 1)
+
+    @staticmethod
+    def _operator(factors, lam, dtype):
+        from ..linalg.sparse_factors import SparseFactors
+
+        return SparseFactors([sp.csr_matrix(f) for f in factors], lam, dtype=dtype)
+
+    # -- inference -------------------------------------------------------------------------
+    def predict(self, X):
+        """Index of the nearest centroid of ``V`` for each row of ``X``."""
+        X = self._validate_X(X, False)
+        with thread_limit(effective_n_jobs(self.n_jobs)):
+            return _assign(self.cluster_centers_, X, np.einsum("ij,ij->i", X, X))[0]
+
+    def fit_predict(self, X, y=None):
+        return self.fit(X).labels_
+
+    def transform(self, X):
+        """Euclidean distances of the rows of ``X`` to the ``K`` centroids, (n_samples, K)."""
+        X = self._validate_X(X, False)
+        V = self.cluster_centers_
+        norms = np.einsum("ij,ij->i", *(2 * (V.toarray(),)))
+        with thread_limit(effective_n_jobs(self.n_jobs)):
+            D2 = (V @ X.T).T
+        D2 *= -2
+        D2 += norms[None, :].astype(D2.dtype)
+        D2 += np.einsum("ij,ij->i", X, X)[:, None]
+        return np.sqrt(np.maximum(D2, 0)).astype(X.dtype, copy=False)
+
+    def fit_transform(self, X, y=None):
+        return self.fit(X).transform(X)
+
+    def score(self, X, y=None):
+        """Opposite of the K-means objective of ``X`` with the fitted centroids."""
+        X = self._validate_X(X, False)
+        with thread_limit(effective_n_jobs(self.n_jobs)):
+            _, dist = _assign(self.cluster_centers_, X, np.einsum("ij,ij->i", X, X))
+        return -float(dist.sum(dtype=np.float64))
+
+
+def _weighted_error(target, w, V):
+    D = target - w[:, None] * V
+    return float(np.vdot(D, D))
+
+
+def _reseed_empty(X, labels, counts, V):
+    """Give each empty cluster the point of the largest cluster farthest from its centroid."""
+    labels = labels.copy()
+    counts = counts.copy()
+    for c in np.flatnonzero(counts == 0):
+        big = int(np.argmax(counts))
+        members = np.flatnonzero(labels == big)
+        far = members[int(np.argmax(np.sum((X[members] - V[c]) ** 2, axis=1)))]
+        labels[far] = c
+        counts[big] -= 1
+        counts[c] = 1
+    return labels, counts

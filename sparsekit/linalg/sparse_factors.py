@@ -1,0 +1,314 @@
+"""A product of sparse factors as a linear operator: ``A = λ · S_1 S_2 ⋯ S_Q``.
+
+Products are written left to right, so ``S_Q`` is applied first to a vector (Giffon 2020,
+PhD thesis, §3.2: a fast transform is a product of O(log D) sparse factors, applied with one
+sparse matrix–vector product per factor). Each factor is stored in CSR form; the transpose of
+each factor is built once, on first use, as a second CSR matrix (the CSC form of the factor),
+so that ``A x`` and ``Aᵀ y`` both run as row-parallel gathers (:func:`~._spmm.csr_matmat`).
+
+Costs (thesis, Table 3.3 convention): one product with a vector takes ``flops = 2 · nnz``
+(a multiply and an add per non-zero); the storage is ``nnz`` values plus the CSR indices
+(``nbytes``).
+"""
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.sparse.linalg import LinearOperator
+
+from ._spmm import csr_times_dense
+
+#: Columns of a matrix operand multiplied per pass through the factors (the batch stays in cache).
+COLUMN_BLOCK = 2048
+
+
+def _as_csr(factor, q, dtype):
+    if sp.issparse(factor):
+        S = sp.csr_matrix(factor, dtype=dtype)
+    else:
+        arr = np.asarray(factor)
+        if arr.ndim != 2:
+            raise ValueError(f"factor {q} must be 2-D, got shape {arr.shape}")
+        if arr.dtype.kind not in "biuf":
+            raise TypeError(f"factor {q} has dtype {arr.dtype}; pass real numeric factors")
+        S = sp.csr_matrix(arr.astype(dtype, copy=False))
+    if not np.isfinite(S.data).all():
+        raise ValueError(f"factor {q} contains NaN or inf")
+    S.eliminate_zeros()
+    S.sort_indices()
+    S.indptr = S.indptr.astype(np.int32, copy=False) if S.nnz < 2**31 else S.indptr
+    S.indices = S.indices.astype(np.int32, copy=False) if S.nnz < 2**31 else S.indices
+    return S
+
+
+def _factor_dtype(factors, dtype):
+    if dtype is not None:
+        dtype = np.dtype(dtype)
+    else:
+        kinds = [np.asarray(f.data if sp.issparse(f) else f).dtype for f in factors]
+        dtype = np.dtype(np.float32) if kinds and all(k == np.float32 for k in kinds) else np.dtype(np.float64)
+    if dtype not in (np.float32, np.float64):
+        raise TypeError(f"dtype must be float32 or float64, got {dtype}")
+    return dtype
+
+
+class SparseFactors(LinearOperator):
+    """The operator ``λ · S_1 S_2 ⋯ S_Q`` of sparse factors (a scipy ``LinearOperator``).
+
+    Parameters
+    ----------
+    factors : sequence of 2-D arrays or scipy.sparse matrices
+        ``S_1, …, S_Q`` with chained shapes (columns of ``S_q`` = rows of ``S_{q+1}``).
+    scale : float, default 1.0
+        The scalar ``λ``.
+    shape : (int, int), optional
+        Only for an empty product (the identity): its shape ``(n, n)``.
+    dtype : float32 or float64, optional
+        Storage dtype; default float32 when every factor is float32, else float64.
+
+    Notes
+    -----
+    ``A @ X``, ``A.matvec``, ``A.matmat`` apply ``S_Q`` first; ``A.T`` is the operator
+    ``λ S_Qᵀ ⋯ S_1ᵀ`` (no copy of the data). A matrix operand is processed ``COLUMN_BLOCK``
+    columns at a time. The operand is converted to the operator's dtype when both are floats of
+    the same kind; a float64 operand of a float32 operator gives a float64 result.
+    """
+
+    def __init__(self, factors, scale=1.0, *, shape=None, dtype=None):
+        factors = list(factors)
+        dtype = _factor_dtype(factors, dtype)
+        csr = [_as_csr(f, q, dtype) for q, f in enumerate(factors)]
+        for q in range(len(csr) - 1):
+            if csr[q].shape[1] != csr[q + 1].shape[0]:
+                raise ValueError(
+                    f"factor shapes do not chain: factor {q} has shape {csr[q].shape} and factor "
+                    f"{q + 1} has shape {csr[q + 1].shape}; columns of each factor must equal the "
+                    "rows of the next"
+                )
+        if not csr:
+            if shape is None or len(shape) != 2 or shape[0] != shape[1]:
+                raise ValueError("an empty product needs shape=(n, n) (it is the n x n identity)")
+            full_shape = (int(shape[0]), int(shape[1]))
+        else:
+            full_shape = (csr[0].shape[0], csr[-1].shape[1])
+            if shape is not None and tuple(shape) != full_shape:
+                raise ValueError(f"shape={tuple(shape)} does not match the factors' {full_shape}")
+        if not isinstance(scale, numbers.Real) or not np.isfinite(scale):
+            raise ValueError(f"scale must be a finite real number, got {scale!r}")
+        self._csr = csr
+        self._csr_t = [None] * len(csr)
+        self.scale = float(scale)
+        self._power_vector = None
+        super().__init__(dtype=dtype, shape=full_shape)
+
+    @classmethod
+    def _from_csr(cls, csr, csr_t, scale, shape, dtype):
+        """Internal: share already validated CSR factors (and transposes) without copying."""
+        obj = cls.__new__(cls)
+        obj._csr = list(csr)
+        obj._csr_t = list(csr_t)
+        obj.scale = float(scale)
+        obj._power_vector = None
+        LinearOperator.__init__(obj, dtype=dtype, shape=shape)
+        return obj
+
+    # -- structure ---------------------------------------------------------------------------
+    @property
+    def factors(self):
+        """The factors ``S_1, …, S_Q`` as CSR matrices (the operator's own storage)."""
+        return list(self._csr)
+
+    @property
+    def n_factors(self) -> int:
+        return len(self._csr)
+
+    @property
+    def nnz(self) -> int:
+        """Total non-zeros ``Σ_q nnz(S_q)``."""
+        return int(sum(S.nnz for S in self._csr))
+
+    @property
+    def flops(self) -> int:
+        """Floating-point operations of one matrix–vector product: ``2 · nnz``."""
+        return 2 * self.nnz
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of the stored values and CSR indices of every factor (plus the scale)."""
+        return int(sum(S.data.nbytes + S.indices.nbytes + S.indptr.nbytes for S in self._csr)) + 8
+
+    def _transposed(self, q):
+        if self._csr_t[q] is None:
+            St = self._csr[q].T.tocsr()
+            St.sort_indices()
+            self._csr_t[q] = St
+        return self._csr_t[q]
+
+    def left(self, q: int) -> "SparseFactors":
+        """The partial product ``S_1 ⋯ S_q`` of the first ``q`` factors (scale 1), no copy.
+
+        ``left(0)`` is the identity of size ``shape[0]``.
+        """
+        q = self._check_split(q)
+        n = self.shape[0]
+        return SparseFactors._from_csr(self._csr[:q], self._csr_t[:q], 1.0,
+                                       (n, self._csr[q - 1].shape[1]) if q else (n, n), self.dtype)
+
+    def right(self, q: int) -> "SparseFactors":
+        """The partial product ``S_{q+1} ⋯ S_Q`` of the factors after the first ``q`` (scale 1).
+
+        ``right(Q)`` is the identity of size ``shape[1]``.
+        """
+        q = self._check_split(q)
+        n = self.shape[1]
+        Q = self.n_factors
+        return SparseFactors._from_csr(self._csr[q:], self._csr_t[q:], 1.0,
+                                       (self._csr[q].shape[0], n) if q < Q else (n, n), self.dtype)
+
+    def _check_split(self, q):
+        if isinstance(q, bool) or not isinstance(q, numbers.Integral) or not 0 <= q <= self.n_factors:
+            raise ValueError(f"q must be an integer in [0, {self.n_factors}], got {q!r}")
+        return int(q)
+
+    # -- products ------------------------------------------------------------------------------
+    def _apply(self, X, transpose):
+        X = np.asarray(X)
+        one_d = X.ndim == 1
+        X2 = X.reshape(-1, 1) if one_d else X
+        n_in = self.shape[0] if transpose else self.shape[1]
+        if X2.ndim != 2 or X2.shape[0] != n_in:
+            raise ValueError(f"operand has shape {X.shape}; expected ({n_in},) or ({n_in}, k)")
+        dtype = np.result_type(self.dtype, X2.dtype)
+        if dtype.kind != "f":
+            dtype = np.dtype(np.float64)
+        chain = ([self._transposed(q) for q in range(self.n_factors)] if transpose
+                 else self._csr[::-1])
+        if dtype != self.dtype:
+            chain = [S.astype(dtype) for S in chain]
+        n_out = self.shape[1] if transpose else self.shape[0]
+        out = np.empty((n_out, X2.shape[1]), dtype=dtype)
+        for c0 in range(0, X2.shape[1], COLUMN_BLOCK):
+            Y = np.ascontiguousarray(X2[:, c0:c0 + COLUMN_BLOCK], dtype=dtype)
+            for S in chain:
+                Y = csr_times_dense(S, Y)
+            out[:, c0:c0 + Y.shape[1]] = Y
+        if self.scale != 1.0:
+            out *= dtype.type(self.scale)
+        return out[:, 0] if one_d else out
+
+    def _matvec(self, x):
+        return self._apply(np.ravel(x), False)
+
+    def _matmat(self, X):
+        return self._apply(X, False)
+
+    def _rmatvec(self, x):
+        return self._apply(np.ravel(x), True)
+
+    def _rmatmat(self, X):
+        return self._apply(X, True)
+
+    def _transpose(self):
+        Q = self.n_factors
+        csr_t = [self._transposed(q) for q in range(Q)][::-1]
+        return SparseFactors._from_csr(csr_t, self._csr[::-1], self.scale,
+                                       (self.shape[1], self.shape[0]), self.dtype)
+
+    _adjoint = _transpose
+
+    def __matmul__(self, other):
+        if isinstance(other, SparseFactors):
+            if self.shape[1] != other.shape[0]:
+                raise ValueError(f"shapes {self.shape} and {other.shape} do not align")
+            dtype = np.result_type(self.dtype, other.dtype)
+            if not self._csr:
+                return SparseFactors(other._csr, self.scale * other.scale, shape=other.shape, dtype=dtype)
+            return SparseFactors(self._csr + other._csr, self.scale * other.scale,
+                                 shape=(self.shape[0], other.shape[1]), dtype=dtype)
+        if sp.issparse(other):
+            other = other.toarray()
+        if isinstance(other, np.ndarray) or np.ndim(other) in (1, 2):
+            return self._apply(np.asarray(other), False)
+        return super().__matmul__(other)
+
+    def __rmatmul__(self, other):
+        if isinstance(other, SparseFactors):
+            return other.__matmul__(self)
+        X = np.asarray(other)
+        if X.ndim == 1:
+            return self._apply(X, True)
+        return self._apply(X.T, True).T
+
+    def toarray(self) -> np.ndarray:
+        """The dense matrix ``λ S_1 ⋯ S_Q`` (built from the right-most factor, never larger)."""
+        if not self._csr:
+            return np.eye(self.shape[0], dtype=self.dtype) * self.dtype.type(self.scale)
+        Y = self._csr[-1].toarray()
+        for S in self._csr[-2::-1]:
+            Y = csr_times_dense(S, Y)
+        if self.scale != 1.0:
+            Y *= self.dtype.type(self.scale)
+        return Y
+
+    # -- norms -------------------------------------------------------------------------------
+    def norm2(self, *, tol=1e-6, max_iter=100, warm_start=True, random_state=0) -> float:
+        """Spectral norm ``‖A‖_2`` by power iteration on ``AᵀA``.
+
+        Iterates ``v ← Aᵀ A v / ‖Aᵀ A v‖`` until the relative change of ``‖A v‖`` is below
+        ``tol`` (or ``max_iter``). With ``warm_start`` the last vector of the previous call is
+        the starting point, so repeated calls on slowly changing operators converge in a few
+        iterations (Giffon 2020, §3.2.2: the reference implementation warm-starts its
+        eigen-solver the same way). The estimate approaches the norm from below.
+        """
+        n = self.shape[1]
+        v = self._power_vector if warm_start else None
+        if v is None or v.shape != (n,):
+            v = np.random.default_rng(random_state).standard_normal(n)
+        v = v.astype(np.float64)
+        v /= np.linalg.norm(v) or 1.0
+        sigma = 0.0
+        for _ in range(int(max_iter)):
+            Av = self._apply(v, False)
+            new_sigma = float(np.linalg.norm(Av))
+            w = self._apply(Av, True)
+            nw = float(np.linalg.norm(w))
+            if nw == 0.0:
+                sigma = new_sigma
+                break
+            v = w / nw
+            done = abs(new_sigma - sigma) <= tol * new_sigma
+            sigma = new_sigma
+            if done:
+                break
+        self._power_vector = v
+        return sigma
+
+    # -- persistence -------------------------------------------------------------------------
+    def save(self, path) -> None:
+        """Write the factors and scale to a ``.npz`` file (see :meth:`load`)."""
+        arrays = {"scale": np.array(self.scale), "shape": np.array(self.shape, dtype=np.int64),
+                  "n_factors": np.array(self.n_factors), "dtype": np.array(self.dtype.str)}
+        for q, S in enumerate(self._csr):
+            arrays[f"f{q}_data"] = S.data
+            arrays[f"f{q}_indices"] = S.indices
+            arrays[f"f{q}_indptr"] = S.indptr
+            arrays[f"f{q}_shape"] = np.array(S.shape, dtype=np.int64)
+        np.savez(path, **arrays)
+
+    @classmethod
+    def load(cls, path) -> "SparseFactors":
+        """Read an operator written by :meth:`save`."""
+        with np.load(path, allow_pickle=False) as z:
+            factors = [
+                sp.csr_matrix((z[f"f{q}_data"], z[f"f{q}_indices"], z[f"f{q}_indptr"]),
+                              shape=tuple(z[f"f{q}_shape"]))
+                for q in range(int(z["n_factors"]))
+            ]
+            return cls(factors, float(z["scale"]), shape=tuple(z["shape"]), dtype=np.dtype(str(z["dtype"])))
+
+    def __repr__(self):
+        shapes = " x ".join(f"{S.shape[0]}x{S.shape[1]}" for S in self._csr) or "identity"
+        return (f"<SparseFactors {self.shape[0]}x{self.shape[1]}, scale={self.scale:.6g}, "
+                f"factors {shapes}, nnz={self.nnz}, dtype={self.dtype}>")

@@ -1,0 +1,23 @@
+"""Built-in projections, registered through the same hook as third-party plugins."""
+from ..hookspecs import hookimpl
+from ..registry import Registration
+from .base import (ColumnTopK, Constant, GlobalTopK, Identity, RowColumnTopK, RowTopK,
+                   SupportMask)
+
+
+@hookimpl
+def sparsekit_projections():
+    yield Registration("sp", GlobalTopK, aliases=("top-k", "global-top-k"), accepts="any",
+                       summary="k largest |entries| of the matrix, unit Frobenius norm")
+    yield Registration("splin", RowTopK, aliases=("row-top-k",), accepts="any",
+                       summary="k largest |entries| per row, unit Frobenius norm")
+    yield Registration("spcol", ColumnTopK, aliases=("column-top-k",), accepts="any",
+                       summary="k largest |entries| per column, unit Frobenius norm")
+    yield Registration("splincol", RowColumnTopK, aliases=("row-column-top-k",), accepts="any",
+                       summary="union of per-row and per-column top-k (Annex 3.A), unit norm")
+    yield Registration("support", SupportMask, aliases=("supp", "support-mask"), accepts="any",
+                       summary="entries on a fixed support mask, unit Frobenius norm")
+    yield Registration("constant", Constant, aliases=("const",), accepts="any",
+                       summary="a fixed matrix: the factor is never updated")
+    yield Registration("identity", Identity, aliases=("id", "proj-id", "unconstrained"),
+                       accepts="any", summary="no constraint (the matrix itself)")

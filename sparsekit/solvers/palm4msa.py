@@ -1,0 +1,370 @@
+"""Palm4MSA: approximate a matrix by a scaled product of constrained (sparse) factors.
+
+Solves min over λ and S_1..S_Q of ``‖U − λ S_1 ⋯ S_Q‖_F²`` with each ``S_q`` in a set ``E_q``
+(given by a projection), by PALM block-coordinate projected gradient steps (Le Magoarou &
+Gribonval 2016; Giffon 2020, PhD thesis, §3.2.3, Algorithm 1). One iteration:
+
+- sweeps the factors from right to left (``q = Q, …, 1``; thesis Algorithm 1), with
+  ``L = S_1 ⋯ S_{q−1}`` (current values) and ``R = S_{q+1} ⋯ S_Q`` (already updated);
+- steps ``S_q ← P_q(S_q − ∇/c)`` with ``∇ = λ Lᵀ(λ L S_q R − U) Rᵀ`` and
+  ``c = 1.001 · λ² ‖L‖_2² ‖R‖_2²`` (the Lipschitz constant of the block gradient times 1.001);
+  the spectral norms come from power iterations warm-started from the previous iteration;
+- sets ``λ = ⟨U, Û⟩_F / ‖Û‖_F²`` for ``Û = S_1 ⋯ S_Q`` (closed form) and records
+  ``f = ‖U − λ Û‖_F²``.
+
+It stops after ``n_iter`` iterations or when ``|f_i − f_{i−1}| / f_{i−1} < tol``.
+
+Decisions:
+
+- Initialization (thesis §3.3.5.1): every factor is the rectangular identity except the first
+  factor to be updated (the right-most free one), which is zero; ``λ = 1``. Constant factors
+  (``Constant`` projection) hold their matrix and are never updated.
+- Unit-Frobenius normalization of each projected factor is part of the constraint sets (the
+  projections' ``normalized`` flag), as in the reference implementation; λ carries the scale.
+- Safeguard (``safeguard=True``, off by default): PALM with inexact projections (``splincol`` is a relaxation)
+  is not monotone. When an iteration increases ``f`` above the previous value (or above the
+  warm start's objective for the first iteration), it is undone and retried with ``c``
+  doubled, up to 4 times; then the solver stops (``stop_reason="safeguard"``). The recorded
+  objective is therefore non-increasing. This is not in the thesis; it is the safeguard its
+  §3.3.4 (Proposition 1) needs for QuicK-means' monotonicity.
+- ``update_way="left-to-right"`` runs the same algorithm on ``Uᵀ`` with transposed factors.
+- Products with factors of density below ``SPARSE_DENSITY`` use the CSR kernels of
+  :mod:`sparsekit.linalg`; denser ones (and the prefix/suffix products) use BLAS.
+"""
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+import scipy.sparse as sp
+
+from .._threads import effective_n_jobs, thread_limit
+from .._validation import check_option, check_scalar
+from ..linalg._spmm import csr_times_dense
+from ..linalg.sparse_factors import SparseFactors
+from .factorization import (FactorizationResult, FactorizationSolver, check_constraints,
+                            check_target)
+
+#: factors sparser than this (and with at least SPARSE_MIN_SIZE entries) are multiplied through
+#: their CSR form; small factors are faster as dense BLAS operands
+SPARSE_DENSITY = 0.25
+SPARSE_MIN_SIZE = 128 * 128
+#: safety factor on the Lipschitz constant (reference implementation: 1.001)
+LIPSCHITZ_MARGIN = 1.001
+#: step-size halvings tried by the safeguard before it stops
+SAFEGUARD_RETRIES = 4
+UPDATE_WAYS = ("right-to-left", "left-to-right")
+
+
+class _Factor:
+    """A dense factor with its CSR forms (of ``S`` and ``Sᵀ``) when sparse enough."""
+
+    __slots__ = ("dense", "csr", "csr_t")
+
+    def __init__(self, dense):
+        self.dense = dense
+        nnz = np.count_nonzero(dense)
+        if dense.size >= SPARSE_MIN_SIZE and nnz <= SPARSE_DENSITY * dense.size:
+            self.csr = sp.csr_matrix(dense)
+            self.csr_t = sp.csr_matrix(dense.T)
+        else:
+            self.csr = self.csr_t = None
+
+    def times(self, B):
+        """``S @ B`` (``B`` None means the identity)."""
+        if B is None:
+            return self.dense.copy()
+        if self.csr is not None:
+            return csr_times_dense(self.csr, B)
+        return self.dense @ B
+
+    def t_times(self, B):
+        """``Sᵀ @ B`` (``B`` None means the identity)."""
+        if B is None:
+            return np.ascontiguousarray(self.dense.T)
+        if self.csr_t is not None:
+            return csr_times_dense(self.csr_t, B)
+        return self.dense.T @ B
+
+
+class _Transposed:
+    """The projection ``X ↦ P(Xᵀ)ᵀ`` (left-to-right sweeps run on the transposed problem)."""
+
+    def __init__(self, proj):
+        self.proj = proj
+        self.shape = proj.shape[::-1]
+        self.is_constant = proj.is_constant
+
+    def project_unchecked(self, X):
+        return np.ascontiguousarray(self.proj.project_unchecked(np.ascontiguousarray(X.T)).T)
+
+
+def _chain_pays(chain, dense_size):
+    """Multiply through the CSR factors of ``chain`` rather than one dense GEMM with their
+    product: all are sparse, and their non-zeros are below 1/8 of the product's entries (the
+    GEMM runs several times faster per operation than the sparse kernel)."""
+    return all(f.csr is not None for f in chain) and 8 * sum(f.csr.nnz for f in chain) <= dense_size
+
+
+def _apply_chain(chain, B):
+    """``S_a ⋯ S_b @ B`` for the factors of ``chain``, the right-most applied first."""
+    for f in chain[::-1]:
+        B = f.times(B)
+    return B
+
+
+def _apply_chain_t(chain, B):
+    """``(S_a ⋯ S_b)ᵀ @ B``: ``S_aᵀ`` applied first."""
+    for f in chain:
+        B = f.t_times(B)
+    return B
+
+
+def _sq_norm2(A, key, vectors, tol=1e-6, max_iter=100):
+    """``‖A‖_2²`` by power iteration on ``Aᵀ A``, warm-started from ``vectors[key]``."""
+    if A is None:
+        return 1.0
+    v = vectors.get(key)
+    n = A.shape[1]
+    if v is None or v.shape[0] != n:
+        v = np.random.default_rng(n).standard_normal(n).astype(A.dtype)
+    v = v / (np.linalg.norm(v) or 1.0)
+    s = 0.0
+    for _ in range(max_iter):
+        w = A @ v
+        s_new = float(w @ w)
+        z = A.T @ w
+        nz = np.linalg.norm(z)
+        if nz == 0:
+            s = s_new
+            break
+        v = z / nz
+        done = abs(s_new - s) <= tol * s_new
+        s = s_new
+        if done:
+            break
+    vectors[key] = v
+    return s
+
+
+def default_factors(projs, dtype, update_way="right-to-left"):
+    """Identities, with zeros for the first factor to be updated (thesis §3.3.5.1)."""
+    factors = [p.initial(dtype) for p in projs]
+    order = range(len(projs) - 1, -1, -1) if update_way == "right-to-left" else range(len(projs))
+    for q in order:
+        if not projs[q].is_constant:
+            factors[q] = np.zeros(projs[q].shape, dtype=dtype)
+            break
+    return factors
+
+
+def _sqnorm(A):
+    """``‖A‖_F²`` without BLAS (a level-1 BLAS call on a small array pays a thread hand-over)."""
+    return float(np.einsum("ij,ij->", A, A))
+
+
+def _objective(U, prod, lam):
+    D = U - lam * prod
+    return _sqnorm(D)
+
+
+def palm4msa_dense(U, projs, factors, lam, *, n_iter, tol, safeguard=True, vectors=None):
+    """Palm4MSA on dense arrays, right-to-left sweeps (the compute core of :class:`Palm4MSA`).
+
+    Parameters
+    ----------
+    U : (m, n) float array
+    projs : list of projections (``shape``, ``is_constant``, ``project_unchecked``)
+    factors : list of dense arrays (the starting point, in the sets), modified in place
+    lam : float
+        Starting scale.
+
+    Returns
+    -------
+    factors, lam, objective (list), n_iter, stop_reason
+    """
+    Q = len(projs)
+    dtype = U.dtype
+    vectors = {} if vectors is None else vectors
+    F = [_Factor(np.ascontiguousarray(f, dtype=dtype)) for f in factors]
+    history = []
+    if safeguard:
+        prod = None
+        for f in F[::-1]:
+            prod = f.times(prod)
+        f_prev = _objective(U, prod, lam)
+    else:
+        f_prev = None
+    margin = LIPSCHITZ_MARGIN
+    retries = 0
+    stop = "max_iter"
+    it = 0
+    while it < n_iter:
+        saved = (list(F), lam) if safeguard else None
+        # transposed prefixes: PT[q] = (S_1 ⋯ S_{q-1})ᵀ with the values at the sweep's start
+        PT = [None] * Q
+        for q in range(1, Q):
+            PT[q] = F[q - 1].t_times(PT[q - 1])
+        R = None
+        for q in range(Q - 1, -1, -1):
+            if not projs[q].is_constant:
+                L_T = PT[q]
+                nL = _sq_norm2(L_T, ("L", q), vectors)
+                nR = _sq_norm2(R, ("R", q), vectors)
+                c = margin * lam * lam * nL * nR
+                if c > 0:
+                    left_chain = q > 0 and _chain_pays(F[:q], L_T.size)
+                    SR = F[q].times(R)
+                    if L_T is None:
+                        E = SR
+                    elif left_chain:
+                        E = _apply_chain(F[:q], SR)
+                    else:
+                        E = L_T.T @ SR
+                    E *= dtype.type(lam)
+                    E -= U
+                    if L_T is None:
+                        G = E
+                    elif left_chain:
+                        G = _apply_chain_t(F[:q], E)
+                    else:
+                        G = L_T @ E
+                    if R is not None:
+                        if _chain_pays(F[q + 1:], R.shape[0] * R.shape[0]):
+                            G = _apply_chain(F[q + 1:], np.ascontiguousarray(G.T)).T
+                        else:
+                            G = G @ R.T
+                    step = F[q].dense - (dtype.type(lam / c)) * G
+                    F[q] = _Factor(np.ascontiguousarray(projs[q].project_unchecked(step), dtype=dtype))
+            R = F[q].times(R)
+        prod = R
+        nrm2 = _sqnorm(prod)
+        new_lam = float(np.einsum("ij,ij->", U, prod)) / nrm2 if nrm2 > 0 else lam
+        f = _objective(U, prod, new_lam)
+        if safeguard and f > f_prev * (1 + 1e-10) + 1e-300:
+            F, lam = saved
+            retries += 1
+            margin *= 2.0
+            if retries > SAFEGUARD_RETRIES:
+                stop = "safeguard"
+                break
+            continue
+        lam = new_lam
+        retries = 0
+        margin = LIPSCHITZ_MARGIN
+        it += 1
+        history.append(f)
+        if f_prev is not None and (f_prev == 0 or abs(f_prev - f) < tol * f_prev):
+            stop = "tol"
+            f_prev = f
+            break
+        f_prev = f
+    return [fac.dense for fac in F], lam, history, it, stop
+
+
+def run_palm(U, projs, factors, lam, *, n_iter, tol, safeguard, update_way, vectors=None):
+    """:func:`palm4msa_dense` in either sweep direction."""
+    if update_way == "right-to-left":
+        return palm4msa_dense(U, projs, factors, lam, n_iter=n_iter, tol=tol,
+                              safeguard=safeguard, vectors=vectors)
+    tprojs = [_Transposed(p) for p in projs[::-1]]
+    tfactors = [np.ascontiguousarray(f.T) for f in factors[::-1]]
+    out, lam, hist, it, stop = palm4msa_dense(np.ascontiguousarray(U.T), tprojs, tfactors, lam,
+                                              n_iter=n_iter, tol=tol, safeguard=safeguard,
+                                              vectors=vectors)
+    return [np.ascontiguousarray(f.T) for f in out[::-1]], lam, hist, it, stop
+
+
+def check_init(init_factors, projs, dtype):
+    """Validate warm-start factors against the constraint shapes."""
+    if len(init_factors) != len(projs):
+        raise ValueError(
+            f"init_factors has {len(init_factors)} factors but constraints has {len(projs)}"
+        )
+    out = []
+    for q, (f, p) in enumerate(zip(init_factors, projs)):
+        arr = f.toarray() if sp.issparse(f) else np.asarray(f)
+        if arr.shape != p.shape:
+            raise ValueError(f"init_factors[{q}] has shape {arr.shape}, its constraint has shape {p.shape}")
+        if not np.isfinite(arr).all():
+            raise ValueError(f"init_factors[{q}] contains NaN or inf")
+        out.append(np.array(arr, dtype=dtype))
+    return out
+
+
+def to_sparse_factors(factors, lam, dtype):
+    return SparseFactors([sp.csr_matrix(f) for f in factors], lam, dtype=dtype)
+
+
+class Palm4MSA(FactorizationSolver):
+    """Palm4MSA factorization solver (registered as ``"palm4msa"``).
+
+    Parameters
+    ----------
+    n_iter : int, default 300
+        Maximum number of iterations (sweeps over all factors).
+    tol : float, default 1e-6
+        Stop when the relative change of the objective is below ``tol`` (0 disables).
+    update_way : {"right-to-left", "left-to-right"}
+        Order of the factor updates within a sweep.
+    safeguard : bool, default False
+        Undo iterations that increase the objective (see the module notes); off by default,
+        as in the thesis' Algorithm 1.
+    n_jobs : int, optional
+        Threads (Numba and BLAS); default: Numba's current setting.
+
+    Examples
+    --------
+    >>> import numpy as np, sparsekit
+    >>> M = np.random.default_rng(0).standard_normal((32, 32))
+    >>> cons = [sparsekit.get_projection("splincol", shape=(32, 32), k=4) for _ in range(3)]
+    >>> res = sparsekit.get_solver("palm4msa", n_iter=50).factorize(M, cons)
+    >>> res.factors.shape
+    (32, 32)
+    """
+
+    name = "palm4msa"
+
+    def __init__(self, n_iter=300, tol=1e-6, update_way="right-to-left", safeguard=False,
+                 n_jobs=None):
+        self.n_iter = n_iter
+        self.tol = tol
+        self.update_way = update_way
+        self.safeguard = safeguard
+        self.n_jobs = n_jobs
+
+    def _checked(self):
+        n_iter = check_scalar(self.n_iter, "n_iter", kind=numbers.Integral, low=1, low_inclusive=True)
+        tol = check_scalar(self.tol, "tol", low=0.0, low_inclusive=True)
+        way = check_option(self.update_way, "update_way", UPDATE_WAYS)
+        return n_iter, tol, way
+
+    def factorize(self, M, constraints, *, init_factors=None, init_scale=1.0) -> FactorizationResult:
+        """Approximate ``M`` by ``λ S_1 ⋯ S_Q`` with ``S_q`` in ``constraints[q]``.
+
+        Parameters
+        ----------
+        M : (m, n) array
+            The target (float32 stays float32).
+        constraints : list of projections
+            One per factor, shapes chaining from ``m`` to ``n``.
+        init_factors : list of arrays, optional
+            Warm start (default: identities and a zero first-updated factor).
+        init_scale : float, default 1.0
+            Starting ``λ``.
+        """
+        n_iter, tol, way = self._checked()
+        U = check_target(M)
+        projs = check_constraints(U.shape, constraints)
+        lam = check_scalar(init_scale, "init_scale")
+        if init_factors is None:
+            factors = default_factors(projs, U.dtype, way)
+        else:
+            factors = check_init(init_factors, projs, U.dtype)
+        with thread_limit(effective_n_jobs(self.n_jobs)):
+            factors, lam, hist, it, stop = run_palm(U, projs, factors, lam, n_iter=n_iter, tol=tol,
+                                                    safeguard=bool(self.safeguard), update_way=way)
+        return FactorizationResult(
+            factors=to_sparse_factors(factors, lam, U.dtype), objective=np.asarray(hist),
+            n_iter=it, stop_reason=stop, target_norm=float(np.linalg.norm(U)),
+        )

@@ -1,0 +1,104 @@
+"""QuicK-means: Proposition 1 (monotone objective), equality with K-means for exact factors,
+inference through the sparse factors, bad input."""
+import pickle
+
+import numpy as np
+import pytest
+
+import sparsekit
+from sparsekit import QuicKMeans, SparseFactors
+from sparsekit.registry import UnknownComponentError
+
+
+def blobs(n=300, d=12, k=6, seed=0):
+    rng = np.random.default_rng(seed)
+    centers = rng.standard_normal((k, d)) * 5
+    return centers[rng.integers(k, size=n)] + rng.standard_normal((n, d))
+
+
+def kmeans_objective(X, V, labels):
+    return float(((X - V[labels]) ** 2).sum())
+
+
+@pytest.fixture(scope="module")
+def fitted():
+    X = blobs()
+    qk = QuicKMeans(8, sparsity=2, max_iter=15, palm_iter=40, random_state=0).fit(X)
+    return X, qk
+
+
+def test_objective_non_increasing_and_attributes(fitted):
+    X, qk = fitted
+    h = qk.objective_history_
+    assert h.size == qk.n_iter_ >= 2
+    assert np.all(np.diff(h) <= 1e-9 * h[0])  # Proposition 1 with the safeguard
+    V = qk.cluster_centers_
+    assert isinstance(V, SparseFactors) and V.shape == (8, 12)
+    Vd = V.toarray()
+    # labels_ / inertia_ are the assignment to, and the objective of, the final operator
+    d2 = ((X[:, None, :] - Vd[None]) ** 2).sum(-1)
+    np.testing.assert_array_equal(qk.labels_, d2.argmin(1))
+    assert qk.inertia_ == pytest.approx(d2.min(1).sum(), rel=1e-10)
+    assert qk.inertia_ <= h[-1] * (1 + 1e-12)
+    np.testing.assert_array_equal(qk.predict(X), qk.labels_)
+    np.testing.assert_allclose(qk.transform(X), np.sqrt(d2), rtol=1e-6, atol=1e-6)
+    assert qk.score(X) == pytest.approx(-qk.inertia_)
+    # sparsity: every factor keeps at least `sparsity` per row, far fewer than dense
+    assert V.nnz < sum(F.shape[0] * F.shape[1] for F in V.factors)
+
+
+def test_unconstrained_factors_equal_kmeans():
+    from sklearn.cluster import KMeans
+
+    X = blobs(n=240, d=5, k=4, seed=1)
+    init = X[[0, 50, 100, 150]]
+    km = KMeans(4, init=init, n_init=1, max_iter=20, tol=0, algorithm="lloyd").fit(X)
+    qk = QuicKMeans(4, n_factors=1, projection="identity", init=init, max_iter=20, tol=0,
+                    palm_iter=2000, palm_tol=0).fit(X)
+    np.testing.assert_array_equal(qk.labels_, km.labels_)
+    np.testing.assert_allclose(qk.cluster_centers_.toarray(), km.cluster_centers_, atol=1e-8)
+    assert qk.inertia_ == pytest.approx(km.inertia_, rel=1e-10)
+
+
+def test_factorizer_by_name_and_float32_pickle():
+    X = blobs(n=120, d=6, k=3, seed=2).astype(np.float32)
+    qk = QuicKMeans(4, sparsity=2, max_iter=4, palm_iter=10, factorizer="palm",
+                    random_state=1).fit(X)
+    assert qk.cluster_centers_.dtype == np.float32
+    assert qk.transform(X).dtype == np.float32
+    again = pickle.loads(pickle.dumps(qk))
+    np.testing.assert_array_equal(again.predict(X), qk.predict(X))
+    with pytest.raises(UnknownComponentError, match="Did you mean 'palm4msa'"):
+        QuicKMeans(2, factorizer="palm4ms").fit(X)
+
+
+def test_empty_cluster_reseeded():
+    from sparsekit.cluster.quickmeans import _reseed_empty
+
+    X = np.array([[0.0], [1.0], [10.0], [11.0], [12.0]])
+    labels = np.array([0, 0, 1, 1, 1])
+    counts = np.bincount(labels, minlength=3)
+    V = np.array([[0.5], [11.0], [-5.0]])
+    new, c = _reseed_empty(X, labels, counts, V)
+    # cluster 2 gets the point of the largest cluster (1) farthest from its centroid (-5)
+    np.testing.assert_array_equal(new, [0, 0, 1, 1, 2])
+    np.testing.assert_array_equal(c, [2, 2, 1])
+
+
+def test_bad_input():
+    X = blobs(n=20, d=3, k=2)
+    with pytest.raises(ValueError, match="n_clusters=30 > n_samples=20"):
+        QuicKMeans(30).fit(X)
+    with pytest.raises(ValueError, match="contains NaN"):
+        QuicKMeans(2).fit(np.where(np.eye(20, 3) > 0, np.nan, X))
+    with pytest.raises(ValueError, match="not fitted yet"):
+        QuicKMeans(2).predict(X)
+    qk = QuicKMeans(2, max_iter=2, palm_iter=5, random_state=0).fit(X)
+    with pytest.raises(ValueError, match="X has 4 features, but QuicKMeans is expecting 3"):
+        qk.predict(np.ones((2, 4)))
+    with pytest.raises(ValueError, match="sparsity must be >= 1"):
+        QuicKMeans(2, sparsity=0).fit(X)
+    with pytest.raises(ValueError, match="unknown projection"):
+        QuicKMeans(2, projection="splincool").fit(X)
+    with pytest.raises(ValueError, match="init has shape"):
+        QuicKMeans(2, init=np.ones((3, 3))).fit(X)

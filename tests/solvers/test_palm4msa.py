@@ -1,0 +1,160 @@
+"""Palm4MSA and hierarchical Palm4MSA: oracles, monotone safeguard, registry, bad input."""
+import numpy as np
+import pytest
+from scipy.linalg import hadamard
+
+import sparsekit
+from sparsekit.registry import UnknownComponentError
+from sparsekit.solvers.hierarchical import hierarchical_constraints
+
+
+def splincol(shape, k, k_col=None):
+    return sparsekit.get_projection("splincol", shape=shape, k=k, k_col=k_col)
+
+
+def test_registered_and_protocols():
+    names = {i.name for i in sparsekit.list_components("solver")}
+    assert {"palm4msa", "hierarchical-palm4msa"} <= names
+    palm = sparsekit.get_solver("palm4msa")
+    with pytest.raises(TypeError, match="factorization solver: call factorize"):
+        palm.solve(np.eye(3), np.ones(3))
+    with pytest.raises(TypeError, match="sparse coding solver: call solve"):
+        sparsekit.get_solver("omp").factorize(np.eye(3), [])
+    with pytest.raises(UnknownComponentError, match="Did you mean 'palm4msa'"):
+        sparsekit.get_solver("palm4mas")
+
+
+def test_exact_product_is_recovered_from_its_support():
+    """A product of two sparse factors, refit on the same supports, reaches ~0 error."""
+    rng = np.random.default_rng(0)
+    S1 = rng.standard_normal((12, 8)) * (rng.random((12, 8)) < 0.3)
+    S2 = rng.standard_normal((8, 10)) * (rng.random((8, 10)) < 0.3)
+    M = S1 @ S2
+    cons = [sparsekit.get_projection("support", mask=S1 != 0),
+            sparsekit.get_projection("support", mask=S2 != 0)]
+    res = sparsekit.get_solver("palm4msa", n_iter=3000, tol=0).factorize(M, cons)
+    assert res.relative_error < 1e-6
+    np.testing.assert_allclose(res.factors.toarray(), M, atol=1e-5 * np.abs(M).max())
+    # the objective is the squared Frobenius error of the returned operator
+    assert res.objective[-1] == pytest.approx(np.linalg.norm(M - res.factors.toarray()) ** 2,
+                                              rel=1e-6, abs=1e-20)
+
+
+def test_safeguard_objective_never_increases_and_factors_satisfy_constraints():
+    M = np.random.default_rng(1).standard_normal((32, 32))
+    cons = [splincol((32, 32), 2) for _ in range(3)]
+    plain = sparsekit.get_solver("palm4msa", n_iter=60, tol=0).factorize(M, cons)
+    safe = sparsekit.get_solver("palm4msa", n_iter=60, tol=0, safeguard=True).factorize(M, cons)
+    assert np.all(np.diff(safe.objective) <= 0)
+    assert safe.objective[-1] < np.linalg.norm(M) ** 2
+    for res in (plain, safe):
+        for F in res.factors.factors:
+            D = F.toarray()
+            assert (np.count_nonzero(D, axis=1) >= 2).all()
+            assert np.count_nonzero(D) <= 2 * 2 * 32
+            assert np.linalg.norm(D) == pytest.approx(1.0)
+
+
+def test_first_iteration_from_default_init_is_a_projected_gradient_step():
+    """With the default init (identities, zero right-most factor) the first sweep sets the
+    right-most factor to P(U / 1.001) and then λ by its closed form."""
+    M = np.random.default_rng(2).standard_normal((6, 6))
+    cons = [sparsekit.get_projection("identity", shape=(6, 6)),
+            splincol((6, 6), 2)]
+    res = sparsekit.get_solver("palm4msa", n_iter=1, tol=0).factorize(M, cons)
+    S2 = cons[1](M / 1.001)
+    # then S1 is updated from the identity with L = I, R = S2, λ = 1
+    c = 1.001 * np.linalg.norm(S2, 2) ** 2
+    S1 = np.eye(6) - (np.eye(6) @ S2 - M) @ S2.T / c
+    prod = S1 @ S2
+    lam = np.vdot(M, prod) / np.vdot(prod, prod)
+    # (c uses a power-iteration norm: relative accuracy 1e-6)
+    np.testing.assert_allclose(res.factors.toarray(), lam * prod, rtol=1e-5, atol=1e-6)
+
+
+def test_left_to_right_and_float32():
+    M = np.random.default_rng(3).standard_normal((16, 24)).astype(np.float32)
+    cons = [splincol((16, 16), 3), splincol((16, 24), 3, 2)]
+    res = sparsekit.get_solver("palm4msa", n_iter=30, update_way="left-to-right").factorize(M, cons)
+    assert res.factors.dtype == np.float32 and res.factors.shape == (16, 24)
+    assert res.relative_error < 0.9
+    rt = sparsekit.get_solver("palm4msa", n_iter=30).factorize(M.T, [splincol((24, 16), 2, 3),
+                                                                     splincol((16, 16), 3)])
+    # left-to-right on M is right-to-left on M^T
+    np.testing.assert_allclose(res.factors.toarray(), rt.factors.toarray().T, atol=1e-5)
+
+
+def test_warm_start_and_constant_factor():
+    rng = np.random.default_rng(4)
+    M = rng.standard_normal((8, 8))
+    D = np.diag(rng.random(8) + 0.5)
+    cons = [sparsekit.get_projection("constant", matrix=D), splincol((8, 8), 3)]
+    res = sparsekit.get_solver("palm4msa", n_iter=20).factorize(M, cons)
+    np.testing.assert_allclose(res.factors.factors[0].toarray(), D)
+    again = sparsekit.get_solver("palm4msa", n_iter=1, tol=0, safeguard=True).factorize(
+        M, cons, init_factors=[F.toarray() for F in res.factors.factors],
+        init_scale=res.factors.scale)
+    assert again.objective[0] <= res.objective[-1] * (1 + 1e-12)
+
+
+def test_hadamard_32_recovered():
+    H = hadamard(32).astype(float)
+    res = sparsekit.get_solver("hierarchical-palm4msa", n_iter=30).factorize(H, 2, n_factors=5)
+    assert res.relative_error <= 1e-8
+    assert res.factors.n_factors == 5
+    assert all(F.nnz == 64 for F in res.factors.factors)  # 2 per row and column
+    np.testing.assert_allclose(res.factors.toarray(), H, atol=1e-7)
+
+
+def test_hierarchical_schedule():
+    facts, res = hierarchical_constraints((64, 30), 6, 3)
+    assert [f.shape for f in facts] == [(64, 30)] + [(30, 30)] * 4
+    assert (facts[0].k, facts[0].k_col) == (3, 6)  # s per row, s K / A per column
+    assert all((f.k, f.k_col) == (3, 3) for f in facts[1:])
+    assert [r.shape for r in res] == [(30, 30)] * 5
+    assert [(r.k, r.k_col) for r in res] == [(15, 15), (7, 7), (3, 3), (3, 3), (3, 3)]
+    facts, res = hierarchical_constraints((256, 256), 8, 2)
+    assert [r.k for r in res] == [128, 64, 32, 16, 8, 4, 2]  # FAµST's Hadamard schedule
+
+
+def test_bad_input():
+    palm = sparsekit.get_solver("palm4msa")
+    M = np.ones((4, 6))
+    with pytest.raises(ValueError, match="do not chain: factor 1 has shape"):
+        palm.factorize(M, [splincol((4, 5), 2), splincol((4, 6), 2)])
+    with pytest.raises(ValueError, match="target's rows"):
+        palm.factorize(M, [splincol((5, 6), 2)])
+    with pytest.raises(ValueError, match="last factor has 5 columns"):
+        palm.factorize(M, [splincol((4, 5), 2)])
+    with pytest.raises(ValueError, match="contains NaN"):
+        palm.factorize(np.full((4, 6), np.nan), [splincol((4, 6), 2)])
+    with pytest.raises(ValueError, match="contains inf"):
+        palm.factorize(np.full((4, 6), np.inf), [splincol((4, 6), 2)])
+    with pytest.raises(ValueError, match="k must be >= 1"):
+        splincol((4, 6), 0)
+    with pytest.raises(ValueError, match="larger than the number of columns"):
+        splincol((4, 6), 7)
+    with pytest.raises(ValueError, match="sparsity=0|sparsity must be >= 1"):
+        hierarchical_constraints((8, 8), 3, 0)
+    with pytest.raises(ValueError, match="larger than the factors"):
+        hierarchical_constraints((8, 8), 3, 9)
+    with pytest.raises(ValueError, match="n_iter must be >= 1"):
+        sparsekit.get_solver("palm4msa", n_iter=0).factorize(M, [splincol((4, 6), 2)])
+    with pytest.raises(TypeError, match="constraints\\[0\\] must be a projection"):
+        palm.factorize(M, ["splincol"])
+    with pytest.raises(ValueError, match="init_factors\\[0\\] has shape"):
+        palm.factorize(M, [splincol((4, 6), 2)], init_factors=[np.ones((3, 3))])
+
+
+def test_sparse_kernel_path_equals_dense_path(monkeypatch):
+    """Products through the CSR factors (chains) give the same iterates as dense BLAS."""
+    import sparsekit.solvers.palm4msa as mod
+
+    M = np.random.default_rng(5).standard_normal((24, 24))
+    cons = [splincol((24, 24), 2) for _ in range(4)]
+    dense = sparsekit.get_solver("palm4msa", n_iter=15, tol=0).factorize(M, cons)
+    monkeypatch.setattr(mod, "SPARSE_MIN_SIZE", 0)
+    monkeypatch.setattr(mod, "_chain_pays", lambda chain, size: all(f.csr is not None for f in chain))
+    sparse = sparsekit.get_solver("palm4msa", n_iter=15, tol=0).factorize(M, cons)
+    np.testing.assert_allclose(sparse.objective, dense.objective, rtol=1e-9)
+    np.testing.assert_allclose(sparse.factors.toarray(), dense.factors.toarray(), atol=1e-10)
