@@ -47,6 +47,7 @@ _LAZY = {
     "thread_limit": "sparsekit._threads",
     "SparseFactors": "sparsekit.linalg.sparse_factors",
     "QuicKMeans": "sparsekit.cluster.quickmeans",
+    "KernelKMeans": "sparsekit.cluster.kernel_kmeans",
 }
 
 

@@ -1,6 +1,9 @@
-"""Clustering estimators (imported on first use)."""
+"""Clustering estimators: QuicK-means, kernel k-means (imported on first use)."""
 
-_LAZY = {"QuicKMeans": "sparsekit.cluster.quickmeans"}
+_LAZY = {
+    "QuicKMeans": "sparsekit.cluster.quickmeans",
+    "KernelKMeans": "sparsekit.cluster.kernel_kmeans",
+}
 
 
 def __getattr__(name):
