@@ -48,6 +48,15 @@ _LAZY = {
     "SparseFactors": "sparsekit.linalg.sparse_factors",
     "QuicKMeans": "sparsekit.cluster.quickmeans",
     "KernelKMeans": "sparsekit.cluster.kernel_kmeans",
+    "OMPForestRegressor": "sparsekit.ensemble.omp_forest",
+    "KernelPCA": "sparsekit.manifold.embedding",
+    "MDS": "sparsekit.manifold.embedding",
+    "Isomap": "sparsekit.manifold.embedding",
+    "LocallyLinearEmbedding": "sparsekit.manifold.embedding",
+    "SpectralEmbedding": "sparsekit.manifold.embedding",
+    "LaplacianEigenmaps": "sparsekit.manifold.embedding",
+    "SpectralClustering": "sparsekit.manifold.embedding",
+    "OMPForestClassifier": "sparsekit.ensemble.omp_forest",
 }
 
 

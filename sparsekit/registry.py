@@ -49,6 +49,7 @@ BUILTIN_PLUGINS = (
     "sparsekit.samplers._plugin",
     "sparsekit.solvers._plugin",
     "sparsekit.projections._plugin",
+    "sparsekit.manifold._plugin",
 )
 
 

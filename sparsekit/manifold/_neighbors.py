@@ -1,0 +1,131 @@
+"""Nearest neighbours, the symmetric k-NN graph, and threaded drivers of the graph kernels."""
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.spatial import cKDTree
+
+from .._threads import effective_n_jobs
+from . import _graph_cpu
+
+
+class Neighbors:
+    """Exact Euclidean k-nearest-neighbour queries on the fitted points (a k-d tree)."""
+
+    def __init__(self, X):
+        self.X = np.ascontiguousarray(X, dtype=np.float64)
+        self.tree = cKDTree(self.X)
+
+    @property
+    def n_samples(self):
+        return self.X.shape[0]
+
+    def query(self, X, k, *, exclude_self=False, n_jobs=None):
+        """Distances and indices of the ``k`` nearest fitted points of each row of ``X``.
+
+        With ``exclude_self`` (``X`` is the fitted set), each point's own index is left out.
+        """
+        extra = 1 if exclude_self else 0
+        if k + extra > self.n_samples:
+            raise ValueError(f"n_neighbors={k} needs more than {k + extra - 1} other points, "
+                             f"got {self.n_samples} fitted points: lower n_neighbors")
+        d, i = self.tree.query(np.asarray(X, dtype=np.float64), k=k + extra,
+                               workers=effective_n_jobs(n_jobs))
+        d, i = np.atleast_2d(d), np.atleast_2d(i)
+        if exclude_self:
+            d, i = _drop_self(d, i)
+        return np.ascontiguousarray(d), np.ascontiguousarray(i, dtype=np.int64)
+
+
+def _drop_self(d, i):
+    """Remove each row's own index (or, with duplicates, its last neighbour) from the results."""
+    rows = np.arange(i.shape[0])[:, None]
+    is_self = i == rows
+    has_self = is_self.any(axis=1)
+    is_self[~has_self, -1] = True           # a duplicate point took the self slot: drop the last
+    keep = ~is_self
+    k = i.shape[1] - 1
+    return d[keep].reshape(-1, k), i[keep].reshape(-1, k)
+
+
+def knn_graph(dist, idx, n):
+    """Symmetric k-NN graph (CSR, float64 weights): edge ``i - j`` when either is a neighbour of
+    the other, weighted by their distance (scikit-learn's ``kneighbors_graph`` made undirected)."""
+    rows = np.repeat(np.arange(n), idx.shape[1])
+    A = sp.csr_matrix((dist.ravel(), (rows, idx.ravel())), shape=(n, n))
+    A = A.maximum(A.T).tocsr()
+    A.sort_indices()
+    return A
+
+
+def bridge_components(X, graph):
+    """Join the connected components of ``graph`` by their shortest Euclidean links.
+
+    Grows one component at a time (Prim's order over components): the closest pair of points
+    between the joined part and the rest becomes an edge. Returns ``(graph, n_components)``.
+    """
+    n_comp, labels = sp.csgraph.connected_components(graph, directed=False)
+    if n_comp == 1:
+        return graph, 1
+    rows, cols, vals = [], [], []
+    joined = labels == labels[0]
+    while not joined.all():
+        inside, outside = np.flatnonzero(joined), np.flatnonzero(~joined)
+        d, j = cKDTree(X[outside]).query(X[inside], k=1)
+        best = int(np.argmin(d))
+        a, b = inside[best], outside[j[best]]
+        rows += [a, b]
+        cols += [b, a]
+        vals += [d[best], d[best]]
+        joined |= labels == labels[b]
+    links = sp.csr_matrix((vals, (rows, cols)), shape=graph.shape)
+    graph = graph.maximum(links).tocsr()
+    graph.sort_indices()
+    return graph, n_comp
+
+
+def _chunks(n, n_jobs):
+    n_chunks = min(n, 4 * n_jobs) if n else 0
+    bounds = np.linspace(0, n, n_chunks + 1).astype(np.int64)
+    return [(a, b) for a, b in zip(bounds[:-1], bounds[1:]) if b > a]
+
+
+def _run(work, n, n_jobs):
+    n_jobs = effective_n_jobs(n_jobs)
+    chunks = _chunks(n, n_jobs)
+    if n_jobs <= 1 or len(chunks) <= 1:
+        for ab in chunks:
+            work(*ab)
+        return
+    with ThreadPoolExecutor(max_workers=n_jobs) as pool:
+        for fut in [pool.submit(work, a, b) for a, b in chunks]:
+            fut.result()
+
+
+def geodesics(graph, sources, *, n_jobs=None):
+    """Shortest-path distances from each of ``sources`` to every node (``inf``: unreachable)."""
+    sources = np.ascontiguousarray(sources, dtype=np.int64)
+    out = np.empty((sources.size, graph.shape[0]), dtype=np.float64)
+    indptr = graph.indptr.astype(np.int64)
+    indices = graph.indices.astype(np.int64)
+    weights = graph.data.astype(np.float64)
+
+    def work(a, b):
+        _graph_cpu.dijkstra_rows(indptr, indices, weights, sources, a, b, out[a:b])
+
+    _run(work, sources.size, n_jobs)
+    return out
+
+
+def extend_geodesics(nbr_dist, nbr_idx, G, *, n_jobs=None):
+    """``out[q, j] = min_k nbr_dist[q, k] + G[nbr_idx[q, k], j]`` (rows of ``G``: graph nodes)."""
+    out = np.empty((nbr_idx.shape[0], G.shape[1]), dtype=np.float64)
+    G = np.ascontiguousarray(G, dtype=np.float64)
+
+    def work(a, b):
+        _graph_cpu.geodesic_extension_rows(nbr_dist, nbr_idx, G, a, b, out[a:b])
+
+    _run(work, nbr_idx.shape[0], n_jobs)
+    return out

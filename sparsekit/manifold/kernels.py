@@ -1,0 +1,356 @@
+"""Data-dependent kernels: the Gram matrices of spectral embeddings and their out-of-sample rows.
+
+Classical MDS, Isomap, LLE, spectral clustering and kernel PCA all eigendecompose a Gram matrix
+``M_ij = k_D(x_i, x_j)`` of a kernel that depends on the training set ``D``; evaluating the same
+kernel between a new point and the training points, with the training statistics frozen, gives
+the Nyström out-of-sample extension (Bengio, Paiement, Vincent, Delalleau, Le Roux & Ouimet,
+"Out-of-Sample Extensions for LLE, Isomap, MDS, Eigenmaps, and Spectral Clustering", NIPS 2003;
+Paiement 2003, M.Sc. thesis, Université de Montréal, Ch. 5).
+
+Every kernel here has ``fit(X)`` (store the training statistics), ``gram()`` (the ``n x n``
+training Gram ``M``) and ``__call__(X)`` (the ``n_new x n`` matrix ``k_D(x, x_i)``).
+
+- :class:`CentredKernel` (kernel PCA, and classical MDS with ``k = -1/2 ||x - y||^2``): additive
+  double centring with the training means,
+  ``k(x, x_i) = k~(x, x_i) - mean_l k~(x, x_l) - r_i + g``.
+- :class:`IsomapGeodesicKernel` (``"isomap-geodesic"``): ``k~ = -1/2 d_G^2`` on the symmetric
+  k-NN graph, centred as above; a new point reaches the graph through its neighbours,
+  ``d(x, x_i) = min_{z in N(x)} ||x - z|| + d_G(z, x_i)`` (it is a path endpoint only, Paiement
+  2003, §5.1.3).
+- :class:`LLEKernel` (``"lle"``): ``M = W + W^T - W^T W = I - (I - W)^T (I - W)`` for the
+  barycentric reconstruction weights ``W``; for a new point ``k(x, x_i) = w(x, x_i)``.
+- :class:`SpectralNormalizedKernel` (``"spectral-normalized"``): the divisive normalisation
+  ``k(x, y) = k~(x, y) / sqrt(S(x) S(y))`` with degrees ``S(x) = sum_i k~(x, x_i)``
+  (Ng, Jordan & Weiss 2002), training diagonal set to 0 or kept (``zero_diagonal``).
+"""
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+import scipy.sparse as sp
+
+from .._base import ParamsMixin
+from .._validation import check_array
+from ._neighbors import Neighbors, bridge_components, extend_geodesics, geodesics, knn_graph
+
+
+def _check_fitted(kernel):
+    if getattr(kernel, "X_fit_", None) is None:
+        raise ValueError(f"this {type(kernel).__name__} is not fitted: call fit(X) on the "
+                         "training points first")
+
+
+def _check_rows(kernel, X):
+    X = check_array(X, "X")
+    if X.shape[1] != kernel.X_fit_.shape[1]:
+        raise ValueError(f"X has {X.shape[1]} features, but the kernel was fitted on "
+                         f"{kernel.X_fit_.shape[1]}")
+    return X
+
+
+def resolve_base(base, params=None):
+    """A base kernel from a registered name (with ``params``), a kernel object or a callable."""
+    if isinstance(base, str):
+        from ..registry import get_kernel
+
+        return get_kernel(base, **(params or {}))
+    if params:
+        raise TypeError("base_params can only be given with a kernel name")
+    if isinstance(base, type) or not callable(base):
+        raise TypeError(f"base must be a kernel name, a kernel object or a callable k(X, Y), "
+                        f"got {base!r}")
+    return base
+
+
+def _check_neighbors(value, name="n_neighbors"):
+    if not isinstance(value, numbers.Integral) or isinstance(value, bool) or value < 1:
+        raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
+    return int(value)
+
+
+class DataDependentKernel(ParamsMixin):
+    """Base class: ``fit(X)``, ``gram()``, and ``kernel(X)`` = ``k_D(X, X_fit)``."""
+
+    X_fit_ = None
+
+    def fit(self, X):
+        raise NotImplementedError
+
+    def gram(self):
+        raise NotImplementedError
+
+    def __call__(self, X, Y=None):
+        """``k_D(x, x_i)`` for the rows of ``X`` against the training points (``Y`` must be None:
+        a data-dependent kernel is only defined against the points it was fitted on)."""
+        if Y is not None:
+            raise ValueError(f"{type(self).__name__} is evaluated against its training points "
+                             "only: call kernel(X) after kernel.fit(X_train)")
+        _check_fitted(self)
+        return self._evaluate(_check_rows(self, X))
+
+
+class CentredKernel(DataDependentKernel):
+    """A base kernel centred in feature space with the training means (kernel PCA, MDS).
+
+    ``M = H K~ H`` with ``H = I - 11^T/n``, and for new points
+    ``k(x, x_i) = k~(x, x_i) - (1/n) sum_l k~(x, x_l) - r_i + g`` with the training row means
+    ``r_i`` and grand mean ``g`` (Schölkopf, Smola & Müller 1998; Paiement 2003, §4.5).
+
+    Parameters
+    ----------
+    base : str, kernel object or callable
+        A registered kernel name (with ``base_params``), a kernel object, or a callable
+        ``base(X, Y) -> Gram`` (e.g. :func:`neg_half_sq_dist` for classical MDS).
+    base_params : dict, optional
+    """
+
+    def __init__(self, base="rbf", base_params=None):
+        self.base = base
+        self.base_params = base_params
+
+    def fit(self, X):
+        X = check_array(X, "X")
+        self.X_fit_ = X
+        self.base_ = resolve_base(self.base, self.base_params)
+        K = np.asarray(self.base_(X, X), dtype=np.float64)
+        self._fit_gram(K)
+        return self
+
+    def _fit_gram(self, K):
+        self.row_means_ = K.mean(axis=1)
+        self.grand_mean_ = float(self.row_means_.mean())
+        self._gram = K - self.row_means_[:, None] - self.row_means_[None, :] + self.grand_mean_
+
+    def gram(self):
+        _check_fitted(self)
+        return self._gram
+
+    def _centre(self, K):
+        return K - K.mean(axis=1, keepdims=True) - self.row_means_[None, :] + self.grand_mean_
+
+    def _evaluate(self, X):
+        return self._centre(np.asarray(self.base_(X, self.X_fit_), dtype=np.float64))
+
+
+def neg_half_sq_dist(X, Y):
+    """``-1/2 ||x - y||^2`` (the classical MDS kernel before centring)."""
+    X = np.asarray(X, dtype=np.float64)
+    Y = np.asarray(Y, dtype=np.float64)
+    D = (X * X).sum(1)[:, None] + (Y * Y).sum(1)[None, :] - 2.0 * (X @ Y.T)
+    np.maximum(D, 0.0, out=D)
+    return -0.5 * D
+
+
+class IsomapGeodesicKernel(CentredKernel):
+    """Isomap's kernel: ``-1/2 d_G^2`` on the symmetric k-NN graph, double-centred.
+
+    Parameters
+    ----------
+    n_neighbors : int
+        Neighbours of each point in the graph (edge ``i - j`` when either is among the other's
+        ``n_neighbors`` nearest, weighted by the Euclidean distance; Tenenbaum, de Silva &
+        Langford 2000).
+    transform_neighbors : int, optional
+        Neighbours through which a new point reaches the graph (default ``n_neighbors``, as in
+        Paiement 2003, §5.1.3, and scikit-learn's ``Isomap.transform``). More neighbours can
+        only shorten the estimated geodesics, but a training point then no longer gets its
+        training embedding back (a neighbour that is not adjacent in the graph offers a
+        Euclidean shortcut).
+    n_jobs : int, optional
+        Threads for the shortest paths and the extension (default: the library's setting).
+    disconnected : {"raise", "connect"}, default "raise"
+        A disconnected graph has infinite geodesics: ``"raise"`` says so (increase
+        ``n_neighbors``); ``"connect"`` joins the components by their shortest Euclidean links
+        and warns (scikit-learn's behaviour).
+
+    Notes
+    -----
+    ``fit(X, landmarks=idx)`` keeps every point in the graph but uses only the landmark rows as
+    training points: geodesics run from the landmarks (O(m) Dijkstra searches, an ``n x m``
+    matrix), the Gram is ``m x m``, and any point (fitted or new) reaches the landmarks through
+    its neighbours among all fitted points (landmark Isomap, de Silva & Tenenbaum 2003).
+    A disconnected graph raises ``ValueError`` (geodesics between components are infinite).
+    """
+
+    def __init__(self, n_neighbors=10, transform_neighbors=None, n_jobs=None,
+                 disconnected="raise"):
+        self.n_neighbors = n_neighbors
+        self.transform_neighbors = transform_neighbors
+        self.n_jobs = n_jobs
+        self.disconnected = disconnected
+
+    def fit(self, X, landmarks=None):
+        k = _check_neighbors(self.n_neighbors)
+        if self.transform_neighbors is not None:
+            _check_neighbors(self.transform_neighbors, "transform_neighbors")
+        X = check_array(X, "X")
+        n = X.shape[0]
+        self.neighbors_ = Neighbors(X)
+        dist, idx = self.neighbors_.query(X, k, exclude_self=True, n_jobs=self.n_jobs)
+        if self.disconnected not in ("raise", "connect"):
+            raise ValueError(f"disconnected must be 'raise' or 'connect', got "
+                             f"{self.disconnected!r}")
+        graph = knn_graph(dist, idx, n)
+        if self.disconnected == "connect":
+            graph, n_comp = bridge_components(X, graph)
+            if n_comp > 1:
+                import warnings
+
+                warnings.warn(f"the {k}-nearest-neighbour graph had {n_comp} connected "
+                              "components; they were joined by their shortest links "
+                              "(increase n_neighbors to avoid it)", UserWarning, stacklevel=3)
+        sources = np.arange(n) if landmarks is None else np.asarray(landmarks, dtype=np.int64)
+        G = geodesics(graph, sources, n_jobs=self.n_jobs)          # (m, n)
+        if not np.isfinite(G).all():
+            n_comp = sp.csgraph.connected_components(graph, directed=False)[0]
+            raise ValueError(
+                f"the {k}-nearest-neighbour graph has {n_comp} connected components, so some "
+                "geodesic distances are infinite: increase n_neighbors (or remove outliers)")
+        self.landmarks_ = sources
+        self.node_geodesics_ = np.ascontiguousarray(G.T)          # (n, m): node -> landmark
+        self.X_fit_ = X[sources]
+        self._fit_gram(-0.5 * G[:, sources] ** 2)
+        return self
+
+    def _evaluate(self, X):
+        k = self.transform_neighbors or self.n_neighbors
+        k = min(int(k), self.neighbors_.n_samples)
+        dist, idx = self.neighbors_.query(X, k, n_jobs=self.n_jobs)
+        D = extend_geodesics(dist, idx, self.node_geodesics_, n_jobs=self.n_jobs)
+        return self._centre(-0.5 * D ** 2)
+
+
+def barycenter_weights(X, Z, idx, reg):
+    """Weights ``w`` (rows sum to 1) reconstructing each ``X[q]`` from ``Z[idx[q]]``.
+
+    ``C = (Z[idx] - x)(Z[idx] - x)^T + r I`` with ``r = reg * trace`` (``reg`` if the trace is
+    0), ``w = C^{-1} 1 / (1^T C^{-1} 1)`` (Roweis & Saul 2000; Paiement 2003, eq. 5.3).
+    """
+    n, k = idx.shape
+    W = np.empty((n, k), dtype=np.float64)
+    ones = np.ones(k)
+    for q in range(n):
+        A = Z[idx[q]] - X[q]
+        C = A @ A.T
+        trace = np.trace(C)
+        C.flat[::k + 1] += reg * trace if trace > 0 else reg
+        w = np.linalg.solve(C, ones)
+        W[q] = w / w.sum()
+    return W
+
+
+class LLEKernel(DataDependentKernel):
+    """Locally linear embedding's kernel ``M = W + W^T - W^T W = I - (I - W)^T (I - W)``.
+
+    ``W`` holds the barycentric weights of each training point on its ``n_neighbors`` nearest
+    other training points; a new point ``x`` gets ``k(x, x_i) = w(x, x_i)``, its own weights on
+    its ``n_neighbors`` nearest training points (the kernel ``w(x, y) + w(y, x) - sum_i
+    w(x_i, x) w(x_i, y)`` of Paiement 2003, §5.1.4, whose last two terms vanish for a new
+    point). The top eigenvector of ``M`` is constant (eigenvalue 1) and is not an embedding
+    coordinate.
+
+    Parameters
+    ----------
+    n_neighbors : int
+    reg : float > 0
+        Regularisation of the local Gram, times its trace (as scikit-learn).
+    """
+
+    def __init__(self, n_neighbors=10, reg=1e-3, n_jobs=None):
+        self.n_neighbors = n_neighbors
+        self.reg = reg
+        self.n_jobs = n_jobs
+
+    def fit(self, X):
+        k = _check_neighbors(self.n_neighbors)
+        if not isinstance(self.reg, numbers.Real) or not self.reg > 0:
+            raise ValueError(f"reg must be a number > 0, got {self.reg!r}")
+        X = check_array(X, "X")
+        n = X.shape[0]
+        self.X_fit_ = X
+        self.neighbors_ = Neighbors(X)
+        _, idx = self.neighbors_.query(X, k, exclude_self=True, n_jobs=self.n_jobs)
+        w = barycenter_weights(X, X, idx, float(self.reg))
+        self.weights_ = sp.csr_matrix((w.ravel(), idx.ravel(), np.arange(0, n * k + 1, k)),
+                                      shape=(n, n))
+        return self
+
+    def residual_operator(self):
+        """``(I - W)^T (I - W)`` as a sparse matrix (its smallest eigenvectors embed)."""
+        _check_fitted(self)
+        A = sp.identity(self.X_fit_.shape[0], format="csr") - self.weights_
+        return (A.T @ A).tocsr()
+
+    def gram(self):
+        return np.identity(self.X_fit_.shape[0]) - self.residual_operator().toarray()
+
+    def _evaluate(self, X):
+        k = min(int(self.n_neighbors), self.X_fit_.shape[0])
+        _, idx = self.neighbors_.query(X, k, n_jobs=self.n_jobs)
+        w = barycenter_weights(X, self.X_fit_, idx, float(self.reg))
+        out = np.zeros((X.shape[0], self.X_fit_.shape[0]))
+        np.put_along_axis(out, idx, w, axis=1)
+        return out
+
+
+class SpectralNormalizedKernel(DataDependentKernel):
+    """Divisive normalisation of an affinity: ``k(x, y) = k~(x, y) / sqrt(S(x) S(y))``.
+
+    ``S(x) = sum_i k~(x, x_i)`` over the training points; on the training set
+    ``M = S^{-1/2} K~ S^{-1/2}`` (Ng, Jordan & Weiss 2002; Paiement 2003, eq. 5.2 without its
+    factor ``n``, which scales the eigenvalues only).
+
+    Parameters
+    ----------
+    base : str, kernel object or callable, default "rbf"
+        The affinity ``k~(X, Y)``, non-negative: a registered kernel name (with
+        ``base_params``), a kernel object, or a callable ``k(X, Y) -> Gram``.
+    base_params : dict, optional
+        Parameters of a named ``base`` kernel (e.g. ``{"gamma": 5.0}``).
+    zero_diagonal : bool, default False
+        Set ``k~(x_i, x_i) = 0`` on the training set (Ng, Jordan & Weiss; Paiement 2003,
+        Table 4.5). Then a training point submitted to ``transform`` is *not* mapped exactly to
+        its training embedding (its self-affinity 1 enters the sums); with ``False`` it is.
+    """
+
+    def __init__(self, base="rbf", base_params=None, zero_diagonal=False):
+        self.base = base
+        self.base_params = base_params
+        self.zero_diagonal = zero_diagonal
+
+    def fit(self, X):
+        X = check_array(X, "X")
+        self.X_fit_ = X
+        self.base_ = resolve_base(self.base, self.base_params)
+        K = np.array(self.base_(X, X), dtype=np.float64)
+        if self.zero_diagonal:
+            np.fill_diagonal(K, 0.0)
+        if (K < 0).any():
+            raise ValueError("the affinity has negative values: spectral normalisation needs "
+                             "a non-negative kernel (e.g. 'rbf')")
+        self.degrees_ = K.sum(axis=1)
+        if (self.degrees_ <= 0).any():
+            raise ValueError("a training point has zero affinity to all others: use a wider "
+                             "kernel (smaller gamma)")
+        inv = 1.0 / np.sqrt(self.degrees_)
+        self._gram = inv[:, None] * K * inv[None, :]
+        return self
+
+    def gram(self):
+        _check_fitted(self)
+        return self._gram
+
+    def _evaluate(self, X):
+        return self._evaluate_with_degrees(X)[0]
+
+    def evaluate_with_degrees(self, X):
+        """``(k_D(X, X_fit), S(X))``: the normalised rows and the degrees of the new points."""
+        _check_fitted(self)
+        return self._evaluate_with_degrees(_check_rows(self, X))
+
+    def _evaluate_with_degrees(self, X):
+        K = np.asarray(self.base_(X, self.X_fit_), dtype=np.float64)
+        S = K.sum(axis=1)
+        S = np.where(S > 0, S, np.inf)        # a point far from all data gets k = 0
+        return K / np.sqrt(S)[:, None] / np.sqrt(self.degrees_)[None, :], S

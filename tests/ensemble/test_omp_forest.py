@@ -1,0 +1,159 @@
+"""OMP forests: parity with scikit-learn's OMP on the tree dictionary, the least-squares limit,
+NN-OMP's signs, staged predictions, the binary formulation, bad input, estimator checks."""
+import numpy as np
+import pytest
+from sklearn.datasets import load_diabetes, make_classification
+from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
+from sklearn.frozen import FrozenEstimator
+from sklearn.linear_model import LinearRegression, orthogonal_mp
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from sparsekit.ensemble import OMPForestClassifier, OMPForestRegressor
+from sparsekit.registry import UnknownComponentError
+
+
+@pytest.fixture(scope="module")
+def diabetes():
+    X, y = load_diabetes(return_X_y=True)
+    forest = RandomForestRegressor(n_estimators=60, max_depth=6, random_state=0).fit(X, y)
+    return X, y, forest
+
+
+def tree_matrix(forest, X):
+    return np.column_stack([t.predict(X) for t in forest.estimators_])
+
+
+def normalized_centred(T, y):
+    Tc = T - T.mean(0)
+    norms = np.linalg.norm(Tc, axis=0)
+    return Tc / norms, y - y.mean(), norms
+
+
+def test_regressor_matches_sklearn_omp_on_the_tree_dictionary(diabetes):
+    X, y, forest = diabetes
+    model = OMPForestRegressor(n_trees=12, forest=forest).fit(X, y)
+    T = tree_matrix(forest, X)
+    D, yc, norms = normalized_centred(T, y)
+    alpha = orthogonal_mp(D, yc, n_nonzero_coefs=12)
+    assert set(np.flatnonzero(alpha)) == set(model.selected_trees_.tolist())
+    w = alpha / norms
+    np.testing.assert_allclose(model.coef_, w, rtol=1e-7, atol=1e-12)
+    expected = T @ w + (y.mean() - T.mean(0) @ w)
+    np.testing.assert_allclose(model.predict(X), expected, rtol=1e-8)
+
+
+def test_all_trees_selected_equals_least_squares_weighting(diabetes):
+    X, y, _ = diabetes
+    forest = RandomForestRegressor(n_estimators=15, max_depth=4, random_state=1).fit(X, y)
+    model = OMPForestRegressor(n_trees=15, forest=forest).fit(X, y)
+    assert model.n_trees_ == 15
+    T = tree_matrix(forest, X)
+    ls = LinearRegression().fit(T, y)
+    np.testing.assert_allclose(model.predict(X), ls.predict(X[:, :0] if False else T), rtol=1e-7)
+    np.testing.assert_allclose(model.coef_, ls.coef_, rtol=1e-6)
+
+
+def test_nn_omp_weights_are_non_negative_where_omp_has_negative_ones(diabetes):
+    X, y, forest = diabetes
+    omp = OMPForestRegressor(n_trees=60, forest=forest).fit(X, y)
+    nn = OMPForestRegressor(n_trees=60, forest=forest, solver="nn-omp").fit(X, y)
+    assert omp.negative_weight_fraction_ > 0
+    assert nn.negative_weight_fraction_ == 0
+    assert np.all(nn.coef_ >= 0)
+    assert nn.n_trees_ < 60   # the natural stop picks a smaller forest
+    # every prefix solution is a non-negative least squares (Algorithm 7's k-step iterate)
+    assert np.all(nn.path_coef_ >= 0)
+    assert np.any(np.tril(omp.path_coef_) < 0)
+
+
+def test_staged_predict_matches_refits_of_each_size(diabetes):
+    X, y, forest = diabetes
+    for solver in ("omp", "nn-omp"):
+        model = OMPForestRegressor(n_trees=6, forest=forest, solver=solver).fit(X, y)
+        staged = list(model.staged_predict(X[:50]))
+        assert len(staged) == model.n_trees_
+        for k in (1, 3, model.n_trees_):
+            small = OMPForestRegressor(n_trees=k, forest=forest, solver=solver).fit(X, y)
+            np.testing.assert_array_equal(small.selected_trees_, model.selected_trees_[:k])
+            np.testing.assert_allclose(staged[k - 1], small.predict(X[:50]), rtol=1e-7)
+
+
+def test_uniform_weights_average_the_selected_trees(diabetes):
+    X, y, forest = diabetes
+    model = OMPForestRegressor(n_trees=7, forest=forest, weights="uniform").fit(X, y)
+    fitted = OMPForestRegressor(n_trees=7, forest=forest).fit(X, y)
+    np.testing.assert_array_equal(model.selected_trees_, fitted.selected_trees_)
+    mean = np.mean([t.predict(X) for t in model.estimators_], axis=0)
+    np.testing.assert_allclose(model.predict(X), mean, rtol=1e-12)
+
+
+def test_random_baseline_is_seeded_and_least_squares_weighted(diabetes):
+    X, y, forest = diabetes
+    a = OMPForestRegressor(n_trees=5, forest=forest, solver="random", random_state=3).fit(X, y)
+    b = OMPForestRegressor(n_trees=5, forest=forest, solver="random", random_state=3).fit(X, y)
+    np.testing.assert_array_equal(a.selected_trees_, b.selected_trees_)
+    T = tree_matrix(forest, X)[:, a.selected_trees_]
+    np.testing.assert_allclose(a.predict(X), LinearRegression().fit(T, y).predict(T), rtol=1e-8)
+
+
+def test_binary_classifier_is_the_signed_formulation():
+    X, y = make_classification(n_samples=300, n_features=8, random_state=0)
+    forest = RandomForestClassifier(n_estimators=40, max_depth=4, random_state=0).fit(X, y)
+    model = OMPForestClassifier(n_trees=8, forest=forest).fit(X, y)
+    T = np.column_stack([2 * t.predict_proba(X)[:, 1] - 1 for t in forest.estimators_])
+    ys = np.where(y == 1, 1.0, -1.0)
+    D, yc, norms = normalized_centred(T, ys)
+    alpha = orthogonal_mp(D, yc, n_nonzero_coefs=8)
+    w = alpha / norms
+    score = T @ w + ys.mean() - T.mean(0) @ w
+    np.testing.assert_allclose(model.decision_function(X), score, rtol=1e-7, atol=1e-10)
+    np.testing.assert_array_equal(model.predict(X), np.where(score > 0, 1, 0))
+
+
+def test_multiclass_shares_one_weight_per_tree():
+    X, y = make_classification(n_samples=300, n_features=8, n_informative=5, n_classes=3,
+                               random_state=0)
+    model = OMPForestClassifier(n_trees=10, n_estimators=40, random_state=0).fit(X, y)
+    assert model.decision_function(X).shape == (300, 3)
+    assert model.score(X, y) > 0.9
+    assert np.count_nonzero(model.coef_) <= 10
+
+
+def test_float32_input_and_prefit_forest_untouched(diabetes):
+    X, y, forest = diabetes
+    before = [t.tree_.value.copy() for t in forest.estimators_[:3]]
+    model = OMPForestRegressor(n_trees=5, forest=FrozenEstimator(forest)).fit(
+        X.astype(np.float32), y)
+    assert model.predict(X.astype(np.float32)).shape == (X.shape[0],)
+    for t, v in zip(forest.estimators_[:3], before):
+        np.testing.assert_array_equal(t.tree_.value, v)
+
+
+def test_bad_input(diabetes):
+    X, y, forest = diabetes
+    with pytest.raises(ValueError, match="not fitted"):
+        OMPForestRegressor(forest=RandomForestRegressor()).fit(X, y)
+    with pytest.raises(TypeError, match="forest"):
+        OMPForestRegressor(forest=123).fit(X, y)
+    with pytest.raises(ValueError, match="n_trees"):
+        OMPForestRegressor(n_trees=0, forest=forest).fit(X, y)
+    with pytest.raises(ValueError, match="weights"):
+        OMPForestRegressor(weights="equal", forest=forest).fit(X, y)
+    with pytest.raises(UnknownComponentError, match="nn-omp"):
+        OMPForestRegressor(solver="nnomp_", forest=forest).fit(X, y)
+    from sklearn.exceptions import NotFittedError
+    with pytest.raises(NotFittedError):
+        OMPForestRegressor().predict(X)
+    model = OMPForestRegressor(n_trees=3, forest=forest).fit(X, y)
+    with pytest.raises(ValueError, match="features"):
+        model.predict(X[:, :5])
+    with pytest.raises(ValueError, match="features"):
+        OMPForestRegressor(forest=forest).fit(X[:, :5], y)
+    with pytest.raises(ValueError, match="single class"):
+        OMPForestClassifier(n_estimators=3).fit(X[:20], np.zeros(20))
+
+
+@parametrize_with_checks([OMPForestRegressor(n_trees=3, n_estimators=5, random_state=0),
+                          OMPForestClassifier(n_trees=3, n_estimators=5, random_state=0)])
+def test_sklearn_estimator_checks(estimator, check):
+    check(estimator)
