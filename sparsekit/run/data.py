@@ -162,6 +162,10 @@ def _table(p, suffix, target):
         if target not in frame.columns:
             raise ValueError(f"{p}: no column {target!r} (columns: {list(frame.columns)})")
         y = frame.pop(target).to_numpy()
+    bad = [c for c in frame.columns if not np.issubdtype(frame[c].dtype, np.number)]
+    if bad:
+        raise ValueError(f"{p}: feature columns must be numeric; {bad[:5]} are not (name a "
+                         "label column with target = \"...\")")
     return frame.to_numpy(dtype=np.float64), y
 
 

@@ -122,6 +122,9 @@ class Recorder:
                             self.rows.append(json.loads(line))
                         except json.JSONDecodeError:  # a line cut by a crash
                             continue
+            # rewrite without a cut line, so that appended rows start on a line of their own
+            with open(self.jsonl, "w", encoding="utf-8") as fh:
+                fh.writelines(json.dumps(r, default=_jsonable) + "\n" for r in self.rows)
         self._columns = None
 
     def done(self) -> set:

@@ -69,6 +69,8 @@ def key_line(text: str, section: str | None, key: str) -> int | None:
     assignment of ``key`` after the section's header (and before the next header).
     """
     lines = text.splitlines()
+    if key is None:
+        key = "\0"  # only the section header can match
     header = re.compile(r"^\s*\[+\s*([^\]]+?)\s*\]+\s*(#.*)?$")
     assign = re.compile(r"^\s*[\"']?" + re.escape(key) + r"[\"']?\s*=")
     current = None
@@ -76,8 +78,6 @@ def key_line(text: str, section: str | None, key: str) -> int | None:
         m = header.match(line)
         if m:
             current = m.group(1).strip()
-            if section is not None and current == section and key is None:
-                return number
             continue
         if current == section and assign.match(line):
             return number
