@@ -288,6 +288,13 @@ def run_spec(spec: Spec, *, out=None, yes=False, allow_pickle=False, scheduler=N
                 client.close()
                 if cluster is not None:
                     cluster.close()
+    for plot in spec.plots:
+        from .plots import draw
+
+        try:
+            print(f"plot: {draw(plot, rec.rows, out)}", file=stream, flush=True)
+        except (ValueError, ImportError) as exc:
+            print(f"plot not drawn: {exc}", file=stream, flush=True)
     failed = [r for r in rec.rows if r.get("status") != "ok"]
     print(f"results: {out / 'results.csv'} and {out / 'results.jsonl'}"
           + (f" ({len(failed)} failed run(s))" if failed else ""), file=stream, flush=True)

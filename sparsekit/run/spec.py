@@ -45,7 +45,7 @@ except ModuleNotFoundError:  # pragma: no cover - Python 3.10
 
 #: Keys of the top level of a spec.
 TOP_KEYS = ("name", "description", "task", "repeat", "seed", "max_runs", "data", "kernel",
-            "sampler", "solver", "params", "sweep")
+            "sampler", "solver", "params", "sweep", "plot")
 #: Sections that name a registered component (``name = ...`` plus the factory's parameters).
 COMPONENT_SECTIONS = ("kernel", "sampler", "solver")
 #: Runs a spec may expand to without ``--yes``.
@@ -117,6 +117,7 @@ class Spec:
     source: str = "<string>"
     text: str = ""
     description: str = ""
+    plots: list = field(default_factory=list)
 
     def where(self, section, key) -> str:
         line = key_line(self.text, section, key) if self.text else None
@@ -128,6 +129,8 @@ class Spec:
         out.update({k: dict(v) for k, v in self.sections.items()})
         if self.zip_groups:
             out["sweep"] = {"zip": [list(g) for g in self.zip_groups]}
+        if self.plots:
+            out["plot"] = [dict(p) for p in self.plots]
         return out
 
 
@@ -311,8 +314,24 @@ def validate(doc: dict, *, source="<string>", text="", default_name="spec", regi
             raise SpecError(f"{where('sweep', 'zip')}: zipped lists must have equal lengths, got "
                             + ", ".join(f"{k}: {n}" for k, n in lengths.items()))
         zip_groups.append(list(group))
+    plots = doc.get("plot", [])
+    if isinstance(plots, dict):
+        plots = [plots]
+    from .plots import PLOT_KEYS
+
+    for plot in plots:
+        if not isinstance(plot, dict) or "x" not in plot or "y" not in plot:
+            raise SpecError(f"{where(None, 'plot')}: each [[plot]] needs x and y (column names)")
+        for key in plot:
+            if key not in PLOT_KEYS:
+                raise SpecError(f"{where('plot', key)}: unknown key {key!r} in [[plot]]."
+                                f"{closest(key, PLOT_KEYS)} Valid: {', '.join(PLOT_KEYS)}")
+        if "file" in plot and (not str(plot["file"]).endswith(".png") or "/" in str(plot["file"])
+                               or "\\" in str(plot["file"])):
+            raise SpecError(f"{where('plot', 'file')}: plot file {plot['file']!r} must be a "
+                            "plain file name ending in .png (written into --out)")
     name = doc.get("name", default_name)
-    return Spec(name=str(name), task=task.name, sections=sections, repeat=repeat, seed=seed,
+    return Spec(plots=plots, name=str(name), task=task.name, sections=sections, repeat=repeat, seed=seed,
                 max_runs=max_runs, zip_groups=zip_groups, source=source, text=text,
                 description=str(doc.get("description", "")))
 

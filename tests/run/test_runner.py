@@ -54,7 +54,10 @@ def test_example_spec_runs_small(name, tmp_path, capsys):
     assert json.loads((tmp_path / "spec.json").read_text())["task"] == spec.task
     with open(tmp_path / "results.csv") as fh:
         assert len(list(csv.DictReader(fh))) == len(rows)
-    assert "results:" in capsys.readouterr().out
+    printed = capsys.readouterr().out
+    assert "results:" in printed
+    if name in ("nystrom_samplers", "frank_wolfe_recovery"):
+        assert "plot: " in printed and list(tmp_path.glob("*.png"))
 
 
 def test_metric_values_are_right(tmp_path):
@@ -246,3 +249,18 @@ def test_plugin_task_runs_by_name(tmp_path):
             load_spec("s.toml", text='task = "test-mean"\n[data]\nsource = "iris"\n[params]\nscal = 1\n')
     finally:
         unregister_task("test-mean")
+
+
+def test_plots_named_in_the_spec(tmp_path, capsys):
+    text = SMALL_SPEC + ('[[plot]]\nx = "params.n_components"\ny = "error_fro"\nfile = "e.png"\n'
+                         '[[plot]]\nx = "params.n_components"\ny = "eror_fro"\n')
+    run_spec(load_spec("s.toml", text=text), out=tmp_path)
+    out = capsys.readouterr().out
+    assert (tmp_path / "e.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert "plot y = 'eror_fro' is not a column" in out and "'error_fro'" in out
+    from sparsekit.run import SpecError
+
+    with pytest.raises(SpecError, match=r"line 14: unknown key 'colour' in \[\[plot\]\]"):
+        load_spec("s.toml", text=SMALL_SPEC + '[[plot]]\nx = "a"\ny = "b"\ncolour = "red"\n')
+    with pytest.raises(SpecError, match="plain file name ending in .png"):
+        load_spec("s.toml", text=SMALL_SPEC + '[[plot]]\nx = "a"\ny = "b"\nfile = "../x.png"\n')
