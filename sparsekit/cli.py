@@ -105,7 +105,7 @@ def _cmd_run(args) -> int:
             return 0
         out = run_spec(spec, out=args.out, yes=args.yes, allow_pickle=args.allow_pickle,
                        scheduler=args.scheduler)
-    except (SpecError, FileNotFoundError, ConnectionError, ModuleNotFoundError) as exc:
+    except (SpecError, ValueError, FileNotFoundError, ConnectionError, ModuleNotFoundError) as exc:
         print(f"sparsekit run: error: {exc}", file=sys.stderr)
         return 2
     import json

@@ -76,6 +76,14 @@ class TaskContext:
     seed: int
     component_params: dict = field(default_factory=dict)
 
+    def samples(self):
+        """The samples: vectors ``X``, or the ``graphs`` of a graph collection."""
+        if "X" in self.data:
+            return self.data["X"]
+        if "graphs" in self.data:
+            return self.data["graphs"]
+        return self.need("X")[0]
+
     def need(self, *keys):
         missing = [k for k in keys if k not in self.data]
         if missing:
@@ -165,7 +173,7 @@ def run_nystrom(ctx: TaskContext) -> dict:
     fit time, and the test accuracy of a ridge classifier on the features (when y is given)."""
     from ..features.nystrom import Nystroem
 
-    (X,) = ctx.need("X")
+    X = ctx.samples()
     p = ctx.params
     kernel = _fitted(ctx.components["kernel"], X)
     t0 = time.perf_counter()
@@ -189,7 +197,7 @@ def run_sampler(ctx: TaskContext) -> dict:
     with scores), and the relative residual trace tr(K − K̂)/tr(K) of the drawn landmarks."""
     from ..features.nystrom import Nystroem
 
-    (X,) = ctx.need("X")
+    X = ctx.samples()
     p = ctx.params
     kernel = _fitted(ctx.components["kernel"], X)
     sampler = ctx.components["sampler"]
@@ -259,7 +267,7 @@ def run_kernel_kmeans(ctx: TaskContext) -> dict:
     """Kernel k-means (exact or Nyström): inertia, time, adjusted Rand index against y."""
     from ..cluster.kernel_kmeans import KernelKMeans
 
-    (X,) = ctx.need("X")
+    X = ctx.samples()
     p = ctx.params
     kernel = _fitted(ctx.components["kernel"], X)
     t0 = time.perf_counter()

@@ -264,3 +264,19 @@ def test_plots_named_in_the_spec(tmp_path, capsys):
         load_spec("s.toml", text=SMALL_SPEC + '[[plot]]\nx = "a"\ny = "b"\ncolour = "red"\n')
     with pytest.raises(SpecError, match="plain file name ending in .png"):
         load_spec("s.toml", text=SMALL_SPEC + '[[plot]]\nx = "a"\ny = "b"\nfile = "../x.png"\n')
+
+
+def test_graph_collection_through_a_task(tmp_path):
+    """Sparse and dense random graphs from a folder of edge lists: kernel k-means with the
+    shortest-path kernel separates them exactly."""
+    import networkx as nx
+
+    for i in range(16):
+        g = nx.gnp_random_graph(8, 0.2 + 0.5 * (i % 2), seed=i)
+        nx.write_edgelist(g, tmp_path / f"{i:02d}.edgelist", data=False)
+    (tmp_path / "labels.txt").write_text("\n".join(str(i % 2) for i in range(16)))
+    point = {"data": {"source": "graphs", "path": str(tmp_path)},
+             "kernel": {"name": "shortest-path", "with_labels": False},
+             "sampler": {"name": "uniform"}, "params": {"n_clusters": 2, "method": "exact"}}
+    res = execute_point("kernel-kmeans", point, seed=0)
+    assert res["ari"] == 1.0 and res["method"] == "exact"
