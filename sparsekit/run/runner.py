@@ -245,6 +245,9 @@ def run_spec(spec: Spec, *, out=None, yes=False, allow_pickle=False, scheduler=N
 
     runs = plan(spec)
     check_size(spec, len(runs), yes)
+    client = cluster = None
+    if scheduler is not None:  # fail fast, before any output is written
+        client, cluster = connect(scheduler)
     out = Path(out) if out is not None else default_out(spec)
     rec = Recorder(out, stream)
     (out / "spec.json").write_text(json.dumps(spec.resolved(), indent=2, default=str) + "\n")
@@ -276,7 +279,6 @@ def run_spec(spec: Spec, *, out=None, yes=False, allow_pickle=False, scheduler=N
         else:
             from distributed import as_completed
 
-            client, cluster = connect(scheduler)
             try:
                 futures = {client.submit(_timed_point, spec.task, r["point"], r["seed"], allow_pickle,
                                          pure=False): r for r in todo}
