@@ -1,5 +1,5 @@
-"""The ``sparsekit`` command (also ``python -m sparsekit``): ``list``, ``demo``, ``warmup`` and
-``--version``."""
+"""The ``sparsekit`` command (also ``python -m sparsekit``): ``list``, ``demo``, ``warmup``, ``run``
+and ``--version``."""
 from __future__ import annotations
 
 import argparse
@@ -90,6 +90,31 @@ def _cmd_warmup(args) -> int:
     return 0
 
 
+def _cmd_run(args) -> int:
+    from .run import SpecError, dry_run, load_spec, run_spec
+
+    try:
+        spec = load_spec(args.spec, overrides=args.set)
+        if args.repeat is not None or args.seed is not None:
+            spec.repeat = spec.repeat if args.repeat is None else args.repeat
+            spec.seed = spec.seed if args.seed is None else args.seed
+            if spec.repeat < 1 or spec.seed < 0:
+                raise SpecError("--repeat must be >= 1 and --seed >= 0")
+        if args.dry_run:
+            dry_run(spec)
+            return 0
+        out = run_spec(spec, out=args.out, yes=args.yes, allow_pickle=args.allow_pickle,
+                       scheduler=args.scheduler)
+    except (SpecError, ValueError, FileNotFoundError, ConnectionError, ModuleNotFoundError) as exc:
+        print(f"sparsekit run: error: {exc}", file=sys.stderr)
+        return 2
+    import json
+
+    with open(out / "results.jsonl", encoding="utf-8") as fh:
+        failed = sum(json.loads(line).get("status") != "ok" for line in fh if line.strip())
+    return 1 if failed else 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="sparsekit", description="Large-scale kernel methods and sparse approximation."
@@ -107,6 +132,20 @@ def build_parser() -> argparse.ArgumentParser:
     p_warm = sub.add_parser("warmup", help="compile every Numba kernel (float64 and float32) into the cache")
     p_warm.add_argument("families", nargs="*", help="only these (default: all of kernels, graphs, samplers, features, solvers, applications)")
     p_warm.set_defaults(func=_cmd_warmup)
+    p_run = sub.add_parser("run", help="run the experiments of a spec file (TOML)")
+    p_run.add_argument("spec", help="the spec file (see examples/specs/)")
+    p_run.add_argument("--out", help="output folder (default runs/<spec-name>-<timestamp>/); "
+                       "an existing one is resumed: finished runs are skipped")
+    p_run.add_argument("--dry-run", action="store_true", help="print the expanded grid and stop")
+    p_run.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                       help="override a spec value, e.g. --set data.n_samples=500 (repeatable)")
+    p_run.add_argument("--repeat", type=int, help="runs per grid point (seeds seed, seed+1, ...)")
+    p_run.add_argument("--seed", type=int, help="first seed")
+    p_run.add_argument("--yes", action="store_true", help="run a sweep larger than its max_runs")
+    p_run.add_argument("--allow-pickle", action="store_true",
+                       help="allow pickled graph collections (unpickling runs code)")
+    p_run.add_argument("--scheduler", help="run on Dask: a scheduler ADDRESS or local:N")
+    p_run.set_defaults(func=_cmd_run)
     return parser
 
 

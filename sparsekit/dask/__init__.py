@@ -1,0 +1,19 @@
+"""Scale-out on Dask (``pip install 'sparsekit[dask]'``): the library's block structure on a
+cluster.
+
+- :func:`gram`: K(X, Y) between two chunked arrays as a blocked dask array;
+- :func:`dac_rls_scores`, :func:`dac_rls_partition`: DAC-RLS scores chunk by chunk;
+- :func:`nystroem_fit`, :func:`nystroem_transform`: Nyström with uniform, DAC-RLS (chunked) or
+  any other sampler (landmark stage on one worker), transform chunk by chunk;
+- :func:`solve`: OMP / MP / Frank–Wolfe (any registered solver) over a column-chunked matrix
+  of signals.
+
+Large results are lazy dask arrays; small ones (a fitted ``Nystroem``) are in memory. Run them
+on a ``distributed`` cluster by creating a ``distributed.Client`` first, as with any dask code.
+"""
+from .gram import gram
+from .nystroem import dac_rls_partition, dac_rls_scores, nystroem_fit, nystroem_transform
+from .solvers import solve
+
+__all__ = ["gram", "dac_rls_scores", "dac_rls_partition", "nystroem_fit", "nystroem_transform",
+           "solve"]

@@ -1,0 +1,86 @@
+"""Input checks of the Dask backend: chunked 2-D arrays with whole rows, resolved kernels."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+
+def _dask_array():
+    try:
+        import dask.array as da
+    except ModuleNotFoundError:  # pragma: no cover - exercised only without the extra
+        raise ModuleNotFoundError("sparsekit.dask needs Dask: pip install 'sparsekit[dask]'") from None
+    return da
+
+
+def check_chunked(X, name="X", n_features=None):
+    """``X`` as a 2-D dask array whose chunks hold whole rows (one chunk along the features).
+
+    Raises
+    ------
+    TypeError
+        ``X`` is not a dask array.
+    ValueError
+        Not 2-D, unknown or mismatched feature counts, empty, non-numeric.
+    """
+    da = _dask_array()
+    if not isinstance(X, da.Array):
+        raise TypeError(f"{name} must be a dask.array.Array (e.g. dask.array.from_array(X, "
+                        f"chunks=(100_000, -1))), got {type(X).__name__}")
+    if X.ndim != 2:
+        raise ValueError(f"{name} must be 2-D (samples as rows), got {X.ndim} dimension(s)")
+    if not np.issubdtype(X.dtype, np.number) or np.issubdtype(X.dtype, np.complexfloating):
+        raise TypeError(f"{name} must hold real numbers, got dtype {X.dtype}")
+    d = X.shape[1]
+    if d is None or (isinstance(d, float) and math.isnan(d)) or any(
+            isinstance(c, float) and math.isnan(c) for c in X.chunks[1]):
+        raise ValueError(f"{name} has an unknown number of features (chunk sizes NaN); call "
+                         f"{name}.compute_chunk_sizes() first, with every chunk of the same width")
+    if n_features is not None and d != n_features:
+        raise ValueError(f"{name} has {d} features but {n_features} are expected (the data it is "
+                         "compared with, or the fitted model)")
+    if X.shape[0] == 0 or d == 0:
+        raise ValueError(f"{name} is empty (shape {X.shape})")
+    if len(X.chunks[1]) > 1:
+        X = X.rechunk({1: -1})
+    return X
+
+
+def check_block(block, n_features, name="X"):
+    """A chunk at compute time: its width must be the declared feature count (chunks built from
+    delayed pieces may lie about their shape)."""
+    block = np.asarray(block)
+    if block.ndim != 2 or block.shape[1] != n_features:
+        raise ValueError(f"a chunk of {name} has shape {block.shape} but {name} declares "
+                         f"{n_features} features: every chunk must hold rows of the same width")
+    return block
+
+
+def resolved_kernel(kernel, kernel_params=None, n_features=None):
+    """A kernel object whose parameters do not depend on the data being processed.
+
+    A data-dependent bandwidth rule (``bandwidth="median"``, ...) must be resolved beforehand:
+    per chunk it would give each block its own bandwidth.
+    """
+    from ..kernels.base import as_kernel_object
+
+    kernel = as_kernel_object(kernel, None, kernel_params)
+    rule = getattr(kernel, "bandwidth", None)
+    if isinstance(rule, str) and getattr(kernel, "gamma_", None) is None:
+        raise ValueError(
+            f"kernel {getattr(kernel, 'name', '?')!r} has the data-dependent bandwidth rule "
+            f"{rule!r}, which the Dask backend cannot apply chunk by chunk; fit the kernel first "
+            "(kernel.fit(sample) on a sample of the data, or on the in-memory data) or give "
+            "gamma/sigma")
+    if isinstance(rule, str):  # fitted: freeze the resolved value, so that no later fit redoes it
+        import copy
+
+        kernel = copy.deepcopy(kernel)
+        gamma = kernel.gamma_
+        kernel.set_params(bandwidth=None, gamma=gamma)
+        rule = None
+    if rule is None and hasattr(kernel, "fit") and n_features is not None:
+        # static parameters (e.g. gamma = 1 / n_features) need only the width
+        kernel.fit(np.zeros((1, n_features)))
+    return kernel

@@ -1,0 +1,37 @@
+"""Kernel Gram matrices between chunked arrays, as blocked dask arrays."""
+from __future__ import annotations
+
+import numpy as np
+
+from ._checks import _dask_array, check_block, check_chunked, resolved_kernel
+
+
+def _gram_block(A, B, kernel, d):
+    return np.asarray(kernel(check_block(A, d, "X"), check_block(B, d, "Y")))
+
+
+def gram(kernel, Xd, Yd=None, *, kernel_params=None):
+    """K(X, Y) as a lazy dask array whose block (i, j) is ``kernel(X_i, Y_j)``.
+
+    Parameters
+    ----------
+    kernel : str or kernel object
+        A registered vector kernel (``kernel_params`` passed to its factory) or a kernel object.
+        Data-dependent bandwidth rules must be resolved first (a fitted kernel, or gamma).
+    Xd, Yd : dask arrays of shape (n, d) and (m, d)
+        Row chunks; chunks along the features are merged. ``Yd`` defaults to ``Xd``.
+
+    Returns
+    -------
+    dask array of shape (n, m), chunks ``(Xd.chunks[0], Yd.chunks[0])``
+        Nothing is computed until ``.compute()`` (or a reduction) is called; each block is
+        evaluated by the kernel's own block code on a worker.
+    """
+    da = _dask_array()
+    Xd = check_chunked(Xd, "X")
+    Yd = Xd if Yd is None else check_chunked(Yd, "Y", n_features=Xd.shape[1])
+    d = Xd.shape[1]
+    kernel = resolved_kernel(kernel, kernel_params, d)
+    dtype = np.result_type(Xd.dtype, Yd.dtype, np.float32)
+    return da.blockwise(_gram_block, "ij", Xd, "ik", Yd, "jk", dtype=dtype, concatenate=True,
+                        kernel=kernel, d=d)

@@ -1,0 +1,73 @@
+"""Sparse solvers over a chunked matrix of signals (signals as columns, chunked by column)."""
+from __future__ import annotations
+
+import numpy as np
+
+from ._checks import _dask_array
+
+
+def _solve_block(Yb, D, solver, beta=None):
+    Yb = np.asarray(Yb)
+    if Yb.ndim != 2 or Yb.shape[0] != D.shape[0]:
+        raise ValueError(f"a chunk of Y has shape {Yb.shape} but the dictionary has "
+                         f"{D.shape[0]} rows: every chunk must hold whole signals (columns)")
+    if beta is not None:
+        import copy
+
+        solver = copy.deepcopy(solver).set_params(beta=np.asarray(beta))
+    return solver.solve(D, Yb).coef
+
+
+def solve(solver, D, Yd, **solver_params):
+    """Coefficients X with Y ≈ D X, solved chunk of signals by chunk, as a lazy dask array.
+
+    The solvers treat each signal (column of Y) independently, so the result equals
+    ``solver.solve(D, Yd.compute()).coef`` column for column.
+
+    Parameters
+    ----------
+    solver : str or solver object
+        A registered solver (``"omp"``, ``"mp"``, ``"frank-wolfe"``, ...; ``solver_params``
+        passed to its factory) or a solver object.
+    D : ndarray (n_features, n_atoms)
+        The dictionary: one node of the task graph, sent once to each worker.
+    Yd : dask array (n_features, n_signals)
+        Signals as columns; chunks along the rows are merged. A Frank–Wolfe radius ``beta``
+        given per signal (an array) is split with the columns.
+
+    Returns
+    -------
+    dask array (n_atoms, n_signals), chunked as the columns of ``Yd``
+    """
+    import dask
+
+    from ..registry import default_registry
+
+    da = _dask_array()
+    if isinstance(solver, str):
+        solver = default_registry().get("solver", solver, **solver_params)
+    elif solver_params:
+        raise TypeError("solver_params are for a solver given by name")
+    D = np.asarray(D)
+    if D.ndim != 2:
+        raise ValueError(f"D must be 2-D (n_features, n_atoms), got shape {D.shape}")
+    if not isinstance(Yd, da.Array):
+        raise TypeError(f"Yd must be a dask.array.Array, got {type(Yd).__name__}")
+    if Yd.ndim != 2 or Yd.shape[0] != D.shape[0]:
+        raise ValueError(f"Yd must have shape (n_features={D.shape[0]}, n_signals), got {Yd.shape}")
+    if len(Yd.chunks[0]) > 1:
+        Yd = Yd.rechunk({0: -1})
+    dtype = np.result_type(D.dtype, Yd.dtype)
+    Dd = dask.delayed(D, pure=True, traverse=False)
+    beta = getattr(solver, "beta", None)
+    args = []
+    if beta is not None and np.ndim(beta) == 1:
+        beta = np.asarray(beta)
+        if beta.shape[0] != Yd.shape[1]:
+            raise ValueError(f"beta has {beta.shape[0]} entries for {Yd.shape[1]} signals")
+        args = [da.from_array(beta, chunks=(Yd.chunks[1],))]
+        return da.blockwise(_solve_block, "ij", Yd, "kj", Dd, None, solver, None, args[0], "j",
+                            dtype=dtype, concatenate=True, new_axes={"i": D.shape[1]},
+                            adjust_chunks=None)
+    return da.blockwise(_solve_block, "ij", Yd, "kj", Dd, None, solver, None, dtype=dtype,
+                        concatenate=True, new_axes={"i": D.shape[1]})

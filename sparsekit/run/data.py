@@ -1,0 +1,228 @@
+"""Data sources of run specs: scikit-learn toy sets, generated sets and files, parsed not executed.
+
+Each source is a function of keyword parameters returning a dict with some of ``X`` (n, d)
+array, ``y`` (n,) labels, ``D``/``Y``/``coef`` (a sparse-coding problem), ``graphs`` (a list of
+networkx graphs). ``[data] source = "..."`` picks the source; the other keys of ``[data]`` are its
+parameters (``seed`` defaults to the run's seed).
+
+Sources
+-------
+- toy sets of scikit-learn, by name: ``iris``, ``digits``, ``wine``, ``breast-cancer``;
+- generated: ``gaussian-mixture`` (the unbalanced mixture of the Nyström experiments),
+  ``blobs``, ``rings`` (concentric noisy circles), ``moons``, ``sparse-signals`` (an m-sparse
+  coding problem: Gaussian dictionary ``D``, signals ``Y = D coef``), ``hadamard`` (the
+  Hadamard matrix of order ``n``, as ``X``);
+- files: ``file`` with ``path`` (``.npy``, ``.npz`` with arrays ``X`` and optionally ``y``,
+  ``.csv`` (numeric; ``target`` names a label column, pandas used when installed), ``.parquet``
+  (needs pandas));
+- ``graphs``: a folder of edge lists (one ``*.edgelist``/``*.txt`` file per graph, ``u v`` per
+  line; an optional ``labels.txt`` with one class per graph, in file-name order), or with
+  ``allow_pickle`` granted on the command line, a pickled list of networkx graphs (``.pkl``).
+  Unpickling runs code, so it is refused without ``--allow-pickle``.
+"""
+from __future__ import annotations
+
+import inspect
+from pathlib import Path
+
+import numpy as np
+
+_TOY = {"iris": "load_iris", "digits": "load_digits", "wine": "load_wine",
+        "breast-cancer": "load_breast_cancer"}
+
+
+def _toy(name):
+    def load(n_samples=None, seed=0):
+        from sklearn import datasets
+
+        X, y = getattr(datasets, _TOY[name])(return_X_y=True)
+        if n_samples is not None and n_samples < len(y):
+            idx = np.sort(np.random.default_rng(seed).choice(len(y), n_samples, replace=False))
+            X, y = X[idx], y[idx]
+        return {"X": np.ascontiguousarray(X, dtype=np.float64), "y": y}
+
+    load.__doc__ = f"scikit-learn's {name} data set (``n_samples``: a random subset)."
+    return load
+
+
+def gaussian_mixture(n_samples=2000, n_features=20, n_clusters=10, seed=0):
+    """The unbalanced Gaussian mixture of the Nyström experiments; ``y`` are the components."""
+    from ..experiments.nystrom import generated_dataset
+
+    X = generated_dataset(n=n_samples, d=n_features, n_clusters=n_clusters, random_state=seed)
+    # the same draw of labels as generated_dataset (its first random call)
+    rng = np.random.default_rng(seed)
+    w = 1.0 / np.arange(1, n_clusters + 1)
+    y = rng.choice(n_clusters, size=n_samples, p=w / w.sum())
+    return {"X": X, "y": y}
+
+
+def blobs(n_samples=1000, n_features=2, n_clusters=3, cluster_std=1.0, seed=0):
+    """Isotropic Gaussian blobs (scikit-learn's ``make_blobs``)."""
+    from sklearn.datasets import make_blobs
+
+    X, y = make_blobs(n_samples, n_features, centers=n_clusters, cluster_std=cluster_std,
+                      random_state=seed)
+    return {"X": X, "y": y}
+
+
+def rings(n_samples=1000, n_rings=2, noise=0.05, seed=0):
+    """``n_rings`` concentric noisy circles of radii 1, 2, ... in the plane; ``y`` the ring."""
+    rng = np.random.default_rng(seed)
+    y = np.arange(n_samples) % n_rings
+    angle = rng.uniform(0, 2 * np.pi, n_samples)
+    radius = (y + 1.0) + noise * rng.standard_normal(n_samples)
+    return {"X": np.column_stack([radius * np.cos(angle), radius * np.sin(angle)]), "y": y}
+
+
+def moons(n_samples=1000, noise=0.1, seed=0):
+    """Two interleaving half circles (scikit-learn's ``make_moons``)."""
+    from sklearn.datasets import make_moons
+
+    X, y = make_moons(n_samples, noise=noise, random_state=seed)
+    return {"X": X, "y": y}
+
+
+def sparse_signals(n_features=64, n_atoms=128, n_nonzero=4, n_signals=100, seed=0):
+    """An m-sparse coding problem: Gaussian dictionary D, coefficients with ``n_nonzero``
+    non-zeros per signal, signals Y = D coef."""
+    from ..solvers.dictionaries import make_sparse_coding_problem
+
+    D, Y, coef = make_sparse_coding_problem(n_features, n_atoms, n_nonzero, n_signals, seed)
+    return {"D": D, "Y": Y, "coef": coef}
+
+
+def hadamard(n=32, seed=0):
+    """The Hadamard matrix of order ``n`` (a power of two), as ``X``."""
+    from scipy.linalg import hadamard as _h
+
+    if n < 2 or n & (n - 1):
+        raise ValueError(f"hadamard: n must be a power of two >= 2, got {n}")
+    return {"X": _h(n).astype(np.float64)}
+
+
+def _path(path, what):
+    p = Path(str(path)).expanduser()
+    if not p.exists():
+        raise FileNotFoundError(f"data {what} {str(p)!r} does not exist")
+    return p
+
+
+def file(path, target=None, seed=0):
+    """A data file: ``.npy``, ``.npz`` (arrays ``X``, ``y``), ``.csv`` or ``.parquet``."""
+    p = _path(path, "file")
+    suffix = p.suffix.lower()
+    y = None
+    if suffix == ".npy":
+        X = np.load(p, allow_pickle=False)
+    elif suffix == ".npz":
+        with np.load(p, allow_pickle=False) as z:
+            if "X" not in z:
+                raise ValueError(f"{p}: an .npz data file holds an array named 'X' (and "
+                                 f"optionally 'y'); found {sorted(z.files)}")
+            X, y = z["X"], (z["y"] if "y" in z else None)
+    elif suffix in (".csv", ".parquet"):
+        X, y = _table(p, suffix, target)
+    else:
+        raise ValueError(f"{p}: unsupported data file type {suffix!r}; use .npy, .npz, .csv or .parquet")
+    X = np.asarray(X)
+    if X.ndim != 2 or not np.issubdtype(X.dtype, np.number):
+        raise ValueError(f"{p}: X must be a 2-D numeric array (samples as rows), got shape "
+                         f"{X.shape} of dtype {X.dtype}")
+    if y is not None and len(y) != len(X):
+        raise ValueError(f"{p}: y has {len(y)} entries for {len(X)} samples")
+    out = {"X": np.ascontiguousarray(X, dtype=np.float64)}
+    if y is not None:
+        out["y"] = np.asarray(y)
+    return out
+
+
+def _table(p, suffix, target):
+    try:
+        import pandas as pd
+    except ModuleNotFoundError:
+        pd = None
+    if suffix == ".parquet":
+        if pd is None:
+            raise ModuleNotFoundError(f"{p}: reading Parquet needs pandas (pip install pandas pyarrow)")
+        frame = pd.read_parquet(p)
+    elif pd is not None:
+        frame = pd.read_csv(p)
+    else:  # numeric CSV with a header line
+        with open(p, encoding="utf-8") as fh:
+            names = [c.strip() for c in fh.readline().split(",")]
+        values = np.loadtxt(p, delimiter=",", skiprows=1, ndmin=2)
+        cols = {n: values[:, i] for i, n in enumerate(names)}
+        y = cols.pop(target) if target is not None else None
+        if target is not None and y is None:
+            raise ValueError(f"{p}: no column {target!r} (columns: {names})")
+        return np.column_stack(list(cols.values())), y
+    y = None
+    if target is not None:
+        if target not in frame.columns:
+            raise ValueError(f"{p}: no column {target!r} (columns: {list(frame.columns)})")
+        y = frame.pop(target).to_numpy()
+    bad = [c for c in frame.columns if not np.issubdtype(frame[c].dtype, np.number)]
+    if bad:
+        raise ValueError(f"{p}: feature columns must be numeric; {bad[:5]} are not (name a "
+                         "label column with target = \"...\")")
+    return frame.to_numpy(dtype=np.float64), y
+
+
+def graphs(path, allow_pickle=False, seed=0):
+    """A graph collection: a folder of edge lists, or a pickled list of networkx graphs."""
+    import networkx as nx
+
+    p = _path(path, "graph collection")
+    if p.is_file():
+        if p.suffix.lower() not in (".pkl", ".pickle"):
+            raise ValueError(f"{p}: a graph collection is a folder of edge lists or a .pkl file")
+        if not allow_pickle:
+            raise PermissionError(f"{p}: loading a pickle runs code from the file; pass "
+                                  "--allow-pickle if you trust it")
+        import pickle
+
+        with open(p, "rb") as fh:
+            items = pickle.load(fh)
+        if not isinstance(items, list) or not all(isinstance(g, nx.Graph) for g in items):
+            raise ValueError(f"{p}: expected a pickled list of networkx graphs")
+        return {"graphs": items}
+    files = sorted(f for f in p.iterdir() if f.suffix in (".edgelist", ".txt") and f.name != "labels.txt")
+    if not files:
+        raise ValueError(f"{p}: no *.edgelist or *.txt edge-list files in the folder")
+    items = [nx.read_edgelist(f, nodetype=int) for f in files]
+    out = {"graphs": items}
+    labels = p / "labels.txt"
+    if labels.exists():
+        y = np.loadtxt(labels, dtype=np.int64, ndmin=1)
+        if len(y) != len(items):
+            raise ValueError(f"{labels}: {len(y)} labels for {len(items)} graphs")
+        out["y"] = y
+    return out
+
+
+#: name -> function; the function's keyword parameters are the source's parameters.
+SOURCES = {name: _toy(name) for name in _TOY}
+SOURCES.update({"gaussian-mixture": gaussian_mixture, "blobs": blobs, "rings": rings,
+                "moons": moons, "sparse-signals": sparse_signals, "hadamard": hadamard,
+                "file": file, "graphs": graphs})
+
+
+def source_names() -> list[str]:
+    return list(SOURCES)
+
+
+def source_parameters(name) -> set:
+    """Parameters a source takes (``allow_pickle`` comes from the command line only)."""
+    params = set(inspect.signature(SOURCES[name]).parameters)
+    return params - {"allow_pickle"}
+
+
+def load(table: dict, *, seed=0, allow_pickle=False) -> dict:
+    """Load the data of a ``[data]`` table (one grid point: no lists left)."""
+    params = {k: v for k, v in table.items() if k != "source"}
+    params.setdefault("seed", seed)
+    name = table["source"]
+    if name == "graphs":
+        params["allow_pickle"] = allow_pickle
+    return SOURCES[name](**params)

@@ -1,0 +1,309 @@
+"""Execute a spec: expand the grid, run each point (here or on a Dask cluster), record rows.
+
+Output folder (``--out``, default ``runs/<spec-name>-<UTC timestamp>/``):
+
+- ``results.jsonl``: one JSON object per finished run, appended as soon as it finishes (a crash
+  loses nothing that finished); ``results.csv``: the same rows as a table, rewritten after each;
+- ``spec.json``: the resolved spec (after ``--set``, ``--repeat``, ``--seed``);
+- ``meta.json``: library version, Python, platform, machine name, CPUs, thread count, scheduler.
+
+Each row holds ``run_id`` (a hash of the grid point, repeat index and seed), ``task``, the grid
+point's values as dotted columns (``sampler.name``, ``params.n_components``, ...), ``repeat``,
+``seed``, ``status`` (``ok`` or ``error``), ``error`` and the task's metrics. Running again
+into the same folder skips the run ids already recorded with status ``ok`` (resume).
+"""
+from __future__ import annotations
+
+import csv
+import hashlib
+import json
+import os
+import platform
+import sys
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+from .spec import Spec, SpecError, expand
+
+#: seconds to wait for a Dask scheduler before giving up
+SCHEDULER_TIMEOUT_S = 10
+
+
+def flatten(point: dict) -> dict:
+    """``{"sampler": {"name": "x"}}`` -> ``{"sampler.name": "x"}`` (data source first)."""
+    return {f"{sec}.{key}": value for sec, table in point.items() for key, value in table.items()}
+
+
+def run_id(point: dict, repeat: int, seed: int) -> str:
+    blob = json.dumps({"point": point, "repeat": repeat, "seed": seed}, sort_keys=True, default=str)
+    return hashlib.sha1(blob.encode()).hexdigest()[:12]
+
+
+def plan(spec: Spec) -> list[dict]:
+    """Every run of the spec: ``{"run_id", "point", "repeat", "seed"}`` in execution order."""
+    runs = []
+    for point in expand(spec):
+        for r in range(spec.repeat):
+            seed = spec.seed + r
+            runs.append({"run_id": run_id(point, r, seed), "point": point, "repeat": r, "seed": seed})
+    return runs
+
+
+def build_components(task, point: dict, registry=None) -> dict:
+    """The task's components, built through the registry from the grid point's sections."""
+    from ..registry import default_registry
+
+    registry = registry or default_registry()
+    built = {}
+    for family in task.components:
+        table = dict(point.get(family, {}))
+        name = table.pop("name", task.default_components.get(family))
+        built[family] = registry.get(family, name, **table)
+    return built
+
+
+def execute_point(task_name: str, point: dict, seed: int, allow_pickle: bool = False) -> dict:
+    """Run one grid point and return its metrics (raises on failure). Runs on Dask workers too."""
+    from . import data as data_mod
+    from .tasks import TaskContext, get_task
+
+    task = get_task(task_name)
+    data = data_mod.load(point["data"], seed=seed, allow_pickle=allow_pickle)
+    params = dict(task.params)
+    params.update(point.get("params", {}))
+    components = build_components(task, point) if task.build_components else {}
+    sections = {f: dict(point.get(f, {})) for f in task.components}
+    ctx = TaskContext(data=data, components=components, params=params, seed=seed,
+                      component_params=sections)
+    return task.run(ctx)
+
+
+def _safe_point(task_name, point, seed, allow_pickle):
+    """``(status, metrics or message)``: a failed run becomes a row, not a crash of the sweep."""
+    try:
+        return "ok", execute_point(task_name, point, seed, allow_pickle)
+    except Exception as exc:  # recorded in the row with its type
+        return "error", f"{type(exc).__name__}: {exc}"
+
+
+def default_out(spec: Spec) -> Path:
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
+    return Path("runs") / f"{spec.name}-{stamp}"
+
+
+def machine_info(scheduler=None) -> dict:
+    from .. import __version__
+    from .._threads import effective_n_jobs, usable_cpus
+
+    return {"sparsekit": __version__, "python": platform.python_version(),
+            "platform": platform.platform(), "machine": platform.node(),
+            "processor": platform.processor() or platform.machine(), "cpus": usable_cpus(),
+            "threads": effective_n_jobs(), "scheduler": scheduler,
+            "started": datetime.now(timezone.utc).isoformat(timespec="seconds")}
+
+
+class Recorder:
+    """Rows on disk (JSON Lines + CSV) and on the terminal, as they come in."""
+
+    def __init__(self, out: Path, stream=None):
+        self.out = Path(out)
+        self.out.mkdir(parents=True, exist_ok=True)
+        self.jsonl = self.out / "results.jsonl"
+        self.csv = self.out / "results.csv"
+        self.stream = stream or sys.stdout
+        self.rows = []
+        if self.jsonl.exists():
+            with open(self.jsonl, encoding="utf-8") as fh:
+                for line in fh:
+                    line = line.strip()
+                    if line:
+                        try:
+                            self.rows.append(json.loads(line))
+                        except json.JSONDecodeError:  # a line cut by a crash
+                            continue
+            # rewrite without a cut line, so that appended rows start on a line of their own
+            with open(self.jsonl, "w", encoding="utf-8") as fh:
+                fh.writelines(json.dumps(r, default=_jsonable) + "\n" for r in self.rows)
+        self._columns = None
+
+    def done(self) -> set:
+        return {r["run_id"] for r in self.rows if r.get("status") == "ok"}
+
+    def add(self, row: dict) -> None:
+        self.rows = [r for r in self.rows if r["run_id"] != row["run_id"]] + [row]
+        with open(self.jsonl, "a", encoding="utf-8") as fh:
+            fh.write(json.dumps(row, default=_jsonable) + "\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+        self._write_csv()
+        self._print(row)
+
+    def _write_csv(self):
+        columns = []
+        for r in self.rows:
+            columns += [c for c in r if c not in columns]
+        tmp = self.csv.with_suffix(".csv.tmp")
+        with open(tmp, "w", newline="", encoding="utf-8") as fh:
+            writer = csv.DictWriter(fh, fieldnames=columns)
+            writer.writeheader()
+            for r in self.rows:
+                writer.writerow({k: _cell(v) for k, v in r.items()})
+        os.replace(tmp, self.csv)
+
+    def header(self, varying: list) -> None:
+        self._varying = varying
+
+    def _print(self, row):
+        keys = [k for k in getattr(self, "_varying", [])] + ["repeat"]
+        metrics = [k for k in row if k not in ("run_id", "task", "status", "error", "seed", "repeat")
+                   and "." not in k]
+        columns = keys + (["status"] if row["status"] != "ok" else metrics)
+        if self._columns != columns:
+            self._columns = columns
+            print("  ".join(f"{c[:20]:>20}" for c in columns), file=self.stream, flush=True)
+        cells = [_short(row.get(c)) for c in columns[:-1]] + [
+            (row["error"][:120] if row["status"] != "ok" else _short(row.get(columns[-1])))]
+        print("  ".join(f"{c:>20}" for c in cells), file=self.stream, flush=True)
+
+
+def _jsonable(v):
+    try:
+        import numpy as np
+
+        if isinstance(v, np.generic):
+            return v.item()
+        if isinstance(v, np.ndarray):
+            return v.tolist()
+    except ImportError:  # pragma: no cover
+        pass
+    return str(v)
+
+
+def _cell(v):
+    return json.dumps(v) if isinstance(v, (list, dict)) else v
+
+
+def _short(v) -> str:
+    if isinstance(v, float):
+        return f"{v:.4g}"
+    return str(v)[:20] if v is not None else "-"
+
+
+def check_size(spec: Spec, n_runs: int, yes: bool) -> None:
+    if n_runs > spec.max_runs and not yes:
+        raise SpecError(f"{spec.source}: the sweep expands to {n_runs} runs, more than the limit "
+                        f"of {spec.max_runs}; pass --yes to run them all (or set max_runs = "
+                        f"{n_runs} in the spec)")
+
+
+def dry_run(spec: Spec, stream=None) -> list[dict]:
+    """Print the expanded grid (one line per run) and return the plan."""
+    stream = stream or sys.stdout
+    runs = plan(spec)
+    grid = [flatten(r["point"]) for r in runs]
+    varying = [k for k in grid[0] if len({json.dumps(g[k], default=str) for g in grid}) > 1] if grid else []
+    print(f"{spec.name}: task {spec.task!r}, {len(expand(spec))} grid point(s) x {spec.repeat} "
+          f"repeat(s) = {len(runs)} run(s)", file=stream)
+    for i, (r, g) in enumerate(zip(runs, grid)):
+        desc = ", ".join(f"{k}={g[k]!r}" for k in varying) or "(single point)"
+        print(f"  [{i}] {r['run_id']} seed={r['seed']} {desc}", file=stream)
+    return runs
+
+
+def connect(scheduler: str, timeout: float = SCHEDULER_TIMEOUT_S):
+    """A ``distributed.Client`` for ``ADDRESS`` or ``local:N`` (a local cluster of N worker
+    processes). An unreachable scheduler raises ``ConnectionError`` after ``timeout`` seconds."""
+    try:
+        from distributed import Client, LocalCluster
+    except ModuleNotFoundError:
+        raise ModuleNotFoundError("--scheduler needs Dask: pip install 'sparsekit[dask]'") from None
+    if scheduler.startswith("local:"):
+        try:
+            n = int(scheduler.split(":", 1)[1])
+        except ValueError:
+            raise ValueError(f"--scheduler {scheduler!r}: expected local:N with N an integer") from None
+        cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
+                               dashboard_address=None)
+        return Client(cluster), cluster
+    try:
+        return Client(scheduler, timeout=timeout), None
+    except (OSError, TimeoutError) as exc:
+        raise ConnectionError(f"could not reach the Dask scheduler at {scheduler!r} within "
+                              f"{timeout:g} s ({type(exc).__name__}: {exc}); check the address "
+                              "(tcp://HOST:PORT) and that the scheduler is running") from None
+
+
+def run_spec(spec: Spec, *, out=None, yes=False, allow_pickle=False, scheduler=None,
+             stream=None, progress=None) -> Path:
+    """Run every point of the spec not already in ``out``; returns the output folder.
+
+    Rows are recorded as runs finish. With ``scheduler``, grid points run as Dask tasks
+    (``execute_point`` on the workers; task plugins must be installed there, as entry points).
+    """
+    from .._progress import Progress
+
+    runs = plan(spec)
+    check_size(spec, len(runs), yes)
+    client = cluster = None
+    if scheduler is not None:  # fail fast, before any output is written
+        client, cluster = connect(scheduler)
+    out = Path(out) if out is not None else default_out(spec)
+    rec = Recorder(out, stream)
+    (out / "spec.json").write_text(json.dumps(spec.resolved(), indent=2, default=str) + "\n")
+    (out / "meta.json").write_text(json.dumps(machine_info(scheduler), indent=2) + "\n")
+    done = rec.done()
+    todo = [r for r in runs if r["run_id"] not in done]
+    grid = [flatten(r["point"]) for r in runs]
+    varying = [k for k in grid[0] if len({json.dumps(g[k], default=str) for g in grid}) > 1] if grid else []
+    rec.header(varying)
+    stream = stream or sys.stdout
+    print(f"{spec.name}: {len(runs)} run(s), {len(runs) - len(todo)} already in {out}, "
+          f"{len(todo)} to run", file=stream, flush=True)
+
+    def record(r, status, result, elapsed):
+        row = {"run_id": r["run_id"], "task": spec.task, **flatten(r["point"]),
+               "repeat": r["repeat"], "seed": r["seed"], "status": status,
+               "error": result if status != "ok" else "", "wall_time": elapsed}
+        if status == "ok":
+            row.update(result)
+        rec.add(row)
+
+    with Progress(len(todo), f"{spec.name} runs", unit="run", verbose=progress) as bar:
+        if scheduler is None:
+            for r in todo:
+                t0 = time.perf_counter()
+                status, result = _safe_point(spec.task, r["point"], r["seed"], allow_pickle)
+                record(r, status, result, time.perf_counter() - t0)
+                bar.update(1)
+        else:
+            from distributed import as_completed
+
+            try:
+                futures = {client.submit(_timed_point, spec.task, r["point"], r["seed"], allow_pickle,
+                                         pure=False): r for r in todo}
+                for fut in as_completed(futures):
+                    status, result, elapsed = fut.result()
+                    record(futures[fut], status, result, elapsed)
+                    bar.update(1)
+            finally:
+                client.close()
+                if cluster is not None:
+                    cluster.close()
+    for plot in spec.plots:
+        from .plots import draw
+
+        try:
+            print(f"plot: {draw(plot, rec.rows, out)}", file=stream, flush=True)
+        except (ValueError, ImportError) as exc:
+            print(f"plot not drawn: {exc}", file=stream, flush=True)
+    failed = [r for r in rec.rows if r.get("status") != "ok"]
+    print(f"results: {out / 'results.csv'} and {out / 'results.jsonl'}"
+          + (f" ({len(failed)} failed run(s))" if failed else ""), file=stream, flush=True)
+    return out
+
+
+def _timed_point(task_name, point, seed, allow_pickle):
+    t0 = time.perf_counter()
+    status, result = _safe_point(task_name, point, seed, allow_pickle)
+    return status, result, time.perf_counter() - t0

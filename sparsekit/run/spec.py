@@ -1,0 +1,367 @@
+"""Run specifications: TOML parsing, validation with line numbers, and sweep expansion.
+
+A spec is data. It names a task, a data source and the components (by registry name) with
+their parameters; nothing in it is evaluated or imported beyond registered components::
+
+    name = "nystrom-samplers"          # optional; default: the file's stem
+    task = "nystrom"
+    repeat = 1                         # runs per grid point (seeds seed, seed+1, ...)
+    seed = 0
+
+    [data]
+    source = "gaussian-mixture"        # see sparsekit.run.data.SOURCES
+    n_samples = 2000
+
+    [kernel]
+    name = "rbf"
+    bandwidth = "mean-sq-dist"
+
+    [sampler]
+    name = ["uniform", "dac-rls"]      # a list is a sweep axis
+
+    [params]                           # the task's own parameters
+    n_components = [20, 50]
+
+    [sweep]
+    zip = [["sampler.name", "params.n_components"]]   # optional: axes varied together
+
+Every list value is a sweep axis; the runs are the Cartesian product of the axes, except that
+the axes named together in one ``zip`` group advance together (they must have equal lengths).
+A parameter whose value is itself a list is written as a list of lists (``[[1, 2]]``).
+"""
+from __future__ import annotations
+
+import difflib
+import inspect
+import itertools
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+try:  # Python >= 3.11
+    import tomllib
+except ModuleNotFoundError:  # pragma: no cover - Python 3.10
+    import tomli as tomllib
+
+#: Keys of the top level of a spec.
+TOP_KEYS = ("name", "description", "task", "repeat", "seed", "max_runs", "data", "kernel",
+            "sampler", "solver", "params", "sweep", "plot")
+#: Sections that name a registered component (``name = ...`` plus the factory's parameters).
+COMPONENT_SECTIONS = ("kernel", "sampler", "solver")
+#: Runs a spec may expand to without ``--yes``.
+DEFAULT_MAX_RUNS = 200
+
+
+class SpecError(ValueError):
+    """A spec that cannot run: the message names the file, the line and the fix."""
+
+
+def closest(word, options) -> str:
+    """`` Did you mean 'x'?`` for the closest of ``options`` (difflib, as the registry), or ''."""
+    match = difflib.get_close_matches(str(word), [str(o) for o in options], n=1, cutoff=0.5)
+    return f" Did you mean {match[0]!r}?" if match else ""
+
+
+def key_line(text: str, section: str | None, key: str) -> int | None:
+    """1-based line of ``key = ...`` inside ``[section]`` (top level when ``section`` is None).
+
+    tomllib reports no positions for keys, so the line is found in the text: the first
+    assignment of ``key`` after the section's header (and before the next header).
+    """
+    lines = text.splitlines()
+    if key is None:
+        key = "\0"  # only the section header can match
+    header = re.compile(r"^\s*\[+\s*([^\]]+?)\s*\]+\s*(#.*)?$")
+    assign = re.compile(r"^\s*[\"']?" + re.escape(key) + r"[\"']?\s*=")
+    current = None
+    for number, line in enumerate(lines, 1):
+        m = header.match(line)
+        if m:
+            current = m.group(1).strip()
+            continue
+        if current == section and assign.match(line):
+            return number
+    if section is not None:  # the section header itself
+        for number, line in enumerate(lines, 1):
+            m = header.match(line)
+            if m and m.group(1).strip() == section:
+                return number
+    return None
+
+
+@dataclass
+class Spec:
+    """A parsed, validated spec.
+
+    Attributes
+    ----------
+    name : str
+    task : str
+    sections : dict
+        ``{"data": {...}, "kernel": {...}, ..., "params": {...}}`` as written (lists kept).
+    repeat, seed, max_runs : int
+    zip_groups : list of list of str
+        Dotted keys (``"sampler.name"``) varied together.
+    source : str
+        Where it came from (file path or ``"<string>"``), for messages.
+    text : str
+    """
+
+    name: str
+    task: str
+    sections: dict
+    repeat: int = 1
+    seed: int = 0
+    max_runs: int = DEFAULT_MAX_RUNS
+    zip_groups: list = field(default_factory=list)
+    source: str = "<string>"
+    text: str = ""
+    description: str = ""
+    plots: list = field(default_factory=list)
+
+    def where(self, section, key) -> str:
+        line = key_line(self.text, section, key) if self.text else None
+        return f"{self.source}, line {line}" if line else self.source
+
+    def resolved(self) -> dict:
+        """The spec as a plain dict (what was run), for ``spec.json``."""
+        out = {"name": self.name, "task": self.task, "repeat": self.repeat, "seed": self.seed}
+        out.update({k: dict(v) for k, v in self.sections.items()})
+        if self.zip_groups:
+            out["sweep"] = {"zip": [list(g) for g in self.zip_groups]}
+        if self.plots:
+            out["plot"] = [dict(p) for p in self.plots]
+        return out
+
+
+def parse_value(raw: str):
+    """A ``--set`` value read as a TOML value (``500``, ``[1, 2]``, ``"rbf"``), else a string."""
+    try:
+        return tomllib.loads(f"v = {raw}")["v"]
+    except tomllib.TOMLDecodeError:
+        return raw
+
+
+def apply_overrides(doc: dict, overrides) -> dict:
+    """Apply ``--set key=value`` items (dotted keys: ``data.n_samples=500``) to a parsed doc."""
+    for item in overrides or ():
+        if "=" not in item:
+            raise SpecError(f"--set {item!r}: expected KEY=VALUE, e.g. data.n_samples=500")
+        key, raw = item.split("=", 1)
+        parts = key.strip().split(".")
+        if len(parts) > 2 or not all(parts):
+            raise SpecError(f"--set {item!r}: KEY is 'top' or 'section.key' (e.g. params.n_components)")
+        target = doc
+        if len(parts) == 2:
+            target = doc.setdefault(parts[0], {})
+            if not isinstance(target, dict):
+                raise SpecError(f"--set {item!r}: {parts[0]!r} is not a section")
+        target[parts[-1]] = parse_value(raw.strip())
+    return doc
+
+
+def load_spec(path_or_text, *, overrides=(), registry=None, text=None) -> Spec:
+    """Read and validate a spec file (or, with ``text=``, a spec given as a string).
+
+    Raises
+    ------
+    SpecError
+        Malformed TOML (line and column), unknown keys, tasks, components, parameters or data
+        sources (line and closest valid name), bad sweep groups.
+    FileNotFoundError
+        The spec file does not exist.
+    """
+    if text is None:
+        path = Path(path_or_text)
+        if not path.is_file():
+            raise FileNotFoundError(f"spec file {str(path)!r} does not exist")
+        text = path.read_text(encoding="utf-8")
+        source, default_name = str(path), path.stem
+    else:
+        source, default_name = str(path_or_text or "<string>"), "spec"
+    try:
+        doc = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        line, col = getattr(exc, "lineno", None), getattr(exc, "colno", None)
+        if line is None:  # Python < 3.14: "(at line L, column C)" in the message
+            m = re.search(r"line (\d+), column (\d+)", str(exc))
+            line, col = (int(m.group(1)), int(m.group(2))) if m else (None, None)
+        where = f"line {line}, column {col}" if line else "unknown position"
+        raise SpecError(f"{source}: malformed TOML at {where}: {exc}") from None
+    doc = apply_overrides(doc, overrides)
+    return validate(doc, source=source, text=text, default_name=default_name, registry=registry)
+
+
+def _check_int(spec_where, value, name, low):
+    if isinstance(value, bool) or not isinstance(value, int) or value < low:
+        raise SpecError(f"{spec_where}: {name} must be an integer >= {low}, got {value!r}")
+    return value
+
+
+def factory_parameters(factory) -> tuple[set, bool]:
+    """The keyword parameters a factory accepts and whether it takes ``**kwargs``."""
+    try:
+        params = inspect.signature(factory).parameters.values()
+    except (TypeError, ValueError):
+        return set(), True
+    names = {p.name for p in params if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
+    return names, any(p.kind == p.VAR_KEYWORD for p in params)
+
+
+def validate(doc: dict, *, source="<string>", text="", default_name="spec", registry=None) -> Spec:
+    """Validate a parsed spec (see :func:`load_spec`) and return a :class:`Spec`."""
+    from ..registry import default_registry
+    from . import data as data_mod
+    from .tasks import get_task, task_names
+
+    registry = registry or default_registry()
+
+    def where(section, key):
+        line = key_line(text, section, key) if text else None
+        return f"{source}, line {line}" if line else source
+
+    for key in doc:
+        if key not in TOP_KEYS:
+            raise SpecError(f"{where(None, key)}: unknown key {key!r}.{closest(key, TOP_KEYS)} "
+                            f"Valid keys: {', '.join(TOP_KEYS)}")
+    if "task" not in doc:
+        raise SpecError(f"{source}: the spec names no task; add task = \"...\" "
+                        f"(one of {', '.join(task_names())})")
+    task_name = doc["task"]
+    if not isinstance(task_name, str) or task_name not in task_names():
+        raise SpecError(f"{where(None, 'task')}: unknown task {task_name!r}."
+                        f"{closest(task_name, task_names())} Tasks: {', '.join(task_names())}")
+    task = get_task(task_name)
+    sections = {}
+    for sec in ("data", "kernel", "sampler", "solver", "params"):
+        if sec in doc:
+            if not isinstance(doc[sec], dict):
+                raise SpecError(f"{where(None, sec)}: {sec} must be a table ([{sec}])")
+            sections[sec] = dict(doc[sec])
+    needed = set(task.components)
+    for sec in COMPONENT_SECTIONS:
+        if sec in sections and sec not in needed:
+            raise SpecError(f"{where(sec, None)}: task {task.name!r} takes no [{sec}] section "
+                            f"(it uses: {', '.join(['data', *task.components, 'params'])})")
+    for sec in task.components:
+        sections.setdefault(sec, {})
+    if "data" not in sections or "source" not in sections["data"]:
+        raise SpecError(f"{where('data', None)}: the spec needs [data] with source = \"...\" "
+                        f"(one of {', '.join(data_mod.source_names())})")
+    # data source and its parameters
+    for src in _values(sections["data"]["source"]):
+        if src not in data_mod.source_names():
+            raise SpecError(f"{where('data', 'source')}: unknown data source {src!r}."
+                            f"{closest(src, data_mod.source_names())} Sources: "
+                            f"{', '.join(data_mod.source_names())}")
+        allowed = data_mod.source_parameters(src)
+        for key in sections["data"]:
+            if key != "source" and key not in allowed:
+                raise SpecError(f"{where('data', key)}: data source {src!r} has no parameter "
+                                f"{key!r}.{closest(key, allowed)} Parameters: {', '.join(sorted(allowed))}")
+    # components: registered names and their factory parameters
+    for sec in task.components:
+        table = sections[sec]
+        names = _values(table.get("name", task.default_components.get(sec)))
+        if names == [None]:
+            raise SpecError(f"{where(sec, None)}: [{sec}] needs name = \"...\" (see `sparsekit "
+                            f"list --family {sec}`)")
+        for name in names:
+            try:
+                info = registry.lookup(sec, name)
+            except (KeyError, ValueError, TypeError) as exc:
+                raise SpecError(f"{where(sec, 'name')}: {exc}") from None
+            accepted, var_kw = factory_parameters(info.registration.factory)
+            for key in table:
+                if key != "name" and not var_kw and key not in accepted:
+                    raise SpecError(f"{where(sec, key)}: {sec} {info.name!r} has no parameter "
+                                    f"{key!r}.{closest(key, accepted)} Parameters: "
+                                    f"{', '.join(sorted(accepted)) or 'none'}")
+    params = sections.setdefault("params", {})
+    for key in params:
+        if key not in task.params:
+            raise SpecError(f"{where('params', key)}: task {task.name!r} has no parameter {key!r}."
+                            f"{closest(key, task.params)} Parameters: {', '.join(sorted(task.params))}")
+    spec_where = where(None, "repeat")
+    repeat = _check_int(spec_where, doc.get("repeat", 1), "repeat", 1)
+    seed = _check_int(where(None, "seed"), doc.get("seed", 0), "seed", 0)
+    max_runs = _check_int(where(None, "max_runs"), doc.get("max_runs", DEFAULT_MAX_RUNS), "max_runs", 1)
+    zip_groups = []
+    sweep = doc.get("sweep", {})
+    if not isinstance(sweep, dict):
+        raise SpecError(f"{where(None, 'sweep')}: sweep must be a table ([sweep])")
+    for key in sweep:
+        if key != "zip":
+            raise SpecError(f"{where('sweep', key)}: unknown key {key!r} in [sweep]."
+                            f"{closest(key, ['zip'])} Valid: zip")
+    groups = sweep.get("zip", [])
+    if groups and all(isinstance(g, str) for g in groups):
+        groups = [groups]
+    for group in groups:
+        if not isinstance(group, list) or len(group) < 2:
+            raise SpecError(f"{where('sweep', 'zip')}: each zip group is a list of at least two "
+                            "dotted keys, e.g. [[\"sampler.name\", \"params.n_components\"]]")
+        lengths = {}
+        for dotted in group:
+            sec, _, key = str(dotted).partition(".")
+            if sec not in sections or key not in sections[sec]:
+                known = [f"{s}.{k}" for s, t in sections.items() for k in t]
+                raise SpecError(f"{where('sweep', 'zip')}: zip names {dotted!r}, which the spec "
+                                f"does not set.{closest(dotted, known)}")
+            value = sections[sec][key]
+            lengths[dotted] = len(value) if isinstance(value, list) else 1
+        if len(set(lengths.values())) != 1:
+            raise SpecError(f"{where('sweep', 'zip')}: zipped lists must have equal lengths, got "
+                            + ", ".join(f"{k}: {n}" for k, n in lengths.items()))
+        zip_groups.append(list(group))
+    plots = doc.get("plot", [])
+    if isinstance(plots, dict):
+        plots = [plots]
+    from .plots import PLOT_KEYS
+
+    for plot in plots:
+        if not isinstance(plot, dict) or "x" not in plot or "y" not in plot:
+            raise SpecError(f"{where(None, 'plot')}: each [[plot]] needs x and y (column names)")
+        for key in plot:
+            if key not in PLOT_KEYS:
+                raise SpecError(f"{where('plot', key)}: unknown key {key!r} in [[plot]]."
+                                f"{closest(key, PLOT_KEYS)} Valid: {', '.join(PLOT_KEYS)}")
+        if "file" in plot and (not str(plot["file"]).endswith(".png") or "/" in str(plot["file"])
+                               or "\\" in str(plot["file"])):
+            raise SpecError(f"{where('plot', 'file')}: plot file {plot['file']!r} must be a "
+                            "plain file name ending in .png (written into --out)")
+    name = doc.get("name", default_name)
+    return Spec(plots=plots, name=str(name), task=task.name, sections=sections, repeat=repeat, seed=seed,
+                max_runs=max_runs, zip_groups=zip_groups, source=source, text=text,
+                description=str(doc.get("description", "")))
+
+
+def _values(value) -> list:
+    return list(value) if isinstance(value, list) else [value]
+
+
+def expand(spec: Spec) -> list[dict]:
+    """The grid of a spec: one ``{section: {key: value}}`` dict per grid point (no repeats).
+
+    Axes are the list values; zipped axes advance together; the order is that of the spec
+    (sections in :data:`TOP_KEYS` order, keys as written), the last axis varying fastest.
+    """
+    axes = []  # each axis: list of dotted keys, list of value tuples
+    zipped = {d for g in spec.zip_groups for d in g}
+    for group in spec.zip_groups:
+        cols = [_values(spec.sections[d.split(".", 1)[0]][d.split(".", 1)[1]]) for d in group]
+        axes.append((group, list(zip(*cols))))
+    for sec, table in spec.sections.items():
+        for key, value in table.items():
+            dotted = f"{sec}.{key}"
+            if isinstance(value, list) and dotted not in zipped:
+                axes.append(([dotted], [(v,) for v in value]))
+    grid = []
+    for combo in itertools.product(*(values for _, values in axes)):
+        point = {sec: {k: v for k, v in table.items()} for sec, table in spec.sections.items()}
+        for (keys, _), values in zip(axes, combo):
+            for dotted, v in zip(keys, values):
+                sec, key = dotted.split(".", 1)
+                point[sec][key] = v
+        grid.append(point)
+    return grid

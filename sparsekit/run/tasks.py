@@ -1,0 +1,435 @@
+"""Tasks of ``sparsekit run``: what one run of a spec computes, and the metrics it reports.
+
+A task is a :class:`Task`: a function ``run(ctx) -> dict`` of metrics, the component families it
+takes (``[kernel]``, ``[sampler]``, ``[solver]`` sections of the spec, built through the registry),
+and its parameters with their defaults (the spec's ``[params]``).
+
+Extension point
+---------------
+A third-party package adds a task with :func:`register_task`, either when it is imported or
+through an entry point of the group ``sparsekit.tasks`` whose object is a :class:`Task` (loaded
+at the first lookup)::
+
+    # in the plugin's pyproject.toml: [project.entry-points."sparsekit.tasks"]
+    # my-task = "my_package.tasks:MY_TASK"
+    from sparsekit.run.tasks import Task, register_task
+
+    def run(ctx):
+        X = ctx.data["X"]
+        return {"mean_norm": float(np.linalg.norm(X, axis=1).mean())}
+
+    MY_TASK = Task("my-task", run, params={"scale": 1.0})
+    register_task(MY_TASK)
+
+Built-in tasks: ``nystrom``, ``sampler``, ``sparse-coding``, ``kernel-kmeans``, ``mmd``,
+``three-sample``, ``quickmeans``, ``palm4msa``.
+"""
+from __future__ import annotations
+
+import time
+import warnings
+from dataclasses import dataclass, field
+from importlib import metadata
+from typing import Callable
+
+import numpy as np
+
+ENTRY_POINT_GROUP = "sparsekit.tasks"
+
+
+@dataclass(frozen=True)
+class Task:
+    """A runnable task.
+
+    Parameters
+    ----------
+    name : str
+    run : callable
+        ``run(ctx: TaskContext) -> dict`` of metric name to number (or short string).
+    params : dict
+        The task's parameters and their defaults (the only keys ``[params]`` accepts).
+    components : tuple of str
+        Families the task takes (``"kernel"``, ``"sampler"``, ``"solver"``).
+    default_components : dict
+        ``{family: name}`` used when the spec's section gives no ``name``.
+    summary : str
+    """
+
+    name: str
+    run: Callable
+    params: dict = field(default_factory=dict)
+    components: tuple = ()
+    default_components: dict = field(default_factory=dict)
+    summary: str = ""
+    #: ``False``: the task builds its components itself from ``ctx.component_params`` (when a
+    #: parameter depends on the data, as Frank–Wolfe's radius on the signals)
+    build_components: bool = True
+
+
+@dataclass
+class TaskContext:
+    """What a task's ``run`` receives: data, built components, parameters and the seed."""
+
+    data: dict
+    components: dict
+    params: dict
+    seed: int
+    component_params: dict = field(default_factory=dict)
+
+    def samples(self):
+        """The samples: vectors ``X``, or the ``graphs`` of a graph collection."""
+        if "X" in self.data:
+            return self.data["X"]
+        if "graphs" in self.data:
+            return self.data["graphs"]
+        return self.need("X")[0]
+
+    def need(self, *keys):
+        missing = [k for k in keys if k not in self.data]
+        if missing:
+            raise ValueError(f"this task needs data with {', '.join(missing)}; the data source "
+                             f"gave {', '.join(sorted(self.data))}")
+        return [self.data[k] for k in keys]
+
+
+_TASKS: dict = {}
+_ENTRY_POINTS_LOADED = False
+
+
+def register_task(task: Task, *, replace: bool = False) -> Task:
+    """Make ``task`` available to specs (``task = "<name>"``). Returns it (usable as a decorator
+    result). A name already taken raises ``ValueError`` unless ``replace=True``."""
+    if not isinstance(task, Task):
+        raise TypeError(f"register_task takes a sparsekit.run.tasks.Task, got {type(task).__name__}")
+    if task.name in _TASKS and not replace:
+        raise ValueError(f"a task named {task.name!r} is already registered")
+    _TASKS[task.name] = task
+    return task
+
+
+def unregister_task(name: str) -> None:
+    _TASKS.pop(name, None)
+
+
+def _load_entry_points():
+    global _ENTRY_POINTS_LOADED
+    if _ENTRY_POINTS_LOADED:
+        return
+    _ENTRY_POINTS_LOADED = True
+    for ep in metadata.entry_points(group=ENTRY_POINT_GROUP):
+        try:
+            task = ep.load()
+            if task.name not in _TASKS:
+                register_task(task)
+        except Exception as exc:  # a broken plugin must not break the runner
+            warnings.warn(f"task plugin {ep.name!r} skipped: {exc}", UserWarning, stacklevel=2)
+
+
+def task_names() -> list[str]:
+    _load_entry_points()
+    return list(_TASKS)
+
+
+def get_task(name: str) -> Task:
+    _load_entry_points()
+    if name not in _TASKS:
+        from .spec import closest
+
+        raise ValueError(f"unknown task {name!r}.{closest(name, _TASKS)}")
+    return _TASKS[name]
+
+
+# -- helpers ---------------------------------------------------------------------------------
+def _fitted(kernel, X):
+    return kernel.fit(X) if hasattr(kernel, "fit") else kernel
+
+
+def _split(n, test_fraction, seed):
+    rng = np.random.default_rng(seed)
+    perm = rng.permutation(n)
+    n_test = max(1, int(round(test_fraction * n)))
+    return perm[n_test:], perm[:n_test]
+
+
+def _ridge_accuracy(Z, y, alpha, test_fraction, seed):
+    """Test accuracy of a ridge classifier on features Z (classes) or R² (continuous y)."""
+    from sklearn.linear_model import Ridge, RidgeClassifier
+
+    train, test = _split(len(y), test_fraction, seed)
+    if np.issubdtype(np.asarray(y).dtype, np.floating) and len(np.unique(y)) > 20:
+        return "ridge_r2", float(Ridge(alpha=alpha).fit(Z[train], y[train]).score(Z[test], y[test]))
+    return "ridge_accuracy", float(RidgeClassifier(alpha=alpha).fit(Z[train], y[train]).score(Z[test], y[test]))
+
+
+def _ari(y, labels):
+    from sklearn.metrics import adjusted_rand_score
+
+    return float(adjusted_rand_score(y, labels))
+
+
+# -- built-in tasks --------------------------------------------------------------------------
+def run_nystrom(ctx: TaskContext) -> dict:
+    """Nyström approximation: ‖K_E − K̂_E‖_F (absolute and relative, on ``n_eval`` points),
+    fit time, and the test accuracy of a ridge classifier on the features (when y is given)."""
+    from ..features.nystrom import Nystroem
+
+    X = ctx.samples()
+    p = ctx.params
+    kernel = _fitted(ctx.components["kernel"], X)
+    t0 = time.perf_counter()
+    ny = Nystroem(kernel, sampler=ctx.components["sampler"], n_components=p["n_components"],
+                  random_state=ctx.seed).fit(X)
+    fit_time = time.perf_counter() - t0
+    out = {"n_landmarks": int(ny.n_components_), "fit_time": fit_time}
+    out["error_fro"] = float(ny.approximation_error(X, norm="fro", n_eval=p["n_eval"],
+                                                    random_state=ctx.seed + 1))
+    out["rel_error_fro"] = float(ny.approximation_error(X, norm="fro", n_eval=p["n_eval"],
+                                                        relative=True, random_state=ctx.seed + 1))
+    if "y" in ctx.data and p["ridge_alpha"] is not None:
+        key, value = _ridge_accuracy(ny.transform(X), ctx.data["y"], p["ridge_alpha"],
+                                     p["test_fraction"], ctx.seed)
+        out[key] = value
+    return out
+
+
+def run_sampler(ctx: TaskContext) -> dict:
+    """Landmark quality of a sampler: score time and effective dimension Σ scores (samplers
+    with scores), and the relative residual trace tr(K − K̂)/tr(K) of the drawn landmarks."""
+    from ..features.nystrom import Nystroem
+
+    X = ctx.samples()
+    p = ctx.params
+    kernel = _fitted(ctx.components["kernel"], X)
+    sampler = ctx.components["sampler"]
+    out = {}
+    if hasattr(sampler, "scores"):
+        t0 = time.perf_counter()
+        scores = np.asarray(sampler.scores(X, kernel, random_state=ctx.seed))
+        out["score_time"] = time.perf_counter() - t0
+        out["sum_scores"] = float(scores.sum())
+        out["max_score"] = float(scores.max())
+    t0 = time.perf_counter()
+    ny = Nystroem(kernel, sampler=sampler, n_components=p["n_landmarks"], random_state=ctx.seed).fit(X)
+    out["sample_time"] = time.perf_counter() - t0
+    out["n_landmarks"] = int(len(ny.component_indices_))
+    out["rel_residual_trace"] = float(ny.approximation_error(X, norm="trace", relative=True,
+                                                             n_eval=p["n_eval"], random_state=ctx.seed + 1))
+    return out
+
+
+def run_sparse_coding(ctx: TaskContext) -> dict:
+    """A solver on a dictionary and signals: time, support recovery (the true support equals
+    the atoms of the ``m`` largest |coefficients|), median and max relative residual.
+
+    Parameters the solver section leaves out follow the protocol of the solver demo: OMP and
+    NN-OMP stop at ``m`` atoms, MP runs ``4 m`` steps (``max_iter`` overrides both), Frank–Wolfe
+    gets the radius ``beta = beta_factor · ‖x*‖₁`` per signal (Cherfaoui thesis §5.4 uses 8)
+    and ``max_iter`` (default 100) line-search steps.
+    """
+    from ..registry import default_registry
+    from .spec import factory_parameters
+
+    D, Y, coef = ctx.need("D", "Y", "coef")
+    p = ctx.params
+    if p["nonnegative"]:
+        coef = np.abs(coef)
+        Y = D @ coef
+    m = int(np.count_nonzero(coef[:, 0]))
+    table = dict(ctx.component_params.get("solver", {}))
+    name = table.pop("name", "omp")
+    info = default_registry().lookup("solver", name)
+    accepted, _ = factory_parameters(info.registration.factory)
+    defaults = {"n_nonzero_coefs": p["max_iter"] or m,
+                "max_iter": p["max_iter"] or (100 if "beta" in accepted else 4 * m),
+                "beta": p["beta_factor"] * np.abs(coef).sum(axis=0)}
+    for key, value in defaults.items():
+        if key in accepted and key not in table:
+            table[key] = value
+    solver = info.registration.factory(**table)
+    if p["warm_up"]:
+        warm = solver.set_params(beta=table["beta"][:1]) if "beta" in table else solver
+        warm.solve(D, Y[:, :1])
+        if "beta" in table:
+            solver.set_params(beta=table["beta"])
+    t0 = time.perf_counter()
+    result = solver.solve(D, Y)
+    elapsed = time.perf_counter() - t0
+    m = int(np.count_nonzero(coef[:, 0]))
+    top = np.argsort(-np.abs(result.coef), axis=0)[:m]
+    recovered = np.mean([set(top[:, j]) == set(np.flatnonzero(coef[:, j])) for j in range(Y.shape[1])])
+    rel = np.linalg.norm(Y - D @ result.coef, axis=0) / np.linalg.norm(Y, axis=0)
+    return {"time": elapsed, "support_recovery": float(recovered),
+            "median_rel_residual": float(np.median(rel)), "max_rel_residual": float(rel.max()),
+            "mean_nnz": float(np.mean(np.count_nonzero(result.coef, axis=0)))}
+
+
+def run_kernel_kmeans(ctx: TaskContext) -> dict:
+    """Kernel k-means (exact or Nyström): inertia, time, adjusted Rand index against y."""
+    from ..cluster.kernel_kmeans import KernelKMeans
+
+    X = ctx.samples()
+    p = ctx.params
+    kernel = _fitted(ctx.components["kernel"], X)
+    t0 = time.perf_counter()
+    km = KernelKMeans(p["n_clusters"], kernel=kernel, sampler=ctx.components["sampler"],
+                      n_landmarks=p["n_landmarks"], n_init=p["n_init"], method=p["method"],
+                      random_state=ctx.seed).fit(X)
+    out = {"time": time.perf_counter() - t0, "inertia": float(km.inertia_), "method": km.method_,
+           "residual_trace": float(km.residual_trace_)}
+    if "y" in ctx.data:
+        out["ari"] = _ari(ctx.data["y"], km.labels_)
+    return out
+
+
+def _two_classes(ctx):
+    X, y = ctx.need("X", "y")
+    a, b = ctx.params["classes"]
+    Xa, Xb = X[y == a], X[y == b]
+    if not len(Xa) or not len(Xb):
+        raise ValueError(f"classes {a!r} and {b!r}: one of them has no sample (labels: "
+                         f"{sorted(set(np.asarray(y).tolist()))[:10]})")
+    return Xa, Xb
+
+
+def _method_options(p, method):
+    from ..stats.three_sample import METHOD_OPTIONS
+
+    return {k: p[k] for k in METHOD_OPTIONS[method] if k in p and p[k] is not None}
+
+
+def run_mmd(ctx: TaskContext) -> dict:
+    """MMD² between the samples of two classes (``classes``), by ``method``, with its time and
+    the difference to the exact (biased) MMD² when ``n`` ≤ ``exact_max_n``."""
+    from .. import stats
+
+    Xa, Xb = _two_classes(ctx)
+    p = ctx.params
+    kernel = ctx.components["kernel"]
+    kernel = _fitted(kernel, np.vstack([Xa, Xb]))
+    method = p["method"]
+    opts = _method_options(p, method)
+    t0 = time.perf_counter()
+    if method == "exact":
+        value = stats.mmd2_biased(Xa, Xb, kernel)
+    elif method == "unbiased":
+        value = stats.mmd2_unbiased(Xa, Xb, kernel)
+    elif method == "linear":
+        value = stats.mmd2_linear(Xa, Xb, kernel, random_state=ctx.seed)
+    elif method == "block":
+        value = stats.mmd2_block(Xa, Xb, kernel, **opts)
+    elif method == "rff":
+        value = stats.mmd2_rff(Xa, Xb, kernel, random_state=ctx.seed, **opts)
+    elif method == "nystrom":
+        value = stats.mmd2_nystrom(Xa, Xb, kernel, random_state=ctx.seed, **opts)
+    else:
+        from .spec import closest
+
+        raise ValueError(f"mmd: unknown method {method!r}.{closest(method, ['exact', 'unbiased', 'linear', 'block', 'rff', 'nystrom'])}")
+    out = {"mmd2": float(value), "time": time.perf_counter() - t0}
+    if len(Xa) + len(Xb) <= p["exact_max_n"]:
+        out["delta_exact"] = float(value - stats.mmd2_biased(Xa, Xb, kernel))
+    return out
+
+
+def run_three_sample(ctx: TaskContext) -> dict:
+    """Three-sample test error: X and W disjoint draws of ``n`` points of class a, Z of class
+    b; the error rate is the fraction of ``n_repetitions`` where W is assigned to Z."""
+    from ..stats import three_sample_test
+
+    Xa, Xb = _two_classes(ctx)
+    p = ctx.params
+    n = p["n"]
+    if 2 * n > len(Xa) or n > len(Xb):
+        raise ValueError(f"three-sample: n={n} needs {2 * n} points of the first class and {n} "
+                         f"of the second; the data have {len(Xa)} and {len(Xb)}")
+    rng = np.random.default_rng(ctx.seed)
+    kernel = ctx.components["kernel"]
+    opts = _method_options(p, p["method"])
+    errors, t0 = [], time.perf_counter()
+    for _ in range(p["n_repetitions"]):
+        ia = rng.permutation(len(Xa))[:2 * n]
+        ib = rng.permutation(len(Xb))[:n]
+        res = three_sample_test(Xa[ia[:n]], Xb[ib], Xa[ia[n:]], method=p["method"], kernel=kernel,
+                                random_state=int(rng.integers(2**31)), **opts)
+        errors.append(not res.w_from_x)
+    return {"error": float(np.mean(errors)),
+            "error_se": float(np.std(errors) / np.sqrt(len(errors))),
+            "time": (time.perf_counter() - t0) / p["n_repetitions"]}
+
+
+def run_quickmeans(ctx: TaskContext) -> dict:
+    """QuicK-means: inertia, time, non-zeros of the centroid operator, ARI against y, and the
+    inertia of scikit-learn's dense k-means on the same data for reference."""
+    from sklearn.cluster import KMeans
+
+    from ..cluster.quickmeans import QuicKMeans
+
+    (X,) = ctx.need("X")
+    p = ctx.params
+    t0 = time.perf_counter()
+    qk = QuicKMeans(p["n_clusters"], n_factors=p["n_factors"], sparsity=p["sparsity"],
+                    max_iter=p["max_iter"], random_state=ctx.seed).fit(X)
+    out = {"time": time.perf_counter() - t0, "inertia": float(qk.inertia_),
+           "n_iter": int(qk.n_iter_)}
+    V = qk.cluster_centers_
+    out["centroid_nnz"] = int(sum(np.count_nonzero(np.asarray(f.toarray() if hasattr(f, "toarray") else f))
+                                  for f in getattr(V, "factors", [])) or np.count_nonzero(V.toarray()))
+    km = KMeans(p["n_clusters"], n_init=1, random_state=ctx.seed).fit(X)
+    out["kmeans_inertia"] = float(km.inertia_)
+    if "y" in ctx.data:
+        out["ari"] = _ari(ctx.data["y"], qk.labels_)
+    return out
+
+
+def run_palm4msa(ctx: TaskContext) -> dict:
+    """Factorize X into ``n_factors`` sparse factors (``sparsity`` non-zeros per row and column,
+    the schedule of hierarchical Palm4MSA): relative error ‖X − λ∏S‖_F/‖X‖_F, time."""
+    from ..solvers.hierarchical import hierarchical_constraints
+
+    (X,) = ctx.need("X")
+    p = ctx.params
+    solver = ctx.components["solver"]
+    if not hasattr(solver, "factorize"):
+        raise ValueError(f"palm4msa: solver {getattr(solver, 'name', solver)!r} is not a "
+                         "factorization solver (use palm4msa or hierarchical-palm4msa)")
+    t0 = time.perf_counter()
+    if getattr(solver, "name", "") == "hierarchical-palm4msa":
+        res = solver.factorize(X, p["sparsity"], n_factors=p["n_factors"])
+    else:
+        facts, _ = hierarchical_constraints(X.shape, p["n_factors"], p["sparsity"])
+        res = solver.factorize(X, facts)
+    return {"time": time.perf_counter() - t0, "rel_error": float(res.relative_error),
+            "n_iter": int(res.n_iter), "stop_reason": str(res.stop_reason)}
+
+
+for _task in (
+    Task("nystrom", run_nystrom, {"n_components": 100, "n_eval": 2000, "ridge_alpha": 1e-3,
+                                  "test_fraction": 0.25},
+         ("kernel", "sampler"), {"kernel": "rbf", "sampler": "uniform"},
+         "Nyström error, fit time, downstream ridge accuracy"),
+    Task("sampler", run_sampler, {"n_landmarks": 100, "n_eval": 2000}, ("kernel", "sampler"),
+         {"kernel": "rbf", "sampler": "uniform"}, "score time, effective dimension, residual trace"),
+    Task("sparse-coding", run_sparse_coding, {"nonnegative": False, "warm_up": True,
+                                              "max_iter": None, "beta_factor": 2.0}, ("solver",),
+         {"solver": "omp"}, "solver on m-sparse signals: time, support recovery, residuals",
+         build_components=False),
+    Task("kernel-kmeans", run_kernel_kmeans, {"n_clusters": 2, "n_landmarks": None, "n_init": 3,
+                                              "method": "auto"},
+         ("kernel", "sampler"), {"kernel": "rbf", "sampler": "uniform"},
+         "kernel k-means: inertia, time, ARI"),
+    Task("mmd", run_mmd, {"classes": [0, 1], "method": "nystrom", "n_landmarks": None,
+                          "sampler": None, "lam": None, "n_frequencies": None, "block_size": None,
+                          "exact_max_n": 4000},
+         ("kernel",), {"kernel": "rbf"}, "MMD² between two classes, time, Δ to exact"),
+    Task("three-sample", run_three_sample, {"classes": [0, 1], "method": "nystrom", "n": 100,
+                                            "n_repetitions": 10, "n_landmarks": None,
+                                            "sampler": None, "lam": None, "n_frequencies": None,
+                                            "block_size": None},
+         ("kernel",), {"kernel": "rbf"}, "three-sample test error rate and time"),
+    Task("quickmeans", run_quickmeans, {"n_clusters": 8, "n_factors": None, "sparsity": 3,
+                                        "max_iter": 50},
+         (), {}, "QuicK-means vs k-means: inertia, time, ARI"),
+    Task("palm4msa", run_palm4msa, {"n_factors": 3, "sparsity": 2}, ("solver",),
+         {"solver": "hierarchical-palm4msa"}, "sparse factorization: relative error, time"),
+):
+    register_task(_task)

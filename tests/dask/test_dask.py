@@ -1,0 +1,162 @@
+"""The Dask backend on a local cluster of 2 worker processes equals the in-memory results."""
+import time
+
+import numpy as np
+import pytest
+
+da = pytest.importorskip("dask.array")
+distributed = pytest.importorskip("distributed")
+
+import sparsekit  # noqa: E402
+import sparsekit.dask as skd  # noqa: E402
+from sparsekit.samplers import _draw  # noqa: E402
+from sparsekit.samplers.rls import DACRLSSampler  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def client():
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                       dashboard_address=None)
+    c = distributed.Client(cluster)
+    yield c
+    c.close()
+    cluster.close()
+
+
+@pytest.fixture(scope="module")
+def data():
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((600, 5))
+    return X, da.from_array(X, chunks=(150, -1))
+
+
+KERNEL = sparsekit.get_kernel("rbf", gamma=0.2)
+
+
+def test_gram_blocks_equal_in_memory(client, data):
+    X, Xd = data
+    Yd = da.from_array(X[:130], chunks=(40, 3))  # feature chunks are merged
+    G = skd.gram(KERNEL, Xd, Yd)
+    assert G.chunks == (Xd.chunks[0], (40, 40, 40, 10))
+    np.testing.assert_allclose(G.compute(), KERNEL(X, X[:130]), rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(skd.gram("rbf", Xd[:50], kernel_params={"gamma": 0.1}).compute(),
+                               sparsekit.get_kernel("rbf", gamma=0.1)(X[:50]), rtol=1e-12)
+
+
+def test_dac_rls_scores_equal_in_memory_partition(client, data):
+    X, Xd = data
+    scores = skd.dac_rls_scores(Xd, KERNEL, lam=0.05, random_state=7)
+    assert isinstance(scores, da.Array)
+    blocks = skd.dac_rls_partition(Xd.chunks[0], random_state=7)
+    # the documented partition: ceil(sqrt(600)) = 25 rows, inside chunks of 150
+    assert all(len(b) == 25 for b in blocks)
+    assert all(b.min() // 150 == b.max() // 150 for b in blocks)
+    ref = DACRLSSampler(lam=0.05).scores_for_partition(X, KERNEL, blocks)
+    np.testing.assert_allclose(scores.compute(), ref, rtol=1e-10, atol=1e-13)
+    # a different seed gives a different partition, hence different scores
+    assert not np.allclose(skd.dac_rls_scores(Xd, KERNEL, lam=0.05, random_state=8).compute(), ref)
+
+
+def test_nystroem_uniform_equals_in_memory(client, data):
+    X, Xd = data
+    ny = skd.nystroem_fit(Xd, "rbf", "uniform", 40, kernel_params={"gamma": 0.2}, random_state=3)
+    ref = sparsekit.Nystroem("rbf", "uniform", 40, kernel_params={"gamma": 0.2}, random_state=3).fit(X)
+    np.testing.assert_array_equal(ny.component_indices_, ref.component_indices_)
+    np.testing.assert_allclose(ny.normalization_, ref.normalization_, rtol=1e-10, atol=1e-12)
+    Z = skd.nystroem_transform(ny, Xd)
+    assert Z.chunks == (Xd.chunks[0], (40,))
+    np.testing.assert_allclose(Z.compute(), ref.transform(X), rtol=1e-10, atol=1e-12)
+
+
+def test_nystroem_dac_rls_draws_from_chunked_scores(client, data):
+    X, Xd = data
+    ny = skd.nystroem_fit(Xd, KERNEL, "dac-rls", 30, sampler_params={"lam": 0.05}, random_state=4)
+    scores = DACRLSSampler(lam=0.05).scores_for_partition(
+        X, KERNEL, skd.dac_rls_partition(Xd.chunks[0], random_state=4))
+    idx, weights = _draw.fixed_size(scores, 30, np.random.default_rng(4))
+    np.testing.assert_array_equal(ny.component_indices_, idx)
+    np.testing.assert_allclose(ny.landmark_weights_, weights)
+    np.testing.assert_allclose(ny.components_, X[idx])
+
+
+def test_nystroem_recursive_rls_on_one_worker_equals_in_memory(client, data):
+    X, Xd = data
+    kw = dict(kernel_params={"gamma": 0.2}, random_state=5)
+    ny = skd.nystroem_fit(Xd, "rbf", "recursive-rls", 25, **kw)
+    ref = sparsekit.Nystroem("rbf", "recursive-rls", 25, **kw).fit(X)
+    np.testing.assert_array_equal(ny.component_indices_, ref.component_indices_)
+    np.testing.assert_allclose(skd.nystroem_transform(ny, Xd).compute(), ref.transform(X),
+                               rtol=1e-9, atol=1e-11)
+
+
+@pytest.mark.parametrize("name, params", [
+    ("omp", {"n_nonzero_coefs": 3}),
+    ("mp", {"max_iter": 12}),
+    ("frank-wolfe", {"max_iter": 40}),
+])
+def test_batched_solvers_equal_in_memory(client, name, params):
+    from sparsekit.solvers.dictionaries import make_sparse_coding_problem
+
+    D, Y, C = make_sparse_coding_problem(32, 64, 3, 50, 0)
+    if name == "frank-wolfe":
+        params = {**params, "beta": 2 * np.abs(C).sum(0)}  # per signal: split with the columns
+    coef = skd.solve(name, D, da.from_array(Y, chunks=(-1, 12)), **params)
+    ref = sparsekit.get_solver(name, **params).solve(D, Y).coef
+    np.testing.assert_allclose(coef.compute(), ref, rtol=1e-12, atol=1e-14)
+
+
+def test_bad_inputs(data):
+    X, Xd = data
+    with pytest.raises(ValueError, match="Y has 4 features but 5 are expected"):
+        skd.gram(KERNEL, Xd, da.from_array(X[:, :4], chunks=(100, -1)))
+    with pytest.raises(TypeError, match="dask.array.Array"):
+        skd.gram(KERNEL, X)
+    with pytest.raises(ValueError, match="bandwidth rule 'median'"):
+        skd.gram(sparsekit.get_kernel("rbf", bandwidth="median"), Xd)
+    # chunks whose real width differs from the declared one (built from delayed pieces)
+    import dask
+
+    pieces = [da.from_delayed(dask.delayed(lambda w=w: np.ones((10, w)))(), (10, 5), float)
+              for w in (5, 4)]
+    lying = da.concatenate(pieces)
+    with pytest.raises(ValueError, match=r"a chunk of X has shape \(10, 4\) but X declares 5"):
+        skd.gram(KERNEL, lying).compute(scheduler="sync")
+    with pytest.raises(ValueError, match="mode='fixed'"):
+        skd.nystroem_fit(Xd, KERNEL, "dac-rls", 5, sampler_params={"lam": 0.1, "mode": "bernoulli"})
+    with pytest.raises(TypeError, match="lam must be a number"):
+        skd.dac_rls_scores(Xd, KERNEL, lam="inverse-mean-norm")
+
+
+def test_fitted_bandwidth_rule_is_frozen(client, data):
+    X, Xd = data
+    k = sparsekit.get_kernel("rbf", bandwidth="median").fit(X)
+    np.testing.assert_allclose(skd.gram(k, Xd[:60]).compute(), k(X[:60]), rtol=1e-12)
+    ny = skd.nystroem_fit(Xd, k, "uniform", 20, random_state=0)
+    assert ny.kernel_.gamma_ == pytest.approx(k.gamma_)
+
+
+def test_runner_on_the_cluster_equals_local(client, tmp_path):
+    from sparsekit.run import load_spec, run_spec
+
+    text = ('task = "nystrom"\n[data]\nsource = "blobs"\nn_samples = 80\n[kernel]\nname = "rbf"\n'
+            'gamma = 0.3\n[sampler]\nname = "uniform"\n[params]\nn_components = [5, 10]\n')
+    spec = load_spec("s.toml", text=text)
+    run_spec(spec, out=tmp_path / "local")
+    run_spec(spec, out=tmp_path / "dask", scheduler=client.scheduler.address)
+    import json
+
+    def rows(p):
+        return sorted((json.loads(line) for line in open(p / "results.jsonl")), key=lambda r: r["run_id"])
+
+    for a, b in zip(rows(tmp_path / "local"), rows(tmp_path / "dask")):
+        assert a["run_id"] == b["run_id"] and b["status"] == "ok"
+        assert a["error_fro"] == pytest.approx(b["error_fro"], rel=1e-10)
+
+
+def test_unreachable_scheduler_is_a_clear_error():
+    from sparsekit.run.runner import connect
+
+    t0 = time.perf_counter()
+    with pytest.raises(ConnectionError, match="could not reach the Dask scheduler"):
+        connect("tcp://127.0.0.1:9", timeout=1)
+    assert time.perf_counter() - t0 < 30
