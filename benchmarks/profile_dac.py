@@ -31,7 +31,8 @@ GROUPS = [  # (group, substrings of "file:function" in the profile), first match
     ("thread-pool hand-offs and lock waits", ("acquire", "wait", "SimpleQueue", "submit")),
     # SciPy's LAPACK/BLAS wrappers are not profiled separately: their time is the own time
     # of the functions that call them
-    ("Cholesky + triangular inverse (LAPACK/BLAS)", ("rls_from_gram", "_invert_upper")),
+    ("Cholesky + triangular inverse (LAPACK/BLAS)", ("rls_from_gram", "_invert_upper",
+                                                     "potrf_upper", "trtri_upper")),
     ("kernel block: GEMM", ("numpy.dot", "matmul")),
     ("kernel block: distances (Numba)", ("scaled_sq_dist",)),
     ("kernel block: exp", ("exp",)),

@@ -8,7 +8,7 @@ import sparsekit
 from sparsekit import _threads
 from sparsekit.kernels import _cpu
 from sparsekit.samplers._parallel import run_blocks
-from sparsekit.samplers._rls_cpu import TRTRI_BASE, _invert_upper_inplace, rls_from_gram
+from sparsekit.samplers._rls_cpu import _invert_upper_inplace, rls_from_gram
 
 
 @pytest.fixture
@@ -61,20 +61,20 @@ def test_block_workers_run_single_threaded():
     assert {s[1:] for s in seen} == {(1, 1)}
 
 
-@pytest.mark.parametrize("m", [3, TRTRI_BASE, TRTRI_BASE + 1, 2 * TRTRI_BASE + 37])
+@pytest.mark.parametrize("m", [3, 160, 357])
 def test_recursive_triangular_inverse(m):
     rng = np.random.default_rng(m)
     U = np.triu(rng.uniform(-1.0, 1.0, (m, m))) / m + np.diag(1.0 + rng.random(m))
     W = np.asfortranarray(U.copy())
     assert _invert_upper_inplace(W)
-    np.testing.assert_allclose(W, np.linalg.inv(U), rtol=0, atol=1e-12)
+    np.testing.assert_allclose(np.triu(W), np.linalg.inv(U), rtol=0, atol=1e-12)
     U[m // 2 + 1, m // 2 + 1] = 0.0
     assert not _invert_upper_inplace(np.asfortranarray(U))
 
 
 def test_rls_from_gram_against_dense_inverse():
     rng = np.random.default_rng(1)
-    X = rng.standard_normal((2 * TRTRI_BASE + 5, 4))
+    X = rng.standard_normal((325, 4))
     K = np.exp(-0.5 * ((X[:, None, :] - X[None, :, :]) ** 2).sum(-1))
     lam = 0.3
     expected = np.diag(K @ np.linalg.inv(K + lam * np.eye(len(K))))

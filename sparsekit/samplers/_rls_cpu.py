@@ -13,7 +13,9 @@ norm of row i of U⁻¹: one ``potrf`` and one ``trtri`` (2m³/3 flops) instead 
 from __future__ import annotations
 
 import numpy as np
-from scipy.linalg import blas, lapack
+from scipy.linalg import blas
+
+from ._lapack import potrf_upper, trtri_upper
 
 
 class NotPositiveDefiniteError(ValueError):
@@ -39,44 +41,22 @@ def rls_from_gram(K: np.ndarray, lam: float, overwrite: bool = False) -> np.ndar
     else:
         A = np.array(K, dtype=np.float64, order="C")
     A.flat[:: m + 1] += lam
-    # A is symmetric, so its transpose is the same matrix in Fortran order (no copy for LAPACK).
-    U, info = lapack.dpotrf(A.T, lower=0, clean=1, overwrite_a=1)
-    if info != 0:
+    # A is symmetric, so its transpose is the same matrix in Fortran order (no copy for LAPACK);
+    # both LAPACK calls release the GIL (see :mod:`._lapack`), so block workers run in parallel
+    U = A.T
+    if potrf_upper(U) != 0 or not _invert_upper_inplace(U):
         raise _not_pd("K + lam*I")
-    if not _invert_upper_inplace(U):
-        raise _not_pd("K + lam*I")
+    U = np.triu(U)
     inv_diag = np.einsum("ij,ij->i", U, U)
     scores = 1.0 - lam * inv_diag
     np.clip(scores, 0.0, 1.0, out=scores)
     return scores
 
 
-#: order below which a triangular inverse is one LAPACK ``trtri`` call
-TRTRI_BASE = 160
-
-
 def _invert_upper_inplace(U: np.ndarray) -> bool:
-    """U <- U⁻¹ for a Fortran-ordered upper-triangular float64 ``U``; False if U is singular.
-
-    Recursive halving: with U = [[A, B], [0, C]], U⁻¹ = [[A⁻¹, −A⁻¹ B C⁻¹], [0, C⁻¹]]; the
-    off-diagonal block is two triangular solves (BLAS-3 ``trsm``), the diagonal blocks recurse
-    down to ``TRTRI_BASE``. On blocks of a few hundred rows (the DAC-RLS block size) this was
-    about 10% faster than one OpenBLAS ``trtri`` call in single-threaded CPU time; the flop
-    count is the same (m³/3).
-    """
-    m = U.shape[0]
-    if m <= TRTRI_BASE:
-        R, info = lapack.dtrtri(U, lower=0, overwrite_c=1)
-        if R is not U:  # a strided view was copied by the wrapper
-            U[...] = R
-        return info == 0
-    h = m // 2
-    A, B, C = U[:h, :h], U[:h, h:], U[h:, h:]
-    if np.any(np.diag(U) == 0.0):
-        return False
-    B[...] = blas.dtrsm(-1.0, A, B, side=0, lower=0)     # −A⁻¹ B
-    B[...] = blas.dtrsm(1.0, C, B, side=1, lower=0)      # (−A⁻¹ B) C⁻¹
-    return _invert_upper_inplace(A) and _invert_upper_inplace(C)
+    """U <- U⁻¹ for a Fortran-ordered upper-triangular float64 ``U`` (LAPACK ``trtri``, GIL
+    released); False if U is singular. The strict lower triangle is not read."""
+    return trtri_upper(U) == 0
 
 
 def nystrom_factor(W: np.ndarray, rcond: float = 1e-12):
@@ -92,20 +72,21 @@ def nystrom_factor(W: np.ndarray, rcond: float = 1e-12):
 
 
 def cholesky_upper(A: np.ndarray, what: str) -> np.ndarray:
-    """Upper Cholesky factor U (UᵀU = A) of a float64 SPD matrix."""
+    """Upper Cholesky factor U (UᵀU = A) of a float64 SPD matrix (Fortran order, lower triangle
+    zero; LAPACK with the GIL released)."""
     A = np.array(A, dtype=np.float64, order="C")
-    U, info = lapack.dpotrf(A.T, lower=0, clean=1, overwrite_a=1)
-    if info != 0:
+    U = A.T                       # A is symmetric: the same matrix in Fortran order
+    if potrf_upper(U) != 0:
         raise _not_pd(what)
-    return U
+    return np.asfortranarray(np.triu(U))
 
 
 def inverse_upper(U: np.ndarray) -> np.ndarray:
     """U⁻¹ of an upper-triangular float64 matrix (Fortran order, lower triangle zero)."""
-    Uinv, info = lapack.dtrtri(U, lower=0)
-    if info != 0:
+    Uinv = np.array(U, dtype=np.float64, order="F")
+    if trtri_upper(Uinv) != 0:
         raise _not_pd("the Cholesky factor")
-    return Uinv
+    return np.asfortranarray(np.triu(Uinv))
 
 
 def quadratic_rows(B: np.ndarray, Uinv: np.ndarray) -> np.ndarray:
