@@ -172,13 +172,14 @@ def nystroem_fit(Xd, kernel="rbf", sampler="uniform", n_components=100, *, kerne
     input too. For uniform landmarks it equals ``Nystroem(...).fit(Xd.compute())`` with the same
     ``random_state``.
     """
-    from ..features.nystrom import Nystroem, _resolve
+    from ..features.nystrom import Nystroem
+    from ..registry import resolve
     from ..registry import default_registry
 
     Xd = check_chunked(Xd, "X")
     n, d = Xd.shape
     kernel = resolved_kernel(kernel, kernel_params, d)
-    sampler_obj = _resolve(default_registry(), "sampler", sampler, sampler_params)
+    sampler_obj = resolve("sampler", sampler, sampler_params, registry=default_registry())
     m = check_n_landmarks(check_scalar(n_components, "n_components", kind=numbers.Integral, low=1,
                                        low_inclusive=True), n)
     integer_seed = isinstance(random_state, (int, np.integer)) and not isinstance(random_state, bool)
