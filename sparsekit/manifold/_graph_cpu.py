@@ -91,6 +91,4 @@ def geodesic_extension_rows(nbr_dist, nbr_idx, G, a, b, out):
             dk = nbr_dist[q, k]
             gk = G[nbr_idx[q, k]]
             for j in range(n_cols):
-                t = dk + gk[j]
-                if t < row[j]:
-                    row[j] = t
+                row[j] = min(row[j], dk + gk[j])   # branch-free: the loop vectorizes

@@ -129,10 +129,14 @@ class CentredKernel(DataDependentKernel):
         return self._gram
 
     def _centre(self, K):
-        return K - K.mean(axis=1, keepdims=True) - self.row_means_[None, :] + self.grand_mean_
+        """Centre the rows of a freshly computed kernel block in place (they are new points)."""
+        K -= K.mean(axis=1, keepdims=True)
+        K -= self.row_means_[None, :]
+        K += self.grand_mean_
+        return K
 
     def _evaluate(self, X):
-        return self._centre(np.asarray(self.base_(X, self.X_fit_), dtype=np.float64))
+        return self._centre(np.array(self.base_(X, self.X_fit_), dtype=np.float64))
 
 
 def neg_half_sq_dist(X, Y):
@@ -220,7 +224,9 @@ class IsomapGeodesicKernel(CentredKernel):
         k = min(int(k), self.neighbors_.n_samples)
         dist, idx = self.neighbors_.query(X, k, n_jobs=self.n_jobs)
         D = extend_geodesics(dist, idx, self.node_geodesics_, n_jobs=self.n_jobs)
-        return self._centre(-0.5 * D ** 2)
+        np.square(D, out=D)
+        D *= -0.5
+        return self._centre(D)
 
 
 def barycenter_weights(X, Z, idx, reg):
