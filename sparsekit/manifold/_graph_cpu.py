@@ -79,12 +79,17 @@ def dijkstra_rows(indptr, indices, weights, sources, a, b, out):
 
 
 @njit(nogil=True, cache=True)
-def geodesic_extension_rows(nbr_dist, nbr_idx, G, a, b, out):
-    """``out[q - a, j] = min_k nbr_dist[q, k] + G[nbr_idx[q, k], j]`` for ``a <= q < b``."""
+def geodesic_extension_rows(nbr_dist, nbr_idx, G, order, a, b, out):
+    """``out[q, j] = min_k nbr_dist[q, k] + G[nbr_idx[q, k], j]`` for ``q = order[a:b]``.
+
+    ``order`` visits queries that share neighbours one after the other, so the rows of ``G``
+    they read are still in cache.
+    """
     n_cols = G.shape[1]
     k_max = nbr_idx.shape[1]
-    for q in range(a, b):
-        row = out[q - a]
+    for t in range(a, b):
+        q = order[t]
+        row = out[q]
         for j in range(n_cols):
             row[j] = np.inf
         for k in range(k_max):

@@ -123,9 +123,11 @@ def extend_geodesics(nbr_dist, nbr_idx, G, *, n_jobs=None):
     """``out[q, j] = min_k nbr_dist[q, k] + G[nbr_idx[q, k], j]`` (rows of ``G``: graph nodes)."""
     out = np.empty((nbr_idx.shape[0], G.shape[1]), dtype=np.float64)
     G = np.ascontiguousarray(G, dtype=np.float64)
+    # queries with the same nearest neighbour read mostly the same rows of G: visit them together
+    order = np.argsort(nbr_idx[:, 0], kind="stable").astype(np.int64)
 
     def work(a, b):
-        _graph_cpu.geodesic_extension_rows(nbr_dist, nbr_idx, G, a, b, out[a:b])
+        _graph_cpu.geodesic_extension_rows(nbr_dist, nbr_idx, G, order, a, b, out)
 
     _run(work, nbr_idx.shape[0], n_jobs)
     return out

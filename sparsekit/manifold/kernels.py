@@ -115,14 +115,18 @@ class CentredKernel(DataDependentKernel):
         X = check_array(X, "X")
         self.X_fit_ = X
         self.base_ = resolve_base(self.base, self.base_params)
-        K = np.asarray(self.base_(X, X), dtype=np.float64)
+        K = np.array(self.base_(X, X), dtype=np.float64)
         self._fit_gram(K)
         return self
 
     def _fit_gram(self, K):
+        """Double-centre the (freshly computed, symmetric) training kernel ``K`` in place."""
         self.row_means_ = K.mean(axis=1)
         self.grand_mean_ = float(self.row_means_.mean())
-        self._gram = K - self.row_means_[:, None] - self.row_means_[None, :] + self.grand_mean_
+        K -= self.row_means_[:, None]
+        K -= self.row_means_[None, :]
+        K += self.grand_mean_
+        self._gram = K
 
     def gram(self):
         _check_fitted(self)
@@ -208,15 +212,23 @@ class IsomapGeodesicKernel(CentredKernel):
                               "(increase n_neighbors to avoid it)", UserWarning, stacklevel=3)
         sources = np.arange(n) if landmarks is None else np.asarray(landmarks, dtype=np.int64)
         G = geodesics(graph, sources, n_jobs=self.n_jobs)          # (m, n)
-        if not np.isfinite(G).all():
+        if not np.isfinite(G.max()):     # distances are >= 0: only +inf can appear
             n_comp = sp.csgraph.connected_components(graph, directed=False)[0]
             raise ValueError(
                 f"the {k}-nearest-neighbour graph has {n_comp} connected components, so some "
                 "geodesic distances are infinite: increase n_neighbors (or remove outliers)")
         self.landmarks_ = sources
-        self.node_geodesics_ = np.ascontiguousarray(G.T)          # (n, m): node -> landmark
-        self.X_fit_ = X[sources]
-        self._fit_gram(-0.5 * G[:, sources] ** 2)
+        if landmarks is None:
+            # the graph is undirected, so G is symmetric: it is its own node -> landmark table
+            self.node_geodesics_ = G
+            self.X_fit_ = X
+            K = np.square(G)
+        else:
+            self.node_geodesics_ = np.ascontiguousarray(G.T)      # (n, m): node -> landmark
+            self.X_fit_ = X[sources]
+            K = np.square(G[:, sources])
+        K *= -0.5
+        self._fit_gram(K)
         return self
 
     def _evaluate(self, X):
