@@ -421,6 +421,16 @@ class LaplacianEigenmaps(SpectralEmbedding):
         return out
 
 
+def _not_fitted_error(message):
+    """scikit-learn's ``NotFittedError`` where it is installed (a clusterer's checks expect that
+    class; it is a ValueError and an AttributeError, as sparsekit's), else sparsekit's."""
+    try:
+        from sklearn.exceptions import NotFittedError
+    except ImportError:  # scikit-learn is optional
+        from .._base import NotFittedError
+    return NotFittedError(message)
+
+
 def _kmeans(Y, k, rng, n_init, max_iter=300):
     """Lloyd's k-means with k-means++ seeding; the best of ``n_init`` runs (inertia)."""
     best = (np.inf, None, None)
@@ -509,7 +519,9 @@ class SpectralClustering(SpectralEmbedding):
 
     def predict(self, X):
         """Cluster of each row of ``X``: nearest centre of its normalised Nyström embedding."""
-        self._check_is_fitted()
+        if getattr(self, "cluster_centers_", None) is None:
+            raise _not_fitted_error(f"this {type(self).__name__} is not fitted yet: call "
+                                    "fit(X) before predict")
         Y = self._normalise_rows(self._embed(self._validate_input(X, reset=False)))
         return ((Y[:, None, :] - self.cluster_centers_[None]) ** 2).sum(2).argmin(1)
 
