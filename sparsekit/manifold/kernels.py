@@ -26,6 +26,7 @@ training Gram ``M``) and ``__call__(X)`` (the ``n_new x n`` matrix ``k_D(x, x_i)
 from __future__ import annotations
 
 import numbers
+from abc import ABC, abstractmethod
 
 import numpy as np
 import scipy.sparse as sp
@@ -69,18 +70,20 @@ def _check_neighbors(value, name="n_neighbors"):
     return int(value)
 
 
-class DataDependentKernel(ParamsMixin):
+class DataDependentKernel(ParamsMixin, ABC):
     """Base class: ``fit(X)``, ``gram()``, and ``kernel(X)`` = ``k_D(X, X_fit)``."""
 
     X_fit_ = None
     #: evaluated only against the points it was fitted on (not a plain k(X, Y) kernel)
     data_dependent = True
 
+    @abstractmethod
     def fit(self, X):
-        raise NotImplementedError
+        """Store the training statistics of ``X``; returns self."""
 
+    @abstractmethod
     def gram(self):
-        raise NotImplementedError
+        """The ``n x n`` Gram matrix ``M`` of the training points."""
 
     def __call__(self, X, Y=None):
         """``k_D(x, x_i)`` for the rows of ``X`` against the training points (``Y`` must be None:

@@ -31,6 +31,8 @@ Decisions:
 """
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
+
 import numbers
 
 import numpy as np
@@ -60,7 +62,7 @@ def _check_k(k, name, high, what):
     return int(k)
 
 
-class Projection:
+class Projection(ABC):
     """Base class: ``P(M)`` for matrices of a fixed ``shape``.
 
     Subclasses implement :meth:`_project` (the selection on the possibly clipped input).
@@ -102,8 +104,9 @@ class Projection:
                 out = out / out.dtype.type(norm)
         return out
 
-    def _project(self, M):  # pragma: no cover - abstract
-        raise NotImplementedError
+    @abstractmethod
+    def _project(self, M):
+        """The projection of a validated array, before normalization."""
 
     def initial(self, dtype=np.float64) -> np.ndarray:
         """A default starting point in (or near) the set: the rectangular identity."""

@@ -7,6 +7,8 @@ sparse coding solvers (``solve(D, Y)``); calling the other method is a ``TypeErr
 """
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
+
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -51,13 +53,14 @@ class FactorizationResult:
         return float(np.sqrt(max(self.objective[-1], 0.0)) / (self.target_norm or 1.0))
 
 
-class FactorizationSolver(ParamsMixin):
+class FactorizationSolver(ParamsMixin, ABC):
     """Base class of the factorization solvers: ``factorize(M, constraints)``."""
 
     name = "factorization"
 
-    def factorize(self, M, constraints, **kwargs) -> FactorizationResult:  # pragma: no cover
-        raise NotImplementedError
+    @abstractmethod
+    def factorize(self, M, constraints, **kwargs) -> FactorizationResult:
+        """Factorize ``M`` under ``constraints`` (one per factor, left to right)."""
 
     def solve(self, *args, **kwargs):
         raise TypeError(
