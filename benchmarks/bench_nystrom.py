@@ -10,7 +10,7 @@ Run: ``python benchmarks/bench_nystrom.py`` (``--quick`` for small sizes). In on
    The values are checked equal on the same landmarks first (the script exits 1 otherwise).
 2. Quality: mean Frobenius error ‖K_E − K̂_E‖_F (E = 10,000 random points, or all) at 2% and 5%
    of n landmarks for uniform, DAC-RLS and recursive RLS, on scikit-learn's digits (200 draws)
-   and on the generated 50,000-point mixture of :mod:`sparsekit.experiments.nystrom` (10
+   and on the generated 50,000-point mixture of :mod:`sparsekit.run.data` (10
    draws), the Chapter 3 protocol. Each difference to uniform is printed with its standard
    error and called below / above / tie at two standard errors. Accepted results: below
    uniform on the mixture, whose density is uneven; a tie (or below) on digits, whose ridge
@@ -30,7 +30,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _timing import best_time, blas_threads, check, finish, machine, print_table, threads  # noqa: E402
 
 import sparsekit  # noqa: E402
-from sparsekit.experiments import nystrom as exp  # noqa: E402
+from sparsekit.run import nystrom_tables as exp  # noqa: E402
 from sparsekit.samplers.base import Landmarks  # noqa: E402
 
 
@@ -164,7 +164,7 @@ def score_spread(quick):
             (f"generated mixture n={n_gen}, d=54",
              exp.generated_dataset(n=n_gen, d=54, random_state=0), "dac-rls")]:
         kernel = exp.experiment_kernel().fit(X)
-        scores = np.asarray(exp.make_sampler(sampler).scores(X, kernel, random_state=0),
+        scores = np.asarray(exp.make_sampler(sampler, lam=exp.LAM).scores(X, kernel, random_state=0),
                             dtype=np.float64)
         p = scores / scores.sum()
         n = len(p)

@@ -27,7 +27,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 from sklearn.datasets import load_digits  # noqa: E402
 
-from sparsekit.experiments import nystrom as exp  # noqa: E402
+from sparsekit.run import nystrom_tables as exp  # noqa: E402
 
 
 def plot_errors(table, path):

@@ -36,7 +36,7 @@ from sklearn.metrics import accuracy_score, r2_score  # noqa: E402
 from sklearn.model_selection import train_test_split  # noqa: E402
 
 from sparsekit.ensemble import OMPForestClassifier, OMPForestRegressor  # noqa: E402
-from sparsekit.experiments.table import format_table  # noqa: E402
+from sparsekit.run.tables import format_table  # noqa: E402
 
 METHODS = (("OMP", "omp", "fitted"), ("OMP w/o weights", "omp", "uniform"),
            ("NN-OMP", "nn-omp", "fitted"), ("random", "random", "uniform"))

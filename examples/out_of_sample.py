@@ -34,7 +34,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 from sklearn.datasets import load_digits, make_swiss_roll  # noqa: E402
 
-from sparsekit.experiments.table import format_table  # noqa: E402
+from sparsekit.run.tables import format_table  # noqa: E402
 from sparsekit.manifold import (MDS, Isomap, KernelPCA, LocallyLinearEmbedding,  # noqa: E402
                                 SpectralEmbedding)
 

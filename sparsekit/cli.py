@@ -17,7 +17,7 @@ def _cell(text: str) -> str:
 
 
 def _cmd_list(args) -> int:
-    from .experiments.table import format_table
+    from .run.tables import format_table
 
     registry = default_registry()
     components = registry.list(args.family)
@@ -46,12 +46,13 @@ def _cmd_list(args) -> int:
     return 0
 
 
-#: Demo sections: name -> (module, function); each function returns a printable table.
+#: Demo sections: name -> (module, function); each function returns a printable table
+#: computed by the tasks of ``sparsekit run`` (see sparsekit.run.demo).
 DEMO_SECTIONS = {
-    "kernels": ("sparsekit.experiments.kernels", "kernel_table"),
-    "graphs": ("sparsekit.experiments.kernels", "graph_kernel_table"),
-    "nystrom": ("sparsekit.experiments.nystrom", "demo_table"),
-    "solvers": ("sparsekit.experiments.solvers", "solver_table"),
+    "kernels": ("sparsekit.run.demo", "kernel_table"),
+    "graphs": ("sparsekit.run.demo", "graph_kernel_table"),
+    "nystrom": ("sparsekit.run.demo", "nystrom_table"),
+    "solvers": ("sparsekit.run.demo", "solver_table"),
 }
 
 

@@ -87,26 +87,27 @@ def test_list_escapes_pipes_in_summaries(capsys):
 
 
 def test_nystrom_reading_notes_explain_rls_losing_to_uniform():
-    from sparsekit.experiments import nystrom as exp
+    from sparsekit.run import demo
+    from sparsekit.run import nystrom_tables as exp
 
     X = exp.generated_dataset(n=300, d=5, random_state=0)
     table = exp.ErrorTable("data", 300, 300, [5, 30], ["uniform", "dac-rls", "rls", "greedy-trace"])
     table.errors = {("uniform", 5): np.array([10.0]), ("dac-rls", 5): np.array([12.0]),
                     ("rls", 5): np.array([9.0]), ("greedy-trace", 5): np.array([3.0])}
-    notes = exp.reading_notes(table, X)
+    notes = demo.reading_notes(table, X)
     line = next(n for n in notes if "lose to uniform" in n)
-    d_eff = exp.make_sampler("rls").effective_dimension(X, exp.experiment_kernel().fit(X))
+    d_eff = exp.make_sampler("rls", lam=exp.LAM).effective_dimension(X, exp.experiment_kernel().fit(X))
     assert line.startswith("dac-rls lose to uniform at |S| = 5:")  # rls beat uniform here
     assert f"(d_eff = {d_eff:.0f} here)" in line
     assert any(n.startswith("greedy-trace: deterministic") for n in notes)
     table.errors[("dac-rls", 5)] = np.array([8.0])
-    assert not any("lose to uniform" in n for n in exp.reading_notes(table, X))
+    assert not any("lose to uniform" in n for n in demo.reading_notes(table, X))
 
 
 def test_demo_graphs_section_prints_a_table():
-    from sparsekit.experiments import kernels
+    from sparsekit.run import demo
 
-    table = kernels.graph_kernel_table(n_graphs=40)
+    table = demo.graph_kernel_table(n_graphs=40)
     rows = [line for line in table.splitlines() if line.startswith(("| True", "| False"))]
     assert len(rows) == 4 and "Gram 40x40" in table
     normalized_medians = [float(r.split("|")[4]) for r in rows if r.split("|")[2].strip() == "True"]
@@ -125,7 +126,7 @@ def test_console_script_entry_point_runs():
 
 
 def test_demo_solvers_section_recovers_supports():
-    from sparsekit.experiments.solvers import solver_table
+    from sparsekit.run.demo import solver_table
 
     table = solver_table(n_features=64, n_atoms=128, n_nonzero=2, n_signals=20)
     rows = {line.split("|")[1].strip(): line.split("|") for line in table.splitlines()[3:]

@@ -7,11 +7,13 @@ parameters (``seed`` defaults to the run's seed).
 
 Sources
 -------
-- toy sets of scikit-learn, by name: ``iris``, ``digits``, ``wine``, ``breast-cancer``;
+- toy sets of scikit-learn, by name: ``iris``, ``digits``, ``wine``, ``breast-cancer``,
+  ``diabetes`` (``scale`` divides X, e.g. 16 for the digits' pixels);
 - generated: ``gaussian-mixture`` (the unbalanced mixture of the Nyström experiments),
-  ``blobs``, ``rings`` (concentric noisy circles), ``moons``, ``sparse-signals`` (an m-sparse
-  coding problem: Gaussian dictionary ``D``, signals ``Y = D coef``), ``hadamard`` (the
-  Hadamard matrix of order ``n``, as ``X``);
+  ``blobs``, ``rings`` (concentric noisy circles), ``moons``, ``swiss-roll``, ``friedman1``
+  (regression), ``uniform`` (points in [0, 1]^d), ``random-graphs`` (Erdős–Rényi graphs with
+  random node labels), ``sparse-signals`` (an m-sparse coding problem: Gaussian dictionary
+  ``D``, signals ``Y = D coef``), ``hadamard`` (the Hadamard matrix of order ``n``, as ``X``);
 - files: ``file`` with ``path`` (``.npy``, ``.npz`` with arrays ``X`` and optionally ``y``,
   ``.csv`` (numeric; ``target`` names a label column, pandas used when installed), ``.parquet``
   (needs pandas));
@@ -28,32 +30,95 @@ from pathlib import Path
 import numpy as np
 
 _TOY = {"iris": "load_iris", "digits": "load_digits", "wine": "load_wine",
-        "breast-cancer": "load_breast_cancer"}
+        "breast-cancer": "load_breast_cancer", "diabetes": "load_diabetes"}
 
 
 def _toy(name):
-    def load(n_samples=None, seed=0):
+    def load(n_samples=None, scale=None, seed=0):
         from sklearn import datasets
 
         X, y = getattr(datasets, _TOY[name])(return_X_y=True)
         if n_samples is not None and n_samples < len(y):
             idx = np.sort(np.random.default_rng(seed).choice(len(y), n_samples, replace=False))
             X, y = X[idx], y[idx]
+        if scale is not None:
+            X = X / scale
         return {"X": np.ascontiguousarray(X, dtype=np.float64), "y": y}
 
-    load.__doc__ = f"scikit-learn's {name} data set (``n_samples``: a random subset)."
+    load.__doc__ = (f"scikit-learn's {name} data set (``n_samples``: a random subset; "
+                    "``scale``: X divided by it).")
     return load
 
 
-def gaussian_mixture(n_samples=2000, n_features=20, n_clusters=10, seed=0):
-    """The unbalanced Gaussian mixture of the Nyström experiments; ``y`` are the components."""
-    from ..experiments.nystrom import generated_dataset
+def generated_dataset(n=50_000, d=54, n_clusters=40, random_state=0, dtype=np.float64):
+    """A deterministic, unbalanced Gaussian mixture (Covertype's dimension by default).
 
+    Cluster sizes follow a Zipf law (size ∝ 1 / rank), cluster spreads vary over a decade and
+    the centers are drawn at random, so the density is very uneven: uniform landmarks
+    under-represent the small, spread-out clusters that ridge leverage scores favour.
+
+    Returns
+    -------
+    X : ndarray of shape (n, d)
+    """
+    rng = np.random.default_rng(random_state)
+    weights = 1.0 / np.arange(1, n_clusters + 1)
+    weights /= weights.sum()
+    labels = rng.choice(n_clusters, size=n, p=weights)
+    centers = rng.normal(0.0, 1.0, size=(n_clusters, d))
+    spreads = 10.0 ** rng.uniform(-1.3, -0.3, size=n_clusters)
+    X = centers[labels] + spreads[labels, None] * rng.standard_normal((n, d))
+    return np.ascontiguousarray(X, dtype=dtype)
+
+
+def gaussian_mixture(n_samples=2000, n_features=20, n_clusters=10, seed=0):
+    """The unbalanced Gaussian mixture of the Nyström experiments (:func:`generated_dataset`);
+    ``y`` are the components."""
     X = generated_dataset(n=n_samples, d=n_features, n_clusters=n_clusters, random_state=seed)
     # the same draw of labels as generated_dataset (its first random call)
     rng = np.random.default_rng(seed)
     w = 1.0 / np.arange(1, n_clusters + 1)
     y = rng.choice(n_clusters, size=n_samples, p=w / w.sum())
+    return {"X": X, "y": y}
+
+
+def uniform(n_samples=2000, n_features=64, seed=0):
+    """Points drawn uniformly from [0, 1]^d (non-negative, so the χ² kernels apply)."""
+    return {"X": np.random.default_rng(seed).random((n_samples, n_features))}
+
+
+def random_labelled_graphs(n_graphs, n_nodes=30, p=0.15, n_labels=5, random_state=0):
+    """Erdős–Rényi graphs G(n_nodes, p) as ``(adjacency, labels)`` pairs with random labels."""
+    rng = np.random.default_rng(random_state)
+    graphs = []
+    for _ in range(n_graphs):
+        upper = np.triu(rng.random((n_nodes, n_nodes)) < p, k=1)
+        adjacency = (upper | upper.T).astype(np.uint8)
+        graphs.append((adjacency, rng.integers(0, n_labels, n_nodes)))
+    return graphs
+
+
+def random_graphs(n_graphs=200, n_nodes=30, p=0.15, n_labels=5, seed=0):
+    """Erdős–Rényi graphs G(``n_nodes``, ``p``) with uniformly random node labels
+    (:func:`random_labelled_graphs`), as ``graphs``."""
+    return {"graphs": random_labelled_graphs(n_graphs, n_nodes, p, n_labels, random_state=seed)}
+
+
+def swiss_roll(n_samples=1500, noise=0.05, seed=0):
+    """The swiss roll (scikit-learn's ``make_swiss_roll``); ``y`` is the position on the roll."""
+    from sklearn.datasets import make_swiss_roll
+
+    X, t = make_swiss_roll(n_samples, noise=noise, random_state=seed)
+    return {"X": X, "y": t}
+
+
+def friedman1(n_samples=2000, n_features=8, noise=1.0, seed=0):
+    """Friedman #1 regression (scikit-learn's ``make_friedman1``): y depends on the first 5
+    features, the others are noise."""
+    from sklearn.datasets import make_friedman1
+
+    X, y = make_friedman1(n_samples=n_samples, n_features=n_features, noise=noise,
+                          random_state=seed)
     return {"X": X, "y": y}
 
 
@@ -204,7 +269,9 @@ def graphs(path, allow_pickle=False, seed=0):
 #: name -> function; the function's keyword parameters are the source's parameters.
 SOURCES = {name: _toy(name) for name in _TOY}
 SOURCES.update({"gaussian-mixture": gaussian_mixture, "blobs": blobs, "rings": rings,
-                "moons": moons, "sparse-signals": sparse_signals, "hadamard": hadamard,
+                "moons": moons, "swiss-roll": swiss_roll, "friedman1": friedman1,
+                "uniform": uniform, "random-graphs": random_graphs,
+                "sparse-signals": sparse_signals, "hadamard": hadamard,
                 "file": file, "graphs": graphs})
 
 

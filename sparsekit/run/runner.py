@@ -50,33 +50,15 @@ def plan(spec: Spec) -> list[dict]:
     return runs
 
 
-def build_components(task, point: dict, registry=None) -> dict:
-    """The task's components, built through the registry from the grid point's sections."""
-    from ..registry import default_registry
-
-    registry = registry or default_registry()
-    built = {}
-    for family in task.components:
-        table = dict(point.get(family, {}))
-        name = table.pop("name", task.default_components.get(family))
-        built[family] = registry.get(family, name, **table)
-    return built
-
-
 def execute_point(task_name: str, point: dict, seed: int, allow_pickle: bool = False) -> dict:
     """Run one grid point and return its metrics (raises on failure). Runs on Dask workers too."""
     from . import data as data_mod
-    from .tasks import TaskContext, get_task
+    from .tasks import get_task, run_task
 
     task = get_task(task_name)
     data = data_mod.load(point["data"], seed=seed, allow_pickle=allow_pickle)
-    params = dict(task.params)
-    params.update(point.get("params", {}))
-    components = build_components(task, point) if task.build_components else {}
-    sections = {f: dict(point.get(f, {})) for f in task.components}
-    ctx = TaskContext(data=data, components=components, params=params, seed=seed,
-                      component_params=sections)
-    return task.run(ctx)
+    return run_task(task.name, point.get("params", {}), data,
+                    {f: point.get(f, {}) for f in task.components}, seed=seed)
 
 
 def _safe_point(task_name, point, seed, allow_pickle):

@@ -22,7 +22,13 @@ at the first lookup)::
     register_task(MY_TASK)
 
 Built-in tasks: ``nystrom``, ``sampler``, ``sparse-coding``, ``kernel-kmeans``, ``mmd``,
-``three-sample``, ``quickmeans``, ``palm4msa``.
+``three-sample``, ``quickmeans``, ``palm4msa``, ``gram``, ``out-of-sample``, ``omp-forest``.
+
+One implementation per protocol
+-------------------------------
+:func:`run_task` runs one task on data in memory (no spec, no output files). ``sparsekit demo``
+and the example scripts call it, so a table of the demo, an example's figure and a row of
+``sparsekit run`` come from the same code.
 """
 from __future__ import annotations
 
@@ -139,9 +145,101 @@ def get_task(name: str) -> Task:
     return _TASKS[name]
 
 
+def _component(task, family, value, registry):
+    """``(object, section)`` of one component: a section ``{"name": ..., **params}`` is built
+    through the registry; anything else is an object used as given (section ``{}``)."""
+    if not isinstance(value, dict):
+        return value, {}
+    params = dict(value)
+    name = params.pop("name", task.default_components.get(family))
+    return registry.get(family, name, **params), {"name": name, **params}
+
+
+def run_task(name: str, params=None, data=None, components=None, seed: int = 0,
+             registry=None) -> dict:
+    """Run the task ``name`` once on ``data`` and return its metrics (the row of a spec run).
+
+    Parameters
+    ----------
+    name : str
+        A registered task (:func:`task_names`).
+    params : dict, optional
+        The task's parameters (the spec's ``[params]``); missing ones take the task's defaults.
+    data : dict
+        What a data source returns: ``X`` (and ``y``), ``graphs``, or ``D``/``Y``/``coef``
+        (see :mod:`sparsekit.run.data`).
+    components : dict, optional
+        ``{family: section}`` with ``section = {"name": ..., **parameters}`` as a spec's
+        ``[kernel]``/``[sampler]``/``[solver]`` table (built through the registry; a missing
+        name takes the task's default), or ``{family: object}`` for a component built already.
+    seed : int
+    registry : Registry, optional
+        Default: the default registry.
+
+    Raises
+    ------
+    ValueError
+        Unknown task, or a parameter the task does not take (the closest name is suggested).
+    """
+    from ..registry import default_registry
+
+    task = get_task(name)
+    registry = registry or default_registry()
+    params = dict(params or {})
+    unknown = [k for k in params if k not in task.params]
+    if unknown:
+        from .spec import closest
+
+        raise ValueError(f"task {task.name!r} has no parameter {unknown[0]!r}."
+                         f"{closest(unknown[0], task.params)} Parameters: "
+                         f"{', '.join(sorted(task.params))}")
+    merged = {**task.params, **params}
+    components = dict(components or {})
+    built, sections = {}, {}
+    for family in task.components:
+        value = components.get(family, {})
+        if task.build_components:
+            built[family], sections[family] = _component(task, family, value, registry)
+        else:
+            sections[family] = dict(value)
+    ctx = TaskContext(data=dict(data or {}), components=built, params=merged, seed=seed,
+                      component_params=sections)
+    return task.run(ctx)
+
+
 # -- helpers ---------------------------------------------------------------------------------
 def _fitted(kernel, X):
     return kernel.fit(X) if hasattr(kernel, "fit") else kernel
+
+
+def make_sampler(name, lam=None, registry=None, **params):
+    """The registered sampler ``name`` built with ``params``; ``lam`` (when not None) goes to
+    the samplers that take a λ, except recursive RLS.
+
+    The Chapter 3 protocol of the Cherfaoui thesis (§3.3) sets λ = (mean ‖x_i‖)⁻¹
+    (``lam="inverse-mean-norm"``) for the ridge-leverage-score samplers and lets recursive RLS
+    keep its adaptive λ, as the authors' code the thesis used as baseline does (thesis §3.1.2;
+    Musco & Musco 2017).
+    """
+    from ..registry import default_registry
+    from .spec import factory_parameters
+
+    info = (registry or default_registry()).lookup("sampler", name)
+    accepted, _ = factory_parameters(info.registration.factory)
+    if lam is not None and "lam" in accepted and info.name != "recursive-rls":
+        params["lam"] = lam
+    return info.registration.factory(**params)
+
+
+def _sampler(ctx):
+    """The task's sampler, with the task parameter ``lam`` applied (see :func:`make_sampler`)
+    when the sampler came from a section that sets no λ of its own."""
+    section = ctx.component_params.get("sampler") or {}
+    lam = ctx.params.get("lam")
+    if lam is None or "name" not in section or "lam" in section:
+        return ctx.components["sampler"]
+    params = dict(section)
+    return make_sampler(params.pop("name"), lam=lam, **params)
 
 
 def _split(n, test_fraction, seed):
@@ -169,22 +267,31 @@ def _ari(y, labels):
 
 # -- built-in tasks --------------------------------------------------------------------------
 def run_nystrom(ctx: TaskContext) -> dict:
-    """Nyström approximation: ‖K_E − K̂_E‖_F (absolute and relative, on ``n_eval`` points),
-    fit time, and the test accuracy of a ridge classifier on the features (when y is given)."""
+    """Nyström approximation: ‖K_E − K̂_E‖_F (absolute and, with ``relative_error``, relative)
+    on ``n_eval`` points, fit time, and the test accuracy of a ridge classifier on the features
+    (when y is given and ``ridge_alpha`` is not None).
+
+    The landmarks are drawn with ``ctx.seed``, the evaluation subset E with ``eval_seed``
+    (default ``seed + 1``): one ``eval_seed`` for every run of a table compares all samplers
+    on the same E (Cherfaoui thesis §3.3). ``lam`` sets λ of the RLS samplers that the
+    ``[sampler]`` section leaves unset (:func:`make_sampler`).
+    """
     from ..features.nystrom import Nystroem
 
     X = ctx.samples()
     p = ctx.params
     kernel = _fitted(ctx.components["kernel"], X)
     t0 = time.perf_counter()
-    ny = Nystroem(kernel, sampler=ctx.components["sampler"], n_components=p["n_components"],
+    ny = Nystroem(kernel, sampler=_sampler(ctx), n_components=p["n_components"],
                   random_state=ctx.seed).fit(X)
     fit_time = time.perf_counter() - t0
+    eval_seed = ctx.seed + 1 if p["eval_seed"] is None else p["eval_seed"]
     out = {"n_landmarks": int(ny.n_components_), "fit_time": fit_time}
     out["error_fro"] = float(ny.approximation_error(X, norm="fro", n_eval=p["n_eval"],
-                                                    random_state=ctx.seed + 1))
-    out["rel_error_fro"] = float(ny.approximation_error(X, norm="fro", n_eval=p["n_eval"],
-                                                        relative=True, random_state=ctx.seed + 1))
+                                                    random_state=eval_seed))
+    if p["relative_error"]:
+        out["rel_error_fro"] = float(ny.approximation_error(X, norm="fro", n_eval=p["n_eval"],
+                                                            relative=True, random_state=eval_seed))
     if "y" in ctx.data and p["ridge_alpha"] is not None:
         key, value = _ridge_accuracy(ny.transform(X), ctx.data["y"], p["ridge_alpha"],
                                      p["test_fraction"], ctx.seed)
@@ -194,20 +301,29 @@ def run_nystrom(ctx: TaskContext) -> dict:
 
 def run_sampler(ctx: TaskContext) -> dict:
     """Landmark quality of a sampler: score time and effective dimension Σ scores (samplers
-    with scores), and the relative residual trace tr(K − K̂)/tr(K) of the drawn landmarks."""
+    with scores), and the relative residual trace tr(K − K̂)/tr(K) of ``n_landmarks`` drawn
+    landmarks (``n_landmarks = 0``: scores only).
+
+    With ``warm_up``, the scores are computed once on the first 200 samples before the timed
+    call, so that compilation is not timed. ``lam`` as in :func:`run_nystrom`.
+    """
     from ..features.nystrom import Nystroem
 
     X = ctx.samples()
     p = ctx.params
     kernel = _fitted(ctx.components["kernel"], X)
-    sampler = ctx.components["sampler"]
+    sampler = _sampler(ctx)
     out = {}
     if hasattr(sampler, "scores"):
+        if p["warm_up"]:
+            sampler.scores(X[:min(200, len(X))], kernel, random_state=ctx.seed)
         t0 = time.perf_counter()
         scores = np.asarray(sampler.scores(X, kernel, random_state=ctx.seed))
         out["score_time"] = time.perf_counter() - t0
         out["sum_scores"] = float(scores.sum())
         out["max_score"] = float(scores.max())
+    if not p["n_landmarks"]:
+        return out
     t0 = time.perf_counter()
     ny = Nystroem(kernel, sampler=sampler, n_components=p["n_landmarks"], random_state=ctx.seed).fit(X)
     out["sample_time"] = time.perf_counter() - t0
@@ -402,12 +518,16 @@ def run_palm4msa(ctx: TaskContext) -> dict:
             "n_iter": int(res.n_iter), "stop_reason": str(res.stop_reason)}
 
 
+from .task_gram import run_gram  # noqa: E402  (task bodies in modules of their own)
+
 for _task in (
     Task("nystrom", run_nystrom, {"n_components": 100, "n_eval": 2000, "ridge_alpha": 1e-3,
-                                  "test_fraction": 0.25},
+                                  "test_fraction": 0.25, "lam": None, "eval_seed": None,
+                                  "relative_error": True},
          ("kernel", "sampler"), {"kernel": "rbf", "sampler": "uniform"},
          "Nyström error, fit time, downstream ridge accuracy"),
-    Task("sampler", run_sampler, {"n_landmarks": 100, "n_eval": 2000}, ("kernel", "sampler"),
+    Task("sampler", run_sampler, {"n_landmarks": 100, "n_eval": 2000, "lam": None,
+                                  "warm_up": True}, ("kernel", "sampler"),
          {"kernel": "rbf", "sampler": "uniform"}, "score time, effective dimension, residual trace"),
     Task("sparse-coding", run_sparse_coding, {"nonnegative": False, "warm_up": True,
                                               "max_iter": None, "beta_factor": 2.0}, ("solver",),
@@ -429,6 +549,8 @@ for _task in (
     Task("quickmeans", run_quickmeans, {"n_clusters": 8, "n_factors": None, "sparsity": 3,
                                         "max_iter": 50},
          (), {}, "QuicK-means vs k-means: inertia, time, ARI"),
+    Task("gram", run_gram, {"dtype": "float64", "warm_up": True, "n_eig": 300}, ("kernel",),
+         {"kernel": "rbf"}, "Gram matrix: time, symmetry error, median, smallest eigenvalue"),
     Task("palm4msa", run_palm4msa, {"n_factors": 3, "sparsity": 2}, ("solver",),
          {"solver": "hierarchical-palm4msa"}, "sparse factorization: relative error, time"),
 ):

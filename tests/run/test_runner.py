@@ -218,7 +218,7 @@ def test_generated_sources():
     r = np.linalg.norm(d["X"], axis=1)
     np.testing.assert_allclose(r, d["y"] + 1.0)
     d = data_mod.gaussian_mixture(n_samples=300, n_features=4, n_clusters=3, seed=2)
-    from sparsekit.experiments.nystrom import generated_dataset
+    from sparsekit.run.data import generated_dataset
 
     np.testing.assert_array_equal(d["X"], generated_dataset(300, 4, 3, random_state=2))
     # the labels are the mixture's components: within-component spread < between

@@ -1,8 +1,10 @@
-"""The Chapter 3 experiment library (sparsekit.experiments.nystrom) and the demo table."""
+"""The Chapter 3 experiment tables (sparsekit.run.nystrom_tables), computed by the nystrom and
+sampler tasks, and the demo's Nyström section."""
 import numpy as np
 import pytest
 
-from sparsekit.experiments import nystrom as exp
+from sparsekit.run import demo
+from sparsekit.run import nystrom_tables as exp
 
 
 def test_generated_dataset_is_deterministic_and_unbalanced():
@@ -27,17 +29,23 @@ def test_error_table_all_landmarks_is_exact_and_more_landmarks_help():
 
 
 def test_error_table_matches_direct_computation():
+    """The thesis protocol, computed without the task: the kernel resolved on X, λ = (mean
+    ‖x‖)⁻¹ for DAC-RLS, one evaluation subset for every draw."""
     from sparsekit import Nystroem
+    from sparsekit.samplers.rls import DACRLSSampler
 
     X = exp.generated_dataset(n=120, d=3, random_state=0)
-    table = exp.frobenius_error_table(X, samplers=("uniform",), landmark_counts=(10,),
-                                      n_draws=1, n_eval=50, random_state=4)
+    table = exp.frobenius_error_table(X, samplers=("uniform", "dac-rls"), landmark_counts=(10,),
+                                      n_draws=2, n_eval=50, random_state=4)
     rng = np.random.default_rng(4)
     eval_seed = int(rng.integers(2**31))
-    ny = Nystroem(exp.experiment_kernel(), sampler="uniform", n_components=10,
-                  random_state=int(rng.integers(2**31))).fit(X)
-    expected = ny.approximation_error(X, n_eval=50, random_state=eval_seed)
-    assert table.errors[("uniform", 10)][0] == pytest.approx(expected, rel=1e-12)
+    for name in ("uniform", "dac-rls"):
+        sampler = DACRLSSampler(lam="inverse-mean-norm") if name == "dac-rls" else "uniform"
+        for draw in range(2):
+            ny = Nystroem(exp.experiment_kernel(), sampler=sampler, n_components=10,
+                          random_state=int(rng.integers(2**31))).fit(X)
+            expected = ny.approximation_error(X, n_eval=50, random_state=eval_seed)
+            assert table.errors[(name, 10)][draw] == pytest.approx(expected, rel=1e-12)
 
 
 def test_skips_are_reported(monkeypatch):
@@ -60,9 +68,10 @@ def test_timing_table():
 
 
 def test_make_sampler_passes_the_thesis_lambda_rule():
-    assert exp.make_sampler("dac-rls").lam == "inverse-mean-norm"
+    assert exp.make_sampler("dac-rls", lam=exp.LAM).lam == "inverse-mean-norm"
     assert exp.make_sampler("dac-rls", lam=2.0).lam == 2.0
-    assert exp.make_sampler("recursive-rls").lam != "inverse-mean-norm"
+    assert exp.make_sampler("dac-rls").lam == 1.0  # no protocol λ: the sampler's default
+    assert exp.make_sampler("recursive-rls", lam=exp.LAM).lam != "inverse-mean-norm"
 
 
 def test_demo_table_quick_lists_every_sampler(monkeypatch):
@@ -73,8 +82,8 @@ def test_demo_table_quick_lists_every_sampler(monkeypatch):
         return tables[-1]
 
     real = exp.frobenius_error_table
-    monkeypatch.setattr(exp, "frobenius_error_table", recording)
-    out = exp.demo_table(quick=True)
+    monkeypatch.setattr(demo, "frobenius_error_table", recording)
+    out = demo.nystrom_table(quick=True)
     assert isinstance(out, str)
     errors, timing = out.split("\n\n")
     rows = {line.split()[0]: line for line in errors.splitlines()[2:]}

@@ -1,4 +1,4 @@
-"""Plain-text tables for the demo and the examples."""
+"""Plain-text (Markdown) tables for `sparsekit demo`, `sparsekit list` and the examples."""
 from __future__ import annotations
 
 

@@ -1,1 +1,0 @@
-"""Scripted experiments shared by the examples and ``sparsekit demo`` (top layer)."""
