@@ -17,6 +17,10 @@ Printed: the mean ± standard deviation over the repetitions at a few sizes, NN-
 size and the share of negative OMP weights; written (under ``--out``): one PNG per data set,
 test score against forest size, and ``omp_forest.csv`` with every value.
 
+Each method and repetition is one run of the ``omp-forest`` task of ``sparsekit run``
+(:mod:`sparsekit.run.task_omp_forest`); ``examples/specs/omp_forest.toml`` runs the same grid
+as a spec.
+
 Run: ``python examples/omp_forest.py [--quick] [--out DIR]`` (``--quick``: 2 repetitions,
 forests of 40 trees, sizes up to 20 and a 2,000-sample generated set).
 """
@@ -30,56 +34,42 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
-from sklearn.datasets import load_breast_cancer, load_diabetes, make_friedman1  # noqa: E402
-from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor  # noqa: E402
-from sklearn.metrics import accuracy_score, r2_score  # noqa: E402
-from sklearn.model_selection import train_test_split  # noqa: E402
 
-from sparsekit.ensemble import OMPForestClassifier, OMPForestRegressor  # noqa: E402
+from sparsekit.run import data, run_task  # noqa: E402
 from sparsekit.run.tables import format_table  # noqa: E402
 
+#: (label, method, weights) of the ``omp-forest`` task
 METHODS = (("OMP", "omp", "fitted"), ("OMP w/o weights", "omp", "uniform"),
            ("NN-OMP", "nn-omp", "fitted"), ("random", "random", "uniform"))
 
 
 def datasets(quick):
-    X, y = load_diabetes(return_X_y=True)
-    yield "diabetes", X, y, "regression", 40 if quick else 100
-    X, y = load_breast_cancer(return_X_y=True)
-    yield "breast cancer", X, y, "classification", 40 if quick else 300
+    """(name, data, problem, forest size): the sources of ``examples/specs/omp_forest.toml``."""
+    yield "diabetes", data.SOURCES["diabetes"](), "regression", 40 if quick else 100
+    yield "breast cancer", data.SOURCES["breast-cancer"](), "classification", 40 if quick else 300
     n = 2_000 if quick else 20_640
-    X, y = make_friedman1(n_samples=n, n_features=8, noise=1.0, random_state=0)
-    yield f"Friedman #1 ({n:,} x 8)", X, y, "regression", 40 if quick else 300
+    yield (f"Friedman #1 ({n:,} x 8)", data.friedman1(n_samples=n, n_features=8, noise=1.0, seed=0),
+           "regression", 40 if quick else 300)
 
 
-def run_dataset(X, y, task, n_forest, sizes, repetitions):
-    """Test scores, shape (n_methods + 1, repetitions, len(sizes)); NN-OMP sizes; negatives."""
-    regression = task == "regression"
-    score = r2_score if regression else accuracy_score
-    Forest = RandomForestRegressor if regression else RandomForestClassifier
-    Pruned = OMPForestRegressor if regression else OMPForestClassifier
+def run_dataset(points, problem, n_forest, sizes, repetitions):
+    """Test scores, shape (n_methods + 1, repetitions, len(sizes)); NN-OMP sizes; negatives.
+
+    One ``omp-forest`` task run per method and repetition (the repetition is the seed; the
+    methods of one repetition share its forest)."""
     scores = np.full((len(METHODS) + 1, repetitions, len(sizes)), np.nan)
     nn_sizes, negatives = [], []
     for rep in range(repetitions):
-        strat = None if regression else y
-        X_rest, X_test, y_rest, y_test = train_test_split(X, y, test_size=0.2, random_state=rep,
-                                                          stratify=strat)
-        X_train, _, y_train, _ = train_test_split(
-            X_rest, y_rest, test_size=0.25, random_state=rep,
-            stratify=None if regression else y_rest)
-        forest = Forest(n_estimators=n_forest, random_state=rep, n_jobs=-1).fit(X_train, y_train)
-        scores[-1, rep, :] = score(y_test, forest.predict(X_test))
-        for m, (_, solver, weights) in enumerate(METHODS):
-            model = Pruned(n_trees=max(sizes), forest=forest, solver=solver, weights=weights,
-                           random_state=rep).fit(X_rest, y_rest)
-            staged = list(model.staged_predict(X_test))
-            for j, size in enumerate(sizes):
-                if size <= len(staged):
-                    scores[m, rep, j] = score(y_test, staged[size - 1])
-            if solver == "nn-omp":
-                nn_sizes.append(model.n_trees_)
-            if (solver, weights) == ("omp", "fitted"):
-                negatives.append(model.negative_weight_fraction_)
+        for m, (_, method, weights) in enumerate(METHODS):
+            row = run_task("omp-forest", {"method": method, "weights": weights,
+                                          "n_estimators": n_forest, "sizes": sizes,
+                                          "problem": problem}, points, seed=rep)
+            scores[m, rep, :] = [np.nan if s is None else s for s in row["scores"]]
+            scores[-1, rep, :] = row["full_forest"]
+            if method == "nn-omp":
+                nn_sizes.append(row["n_trees"])
+            if (method, weights) == ("omp", "fitted"):
+                negatives.append(row["negative_weight_fraction"])
     return scores, nn_sizes, negatives
 
 
@@ -114,9 +104,9 @@ def main(argv=None):
     sizes = [1, 2, 5, 10, 20] if args.quick else [1, 2, 5, 10, 20, 30, 50, 75, 100]
     shown = [s for s in (2, 5, 20, 50, 100) if s in sizes]
     csv_rows = []
-    for name, X, y, task, n_forest in datasets(args.quick):
+    for name, points, task, n_forest in datasets(args.quick):
         t0 = time.perf_counter()
-        scores, nn_sizes, negatives = run_dataset(X, y, task, n_forest, sizes, repetitions)
+        scores, nn_sizes, negatives = run_dataset(points, task, n_forest, sizes, repetitions)
         metric = "R²" if task == "regression" else "accuracy"
         header = ["method"] + [f"{s} trees" for s in shown]
         rows = []
@@ -130,7 +120,7 @@ def main(argv=None):
             for j, size in enumerate(sizes):
                 for rep in range(repetitions):
                     csv_rows.append([name, label, size, rep, scores[len(rows) - 1, rep, j]])
-        title = (f"\n{name}: test {metric} against trees kept ({len(y):,} samples, forest of "
+        title = (f"\n{name}: test {metric} against trees kept ({len(points['y']):,} samples, forest of "
                  f"{n_forest}, {repetitions} repetitions, {time.perf_counter() - t0:.0f} s)")
         print(format_table(header, rows, title=title))
         print(f"NN-OMP stopped by itself at {np.mean(nn_sizes):.1f} trees on average "

@@ -20,6 +20,10 @@ LLE, 3 % for Isomap, and a positive difference throughout for spectral clusterin
 data; the shape, not the values, is what transfers). Printed: one table per data set; written
 under ``--out``: ``out_of_sample_<data>.png`` and ``out_of_sample.csv``.
 
+Each cell is one run of the ``out-of-sample`` task of ``sparsekit run``
+(:mod:`sparsekit.run.task_out_of_sample`); ``examples/specs/out_of_sample.toml`` runs the same
+grid as a spec.
+
 Run: ``python examples/out_of_sample.py [--quick] [--out DIR]``.
 """
 import argparse
@@ -32,58 +36,19 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
-from sklearn.datasets import load_digits, make_swiss_roll  # noqa: E402
 
+from sparsekit.run import data, run_task  # noqa: E402
 from sparsekit.run.tables import format_table  # noqa: E402
-from sparsekit.manifold import (MDS, Isomap, KernelPCA, LocallyLinearEmbedding,  # noqa: E402
-                                SpectralEmbedding)
 
-
-def methods(gamma):
-    return {
-        "MDS": lambda: MDS(2),
-        "Isomap": lambda: Isomap(2, n_neighbors=10, disconnected="connect"),
-        "LLE": lambda: LocallyLinearEmbedding(2, n_neighbors=10),
-        "spectral": lambda: SpectralEmbedding(2, kernel_params={"gamma": gamma}),
-        "kernel PCA": lambda: KernelPCA(2, kernel_params={"gamma": gamma}),
-    }
-
-
-def align(source, target):
-    """Least-squares affine map of ``source`` onto ``target``; returns a function."""
-    A = np.hstack([source, np.ones((len(source), 1))])
-    coef = np.linalg.lstsq(A, target, rcond=None)[0]
-    return lambda E: np.hstack([E, np.ones((len(E), 1))]) @ coef
-
-
-def differences(X, make, p, n_train, n_probe, rng):
-    """``(d_var - d_oos) / scale`` for ``n_probe`` points of F, one split."""
-    n_r = max(1, int(round(p * n_train)))
-    n_f = n_train - n_r
-    perm = rng.permutation(len(X))[: n_f + 2 * n_r]
-    F, R1, R2 = perm[:n_f], perm[n_f:n_f + n_r], perm[n_f + n_r:]
-    train1 = np.concatenate([F, R1])
-    e1 = make().fit(X[train1]).embedding_
-    e2 = make().fit(X[np.concatenate([F, R2])]).embedding_
-    scale = np.sqrt(np.mean(np.sum(e1 ** 2, axis=1)))
-    e2_on_1 = align(e2[:n_f], e1[:n_f])(e2[:n_f])
-    d_var = np.linalg.norm(e2_on_1 - e1[:n_f], axis=1)
-    out = []
-    for i in rng.choice(n_f, size=min(n_probe, n_f), replace=False):
-        rest = np.delete(np.arange(len(train1)), i)
-        model = make().fit(X[train1[rest]])
-        to_1 = align(model.embedding_, e1[rest])
-        pred = to_1(model.transform(X[train1[i]][None, :]))[0]
-        d_oos = np.linalg.norm(pred - e1[i])
-        out.append((d_var[i] - d_oos) / scale)
-    return out
+#: table label -> method of the ``out-of-sample`` task
+METHODS = {"MDS": "mds", "Isomap": "isomap", "LLE": "lle", "spectral": "spectral",
+           "kernel PCA": "kernel-pca"}
 
 
 def datasets(quick):
-    X, _ = make_swiss_roll(1500, noise=0.05, random_state=0)
-    yield "swiss roll", X, 1.0 / (2 * 2.0 ** 2)
-    digits = load_digits().data / 16.0
-    yield "digits", digits, 1.0 / (2 * 2.5 ** 2)
+    """(name, data, γ of the spectral and kernel PCA methods): the sources of the spec."""
+    yield "swiss roll", data.swiss_roll(1500, noise=0.05, seed=0), 1.0 / (2 * 2.0 ** 2)
+    yield "digits", data.SOURCES["digits"](scale=16.0), 1.0 / (2 * 2.5 ** 2)
 
 
 def main(argv=None):
@@ -96,19 +61,19 @@ def main(argv=None):
     proportions = [0.02, 0.1] if args.quick else [0.01, 0.02, 0.03, 0.05, 0.1, 0.2]
     n_train, n_probe, reps = (150, 4, 1) if args.quick else (400, 10, 5)
     rows_csv = []
-    for name, X, gamma in datasets(args.quick):
+    for name, points, gamma in datasets(args.quick):
         t0 = time.perf_counter()
         table, curves = [], {}
-        for label, make in methods(gamma).items():
+        for label, method in METHODS.items():
             cells, means, stds = [], [], []
             for p in proportions:
-                rng = np.random.default_rng(0)
-                diffs = [d for _ in range(reps)
-                         for d in differences(X, make, p, n_train, n_probe, rng)]
-                means.append(np.mean(diffs))
-                stds.append(np.std(diffs))
+                row = run_task("out-of-sample", {
+                    "method": method, "proportion": p, "n_train": n_train, "n_probe": n_probe,
+                    "n_repetitions": reps, "gamma": gamma}, points, seed=0)
+                means.append(row["mean_difference"])
+                stds.append(row["std_difference"])
                 cells.append(f"{means[-1]:+.3f} ± {stds[-1]:.3f}")
-                rows_csv += [[name, label, p, d] for d in diffs]
+                rows_csv += [[name, label, p, d] for d in row["differences"]]
             table.append([label] + cells)
             curves[label] = (np.array(means), np.array(stds))
         header = ["method"] + [f"p = {p:.0%}" for p in proportions]

@@ -519,6 +519,8 @@ def run_palm4msa(ctx: TaskContext) -> dict:
 
 
 from .task_gram import run_gram  # noqa: E402  (task bodies in modules of their own)
+from .task_omp_forest import run_omp_forest  # noqa: E402
+from .task_out_of_sample import run_out_of_sample  # noqa: E402
 
 for _task in (
     Task("nystrom", run_nystrom, {"n_components": 100, "n_eval": 2000, "ridge_alpha": 1e-3,
@@ -551,6 +553,14 @@ for _task in (
          (), {}, "QuicK-means vs k-means: inertia, time, ARI"),
     Task("gram", run_gram, {"dtype": "float64", "warm_up": True, "n_eig": 300}, ("kernel",),
          {"kernel": "rbf"}, "Gram matrix: time, symmetry error, median, smallest eigenvalue"),
+    Task("out-of-sample", run_out_of_sample, {"method": "mds", "proportion": 0.05,
+                                              "n_train": 400, "n_probe": 10, "n_repetitions": 1,
+                                              "n_components": 2, "n_neighbors": 10, "gamma": None},
+         (), {}, "embedding: out-of-sample error against training-set variability"),
+    Task("omp-forest", run_omp_forest, {"method": "omp", "weights": "fitted", "n_estimators": 100,
+                                        "sizes": [1, 2, 5, 10, 20], "problem": "auto",
+                                        "test_size": 0.2, "validation_size": 0.25},
+         (), {}, "random forest pruned by OMP / NN-OMP / random: test score per size"),
     Task("palm4msa", run_palm4msa, {"n_factors": 3, "sparsity": 2}, ("solver",),
          {"solver": "hierarchical-palm4msa"}, "sparse factorization: relative error, time"),
 ):

@@ -27,6 +27,11 @@ SMALL = {
     "quickmeans": ["data.n_samples=300", "params.n_clusters=4", "params.sparsity=[2]",
                    "params.max_iter=2"],
     "palm4msa": ["data.n=[8]", "params.n_factors=[3]", "solver.n_iter=20"],
+    "out_of_sample": ["data.n_samples=200", 'params.method=["mds", "lle"]',
+                      "params.proportion=[0.1]", "params.n_train=60", "params.n_probe=2",
+                      "params.n_repetitions=1"],
+    "omp_forest": ['data.source=["diabetes"]', "repeat=1", "params.n_estimators=[10]",
+                   "params.sizes=[[2, 5]]"],
 }
 
 
@@ -56,7 +61,7 @@ def test_example_spec_runs_small(name, tmp_path, capsys):
         assert len(list(csv.DictReader(fh))) == len(rows)
     printed = capsys.readouterr().out
     assert "results:" in printed
-    if name in ("nystrom_samplers", "frank_wolfe_recovery"):
+    if name in ("nystrom_samplers", "frank_wolfe_recovery", "out_of_sample"):
         assert "plot: " in printed and list(tmp_path.glob("*.png"))
 
 

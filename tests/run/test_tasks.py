@@ -1,0 +1,127 @@
+"""The tasks as a library (run_task): the code behind `sparsekit demo`, the examples and
+`sparsekit run`, with values checked against direct computations."""
+import numpy as np
+import pytest
+
+from sparsekit.run import data as data_mod
+from sparsekit.run import execute_point, run_task
+
+
+def test_gram_task_values_and_dtypes():
+    X = np.random.default_rng(0).random((60, 4))
+    K = X @ X.T
+    row = run_task("gram", {"n_eig": 20}, {"X": X}, {"kernel": {"name": "linear"}})
+    assert row["max_asym"] == 0.0
+    assert row["median"] == pytest.approx(np.median(K), rel=1e-12)
+    assert row["min_eig"] == pytest.approx(np.linalg.eigvalsh(K[:20, :20]).min(), abs=1e-12)
+    row32 = run_task("gram", {"n_eig": 20, "dtype": "float32"}, {"X": X},
+                     {"kernel": {"name": "linear"}})
+    assert row32["median"] == pytest.approx(np.median(K), rel=1e-5)
+    assert row32["median"] != row["median"]  # the float32 Gram matrix was formed
+
+
+def test_run_task_checks_parameters_and_takes_built_components():
+    with pytest.raises(ValueError, match="has no parameter 'n_eigs'.*'n_eig'"):
+        run_task("gram", {"n_eigs": 3}, {"X": np.ones((3, 2))})
+    with pytest.raises(ValueError, match="unknown task 'gramm'.*'gram'"):
+        run_task("gramm")
+    from sparsekit import get_kernel
+
+    X = np.random.default_rng(1).random((30, 3))
+    by_name = run_task("gram", {}, {"X": X}, {"kernel": {"name": "rbf", "gamma": 0.3}})
+    by_object = run_task("gram", {}, {"X": X}, {"kernel": get_kernel("rbf", gamma=0.3)})
+    assert by_name["median"] == by_object["median"]
+
+
+def test_nystrom_task_protocol_parameters():
+    """lam reaches the RLS samplers the section leaves without one (not recursive RLS, not a
+    section that sets its own); eval_seed fixes the evaluation subset."""
+    from sparsekit import Nystroem
+    from sparsekit.samplers.rls import DACRLSSampler
+
+    X = data_mod.generated_dataset(n=300, d=3, random_state=0)
+    kernel = {"name": "rbf", "bandwidth": "mean-sq-dist"}
+    params = {"n_components": 15, "n_eval": 100, "lam": "inverse-mean-norm", "eval_seed": 7,
+              "relative_error": False}
+    row = run_task("nystrom", params, {"X": X}, {"kernel": kernel, "sampler": {"name": "dac-rls"}},
+                   seed=3)
+    assert set(row) == {"n_landmarks", "fit_time", "error_fro"}
+    ny = Nystroem("rbf", kernel_params={"bandwidth": "mean-sq-dist"},
+                  sampler=DACRLSSampler(lam="inverse-mean-norm"), n_components=15,
+                  random_state=3).fit(X)
+    assert row["error_fro"] == pytest.approx(ny.approximation_error(X, n_eval=100, random_state=7),
+                                             rel=1e-12)
+    own = run_task("nystrom", params, {"X": X},
+                   {"kernel": kernel, "sampler": {"name": "dac-rls", "lam": 1e-4}}, seed=3)
+    assert own["error_fro"] != row["error_fro"]  # the section's λ wins
+    ny1 = Nystroem("rbf", kernel_params={"bandwidth": "mean-sq-dist"},
+                   sampler=DACRLSSampler(lam=1e-4), n_components=15, random_state=3).fit(X)
+    assert own["error_fro"] == pytest.approx(ny1.approximation_error(X, n_eval=100, random_state=7),
+                                             rel=1e-12)
+
+
+def test_sampler_task_scores_only():
+    from sparsekit import get_kernel, get_sampler
+
+    X = data_mod.generated_dataset(n=200, d=3, random_state=1)
+    row = run_task("sampler", {"n_landmarks": 0, "lam": "inverse-mean-norm"}, {"X": X},
+                   {"kernel": {"name": "rbf", "gamma": 0.5}, "sampler": {"name": "rls"}})
+    assert set(row) == {"score_time", "sum_scores", "max_score"}
+    scores = get_sampler("rls", lam="inverse-mean-norm").scores(X, get_kernel("rbf", gamma=0.5))
+    assert row["sum_scores"] == pytest.approx(scores.sum(), rel=1e-10)
+
+
+def test_out_of_sample_task_is_exact_on_planar_data():
+    """Classical MDS of points lying in a plane recovers them up to a rigid motion, and the
+    Nyström formula embeds a left-out point exactly (Bengio et al. 2004): d_var = d_oos = 0."""
+    rng = np.random.default_rng(0)
+    P = rng.normal(size=(120, 2))
+    X = P @ rng.normal(size=(2, 5))
+    row = run_task("out-of-sample", {"method": "mds", "proportion": 0.1, "n_train": 60,
+                                     "n_probe": 5, "n_repetitions": 2}, {"X": X}, seed=0)
+    assert row["n_differences"] == 10 and len(row["differences"]) == 10
+    assert np.abs(row["differences"]).max() < 1e-8
+    with pytest.raises(ValueError, match="unknown method 'isomapp'.*'isomap'"):
+        run_task("out-of-sample", {"method": "isomapp"}, {"X": X})
+    with pytest.raises(ValueError, match="need 132 points"):
+        run_task("out-of-sample", {"n_train": 110, "proportion": 0.2}, {"X": X})
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+def test_omp_forest_task_uniform_weights_over_all_trees_is_the_forest():
+    """The random baseline with uniform weights, keeping every tree, predicts as the forest."""
+    points = data_mod.friedman1(n_samples=300, seed=0)
+    row = run_task("omp-forest", {"method": "random", "weights": "uniform", "n_estimators": 8,
+                                  "sizes": [2, 8, 20]}, points, seed=1)
+    assert row["scores"][1] == pytest.approx(row["full_forest"], rel=1e-10)
+    assert row["scores"][2] is None and row["score"] == row["scores"][1]
+    assert row["n_trees"] == 8
+    cls = run_task("omp-forest", {"method": "omp", "n_estimators": 10, "sizes": [3]},
+                   data_mod.SOURCES["breast-cancer"](), seed=0)
+    assert 0.8 < cls["score"] <= 1.0 and cls["n_trees"] == 3  # accuracy: classification
+
+
+def test_spec_point_equals_run_task():
+    """A spec's grid point and a direct call give the same row (one implementation)."""
+    point = {"data": {"source": "swiss-roll", "n_samples": 200},
+             "params": {"method": "isomap", "proportion": 0.1, "n_train": 80, "n_probe": 3}}
+    via_spec = execute_point("out-of-sample", point, seed=2)
+    direct = run_task("out-of-sample", point["params"], data_mod.swiss_roll(200, seed=2), seed=2)
+    assert via_spec["differences"] == direct["differences"]
+
+
+def test_new_data_sources():
+    np.testing.assert_array_equal(data_mod.uniform(5, 3, seed=4)["X"],
+                                  np.random.default_rng(4).random((5, 3)))
+    graphs = data_mod.random_graphs(n_graphs=3, n_nodes=6, p=0.5, seed=1)["graphs"]
+    A, labels = graphs[0]
+    assert A.shape == (6, 6) and (A == A.T).all() and not A.diagonal().any()
+    assert labels.shape == (6,) and labels.max() < 5
+    from sklearn.datasets import load_digits
+
+    digits = data_mod.load({"source": "digits", "scale": 16.0})
+    np.testing.assert_array_equal(digits["X"], load_digits().data / 16.0)
+    fried = data_mod.load({"source": "friedman1", "n_samples": 50, "seed": 3})
+    assert fried["X"].shape == (50, 8)
+    roll = data_mod.load({"source": "swiss-roll", "n_samples": 40})
+    assert roll["X"].shape == (40, 3)
