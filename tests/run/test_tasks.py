@@ -39,7 +39,7 @@ def test_nystrom_task_protocol_parameters():
     from sparsekit import Nystroem
     from sparsekit.samplers.rls import DACRLSSampler
 
-    X = data_mod.generated_dataset(n=300, d=3, random_state=0)
+    X = 20.0 * data_mod.generated_dataset(n=300, d=3, random_state=0)  # λ = 1/mean‖x‖ far from 1
     kernel = {"name": "rbf", "bandwidth": "mean-sq-dist"}
     params = {"n_components": 15, "n_eval": 100, "lam": "inverse-mean-norm", "eval_seed": 7,
               "relative_error": False}
