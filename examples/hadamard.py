@@ -18,9 +18,8 @@ import warnings
 from pathlib import Path
 
 import numpy as np
-from scipy.linalg import hadamard
 
-import sparsekit
+from sparsekit.run import data, run_task
 
 
 def pyfaust_hierarchical():
@@ -34,15 +33,16 @@ def pyfaust_hierarchical():
 
 
 def run(ks):
+    """One ``palm4msa`` task run per k (``examples/specs/palm4msa.toml`` as a spec)."""
     faust = pyfaust_hierarchical()
     rows = []
     for k in ks:
-        H = hadamard(2**k).astype(float)
-        t0 = time.perf_counter()
-        res = sparsekit.get_solver("hierarchical-palm4msa", n_iter=30).factorize(H, 2, n_factors=k)
-        t = time.perf_counter() - t0
-        row = dict(size=f"{2**k}", factors=k, nnz=f"{res.factors.nnz:,}", dense=f"{4**k:,}",
-                   err=f"{res.relative_error:.2e}", time_s=f"{t:.2f}", faust_err="—",
+        points = data.hadamard(n=2**k)
+        H = points["X"]
+        res = run_task("palm4msa", {"n_factors": k, "sparsity": 2}, points,
+                       {"solver": {"name": "hierarchical-palm4msa", "n_iter": 30}})
+        row = dict(size=f"{2**k}", factors=k, nnz=f"{res['nnz']:,}", dense=f"{4**k:,}",
+                   err=f"{res['rel_error']:.2e}", time_s=f"{res['time']:.2f}", faust_err="—",
                    faust_s="—")
         if faust is not None:
             t0 = time.perf_counter()

@@ -27,10 +27,9 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 from sklearn.cluster import KMeans  # noqa: E402
-from sklearn.datasets import load_digits, make_circles  # noqa: E402
 from sklearn.metrics import adjusted_mutual_info_score  # noqa: E402
 
-from sparsekit import KernelKMeans  # noqa: E402
+from sparsekit.run import data, run_task  # noqa: E402
 
 DEFAULT_OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "output")
 
@@ -44,7 +43,15 @@ SAMPLERS = {
 }
 
 
+def section(name):
+    """The ``[sampler]`` section of a row label (name and parameters)."""
+    sampler, params = SAMPLERS[name]
+    return {"name": sampler, **(params or {})}
+
+
 def run(X, y, k, kernel_params, n_landmarks, samplers, seed, n_init):
+    """Linear k-means (scikit-learn), then one ``kernel-kmeans`` task run per method: exact and
+    Nyström with each sampler (``examples/specs/kernel_kmeans.toml`` as a spec)."""
     rows, models = [], {}
     t0 = time.perf_counter()
     km = KMeans(k, n_init=n_init, random_state=seed).fit(X)
@@ -52,20 +59,18 @@ def run(X, y, k, kernel_params, n_landmarks, samplers, seed, n_init):
                  "AMI": adjusted_mutual_info_score(y, km.labels_), "inertia": np.nan,
                  "residual trace": np.nan, "time": time.perf_counter() - t0})
     models["linear k-means"] = km.labels_
-    configs = [("exact", "exact", None, None)] + [
-        (f"Nyström {name}", "nystrom", *SAMPLERS[name]) for name in samplers]
-    for label, method, sampler, params in configs:
-        est = KernelKMeans(k, method=method, sampler=sampler or "uniform",
-                           sampler_params=params, n_landmarks=n_landmarks, n_init=n_init,
-                           kernel_params=kernel_params, random_state=seed)
-        t0 = time.perf_counter()
-        est.fit(X)
-        elapsed = time.perf_counter() - t0
-        kept = est.nystroem_.n_components_ if est.nystroem_ is not None else "all"
-        rows.append({"method": label, "landmarks": kept,
-                     "AMI": adjusted_mutual_info_score(y, est.labels_), "inertia": est.inertia_,
-                     "residual trace": est.residual_trace_, "time": elapsed})
-        models[label] = est.labels_
+    configs = [("exact", "exact", {"name": "uniform"})] + [
+        (f"Nyström {name}", "nystrom", section(name)) for name in samplers]
+    kernel = {"name": "rbf", **kernel_params}
+    for label, method, sampler in configs:
+        row = run_task("kernel-kmeans", {"n_clusters": k, "method": method,
+                                         "n_landmarks": n_landmarks, "n_init": n_init,
+                                         "return_labels": True},
+                       {"X": X, "y": y}, {"kernel": kernel, "sampler": sampler}, seed=seed)
+        rows.append({"method": label, "landmarks": row["n_landmarks"] or "all",
+                     "AMI": row["ami"], "inertia": row["inertia"],
+                     "residual trace": row["residual_trace"], "time": row["time"]})
+        models[label] = row["labels"]
     return rows, models
 
 
@@ -119,16 +124,17 @@ def main(quick=False, out=DEFAULT_OUT, seed=0):
                 else list(SAMPLERS))
     n_init = 1 if quick else 3
 
-    X, y = make_circles(400 if quick else 2000, factor=0.3, noise=0.04, random_state=seed)
+    rings = data.circles(400 if quick else 2000, factor=0.3, noise=0.04, seed=seed)
+    X, y = rings["X"], rings["y"]
     rows, models = run(X, y, 2, {"gamma": 5.0}, 30 if quick else 100, samplers, seed, n_init)
     print(f"## two rings (n = {len(X)})\n\n{format_table(rows)}\n", flush=True)
     rings_png = os.path.join(out, "kernel_kmeans_rings.png")
     plot_rings(X, models, rings_png)
 
-    X, y = load_digits(return_X_y=True)
+    digits = data.SOURCES["digits"](scale=16.0)
+    X, y = digits["X"], digits["y"]
     if quick:
         X, y = X[:500], y[:500]
-    X = X / 16.0
     sq = (X ** 2).sum(1)
     sub = X[:1000]
     d2 = np.maximum(sq[:1000, None] + sq[None, :1000] - 2 * sub @ sub.T, 0)
@@ -140,16 +146,14 @@ def main(quick=False, out=DEFAULT_OUT, seed=0):
     counts = [10, 30] if quick else [10, 20, 50, 100, 200, 400]
     sweep = {}
     for name in samplers:
-        sampler, params = SAMPLERS[name]
         sweep[name] = []
         for m in counts:
-            est = KernelKMeans(10, method="nystrom", sampler=sampler, sampler_params=params,
-                               n_landmarks=m, n_init=n_init, kernel_params=kp, random_state=seed)
-            t0 = time.perf_counter()
-            est.fit(X)
-            sweep[name].append({"n_landmarks": m, "residual trace": est.residual_trace_,
-                                "AMI": adjusted_mutual_info_score(y, est.labels_),
-                                "time": time.perf_counter() - t0})
+            row = run_task("kernel-kmeans", {"n_clusters": 10, "method": "nystrom",
+                                             "n_landmarks": m, "n_init": n_init},
+                           {"X": X, "y": y}, {"kernel": {"name": "rbf", **kp},
+                                              "sampler": section(name)}, seed=seed)
+            sweep[name].append({"n_landmarks": m, "residual trace": row["residual_trace"],
+                                "AMI": row["ami"], "time": row["time"]})
     lines = ["| sampler | landmarks | residual trace | AMI | time (s) |", "|---|---|---|---|---|"]
     for name, rs in sweep.items():
         lines += [f"| {name} | {r['n_landmarks']} | {r['residual trace']:.4g} | {r['AMI']:.3f} | "

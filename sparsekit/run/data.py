@@ -10,7 +10,8 @@ Sources
 - toy sets of scikit-learn, by name: ``iris``, ``digits``, ``wine``, ``breast-cancer``,
   ``diabetes`` (``scale`` divides X, e.g. 16 for the digits' pixels);
 - generated: ``gaussian-mixture`` (the unbalanced mixture of the Nyström experiments),
-  ``blobs``, ``rings`` (concentric noisy circles), ``moons``, ``swiss-roll``, ``friedman1``
+  ``blobs``, ``rings`` (concentric noisy circles), ``circles`` (scikit-learn's),
+  ``moons``, ``swiss-roll``, ``friedman1``
   (regression), ``uniform`` (points in [0, 1]^d), ``random-graphs`` (Erdős–Rényi graphs with
   random node labels), ``sparse-signals`` (an m-sparse coding problem: Gaussian dictionary
   ``D``, signals ``Y = D coef``), ``hadamard`` (the Hadamard matrix of order ``n``, as ``X``);
@@ -138,6 +139,14 @@ def rings(n_samples=1000, n_rings=2, noise=0.05, seed=0):
     angle = rng.uniform(0, 2 * np.pi, n_samples)
     radius = (y + 1.0) + noise * rng.standard_normal(n_samples)
     return {"X": np.column_stack([radius * np.cos(angle), radius * np.sin(angle)]), "y": y}
+
+
+def circles(n_samples=1000, factor=0.3, noise=0.04, seed=0):
+    """Two concentric circles (scikit-learn's ``make_circles``), radius ratio ``factor``."""
+    from sklearn.datasets import make_circles
+
+    X, y = make_circles(n_samples, factor=factor, noise=noise, random_state=seed)
+    return {"X": X, "y": y}
 
 
 def moons(n_samples=1000, noise=0.1, seed=0):
@@ -269,7 +278,7 @@ def graphs(path, allow_pickle=False, seed=0):
 #: name -> function; the function's keyword parameters are the source's parameters.
 SOURCES = {name: _toy(name) for name in _TOY}
 SOURCES.update({"gaussian-mixture": gaussian_mixture, "blobs": blobs, "rings": rings,
-                "moons": moons, "swiss-roll": swiss_roll, "friedman1": friedman1,
+                "moons": moons, "circles": circles, "swiss-roll": swiss_roll, "friedman1": friedman1,
                 "uniform": uniform, "random-graphs": random_graphs,
                 "sparse-signals": sparse_signals, "hadamard": hadamard,
                 "file": file, "graphs": graphs})

@@ -380,7 +380,9 @@ def run_sparse_coding(ctx: TaskContext) -> dict:
 
 
 def run_kernel_kmeans(ctx: TaskContext) -> dict:
-    """Kernel k-means (exact or Nyström): inertia, time, adjusted Rand index against y."""
+    """Kernel k-means (exact or Nyström): inertia, time, residual trace, landmarks kept
+    (None when exact), and the adjusted Rand index and adjusted mutual information against y;
+    with ``return_labels``, the cluster of every sample (``labels``)."""
     from ..cluster.kernel_kmeans import KernelKMeans
 
     X = ctx.samples()
@@ -391,9 +393,15 @@ def run_kernel_kmeans(ctx: TaskContext) -> dict:
                       n_landmarks=p["n_landmarks"], n_init=p["n_init"], method=p["method"],
                       random_state=ctx.seed).fit(X)
     out = {"time": time.perf_counter() - t0, "inertia": float(km.inertia_), "method": km.method_,
-           "residual_trace": float(km.residual_trace_)}
+           "residual_trace": float(km.residual_trace_),
+           "n_landmarks": None if km.nystroem_ is None else int(km.nystroem_.n_components_)}
     if "y" in ctx.data:
+        from sklearn.metrics import adjusted_mutual_info_score
+
         out["ari"] = _ari(ctx.data["y"], km.labels_)
+        out["ami"] = float(adjusted_mutual_info_score(ctx.data["y"], km.labels_))
+    if p["return_labels"]:
+        out["labels"] = km.labels_
     return out
 
 
@@ -499,7 +507,8 @@ def run_quickmeans(ctx: TaskContext) -> dict:
 
 def run_palm4msa(ctx: TaskContext) -> dict:
     """Factorize X into ``n_factors`` sparse factors (``sparsity`` non-zeros per row and column,
-    the schedule of hierarchical Palm4MSA): relative error ‖X − λ∏S‖_F/‖X‖_F, time."""
+    the schedule of hierarchical Palm4MSA): relative error ‖X − λ∏S‖_F/‖X‖_F, non-zeros of
+    the factors, time."""
     from ..solvers.hierarchical import hierarchical_constraints
 
     (X,) = ctx.need("X")
@@ -515,7 +524,8 @@ def run_palm4msa(ctx: TaskContext) -> dict:
         facts, _ = hierarchical_constraints(X.shape, p["n_factors"], p["sparsity"])
         res = solver.factorize(X, facts)
     return {"time": time.perf_counter() - t0, "rel_error": float(res.relative_error),
-            "n_iter": int(res.n_iter), "stop_reason": str(res.stop_reason)}
+            "nnz": int(res.factors.nnz), "n_iter": int(res.n_iter),
+            "stop_reason": str(res.stop_reason)}
 
 
 from .task_gram import run_gram  # noqa: E402  (task bodies in modules of their own)
@@ -536,7 +546,7 @@ for _task in (
          {"solver": "omp"}, "solver on m-sparse signals: time, support recovery, residuals",
          build_components=False),
     Task("kernel-kmeans", run_kernel_kmeans, {"n_clusters": 2, "n_landmarks": None, "n_init": 3,
-                                              "method": "auto"},
+                                              "method": "auto", "return_labels": False},
          ("kernel", "sampler"), {"kernel": "rbf", "sampler": "uniform"},
          "kernel k-means: inertia, time, ARI"),
     Task("mmd", run_mmd, {"classes": [0, 1], "method": "nystrom", "n_landmarks": None,

@@ -125,3 +125,23 @@ def test_new_data_sources():
     assert fried["X"].shape == (50, 8)
     roll = data_mod.load({"source": "swiss-roll", "n_samples": 40})
     assert roll["X"].shape == (40, 3)
+
+
+def test_kernel_kmeans_task_landmarks_and_labels():
+    from sklearn.metrics import adjusted_mutual_info_score
+
+    points = data_mod.circles(200, factor=0.3, noise=0.02, seed=0)
+    exact = run_task("kernel-kmeans", {"method": "exact", "return_labels": True}, points,
+                     {"kernel": {"name": "rbf", "gamma": 5.0}})
+    assert exact["n_landmarks"] is None and exact["ami"] == 1.0
+    assert exact["ami"] == adjusted_mutual_info_score(points["y"], exact["labels"])
+    ny = run_task("kernel-kmeans", {"method": "nystrom", "n_landmarks": 20}, points,
+                  {"kernel": {"name": "rbf", "gamma": 5.0}, "sampler": {"name": "uniform"}})
+    assert ny["n_landmarks"] == 20 and "labels" not in ny
+
+
+def test_palm4msa_task_counts_the_butterfly_non_zeros():
+    """The Hadamard matrix of order n = 2^k as k factors with 2 non-zeros per row: 2 n k."""
+    row = run_task("palm4msa", {"n_factors": 4, "sparsity": 2}, data_mod.hadamard(n=16),
+                   {"solver": {"name": "hierarchical-palm4msa", "n_iter": 30}})
+    assert row["nnz"] == 2 * 16 * 4 and row["rel_error"] < 1e-10
