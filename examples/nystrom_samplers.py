@@ -12,6 +12,10 @@ Kernel: Gaussian with σ² = mean pairwise squared distance, λ = (mean ‖x‖)
 The tables are printed; the figures are written as PNG files to ``DIR`` (default
 ``examples/output/``), and the run prints where.
 
+Every error is one run of the ``nystrom`` task of ``sparsekit run`` and every time one run of
+the ``sampler`` task (through :mod:`sparsekit.run.nystrom_tables`);
+``examples/specs/nystrom_samplers.toml`` runs the same task as a spec.
+
 Run: ``python examples/nystrom_samplers.py [--quick] [--out DIR]``. The full run takes a long
 time on a laptop (greedy-trace and the 10,000-point error dominate); ``--quick`` uses 10,000
 generated points, 3 draws and 2,000 evaluation points.

@@ -171,7 +171,8 @@ def run_task(name: str, params=None, data=None, components=None, seed: int = 0,
     components : dict, optional
         ``{family: section}`` with ``section = {"name": ..., **parameters}`` as a spec's
         ``[kernel]``/``[sampler]``/``[solver]`` table (built through the registry; a missing
-        name takes the task's default), or ``{family: object}`` for a component built already.
+        name takes the task's default), or ``{family: object}`` for a component built already
+        (except for tasks that build their components from the data, as ``sparse-coding``).
     seed : int
     registry : Registry, optional
         Default: the default registry.
@@ -200,8 +201,12 @@ def run_task(name: str, params=None, data=None, components=None, seed: int = 0,
         value = components.get(family, {})
         if task.build_components:
             built[family], sections[family] = _component(task, family, value, registry)
-        else:
+        elif isinstance(value, dict):
             sections[family] = dict(value)
+        else:  # the task builds it from its parameters, which may depend on the data
+            raise TypeError(f"task {task.name!r} builds its {family} itself: give "
+                            f"components={{{family!r}: {{'name': ..., **parameters}}}}, not "
+                            f"a {type(value).__name__} object")
     ctx = TaskContext(data=dict(data or {}), components=built, params=merged, seed=seed,
                       component_params=sections)
     return task.run(ctx)
@@ -561,7 +566,8 @@ for _task in (
     Task("quickmeans", run_quickmeans, {"n_clusters": 8, "n_factors": None, "sparsity": 3,
                                         "max_iter": 50},
          (), {}, "QuicK-means vs k-means: inertia, time, ARI"),
-    Task("gram", run_gram, {"dtype": "float64", "warm_up": True, "n_eig": 300}, ("kernel",),
+    Task("gram", run_gram, {"dtype": "float64", "warm_up": True, "n_eig": 300,
+                            "checks": ["max_asym", "median", "min_eig"]}, ("kernel",),
          {"kernel": "rbf"}, "Gram matrix: time, symmetry error, median, smallest eigenvalue"),
     Task("out-of-sample", run_out_of_sample, {"method": "mds", "proportion": 0.05,
                                               "n_train": 400, "n_probe": 10, "n_repetitions": 1,

@@ -18,6 +18,10 @@ def test_gram_task_values_and_dtypes():
                      {"kernel": {"name": "linear"}})
     assert row32["median"] == pytest.approx(np.median(K), rel=1e-5)
     assert row32["median"] != row["median"]  # the float32 Gram matrix was formed
+    only = run_task("gram", {"checks": ["median"]}, {"X": X}, {"kernel": {"name": "linear"}})
+    assert set(only) == {"time", "median"}
+    with pytest.raises(ValueError, match="unknown check 'min_eigs'.*'min_eig'"):
+        run_task("gram", {"checks": ["min_eigs"]}, {"X": X})
 
 
 def test_run_task_checks_parameters_and_takes_built_components():
@@ -145,3 +149,13 @@ def test_palm4msa_task_counts_the_butterfly_non_zeros():
     row = run_task("palm4msa", {"n_factors": 4, "sparsity": 2}, data_mod.hadamard(n=16),
                    {"solver": {"name": "hierarchical-palm4msa", "n_iter": 30}})
     assert row["nnz"] == 2 * 16 * 4 and row["rel_error"] < 1e-10
+
+
+def test_sparse_coding_takes_a_solver_section_only():
+    from sparsekit import get_solver
+
+    problem = data_mod.sparse_signals(16, 24, 2, 3, seed=0)
+    with pytest.raises(TypeError, match="builds its solver itself"):
+        run_task("sparse-coding", {}, problem, {"solver": get_solver("omp")})
+    row = run_task("sparse-coding", {"warm_up": False}, problem, {"solver": {"name": "omp"}})
+    assert row["support_recovery"] == 1.0
