@@ -6,7 +6,10 @@
 - :mod:`sparsekit.run.tasks`: the tasks, their extension point :func:`register_task`, and
   :func:`run_task`, which runs one task on data in memory (``sparsekit demo`` and the
   examples compute their tables through it);
-- :mod:`sparsekit.run.runner`: execution (here or on a Dask cluster), output and resume.
+- :mod:`sparsekit.run.runner`: execution (here or on a Dask cluster), output and resume;
+- :mod:`sparsekit.run.demo` (the sections of ``sparsekit demo``),
+  :mod:`sparsekit.run.nystrom_tables` (the Nyström error and score-time tables) and
+  :mod:`sparsekit.run.tables` (Markdown tables): formatting around :func:`run_task`.
 """
 from .runner import dry_run, execute_point, plan, run_spec
 from .spec import Spec, SpecError, expand, load_spec
