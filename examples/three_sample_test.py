@@ -31,61 +31,46 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from sparsekit.stats import METHODS, three_sample_error  # noqa: E402
+from sparsekit.run import run_task  # noqa: E402
+from sparsekit.run.data import SOURCES  # noqa: E402
+from sparsekit.stats import METHODS  # noqa: E402
 
 DEFAULT_OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "output")
+ALL_VECTOR = ["exact", "linear", "block", "rff", "nystrom"]
+RBF = {"name": "rbf", "bandwidth": "mean-sq-dist"}
+SHORTEST_PATH = {"name": "shortest-path", "normalize": True}
 
 
-def gaussians(var):
-    return lambda n, rng: rng.normal(0.0, np.sqrt(var), (n, 1))
-
-
-def digit_halves():
-    from sklearn.datasets import load_digits
-
-    X, y = load_digits(return_X_y=True)
-    X = X / 16.0
-    low, high = X[y <= 4], X[y >= 5]
-
-    def draw(pool):
-        return lambda n, rng: pool[rng.choice(len(pool), n, replace=False)]
-
-    return draw(low), draw(high), min(len(low), len(high)) // 3
-
-
-def random_graphs(density, n_nodes=(10, 14), n_labels=3):
-    def draw(n, rng):
-        out = []
-        for _ in range(n):
-            m = int(rng.integers(n_nodes[0], n_nodes[1] + 1))
-            A = np.triu((rng.random((m, m)) < density).astype(np.float64), 1)
-            out.append((A + A.T, rng.integers(0, n_labels, m)))
-        return out
-
-    return draw
+def digits_halves():
+    """The digits (pixels / 16) with their labels, and the largest n of the full run (a third
+    of the smaller half)."""
+    data = SOURCES["digits"](scale=16.0)
+    low = int(np.sum(data["y"] <= 4))
+    return data, min(low, len(data["y"]) - low) // 3
 
 
 def experiments(quick):
-    """(name, sample_x, sample_z, sizes, repetitions, kernel, kernel_params, methods)."""
-    vec = dict(kernel="rbf", kernel_params={"bandwidth": "mean-sq-dist"})
-    all_vec = ("exact", "linear", "block", "rff", "nystrom")
-    digits_x, digits_z, digits_max = digit_halves()
+    """(name, data, components, params) of the three-sample task for each data set."""
+    digits, digits_max = digits_halves()
+    halves = {"classes": [[0, 1, 2, 3, 4], [5, 6, 7, 8, 9]]}
+    gaussians = SOURCES["gaussian-pair"](var_x=1.0, var_z=1.001)
+    graphs = SOURCES["graph-pair"](p_x=0.3, p_z=0.4, min_nodes=10, max_nodes=14, n_labels=3)
+    graph_methods = ["exact", "linear", "block", "nystrom"]
     if quick:
-        return [
-            ("gaussians", gaussians(1.0), gaussians(1.001), [50, 200], 4, vec, all_vec),
-            ("digits", digits_x, digits_z, [20, 60], 4, vec, all_vec),
-            ("graphs", random_graphs(0.3), random_graphs(0.4), [10, 20], 3,
-             dict(kernel="shortest-path", kernel_params={"normalize": True}),
-             ("exact", "linear", "block", "nystrom")),
-        ]
-    return [
-        ("gaussians", gaussians(1.0), gaussians(1.001), [100, 1000, 10_000, 100_000], 50, vec,
-         all_vec),
-        ("digits", digits_x, digits_z, [10, 25, 50, 100, 200, digits_max], 100, vec, all_vec),
-        ("graphs", random_graphs(0.3), random_graphs(0.4), [10, 20, 40, 80, 160], 50,
-         dict(kernel="shortest-path", kernel_params={"normalize": True}),
-         ("exact", "linear", "block", "nystrom")),
-    ]
+        sizes = {"gaussians": ([50, 200], 4), "digits": ([20, 60], 4), "graphs": ([10, 20], 3)}
+    else:
+        sizes = {"gaussians": ([100, 1000, 10_000, 100_000], 50),
+                 "digits": ([10, 25, 50, 100, 200, digits_max], 100),
+                 "graphs": ([10, 20, 40, 80, 160], 50)}
+    settings = [("gaussians", gaussians, RBF, {"methods": ALL_VECTOR}),
+                ("digits", digits, RBF, {"methods": ALL_VECTOR, **halves}),
+                ("graphs", graphs, SHORTEST_PATH, {"methods": graph_methods})]
+    out = []
+    for name, data, kernel, params in settings:
+        n, reps = sizes[name]
+        out.append((name, data, {"kernel": kernel},
+                    {**params, "n": n, "n_repetitions": reps, "exact_max_n": 5000}))
+    return out
 
 
 def format_table(rows):
@@ -93,7 +78,7 @@ def format_table(rows):
              "|---|---|---|---|---|---|"]
     for r in rows:
         delta = "—" if np.isnan(r["delta"]) else f"{r['delta']:.2e}"
-        lines.append(f"| {r['method']} | {r['n']} | {r['error']:.3f} | {r['error_se']:.3f} | "
+        lines.append(f"| {r['method']} | {r['n']} | {r['error_rate']:.3f} | {r['error_se']:.3f} | "
                      f"{delta} | {r['time']:.2e} |")
     return "\n".join(lines)
 
@@ -104,7 +89,7 @@ def plot(rows, title, path):
         style = dict(marker="o", label=method, color=f"C{METHODS.index(method)}")
         mine = [r for r in rows if r["method"] == method]
         ns = [r["n"] for r in mine]
-        axes[0].errorbar(ns, [r["error"] for r in mine], yerr=[r["error_se"] for r in mine],
+        axes[0].errorbar(ns, [r["error_rate"] for r in mine], yerr=[r["error_se"] for r in mine],
                          capsize=3, **style)
         with_delta = [r for r in mine if not np.isnan(r["delta"]) and r["delta"] > 0]
         if with_delta:
@@ -126,9 +111,9 @@ def plot(rows, title, path):
 def main(quick=False, out=DEFAULT_OUT, seed=0):
     os.makedirs(out, exist_ok=True)
     written = []
-    for name, sx, sz, sizes, reps, kernel, methods in experiments(quick):
-        rows = three_sample_error(sx, sz, sizes, methods=methods, n_repetitions=reps,
-                                  exact_max_n=5000, random_state=seed, **kernel)
+    for name, data, components, params in experiments(quick):
+        reps = params["n_repetitions"]
+        rows = run_task("three-sample", params, data, components, seed=seed)
         print(f"## {name} ({reps} repetitions)\n\n{format_table(rows)}\n", flush=True)
         path = os.path.join(out, f"three_sample_{name}.png")
         plot(rows, f"three-sample test, {name} ({reps} repetitions)", path)

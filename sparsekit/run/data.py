@@ -13,7 +13,8 @@ Sources
   ``blobs``, ``rings`` (concentric noisy circles), ``circles`` (scikit-learn's),
   ``moons``, ``swiss-roll``, ``friedman1``
   (regression), ``uniform`` (points in [0, 1]^d), ``random-graphs`` (Erdős–Rényi graphs with
-  random node labels), ``sparse-signals`` (an m-sparse coding problem: Gaussian dictionary
+  random node labels), ``gaussian-pair`` and ``graph-pair`` (two distributions to draw
+  from, for the three-sample test), ``sparse-signals`` (an m-sparse coding problem: Gaussian dictionary
   ``D``, signals ``Y = D coef``), ``hadamard`` (the Hadamard matrix of order ``n``, as ``X``);
 - files: ``file`` with ``path`` (``.npy``, ``.npz`` with arrays ``X`` and optionally ``y``,
   ``.csv`` (numeric; ``target`` names a label column, pandas used when installed), ``.parquet``
@@ -103,6 +104,39 @@ def random_graphs(n_graphs=200, n_nodes=30, p=0.15, n_labels=5, seed=0):
     """Erdős–Rényi graphs G(``n_nodes``, ``p``) with uniformly random node labels
     (:func:`random_labelled_graphs`), as ``graphs``."""
     return {"graphs": random_labelled_graphs(n_graphs, n_nodes, p, n_labels, random_state=seed)}
+
+
+def random_graph_draw(p, min_nodes=10, max_nodes=14, n_labels=3):
+    """A draw ``(n, rng) -> graphs`` of n random labelled graphs: each has a uniform number of
+    nodes in [min_nodes, max_nodes], edges independently with probability ``p`` and uniform
+    node labels in 0..n_labels-1, as an ``(adjacency, labels)`` pair."""
+    def draw(n, rng):
+        out = []
+        for _ in range(n):
+            m = int(rng.integers(min_nodes, max_nodes + 1))
+            A = np.triu((rng.random((m, m)) < p).astype(np.float64), 1)
+            out.append((A + A.T, rng.integers(0, n_labels, m)))
+        return out
+
+    return draw
+
+
+def gaussian_pair(var_x=1.0, var_z=1.001, n_features=1, seed=0):
+    """Two centred Gaussians N(0, var_x I) and N(0, var_z I), as draws ``sample_x`` and
+    ``sample_z`` (``(n, rng) -> (n, n_features) array``) for the three-sample test; the points
+    come from the generator of the task, not from ``seed``."""
+    def normal(var):
+        return lambda n, rng: rng.normal(0.0, np.sqrt(var), (n, n_features))
+
+    return {"sample_x": normal(var_x), "sample_z": normal(var_z)}
+
+
+def graph_pair(p_x=0.3, p_z=0.4, min_nodes=10, max_nodes=14, n_labels=3, seed=0):
+    """Random labelled graphs of edge density ``p_x`` and ``p_z`` (:func:`random_graph_draw`),
+    as draws ``sample_x`` and ``sample_z`` for the three-sample test (the graphs come from the
+    generator of the task, not from ``seed``)."""
+    return {"sample_x": random_graph_draw(p_x, min_nodes, max_nodes, n_labels),
+            "sample_z": random_graph_draw(p_z, min_nodes, max_nodes, n_labels)}
 
 
 def swiss_roll(n_samples=1500, noise=0.05, seed=0):
@@ -280,6 +314,7 @@ SOURCES = {name: _toy(name) for name in _TOY}
 SOURCES.update({"gaussian-mixture": gaussian_mixture, "blobs": blobs, "rings": rings,
                 "moons": moons, "circles": circles, "swiss-roll": swiss_roll, "friedman1": friedman1,
                 "uniform": uniform, "random-graphs": random_graphs,
+                "gaussian-pair": gaussian_pair, "graph-pair": graph_pair,
                 "sparse-signals": sparse_signals, "hadamard": hadamard,
                 "file": file, "graphs": graphs})
 

@@ -9,8 +9,11 @@ Output folder (``--out``, default ``runs/<spec-name>-<UTC timestamp>/``):
 
 Each row holds ``run_id`` (a hash of the grid point, repeat index and seed), ``task``, the grid
 point's values as dotted columns (``sampler.name``, ``params.n_components``, ...), ``repeat``,
-``seed``, ``status`` (``ok`` or ``error``), ``error`` and the task's metrics. Running again
-into the same folder skips the run ids already recorded with status ``ok`` (resume).
+``seed``, ``status`` (``ok`` or ``error``), ``error`` and the task's metrics. A task that
+returns a list of metric dicts (several rows from one run, e.g. one per estimator on the same
+draws) gives one row each, with the same ``run_id``, their index ``row`` and their count
+``n_rows``; they are written together. Running again into the same folder skips the run ids
+already recorded with status ``ok`` and all their rows (resume).
 """
 from __future__ import annotations
 
@@ -104,22 +107,38 @@ class Recorder:
                             self.rows.append(json.loads(line))
                         except json.JSONDecodeError:  # a line cut by a crash
                             continue
-            # rewrite without a cut line, so that appended rows start on a line of their own
+            # drop the rows of a run cut between two of its rows (it runs again), and rewrite
+            # without a cut line, so that appended rows start on a line of their own
+            done = self.done()
+            self.rows = [r for r in self.rows if r.get("status") != "ok" or r["run_id"] in done]
             with open(self.jsonl, "w", encoding="utf-8") as fh:
                 fh.writelines(json.dumps(r, default=_jsonable) + "\n" for r in self.rows)
         self._columns = None
 
     def done(self) -> set:
-        return {r["run_id"] for r in self.rows if r.get("status") == "ok"}
+        """Run ids recorded with status ``ok`` and all their rows (a run cut between two of its
+        rows runs again)."""
+        count, expected = {}, {}
+        for r in self.rows:
+            if r.get("status") == "ok":
+                count[r["run_id"]] = count.get(r["run_id"], 0) + 1
+                expected[r["run_id"]] = r.get("n_rows", 1)
+        return {rid for rid, c in count.items() if c >= expected[rid]}
 
     def add(self, row: dict) -> None:
-        self.rows = [r for r in self.rows if r["run_id"] != row["run_id"]] + [row]
+        self.add_rows([row])
+
+    def add_rows(self, rows: list) -> None:
+        """Record the rows of one run (they replace any earlier rows of its run id)."""
+        ids = {r["run_id"] for r in rows}
+        self.rows = [r for r in self.rows if r["run_id"] not in ids] + list(rows)
         with open(self.jsonl, "a", encoding="utf-8") as fh:
-            fh.write(json.dumps(row, default=_jsonable) + "\n")
+            fh.write("".join(json.dumps(r, default=_jsonable) + "\n" for r in rows))
             fh.flush()
             os.fsync(fh.fileno())
         self._write_csv()
-        self._print(row)
+        for r in rows:
+            self._print(r)
 
     def _write_csv(self):
         columns = []
@@ -138,8 +157,8 @@ class Recorder:
 
     def _print(self, row):
         keys = [k for k in getattr(self, "_varying", [])] + ["repeat"]
-        metrics = [k for k in row if k not in ("run_id", "task", "status", "error", "seed", "repeat")
-                   and "." not in k]
+        metrics = [k for k in row if k not in ("run_id", "task", "status", "error", "seed", "repeat",
+                                                "row", "n_rows") and "." not in k]
         columns = keys + (["status"] if row["status"] != "ok" else metrics)
         if self._columns != columns:
             self._columns = columns
@@ -247,9 +266,13 @@ def run_spec(spec: Spec, *, out=None, yes=False, allow_pickle=False, scheduler=N
         row = {"run_id": r["run_id"], "task": spec.task, **flatten(r["point"]),
                "repeat": r["repeat"], "seed": r["seed"], "status": status,
                "error": result if status != "ok" else "", "wall_time": elapsed}
-        if status == "ok":
-            row.update(result)
-        rec.add(row)
+        if isinstance(result, list) and not result:  # a run with nothing to report
+            rec.add_rows([{**row, "n_rows": 0}])
+        elif status != "ok" or isinstance(result, dict):
+            rec.add_rows([{**row, **(result if status == "ok" else {})}])
+        else:  # several rows from one run
+            rec.add_rows([{**row, "row": i, "n_rows": len(result), **metrics}
+                          for i, metrics in enumerate(result)])
 
     with Progress(len(todo), f"{spec.name} runs", unit="run", verbose=progress) as bar:
         if scheduler is None:

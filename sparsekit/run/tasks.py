@@ -1,6 +1,7 @@
 """Tasks of ``sparsekit run``: what one run of a spec computes, and the metrics it reports.
 
-A task is a :class:`Task`: a function ``run(ctx) -> dict`` of metrics, the component families it
+A task is a :class:`Task`: a function ``run(ctx) -> dict`` of metrics (or a list of such dicts,
+one row each, when one run measures several things on the same draws), the component families it
 takes (``[kernel]``, ``[sampler]``, ``[solver]`` sections of the spec, built through the registry),
 and its parameters with their defaults (the spec's ``[params]``).
 
@@ -51,7 +52,8 @@ class Task:
     ----------
     name : str
     run : callable
-        ``run(ctx: TaskContext) -> dict`` of metric name to number (or short string).
+        ``run(ctx: TaskContext) -> dict`` of metric name to number (or short string), or a
+        list of such dicts (one row of results each).
     params : dict
         The task's parameters and their defaults (the only keys ``[params]`` accepts).
     components : tuple of str
@@ -156,8 +158,9 @@ def _component(task, family, value, registry):
 
 
 def run_task(name: str, params=None, data=None, components=None, seed: int = 0,
-             registry=None) -> dict:
-    """Run the task ``name`` once on ``data`` and return its metrics (the row of a spec run).
+             registry=None):
+    """Run the task ``name`` once on ``data`` and return its metrics: a dict (the row of a
+    spec run), or a list of dicts for a task that reports several rows per run.
 
     Parameters
     ----------
@@ -176,6 +179,10 @@ def run_task(name: str, params=None, data=None, components=None, seed: int = 0,
     seed : int
     registry : Registry, optional
         Default: the default registry.
+
+    Returns
+    -------
+    dict or list of dict
 
     Raises
     ------
@@ -460,30 +467,66 @@ def run_mmd(ctx: TaskContext) -> dict:
     return out
 
 
-def run_three_sample(ctx: TaskContext) -> dict:
-    """Three-sample test error: X and W disjoint draws of ``n`` points of class a, Z of class
-    b; the error rate is the fraction of ``n_repetitions`` where W is assigned to Z."""
-    from ..stats import three_sample_test
+def _labels(value):
+    return {value} if np.ndim(value) == 0 else set(np.ravel(value).tolist())
 
-    Xa, Xb = _two_classes(ctx)
+
+def _class_draws(ctx):
+    """Draws ``(n, rng) -> n points`` without replacement from the samples whose label is in
+    each of ``classes`` (a label, or a list of labels pooled into one distribution)."""
+    X, y = ctx.need("X", "y")
+    pools = []
+    for value in ctx.params["classes"]:
+        pool = X[np.isin(y, list(_labels(value)))]
+        if not len(pool):
+            raise ValueError(f"three-sample: class {value!r} has no sample (labels: "
+                             f"{sorted(set(np.asarray(y).tolist()))[:10]})")
+        pools.append(pool)
+    if len(pools) != 2:
+        raise ValueError(f"three-sample: classes names two classes (P_X, P_Z), got "
+                         f"{ctx.params['classes']!r}")
+
+    def draw(pool):
+        def sample(n, rng):
+            if n > len(pool):
+                raise ValueError(f"three-sample: n={n} is more than the {len(pool)} samples of "
+                                 "a class (draws are without replacement)")
+            return pool[rng.choice(len(pool), n, replace=False)]
+
+        return sample
+
+    return draw(pools[0]), draw(pools[1])
+
+
+def run_three_sample(ctx: TaskContext) -> list:
+    """Algorithm 3S-eval of the Cherfaoui thesis (§4.6) through
+    :func:`sparsekit.stats.three_sample_error`: one row per (method, n) with the error rate
+    (``error_rate``: ``error`` of that function, renamed apart from the runner's ``error``
+    column of failed runs), its standard error ``error_se``, Δ to the exact MMD ``delta``
+    (NaN beyond ``exact_max_n``) and the mean ``time``, every method seeing the same draws.
+
+    The distributions: ``sample_x``/``sample_z`` draws of the data (``gaussian-pair``,
+    ``graph-pair``), else the two ``classes`` of labelled data (each a label or a list of
+    labels), drawn without replacement. ``methods`` is a method or a list; ``n`` a size or a
+    list. The method options (``n_landmarks``, ``sampler``, ``lam``, ``n_frequencies``,
+    ``block_size``) go to the methods that take them.
+    """
+    from ..stats import three_sample_error
+    from ..stats.three_sample import METHOD_OPTIONS
+
     p = ctx.params
-    n = p["n"]
-    if 2 * n > len(Xa) or n > len(Xb):
-        raise ValueError(f"three-sample: n={n} needs {2 * n} points of the first class and {n} "
-                         f"of the second; the data have {len(Xa)} and {len(Xb)}")
-    rng = np.random.default_rng(ctx.seed)
-    kernel = ctx.components["kernel"]
-    opts = _method_options(p, p["method"])
-    errors, t0 = [], time.perf_counter()
-    for _ in range(p["n_repetitions"]):
-        ia = rng.permutation(len(Xa))[:2 * n]
-        ib = rng.permutation(len(Xb))[:n]
-        res = three_sample_test(Xa[ia[:n]], Xb[ib], Xa[ia[n:]], method=p["method"], kernel=kernel,
-                                random_state=int(rng.integers(2**31)), **opts)
-        errors.append(not res.w_from_x)
-    return {"error": float(np.mean(errors)),
-            "error_se": float(np.std(errors) / np.sqrt(len(errors))),
-            "time": (time.perf_counter() - t0) / p["n_repetitions"]}
+    if "sample_x" in ctx.data and "sample_z" in ctx.data:
+        sample_x, sample_z = ctx.data["sample_x"], ctx.data["sample_z"]
+    else:
+        sample_x, sample_z = _class_draws(ctx)
+    methods = [p["methods"]] if isinstance(p["methods"], str) else list(p["methods"])
+    sizes = [int(n) for n in np.atleast_1d(p["n"])]
+    options = {m: _method_options(p, m) for m in methods if m in METHOD_OPTIONS}
+    rows = three_sample_error(sample_x, sample_z, sizes, methods=methods,
+                              n_repetitions=p["n_repetitions"], kernel=ctx.components["kernel"],
+                              method_options={m: o for m, o in options.items() if o},
+                              exact_max_n=p["exact_max_n"], random_state=ctx.seed)
+    return [{("error_rate" if k == "error" else k): v for k, v in r.items()} for r in rows]
 
 
 def run_quickmeans(ctx: TaskContext) -> dict:
@@ -558,11 +601,12 @@ for _task in (
                           "sampler": None, "lam": None, "n_frequencies": None, "block_size": None,
                           "exact_max_n": 4000},
          ("kernel",), {"kernel": "rbf"}, "MMD² between two classes, time, Δ to exact"),
-    Task("three-sample", run_three_sample, {"classes": [0, 1], "method": "nystrom", "n": 100,
-                                            "n_repetitions": 10, "n_landmarks": None,
-                                            "sampler": None, "lam": None, "n_frequencies": None,
-                                            "block_size": None},
-         ("kernel",), {"kernel": "rbf"}, "three-sample test error rate and time"),
+    Task("three-sample", run_three_sample, {"classes": [0, 1], "methods": "nystrom", "n": 100,
+                                            "n_repetitions": 10, "exact_max_n": 5000,
+                                            "n_landmarks": None, "sampler": None, "lam": None,
+                                            "n_frequencies": None, "block_size": None},
+         ("kernel",), {"kernel": "rbf"},
+         "three-sample test: error rate, Δ to exact MMD, time (a row per method and n)"),
     Task("quickmeans", run_quickmeans, {"n_clusters": 8, "n_factors": None, "sparsity": 3,
                                         "max_iter": 50},
          (), {}, "QuicK-means vs k-means: inertia, time, ARI"),

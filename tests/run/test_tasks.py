@@ -1,10 +1,18 @@
 """The tasks as a library (run_task): the code behind `sparsekit demo`, the examples and
 `sparsekit run`, with values checked against direct computations."""
+import json
+import os
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 from sparsekit.run import data as data_mod
 from sparsekit.run import execute_point, run_task
+from tests.test_examples import _load as _load_example
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+SPECS = EXAMPLES / "specs"
 
 
 def test_gram_task_values_and_dtypes():
@@ -159,3 +167,48 @@ def test_sparse_coding_takes_a_solver_section_only():
         run_task("sparse-coding", {}, problem, {"solver": get_solver("omp")})
     row = run_task("sparse-coding", {"warm_up": False}, problem, {"solver": {"name": "omp"}})
     assert row["support_recovery"] == 1.0
+
+
+def test_three_sample_task_is_the_library_protocol_and_the_example_spec():
+    """The three-sample task returns stats.three_sample_error's rows (error renamed
+    error_rate) on the same draws; the digits spec and the example compute the same rows;
+    classes given as lists of labels pool them."""
+    from sparsekit.run import load_spec, run_spec
+    from sparsekit.run.data import SOURCES
+    from sparsekit.stats import three_sample_error
+
+    data = SOURCES["graph-pair"](p_x=0.2, p_z=0.5, min_nodes=6, max_nodes=8)
+    rows = run_task("three-sample", {"methods": ["exact", "block"], "n": [6, 10],
+                                     "n_repetitions": 2}, data,
+                    {"kernel": {"name": "shortest-path", "normalize": True}}, seed=3)
+    ref = three_sample_error(data["sample_x"], data["sample_z"], [6, 10], ["exact", "block"],
+                             n_repetitions=2, kernel="shortest-path",
+                             kernel_params={"normalize": True}, random_state=3)
+    keys = ("method", "n", "error_se", "delta")
+    assert [tuple(r[k] for k in keys) + (r["error_rate"],) for r in rows] == [
+        tuple(r[k] for k in keys) + (r["error"],) for r in ref]
+
+    spec = load_spec(SPECS / "three_sample_digits.toml",
+                     overrides=["params.n=[[15]]", "params.n_repetitions=3",
+                                'params.methods=[["exact", "nystrom"]]'])
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as out:
+        run_spec(spec, out=out, stream=open(os.devnull, "w"))
+        with open(Path(out) / "results.jsonl") as fh:
+            from_spec = [json.loads(line) for line in fh]
+    digits = SOURCES["digits"](scale=16.0)
+    low, high = digits["X"][digits["y"] <= 4], digits["X"][digits["y"] >= 5]
+    ref = three_sample_error(lambda n, rng: low[rng.choice(len(low), n, replace=False)],
+                             lambda n, rng: high[rng.choice(len(high), n, replace=False)], [15],
+                             ["exact", "nystrom"], n_repetitions=3, kernel="rbf",
+                             kernel_params={"bandwidth": "mean-sq-dist"}, random_state=0)
+    assert [(r["method"], r["error_rate"], r["delta"]) for r in from_spec] == [
+        (r["method"], r["error"], r["delta"]) for r in ref]
+    example = _load_example("three_sample_test")
+    name, data, components, params = example.experiments(quick=True)[1]
+    assert name == "digits"
+    rows = run_task("three-sample", {**params, "n": [15], "n_repetitions": 3,
+                                     "methods": ["exact", "nystrom"]}, data, components, seed=0)
+    assert [(r["method"], r["error_rate"], r["delta"]) for r in rows] == [
+        (r["method"], r["error_rate"], r["delta"]) for r in from_spec]
