@@ -15,6 +15,10 @@ The thesis uses d = 10,000, n = 20,000 (mu = 0.058, m* = 8) and 2,000 draws; the
 are shown relative to ||y|| so that draws can be averaged. The solves stop at
 ||r||^2 <= 1e-20 (far above rounding, where selection stays meaningful).
 
+Parts 1-4 are the ``frank-wolfe-recovery`` task of ``sparsekit run`` (run here through
+``sparsekit.run.run_task``; ``examples/specs/frank_wolfe_recovery.toml`` runs the same
+experiment from a spec); this script formats its rows and draws the figures.
+
 Run ``python examples/frank_wolfe_recovery.py [--quick] [--out DIR]`` (``--quick`` for a smaller
 run); it writes ``frank_wolfe_recovery.png``, ``frank_wolfe_vs_greedy.png`` and
 ``frank_wolfe_recovery.md`` (the table) to ``DIR`` (default ``examples/output/``) and prints
@@ -23,7 +27,6 @@ where.
 from __future__ import annotations
 
 import argparse
-import math
 import sys
 import time
 import warnings
@@ -31,38 +34,10 @@ from pathlib import Path
 
 import numpy as np
 
-from sparsekit.solvers.coherence import (
-    babel,
-    coherence_sparsity_bound,
-    exact_recovery_condition,
-    mp_rate,
-    mutual_coherence,
-    theorem5_rate,
-)
-from sparsekit.solvers.dictionaries import gaussian_dictionary, sparse_signals
-from sparsekit.solvers.fw import FrankWolfe
-from sparsekit.solvers.mp import MatchingPursuit
-from sparsekit.solvers.omp import OMP
+from sparsekit.run import run_task
+from sparsekit.run.data import SOURCES
 
 TOL = 1e-20
-
-
-def largest_m(mu):
-    """The largest integer m with m < (1/mu + 1)/2."""
-    return int(math.ceil(coherence_sparsity_bound(mu))) - 1
-
-
-def relative_curves(res, Y):
-    return res.residual_norms / np.linalg.norm(Y, axis=0)
-
-
-def fit_slope(curve):
-    """Least-squares slope of ln(curve) over its finite, positive entries."""
-    ok = np.isfinite(curve) & (curve > 0)
-    k = np.flatnonzero(ok)
-    if k.size < 3:
-        return float("nan")
-    return float(np.polyfit(k, np.log(curve[ok]), 1)[0])
 
 
 def stage(message):
@@ -70,80 +45,21 @@ def stage(message):
     print(message, file=sys.stderr, flush=True)
 
 
-def inside_hypotheses(args, rng):
-    rows, curves, thetas, mp_rates, problems = [], [], [], [], []
-    for t in range(args.dictionaries):
-        stage(f"inside the hypotheses: dictionary {t + 1}/{args.dictionaries}")
-        D = gaussian_dictionary(args.n_features, args.n_atoms, rng)
-        mu = mutual_coherence(D)
-        m = largest_m(mu)
-        mu1 = babel(D, m - 1) if m > 1 else 0.0
-        Y, X = sparse_signals(D, m, args.signals, rng)
-        l1 = np.abs(X).sum(axis=0)
-        beta = 8.0 * l1
-        res = FrankWolfe(beta=beta, max_iter=args.iters, tol=TOL).solve(D, Y)
-        in_support = all(
-            set(res.support[: res.n_iter[j], j].tolist()) <= set(np.flatnonzero(X[:, j]).tolist())
-            for j in range(args.signals)
-        )
-        erc = max(exact_recovery_condition(D, np.flatnonzero(X[:, j])) for j in range(args.signals))
-        theta = theorem5_rate(m, mu1, float(l1[0]), float(beta[0]))
-        rel = relative_curves(res, Y)
-        slopes = [fit_slope(rel[:, j]) for j in range(args.signals)]
-        rows.append(dict(
-            dictionary=t, mu=f"{mu:.4f}", bound=f"{coherence_sparsity_bound(mu):.2f}", m=m,
-            babel_m1=f"{mu1:.4f}", max_ERC=f"{erc:.3f}", theta=f"{theta:.2e}",
-            bound_slope=f"{0.5 * math.log1p(-theta):.2e}",
-            observed_slope=f"{np.nanmax(slopes):.2e} (worst)",
-            iters=f"{int(res.n_iter.min())}-{int(res.n_iter.max())}",
-            all_in_support="yes" if in_support else "NO",
-        ))
-        curves.append(rel)
-        thetas.append(theta)
-        mp_rates.append(mp_rate(m, mu1))
-        problems.append((D, Y, X, m, beta))
-    return rows, curves, thetas, mp_rates, problems
+def inside_table_rows(rows):
+    """The rows of part 1 as the table prints them."""
+    return [dict(dictionary=r["dictionary"], mu=f"{r['mu']:.4f}", bound=f"{r['sparsity_bound']:.2f}",
+                 m=r["m"], babel_m1=f"{r['babel_m1']:.4f}", max_ERC=f"{r['max_erc']:.3f}",
+                 theta=f"{r['theta']:.2e}", bound_slope=f"{r['bound_slope']:.2e}",
+                 observed_slope=f"{r['observed_slope']:.2e} (worst)",
+                 iters=f"{r['iter_min']}-{r['iter_max']}",
+                 all_in_support="yes" if r["all_in_support"] else "NO") for r in rows]
 
 
-def outside_hypotheses(args, rng, m_star):
-    D = gaussian_dictionary(args.n_features, args.n_atoms, rng)
-    out = {}
-    for factor in (2, 5, 20):
-        stage(f"outside the hypotheses: m = {factor} m*")
-        m = factor * m_star
-        if m >= args.n_features:
-            continue
-        Y, X = sparse_signals(D, m, args.signals, rng)
-        res = FrankWolfe(beta=8.0 * np.abs(X).sum(axis=0), max_iter=args.iters, tol=TOL).solve(D, Y)
-        out[f"m = {factor} m* = {m}"] = relative_curves(res, Y)
-    return out
-
-
-def side_by_side(problem, args):
-    """OMP, MP and FW on the same signals: relative residual per iteration and seconds/iteration."""
-    D, Y, X, m, beta = problem
-    # the residual form (precompute=False) reports residuals down to rounding; the Gram form's
-    # norms come from ||y||^2 - sum of decreases and bottom out near sqrt(eps) ||y||
-    def make(name, beta):
-        return {
-            "OMP": lambda: OMP(n_nonzero_coefs=m, tol=TOL, precompute=False),
-            "MP": lambda: MatchingPursuit(max_iter=args.iters, tol=TOL, precompute=False),
-            "FW (line search)": lambda: FrankWolfe(beta=beta, max_iter=args.iters, tol=TOL),
-            "FW (2/(k+2))": lambda: FrankWolfe(beta=beta, step="2/(k+2)", max_iter=args.iters,
-                                               tol=TOL),
-        }[name]()
-
-    names = ["OMP", "MP", "FW (line search)", "FW (2/(k+2))"]
-    out = {}
-    for name in names:
-        stage(f"side by side: {name}")
-        make(name, beta[:2]).solve(D, Y[:, :2])  # compile / warm up the kernels
-        t0 = time.perf_counter()
-        res = make(name, beta).solve(D, Y)
-        elapsed = time.perf_counter() - t0
-        n = max(int(np.max(res.n_iter)), 1)
-        out[name] = (relative_curves(res, Y), elapsed / n, elapsed, res)
-    return out
+def compare_table_rows(rows):
+    """The rows of part 4 as the table prints them."""
+    return [dict(solver=r["solver"], iterations=f"{r['median_iter']} (median)", stop=r["stop"],
+                 worst_final=f"{r['worst_final']:.1e}", seconds=f"{r['seconds']:.3f}",
+                 ms_per_iter=f"{r['ms_per_iter']:.3f}") for r in rows]
 
 
 def trim(curves):
@@ -176,28 +92,25 @@ def main(argv=None):
     out_dir = Path(args.out).resolve()
     out_dir.mkdir(parents=True, exist_ok=True)
     stage(f"writing the files to {out_dir}")
-    rng = np.random.default_rng(args.seed)
 
     t0 = time.perf_counter()
-    rows, curves, thetas, rates, problems = inside_hypotheses(args, rng)
-    m_star = min(int(r["m"]) for r in rows)
-    outside = outside_hypotheses(args, rng, m_star)
-    compare = side_by_side(problems[0], args)
+    rows = run_task("frank-wolfe-recovery",
+                    {"n_dictionaries": args.dictionaries, "n_signals": args.signals,
+                     "max_iter": args.iters, "beta_factor": 8.0, "tol": TOL,
+                     "return_curves": True, "verbose": True},
+                    SOURCES["gaussian-dictionary"](n_features=args.n_features, n_atoms=args.n_atoms),
+                    seed=args.seed)
+    inside = [r for r in rows if r["part"] == "inside"]
+    outside = {f"m = {r['factor']} m* = {r['m']}": r["curves"] for r in rows
+               if r["part"] == "outside"}
+    compare = [r for r in rows if r["part"] == "compare"]
     print(f"computed in {time.perf_counter() - t0:.1f} s")
 
     columns = ["dictionary", "mu", "bound", "m", "babel_m1", "max_ERC", "theta", "bound_slope",
                "observed_slope", "iters", "all_in_support"]
-    table = markdown(rows, columns)
-    cmp_rows = []
-    for name, (rel, per_iter, elapsed, res) in compare.items():
-        reasons = ", ".join(f"{r}: {c}" for r, c in zip(*np.unique(res.stop_reason,
-                                                                    return_counts=True)))
-        last = rel[res.n_iter, np.arange(rel.shape[1])]
-        cmp_rows.append(dict(solver=name, iterations=f"{int(np.median(res.n_iter))} (median)",
-                             stop=reasons, worst_final=f"{np.max(last):.1e}",
-                             seconds=f"{elapsed:.3f}", ms_per_iter=f"{per_iter * 1e3:.3f}"))
-    cmp_table = markdown(cmp_rows, ["solver", "iterations", "stop", "worst_final", "seconds",
-                                    "ms_per_iter"])
+    table = markdown(inside_table_rows(inside), columns)
+    cmp_table = markdown(compare_table_rows(compare), ["solver", "iterations", "stop",
+                                                       "worst_final", "seconds", "ms_per_iter"])
     header = (f"d = {args.n_features}, n = {args.n_atoms}, {args.dictionaries} dictionaries x "
               f"{args.signals} signals, beta = 8 ||x*||_1, line search, stop at ||r||^2 <= {TOL:g}")
     text = (f"# Frank-Wolfe recovery ({header})\n\nSlopes are of ln ||r_k|| per iteration.\n\n"
@@ -212,16 +125,16 @@ def main(argv=None):
     import matplotlib.pyplot as plt
 
     warnings.simplefilter("ignore", RuntimeWarning)  # NaN after a signal stopped, log10(0)
-    all_rel = trim(np.hstack(curves))
+    all_rel = trim(np.hstack([r["curves"] for r in inside]))
     k = np.arange(all_rel.shape[0])
     log_rel = np.log10(all_rel)
     fig, axes = plt.subplots(1, 2, figsize=(12, 4.5))
     ax = axes[0]
     ax.plot(k, np.nanmax(log_rel, axis=1), label="max over draws")
     ax.plot(k, np.nanmean(log_rel, axis=1), label="mean over draws")
-    theta = min(thetas)
+    theta = min(r["theta"] for r in inside)
     ax.plot(k, 0.5 * k * np.log10(1 - theta), "--", label=f"Theorem 5 bound (theta = {theta:.1e})")
-    rate = min(rates)
+    rate = min(r["mp_rate"] for r in inside)
     ax.plot(k, 0.5 * k * np.log10(1 - rate), ":", label="MP bound (Gribonval-Vandergheynst)")
     ax.set_ylim(-11, 0.5)
     ax.set_xlabel("iteration k")
@@ -239,8 +152,9 @@ def main(argv=None):
     fig.savefig(out_dir / "frank_wolfe_recovery.png", dpi=120)
 
     fig, axes = plt.subplots(1, 2, figsize=(12, 4.5))
-    for name, (rel, per_iter, _, _) in compare.items():
-        mean = np.nanmean(np.log10(trim(rel)), axis=1)
+    for r in compare:
+        name, per_iter = r["solver"], r["ms_per_iter"] * 1e-3
+        mean = np.nanmean(np.log10(trim(r["curves"])), axis=1)
         steps = np.arange(mean.size)
         axes[0].plot(steps, mean, marker="o" if name == "OMP" else None, label=name)
         axes[1].plot(steps * per_iter * 1e3, mean, marker="o" if name == "OMP" else None,

@@ -18,6 +18,10 @@ Vector data use the Gaussian kernel with γ = 1 / (2 · mean ‖x − x'‖²) r
 (the "mean-sq-dist" bandwidth rule); the approximations use s = max(1, round(ln n)) landmarks,
 frequencies or points per block (thesis §4.6).
 
+Each data set is one run of the ``three-sample`` task of ``sparsekit run`` (through
+``sparsekit.run.run_task``; ``examples/specs/three_sample_{gaussians,digits,graphs}.toml`` run
+the same experiments from specs), which calls ``sparsekit.stats.three_sample_error``.
+
 Run: ``python examples/three_sample_test.py [--quick] [--out DIR]``. Tables are printed,
 figures written as PNG files under ``--out`` (default ``examples/output``). The full run takes
 tens of minutes on 2 cores (the Gaussians at n = 100,000 dominate); ``--quick`` takes seconds.

@@ -14,7 +14,8 @@ Sources
   ``moons``, ``swiss-roll``, ``friedman1``
   (regression), ``uniform`` (points in [0, 1]^d), ``random-graphs`` (Erdős–Rényi graphs with
   random node labels), ``gaussian-pair`` and ``graph-pair`` (two distributions to draw
-  from, for the three-sample test), ``sparse-signals`` (an m-sparse coding problem: Gaussian dictionary
+  from, for the three-sample test), ``gaussian-dictionary`` (random dictionaries to draw, for
+  Frank–Wolfe recovery), ``sparse-signals`` (an m-sparse coding problem: Gaussian dictionary
   ``D``, signals ``Y = D coef``), ``hadamard`` (the Hadamard matrix of order ``n``, as ``X``);
 - files: ``file`` with ``path`` (``.npy``, ``.npz`` with arrays ``X`` and optionally ``y``,
   ``.csv`` (numeric; ``target`` names a label column, pandas used when installed), ``.parquet``
@@ -137,6 +138,15 @@ def graph_pair(p_x=0.3, p_z=0.4, min_nodes=10, max_nodes=14, n_labels=3, seed=0)
     generator of the task, not from ``seed``)."""
     return {"sample_x": random_graph_draw(p_x, min_nodes, max_nodes, n_labels),
             "sample_z": random_graph_draw(p_z, min_nodes, max_nodes, n_labels)}
+
+
+def gaussian_dictionary(n_features=1000, n_atoms=2000, seed=0):
+    """Dictionaries of ``n_atoms`` unit-norm Gaussian atoms in dimension ``n_features``, as a
+    draw ``draw_dictionary(rng) -> D`` (the atoms come from the generator of the task, not from
+    ``seed``)."""
+    from ..solvers.dictionaries import gaussian_dictionary as draw
+
+    return {"draw_dictionary": lambda rng: draw(n_features, n_atoms, rng)}
 
 
 def swiss_roll(n_samples=1500, noise=0.05, seed=0):
@@ -315,6 +325,7 @@ SOURCES.update({"gaussian-mixture": gaussian_mixture, "blobs": blobs, "rings": r
                 "moons": moons, "circles": circles, "swiss-roll": swiss_roll, "friedman1": friedman1,
                 "uniform": uniform, "random-graphs": random_graphs,
                 "gaussian-pair": gaussian_pair, "graph-pair": graph_pair,
+                "gaussian-dictionary": gaussian_dictionary,
                 "sparse-signals": sparse_signals, "hadamard": hadamard,
                 "file": file, "graphs": graphs})
 

@@ -23,7 +23,8 @@ at the first lookup)::
     register_task(MY_TASK)
 
 Built-in tasks: ``nystrom``, ``sampler``, ``sparse-coding``, ``kernel-kmeans``, ``mmd``,
-``three-sample``, ``quickmeans``, ``palm4msa``, ``gram``, ``out-of-sample``, ``omp-forest``.
+``three-sample``, ``quickmeans``, ``palm4msa``, ``gram``, ``out-of-sample``, ``omp-forest``,
+``frank-wolfe-recovery``.
 
 One implementation per protocol
 -------------------------------
@@ -576,6 +577,7 @@ def run_palm4msa(ctx: TaskContext) -> dict:
             "stop_reason": str(res.stop_reason)}
 
 
+from .task_fw_recovery import run_fw_recovery  # noqa: E402
 from .task_gram import run_gram  # noqa: E402  (task bodies in modules of their own)
 from .task_omp_forest import run_omp_forest  # noqa: E402
 from .task_out_of_sample import run_out_of_sample  # noqa: E402
@@ -621,6 +623,12 @@ for _task in (
                                         "sizes": [1, 2, 5, 10, 20], "problem": "auto",
                                         "test_size": 0.2, "validation_size": 0.25},
          (), {}, "random forest pruned by OMP / NN-OMP / random: test score per size"),
+    Task("frank-wolfe-recovery", run_fw_recovery,
+         {"n_dictionaries": 4, "n_signals": 25, "max_iter": 3000, "beta_factor": 8.0,
+          "tol": 1e-20, "outside_factors": [2, 5, 20], "compare": True, "return_curves": False,
+          "verbose": False},
+         (), {}, "Frank–Wolfe on m-sparse signals: recovery inside and outside the coherence "
+                 "hypotheses, against OMP and MP (a row per dictionary, sparsity and solver)"),
     Task("palm4msa", run_palm4msa, {"n_factors": 3, "sparsity": 2}, ("solver",),
          {"solver": "hierarchical-palm4msa"}, "sparse factorization: relative error, time"),
 ):

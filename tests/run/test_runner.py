@@ -17,8 +17,10 @@ SMALL = {
     "nystrom_samplers": ["data.n_samples=400", "data.n_features=5", "repeat=1",
                          'sampler.name=["uniform", "dac-rls"]', "params.n_components=[10, 30]",
                          "params.n_eval=200"],
-    "frank_wolfe_recovery": ["data.n_features=32", "data.n_atoms=48", "data.n_nonzero=[2]",
-                             "data.n_signals=5", "params.warm_up=false"],
+    "frank_wolfe_recovery": ["data.n_features=40", "data.n_atoms=60", "params.n_dictionaries=1",
+                             "params.n_signals=3", "params.max_iter=40"],
+    "sparse_coding": ["data.n_features=32", "data.n_atoms=48", "data.n_nonzero=[2]",
+                      "data.n_signals=5", "params.warm_up=false"],
     "kernel_kmeans": ["data.n_samples=120", "repeat=1", "params.n_landmarks=20",
                       'sampler.name="uniform"'],
     "three_sample_gaussians": ["params.n=[[20]]", "params.n_repetitions=2"],
@@ -64,7 +66,8 @@ def test_example_spec_runs_small(name, tmp_path, capsys):
         assert len(list(csv.DictReader(fh))) == len(rows)
     printed = capsys.readouterr().out
     assert "results:" in printed
-    if name in ("nystrom_samplers", "frank_wolfe_recovery", "out_of_sample") or "three" in name:
+    if name in ("nystrom_samplers", "frank_wolfe_recovery", "sparse_coding",
+                "out_of_sample") or "three" in name:
         assert "plot: " in printed and list(tmp_path.glob("*.png"))
 
 

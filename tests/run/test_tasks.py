@@ -212,3 +212,30 @@ def test_three_sample_task_is_the_library_protocol_and_the_example_spec():
                                      "methods": ["exact", "nystrom"]}, data, components, seed=0)
     assert [(r["method"], r["error_rate"], r["delta"]) for r in rows] == [
         (r["method"], r["error_rate"], r["delta"]) for r in from_spec]
+
+
+def test_frank_wolfe_recovery_task_protocol():
+    """One generator draws dictionary 0 first (its coherence and m are the first row's), then
+    the signals; Theorem 4 holds inside the hypotheses (every selected atom in the support);
+    the rows come by part; m beyond the dimension is skipped; OMP recovers m-sparse signals."""
+    import math
+
+    from sparsekit.run.data import SOURCES
+    from sparsekit.solvers.coherence import mutual_coherence
+    from sparsekit.solvers.dictionaries import gaussian_dictionary
+
+    data = SOURCES["gaussian-dictionary"](n_features=60, n_atoms=120)
+    rows = run_task("frank-wolfe-recovery", {"n_dictionaries": 2, "n_signals": 4,
+                                             "max_iter": 200, "outside_factors": [2, 100]},
+                    data, seed=1)
+    assert [r["part"] for r in rows] == ["inside"] * 2 + ["outside"] + ["compare"] * 4
+    mu = mutual_coherence(gaussian_dictionary(60, 120, np.random.default_rng(1)))
+    first = rows[0]
+    assert first["mu"] == mu and first["m"] < (1 / mu + 1) / 2 <= first["m"] + 1
+    for r in rows[:2]:
+        assert r["all_in_support"] and r["bound_slope"] == 0.5 * math.log1p(-r["theta"])
+        assert r["observed_slope"] < 0 or math.isnan(r["observed_slope"])
+    assert rows[2]["factor"] == 2 and rows[2]["m"] == 2 * min(r["m"] for r in rows[:2])
+    compare = {r["solver"]: r for r in rows[3:]}
+    assert list(compare) == ["OMP", "MP", "FW (line search)", "FW (2/(k+2))"]
+    assert compare["OMP"]["worst_final"] < 1e-10 and "curves" not in compare["OMP"]
