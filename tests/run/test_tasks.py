@@ -239,3 +239,26 @@ def test_frank_wolfe_recovery_task_protocol():
     compare = {r["solver"]: r for r in rows[3:]}
     assert list(compare) == ["OMP", "MP", "FW (line search)", "FW (2/(k+2))"]
     assert compare["OMP"]["worst_final"] < 1e-10 and "curves" not in compare["OMP"]
+
+
+def test_frank_wolfe_spec_prints_the_example_table(tmp_path, capsys):
+    """The spec at the example's sizes gives the example's first table, cell for cell."""
+    from sparsekit.run import load_spec, run_spec
+
+    example = _load_example("frank_wolfe_recovery")
+    example.main(["--n-features", "60", "--n-atoms", "120", "--dictionaries", "2", "--signals",
+                  "3", "--iters", "60", "--seed", "2", "--out", str(tmp_path / "ex")])
+    printed = capsys.readouterr().out
+    spec = load_spec(SPECS / "frank_wolfe_recovery.toml",
+                     overrides=["data.n_features=60", "data.n_atoms=120", "params.n_dictionaries=2",
+                                "params.n_signals=3", "params.max_iter=60", "seed=2"])
+    run_spec(spec, out=tmp_path / "spec", stream=open(os.devnull, "w"))
+    with open(tmp_path / "spec" / "results.jsonl") as fh:
+        rows = [json.loads(line) for line in fh]
+    inside = example.inside_table_rows([r for r in rows if r["part"] == "inside"])
+    assert len(inside) == 2
+    for r in inside:
+        assert "| " + " | ".join(str(v) for v in r.values()) + " |" in printed
+    compare = example.compare_table_rows([r for r in rows if r["part"] == "compare"])
+    for r in compare:  # all but the timings
+        assert f"| {r['solver']} | {r['iterations']} | {r['stop']} | {r['worst_final']} |" in printed
