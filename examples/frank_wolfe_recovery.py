@@ -47,8 +47,9 @@ def stage(message):
 
 def inside_table_rows(rows):
     """The rows of part 1 as the table prints them."""
-    return [dict(dictionary=r["dictionary"], mu=f"{r['mu']:.4f}", bound=f"{r['sparsity_bound']:.2f}",
-                 m=r["m"], babel_m1=f"{r['babel_m1']:.4f}", max_ERC=f"{r['max_erc']:.3f}",
+    return [dict(dictionary=r["dictionary"], mu=f"{r['mu']:.4f}",
+                 bound=f"{r['sparsity_bound']:.2f}", m=r["m"], babel_m1=f"{r['babel_m1']:.4f}",
+                 max_ERC=f"{r['max_erc']:.3f}",
                  theta=f"{r['theta']:.2e}", bound_slope=f"{r['bound_slope']:.2e}",
                  observed_slope=f"{r['observed_slope']:.2e} (worst)",
                  iters=f"{r['iter_min']}-{r['iter_max']}",
@@ -98,7 +99,8 @@ def main(argv=None):
                     {"n_dictionaries": args.dictionaries, "n_signals": args.signals,
                      "max_iter": args.iters, "beta_factor": 8.0, "tol": TOL,
                      "return_curves": True, "verbose": True},
-                    SOURCES["gaussian-dictionary"](n_features=args.n_features, n_atoms=args.n_atoms),
+                    SOURCES["gaussian-dictionary"](n_features=args.n_features,
+                                                   n_atoms=args.n_atoms),
                     seed=args.seed)
     inside = [r for r in rows if r["part"] == "inside"]
     outside = {f"m = {r['factor']} m* = {r['m']}": r["curves"] for r in rows
