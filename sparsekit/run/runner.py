@@ -3,7 +3,8 @@
 Output folder (``--out``, default ``runs/<spec-name>-<UTC timestamp>/``):
 
 - ``results.jsonl``: one JSON object per finished run, appended as soon as it finishes (a crash
-  loses nothing that finished); ``results.csv``: the same rows as a table, rewritten after each;
+  loses nothing that finished; NaN and infinities are written as ``null``, strict JSON);
+  ``results.csv``: the same rows as a table, rewritten after each;
 - ``spec.json``: the resolved spec (after ``--set``, ``--repeat``, ``--seed``);
 - ``meta.json``: library version, Python, platform, machine name, CPUs, thread count, scheduler.
 
@@ -20,6 +21,7 @@ from __future__ import annotations
 import csv
 import hashlib
 import json
+import math
 import os
 import platform
 import sys
@@ -112,7 +114,7 @@ class Recorder:
             done = self.done()
             self.rows = [r for r in self.rows if r.get("status") != "ok" or r["run_id"] in done]
             with open(self.jsonl, "w", encoding="utf-8") as fh:
-                fh.writelines(json.dumps(r, default=_jsonable) + "\n" for r in self.rows)
+                fh.writelines(_json_line(r) for r in self.rows)
         self._columns = None
 
     def done(self) -> set:
@@ -133,7 +135,7 @@ class Recorder:
         ids = {r["run_id"] for r in rows}
         self.rows = [r for r in self.rows if r["run_id"] not in ids] + list(rows)
         with open(self.jsonl, "a", encoding="utf-8") as fh:
-            fh.write("".join(json.dumps(r, default=_jsonable) + "\n" for r in rows))
+            fh.write("".join(_json_line(r) for r in rows))
             fh.flush()
             os.fsync(fh.fileno())
         self._write_csv()
@@ -166,6 +168,30 @@ class Recorder:
         cells = [_short(row.get(c)) for c in columns[:-1]] + [
             (row["error"][:120] if row["status"] != "ok" else _short(row.get(columns[-1])))]
         print("  ".join(f"{c:>20}" for c in cells), file=self.stream, flush=True)
+
+
+def _json_line(row: dict) -> str:
+    """One row as strict JSON (``allow_nan=False``): NaN and infinities become ``null``, since
+    standard JSON has no such numbers and strict readers (``jq``, JavaScript) reject them."""
+    return json.dumps(_finite_or_none(row), default=_jsonable, allow_nan=False) + "\n"
+
+
+def _finite_or_none(v):
+    if isinstance(v, float):  # NumPy float64 included
+        return v if math.isfinite(v) else None
+    if isinstance(v, dict):
+        return {k: _finite_or_none(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [_finite_or_none(x) for x in v]
+    try:
+        import numpy as np
+    except ImportError:  # pragma: no cover
+        return v
+    if isinstance(v, np.floating):
+        return float(v) if np.isfinite(v) else None
+    if isinstance(v, np.ndarray) and v.dtype.kind in "fc":
+        return _finite_or_none(v.tolist())
+    return v
 
 
 def _jsonable(v):

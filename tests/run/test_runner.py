@@ -172,6 +172,32 @@ def test_a_task_may_return_several_rows_and_resume_keeps_them_whole(tmp_path, mo
         unregister_task("several-rows")
 
 
+def test_results_jsonl_is_strict_json_with_nan_and_inf_as_null(tmp_path):
+    """Standard JSON has no NaN or Infinity: strict readers (jq, JavaScript) reject Python's
+    ``NaN`` token, so non-finite metrics are written as ``null``; the CSV keeps them."""
+    def non_finite(ctx):
+        return {"missing": float("nan"), "big": np.float64(np.inf), "curve": [1.0, float("nan")],
+                "value": 2.5}
+
+    register_task(Task("non-finite", non_finite, {}))
+    try:
+        spec = load_spec("m.toml", text='task = "non-finite"\n[data]\nsource = "iris"\n')
+        run_spec(spec, out=tmp_path)
+
+        def refuse(token):
+            raise ValueError(f"non-standard JSON token {token}")
+
+        line = (tmp_path / "results.jsonl").read_text().splitlines()[0]
+        row = json.loads(line, parse_constant=refuse)
+        assert row["missing"] is None and row["big"] is None and row["curve"] == [1.0, None]
+        assert row["value"] == 2.5
+        with open(tmp_path / "results.csv") as fh:
+            cells = next(csv.DictReader(fh))
+        assert cells["missing"] == "nan" and cells["big"] == "inf"
+    finally:
+        unregister_task("non-finite")
+
+
 def test_repeat_and_seed_options(tmp_path, capsys):
     spec_file = tmp_path / "s.toml"
     spec_file.write_text(SMALL_SPEC)
