@@ -168,7 +168,8 @@ def _objective(U, prod, lam):
     return _sqnorm(D)
 
 
-def palm4msa_dense(U, projs, factors, lam, *, n_iter, tol, safeguard=True, vectors=None):
+def palm4msa_dense(U, projs, factors, lam, *, n_iter, tol, safeguard=True, vectors=None,
+                   keep_best=False):
     """Palm4MSA on dense arrays, right-to-left sweeps (the compute core of :class:`Palm4MSA`).
 
     Parameters
@@ -178,6 +179,9 @@ def palm4msa_dense(U, projs, factors, lam, *, n_iter, tol, safeguard=True, vecto
     factors : list of dense arrays (the starting point, in the sets), modified in place
     lam : float
         Starting scale.
+    keep_best : bool
+        Return the iterate with the lowest objective seen, the starting point included
+        (the history still records every iteration).
 
     Returns
     -------
@@ -188,13 +192,15 @@ def palm4msa_dense(U, projs, factors, lam, *, n_iter, tol, safeguard=True, vecto
     vectors = {} if vectors is None else vectors
     F = [_Factor(np.ascontiguousarray(f, dtype=dtype)) for f in factors]
     history = []
-    if safeguard:
+    if safeguard or keep_best:
         prod = None
         for f in F[::-1]:
             prod = f.times(prod)
-        f_prev = _objective(U, prod, lam)
+        f_start = _objective(U, prod, lam)
     else:
-        f_prev = None
+        f_start = None
+    f_prev = f_start if safeguard else None
+    best = (f_start, list(F), lam, 0) if keep_best else None
     margin = LIPSCHITZ_MARGIN
     retries = 0
     stop = "max_iter"
@@ -254,24 +260,30 @@ def palm4msa_dense(U, projs, factors, lam, *, n_iter, tol, safeguard=True, vecto
         margin = LIPSCHITZ_MARGIN
         it += 1
         history.append(f)
+        if keep_best and f < best[0]:
+            best = (f, list(F), lam, it)
         if f_prev is not None and (f_prev == 0 or abs(f_prev - f) < tol * f_prev):
             stop = "tol"
             f_prev = f
             break
         f_prev = f
+    if keep_best and best[3] != it:
+        F, lam = best[1], best[2]
+        history.append(best[0])  # the last entry is the objective of the returned factors
     return [fac.dense for fac in F], lam, history, it, stop
 
 
-def run_palm(U, projs, factors, lam, *, n_iter, tol, safeguard, update_way, vectors=None):
+def run_palm(U, projs, factors, lam, *, n_iter, tol, safeguard, update_way, vectors=None,
+             keep_best=False):
     """:func:`palm4msa_dense` in either sweep direction."""
     if update_way == "right-to-left":
         return palm4msa_dense(U, projs, factors, lam, n_iter=n_iter, tol=tol,
-                              safeguard=safeguard, vectors=vectors)
+                              safeguard=safeguard, vectors=vectors, keep_best=keep_best)
     tprojs = [_Transposed(p) for p in projs[::-1]]
     tfactors = [np.ascontiguousarray(f.T) for f in factors[::-1]]
     out, lam, hist, it, stop = palm4msa_dense(np.ascontiguousarray(U.T), tprojs, tfactors, lam,
                                               n_iter=n_iter, tol=tol, safeguard=safeguard,
-                                              vectors=vectors)
+                                              vectors=vectors, keep_best=keep_best)
     return [np.ascontiguousarray(f.T) for f in out[::-1]], lam, hist, it, stop
 
 
@@ -310,6 +322,9 @@ class Palm4MSA(FactorizationSolver):
     safeguard : bool, default False
         Undo iterations that increase the objective (see the module notes); off by default,
         as in the thesis' Algorithm 1.
+    keep_best : bool, default False
+        Return the iterate with the lowest objective seen (the warm start included) instead
+        of the last one; the iterations themselves are those of Algorithm 1.
     n_jobs : int, optional
         Threads (Numba and BLAS); default: Numba's current setting.
 
@@ -326,11 +341,12 @@ class Palm4MSA(FactorizationSolver):
     name = "palm4msa"
 
     def __init__(self, n_iter=300, tol=1e-6, update_way="right-to-left", safeguard=False,
-                 n_jobs=None):
+                 keep_best=False, n_jobs=None):
         self.n_iter = n_iter
         self.tol = tol
         self.update_way = update_way
         self.safeguard = safeguard
+        self.keep_best = keep_best
         self.n_jobs = n_jobs
 
     def _checked(self):
@@ -363,7 +379,8 @@ class Palm4MSA(FactorizationSolver):
             factors = check_init(init_factors, projs, U.dtype)
         with thread_limit(effective_n_jobs(self.n_jobs)):
             factors, lam, hist, it, stop = run_palm(U, projs, factors, lam, n_iter=n_iter, tol=tol,
-                                                    safeguard=bool(self.safeguard), update_way=way)
+                                                    safeguard=bool(self.safeguard), update_way=way,
+                                                    keep_best=bool(self.keep_best))
         return FactorizationResult(
             factors=to_sparse_factors(factors, lam, U.dtype), objective=np.asarray(hist),
             n_iter=it, stop_reason=stop, target_norm=float(np.linalg.norm(U)),

@@ -33,7 +33,8 @@ def test_objective_non_increasing_and_attributes(fitted):
     assert np.all(np.diff(h) <= 1e-9 * h[0])  # Proposition 1 with the safeguard
     V = qk.cluster_centers_
     assert isinstance(V, SparseFactors) and V.shape == (8, 12)
-    Vd = V.toarray()
+    np.testing.assert_allclose(qk.mean_, X.mean(0), rtol=1e-12)
+    Vd = qk.mean_ + V.toarray()
     # labels_ / inertia_ are the assignment to, and the objective of, the final operator
     d2 = ((X[:, None, :] - Vd[None]) ** 2).sum(-1)
     np.testing.assert_array_equal(qk.labels_, d2.argmin(1))
@@ -55,7 +56,8 @@ def test_unconstrained_factors_equal_kmeans():
     qk = QuicKMeans(4, n_factors=1, projection="identity", init=init, max_iter=20, tol=0,
                     palm_iter=2000, palm_tol=0).fit(X)
     np.testing.assert_array_equal(qk.labels_, km.labels_)
-    np.testing.assert_allclose(qk.cluster_centers_.toarray(), km.cluster_centers_, atol=1e-8)
+    np.testing.assert_allclose(qk.mean_ + qk.cluster_centers_.toarray(), km.cluster_centers_,
+                               atol=1e-8)
     assert qk.inertia_ == pytest.approx(km.inertia_, rel=1e-10)
 
 
