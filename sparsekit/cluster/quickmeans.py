@@ -328,6 +328,7 @@ class QuicKMeans(ParamsMixin):
             g_prev = None
             it = 0
             state = (factors, lam, V)
+            explore = None  # the refit's own last iterate, after a rejected refit
             for it in range(1, max_iter + 1):
                 labels, _ = _assign(V, X, x_sq)
                 counts = np.bincount(labels, minlength=K)
@@ -336,15 +337,17 @@ class QuicKMeans(ParamsMixin):
                     # re-seeding can move a point far from its centroid; it is kept only when
                     # the objective still decreases (else the empty cluster gets weight 0)
                     step = self._update(X, *_reseed_empty(X, labels, counts, V.toarray()),
-                                        state, facts, factorizer)
-                    if g_prev is not None and step[-1] > g_prev:
+                                        state, explore, facts, factorizer)
+                    if g_prev is not None and step[1] > g_prev:
                         step = None
                 if step is None:
-                    step = self._update(X, labels, counts, state, facts, factorizer)
-                state = step[:3]
-                V, g = step[2], step[3]
+                    step = self._update(X, labels, counts, state, explore, facts, factorizer)
+                state, g, explore = step
+                V = state[2]
                 history.append(g)
-                if g_prev is not None and (g_prev == 0 or abs(g_prev - g) <= tol * g_prev):
+                # a rejected refit with a last iterate to go on from is not convergence
+                if explore is None and g_prev is not None and (
+                        g_prev == 0 or abs(g_prev - g) <= tol * g_prev):
                     break
                 g_prev = g
             labels, dist = _assign(V, X, x_sq)
@@ -357,9 +360,14 @@ class QuicKMeans(ParamsMixin):
         self.n_features_in_ = d
         return self
 
-    def _update(self, X, labels, counts, state, facts, factorizer):
-        """Exact means, then the factor refit on ``D_√n U`` warm-started at ``state``, with the
-        safeguard; returns ``(factors, λ, V, g)``."""
+    def _update(self, X, labels, counts, state, explore, facts, factorizer):
+        """Exact means, then the factor refit on ``D_√n U`` warm-started at ``explore`` (when
+        given) or at the accepted ``state``, with the safeguard.
+
+        Returns ``((factors, λ, V), g, explore)``: the accepted factors (the previous ones when
+        the refit's weighted error ``‖D_√n (U − V)‖_F²`` is larger), the objective ``g``, and
+        after a rejected refit that did not converge, its last iterate ``(factors, λ)`` for the
+        next refit to start from (else None)."""
         factors, lam, V = state
         n, d = X.shape
         K = counts.size
@@ -372,14 +380,24 @@ class QuicKMeans(ParamsMixin):
         target = w[:, None] * U
         e_prev = _weighted_error(target, w, V.toarray())
         cons = [Constant(np.diag(w))] + facts
-        res = factorizer.factorize(target, cons, init_factors=[np.diag(w)] + factors,
-                                   init_scale=lam)
+        start, start_lam = explore if explore is not None else (factors, lam)
+        res = factorizer.factorize(target, cons, init_factors=[np.diag(w)] + start,
+                                   init_scale=start_lam)
         new = [S.toarray() for S in res.factors.factors[1:]]
         V_new = self._operator(new, res.factors.scale, dtype)
         e_new = _weighted_error(target, w, V_new.toarray())
-        if e_new <= e_prev:
-            return new, res.factors.scale, V_new, within + n * e_new
-        return factors, lam, V, within + n * e_prev  # safeguard (Proposition 1)
+        if e_new < e_prev:
+            return (new, res.factors.scale, V_new), within + n * e_new, None
+        # safeguard (Proposition 1): keep the previous factors; a refit stopped before its
+        # tolerance goes on from its last iterate at the next iteration
+        last = getattr(res, "extra", {}).get("last")
+        if res.stop_reason == "tol":
+            explore = None
+        elif last is not None:
+            explore = ([S.toarray() for S in last.factors[1:]], last.scale)
+        else:
+            explore = (new, res.factors.scale)
+        return state, within + n * e_prev, explore
 
     @staticmethod
     def _operator(factors, lam, dtype):

@@ -169,7 +169,7 @@ def _objective(U, prod, lam):
 
 
 def palm4msa_dense(U, projs, factors, lam, *, n_iter, tol, safeguard=True, vectors=None,
-                   keep_best=False):
+                   keep_best=False, last=None):
     """Palm4MSA on dense arrays, right-to-left sweeps (the compute core of :class:`Palm4MSA`).
 
     Parameters
@@ -182,6 +182,9 @@ def palm4msa_dense(U, projs, factors, lam, *, n_iter, tol, safeguard=True, vecto
     keep_best : bool
         Return the iterate with the lowest objective seen, the starting point included
         (the history still records every iteration).
+    last : dict, optional
+        With ``keep_best``, receives the last iterate as ``last["factors"]``, ``last["scale"]``
+        when it is not the one returned.
 
     Returns
     -------
@@ -268,22 +271,27 @@ def palm4msa_dense(U, projs, factors, lam, *, n_iter, tol, safeguard=True, vecto
             break
         f_prev = f
     if keep_best and best[3] != it:
+        if last is not None:
+            last["factors"], last["scale"] = [fac.dense for fac in F], lam
         F, lam = best[1], best[2]
         history.append(best[0])  # the last entry is the objective of the returned factors
     return [fac.dense for fac in F], lam, history, it, stop
 
 
 def run_palm(U, projs, factors, lam, *, n_iter, tol, safeguard, update_way, vectors=None,
-             keep_best=False):
+             keep_best=False, last=None):
     """:func:`palm4msa_dense` in either sweep direction."""
     if update_way == "right-to-left":
         return palm4msa_dense(U, projs, factors, lam, n_iter=n_iter, tol=tol,
-                              safeguard=safeguard, vectors=vectors, keep_best=keep_best)
+                              safeguard=safeguard, vectors=vectors, keep_best=keep_best,
+                              last=last)
     tprojs = [_Transposed(p) for p in projs[::-1]]
     tfactors = [np.ascontiguousarray(f.T) for f in factors[::-1]]
     out, lam, hist, it, stop = palm4msa_dense(np.ascontiguousarray(U.T), tprojs, tfactors, lam,
                                               n_iter=n_iter, tol=tol, safeguard=safeguard,
-                                              vectors=vectors, keep_best=keep_best)
+                                              vectors=vectors, keep_best=keep_best, last=last)
+    if last:
+        last["factors"] = [np.ascontiguousarray(f.T) for f in last["factors"][::-1]]
     return [np.ascontiguousarray(f.T) for f in out[::-1]], lam, hist, it, stop
 
 
@@ -324,7 +332,9 @@ class Palm4MSA(FactorizationSolver):
         as in the thesis' Algorithm 1.
     keep_best : bool, default False
         Return the iterate with the lowest objective seen (the warm start included) instead
-        of the last one; the iterations themselves are those of Algorithm 1.
+        of the last one; the iterations themselves are those of Algorithm 1. When that is an
+        earlier iterate, the last one is in the result's ``extra["last"]`` (a
+        ``SparseFactors``) and the objective history ends with the returned iterate's value.
     n_jobs : int, optional
         Threads (Numba and BLAS); default: Numba's current setting.
 
@@ -377,11 +387,13 @@ class Palm4MSA(FactorizationSolver):
             factors = default_factors(projs, U.dtype, way)
         else:
             factors = check_init(init_factors, projs, U.dtype)
+        last = {}
         with thread_limit(effective_n_jobs(self.n_jobs)):
             factors, lam, hist, it, stop = run_palm(U, projs, factors, lam, n_iter=n_iter, tol=tol,
                                                     safeguard=bool(self.safeguard), update_way=way,
-                                                    keep_best=bool(self.keep_best))
+                                                    keep_best=bool(self.keep_best), last=last)
+        extra = {"last": to_sparse_factors(last["factors"], last["scale"], U.dtype)} if last else {}
         return FactorizationResult(
             factors=to_sparse_factors(factors, lam, U.dtype), objective=np.asarray(hist),
-            n_iter=it, stop_reason=stop, target_norm=float(np.linalg.norm(U)),
+            n_iter=it, stop_reason=stop, target_norm=float(np.linalg.norm(U)), extra=extra,
         )
