@@ -27,6 +27,13 @@ Decisions:
   doubled, up to 4 times; then the solver stops (``stop_reason="safeguard"``). The recorded
   objective is therefore non-increasing. This is not in the thesis; it is the safeguard its
   §3.3.4 (Proposition 1) needs for QuicK-means' monotonicity.
+- ``keep_best=True`` (off by default) returns the iterate with the lowest objective, the
+  starting point included, and keeps the last iterate in ``extra["last"]``: the iterations
+  are those of Algorithm 1, only the returned point changes. Without sufficient decrease
+  (``splincol`` takes the union of the row and column selections, not a nearest point of a
+  fixed set, so even small steps can increase ``f``), this is what a warm-started caller
+  needs to never lose ground (QuicK-means, Proposition 1), where the ``safeguard`` stops at
+  the first increase.
 - ``update_way="left-to-right"`` runs the same algorithm on ``Uᵀ`` with transposed factors.
 - Products with factors of density below ``SPARSE_DENSITY`` use the CSR kernels of
   :mod:`sparsekit.linalg`; denser ones (and the prefix/suffix products) use BLAS.
