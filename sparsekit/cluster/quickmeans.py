@@ -105,13 +105,14 @@ def kmeans_plusplus(X, n_clusters, rng, sq_norms=None):
     return idx
 
 
-def _assign(V, X, x_sq=None, mean=None):
+def _assign(V, X, x_sq=None, mean=None, with_dist=True):
     """Labels and squared distances of the rows of ``X`` to the centroids ``mean + v_k`` (the
     rows of the operator ``V`` shifted by ``mean``; no shift when ``mean`` is None).
 
     ``‖x − μ − v_k‖² = ‖x − μ‖² + (‖v_k‖² + 2 v_kᵀμ) − 2 [V x]_k``: the shift changes the
     centroid norms and a term constant over ``k``, so the products stay ``V x`` (no shifted
-    copy of ``X``). ``x_sq`` (``‖x − μ‖²``) is computed block by block when not given."""
+    copy of ``X``). ``x_sq`` (``‖x − μ‖²``) is computed block by block when not given; with
+    ``with_dist=False`` the distances are left without that term (enough for the labels)."""
     Vd = V.toarray()
     norms = np.einsum("ij,ij->i", Vd, Vd).astype(np.float64)
     if mean is not None:
@@ -127,10 +128,10 @@ def _assign(V, X, x_sq=None, mean=None):
         nearest_from_scores(scores, norms.astype(scores.dtype), labels[r0:r0 + b],
                             dist[r0:r0 + b] if scores.dtype == np.float64
                             else np.empty(b, scores.dtype))
-        if scores.dtype != np.float64:
+        if scores.dtype != np.float64 and with_dist:
             lab = labels[r0:r0 + b]
             dist[r0:r0 + b] = norms[lab] - 2.0 * scores[lab, np.arange(b)]
-        if x_sq is None:
+        if x_sq is None and with_dist:
             Xc = Xb if mean is None else Xb - mean
             dist[r0:r0 + b] += np.einsum("ij,ij->i", Xc, Xc)
     if x_sq is not None:
@@ -410,7 +411,7 @@ class QuicKMeans(ParamsMixin):
         """Index of the nearest centroid of ``V`` for each row of ``X``."""
         X = self._validate_X(X, False)
         with thread_limit(effective_n_jobs(self.n_jobs)):
-            return _assign(self.cluster_centers_, X, mean=self.mean_)[0]
+            return _assign(self.cluster_centers_, X, mean=self.mean_, with_dist=False)[0]
 
     def fit_predict(self, X, y=None):
         return self.fit(X).labels_
