@@ -27,6 +27,13 @@ Decisions:
   doubled, up to 4 times; then the solver stops (``stop_reason="safeguard"``). The recorded
   objective is therefore non-increasing. This is not in the thesis; it is the safeguard its
   §3.3.4 (Proposition 1) needs for QuicK-means' monotonicity.
+- ``keep_best=True`` (off by default) returns the iterate with the lowest objective, the
+  starting point included, and keeps the last iterate in ``extra["last"]``: the iterations
+  are those of Algorithm 1, only the returned point changes. Without sufficient decrease
+  (``splincol`` takes the union of the row and column selections, not a nearest point of a
+  fixed set, so even small steps can increase ``f``), this is what a warm-started caller
+  needs to never lose ground (QuicK-means, Proposition 1), where the ``safeguard`` stops at
+  the first increase.
 - ``update_way="left-to-right"`` runs the same algorithm on ``Uᵀ`` with transposed factors.
 - Products with factors of density below ``SPARSE_DENSITY`` use the CSR kernels of
   :mod:`sparsekit.linalg`; denser ones (and the prefix/suffix products) use BLAS.
@@ -168,7 +175,8 @@ def _objective(U, prod, lam):
     return _sqnorm(D)
 
 
-def palm4msa_dense(U, projs, factors, lam, *, n_iter, tol, safeguard=True, vectors=None):
+def palm4msa_dense(U, projs, factors, lam, *, n_iter, tol, safeguard=True, vectors=None,
+                   keep_best=False, last=None):
     """Palm4MSA on dense arrays, right-to-left sweeps (the compute core of :class:`Palm4MSA`).
 
     Parameters
@@ -178,6 +186,12 @@ def palm4msa_dense(U, projs, factors, lam, *, n_iter, tol, safeguard=True, vecto
     factors : list of dense arrays (the starting point, in the sets), modified in place
     lam : float
         Starting scale.
+    keep_best : bool
+        Return the iterate with the lowest objective seen, the starting point included
+        (the history still records every iteration).
+    last : dict, optional
+        With ``keep_best``, receives the last iterate as ``last["factors"]``, ``last["scale"]``
+        when it is not the one returned.
 
     Returns
     -------
@@ -188,13 +202,15 @@ def palm4msa_dense(U, projs, factors, lam, *, n_iter, tol, safeguard=True, vecto
     vectors = {} if vectors is None else vectors
     F = [_Factor(np.ascontiguousarray(f, dtype=dtype)) for f in factors]
     history = []
-    if safeguard:
+    if safeguard or keep_best:
         prod = None
         for f in F[::-1]:
             prod = f.times(prod)
-        f_prev = _objective(U, prod, lam)
+        f_start = _objective(U, prod, lam)
     else:
-        f_prev = None
+        f_start = None
+    f_prev = f_start if safeguard else None
+    best = (f_start, list(F), lam, 0) if keep_best else None
     margin = LIPSCHITZ_MARGIN
     retries = 0
     stop = "max_iter"
@@ -254,24 +270,35 @@ def palm4msa_dense(U, projs, factors, lam, *, n_iter, tol, safeguard=True, vecto
         margin = LIPSCHITZ_MARGIN
         it += 1
         history.append(f)
+        if keep_best and f < best[0]:
+            best = (f, list(F), lam, it)
         if f_prev is not None and (f_prev == 0 or abs(f_prev - f) < tol * f_prev):
             stop = "tol"
             f_prev = f
             break
         f_prev = f
+    if keep_best and best[3] != it:
+        if last is not None:
+            last["factors"], last["scale"] = [fac.dense for fac in F], lam
+        F, lam = best[1], best[2]
+        history.append(best[0])  # the last entry is the objective of the returned factors
     return [fac.dense for fac in F], lam, history, it, stop
 
 
-def run_palm(U, projs, factors, lam, *, n_iter, tol, safeguard, update_way, vectors=None):
+def run_palm(U, projs, factors, lam, *, n_iter, tol, safeguard, update_way, vectors=None,
+             keep_best=False, last=None):
     """:func:`palm4msa_dense` in either sweep direction."""
     if update_way == "right-to-left":
         return palm4msa_dense(U, projs, factors, lam, n_iter=n_iter, tol=tol,
-                              safeguard=safeguard, vectors=vectors)
+                              safeguard=safeguard, vectors=vectors, keep_best=keep_best,
+                              last=last)
     tprojs = [_Transposed(p) for p in projs[::-1]]
     tfactors = [np.ascontiguousarray(f.T) for f in factors[::-1]]
     out, lam, hist, it, stop = palm4msa_dense(np.ascontiguousarray(U.T), tprojs, tfactors, lam,
                                               n_iter=n_iter, tol=tol, safeguard=safeguard,
-                                              vectors=vectors)
+                                              vectors=vectors, keep_best=keep_best, last=last)
+    if last:
+        last["factors"] = [np.ascontiguousarray(f.T) for f in last["factors"][::-1]]
     return [np.ascontiguousarray(f.T) for f in out[::-1]], lam, hist, it, stop
 
 
@@ -310,6 +337,11 @@ class Palm4MSA(FactorizationSolver):
     safeguard : bool, default False
         Undo iterations that increase the objective (see the module notes); off by default,
         as in the thesis' Algorithm 1.
+    keep_best : bool, default False
+        Return the iterate with the lowest objective seen (the warm start included) instead
+        of the last one; the iterations themselves are those of Algorithm 1. When that is an
+        earlier iterate, the last one is in the result's ``extra["last"]`` (a
+        ``SparseFactors``) and the objective history ends with the returned iterate's value.
     n_jobs : int, optional
         Threads (Numba and BLAS); default: Numba's current setting.
 
@@ -326,11 +358,12 @@ class Palm4MSA(FactorizationSolver):
     name = "palm4msa"
 
     def __init__(self, n_iter=300, tol=1e-6, update_way="right-to-left", safeguard=False,
-                 n_jobs=None):
+                 keep_best=False, n_jobs=None):
         self.n_iter = n_iter
         self.tol = tol
         self.update_way = update_way
         self.safeguard = safeguard
+        self.keep_best = keep_best
         self.n_jobs = n_jobs
 
     def _checked(self):
@@ -361,10 +394,13 @@ class Palm4MSA(FactorizationSolver):
             factors = default_factors(projs, U.dtype, way)
         else:
             factors = check_init(init_factors, projs, U.dtype)
+        last = {}
         with thread_limit(effective_n_jobs(self.n_jobs)):
             factors, lam, hist, it, stop = run_palm(U, projs, factors, lam, n_iter=n_iter, tol=tol,
-                                                    safeguard=bool(self.safeguard), update_way=way)
+                                                    safeguard=bool(self.safeguard), update_way=way,
+                                                    keep_best=bool(self.keep_best), last=last)
+        extra = {"last": to_sparse_factors(last["factors"], last["scale"], U.dtype)} if last else {}
         return FactorizationResult(
             factors=to_sparse_factors(factors, lam, U.dtype), objective=np.asarray(hist),
-            n_iter=it, stop_reason=stop, target_norm=float(np.linalg.norm(U)),
+            n_iter=it, stop_reason=stop, target_norm=float(np.linalg.norm(U)), extra=extra,
         )

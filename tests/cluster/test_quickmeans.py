@@ -33,7 +33,8 @@ def test_objective_non_increasing_and_attributes(fitted):
     assert np.all(np.diff(h) <= 1e-9 * h[0])  # Proposition 1 with the safeguard
     V = qk.cluster_centers_
     assert isinstance(V, SparseFactors) and V.shape == (8, 12)
-    Vd = V.toarray()
+    np.testing.assert_allclose(qk.mean_, X.mean(0), rtol=1e-12)
+    Vd = qk.mean_ + V.toarray()
     # labels_ / inertia_ are the assignment to, and the objective of, the final operator
     d2 = ((X[:, None, :] - Vd[None]) ** 2).sum(-1)
     np.testing.assert_array_equal(qk.labels_, d2.argmin(1))
@@ -55,7 +56,8 @@ def test_unconstrained_factors_equal_kmeans():
     qk = QuicKMeans(4, n_factors=1, projection="identity", init=init, max_iter=20, tol=0,
                     palm_iter=2000, palm_tol=0).fit(X)
     np.testing.assert_array_equal(qk.labels_, km.labels_)
-    np.testing.assert_allclose(qk.cluster_centers_.toarray(), km.cluster_centers_, atol=1e-8)
+    np.testing.assert_allclose(qk.mean_ + qk.cluster_centers_.toarray(), km.cluster_centers_,
+                               atol=1e-8)
     assert qk.inertia_ == pytest.approx(km.inertia_, rel=1e-10)
 
 
@@ -133,3 +135,79 @@ def test_safeguard_keeps_previous_factors_when_the_refit_is_worse(monkeypatch):
                     random_state=0).fit(X)
     h = qk.objective_history_
     assert h.size >= 2 and np.all(np.diff(h) <= 1e-9 * h[0])
+
+
+def test_centring_makes_the_fit_translation_invariant():
+    """The K-means objective does not change under a translation of the data; with centring
+    (the reference implementation's preprocessing) neither do the factors nor the labels."""
+    X = blobs(n=200, d=6, k=4, seed=4)
+    init = X[[0, 40, 80, 120, 160]]
+    shift = np.linspace(50.0, 500.0, 6)
+    kw = dict(sparsity=2, max_iter=5, palm_iter=30, tol=0)
+    a = QuicKMeans(5, init=init, **kw).fit(X)
+    b = QuicKMeans(5, init=init + shift, **kw).fit(X + shift)
+    np.testing.assert_array_equal(a.labels_, b.labels_)
+    np.testing.assert_allclose(b.mean_ - a.mean_, shift, rtol=1e-12)
+    np.testing.assert_allclose(a.cluster_centers_.toarray(), b.cluster_centers_.toarray(),
+                               atol=1e-6)
+    assert b.inertia_ == pytest.approx(a.inertia_, rel=1e-6)
+    np.testing.assert_array_equal(b.predict(X + shift), a.predict(X))
+    np.testing.assert_allclose(b.transform(X + shift), a.transform(X), rtol=1e-6, atol=1e-6)
+    # uncentred, the sparse factors must also carry the shared offset: a worse fit here
+    c = QuicKMeans(5, init=init + shift, center=False, **kw).fit(X + shift)
+    assert c.inertia_ > 1.05 * a.inertia_
+
+
+def _recording_factorizer(stop_reason):
+    """A factorizer whose refits never improve on the warm start (it is returned as the best
+    iterate) and whose last iterate, in ``extra["last"]``, is the warm start scaled by 2."""
+    from sparsekit.solvers.factorization import FactorizationResult, FactorizationSolver
+
+    class NoProgress(FactorizationSolver):
+        name = "no-progress"
+        calls = []
+
+        def __init__(self, n_iter=1, tol=0.0):
+            self.n_iter, self.tol = n_iter, tol
+
+        def factorize(self, M, constraints, *, init_factors=None, init_scale=1.0):
+            init = [np.asarray(f, dtype=float) for f in init_factors]
+            NoProgress.calls.append(init)
+            last = SparseFactors(init[:1] + [2.0 * f for f in init[1:]], init_scale)
+            return FactorizationResult(SparseFactors(init, init_scale), np.array([1.0]), 1,
+                                       stop_reason=stop_reason, extra={"last": last})
+
+    return NoProgress
+
+
+@pytest.mark.parametrize("stop_reason", ["max_iter", "tol"])
+def test_rejected_refit_goes_on_from_its_last_iterate(monkeypatch, stop_reason):
+    """A refit that does not improve keeps the previous factors (Proposition 1); unless it
+    converged, the next refit starts from its last iterate instead of the iterations stopping."""
+    import sparsekit.cluster.quickmeans as qkmod
+    from sparsekit import Registration, Registry, hookimpl
+
+    NoProgress = _recording_factorizer(stop_reason)
+
+    class Plugin:
+        @hookimpl
+        def sparsekit_solvers(self):
+            yield Registration("no-progress", NoProgress)
+
+    reg = Registry(entry_points=False, plugins=[Plugin()])
+    monkeypatch.setattr(qkmod, "default_registry", lambda: reg)
+    X = blobs(n=200, d=6, k=4, seed=3)
+    qk = QuicKMeans(4, sparsity=2, max_iter=4, palm_iter=20, factorizer="no-progress",
+                    random_state=0).fit(X)
+    calls = NoProgress.calls
+    h = qk.objective_history_
+    assert np.all(h == h[0])  # nothing accepted: the objective stays where it started
+    if stop_reason == "tol":  # converged to no better point: stop at the second iteration
+        assert qk.n_iter_ == 2 and len(calls) == 2
+        for a, b in zip(calls[0][1:], calls[1][1:]):
+            np.testing.assert_array_equal(a, b)
+    else:  # every refit starts from the previous refit's last iterate
+        assert qk.n_iter_ == 4 and len(calls) == 4
+        for prev, nxt in zip(calls, calls[1:]):
+            for a, b in zip(prev[1:], nxt[1:]):
+                np.testing.assert_allclose(b, 2.0 * a, rtol=1e-12)
