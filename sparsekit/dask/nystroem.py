@@ -38,6 +38,7 @@ import numpy as np
 from .._validation import check_random_state, check_scalar
 from ..samplers.base import Sampler, check_n_landmarks
 from ._checks import _dask_array, check_block, check_chunked, resolved_kernel
+from ._heap import chunk_task
 
 
 def _default_block_size(n, block_size):
@@ -68,6 +69,7 @@ def dac_rls_partition(row_chunks, block_size=None, random_state=None) -> list:
     return blocks
 
 
+@chunk_task
 def _dac_chunk(block, kernel, lam, m, seed_seq, d):
     from ..samplers.rls import DACRLSSampler
 
@@ -197,6 +199,7 @@ def nystroem_fit(Xd, kernel="rbf", sampler="uniform", n_components=100, *, kerne
     return ny
 
 
+@chunk_task
 def _transform_block(block, ny, d):
     return np.asarray(ny.transform(check_block(block, d)))
 
