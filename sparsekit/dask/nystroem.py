@@ -158,9 +158,17 @@ def _landmarks(Xd, kernel, sampler, m, rng, random_state, client_side_dac):
         scores = dac_rls_scores(Xd, kernel, sampler.lam, block_size=sampler.block_size,
                                 random_state=random_state).compute()
         return _draw.fixed_size(scores, m, rng)
-    # the whole landmark stage on one worker
-    land = _delayed(sampler.sample)(Xd, kernel, m, rng).compute()
-    return np.asarray(land.indices, dtype=np.int64), np.asarray(land.weights, dtype=np.float64)
+    # the whole landmark stage on one worker; the generator's state comes back with the result,
+    # so that the caller's draws after the fit continue as after an in-memory fit
+    idx, weights, state = _delayed(_sample_on_one_worker)(sampler, Xd, kernel, m, rng).compute()
+    rng.bit_generator.state = state
+    return idx, weights
+
+
+def _sample_on_one_worker(sampler, X, kernel, m, rng):
+    land = sampler.sample(X, kernel, m, rng)
+    return (np.asarray(land.indices, dtype=np.int64), np.asarray(land.weights, dtype=np.float64),
+            rng.bit_generator.state)
 
 
 def nystroem_fit(Xd, kernel="rbf", sampler="uniform", n_components=100, *, kernel_params=None,
