@@ -196,7 +196,8 @@ def nystroem_fit(Xd, kernel="rbf", sampler="uniform", n_components=100, *, kerne
     rng = check_random_state(random_state)
     idx, weights = _landmarks(Xd, kernel, sampler_obj, m, rng,
                               random_state if integer_seed else rng, True)
-    points = Xd[np.asarray(idx)].compute()
+    # every chunk checked before the rows are gathered (a lying chunk width fails clearly)
+    points = Xd.map_blocks(check_block, d, "X", dtype=Xd.dtype)[np.asarray(idx)].compute()
     ny = Nystroem(copy.deepcopy(kernel), sampler=_GivenLandmarks(), n_components=len(idx),
                   rank=rank, eigen_floor=eigen_floor).fit(points)
     ny.set_params(sampler=sampler, kernel_params=None, sampler_params=sampler_params,
