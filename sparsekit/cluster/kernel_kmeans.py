@@ -25,6 +25,10 @@ residual-trace landmarks): with φ the kernel feature map and centres c_1..c_k �
 Seeding is greedy k-means++ (Arthur & Vassilvitskii 2007; 2 + ⌊ln k⌋ candidates per centre, as
 scikit-learn) on the same distances. A cluster left empty is re-seeded with the point farthest
 from its centre.
+
+Lloyd's loop is written over a backend of steps (:class:`_DenseLloyd` here; the chunked one of
+:func:`sparsekit.dask.kernel_kmeans_fit` reduces per-chunk sums and counts), so that both run
+the same iterations on the same per-row math.
 """
 from __future__ import annotations
 
