@@ -5,8 +5,10 @@ MMD²_k̂ = ‖mean φ(A) − mean φ(B)‖² + λ‖v‖²), scheduled as follo
 
 - landmarks from the pooled samples by :func:`~sparsekit.dask.nystroem_fit` (uniform on the
   client, DAC-RLS chunk by chunk, other samplers on one worker);
-- one pass over the chunks with the fitted map sent once: each chunk returns the sum of its
-  features φ(x) (|S| numbers) and a 64-bit key of each row's bit pattern (8 bytes a point);
+- one pass over the chunks with the fitted map sent once: each chunk returns Σ K(x, S) over
+  its rows (|S| numbers; mean φ = (mean K(x, S)) K_S^{-1/2} is formed on the client, which
+  saves the |S| × |S| product of every row) and a 64-bit key of each row's bit pattern (8
+  bytes a point);
 - ‖v‖² needs the distinct points of the pooled samples: rows whose keys collide are gathered
   on the client and identified exactly as in memory (:func:`sparsekit.stats._data.support_ids`
   on those rows only); with no collision every point is distinct.
@@ -42,12 +44,22 @@ def row_keys(rows: np.ndarray) -> np.ndarray:
     return h
 
 
+#: Bytes of one row block of K(x, S) while a chunk is summed
+SUM_BLOCK_BYTES = 2**22
+
+
 @chunk_task
 def _mmd_chunk(block, ny, d):
-    """(Σ φ(x) over the chunk, float64 (|S|,); the row keys of the chunk)."""
-    Xp = ny.kernel_.prepare(check_block(block, d))
-    Phi = np.asarray(ny.transform(Xp), dtype=np.float64)
-    return Phi.sum(axis=0), row_keys(Xp)
+    """(Σ K(x, S) over the chunk, float64 (|S|,); the row keys of the chunk)."""
+    kernel, S = ny.kernel_, ny.components_
+    Xp = kernel.prepare(check_block(block, d))
+    sums = np.zeros(len(S))
+    step = max(1, SUM_BLOCK_BYTES // (8 * len(S)))
+    ones = np.ones(min(step, len(Xp)))
+    for r0 in range(0, len(Xp), step):
+        Kb = np.asarray(kernel(Xp[r0:r0 + step], S), dtype=np.float64)
+        sums += ones[:len(Kb)] @ Kb  # a matrix-vector product: faster than Kb.sum(axis=0)
+    return sums, row_keys(Xp)
 
 
 def distinct_ids(kernel, keys, take) -> np.ndarray:
@@ -105,7 +117,9 @@ def nystrom_mmd_fit(*samples, kernel="rbf", sampler="uniform", n_landmarks=None,
                    for b, rows in zip(A.to_delayed().ravel(), A.chunks[0]) if rows > 0]
                   for A in arrays]
     (results,) = dask.compute(per_sample)
-    embeddings = np.stack([sum(r[0] for r in parts) / size for parts, size in zip(results, sizes)])
+    # mean φ = (mean K(x, S)) M: the mean is taken before the product with M
+    means = np.stack([sum(r[0] for r in parts) / size for parts, size in zip(results, sizes)])
+    embeddings = means @ ny.normalization_.astype(np.float64)
     keys = np.concatenate([r[1] for parts in results for r in parts])
     ids = distinct_ids(kernel_obj, keys,
                        lambda idx: kernel_obj.prepare(np.asarray(pool[idx].compute())))
