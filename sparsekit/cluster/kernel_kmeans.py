@@ -25,6 +25,10 @@ residual-trace landmarks): with φ the kernel feature map and centres c_1..c_k �
 Seeding is greedy k-means++ (Arthur & Vassilvitskii 2007; 2 + ⌊ln k⌋ candidates per centre, as
 scikit-learn) on the same distances. A cluster left empty is re-seeded with the point farthest
 from its centre.
+
+Lloyd's loop is written over a backend of steps (:class:`_DenseLloyd` here; the chunked one of
+:func:`sparsekit.dask.kernel_kmeans_fit` reduces per-chunk sums and counts), so that both run
+the same iterations on the same per-row math.
 """
 from __future__ import annotations
 
@@ -91,14 +95,17 @@ def _kmeanspp(n, k, sqdist_to, rng, n_trials=None):
     return np.asarray(centres, dtype=np.int64)
 
 
-def _fix_empty(labels, D, k):
-    """Move the points farthest from their centre into the empty clusters."""
+def _fix_empty(labels, own, k):
+    """Move the points farthest from their centre into the empty clusters.
+
+    ``own[i]`` is the squared distance of point i to the centre of its cluster ``labels[i]``.
+    """
     counts = np.bincount(labels, minlength=k)
     empty = np.flatnonzero(counts == 0)
     if empty.size == 0:
         return labels, 0
     labels = labels.copy()
-    far = np.argsort(-D[np.arange(len(labels)), labels], kind="stable")
+    far = np.argsort(-own, kind="stable")
     moved = 0
     for j in empty:
         for i in far:
@@ -112,29 +119,74 @@ def _fix_empty(labels, D, k):
     return labels, moved
 
 
-def _lloyd(D0, distances, k, max_iter, tol):
-    """Lloyd iterations from seed distances D0 (n, k); ``distances(labels)`` -> (n, k)."""
-    n = D0.shape[0]
-    labels = np.argmin(D0, axis=1)
-    D = D0
+def _reassign(D, labels):
+    """The closest centre of every row of D (n, k), keeping ``labels[i]`` where it ties with
+    the minimum, so that Lloyd's loop cannot cycle on ties."""
+    rows = np.arange(D.shape[0])
+    new = np.argmin(D, axis=1)
+    return np.where(D[rows, labels] <= D[rows, new], labels, new)
+
+
+class _DenseLloyd:
+    """Lloyd's steps on distances held in memory: ``distances(labels)`` -> (n, k)."""
+
+    def __init__(self, D0, distances, k):
+        self.D, self.distances, self.k = D0, distances, k
+
+    def start(self):
+        return np.argmin(self.D, axis=1)
+
+    def fix_empty(self, labels):
+        return _fix_empty(labels, self.D[np.arange(len(labels)), labels], self.k)[0]
+
+    def step(self, labels):
+        self.D = D = self.distances(labels)
+        rows = np.arange(len(labels))
+        new = _reassign(D, labels)
+        return (float(D[rows, labels].sum()), new, bool(np.array_equal(new, labels)),
+                float(D[rows, new].sum()))
+
+
+def _lloyd(steps, max_iter, tol):
+    """Lloyd's iterations on a backend; returns ``(labels, objective, n_iter)``.
+
+    ``steps`` (:class:`_DenseLloyd`, or a chunked one) provides ``start()`` (the labels of the
+    seeds), ``fix_empty(labels)`` and ``step(labels)`` -> (objective of ``labels`` against
+    the centres they define, reassigned labels, whether none changed, objective of the
+    reassigned labels against the same centres).
+    """
+    labels = steps.start()
     prev = np.inf
     n_iter = 0
     for n_iter in range(1, max_iter + 1):
-        labels, _ = _fix_empty(labels, D, k)
-        D = distances(labels)
-        obj = float(D[np.arange(n), labels].sum())
-        new = np.argmin(D, axis=1)
-        # keep a label where it ties with the minimum, so the loop cannot cycle on ties
-        keep = D[np.arange(n), labels] <= D[np.arange(n), new]
-        new = np.where(keep, labels, new)
-        if np.array_equal(new, labels) or (np.isfinite(prev) and prev - obj <= tol * abs(prev)):
+        labels = steps.fix_empty(labels)
+        obj, new, unchanged, _ = steps.step(labels)
+        if unchanged or (np.isfinite(prev) and prev - obj <= tol * abs(prev)):
             labels = new
             break
         labels, prev = new, obj
-    labels, _ = _fix_empty(labels, D, k)
-    D = distances(labels)
-    labels = np.where(D[np.arange(n), labels] <= D.min(axis=1), labels, np.argmin(D, axis=1))
-    return labels, D, n_iter
+    labels = steps.fix_empty(labels)
+    _, labels, _, obj = steps.step(labels)
+    return labels, obj, n_iter
+
+
+def _best_of_inits(n, k, init, given, n_init, rng, sqdist_to, lloyd_from_seeds, max_iter, tol):
+    """Lloyd from ``n_init`` seedings; ``(objective, labels, n_iter, steps)`` of the best."""
+    best = None
+    for _ in range(n_init):
+        if given is not None:
+            seeds = given
+        elif init == "random":
+            seeds = rng.choice(n, k, replace=False)
+        else:
+            seeds = _kmeanspp(n, k, sqdist_to, rng)
+        steps = lloyd_from_seeds(seeds)
+        labels, obj, n_iter = _lloyd(steps, max_iter, tol)
+        if best is None or obj < best[0]:
+            best = (obj, labels, n_iter, steps)
+        if given is not None:
+            break
+    return best
 
 
 def _indicator(labels, k):
@@ -145,12 +197,23 @@ def _indicator(labels, k):
     return H
 
 
-def _means(Z, labels, k):
-    """Cluster means of the rows of Z (k, s): one GEMM with the one-hot matrix."""
+def _cluster_sums(Z, labels, k):
+    """Sums (k, s) and counts (k,) of the rows of Z per cluster: one GEMM with the one-hot
+    matrix. Sums over row blocks add up to the sums of the whole (the chunked Lloyd step)."""
     counts = np.bincount(labels, minlength=k).astype(Z.dtype)
     onehot = np.zeros((len(labels), k), dtype=Z.dtype)
     onehot[np.arange(len(labels)), labels] = 1.0
-    return (onehot.T @ Z) / np.maximum(counts, 1.0)[:, None]
+    return onehot.T @ Z, counts
+
+
+def _centres(sums, counts):
+    """Cluster means from per-cluster sums and counts (an empty cluster's mean is 0)."""
+    return sums / np.maximum(counts, 1.0)[:, None]
+
+
+def _means(Z, labels, k):
+    """Cluster means of the rows of Z (k, s)."""
+    return _centres(*_cluster_sums(Z, labels, k))
 
 
 def _sq_dists(Z, zsq, C):
@@ -293,6 +356,15 @@ class KernelKMeans(ParamsMixin):
             raise ValueError(f"init indices must be {k} distinct integers in [0, {n})")
         return idx.astype(np.int64)
 
+    def _landmark_count(self, n):
+        """Landmarks of the Nyström method for n samples: ``n_landmarks``, default min(n, 100)."""
+        s = min(n, 100) if self.n_landmarks is None else int(self.n_landmarks)
+        if s > n:
+            raise ValueError(
+                f"n_landmarks={s} is larger than n_samples={n}; choose n_landmarks <= {n}"
+            )
+        return s
+
     # -- fit ---------------------------------------------------------------------------------
     def fit(self, X, y=None):
         """Cluster ``X``; returns self."""
@@ -329,12 +401,7 @@ class KernelKMeans(ParamsMixin):
             from ..features.nystrom import Nystroem
 
             sampler = _resolve("sampler", self.sampler, self.sampler_params)
-            s = min(n, 100) if self.n_landmarks is None else int(self.n_landmarks)
-            if s > n:
-                raise ValueError(
-                    f"n_landmarks={s} is larger than n_samples={n}; choose "
-                    f"n_landmarks <= {n}"
-                )
+            s = self._landmark_count(n)
             ny = Nystroem(kernel=kernel, sampler=sampler, n_components=s, random_state=rng)
             ny.fit(Xp)
             Z = np.asarray(ny.transform(Xp), dtype=np.float64)
@@ -347,22 +414,11 @@ class KernelKMeans(ParamsMixin):
             def distances(labels):
                 return _sq_dists(Z, zsq, _means(Z, labels, k))
 
-        best = None
-        for _ in range(int(self.n_init)):
-            if given is not None:
-                seeds = given
-            elif check_option(self.init, "init", INITS) == "random":
-                seeds = rng.choice(n, k, replace=False)
-            else:
-                seeds = _kmeanspp(n, k, sqdist_to, rng)
-            labels, D, n_iter = _lloyd(sqdist_to(seeds), distances, k, int(self.max_iter),
-                                       float(self.tol))
-            obj = float(D[np.arange(n), labels].sum())
-            if best is None or obj < best[0]:
-                best = (obj, labels, n_iter)
-            if given is not None:
-                break
-        obj, labels, n_iter = best
+        init = self.init if given is not None else check_option(self.init, "init", INITS)
+        obj, labels, n_iter, _ = _best_of_inits(
+            n, k, init, given, int(self.n_init), rng, sqdist_to,
+            lambda seeds: _DenseLloyd(sqdist_to(seeds), distances, k), int(self.max_iter),
+            float(self.tol))
         self.kernel_ = kernel
         self.method_ = method
         self.labels_ = labels.astype(np.int64)

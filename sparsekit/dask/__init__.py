@@ -6,7 +6,10 @@ cluster.
 - :func:`nystroem_fit`, :func:`nystroem_transform`: Nyström with uniform, DAC-RLS (chunked) or
   any other sampler (landmark stage on one worker), transform chunk by chunk;
 - :func:`solve`: OMP / MP / Frank–Wolfe (any registered solver) over a column-chunked matrix
-  of signals.
+  of signals;
+- :func:`nystrom_mmd_fit`, :func:`mmd2_nystrom`: the Nyström MMD between chunked samples;
+- :func:`kernel_kmeans_fit`: kernel k-means on Nyström features, Lloyd's steps reduced from
+  per-chunk sums.
 
 Large results are lazy dask arrays; small ones (a fitted ``Nystroem``) are in memory. Run them
 on a ``distributed`` cluster by creating a ``distributed.Client`` first, as with any dask code.
@@ -14,6 +17,8 @@ on a ``distributed`` cluster by creating a ``distributed.Client`` first, as with
 from .gram import gram
 from .nystroem import dac_rls_partition, dac_rls_scores, nystroem_fit, nystroem_transform
 from .solvers import solve
+from .cluster import kernel_kmeans_fit
+from .stats import mmd2_nystrom, nystrom_mmd_fit
 
 __all__ = ["gram", "dac_rls_scores", "dac_rls_partition", "nystroem_fit", "nystroem_transform",
-           "solve"]
+           "solve", "nystrom_mmd_fit", "mmd2_nystrom", "kernel_kmeans_fit"]

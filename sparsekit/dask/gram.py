@@ -4,8 +4,10 @@ from __future__ import annotations
 import numpy as np
 
 from ._checks import _dask_array, check_block, check_chunked, resolved_kernel
+from ._heap import chunk_task
 
 
+@chunk_task
 def _gram_block(A, B, kernel, d):
     return np.asarray(kernel(check_block(A, d, "X"), check_block(B, d, "Y")))
 

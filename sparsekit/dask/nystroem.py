@@ -38,6 +38,7 @@ import numpy as np
 from .._validation import check_random_state, check_scalar
 from ..samplers.base import Sampler, check_n_landmarks
 from ._checks import _dask_array, check_block, check_chunked, resolved_kernel
+from ._heap import chunk_task
 
 
 def _default_block_size(n, block_size):
@@ -68,6 +69,7 @@ def dac_rls_partition(row_chunks, block_size=None, random_state=None) -> list:
     return blocks
 
 
+@chunk_task
 def _dac_chunk(block, kernel, lam, m, seed_seq, d):
     from ..samplers.rls import DACRLSSampler
 
@@ -156,9 +158,17 @@ def _landmarks(Xd, kernel, sampler, m, rng, random_state, client_side_dac):
         scores = dac_rls_scores(Xd, kernel, sampler.lam, block_size=sampler.block_size,
                                 random_state=random_state).compute()
         return _draw.fixed_size(scores, m, rng)
-    # the whole landmark stage on one worker
-    land = _delayed(sampler.sample)(Xd, kernel, m, rng).compute()
-    return np.asarray(land.indices, dtype=np.int64), np.asarray(land.weights, dtype=np.float64)
+    # the whole landmark stage on one worker; the generator's state comes back with the result,
+    # so that the caller's draws after the fit continue as after an in-memory fit
+    idx, weights, state = _delayed(_sample_on_one_worker)(sampler, Xd, kernel, m, rng).compute()
+    rng.bit_generator.state = state
+    return idx, weights
+
+
+def _sample_on_one_worker(sampler, X, kernel, m, rng):
+    land = sampler.sample(X, kernel, m, rng)
+    return (np.asarray(land.indices, dtype=np.int64), np.asarray(land.weights, dtype=np.float64),
+            rng.bit_generator.state)
 
 
 def nystroem_fit(Xd, kernel="rbf", sampler="uniform", n_components=100, *, kernel_params=None,
@@ -186,7 +196,8 @@ def nystroem_fit(Xd, kernel="rbf", sampler="uniform", n_components=100, *, kerne
     rng = check_random_state(random_state)
     idx, weights = _landmarks(Xd, kernel, sampler_obj, m, rng,
                               random_state if integer_seed else rng, True)
-    points = Xd[np.asarray(idx)].compute()
+    # every chunk checked before the rows are gathered (a lying chunk width fails clearly)
+    points = Xd.map_blocks(check_block, d, "X", dtype=Xd.dtype)[np.asarray(idx)].compute()
     ny = Nystroem(copy.deepcopy(kernel), sampler=_GivenLandmarks(), n_components=len(idx),
                   rank=rank, eigen_floor=eigen_floor).fit(points)
     ny.set_params(sampler=sampler, kernel_params=None, sampler_params=sampler_params,
@@ -197,6 +208,7 @@ def nystroem_fit(Xd, kernel="rbf", sampler="uniform", n_components=100, *, kerne
     return ny
 
 
+@chunk_task
 def _transform_block(block, ny, d):
     return np.asarray(ny.transform(check_block(block, d)))
 

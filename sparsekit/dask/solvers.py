@@ -4,8 +4,10 @@ from __future__ import annotations
 import numpy as np
 
 from ._checks import _dask_array
+from ._heap import chunk_task
 
 
+@chunk_task
 def _solve_block(Yb, D, solver, beta=None):
     Yb = np.asarray(Yb)
     if Yb.ndim != 2 or Yb.shape[0] != D.shape[0]:

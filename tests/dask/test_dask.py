@@ -1,4 +1,5 @@
 """The Dask backend on a local cluster of 2 worker processes equals the in-memory results."""
+import sys
 import time
 
 import numpy as np
@@ -160,3 +161,146 @@ def test_unreachable_scheduler_is_a_clear_error():
     with pytest.raises(ConnectionError, match="could not reach the Dask scheduler"):
         connect("tcp://127.0.0.1:9", timeout=1)
     assert time.perf_counter() - t0 < 30
+
+
+# -- kernel k-means and the Nyström MMD ------------------------------------------------------
+@pytest.fixture(scope="module")
+def blobs():
+    from sklearn.datasets import make_blobs
+
+    X, _ = make_blobs(240, centers=4, cluster_std=1.5, random_state=1)
+    return X, da.from_array(X, chunks=(70, -1))  # chunks of 70, 70, 70, 30 rows
+
+
+@pytest.mark.parametrize("sampler, init", [("uniform", "k-means++"), ("recursive-rls", "random")])
+def test_kernel_kmeans_equals_in_memory(client, blobs, sampler, init):
+    X, Xd = blobs
+    kw = dict(n_clusters=4, sampler=sampler, n_landmarks=20, n_init=2, init=init,
+              kernel_params={"gamma": 0.1}, random_state=3)
+    ref = sparsekit.KernelKMeans(method="nystrom", **kw).fit(X)
+    km = skd.kernel_kmeans_fit(Xd, **kw)
+    # recursive-rls runs on one worker: the seeding after it draws from the same generator state
+    np.testing.assert_array_equal(km.nystroem_.component_indices_, ref.nystroem_.component_indices_)
+    assert isinstance(km.labels_, da.Array) and km.labels_.chunks == Xd.chunks[:1]
+    np.testing.assert_array_equal(km.labels_.compute(), ref.labels_)
+    assert km.n_iter_ == ref.n_iter_
+    assert km.inertia_ == pytest.approx(ref.inertia_, rel=1e-10)
+    assert km.residual_trace_ == pytest.approx(ref.residual_trace_, rel=1e-10, abs=1e-10)
+    np.testing.assert_allclose(km.cluster_centers_, ref.cluster_centers_, rtol=1e-10, atol=1e-12)
+    np.testing.assert_array_equal(km.predict(X[:50]), ref.predict(X[:50]))
+
+
+def test_kernel_kmeans_reseeds_empty_clusters_as_in_memory(client):
+    # two seeds on the same point: the second cluster is empty after the first assignment
+    X = np.concatenate([np.zeros((5, 2)), np.ones((5, 2)) * 3, np.ones((5, 2)) * [6, 0]])
+    X = X + np.random.default_rng(0).normal(scale=0.01, size=X.shape)
+    X[1] = X[0]
+    kw = dict(n_clusters=3, kernel="linear", n_landmarks=4, init=np.array([0, 1, 5]), random_state=0)
+    ref = sparsekit.KernelKMeans(method="nystrom", **kw).fit(X)
+    km = skd.kernel_kmeans_fit(da.from_array(X, chunks=(4, -1)), persist=False, **kw)
+    labels = km.labels_.compute()
+    np.testing.assert_array_equal(labels, ref.labels_)
+    assert np.bincount(labels, minlength=3).min() >= 1
+    assert km.inertia_ == pytest.approx(ref.inertia_, rel=1e-9, abs=1e-12)
+
+
+def test_nystrom_mmd_equals_in_memory(client):
+    from sparsekit.stats import NystromMMD
+
+    rng = np.random.default_rng(0)
+    X, Y, W = rng.standard_normal((150, 4)), rng.standard_normal((120, 4)) + 0.3, rng.standard_normal((90, 4))
+    Y[:20] = X[50:70]  # points shared by two samples, in other chunks: weights merged in v
+    X[100] = X[7]
+    kw = dict(sampler="uniform", n_landmarks=15, lam=1e-3, kernel_params={"gamma": 0.3}, random_state=2)
+    ref = NystromMMD(**kw).fit(X, Y, W)
+    est = skd.nystrom_mmd_fit(*(da.from_array(A, chunks=(40, -1)) for A in (X, Y, W)), **kw)
+    np.testing.assert_array_equal(est.nystroem_.component_indices_, ref.nystroem_.component_indices_)
+    np.testing.assert_allclose(est.embeddings_, ref.embeddings_, rtol=1e-12, atol=1e-14)
+    np.testing.assert_array_equal(est.support_ids_, ref.support_ids_)
+    for i, j in [(0, 1), (0, 2), (1, 2)]:
+        assert est.sq_norm_v(i, j) == pytest.approx(ref.sq_norm_v(i, j), rel=1e-14)
+        assert est.mmd2(i, j) == pytest.approx(ref.mmd2(i, j), rel=1e-10)
+    Xd, Yd = da.from_array(X, chunks=(40, -1)), da.from_array(Y, chunks=(40, -1))
+    two = NystromMMD(**kw).fit(X, Y)
+    assert skd.mmd2_nystrom(Xd, Yd, **kw) == pytest.approx(two.mmd2(0, 1), rel=1e-10)
+
+
+def test_distinct_ids_resolve_key_collisions_exactly():
+    from sparsekit.dask.stats import distinct_ids, row_keys
+    from sparsekit.stats._data import support_ids
+
+    rng = np.random.default_rng(1)
+    X = rng.integers(0, 3, size=(60, 2)).astype(float)  # many equal rows
+    X[5, 0] = -0.0 if X[5, 0] == 0 else X[5, 0]
+    kernel = sparsekit.get_kernel("rbf", gamma=1.0)
+    ref = support_ids(kernel, X)
+    # every key equal: all rows are gathered and identified exactly
+    np.testing.assert_array_equal(distinct_ids(kernel, np.zeros(60, dtype=np.uint64), lambda i: X[i]), ref)
+    keys = row_keys(X)
+    np.testing.assert_array_equal(distinct_ids(kernel, keys, lambda i: X[i]), ref)
+    assert len(np.unique(keys)) == len(np.unique(ref))  # no collision between different rows
+
+
+def test_bad_inputs_of_kernel_kmeans_and_mmd(blobs):
+    X, Xd = blobs
+    narrow = da.from_array(X[:, :1], chunks=(70, -1))
+    with pytest.raises(ValueError, match="Y has 1 features but 2 are expected"):
+        skd.nystrom_mmd_fit(Xd, narrow, kernel_params={"gamma": 0.1})
+    with pytest.raises(ValueError, match="lam"):
+        skd.mmd2_nystrom(Xd, Xd, lam=0.0, kernel_params={"gamma": 0.1})
+    with pytest.raises(ValueError, match="n_landmarks=999 is larger than the pooled samples"):
+        skd.nystrom_mmd_fit(Xd, n_landmarks=999, kernel_params={"gamma": 0.1})
+    with pytest.raises(ValueError, match="n_samples=240 should be >= n_clusters=300"):
+        skd.kernel_kmeans_fit(Xd, 300, kernel_params={"gamma": 0.1})
+    with pytest.raises(ValueError, match="n_landmarks=500 is larger than n_samples=240"):
+        skd.kernel_kmeans_fit(Xd, 3, n_landmarks=500, kernel_params={"gamma": 0.1})
+    with pytest.raises(ValueError, match="init must be"):
+        skd.kernel_kmeans_fit(Xd, 3, init=np.array([0, 1]), kernel_params={"gamma": 0.1})
+    with pytest.raises(TypeError, match="dask.array.Array"):
+        skd.kernel_kmeans_fit(X, 3)
+    import dask
+
+    pieces = [da.from_delayed(dask.delayed(lambda w=w: np.ones((10, w)))(), (10, 2), float)
+              for w in (2, 3)]
+    with pytest.raises(ValueError, match=r"a chunk of X has shape \(10, 3\) but X declares 2"):
+        with dask.config.set(scheduler="sync"):
+            skd.kernel_kmeans_fit(da.concatenate(pieces), 2, n_landmarks=3, kernel="linear")
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="glibc heap settings")
+def test_chunk_tasks_keep_the_heap_in_a_nanny_worker(client):
+    # a nanny starts its workers with MALLOC_TRIM_THRESHOLD_=65536 (fixed glibc thresholds):
+    # without keep_heap every block-sized temporary faults its pages in again
+    def faults(keep):
+        import resource
+
+        from sparsekit.dask._heap import keep_heap, startup_thresholds
+
+        def blocks():
+            for _ in range(40):
+                a = np.ones(64 * 1024)  # 512 KiB, freed at once
+                del a
+
+        blocks()
+        before = resource.getrusage(resource.RUSAGE_THREAD).ru_minflt
+        if keep:
+            with keep_heap():
+                blocks()
+        else:
+            blocks()
+        return resource.getrusage(resource.RUSAGE_THREAD).ru_minflt - before, startup_thresholds()
+
+    plain, start = client.submit(faults, False, pure=False).result()
+    kept, _ = client.submit(faults, True, pure=False).result()
+    assert start.get("trim") == 65536
+    assert plain >= 40 * 100  # 128 pages per array
+    assert kept < plain / 10
+
+
+def test_startup_thresholds_parse_the_initial_environment(tmp_path):
+    from sparsekit.dask._heap import startup_thresholds
+
+    env = tmp_path / "environ"
+    env.write_bytes(b"PATH=/bin\0MALLOC_TRIM_THRESHOLD_=65536\0MALLOC_MMAP_THRESHOLD_=x\0")
+    assert startup_thresholds(env) == {"trim": 65536}
+    assert startup_thresholds(tmp_path / "missing") == {}
