@@ -12,6 +12,11 @@ K-means++ centroids and report:
 - the Nyström relative Frobenius error ``‖K − K̃‖_F / ‖K‖_F`` of the RBF kernel
   (γ = 1 / mean squared distance) with the K centroids as landmarks, on 5,000 training points.
 
+Each data set is one run of the ``quickmeans`` task of ``sparsekit run``
+(:mod:`sparsekit.run.task_quickmeans`, which documents the protocol);
+``examples/specs/quickmeans.toml`` runs the same table as a spec. Each run draws its train/test
+split from its own seed (0), so a data set's rows do not depend on the data sets before it.
+
 It writes ``quickmeans_objective.png`` (objective against iteration), ``quickmeans_flops.png``
 (FLOPs against K) and ``quickmeans.md`` (the table) to ``--out`` (default
 ``examples/output/``). ``--quick`` runs tiny sizes.
