@@ -12,6 +12,11 @@ K-means++ centroids and report:
 - the Nyström relative Frobenius error ``‖K − K̃‖_F / ‖K‖_F`` of the RBF kernel
   (γ = 1 / mean squared distance) with the K centroids as landmarks, on 5,000 training points.
 
+Each data set is one run of the ``quickmeans`` task of ``sparsekit run``
+(:mod:`sparsekit.run.task_quickmeans`, which documents the protocol);
+``examples/specs/quickmeans.toml`` runs the same table as a spec. Each run draws its train/test
+split from its own seed (0), so a data set's rows do not depend on the data sets before it.
+
 It writes ``quickmeans_objective.png`` (objective against iteration), ``quickmeans_flops.png``
 (FLOPs against K) and ``quickmeans.md`` (the table) to ``--out`` (default
 ``examples/output/``). ``--quick`` runs tiny sizes.
@@ -19,92 +24,38 @@ It writes ``quickmeans_objective.png`` (objective against iteration), ``quickmea
 from __future__ import annotations
 
 import argparse
-import time
 from pathlib import Path
 
 import numpy as np
 
-import sparsekit
-from sparsekit.cluster.quickmeans import kmeans_plusplus
+from sparsekit.run import data as sources
+from sparsekit.run import run_task
 
 
 def datasets(quick):
-    from sklearn.datasets import load_breast_cancer, load_digits
-
-    rng = np.random.default_rng(0)
-    X, y = load_breast_cancer(return_X_y=True)
-    Xd, yd = load_digits(return_X_y=True)
+    """(name, data, K): the data sources ``breast-cancer``, ``digits`` and
+    ``isotropic-mixture`` of ``sparsekit run``; ``--quick`` keeps their first 300 points."""
     n_gen = 3_000 if quick else 120_000
-    centers = rng.standard_normal((10, 54)) * 3
-    yg = rng.integers(10, size=n_gen)
-    Xg = centers[yg] + rng.standard_normal((n_gen, 54))
-    out = [("breast cancer", X, y, 64), ("digits", Xd, yd, 64), (f"mixture N={n_gen:,}", Xg, yg, 64)]
+    out = [("breast cancer", sources.SOURCES["breast-cancer"](), 64),
+           ("digits", sources.SOURCES["digits"](), 64),
+           (f"mixture N={n_gen:,}", sources.isotropic_mixture(n_gen), 64)]
     if quick:
-        out = [(name, X[:300], y[:300], 8) for name, X, y, _ in out]
+        out = [(name, {k: v[:300] for k, v in d.items()}, 8) for name, d, _ in out]
     return out
 
 
-def split(X, y, rng, test=0.2):
-    idx = rng.permutation(len(X))
-    n_test = max(1, int(test * len(X)))
-    return X[idx[n_test:]], y[idx[n_test:]], X[idx[:n_test]], y[idx[:n_test]]
-
-
-def partitioned_1nn(assign_test, train_labels, Xtr, ytr, Xte):
-    """Accuracy-ready predictions of 1-NN restricted to the test point's cluster."""
-    pred = np.empty(len(Xte), dtype=ytr.dtype)
-    for c in np.unique(assign_test):
-        te = np.flatnonzero(assign_test == c)
-        tr = np.flatnonzero(train_labels == c)
-        if tr.size == 0:  # no training point in that cluster: nearest overall
-            tr = np.arange(len(Xtr))
-        d = ((Xte[te, None, :] - Xtr[None, tr, :]) ** 2).sum(-1)
-        pred[te] = ytr[tr[d.argmin(1)]]
-    return pred
-
-
-def nystrom_error(X, landmarks, n_eval, rng):
-    S = X[rng.choice(len(X), min(n_eval, len(X)), replace=False)]
-    sub = S[rng.choice(len(S), min(len(S), 1000), replace=False)]
-    sq = ((sub[:, None, :] - sub[None]) ** 2).sum(-1)
-    gamma = 1.0 / sq[np.triu_indices(len(sub), 1)].mean()
-    k = sparsekit.get_kernel("rbf", gamma=gamma)
-    K = k(S)
-    C = k(S, landmarks)
-    W = k(landmarks)
-    w, U = np.linalg.eigh(W)
-    keep = w > w.max() * len(w) * np.finfo(float).eps
-    Phi = C @ (U[:, keep] / np.sqrt(w[keep]))
-    return float(np.linalg.norm(K - Phi @ Phi.T) / np.linalg.norm(K))
-
-
-def run_dataset(name, X, y, K, args, rng):
-    from sklearn.cluster import KMeans
-
-    Xtr, ytr, Xte, yte = split(X, y, rng)
-    init = Xtr[kmeans_plusplus(Xtr, K, np.random.default_rng(0))]
-    t0 = time.perf_counter()
-    km = KMeans(K, init=init, n_init=1, max_iter=args.max_iter, tol=0, algorithm="lloyd").fit(Xtr)
-    t_km = time.perf_counter() - t0
-    t0 = time.perf_counter()
-    qk = sparsekit.QuicKMeans(K, sparsity=args.sparsity, init=init, max_iter=args.max_iter,
-                              palm_iter=args.palm_iter).fit(Xtr)
-    t_qk = time.perf_counter() - t0
-    V = qk.cluster_centers_
-    d = X.shape[1]
-    acc_km = np.mean(partitioned_1nn(km.predict(Xte), km.labels_, Xtr, ytr, Xte) == yte)
-    acc_qk = np.mean(partitioned_1nn(qk.predict(Xte), qk.labels_, Xtr, ytr, Xte) == yte)
-    n_eval = 500 if args.quick else 5_000
-    err_km = nystrom_error(Xtr, km.cluster_centers_, n_eval, np.random.default_rng(1))
-    err_qk = nystrom_error(Xtr, qk.mean_ + V.toarray(), n_eval, np.random.default_rng(1))
-    rows = [
-        dict(dataset=name, algorithm="K-means", objective=f"{km.inertia_:.4e}",
-             nnz=f"{K * d:,}", flops=f"{2 * K * d:,}", compression="1.0", nn1=f"{acc_km:.4f}",
-             nystrom=f"{err_km:.2e}", fit_s=f"{t_km:.2f}"),
-        dict(dataset=name, algorithm="QuicK-means", objective=f"{qk.inertia_:.4e}",
-             nnz=f"{V.nnz:,}", flops=f"{V.flops:,}", compression=f"{K * d / V.nnz:.1f}",
-             nn1=f"{acc_qk:.4f}", nystrom=f"{err_qk:.2e}", fit_s=f"{t_qk:.2f}"),
-    ]
+def run_dataset(name, data, K, args):
+    """The two rows (K-means, QuicK-means) of one data set: one run of the ``quickmeans`` task
+    (:mod:`sparsekit.run.task_quickmeans`), formatted for the table."""
+    km, qk = run_task("quickmeans", {
+        "n_clusters": K, "sparsity": args.sparsity, "max_iter": args.max_iter,
+        "palm_iter": args.palm_iter, "n_eval": 500 if args.quick else 5_000,
+        "return_history": True}, data, seed=0)
+    rows = [dict(dataset=name, algorithm=r["algorithm"], objective=f"{r['objective']:.4e}",
+                 nnz=f"{r['nnz']:,}", flops=f"{r['flops']:,}",
+                 compression=f"{r['compression']:.1f}", nn1=f"{r['nn1_accuracy']:.4f}",
+                 nystrom=f"{r['nystrom_error']:.2e}", fit_s=f"{r['fit_time']:.2f}")
+            for r in (km, qk)]
     return rows, qk, km
 
 
@@ -168,25 +119,26 @@ def main(argv=None):
     args.palm_iter = 10 if args.quick else 300
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    rng = np.random.default_rng(0)
     rows, curves = [], []
     data = datasets(args.quick)
-    for name, X, y, K in data:
-        r, qk, km = run_dataset(name, X, y, K, args, rng)
+    for name, points, K in data:
+        r, qk, km = run_dataset(name, points, K, args)
         rows += r
-        curves.append((name, qk.objective_history_, km.inertia_))
+        curves.append((name, qk["objective_history"], km["objective"]))
     table = markdown(rows)
     print(table)
     (out / "quickmeans.md").write_text(table + "\n")
     plot_objective(curves, out / "quickmeans_objective.png")
-    # FLOPs against K on the generated mixture
-    name, X, _, _ = data[-1]
+    # FLOPs against K on the generated mixture: QuicK-means alone, no Nyström error
+    name, points, _ = data[-1]
     ks = [2, 4, 8] if args.quick else [8, 16, 32, 64, 128, 256]
-    sub = X[: (300 if args.quick else 20_000)]
-    flops = [sparsekit.QuicKMeans(k, sparsity=args.sparsity, max_iter=min(args.max_iter, 10),
-                                  palm_iter=args.palm_iter, random_state=0).fit(sub)
-             .cluster_centers_.flops for k in ks]
-    plot_flops(ks, flops, X.shape[1], out / "quickmeans_flops.png")
+    n_sub = 300 if args.quick else 20_000
+    sub = {k: v[:n_sub] for k, v in points.items()}
+    flops = [run_task("quickmeans", {
+        "n_clusters": k, "sparsity": args.sparsity, "max_iter": min(args.max_iter, 10),
+        "palm_iter": args.palm_iter, "n_eval": 0, "compare": False}, sub, seed=0)[0]["flops"]
+        for k in ks]
+    plot_flops(ks, flops, points["X"].shape[1], out / "quickmeans_flops.png")
     for f in ("quickmeans.md", "quickmeans_objective.png", "quickmeans_flops.png"):
         print(f"wrote {out / f}")
     return rows

@@ -10,7 +10,8 @@ Sources
 - toy sets of scikit-learn, by name: ``iris``, ``digits``, ``wine``, ``breast-cancer``,
   ``diabetes`` (``scale`` divides X, e.g. 16 for the digits' pixels);
 - generated: ``gaussian-mixture`` (the unbalanced mixture of the Nyström experiments),
-  ``blobs``, ``rings`` (concentric noisy circles), ``circles`` (scikit-learn's),
+  ``isotropic-mixture`` (the balanced mixture of the QuicK-means experiments), ``blobs``,
+  ``rings`` (concentric noisy circles), ``circles`` (scikit-learn's),
   ``moons``, ``swiss-roll``, ``friedman1``
   (regression), ``uniform`` (points in [0, 1]^d), ``random-graphs`` (Erdős–Rényi graphs with
   random node labels), ``gaussian-pair`` and ``graph-pair`` (two distributions to draw
@@ -82,6 +83,19 @@ def gaussian_mixture(n_samples=2000, n_features=20, n_clusters=10, seed=0):
     rng = np.random.default_rng(seed)
     w = 1.0 / np.arange(1, n_clusters + 1)
     y = rng.choice(n_clusters, size=n_samples, p=w / w.sum())
+    return {"X": X, "y": y}
+
+
+def isotropic_mixture(n_samples=120_000, n_features=54, n_clusters=10, center_scale=3.0,
+                      seed=0):
+    """A balanced mixture of unit Gaussians: centers ``center_scale · N(0, I)``, each point's
+    component uniform over the ``n_clusters`` (``y``), then unit Gaussian noise (the generated
+    data set of the QuicK-means experiments; one generator seeded with ``seed``, in that
+    order)."""
+    rng = np.random.default_rng(seed)
+    centers = rng.standard_normal((n_clusters, n_features)) * center_scale
+    y = rng.integers(n_clusters, size=n_samples)
+    X = centers[y] + rng.standard_normal((n_samples, n_features))
     return {"X": X, "y": y}
 
 
@@ -321,7 +335,8 @@ def graphs(path, allow_pickle=False, seed=0):
 
 #: name -> function; the function's keyword parameters are the source's parameters.
 SOURCES = {name: _toy(name) for name in _TOY}
-SOURCES.update({"gaussian-mixture": gaussian_mixture, "blobs": blobs, "rings": rings,
+SOURCES.update({"gaussian-mixture": gaussian_mixture,
+                "isotropic-mixture": isotropic_mixture, "blobs": blobs, "rings": rings,
                 "moons": moons, "circles": circles, "swiss-roll": swiss_roll, "friedman1": friedman1,
                 "uniform": uniform, "random-graphs": random_graphs,
                 "gaussian-pair": gaussian_pair, "graph-pair": graph_pair,

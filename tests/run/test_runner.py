@@ -27,8 +27,8 @@ SMALL = {
     "three_sample_digits": ["params.n=[[20]]", "params.n_repetitions=2"],
     "three_sample_graphs": ["params.n=[[8]]", "params.n_repetitions=2"],
     "mmd": ['params.method=["exact", "nystrom"]', "params.n_landmarks=20"],
-    "quickmeans": ["data.n_samples=300", "params.n_clusters=4", "params.sparsity=[2]",
-                   "params.max_iter=2"],
+    "quickmeans": ["data.n_samples=[120, 120, 200]", "params.n_clusters=4", "params.max_iter=2",
+                   "params.palm_iter=5", "params.n_eval=60"],
     "palm4msa": ["data.n=[8]", "params.n_factors=[3]", "solver.n_iter=20"],
     "out_of_sample": ["data.n_samples=200", 'params.method=["mds", "lle"]',
                       "params.proportion=[0.1]", "params.n_train=60", "params.n_probe=2",
@@ -67,7 +67,7 @@ def test_example_spec_runs_small(name, tmp_path, capsys):
     printed = capsys.readouterr().out
     assert "results:" in printed
     if name in ("nystrom_samplers", "frank_wolfe_recovery", "sparse_coding",
-                "out_of_sample") or "three" in name:
+                "out_of_sample", "quickmeans") or "three" in name:
         assert "plot: " in printed and list(tmp_path.glob("*.png"))
 
 

@@ -253,8 +253,9 @@ def test_frank_wolfe_spec_prints_the_example_table(tmp_path, capsys):
                      overrides=["data.n_features=60", "data.n_atoms=120", "params.n_dictionaries=2",
                                 "params.n_signals=3", "params.max_iter=60", "seed=2"])
     run_spec(spec, out=tmp_path / "spec", stream=open(os.devnull, "w"))
-    with open(tmp_path / "spec" / "results.jsonl") as fh:
-        rows = [json.loads(line) for line in fh]
+    with open(tmp_path / "spec" / "results.jsonl") as fh:  # NaN is written as null
+        rows = [{k: float("nan") if v is None else v for k, v in json.loads(line).items()}
+                for line in fh]
     inside = example.inside_table_rows([r for r in rows if r["part"] == "inside"])
     assert len(inside) == 2
     for r in inside:
