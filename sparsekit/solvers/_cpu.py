@@ -350,7 +350,8 @@ def nnomp_gram(lo, hi, G, C0, y_sq, n_max, tol, corr_floor, chol_eps, nnls_max_i
     of ``||y - D_S x||`` with ``x >= 0``). An atom enters the passive set ``P`` when its
     gradient entry ``c0_s - (G_SS x)_s`` is the largest above ``1e3 chol_eps max|c0_S|``;
     ``z = argmin`` on ``P`` (Cholesky of ``G_PP``, factored afresh); while some ``z_s <= 0`` on
-    ``P``, ``x`` moves towards ``z`` as far as feasible and the atoms that reach 0 leave ``P``.
+    ``P``, ``x`` moves towards ``z`` as far as feasible and the atoms that reach 0 (the
+    blocking one set to exactly 0) leave ``P``.
     A Cholesky pivot ``<= chol_eps`` stops the signal (``STOP_DEPENDENT``).
 
     One function without calls, so that its first call compiles it alone: the Cholesky rows
@@ -453,18 +454,22 @@ def nnomp_gram(lo, hi, G, C0, y_sq, n_max, tol, corr_floor, chol_eps, nnls_max_i
                             z[r] = acc / L[r, r]
                     feasible = True
                     step = 1.0
+                    block = -1
                     for s in range(k):
                         if passive[s] and z[s] <= 0.0:
                             feasible = False
                             ratio = x[s] / (x[s] - z[s])
                             if ratio < step:
                                 step = ratio
+                                block = s
                     if feasible:
                         x, z = z, x  # x = z: swap the two work rows instead of copying
                         break
                     for s in range(k):
                         x[s] += step * (z[s] - x[s])
-                        if passive[s] and x[s] <= 0.0:
+                        # the blocking atom reaches 0 exactly (rounding could leave it at
+                        # 1e-300 in the passive set, and the inner loop would stall there)
+                        if s == block or (passive[s] and x[s] <= 0.0):
                             x[s] = 0.0
                             passive[s] = False
                 if not ok:

@@ -83,10 +83,13 @@ def test_batch_equals_single_and_float32(problem):
     np.testing.assert_allclose(r32.coef, batch.coef, atol=2e-3)
 
 
-def test_nnls_step_drops_atoms_and_matches_scipy():
+@pytest.mark.parametrize("seed", [1, 5])
+def test_nnls_step_drops_atoms_and_matches_scipy(seed):
     """Supports where the Lawson-Hanson NNLS moves atoms back to 0 (the constraint is active):
-    the coefficients on the support equal scipy's NNLS on the same columns."""
-    rng = np.random.default_rng(5)
+    the coefficients on the support equal scipy's NNLS on the same columns. With seed 1 the
+    blocking atom of one step rounds to 5e-209 instead of 0; it must still leave the passive
+    set (it once stayed, and the NNLS stopped at a point that is not its minimiser)."""
+    rng = np.random.default_rng(seed)
     D = unit_gaussian(rng, 12, 20)
     Y = rng.standard_normal((12, 6))
     res = NonNegativeOMP(n_nonzero_coefs=12).solve(D, Y)
