@@ -3,8 +3,6 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.linalg
-import scipy.sparse as sp
-import scipy.sparse.linalg as spla
 
 #: up to this size the dense solver (LAPACK) is used; above it, ARPACK when few eigenpairs are
 #: wanted (as scikit-learn's KernelPCA: dense LAPACK on 2,000 x 2,000 took 30x ARPACK's time)
@@ -22,6 +20,9 @@ def fix_signs(V):
 def top_eigenpairs(M, k, *, skip=0):
     """The ``k`` largest eigenvalues (after skipping the ``skip`` largest) and unit eigenvectors,
     in decreasing order. ``M`` is a dense array or a LinearOperator/sparse matrix."""
+    import scipy.sparse as sp  # SciPy's sparse modules load on first use (cold start)
+    import scipy.sparse.linalg as spla
+
     n = M.shape[0]
     if k + skip > n:
         raise ValueError(f"asked for {k} components (+{skip} skipped) of a {n} x {n} Gram "
@@ -41,6 +42,9 @@ def top_eigenpairs(M, k, *, skip=0):
 def bottom_eigenpairs(A, k, *, skip=1):
     """The ``k`` smallest eigenvalues of the PSD matrix ``A`` after the ``skip`` smallest, and
     their unit eigenvectors, in increasing order (LLE's residual operator)."""
+    import scipy.sparse as sp
+    import scipy.sparse.linalg as spla
+
     n = A.shape[0]
     if k + skip > n:
         raise ValueError(f"asked for {k} components (+{skip} skipped) of {n} training points")

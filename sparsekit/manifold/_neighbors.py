@@ -4,8 +4,6 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
-import scipy.sparse as sp
-from scipy.spatial import cKDTree
 
 from .._threads import effective_n_jobs
 from . import _graph_cpu
@@ -15,6 +13,8 @@ class Neighbors:
     """Exact Euclidean k-nearest-neighbour queries on the fitted points (a k-d tree)."""
 
     def __init__(self, X):
+        from scipy.spatial import cKDTree  # SciPy submodules load on first use (cold start)
+
         self.X = np.ascontiguousarray(X, dtype=np.float64)
         self.tree = cKDTree(self.X)
 
@@ -53,6 +53,8 @@ def _drop_self(d, i):
 def knn_graph(dist, idx, n):
     """Symmetric k-NN graph (CSR, float64 weights): edge ``i - j`` when either is a neighbour of
     the other, weighted by their distance (scikit-learn's ``kneighbors_graph`` made undirected)."""
+    import scipy.sparse as sp
+
     rows = np.repeat(np.arange(n), idx.shape[1])
     A = sp.csr_matrix((dist.ravel(), (rows, idx.ravel())), shape=(n, n))
     A = A.maximum(A.T).tocsr()
@@ -66,6 +68,9 @@ def bridge_components(X, graph):
     Grows one component at a time (Prim's order over components): the closest pair of points
     between the joined part and the rest becomes an edge. Returns ``(graph, n_components)``.
     """
+    import scipy.sparse as sp
+    from scipy.spatial import cKDTree
+
     n_comp, labels = sp.csgraph.connected_components(graph, directed=False)
     if n_comp == 1:
         return graph, 1

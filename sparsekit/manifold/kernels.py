@@ -29,7 +29,6 @@ import numbers
 from abc import ABC, abstractmethod
 
 import numpy as np
-import scipy.sparse as sp
 
 from .._base import ParamsMixin
 from .._validation import check_array
@@ -216,6 +215,8 @@ class IsomapGeodesicKernel(CentredKernel):
         sources = np.arange(n) if landmarks is None else np.asarray(landmarks, dtype=np.int64)
         G = geodesics(graph, sources, n_jobs=self.n_jobs)          # (m, n)
         if not np.isfinite(G.max()):     # distances are >= 0: only +inf can appear
+            import scipy.sparse as sp
+
             n_comp = sp.csgraph.connected_components(graph, directed=False)[0]
             raise ValueError(
                 f"the {k}-nearest-neighbour graph has {n_comp} connected components, so some "
@@ -295,6 +296,8 @@ class LLEKernel(DataDependentKernel):
         self.neighbors_ = Neighbors(X)
         _, idx = self.neighbors_.query(X, k, exclude_self=True, n_jobs=self.n_jobs)
         w = barycenter_weights(X, X, idx, float(self.reg))
+        import scipy.sparse as sp  # on first use: keeps it out of the registry's import
+
         self.weights_ = sp.csr_matrix((w.ravel(), idx.ravel(), np.arange(0, n * k + 1, k)),
                                       shape=(n, n))
         return self
@@ -302,6 +305,8 @@ class LLEKernel(DataDependentKernel):
     def residual_operator(self):
         """``(I - W)^T (I - W)`` as a sparse matrix (its smallest eigenvectors embed)."""
         _check_fitted(self)
+        import scipy.sparse as sp
+
         A = sp.identity(self.X_fit_.shape[0], format="csr") - self.weights_
         return (A.T @ A).tocsr()
 

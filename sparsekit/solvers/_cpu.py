@@ -335,115 +335,44 @@ def omp_step(lo, hi, k, rows, C, Dt, Yt, R, norms_sq, n_max, tol, corr_floor, ch
 # ---------------------------------------------------------------------------------------------
 # Non-negative OMP
 # ---------------------------------------------------------------------------------------------
-@njit(cache=True, nogil=True, error_model="numpy", inline="always")
-def _solve_on_set(Gs, cs, passive, k, z, chol_eps, L, W, pos):
-    """z = argmin 1/2 z^T Gs z - cs^T z over the coordinates ``passive`` (others 0).
-
-    Returns False when the sub-Gram matrix is numerically singular. Work arrays: ``L``
-    (>= k, >= k), ``W`` (>= 5, >= k) (rows 2-4 used), ``pos`` (>= k,) int64.
-    """
-    g = W[2]
-    b = W[3]
-    sol = W[4]
-    m = 0
-    for s in range(k):
-        z[s] = 0.0
-        if passive[s]:
-            pos[m] = s
-            m += 1
-    for a in range(m):
-        for q in range(a):
-            g[q] = Gs[pos[a], pos[q]]
-        if not _chol_append(L, a, g, Gs[pos[a], pos[a]], chol_eps):
-            return False
-        b[a] = cs[pos[a]]
-    _chol_solve(L, m, b, sol)
-    for a in range(m):
-        z[pos[a]] = sol[a]
-    return True
-
-
-@njit(cache=True, nogil=True, error_model="numpy")
-def nnls_gram(Gs, cs, k, x, passive, chol_eps, max_iter, L, W, pos):
-    """Lawson–Hanson active-set NNLS on the normal equations of a ``k``-atom support.
-
-    Minimises ``1/2 x^T Gs x - cs^T x`` subject to ``x >= 0`` (the same minimiser as
-    ``min ||y - D_S x||`` with ``x >= 0``, since ``Gs = D_S^T D_S`` and ``cs = D_S^T y``).
-    ``x`` and ``passive`` hold a feasible warm start: ``x`` solves the unconstrained problem on
-    ``passive`` with ``x > 0`` there (the previous NN-OMP solution, the new atom at 0).
-    Returns False when a sub-problem is singular. Work arrays: ``L`` (>= k, >= k), ``W``
-    (>= 5, >= k), ``pos`` (>= k,) int64 (only the leading ``k`` entries of every array are used).
-    """
-    z = W[0]
-    w = W[1]
-    scale = 0.0
-    for s in range(k):
-        scale = max(scale, abs(cs[s]))
-    wtol = 1e3 * chol_eps * max(scale, 1e-300)
-    for _ in range(max_iter):
-        # gradient of the negated objective: w = cs - Gs x
-        best = -1
-        wbest = wtol
-        for s in range(k):
-            acc = cs[s]
-            for q in range(k):
-                acc -= Gs[s, q] * x[q]
-            w[s] = acc
-            if not passive[s] and acc > wbest:
-                wbest = acc
-                best = s
-        if best < 0:
-            return True
-        passive[best] = True
-        for _inner in range(k + 1):
-            if not _solve_on_set(Gs, cs, passive, k, z, chol_eps, L, W, pos):
-                return False
-            feasible = True
-            for s in range(k):
-                if passive[s] and z[s] <= 0.0:
-                    feasible = False
-            if feasible:
-                for s in range(k):
-                    x[s] = z[s]
-                break
-            step = 1.0
-            for s in range(k):
-                if passive[s] and z[s] <= 0.0:
-                    t = x[s] / (x[s] - z[s])
-                    if t < step:
-                        step = t
-            for s in range(k):
-                x[s] += step * (z[s] - x[s])
-                if passive[s] and x[s] <= 0.0:
-                    x[s] = 0.0
-                    passive[s] = False
-    return True
-
-
 @njit(cache=True, nogil=True, error_model="numpy")
 def nnomp_gram(lo, hi, G, C0, y_sq, n_max, tol, corr_floor, chol_eps, nnls_max_iter,
-               idx, vals, res, n_iter, status, Gs, L, W, passive, pos, in_support, c):
+               idx, vals, res, n_iter, status, Gs, L, W, passive, in_support, c):
     """Non-negative OMP for the signals ``lo <= j < hi`` (Bruckstein, Elad & Zibulevsky 2008;
     Cherfaoui 2022, PhD thesis, Ch. 6, Alg. 7).
 
     Per step: ``i = argmax_{i not in S} c_i`` (signed); stop when ``c_i <= 0``; NNLS on the
-    support (:func:`nnls_gram`, warm-started); ``c = c0 - G[:, S] x_S``;
+    support, warm-started from the previous solution; ``c = c0 - G[:, S] x_S``;
     ``||r||^2 = ||y||^2 - 2 x.c0_S + x^T G_SS x``.
 
-    Work arrays: ``Gs`` and ``L`` (n_max, n_max), ``W`` (7, n_max), ``passive`` (n_max,) bool,
-    ``pos`` (n_max,) int64, ``in_support`` (n_atoms,) all False, ``c`` (n_atoms,).
+    The NNLS is the Lawson–Hanson active-set method on the normal equations (Lawson & Hanson
+    1974, Ch. 23): minimise ``1/2 x^T G_SS x - c0_S^T x`` subject to ``x >= 0`` (the minimiser
+    of ``||y - D_S x||`` with ``x >= 0``). An atom enters the passive set ``P`` when its
+    gradient entry ``c0_s - (G_SS x)_s`` is the largest above ``1e3 chol_eps max|c0_S|``;
+    ``z = argmin`` on ``P`` (Cholesky of ``G_PP``, factored afresh); while some ``z_s <= 0`` on
+    ``P``, ``x`` moves towards ``z`` as far as feasible and the atoms that reach 0 (the
+    blocking one set to exactly 0) leave ``P``.
+    A Cholesky pivot ``<= chol_eps`` stops the signal (``STOP_DEPENDENT``).
+
+    One function without calls, so that its first call compiles it alone: the Cholesky rows
+    are grown over the passive coordinates in place (no gathered copy), the right-hand side
+    ``c0_S`` is the extra column ``n_max`` of ``Gs`` and its forward substitution the extra
+    row ``k`` of ``L``.
+
+    Work arrays: ``Gs`` and ``L`` (n_max + 1, n_max + 1), ``W`` (2, n_max + 1), ``passive``
+    (n_max + 1,) bool, ``in_support`` (n_atoms,) all False, ``c`` (n_atoms,).
     """
     n_atoms = C0.shape[1]
-    cs = W[5]
-    x = W[6]
+    z = W[0]
+    x = W[1]
+    rhs = n_max  # the column of Gs that holds c0_S
     for j in range(lo, hi):
         c0 = C0[j]
-        _copy(c0, c)
-        for s in range(n_max):
-            x[s] = 0.0
-            passive[s] = False
+        for t in range(n_atoms):
+            c[t] = c0[t]
         r2 = y_sq[j]
         res[j, 0] = np.sqrt(r2)
+        scale = 1e-300  # max(|c0_S|, 1e-300)
         k = 0
         st = STOP_MAX_ITER
         while k < n_max:
@@ -464,25 +393,101 @@ def nnomp_gram(lo, hi, G, C0, y_sq, n_max, tol, corr_floor, chol_eps, nnls_max_i
                 Gs[s, k] = gv
                 Gs[k, s] = gv
             Gs[k, k] = G[i, i]
-            cs[k] = c0[i]
+            Gs[k, rhs] = c0[i]
             x[k] = 0.0
             passive[k] = False
             idx[j, k] = i
             in_support[i] = True
+            ci = abs(c0[i])
+            if ci > scale:
+                scale = ci
             k += 1
-            if not nnls_gram(Gs, cs, k, x, passive, chol_eps, nnls_max_iter, L, W, pos):
+            # Lawson-Hanson NNLS on the k atoms, from the previous solution (new atom at 0)
+            ok = True
+            wtol = 1e3 * chol_eps * scale
+            for _ in range(nnls_max_iter):
+                enter = -1
+                wbest = wtol
+                for s in range(k):
+                    if not passive[s]:
+                        w = Gs[s, rhs]
+                        for q in range(k):
+                            w -= Gs[s, q] * x[q]
+                        if w > wbest:
+                            wbest = w
+                            enter = s
+                if enter < 0:
+                    break
+                passive[enter] = True
+                passive[k] = True  # row k of L: the forward substitution of c0_S
+                for _inner in range(k + 1):
+                    # z = argmin on the passive set: Cholesky rows, forward, back substitution
+                    for a in range(k + 1):
+                        z[a] = 0.0
+                        if not passive[a]:
+                            continue
+                        col = a if a < k else rhs
+                        ss = 0.0
+                        for r in range(a):
+                            if passive[r]:
+                                acc = Gs[r, col]
+                                for q in range(r):
+                                    if passive[q]:
+                                        acc -= L[r, q] * L[a, q]
+                                lar = acc / L[r, r]
+                                L[a, r] = lar
+                                ss += lar * lar
+                        if a < k:
+                            dd = Gs[a, a] - ss
+                            if dd <= chol_eps:
+                                ok = False
+                                break
+                            L[a, a] = np.sqrt(dd)
+                    if not ok:
+                        break
+                    for r in range(k - 1, -1, -1):
+                        if passive[r]:
+                            acc = L[k, r]
+                            for q in range(r + 1, k):
+                                if passive[q]:
+                                    acc -= L[q, r] * z[q]
+                            z[r] = acc / L[r, r]
+                    feasible = True
+                    step = 1.0
+                    block = -1
+                    for s in range(k):
+                        if passive[s] and z[s] <= 0.0:
+                            feasible = False
+                            ratio = x[s] / (x[s] - z[s])
+                            if ratio < step:
+                                step = ratio
+                                block = s
+                    if feasible:
+                        x, z = z, x  # x = z: swap the two work rows instead of copying
+                        break
+                    for s in range(k):
+                        x[s] += step * (z[s] - x[s])
+                        # the blocking atom reaches 0 exactly (rounding could leave it at
+                        # 1e-300 in the passive set, and the inner loop would stall there)
+                        if s == block or (passive[s] and x[s] <= 0.0):
+                            x[s] = 0.0
+                            passive[s] = False
+                if not ok:
+                    break
+            if not ok:
                 st = STOP_DEPENDENT
                 break
-            _copy(c0, c)
+            for t in range(n_atoms):
+                c[t] = c0[t]
             quad = 0.0
             lin = 0.0
             for s in range(k):
                 xs = x[s]
                 if xs != 0.0:
-                    Gs_row = G[idx[j, s]]
+                    G_row = G[idx[j, s]]
                     for t in range(n_atoms):
-                        c[t] -= xs * Gs_row[t]
-                lin += xs * cs[s]
+                        c[t] -= xs * G_row[t]
+                lin += xs * Gs[s, rhs]
                 for q in range(k):
                     quad += xs * Gs[s, q] * x[q]
             r2 = y_sq[j] - 2.0 * lin + quad

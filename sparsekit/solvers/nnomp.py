@@ -75,10 +75,10 @@ class NonNegativeOMP(Solver):
         dt = G.dtype
 
         def scratch():
-            return (np.empty((n_max, n_max), dtype=dt), np.empty((n_max, n_max), dtype=dt),
-                    np.empty((7, n_max), dtype=dt), np.zeros(n_max, dtype=np.bool_),
-                    np.empty(n_max, dtype=np.int64), np.zeros(p.n_atoms, dtype=np.bool_),
-                    np.empty(p.n_atoms, dtype=dt))
+            m = n_max + 1  # one more row and column: the right-hand side of the NNLS
+            return (np.empty((m, m), dtype=dt), np.empty((m, m), dtype=dt),
+                    np.empty((2, m), dtype=dt), np.zeros(m, dtype=np.bool_),
+                    np.zeros(p.n_atoms, dtype=np.bool_), np.empty(p.n_atoms, dtype=dt))
 
         run_row_ranges(_cpu.nnomp_gram, n_sig, G, p.correlations(), p.y_sq, n_max, tol, floor,
                        chol_eps, 3 * n_max + 10, idx, vals, res, n_iter, status, scratch=scratch)

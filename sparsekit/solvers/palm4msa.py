@@ -43,12 +43,10 @@ from __future__ import annotations
 import numbers
 
 import numpy as np
-import scipy.sparse as sp
 
 from .._threads import effective_n_jobs, thread_limit
 from .._validation import check_option, check_scalar
 from ..linalg._spmm import csr_times_dense
-from ..linalg.sparse_factors import SparseFactors
 from .factorization import (FactorizationResult, FactorizationSolver, check_constraints,
                             check_target)
 
@@ -72,6 +70,8 @@ class _Factor:
         self.dense = dense
         nnz = np.count_nonzero(dense)
         if dense.size >= SPARSE_MIN_SIZE and nnz <= SPARSE_DENSITY * dense.size:
+            import scipy.sparse as sp  # on first use: keeps it out of the registry's import
+
             self.csr = sp.csr_matrix(dense)
             self.csr_t = sp.csr_matrix(dense.T)
         else:
@@ -308,6 +308,8 @@ def check_init(init_factors, projs, dtype):
         raise ValueError(
             f"init_factors has {len(init_factors)} factors but constraints has {len(projs)}"
         )
+    import scipy.sparse as sp
+
     out = []
     for q, (f, p) in enumerate(zip(init_factors, projs)):
         arr = f.toarray() if sp.issparse(f) else np.asarray(f)
@@ -320,6 +322,10 @@ def check_init(init_factors, projs, dtype):
 
 
 def to_sparse_factors(factors, lam, dtype):
+    import scipy.sparse as sp
+
+    from ..linalg.sparse_factors import SparseFactors
+
     return SparseFactors([sp.csr_matrix(f) for f in factors], lam, dtype=dtype)
 
 
