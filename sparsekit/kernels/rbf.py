@@ -33,7 +33,7 @@ import numpy as np
 from .._validation import is_sparse, check_option, check_scalar
 from . import _cpu
 from .bandwidth import RULES, gamma_from_rule
-from .base import VectorKernel, cross_products, row_sq_norms
+from .base import VectorKernel, cross_products, cuda_usable, row_sq_norms
 
 
 class RBFKernel(VectorKernel):
@@ -104,7 +104,9 @@ class RBFKernel(VectorKernel):
         return 1.0 / d
 
     def _resolved(self, X, Y):
-        rescale = _needs_rescale(X, Y)
+        # only the GPU path needs to know now (it has no rescaling); the CPU path's _prepare
+        # scans the data for it anyway, so it is scanned once
+        rescale = self._may_use_gpu(X) and _needs_rescale(X, Y)
         if (self.bandwidth is None or self.gamma_ is not None) and not rescale:
             return self
         kernel = copy.copy(self)
@@ -121,6 +123,10 @@ class RBFKernel(VectorKernel):
         if rescale:  # the GPU path has no rescaling
             kernel.backend = "cpu"
         return kernel
+
+    def _may_use_gpu(self, X) -> bool:
+        backend = str(self.backend).strip().lower()
+        return not is_sparse(X) and backend != "cpu" and (backend == "cuda" or cuda_usable())
 
     def effective_gamma(self, d):
         """The gamma used for data with ``d`` features."""
@@ -177,7 +183,8 @@ class RBFKernel(VectorKernel):
 
 def _max_abs(A) -> float:
     data = A.data if is_sparse(A) else A
-    return float(np.abs(data).max()) if data.size else 0.0
+    # two reductions, no |A| temporary
+    return max(float(data.max()), -float(data.min())) if data.size else 0.0
 
 
 def _rescale_factor(X, Y) -> float:

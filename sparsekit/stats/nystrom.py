@@ -36,7 +36,7 @@ from .._base import ParamsMixin
 from .._validation import check_random_state, check_scalar
 from ..registry import default_registry
 from ._data import (Pooled, check_lam, check_n_landmarks, merged_sq_norm, resolve_kernel,
-                    support_ids, threads)
+                    support, threads)
 
 
 def resolve_sampler(sampler, sampler_params=None):
@@ -53,15 +53,46 @@ def resolve_sampler(sampler, sampler_params=None):
     return sampler
 
 
-def nystrom_features(pool: Pooled, sampler, n_landmarks: int, random_state):
-    """(Φ of every pooled point, the fitted :class:`~sparsekit.Nystroem`)."""
+#: Bytes of one row block of K(x, S) when summing it per sample: blocks of one size reuse one
+#: buffer, and K(x, S) of the whole pool is never held.
+SUM_BLOCK_BYTES = 2**20
+
+
+def fit_nystroem(pool: Pooled, sampler, n_landmarks: int, random_state):
+    """The :class:`~sparsekit.Nystroem` map fitted on the pool (landmarks drawn from it)."""
     from ..features.nystrom import Nystroem
 
     ny = Nystroem(kernel=pool.kernel, sampler=sampler, n_components=n_landmarks,
                   random_state=random_state)
-    ny.fit(pool.data)
-    Phi = np.asarray(ny.transform(pool.data), dtype=np.float64)
-    return Phi, ny
+    ny._fit(pool.data, prepared=True)  # the pool is validated and prepared by this kernel
+    return ny
+
+
+def landmark_sums(ny, pool: Pooled) -> np.ndarray:
+    """Σ_{x ∈ sample i} K(x, S) for every sample i of the pool: float64 (n_samples, |S|).
+
+    K(x, S) is streamed in row blocks of ``SUM_BLOCK_BYTES`` (vector kernels: one validation and
+    one per-call preparation for all the blocks).
+    """
+    kernel, S, data, off = ny.kernel_, ny.components_, pool.data, pool.offsets
+    sums = np.zeros((len(pool.sizes), ny.normalization_.shape[0]))
+    if isinstance(data, np.ndarray) and hasattr(kernel, "blocks"):
+        blocks = kernel.blocks(data, S, max_memory=SUM_BLOCK_BYTES)
+    else:
+        step = max(1, SUM_BLOCK_BYTES // (8 * len(sums[0])))
+        blocks = ((slice(r0, min(pool.n, r0 + step)),
+                   np.asarray(kernel(pool.rows(r0, min(pool.n, r0 + step)), S)))
+                  for r0 in range(0, pool.n, step))
+    ones = None
+    for rows, Kb in blocks:
+        if ones is None or len(ones) < len(Kb):
+            ones = np.ones(len(Kb))
+        Kb = np.asarray(Kb, dtype=np.float64)  # float32 blocks are summed in float64
+        for i in range(len(pool.sizes)):
+            a, b = max(rows.start, int(off[i])), min(rows.stop, int(off[i + 1]))
+            if a < b:  # a matrix-vector product (BLAS), much faster than .sum(axis=0)
+                sums[i] += ones[:b - a] @ Kb[a - rows.start:b - rows.start]
+    return sums
 
 
 class NystromMMD(ParamsMixin):
@@ -124,19 +155,32 @@ class NystromMMD(ParamsMixin):
         s = check_n_landmarks(self.n_landmarks, max(pool.sizes), pool.n)
         seed = self.random_state if random_state is None else random_state
         with threads(self.n_jobs):
-            Phi, ny = nystrom_features(pool, sampler, s, check_random_state(seed))
-        off = pool.offsets
+            ny = fit_nystroem(pool, sampler, s, check_random_state(seed))
+            sums = landmark_sums(ny, pool)
+        sizes = np.asarray(pool.sizes, dtype=np.float64)
         self.kernel_ = pool.kernel
         self.nystroem_ = ny
         self.lam_ = lam
         self.n_landmarks_ = s
         self.sizes_ = pool.sizes
-        self.features_ = [Phi[off[i]:off[i + 1]] for i in range(len(pool.sizes))]
-        self.embeddings_ = np.stack([F.mean(axis=0) for F in self.features_])
-        self.support_ids_ = support_ids(pool.kernel, pool.data)
-        self._distinct = bool(np.array_equal(self.support_ids_, np.arange(pool.n)))
-        self._offsets = off
+        # mean φ = (mean K(x, S)) M: the mean is taken before the product with M
+        self.embeddings_ = (sums / sizes[:, None]) @ ny.normalization_.astype(np.float64)
+        self.support_ids_, self._distinct = support(pool.kernel, pool.data)
+        self._offsets = pool.offsets
+        self._pool_data = pool.data
+        self._features = None
         return self
+
+    @property
+    def features_(self):
+        """φ of each fitted sample: list of float64 arrays (n_i, s), computed on first use."""
+        if "_pool_data" not in self.__dict__:
+            raise AttributeError("features_: this NystromMMD is not fitted yet")
+        if self._features is None:
+            ny, off = self.nystroem_, self._offsets
+            Phi = np.asarray(ny._features(self._pool_data), dtype=np.float64)
+            self._features = [Phi[off[i]:off[i + 1]] for i in range(len(self.sizes_))]
+        return self._features
 
     def _check_index(self, i, name):
         if not hasattr(self, "embeddings_"):
