@@ -151,10 +151,9 @@ class RBFKernel(VectorKernel):
         # data far from the origin (in float32 the cancellation of ||x||^2 + ||z||^2 - 2<x, z>
         # would otherwise cost digits in proportion to ||x||^2 / ||x - z||^2).
         if same:
-            mean = X.mean(axis=0, dtype=np.float64)
+            mean = _column_sums(X) / X.shape[0]
         else:
-            mean = (X.sum(axis=0, dtype=np.float64) + Y.sum(axis=0, dtype=np.float64)) / (
-                X.shape[0] + Y.shape[0])
+            mean = (_column_sums(X) + _column_sums(Y)) / (X.shape[0] + Y.shape[0])
         Xc = X - mean.astype(X.dtype)
         Yc = Xc if same else Y - mean.astype(Y.dtype)
         xsq = np.einsum("ij,ij->i", Xc, Xc)
@@ -179,6 +178,14 @@ class RBFKernel(VectorKernel):
         from . import _cuda
 
         return _cuda.rbf_entries, (X.dtype.type(self.effective_gamma(X.shape[1])),)
+
+
+def _column_sums(A):
+    """Σ_i A[i] in float64: for float64 a matrix-vector product (BLAS), several times faster
+    than NumPy's ``sum(axis=0)`` over the rows of a C-contiguous array with few columns."""
+    if A.dtype == np.float64:
+        return np.ones(A.shape[0]) @ A
+    return A.sum(axis=0, dtype=np.float64)
 
 
 def _max_abs(A) -> float:

@@ -53,9 +53,10 @@ def resolve_sampler(sampler, sampler_params=None):
     return sampler
 
 
-#: Bytes of one row block of K(x, S) when summing it per sample: blocks of one size reuse one
-#: buffer, and K(x, S) of the whole pool is never held.
-SUM_BLOCK_BYTES = 2**20
+#: Bytes of one row block of K(x, S) when summing it per sample: an eighth of K(x, S) of the
+#: pool within these bounds. Blocks of one size reuse one buffer, K(x, S) of the whole pool is
+#: never held; small blocks run on one thread, large ones on all.
+SUM_BLOCK_BYTES = (2**18, 2**22)
 
 
 def fit_nystroem(pool: Pooled, sampler, n_landmarks: int, random_state):
@@ -71,15 +72,17 @@ def fit_nystroem(pool: Pooled, sampler, n_landmarks: int, random_state):
 def landmark_sums(ny, pool: Pooled) -> np.ndarray:
     """Σ_{x ∈ sample i} K(x, S) for every sample i of the pool: float64 (n_samples, |S|).
 
-    K(x, S) is streamed in row blocks of ``SUM_BLOCK_BYTES`` (vector kernels: one validation and
+    K(x, S) is streamed in row blocks (``SUM_BLOCK_BYTES``; vector kernels: one validation and
     one per-call preparation for all the blocks).
     """
     kernel, S, data, off = ny.kernel_, ny.components_, pool.data, pool.offsets
     sums = np.zeros((len(pool.sizes), ny.normalization_.shape[0]))
+    lo, hi = SUM_BLOCK_BYTES
+    block_bytes = int(min(hi, max(lo, pool.n * sums.shape[1] * 8 // 8)))
     if isinstance(data, np.ndarray) and hasattr(kernel, "blocks"):
-        blocks = kernel.blocks(data, S, max_memory=SUM_BLOCK_BYTES)
+        blocks = kernel.blocks(data, S, max_memory=block_bytes)
     else:
-        step = max(1, SUM_BLOCK_BYTES // (8 * len(sums[0])))
+        step = max(1, block_bytes // (8 * sums.shape[1]))
         blocks = ((slice(r0, min(pool.n, r0 + step)),
                    np.asarray(kernel(pool.rows(r0, min(pool.n, r0 + step)), S)))
                   for r0 in range(0, pool.n, step))
