@@ -120,8 +120,10 @@ class NystromMMD(ParamsMixin):
     ----------
     kernel_ : the kernel object used (bandwidth resolved on the pool)
     nystroem_ : the fitted :class:`sparsekit.Nystroem` (landmarks, normalization)
-    features_ : list of float64 arrays (n_i, s): φ of each fitted sample
-    embeddings_ : float64 array (n_samples_sets, s): the mean φ of each sample
+    features_ : list of float64 arrays (n_i, s): φ of each fitted sample (computed when
+        first read: :meth:`fit` only needs the means)
+    embeddings_ : float64 array (n_samples_sets, s): the mean φ of each sample, computed as
+        (mean K(x, S)) M (``nystroem_.normalization_`` M) without forming φ
     n_landmarks_ : int
     support_ids_ : int64 array (n_total,): equal pooled points share an id (weights merged)
 
@@ -143,7 +145,7 @@ class NystromMMD(ParamsMixin):
         self.n_jobs = n_jobs
 
     def fit(self, *samples):
-        """Pool ``samples``, draw the landmarks on the pool, compute every sample's φ."""
+        """Pool ``samples``, draw the landmarks on the pool, compute the mean φ of each sample."""
         if len(samples) < 1:
             raise TypeError("fit needs at least one sample")
         kernel = resolve_kernel(self.kernel, self.kernel_params)
@@ -151,39 +153,56 @@ class NystromMMD(ParamsMixin):
         check_lam(self.lam)
         return self._fit_pool(Pooled(samples, kernel, names=names))
 
-    def _fit_pool(self, pool: Pooled, random_state=None):
-        """Fit on an already pooled set of samples (landmarks drawn on the whole pool)."""
+    def _fit_pool(self, pool: Pooled, random_state=None, features=False):
+        """Fit on an already pooled set of samples (landmarks drawn on the whole pool).
+
+        ``features=True`` computes φ of every pooled point now (for callers that use
+        ``features_``) and the means from it; otherwise the means are (mean K(x, S)) M, from
+        K(x, S) streamed in row blocks, and ``features_`` is computed when first read.
+        """
         lam = check_lam(self.lam)
         sampler = resolve_sampler(self.sampler, self.sampler_params)
         s = check_n_landmarks(self.n_landmarks, max(pool.sizes), pool.n)
         seed = self.random_state if random_state is None else random_state
+        off = pool.offsets
         with threads(self.n_jobs):
             ny = fit_nystroem(pool, sampler, s, check_random_state(seed))
-            sums = landmark_sums(ny, pool)
-        sizes = np.asarray(pool.sizes, dtype=np.float64)
+            if features:
+                Phi = np.asarray(ny._features(pool.data), dtype=np.float64)
+                means = np.stack([Phi[off[i]:off[i + 1]].mean(axis=0)
+                                  for i in range(len(pool.sizes))])
+            else:
+                Phi = None
+                sizes = np.asarray(pool.sizes, dtype=np.float64)
+                means = (landmark_sums(ny, pool) / sizes[:, None]) @ \
+                    ny.normalization_.astype(np.float64)
         self.kernel_ = pool.kernel
         self.nystroem_ = ny
         self.lam_ = lam
         self.n_landmarks_ = s
         self.sizes_ = pool.sizes
-        # mean φ = (mean K(x, S)) M: the mean is taken before the product with M
-        self.embeddings_ = (sums / sizes[:, None]) @ ny.normalization_.astype(np.float64)
+        self.embeddings_ = means
         self.support_ids_, self._distinct = support(pool.kernel, pool.data)
-        self._offsets = pool.offsets
+        self._offsets = off
         self._pool_data = pool.data
-        self._features = None
+        self._phi = Phi
         return self
+
+    def _feature_matrix(self) -> np.ndarray:
+        """φ of every pooled point, float64 (n_total, s) (computed once, on first use)."""
+        if "_pool_data" not in self.__dict__:
+            raise AttributeError("features_: this NystromMMD is not fitted yet")
+        if self._phi is None:
+            with threads(self.n_jobs):
+                self._phi = np.asarray(self.nystroem_._features(self._pool_data),
+                                       dtype=np.float64)
+        return self._phi
 
     @property
     def features_(self):
-        """φ of each fitted sample: list of float64 arrays (n_i, s), computed on first use."""
-        if "_pool_data" not in self.__dict__:
-            raise AttributeError("features_: this NystromMMD is not fitted yet")
-        if self._features is None:
-            ny, off = self.nystroem_, self._offsets
-            Phi = np.asarray(ny._features(self._pool_data), dtype=np.float64)
-            self._features = [Phi[off[i]:off[i + 1]] for i in range(len(self.sizes_))]
-        return self._features
+        """φ of each fitted sample: list of float64 arrays (n_i, s) (computed on first use)."""
+        Phi, off = self._feature_matrix(), self._offsets
+        return [Phi[off[i]:off[i + 1]] for i in range(len(self.sizes_))]
 
     def _check_index(self, i, name):
         if not hasattr(self, "embeddings_"):
