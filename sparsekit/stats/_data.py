@@ -241,11 +241,11 @@ def support(kernel, data):
         from ._support_cpu import first_equal_rows
 
         n = data.shape[0]
+        # float32 rows are compared as their exact float64 values (one compiled loop)
+        rows = np.ascontiguousarray(data, dtype=np.float64).reshape(n, -1)
+        table = np.full(1 << max(1, 2 * n - 1).bit_length(), -1, dtype=np.int64)
         ids = np.empty(n, dtype=np.int64)
-        rows = np.ascontiguousarray(data).reshape(n, -1)
-        width = {8: np.uint64, 4: np.uint32}[rows.dtype.itemsize]  # float64 / float32
-        sign_bit = width(1) << width(8 * rows.dtype.itemsize - 1)
-        repeats = first_equal_rows(rows.view(width), sign_bit, ids)
+        repeats = first_equal_rows(rows.view(np.uint64), table, np.empty(n, np.uint64), ids)
         return ids, repeats == 0
     counts = getattr(data, "counts", None)
     n = kernel.n_samples(data)
