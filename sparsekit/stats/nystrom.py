@@ -25,6 +25,10 @@ Decisions:
   base nor rounding). λ has no value in the thesis; the default 1e-6 keeps the λ term below the
   Nyström error of kernels with values of order 1. It must be > 0 (otherwise no distance).
 - The statistic is MMD² (``mmd2``); the thesis's Δ compares MMD = √MMD² (``mmd``).
+- Only the means of φ enter MMD²: with φ(x) = K(x, S) M they are (mean_{x∈A} K(x, S)) M, so
+  :meth:`NystromMMD.fit` sums K(x, S) over each sample in row blocks and never forms the
+  n × s matrix Φ (``features_`` computes it when read). Each sample is validated once; the
+  pool is prepared once and passed on as prepared data.
 """
 from __future__ import annotations
 
