@@ -121,8 +121,15 @@ def _applications():
         X = np.random.default_rng(0).random((40, 8)).astype(dt)
         QuicKMeans(n_clusters=4, sparsity=2, max_iter=2, palm_iter=3, random_state=0).fit(X)
 
+    def mmd_support(dt):
+        from .stats._data import support
+
+        X = _data(dt)[0]
+        support(get_kernel("rbf"), np.concatenate([X, X[:3]]))
+
     return [("Isomap (Dijkstra, extension)", isomap), ("sparse-input kernels", sparse_gram),
-            ("QuicK-means (sparse factors)", quickmeans)]
+            ("QuicK-means (sparse factors)", quickmeans),
+            ("MMD support identities (repeated points)", mmd_support)]
 
 
 def entry_points(families=FAMILIES):

@@ -17,6 +17,7 @@ plugin with ``SPARSEKIT_DISABLE_PLUGINS=name,...`` or ``Registry(disable=[...])`
 from __future__ import annotations
 
 import difflib
+import functools
 import importlib
 import os
 import warnings
@@ -627,22 +628,38 @@ def check_result(family: str, component, result, *, registry: Registry | None = 
 
 def _check_params_accepted(info: ComponentInfo, params: dict) -> None:
     """Name the component and its parameters when a keyword is not accepted by its factory."""
-    import inspect
-
+    if not params:
+        return
+    factory = info.registration.factory
     try:
-        sig = inspect.signature(info.registration.factory)
-    except (TypeError, ValueError):  # builtins without a signature: let the call decide
+        accepted = _accepted_params(factory)
+    except TypeError:  # an unhashable factory object
+        accepted = _accepted_params.__wrapped__(factory)
+    if accepted is None:
         return
-    if any(p.kind is p.VAR_KEYWORD for p in sig.parameters.values()):
-        return
-    accepted = [p.name for p in sig.parameters.values()
-                if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+    accepted = list(accepted)
     unknown = sorted(set(params) - set(accepted))
     if unknown:
         raise TypeError(
             f"{info.family} {info.name!r} got unknown parameter(s) {unknown}; "
             f"its parameters are {accepted}"
         )
+
+
+@functools.lru_cache(maxsize=256)
+def _accepted_params(factory):
+    """Keyword names ``factory`` accepts, or None when it takes ``**kwargs`` or has no
+    signature (a builtin: the call decides). Cached: ``inspect.signature`` costs ~0.1 ms."""
+    import inspect
+
+    try:
+        sig = inspect.signature(factory)
+    except (TypeError, ValueError):
+        return None
+    if any(p.kind is p.VAR_KEYWORD for p in sig.parameters.values()):
+        return None
+    return tuple(p.name for p in sig.parameters.values()
+                 if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY))
 
 
 _default: Registry | None = None

@@ -192,8 +192,12 @@ class Nystroem(TransformerMixin, ParamsMixin):
         self._fit(X)
         return self
 
-    def _fit(self, X):
-        """Fit on ``X`` and return it prepared by the kernel."""
+    def _fit(self, X, prepared=False):
+        """Fit on ``X`` and return it prepared by the kernel.
+
+        ``prepared=True``: ``X`` was already validated and prepared by this kernel (a caller
+        that checked its input once), so it is used as is.
+        """
         registry = self.registry if self.registry is not None else default_registry()
         kernel = as_kernel_object(self.kernel, registry, self.kernel_params)
         if not isinstance(self.kernel, str):
@@ -201,14 +205,17 @@ class Nystroem(TransformerMixin, ParamsMixin):
         sampler = resolve("sampler", self.sampler, self.sampler_params, registry=registry)
         vectors = getattr(kernel, "accepts", "vectors") == "vectors"
         precomputed = isinstance(kernel, PrecomputedKernel)
-        if vectors or precomputed:
+        if prepared and vectors:
+            self.n_features_in_ = X.shape[1]
+            self.__dict__.pop("feature_names_in_", None)
+        elif vectors or precomputed:
             X = self._validate_input(X, reset=True, accept_sparse=vectors)
         if precomputed and X.shape[0] != X.shape[1]:
             raise ValueError(
                 f"kernel='precomputed': fit takes the square Gram matrix of the training "
                 f"samples, K[i, j] = k(x_i, x_j); got shape {X.shape}"
             )
-        Xp = kernel.prepare(X)
+        Xp = X if prepared else kernel.prepare(X)
         n = kernel.n_samples(Xp)
         if n == 0:
             raise ValueError("X is empty; at least one sample is needed")

@@ -23,8 +23,12 @@ def scaled_sq_dist_from_inner_inplace(G, xsq, ysq, scale):
     """G[i, j] <- scale * max(xsq[i] + ysq[j] - 2 G[i, j], 0).
 
     ``G`` holds the inner products <x_i, y_j> on entry; the clip removes the small negative
-    values that cancellation leaves for nearly equal points.
+    values that cancellation leaves for nearly equal points. Blocks of fewer than
+    ``2 * EXP_ENTRIES_PER_THREAD`` entries run on the calling thread (as in :func:`exp_inplace`).
     """
+    if G.size < 2 * EXP_ENTRIES_PER_THREAD:
+        _scaled_sq_dist_rows(0, G.shape[0], G, xsq, ysq, scale)
+        return
     run_row_ranges(_scaled_sq_dist_rows, G.shape[0], G, xsq, ysq, scale)
 
 

@@ -113,7 +113,7 @@ class Pooled:
             sizes = [len(p) for p in parts]
             data = kernel.prepare([g for p in parts for g in p])
         else:
-            arrays = [kernel.prepare(_as_named(X, name, kernel)) for X, name in zip(samples, names)]
+            arrays = [_prepare_vectors(kernel, X, name) for X, name in zip(samples, names)]
             d = arrays[0].shape[1]
             for A, name in zip(arrays[1:], names[1:]):
                 if A.shape[1] != d:
@@ -157,6 +157,21 @@ def _as_named(X, name, kernel):
     from .._validation import check_array
 
     return check_array(X, name, nonnegative=getattr(kernel, "nonnegative", False))
+
+
+def _prepare_vectors(kernel, X, name):
+    """Sample ``X`` checked (errors name it) and prepared by the vector ``kernel``.
+
+    The check is the one :meth:`VectorKernel.prepare <sparsekit.kernels.base.VectorKernel.prepare>`
+    runs, so a kernel that keeps that method gets the checked array as is (one pass over the
+    data); a kernel with its own ``prepare`` still gets to prepare it.
+    """
+    from ..kernels.base import VectorKernel
+
+    A = _as_named(X, name, kernel)
+    if type(kernel).prepare is VectorKernel.prepare:
+        return A
+    return kernel.prepare(A)
 
 
 def take_rows(kernel, data, r0, r1):
@@ -209,53 +224,33 @@ def check_n_landmarks(n_landmarks, n_max: int, n_pool: int) -> int:
 
 
 # -- identities of the points (the common support of the discrete distributions) -----------
-_HASH_MULT = np.random.default_rng(0x5EED).integers(1, 2**63, size=4096, dtype=np.uint64) | 1
-
-
-def _row_hashes(X: np.ndarray) -> np.ndarray:
-    """A 64-bit hash of every row's bit pattern (−0.0 counted as 0.0); equal rows hash equal."""
-    X = np.ascontiguousarray(X + X.dtype.type(0.0))
-    bits = X.view(np.uint64 if X.dtype.itemsize == 8 else np.uint32)
-    d = bits.shape[1]
-    mult = _HASH_MULT[np.arange(d) % len(_HASH_MULT)] + np.arange(d, dtype=np.uint64) // len(_HASH_MULT)
-    with np.errstate(over="ignore"):
-        h = np.bitwise_xor.reduce(bits * mult, axis=1).astype(np.uint64, copy=False)
-        h ^= h >> np.uint64(29)
-    return h
-
-
 def support_ids(kernel, data) -> np.ndarray:
     """Integer id of every pooled point; equal points share an id (the first row's index).
 
-    Points are identified by their prepared representation: equal rows for vectors; equal
-    feature counts for a graph kernel with an explicit feature map (graphs it cannot tell
-    apart, whose kernel rows are equal). For other kernels every sample is its own point.
+    Points are identified by their prepared representation: equal rows for vectors (one pass
+    over the rows, :func:`sparsekit.stats._support_cpu.first_equal_rows`); equal feature
+    counts for a graph kernel with an explicit feature map (graphs it cannot tell apart, whose
+    kernel rows are equal). For other kernels every sample is its own point.
     """
+    return support(kernel, data)[0]
+
+
+def support(kernel, data):
+    """``(support_ids(kernel, data), whether every point is distinct)``."""
     if isinstance(data, np.ndarray):
+        from ._support_cpu import first_equal_rows
+
         n = data.shape[0]
-        ids = np.arange(n, dtype=np.int64)
-        if n < 2:
-            return ids
-        h = _row_hashes(data)
-        hs = np.sort(h)
-        if not np.any(hs[1:] == hs[:-1]):  # the common case: all points distinct
-            return ids
-        order = np.argsort(h, kind="stable")
-        hs = h[order]
-        dup = np.zeros(n, dtype=bool)
-        same = hs[1:] == hs[:-1]
-        dup[1:] |= same
-        dup[:-1] |= same
-        cand = np.sort(order[dup])
-        if cand.size:
-            _, first, inverse = np.unique(data[cand] + data.dtype.type(0.0), axis=0,
-                                          return_index=True, return_inverse=True)
-            ids[cand] = cand[first][inverse.ravel()]
-        return ids
+        # float32 rows are compared as their exact float64 values (one compiled loop)
+        rows = np.ascontiguousarray(data, dtype=np.float64).reshape(n, -1)
+        table = np.full(1 << max(1, 2 * n - 1).bit_length(), -1, dtype=np.int64)
+        ids = np.empty(n, dtype=np.int64)
+        repeats = first_equal_rows(rows.view(np.uint64), table, np.empty(n, np.uint64), ids)
+        return ids, repeats == 0
     counts = getattr(data, "counts", None)
     n = kernel.n_samples(data)
     if counts is None:
-        return np.arange(n, dtype=np.int64)
+        return np.arange(n, dtype=np.int64), True
     counts = counts.tocsr()
     counts.sort_indices()
     seen = {}
@@ -264,7 +259,7 @@ def support_ids(kernel, data) -> np.ndarray:
         lo, hi = counts.indptr[i], counts.indptr[i + 1]
         key = (counts.indices[lo:hi].tobytes(), counts.data[lo:hi].tobytes())
         ids[i] = seen.setdefault(key, i)
-    return ids
+    return ids, len(seen) == n
 
 
 def merged_sq_norm(ids: np.ndarray, weights: np.ndarray, n: int) -> float:

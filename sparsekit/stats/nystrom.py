@@ -25,6 +25,10 @@ Decisions:
   base nor rounding). λ has no value in the thesis; the default 1e-6 keeps the λ term below the
   Nyström error of kernels with values of order 1. It must be > 0 (otherwise no distance).
 - The statistic is MMD² (``mmd2``); the thesis's Δ compares MMD = √MMD² (``mmd``).
+- Only the means of φ enter MMD²: with φ(x) = K(x, S) M they are (mean_{x∈A} K(x, S)) M, so
+  :meth:`NystromMMD.fit` sums K(x, S) over each sample in row blocks and never forms the
+  n × s matrix Φ (``features_`` computes it when read). Each sample is validated once; the
+  pool is prepared once and passed on as prepared data.
 """
 from __future__ import annotations
 
@@ -36,7 +40,7 @@ from .._base import ParamsMixin
 from .._validation import check_random_state, check_scalar
 from ..registry import default_registry
 from ._data import (Pooled, check_lam, check_n_landmarks, merged_sq_norm, resolve_kernel,
-                    support_ids, threads)
+                    support, threads)
 
 
 def resolve_sampler(sampler, sampler_params=None):
@@ -53,15 +57,49 @@ def resolve_sampler(sampler, sampler_params=None):
     return sampler
 
 
-def nystrom_features(pool: Pooled, sampler, n_landmarks: int, random_state):
-    """(Φ of every pooled point, the fitted :class:`~sparsekit.Nystroem`)."""
+#: Bytes of one row block of K(x, S) when summing it per sample: an eighth of K(x, S) of the
+#: pool within these bounds. Blocks of one size reuse one buffer, K(x, S) of the whole pool is
+#: never held; small blocks run on one thread, large ones on all.
+SUM_BLOCK_BYTES = (2**18, 2**22)
+
+
+def fit_nystroem(pool: Pooled, sampler, n_landmarks: int, random_state):
+    """The :class:`~sparsekit.Nystroem` map fitted on the pool (landmarks drawn from it)."""
     from ..features.nystrom import Nystroem
 
     ny = Nystroem(kernel=pool.kernel, sampler=sampler, n_components=n_landmarks,
                   random_state=random_state)
-    ny.fit(pool.data)
-    Phi = np.asarray(ny.transform(pool.data), dtype=np.float64)
-    return Phi, ny
+    ny._fit(pool.data, prepared=True)  # the pool is validated and prepared by this kernel
+    return ny
+
+
+def landmark_sums(ny, pool: Pooled) -> np.ndarray:
+    """Σ_{x ∈ sample i} K(x, S) for every sample i of the pool: float64 (n_samples, |S|).
+
+    K(x, S) is streamed in row blocks (``SUM_BLOCK_BYTES``; vector kernels: one validation and
+    one per-call preparation for all the blocks).
+    """
+    kernel, S, data, off = ny.kernel_, ny.components_, pool.data, pool.offsets
+    sums = np.zeros((len(pool.sizes), ny.normalization_.shape[0]))
+    lo, hi = SUM_BLOCK_BYTES
+    block_bytes = int(min(hi, max(lo, pool.n * sums.shape[1] * 8 // 8)))
+    if isinstance(data, np.ndarray) and hasattr(kernel, "blocks"):
+        blocks = kernel.blocks(data, S, max_memory=block_bytes)
+    else:
+        step = max(1, block_bytes // (8 * sums.shape[1]))
+        blocks = ((slice(r0, min(pool.n, r0 + step)),
+                   np.asarray(kernel(pool.rows(r0, min(pool.n, r0 + step)), S)))
+                  for r0 in range(0, pool.n, step))
+    ones = None
+    for rows, Kb in blocks:
+        if ones is None or len(ones) < len(Kb):
+            ones = np.ones(len(Kb))
+        Kb = np.asarray(Kb, dtype=np.float64)  # float32 blocks are summed in float64
+        for i in range(len(pool.sizes)):
+            a, b = max(rows.start, int(off[i])), min(rows.stop, int(off[i + 1]))
+            if a < b:  # a matrix-vector product (BLAS), much faster than .sum(axis=0)
+                sums[i] += ones[:b - a] @ Kb[a - rows.start:b - rows.start]
+    return sums
 
 
 class NystromMMD(ParamsMixin):
@@ -86,8 +124,10 @@ class NystromMMD(ParamsMixin):
     ----------
     kernel_ : the kernel object used (bandwidth resolved on the pool)
     nystroem_ : the fitted :class:`sparsekit.Nystroem` (landmarks, normalization)
-    features_ : list of float64 arrays (n_i, s): φ of each fitted sample
-    embeddings_ : float64 array (n_samples_sets, s): the mean φ of each sample
+    features_ : list of float64 arrays (n_i, s): φ of each fitted sample (computed when
+        first read: :meth:`fit` only needs the means)
+    embeddings_ : float64 array (n_samples_sets, s): the mean φ of each sample, computed as
+        (mean K(x, S)) M (``nystroem_.normalization_`` M) without forming φ
     n_landmarks_ : int
     support_ids_ : int64 array (n_total,): equal pooled points share an id (weights merged)
 
@@ -109,7 +149,7 @@ class NystromMMD(ParamsMixin):
         self.n_jobs = n_jobs
 
     def fit(self, *samples):
-        """Pool ``samples``, draw the landmarks on the pool, compute every sample's φ."""
+        """Pool ``samples``, draw the landmarks on the pool, compute the mean φ of each sample."""
         if len(samples) < 1:
             raise TypeError("fit needs at least one sample")
         kernel = resolve_kernel(self.kernel, self.kernel_params)
@@ -117,26 +157,56 @@ class NystromMMD(ParamsMixin):
         check_lam(self.lam)
         return self._fit_pool(Pooled(samples, kernel, names=names))
 
-    def _fit_pool(self, pool: Pooled, random_state=None):
-        """Fit on an already pooled set of samples (landmarks drawn on the whole pool)."""
+    def _fit_pool(self, pool: Pooled, random_state=None, features=False):
+        """Fit on an already pooled set of samples (landmarks drawn on the whole pool).
+
+        ``features=True`` computes φ of every pooled point now (for callers that use
+        ``features_``) and the means from it; otherwise the means are (mean K(x, S)) M, from
+        K(x, S) streamed in row blocks, and ``features_`` is computed when first read.
+        """
         lam = check_lam(self.lam)
         sampler = resolve_sampler(self.sampler, self.sampler_params)
         s = check_n_landmarks(self.n_landmarks, max(pool.sizes), pool.n)
         seed = self.random_state if random_state is None else random_state
-        with threads(self.n_jobs):
-            Phi, ny = nystrom_features(pool, sampler, s, check_random_state(seed))
         off = pool.offsets
+        with threads(self.n_jobs):
+            ny = fit_nystroem(pool, sampler, s, check_random_state(seed))
+            if features:
+                Phi = np.asarray(ny._features(pool.data), dtype=np.float64)
+                means = np.stack([Phi[off[i]:off[i + 1]].mean(axis=0)
+                                  for i in range(len(pool.sizes))])
+            else:
+                Phi = None
+                sizes = np.asarray(pool.sizes, dtype=np.float64)
+                means = (landmark_sums(ny, pool) / sizes[:, None]) @ \
+                    ny.normalization_.astype(np.float64)
         self.kernel_ = pool.kernel
         self.nystroem_ = ny
         self.lam_ = lam
         self.n_landmarks_ = s
         self.sizes_ = pool.sizes
-        self.features_ = [Phi[off[i]:off[i + 1]] for i in range(len(pool.sizes))]
-        self.embeddings_ = np.stack([F.mean(axis=0) for F in self.features_])
-        self.support_ids_ = support_ids(pool.kernel, pool.data)
-        self._distinct = bool(np.array_equal(self.support_ids_, np.arange(pool.n)))
+        self.embeddings_ = means
+        self.support_ids_, self._distinct = support(pool.kernel, pool.data)
         self._offsets = off
+        self._pool_data = pool.data
+        self._phi = Phi
         return self
+
+    def _feature_matrix(self) -> np.ndarray:
+        """φ of every pooled point, float64 (n_total, s) (computed once, on first use)."""
+        if "_pool_data" not in self.__dict__:
+            raise AttributeError("features_: this NystromMMD is not fitted yet")
+        if self._phi is None:
+            with threads(self.n_jobs):
+                self._phi = np.asarray(self.nystroem_._features(self._pool_data),
+                                       dtype=np.float64)
+        return self._phi
+
+    @property
+    def features_(self):
+        """φ of each fitted sample: list of float64 arrays (n_i, s) (computed on first use)."""
+        Phi, off = self._feature_matrix(), self._offsets
+        return [Phi[off[i]:off[i + 1]] for i in range(len(self.sizes_))]
 
     def _check_index(self, i, name):
         if not hasattr(self, "embeddings_"):

@@ -141,9 +141,10 @@ def permutation_test(X, Y, method="nystrom", kernel="rbf", *, kernel_params=None
     with threads(n_jobs):
         if method == "nystrom":
             est = NystromMMD(kernel=pool.kernel, sampler=sampler, sampler_params=sampler_params,
-                             n_landmarks=n_landmarks, lam=lam)._fit_pool(pool, feature_seed)
-            Phi = np.concatenate(est.features_)
-            dup = _duplicate_matrix(est.support_ids_)
+                             n_landmarks=n_landmarks, lam=lam)._fit_pool(pool, feature_seed,
+                                                                         features=True)
+            Phi = est._feature_matrix()
+            dup = None if est._distinct else _duplicate_matrix(est.support_ids_)
 
             def stats(W):
                 return _feature_statistics(Phi, W, est.lam_, dup)

@@ -196,3 +196,51 @@ def test_bandwidth_rule_is_resolved_on_the_pooled_samples(rng):
     gamma = 1 / (2 * sigma2)
     want = mmd2_biased(A, B, kernel_params={"gamma": gamma})
     assert mmd2_biased(A, B, kernel_params={"bandwidth": "mean-sq-dist"}) == pytest.approx(want)
+
+
+def unique_row_ids(P):
+    """Index of the first row equal to each row (np.unique on values: -0.0 == 0.0)."""
+    _, first, inverse = np.unique(P + 0.0, axis=0, return_index=True, return_inverse=True)
+    return first[inverse.ravel()]
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_support_ids_merge_equal_rows_only(rng, dtype):
+    from sparsekit.stats._data import support
+
+    # small integers: the rows' low mantissa bits are all zero, so the table must not rely on them
+    P = rng.integers(-2, 3, size=(3000, 3)).astype(dtype)
+    P[rng.random(P.shape) < 0.5] *= -1  # -0.0 and 0.0 are the same point
+    ids, distinct = support(sparsekit.get_kernel("rbf"), P)
+    assert np.array_equal(ids, unique_row_ids(P)) and not distinct
+    Q = rng.normal(size=(500, 4)).astype(dtype)
+    Q[1] = np.nextafter(Q[0], np.inf)  # one ulp apart: different points
+    ids, distinct = support(sparsekit.get_kernel("rbf"), Q)
+    assert np.array_equal(ids, np.arange(500)) and distinct
+
+
+def test_features_and_embeddings_of_the_fitted_samples(rng):
+    A, B, W = rng.normal(size=(40, 3)), rng.normal(size=(30, 3)) + 0.3, rng.normal(size=(25, 3))
+    est = NystromMMD("rbf", n_landmarks=9, kernel_params=G, random_state=2).fit(A, B, W)
+    for sample, phi, mu in zip((A, B, W), est.features_, est.embeddings_):
+        assert np.allclose(phi, est.nystroem_.transform(sample), rtol=1e-12, atol=1e-14)
+        assert np.allclose(mu, phi.mean(axis=0), rtol=1e-12, atol=1e-14)
+    diff = est.features_[0].mean(0) - est.features_[2].mean(0)
+    assert est.mmd2(0, 2) == pytest.approx(diff @ diff + 1e-6 * (1 / 40 + 1 / 25), rel=1e-10)
+
+
+def test_nystrom_handles_entries_whose_squared_distances_overflow(rng):
+    A, B = rng.normal(size=(50, 3)), rng.normal(size=(40, 3)) * 1.3
+    want = mmd2_nystrom(A, B, kernel_params=G, n_landmarks=10, random_state=0)
+    c = 2.0 ** 510  # ‖c a - c b‖² overflows float64; gamma / c² gives the same kernel values
+    got = mmd2_nystrom(A * c, B * c, kernel_params={"gamma": 0.3 / c**2}, n_landmarks=10,
+                       random_state=0)
+    assert np.isfinite(got) and got == pytest.approx(want, rel=1e-9)
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf])
+def test_nystrom_names_the_sample_with_non_finite_values(rng, bad):
+    A, B = rng.normal(size=(20, 3)), rng.normal(size=(25, 3))
+    B[3, 1] = bad
+    with pytest.raises(ValueError, match=f"Y contains {'NaN' if bad != np.inf else 'inf'}"):
+        mmd2_nystrom(A, B)
