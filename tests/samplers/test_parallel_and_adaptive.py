@@ -102,3 +102,30 @@ def test_adaptive_lambda_matches_the_formula():
     assert adaptive_lambda(K_S, w, 4) == pytest.approx(np.sum(ev[:-4]) / 4, rel=1e-10)
     assert adaptive_lambda(K_S, w, 30) == ADAPTIVE_FLOOR
     assert adaptive_lambda(np.ones((3, 3)), np.ones(3), 1) == ADAPTIVE_FLOOR  # rank one: 0
+
+
+@pytest.mark.parametrize("n, threaded", [(200, False), (rls_module.THREADED_FACTOR_MIN_ROWS, True)])
+def test_exact_rls_factors_small_grams_on_one_blas_thread(monkeypatch, n, threaded):
+    """A small exact-RLS factorization runs on one BLAS thread (threaded OpenBLAS stalls at each
+    panel when another process holds a core); from the threshold on, BLAS keeps its threads."""
+    from threadpoolctl import threadpool_info
+
+    from sparsekit._threads import blas_limit
+
+    seen = []
+    original = rls_module.rls_from_gram
+
+    def spy(K, lam, overwrite=False):
+        seen.append(max(info["num_threads"] for info in threadpool_info()
+                        if info["user_api"] == "blas"))
+        return original(K, lam, overwrite=overwrite)
+
+    monkeypatch.setattr(rls_module, "rls_from_gram", spy)
+    X = np.random.default_rng(0).random((n, 3))
+    kernel = sparsekit.get_kernel("rbf", gamma=1.0)
+    with blas_limit(2):
+        scores = rls_module.exact_rls(X, kernel, 1.0)
+    assert seen == [1 if not threaded else 2]
+    K = kernel(X)
+    expected = np.diag(K @ np.linalg.inv(K + np.eye(n)))
+    np.testing.assert_allclose(scores, expected, atol=1e-8)
