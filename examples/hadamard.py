@@ -49,6 +49,7 @@ def run(ks):
             F = faust(H)
             row["faust_s"] = f"{time.perf_counter() - t0:.2f}"
             row["faust_err"] = f"{np.linalg.norm(F - H) / np.linalg.norm(H):.2e}"
+        print("  " + ", ".join(f"{c}={row[c]}" for c in COLUMNS), flush=True)
         rows.append(row)
     return rows
 
