@@ -38,6 +38,7 @@ import numbers
 
 import numpy as np
 import scipy.sparse as sp
+from scipy.linalg.lapack import dstev as stev
 
 from .._threads import effective_n_jobs, thread_limit
 from .._validation import check_option, check_scalar
@@ -147,29 +148,47 @@ def _sq_norm2(A, key, vectors, tol=1e-6, max_steps=40):
     n = A.shape[1]
     steps = min(int(max_steps), n)
     tol = max(tol, 50 * np.finfo(A.dtype).eps)
-    v = np.random.default_rng(n).standard_normal(n)
-    v *= WARM_START_MIX / np.linalg.norm(v)
+    v = _mix_vector(n).copy()
     warm = vectors.get(key)
     if warm is not None and warm.shape[0] == n:
         v += warm
     V = np.empty((steps, n), dtype=A.dtype)
     V[0] = v / np.linalg.norm(v)
-    T = np.zeros((steps, steps))
+    alpha, betas = np.zeros(steps), np.zeros(steps)
     theta, y, j = 0.0, np.ones(1), 0
     for j in range(steps):
         w = A.T @ (A @ V[j])
-        T[j, j] = float(w @ V[j])
+        alpha[j] = w @ V[j]
         for _ in range(2):  # twice is enough (Giraud et al. 2005): V stays orthonormal
             w -= V[: j + 1].T @ (V[: j + 1] @ w)
         beta = float(np.linalg.norm(w))
-        evals, evecs = np.linalg.eigh(T[: j + 1, : j + 1])
-        theta, y = float(evals[-1]), evecs[:, -1]
-        if beta * abs(y[-1]) <= tol * theta or j + 1 == steps:
-            break
+        if j % 4 == 3 or j + 1 == steps or beta <= tol * alpha[j]:  # test every 4th step
+            # the tridiagonal eigenproblem by LAPACK's stev (no threaded BLAS: a threaded
+            # dense eigh of this tiny matrix costs milliseconds next to Numba/BLAS workers)
+            if j == 0:
+                theta, y = float(alpha[0]), np.ones(1)
+            else:
+                evals, evecs, _ = stev(alpha[: j + 1], betas[:j], compute_v=1)
+                theta, y = float(evals[-1]), evecs[:, -1]
+            if beta * abs(y[-1]) <= tol * theta or j + 1 == steps:
+                break
         V[j + 1] = w / beta
-        T[j, j + 1] = T[j + 1, j] = beta
+        betas[j] = beta
     vectors[key] = y @ V[: j + 1]
     return max(theta, 0.0)
+
+
+_MIX = {}
+
+
+def _mix_vector(n):
+    """The fixed random part of the Lanczos start: ``WARM_START_MIX`` times a unit vector."""
+    v = _MIX.get(n)
+    if v is None:
+        v = np.random.default_rng(n).standard_normal(n)
+        v *= WARM_START_MIX / np.linalg.norm(v)
+        _MIX[n] = v
+    return v
 
 
 def default_factors(projs, dtype, update_way="right-to-left"):
