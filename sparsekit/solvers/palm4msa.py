@@ -131,7 +131,8 @@ def _sq_norm2(A, key, vectors, tol=1e-6, max_steps=40):
 
     Lanczos with full reorthogonalization (Golub & Van Loan, Matrix Computations, §10.1;
     classical Gram-Schmidt applied twice) stops when the residual bound ``β_j |y_j|`` of the
-    largest Ritz pair is below ``tol`` times its Ritz value. The start is the previous call's
+    largest Ritz pair is below ``tol`` times its Ritz value (tested every 4th step, or when an
+    invariant subspace is reached), or after ``max_steps`` steps. The start is the previous call's
     Ritz vector plus ``WARM_START_MIX`` times a fixed random unit vector; the Ritz vector is
     kept in ``vectors[key]`` for the next call.
 
