@@ -158,3 +158,30 @@ def test_sparse_kernel_path_equals_dense_path(monkeypatch):
     sparse = sparsekit.get_solver("palm4msa", n_iter=15, tol=0).factorize(M, cons)
     np.testing.assert_allclose(sparse.objective, dense.objective, rtol=1e-9)
     np.testing.assert_allclose(sparse.factors.toarray(), dense.factors.toarray(), atol=1e-10)
+
+
+def test_step_size_norms_are_accurate_with_clustered_spectra_and_warm_starts():
+    """The squared spectral norms in ``c = 1.001 λ² ‖L‖² ‖R‖²`` are accurate to 1e-6 even when
+    the top singular values are clustered (near-orthogonal factors) and the warm start lies in
+    an invariant subspace without the top singular vector (block-structured factors)."""
+    from scipy.stats import ortho_group
+
+    from sparsekit.solvers.palm4msa import _sq_norm2
+
+    rng = np.random.default_rng(5)
+    # two blocks: singular values 1 (first block) and 1.0005 (second block)
+    Q1, Q2 = ortho_group.rvs(16, random_state=1), ortho_group.rvs(16, random_state=2)
+    A = np.zeros((32, 32))
+    A[:16, :16] = Q1
+    A[16:, 16:] = 1.0005 * Q2
+    warm = np.zeros(32)
+    warm[:16] = rng.standard_normal(16)
+    vectors = {"k": warm / np.linalg.norm(warm)}
+    assert _sq_norm2(A, "k", vectors) == pytest.approx(1.0005 ** 2, rel=1e-6)
+    # a slowly moving, clustered operator, warm-started call after call (as within Palm4MSA)
+    U0 = ortho_group.rvs(64, random_state=3)
+    vectors = {}
+    for t in range(20):
+        s = 1.0 + 1e-3 * rng.random(64)
+        B = (U0 * s) @ ortho_group.rvs(64, random_state=10 + t)
+        assert _sq_norm2(B, "k", vectors) == pytest.approx(np.linalg.norm(B, 2) ** 2, rel=1e-6)
