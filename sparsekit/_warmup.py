@@ -118,8 +118,12 @@ def _applications():
     def quickmeans(dt):
         from .cluster.quickmeans import QuicKMeans
 
+        from .linalg import sparse_factors
+
         X = np.random.default_rng(0).random((40, 8)).astype(dt)
-        QuicKMeans(n_clusters=4, sparsity=2, max_iter=2, palm_iter=3, random_state=0).fit(X)
+        qk = QuicKMeans(n_clusters=4, sparsity=2, max_iter=2, palm_iter=3, random_state=0).fit(X)
+        wide = np.zeros((8, 2 * sparse_factors.COLUMN_BLOCK), dtype=dt)
+        qk.cluster_centers_ @ wide  # the column-block chain of wide operands (predict)
 
     def mmd_support(dt):
         from .stats._data import support

@@ -72,13 +72,26 @@ from ..solvers.hierarchical import hierarchical_constraints, hierarchical_dense
 from ..solvers.palm4msa import default_factors, run_palm
 from ._cpu import nearest_from_scores
 
-try:  # scikit-learn's checks recognize its own NotFittedError; ours is also one when available
-    from sklearn.exceptions import NotFittedError as _SklearnNotFitted
+_NOT_FITTED = []
 
-    class NotFittedError(_NotFittedError, _SklearnNotFitted):
-        """The estimator was used before ``fit``."""
-except ImportError:  # pragma: no cover
-    NotFittedError = _NotFittedError
+
+def _not_fitted_error(message):
+    """sparsekit's ``NotFittedError``, also scikit-learn's where it is installed (its checks
+    recognize their own class). scikit-learn is imported here, on the first such error, not
+    when this module loads: its import costs about a second of a first call."""
+    if not _NOT_FITTED:
+        try:
+            from sklearn.exceptions import NotFittedError as sklearn_not_fitted
+        except ImportError:  # pragma: no cover - scikit-learn is optional
+            _NOT_FITTED.append(_NotFittedError)
+        else:
+            class NotFittedError(_NotFittedError, sklearn_not_fitted):
+                """The estimator was used before ``fit``."""
+
+                __qualname__ = "NotFittedError"
+
+            _NOT_FITTED.append(NotFittedError)
+    return _NOT_FITTED[0](message)
 
 #: bytes of one block of scores (points × clusters) in the assignment step
 BLOCK_BYTES = 32 * 2**20
@@ -239,7 +252,7 @@ class QuicKMeans(ParamsMixin):
         X = check_array(X, "X")
         if not fitting:
             if not hasattr(self, "cluster_centers_"):
-                raise NotFittedError(
+                raise _not_fitted_error(
                     f"this {type(self).__name__} is not fitted yet: call fit(X) before "
                     "predict, transform or score"
                 )

@@ -32,3 +32,38 @@ def csr_times_dense(S, B):
     B = np.ascontiguousarray(B, dtype=S.dtype)
     out = np.empty((S.shape[0], B.shape[1]), dtype=S.dtype)
     return csr_matmat(S.indptr, S.indices, S.data, B, out)
+
+
+@njit(cache=True, nogil=True)
+def csr_chain_block(n_rows, ptr_off, nnz_off, indptr, indices, data, B, buf_a, buf_b, out):
+    """``out = S_{Q-1} ⋯ S_1 S_0 B`` for one column block ``B``, on the calling thread.
+
+    The factors are stored back to back: factor ``q`` has ``n_rows[q]`` rows, its row pointers
+    are ``indptr[ptr_off[q] : ptr_off[q] + n_rows[q] + 1]`` (starting at 0) and its entries
+    ``indices/data[nnz_off[q] + p]``. Intermediate products alternate between ``buf_a`` and
+    ``buf_b`` (at least as many rows as the largest factor, as many columns as ``B``), so a
+    narrow block goes through every factor while it stays in cache, with one kernel call per
+    block instead of one parallel launch per factor. The GIL is released: blocks run on a
+    thread pool.
+    """
+    n_factors = n_rows.shape[0]
+    n_cols = B.shape[1]
+    src = B
+    for q in range(n_factors):
+        if q == n_factors - 1:
+            dst = out
+        elif q % 2 == 0:
+            dst = buf_a
+        else:
+            dst = buf_b
+        p0 = ptr_off[q]
+        e0 = nnz_off[q]
+        for i in range(n_rows[q]):
+            for c in range(n_cols):
+                dst[i, c] = 0.0
+            for p in range(indptr[p0 + i], indptr[p0 + i + 1]):
+                v = data[e0 + p]
+                j = indices[e0 + p]
+                for c in range(n_cols):
+                    dst[i, c] += v * src[j, c]
+        src = dst

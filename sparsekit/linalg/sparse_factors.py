@@ -18,10 +18,40 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.linalg import LinearOperator
 
-from ._spmm import csr_times_dense
+from .._row_ranges import run_row_ranges
+from ._spmm import csr_chain_block, csr_times_dense
 
 #: Columns of a matrix operand multiplied per pass through the factors (the batch stays in cache).
 COLUMN_BLOCK = 512
+
+
+def _chain_by_column_blocks(chain, X, out):
+    """``out = chain[-1] ⋯ chain[0] X`` block of ``COLUMN_BLOCK`` columns by block: each block
+    goes through every factor on one thread (:func:`~._spmm.csr_chain_block`), the blocks are
+    shared among the library's threads."""
+    dtype = out.dtype
+    n_rows = np.array([S.shape[0] for S in chain], dtype=np.int64)
+    ptr_off = np.concatenate([[0], np.cumsum(n_rows + 1)[:-1]]).astype(np.int64)
+    nnz_off = np.concatenate([[0], np.cumsum([S.nnz for S in chain])[:-1]]).astype(np.int64)
+    indptr = np.concatenate([S.indptr for S in chain]).astype(np.int64)
+    indices = np.concatenate([S.indices for S in chain]).astype(np.int64)
+    data = np.concatenate([S.data for S in chain]).astype(dtype, copy=False)
+    width = int(max(n_rows[:-1].max(initial=1), 1))
+    n_cols = X.shape[1]
+    n_blocks = -(-n_cols // COLUMN_BLOCK)
+
+    def blocks(lo, hi):
+        for blk in range(lo, hi):
+            c0, c1 = blk * COLUMN_BLOCK, min(n_cols, (blk + 1) * COLUMN_BLOCK)
+            B = np.ascontiguousarray(X[:, c0:c1], dtype=dtype)
+            buf_a = np.empty((width, c1 - c0), dtype)
+            buf_b = np.empty((width, c1 - c0), dtype)
+            block_out = np.empty((out.shape[0], c1 - c0), dtype)
+            csr_chain_block(n_rows, ptr_off, nnz_off, indptr, indices, data, B, buf_a, buf_b,
+                            block_out)
+            out[:, c0:c1] = block_out
+
+    run_row_ranges(blocks, n_blocks)
 
 
 def _as_csr(factor, q, dtype):
@@ -189,11 +219,14 @@ class SparseFactors(LinearOperator):
             chain = [S.astype(dtype) for S in chain]
         n_out = self.shape[1] if transpose else self.shape[0]
         out = np.empty((n_out, X2.shape[1]), dtype=dtype)
-        for c0 in range(0, X2.shape[1], COLUMN_BLOCK):
-            Y = np.ascontiguousarray(X2[:, c0:c0 + COLUMN_BLOCK], dtype=dtype)
-            for S in chain:
-                Y = csr_times_dense(S, Y)
-            out[:, c0:c0 + Y.shape[1]] = Y
+        if not chain:
+            out[...] = X2
+        elif X2.shape[1] < 2 * COLUMN_BLOCK:
+            for S in chain:  # one narrow operand: rows of each factor in parallel
+                X2 = csr_times_dense(S, X2)
+            out[...] = X2
+        else:
+            _chain_by_column_blocks(chain, X2, out)
         if self.scale != 1.0:
             out *= dtype.type(self.scale)
         return out[:, 0] if one_d else out

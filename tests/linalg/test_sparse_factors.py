@@ -56,6 +56,26 @@ def test_column_batches_and_float64_operand(monkeypatch):
     np.testing.assert_allclose(out, M @ X, rtol=1e-5, atol=1e-5)
 
 
+@pytest.mark.parametrize("n_factors", [1, 2, 4])
+@pytest.mark.parametrize("dtype,tol", [(np.float64, 1e-12), (np.float32, 1e-5)])
+def test_column_blocks_through_the_whole_chain(monkeypatch, n_factors, dtype, tol):
+    """Wide operands go through every factor one column block at a time on the thread pool
+    (a partial last block included), forwards and transposed, equal to the dense product."""
+    import sparsekit.linalg.sparse_factors as mod
+
+    monkeypatch.setattr(mod, "COLUMN_BLOCK", 4)
+    A, factors = make(dtype, seed=4)
+    A = A.left(n_factors) if n_factors < len(factors) else A
+    M = dense(factors[:n_factors], 1.0 if n_factors < len(factors) else 1.7)
+    rng = np.random.default_rng(5)
+    X = rng.standard_normal((M.shape[1], 23)).astype(dtype)
+    Y = rng.standard_normal((M.shape[0], 19)).astype(dtype)
+    scale = np.abs(M).max()
+    for got, want in [(A @ X, M @ X), (A.T @ Y, M.T @ Y), (Y.T @ A, Y.T @ M)]:
+        assert got.dtype == dtype
+        np.testing.assert_allclose(got, want, rtol=tol, atol=tol * scale * 10)
+
+
 def test_partial_products_and_composition():
     A, factors = make(np.float64, seed=4)
     Q = len(factors)
