@@ -102,7 +102,7 @@ def _cmd_run(args) -> int:
             if spec.repeat < 1 or spec.seed < 0:
                 raise SpecError("--repeat must be >= 1 and --seed >= 0")
         if args.dry_run:
-            dry_run(spec)
+            dry_run(spec, yes=args.yes)
             return 0
         out = run_spec(spec, out=args.out, yes=args.yes, allow_pickle=args.allow_pickle,
                        scheduler=args.scheduler)
@@ -137,12 +137,15 @@ def build_parser() -> argparse.ArgumentParser:
     p_run.add_argument("spec", help="the spec file (see examples/specs/)")
     p_run.add_argument("--out", help="output folder (default runs/<spec-name>-<timestamp>/); "
                        "an existing one is resumed: finished runs are skipped")
-    p_run.add_argument("--dry-run", action="store_true", help="print the expanded grid and stop")
+    p_run.add_argument("--dry-run", action="store_true",
+                       help="print the expanded grid and stop (a sweep larger than its "
+                            "max_runs needs --yes)")
     p_run.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                        help="override a spec value, e.g. --set data.n_samples=500 (repeatable)")
     p_run.add_argument("--repeat", type=int, help="runs per grid point (seeds seed, seed+1, ...)")
     p_run.add_argument("--seed", type=int, help="first seed")
-    p_run.add_argument("--yes", action="store_true", help="run a sweep larger than its max_runs")
+    p_run.add_argument("--yes", action="store_true",
+                       help="run (or list, with --dry-run) a sweep larger than its max_runs")
     p_run.add_argument("--allow-pickle", action="store_true",
                        help="allow pickled graph collections (unpickling runs code)")
     p_run.add_argument("--scheduler", help="run on Dask: a scheduler ADDRESS or local:N")
