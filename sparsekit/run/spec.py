@@ -58,8 +58,8 @@ TOP_KEYS = ("name", "description", "task", "repeat", "seed", "max_runs", "data",
 COMPONENT_SECTIONS = ("kernel", "sampler", "solver")
 #: Runs a spec may expand to without ``--yes``.
 DEFAULT_MAX_RUNS = 200
-#: Deepest nesting of tables and lists a spec may have (a real spec uses 3 or 4 levels; a
-#: deeper one would make JSON output and Python's recursive parsers fail).
+#: Deepest nesting of tables and lists a spec may have: a real spec uses 3 or 4 levels, and
+#: a few hundred overflow the recursion of tomllib and of the JSON written for each run.
 MAX_DEPTH = 32
 
 

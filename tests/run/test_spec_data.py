@@ -89,7 +89,8 @@ def test_spec_given_as_text_reads_from_base_or_current_folder(tmp_path, monkeypa
     spec = load_spec("s.toml", text=_spec("x.npy"), base=tmp_path)
     assert spec.sections["data"]["path"] == str(tmp_path / "x.npy")
     monkeypatch.chdir(tmp_path)
-    assert load_spec("s.toml", text=_spec("x.npy")).sections["data"]["path"] == str(tmp_path / "x.npy")
+    spec = load_spec("s.toml", text=_spec("x.npy"))
+    assert spec.sections["data"]["path"] == str(tmp_path / "x.npy")
 
 
 def test_path_that_cannot_be_read_as_data_is_a_validation_error(tmp_path, data_sum_task):

@@ -58,7 +58,8 @@ def test_run_rows_print_spec_strings_escaped(tmp_path, capsys, echo_task):
     assert main(["run", str(spec_file), "--dry-run"]) == 0
     assert _clean(capsys.readouterr().out)
     # the rows on disk keep the value as written
-    rows = [json.loads(line) for line in (tmp_path / "o" / "results.jsonl").read_text().splitlines()]
+    lines = (tmp_path / "o" / "results.jsonl").read_text().splitlines()
+    rows = [json.loads(line) for line in lines]
     assert {r["params.label"] for r in rows} == {"plain", ATTACK}
 
 
