@@ -7,13 +7,15 @@ import sys
 import time
 
 from . import __version__
+from ._terminal import PrintableStream, printable, printable_json
 from .hookspecs import FAMILIES
 from .registry import default_registry
 
 
 def _cell(text: str) -> str:
-    """A Markdown table cell: ``|`` (as in a norm ``||x||``) escaped, one line."""
-    return " ".join(str(text).split()).replace("|", "\\|")
+    """A Markdown table cell: ``|`` (as in a norm ``||x||``) escaped, one line, non-printable
+    characters (a plugin's names and summaries reach the terminal) written as escapes."""
+    return printable(" ".join(str(text).split()).replace("|", "\\|"))
 
 
 def _cmd_list(args) -> int:
@@ -34,14 +36,15 @@ def _cmd_list(args) -> int:
             ],
             "skipped": [dataclasses.asdict(s) for s in skipped],
         }
-        print(json.dumps(data, indent=2, ensure_ascii=False))
+        print(printable_json(json.dumps(data, indent=2, ensure_ascii=False)))
         return 0
-    rows = [[i.family, i.name, ", ".join(i.aliases) or "-", i.plugin, _cell(i.summary)]
-            for i in components]
+    rows = [[i.family, _cell(i.name), _cell(", ".join(i.aliases) or "-"), _cell(i.plugin),
+             _cell(i.summary)] for i in components]
     print(format_table(["family", "name", "aliases", "plugin", "summary"], rows))
     if skipped:
         print("\nskipped plugins and components (SPARSEKIT_DISABLE_PLUGINS=name,... blocks a plugin):\n")
-        rows = [[s.plugin, s.family or "-", s.name or "-", _cell(s.reason)] for s in skipped]
+        rows = [[_cell(s.plugin), s.family or "-", _cell(s.name or "-"), _cell(s.reason)]
+                for s in skipped]
         print(format_table(["plugin", "family", "name", "reason"], rows))
     return 0
 
@@ -94,6 +97,8 @@ def _cmd_warmup(args) -> int:
 def _cmd_run(args) -> int:
     from .run import SpecError, dry_run, load_spec, run_spec
 
+    # spec values, plugin names and error messages reach the terminal: escape their controls
+    stream = PrintableStream(sys.stdout)
     try:
         spec = load_spec(args.spec, overrides=args.set)
         if args.repeat is not None or args.seed is not None:
@@ -102,12 +107,13 @@ def _cmd_run(args) -> int:
             if spec.repeat < 1 or spec.seed < 0:
                 raise SpecError("--repeat must be >= 1 and --seed >= 0")
         if args.dry_run:
-            dry_run(spec)
+            dry_run(spec, stream=stream, yes=args.yes)
             return 0
         out = run_spec(spec, out=args.out, yes=args.yes, allow_pickle=args.allow_pickle,
-                       scheduler=args.scheduler)
+                       scheduler=args.scheduler, stream=stream)
     except (SpecError, ValueError, FileNotFoundError, ConnectionError, ModuleNotFoundError) as exc:
-        print(f"sparsekit run: error: {exc}", file=sys.stderr)
+        message = printable(exc, keep="\n")
+        print(f"sparsekit run: error: {message}", file=sys.stderr)
         return 2
     import json
 
@@ -137,12 +143,15 @@ def build_parser() -> argparse.ArgumentParser:
     p_run.add_argument("spec", help="the spec file (see examples/specs/)")
     p_run.add_argument("--out", help="output folder (default runs/<spec-name>-<timestamp>/); "
                        "an existing one is resumed: finished runs are skipped")
-    p_run.add_argument("--dry-run", action="store_true", help="print the expanded grid and stop")
+    p_run.add_argument("--dry-run", action="store_true",
+                       help="print the expanded grid and stop (a sweep larger than its "
+                            "max_runs needs --yes)")
     p_run.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                        help="override a spec value, e.g. --set data.n_samples=500 (repeatable)")
     p_run.add_argument("--repeat", type=int, help="runs per grid point (seeds seed, seed+1, ...)")
     p_run.add_argument("--seed", type=int, help="first seed")
-    p_run.add_argument("--yes", action="store_true", help="run a sweep larger than its max_runs")
+    p_run.add_argument("--yes", action="store_true",
+                       help="run (or list, with --dry-run) a sweep larger than its max_runs")
     p_run.add_argument("--allow-pickle", action="store_true",
                        help="allow pickled graph collections (unpickling runs code)")
     p_run.add_argument("--scheduler", help="run on Dask: a scheduler ADDRESS or local:N")

@@ -25,10 +25,17 @@ Sources
   line; an optional ``labels.txt`` with one class per graph, in file-name order), or with
   ``allow_pickle`` granted on the command line, a pickled list of networkx graphs (``.pkl``).
   Unpickling runs code, so it is refused without ``--allow-pickle``.
+
+In a spec, a relative ``path`` is resolved against the spec file's folder (an absolute path,
+or one starting with ``~``, is taken as it is), and the file or folder is checked to exist and
+be readable when the spec is validated, before any run starts (:func:`resolve_path`); the
+spec then holds the absolute path. The functions called directly read a relative path from
+the current folder.
 """
 from __future__ import annotations
 
 import inspect
+import os
 from pathlib import Path
 
 import numpy as np
@@ -233,6 +240,71 @@ def hadamard(n=32, seed=0):
     return {"X": _h(n).astype(np.float64)}
 
 
+#: Sources that read ``path``: what the path names, and the file types they read.
+PATH_SOURCES = {"file": ("data file", (".npy", ".npz", ".csv", ".parquet")),
+                "graphs": ("graph collection", (".pkl", ".pickle"))}
+
+
+def resolve_path(source: str, path, base=None) -> str:
+    """The absolute path of a source's ``path``, checked to name something it can read.
+
+    Parameters
+    ----------
+    source : str
+        ``"file"`` or ``"graphs"`` (:data:`PATH_SOURCES`).
+    path : str or Path
+        As written in the spec; ``~`` expands. A relative path is taken relative to ``base``.
+    base : str or Path, optional
+        The spec file's folder. Default: the current folder.
+
+    Returns
+    -------
+    str
+        The absolute path.
+
+    Raises
+    ------
+    FileNotFoundError
+        Nothing at the path.
+    PermissionError
+        The file or folder cannot be read.
+    ValueError
+        A folder where the source reads a file, or a file type the source does not read.
+    TypeError
+        ``path`` is not a string.
+    """
+    if not isinstance(path, (str, os.PathLike)):
+        raise TypeError(f"path must be a string (a file or folder), got {path!r}")
+    what, suffixes = PATH_SOURCES[source]
+    given = Path(path).expanduser()
+    folder = Path(base if base is not None else ".").absolute()
+    # resolve() keeps the meaning of '..' after a symbolic link, as the system reads it
+    p = given if given.is_absolute() else (folder / given).resolve()
+    hint = "" if given.is_absolute() else (
+        f" (a relative path is read from the spec's folder, {str(folder)!r})")
+    if not p.exists():
+        raise FileNotFoundError(f"{what} {str(p)!r} does not exist{hint}")
+    try:
+        if p.is_dir():
+            if source == "file":
+                raise ValueError(f"{what} {str(p)!r} is a folder; path names a file "
+                                 f"({', '.join(suffixes)})")
+            with os.scandir(p) as entries:
+                next(entries, None)
+        else:
+            if p.suffix.lower() not in suffixes:
+                raise ValueError(f"{what} {str(p)!r}: unsupported file type {p.suffix!r}; "
+                                 f"{source!r} reads {', '.join(suffixes)}"
+                                 + (" or a folder of edge lists" if source == "graphs" else ""))
+            if not p.is_file():
+                raise ValueError(f"{what} {str(p)!r} is not a regular file")
+            with open(p, "rb") as fh:
+                fh.read(1)
+    except PermissionError as exc:
+        raise PermissionError(f"{what} {str(p)!r} cannot be read ({exc.strerror})") from None
+    return str(p)
+
+
 def _path(path, what):
     p = Path(str(path)).expanduser()
     if not p.exists():
@@ -241,7 +313,11 @@ def _path(path, what):
 
 
 def file(path, target=None, seed=0):
-    """A data file: ``.npy``, ``.npz`` (arrays ``X``, ``y``), ``.csv`` or ``.parquet``."""
+    """A data file: ``.npy``, ``.npz`` (arrays ``X``, ``y``), ``.csv`` or ``.parquet``.
+
+    ``path`` is read as given (relative: from the current folder); a spec's ``path`` is first
+    resolved against the spec file's folder (:func:`resolve_path`).
+    """
     p = _path(path, "file")
     suffix = p.suffix.lower()
     y = None
@@ -294,7 +370,12 @@ def _table(p, suffix, target):
         if target not in frame.columns:
             raise ValueError(f"{p}: no column {target!r} (columns: {list(frame.columns)})")
         y = frame.pop(target).to_numpy()
-    bad = [c for c in frame.columns if not np.issubdtype(frame[c].dtype, np.number)]
+    from pandas.api.types import is_bool_dtype, is_numeric_dtype
+
+    # pandas' own dtypes (pandas 3 reads text as StringDtype) are no NumPy dtypes, so
+    # np.issubdtype cannot read them; booleans stay refused, as NumPy counts them
+    bad = [c for c in frame.columns
+           if not is_numeric_dtype(frame[c].dtype) or is_bool_dtype(frame[c].dtype)]
     if bad:
         raise ValueError(f"{p}: feature columns must be numeric; {bad[:5]} are not (name a "
                          "label column with target = \"...\")")
@@ -302,7 +383,11 @@ def _table(p, suffix, target):
 
 
 def graphs(path, allow_pickle=False, seed=0):
-    """A graph collection: a folder of edge lists, or a pickled list of networkx graphs."""
+    """A graph collection: a folder of edge lists, or a pickled list of networkx graphs.
+
+    ``path`` is read as given; a spec's ``path`` is first resolved against the spec file's
+    folder (:func:`resolve_path`).
+    """
     import networkx as nx
 
     p = _path(path, "graph collection")

@@ -29,7 +29,7 @@ import time
 from datetime import datetime, timezone
 from pathlib import Path
 
-from .spec import Spec, SpecError, expand
+from .spec import Spec, SpecError, count_points, count_runs, expand
 
 #: seconds to wait for a Dask scheduler before giving up
 SCHEDULER_TIMEOUT_S = 10
@@ -217,20 +217,26 @@ def _short(v) -> str:
     return str(v)[:20] if v is not None else "-"
 
 
-def check_size(spec: Spec, n_runs: int, yes: bool) -> None:
+def check_size(spec: Spec, yes: bool) -> None:
+    """Refuse, unless ``yes``, a spec of more than ``max_runs`` runs: counted from the lengths
+    of its lists (:func:`~sparsekit.run.spec.count_runs`), before any grid is built."""
+    n_runs = count_runs(spec)
     if n_runs > spec.max_runs and not yes:
-        raise SpecError(f"{spec.source}: the sweep expands to {n_runs} runs, more than the limit "
-                        f"of {spec.max_runs}; pass --yes to run them all (or set max_runs = "
-                        f"{n_runs} in the spec)")
+        raise SpecError(f"{spec.source}: the sweep of {count_points(spec):,} grid point(s) x "
+                        f"{spec.repeat} repeat(s) expands to {n_runs:,} runs, more than the limit "
+                        f"of {spec.max_runs}; pass --yes to go ahead (or set max_runs = {n_runs} "
+                        "in the spec)")
 
 
-def dry_run(spec: Spec, stream=None) -> list[dict]:
-    """Print the expanded grid (one line per run) and return the plan."""
+def dry_run(spec: Spec, stream=None, yes=False) -> list[dict]:
+    """Print the expanded grid (one line per run) and return the plan; a sweep of more than
+    ``max_runs`` runs needs ``yes``, as for :func:`run_spec`."""
+    check_size(spec, yes)
     stream = stream or sys.stdout
     runs = plan(spec)
     grid = [flatten(r["point"]) for r in runs]
     varying = [k for k in grid[0] if len({json.dumps(g[k], default=str) for g in grid}) > 1] if grid else []
-    print(f"{spec.name}: task {spec.task!r}, {len(expand(spec))} grid point(s) x {spec.repeat} "
+    print(f"{spec.name}: task {spec.task!r}, {count_points(spec)} grid point(s) x {spec.repeat} "
           f"repeat(s) = {len(runs)} run(s)", file=stream)
     for i, (r, g) in enumerate(zip(runs, grid)):
         desc = ", ".join(f"{k}={g[k]!r}" for k in varying) or "(single point)"
@@ -270,8 +276,8 @@ def run_spec(spec: Spec, *, out=None, yes=False, allow_pickle=False, scheduler=N
     """
     from .._progress import Progress
 
+    check_size(spec, yes)
     runs = plan(spec)
-    check_size(spec, len(runs), yes)
     client = cluster = None
     if scheduler is not None:  # fail fast, before any output is written
         client, cluster = connect(scheduler)

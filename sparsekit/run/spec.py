@@ -25,6 +25,12 @@ their parameters; nothing in it is evaluated or imported beyond registered compo
     [sweep]
     zip = [["sampler.name", "params.n_components"]]   # optional: axes varied together
 
+The ``name`` names the default output folder ``runs/<name>-<timestamp>``, so it must be a plain
+folder name (no path separator, no leading dot, no control characters). A data ``path`` is
+resolved against the spec file's folder unless it is absolute, and checked to be readable
+before any run starts. The number of runs is counted from the list lengths (:func:`count_runs`)
+before any grid is built.
+
 Every list value is a sweep axis; the runs are the Cartesian product of the axes, except that
 the axes named together in one ``zip`` group advance together (they must have equal lengths).
 A parameter whose value is itself a list is written as a list of lists (``[[1, 2]]``).
@@ -38,6 +44,8 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .._terminal import printable
+
 try:  # Python >= 3.11
     import tomllib
 except ModuleNotFoundError:  # pragma: no cover - Python 3.10
@@ -50,6 +58,9 @@ TOP_KEYS = ("name", "description", "task", "repeat", "seed", "max_runs", "data",
 COMPONENT_SECTIONS = ("kernel", "sampler", "solver")
 #: Runs a spec may expand to without ``--yes``.
 DEFAULT_MAX_RUNS = 200
+#: Deepest nesting of tables and lists a spec may have: a real spec uses 3 or 4 levels, and
+#: a few hundred overflow the recursion of tomllib and of the JSON written for each run.
+MAX_DEPTH = 32
 
 
 class SpecError(ValueError):
@@ -140,6 +151,23 @@ def parse_value(raw: str):
         return tomllib.loads(f"v = {raw}")["v"]
     except tomllib.TOMLDecodeError:
         return raw
+    except RecursionError:  # tomllib parses nested lists and tables recursively
+        raise SpecError(f"--set value: malformed TOML: nested more than {MAX_DEPTH} levels "
+                        "deep") from None
+
+
+def nesting_depth(value) -> int:
+    """Levels of lists and tables in ``value`` (0 for a scalar), counted without recursion."""
+    depth, stack = 0, [(value, 0)]
+    while stack:
+        item, level = stack.pop()
+        if isinstance(item, dict):
+            item = list(item.values())
+        if isinstance(item, list):
+            depth = max(depth, level + 1)
+            if level + 1 <= MAX_DEPTH:  # deeper than that is refused anyway
+                stack.extend((v, level + 1) for v in item)
+    return depth
 
 
 def apply_overrides(doc: dict, overrides) -> dict:
@@ -160,14 +188,29 @@ def apply_overrides(doc: dict, overrides) -> dict:
     return doc
 
 
-def load_spec(path_or_text, *, overrides=(), registry=None, text=None) -> Spec:
+def load_spec(path_or_text, *, overrides=(), registry=None, text=None, base=None) -> Spec:
     """Read and validate a spec file (or, with ``text=``, a spec given as a string).
+
+    Parameters
+    ----------
+    path_or_text : str or Path
+        The spec file; with ``text=``, the name its messages give it.
+    overrides : iterable of str
+        ``--set`` items, ``KEY=VALUE``.
+    registry : Registry, optional
+    text : str, optional
+        The spec itself.
+    base : str or Path, optional
+        The folder that relative data paths (``[data] path``) are resolved against. Default:
+        the spec file's folder; the current folder for a spec given as ``text``.
 
     Raises
     ------
     SpecError
-        Malformed TOML (line and column), unknown keys, tasks, components, parameters or data
-        sources (line and closest valid name), bad sweep groups.
+        Malformed TOML (line and column; also tables or lists nested more than
+        :data:`MAX_DEPTH` levels deep), unknown keys, tasks, components, parameters or data
+        sources (line and closest valid name), bad sweep groups, an output name that is not a
+        plain folder name, a missing or unreadable data file.
     FileNotFoundError
         The spec file does not exist.
     """
@@ -176,11 +219,16 @@ def load_spec(path_or_text, *, overrides=(), registry=None, text=None) -> Spec:
         if not path.is_file():
             raise FileNotFoundError(f"spec file {str(path)!r} does not exist")
         text = path.read_text(encoding="utf-8")
-        source, default_name = str(path), path.stem
+        # the stem cannot hold a path separator; its controls are escaped for the terminal
+        source, default_name = str(path), printable(path.stem)
+        base = path.parent if base is None else base
     else:
         source, default_name = str(path_or_text or "<string>"), "spec"
     try:
         doc = tomllib.loads(text)
+    except RecursionError:  # tomllib parses nested lists and tables recursively
+        raise SpecError(f"{source}: malformed TOML: lists or tables nested more than "
+                        f"{MAX_DEPTH} levels deep") from None
     except tomllib.TOMLDecodeError as exc:
         line, col = getattr(exc, "lineno", None), getattr(exc, "colno", None)
         if line is None:  # Python < 3.14: "(at line L, column C)" in the message
@@ -189,7 +237,11 @@ def load_spec(path_or_text, *, overrides=(), registry=None, text=None) -> Spec:
         where = f"line {line}, column {col}" if line else "unknown position"
         raise SpecError(f"{source}: malformed TOML at {where}: {exc}") from None
     doc = apply_overrides(doc, overrides)
-    return validate(doc, source=source, text=text, default_name=default_name, registry=registry)
+    if nesting_depth(doc) > MAX_DEPTH:
+        raise SpecError(f"{source}: malformed TOML: lists or tables nested more than "
+                        f"{MAX_DEPTH} levels deep")
+    return validate(doc, source=source, text=text, default_name=default_name, registry=registry,
+                    base=base)
 
 
 def _check_int(spec_where, value, name, low):
@@ -208,8 +260,13 @@ def factory_parameters(factory) -> tuple[set, bool]:
     return names, any(p.kind == p.VAR_KEYWORD for p in params)
 
 
-def validate(doc: dict, *, source="<string>", text="", default_name="spec", registry=None) -> Spec:
-    """Validate a parsed spec (see :func:`load_spec`) and return a :class:`Spec`."""
+def validate(doc: dict, *, source="<string>", text="", default_name="spec", registry=None,
+             base=None) -> Spec:
+    """Validate a parsed spec (see :func:`load_spec`) and return a :class:`Spec`.
+
+    Relative data paths are resolved against ``base`` (default: the current folder) and
+    stored absolute in the returned spec's ``[data]`` table.
+    """
     from ..registry import default_registry
     from . import data as data_mod
     from .tasks import get_task, task_names
@@ -259,6 +316,7 @@ def validate(doc: dict, *, source="<string>", text="", default_name="spec", regi
             if key != "source" and key not in allowed:
                 raise SpecError(f"{where('data', key)}: data source {src!r} has no parameter "
                                 f"{key!r}.{closest(key, allowed)} Parameters: {', '.join(sorted(allowed))}")
+    _check_data_paths(sections["data"], where("data", "path"), base)
     # components: registered names and their factory parameters
     for sec in task.components:
         table = sections[sec]
@@ -331,13 +389,70 @@ def validate(doc: dict, *, source="<string>", text="", default_name="spec", regi
             raise SpecError(f"{where('plot', 'file')}: plot file {plot['file']!r} must be a "
                             "plain file name ending in .png (written into --out)")
     name = doc.get("name", default_name)
+    if "name" in doc:
+        _check_name(name, where(None, "name"))
     return Spec(plots=plots, name=str(name), task=task.name, sections=sections, repeat=repeat, seed=seed,
                 max_runs=max_runs, zip_groups=zip_groups, source=source, text=text,
                 description=str(doc.get("description", "")))
 
 
+def _check_name(name, name_where) -> None:
+    """Refuse a ``name`` that is not a plain folder name: it names the default output folder
+    ``runs/<name>-<stamp>``, which must stay inside ``runs/``."""
+    problem = None
+    if not isinstance(name, str) or not name:
+        problem = "must be a non-empty string"
+    elif any(c in name for c in "/\\:"):
+        problem = "holds a path separator ('/', '\\' or a drive's ':')"
+    elif name.startswith("."):
+        problem = "starts with '.' ('..' is the parent folder; '.name' a hidden one)"
+    elif not name.isprintable():
+        problem = "holds control or other non-printable characters"
+    if problem:
+        raise SpecError(f"{name_where}: name {name!r} {problem}; the name is the default output "
+                        "folder runs/<name>-<timestamp>, so it must be a plain folder name such "
+                        "as \"nystrom-samplers\" (choose any folder with --out)")
+
+
+def _check_data_paths(table: dict, path_where, base) -> None:
+    """Resolve the data paths of a ``[data]`` table against ``base``, in place, and check
+    that each names a readable file or folder of its source (before any run starts)."""
+    from . import data as data_mod
+
+    if "path" not in table:
+        return
+    paths = []
+    for path in _values(table["path"]):
+        for source in _values(table["source"]):
+            try:
+                full = data_mod.resolve_path(source, path, base)
+            except (OSError, TypeError, ValueError) as exc:
+                raise SpecError(f"{path_where}: {exc}") from None
+        paths.append(full)
+    table["path"] = paths if isinstance(table["path"], list) else paths[0]
+
+
 def _values(value) -> list:
     return list(value) if isinstance(value, list) else [value]
+
+
+def count_points(spec: Spec) -> int:
+    """Grid points of :func:`expand`, counted from the list lengths without building the grid."""
+    zipped = {d for g in spec.zip_groups for d in g}
+    n = 1
+    for group in spec.zip_groups:  # validation made the lengths of a group equal
+        sec, key = group[0].split(".", 1)
+        n *= len(_values(spec.sections[sec][key]))
+    for sec, table in spec.sections.items():
+        for key, value in table.items():
+            if isinstance(value, list) and f"{sec}.{key}" not in zipped:
+                n *= len(value)
+    return n
+
+
+def count_runs(spec: Spec) -> int:
+    """Runs of the spec: grid points times ``repeat`` (see :func:`count_points`)."""
+    return count_points(spec) * spec.repeat
 
 
 def expand(spec: Spec) -> list[dict]:

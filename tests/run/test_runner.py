@@ -227,12 +227,13 @@ def test_cli_error_names_line(tmp_path, capsys):
 
 
 def test_failed_run_is_a_row_and_exit_code(tmp_path, capsys):
+    np.save(tmp_path / "one-d.npy", np.arange(5.0))  # readable, so it fails only when run
     spec_file = tmp_path / "s.toml"
     spec_file.write_text(SMALL_SPEC.replace('source = "blobs"\nn_samples = 60',
-                                            f'source = "file"\npath = "{tmp_path / "missing.npy"}"'))
+                                            f'source = "file"\npath = "{tmp_path / "one-d.npy"}"'))
     assert main(["run", str(spec_file), "--out", str(tmp_path / "o")]) == 1
     rows = _rows(tmp_path / "o")
-    assert rows[0]["status"] == "error" and "does not exist" in rows[0]["error"]
+    assert rows[0]["status"] == "error" and "2-D numeric array" in rows[0]["error"]
 
 
 def test_file_sources(tmp_path):

@@ -1,0 +1,168 @@
+"""Specs that would exhaust the process or escape the output folder are refused at validation:
+TOML nested thousands deep, sweeps of billions of runs, output names that are paths."""
+import time
+
+import pytest
+
+import sparsekit.run.runner as runner
+import sparsekit.run.spec as spec_mod
+from sparsekit.cli import main
+from sparsekit.run import SpecError, dry_run, load_spec, plan, run_spec
+
+SPEC = """\
+task = "nystrom"
+[data]
+source = "blobs"
+n_samples = 60
+[kernel]
+name = "rbf"
+gamma = 0.5
+[params]
+n_components = [5, 10]
+n_eval = 60
+"""
+
+
+# -- TOML nested thousands deep ----------------------------------------------------------------
+
+@pytest.mark.parametrize("depth", [40, 5000])
+def test_deeply_nested_toml_is_malformed_toml(tmp_path, capsys, depth):
+    """5000 levels overflow tomllib's recursion (a RecursionError before); 40 parse but are
+    refused all the same, since JSON output of such values would overflow later."""
+    nested = "[" * depth + "1" + "]" * depth
+    spec_file = tmp_path / "deep.toml"
+    spec_file.write_text(SPEC.replace("n_eval = 60", f"n_eval = {nested}"))
+    with pytest.raises(SpecError, match=r"deep\.toml: malformed TOML: .*nested more than"):
+        load_spec(spec_file)
+    assert main(["run", str(spec_file), "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err
+    assert f"error: {spec_file}: malformed TOML" in err and "Traceback" not in err
+    assert not (tmp_path / "o").exists()
+
+
+def test_deeply_nested_set_value_is_malformed_toml(tmp_path, capsys):
+    nested = "[" * 5000 + "]" * 5000
+    with pytest.raises(SpecError, match=r"--set value: malformed TOML"):
+        load_spec("s.toml", text=SPEC, overrides=[f"params.n_components={nested}"])
+    spec_file = tmp_path / "s.toml"
+    spec_file.write_text(SPEC)
+    assert main(["run", str(spec_file), "--set", f"params.n_components={nested}"]) == 2
+    assert "malformed TOML" in capsys.readouterr().err
+
+
+def test_ordinary_nesting_is_accepted():
+    spec = load_spec("s.toml", text=SPEC.replace('task = "nystrom"', 'task = "mmd"').replace(
+        "n_components = [5, 10]\nn_eval = 60", "classes = [[0, 1], [1, 2]]"))
+    assert [p["params"]["classes"] for p in runner.expand(spec)] == [[0, 1], [1, 2]]
+
+
+# -- sweep size counted before the grid is built -----------------------------------------------
+
+HUGE = (SPEC.replace("n_samples = 60", f"n_samples = {list(range(10, 1010))}")
+        .replace("n_components = [5, 10]", f"n_components = {list(range(1, 1001))}")
+        .replace("n_eval = 60", f"n_eval = {list(range(1, 1001))}")
+        .replace('task = "nystrom"', 'task = "nystrom"\nrepeat = 20'))
+
+
+def _no_grid(*args, **kwargs):
+    raise AssertionError("the grid was built")
+
+
+def test_huge_sweep_is_refused_quickly_without_building_the_grid(tmp_path, monkeypatch, capsys):
+    """2·10¹⁰ runs: refused from the list lengths (before: a MemoryError after minutes)."""
+    monkeypatch.setattr(spec_mod, "expand", _no_grid)
+    monkeypatch.setattr(runner, "expand", _no_grid)
+    monkeypatch.setattr(runner, "plan", _no_grid)
+    spec_file = tmp_path / "huge.toml"
+    spec_file.write_text(HUGE)
+    t0 = time.perf_counter()
+    spec = load_spec(spec_file)
+    message = r"20,000,000,000 runs, more than the limit of 200; pass --yes"
+    with pytest.raises(SpecError, match=message):
+        run_spec(spec, out=tmp_path / "o")
+    with pytest.raises(SpecError, match=message):
+        dry_run(spec)
+    for extra in ([], ["--dry-run"]):
+        assert main(["run", str(spec_file), "--out", str(tmp_path / "o"), *extra]) == 2
+        err = capsys.readouterr().err
+        assert "1,000,000,000 grid point(s) x 20 repeat(s) expands to 20,000,000,000 runs" in err
+    assert time.perf_counter() - t0 < 1.0
+    assert not (tmp_path / "o").exists()
+
+
+def test_dry_run_obeys_the_limit_and_yes_overrides_it(tmp_path, capsys):
+    spec_file = tmp_path / "s.toml"
+    spec_file.write_text("max_runs = 3\n" + SPEC.replace("[5, 10]", "[2, 3, 4, 5]"))
+    assert main(["run", str(spec_file), "--dry-run"]) == 2
+    assert "4 runs, more than the limit of 3; pass --yes" in capsys.readouterr().err
+    assert main(["run", str(spec_file), "--dry-run", "--yes"]) == 0
+    out = capsys.readouterr().out
+    assert "4 grid point(s) x 1 repeat(s) = 4 run(s)" in out and "[3]" in out
+    assert main(["run", str(spec_file), "--dry-run", "--repeat", "2", "--yes"]) == 0
+    assert "= 8 run(s)" in capsys.readouterr().out
+    assert main(["run", str(spec_file), "--dry-run", "--set", "max_runs=4"]) == 0
+
+
+@pytest.mark.parametrize("extra", [
+    "",
+    "repeat = 3\n",
+    '[sweep]\nzip = [["data.n_samples", "params.n_components"]]\n',
+    'repeat = 2\n[sweep]\nzip = [["data.n_samples", "params.n_components"]]\n',
+])
+def test_count_matches_the_plan(extra):
+    """The count without the grid equals the length of the plan built from it (brute force)."""
+    from sparsekit.run.spec import count_points, count_runs
+
+    text = SPEC.replace("n_samples = 60", "n_samples = [60, 70, 80]").replace(
+        "[5, 10]", "[5, 10, 15]").replace("gamma = 0.5", "gamma = [0.5, 1.0]")
+    if extra.startswith("repeat"):
+        text = extra.split("\n", 1)[0] + "\n" + text
+        extra = extra.split("\n", 1)[1]
+    spec = load_spec("s.toml", text=text + extra)
+    runs = plan(spec)
+    assert count_runs(spec) == len(runs)
+    assert count_points(spec) == len(runner.expand(spec)) == len(runs) // spec.repeat
+
+
+# -- output names stay inside runs/ ------------------------------------------------------------
+
+@pytest.mark.parametrize("name, problem", [
+    ('"../../escaped"', "path separator"),
+    ('"/tmp/escaped"', "path separator"),
+    ('"..\\\\escaped"', "path separator"),
+    ('"C:escaped"', "path separator"),
+    ('".."', "starts with '.'"),
+    ('".hidden"', "starts with '.'"),
+    ('"a\\u001b[2Jb"', "non-printable"),
+    ('"a\\u0000b"', "non-printable"),
+    ('"a\\nb"', "non-printable"),
+    ('""', "non-empty string"),
+    ("3", "non-empty string"),
+])
+def test_name_that_is_not_a_plain_folder_name_is_refused(name, problem):
+    with pytest.raises(SpecError, match=rf"s\.toml, line 1: name .* {problem}.*--out"):
+        load_spec("s.toml", text=f"name = {name}\n" + SPEC)
+
+
+def test_escaping_name_writes_nothing_outside(tmp_path, monkeypatch, capsys):
+    work = tmp_path / "a" / "b"
+    work.mkdir(parents=True)
+    monkeypatch.chdir(work)
+    spec_file = work / "s.toml"
+    spec_file.write_text('name = "../../escaped"\n' + SPEC)
+    assert main(["run", str(spec_file)]) == 2
+    assert "line 1: name '../../escaped' holds a path separator" in capsys.readouterr().err
+    spec_file.write_text(SPEC)
+    assert main(["run", str(spec_file), "--set", 'name="../../escaped"']) == 2
+    assert not list(tmp_path.rglob("escaped*")) and not (work / "runs").exists()
+
+
+def test_plain_names_are_accepted():
+    for name in ("nystrom-samplers", "run 1", "mesures-été", "a.b", "x..y"):
+        assert load_spec("s.toml", text=f'name = "{name}"\n' + SPEC).name == name
+
+
+def test_default_name_from_a_file_stem_with_controls_is_escaped(tmp_path):
+    spec_file = tmp_path / "\x1b[2Jspec.toml"
+    spec_file.write_text(SPEC)
+    assert load_spec(spec_file).name == "\\x1b[2Jspec"
