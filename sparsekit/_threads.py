@@ -86,11 +86,11 @@ def _set_blas(values) -> None:
     for lib, value in zip(_blas_controllers().lib_controllers, values):
         if value is None:
             continue
-        state = getattr(type(lib), "_SHARED_STATE", None)
-        owner = getattr(state, "controlling_thread", None)
+        cls = type(lib)
+        owner = getattr(getattr(cls, "_SHARED_STATE", None), "controlling_thread", None)
         lib.set_num_threads(value)
-        if owner is not threading.current_thread() and hasattr(type(lib), "clear_controlling_thread"):
-            type(lib).clear_controlling_thread()  # only clears if this thread took control
+        if owner is not threading.current_thread() and hasattr(cls, "clear_controlling_thread"):
+            cls.clear_controlling_thread()  # clears only if this thread took control
 
 
 class _BlasLimits:
@@ -113,17 +113,24 @@ class _BlasLimits:
             if not self._held:
                 self._saved = [lib.num_threads for lib in _blas_controllers().lib_controllers]
             self._held[token] = (threading.get_ident(), n_threads)
-            self._apply()
+            try:
+                self._apply()
+            except BaseException:
+                self._leave_locked(token)
+                raise
         return token
 
     def leave(self, token) -> None:
         with self._lock:
-            del self._held[token]
-            if self._held:
-                self._apply()
-            else:
-                saved, self._saved = self._saved, None
-                _set_blas(saved)
+            self._leave_locked(token)
+
+    def _leave_locked(self, token) -> None:
+        del self._held[token]
+        if self._held:
+            self._apply()
+        else:
+            saved, self._saved = self._saved, None
+            _set_blas(saved)
 
     def _apply(self) -> None:
         innermost = {}

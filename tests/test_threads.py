@@ -116,13 +116,14 @@ def _release_blas_control():
 
 @pytest.fixture
 def known_setting():
-    """A process-wide BLAS limit of 3 (not 1, not the default) and the main thread's Numba
+    """A process-wide BLAS limit of 3 (not 1, not the usual default) and the main thread's Numba
     count, both recorded; the previous BLAS limit is restored afterwards."""
     limiter = threadpool_limits(limits=3, user_api="blas")
     _release_blas_control()
     before = (_blas_now(), numba.get_num_threads())
     try:
-        assert set(before[0]) == {3}
+        if not before[0] or min(before[0]) < 2:
+            pytest.skip("no BLAS library that takes a limit above 1: nothing to lose")
         yield before
     finally:
         limiter.restore_original_limits()
@@ -219,10 +220,10 @@ def test_rls_sampler_from_8_threads_restores_the_process_setting(known_setting, 
     for t in threads:
         t.join(60)
     assert not errors, errors
+    assert (_blas_now(), numba.get_num_threads()) == known_setting
     assert len(seen) == 2 * n - 1 and all(set(b) == {1} for b in seen)
     for i in range(n):
         np.testing.assert_array_equal(results[i], expected)
-    assert (_blas_now(), numba.get_num_threads()) == known_setting
 
 
 def test_a_thread_limit_stays_in_force_while_another_thread_asks_for_more(known_setting):
