@@ -84,9 +84,9 @@ def test_resume_rewrite_past_a_file_size_limit_keeps_every_finished_row(tmp_path
         fh.write('{"run_id": "ab')
     before = (out / "results.jsonl").read_bytes()
     rc, _, err = _child(["run", spec, "--out", out], fsize=len(before) // 2)
+    assert (out / "results.jsonl").read_bytes() == before and _no_tmp(out)
     assert rc == 1 and "Traceback" not in err, err
     assert f"no space left in {out}; free space and re-run the same command to resume" in err
-    assert (out / "results.jsonl").read_bytes() == before and _no_tmp(out)
     rc, _, err = _child(["run", spec, "--out", out])
     assert rc == 0, err
     assert sorted(_ids(out)) == sorted(finished)  # every row once, the cut line gone
@@ -101,9 +101,9 @@ def test_full_disk_while_recording_a_run_leaves_no_partial_line(tmp_path):
     before = (out / "results.jsonl").read_bytes()
     spec = _spec(tmp_path, 6)  # the same 3 runs and 3 more
     rc, _, err = _child(["run", spec, "--out", out], fsize=len(before) + 10)
+    assert (out / "results.jsonl").read_bytes() == before and _no_tmp(out)
     assert rc == 1 and "Traceback" not in err, err
     assert f"no space left in {out}; free space and re-run the same command to resume" in err
-    assert (out / "results.jsonl").read_bytes() == before and _no_tmp(out)
     rc, _, err = _child(["run", spec, "--out", out])
     assert rc == 0, err
     assert len(_ids(out)) == len(set(_ids(out))) == 6
