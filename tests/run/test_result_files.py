@@ -109,7 +109,10 @@ def test_full_disk_while_recording_a_run_leaves_no_partial_line(tmp_path):
     assert len(_ids(out)) == len(set(_ids(out))) == 6
 
 
-def test_ctrl_c_says_how_many_runs_are_recorded_and_resume_finishes(tmp_path, monkeypatch):
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGKILL], ids=["ctrl-c", "kill-9"])
+def test_a_stopped_run_keeps_what_finished_and_resume_completes_it(tmp_path, monkeypatch, sig):
+    """Ctrl-C says how many runs are recorded (exit 130, no traceback); after Ctrl-C or
+    ``kill -9`` the same command runs the rest, every run recorded once."""
     spec, out = _spec(tmp_path, 3), tmp_path / "out"
     proc = _child(["run", spec, "--out", out], slow=3.0, wait=False)
     try:
@@ -117,18 +120,19 @@ def test_ctrl_c_says_how_many_runs_are_recorded_and_resume_finishes(tmp_path, mo
         while not ((out / "results.jsonl").exists() and _lines(out)):
             assert proc.poll() is None and time.monotonic() < deadline, proc.stderr.read()
             time.sleep(0.05)
-        proc.send_signal(signal.SIGINT)
+        proc.send_signal(sig)
         _, err = proc.communicate(timeout=60)
     finally:
         proc.kill()
-    assert proc.returncode == 130 and "Traceback" not in err, err
     n = len(_lines(out))
     assert 1 <= n < 3
-    assert f"interrupted after {n} of 3 runs; re-run the same command to resume" in err
+    if sig == signal.SIGINT:
+        assert proc.returncode == 130 and "Traceback" not in err, err
+        assert f"interrupted after {n} of 3 runs; re-run the same command to resume" in err
     monkeypatch.setenv("SLOW", "0")
     rc, _, err = _child(["run", spec, "--out", out])
     assert rc == 0, err
-    assert len(_ids(out)) == len(set(_ids(out))) == 3
+    assert len(_ids(out)) == len(set(_ids(out))) == 3 and _no_tmp(out)
 
 
 def test_second_process_on_the_same_folder_is_refused(tmp_path, capsys):
@@ -224,3 +228,33 @@ def test_files_with_earlier_outcomes_are_cleaned_on_resume(tmp_path):
         ("a", 2, None), ("c", None, 0), ("c", None, 1), ("b", 3, None)]
     path.write_text("".join(json.dumps(r) + "\n" for r in kept))
     assert read_results(path) == (kept, False)
+
+
+def test_planted_temporary_files_are_not_followed_and_clean_files_are_not_rewritten(tmp_path):
+    """``results.csv.tmp`` and ``results.jsonl.tmp`` planted as symlinks to a file outside the
+    folder: the file stays untouched and the results are regular files in the folder. A resume
+    of a clean ``results.jsonl`` leaves it as it is (no rewrite)."""
+    register_task(Task("test-echo", lambda ctx: {"k": ctx.params["k"]}, {"k": 0}))
+    try:
+        spec, out = _spec(tmp_path, 2), tmp_path / "out"
+        victim = tmp_path / "victim.txt"
+        victim.write_text("keep me\n")
+        out.mkdir()
+        for name in ("results.csv.tmp", "results.jsonl.tmp"):
+            (out / name).symlink_to(victim)
+        assert main(["run", str(spec), "--out", str(out)]) == 0
+        with open(out / "results.jsonl", "a") as fh:  # a cut line: resume rewrites the file
+            fh.write('{"run_id": "ab')
+        assert (out / "results.jsonl.tmp").is_symlink()  # still there: nothing rewrote the JSONL
+        (out / "results.csv.tmp").symlink_to(victim)
+        assert main(["run", str(spec), "--out", str(out)]) == 0
+        assert victim.read_text() == "keep me\n"
+        for name in ("results.csv", "results.jsonl"):
+            assert not (out / name).is_symlink()
+        assert _no_tmp(out) and len(_ids(out)) == 2
+        clean = (out / "results.jsonl").stat()
+        assert main(["run", str(spec), "--out", str(out)]) == 0
+        again = (out / "results.jsonl").stat()
+        assert (again.st_ino, again.st_mtime_ns) == (clean.st_ino, clean.st_mtime_ns)
+    finally:
+        unregister_task("test-echo")
