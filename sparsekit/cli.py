@@ -112,7 +112,7 @@ def _cmd_run(args) -> int:
         print(f"sparsekit run: {exc}", file=sys.stderr)
         return 130
     except KeyboardInterrupt:
-        print("sparsekit run: interrupted; re-run the same command to resume", file=sys.stderr)
+        print("sparsekit run: interrupted before any run started", file=sys.stderr)
         return 130
     except NoSpaceError as exc:
         print(f"sparsekit run: error: {exc}", file=sys.stderr)

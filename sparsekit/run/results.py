@@ -122,8 +122,8 @@ class FolderLock:
             holder = _read_holder(fd)
             os.close(fd)
             raise FolderInUseError(
-                f"{self.folder} is in use by {holder} (lock file {self.path}); wait for it to "
-                "end, or write into another folder (--out)") from None
+                f"{self.folder} is in use by {holder}, which holds {self.path}; wait for it "
+                "to end, or write into another folder (--out)") from None
         except BaseException:
             os.close(fd)
             raise
@@ -185,7 +185,8 @@ def read_results(path: Path) -> tuple[list, bool]:
     latest = {}
     for i, group in enumerate(groups):
         first = group[0]
-        whole = first.get("status") != "ok" or "row" not in first or len(group) == first.get("n_rows")
+        whole = (first.get("status") != "ok" or "row" not in first
+                 or len(group) == first.get("n_rows"))
         if not whole or first.get("row", 0) != 0:
             changed = True
             continue

@@ -194,16 +194,16 @@ def _run_locked(spec, runs, out, client, scheduler, allow_pickle, stream, progre
           f"{len(todo)} to run", file=stream, flush=True)
     try:
         _execute(spec, todo, rec, client, allow_pickle, progress)
+        for plot in spec.plots:
+            from .plots import draw
+
+            try:
+                print(f"plot: {draw(plot, rec.rows, out)}", file=stream, flush=True)
+            except (ValueError, ImportError) as exc:
+                print(f"plot not drawn: {exc}", file=stream, flush=True)
     except KeyboardInterrupt:
         recorded = {r["run_id"] for r in rec.rows} & {r["run_id"] for r in runs}
         raise Interrupted(f"interrupted after {len(recorded)} of {len(runs)} runs; {resume}") from None
-    for plot in spec.plots:
-        from .plots import draw
-
-        try:
-            print(f"plot: {draw(plot, rec.rows, out)}", file=stream, flush=True)
-        except (ValueError, ImportError) as exc:
-            print(f"plot not drawn: {exc}", file=stream, flush=True)
     failed = [r for r in rec.rows if r.get("status") != "ok"]
     print(f"results: {out / 'results.csv'} and {out / 'results.jsonl'}"
           + (f" ({len(failed)} failed run(s))" if failed else ""), file=stream, flush=True)
