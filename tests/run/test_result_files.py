@@ -258,3 +258,37 @@ def test_planted_temporary_files_are_not_followed_and_clean_files_are_not_rewrit
         assert (again.st_ino, again.st_mtime_ns) == (clean.st_ino, clean.st_mtime_ns)
     finally:
         unregister_task("test-echo")
+
+
+def test_ctrl_c_on_the_dask_path_keeps_what_finished(tmp_path, capsys, monkeypatch):
+    """Ctrl-C while waiting for Dask results (here raised after the first result): the recorded
+    run stays, the message counts it, and the same command finishes the rest."""
+    distributed = pytest.importorskip("distributed")
+    real = distributed.as_completed
+
+    def first_then_ctrl_c(futures):
+        for fut in real(futures):
+            yield fut
+            raise KeyboardInterrupt
+
+    register_task(Task("test-echo", lambda ctx: {"k": ctx.params["k"]}, {"k": 0}))
+    cluster = distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
+                                       dashboard_address=None)
+    try:
+        spec, out = _spec(tmp_path, 3), tmp_path / "out"
+        args = ["run", str(spec), "--out", str(out), "--scheduler", cluster.scheduler_address]
+        with monkeypatch.context() as m:
+            m.setattr(distributed, "as_completed", first_then_ctrl_c)
+            try:
+                rc = main(args)
+            except KeyboardInterrupt:
+                pytest.fail("Ctrl-C escaped `sparsekit run` as a traceback")
+            assert rc == 130
+        assert len(_lines(out)) == 1
+        assert ("interrupted after 1 of 3 runs; re-run the same command to resume"
+                in capsys.readouterr().err)
+        assert main(args) == 0
+    finally:
+        unregister_task("test-echo")
+        cluster.close()
+    assert len(_ids(out)) == len(set(_ids(out))) == 3
