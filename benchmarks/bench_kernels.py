@@ -10,8 +10,9 @@ and sparsekit's own pools). Each dtype is compared with the anchor on the same d
 
 The "floor" columns time, on the same data and threads, the one operation each kernel cannot
 avoid: for chi2 a vectorized Numba loop doing only its n m d divisions
-(``out[i, j] = sum_k x_ik / (y_jk + 1)``), for RBF the cross-term product ``X @ X.T`` (BLAS).
-``vs floor`` is sparsekit's time over the floor's. ``--cases chi2,rbf`` runs only the vector
+(``out[i, j] = sum_k x_ik / (y_jk + 1)``), for RBF the cross-term product ``X @ X.T`` (BLAS);
+each floor allocates its n x n result, as the kernel call does. ``vs floor`` is sparsekit's time
+over the floor's. ``--cases chi2,rbf`` runs only the vector
 cases whose name starts with one of the given words (and skips the other tables);
 ``--one-thread`` runs only the one-thread rows.
 """
