@@ -15,7 +15,8 @@ class Neighbors:
     def __init__(self, X):
         from scipy.spatial import cKDTree  # SciPy submodules load on first use (cold start)
 
-        self.X = np.ascontiguousarray(X, dtype=np.float64)
+        # a private copy: the tree refers to its data, so a caller changing X must not reach it
+        self.X = np.array(X, dtype=np.float64, order="C", copy=True)
         self.tree = cKDTree(self.X)
 
     @property
@@ -52,21 +53,42 @@ def _drop_self(d, i):
 
 def knn_graph(dist, idx, n):
     """Symmetric k-NN graph (CSR, float64 weights): edge ``i - j`` when either is a neighbour of
-    the other, weighted by their distance (scikit-learn's ``kneighbors_graph`` made undirected)."""
+    the other, weighted by their distance (scikit-learn's ``kneighbors_graph`` made undirected).
+
+    An edge of length 0 (duplicate points) is kept as an explicit zero: it joins the duplicates,
+    as in scikit-learn (``A.maximum(A.T)`` would drop it).
+    """
+    rows = np.repeat(np.arange(n, dtype=np.int64), idx.shape[1])
+    return _symmetric_csr(rows, idx.ravel().astype(np.int64), dist.ravel(), n)
+
+
+def _symmetric_csr(rows, cols, weights, n):
+    """CSR graph with the edges ``rows[e] - cols[e]`` in both directions; an edge given twice
+    keeps its larger weight; zero weights stay stored (they are edges)."""
     import scipy.sparse as sp
 
-    rows = np.repeat(np.arange(n), idx.shape[1])
-    A = sp.csr_matrix((dist.ravel(), (rows, idx.ravel())), shape=(n, n))
-    A = A.maximum(A.T).tocsr()
-    A.sort_indices()
-    return A
+    r = np.concatenate([rows, cols])
+    c = np.concatenate([cols, rows])
+    w = np.concatenate([weights, weights]).astype(np.float64, copy=False)
+    order = np.lexsort((c, r))
+    r, c, w = r[order], c[order], w[order]
+    first = np.ones(r.size, dtype=bool)
+    first[1:] = (r[1:] != r[:-1]) | (c[1:] != c[:-1])
+    starts = np.flatnonzero(first)
+    w = np.maximum.reduceat(w, starts) if starts.size else w
+    indptr = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(np.bincount(r[starts], minlength=n), out=indptr[1:])
+    graph = sp.csr_matrix((w, c[starts], indptr), shape=(n, n))
+    graph.has_sorted_indices = True
+    return graph
 
 
 def bridge_components(X, graph):
-    """Join the connected components of ``graph`` by their shortest Euclidean links.
+    """Join the connected components of ``graph`` as scikit-learn's Isomap does.
 
-    Grows one component at a time (Prim's order over components): the closest pair of points
-    between the joined part and the rest becomes an edge. Returns ``(graph, n_components)``.
+    Every pair of components is linked by its shortest Euclidean link (the closest pair of
+    points, one in each; ``sklearn.utils.graph._fix_connected_components``), not only enough
+    links to make one chain. Returns ``(graph, n_components)`` (the count before joining).
     """
     import scipy.sparse as sp
     from scipy.spatial import cKDTree
@@ -74,20 +96,21 @@ def bridge_components(X, graph):
     n_comp, labels = sp.csgraph.connected_components(graph, directed=False)
     if n_comp == 1:
         return graph, 1
+    members = [np.flatnonzero(labels == c) for c in range(n_comp)]
+    trees = [cKDTree(X[m]) for m in members]
     rows, cols, vals = [], [], []
-    joined = labels == labels[0]
-    while not joined.all():
-        inside, outside = np.flatnonzero(joined), np.flatnonzero(~joined)
-        d, j = cKDTree(X[outside]).query(X[inside], k=1)
-        best = int(np.argmin(d))
-        a, b = inside[best], outside[j[best]]
-        rows += [a, b]
-        cols += [b, a]
-        vals += [d[best], d[best]]
-        joined |= labels == labels[b]
-    links = sp.csr_matrix((vals, (rows, cols)), shape=graph.shape)
-    graph = graph.maximum(links).tocsr()
-    graph.sort_indices()
+    for i in range(1, n_comp):
+        Xi = X[members[i]]
+        for j in range(i):
+            d, nearest = trees[j].query(Xi, k=1)
+            best = int(np.argmin(d))
+            rows.append(members[i][best])
+            cols.append(members[j][nearest[best]])
+            vals.append(d[best])
+    coo = graph.tocoo()
+    graph = _symmetric_csr(np.concatenate([coo.row.astype(np.int64), rows]),
+                           np.concatenate([coo.col.astype(np.int64), cols]),
+                           np.concatenate([coo.data, vals]), graph.shape[0])
     return graph, n_comp
 
 

@@ -267,21 +267,24 @@ class Isomap(_NystromEmbedding):
         Neighbours of a new point (default ``n_neighbors``).
     n_jobs : int, optional
         Threads for the shortest paths.
-    disconnected : {"raise", "connect"}, default "raise"
-        What a disconnected neighbourhood graph does: raise (increase ``n_neighbors``), or
-        join the components by their shortest links with a warning.""" + _CommonParams.doc + """
+    disconnected : {"connect", "raise"}, default "connect"
+        What a disconnected neighbourhood graph does: link every pair of components by its
+        shortest link with a warning (scikit-learn's behaviour), or raise ``ValueError``
+        (increase ``n_neighbors``).""" + _CommonParams.doc + """
     With landmarks, every point stays in the graph and the geodesics run from the landmarks
     (landmark Isomap, de Silva & Tenenbaum 2003).
 
-    Raises ``ValueError`` when the neighbourhood graph is disconnected (increase
-    ``n_neighbors``).
+    Coordinates so large or small that squared geodesics would overflow or underflow (beyond
+    ``2**±100``) are handled in units of a power of two, ``kernel_.scale_``: the embedding is in
+    the units of ``X``, ``eigenvalues_`` are those of ``kernel_.gram()`` (in units of
+    ``kernel_.scale_**2``).
     """
 
     _scale = "sqrt"
 
     def __init__(self, n_components=2, *, n_neighbors=5, transform_neighbors=None,
                  n_landmarks=None, sampler="uniform", random_state=None, n_jobs=None,
-                 disconnected="raise", registry=None):
+                 disconnected="connect", registry=None):
         self.n_components = n_components
         self.n_neighbors = n_neighbors
         self.transform_neighbors = transform_neighbors
@@ -305,6 +308,13 @@ class Isomap(_NystromEmbedding):
     def _eigen(self, kernel):
         values, vectors = top_eigenpairs(kernel.gram(), int(self._n_requested()))
         return self._positive(values, vectors, "Isomap")
+
+    # the kernel works in units of kernel.scale_ (1.0 for ordinary data): back to those of X
+    def _training_embedding(self, values, vectors, kernel):
+        return super()._training_embedding(values, vectors, kernel) * kernel.scale_
+
+    def _embed(self, X):
+        return super()._embed(X) * self.kernel_.scale_
 
 
 class LocallyLinearEmbedding(_NystromEmbedding):

@@ -181,7 +181,7 @@ def test_bad_input():
     rng = np.random.default_rng(0)
     two_blobs = np.vstack([rng.normal(size=(20, 2)), rng.normal(size=(20, 2)) + 100.0])
     with pytest.raises(ValueError, match="connected components.*increase n_neighbors"):
-        Isomap(2, n_neighbors=3).fit(two_blobs)
+        Isomap(2, n_neighbors=3, disconnected="raise").fit(two_blobs)
     with pytest.raises(ValueError, match="n_neighbors"):
         Isomap(2, n_neighbors=10).fit(two_blobs[:8])
     with pytest.raises(ValueError, match="n_components=10 is larger than n_samples=5"):
