@@ -104,9 +104,11 @@ class _NystromEmbedding(TransformerMixin, ParamsMixin):
         self.eigenvectors_ = vectors
         self.landmarks_ = landmarks
         if landmarks is None:
-            self.embedding_ = self._training_embedding(values, vectors, kernel)
+            embedding = self._training_embedding(values, vectors, kernel)
         else:
-            self.embedding_ = self._embed(X)
+            embedding = self._embed(X)
+        # computed in float64; float32 input gets a float32 embedding, as scikit-learn's
+        self.embedding_ = embedding.astype(X.dtype, copy=False)
         return self
 
     def _fit_kernel(self, kernel, X, landmarks):
@@ -141,9 +143,7 @@ class _NystromEmbedding(TransformerMixin, ParamsMixin):
     def fit_transform(self, X, y=None):
         """``fit(X)`` and the embedding of ``X``."""
         self.fit(X, y)
-        dtype = getattr(X, "dtype", np.float64)
-        out = self.embedding_.astype(dtype if dtype == np.float32 else np.float64, copy=False)
-        return self._wrap_output(out, X)
+        return self._wrap_output(self.embedding_, X)
 
     def _positive(self, values, vectors, method):
         """Keep the positive eigenvalues (MDS scale needs sqrt(l)); say so when some are not."""
