@@ -37,6 +37,7 @@ import numbers
 import numpy as np
 
 from .._base import ParamsMixin, TransformerMixin
+from ..exceptions import not_fitted_error
 from ..registry import default_registry
 from ._eigen import bottom_eigenpairs, top_eigenpairs
 from .kernels import (CentredKernel, IsomapGeodesicKernel, LLEKernel, SpectralNormalizedKernel,
@@ -431,16 +432,6 @@ class LaplacianEigenmaps(SpectralEmbedding):
         return out
 
 
-def _not_fitted_error(message):
-    """scikit-learn's ``NotFittedError`` where it is installed (a clusterer's checks expect that
-    class; it is a ValueError and an AttributeError, as sparsekit's), else sparsekit's."""
-    try:
-        from sklearn.exceptions import NotFittedError
-    except ImportError:  # scikit-learn is optional
-        from .._base import NotFittedError
-    return NotFittedError(message)
-
-
 def _kmeans(Y, k, rng, n_init, max_iter=300):
     """Lloyd's k-means with k-means++ seeding; the best of ``n_init`` runs (inertia)."""
     best = (np.inf, None, None)
@@ -530,8 +521,8 @@ class SpectralClustering(SpectralEmbedding):
     def predict(self, X):
         """Cluster of each row of ``X``: nearest centre of its normalised Nyström embedding."""
         if getattr(self, "cluster_centers_", None) is None:
-            raise _not_fitted_error(f"this {type(self).__name__} is not fitted yet: call "
-                                    "fit(X) before predict")
+            raise not_fitted_error(f"this {type(self).__name__} is not fitted yet: call "
+                                   "fit(X) before predict")
         Y = self._normalise_rows(self._embed(self._validate_input(X, reset=False)))
         return ((Y[:, None, :] - self.cluster_centers_[None]) ** 2).sum(2).argmin(1)
 

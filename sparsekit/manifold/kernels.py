@@ -32,13 +32,14 @@ import numpy as np
 
 from .._base import ParamsMixin
 from .._validation import check_array
+from ..exceptions import not_fitted_error
 from ._neighbors import Neighbors, bridge_components, extend_geodesics, geodesics, knn_graph
 
 
 def _check_fitted(kernel):
     if getattr(kernel, "X_fit_", None) is None:
-        raise ValueError(f"this {type(kernel).__name__} is not fitted: call fit(X) on the "
-                         "training points first")
+        raise not_fitted_error(f"this {type(kernel).__name__} is not fitted: call fit(X) on "
+                               "the training points first")
 
 
 def _check_rows(kernel, X):

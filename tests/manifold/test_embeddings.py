@@ -186,7 +186,7 @@ def test_bad_input():
         Isomap(2, n_neighbors=10).fit(two_blobs[:8])
     with pytest.raises(ValueError, match="n_components=10 is larger than n_samples=5"):
         KernelPCA(10).fit(two_blobs[:5])
-    from sparsekit._base import NotFittedError
+    from sparsekit.exceptions import NotFittedError
     with pytest.raises(NotFittedError):
         Isomap().transform(two_blobs)
     model = MDS(2).fit(two_blobs)
