@@ -205,7 +205,7 @@ def test_bad_input():
 with warnings.catch_warnings():  # sparsekit does not depend on scikit-learn's BaseEstimator
     warnings.filterwarnings("ignore", message=".*does not inherit from")
     _CHECKS = parametrize_with_checks([
-        KernelPCA(2), MDS(2), Isomap(2, n_neighbors=5, disconnected="connect"), LocallyLinearEmbedding(2, n_neighbors=5),
+        KernelPCA(2), MDS(2), Isomap(2), LocallyLinearEmbedding(2, n_neighbors=5),
         SpectralEmbedding(2), LaplacianEigenmaps(2), SpectralClustering(2, random_state=0)])
 
 
