@@ -56,31 +56,33 @@ def knn_graph(dist, idx, n):
     the other, weighted by their distance (scikit-learn's ``kneighbors_graph`` made undirected).
 
     An edge of length 0 (duplicate points) is kept as an explicit zero: it joins the duplicates,
-    as in scikit-learn (``A.maximum(A.T)`` would drop it).
+    as in scikit-learn (``A.maximum(A.T)`` alone drops it).
     """
-    rows = np.repeat(np.arange(n, dtype=np.int64), idx.shape[1])
-    return _symmetric_csr(rows, idx.ravel().astype(np.int64), dist.ravel(), n)
-
-
-def _symmetric_csr(rows, cols, weights, n):
-    """CSR graph with the edges ``rows[e] - cols[e]`` in both directions; an edge given twice
-    keeps its larger weight; zero weights stay stored (they are edges)."""
     import scipy.sparse as sp
 
-    r = np.concatenate([rows, cols])
-    c = np.concatenate([cols, rows])
-    w = np.concatenate([weights, weights]).astype(np.float64, copy=False)
-    order = np.lexsort((c, r))
-    r, c, w = r[order], c[order], w[order]
-    first = np.ones(r.size, dtype=bool)
-    first[1:] = (r[1:] != r[:-1]) | (c[1:] != c[:-1])
-    starts = np.flatnonzero(first)
-    w = np.maximum.reduceat(w, starts) if starts.size else w
-    indptr = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(np.bincount(r[starts], minlength=n), out=indptr[1:])
-    graph = sp.csr_matrix((w, c[starts], indptr), shape=(n, n))
-    graph.has_sorted_indices = True
-    return graph
+    rows = np.repeat(np.arange(n), idx.shape[1])
+    A = sp.csr_matrix((dist.ravel(), (rows, idx.ravel())), shape=(n, n))
+    A = A.maximum(A.T).tocsr()          # prunes the zeros; d(i, j) = d(j, i), so no other loss
+    zero = dist.ravel() == 0
+    if zero.any():
+        r, c = rows[zero], idx.ravel()[zero]
+        A = _add_edges(A, r, c, np.zeros(r.size))
+    A.sort_indices()
+    return A
+
+
+def _add_edges(graph, rows, cols, weights):
+    """``graph`` with the edges ``rows[e] - cols[e]`` (both directions; none of them already in
+    ``graph``), zero weights stored: a zero-length edge is an edge."""
+    import scipy.sparse as sp
+
+    coo = graph.tocoo()
+    r = np.concatenate([coo.row, rows, cols])
+    c = np.concatenate([coo.col, cols, rows])
+    w = np.concatenate([coo.data, weights, weights])
+    out = sp.csr_matrix((w, (r, c)), shape=graph.shape)   # duplicates summed: 0 + 0 stays 0
+    out.sort_indices()
+    return out
 
 
 def bridge_components(X, graph):
@@ -107,10 +109,8 @@ def bridge_components(X, graph):
             rows.append(members[i][best])
             cols.append(members[j][nearest[best]])
             vals.append(d[best])
-    coo = graph.tocoo()
-    graph = _symmetric_csr(np.concatenate([coo.row.astype(np.int64), rows]),
-                           np.concatenate([coo.col.astype(np.int64), cols]),
-                           np.concatenate([coo.data, vals]), graph.shape[0])
+    # the links join different components: none of them is already an edge
+    graph = _add_edges(graph, np.asarray(rows), np.asarray(cols), np.asarray(vals))
     return graph, n_comp
 
 

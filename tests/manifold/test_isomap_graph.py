@@ -93,3 +93,13 @@ def test_extreme_coordinates_scale_the_embedding(scale):
     assert_equal_up_to_sign(scaled.embedding_ / scale, plain.embedding_, 1e-9)
     assert_equal_up_to_sign(scaled.embedding_ / scale, ref.embedding_, 1e-9)
     assert_equal_up_to_sign(scaled.transform(X_new * scale) / scale, ref.transform(X_new), 1e-9)
+
+
+def test_points_repeated_more_often_than_n_neighbors_embed_like_sklearn():
+    # with n_neighbors=1 every neighbour of a copy is another copy: all edges inside the groups
+    # have length 0, and the groups are components that only the joining links connect
+    X = np.repeat([[0.0, 0.0], [3.0, 1.0]], 4, axis=0)
+    X = np.vstack([X, [[7.0, 3.0], [8.0, 3.0]]])
+    with pytest.warns(UserWarning, match="connected components"):
+        ours = Isomap(1, n_neighbors=1).fit(X)
+    assert_equal_up_to_sign(ours.embedding_, sklearn_isomap(X, 1, 1).embedding_, 1e-9)
