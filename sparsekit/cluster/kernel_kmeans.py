@@ -41,26 +41,13 @@ import numpy as np
 
 from .._base import ParamsMixin
 from .._validation import check_option, check_random_state, check_scalar
+from ..exceptions import not_fitted_error
 from ..registry import default_registry
 
 METHODS = ("auto", "exact", "nystrom")
 INITS = ("k-means++", "random")
 #: Bytes of one row block of kernel values / distances outside the exact Gram.
 _BLOCK_BYTES = 32 * 2**20
-
-
-class NotFittedError(ValueError, AttributeError):
-    """KernelKMeans used before ``fit``."""
-
-
-def _not_fitted_error(message):
-    """scikit-learn's ``NotFittedError`` where it is installed (its checks expect that class,
-    a ValueError and AttributeError too), else this module's."""
-    try:
-        from sklearn.exceptions import NotFittedError as SklearnNotFitted
-    except ImportError:  # pragma: no cover - scikit-learn is optional
-        return NotFittedError(message)
-    return SklearnNotFitted(message)
 
 
 def _resolve(family, spec, params):
@@ -439,7 +426,7 @@ class KernelKMeans(ParamsMixin):
     # -- use ---------------------------------------------------------------------------------
     def _check_fitted(self):
         if not hasattr(self, "labels_"):
-            raise _not_fitted_error(
+            raise not_fitted_error(
                 "this KernelKMeans is not fitted yet: call fit(X) before predict or transform"
             )
 

@@ -49,10 +49,20 @@ except ImportError as exc:  # pragma: no cover - exercised only without scikit-l
         "sparsekit.ensemble needs scikit-learn >= 1.6: pip install 'sparsekit[forest]'"
     ) from exc
 
+from ..exceptions import not_fitted_error
 from ..registry import default_registry
 from ._selection import select
 
 _UNIFORM_OR_FITTED = ("fitted", "uniform")
+
+
+def _check_fitted(estimator):
+    """scikit-learn's ``check_is_fitted``, raising sparsekit's ``NotFittedError`` (a subclass of
+    scikit-learn's, so the same handlers catch it)."""
+    try:
+        check_is_fitted(estimator, "coef_")
+    except NotFittedError as exc:
+        raise not_fitted_error(str(exc)) from None
 
 
 def _check_forest(forest, kind):
@@ -180,7 +190,7 @@ class _OMPForestBase(BaseEstimator):
             yield acc + self._path_intercepts[j]
 
     def _scores(self, X):
-        check_is_fitted(self, "coef_")
+        _check_fitted(self)
         X = validate_data(self, X, dtype=(np.float64, np.float32), reset=False)
         outputs = self._outputs(X)
         w = self.path_coef_[-1]
@@ -275,7 +285,7 @@ class OMPForestRegressor(RegressorMixin, _OMPForestBase):
     def staged_predict(self, X):
         """Predictions of the pruned forests with 1, 2, ..., ``n_trees_`` trees (in selection
         order, each with the weights of that size's solution)."""
-        check_is_fitted(self, "coef_")
+        _check_fitted(self)
         X = validate_data(self, X, dtype=(np.float64, np.float32), reset=False)
         yield from self._staged_scores(X)
 
@@ -338,12 +348,12 @@ class OMPForestClassifier(ClassifierMixin, _OMPForestBase):
 
     def predict(self, X):
         """The class with the highest score."""
-        check_is_fitted(self, "coef_")
+        _check_fitted(self)
         return self.classes_[np.argmax(self._scores(X), axis=1)]
 
     def staged_predict(self, X):
         """Predicted classes of the pruned forests with 1, 2, ..., ``n_trees_`` trees."""
-        check_is_fitted(self, "coef_")
+        _check_fitted(self)
         X = validate_data(self, X, dtype=(np.float64, np.float32), reset=False)
         for scores in self._staged_scores(X):
             yield self.classes_[np.argmax(scores, axis=1)]
