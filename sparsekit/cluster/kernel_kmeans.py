@@ -443,7 +443,9 @@ class KernelKMeans(ParamsMixin):
         self._dtype = Xp.dtype if isinstance(Xp, np.ndarray) else np.dtype(np.float64)
         if method == "exact":
             H = _indicator(self.labels_, k)
-            self._X_fit = Xp
+            # predict reads the training points: keep a copy the caller cannot change, as
+            # scikit-learn's estimators do (a prepared graph set is already the model's own)
+            self._X_fit = Xp.copy() if hasattr(Xp, "copy") else Xp
             self._H = H
             self._cc = np.einsum("ij,ij->j", H, K @ H)
             self.cluster_centers_ = None

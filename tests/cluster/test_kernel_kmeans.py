@@ -182,3 +182,15 @@ def test_no_landmark_warning_for_defaults_or_an_explicit_method(rings, recwarn):
     KernelKMeans(2, sampler="greedy-trace", n_landmarks=20, method="nystrom", **kw).fit(X)
     KernelKMeans(2, sampler="greedy-trace", n_landmarks=20, method="exact", **kw).fit(X)
     assert not [w for w in recwarn if "ignored" in str(w.message)]
+
+
+@pytest.mark.parametrize("method", ["exact", "nystrom"])
+def test_changing_X_after_fit_leaves_the_model_unchanged(rings, method):
+    X = np.ascontiguousarray(rings[0])  # already in the kernel's form: nothing copies it on input
+    km = KernelKMeans(2, kernel_params={"gamma": 5.0}, method=method, n_landmarks=40,
+                      random_state=0).fit(X)
+    Xn = rings[0][:9] + 0.01
+    before_d, before_l = km.transform(Xn), km.predict(Xn)
+    X[:] = 0.0
+    np.testing.assert_array_equal(km.transform(Xn), before_d)
+    np.testing.assert_array_equal(km.predict(Xn), before_l)
