@@ -17,6 +17,7 @@ Where none is readable nothing is checked.
 from __future__ import annotations
 
 import os
+import sys
 import warnings
 
 #: Warn when an allocation needs more than this fraction of the available memory ...
@@ -146,7 +147,8 @@ def _cgroup_headroom(root: str, self_cgroup: str) -> list:
         limit = _read_int(os.path.join(d, "memory.max"))
         used = _read_int(os.path.join(d, "memory.current"))
         if limit is not None and used is not None:
-            out.append(limit - used + _inactive_file(os.path.join(d, "memory.stat"), "inactive_file"))
+            out.append(limit - used + _inactive_file(os.path.join(d, "memory.stat"),
+                                                     "inactive_file"))
     for d in _cgroup_dirs(os.path.join(root, "memory"), v1_path):
         limit = _read_int(os.path.join(d, "memory.limit_in_bytes"))
         used = _read_int(os.path.join(d, "memory.usage_in_bytes"))
@@ -156,17 +158,28 @@ def _cgroup_headroom(root: str, self_cgroup: str) -> list:
     return out
 
 
+def _outside_stacklevel() -> int:
+    """``stacklevel`` of the first frame outside this package, for a warning issued by the
+    caller of this function."""
+    package = os.path.dirname(os.path.abspath(__file__))
+    frame, level = sys._getframe(2), 2
+    while (frame.f_back is not None
+           and os.path.abspath(frame.f_code.co_filename).startswith(package)):
+        frame, level = frame.f_back, level + 1
+    return level
+
+
 def _gib(nbytes: float) -> str:
     return f"{nbytes / 2**30:.1f} GiB"
 
 
 def check_allocation(nbytes: int, what: str, instead: str, *,
-                     matrices: str = "an n x n matrix", stacklevel: int = 3) -> None:
+                     matrices: str = "an n x n matrix") -> None:
     """Warn (:class:`LargeAllocationWarning`) or raise (:class:`InsufficientMemoryError`) when
     ``nbytes`` exceeds ``WARN_FRACTION`` / ``RAISE_FRACTION`` of the available memory.
 
     ``what`` names the computation, ``matrices`` what it allocates and ``instead`` the cheaper
-    way (all end up in the message). ``stacklevel`` is the warning's, counted from the caller.
+    way (all end up in the message). The warning points at the first caller outside sparsekit.
     """
     available = available_memory()
     if available is None or nbytes <= WARN_FRACTION * available:
@@ -175,7 +188,7 @@ def check_allocation(nbytes: int, what: str, instead: str, *,
                f"memory is available; {instead}")
     if nbytes > RAISE_FRACTION * available:
         raise InsufficientMemoryError(message)
-    warnings.warn(message, LargeAllocationWarning, stacklevel=stacklevel)
+    warnings.warn(message, LargeAllocationWarning, stacklevel=_outside_stacklevel())
 
 
 def dense_gram_bytes(n: int, itemsize: int = 8) -> int:

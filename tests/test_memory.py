@@ -10,7 +10,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import sparsekit
 from sparsekit import _memory
 from sparsekit import KernelKMeans, Nystroem
 from sparsekit.manifold import (MDS, Isomap, KernelPCA, LaplacianEigenmaps,
@@ -28,18 +27,20 @@ def X():
 
 
 # -- what is available --------------------------------------------------------------------------
-def test_available_memory_honours_a_lowered_rlimit_as():
-    """RLIMIT_AS less the address space in use (VmSize) bounds what is available, and a guarded
-    fit then refuses with the guard's message instead of dying in NumPy's allocator."""
-    code = textwrap.dedent("""
+@pytest.mark.parametrize("limit, field", [("RLIMIT_AS", "VmSize"), ("RLIMIT_DATA", "VmData")])
+def test_available_memory_honours_a_lowered_address_space_limit(limit, field):
+    """RLIMIT_AS less the address space in use (VmSize) bounds what is available (and
+    RLIMIT_DATA less VmData), and a guarded fit then refuses with the guard's message instead
+    of dying in NumPy's allocator."""
+    code = textwrap.dedent(f"""
         import resource, numpy as np
         from sparsekit import _memory
         from sparsekit.manifold import KernelPCA
-        def vmsize():
+        def used():
             with open("/proc/self/status") as f:
-                return next(int(l.split()[1]) * 1024 for l in f if l.startswith("VmSize:"))
+                return next(int(l.split()[1]) * 1024 for l in f if l.startswith("{field}:"))
         free = _memory.available_memory()
-        resource.setrlimit(resource.RLIMIT_AS, (vmsize() + 256 * 2**20, resource.RLIM_INFINITY))
+        resource.setrlimit(resource.{limit}, (used() + 256 * 2**20, resource.RLIM_INFINITY))
         avail = _memory.available_memory()
         X = np.random.default_rng(0).standard_normal((6000, 3))   # 2 x 6000^2 x 8 B = 549 MiB
         try:
@@ -144,8 +145,11 @@ def test_dense_paths_refuse_above_90_percent_and_name_the_way_out(monkeypatch, X
 @pytest.mark.parametrize("name, fit, need, option", CASES, ids=[c[0] for c in CASES])
 def test_dense_paths_warn_between_half_and_90_percent(monkeypatch, X, name, fit, need, option):
     monkeypatch.setattr(_memory, "available_memory", lambda: int(need / 0.7))
-    with pytest.warns(_memory.LargeAllocationWarning, match=option):
+    with pytest.warns(_memory.LargeAllocationWarning, match=option) as record:
         fit(X)
+    # the warning points at the caller's line, not at sparsekit's internals
+    ours = [w for w in record if w.category is _memory.LargeAllocationWarning]
+    assert {w.filename for w in ours} == {__file__}
     monkeypatch.setattr(_memory, "available_memory", lambda: int(need / 0.45))
     with warnings.catch_warnings():
         warnings.simplefilter("error", _memory.LargeAllocationWarning)

@@ -384,10 +384,12 @@ class KernelKMeans(ParamsMixin):
             method = "exact" if n * n * 8 <= self.max_memory else "nystrom"
         rng = check_random_state(self.random_state)
         if method == "exact":
+            itemsize = getattr(getattr(Xp, "dtype", None), "itemsize", 8)
             check_allocation(  # the Gram (converted to float64) and its symmetrised copy
-                dense_gram_bytes(n, getattr(getattr(Xp, "dtype", None), "itemsize", 8)) + 8 * n * n,
+                dense_gram_bytes(n, itemsize) + 8 * n * n,
                 f"KernelKMeans(method='exact') on {n} samples",
-                "use method='nystrom' with n_landmarks= (default 100)")
+                "use method='nystrom' with n_landmarks= (default 100)",
+                matrices="its n x n matrices")
             K = np.asarray(kernel(Xp), dtype=np.float64)
             K = 0.5 * (K + K.T)
             diag = np.diagonal(K).copy()

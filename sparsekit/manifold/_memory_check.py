@@ -48,4 +48,4 @@ def check_fit_memory(name: str, kernel, n: int, landmarks) -> None:
         matrices = "its n x m matrices" if isinstance(kernel, IsomapGeodesicKernel) else \
             "its m x m matrices"
         instead = "use a smaller n_landmarks="
-    check_allocation(nbytes, what, instead, matrices=matrices, stacklevel=4)
+    check_allocation(nbytes, what, instead, matrices=matrices)

@@ -29,7 +29,7 @@ def run_gram(ctx) -> dict:
     # K and the two temporaries of max |K - K^T|
     check_allocation(3 * itemsize * len(samples) ** 2, f"the gram task on {len(samples)} samples",
                      "it forms the whole matrix on purpose: use fewer samples (e.g. --set "
-                     "data.n_samples=N)")
+                     "data.n_samples=N)", matrices="its n x n matrices")
     kernel = ctx.components["kernel"]
     kernel = kernel.fit(samples) if hasattr(kernel, "fit") else kernel
     if p["warm_up"]:
