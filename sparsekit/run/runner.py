@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import platform
 import re
 import sys
@@ -33,6 +34,9 @@ from pathlib import Path
 from .results import NO_SPACE, FolderLock, NoSpaceError, Recorder, write_atomic
 from .spec import Spec, SpecError, count_points, count_runs, expand
 
+#: local:N starts N worker processes: at most this many per CPU (a typo such as local:4000
+#: would otherwise fork thousands of interpreters)
+MAX_LOCAL_WORKERS_PER_CPU = 4
 #: seconds to wait for a Dask scheduler before giving up
 SCHEDULER_TIMEOUT_S = 10
 #: seconds to wait for its first worker
@@ -174,6 +178,12 @@ def connect(scheduler: str, timeout: float | None = None, worker_timeout: float 
         if not re.fullmatch(r"[0-9]+", count) or int(count) < 1:
             raise ValueError(f"--scheduler {scheduler!r}: expected local:N with N an integer "
                              ">= 1 (the number of worker processes), e.g. local:4")
+        cpus = os.cpu_count() or 1
+        if int(count) > MAX_LOCAL_WORKERS_PER_CPU * cpus:
+            raise ValueError(f"--scheduler {scheduler!r}: {int(count):,} worker processes on a "
+                             f"machine with {cpus} CPU(s); local:N takes at most "
+                             f"{MAX_LOCAL_WORKERS_PER_CPU * cpus} (each worker is a process "
+                             f"of its own), e.g. local:{cpus}")
         try:
             cluster = LocalCluster(n_workers=int(count), threads_per_worker=1, processes=True,
                                    dashboard_address=None)
