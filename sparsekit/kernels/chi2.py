@@ -37,7 +37,7 @@ class AdditiveChi2Kernel(VectorKernel):
     def _cuda_entries(self, X):
         from . import _cuda
 
-        return _cuda.chi2_entries, (X.dtype.type(-1.0), np.bool_(False))
+        return _cuda.chi2_entries, (X.dtype.type(-1.0), np.bool_(False), X.dtype.type(0.5))
 
 
 class Chi2Kernel(VectorKernel):
@@ -72,4 +72,4 @@ class Chi2Kernel(VectorKernel):
     def _cuda_entries(self, X):
         from . import _cuda
 
-        return _cuda.chi2_entries, (X.dtype.type(-self.gamma), np.bool_(True))
+        return _cuda.chi2_entries, (X.dtype.type(-self.gamma), np.bool_(True), X.dtype.type(0.5))
