@@ -9,6 +9,7 @@ import pytest
 from sklearn.metrics import pairwise as skp
 
 import sparsekit
+from sparsekit.kernels.bandwidth import gamma_from_rule
 
 F32_MAX = float(np.finfo(np.float32).max)
 F64_MAX = float(np.finfo(np.float64).max)
@@ -66,3 +67,90 @@ def test_chi2_of_small_and_large_data_equals_scikit_learn_in_float64(dtype, scal
     np.testing.assert_allclose(got, want, rtol=rtol)
     got = sparsekit.get_kernel("chi2", gamma=1.0 / scale, backend=backend)(X, Y)
     np.testing.assert_allclose(got, skp.chi2_kernel(X64, Y64), rtol=rtol)
+
+
+# -- RBF bandwidth rules at any scale of the data ------------------------------------------
+RULE_SCALES = [(np.float64, 1e-300), (np.float64, 1e300), (np.float64, 1e-310),
+               (np.float32, 1e-38), (np.float32, 1e-42)]
+
+
+def _scaled(X, scale, dtype):
+    """``X * scale`` in ``dtype`` and the same points brought back to order one exactly (by a
+    power of two): subnormal data keep only a few digits of X, so the oracle starts from them."""
+    Xs = (X * scale).astype(dtype)
+    e = int(np.frexp(np.abs(Xs.astype(np.float64)).max())[1])
+    return Xs, np.ldexp(Xs.astype(np.float64), -e)
+
+
+@pytest.mark.parametrize("rule", ["median", "mean-sq-dist", "scale"])
+@pytest.mark.parametrize("dtype,scale", RULE_SCALES)
+def test_rbf_bandwidth_rules_give_the_gram_of_the_unscaled_data(rule, dtype, scale, rng):
+    # every rule is scale-equivariant, so exp(-gamma ||x - z||^2) does not depend on the scale;
+    # at 1e-300 gamma itself (~1e600) is no float64, at 1e-38 no float32
+    Z, Z1 = _scaled(rng.normal(size=(49, 5)), scale, dtype)
+    X, X1, Y, Y1 = Z[:40], Z1[:40], Z[40:], Z1[40:]
+    g1 = gamma_from_rule(X1, rule)
+    rtol = 1e-10 if dtype == np.float64 else 1e-5
+    atol = 1e-12 if dtype == np.float64 else 1e-6
+    fitted = sparsekit.get_kernel("rbf", bandwidth=rule).fit(X)
+    unfitted = sparsekit.get_kernel("rbf", bandwidth=rule)
+    for got in (fitted(X), unfitted(X), fitted(X, max_memory=7 * 40 * 8),
+                sparsekit.get_kernel("rbf", bandwidth=rule, backend="cuda").fit(X)(X)):
+        assert got.dtype == dtype
+        np.testing.assert_allclose(got, skp.rbf_kernel(X1, gamma=g1), rtol=rtol, atol=atol)
+    np.testing.assert_allclose(fitted(Y, X), skp.rbf_kernel(Y1, X1, gamma=g1), rtol=rtol,
+                               atol=atol)
+    np.testing.assert_allclose(unfitted(Y, X), skp.rbf_kernel(Y1, X1, gamma=g1), rtol=rtol,
+                               atol=atol)
+
+
+@pytest.mark.parametrize("scale", [1e-300, 1e300])
+def test_rbf_rule_on_sparse_data_far_from_one(scale, rng):
+    import scipy.sparse as sp
+
+    X = rng.normal(size=(30, 6))
+    X[rng.random(X.shape) < 0.5] = 0.0
+    g1 = gamma_from_rule(X, "median")
+    got = sparsekit.get_kernel("rbf", bandwidth="median")(sp.csr_matrix(X * scale))
+    np.testing.assert_allclose(got, skp.rbf_kernel(X, gamma=g1), rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("scale", [1e-300, 1e300])
+def test_gamma_out_of_the_float64_range_is_refused_with_the_data_scale(scale, rng):
+    X = rng.normal(size=(20, 3)) * scale
+    k = sparsekit.get_kernel("rbf", bandwidth="median").fit(X)
+    assert k.gamma_ in (np.inf, 0.0)  # no float64 holds it; the kernel keeps it exactly
+    if scale > 1:
+        match = r"gamma ~ 1e-60\d for data at scale 1e\+300 .*outside the float64 range.*rescale"
+    else:
+        match = r"gamma ~ 1e\+59\d for data at scale 1e-300 .*outside the float64 range.*rescale"
+    with pytest.raises(ValueError, match=match):
+        k.effective_gamma(3)
+    with pytest.raises(ValueError, match=match):
+        gamma_from_rule(X, "median")
+
+
+@pytest.mark.filterwarnings("ignore:.*overflow encountered in scalar multiply:RuntimeWarning")
+@pytest.mark.parametrize("backend", ["cpu", "cuda"])
+def test_rbf_gamma_beyond_the_float32_range_gives_the_limits_not_nan(backend, rng):
+    # gamma = 1e50 is a float64 but no float32: k = 1 at distance 0 and 0 elsewhere (between
+    # X and Y, rounding in the CPU's GEMM form leaves x_i and itself a tiny distance apart)
+    X = rng.normal(size=(12, 3)).astype(np.float32)
+    k = sparsekit.get_kernel("rbf", gamma=1e50, backend=backend)
+    np.testing.assert_array_equal(k(X), np.eye(12, dtype=np.float32))
+    K = k(X, X[:5])
+    assert np.isin(K, [0.0, 1.0]).all()
+    np.testing.assert_array_equal(K * (1 - np.eye(12, 5)), 0.0)
+
+
+@pytest.mark.parametrize("dtype,scale", [(np.float64, 1e-300), (np.float64, 1e300),
+                                         (np.float32, 1e-38)])
+def test_nystroem_with_a_median_bandwidth_fits_data_far_from_one(dtype, scale, rng):
+    X, X1 = _scaled(rng.normal(size=(60, 5)), scale, dtype)
+    params = dict(kernel="rbf", kernel_params={"bandwidth": "median"}, n_components=20,
+                  random_state=0)
+    got = sparsekit.Nystroem(**params).fit(X).transform(X)
+    want = sparsekit.Nystroem(**params).fit(X1).transform(X1)
+    assert got.dtype == dtype
+    np.testing.assert_allclose(got, want, rtol=1e-4 if dtype == np.float32 else 1e-8,
+                               atol=1e-5 if dtype == np.float32 else 1e-10)
