@@ -37,6 +37,7 @@ import numpy as np
 
 from .._validation import is_sparse, check_option, check_scalar
 from . import _cpu
+from ._range import exponent, max_abs, times_power_of_two
 from .bandwidth import (
     RULES, gamma_parts_from_rule, is_normal, out_of_range_message, parts_to_float,
 )
@@ -185,8 +186,8 @@ class RBFKernel(VectorKernel):
         f = _rescale_exponent(X, None if same else Y)
         gamma = self._gamma_at(X.shape[1], f, X.dtype)
         if f:
-            X = _times_power_of_two(X, -f)
-            Y = X if same else _times_power_of_two(Y, -f)
+            X = times_power_of_two(X, -f)
+            Y = X if same else times_power_of_two(Y, -f)
         if is_sparse(X):
             xsq = row_sq_norms(X)
             return X, (X if same else Y), xsq, (xsq if same else row_sq_norms(Y)), gamma
@@ -231,12 +232,6 @@ def _column_sums(A):
     return A.sum(axis=0, dtype=np.float64)
 
 
-def _max_abs(A) -> float:
-    data = A.data if is_sparse(A) else A
-    # two reductions, no |A| temporary
-    return max(float(data.max()), -float(data.min())) if data.size else 0.0
-
-
 def _rescale_exponent(X, Y) -> int:
     """f with x 2^-f at a safe scale (max |x| 2^-f in [0.5, 1)), or 0 when no rescaling is needed.
 
@@ -246,20 +241,11 @@ def _rescale_exponent(X, Y) -> int:
     float in both dtypes (below, squared distances would underflow: at 1e-300 in float64, or
     1e-38 in float32, every one of them is 0).
     """
-    amax = max(_max_abs(X), 0.0 if Y is None else _max_abs(Y))
+    amax = max(max_abs(X), 0.0 if Y is None else max_abs(Y))
     limit = np.sqrt(float(np.finfo(X.dtype).max) / (64.0 * X.shape[1]))
     if amax == 0.0 or 1.0 / limit <= amax <= limit:
         return 0
-    return int(np.frexp(amax)[1])
-
-
-def _times_power_of_two(A, k):
-    """A * 2^k, exactly (``np.ldexp``: 2^k itself need not be a float of A's dtype)."""
-    if is_sparse(A):
-        A = A.copy()
-        A.data = np.ldexp(A.data, k)
-        return A
-    return np.ldexp(A, k)
+    return exponent(amax)
 
 
 def _needs_rescale(X, Y) -> bool:

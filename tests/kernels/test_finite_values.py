@@ -4,6 +4,8 @@ Where the true value of a kernel is a finite float, the kernel returns it (resca
 reordering its arithmetic as needed); where it is not, it warns instead of returning inf
 silently.
 """
+import re
+
 import numpy as np
 import pytest
 from sklearn.metrics import pairwise as skp
@@ -154,3 +156,81 @@ def test_nystroem_with_a_median_bandwidth_fits_data_far_from_one(dtype, scale, r
     assert got.dtype == dtype
     np.testing.assert_allclose(got, want, rtol=1e-4 if dtype == np.float32 else 1e-8,
                                atol=1e-5 if dtype == np.float32 else 1e-10)
+
+
+# -- values beyond the range: a warning, never a silent inf ---------------------------------
+def _no_warning(f, *args):
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        return f(*args)
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+@pytest.mark.parametrize("name,params,scale", [
+    ("linear", {}, 1e200), ("linear", {}, 1e300),
+    ("polynomial", {}, 1e300), ("polynomial", {"degree": 2, "coef0": 0.0}, 1e160),
+])
+def test_values_beyond_the_range_warn_naming_kernel_and_scale(name, params, scale, sparse, rng):
+    import scipy.sparse as sp
+
+    X = rng.normal(size=(10, 4))
+    Xs = X * scale
+    k = sparsekit.get_kernel(name, **params)
+    data = sp.csr_matrix(Xs) if sparse else Xs
+    match = (rf"{name} kernel values exceed the float64 range .* data at scale "
+             + re.escape(f"{np.abs(Xs).max():.3g}"))
+    with pytest.warns(RuntimeWarning, match=match):
+        K = k(data)
+    assert np.isinf(K).any()
+    with pytest.warns(RuntimeWarning, match=match):
+        k.diag(data)
+    # ordinary data: no warning, and the values of scikit-learn
+    want = (skp.linear_kernel if name == "linear" else skp.polynomial_kernel)(X, **params)
+    np.testing.assert_allclose(_no_warning(k, sp.csr_matrix(X) if sparse else X), want,
+                               rtol=1e-10)
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_polynomial_products_that_overflow_on_the_way_are_exact(sparse, rng):
+    # gamma <x, z> is ~1e100 though <x, z> (~1e400) is no float64
+    import scipy.sparse as sp
+
+    X, Y = rng.normal(size=(10, 4)), rng.normal(size=(6, 4))
+    k = sparsekit.get_kernel("polynomial", gamma=1e-300, degree=2, coef0=0.0)
+    A, B = X * 1e200, Y * 1e200
+    if sparse:
+        A, B = sp.csr_matrix(A), sp.csr_matrix(B)
+    want = skp.polynomial_kernel(X, Y, gamma=1e100, degree=2, coef0=0.0)
+    np.testing.assert_allclose(_no_warning(k, A, B), want, rtol=1e-12)
+    np.testing.assert_allclose(_no_warning(k.diag, A),
+                               np.diag(skp.polynomial_kernel(X, gamma=1e100, degree=2, coef0=0.0)),
+                               rtol=1e-12)
+    lin = sparsekit.get_kernel("linear")
+    np.testing.assert_allclose(_no_warning(lin, A / 1e120, B / 1e120),  # <x, z> ~ 1e160
+                               skp.linear_kernel(X, Y) * 1e160, rtol=1e-12)
+
+
+# Numba's CUDA simulator computes with NumPy scalars, which warn where x + z overflows
+@pytest.mark.filterwarnings("ignore:overflow encountered in scalar add:RuntimeWarning")
+@pytest.mark.parametrize("backend", ["cpu", "cuda"])
+def test_additive_chi2_sums_beyond_the_range_warn(backend, rng):
+    X = (rng.uniform(0.6, 1.0, (8, 6)) * F32_MAX).astype(np.float32)
+    Y = (rng.uniform(0.0, 0.1, (5, 6)) * F32_MAX).astype(np.float32)
+    with pytest.warns(RuntimeWarning, match=r"additive-chi2 kernel values exceed the float32"):
+        K = sparsekit.get_kernel("additive-chi2", backend=backend)(X, Y)
+    assert np.isneginf(K).any()
+    # the exponential kernel's limit, 0, is its true value
+    K = sparsekit.get_kernel("chi2", backend=backend)(X, Y)
+    np.testing.assert_array_equal(K, 0.0)
+
+
+def test_polynomial_products_that_underflow_on_the_way_are_exact(rng):
+    # float32 data at 1e-30: <x, z> ~ 1e-60 is no float32, gamma <x, z> ~ 1e-10 is
+    X = (rng.normal(size=(10, 4)) * 1e-30).astype(np.float32)
+    X64 = X.astype(np.float64)
+    k = sparsekit.get_kernel("polynomial", gamma=1e50, degree=2, coef0=0.0)
+    want = skp.polynomial_kernel(X64, gamma=1e50, degree=2, coef0=0.0)
+    np.testing.assert_allclose(_no_warning(k, X), want, rtol=1e-5)
+    np.testing.assert_allclose(_no_warning(k.diag, X), np.diag(want), rtol=1e-5)
