@@ -1,8 +1,9 @@
 """Kernel values at the edges of the floating range: exact where they exist, never a silent inf.
 
-The rule every vector kernel follows: an entry whose true value is a finite float is computed
-(the data rescaled by powers of two where an intermediate result such as ``<x, z>`` or
-``||x - z||^2`` would overflow or underflow: exact, as only exponents change); an entry whose
+The rule of the unbounded kernels (linear, polynomial, additive-chi2; the RBF and chi2 modules
+rescale their own intermediates): an entry whose true value is a finite float is computed (the
+data rescaled by powers of two where an intermediate result such as ``<x, z>`` would overflow
+or underflow: exact, as only exponents change); an entry whose
 true value lies beyond the largest float is ``±inf``, and the call warns with a
 ``RuntimeWarning`` that names the kernel and the data's scale. It warns rather than raises: as
 with NumPy's overflow, the other entries are right, and
