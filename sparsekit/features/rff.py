@@ -152,7 +152,16 @@ class RandomFourierFeatures(TransformerMixin, ParamsMixin):
         self.n_components_ = n_components
         self.n_frequencies_ = s
         self.random_offset_ = draw_offset(n_components, rng)
-        self.random_weights_ = np.ascontiguousarray(W, dtype=X.dtype)
+        with np.errstate(over="ignore"):
+            W = np.ascontiguousarray(W, dtype=X.dtype)
+        if not np.isfinite(W).all():  # e.g. float32 data below ~1e-38: sqrt(2 gamma) ~ 1 / scale
+            scale = float(np.abs(X.data if hasattr(X, "data") and not isinstance(X, np.ndarray)
+                                 else X).max()) if X.size else 0.0
+            raise ValueError(
+                f"the random frequencies for {X.dtype} data at scale {scale:.3g} (largest |x|) "
+                f"are not finite in {X.dtype} (gamma = {gamma:.3g}); fit on float64 data or "
+                "rescale the data (e.g. divide it by its largest absolute value)")
+        self.random_weights_ = W
         return self
 
     def transform(self, X):
