@@ -158,9 +158,10 @@ class RandomFourierFeatures(TransformerMixin, ParamsMixin):
             scale = float(np.abs(X.data if hasattr(X, "data") and not isinstance(X, np.ndarray)
                                  else X).max()) if X.size else 0.0
             raise ValueError(
-                f"the random frequencies for {X.dtype} data at scale {scale:.3g} (largest |x|) "
-                f"are not finite in {X.dtype} (gamma = {gamma:.3g}); fit on float64 data or "
-                "rescale the data (e.g. divide it by its largest absolute value)")
+                f"the random Fourier features of {X.dtype} data at scale {scale:.3g} (largest "
+                f"|x|) are not finite: their frequencies (about sqrt(2 gamma), gamma = "
+                f"{gamma:.3g}) exceed the {X.dtype} range; fit on float64 data or rescale the "
+                "data (e.g. divide it by its largest absolute value)")
         self.random_weights_ = W
         return self
 
