@@ -36,42 +36,43 @@ print("MODULES " + json.dumps(sorted(sys.modules)))
 """
 
 
-def _child_env(tmp_path):
-    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "numba-cache"), PYTHONPATH=str(ROOT))
+def _child_env():
+    # the session's Numba cache (warm after the first run): the test is about imports
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
     env.pop("NUMBA_ENABLE_CUDASIM", None)  # the real probe, as a user's process runs it
     return env
 
 
-def _modules(code, tmp_path):
-    done = subprocess.run([sys.executable, "-c", code], env=_child_env(tmp_path),
+def _modules(code):
+    done = subprocess.run([sys.executable, "-c", code], env=_child_env(),
                           capture_output=True, text=True, cwd=ROOT, timeout=900)
     assert done.returncode == 0, done.stderr
     line = [x for x in done.stdout.splitlines() if x.startswith("MODULES ")][-1]
     return set(json.loads(line[8:]))
 
 
-def _numba_sees_a_device(tmp_path):
+def _numba_sees_a_device():
     code = "from numba import cuda; print(cuda.is_available())"
-    done = subprocess.run([sys.executable, "-c", code], env=_child_env(tmp_path),
+    done = subprocess.run([sys.executable, "-c", code], env=_child_env(),
                           capture_output=True, text=True, cwd=ROOT, timeout=300)
     assert done.returncode == 0, done.stderr
     return done.stdout.strip() == "True"
 
 
-def test_first_calls_import_no_heavy_module(tmp_path):
-    loaded = _modules(CHILD, tmp_path)
+def test_first_calls_import_no_heavy_module():
+    loaded = _modules(CHILD)
     heavy = set(HEAVY)
-    if _numba_sees_a_device(tmp_path):  # a CUDA machine: the probe rightly loads numba.cuda
+    if _numba_sees_a_device():  # a CUDA machine: the probe rightly loads numba.cuda
         heavy.discard("numba.cuda")
     assert not sorted(m for m in loaded if m in heavy)
 
 
-def test_driver_check_agrees_with_numba(tmp_path):
+def test_driver_check_agrees_with_numba():
     # the cheap check may only say "no driver" where Numba finds none either
     code = ("from sparsekit.kernels.base import _cuda_driver_loadable\n"
             "from numba import cuda\n"
             "print(_cuda_driver_loadable(), cuda.is_available())")
-    done = subprocess.run([sys.executable, "-c", code], env=_child_env(tmp_path),
+    done = subprocess.run([sys.executable, "-c", code], env=_child_env(),
                           capture_output=True, text=True, cwd=ROOT, timeout=300)
     assert done.returncode == 0, done.stderr
     loadable, available = done.stdout.split()
