@@ -67,7 +67,7 @@ _PROBE_LOCK = threading.Lock()
 
 def _cuda_driver_loadable() -> bool:
     """False when Numba could not load a CUDA driver library, found without importing
-    ``numba.cuda`` (an import of ~0.07 s of CPU, a fifth of a warm first call).
+    ``numba.cuda`` (an import of 0.05-0.07 s of CPU, a tenth of a warm first call).
 
     Tries the names and directories that ``numba.cuda.is_available()`` tries first on Linux.
     Elsewhere, or when ``NUMBA_CUDA_DRIVER`` names a library, it answers True and leaves the
