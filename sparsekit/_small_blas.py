@@ -7,6 +7,10 @@ machine where another process holds a core, a descheduled BLAS thread stalls eve
 such a product took 10-100x its single-threaded time (kernel k-means' Lloyd step: 28 s instead
 of 0.06 s for a whole fit). These products run on one BLAS thread, taken around a whole loop of
 them (entering and leaving a limit costs about 10 µs, as much as a small product).
+
+The limit also lowers :func:`sparsekit._threads.effective_n_jobs` to 1 (it reads the BLAS
+limit), so a loop that also runs the library's own thread pools resolves its ``n_jobs`` before
+entering, or limits only its products.
 """
 from __future__ import annotations
 
@@ -14,13 +18,14 @@ from contextlib import contextmanager
 
 from ._threads import blas_limit
 
-#: a product whose smallest dimension is at most this runs on one BLAS thread
+#: a product whose output has a side of at most this runs on one BLAS thread
 SKINNY_DIM = 64
 
 
-def is_skinny(*dims: int) -> bool:
-    """Whether a product of these dimensions (m, k, n of an (m, k) by (k, n) GEMM) is skinny."""
-    return min(int(d) for d in dims) <= SKINNY_DIM
+def is_skinny(*sides: int) -> bool:
+    """Whether a product whose output has these sides (m, n of an (m, k) by (k, n) GEMM) is
+    skinny: one side of at most :data:`SKINNY_DIM` (a matrix-vector product has a side of 1)."""
+    return min(int(d) for d in sides) <= SKINNY_DIM
 
 
 @contextmanager
