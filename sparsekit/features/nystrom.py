@@ -37,6 +37,7 @@ import warnings
 import numpy as np
 
 from .._base import ParamsMixin, TransformerMixin
+from .._small_blas import is_skinny, one_blas_thread
 from .._validation import check_option, check_random_state, check_scalar, is_sparse
 from ..kernels.base import PrecomputedKernel, as_kernel_object
 from .._progress import iterate
@@ -299,6 +300,7 @@ class Nystroem(TransformerMixin, ParamsMixin):
         n = kernel.n_samples(Xp)
         k = M.shape[0]
         step = int(max(1, min(n, BLOCK_BYTES // max(1, 8 * k))))
+        skinny = is_skinny(M.shape[1])
         out = None
         for r0 in range(0, n, step):
             r1 = min(n, r0 + step)
@@ -307,7 +309,8 @@ class Nystroem(TransformerMixin, ParamsMixin):
                 dtype = np.result_type(Kb.dtype, M.dtype)
                 Mt = M.astype(dtype, copy=False)
                 out = np.empty((n, M.shape[1]), dtype=dtype)
-            np.dot(Kb.astype(dtype, copy=False), Mt, out=out[r0:r1])
+            with one_blas_thread(skinny):  # only the product: the kernel runs its own threads
+                np.dot(Kb.astype(dtype, copy=False), Mt, out=out[r0:r1])
         return out
 
     def transform(self, X):
