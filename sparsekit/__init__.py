@@ -57,6 +57,7 @@ _LAZY = {
     "LaplacianEigenmaps": "sparsekit.manifold.embedding",
     "SpectralClustering": "sparsekit.manifold.embedding",
     "OMPForestClassifier": "sparsekit.ensemble.omp_forest",
+    "NotFittedError": "sparsekit.exceptions",
 }
 
 

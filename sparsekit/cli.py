@@ -96,6 +96,8 @@ def _cmd_warmup(args) -> int:
 
 def _cmd_run(args) -> int:
     from .run import SpecError, dry_run, load_spec, run_spec
+    from .run.results import FolderInUseError, NoSpaceError, read_results
+    from .run.runner import Interrupted
 
     # spec values, plugin names and error messages reach the terminal: escape their controls
     stream = PrintableStream(sys.stdout)
@@ -111,15 +113,25 @@ def _cmd_run(args) -> int:
             return 0
         out = run_spec(spec, out=args.out, yes=args.yes, allow_pickle=args.allow_pickle,
                        scheduler=args.scheduler, stream=stream)
-    except (SpecError, ValueError, FileNotFoundError, ConnectionError, ModuleNotFoundError) as exc:
+    except Interrupted as exc:
+        print(f"sparsekit run: {printable(exc)}", file=sys.stderr)
+        return 130
+    except KeyboardInterrupt:
+        print("sparsekit run: interrupted before any run started", file=sys.stderr)
+        return 130
+    except NoSpaceError as exc:
+        print(f"sparsekit run: error: {printable(exc)}", file=sys.stderr)
+        return 1
+    except (SpecError, ValueError, FileNotFoundError, ConnectionError, ModuleNotFoundError,
+            FolderInUseError) as exc:
         message = printable(exc, keep="\n")
         print(f"sparsekit run: error: {message}", file=sys.stderr)
         return 2
-    import json
-
-    with open(out / "results.jsonl", encoding="utf-8") as fh:
-        failed = sum(json.loads(line).get("status") != "ok" for line in fh if line.strip())
-    return 1 if failed else 0
+    except OSError as exc:  # the machine's, not the spec's: permissions, I/O errors
+        print(f"sparsekit run: error: {printable(exc)}", file=sys.stderr)
+        return 1
+    rows = read_results(out / "results.jsonl")[0] if (out / "results.jsonl").exists() else []
+    return 1 if any(r.get("status") != "ok" for r in rows) else 0
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -8,11 +8,14 @@ entry-point group. Entry points are loaded once, lazily, at the first lookup.
 Names are case-insensitive and treat ``-`` and ``_`` alike (``"DAC_RLS"`` is ``"dac-rls"``).
 
 No third-party plugin can make the library unusable: one that fails to import, raises in a
-hook, yields something other than a :class:`Registration`, implements a hook that does not exist
-(``sparsekit_sampler`` for ``sparsekit_samplers``) or claims a name that is already taken is
-skipped with a :class:`PluginWarning` naming it, and :meth:`Registry.skipped` (and ``sparsekit
-list``) say what was skipped and why. Built-in components always win a name. The user blocks a
-plugin with ``SPARSEKIT_DISABLE_PLUGINS=name,...`` or ``Registry(disable=[...])``.
+hook (``SystemExit`` and other ``BaseException`` subclasses included: only ``KeyboardInterrupt``
+goes through), yields more than :data:`MAX_REGISTRATIONS_PER_HOOK` records from one hook (a hook
+that yields forever is cut there), yields something other than a :class:`Registration`,
+implements a hook that does not exist (``sparsekit_sampler`` for ``sparsekit_samplers``) or
+claims a name that is already taken is skipped with a :class:`PluginWarning` naming it, and
+:meth:`Registry.skipped` (and ``sparsekit list``) say what was skipped and why. Built-in
+components always win a name. The user blocks a plugin with ``SPARSEKIT_DISABLE_PLUGINS=name,...``
+or ``Registry(disable=[...])``.
 """
 from __future__ import annotations
 
@@ -34,6 +37,11 @@ ENTRY_POINT_GROUP = "sparsekit"
 #: Environment variable: comma-separated plugin names (entry-point or distribution names) that
 #: the registries of this process do not load.
 DISABLE_ENV = "SPARSEKIT_DISABLE_PLUGINS"
+
+#: The most records one plugin's hook may yield. A hook that yields more (one that yields
+#: forever would hang every lookup while its list grows) is cut after this many and the plugin's
+#: records of that family are skipped with a warning.
+MAX_REGISTRATIONS_PER_HOOK = 10_000
 
 #: Values of :attr:`Registration.accepts`.
 ACCEPTS = ("vectors", "graphs", "any")
@@ -350,18 +358,26 @@ class Registry:
             if reason:
                 self._skip_plugin(ep.name, reason, warn=False)
                 continue
+            # A broken plugin must not break the others, nor end the process: SystemExit (a
+            # plugin calling sys.exit at import) and the other BaseExceptions skip it too.
             try:
                 plugin = ep.load()
-            except Exception as exc:  # a broken plugin must not break the others
+            except KeyboardInterrupt:
+                raise
+            except BaseException as exc:
                 self._skip_plugin(
                     ep.name, f"failed to load ({ep.value}): {type(exc).__name__}: {exc}")
                 continue
             try:
-                self._pm.register(plugin, name=ep.name)
-            except Exception as exc:  # e.g. pluggy's validation of a hook's arguments
+                self._pm.register(plugin, name=ep.name)  # pluggy validates the hooks' arguments
+                self._check_hook_names(plugin, ep.name)
+            except KeyboardInterrupt:
+                raise
+            except BaseException as exc:
+                if self._pm.has_plugin(ep.name):
+                    self._pm.unregister(name=ep.name)
                 self._skip_plugin(ep.name, f"could not be registered: {type(exc).__name__}: {exc}")
                 continue
-            self._check_hook_names(plugin, ep.name)
         self._tables = None
 
     # -- tables ----------------------------------------------------------------------------
@@ -382,12 +398,9 @@ class Registry:
             # one implementation at a time, so that each record knows its plugin
             for impl in self._ordered_impls(getattr(self._pm.hook, hook_name)):
                 plugin_name = impl.plugin_name
-                try:
-                    records = list(impl.function() or ())
-                except Exception as exc:
-                    self._skip_record(plugin_name, family, None,
-                                      f"raised in {hook_name}: {type(exc).__name__}: {exc}",
-                                      PluginLoadWarning)
+                records, reason = _hook_records(impl.function, hook_name)
+                if reason is not None:
+                    self._skip_record(plugin_name, family, None, reason, PluginLoadWarning)
                     continue
                 for rec in records:
                     if not isinstance(rec, Registration):
@@ -495,6 +508,11 @@ class Registry:
             return name_or_object
         info = self.lookup(family, name_or_object)
         _check_params_accepted(info, params)
+        from ._required_params import missing_params_error
+
+        missing = missing_params_error(info.family, info.name, info.registration.factory, params)
+        if missing is not None:
+            raise missing
         component = info.registration.factory(**params)
         self._providers[type(component)] = info
         return component
@@ -524,6 +542,37 @@ class Registry:
     def names(self, family: str) -> list[str]:
         """The canonical names of one family."""
         return [info.name for info in self.list(family)]
+
+
+def _hook_records(hook, hook_name: str):
+    """Call one plugin's hook and collect what it yields: ``(records, None)``, or
+    ``(None, reason)`` when the hook raised (any ``BaseException`` but ``KeyboardInterrupt``:
+    a plugin's ``sys.exit`` must not end the process) or yielded more than
+    :data:`MAX_REGISTRATIONS_PER_HOOK` records (it is cut there, so one that yields forever
+    cannot hang the lookup)."""
+    records, iterator, reason = [], None, None
+    try:
+        result = hook()
+        if result is not None:
+            iterator = iter(result)
+            for rec in iterator:
+                if len(records) == MAX_REGISTRATIONS_PER_HOOK:
+                    reason = (f"yielded more than {MAX_REGISTRATIONS_PER_HOOK:,} registrations "
+                              f"from {hook_name} (cut there)")
+                    break
+                records.append(rec)
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:
+        reason = f"raised in {hook_name}: {type(exc).__name__}: {exc}"
+    if iterator is not None and callable(getattr(iterator, "close", None)):
+        try:
+            iterator.close()  # runs a cut generator's cleanup now, not at garbage collection
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:
+            reason = reason or f"raised in {hook_name}: {type(exc).__name__}: {exc}"
+    return (None, reason) if reason is not None else (records, None)
 
 
 _REQUIRED_METHOD = {"kernel": "__call__", "sampler": "sample", "solver": "solve"}

@@ -444,3 +444,158 @@ def test_pickled_registry_keeps_a_blocked_entry_point_blocked(monkeypatch):
     assert "toy-doubler" not in reg.names("kernel")
     copy = pickle.loads(pickle.dumps(reg))
     assert "toy-doubler" not in copy.names("kernel") and "rbf" in copy.names("kernel")
+
+
+# -- plugins cannot end or hang the process ----------------------------------------------------
+def _module_entry_point(tmp_path, monkeypatch, ep_name, module, source):
+    """A real entry point (importlib.metadata) to a module written in ``tmp_path``."""
+    from importlib import metadata
+
+    (tmp_path / f"{module}.py").write_text(source)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    return metadata.EntryPoint(name=ep_name, value=module, group="sparsekit")
+
+
+class _CustomBase(BaseException):
+    pass
+
+
+@pytest.mark.parametrize("raise_it, shown", [
+    ("import sys; sys.exit(3)", "SystemExit: 3"),
+    ("raise GeneratorExit('misused')", "GeneratorExit: misused"),
+    ("raise _Custom('not an Exception')",
+     "_Custom: not an Exception"),
+])
+def test_plugin_ending_the_process_at_import_is_skipped(tmp_path, monkeypatch, raise_it, shown):
+    source = f"class _Custom(BaseException):\n    pass\n\n{raise_it}\n"
+    module = f"sk_exiting_{abs(hash(raise_it))}"
+    ep = _module_entry_point(tmp_path, monkeypatch, "exiting", module, source)
+    monkeypatch.setattr("sparsekit.registry._sparsekit_entry_points",
+                        lambda: [ep, _FakeEntryPoint("good", "good_mod", target=_ToyPlugin())])
+    reg = Registry()
+    with pytest.warns(PluginLoadWarning, match=f"plugin 'exiting' is skipped: failed to load .*{shown}"):
+        kernel = reg.get("kernel", "rbf", gamma=0.5)  # the process is still here
+    assert type(kernel).__name__ == "RBFKernel"
+    assert "toy-doubler" in reg.names("kernel")  # the other plugin still loads
+    (skip,) = [s for s in reg.skipped() if s.plugin == "exiting"]
+    assert shown in skip.reason
+
+
+def test_keyboard_interrupt_in_a_plugin_still_interrupts(monkeypatch):
+    monkeypatch.setattr("sparsekit.registry._sparsekit_entry_points",
+                        lambda: [_FakeEntryPoint("ctrl-c", "m", exc=KeyboardInterrupt())])
+    with pytest.raises(KeyboardInterrupt):
+        Registry().names("kernel")
+
+
+def test_hook_calling_sys_exit_or_raising_base_exceptions_is_skipped():
+    import sys
+
+    class Exits:
+        @hookimpl
+        def sparsekit_kernels(self):
+            sys.exit(3)
+
+    class ExitsWhileYielding:
+        @hookimpl
+        def sparsekit_samplers(self):
+            yield Registration("half", _Doubler)
+            raise GeneratorExit("misused")
+
+    class Custom:
+        @hookimpl
+        def sparsekit_solvers(self):
+            raise _CustomBase("custom")
+
+    reg = Registry(entry_points=False)
+    for plugin, name in [(Exits(), "exits"), (ExitsWhileYielding(), "exits-late"), (Custom(), "custom")]:
+        reg.register(plugin, name=name)
+    with pytest.warns(PluginLoadWarning) as record:
+        kernel = reg.get("kernel", "rbf")
+    assert type(kernel).__name__ == "RBFKernel" and "half" not in reg.names("sampler")
+    assert "omp" in reg.names("solver")
+    messages = " | ".join(str(w.message) for w in record)
+    assert "plugin 'exits' is skipped: raised in sparsekit_kernels: SystemExit: 3" in messages
+    assert "plugin 'exits-late' is skipped: raised in sparsekit_samplers: GeneratorExit: misused" in messages
+    assert "plugin 'custom' is skipped: raised in sparsekit_solvers: _CustomBase: custom" in messages
+    assert {s.plugin for s in reg.skipped()} == {"exits", "exits-late", "custom"}
+
+
+def test_hook_yielding_forever_is_cut_and_skipped():
+    limit = 10_000  # sparsekit.registry.MAX_REGISTRATIONS_PER_HOOK, checked at the end
+    state = {"yielded": 0, "closed": False}
+    record = Registration("endless", _Doubler)
+
+    class Endless:
+        @hookimpl
+        def sparsekit_kernels(self):
+            try:
+                while True:  # forever; the guard only keeps a registry that never stops finite
+                    state["yielded"] += 1
+                    if state["yielded"] > 20 * limit:
+                        raise AssertionError("the hook was not cut")
+                    yield record
+            finally:
+                state["closed"] = True
+
+    reg = Registry(entry_points=False, plugins=[_ToyPlugin()])
+    reg.register(Endless(), name="endless")
+    with pytest.warns(PluginLoadWarning, match="plugin 'endless' is skipped: yielded more than "
+                                               "10,000 registrations from sparsekit_kernels"):
+        names = reg.names("kernel")
+    assert state == {"yielded": limit + 1, "closed": True}
+    assert "endless" not in names and "toy-doubler" in names and "rbf" in names
+    (skip,) = reg.skipped()
+    assert skip.plugin == "endless" and skip.family == "kernel" and "cut there" in skip.reason
+    from sparsekit.registry import MAX_REGISTRATIONS_PER_HOOK
+
+    assert MAX_REGISTRATIONS_PER_HOOK == limit
+
+
+def test_a_hook_may_yield_up_to_the_limit():
+    from sparsekit.registry import MAX_REGISTRATIONS_PER_HOOK
+
+    class Many:
+        @hookimpl
+        def sparsekit_kernels(self):
+            for i in range(MAX_REGISTRATIONS_PER_HOOK):
+                yield Registration(f"k{i}", _Doubler)
+
+    reg = Registry(builtins=False, entry_points=False, plugins=[Many()])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert len(reg.names("kernel")) == MAX_REGISTRATIONS_PER_HOOK
+
+
+def test_installed_plugins_that_exit_or_yield_forever_leave_the_process_working(tmp_path):
+    """The reported case end to end: installed distributions (dist-info with entry points), a
+    fresh process calling ``get_kernel("rbf")`` and ``sparsekit list``."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    (tmp_path / "sk_exiting_plugin.py").write_text("import sys\nsys.exit(3)\n")
+    (tmp_path / "sk_endless_plugin.py").write_text(
+        "import itertools\nimport sparsekit\n\n\n@sparsekit.hookimpl\ndef sparsekit_kernels():\n"
+        "    for i in itertools.count():\n"
+        "        yield sparsekit.Registration(f'endless-{i}', dict)\n")
+    info = tmp_path / "sparsekit_badplugins-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: sparsekit-badplugins\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text(
+        "[sparsekit]\nexiting = sk_exiting_plugin\nendless = sk_endless_plugin\n")
+    root = Path(sparsekit.__file__).resolve().parents[1]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(root), str(tmp_path)])}
+    env.pop("SPARSEKIT_DISABLE_PLUGINS", None)
+    code = ("import sys, sparsekit\nfrom sparsekit.cli import main\n"
+            "print('built', type(sparsekit.get_kernel('rbf')).__name__)\n"
+            "sys.exit(main(['list', '--family', 'kernel']))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
+                         cwd=root, timeout=300)
+    assert out.returncode == 0, (out.returncode, out.stdout[-2000:], out.stderr[-2000:])
+    assert "built RBFKernel" in out.stdout
+    assert "'exiting' is skipped: failed to load (sk_exiting_plugin): SystemExit: 3" in out.stderr
+    assert "'endless' is skipped: yielded more than 10,000 registrations" in out.stderr
+    listed = out.stdout.split("skipped plugins and components")[1]
+    assert "exiting" in listed and "SystemExit: 3" in listed and "endless" in listed

@@ -79,3 +79,194 @@ def test_rls_from_gram_against_dense_inverse():
     lam = 0.3
     expected = np.diag(K @ np.linalg.inv(K + lam * np.eye(len(K))))
     np.testing.assert_allclose(rls_from_gram(K, lam), expected, rtol=0, atol=1e-12)
+
+
+# --- concurrency: a limit taken in one thread never outlives its holders -------------------
+
+def _blas_now():
+    from threadpoolctl import threadpool_info
+
+    return [info["num_threads"] for info in threadpool_info() if info["user_api"] == "blas"]
+
+
+def _run_threads(target, n):
+    import threading
+
+    errors = []
+
+    def guarded(i):
+        try:
+            target(i)
+        except BaseException as exc:  # noqa: BLE001  (reported by the test below)
+            errors.append(exc)
+
+    threads = [threading.Thread(target=guarded, args=(i,)) for i in range(n)]
+    return threads, errors
+
+
+def _release_blas_control():
+    """threadpoolctl 3.8+ lets one thread at a time set OpenBLAS's limit (the one that set it
+    last, until it lets go): let go, so that the threads of the test may set it."""
+    import threadpoolctl
+
+    for cls in vars(threadpoolctl).values():
+        if isinstance(cls, type) and hasattr(cls, "clear_controlling_thread"):
+            cls.clear_controlling_thread()
+
+
+@pytest.fixture
+def known_setting():
+    """A process-wide BLAS limit of 3 (not 1, not the usual default) and the main thread's Numba
+    count, both recorded; the previous BLAS limit is restored afterwards."""
+    limiter = threadpool_limits(limits=3, user_api="blas")
+    _release_blas_control()
+    before = (_blas_now(), numba.get_num_threads())
+    try:
+        if not before[0] or min(before[0]) < 2:
+            pytest.skip("no BLAS library that takes a limit above 1: nothing to lose")
+        yield before
+    finally:
+        limiter.restore_original_limits()
+        _release_blas_control()
+
+
+def test_thread_limit_from_8_threads_restores_the_process_setting(known_setting):
+    """Eight threads enter ``thread_limit(1)`` one after the other and leave in the same order
+    (the interleaving where the last to leave entered while the limit was already 1); the
+    process's BLAS limit and Numba's count are afterwards what they were."""
+    import threading
+
+    n = 8
+    turn_in, turn_out = [0], [0]
+    cond = threading.Condition()
+    inside = threading.Barrier(n, timeout=30)
+    seen = []
+
+    def wait_turn(turn, i):
+        with cond:
+            assert cond.wait_for(lambda: turn[0] == i, timeout=30)
+
+    def next_turn(turn):
+        with cond:
+            turn[0] += 1
+            cond.notify_all()
+
+    def holder(i):
+        wait_turn(turn_in, i)
+        with sparsekit.thread_limit(1):
+            next_turn(turn_in)
+            inside.wait()
+            seen.append((_blas_now(), numba.get_num_threads(), _threads.effective_n_jobs()))
+            inside.wait()
+            wait_turn(turn_out, i)
+        next_turn(turn_out)
+
+    threads, errors = _run_threads(holder, n)
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert not errors, errors
+    assert len(seen) == n and all(set(b) == {1} and nb == 1 and e == 1 for b, nb, e in seen)
+    assert (_blas_now(), numba.get_num_threads()) == known_setting
+
+
+def test_rls_sampler_from_8_threads_restores_the_process_setting(known_setting, monkeypatch):
+    """The exact-RLS sampler factors small Gram matrices on one BLAS thread: eight concurrent
+    calls, the first entering first and leaving while the seven others are still inside, leave
+    the process's BLAS limit and Numba's count as they were."""
+    import threading
+
+    from sparsekit.samplers import rls as rls_module
+
+    n = 8
+    first_inside, first_done = threading.Event(), threading.Event()
+    inside = threading.Barrier(n, timeout=30)
+    original = rls_module.rls_from_gram
+    seen = []
+
+    def spy(K, lam, overwrite=False):
+        seen.append(_blas_now())
+        if threading.current_thread().name == "rls-0":
+            first_inside.set()
+            inside.wait()
+        else:
+            inside.wait()
+            assert first_done.wait(30)
+            seen.append(_blas_now())  # the first caller has left: the others' limit holds
+        return original(K, lam, overwrite=overwrite)
+
+    X = np.random.default_rng(0).random((60, 3))
+    kernel = sparsekit.get_kernel("rbf", gamma=1.0)
+    expected = sparsekit.get_sampler("rls").scores(X, kernel)  # also compiles before the threads
+    assert (_blas_now(), numba.get_num_threads()) == known_setting
+    monkeypatch.setattr(rls_module, "rls_from_gram", spy)
+    results = {}
+
+    def call(i):
+        try:
+            results[i] = sparsekit.get_sampler("rls").scores(X, kernel)
+        finally:
+            if i == 0:
+                first_done.set()
+
+    threads, errors = _run_threads(call, n)
+    for i, t in enumerate(threads):
+        t.name = f"rls-{i}"
+    threads[0].start()
+    assert first_inside.wait(30)
+    for t in threads[1:]:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert not errors, errors
+    assert (_blas_now(), numba.get_num_threads()) == known_setting
+    assert len(seen) == 2 * n - 1 and all(set(b) == {1} for b in seen)
+    for i in range(n):
+        np.testing.assert_array_equal(results[i], expected)
+
+
+def test_a_thread_limit_stays_in_force_while_another_thread_asks_for_more(known_setting):
+    """BLAS's limit is process-wide: while one thread holds ``thread_limit(1)``, another
+    thread's ``thread_limit(2)`` does not lift it; when the first leaves, the second's 2 holds,
+    and when both have left the process's value is back."""
+    import threading
+
+    small_in, large_in, small_out = threading.Event(), threading.Event(), threading.Event()
+    seen = {}
+
+    def small(_):
+        with sparsekit.thread_limit(1):
+            small_in.set()
+            assert large_in.wait(30)
+            seen["small, both inside"] = _blas_now()
+        small_out.set()
+
+    def large(_):
+        assert small_in.wait(30)
+        with sparsekit.thread_limit(2):
+            large_in.set()
+            assert small_out.wait(30)
+            seen["large alone"] = _blas_now()
+            seen["large numba"] = numba.get_num_threads()
+
+    threads_a, errors_a = _run_threads(small, 1)
+    threads_b, errors_b = _run_threads(large, 1)
+    for t in threads_a + threads_b:
+        t.start()
+    for t in threads_a + threads_b:
+        t.join(60)
+    assert not errors_a and not errors_b, errors_a + errors_b
+    assert set(seen["small, both inside"]) == {1}
+    assert set(seen["large alone"]) == {2}
+    assert seen["large numba"] == min(2, numba.config.NUMBA_NUM_THREADS)
+    assert (_blas_now(), numba.get_num_threads()) == known_setting
+
+
+def test_nested_limits_in_one_thread_innermost_wins(known_setting):
+    with sparsekit.thread_limit(1):
+        assert set(_blas_now()) == {1}
+        with sparsekit.thread_limit(2) as n:
+            assert n == 2 and set(_blas_now()) == {2}
+        assert set(_blas_now()) == {1} and numba.get_num_threads() == 1
+    assert (_blas_now(), numba.get_num_threads()) == known_setting

@@ -42,6 +42,7 @@ import numpy as np
 from .._base import ParamsMixin
 from .._small_blas import is_skinny, one_blas_thread
 from .._validation import check_option, check_random_state, check_scalar
+from ..exceptions import not_fitted_error
 from ..registry import default_registry
 from ._cpu import cluster_sums
 
@@ -49,20 +50,6 @@ METHODS = ("auto", "exact", "nystrom")
 INITS = ("k-means++", "random")
 #: Bytes of one row block of kernel values / distances outside the exact Gram.
 _BLOCK_BYTES = 32 * 2**20
-
-
-class NotFittedError(ValueError, AttributeError):
-    """KernelKMeans used before ``fit``."""
-
-
-def _not_fitted_error(message):
-    """scikit-learn's ``NotFittedError`` where it is installed (its checks expect that class,
-    a ValueError and AttributeError too), else this module's."""
-    try:
-        from sklearn.exceptions import NotFittedError as SklearnNotFitted
-    except ImportError:  # pragma: no cover - scikit-learn is optional
-        return NotFittedError(message)
-    return SklearnNotFitted(message)
 
 
 def _resolve(family, spec, params):
@@ -249,7 +236,13 @@ class KernelKMeans(ParamsMixin):
     n_init : int, default 3
         Seedings tried; the fit with the lowest inertia is kept.
     method : {"auto", "exact", "nystrom"}, default "auto"
-        ``"auto"``: exact when the n × n Gram matrix fits in ``max_memory`` bytes.
+        ``"auto"``: exact when the n × n Gram matrix fits in ``max_memory`` bytes. The exact
+        method uses no landmarks: when ``"auto"`` picks it although ``sampler`` (other than the
+        default ``"uniform"``), ``sampler_params`` or ``n_landmarks`` was given, fit warns
+        (``UserWarning`` naming them) that they are ignored; pass ``method="nystrom"`` to use
+        them. ``"auto"`` keeps its memory rule rather than switching on these parameters, so
+        that the method of a fit never depends on whether a default was spelled out.
+        ``method="exact"`` is an explicit choice and ignores them without a warning.
     init : {"k-means++", "random"} or array of k sample indices, default "k-means++"
         Seeds: greedy k-means++ in feature space, k distinct random points, or given points.
     max_iter : int, default 300
@@ -363,6 +356,28 @@ class KernelKMeans(ParamsMixin):
             raise ValueError(f"init indices must be {k} distinct integers in [0, {n})")
         return idx.astype(np.int64)
 
+    def _warn_ignored_landmark_params(self, n):
+        """Warn when ``method="auto"`` picks the exact method although landmark parameters
+        were given."""
+        given = []
+        if isinstance(self.sampler, str):
+            if self.sampler != "uniform":
+                given.append(f"sampler={self.sampler!r}")
+        elif getattr(self.sampler, "name", None) != "uniform":
+            given.append(f"sampler={self.sampler!r}")
+        if self.sampler_params:
+            given.append(f"sampler_params={self.sampler_params!r}")
+        if self.n_landmarks is not None:
+            given.append(f"n_landmarks={self.n_landmarks!r}")
+        if not given:
+            return
+        warnings.warn(
+            f'method="auto" chose the exact method (the {n} x {n} Gram matrix fits in '
+            f"max_memory={self.max_memory} bytes), which uses no landmarks, so "
+            f"{', '.join(given)} {'is' if len(given) == 1 else 'are'} ignored; pass "
+            'method="nystrom" to cluster on Nyström features with these landmarks',
+            UserWarning, stacklevel=3)
+
     def _landmark_count(self, n):
         """Landmarks of the Nyström method for n samples: ``n_landmarks``, default min(n, 100)."""
         s = min(n, 100) if self.n_landmarks is None else int(self.n_landmarks)
@@ -388,6 +403,8 @@ class KernelKMeans(ParamsMixin):
         method = check_option(self.method, "method", METHODS)
         if method == "auto":
             method = "exact" if n * n * 8 <= self.max_memory else "nystrom"
+            if method == "exact":
+                self._warn_ignored_landmark_params(n)
         rng = check_random_state(self.random_state)
         if method == "exact":
             K = np.asarray(kernel(Xp), dtype=np.float64)
@@ -438,7 +455,9 @@ class KernelKMeans(ParamsMixin):
         self.n_iter_ = n_iter
         self._dtype = Xp.dtype if isinstance(Xp, np.ndarray) else np.dtype(np.float64)
         if method == "exact":
-            self._X_fit = Xp
+            # predict reads the training points: keep a copy the caller cannot change, as
+            # scikit-learn's estimators do (a prepared graph set is already the model's own)
+            self._X_fit = Xp.copy() if hasattr(Xp, "copy") else Xp
             self._H = H
             self._cc = cc
             self.cluster_centers_ = None
@@ -451,7 +470,7 @@ class KernelKMeans(ParamsMixin):
     # -- use ---------------------------------------------------------------------------------
     def _check_fitted(self):
         if not hasattr(self, "labels_"):
-            raise _not_fitted_error(
+            raise not_fitted_error(
                 "this KernelKMeans is not fitted yet: call fit(X) before predict or transform"
             )
 

@@ -65,33 +65,12 @@ import scipy.sparse as sp
 from .._base import ParamsMixin
 from .._threads import effective_n_jobs, thread_limit
 from .._validation import check_array, check_option, check_random_state, check_scalar
-from ..features._common import NotFittedError as _NotFittedError
+from ..exceptions import not_fitted_error
 from ..projections.base import Constant, Identity
 from ..registry import default_registry
 from ..solvers.hierarchical import hierarchical_constraints, hierarchical_dense
 from ..solvers.palm4msa import default_factors, run_palm
 from ._cpu import nearest_from_scores
-
-_NOT_FITTED = []
-
-
-def _not_fitted_error(message):
-    """sparsekit's ``NotFittedError``, also scikit-learn's where it is installed (its checks
-    recognize their own class). scikit-learn is imported here, on the first such error, not
-    when this module loads: its import costs about a second of a first call."""
-    if not _NOT_FITTED:
-        try:
-            from sklearn.exceptions import NotFittedError as sklearn_not_fitted
-        except ImportError:  # pragma: no cover - scikit-learn is optional
-            _NOT_FITTED.append(_NotFittedError)
-        else:
-            class NotFittedError(_NotFittedError, sklearn_not_fitted):
-                """The estimator was used before ``fit``."""
-
-                __qualname__ = "NotFittedError"
-
-            _NOT_FITTED.append(NotFittedError)
-    return _NOT_FITTED[0](message)
 
 #: bytes of one block of scores (points × clusters) in the assignment step
 BLOCK_BYTES = 32 * 2**20
@@ -252,7 +231,7 @@ class QuicKMeans(ParamsMixin):
         X = check_array(X, "X")
         if not fitting:
             if not hasattr(self, "cluster_centers_"):
-                raise _not_fitted_error(
+                raise not_fitted_error(
                     f"this {type(self).__name__} is not fitted yet: call fit(X) before "
                     "predict, transform or score"
                 )

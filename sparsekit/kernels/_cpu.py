@@ -130,7 +130,9 @@ def chi2_sums(X, Y, out):
     run_row_ranges(_chi2_sums_rows, X.shape[0], X, Y, out)
 
 
-@njit(cache=True, nogil=True, fastmath=_FAST)
+# error_model="numpy": the default "python" model tests every divisor for zero (to raise
+# ZeroDivisionError), which keeps the loop scalar; the divisor here is never zero anyway
+@njit(cache=True, nogil=True, fastmath=_FAST, error_model="numpy")
 def _chi2_sums_rows(lo, hi, X, Y, out):
     d = X.shape[1]
     m = Y.shape[0]

@@ -7,6 +7,8 @@
   :func:`run_task`, which runs one task on data in memory (``sparsekit demo`` and the
   examples compute their tables through it);
 - :mod:`sparsekit.run.runner`: execution (here or on a Dask cluster), output and resume;
+- :mod:`sparsekit.run.results`: the result files (written so that a crash loses nothing that
+  finished, one outcome per run id) and the lock on the output folder;
 - :mod:`sparsekit.run.demo` (the sections of ``sparsekit demo``),
   :mod:`sparsekit.run.nystrom_tables` (the Nyström error and score-time tables) and
   :mod:`sparsekit.run.tables` (Markdown tables): formatting around :func:`run_task`.

@@ -27,7 +27,7 @@ def sketch_step(D, P, c, u, thr, crit, n_jobs=None):
                    min_rows=MIN_PARALLEL_ROWS)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def _sketch_rows(lo, hi, D, P, c, u, thr, crit):
     xi = D.shape[1]
     for i in range(lo, hi):
@@ -51,7 +51,7 @@ def exact_step(num, P, c, Rc, cc, thr, crit, n_jobs=None):
                    min_rows=16 * MIN_PARALLEL_ROWS)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def _exact_rows(lo, hi, num, P, c, Rc, cc, thr, crit):
     for i in range(lo, hi):
         ci = c[i]

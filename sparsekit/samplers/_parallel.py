@@ -4,7 +4,8 @@ Each block's work (a kernel block, a factorization or a triangular solve) is too
 split further with profit: multi-threaded BLAS and Numba's parallel loops on such blocks spend
 more time synchronizing threads than computing, and on a loaded machine a descheduled thread
 stalls every barrier. So ``n_jobs`` threads each take whole blocks, and inside a block BLAS,
-Numba and the kernels' ``exp`` run on one thread (threadpoolctl for BLAS, Numba's thread-local
+Numba and the kernels' ``exp`` run on one thread (the library's process-wide BLAS limit,
+:func:`sparsekit._threads.blas_limit`, taken once by the calling thread; Numba's thread-local
 ``set_num_threads``, which :func:`sparsekit._threads.effective_n_jobs` reads). The blocks' heavy
 steps (BLAS, LAPACK, NumPy ufuncs) release the GIL, so the threads run them in parallel.
 """
@@ -56,8 +57,6 @@ def run_blocks(work, items, n_jobs: int) -> None:
     worker threads may launch Numba code). The calling thread takes part in the work; at most
     ``n_jobs`` items are in progress at once.
     """
-    import numba
-
     items = list(items)
     if not items:
         return
@@ -77,8 +76,8 @@ def run_blocks(work, items, n_jobs: int) -> None:
                 work(rest[i])
 
         def in_worker():
-            numba.set_num_threads(1)  # thread-local: this worker's parallel regions run serially
-            drain()
+            with numba_limit(1):  # thread-local: this worker's parallel regions run serially
+                drain()
 
         with ThreadPoolExecutor(max_workers=n_jobs - 1) as pool:
             futures = [pool.submit(in_worker) for _ in range(n_jobs - 1)]

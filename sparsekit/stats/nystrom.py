@@ -197,7 +197,10 @@ class NystromMMD(ParamsMixin):
     def _feature_matrix(self) -> np.ndarray:
         """φ of every pooled point, float64 (n_total, s) (computed once, on first use)."""
         if "_pool_data" not in self.__dict__:
-            raise AttributeError("features_: this NystromMMD is not fitted yet")
+            from ..exceptions import not_fitted_error
+
+            raise not_fitted_error("features_: this NystromMMD is not fitted yet: call "
+                                   "fit(*samples) first")
         if self._phi is None:
             with threads(self.n_jobs):
                 self._phi = np.asarray(self.nystroem_._features(self._pool_data),
@@ -212,9 +215,9 @@ class NystromMMD(ParamsMixin):
 
     def _check_index(self, i, name):
         if not hasattr(self, "embeddings_"):
-            from ..features._common import NotFittedError
+            from ..exceptions import not_fitted_error
 
-            raise NotFittedError("this NystromMMD is not fitted yet: call fit(*samples) first")
+            raise not_fitted_error("this NystromMMD is not fitted yet: call fit(*samples) first")
         i = check_scalar(i, name, kind=numbers.Integral)
         if not 0 <= i < len(self.sizes_):
             raise ValueError(f"{name}={i} is not a fitted sample (0 <= {name} < {len(self.sizes_)})")

@@ -4,7 +4,7 @@ import pytest
 from sklearn.metrics.pairwise import laplacian_kernel, rbf_kernel
 
 from sparsekit import RandomFourierFeatures, get_kernel
-from sparsekit.features._common import NotFittedError
+from sparsekit.exceptions import NotFittedError
 
 GAMMA = 0.4
 
