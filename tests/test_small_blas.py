@@ -117,3 +117,23 @@ def test_dask_nystrom_mmd_chunk_sums_run_on_one_blas_thread(monkeypatch, two_bla
         got = dask_stats.mmd2_nystrom(Xd, Yd, n_landmarks=30, random_state=0)
     assert spy.seen and all(t == 1 for t in spy.seen), spy.seen
     assert got == pytest.approx(ref, rel=1e-12)
+
+
+@pytest.mark.parametrize("kernel_name", ["rbf", "linear"])
+@pytest.mark.parametrize("n_x,n_y,expected", [(3, 500, 1), (500, 2, 1), (300, 200, 2)])
+def test_gram_blocks_of_few_rows_run_on_one_blas_thread(monkeypatch, two_blas_threads,
+                                                        kernel_name, n_x, n_y, expected):
+    rng = np.random.default_rng(4)
+    X, Y = rng.standard_normal((n_x, 6)), rng.standard_normal((n_y, 6))
+    kernel = sparsekit.get_kernel(kernel_name)
+    ref = kernel(X, Y)
+    seen, dot = [], np.dot
+
+    def spy_dot(a, b, out=None):
+        seen.append(blas_threads())
+        return dot(a, b, out=out)
+
+    monkeypatch.setattr(np, "dot", spy_dot)
+    got = kernel(X, Y)
+    assert seen == [expected]
+    np.testing.assert_array_equal(got, ref)
