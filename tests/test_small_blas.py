@@ -137,3 +137,13 @@ def test_gram_blocks_of_few_rows_run_on_one_blas_thread(monkeypatch, two_blas_th
     got = kernel(X, Y)
     assert seen == [expected]
     np.testing.assert_array_equal(got, ref)
+
+
+def test_quickmeans_seeding_runs_on_one_blas_thread(two_blas_threads, spy):
+    from sparsekit.cluster.quickmeans import kmeans_plusplus
+
+    X = np.random.default_rng(5).standard_normal((400, 8))
+    ref = kmeans_plusplus(X, 6, np.random.default_rng(0))
+    got = kmeans_plusplus(X.view(spy), 6, np.random.default_rng(0))
+    assert len(spy.seen) == 6 and all(t == 1 for t in spy.seen), spy.seen
+    np.testing.assert_array_equal(got, ref)
