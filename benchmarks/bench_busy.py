@@ -178,7 +178,7 @@ def main():
           f"{args.spinners} spinning process(es); best of {args.repeat} after a warm-up run\n")
     rows = []
     for name, fn, same in paths():
-        if args.only and args.only.lower() not in name.lower():
+        if args.only and args.only.lower() not in name.lower():  # a part of the name
             continue
         ref = fn()  # warm-up: compilation, imports, caches
         t_idle, r_idle, load_idle = timed(fn, args.repeat)
