@@ -21,6 +21,13 @@ from ._threads import blas_limit
 #: a product whose output has a side of at most this runs on one BLAS thread
 SKINNY_DIM = 64
 
+#: below this many rows a factorization (Cholesky, eigendecomposition) runs on one BLAS thread.
+#: Threaded OpenBLAS waits at every panel of a blocked factorization for all its threads, so when
+#: another process holds a core a 600 x 600 ``potrf`` went from 2.5 ms to 840 ms on 2 cores and a
+#: 500 x 500 ``eigh`` from 0.1 s to 0.6-2.3 s (measured); one thread costs at most a few
+#: milliseconds at this size (``potrf`` 600: 9.7 ms against 7.1 ms on an idle machine).
+THREADED_FACTOR_MIN_ROWS = 1024
+
 
 def is_skinny(*sides: int) -> bool:
     """Whether a product whose output has these sides (m, n of an (m, k) by (k, n) GEMM) is

@@ -147,3 +147,27 @@ def test_quickmeans_seeding_runs_on_one_blas_thread(two_blas_threads, spy):
     got = kmeans_plusplus(X.view(spy), 6, np.random.default_rng(0))
     assert len(spy.seen) == 6 and all(t == 1 for t in spy.seen), spy.seen
     np.testing.assert_array_equal(got, ref)
+
+
+@pytest.mark.parametrize("k,expected", [(50, 1), (1023, 1), (1024, 2)])
+def test_nystroem_eigendecomposition_of_a_small_gram_runs_on_one_blas_thread(two_blas_threads, k,
+                                                                             expected):
+    from sparsekit.features.nystrom import inverse_sqrt_map
+
+    seen = []
+
+    class Seen(Exception):
+        pass
+
+    def spy_eigh(A):
+        seen.append(blas_threads())
+        raise Seen  # the thread count is all this test needs
+
+    with pytest.raises(Seen):
+        inverse_sqrt_map(np.eye(k), eigh=spy_eigh)
+    assert seen == [expected]
+    X = np.random.default_rng(6).standard_normal((40, 3))
+    K = sparsekit.get_kernel("rbf", gamma=0.5)(X)
+    M, evals, _ = inverse_sqrt_map(K)
+    np.testing.assert_allclose(M @ K @ M, np.eye(40), atol=1e-6)
+    np.testing.assert_allclose(evals, np.linalg.eigvalsh(K)[::-1], rtol=1e-10, atol=1e-12)

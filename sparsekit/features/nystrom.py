@@ -37,7 +37,7 @@ import warnings
 import numpy as np
 
 from .._base import ParamsMixin, TransformerMixin
-from .._small_blas import is_skinny, one_blas_thread
+from .._small_blas import THREADED_FACTOR_MIN_ROWS, is_skinny, one_blas_thread
 from .._validation import check_option, check_random_state, check_scalar, is_sparse
 from ..kernels.base import PrecomputedKernel, as_kernel_object
 from .._progress import iterate
@@ -97,8 +97,9 @@ def inverse_sqrt_map(K_S, rank=None, eigen_floor=None, eigh=None):
     A = 0.5 * (A + A.T)
     # NumPy's eigh is LAPACK's divide-and-conquer syevd, the fastest full decomposition; it runs
     # on NumPy's BLAS threads, the ones the GEMMs around it use (SciPy ships a second OpenBLAS
-    # whose threads would compete with them for the cores)
-    evals, U = (eigh or np.linalg.eigh)(A)
+    # whose threads would compete with them for the cores), one of them for a small matrix
+    with one_blas_thread(A.shape[0] < THREADED_FACTOR_MIN_ROWS):
+        evals, U = (eigh or np.linalg.eigh)(A)
     evals, U = evals[::-1], U[:, ::-1]
     k = A.shape[0]
     if eigen_floor is None:
