@@ -103,3 +103,31 @@ def test_many_clusters_keep_threaded_blas(monkeypatch):
         KernelKMeans(70, method="nystrom", n_landmarks=100, n_init=1, max_iter=3,
                      random_state=0).fit(X)
         assert seen and all(t == 2 for t in seen), seen
+
+
+@pytest.mark.parametrize("scheduler", ["sync", "threads"])
+def test_dask_lloyd_products_run_on_one_blas_thread(monkeypatch, scheduler):
+    dask = pytest.importorskip("dask")
+    import dask.array as da
+
+    import sparsekit.dask.cluster as dask_cluster
+
+    with blas_limit(2):
+        if blas_threads() < 2:
+            pytest.skip("BLAS runs on one thread here")
+        seen = []
+        sq_dists = dask_cluster._sq_dists
+
+        def spy(*args):
+            seen.append(blas_threads())
+            return sq_dists(*args)
+
+        monkeypatch.setattr(dask_cluster, "_sq_dists", spy)
+        X = np.random.default_rng(5).standard_normal((600, 4))
+        with dask.config.set(scheduler=scheduler):
+            est = dask_cluster.kernel_kmeans_fit(da.from_array(X, chunks=(200, 4)), 3,
+                                                 n_landmarks=40, n_init=2, random_state=0)
+        ref = KernelKMeans(3, method="nystrom", n_landmarks=40, n_init=2, random_state=0).fit(X)
+        assert seen and all(t == 1 for t in seen), seen
+        np.testing.assert_array_equal(np.asarray(est.labels_), ref.labels_)
+        assert blas_threads() == 2
