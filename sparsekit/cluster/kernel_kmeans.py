@@ -40,6 +40,7 @@ import warnings
 import numpy as np
 
 from .._base import ParamsMixin
+from .._memory import check_allocation, dense_gram_bytes
 from .._small_blas import is_skinny, one_blas_thread
 from .._validation import check_option, check_random_state, check_scalar
 from ..exceptions import not_fitted_error
@@ -407,6 +408,12 @@ class KernelKMeans(ParamsMixin):
                 self._warn_ignored_landmark_params(n)
         rng = check_random_state(self.random_state)
         if method == "exact":
+            itemsize = getattr(getattr(Xp, "dtype", None), "itemsize", 8)
+            check_allocation(  # the Gram (converted to float64) and its symmetrised copy
+                dense_gram_bytes(n, itemsize) + 8 * n * n,
+                f"KernelKMeans(method='exact') on {n} samples",
+                "use method='nystrom' with n_landmarks= (default 100)",
+                matrices="its n x n matrices")
             K = np.asarray(kernel(Xp), dtype=np.float64)
             K = 0.5 * (K + K.T)
             diag = np.diagonal(K).copy()
