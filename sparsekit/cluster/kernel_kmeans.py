@@ -41,9 +41,11 @@ import numpy as np
 
 from .._base import ParamsMixin
 from .._memory import check_allocation, dense_gram_bytes
+from .._small_blas import is_skinny, one_blas_thread
 from .._validation import check_option, check_random_state, check_scalar
 from ..exceptions import not_fitted_error
 from ..registry import default_registry
+from ._cpu import cluster_sums
 
 METHODS = ("auto", "exact", "nystrom")
 INITS = ("k-means++", "random")
@@ -186,12 +188,17 @@ def _indicator(labels, k):
 
 
 def _cluster_sums(Z, labels, k):
-    """Sums (k, s) and counts (k,) of the rows of Z per cluster: one GEMM with the one-hot
-    matrix. Sums over row blocks add up to the sums of the whole (the chunked Lloyd step)."""
+    """Sums (k, s) and counts (k,) of the rows of Z per cluster. Sums over row blocks add up to
+    the sums of the whole (the chunked Lloyd step).
+
+    A compiled scatter-add by label (no BLAS, no one-hot matrix): the product of an (n, k)
+    one-hot matrix with Z is a skinny GEMM, which multi-threaded BLAS runs 100x slower than
+    idle while another process holds a core (its threads wait for each other at every step).
+    """
+    Z = np.ascontiguousarray(Z)
+    labels = np.ascontiguousarray(labels, dtype=np.intp)
     counts = np.bincount(labels, minlength=k).astype(Z.dtype)
-    onehot = np.zeros((len(labels), k), dtype=Z.dtype)
-    onehot[np.arange(len(labels)), labels] = 1.0
-    return onehot.T @ Z, counts
+    return cluster_sums(Z, labels, np.empty((k, Z.shape[1]), dtype=Z.dtype)), counts
 
 
 def _centres(sums, counts):
@@ -439,26 +446,31 @@ class KernelKMeans(ParamsMixin):
                 return _sq_dists(Z, zsq, _means(Z, labels, k))
 
         init = self.init if given is not None else check_option(self.init, "init", INITS)
-        obj, labels, n_iter, _ = _best_of_inits(
-            n, k, init, given, int(self.n_init), rng, sqdist_to,
-            lambda seeds: _DenseLloyd(sqdist_to(seeds), distances, k), int(self.max_iter),
-            float(self.tol))
+        with one_blas_thread(is_skinny(k)):  # the steps' products have k columns (module doc)
+            obj, labels, n_iter, _ = _best_of_inits(
+                n, k, init, given, int(self.n_init), rng, sqdist_to,
+                lambda seeds: _DenseLloyd(sqdist_to(seeds), distances, k), int(self.max_iter),
+                float(self.tol))
+            if method == "exact":
+                H = _indicator(labels, k)
+                cc = np.einsum("ij,ij->j", H, K @ H)
+            else:
+                centres = _means(Z, labels, k)
         self.kernel_ = kernel
         self.method_ = method
         self.labels_ = labels.astype(np.int64)
         self.n_iter_ = n_iter
         self._dtype = Xp.dtype if isinstance(Xp, np.ndarray) else np.dtype(np.float64)
         if method == "exact":
-            H = _indicator(self.labels_, k)
             # predict reads the training points: keep a copy the caller cannot change, as
             # scikit-learn's estimators do (a prepared graph set is already the model's own)
             self._X_fit = Xp.copy() if hasattr(Xp, "copy") else Xp
             self._H = H
-            self._cc = np.einsum("ij,ij->j", H, K @ H)
+            self._cc = cc
             self.cluster_centers_ = None
             self.inertia_ = obj
         else:
-            self.cluster_centers_ = _means(Z, self.labels_, k)
+            self.cluster_centers_ = centres
             self.inertia_ = obj + self.residual_trace_
         return self
 
@@ -475,6 +487,7 @@ class KernelKMeans(ParamsMixin):
         kernel = self.kernel_
         Xp = self._validate(X, kernel, fitting=False)
         n = kernel.n_samples(Xp)
+        skinny = is_skinny(int(self.n_clusters))
         if self.method_ == "exact":
             m = kernel.n_samples(self._X_fit)
             step = int(max(1, min(n, _BLOCK_BYTES // max(1, 8 * m))))
@@ -484,12 +497,16 @@ class KernelKMeans(ParamsMixin):
                 r1 = min(n, r0 + step)
                 rows = Xp[r0:r1] if isinstance(Xp, np.ndarray) else kernel.take(Xp, np.arange(r0, r1))
                 Kb = np.asarray(kernel(rows, self._X_fit), dtype=np.float64)
-                out[r0:r1] = diag[r0:r1, None] - 2.0 * (Kb @ self._H) + self._cc[None, :]
+                with one_blas_thread(skinny):
+                    KH = Kb @ self._H
+                out[r0:r1] = diag[r0:r1, None] - 2.0 * KH + self._cc[None, :]
             return np.maximum(out, 0.0)
         Z = np.asarray(self.nystroem_.transform(Xp), dtype=np.float64)
         zsq = np.einsum("ij,ij->i", Z, Z)
         resid = np.maximum(np.asarray(kernel.diag(Xp), dtype=np.float64) - zsq, 0.0)
-        return _sq_dists(Z, zsq, self.cluster_centers_) + resid[:, None]
+        with one_blas_thread(skinny):
+            D = _sq_dists(Z, zsq, self.cluster_centers_)
+        return D + resid[:, None]
 
     def transform(self, X):
         """Distances ‖φ(x) − c_j‖_ℋ to the k centres, shape (n, k), dtype of X."""

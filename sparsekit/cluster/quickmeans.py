@@ -63,6 +63,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._base import ParamsMixin
+from .._small_blas import one_blas_thread
 from .._threads import effective_n_jobs, thread_limit
 from .._validation import check_array, check_option, check_random_state, check_scalar
 from ..exceptions import not_fitted_error
@@ -85,21 +86,22 @@ def kmeans_plusplus(X, n_clusters, rng, sq_norms=None):
     trials = 2 + int(np.log(n_clusters))
     idx = np.empty(n_clusters, dtype=np.int64)
     idx[0] = rng.integers(n)
-    closest = np.maximum(sq_norms + sq_norms[idx[0]] - 2 * X @ X[idx[0]], 0)
-    pot = closest.sum()
-    for c in range(1, n_clusters):
-        if pot <= 0:
-            cand = rng.integers(n, size=trials)
-        else:
-            cand = np.searchsorted(np.cumsum(closest), rng.random(trials) * pot)
-            cand = np.minimum(cand, n - 1)
-        d = np.maximum(sq_norms[cand][:, None] + sq_norms[None, :] - 2 * X[cand] @ X.T, 0)
-        d = np.minimum(closest[None, :], d)
-        pots = d.sum(axis=1)
-        best = int(np.argmin(pots))
-        idx[c] = cand[best]
-        closest = d[best]
-        pot = pots[best]
+    with one_blas_thread():  # every product has the few trials as one side
+        closest = np.maximum(sq_norms + sq_norms[idx[0]] - 2 * X @ X[idx[0]], 0)
+        pot = closest.sum()
+        for c in range(1, n_clusters):
+            if pot <= 0:
+                cand = rng.integers(n, size=trials)
+            else:
+                cand = np.searchsorted(np.cumsum(closest), rng.random(trials) * pot)
+                cand = np.minimum(cand, n - 1)
+            d = np.maximum(sq_norms[cand][:, None] + sq_norms[None, :] - 2 * X[cand] @ X.T, 0)
+            d = np.minimum(closest[None, :], d)
+            pots = d.sum(axis=1)
+            best = int(np.argmin(pots))
+            idx[c] = cand[best]
+            closest = d[best]
+            pot = pots[best]
     return idx
 
 

@@ -38,6 +38,7 @@ import numpy as np
 
 from .._base import ParamsMixin, TransformerMixin
 from .._memory import check_allocation
+from .._small_blas import THREADED_FACTOR_MIN_ROWS, is_skinny, one_blas_thread
 from .._validation import check_option, check_random_state, check_scalar, is_sparse
 from ..kernels.base import PrecomputedKernel, as_kernel_object
 from .._progress import iterate
@@ -97,8 +98,9 @@ def inverse_sqrt_map(K_S, rank=None, eigen_floor=None, eigh=None):
     A = 0.5 * (A + A.T)
     # NumPy's eigh is LAPACK's divide-and-conquer syevd, the fastest full decomposition; it runs
     # on NumPy's BLAS threads, the ones the GEMMs around it use (SciPy ships a second OpenBLAS
-    # whose threads would compete with them for the cores)
-    evals, U = (eigh or np.linalg.eigh)(A)
+    # whose threads would compete with them for the cores), one of them for a small matrix
+    with one_blas_thread(A.shape[0] < THREADED_FACTOR_MIN_ROWS):
+        evals, U = (eigh or np.linalg.eigh)(A)
     evals, U = evals[::-1], U[:, ::-1]
     k = A.shape[0]
     if eigen_floor is None:
@@ -304,6 +306,7 @@ class Nystroem(TransformerMixin, ParamsMixin):
         n = kernel.n_samples(Xp)
         k = M.shape[0]
         step = int(max(1, min(n, BLOCK_BYTES // max(1, 8 * k))))
+        skinny = is_skinny(M.shape[1])
         out = None
         for r0 in range(0, n, step):
             r1 = min(n, r0 + step)
@@ -312,7 +315,8 @@ class Nystroem(TransformerMixin, ParamsMixin):
                 dtype = np.result_type(Kb.dtype, M.dtype)
                 Mt = M.astype(dtype, copy=False)
                 out = np.empty((n, M.shape[1]), dtype=dtype)
-            np.dot(Kb.astype(dtype, copy=False), Mt, out=out[r0:r1])
+            with one_blas_thread(skinny):  # only the product: the kernel runs its own threads
+                np.dot(Kb.astype(dtype, copy=False), Mt, out=out[r0:r1])
         return out
 
     def transform(self, X):

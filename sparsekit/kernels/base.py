@@ -31,6 +31,7 @@ from abc import ABC, abstractmethod
 import numpy as np
 
 from .._base import ParamsMixin
+from .._small_blas import is_skinny, one_blas_thread
 from .._validation import check_array, check_option, check_pair, check_scalar, is_sparse
 
 BACKENDS = ("auto", "cpu", "cuda")
@@ -360,13 +361,18 @@ def row_sq_norms(X):
 
 
 def cross_products(Xb, Y, out):
-    """``out = Xb @ Y.T`` for dense or CSR inputs (CSR: straight into the dense ``out``)."""
+    """``out = Xb @ Y.T`` for dense or CSR inputs (CSR: straight into the dense ``out``).
+
+    A block of a few rows or columns (:func:`sparsekit._small_blas.is_skinny`) runs on one BLAS
+    thread.
+    """
     if is_sparse(Xb):
         from ._sparse_cpu import csr_inner_products
 
         csr_inner_products(Xb, Y, out)
     else:
-        np.dot(Xb, Y.T, out=out)
+        with one_blas_thread(is_skinny(*out.shape)):
+            np.dot(Xb, Y.T, out=out)
     return out
 
 

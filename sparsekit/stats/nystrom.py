@@ -37,6 +37,7 @@ import numbers
 import numpy as np
 
 from .._base import ParamsMixin
+from .._small_blas import one_blas_thread
 from .._validation import check_random_state, check_scalar
 from ..registry import default_registry
 from ._data import (Pooled, check_lam, check_n_landmarks, merged_sq_norm, resolve_kernel,
@@ -95,10 +96,11 @@ def landmark_sums(ny, pool: Pooled) -> np.ndarray:
         if ones is None or len(ones) < len(Kb):
             ones = np.ones(len(Kb))
         Kb = np.asarray(Kb, dtype=np.float64)  # float32 blocks are summed in float64
-        for i in range(len(pool.sizes)):
-            a, b = max(rows.start, int(off[i])), min(rows.stop, int(off[i + 1]))
-            if a < b:  # a matrix-vector product (BLAS), much faster than .sum(axis=0)
-                sums[i] += ones[:b - a] @ Kb[a - rows.start:b - rows.start]
+        with one_blas_thread():  # only the products: the kernel blocks run their own threads
+            for i in range(len(pool.sizes)):
+                a, b = max(rows.start, int(off[i])), min(rows.stop, int(off[i + 1]))
+                if a < b:  # a matrix-vector product (BLAS), much faster than .sum(axis=0)
+                    sums[i] += ones[:b - a] @ Kb[a - rows.start:b - rows.start]
     return sums
 
 
