@@ -19,7 +19,6 @@ or ``Registry(disable=[...])``.
 """
 from __future__ import annotations
 
-import difflib
 import functools
 import importlib
 import os
@@ -30,6 +29,7 @@ from typing import Any, Callable, Iterable
 
 import pluggy
 
+from ._names import closest_match, did_you_mean, normalize_name
 from .hookspecs import FAMILIES, HOOK_OF_FAMILY, PROJECT, Specs
 
 ENTRY_POINT_GROUP = "sparsekit"
@@ -127,13 +127,6 @@ def _sparsekit_entry_points():
     return metadata.entry_points(group=ENTRY_POINT_GROUP)
 
 
-def normalize_name(name: str) -> str:
-    """Canonical form of a component name: lower case, ``_`` and spaces read as ``-``."""
-    if not isinstance(name, str):
-        raise TypeError(f"component name must be a str, got {type(name).__name__}")
-    return name.strip().lower().replace("_", "-").replace(" ", "-")
-
-
 @dataclass(frozen=True)
 class Registration:
     """One registered component.
@@ -183,10 +176,9 @@ class Registration:
             raise TypeError(f"Registration {self.name!r}: every alias must be a non-empty str, got {aliases!r}")
         object.__setattr__(self, "aliases", aliases)
         if self.accepts not in ACCEPTS:
-            close = difflib.get_close_matches(str(self.accepts), ACCEPTS, n=1)
-            hint = f" Did you mean {close[0]!r}?" if close else ""
             raise ValueError(
-                f"Registration {self.name!r}: unknown accepts={self.accepts!r}.{hint} "
+                f"Registration {self.name!r}: unknown accepts={self.accepts!r}."
+                f"{did_you_mean(self.accepts, ACCEPTS, cutoff=0.6)} "
                 f"Choose one of {list(ACCEPTS)}."
             )
 
@@ -331,8 +323,8 @@ class Registry:
         hooks = set(HOOK_OF_FAMILY.values())
         for caller in self._pm.get_hookcallers(plugin) or ():
             if not caller.has_spec():
-                close = difflib.get_close_matches(caller.name, sorted(hooks), n=1, cutoff=0.6)
-                hint = f"did you mean {close[0]!r}? " if close else ""
+                close = closest_match(caller.name, sorted(hooks), cutoff=0.6)
+                hint = f"did you mean {close!r}? " if close else ""
                 reason = (f"it implements {caller.name!r}, which is not a sparsekit hook; {hint}"
                           f"the hooks are {sorted(hooks)}")
                 self._skipped_plugins.append(SkippedPlugin(name, reason))
@@ -477,8 +469,8 @@ class Registry:
         except KeyError:
             pass
         available = sorted({info.name for info in table.values()})
-        close = difflib.get_close_matches(key, list(table), n=1, cutoff=0.5)
-        hint = f" Did you mean {table[close[0]].name!r}?" if close else ""
+        close = closest_match(key, table)
+        hint = f" Did you mean {table[close].name!r}?" if close else ""
         skipped = [s for s in self._skipped_records if s.family == family and s.name == key]
         why = f" ({skipped[0].plugin!r} provides one but it was skipped: {skipped[0].reason})" \
             if skipped else ""

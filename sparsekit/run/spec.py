@@ -37,13 +37,13 @@ A parameter whose value is itself a list is written as a list of lists (``[[1, 2
 """
 from __future__ import annotations
 
-import difflib
 import inspect
 import itertools
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .._names import did_you_mean
 from .._terminal import printable
 
 try:  # Python >= 3.11
@@ -68,9 +68,8 @@ class SpecError(ValueError):
 
 
 def closest(word, options) -> str:
-    """`` Did you mean 'x'?`` for the closest of ``options`` (difflib, as the registry), or ''."""
-    match = difflib.get_close_matches(str(word), [str(o) for o in options], n=1, cutoff=0.5)
-    return f" Did you mean {match[0]!r}?" if match else ""
+    """`` Did you mean 'x'?`` for the closest of ``options`` (as the registry), or ''."""
+    return did_you_mean(word, options)
 
 
 def key_line(text: str, section: str | None, key: str) -> int | None:

@@ -25,16 +25,16 @@ import hashlib
 
 import numpy as np
 
+from .._names import did_you_mean
+
 _FOREST_CACHE: dict = {}
 
 
 def _is_classification(y, problem):
     if problem not in ("auto", "regression", "classification"):
-        from .spec import closest
-
         raise ValueError(f"omp-forest: problem must be 'auto', 'regression' or "
                          f"'classification', got {problem!r}."
-                         f"{closest(problem, ['auto', 'regression', 'classification'])}")
+                         f"{did_you_mean(problem, ['auto', 'regression', 'classification'])}")
     if problem == "auto":
         return np.issubdtype(np.asarray(y).dtype, np.integer)
     return problem == "classification"

@@ -23,6 +23,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._names import did_you_mean
+
 #: method name -> estimator class name in sparsekit.manifold, and whether it takes a γ
 METHODS = {"mds": ("MDS", False), "isomap": ("Isomap", False),
            "lle": ("LocallyLinearEmbedding", False), "spectral": ("SpectralEmbedding", True),
@@ -34,9 +36,7 @@ def make_method(name, n_components=2, n_neighbors=10, gamma=None):
     from .. import manifold
 
     if name not in METHODS:
-        from .spec import closest
-
-        raise ValueError(f"out-of-sample: unknown method {name!r}.{closest(name, METHODS)} "
+        raise ValueError(f"out-of-sample: unknown method {name!r}.{did_you_mean(name, METHODS)} "
                          f"Methods: {', '.join(METHODS)}")
     cls = getattr(manifold, METHODS[name][0])
     if name == "isomap":
