@@ -50,12 +50,12 @@ def _cmd_list(args) -> int:
 
 
 #: Demo sections: name -> (module, function); each function returns a printable table
-#: computed by the tasks of ``sparsekit run`` (see sparsekit.run.demo).
+#: computed by the tasks of ``sparsekit run`` (see sparsekit.experiments.demo).
 DEMO_SECTIONS = {
-    "kernels": ("sparsekit.run.demo", "kernel_table"),
-    "graphs": ("sparsekit.run.demo", "graph_kernel_table"),
-    "nystrom": ("sparsekit.run.demo", "nystrom_table"),
-    "solvers": ("sparsekit.run.demo", "solver_table"),
+    "kernels": ("sparsekit.experiments.demo", "kernel_table"),
+    "graphs": ("sparsekit.experiments.demo", "graph_kernel_table"),
+    "nystrom": ("sparsekit.experiments.demo", "nystrom_table"),
+    "solvers": ("sparsekit.experiments.demo", "solver_table"),
 }
 
 

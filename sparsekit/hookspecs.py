@@ -19,7 +19,7 @@ hookspec = pluggy.HookspecMarker(PROJECT)
 hookimpl = pluggy.HookimplMarker(PROJECT)
 
 #: The component families, in the order they are listed.
-FAMILIES = ("kernel", "sampler", "solver", "projection")
+FAMILIES = ("kernel", "sampler", "solver", "projection", "task")
 
 
 class Specs:
@@ -42,10 +42,17 @@ class Specs:
         """Return an iterable of :class:`Registration` records for projections (the constraint
         sets of Palm4MSA factors)."""
 
+    @hookspec
+    def sparsekit_tasks(self):
+        """Return an iterable of :class:`Registration` records for the tasks of ``sparsekit
+        run``: each record's factory, called without arguments, returns a
+        :class:`sparsekit.run.tasks.Task` (:meth:`Task.registration` builds the record)."""
+
 
 HOOK_OF_FAMILY = {
     "kernel": "sparsekit_kernels",
     "sampler": "sparsekit_samplers",
     "solver": "sparsekit_solvers",
     "projection": "sparsekit_projections",
+    "task": "sparsekit_tasks",
 }

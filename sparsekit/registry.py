@@ -59,7 +59,16 @@ BUILTIN_PLUGINS = (
     "sparsekit.solvers._plugin",
     "sparsekit.projections._plugin",
     "sparsekit.manifold._plugin",
+    "sparsekit.run._plugin",
+    "sparsekit.experiments._plugin",
 )
+
+#: Deprecated entry-point groups of one family each: group -> family. Each entry point names one
+#: component object with a ``registration()`` method returning its :class:`Registration` (a
+#: ``sparsekit.run.tasks.Task``); it is registered as a plugin of its own, named
+#: ``"<entry point> (<group>)"``, under the same rules as the ``sparsekit`` group (disable list,
+#: clash rule, :meth:`Registry.skipped`), with a :class:`DeprecationWarning`.
+DEPRECATED_ENTRY_POINT_GROUPS = {"sparsekit.tasks": "task"}
 
 
 class UnknownComponentError(ValueError, KeyError):
@@ -122,9 +131,20 @@ def _disabled_from_env() -> set:
     return {normalize_name(part) for part in raw.split(",") if part.strip()}
 
 
-def _sparsekit_entry_points():
-    """The installed entry points of the ``sparsekit`` group."""
-    return metadata.entry_points(group=ENTRY_POINT_GROUP)
+def _sparsekit_entry_points(group: str = ENTRY_POINT_GROUP):
+    """The installed entry points of the ``sparsekit`` group (or of ``group``)."""
+    return metadata.entry_points(group=group)
+
+
+class _RecordPlugin:
+    """A plugin object that yields one record through its family's hook: how a component of a
+    deprecated per-family entry-point group enters the registry."""
+
+    def __init__(self, family: str, record: Registration):
+        from .hookspecs import hookimpl
+
+        self.record = record
+        setattr(self, HOOK_OF_FAMILY[family], hookimpl(lambda: [record]))
 
 
 @dataclass(frozen=True)
@@ -370,7 +390,36 @@ class Registry:
                     self._pm.unregister(name=ep.name)
                 self._skip_plugin(ep.name, f"could not be registered: {type(exc).__name__}: {exc}")
                 continue
+        for group, family in DEPRECATED_ENTRY_POINT_GROUPS.items():
+            for ep in sorted(_sparsekit_entry_points(group), key=lambda e: e.name):
+                self._load_record_entry_point(ep, group, family)
         self._tables = None
+
+    def _load_record_entry_point(self, ep, group: str, family: str) -> None:
+        """Register the component an entry point of a deprecated per-family group names."""
+        name = f"{ep.name} ({group})"
+        if self._pm.has_plugin(name) or self._pm.is_blocked(name):
+            return
+        dist = getattr(getattr(ep, "dist", None), "name", None)
+        reason = self._disabled_reason(ep.name, dist, name)
+        if reason:
+            self._skip_plugin(name, reason, warn=False)
+            return
+        try:
+            obj = ep.load()
+            record = obj if isinstance(obj, Registration) else obj.registration()
+            if not isinstance(record, Registration):
+                raise TypeError(f"registration() returned {type(record).__name__}, not a "
+                                "Registration")
+            self._pm.register(_RecordPlugin(family, record), name=name)
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:
+            self._skip_plugin(name, f"failed to load ({ep.value}): {type(exc).__name__}: {exc}")
+            return
+        self._warn(f"sparsekit plugin {name!r}: the entry-point group {group!r} is deprecated; "
+                   f"yield the {family}'s Registration from the {HOOK_OF_FAMILY[family]} hook "
+                   f"of a plugin in the {ENTRY_POINT_GROUP!r} group instead", DeprecationWarning)
 
     # -- tables ----------------------------------------------------------------------------
     def _ordered_impls(self, hook):
@@ -481,16 +530,18 @@ class Registry:
     def get(self, family: str, name_or_object, **params):
         """Build the component ``name`` of ``family`` with ``params``.
 
-        A component object (not a string) is returned as is when no params are given; for
-        kernels a plain function ``k(X, Y) -> Gram`` is wrapped in a ``CallableKernel``.
-        ``None``, numbers, classes and objects without the family's method raise ``TypeError``.
+        A component object (not a string) is returned as is when no params are given.
+        ``None``, numbers, classes, objects without the family's method and plain kernel
+        functions (which :func:`sparsekit.get_kernel` wraps: the registry imports no component
+        package) raise ``TypeError``.
         """
         if not isinstance(name_or_object, str):
             fam = self._check_family(family)
             if fam == "kernel" and _is_function(name_or_object):
-                from .kernels.base import CallableKernel
-
-                return CallableKernel(name_or_object, dict(params) if params else None)
+                raise TypeError(
+                    "the registry builds components from names; a kernel function k(X, Y) -> "
+                    "Gram is wrapped by sparsekit.get_kernel(function) (or "
+                    "sparsekit.kernels.base.CallableKernel(function)), not by Registry.get")
             _check_component_object(fam, name_or_object)
             if params:
                 raise TypeError(
@@ -567,7 +618,7 @@ def _hook_records(hook, hook_name: str):
     return (None, reason) if reason is not None else (records, None)
 
 
-_REQUIRED_METHOD = {"kernel": "__call__", "sampler": "sample", "solver": "solve"}
+_REQUIRED_METHOD = {"kernel": "__call__", "sampler": "sample", "solver": "solve", "task": "run"}
 
 
 def _is_function(obj) -> bool:
@@ -715,7 +766,11 @@ def default_registry() -> Registry:
 
 
 def get_kernel(name, **params):
-    """Build a kernel by name, e.g. ``get_kernel("rbf", gamma=0.5)``."""
+    """Build a kernel by name, e.g. ``get_kernel("rbf", gamma=0.5)``.
+
+    The registry builds components from names only: :func:`sparsekit.get_kernel`
+    (:mod:`sparsekit.components`) also wraps a function ``k(X, Y) -> Gram``.
+    """
     return default_registry().get("kernel", name, **params)
 
 

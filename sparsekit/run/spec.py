@@ -266,11 +266,11 @@ def validate(doc: dict, *, source="<string>", text="", default_name="spec", regi
     Relative data paths are resolved against ``base`` (default: the current folder) and
     stored absolute in the returned spec's ``[data]`` table.
     """
-    from ..registry import default_registry
+    from ..registry import UnknownComponentError, default_registry
     from . import data as data_mod
-    from .tasks import get_task, task_names
 
     registry = registry or default_registry()
+    task_names = registry.names("task")
 
     def where(section, key):
         line = key_line(text, section, key) if text else None
@@ -282,12 +282,15 @@ def validate(doc: dict, *, source="<string>", text="", default_name="spec", regi
                             f"Valid keys: {', '.join(TOP_KEYS)}")
     if "task" not in doc:
         raise SpecError(f"{source}: the spec names no task; add task = \"...\" "
-                        f"(one of {', '.join(task_names())})")
+                        f"(one of {', '.join(task_names)})")
     task_name = doc["task"]
-    if not isinstance(task_name, str) or task_name not in task_names():
+    try:
+        task = registry.get("task", task_name) if isinstance(task_name, str) else None
+    except UnknownComponentError:
+        task = None
+    if task is None:
         raise SpecError(f"{where(None, 'task')}: unknown task {task_name!r}."
-                        f"{closest(task_name, task_names())} Tasks: {', '.join(task_names())}")
-    task = get_task(task_name)
+                        f"{closest(task_name, task_names)} Tasks: {', '.join(task_names)}")
     sections = {}
     for sec in ("data", "kernel", "sampler", "solver", "params"):
         if sec in doc:

@@ -16,6 +16,7 @@ import numpy as np
 
 from .._memory import check_allocation
 from .._names import did_you_mean
+from .tasks import Task
 
 #: the checks the task can compute on the Gram matrix
 CHECKS = ("max_asym", "median", "min_eig")
@@ -52,3 +53,8 @@ def run_gram(ctx) -> dict:
         m = min(int(p["n_eig"]), K.shape[0])
         out["min_eig"] = float(np.linalg.eigvalsh(K[:m, :m]).min())
     return out
+
+
+TASK = Task("gram", run_gram, {"dtype": "float64", "warm_up": True, "n_eig": 300,
+                              "checks": ["max_asym", "median", "min_eig"]}, ("kernel",),
+            {"kernel": "rbf"}, "Gram matrix: time, symmetry error, median, smallest eigenvalue")

@@ -26,6 +26,7 @@ import hashlib
 import numpy as np
 
 from .._names import did_you_mean
+from .tasks import Task
 
 _FOREST_CACHE: dict = {}
 
@@ -90,3 +91,10 @@ def run_omp_forest(ctx) -> dict:
             "full_forest": float(score(y_test, forest.predict(X_test))),
             "n_trees": int(model.n_trees_),
             "negative_weight_fraction": float(model.negative_weight_fraction_)}
+
+
+TASK = Task("omp-forest", run_omp_forest, {"method": "omp", "weights": "fitted",
+                                          "n_estimators": 100, "sizes": [1, 2, 5, 10, 20],
+                                          "problem": "auto", "test_size": 0.2,
+                                          "validation_size": 0.25},
+            (), {}, "random forest pruned by OMP / NN-OMP / random: test score per size")

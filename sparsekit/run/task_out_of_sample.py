@@ -24,6 +24,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._names import did_you_mean
+from .tasks import Task
 
 #: method name -> estimator class name in sparsekit.manifold, and whether it takes a γ
 METHODS = {"mds": ("MDS", False), "isomap": ("Isomap", False),
@@ -91,3 +92,10 @@ def run_out_of_sample(ctx) -> dict:
              for d in differences(X, make, p["proportion"], p["n_train"], p["n_probe"], rng)]
     return {"mean_difference": float(np.mean(diffs)), "std_difference": float(np.std(diffs)),
             "n_differences": len(diffs), "differences": diffs}
+
+
+TASK = Task("out-of-sample", run_out_of_sample, {"method": "mds", "proportion": 0.05,
+                                                "n_train": 400, "n_probe": 10,
+                                                "n_repetitions": 1, "n_components": 2,
+                                                "n_neighbors": 10, "gamma": None},
+            (), {}, "embedding: out-of-sample error against training-set variability")
