@@ -20,6 +20,10 @@ hookimpl = pluggy.HookimplMarker(PROJECT)
 
 #: The component families, in the order they are listed.
 FAMILIES = ("kernel", "sampler", "solver", "projection", "task")
+#: The families of components (what estimators and tasks take); tasks (what one run of
+#: ``sparsekit run`` computes) are listed apart: ``Registry.list()`` lists these families,
+#: ``Registry.list("task")`` the tasks.
+COMPONENT_FAMILIES = ("kernel", "sampler", "solver", "projection")
 
 
 class Specs:

@@ -30,7 +30,7 @@ from typing import Any, Callable, Iterable
 import pluggy
 
 from ._names import closest_match, did_you_mean, normalize_name
-from .hookspecs import FAMILIES, HOOK_OF_FAMILY, PROJECT, Specs
+from .hookspecs import COMPONENT_FAMILIES, FAMILIES, HOOK_OF_FAMILY, PROJECT, Specs
 
 ENTRY_POINT_GROUP = "sparsekit"
 
@@ -131,8 +131,13 @@ def _disabled_from_env() -> set:
     return {normalize_name(part) for part in raw.split(",") if part.strip()}
 
 
-def _sparsekit_entry_points(group: str = ENTRY_POINT_GROUP):
-    """The installed entry points of the ``sparsekit`` group (or of ``group``)."""
+def _sparsekit_entry_points():
+    """The installed entry points of the ``sparsekit`` group."""
+    return metadata.entry_points(group=ENTRY_POINT_GROUP)
+
+
+def _deprecated_entry_points(group: str):
+    """The installed entry points of one of :data:`DEPRECATED_ENTRY_POINT_GROUPS`."""
     return metadata.entry_points(group=group)
 
 
@@ -391,7 +396,7 @@ class Registry:
                 self._skip_plugin(ep.name, f"could not be registered: {type(exc).__name__}: {exc}")
                 continue
         for group, family in DEPRECATED_ENTRY_POINT_GROUPS.items():
-            for ep in sorted(_sparsekit_entry_points(group), key=lambda e: e.name):
+            for ep in sorted(_deprecated_entry_points(group), key=lambda e: e.name):
                 self._load_record_entry_point(ep, group, family)
         self._tables = None
 
@@ -571,9 +576,10 @@ class Registry:
         return None
 
     def list(self, family: str | None = None) -> list[ComponentInfo]:
-        """Every registered component (of one family, or all), sorted by family and name."""
+        """Every registered component (of one family, or of every component family: the
+        tasks, family ``"task"``, are listed only when asked for), sorted by family and name."""
         tables = self._build_tables()
-        families = FAMILIES if family is None else (self._check_family(family),)
+        families = COMPONENT_FAMILIES if family is None else (self._check_family(family),)
         out = []
         for fam in families:
             seen = {}
@@ -791,5 +797,6 @@ def get_projection(name, **params):
 
 
 def list_components(family: str | None = None) -> list[ComponentInfo]:
-    """Every component of ``family`` (``"kernel"``, ``"sampler"``, ``"solver"``) or of all."""
+    """Every component of ``family`` (``"kernel"``, ``"sampler"``, ``"solver"``,
+    ``"projection"``, ``"task"``) or of every component family (tasks apart)."""
     return default_registry().list(family)
