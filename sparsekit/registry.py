@@ -252,6 +252,7 @@ class Registry:
         self._pm.add_hookspecs(Specs)
         self._use_entry_points = entry_points
         self._entry_points_loaded = False
+        self._deprecated_loaded: set = set()
         self._tables: dict[str, dict[str, ComponentInfo]] | None = None
         self._disabled_by_arg = {normalize_name(n) for n in disable}
         self._disabled_by_env = _disabled_from_env()
@@ -322,7 +323,8 @@ class Registry:
         unknown hook, and components whose name was already taken.
         """
         self._build_tables()
-        return list(self._skipped_plugins) + list(self._skipped_records)
+        by_family = sorted(self._skipped_records, key=lambda s: FAMILIES.index(s.family))
+        return list(self._skipped_plugins) + by_family
 
     def _disabled_reason(self, *names) -> str | None:
         keys = {normalize_name(n) for n in names if n}
@@ -395,10 +397,18 @@ class Registry:
                     self._pm.unregister(name=ep.name)
                 self._skip_plugin(ep.name, f"could not be registered: {type(exc).__name__}: {exc}")
                 continue
-        for group, family in DEPRECATED_ENTRY_POINT_GROUPS.items():
-            for ep in sorted(_deprecated_entry_points(group), key=lambda e: e.name):
-                self._load_record_entry_point(ep, group, family)
         self._tables = None
+
+    def _load_deprecated_entry_points(self, family: str) -> None:
+        """Load the deprecated entry-point groups of ``family`` (once, at the first lookup in
+        that family, as the ``sparsekit.tasks`` group was loaded at the first task lookup)."""
+        if not self._use_entry_points or family in self._deprecated_loaded:
+            return
+        self._deprecated_loaded.add(family)
+        for group, fam in DEPRECATED_ENTRY_POINT_GROUPS.items():
+            if fam == family:
+                for ep in sorted(_deprecated_entry_points(group), key=lambda e: e.name):
+                    self._load_record_entry_point(ep, group, family)
 
     def _load_record_entry_point(self, ep, group: str, family: str) -> None:
         """Register the component an entry point of a deprecated per-family group names."""
@@ -432,33 +442,41 @@ class Registry:
         impls = list(hook.get_hookimpls())
         return sorted(impls, key=lambda impl: impl.plugin_name not in BUILTIN_PLUGINS)
 
-    def _build_tables(self) -> dict[str, dict[str, ComponentInfo]]:
+    def _build_tables(self, families=FAMILIES) -> dict[str, dict[str, ComponentInfo]]:
+        """The tables of ``families`` (others may be missing). The component families are built
+        together, at the first lookup of any of them; the tasks at the first task lookup (a
+        kernel lookup does not import the tasks, nor load the ``sparsekit.tasks`` group)."""
+        if any(f in COMPONENT_FAMILIES for f in families):
+            families = tuple(dict.fromkeys((*COMPONENT_FAMILIES, *families)))
         self._load_entry_points()
-        if self._tables is not None:
-            return self._tables
-        self._skipped_records = []
-        tables: dict[str, dict[str, ComponentInfo]] = {}
-        for family in FAMILIES:
-            table: dict[str, ComponentInfo] = {}
-            hook_name = HOOK_OF_FAMILY[family]
-            # one implementation at a time, so that each record knows its plugin
-            for impl in self._ordered_impls(getattr(self._pm.hook, hook_name)):
-                plugin_name = impl.plugin_name
-                records, reason = _hook_records(impl.function, hook_name)
-                if reason is not None:
-                    self._skip_record(plugin_name, family, None, reason, PluginLoadWarning)
+        if self._tables is None:
+            self._tables = {}
+            self._skipped_records = []
+        for family in families:
+            if family not in self._tables:
+                self._tables[family] = self._build_table(family)
+        return self._tables
+
+    def _build_table(self, family: str) -> dict[str, ComponentInfo]:
+        self._load_deprecated_entry_points(family)
+        table: dict[str, ComponentInfo] = {}
+        hook_name = HOOK_OF_FAMILY[family]
+        # one implementation at a time, so that each record knows its plugin
+        for impl in self._ordered_impls(getattr(self._pm.hook, hook_name)):
+            plugin_name = impl.plugin_name
+            records, reason = _hook_records(impl.function, hook_name)
+            if reason is not None:
+                self._skip_record(plugin_name, family, None, reason, PluginLoadWarning)
+                continue
+            for rec in records:
+                if not isinstance(rec, Registration):
+                    self._skip_record(
+                        plugin_name, family, None,
+                        f"yielded {type(rec).__name__} {rec!r} from {hook_name}; expected "
+                        "sparsekit.Registration", PluginLoadWarning)
                     continue
-                for rec in records:
-                    if not isinstance(rec, Registration):
-                        self._skip_record(
-                            plugin_name, family, None,
-                            f"yielded {type(rec).__name__} {rec!r} from {hook_name}; expected "
-                            "sparsekit.Registration", PluginLoadWarning)
-                        continue
-                    self._add(table, family, plugin_name, rec)
-            tables[family] = table
-        self._tables = tables
-        return tables
+                self._add(table, family, plugin_name, rec)
+        return table
 
     def _skip_record(self, plugin, family, name, reason, category) -> None:
         self._skipped_records.append(SkippedPlugin(plugin, reason, family, name))
@@ -516,7 +534,7 @@ class Registry:
     def lookup(self, family: str, name: str) -> ComponentInfo:
         """The :class:`ComponentInfo` registered under ``name`` (or an alias) in ``family``."""
         family = self._check_family(family)
-        table = self._build_tables()[family]
+        table = self._build_tables((family,))[family]
         key = normalize_name(name)
         try:
             return table[key]
@@ -578,8 +596,8 @@ class Registry:
     def list(self, family: str | None = None) -> list[ComponentInfo]:
         """Every registered component (of one family, or of every component family: the
         tasks, family ``"task"``, are listed only when asked for), sorted by family and name."""
-        tables = self._build_tables()
         families = COMPONENT_FAMILIES if family is None else (self._check_family(family),)
+        tables = self._build_tables(families)
         out = []
         for fam in families:
             seen = {}
