@@ -15,6 +15,7 @@ skipped with a warning, ``SPARSEKIT_DISABLE_PLUGINS``, :meth:`Registry.skipped`,
 list --family task``)::
 
     # in the plugin module named by the distribution's "sparsekit" entry point
+    import numpy as np
     import sparsekit
     from sparsekit.run.tasks import Task
 
