@@ -164,19 +164,22 @@ def test_compute_modules_import_nothing_above_them():
         assert not above, (module, above)
 
 
-def _import_alone(modules):
-    """Import each module in an interpreter of its own; returns the failures."""
+def _import_alone(modules, at_once: int = 4):
+    """Import each module in an interpreter of its own (``at_once`` at a time); returns the
+    failures."""
     script = ("import importlib, sys, warnings\n"
               "warnings.simplefilter('ignore')\n"
               "importlib.import_module(sys.argv[1])\n")
-    procs = {m: subprocess.Popen([sys.executable, "-c", script, m], cwd=ROOT,
-                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-             for m in modules}
-    failures = {}
-    for m, proc in procs.items():
-        _, err = proc.communicate(timeout=300)
-        if proc.returncode:
-            failures[m] = err.strip().splitlines()[-1:]
+    failures, todo = {}, list(modules)
+    while todo:
+        batch, todo = todo[:at_once], todo[at_once:]
+        procs = {m: subprocess.Popen([sys.executable, "-c", script, m], cwd=ROOT,
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                 for m in batch}
+        for m, proc in procs.items():
+            _, err = proc.communicate(timeout=300)
+            if proc.returncode:
+                failures[m] = err.strip().splitlines()[-1:]
     return failures
 
 
