@@ -1,9 +1,11 @@
 """The component registry: names to factories, through pluggy hooks and entry points.
 
 A :class:`Registry` owns a :class:`pluggy.PluginManager`. Built-in components are provided by
-the plugin modules ``sparsekit.kernels._plugin``, ``sparsekit.samplers._plugin`` and
-``sparsekit.solvers._plugin``; third-party distributions add theirs through the ``sparsekit``
-entry-point group. Entry points are loaded once, lazily, at the first lookup.
+the plugin modules of :data:`BUILTIN_PLUGINS` (``sparsekit.kernels._plugin``, ...,
+``sparsekit.run._plugin`` for the tasks of ``sparsekit run``); third-party distributions add
+theirs through the ``sparsekit`` entry-point group. Entry points are loaded once, lazily, at the
+first lookup. The registry manages plugins and names only: it imports no component package
+(:mod:`sparsekit.components` is the layer above it).
 
 Names are case-insensitive and treat ``-`` and ``_`` alike (``"DAC_RLS"`` is ``"dac-rls"``).
 
@@ -30,7 +32,7 @@ from typing import Any, Callable, Iterable
 import pluggy
 
 from ._names import closest_match, did_you_mean, normalize_name
-from .hookspecs import COMPONENT_FAMILIES, FAMILIES, HOOK_OF_FAMILY, PROJECT, Specs
+from .hookspecs import COMPONENT_FAMILIES, FAMILIES, HOOK_OF_FAMILY, PROJECT, Specs, hookimpl
 
 ENTRY_POINT_GROUP = "sparsekit"
 
@@ -146,8 +148,6 @@ class _RecordPlugin:
     deprecated per-family entry-point group enters the registry."""
 
     def __init__(self, family: str, record: Registration):
-        from .hookspecs import hookimpl
-
         self.record = record
         setattr(self, HOOK_OF_FAMILY[family], hookimpl(lambda: [record]))
 
