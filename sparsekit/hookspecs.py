@@ -1,4 +1,4 @@
-"""Hook specifications: one hook per component family.
+"""Hook specifications: one hook per registry family (the component families and the tasks).
 
 Every hook returns (or yields) an iterable of :class:`sparsekit.registry.Registration`
 records. Built-in components use exactly these hooks; third-party plugins register a module
@@ -18,7 +18,7 @@ PROJECT = "sparsekit"
 hookspec = pluggy.HookspecMarker(PROJECT)
 hookimpl = pluggy.HookimplMarker(PROJECT)
 
-#: The component families, in the order they are listed.
+#: Every registry family (components and tasks), in the order they are listed.
 FAMILIES = ("kernel", "sampler", "solver", "projection", "task")
 #: The families of components (what estimators and tasks take); tasks (what one run of
 #: ``sparsekit run`` computes) are listed apart: ``Registry.list()`` lists these families,
