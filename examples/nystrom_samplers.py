@@ -13,7 +13,7 @@ The tables are printed; the figures are written as PNG files to ``DIR`` (default
 ``examples/output/``), and the run prints where.
 
 Every error is one run of the ``nystrom`` task of ``sparsekit run`` and every time one run of
-the ``sampler`` task (through :mod:`sparsekit.run.nystrom_tables`);
+the ``sampler`` task (through :mod:`sparsekit.experiments.nystrom_tables`);
 ``examples/specs/nystrom_samplers.toml`` runs the same task as a spec.
 
 Run: ``python examples/nystrom_samplers.py [--quick] [--out DIR]``. The full run takes a long
@@ -31,7 +31,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 from sklearn.datasets import load_digits  # noqa: E402
 
-from sparsekit.run import nystrom_tables as exp  # noqa: E402
+from sparsekit.experiments import nystrom_tables as exp  # noqa: E402
 
 
 def plot_errors(table, path):

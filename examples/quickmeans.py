@@ -13,7 +13,7 @@ K-means++ centroids and report:
   (γ = 1 / mean squared distance) with the K centroids as landmarks, on 5,000 training points.
 
 Each data set is one run of the ``quickmeans`` task of ``sparsekit run``
-(:mod:`sparsekit.run.task_quickmeans`, which documents the protocol);
+(:mod:`sparsekit.experiments.quickmeans`, which documents the protocol);
 ``examples/specs/quickmeans.toml`` runs the same table as a spec. Each run draws its train/test
 split from its own seed (0), so a data set's rows do not depend on the data sets before it.
 
@@ -46,7 +46,7 @@ def datasets(quick):
 
 def run_dataset(name, data, K, args):
     """The two rows (K-means, QuicK-means) of one data set: one run of the ``quickmeans`` task
-    (:mod:`sparsekit.run.task_quickmeans`), formatted for the table."""
+    (:mod:`sparsekit.experiments.quickmeans`), formatted for the table."""
     km, qk = run_task("quickmeans", {
         "n_clusters": K, "sparsity": args.sparsity, "max_iter": args.max_iter,
         "palm_iter": args.palm_iter, "n_eval": 500 if args.quick else 5_000,

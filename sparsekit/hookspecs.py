@@ -1,4 +1,4 @@
-"""Hook specifications: one hook per component family.
+"""Hook specifications: one hook per registry family (the component families and the tasks).
 
 Every hook returns (or yields) an iterable of :class:`sparsekit.registry.Registration`
 records. Built-in components use exactly these hooks; third-party plugins register a module
@@ -18,8 +18,12 @@ PROJECT = "sparsekit"
 hookspec = pluggy.HookspecMarker(PROJECT)
 hookimpl = pluggy.HookimplMarker(PROJECT)
 
-#: The component families, in the order they are listed.
-FAMILIES = ("kernel", "sampler", "solver", "projection")
+#: Every registry family (components and tasks), in the order they are listed.
+FAMILIES = ("kernel", "sampler", "solver", "projection", "task")
+#: The families of components (what estimators and tasks take); tasks (what one run of
+#: ``sparsekit run`` computes) are listed apart: ``Registry.list()`` lists these families,
+#: ``Registry.list("task")`` the tasks.
+COMPONENT_FAMILIES = ("kernel", "sampler", "solver", "projection")
 
 
 class Specs:
@@ -42,10 +46,17 @@ class Specs:
         """Return an iterable of :class:`Registration` records for projections (the constraint
         sets of Palm4MSA factors)."""
 
+    @hookspec
+    def sparsekit_tasks(self):
+        """Return an iterable of :class:`Registration` records for the tasks of ``sparsekit
+        run``: each record's factory, called without arguments, returns a
+        :class:`sparsekit.run.tasks.Task` (:meth:`Task.registration` builds the record)."""
+
 
 HOOK_OF_FAMILY = {
     "kernel": "sparsekit_kernels",
     "sampler": "sparsekit_samplers",
     "solver": "sparsekit_solvers",
     "projection": "sparsekit_projections",
+    "task": "sparsekit_tasks",
 }

@@ -27,6 +27,7 @@ import copy
 import numpy as np
 
 from .._base import ParamsMixin, TransformerMixin
+from .._names import normalize_name
 from .._validation import check_option, check_random_state, check_scalar
 from ._common import block_rows, check_n_components, fourier_features_into, n_frequencies
 
@@ -58,7 +59,7 @@ def resolve_shift_invariant(kernel, gamma, sigma, X) -> tuple[str, float]:
                 kernel = copy.deepcopy(kernel).fit(X)
             return name, float(kernel.effective_gamma(d))
         return name, float(kernel._gamma(d))
-    key = kernel.strip().lower().replace("_", "-")
+    key = normalize_name(kernel)
     name = check_option(_ALIASES.get(key, key), "kernel", KERNELS)
     if gamma is not None and sigma is not None:
         raise ValueError("give only one of gamma and sigma")

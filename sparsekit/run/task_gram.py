@@ -15,6 +15,8 @@ import time
 import numpy as np
 
 from .._memory import check_allocation
+from .._names import did_you_mean
+from .tasks import Task
 
 #: the checks the task can compute on the Gram matrix
 CHECKS = ("max_asym", "median", "min_eig")
@@ -40,9 +42,7 @@ def run_gram(ctx) -> dict:
     checks = [p["checks"]] if isinstance(p["checks"], str) else list(p["checks"])
     unknown = [c for c in checks if c not in CHECKS]
     if unknown:
-        from .spec import closest
-
-        raise ValueError(f"gram: unknown check {unknown[0]!r}.{closest(unknown[0], CHECKS)} "
+        raise ValueError(f"gram: unknown check {unknown[0]!r}.{did_you_mean(unknown[0], CHECKS)} "
                          f"Checks: {', '.join(CHECKS)}")
     out = {"time": elapsed}
     if "max_asym" in checks:
@@ -53,3 +53,8 @@ def run_gram(ctx) -> dict:
         m = min(int(p["n_eig"]), K.shape[0])
         out["min_eig"] = float(np.linalg.eigvalsh(K[:m, :m]).min())
     return out
+
+
+TASK = Task("gram", run_gram, {"dtype": "float64", "warm_up": True, "n_eig": 300,
+                              "checks": ["max_asym", "median", "min_eig"]}, ("kernel",),
+            {"kernel": "rbf"}, "Gram matrix: time, symmetry error, median, smallest eigenvalue")
