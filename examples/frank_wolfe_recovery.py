@@ -1,4 +1,5 @@
 """Frank–Wolfe for m-exact-sparse signals: the Chapter 5 experiment at a small scale.
+==================================================================================
 
 Reproduces Cherfaoui's Chapter 5 experiment (thesis §5.4) on random Gaussian dictionaries of
 unit-norm atoms, with exactly m-sparse signals, m below (1/mu + 1)/2 and beta = 8 ||x*||_1:
@@ -76,7 +77,7 @@ def markdown(rows, columns):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or " ").splitlines()[0])
     parser.add_argument("--n-features", type=int, default=1000)
     parser.add_argument("--n-atoms", type=int, default=2000)
     parser.add_argument("--dictionaries", type=int, default=4)

@@ -1,4 +1,5 @@
 """Hierarchical Palm4MSA recovers the Hadamard transform as k butterfly-like factors.
+==================================================================================
 
 The 2^k x 2^k Hadamard matrix is a product of k factors with 2 non-zeros per row and column
 (Giffon 2020, PhD thesis, §3.2.1; Le Magoarou & Gribonval 2016, Fig. 3.2). Hierarchical
@@ -91,7 +92,7 @@ def plot(rows, path):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=(__doc__ or " ").splitlines()[0])
     ap.add_argument("--out", default=str(Path(__file__).resolve().parent / "output"),
                     help="directory for the PNG figure and the table")
     ap.add_argument("--quick", action="store_true", help="k = 3..5 only")

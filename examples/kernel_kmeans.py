@@ -1,4 +1,5 @@
 """Kernel k-means on Nyström features: landmark samplers compared on clustering quality.
+=====================================================================================
 
 After the poster "k-means à noyau" (greedy residual-trace landmarks): kernel k-means is run
 exactly (through the Gram matrix) and on Nyström features P_S φ(x) with landmarks from every
@@ -166,7 +167,7 @@ def main(quick=False, out=DEFAULT_OUT, seed=0):
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or " ").splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small sizes, three samplers")
     parser.add_argument("--out", default=DEFAULT_OUT, help="folder for the PNG files")
     args = parser.parse_args()

@@ -1,7 +1,8 @@
 """Nyström landmark samplers compared: the Chapter 3 experiment of the Cherfaoui thesis.
+=====================================================================================
 
 For every sampler (uniform, diagonal, two-pass RLS, DAC-RLS, recursive RLS, greedy residual
-trace, and exact RLS where n is small enough) and several landmark counts |S|:
+trace, and exact RLS where n is small enough) and several landmark counts ``|S|``:
 
 - Frobenius error ‖K_E − K̂_E‖_F of the Nyström approximation on E = 10,000 random points (all
   points when fewer), mean ± std over 10 draws, on scikit-learn's digits (n = 1,797) and on a
@@ -106,7 +107,7 @@ def main(quick=False, out=DEFAULT_OUT):
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or " ").splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="smaller run (a few minutes)")
     parser.add_argument("--out", default=DEFAULT_OUT,
                         help="folder for the PNG files (default: examples/output/)")

@@ -1,4 +1,5 @@
 """QuicK-means against K-means: the rows of Table 3.3 of Giffon's thesis (§3.3.5).
+===============================================================================
 
 For each dataset (scikit-learn's breast cancer and digits, and a generated Gaussian mixture
 with N >= 100,000 points), K-means (scikit-learn, Lloyd) and QuicK-means start from the same
@@ -109,7 +110,7 @@ def plot_flops(ks, qk_flops, d, path):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=(__doc__ or " ").splitlines()[0])
     ap.add_argument("--out", default=str(Path(__file__).resolve().parent / "output"),
                     help="directory for the PNG figures and the table")
     ap.add_argument("--quick", action="store_true", help="tiny sizes (seconds)")

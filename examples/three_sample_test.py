@@ -1,9 +1,10 @@
 """The three-sample test with exact, linear, block, random-feature and Nyström MMD.
+================================================================================
 
 Reproduces the experiments of Chapter 4 of the Cherfaoui thesis (Fig. 4.2–4.5): X ~ P_X,
 Z ~ P_Z and W ~ P_X, each of n points; the test decides W ~ P_X iff D(X, W) ≤ D(Z, W).
 For every estimator and n (Algorithm 3S-eval): the error rate over the repetitions, the mean
-distance Δ = |D̂(X, Z) − MMD(X, Z)| to the exact MMD (where it is affordable) and the time.
+distance ``Δ = |D̂(X, Z) − MMD(X, Z)|`` to the exact MMD (where it is affordable) and the time.
 
 Data sets:
 
@@ -127,7 +128,7 @@ def main(quick=False, out=DEFAULT_OUT, seed=0):
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or " ").splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small sizes, a few repetitions")
     parser.add_argument("--out", default=DEFAULT_OUT, help="folder for the PNG files")
     args = parser.parse_args()
