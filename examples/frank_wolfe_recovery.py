@@ -85,7 +85,8 @@ def main(argv=None):
     parser.add_argument("--iters", type=int, default=3000)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--quick", action="store_true", help="d=400, n=800, 2 x 10 draws")
-    parser.add_argument("--out", "--out-dir", dest="out", default=str(Path(__file__).parent / "output"),
+    # the gallery of the docs runs this file without __file__; sys.argv[0] is the file there
+    parser.add_argument("--out", "--out-dir", dest="out", default=str(Path(globals().get("__file__", sys.argv[0])).parent / "output"),
                         help="folder for every file written (default: examples/output/)")
     args = parser.parse_args(argv)
     if args.quick:

@@ -68,7 +68,8 @@ def plot_timing(table, path):
     plt.close(fig)
 
 
-DEFAULT_OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "output")
+# the gallery of the docs runs this file without __file__; sys.argv[0] is the file there
+DEFAULT_OUT = os.path.join(os.path.dirname(os.path.abspath(globals().get("__file__", sys.argv[0]))), "output")
 
 
 def main(quick=False, out=DEFAULT_OUT):

@@ -25,6 +25,7 @@ It writes ``quickmeans_objective.png`` (objective against iteration), ``quickmea
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -111,7 +112,8 @@ def plot_flops(ks, qk_flops, d, path):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=(__doc__ or " ").splitlines()[0])
-    ap.add_argument("--out", default=str(Path(__file__).resolve().parent / "output"),
+    # the gallery of the docs runs this file without __file__; sys.argv[0] is the file there
+    ap.add_argument("--out", default=str(Path(globals().get("__file__", sys.argv[0])).resolve().parent / "output"),
                     help="directory for the PNG figures and the table")
     ap.add_argument("--quick", action="store_true", help="tiny sizes (seconds)")
     args = ap.parse_args(argv)
