@@ -1,6 +1,7 @@
 """Check the internal links of the built documentation site (no network).
 
-Every relative ``href`` and ``src`` of every HTML page of the site must name a file that the
+Every relative ``href`` and ``src`` of every HTML page of the site (not the theme's files
+under ``_static/``) must name a file that the
 build wrote (fragments and query strings are ignored; so are absolute URLs, ``mailto:``,
 ``data:`` and ``javascript:`` links). Exits 1 and lists the broken links, else prints a count.
 
@@ -26,6 +27,8 @@ class Links(HTMLParser):
 def broken_links(site: Path):
     broken, checked = [], 0
     for page in sorted(site.rglob("*.html")):
+        if page.relative_to(site).parts[0] in ("_static", "_sources"):
+            continue  # files a theme ships (Jinja templates among them), not pages of the site
         parser = Links()
         parser.feed(page.read_text(encoding="utf-8", errors="replace"))
         for target in parser.targets:

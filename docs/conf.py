@@ -39,7 +39,7 @@ source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
 root_doc = "index"
 exclude_patterns = ["_build", "**/_generated/*.rst", "auto_examples/*.ipynb",
                     "auto_examples/*.py", "auto_examples/*.zip", "auto_examples/*.md5",
-                    "auto_examples/*.json", "plugins.md"]
+                    "auto_examples/*.json", "auto_examples/tables", "plugins.md"]
 templates_path = ["_templates"]
 
 # API pages

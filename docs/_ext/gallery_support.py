@@ -33,16 +33,25 @@ def reset_argv(gallery_conf, script_vars):
 
 
 class OutputFolderScraper:
-    """Embed the PNG files that an example wrote into its output folder, in name order."""
+    """Embed what an example wrote into its output folder: each PNG file as a full-width
+    figure, then each Markdown table (``*.md``), in name order."""
 
     def __call__(self, block, block_vars, gallery_conf):
         folder = output_folder(block_vars["src_file"])
-        pngs = sorted(folder.glob("*.png")) if folder.is_dir() else []
-        paths = []
-        for png, target in zip(pngs, block_vars["image_path_iterator"]):
+        if not folder.is_dir():
+            return ""
+        parts = []
+        for png, target in zip(sorted(folder.glob("*.png")), block_vars["image_path_iterator"]):
             shutil.copyfile(png, target)
-            paths.append(target)
-        return figure_rst(paths, gallery_conf["src_dir"])
+            # one figure_rst call per image: a single image is shown at full width
+            parts.append(figure_rst([target], gallery_conf["src_dir"]))
+        gallery = Path(block_vars["target_file"]).parent
+        for table in sorted(folder.glob("*.md")):
+            copy = gallery / "tables" / table.name
+            copy.parent.mkdir(exist_ok=True)
+            shutil.copyfile(table, copy)
+            parts.append(f"\n.. include:: tables/{table.name}\n   :parser: myst_parser.sphinx_\n")
+        return "\n".join(parts)
 
     def __repr__(self):  # a stable value, so that Sphinx's config cache does not rebuild
         return "OutputFolderScraper()"
