@@ -130,6 +130,8 @@ def write_run_reference(srcdir: Path) -> None:
     ]
     for name in tasks.task_names():
         task = tasks.get_task(name)
+        if not getattr(task.run, "__module__", "").startswith("sparsekit."):
+            continue  # a plugin's task (the example plugin adds one): not part of sparsekit
         out += [f".. _task-{name}:", "", f"``{name}``", "~" * (len(name) + 4), ""]
         summary = task.summary or _first_line(task.run)
         if summary:
