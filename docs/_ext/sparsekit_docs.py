@@ -218,9 +218,11 @@ def generate(app) -> None:
 
 
 def setup(app):
+    # config-inited: before Sphinx lists the source files, so that a clean build finds the
+    # generated pages and autosummary writes the stubs of the names they list
     app.connect("config-inited", set_context)
+    app.connect("config-inited", lambda app, config: generate(app))
     app.connect("include-read", repository_links)
-    app.connect("builder-inited", generate, priority=100)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
 
 
