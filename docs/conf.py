@@ -54,7 +54,7 @@ numpydoc_validation_checks = set()
 
 # math without a network: MathJax 3 (SVG output, one self-contained file) shipped in _static
 _MATHJAX_JS = Path(mathjax.__file__).parent / "static" / "mathjax" / "es5" / "tex-svg.js"
-html_static_path = ["_static", str(_MATHJAX_JS)]
+html_static_path = [str(_MATHJAX_JS)]
 mathjax_path = "tex-svg.js"
 
 # MyST: plugins.md is included from another page
