@@ -510,6 +510,11 @@ class Registry:
             return name_or_object
         info = self.lookup(family, name_or_object)
         _check_params_accepted(info, params)
+        from ._required_params import missing_params_error
+
+        missing = missing_params_error(info.family, info.name, info.registration.factory, params)
+        if missing is not None:
+            raise missing
         component = info.registration.factory(**params)
         self._providers[type(component)] = info
         return component

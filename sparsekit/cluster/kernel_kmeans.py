@@ -40,6 +40,7 @@ import warnings
 import numpy as np
 
 from .._base import ParamsMixin
+from .._memory import check_allocation, dense_gram_bytes
 from .._validation import check_option, check_random_state, check_scalar
 from ..exceptions import not_fitted_error
 from ..registry import default_registry
@@ -229,7 +230,13 @@ class KernelKMeans(ParamsMixin):
     n_init : int, default 3
         Seedings tried; the fit with the lowest inertia is kept.
     method : {"auto", "exact", "nystrom"}, default "auto"
-        ``"auto"``: exact when the n × n Gram matrix fits in ``max_memory`` bytes.
+        ``"auto"``: exact when the n × n Gram matrix fits in ``max_memory`` bytes. The exact
+        method uses no landmarks: when ``"auto"`` picks it although ``sampler`` (other than the
+        default ``"uniform"``), ``sampler_params`` or ``n_landmarks`` was given, fit warns
+        (``UserWarning`` naming them) that they are ignored; pass ``method="nystrom"`` to use
+        them. ``"auto"`` keeps its memory rule rather than switching on these parameters, so
+        that the method of a fit never depends on whether a default was spelled out.
+        ``method="exact"`` is an explicit choice and ignores them without a warning.
     init : {"k-means++", "random"} or array of k sample indices, default "k-means++"
         Seeds: greedy k-means++ in feature space, k distinct random points, or given points.
     max_iter : int, default 300
@@ -346,6 +353,28 @@ class KernelKMeans(ParamsMixin):
             raise ValueError(f"init indices must be {k} distinct integers in [0, {n})")
         return idx.astype(np.int64)
 
+    def _warn_ignored_landmark_params(self, n):
+        """Warn when ``method="auto"`` picks the exact method although landmark parameters
+        were given."""
+        given = []
+        if isinstance(self.sampler, str):
+            if self.sampler != "uniform":
+                given.append(f"sampler={self.sampler!r}")
+        elif getattr(self.sampler, "name", None) != "uniform":
+            given.append(f"sampler={self.sampler!r}")
+        if self.sampler_params:
+            given.append(f"sampler_params={self.sampler_params!r}")
+        if self.n_landmarks is not None:
+            given.append(f"n_landmarks={self.n_landmarks!r}")
+        if not given:
+            return
+        warnings.warn(
+            f'method="auto" chose the exact method (the {n} x {n} Gram matrix fits in '
+            f"max_memory={self.max_memory} bytes), which uses no landmarks, so "
+            f"{', '.join(given)} {'is' if len(given) == 1 else 'are'} ignored; pass "
+            'method="nystrom" to cluster on Nyström features with these landmarks',
+            UserWarning, stacklevel=3)
+
     def _landmark_count(self, n):
         """Landmarks of the Nyström method for n samples: ``n_landmarks``, default min(n, 100)."""
         s = min(n, 100) if self.n_landmarks is None else int(self.n_landmarks)
@@ -371,8 +400,16 @@ class KernelKMeans(ParamsMixin):
         method = check_option(self.method, "method", METHODS)
         if method == "auto":
             method = "exact" if n * n * 8 <= self.max_memory else "nystrom"
+            if method == "exact":
+                self._warn_ignored_landmark_params(n)
         rng = check_random_state(self.random_state)
         if method == "exact":
+            itemsize = getattr(getattr(Xp, "dtype", None), "itemsize", 8)
+            check_allocation(  # the Gram (converted to float64) and its symmetrised copy
+                dense_gram_bytes(n, itemsize) + 8 * n * n,
+                f"KernelKMeans(method='exact') on {n} samples",
+                "use method='nystrom' with n_landmarks= (default 100)",
+                matrices="its n x n matrices")
             K = np.asarray(kernel(Xp), dtype=np.float64)
             K = 0.5 * (K + K.T)
             diag = np.diagonal(K).copy()
@@ -416,7 +453,9 @@ class KernelKMeans(ParamsMixin):
         self._dtype = Xp.dtype if isinstance(Xp, np.ndarray) else np.dtype(np.float64)
         if method == "exact":
             H = _indicator(self.labels_, k)
-            self._X_fit = Xp
+            # predict reads the training points: keep a copy the caller cannot change, as
+            # scikit-learn's estimators do (a prepared graph set is already the model's own)
+            self._X_fit = Xp.copy() if hasattr(Xp, "copy") else Xp
             self._H = H
             self._cc = np.einsum("ij,ij->j", H, K @ H)
             self.cluster_centers_ = None

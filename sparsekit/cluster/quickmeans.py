@@ -167,6 +167,15 @@ class QuicKMeans(ParamsMixin):
     n_jobs : int, optional
         Threads (Numba and BLAS).
 
+    Raises
+    ------
+    ValueError
+        From ``fit``, ``predict``, ``transform`` and ``score``, for data whose squared distances
+        summed over the samples could exceed the floating range (largest |x| above
+        sqrt(max float / (16 n d)), about 1e151 for 200 points in 8 dimensions in float64):
+        the iterations would compute with inf and NaN. K-means is scale-equivariant, so
+        dividing the data by a constant gives the same labels.
+
     Attributes
     ----------
     cluster_centers_ : SparseFactors
@@ -240,6 +249,7 @@ class QuicKMeans(ParamsMixin):
                     f"X has {X.shape[1]} features, but {type(self).__name__} is expecting "
                     f"{self.n_features_in_} features as input (fitted on that many)"
                 )
+        _check_scale(X, type(self).__name__)
         return X
 
     def _params(self, n, d):
@@ -456,3 +466,18 @@ def _reseed_empty(X, labels, counts, V):
         counts[big] -= 1
         counts[c] = 1
     return labels, counts
+
+
+def _check_scale(X, name):
+    """Refuse data whose K-means sums could overflow: the objective adds n squared distances
+    of up to d (2 max|x|)^2 each (after centring), and a margin of 4 covers the other sums."""
+    n, d = X.shape
+    amax = max(float(X.max()), -float(X.min())) if X.size else 0.0  # no |X| temporary
+    limit = float(np.sqrt(np.finfo(X.dtype).max / (16.0 * max(n, 1) * d)))
+    if amax > limit:
+        raise ValueError(
+            f"{name}: X is too large for {X.dtype} arithmetic (largest |x| = {amax:.3g}; its "
+            f"squared distances summed over {n} samples need largest |x| <= {limit:.3g}), so "
+            "the K-means sums would overflow to inf; divide X by a constant (e.g. its largest "
+            "absolute value): K-means is scale-equivariant, the labels stay the same"
+        )

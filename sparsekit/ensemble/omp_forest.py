@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import inspect
 import numbers
+import warnings
 
 import numpy as np
 
@@ -148,6 +149,11 @@ class _OMPForestBase(BaseEstimator):
 
         if not isinstance(self.n_estimators, numbers.Integral) or self.n_estimators < 1:
             raise ValueError(f"n_estimators must be an integer >= 1, got {self.n_estimators!r}")
+        if self.n_trees > self.n_estimators:
+            raise ValueError(
+                f"n_trees={self.n_trees} must be <= n_estimators={self.n_estimators}: the forest "
+                f"fitted here has n_estimators trees to prune; raise n_estimators to at least "
+                f"{self.n_trees} or lower n_trees")
         cls = getattr(ensemble, f"RandomForest{self._forest_kind}")
         forest = cls(n_estimators=self.n_estimators, random_state=self.random_state,
                      **(self.forest_params or {})).fit(X, y)
@@ -164,6 +170,10 @@ class _OMPForestBase(BaseEstimator):
         if getattr(forest, "n_features_in_", X.shape[1]) != X.shape[1]:
             raise ValueError(f"X has {X.shape[1]} features but the forest was fitted on "
                              f"{forest.n_features_in_}")
+        if self.n_trees > len(trees):
+            warnings.warn(
+                f"n_trees={self.n_trees} is larger than the given forest's {len(trees)} trees: "
+                f"at most {len(trees)} are selected", UserWarning, stacklevel=3)
         n_trees = min(int(self.n_trees), len(trees))
         T_blocks, y_blocks = self._blocks(forest, trees, X, y)
         rng = check_random_state(self.random_state)
@@ -215,7 +225,9 @@ class OMPForestRegressor(RegressorMixin, _OMPForestBase):
     Parameters
     ----------
     n_trees : int >= 1
-        Most trees kept (``n_nonzero_coefs`` of the solver); clipped to the forest's size.
+        Most trees kept (``n_nonzero_coefs`` of the solver). At most ``n_estimators`` when
+        the estimator fits the forest (a larger value raises ValueError); clipped, with a
+        ``UserWarning``, to the size of a given ``forest``.
         NN-OMP may keep fewer: it stops once no tree correlates positively with the residual.
     solver : str or solver object
         ``"omp"`` (default), ``"nn-omp"``, any sparse solver of the registry, or ``"random"``

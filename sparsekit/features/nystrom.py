@@ -37,6 +37,7 @@ import warnings
 import numpy as np
 
 from .._base import ParamsMixin, TransformerMixin
+from .._memory import check_allocation
 from .._validation import check_option, check_random_state, check_scalar, is_sparse
 from ..kernels.base import PrecomputedKernel, as_kernel_object
 from .._progress import iterate
@@ -234,6 +235,10 @@ class Nystroem(TransformerMixin, ParamsMixin):
                 UserWarning, stacklevel=3,
             )
             m = n
+        # peak of the landmark eigenproblem: K_S, its symmetrised float64 copy, LAPACK's copy,
+        # its workspace (2 m^2) and the eigenvectors: 6 m^2 float64 (peak memory measured)
+        check_allocation(6 * 8 * m * m, f"Nystroem with {m} landmarks", "use fewer landmarks "
+                         "(a smaller n_components=)", matrices="its m x m matrices")
         rank = self.rank
         if rank is not None:
             rank = check_scalar(rank, "rank", kind=numbers.Integral, low=1, low_inclusive=True)

@@ -157,7 +157,17 @@ class RandomFourierFeatures(TransformerMixin, ParamsMixin):
         self.n_components_ = n_components
         self.n_frequencies_ = s
         self.random_offset_ = draw_offset(n_components, rng)
-        self.random_weights_ = np.ascontiguousarray(W, dtype=X.dtype)
+        with np.errstate(over="ignore"):
+            W = np.ascontiguousarray(W, dtype=X.dtype)
+        if not np.isfinite(W).all():  # e.g. float32 data below ~1e-38: sqrt(2 gamma) ~ 1 / scale
+            scale = float(np.abs(X.data if hasattr(X, "data") and not isinstance(X, np.ndarray)
+                                 else X).max()) if X.size else 0.0
+            raise ValueError(
+                f"the random Fourier features of {X.dtype} data at scale {scale:.3g} (largest "
+                f"|x|) are not finite: their frequencies (about sqrt(2 gamma), gamma = "
+                f"{gamma:.3g}) exceed the {X.dtype} range; fit on float64 data or rescale the "
+                "data (e.g. divide it by its largest absolute value)")
+        self.random_weights_ = W
         return self
 
     def transform(self, X):

@@ -40,6 +40,7 @@ from .._base import ParamsMixin, TransformerMixin
 from ..exceptions import not_fitted_error
 from ..registry import default_registry
 from ._eigen import bottom_eigenpairs, top_eigenpairs
+from ._memory_check import check_fit_memory
 from .kernels import (CentredKernel, IsomapGeodesicKernel, LLEKernel, SpectralNormalizedKernel,
                       neg_half_sq_dist)
 
@@ -98,6 +99,7 @@ class _NystromEmbedding(TransformerMixin, ParamsMixin):
                              f"n_samples={X.shape[0]}")
         landmarks = self._landmarks(X)
         kernel = self._make_kernel()
+        check_fit_memory(type(self).__name__, kernel, X.shape[0], landmarks)
         self._fit_kernel(kernel, X, landmarks)
         values, vectors = self._eigen(kernel)
         self.kernel_ = kernel

@@ -14,6 +14,8 @@ import time
 
 import numpy as np
 
+from .._memory import check_allocation
+
 #: the checks the task can compute on the Gram matrix
 CHECKS = ("max_asym", "median", "min_eig")
 
@@ -23,6 +25,11 @@ def run_gram(ctx) -> dict:
     p = ctx.params
     if isinstance(samples, np.ndarray):
         samples = np.ascontiguousarray(samples, dtype=np.dtype(p["dtype"]))
+    itemsize = samples.dtype.itemsize if isinstance(samples, np.ndarray) else 8
+    # K and the two temporaries of max |K - K^T|
+    check_allocation(3 * itemsize * len(samples) ** 2, f"the gram task on {len(samples)} samples",
+                     "it forms the whole matrix on purpose: use fewer samples (e.g. --set "
+                     "data.n_samples=N)", matrices="its n x n matrices")
     kernel = ctx.components["kernel"]
     kernel = kernel.fit(samples) if hasattr(kernel, "fit") else kernel
     if p["warm_up"]:

@@ -45,12 +45,28 @@ class PermutationTestResult:
     null_distribution : ndarray (n_permutations,)
         MMD² of the relabelled samples.
     method : str
+
+    The repr summarizes ``null_distribution`` (count, mean, std, min, max) instead of
+    printing every value.
     """
 
     statistic: float
     p_value: float
     null_distribution: np.ndarray
     method: str
+
+    @property
+    def n_permutations(self) -> int:
+        """Relabellings drawn (the size of ``null_distribution``)."""
+        return int(np.size(self.null_distribution))
+
+    def __repr__(self):
+        null = np.asarray(self.null_distribution, dtype=np.float64).ravel()
+        summary = (f"mean={null.mean():.4g}, std={null.std():.4g}, min={null.min():.4g}, "
+                   f"max={null.max():.4g}" if null.size else "empty")
+        return (f"{type(self).__name__}(statistic={self.statistic:.6g}, "
+                f"p_value={self.p_value:.6g}, method={self.method!r}, "
+                f"n_permutations={null.size}, null_distribution=<{summary}>)")
 
 
 def _label_batches(rng, n_a, n, n_permutations):
