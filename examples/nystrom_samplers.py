@@ -1,7 +1,8 @@
 """Nyström landmark samplers compared: the Chapter 3 experiment of the Cherfaoui thesis.
+=====================================================================================
 
 For every sampler (uniform, diagonal, two-pass RLS, DAC-RLS, recursive RLS, greedy residual
-trace, and exact RLS where n is small enough) and several landmark counts |S|:
+trace, and exact RLS where n is small enough) and several landmark counts ``|S|``:
 
 - Frobenius error ‖K_E − K̂_E‖_F of the Nyström approximation on E = 10,000 random points (all
   points when fewer), mean ± std over 10 draws, on scikit-learn's digits (n = 1,797) and on a
@@ -67,7 +68,8 @@ def plot_timing(table, path):
     plt.close(fig)
 
 
-DEFAULT_OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "output")
+# the gallery of the docs runs this file without __file__; sys.argv[0] is the file there
+DEFAULT_OUT = os.path.join(os.path.dirname(os.path.abspath(globals().get("__file__", sys.argv[0]))), "output")
 
 
 def main(quick=False, out=DEFAULT_OUT):
@@ -106,7 +108,7 @@ def main(quick=False, out=DEFAULT_OUT):
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or " ").splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="smaller run (a few minutes)")
     parser.add_argument("--out", default=DEFAULT_OUT,
                         help="folder for the PNG files (default: examples/output/)")

@@ -1,4 +1,5 @@
 """QuicK-means against K-means: the rows of Table 3.3 of Giffon's thesis (§3.3.5).
+===============================================================================
 
 For each dataset (scikit-learn's breast cancer and digits, and a generated Gaussian mixture
 with N >= 100,000 points), K-means (scikit-learn, Lloyd) and QuicK-means start from the same
@@ -24,6 +25,7 @@ It writes ``quickmeans_objective.png`` (objective against iteration), ``quickmea
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -109,8 +111,9 @@ def plot_flops(ks, qk_flops, d, path):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--out", default=str(Path(__file__).resolve().parent / "output"),
+    ap = argparse.ArgumentParser(description=(__doc__ or " ").splitlines()[0])
+    # the gallery of the docs runs this file without __file__; sys.argv[0] is the file there
+    ap.add_argument("--out", default=str(Path(globals().get("__file__", sys.argv[0])).resolve().parent / "output"),
                     help="directory for the PNG figures and the table")
     ap.add_argument("--quick", action="store_true", help="tiny sizes (seconds)")
     args = ap.parse_args(argv)

@@ -6,10 +6,15 @@ or object with ``@hookimpl``-decorated functions under the ``sparsekit`` entry-p
 
 Example
 -------
->>> from sparsekit import hookimpl, Registration          # doctest: +SKIP
->>> @hookimpl
-... def sparsekit_samplers():
-...     yield Registration(name="my-sampler", factory=MySampler, summary="...")
+>>> from sparsekit import Registry, Registration, hookimpl
+>>> from sparsekit.samplers import UniformSampler
+>>> class MySamplers:
+...     @hookimpl
+...     def sparsekit_samplers(self):
+...         yield Registration(name="my-sampler", factory=UniformSampler, summary="uniform")
+>>> reg = Registry(entry_points=False, plugins=[MySamplers()])
+>>> type(reg.get("sampler", "my-sampler")).__name__
+'UniformSampler'
 """
 import pluggy
 

@@ -240,8 +240,10 @@ class Registry:
     Examples
     --------
     >>> reg = Registry(entry_points=False)
-    >>> reg.get("kernel", "RBF", gamma=0.5)           # doctest: +SKIP
-    >>> Registry(disable=["extra-kernels"]).names("kernel")   # doctest: +SKIP
+    >>> reg.get("kernel", "RBF", gamma=0.5)
+    RBFKernel(backend='auto', bandwidth=None, gamma=0.5, sigma=None)
+    >>> "cosine" in Registry(disable=["extra-kernels"]).names("kernel")
+    False
     """
 
     def __init__(self, *, builtins: bool = True, entry_points: bool = True, plugins: Iterable = (),

@@ -173,7 +173,7 @@ class QuicKMeans(ParamsMixin):
     ------
     ValueError
         From ``fit``, ``predict``, ``transform`` and ``score``, for data whose squared distances
-        summed over the samples could exceed the floating range (largest |x| above
+        summed over the samples could exceed the floating range (largest ``|x|`` above
         sqrt(max float / (16 n d)), about 1e151 for 200 points in 8 dimensions in float64):
         the iterations would compute with inf and NaN. K-means is scale-equivariant, so
         dividing the data by a constant gives the same labels.

@@ -255,7 +255,7 @@ class OMPForestRegressor(RegressorMixin, _OMPForestBase):
     selected_trees_ : ndarray of int, indices of the selected trees in ``forest_.estimators_``
     n_trees_ : int, trees selected
     coef_ : ndarray (n_trees_in_forest,), weight of every tree on its raw output (0 if dropped)
-    path_coef_ : ndarray (n_trees_, n_trees_), ``[k, s]``: weight of ``estimators_[s]`` in the
+    path_coef_ : ndarray (``n_trees_``, ``n_trees_``), ``[k, s]``: weight of ``estimators_[s]`` in the
         pruned forest of the first ``k + 1`` selected trees (what :meth:`staged_predict` uses)
     intercept_ : float
     negative_weight_fraction_ : float, share of the selected trees with a negative weight

@@ -120,8 +120,11 @@ class OMP(Solver):
 
     Examples
     --------
-    >>> res = OMP(n_nonzero_coefs=5).solve(D, Y)          # doctest: +SKIP
+    >>> from sparsekit.solvers.dictionaries import make_sparse_coding_problem
+    >>> D, Y, X = make_sparse_coding_problem(32, 64, 3, n_signals=10, random_state=0)
+    >>> res = OMP(n_nonzero_coefs=3).solve(D, Y)
     >>> res.coef.shape                                     # (n_atoms, n_signals)
+    (64, 10)
     """
 
     name = "omp"

@@ -135,8 +135,13 @@ class NystromMMD(ParamsMixin):
 
     Examples
     --------
-    >>> est = NystromMMD("rbf", n_landmarks=20, random_state=0).fit(X, Z, W)   # doctest: +SKIP
-    >>> est.mmd2(0, 2) <= est.mmd2(1, 2)       # three-sample decision W ~ P_X  # doctest: +SKIP
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> X, W = rng.normal(size=(200, 2)), rng.normal(size=(200, 2))
+    >>> Z = rng.normal(loc=1.0, size=(200, 2))
+    >>> est = NystromMMD("rbf", n_landmarks=20, random_state=0).fit(X, Z, W)
+    >>> bool(est.mmd2(0, 2) <= est.mmd2(1, 2))   # three-sample decision: W ~ P_X
+    True
     """
 
     def __init__(self, kernel="rbf", sampler="uniform", n_landmarks=None, lam=1e-6,
