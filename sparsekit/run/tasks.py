@@ -238,7 +238,8 @@ def run_task(name: str, params=None, data=None, components=None, seed: int = 0,
     components : dict, optional
         ``{family: section}`` with ``section = {"name": ..., **parameters}`` as a spec's
         ``[kernel]``/``[sampler]``/``[solver]`` table (built through the registry; a missing
-        name takes the task's default), or ``{family: object}`` for a component built already
+        name takes the task's default), ``{family: "name"}`` for a registered name with its
+        default parameters, or ``{family: object}`` for a component built already
         (except for tasks that build their components from the data, as ``sparse-coding``).
     seed : int
     registry : Registry, optional
@@ -266,6 +267,8 @@ def run_task(name: str, params=None, data=None, components=None, seed: int = 0,
     built, sections = {}, {}
     for family in task.components:
         value = components.get(family, {})
+        if isinstance(value, str):  # a registered name alone, as a spec's ``kernel = "rbf"``
+            value = {"name": value}
         if task.build_components:
             built[family], sections[family] = _component(task, family, value, registry)
         elif isinstance(value, dict):
