@@ -52,7 +52,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_EQUIVALENT = ROOT / "tools" / "mutation_equivalent.txt"
-COPIED = ("sparsekit", "tests", "setup.cfg", "pyproject.toml", "plugins")
+COPIED = ("sparsekit", "tests", "setup.cfg", "pyproject.toml", "README.md", "plugins", "examples",
+          "benchmarks", "docs")
 
 COMPARE_SWAP = {ast.Lt: ast.LtE, ast.LtE: ast.Lt, ast.Gt: ast.GtE, ast.GtE: ast.Gt,
                 ast.Eq: ast.NotEq, ast.NotEq: ast.Eq, ast.Is: ast.IsNot, ast.IsNot: ast.Is,
