@@ -251,7 +251,7 @@ class Sandbox:
             src = ROOT / name
             if src.is_dir():
                 shutil.copytree(src, self.dir / name, ignore=shutil.ignore_patterns(
-                    "__pycache__", "*.egg-info", "build", ".pytest_cache"))
+                    "__pycache__", "*.egg-info", "build", "_build", "output", ".pytest_cache"))
             elif src.exists():
                 shutil.copy2(src, self.dir / name)
         self.tests = tests
