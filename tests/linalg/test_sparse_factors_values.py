@@ -266,3 +266,30 @@ def test_repr():
                        "dtype=float64>")
     assert repr(SparseFactors([], shape=(2, 2))) == (
         "<SparseFactors 2x2, scale=1, factors identity, nnz=0, dtype=float64>")
+
+
+def test_half_precision_operands_on_both_paths(monkeypatch):
+    # a float16 operand is converted to the operator's dtype (Numba has no float16 kernels)
+    F = factors_of(np.float32, seed=23)
+    A, M = SparseFactors(F), dense(F)
+    X = np.random.default_rng(24).standard_normal((4, 6)).astype(np.float16)
+    for block in (512, 2):
+        monkeypatch.setattr(mod, "COLUMN_BLOCK", block)
+        out = A @ X
+        assert out.dtype == np.float32
+        np.testing.assert_allclose(out, M @ X.astype(np.float64), rtol=1e-5, atol=1e-5)
+
+
+def test_int64_indices_are_stored_as_int32():
+    F = factors_of(seed=25, shapes=[(12, 12), (12, 12)], density=0.6)
+    wide = []
+    for f in F:
+        S = sp.csr_matrix(f)
+        S.indices, S.indptr = S.indices.astype(np.int64), S.indptr.astype(np.int64)
+        wide.append(S)
+    assert all(S.nnz >= 62 for S in wide)  # more than 2 * 31
+    A = SparseFactors(wide)
+    for S in A.factors:
+        assert S.indices.dtype == np.int32 and S.indptr.dtype == np.int32
+    assert A.nbytes == A.nnz * (8 + 4) + 2 * 13 * 4 + 8
+    np.testing.assert_allclose(A.toarray(), dense(F), atol=1e-12)
