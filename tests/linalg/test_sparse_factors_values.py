@@ -293,3 +293,26 @@ def test_int64_indices_are_stored_as_int32():
         assert S.indices.dtype == np.int32 and S.indptr.dtype == np.int32
     assert A.nbytes == A.nnz * (8 + 4) + 2 * 13 * 4 + 8
     np.testing.assert_allclose(A.toarray(), dense(F), atol=1e-12)
+
+
+def test_norm2_tolerance_is_relative_and_zero_operators_stay_zero():
+    F = factors_of(seed=26)
+    for scale in (1e-4, 1e4):  # tol is relative to the norm, whatever its size
+        exact = np.linalg.norm(dense(F, scale), 2)
+        assert SparseFactors(F, scale).norm2(tol=1e-8) == pytest.approx(exact, rel=1e-5)
+    assert SparseFactors(F).norm2(max_iter=0) == 0.0  # no iteration, no estimate
+    Z = SparseFactors([np.zeros((3, 4))])
+    assert Z.norm2() == 0.0
+    assert Z.norm2() == 0.0  # the warm start after a zero operator is still a valid vector
+
+
+def test_load_refuses_pickled_arrays(tmp_path):
+    A = SparseFactors(factors_of(seed=27))
+    path = tmp_path / "op.npz"
+    A.save(path)
+    with np.load(path) as z:
+        arrays = dict(z)
+    arrays["scale"] = np.array([1.0, "x"], dtype=object)  # an object array needs pickle
+    np.savez(path, **arrays)
+    with pytest.raises(ValueError, match="allow_pickle"):
+        SparseFactors.load(path)
