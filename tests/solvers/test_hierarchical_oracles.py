@@ -160,3 +160,9 @@ def test_schedule_of_wide_targets():
     with pytest.raises(ValueError, match="n_factors"):
         hierarchical_constraints((8, 8), 1, 1)
     assert len(hierarchical_constraints((8, 8), 2, 8)[0]) == 1  # s = min(m, n) is allowed
+
+
+def test_documented_defaults():
+    params = solver().get_params()
+    assert params == dict(n_iter=300, n_iter_global=None, tol=1e-6, update_way="right-to-left",
+                          safeguard=False, n_jobs=None)
