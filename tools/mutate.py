@@ -293,7 +293,8 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("targets", nargs="+", help="module files or package folders under sparsekit/")
-    ap.add_argument("--tests", nargs="+", required=True, help="test files or folders to run")
+    ap.add_argument("--tests", nargs="+", required=True,
+                    help="test files, folders or node ids (file::test) to run")
     ap.add_argument("--max", type=int, default=None, help="test a random sample of N mutants per module")
     ap.add_argument("--seed", type=int, default=0, help="seed of the sample (default 0)")
     ap.add_argument("--timeout", type=float, default=None,
@@ -313,7 +314,7 @@ def main(argv=None):
             ap.error(f"{t} does not exist")
         files += sorted(p.rglob("*.py")) if p.is_dir() else [p]
     for t in args.tests:
-        if not (ROOT / t).exists():
+        if not (ROOT / t.split("::")[0]).exists():
             ap.error(f"test path {t} does not exist")
 
     plan = {}
