@@ -200,7 +200,10 @@ class _Collector:
 
 
 def collect(path: Path) -> list[Mutant]:
-    rel = path.resolve().relative_to(ROOT).as_posix()
+    try:
+        rel = path.resolve().relative_to(ROOT).as_posix()
+    except ValueError:  # a file outside the repository: ids use the path as given
+        rel = path.as_posix()
     source = path.read_text(encoding="utf-8")
     collector = _Collector(rel, source)
     collector.visit(ast.parse(source))
