@@ -149,6 +149,14 @@ def test_schedule_of_wide_targets():
     assert [f.shape for f in facts] == [(64, 8), (8, 8)]
     assert [(f.k, f.k_col) for f in facts] == [(2, 16), (2, 2)]  # s·m/A per column
     assert [(r.k, r.k_col) for r in res] == [(4, 4), (2, 2)]
+    facts, res = hierarchical_constraints((2, 64), 8, 1)  # budgets below n: one per column
+    assert [(r.k, r.k_col) for r in res] == [(32, 1), (16, 1), (8, 1), (4, 1), (2, 1), (1, 1),
+                                             (32, 1)]
+    facts, res = hierarchical_constraints((5, 1), 2, 1)  # a single column
+    assert [(f.shape, f.k, f.k_col) for f in facts] == [((5, 1), 1, 5)]  # s·m/A per column
+    assert [(r.shape, r.k, r.k_col) for r in res] == [((1, 1), 1, 1)]
+    with pytest.raises(TypeError, match="sparsity must be an integer"):
+        hierarchical_constraints((8, 8), 3, 2.5)
     facts, res = hierarchical_constraints((1, 5), 2, 1)  # a single row: counts stay >= 1
     assert [(f.k, f.k_col) for f in facts] == [(1, 1)]
     assert [(r.k, r.k_col) for r in res] == [(5, 1)]
