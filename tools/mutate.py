@@ -62,7 +62,7 @@ BINOP_SWAP = {ast.Add: ast.Sub, ast.Sub: ast.Add, ast.Mult: ast.Div, ast.Div: as
               ast.FloorDiv: ast.Mult, ast.BitOr: ast.BitAnd, ast.BitAnd: ast.BitOr,
               ast.Pow: ast.Mult, ast.Mod: ast.FloorDiv}
 SYMBOL = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==", ast.NotEq: "!=",
-          ast.Is: "is", ast.IsNot: "is not", ast.In: "in", ast.NotIn: "not in", ast.Add: "+",
+          ast.Is: "is", ast.IsNot: "is-not", ast.In: "in", ast.NotIn: "not-in", ast.Add: "+",
           ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//", ast.BitOr: "|",
           ast.BitAnd: "&", ast.Pow: "**", ast.Mod: "%", ast.And: "and", ast.Or: "or"}
 
