@@ -23,6 +23,7 @@ def _cmd_list(args) -> int:
 
     registry = default_registry()
     components = registry.list(args.family)
+    tasks = registry.list("task") if args.family is None else []
     skipped = registry.skipped()
     if args.json:
         import dataclasses
@@ -34,6 +35,8 @@ def _cmd_list(args) -> int:
                  "plugin": i.plugin, "summary": i.summary, "accepts": i.registration.accepts}
                 for i in components
             ],
+            "tasks": [{"name": i.name, "aliases": list(i.aliases), "plugin": i.plugin,
+                       "summary": i.summary} for i in tasks],
             "skipped": [dataclasses.asdict(s) for s in skipped],
         }
         print(printable_json(json.dumps(data, indent=2, ensure_ascii=False)))
@@ -41,6 +44,11 @@ def _cmd_list(args) -> int:
     rows = [[i.family, _cell(i.name), _cell(", ".join(i.aliases) or "-"), _cell(i.plugin),
              _cell(i.summary)] for i in components]
     print(format_table(["family", "name", "aliases", "plugin", "summary"], rows))
+    if tasks:
+        print("\ntasks of `sparsekit run` (sparsekit list --family task):\n")
+        rows = [[_cell(i.name), _cell(", ".join(i.aliases) or "-"), _cell(i.plugin),
+                 _cell(i.summary)] for i in tasks]
+        print(format_table(["task", "aliases", "plugin", "summary"], rows))
     if skipped:
         print("\nskipped plugins and components (SPARSEKIT_DISABLE_PLUGINS=name,... blocks a plugin):\n")
         rows = [[_cell(s.plugin), s.family or "-", _cell(s.name or "-"), _cell(s.reason)]
@@ -50,12 +58,12 @@ def _cmd_list(args) -> int:
 
 
 #: Demo sections: name -> (module, function); each function returns a printable table
-#: computed by the tasks of ``sparsekit run`` (see sparsekit.run.demo).
+#: computed by the tasks of ``sparsekit run`` (see sparsekit.experiments.demo).
 DEMO_SECTIONS = {
-    "kernels": ("sparsekit.run.demo", "kernel_table"),
-    "graphs": ("sparsekit.run.demo", "graph_kernel_table"),
-    "nystrom": ("sparsekit.run.demo", "nystrom_table"),
-    "solvers": ("sparsekit.run.demo", "solver_table"),
+    "kernels": ("sparsekit.experiments.demo", "kernel_table"),
+    "graphs": ("sparsekit.experiments.demo", "graph_kernel_table"),
+    "nystrom": ("sparsekit.experiments.demo", "nystrom_table"),
+    "solvers": ("sparsekit.experiments.demo", "solver_table"),
 }
 
 

@@ -61,6 +61,10 @@ def _nearest(dt):
                                              np.empty(40, np.int64), np.empty(40, dt))
 
 
+def _cluster_sums(dt):
+    return cluster_cpu.cluster_sums, (_rand(dt, 40, 7), np.zeros(40, np.intp), np.empty((3, 7), dt))
+
+
 def _geodesic(dt):
     return _graph_cpu.geodesic_extension_rows, (_rand(dt, 4, 3), np.zeros((4, 3), np.int64),
                                                 _rand(dt, 5, 30), np.arange(4), 0, 4,
@@ -89,6 +93,7 @@ HOT_LOOPS = {
     "rbf scaled squared distances": (_rbf_tail, ARITH),
     "laplacian L1 distances": (_l1, ARITH),
     "kernel k-means nearest centroid": (_nearest, ARITH),
+    "kernel k-means cluster sums (scatter-add)": (_cluster_sums, "fadd"),
     "geodesic extension": (_geodesic, ARITH),
     "sparse factor chain (AXPY)": (_csr_chain, ARITH),
     "batch OMP correlation update": (_omp_gram, ARITH),

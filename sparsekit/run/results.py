@@ -10,6 +10,8 @@ disk or a second process loses nothing that finished.
   renamed over ``NAME`` (``os.replace``): the old file stays whole until the new one is.
 - :class:`FolderLock` holds an exclusive ``fcntl.flock`` on ``.lock`` in the folder while a
   process writes there; the file names the holder (pid, machine, start time).
+- Recording a run (its rows in both files and in memory) is not cut by Ctrl-C: a SIGINT that
+  arrives meanwhile is raised once the run is recorded (:func:`deferred_interrupt`).
 """
 from __future__ import annotations
 
@@ -21,7 +23,9 @@ import json
 import math
 import os
 import platform
+import signal
 import sys
+import threading
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -82,6 +86,29 @@ def write_atomic(path: Path, text: str) -> None:
             os.unlink(tmp)
         raise
     _fsync_dir(path.parent)
+
+
+@contextlib.contextmanager
+def deferred_interrupt():
+    """Hold back Ctrl-C (SIGINT) for the duration of the block, then raise it.
+
+    Used around the recording of one run, so that a run whose rows reached the disk is also in
+    the CSV and counted in the "interrupted after N runs" message. Only the main thread receives
+    signals; elsewhere, or where SIGINT has a handler other than Python's default, the block
+    runs as it is.
+    """
+    if (threading.current_thread() is not threading.main_thread()
+            or signal.getsignal(signal.SIGINT) is not signal.default_int_handler):
+        yield
+        return
+    received = []
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: received.append(signum))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    if received:
+        raise KeyboardInterrupt
 
 
 def append_durable(path: Path, text: str) -> None:
@@ -230,12 +257,13 @@ class Recorder:
         ids = {r["run_id"] for r in rows}
         kept = [r for r in self.rows if r["run_id"] not in ids]
         text = "".join(_json_line(r) for r in rows)
-        if len(kept) < len(self.rows):
-            write_atomic(self.jsonl, "".join(_json_line(r) for r in kept) + text)
-        else:
-            append_durable(self.jsonl, text)
-        self.rows = kept + list(rows)
-        self._write_csv()
+        with deferred_interrupt():
+            if len(kept) < len(self.rows):
+                write_atomic(self.jsonl, "".join(_json_line(r) for r in kept) + text)
+            else:
+                append_durable(self.jsonl, text)
+            self.rows = kept + list(rows)
+            self._write_csv()
         for r in rows:
             self._print(r)
 

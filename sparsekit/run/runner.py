@@ -23,7 +23,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import platform
+import re
 import sys
 import time
 from datetime import datetime, timezone
@@ -32,8 +34,13 @@ from pathlib import Path
 from .results import NO_SPACE, FolderLock, NoSpaceError, Recorder, write_atomic
 from .spec import Spec, SpecError, count_points, count_runs, expand
 
+#: local:N starts N worker processes: at most this many per CPU (a typo such as local:4000
+#: would otherwise fork thousands of interpreters)
+MAX_LOCAL_WORKERS_PER_CPU = 4
 #: seconds to wait for a Dask scheduler before giving up
 SCHEDULER_TIMEOUT_S = 10
+#: seconds to wait for its first worker
+WORKER_TIMEOUT_S = 60
 
 
 def flatten(point: dict) -> dict:
@@ -118,27 +125,101 @@ def dry_run(spec: Spec, stream=None, yes=False) -> list[dict]:
     return runs
 
 
-def connect(scheduler: str, timeout: float = SCHEDULER_TIMEOUT_S):
-    """A ``distributed.Client`` for ``ADDRESS`` or ``local:N`` (a local cluster of N worker
-    processes). An unreachable scheduler raises ``ConnectionError`` after ``timeout`` seconds."""
+def _scheduler_identity(address: str, timeout: float) -> dict:
+    """The Dask ``identity`` of the server at ``address``, all within ``timeout`` seconds.
+
+    ``distributed.Client`` waits for the handshake's reply without a time limit (a server that
+    accepts and never answers hangs it), so the first exchange is made here under one deadline,
+    in a thread of its own (the caller may be running an event loop).
+    """
+    import asyncio
+    from concurrent.futures import ThreadPoolExecutor
+
+    from distributed.comm import connect as open_comm
+    from distributed.core import send_recv
+
+    async def identity():
+        comm = await open_comm(address, timeout=timeout)
+        try:
+            return await send_recv(comm, op="identity")
+        finally:
+            comm.abort()
+
+    async def bounded():
+        return await asyncio.wait_for(identity(), timeout)
+
+    with ThreadPoolExecutor(1) as pool:
+        info = pool.submit(asyncio.run, bounded()).result()
+    if not isinstance(info, dict):
+        raise ValueError(f"its identity is a {type(info).__name__}, not a dict")
+    return info
+
+
+def connect(scheduler: str, timeout: float | None = None, worker_timeout: float | None = None):
+    """A ``distributed.Client`` for ``ADDRESS`` or ``local:N`` (a local cluster of N >= 1 worker
+    processes), with at least one worker.
+
+    ``local:N`` with anything but an integer N >= 1 raises ``ValueError``. Any failure to reach
+    the scheduler within ``timeout`` seconds (default ``SCHEDULER_TIMEOUT_S``), or to complete
+    Dask's handshake with it (a server that is not a Dask scheduler), and a cluster with no
+    worker after ``worker_timeout`` seconds (default ``WORKER_TIMEOUT_S``) raise
+    ``ConnectionError`` naming the address.
+    """
+    timeout = SCHEDULER_TIMEOUT_S if timeout is None else timeout
+    worker_timeout = WORKER_TIMEOUT_S if worker_timeout is None else worker_timeout
     try:
         from distributed import Client, LocalCluster
+        from distributed.comm import CommClosedError
     except ModuleNotFoundError:
         raise ModuleNotFoundError("--scheduler needs Dask: pip install 'sparsekit[dask]'") from None
+    cluster = None
     if scheduler.startswith("local:"):
+        count = scheduler.split(":", 1)[1]
+        if not re.fullmatch(r"[0-9]+", count) or int(count) < 1:
+            raise ValueError(f"--scheduler {scheduler!r}: expected local:N with N an integer "
+                             ">= 1 (the number of worker processes), e.g. local:4")
+        cpus = os.cpu_count() or 1
+        if int(count) > MAX_LOCAL_WORKERS_PER_CPU * cpus:
+            raise ValueError(f"--scheduler {scheduler!r}: {int(count):,} worker processes on a "
+                             f"machine with {cpus} CPU(s); local:N takes at most "
+                             f"{MAX_LOCAL_WORKERS_PER_CPU * cpus} (each worker is a process "
+                             f"of its own), e.g. local:{cpus}")
         try:
-            n = int(scheduler.split(":", 1)[1])
-        except ValueError:
-            raise ValueError(f"--scheduler {scheduler!r}: expected local:N with N an integer") from None
-        cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
-                               dashboard_address=None)
-        return Client(cluster), cluster
+            cluster = LocalCluster(n_workers=int(count), threads_per_worker=1, processes=True,
+                                   dashboard_address=None)
+            client = Client(cluster)
+        except Exception as exc:  # noqa: BLE001 (whatever Dask raised, one clear error)
+            if cluster is not None:
+                cluster.close()
+            raise ConnectionError(f"could not start the local Dask cluster {scheduler!r} "
+                                  f"({type(exc).__name__}: {exc})") from None
+    else:
+        try:
+            kind = _scheduler_identity(scheduler, timeout).get("type")
+            if "Scheduler" not in str(kind):
+                raise ValueError(f"it says it is a {kind!r}")
+            client = Client(scheduler, timeout=timeout)
+        except Exception as exc:  # noqa: BLE001 (garbage from a non-Dask server raises anything)
+            why = f"{type(exc).__name__}: {str(exc)[:200]}"
+            if isinstance(exc, CommClosedError):
+                what = (f"the server at {scheduler!r} closed the connection during Dask's "
+                        "handshake (is it a Dask scheduler?)")
+            elif isinstance(exc, (OSError, TimeoutError)):
+                what = f"could not reach the Dask scheduler at {scheduler!r} within {timeout:g} s"
+            else:  # it answered, with bytes that are not Dask's protocol
+                what = f"the server at {scheduler!r} is not a Dask scheduler"
+            raise ConnectionError(f"{what} ({why}); check the address (tcp://HOST:PORT) and that "
+                                  "a Dask scheduler is running there") from None
     try:
-        return Client(scheduler, timeout=timeout), None
-    except (OSError, TimeoutError) as exc:
-        raise ConnectionError(f"could not reach the Dask scheduler at {scheduler!r} within "
-                              f"{timeout:g} s ({type(exc).__name__}: {exc}); check the address "
-                              "(tcp://HOST:PORT) and that the scheduler is running") from None
+        client.wait_for_workers(1, timeout=worker_timeout)
+    except Exception as exc:  # noqa: BLE001
+        client.close()
+        if cluster is not None:
+            cluster.close()
+        raise ConnectionError(
+            f"the Dask scheduler at {scheduler!r} has no worker after {worker_timeout:g} s "
+            f"({type(exc).__name__}); start workers with `dask worker {scheduler}`") from None
+    return client, cluster
 
 
 class Interrupted(KeyboardInterrupt):

@@ -292,3 +292,31 @@ def test_ctrl_c_on_the_dask_path_keeps_what_finished(tmp_path, capsys, monkeypat
         unregister_task("test-echo")
         cluster.close()
     assert len(_ids(out)) == len(set(_ids(out))) == 3
+
+
+def test_ctrl_c_while_a_run_is_recorded_keeps_it_in_both_files(tmp_path, monkeypatch, capsys):
+    """SIGINT arriving between the JSONL append and the CSV rewrite is held back until the run
+    is in both files (before: the row reached results.jsonl, not results.csv, and the message
+    counted one run less)."""
+    from sparsekit.run import results
+
+    real_append = results.append_durable
+
+    def append_then_interrupt(path, text):
+        real_append(path, text)
+        os.kill(os.getpid(), signal.SIGINT)  # delivered at once to this (main) thread
+
+    monkeypatch.setattr(results, "append_durable", append_then_interrupt)
+    register_task(Task("test-echo-inproc", lambda ctx: {"k": ctx.params["k"]}, {"k": 0}))
+    try:
+        spec = tmp_path / "spec.toml"
+        spec.write_text('task = "test-echo-inproc"\n[data]\nsource = "uniform"\nn_samples = 4\n'
+                        "n_features = 2\n[params]\nk = [0, 1, 2]\n")
+        out = tmp_path / "out"
+        assert main(["run", str(spec), "--out", str(out)]) == 130
+    finally:
+        unregister_task("test-echo-inproc")
+    assert len(_lines(out)) == 1
+    with open(out / "results.csv", newline="") as fh:
+        assert [r["run_id"] for r in csv.DictReader(fh)] == _ids(out)
+    assert "interrupted after 1 of 3 runs" in capsys.readouterr().err
