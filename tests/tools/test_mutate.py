@@ -83,4 +83,6 @@ def test_listed_equivalents_are_current_mutants(mutate):
     listed = mutate.read_equivalent(ROOT / "tools" / "mutation_equivalent.txt")
     modules = {i.split(":", 1)[0] for i in listed}
     current = {m.id for path in modules for m in mutate.collect(ROOT / path)}
-    assert sorted(set(listed) - current) == []
+    stale = sorted(set(listed) - current)
+    assert not stale, (f"tools/mutation_equivalent.txt lists mutants that no longer exist: {stale}; "
+                       "`python tools/mutate.py MODULE --tests ... --list` prints the current ids")
