@@ -99,6 +99,9 @@ def test_iterations_history_and_defaults():
     b = solver(n_iter=5, n_iter_global=5, tol=0).factorize(M, 2, n_factors=3)
     assert a.n_iter == b.n_iter == 2 * (5 + 5)
     np.testing.assert_array_equal(a.factors.toarray(), b.factors.toarray())
+    # the result reports the last global stage's stopping reason
+    loose = solver(n_iter=200, tol=1e-3).factorize(M[:8], 2, n_factors=3)
+    assert loose.stop_reason == "tol" and loose.n_iter < 2 * (200 + 200)
     for bad in (0, 2.5):
         with pytest.raises((ValueError, TypeError), match="n_iter_global"):
             solver(n_iter=5, n_iter_global=bad).factorize(M, 2, n_factors=3)
