@@ -320,3 +320,27 @@ def test_load_refuses_pickled_arrays(tmp_path):
     np.savez(path, **arrays)
     with pytest.raises(ValueError, match="allow_pickle"):
         SparseFactors.load(path)
+
+
+def test_more_dtype_and_composition_cases():
+    F = factors_of(seed=28)
+    A32 = SparseFactors([sp.csr_matrix(f) for f in F], dtype=np.float32)  # sparse float64 input
+    assert all(S.dtype == np.float32 for S in A32.factors)
+    assert (A32 @ np.ones(4, dtype=np.float32)).dtype == np.float32
+    I64 = SparseFactors([], 2.0, shape=(5, 5))
+    assert (I64 @ A32).dtype == np.float64  # the result type of both operands
+    I32 = SparseFactors([], 2.0, shape=(5, 5), dtype=np.float32)
+    assert I32.toarray().dtype == np.float32
+    II = I64 @ SparseFactors([], 3.0, shape=(5, 5))
+    assert II.shape == (5, 5) and II.scale == 6.0
+    np.testing.assert_array_equal(II.toarray(), 6.0 * np.eye(5))
+    with pytest.raises(ValueError):
+        A32 @ 2.0  # a scalar is not an operand
+
+
+def test_norm2_of_derived_operators():
+    F = factors_of(seed=29)
+    A = SparseFactors(F, 2.0)
+    M = dense(F, 2.0)
+    assert A.T.norm2() == pytest.approx(np.linalg.norm(M, 2), rel=1e-5)
+    assert A.left(2).norm2() == pytest.approx(np.linalg.norm(dense(F[:2]), 2), rel=1e-5)
