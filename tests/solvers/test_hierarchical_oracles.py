@@ -1,0 +1,179 @@
+"""Hierarchical Palm4MSA against pyfaust's ``hierarchical`` (rectangular targets, both update
+ways, a one-iteration global stage, four factors), the forms of its constraints, its counts and
+history, and the constraint schedule on wide targets."""
+import warnings
+
+import numba
+import numpy as np
+import pytest
+
+import sparsekit
+import sparsekit.solvers.hierarchical as hmod
+from sparsekit.projections import RowColumnTopK
+from sparsekit.solvers.hierarchical import hierarchical_constraints
+
+
+def solver(**kw):
+    return sparsekit.get_solver("hierarchical-palm4msa", **kw)
+
+
+def schedule(shape, fact_k, res_k):
+    """Explicit splincol constraints with the same count per row and per column (the form
+    pyfaust's ``ConstraintInt('splincol', ...)`` also has)."""
+    m, n = shape
+    a = min(m, n)
+    fshapes = [(m, a)] + [(a, a)] * (len(fact_k) - 1)
+    return ([RowColumnTopK(s, k, k) for s, k in zip(fshapes, fact_k)],
+            [RowColumnTopK((a, n), k, k) for k in res_k])
+
+
+PYFAUST_CASES = [  # shape, factor counts, residual counts, n_iter, n_iter_global, update way
+    ((10, 6), [2, 2], [4, 2], 5, 5, "right-to-left"),
+    ((6, 10), [2, 2], [4, 3], 5, 5, "right-to-left"),
+    ((8, 8), [2, 2, 2], [5, 3, 2], 4, 1, "right-to-left"),
+    ((8, 8), [2, 2, 2], [5, 3, 2], 4, 3, "left-to-right"),
+    ((10, 6), [2, 2], [4, 2], 5, 2, "left-to-right"),
+]
+
+
+@pytest.mark.parametrize("case", PYFAUST_CASES, ids=lambda c: f"{c[0]}-Q{len(c[1]) + 1}-g{c[4]}-{c[5]}")
+def test_equal_to_pyfaust_hierarchical(case):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fact = pytest.importorskip("pyfaust.fact")
+        from pyfaust.factparams import ConstraintInt, ParamsHierarchical, StoppingCriterion
+    shape, fk, rk, n_iter, n_glob, way = case
+    M = np.random.default_rng(sum(shape) + n_glob).standard_normal(shape)
+    facts, res = schedule(shape, fk, rk)
+    params = ParamsHierarchical(
+        [ConstraintInt("splincol", *p.shape, p.k) for p in facts],
+        [ConstraintInt("splincol", *p.shape, p.k) for p in res],
+        StoppingCriterion(num_its=n_iter), StoppingCriterion(num_its=n_glob),
+        is_update_way_R2L=(way == "right-to-left"))
+    theirs = fact.hierarchical(M, params).toarray()
+    out = solver(n_iter=n_iter, n_iter_global=n_glob, tol=0, update_way=way).factorize(M, (facts, res))
+    ours = out.factors.toarray()
+    # the two differ only by their spectral-norm estimates (relative 1e-7 to 1e-5 here)
+    assert np.linalg.norm(ours - theirs) <= 1e-3 * np.linalg.norm(theirs)
+    assert out.factors.n_factors == len(fk) + 1
+    assert [F.shape for F in out.factors.factors] == [p.shape for p in facts] + [res[-1].shape]
+    np.testing.assert_allclose(out.relative_error, np.linalg.norm(theirs - M) / np.linalg.norm(M),
+                               rtol=1e-3)
+
+
+def test_constraint_forms_agree():
+    M = np.random.default_rng(1).standard_normal((8, 8))
+    facts, res = schedule((8, 8), [2, 2], [4, 2])
+    pairs = ([("splincol", dict(shape=p.shape, k=p.k)) for p in facts],
+             [("splincol", dict(shape=p.shape, k=p.k)) for p in res])
+    s = solver(n_iter=6, tol=0)
+    ref = s.factorize(M, (facts, res)).factors.toarray()
+    for cons in ([facts, res], (tuple(facts), tuple(res)), pairs):
+        np.testing.assert_array_equal(s.factorize(M, cons).factors.toarray(), ref)
+    # a sparsity level builds hierarchical_constraints' schedule
+    got = s.factorize(M, 2, n_factors=3).factors.toarray()
+    np.testing.assert_array_equal(got, s.factorize(M, hierarchical_constraints((8, 8), 3, 2)).factors.toarray())
+    with pytest.raises(TypeError, match="give n_factors as well"):
+        s.factorize(M, 2)
+    for bad in (True, "splincol", 3.0, [facts]):
+        with pytest.raises(TypeError, match="constraints must be"):
+            s.factorize(M, bad)
+    with pytest.raises(ValueError, match="same length"):
+        s.factorize(M, (facts, res[:1]))
+    with pytest.raises(ValueError, match="non-empty"):
+        s.factorize(M, ([], []))
+    with pytest.raises(ValueError, match="constraints of level 2"):
+        s.factorize(M, (facts, [res[0], RowColumnTopK((8, 6), 2, 2)]))
+
+
+def test_iterations_history_and_defaults():
+    M = np.random.default_rng(2).standard_normal((12, 8))
+    out = solver(n_iter=4, n_iter_global=3, tol=0).factorize(M, 2, n_factors=4)
+    assert out.n_iter == 3 * (4 + 3)  # every split and every global stage, summed
+    assert out.objective.shape == (3,)  # one entry per level: the objective after its global stage
+    assert out.stop_reason == "max_iter"
+    assert out.target_norm == pytest.approx(np.linalg.norm(M))
+    assert out.objective[-1] == pytest.approx(np.linalg.norm(M - out.factors.toarray()) ** 2, rel=1e-9)
+    # n_iter_global defaults to n_iter
+    a = solver(n_iter=5, tol=0).factorize(M, 2, n_factors=3)
+    b = solver(n_iter=5, n_iter_global=5, tol=0).factorize(M, 2, n_factors=3)
+    assert a.n_iter == b.n_iter == 2 * (5 + 5)
+    np.testing.assert_array_equal(a.factors.toarray(), b.factors.toarray())
+    # the result reports the last global stage's stopping reason
+    loose = solver(n_iter=200, tol=1e-3).factorize(M[:8], 2, n_factors=3)
+    assert loose.stop_reason == "tol" and loose.n_iter < 2 * (200 + 200)
+    for bad in (0, 2.5):
+        with pytest.raises((ValueError, TypeError), match="n_iter_global"):
+            solver(n_iter=5, n_iter_global=bad).factorize(M, 2, n_factors=3)
+
+
+def test_hadamard_recovered_with_the_scale_carried_across_levels():
+    from scipy.linalg import hadamard
+
+    H = 3.0 * hadamard(16)  # the scale must end up in λ, the factors keep unit norm
+    out = solver(n_iter=30, n_iter_global=1).factorize(H, 2, n_factors=4)
+    np.testing.assert_allclose(out.factors.toarray(), H, atol=1e-6)
+    for F in out.factors.factors:
+        assert np.linalg.norm(F.toarray()) == pytest.approx(1.0)
+
+
+def test_float32_target():
+    M = np.random.default_rng(3).standard_normal((8, 8))
+    a = solver(n_iter=5, tol=0).factorize(M.astype(np.float32), 2, n_factors=3)
+    b = solver(n_iter=5, tol=0).factorize(M, 2, n_factors=3)
+    assert a.factors.dtype == np.float32
+    assert np.linalg.norm(a.factors.toarray() - b.factors.toarray()) <= 1e-3 * np.linalg.norm(M)
+
+
+def test_n_jobs_limits_the_threads(monkeypatch):
+    seen = []
+    inner = hmod.hierarchical_dense
+
+    def spy(*args, **kw):
+        seen.append(numba.get_num_threads())
+        return inner(*args, **kw)
+
+    monkeypatch.setattr(hmod, "hierarchical_dense", spy)
+    solver(n_iter=2, n_jobs=1).factorize(np.eye(4), 1, n_factors=2)
+    assert seen == [1]
+
+
+def test_schedule_of_wide_targets():
+    # A = min(m, n) = 30: s per row and column for the factors; residual budgets
+    # max(s·A, n·A / 2^k), the last one at least s·n, split as budget // rows, budget // cols
+    facts, res = hierarchical_constraints((30, 64), 4, 3)
+    assert [f.shape for f in facts] == [(30, 30)] * 3
+    assert all((f.k, f.k_col) == (3, 3) for f in facts)
+    assert [r.shape for r in res] == [(30, 64)] * 3
+    assert [(r.k, r.k_col) for r in res] == [(32, 15), (16, 7), (8, 3)]
+    facts, res = hierarchical_constraints((8, 64), 5, 2)
+    assert [(r.k, r.k_col) for r in res] == [(32, 4), (16, 2), (8, 1), (16, 2)]  # last: s·n = 128
+    facts, res = hierarchical_constraints((64, 8), 3, 2)
+    assert [f.shape for f in facts] == [(64, 8), (8, 8)]
+    assert [(f.k, f.k_col) for f in facts] == [(2, 16), (2, 2)]  # s·m/A per column
+    assert [(r.k, r.k_col) for r in res] == [(4, 4), (2, 2)]
+    facts, res = hierarchical_constraints((2, 64), 8, 1)  # budgets below n: one per column
+    assert [(r.k, r.k_col) for r in res] == [(32, 1), (16, 1), (8, 1), (4, 1), (2, 1), (1, 1),
+                                             (32, 1)]
+    facts, res = hierarchical_constraints((5, 1), 2, 1)  # a single column
+    assert [(f.shape, f.k, f.k_col) for f in facts] == [((5, 1), 1, 5)]  # s·m/A per column
+    assert [(r.shape, r.k, r.k_col) for r in res] == [((1, 1), 1, 1)]
+    with pytest.raises(TypeError, match="sparsity must be an integer"):
+        hierarchical_constraints((8, 8), 3, 2.5)
+    facts, res = hierarchical_constraints((1, 5), 2, 1)  # a single row: counts stay >= 1
+    assert [(f.k, f.k_col) for f in facts] == [(1, 1)]
+    assert [(r.k, r.k_col) for r in res] == [(5, 1)]
+    for bad in [(0, 4), (4, 0), (4,), "ab", None]:
+        with pytest.raises(ValueError, match="shape must"):
+            hierarchical_constraints(bad, 3, 1)
+    with pytest.raises(ValueError, match="projection must be 'splincol'"):
+        hierarchical_constraints((8, 8), 3, 1, projection="splin")
+    with pytest.raises(ValueError, match="n_factors"):
+        hierarchical_constraints((8, 8), 1, 1)
+    assert len(hierarchical_constraints((8, 8), 2, 8)[0]) == 1  # s = min(m, n) is allowed
+
+
+def test_documented_defaults():
+    params = solver().get_params()
+    assert params == dict(n_iter=300, n_iter_global=None, tol=1e-6, update_way="right-to-left",
+                          safeguard=False, n_jobs=None)
