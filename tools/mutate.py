@@ -335,6 +335,14 @@ def main(argv=None):
                 print(m.id)
         return 0
     equivalent = read_equivalent(args.equivalent)
+    # ids hold line numbers: an edit above a listed mutant moves it, and the list must follow
+    stale = sorted(i for i in equivalent
+                   if any(i.startswith(f.resolve().relative_to(ROOT).as_posix() + ":")
+                          for f in plan) and i not in {m.id for ms in plan.values() for m in ms})
+    if stale and args.max is None and not args.only:
+        print(f"{args.equivalent.name} lists mutants that these modules no longer make (their "
+              f"lines moved?): {', '.join(stale)}; `--list` prints the current ids",
+              file=sys.stderr)
 
     box = Sandbox(args.tests, args.timeout, args.python)
     results: list[Result] = []
