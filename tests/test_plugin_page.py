@@ -77,13 +77,18 @@ def test_page_shows_a_complete_installable_distribution():
 
 
 USE_BY_NAME = r'''
-import json, numpy as np, sparsekit, sparsekit_example_plugin
+import json, warnings, numpy as np, sparsekit, sparsekit_example_plugin
 from sparsekit import Registry
 from sklearn.gaussian_process.kernels import RationalQuadratic
 from sklearn.linear_model import Lasso
 from sklearn.metrics.pairwise import rbf_kernel
 from sparsekit.run import run_task
 
+# every warning from here on, DeprecationWarnings included (Python hides those raised outside
+# __main__): loading the plugin and running its task must use no deprecated path
+caught = warnings.catch_warnings(record=True)
+record = caught.__enter__()
+warnings.simplefilter("always")
 out = {"module": sparsekit_example_plugin.__file__}
 out["components"] = sorted([i.family, i.name, list(i.aliases)] for i in Registry().list()
                            if i.plugin == "example-plugin")
@@ -130,6 +135,10 @@ Kc = H @ Kr @ H
 row = run_task("kernel-alignment", {"center": True}, data={"X": X2, "y": t},
                components={"kernel": {"name": "rbf", "gamma": 0.5}})
 out["centred"] = [row["alignment"], float(t @ Kc @ t / (60 * np.linalg.norm(Kc)))]
+out["tasks"] = [[i.name, i.plugin] for i in sparsekit.default_registry().list("task")
+                if i.name == "kernel-alignment"]
+caught.__exit__(None, None, None)
+out["warnings"] = [f"{w.category.__name__}: {w.message}" for w in record]
 print(json.dumps(out))
 '''
 
@@ -153,12 +162,18 @@ def test_page_package_installs_and_every_component_works_by_name(page_site):
     assert out["band_outside"] == 0.0 and out["palm_err"] < 0.1
     assert out["alignment"][0] == pytest.approx(out["alignment"][1], rel=1e-12)
     assert out["centred"][0] == pytest.approx(out["centred"][1], rel=1e-10)
+    # the task comes from the plugin's sparsekit_tasks hook, not from the deprecated
+    # sparsekit.tasks entry-point group (whose plugin would be 'kernel-alignment (sparsekit.tasks)')
+    assert out["tasks"] == [["kernel-alignment", "example-plugin"]]
+    assert out["warnings"] == []
 
 
 def test_page_spec_runs_the_plugin_task(page_site, tmp_path):
     spec = tmp_path / "alignment.toml"
     spec.write_text(page_spec())
-    run = _run(["-m", "sparsekit", "run", str(spec), "--out", str(tmp_path / "out")], page_site)
+    run = _run(["-W", "always::DeprecationWarning", "-m", "sparsekit", "run", str(spec),
+                "--out", str(tmp_path / "out")], page_site)
     assert run.returncode == 0, run.stderr
+    assert "Warning" not in run.stderr, run.stderr     # no deprecated path, shown or not
     rows = [json.loads(line) for line in (tmp_path / "out" / "results.jsonl").read_text().splitlines()]
     assert len(rows) == 2 and all(-1 <= r["alignment"] <= 1 for r in rows), rows

@@ -94,6 +94,27 @@ def test_example_plugin_registers_one_component_per_family():
     assert infos["sampler", "kmeans-pp"].aliases == ("d2",)
 
 
+
+@needs_example
+def test_example_plugin_registers_its_task_through_the_hook_without_deprecation(rng):
+    """The installed example's task comes from its sparsekit_tasks hook (plugin 'example-plugin'),
+    not from the deprecated sparsekit.tasks entry-point group, and loading and running it warns
+    nothing (a stale install: pip install ./plugins/sparsekit-example-plugin again)."""
+    import warnings
+
+    from sparsekit.run import run_task
+
+    X = rng.normal(size=(40, 2))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        reg = Registry()
+        info = reg.lookup("task", "kernel-alignment")
+        row = run_task("kernel-alignment", data={"X": X, "y": (X[:, 0] > 0).astype(int)},
+                       components={"kernel": "rq"}, registry=reg)
+    assert info.plugin == "example-plugin"
+    assert [str(w.message) for w in caught if issubclass(w.category, DeprecationWarning)] == []
+    assert -1 <= row["alignment"] <= 1
+
 @needs_example
 @pytest.mark.parametrize("dtype, rtol", [(np.float64, 1e-12), (np.float32, 1e-5)])
 def test_example_kernel_matches_scikit_learn(rng, dtype, rtol):

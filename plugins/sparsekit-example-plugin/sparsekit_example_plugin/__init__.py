@@ -1,5 +1,5 @@
 """The sparsekit plugin example: a kernel, a landmark sampler, a sparse solver, a projection
-and a task (``sparsekit_example_plugin.tasks``, reached through its own entry point).
+and a task of ``sparsekit run``, each registered by a hook of ``sparsekit_example_plugin.plugin``.
 
 ``docs/plugins.md`` of sparsekit walks through these files.
 """
@@ -7,5 +7,7 @@ from .kernels import RationalQuadraticKernel
 from .projections import BandProjection
 from .samplers import KMeansPPSampler
 from .solvers import FISTASolver
+from .tasks import KERNEL_ALIGNMENT
 
-__all__ = ["RationalQuadraticKernel", "KMeansPPSampler", "FISTASolver", "BandProjection"]
+__all__ = ["RationalQuadraticKernel", "KMeansPPSampler", "FISTASolver", "BandProjection",
+           "KERNEL_ALIGNMENT"]

@@ -5,6 +5,7 @@ from .kernels import RationalQuadraticKernel
 from .projections import BandProjection
 from .samplers import KMeansPPSampler
 from .solvers import FISTASolver
+from .tasks import KERNEL_ALIGNMENT
 
 
 @hookimpl
@@ -30,3 +31,8 @@ def sparsekit_solvers():
 def sparsekit_projections():
     yield Registration("band", BandProjection, aliases=("banded",), accepts="any",
                        summary="entries within bandwidth of the diagonal")
+
+
+@hookimpl
+def sparsekit_tasks():
+    yield KERNEL_ALIGNMENT.registration()   # a Registration whose factory returns the Task

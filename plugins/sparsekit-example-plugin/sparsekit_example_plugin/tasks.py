@@ -1,4 +1,5 @@
-"""A task plugin: a Task whose run(ctx) returns a dict of metrics, for `sparsekit run`."""
+"""A task plugin: a Task whose run(ctx) returns a dict of metrics, for `sparsekit run`
+(plugin.py yields its registration from the sparsekit_tasks hook)."""
 import numpy as np
 
 from sparsekit.run.tasks import Task
