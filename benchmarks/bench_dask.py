@@ -34,12 +34,11 @@ import time
 for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS"):
     os.environ.setdefault(_var, "1")  # the worker processes inherit one thread each
 
-import numpy as np  # noqa: E402
-from _timing import check, finish, machine, print_table  # noqa: E402
-
 import dask  # noqa: E402
 import dask.array as da  # noqa: E402
 import distributed  # noqa: E402
+import numpy as np  # noqa: E402
+from _timing import check, finish, machine, print_table  # noqa: E402
 
 import sparsekit  # noqa: E402
 import sparsekit.dask as skd  # noqa: E402

@@ -25,10 +25,10 @@ Exits non-zero when a check of agreement fails.
 """
 import argparse
 import os
-import warnings
 import resource
 import sys
 import time
+import warnings
 
 import numpy as np
 

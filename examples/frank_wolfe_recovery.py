@@ -143,7 +143,7 @@ def main(argv=None):
     ax.set_ylim(-11, 0.5)
     ax.set_xlabel("iteration k")
     ax.set_ylabel("log10 ||r_k|| / ||y||")
-    ax.set_title(f"inside the hypotheses (m = m*, beta = 8 ||x*||_1)")
+    ax.set_title("inside the hypotheses (m = m*, beta = 8 ||x*||_1)")
     ax.legend()
     ax = axes[1]
     for label, rel in outside.items():

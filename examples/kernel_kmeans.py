@@ -19,8 +19,8 @@ and time, against the number of landmarks on digits. Tables are printed; PNG fig
 Run: ``python examples/kernel_kmeans.py [--quick] [--out DIR]``.
 """
 import argparse
-import sys
 import os
+import sys
 import time
 
 import matplotlib

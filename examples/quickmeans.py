@@ -30,8 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
-from sparsekit.run import data as sources
-from sparsekit.run import run_task
+from sparsekit.run import data as sources, run_task
 
 
 def datasets(quick):

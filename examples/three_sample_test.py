@@ -28,8 +28,8 @@ figures written as PNG files under ``--out`` (default ``examples/output``). The 
 tens of minutes on 2 cores (the Gaussians at n = 100,000 dominate); ``--quick`` takes seconds.
 """
 import argparse
-import sys
 import os
+import sys
 
 import matplotlib
 

@@ -25,9 +25,10 @@ import functools
 import importlib
 import os
 import warnings
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from importlib import metadata
-from typing import Any, Callable, Iterable
+from typing import Any
 
 import pluggy
 

@@ -20,7 +20,7 @@ def test_list_prints_every_component_with_family_and_plugin(capsys):
     assert main(["list"]) == 0
     out = capsys.readouterr().out
     for info in sparsekit.list_components():
-        row = next(l for l in out.splitlines() if f"| {info.name} " in l)
+        row = next(r for r in out.splitlines() if f"| {info.name} " in r)
         assert info.family in row and info.plugin in row
 
 
@@ -87,8 +87,7 @@ def test_list_escapes_pipes_in_summaries(capsys):
 
 
 def test_nystrom_reading_notes_explain_rls_losing_to_uniform():
-    from sparsekit.run import demo
-    from sparsekit.run import nystrom_tables as exp
+    from sparsekit.run import demo, nystrom_tables as exp
 
     X = exp.generated_dataset(n=300, d=5, random_state=0)
     table = exp.ErrorTable("data", 300, 300, [5, 30], ["uniform", "dac-rls", "rls", "greedy-trace"])

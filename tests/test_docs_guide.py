@@ -28,7 +28,6 @@ def test_guide_page_code_runs(page):
 
     namespace = {"__name__": "__docs__", "print": record}
     for code in blocks(page):
-        expected = [m.group(1).strip() for line in code.splitlines() if (m := PRINT.match(line))]
         top_prints = [line for line in code.splitlines() if line.startswith("print(")]
         outputs.clear()
         exec(compile(code, f"{page.name}", "exec"), namespace)

@@ -54,7 +54,7 @@ def test_cli_list_shows_the_plugin(capsys):
 
     assert main(["list"]) == 0
     out = capsys.readouterr().out
-    line = next(l for l in out.splitlines() if " cosine " in f" {l} ")
+    line = next(r for r in out.splitlines() if " cosine " in f" {r} ")
     assert "extra-kernels" in line and "kernel" in line
 
 

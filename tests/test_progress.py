@@ -9,7 +9,12 @@ import pytest
 import sparsekit
 from sparsekit import _memory
 from sparsekit._progress import Progress, iterate, progress_mode, show_progress, tracked
-from sparsekit.samplers import DACRLSSampler, ExactRLSSampler, GreedyTraceSampler, RecursiveRLSSampler
+from sparsekit.samplers import (
+    DACRLSSampler,
+    ExactRLSSampler,
+    GreedyTraceSampler,
+    RecursiveRLSSampler,
+)
 
 
 class _Terminal(io.StringIO):
@@ -114,7 +119,7 @@ def test_available_memory_reads_the_system():
     avail = _memory.available_memory()
     assert avail is not None and 0 < avail
     with open("/proc/meminfo") as f:
-        total = next(int(l.split()[1]) * 1024 for l in f if l.startswith("MemTotal:"))
+        total = next(int(r.split()[1]) * 1024 for r in f if r.startswith("MemTotal:"))
     assert avail <= total
 
 

@@ -14,8 +14,8 @@ from __future__ import annotations
 import importlib
 import inspect
 import os
-import re
 import pkgutil
+import re
 from pathlib import Path
 
 

@@ -183,8 +183,7 @@ def nystroem_fit(Xd, kernel="rbf", sampler="uniform", n_components=100, *, kerne
     ``random_state``.
     """
     from ..features.nystrom import Nystroem
-    from ..registry import resolve
-    from ..registry import default_registry
+    from ..registry import default_registry, resolve
 
     Xd = check_chunked(Xd, "X")
     n, d = Xd.shape

@@ -41,7 +41,7 @@ import warnings
 import numpy as np
 
 try:
-    from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, clone
+    from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
     from sklearn.exceptions import NotFittedError
     from sklearn.utils.multiclass import check_classification_targets
     from sklearn.utils.validation import check_is_fitted, check_random_state, validate_data

@@ -11,14 +11,18 @@ per row through :func:`sparsekit.run.tasks.run_task` (the code behind every row 
 """
 from __future__ import annotations
 
-import numpy as np
-
 from ..registry import default_registry
 from ..run import data as sources
 from ..run.tables import format_table
 from ..run.tasks import make_sampler, run_task
-from .nystrom_tables import (EXACT_RLS_MAX_N, LAM, experiment_kernel, frobenius_error_table,
-                             generated_dataset, score_timing_table)
+from .nystrom_tables import (
+    EXACT_RLS_MAX_N,
+    LAM,
+    experiment_kernel,
+    frobenius_error_table,
+    generated_dataset,
+    score_timing_table,
+)
 
 #: One line per kernel whose row needs reading (printed under the table when it appears).
 KERNEL_NOTES = {

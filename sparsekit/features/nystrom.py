@@ -38,10 +38,10 @@ import numpy as np
 
 from .._base import ParamsMixin, TransformerMixin
 from .._memory import check_allocation
+from .._progress import iterate
 from .._small_blas import THREADED_FACTOR_MIN_ROWS, is_skinny, one_blas_thread
 from .._validation import check_option, check_random_state, check_scalar, is_sparse
 from ..kernels.base import PrecomputedKernel, as_kernel_object
-from .._progress import iterate
 from ..registry import check_result, default_registry, resolve
 from . import _nystrom_cuda
 

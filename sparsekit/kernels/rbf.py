@@ -35,11 +35,15 @@ import copy
 
 import numpy as np
 
-from .._validation import is_sparse, check_option, check_scalar
+from .._validation import check_option, check_scalar, is_sparse
 from . import _cpu
 from ._range import exponent, max_abs, times_power_of_two
 from .bandwidth import (
-    RULES, gamma_parts_from_rule, is_normal, out_of_range_message, parts_to_float,
+    RULES,
+    gamma_parts_from_rule,
+    is_normal,
+    out_of_range_message,
+    parts_to_float,
 )
 from .base import VectorKernel, cross_products, cuda_usable, row_sq_norms
 

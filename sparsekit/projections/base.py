@@ -31,9 +31,8 @@ Decisions:
 """
 from __future__ import annotations
 
-from abc import ABC, abstractmethod
-
 import numbers
+from abc import ABC, abstractmethod
 
 import numpy as np
 

@@ -49,8 +49,8 @@ from __future__ import annotations
 
 import functools
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 from .._names import did_you_mean, normalize_name
 from ..hookspecs import hookimpl

@@ -8,7 +8,6 @@ sparse coding solvers (``solve(D, Y)``); calling the other method is a ``TypeErr
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-
 from dataclasses import dataclass, field
 
 import numpy as np

@@ -43,10 +43,10 @@ import numbers
 
 import numpy as np
 
+from .._row_ranges import run_row_ranges
 from .._validation import check_array, check_option, check_positive, check_scalar
 from . import _cpu
 from ._driver import iterate, prepare
-from .._row_ranges import run_row_ranges
 from .base import Solver, check_tol, finish, nan_rows
 
 #: the round-off level, in units of the dtype's machine epsilon (see the module notes)

@@ -33,9 +33,8 @@ import numpy as np
 from .._threads import effective_n_jobs, thread_limit
 from .._validation import check_scalar
 from ..projections.base import RowColumnTopK
-from .factorization import (FactorizationResult, FactorizationSolver, check_constraints,
-                            check_target)
-from .palm4msa import (UPDATE_WAYS, default_factors, run_palm, to_sparse_factors)
+from .factorization import FactorizationResult, FactorizationSolver, check_constraints, check_target
+from .palm4msa import UPDATE_WAYS, default_factors, run_palm, to_sparse_factors
 
 
 def _per_row_col(budget, shape):

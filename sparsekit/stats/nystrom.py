@@ -40,8 +40,15 @@ from .._base import ParamsMixin
 from .._small_blas import one_blas_thread
 from .._validation import check_random_state, check_scalar
 from ..registry import default_registry
-from ._data import (Pooled, check_lam, check_n_landmarks, merged_sq_norm, resolve_kernel,
-                    support, threads)
+from ._data import (
+    Pooled,
+    check_lam,
+    check_n_landmarks,
+    merged_sq_norm,
+    resolve_kernel,
+    support,
+    threads,
+)
 
 
 def resolve_sampler(sampler, sampler_params=None):

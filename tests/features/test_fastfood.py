@@ -6,8 +6,8 @@ from scipy.linalg import hadamard
 from sklearn.metrics.pairwise import rbf_kernel
 
 from sparsekit import Fastfood
-from sparsekit.features import _cpu
 from sparsekit.exceptions import NotFittedError
+from sparsekit.features import _cpu
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])

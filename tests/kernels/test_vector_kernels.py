@@ -7,7 +7,12 @@ from sklearn.metrics import pairwise as skp
 
 import sparsekit
 from sparsekit.kernels import (
-    AdditiveChi2Kernel, Chi2Kernel, LaplacianKernel, LinearKernel, PolynomialKernel, RBFKernel,
+    AdditiveChi2Kernel,
+    Chi2Kernel,
+    LaplacianKernel,
+    LinearKernel,
+    PolynomialKernel,
+    RBFKernel,
 )
 from sparsekit.kernels.bandwidth import gamma_from_rule
 

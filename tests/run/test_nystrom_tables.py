@@ -3,8 +3,7 @@ sampler tasks, and the demo's Nyström section."""
 import numpy as np
 import pytest
 
-from sparsekit.run import demo
-from sparsekit.run import nystrom_tables as exp
+from sparsekit.run import demo, nystrom_tables as exp
 
 
 def test_generated_dataset_is_deterministic_and_unbalanced():

@@ -7,8 +7,15 @@ import numpy as np
 import pytest
 
 from sparsekit.cli import main
-from sparsekit.run import Task, execute_point, load_spec, register_task, run_spec, unregister_task
-from sparsekit.run import data as data_mod
+from sparsekit.run import (
+    Task,
+    data as data_mod,
+    execute_point,
+    load_spec,
+    register_task,
+    run_spec,
+    unregister_task,
+)
 
 SPECS = Path(__file__).resolve().parents[2] / "examples" / "specs"
 

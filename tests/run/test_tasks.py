@@ -7,8 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from sparsekit.run import data as data_mod
-from sparsekit.run import execute_point, run_task
+from sparsekit.run import data as data_mod, execute_point, run_task
 from tests.test_examples import _load as _load_example
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"

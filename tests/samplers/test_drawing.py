@@ -64,14 +64,14 @@ def test_second_draw_without_replacement_matches_successive_draws():
 
 
 def test_bernoulli_probabilities_follow_algorithm_3():
-    l = np.array([0.001, 0.01, 0.05, 0.5])
+    lev = np.array([0.001, 0.01, 0.05, 0.5])
     rho = 0.2
-    want = np.minimum(1.0, 16 * l * np.log(l.sum() / rho))
-    np.testing.assert_allclose(_draw.bernoulli_probabilities(l, rho), want)
+    want = np.minimum(1.0, 16 * lev * np.log(lev.sum() / rho))
+    np.testing.assert_allclose(_draw.bernoulli_probabilities(lev, rho), want)
     rng = np.random.default_rng(0)
     hits = np.zeros(4)
     for _ in range(4000):
-        idx, w = _draw.bernoulli(l, rho, rng)
+        idx, w = _draw.bernoulli(lev, rho, rng)
         hits[idx] += 1
         np.testing.assert_allclose(w, 1.0 / want[idx])
     np.testing.assert_allclose(hits / 4000, want, atol=0.03)

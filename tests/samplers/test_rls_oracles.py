@@ -8,8 +8,8 @@ from hypothesis import given, settings, strategies as st
 from scipy.stats import spearmanr
 
 import sparsekit
-from sparsekit.samplers.rls import DACRLSSampler, ExactRLSSampler, TwoPassRLSSampler
 from sparsekit.samplers.recursive import RecursiveRLSSampler
+from sparsekit.samplers.rls import DACRLSSampler, ExactRLSSampler, TwoPassRLSSampler
 
 from .conftest import clustered
 from .test_parallel_and_adaptive import _reference_recursive

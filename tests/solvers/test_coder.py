@@ -8,10 +8,10 @@ from sklearn.preprocessing import StandardScaler
 import sparsekit
 from sparsekit.registry import Registry, UnknownComponentError
 from sparsekit.solvers import _plugin
+from sparsekit.solvers.coder import SparseCoder
 from sparsekit.solvers.fw import FrankWolfe
 from sparsekit.solvers.mp import MatchingPursuit
 from sparsekit.solvers.nnomp import NonNegativeOMP
-from sparsekit.solvers.coder import SparseCoder
 from sparsekit.solvers.omp import OMP
 
 from ._problems import unit_gaussian

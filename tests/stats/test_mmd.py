@@ -5,8 +5,15 @@ from sklearn.metrics.pairwise import rbf_kernel
 
 import sparsekit
 from sparsekit.samplers.base import Landmarks
-from sparsekit.stats import (NystromMMD, mmd2_biased, mmd2_block, mmd2_linear, mmd2_nystrom,
-                             mmd2_rff, mmd2_unbiased)
+from sparsekit.stats import (
+    NystromMMD,
+    mmd2_biased,
+    mmd2_block,
+    mmd2_linear,
+    mmd2_nystrom,
+    mmd2_rff,
+    mmd2_unbiased,
+)
 
 from .conftest import gaussian_mmd2, random_graphs
 
