@@ -112,7 +112,9 @@ def large_run(n, chunk, block_size, n_landmarks, limit="2GB"):
         m = block_size or (int(np.ceil(np.sqrt(n))))
         with PeakMemory(client) as mem:
             t0 = time.perf_counter()
-            total = skd.dac_rls_scores(Xd, kernel, LAM, block_size=m, random_state=0).sum().compute()
+            total = (
+                skd.dac_rls_scores(Xd, kernel, LAM, block_size=m, random_state=0).sum().compute()
+            )
             t_scores = time.perf_counter() - t0
         peak_scores = dict(mem.peak)
         # the first chunk in memory, same partition
@@ -155,11 +157,19 @@ def large_run(n, chunk, block_size, n_landmarks, limit="2GB"):
                               ("Nyström transform (column sums back)", t_transform, peak_ny),
                               (f"Nyström MMD², |S| = {n_landmarks}, two halves", t_mmd, peak_mmd)]:
             worst = max(peak.values()) if peak else float("nan")
-            check(worst <= limit_bytes, f"{what}: peak worker memory {worst / 1e9:.2f} GB <= {limit}")
-            rows.append({"case": what, "n": f"{n:,}", "chunks": f"{len(sizes)} x {chunk:,} rows",
-                         "time (s)": f"{t:.1f}",
-                         "peak RSS per worker (GB)": ", ".join(f"{v / 1e9:.2f}" for v in peak.values()),
-                         "limit": limit})
+            check(
+                worst <= limit_bytes, f"{what}: peak worker memory {worst / 1e9:.2f} GB <= {limit}"
+            )
+            rows.append(
+                {
+                    "case": what,
+                    "n": f"{n:,}",
+                    "chunks": f"{len(sizes)} x {chunk:,} rows",
+                    "time (s)": f"{t:.1f}",
+                    "peak RSS per worker (GB)": ", ".join(f"{v / 1e9:.2f}" for v in peak.values()),
+                    "limit": limit,
+                }
+            )
         print(f"large run: 2 workers x {worker_threads} thread(s), memory limit {limit} each; "
               f"Σ scores = {total:.6g} (effective dimension)")
         return rows

@@ -16,7 +16,9 @@ PRINT = re.compile(r"^print\(.*\)\s+#\s*(.+)$")
 
 
 def blocks(page):
-    return [re.sub(r"^   ", "", b, flags=re.MULTILINE) for b in BLOCK.findall(page.read_text("utf-8"))]
+    return [
+        re.sub(r"^   ", "", b, flags=re.MULTILINE) for b in BLOCK.findall(page.read_text("utf-8"))
+    ]
 
 
 @pytest.mark.parametrize("page", [p for p in PAGES if blocks(p)], ids=lambda p: p.name)

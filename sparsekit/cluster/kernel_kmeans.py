@@ -502,7 +502,9 @@ class KernelKMeans(ParamsMixin):
             diag = np.asarray(kernel.diag(Xp), dtype=np.float64)
             for r0 in range(0, n, step):
                 r1 = min(n, r0 + step)
-                rows = Xp[r0:r1] if isinstance(Xp, np.ndarray) else kernel.take(Xp, np.arange(r0, r1))
+                rows = (
+                    Xp[r0:r1] if isinstance(Xp, np.ndarray) else kernel.take(Xp, np.arange(r0, r1))
+                )
                 Kb = np.asarray(kernel(rows, self._X_fit), dtype=np.float64)
                 with one_blas_thread(skinny):
                     KH = Kb @ self._H

@@ -262,8 +262,9 @@ class Nystroem(TransformerMixin, ParamsMixin):
             )
         kernel.fit(Xp)
         rng = check_random_state(self.random_state)
-        landmarks = check_result("sampler", sampler, sampler.sample(Xp, kernel, m, random_state=rng),
-                                 registry=registry)
+        landmarks = check_result(
+            "sampler", sampler, sampler.sample(Xp, kernel, m, random_state=rng), registry=registry
+        )
         indices = np.asarray(landmarks.indices, dtype=np.int64)
         if indices.ndim != 1 or indices.size == 0 or indices.min() < 0 or indices.max() >= n:
             raise ValueError(

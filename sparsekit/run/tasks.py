@@ -181,7 +181,9 @@ def register_task(task: Task, *, replace: bool = False) -> Task:
                   "sparsekit_tasks hook of a plugin (yield task.registration()); see "
                   "sparsekit.run.tasks", DeprecationWarning, stacklevel=2)
     if not isinstance(task, Task):
-        raise TypeError(f"register_task takes a sparsekit.run.tasks.Task, got {type(task).__name__}")
+        raise TypeError(
+            f"register_task takes a sparsekit.run.tasks.Task, got {type(task).__name__}"
+        )
     registry = default_registry()
     plugin_name = REGISTER_TASK_PLUGIN.format(name=normalize_name(task.name))
     try:

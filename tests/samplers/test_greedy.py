@@ -22,7 +22,9 @@ def _brute_force_greedy(K, n_landmarks):
     return chosen
 
 
-@pytest.mark.parametrize("kernel_name,params", [("rbf", {"gamma": 0.4}), ("polynomial", {"degree": 3})])
+@pytest.mark.parametrize(
+    "kernel_name,params", [("rbf", {"gamma": 0.4}), ("polynomial", {"degree": 3})]
+)
 @pytest.mark.parametrize("row_bytes", [None, 8 * 40 * 6])
 def test_exact_greedy_equals_brute_force_trace_minimization(monkeypatch, kernel_name, params,
                                                             row_bytes):

@@ -23,8 +23,11 @@ G = {"gamma": 0.3}
 def direct(KA, KB, KAB, unbiased):
     n, m = len(KA), len(KB)
     if unbiased:
-        return ((KA.sum() - np.trace(KA)) / (n * (n - 1)) + (KB.sum() - np.trace(KB)) / (m * (m - 1))
-                - 2 * KAB.mean())
+        return (
+            (KA.sum() - np.trace(KA)) / (n * (n - 1))
+            + (KB.sum() - np.trace(KB)) / (m * (m - 1))
+            - 2 * KAB.mean()
+        )
     return KA.mean() + KB.mean() - 2 * KAB.mean()
 
 
