@@ -12,8 +12,9 @@ time is the better estimate of the wall time on an idle one.
 
 Run ``python benchmarks/bench_cold_start.py`` (``--only omp,mp`` for some rows, ``--no-cached``
 to skip the second process, ``--baseline DIR`` to time another checkout of sparsekit row by row
-in the same run, so that both see the same machine load). Prints a Markdown table; exits non-zero when a first call exceeds
-``--limit`` CPU seconds (default 2.0, the per-dtype budget) only if ``--strict`` is given.
+in the same run, so that both see the same machine load). Prints a Markdown table; exits non-zero
+when a first call exceeds ``--limit`` CPU seconds (default 2.0, the per-dtype budget) only if
+``--strict`` is given.
 
 ``--warm`` times start-up on a filled cache instead (issue 18, item 5): per entry point, one
 process fills an empty ``NUMBA_CACHE_DIR``, then ``--repeat`` (3) fresh processes each time
@@ -60,37 +61,58 @@ ENTRY_POINTS = {
     "kernel shortest-path": (
         "A = [(rng.random((n, n)) < 0.3).astype(float) for n in (5, 8, 12, 7, 9)]\n"
         "G = [(np.triu(a, 1) + np.triu(a, 1).T, rng.integers(0, 3, a.shape[0])) for a in A]\n"
-        "sparsekit.get_kernel('shortest-path')(G)"),
-    "sampler uniform": "sparsekit.get_sampler('uniform').sample(X, sparsekit.get_kernel('rbf'), 40, 0)",
-    "sampler diagonal": "sparsekit.get_sampler('diagonal').sample(X, sparsekit.get_kernel('rbf'), 40, 0)",
+        "sparsekit.get_kernel('shortest-path')(G)"
+    ),
+    "sampler uniform": (
+        "sparsekit.get_sampler('uniform').sample(X, sparsekit.get_kernel('rbf'), 40, 0)"
+    ),
+    "sampler diagonal": (
+        "sparsekit.get_sampler('diagonal').sample(X, sparsekit.get_kernel('rbf'), 40, 0)"
+    ),
     "sampler rls": "sparsekit.get_sampler('rls').sample(X, sparsekit.get_kernel('rbf'), 40, 0)",
-    "sampler two-pass-rls": "sparsekit.get_sampler('two-pass-rls').sample(X, sparsekit.get_kernel('rbf'), 40, 0)",
-    "sampler recursive-rls": "sparsekit.get_sampler('recursive-rls').sample(X, sparsekit.get_kernel('rbf'), 40, 0)",
-    "sampler dac-rls": "sparsekit.get_sampler('dac-rls').sample(X, sparsekit.get_kernel('rbf'), 40, 0)",
-    "sampler greedy-trace": "sparsekit.get_sampler('greedy-trace').sample(X, sparsekit.get_kernel('rbf'), 40, 0)",
+    "sampler two-pass-rls": (
+        "sparsekit.get_sampler('two-pass-rls').sample(X, sparsekit.get_kernel('rbf'), 40, 0)"
+    ),
+    "sampler recursive-rls": (
+        "sparsekit.get_sampler('recursive-rls').sample(X, sparsekit.get_kernel('rbf'), 40, 0)"
+    ),
+    "sampler dac-rls": (
+        "sparsekit.get_sampler('dac-rls').sample(X, sparsekit.get_kernel('rbf'), 40, 0)"
+    ),
+    "sampler greedy-trace": (
+        "sparsekit.get_sampler('greedy-trace').sample(X, sparsekit.get_kernel('rbf'), 40, 0)"
+    ),
     "sampler greedy-trace approx.": (
         "sparsekit.get_sampler('greedy-trace', approximate=True)"
-        ".sample(X, sparsekit.get_kernel('rbf'), 40, 0)"),
+        ".sample(X, sparsekit.get_kernel('rbf'), 40, 0)"
+    ),
     "Nystroem greedy-trace": (
         "sparsekit.Nystroem('rbf', sampler='greedy-trace', n_components=40, random_state=0)"
-        ".fit_transform(X)"),
+        ".fit_transform(X)"
+    ),
     "Nystroem uniform": (
-        "sparsekit.Nystroem('rbf', n_components=40, random_state=0).fit_transform(X)"),
+        "sparsekit.Nystroem('rbf', n_components=40, random_state=0).fit_transform(X)"
+    ),
     "RandomFourierFeatures": (
-        "sparsekit.RandomFourierFeatures(n_components=64, random_state=0).fit_transform(X)"),
+        "sparsekit.RandomFourierFeatures(n_components=64, random_state=0).fit_transform(X)"
+    ),
     "Fastfood": "sparsekit.Fastfood(n_components=64, random_state=0).fit_transform(X)",
     "solver mp": "sparsekit.get_solver('mp', max_iter=8).solve(D, Y)",
     "solver omp": "sparsekit.get_solver('omp', n_nonzero_coefs=8).solve(D, Y)",
     "solver omp (no Gram)": (
-        "sparsekit.get_solver('omp', n_nonzero_coefs=8, precompute=False).solve(D, Y)"),
+        "sparsekit.get_solver('omp', n_nonzero_coefs=8, precompute=False).solve(D, Y)"
+    ),
     "solver nn-omp": "sparsekit.get_solver('nn-omp', n_nonzero_coefs=8).solve(D, Y)",
     "solver frank-wolfe": (
-        "sparsekit.get_solver('frank-wolfe', beta=20.0, max_iter=50).solve(D, Y)"),
+        "sparsekit.get_solver('frank-wolfe', beta=20.0, max_iter=50).solve(D, Y)"
+    ),
     "KernelKMeans": "sparsekit.KernelKMeans(n_clusters=3, random_state=0).fit(X)",
     "QuicKMeans": (
-        "sparsekit.QuicKMeans(n_clusters=4, max_iter=5, palm_iter=20, random_state=0).fit(X)"),
+        "sparsekit.QuicKMeans(n_clusters=4, max_iter=5, palm_iter=20, random_state=0).fit(X)"
+    ),
     "SparseCoder": (
-        "sparsekit.SparseCoder(D.T, solver_params={'n_nonzero_coefs': 8}).fit_transform(Y.T)"),
+        "sparsekit.SparseCoder(D.T, solver_params={'n_nonzero_coefs': 8}).fit_transform(Y.T)"
+    ),
 }
 
 #: the rows of ``--warm`` (issue 18: kernels, samplers, solvers, Nystroem, estimators)
@@ -264,8 +286,11 @@ def main():
         for label, root in trees:
             with tempfile.TemporaryDirectory(prefix="sparsekit-cold-") as cache:
                 t = run_child(ENTRY_POINTS[name], cache, ["float64", "float32"], root)
-                cached = "-" if args.no_cached else \
-                    f"{run_child(ENTRY_POINTS[name], cache, ['float64'], root)['float64_first']:.2f}"
+                if args.no_cached:
+                    cached = "-"
+                else:
+                    again = run_child(ENTRY_POINTS[name], cache, ["float64"], root)
+                    cached = f"{again['float64_first']:.2f}"
             total[label]["f64"] += t["float64_first_cpu"]
             total[label]["f32"] += t["float32_first_cpu"]
             if not label:

@@ -229,10 +229,20 @@ def bench_samplers(quick):
     rows = []
     n, d = (120, 5) if quick else (100_000, 54)
     X = np.random.default_rng(4).standard_normal((n, d))
-    cases = (("dac-rls scores", lambda k: sparsekit.get_sampler("dac-rls", lam=1.0).scores(
-                 X, k, random_state=0)),
-             ("recursive-rls s=20" if quick else "recursive-rls s=500", lambda k: sparsekit.get_sampler("recursive-rls").sample(
-                 X, k, 20 if quick else 500, random_state=0).indices.astype(float)))
+    cases = (
+        (
+            "dac-rls scores",
+            lambda k: sparsekit.get_sampler("dac-rls", lam=1.0).scores(X, k, random_state=0),
+        ),
+        (
+            "recursive-rls s=20" if quick else "recursive-rls s=500",
+            lambda k: (
+                sparsekit.get_sampler("recursive-rls")
+                .sample(X, k, 20 if quick else 500, random_state=0)
+                .indices.astype(float)
+            ),
+        ),
+    )
     for label, run in cases:
         times, results = {}, {}
         for backend in ("cpu", "cuda", "auto"):

@@ -34,12 +34,11 @@ import time
 for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS"):
     os.environ.setdefault(_var, "1")  # the worker processes inherit one thread each
 
-import numpy as np  # noqa: E402
-from _timing import check, finish, machine, print_table  # noqa: E402
-
 import dask  # noqa: E402
 import dask.array as da  # noqa: E402
 import distributed  # noqa: E402
+import numpy as np  # noqa: E402
+from _timing import check, finish, machine, print_table  # noqa: E402
 
 import sparsekit  # noqa: E402
 import sparsekit.dask as skd  # noqa: E402
@@ -113,7 +112,9 @@ def large_run(n, chunk, block_size, n_landmarks, limit="2GB"):
         m = block_size or (int(np.ceil(np.sqrt(n))))
         with PeakMemory(client) as mem:
             t0 = time.perf_counter()
-            total = skd.dac_rls_scores(Xd, kernel, LAM, block_size=m, random_state=0).sum().compute()
+            total = (
+                skd.dac_rls_scores(Xd, kernel, LAM, block_size=m, random_state=0).sum().compute()
+            )
             t_scores = time.perf_counter() - t0
         peak_scores = dict(mem.peak)
         # the first chunk in memory, same partition
@@ -156,11 +157,19 @@ def large_run(n, chunk, block_size, n_landmarks, limit="2GB"):
                               ("Nyström transform (column sums back)", t_transform, peak_ny),
                               (f"Nyström MMD², |S| = {n_landmarks}, two halves", t_mmd, peak_mmd)]:
             worst = max(peak.values()) if peak else float("nan")
-            check(worst <= limit_bytes, f"{what}: peak worker memory {worst / 1e9:.2f} GB <= {limit}")
-            rows.append({"case": what, "n": f"{n:,}", "chunks": f"{len(sizes)} x {chunk:,} rows",
-                         "time (s)": f"{t:.1f}",
-                         "peak RSS per worker (GB)": ", ".join(f"{v / 1e9:.2f}" for v in peak.values()),
-                         "limit": limit})
+            check(
+                worst <= limit_bytes, f"{what}: peak worker memory {worst / 1e9:.2f} GB <= {limit}"
+            )
+            rows.append(
+                {
+                    "case": what,
+                    "n": f"{n:,}",
+                    "chunks": f"{len(sizes)} x {chunk:,} rows",
+                    "time (s)": f"{t:.1f}",
+                    "peak RSS per worker (GB)": ", ".join(f"{v / 1e9:.2f}" for v in peak.values()),
+                    "limit": limit,
+                }
+            )
         print(f"large run: 2 workers x {worker_threads} thread(s), memory limit {limit} each; "
               f"Σ scores = {total:.6g} (effective dimension)")
         return rows

@@ -105,7 +105,10 @@ def bench_vector(quick, only=None, limits=(None, 1)):
     for case, name, anchor_fn, anchor, X, target, floor, floor_target in cases:
         k = sparsekit.get_kernel(name)
         ours, ref = k(X), anchor_fn(X)
-        check(ref.dtype == X.dtype and ours.dtype == X.dtype, f"{case}: dtypes {ours.dtype}, {ref.dtype}")
+        check(
+            ref.dtype == X.dtype and ours.dtype == X.dtype,
+            f"{case}: dtypes {ours.dtype}, {ref.dtype}",
+        )
         err = float(np.max(np.abs(ours.astype(np.float64) / ref.astype(np.float64) - 1)))
         check(err <= RTOL[X.dtype.type], f"{case}: max rel. diff {err:.1e}")
         del ours, ref
@@ -133,7 +136,10 @@ def bench_memory(quick):
     k(X, Y, out=out, max_memory=64 * 2**20)
     _, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
-    check(np.allclose(out[:100], k(X[:100], Y), rtol=1e-12, atol=0), "blocked RBF differs from one block")
+    check(
+        np.allclose(out[:100], k(X[:100], Y), rtol=1e-12, atol=0),
+        "blocked RBF differs from one block",
+    )
     return {"case": f"rbf {n}x{m} block, cap 64 MiB", "output (MB)": f"{out.nbytes / 1e6:.0f}",
             "peak extra (MB)": f"{peak / 1e6:.1f}", "ratio": f"{peak / out.nbytes:.3f}",
             "target": "<= 2x output"}
@@ -141,7 +147,9 @@ def bench_memory(quick):
 
 def bench_import():
     code = "import time; t=time.perf_counter(); import sparsekit; print(time.perf_counter()-t)"
-    times = [float(subprocess.check_output([sys.executable, "-c", code]).decode()) for _ in range(3)]
+    times = [
+        float(subprocess.check_output([sys.executable, "-c", code]).decode()) for _ in range(3)
+    ]
     return {"case": "import sparsekit", "seconds": f"{min(times):.3f}", "target": "< 1 s"}
 
 
@@ -162,7 +170,9 @@ def main(quick=False, only=None, one_thread=False):
         rows += sp_rows(quick)
     print_table(rows, COLUMNS)
     print()
-    print_table([bench_memory(quick)], ["case", "output (MB)", "peak extra (MB)", "ratio", "target"])
+    print_table(
+        [bench_memory(quick)], ["case", "output (MB)", "peak extra (MB)", "ratio", "target"]
+    )
     print()
     print_table([bench_import()], ["case", "seconds", "target"])
     finish()

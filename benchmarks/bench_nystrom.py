@@ -147,7 +147,9 @@ def bench_quality(quick):
                 row[f"{s} - uniform (± s.e.)"] = f"{diff:+.3g} ± {se:.2g} ({verdicts[-1]})"
             accepted = all(v in ACCEPTED[key] for v in verdicts)
             check(quick or accepted, f"{name}, |S| = {c}: {verdicts} outside {ACCEPTED[key]}")
-            row["accepted result"] = " or ".join(ACCEPTED[key]) + (": met" if accepted else ": NOT met")
+            row["accepted result"] = " or ".join(ACCEPTED[key]) + (
+                ": met" if accepted else ": NOT met"
+            )
             rows.append(row)
     print_table(rows, list(rows[0]))
     return rows
@@ -164,8 +166,10 @@ def score_spread(quick):
             (f"generated mixture n={n_gen}, d=54",
              exp.generated_dataset(n=n_gen, d=54, random_state=0), "dac-rls")]:
         kernel = exp.experiment_kernel().fit(X)
-        scores = np.asarray(exp.make_sampler(sampler, lam=exp.LAM).scores(X, kernel, random_state=0),
-                            dtype=np.float64)
+        scores = np.asarray(
+            exp.make_sampler(sampler, lam=exp.LAM).scores(X, kernel, random_state=0),
+            dtype=np.float64,
+        )
         p = scores / scores.sum()
         n = len(p)
         entropy = float(-np.sum(p * np.log(np.where(p > 0, p, 1.0))) / np.log(n))

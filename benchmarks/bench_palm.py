@@ -102,7 +102,10 @@ def bench_hadamard(k, repeat, more_iter):
         t_ours, ours = timed_runs(lambda: solver.factorize(H, 2, n_factors=k), repeat)
         e_ours = rel_err(H, ours.factors.toarray())
         # agreement: both recover H (the error levels themselves are reported, not asserted)
-        check(max(e_ours, e_faust) <= 1e-4, f"hadamard {d}: error {e_ours:.3g} vs pyfaust {e_faust:.3g}")
+        check(
+            max(e_ours, e_faust) <= 1e-4,
+            f"hadamard {d}: error {e_ours:.3g} vs pyfaust {e_faust:.3g}",
+        )
         rows.append(dict(case=f"hierarchical Hadamard {d}, {k} factors, {n_iter} it per call "
                               f"(pyfaust: 30)", sparsekit_s=f"{t_ours:.3f}",
                          pyfaust_s=f"{t_faust:.3f}", speedup=f"{t_faust / t_ours:.2f}x",
@@ -159,7 +162,10 @@ def bench_fit_breast_cancer(max_iter, palm_iter, seeds):
         km = KMeans(64, init=init, n_init=1, max_iter=300, tol=0, algorithm="lloyd").fit(X)
         t_km = time.perf_counter() - t0
         h = qk.objective_history_
-        check(bool(np.all(np.diff(h) <= 1e-9 * h[0])), f"QuicK-means objective increased (seed {seed})")
+        check(
+            bool(np.all(np.diff(h) <= 1e-9 * h[0])),
+            f"QuicK-means objective increased (seed {seed})",
+        )
         nnz = qk.cluster_centers_.nnz
         ratios.append(qk.inertia_ / km.inertia_)
         nnzs.append(nnz)
@@ -180,7 +186,9 @@ def bench_fit_breast_cancer(max_iter, palm_iter, seeds):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="small sizes (a smoke run)")
-    ap.add_argument("--threads", type=int, default=None, help="threads for both sides (default: all)")
+    ap.add_argument(
+        "--threads", type=int, default=None, help="threads for both sides (default: all)"
+    )
     ap.add_argument("--repeat", type=int, default=None, help="timed runs per case (best is kept)")
     ap.add_argument("--seeds", type=int, default=5, help="seeds of the breast-cancer fit case")
     ap.add_argument("--hadamard-iter", type=int, default=40,

@@ -44,11 +44,17 @@ def main(quick=False):
             ok &= err <= 1e-8
             t_ours = best_time(lambda: kernel(data))
             t_ref = best_time(anchor)
-            rows.append({"kernel": name,
-                         "input": f"CSR {data.shape[0]}x{data.shape[1]}, {density:.1%} non-zeros",
-                         "sparsekit (ms)": f"{t_ours * 1e3:.1f}", "scikit-learn (ms)": f"{t_ref * 1e3:.1f}",
-                         "speed-up": f"{t_ref / t_ours:.2f}x", "threads (each side)": threads,
-                         "max rel. diff": f"{err:.1e}"})
+            rows.append(
+                {
+                    "kernel": name,
+                    "input": f"CSR {data.shape[0]}x{data.shape[1]}, {density:.1%} non-zeros",
+                    "sparsekit (ms)": f"{t_ours * 1e3:.1f}",
+                    "scikit-learn (ms)": f"{t_ref * 1e3:.1f}",
+                    "speed-up": f"{t_ref / t_ours:.2f}x",
+                    "threads (each side)": threads,
+                    "max rel. diff": f"{err:.1e}",
+                }
+            )
     print(f"Machine: {machine()}\n")
     print_table(rows, ["kernel", "input", "sparsekit (ms)", "scikit-learn (ms)", "speed-up",
                        "threads (each side)", "max rel. diff"])

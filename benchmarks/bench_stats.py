@@ -25,10 +25,10 @@ Exits non-zero when a check of agreement fails.
 """
 import argparse
 import os
-import warnings
 import resource
 import sys
 import time
+import warnings
 
 import numpy as np
 
@@ -217,7 +217,9 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small sizes")
     parser.add_argument("--threads", type=int, default=-1, help="threads for both sides")
-    parser.add_argument("--only", default="", help="comma-separated sections: large,5000,exact,kmeans")
+    parser.add_argument(
+        "--only", default="", help="comma-separated sections: large,5000,exact,kmeans"
+    )
     parser.add_argument("--repeat", type=int, default=None,
                         help="best of N for the MMD statistics and the permutation tests (default "
                              "3, 2 with --quick; hyppo and tslearn keep the default)")

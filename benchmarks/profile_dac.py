@@ -66,7 +66,9 @@ def profile_groups(X, kernel, blocks):
                 break
         else:
             rest += tottime
-    rows = [{"part": g, "seconds": f"{t:.3f}", "share": f"{t / total:.0%}"} for g, t in sums.items()]
+    rows = [
+        {"part": g, "seconds": f"{t:.3f}", "share": f"{t / total:.0%}"} for g, t in sums.items()
+    ]
     rows.append({"part": "other (Python, indexing, copies)", "seconds": f"{rest:.3f}",
                  "share": f"{rest / total:.0%}"})
     rows.append({"part": f"total ({len(blocks)} blocks, profiled)", "seconds": f"{total:.3f}",

@@ -86,8 +86,13 @@ def main(argv=None):
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--quick", action="store_true", help="d=400, n=800, 2 x 10 draws")
     # the gallery of the docs runs this file without __file__; sys.argv[0] is the file there
-    parser.add_argument("--out", "--out-dir", dest="out", default=str(Path(globals().get("__file__", sys.argv[0])).parent / "output"),
-                        help="folder for every file written (default: examples/output/)")
+    parser.add_argument(
+        "--out",
+        "--out-dir",
+        dest="out",
+        default=str(Path(globals().get("__file__", sys.argv[0])).parent / "output"),
+        help="folder for every file written (default: examples/output/)",
+    )
     args = parser.parse_args(argv)
     if args.quick:
         args.n_features, args.n_atoms, args.dictionaries, args.signals = 400, 800, 2, 10
@@ -143,7 +148,7 @@ def main(argv=None):
     ax.set_ylim(-11, 0.5)
     ax.set_xlabel("iteration k")
     ax.set_ylabel("log10 ||r_k|| / ||y||")
-    ax.set_title(f"inside the hypotheses (m = m*, beta = 8 ||x*||_1)")
+    ax.set_title("inside the hypotheses (m = m*, beta = 8 ||x*||_1)")
     ax.legend()
     ax = axes[1]
     for label, rel in outside.items():

@@ -95,8 +95,11 @@ def plot(rows, path):
 def main(argv=None):
     ap = argparse.ArgumentParser(description=(__doc__ or " ").splitlines()[0])
     # the gallery of the docs runs this file without __file__; sys.argv[0] is the file there
-    ap.add_argument("--out", default=str(Path(globals().get("__file__", sys.argv[0])).resolve().parent / "output"),
-                    help="directory for the PNG figure and the table")
+    ap.add_argument(
+        "--out",
+        default=str(Path(globals().get("__file__", sys.argv[0])).resolve().parent / "output"),
+        help="directory for the PNG figure and the table",
+    )
     ap.add_argument("--quick", action="store_true", help="k = 3..5 only")
     args = ap.parse_args(argv)
     out = Path(args.out)

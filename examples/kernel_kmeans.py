@@ -19,8 +19,8 @@ and time, against the number of landmarks on digits. Tables are printed; PNG fig
 Run: ``python examples/kernel_kmeans.py [--quick] [--out DIR]``.
 """
 import argparse
-import sys
 import os
+import sys
 import time
 
 import matplotlib
@@ -34,7 +34,9 @@ from sklearn.metrics import adjusted_mutual_info_score  # noqa: E402
 from sparsekit.run import data, run_task  # noqa: E402
 
 # the gallery of the docs runs this file without __file__; sys.argv[0] is the file there
-DEFAULT_OUT = os.path.join(os.path.dirname(os.path.abspath(globals().get("__file__", sys.argv[0]))), "output")
+DEFAULT_OUT = os.path.join(
+    os.path.dirname(os.path.abspath(globals().get("__file__", sys.argv[0]))), "output"
+)
 
 SAMPLERS = {
     "uniform": ("uniform", None),

@@ -69,7 +69,9 @@ def plot_timing(table, path):
 
 
 # the gallery of the docs runs this file without __file__; sys.argv[0] is the file there
-DEFAULT_OUT = os.path.join(os.path.dirname(os.path.abspath(globals().get("__file__", sys.argv[0]))), "output")
+DEFAULT_OUT = os.path.join(
+    os.path.dirname(os.path.abspath(globals().get("__file__", sys.argv[0]))), "output"
+)
 
 
 def main(quick=False, out=DEFAULT_OUT):
@@ -85,7 +87,9 @@ def main(quick=False, out=DEFAULT_OUT):
     ]
     for k, (slug, (name, X)) in enumerate(zip(("digits", "generated"), datasets), 1):
         n = X.shape[0]
-        print(f"[{k}/{len(datasets)}] {name}: errors, then score times", file=sys.stderr, flush=True)
+        print(
+            f"[{k}/{len(datasets)}] {name}: errors, then score times", file=sys.stderr, flush=True
+        )
         counts = sorted({max(2, round(p * n)) for p in (0.01, 0.02, 0.03, 0.05)})
         # greedy-trace is O(n |S|^2): on the large set use its random-feature approximation,
         # with more random features than landmarks (it cannot select more points than that),

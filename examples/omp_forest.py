@@ -121,8 +121,10 @@ def main(argv=None):
             for j, size in enumerate(sizes):
                 for rep in range(repetitions):
                     csv_rows.append([name, label, size, rep, scores[len(rows) - 1, rep, j]])
-        title = (f"\n{name}: test {metric} against trees kept ({len(points['y']):,} samples, forest of "
-                 f"{n_forest}, {repetitions} repetitions, {time.perf_counter() - t0:.0f} s)")
+        title = (
+            f"\n{name}: test {metric} against trees kept ({len(points['y']):,} samples, forest of "
+            f"{n_forest}, {repetitions} repetitions, {time.perf_counter() - t0:.0f} s)"
+        )
         print(format_table(header, rows, title=title))
         print(f"NN-OMP stopped by itself at {np.mean(nn_sizes):.1f} trees on average "
               f"(min {min(nn_sizes)}, max {max(nn_sizes)}); OMP at {max(sizes)} trees gave "

@@ -30,8 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
-from sparsekit.run import data as sources
-from sparsekit.run import run_task
+from sparsekit.run import data as sources, run_task
 
 
 def datasets(quick):
@@ -113,8 +112,11 @@ def plot_flops(ks, qk_flops, d, path):
 def main(argv=None):
     ap = argparse.ArgumentParser(description=(__doc__ or " ").splitlines()[0])
     # the gallery of the docs runs this file without __file__; sys.argv[0] is the file there
-    ap.add_argument("--out", default=str(Path(globals().get("__file__", sys.argv[0])).resolve().parent / "output"),
-                    help="directory for the PNG figures and the table")
+    ap.add_argument(
+        "--out",
+        default=str(Path(globals().get("__file__", sys.argv[0])).resolve().parent / "output"),
+        help="directory for the PNG figures and the table",
+    )
     ap.add_argument("--quick", action="store_true", help="tiny sizes (seconds)")
     args = ap.parse_args(argv)
     args.sparsity = 3

@@ -28,8 +28,8 @@ figures written as PNG files under ``--out`` (default ``examples/output``). The 
 tens of minutes on 2 cores (the Gaussians at n = 100,000 dominate); ``--quick`` takes seconds.
 """
 import argparse
-import sys
 import os
+import sys
 
 import matplotlib
 
@@ -42,7 +42,9 @@ from sparsekit.run.data import SOURCES  # noqa: E402
 from sparsekit.stats import METHODS  # noqa: E402
 
 # the gallery of the docs runs this file without __file__; sys.argv[0] is the file there
-DEFAULT_OUT = os.path.join(os.path.dirname(os.path.abspath(globals().get("__file__", sys.argv[0]))), "output")
+DEFAULT_OUT = os.path.join(
+    os.path.dirname(os.path.abspath(globals().get("__file__", sys.argv[0]))), "output"
+)
 ALL_VECTOR = ["exact", "linear", "block", "rff", "nystrom"]
 RBF = {"name": "rbf", "bandwidth": "mean-sq-dist"}
 SHORTEST_PATH = {"name": "shortest-path", "normalize": True}

@@ -74,8 +74,14 @@ def check_array(
         )
     if arr.ndim != ndim:
         shape_hint = "(n_samples, n_features)" if ndim == 2 else f"{ndim}-D"
-        extra = (f"; Reshape your data with {name}.reshape(-1, 1) for a single feature or "
-                 f"{name}.reshape(1, -1) for a single sample") if ndim == 2 and arr.ndim == 1 else ""
+        extra = (
+            (
+                f"; Reshape your data with {name}.reshape(-1, 1) for a single feature or "
+                f"{name}.reshape(1, -1) for a single sample"
+            )
+            if ndim == 2 and arr.ndim == 1
+            else ""
+        )
         raise ValueError(f"{name} must be {ndim}-D {shape_hint}, got shape {arr.shape}{extra}")
     if not allow_empty and arr.size == 0:
         raise ValueError(_empty_message(name, arr.shape))
@@ -92,7 +98,9 @@ def check_array(
         bad = "NaN" if np.isnan(arr).any() else "inf"
         raise ValueError(f"{name} contains {bad}; remove or impute non-finite values first")
     if nonnegative and arr.size and arr.min() < 0:
-        raise ValueError(f"{name} contains negative values (min {arr.min():g}); this kernel needs X >= 0")
+        raise ValueError(
+            f"{name} contains negative values (min {arr.min():g}); this kernel needs X >= 0"
+        )
     return arr
 
 
@@ -133,7 +141,9 @@ def _check_sparse(X, name, *, ndim, dtype, allow_empty, nonnegative, finite, cop
         bad = "NaN" if np.isnan(data).any() else "inf"
         raise ValueError(f"{name} contains {bad}; remove or impute non-finite values first")
     if nonnegative and data.size and data.min() < 0:
-        raise ValueError(f"{name} contains negative values (min {data.min():g}); this kernel needs X >= 0")
+        raise ValueError(
+            f"{name} contains negative values (min {data.min():g}); this kernel needs X >= 0"
+        )
     return out
 
 

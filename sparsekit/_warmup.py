@@ -117,7 +117,6 @@ def _applications():
 
     def quickmeans(dt):
         from .cluster.quickmeans import QuicKMeans
-
         from .linalg import sparse_factors
 
         X = np.random.default_rng(0).random((40, 8)).astype(dt)

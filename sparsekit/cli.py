@@ -50,7 +50,8 @@ def _cmd_list(args) -> int:
                  _cell(i.summary)] for i in tasks]
         print(format_table(["task", "aliases", "plugin", "summary"], rows))
     if skipped:
-        print("\nskipped plugins and components (SPARSEKIT_DISABLE_PLUGINS=name,... blocks a plugin):\n")
+        print("\nskipped plugins and components "
+              "(SPARSEKIT_DISABLE_PLUGINS=name,... blocks a plugin):\n")
         rows = [[_cell(s.plugin), s.family or "-", _cell(s.name or "-"), _cell(s.reason)]
                 for s in skipped]
         print(format_table(["plugin", "family", "name", "reason"], rows))
@@ -73,7 +74,9 @@ def _cmd_demo(args) -> int:
     names = args.sections or list(DEMO_SECTIONS)
     unknown = [s for s in names if s not in DEMO_SECTIONS]
     if unknown:
-        print(f"unknown demo section(s) {unknown}; choose from {list(DEMO_SECTIONS)}", file=sys.stderr)
+        print(
+            f"unknown demo section(s) {unknown}; choose from {list(DEMO_SECTIONS)}", file=sys.stderr
+        )
         return 2
     print(f"sparsekit {__version__} demo\n")
     for k, name in enumerate(names, 1):
@@ -94,7 +97,9 @@ def _cmd_warmup(args) -> int:
     families = args.families or list(FAMILIES)
     unknown = [f for f in families if f not in FAMILIES]
     if unknown:
-        print(f"unknown warm-up famil(ies) {unknown}; choose from {list(FAMILIES)}", file=sys.stderr)
+        print(
+            f"unknown warm-up famil(ies) {unknown}; choose from {list(FAMILIES)}", file=sys.stderr
+        )
         return 2
     elapsed = warm_up(families)
     print(f"compiled sparsekit's Numba kernels ({', '.join(families)}; float64 and float32) in "
@@ -154,10 +159,19 @@ def build_parser() -> argparse.ArgumentParser:
                         help="machine-readable output: {'components': [...], 'skipped': [...]}")
     p_list.set_defaults(func=_cmd_list)
     p_demo = sub.add_parser("demo", help="run the demo on generated data and print result tables")
-    p_demo.add_argument("sections", nargs="*", help=f"sections to run (default: all of {list(DEMO_SECTIONS)})")
+    p_demo.add_argument(
+        "sections", nargs="*", help=f"sections to run (default: all of {list(DEMO_SECTIONS)})"
+    )
     p_demo.set_defaults(func=_cmd_demo)
-    p_warm = sub.add_parser("warmup", help="compile every Numba kernel (float64 and float32) into the cache")
-    p_warm.add_argument("families", nargs="*", help="only these (default: all of kernels, graphs, samplers, features, solvers, applications)")
+    p_warm = sub.add_parser(
+        "warmup", help="compile every Numba kernel (float64 and float32) into the cache"
+    )
+    p_warm.add_argument(
+        "families",
+        nargs="*",
+        help="only these (default: all of kernels, graphs, samplers, features, solvers, "
+        "applications)",
+    )
     p_warm.set_defaults(func=_cmd_warmup)
     p_run = sub.add_parser("run", help="run the experiments of a spec file (TOML)")
     p_run.add_argument("spec", help="the spec file (see examples/specs/)")

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import threading
 
-__all__ = ["NotFittedError", "not_fitted_error"]
+__all__ = ["NotFittedError", "not_fitted_error"]  # noqa: F822 - created by __getattr__
 
 _LOCK = threading.Lock()
 

@@ -25,9 +25,10 @@ import functools
 import importlib
 import os
 import warnings
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from importlib import metadata
-from typing import Any, Callable, Iterable
+from typing import Any
 
 import pluggy
 
@@ -198,7 +199,9 @@ class Registration:
             )
         aliases = tuple(self.aliases)
         if not all(isinstance(a, str) and a.strip() for a in aliases):
-            raise TypeError(f"Registration {self.name!r}: every alias must be a non-empty str, got {aliases!r}")
+            raise TypeError(
+                f"Registration {self.name!r}: every alias must be a non-empty str, got {aliases!r}"
+            )
         object.__setattr__(self, "aliases", aliases)
         if self.accepts not in ACCEPTS:
             raise ValueError(
@@ -710,7 +713,9 @@ def resolve(family: str, spec, params=None, *, registry: Registry | None = None)
             f"{type(spec).__name__} object (configure the object itself)"
         )
     if spec is None:
-        raise TypeError(f"{family} must be a registered {family} name or a {family} object, got None")
+        raise TypeError(
+            f"{family} must be a registered {family} name or a {family} object, got None"
+        )
     return copy.deepcopy(spec)
 
 

@@ -20,7 +20,7 @@ def test_list_prints_every_component_with_family_and_plugin(capsys):
     assert main(["list"]) == 0
     out = capsys.readouterr().out
     for info in sparsekit.list_components():
-        row = next(l for l in out.splitlines() if f"| {info.name} " in l)
+        row = next(r for r in out.splitlines() if f"| {info.name} " in r)
         assert info.family in row and info.plugin in row
 
 
@@ -40,7 +40,10 @@ def test_demo_kernels_section_prints_a_table(capsys):
     # the row with negative eigenvalues is explained under the table
     chi2_row = next(line for line in rows if line.startswith("| additive-chi2 "))
     assert float(chi2_row.split("|")[-2]) < -1
-    assert "- additive-chi2: -Σ (x-z)²/(x+z) is minus a distance, only conditionally positive definite" in out
+    assert (
+        "- additive-chi2: -Σ (x-z)²/(x+z) is minus a distance, only conditionally positive definite"
+        in out
+    )
     assert "[1/1] running 'kernels'" in captured.err
 
 
@@ -50,7 +53,9 @@ def test_list_json_is_machine_readable(capsys):
     assert main(["list", "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
     expected = [(i.family, i.name, list(i.aliases), i.plugin) for i in sparsekit.list_components()]
-    assert [(c["family"], c["name"], c["aliases"], c["plugin"]) for c in data["components"]] == expected
+    assert [
+        (c["family"], c["name"], c["aliases"], c["plugin"]) for c in data["components"]
+    ] == expected
     rbf = next(c for c in data["components"] if c["name"] == "rbf")
     assert rbf["accepts"] == "vectors" and "gaussian" in rbf["aliases"]
     assert isinstance(data["skipped"], list)
@@ -87,8 +92,7 @@ def test_list_escapes_pipes_in_summaries(capsys):
 
 
 def test_nystrom_reading_notes_explain_rls_losing_to_uniform():
-    from sparsekit.run import demo
-    from sparsekit.run import nystrom_tables as exp
+    from sparsekit.run import demo, nystrom_tables as exp
 
     X = exp.generated_dataset(n=300, d=5, random_state=0)
     table = exp.ErrorTable("data", 300, 300, [5, 30], ["uniform", "dac-rls", "rls", "greedy-trace"])
@@ -96,7 +100,9 @@ def test_nystrom_reading_notes_explain_rls_losing_to_uniform():
                     ("rls", 5): np.array([9.0]), ("greedy-trace", 5): np.array([3.0])}
     notes = demo.reading_notes(table, X)
     line = next(n for n in notes if "lose to uniform" in n)
-    d_eff = exp.make_sampler("rls", lam=exp.LAM).effective_dimension(X, exp.experiment_kernel().fit(X))
+    d_eff = exp.make_sampler("rls", lam=exp.LAM).effective_dimension(
+        X, exp.experiment_kernel().fit(X)
+    )
     assert line.startswith("dac-rls lose to uniform at |S| = 5:")  # rls beat uniform here
     assert f"(d_eff = {d_eff:.0f} here)" in line
     assert any(n.startswith("greedy-trace: deterministic") for n in notes)
@@ -134,7 +140,10 @@ def test_demo_solvers_section_recovers_supports():
     assert set(rows) == {"omp", "mp", "nn-omp", "frank-wolfe"}
     assert rows["omp"][3].strip() == "100.0%" and float(rows["omp"][4]) < 1e-10
     bound = table.splitlines()[0].split("guaranteed recovery below m = ")[1].rstrip(")")
-    assert f"- guaranteed recovery below m = {bound}: for m < (1 + 1/coherence)/2 OMP recovers every" in table
+    assert (
+        f"- guaranteed recovery below m = {bound}: for m < (1 + 1/coherence)/2 OMP recovers every"
+        in table
+    )
     assert "random supports are recovered far above the worst-case bound" in table
 
 

@@ -16,7 +16,9 @@ PRINT = re.compile(r"^print\(.*\)\s+#\s*(.+)$")
 
 
 def blocks(page):
-    return [re.sub(r"^   ", "", b, flags=re.MULTILINE) for b in BLOCK.findall(page.read_text("utf-8"))]
+    return [
+        re.sub(r"^   ", "", b, flags=re.MULTILINE) for b in BLOCK.findall(page.read_text("utf-8"))
+    ]
 
 
 @pytest.mark.parametrize("page", [p for p in PAGES if blocks(p)], ids=lambda p: p.name)
@@ -28,7 +30,6 @@ def test_guide_page_code_runs(page):
 
     namespace = {"__name__": "__docs__", "print": record}
     for code in blocks(page):
-        expected = [m.group(1).strip() for line in code.splitlines() if (m := PRINT.match(line))]
         top_prints = [line for line in code.splitlines() if line.startswith("print(")]
         outputs.clear()
         exec(compile(code, f"{page.name}", "exec"), namespace)

@@ -19,7 +19,10 @@ def _load(name):
 
 
 def _run(script, *args):
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
+    }
     return subprocess.run([sys.executable, str(EXAMPLES / script), *args], capture_output=True,
                           text=True, env=env, cwd=ROOT)
 
@@ -34,7 +37,11 @@ def test_frank_wolfe_example_writes_under_out(tmp_path):
                "--dictionaries", "1", "--signals", "3", "--iters", "60", "--out", str(out))
     assert run.returncode == 0, run.stderr
     written = sorted(p.name for p in out.iterdir())
-    assert written == ["frank_wolfe_recovery.md", "frank_wolfe_recovery.png", "frank_wolfe_vs_greedy.png"]
+    assert written == [
+        "frank_wolfe_recovery.md",
+        "frank_wolfe_recovery.png",
+        "frank_wolfe_vs_greedy.png",
+    ]
     assert f"files written to {out}" in run.stdout
     assert "inside the hypotheses: dictionary 1/1" in run.stderr  # progress on stderr
     assert "examples/output/" in _run("frank_wolfe_recovery.py", "--help").stdout
@@ -51,8 +58,11 @@ def test_nystrom_example_writes_under_out(tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(example, "load_digits", lambda: Digits)
     monkeypatch.setattr(example.exp, "generated_dataset", lambda **kw: small[:510].copy())
     monkeypatch.setattr(example.exp, "SAMPLERS", ("uniform", "diagonal"))
-    monkeypatch.setattr(example.exp.frobenius_error_table, "__defaults__",
-                        (("uniform", "diagonal"),) + example.exp.frobenius_error_table.__defaults__[1:])
+    monkeypatch.setattr(
+        example.exp.frobenius_error_table,
+        "__defaults__",
+        (("uniform", "diagonal"),) + example.exp.frobenius_error_table.__defaults__[1:],
+    )
     monkeypatch.setattr(example.exp.score_timing_table, "__defaults__",
                         (("diagonal",),) + example.exp.score_timing_table.__defaults__[1:])
     out = tmp_path / "ny"

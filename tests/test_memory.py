@@ -10,10 +10,16 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from sparsekit import _memory
-from sparsekit import KernelKMeans, Nystroem
-from sparsekit.manifold import (MDS, Isomap, KernelPCA, LaplacianEigenmaps,
-                                LocallyLinearEmbedding, SpectralClustering, SpectralEmbedding)
+from sparsekit import KernelKMeans, Nystroem, _memory
+from sparsekit.manifold import (
+    MDS,
+    Isomap,
+    KernelPCA,
+    LaplacianEigenmaps,
+    LocallyLinearEmbedding,
+    SpectralClustering,
+    SpectralEmbedding,
+)
 from sparsekit.run import run_task
 
 ROOT = Path(__file__).resolve().parents[1]

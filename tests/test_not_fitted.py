@@ -4,7 +4,6 @@ import pathlib
 import pickle
 import subprocess
 import sys
-import warnings
 
 import numpy as np
 import pytest
@@ -66,7 +65,7 @@ def test_using_an_unfitted_estimator_raises_the_not_fitted_error(name):
 
 def test_nystrom_mmd_features_before_fit():
     with pytest.raises(NotFittedError) as info:
-        NystromMMD().features_
+        _ = NystromMMD().features_
     assert_is_the_not_fitted_error(info.value)
     assert not hasattr(NystromMMD(), "features_")
 

@@ -175,5 +175,7 @@ def test_page_spec_runs_the_plugin_task(page_site, tmp_path):
                 "--out", str(tmp_path / "out")], page_site)
     assert run.returncode == 0, run.stderr
     assert "Warning" not in run.stderr, run.stderr     # no deprecated path, shown or not
-    rows = [json.loads(line) for line in (tmp_path / "out" / "results.jsonl").read_text().splitlines()]
+    rows = [
+        json.loads(line) for line in (tmp_path / "out" / "results.jsonl").read_text().splitlines()
+    ]
     assert len(rows) == 2 and all(-1 <= r["alignment"] <= 1 for r in rows), rows

@@ -42,8 +42,12 @@ def test_plugin_kernels_usable_by_name_and_match_scikit_learn(rng):
     X = rng.normal(size=(20, 4))
     X[3] = 0.0
     Y = rng.normal(size=(7, 4))
-    np.testing.assert_allclose(sparsekit.get_kernel("Cosine")(X, Y), cosine_similarity(X, Y), rtol=1e-12, atol=1e-15)
-    np.testing.assert_allclose(sparsekit.get_kernel("tanh", gamma=0.3)(X), sigmoid_kernel(X, gamma=0.3), rtol=1e-12)
+    np.testing.assert_allclose(
+        sparsekit.get_kernel("Cosine")(X, Y), cosine_similarity(X, Y), rtol=1e-12, atol=1e-15
+    )
+    np.testing.assert_allclose(
+        sparsekit.get_kernel("tanh", gamma=0.3)(X), sigmoid_kernel(X, gamma=0.3), rtol=1e-12
+    )
     k = sparsekit.get_kernel("cosine")
     np.testing.assert_allclose(k.diag(X), np.diag(k(X)), atol=1e-15)
 
@@ -54,7 +58,7 @@ def test_cli_list_shows_the_plugin(capsys):
 
     assert main(["list"]) == 0
     out = capsys.readouterr().out
-    line = next(l for l in out.splitlines() if " cosine " in f" {l} ")
+    line = next(r for r in out.splitlines() if " cosine " in f" {r} ")
     assert "extra-kernels" in line and "kernel" in line
 
 
@@ -150,7 +154,9 @@ def test_example_sampler_and_kernel_by_name_in_nystroem(rng):
     ny = sparsekit.Nystroem(kernel="rational-quadratic", sampler="kmeans-pp", n_components=120,
                             random_state=0).fit(X)
     Z = ny.transform(X)
-    np.testing.assert_allclose(Z @ Z.T, sparsekit.get_kernel("rq")(X), atol=1e-8)  # all landmarks: exact
+    np.testing.assert_allclose(
+        Z @ Z.T, sparsekit.get_kernel("rq")(X), atol=1e-8
+    )  # all landmarks: exact
 
 
 @needs_example
@@ -158,17 +164,25 @@ def test_example_solver_matches_scikit_learn_lasso(rng):
     from sklearn.linear_model import Lasso
 
     D = rng.normal(size=(40, 80))
-    Y = np.c_[D[:, :3] @ np.array([1.0, -2.0, 3.0]) + 0.01 * rng.normal(size=40), rng.normal(size=40)]
+    Y = np.c_[
+        D[:, :3] @ np.array([1.0, -2.0, 3.0]) + 0.01 * rng.normal(size=40), rng.normal(size=40)
+    ]
     res = sparsekit.get_solver("lasso", alpha=2.0, max_iter=20000, tol=1e-12).solve(D, Y)
     assert isinstance(res, SparseResult) and list(res.stop_reason) == ["tol", "tol"]
     for j in range(2):
-        ref = Lasso(alpha=2.0 / 40, fit_intercept=False, tol=1e-14, max_iter=100_000).fit(D, Y[:, j]).coef_
+        ref = (
+            Lasso(alpha=2.0 / 40, fit_intercept=False, tol=1e-14, max_iter=100_000)
+            .fit(D, Y[:, j])
+            .coef_
+        )
         np.testing.assert_allclose(res.coef[:, j], ref, atol=1e-7)
         nz = np.flatnonzero(res.coef[:, j])
         assert set(res.support[: nz.size, j]) == set(nz) and (res.support[nz.size:, j] == -1).all()
     one = sparsekit.get_solver("fista", alpha=2.0, max_iter=20000, tol=1e-12).solve(D, Y[:, 0])
     np.testing.assert_allclose(one.coef, res.coef[:, 0], atol=1e-12)
-    assert isinstance(one.n_iter, int) and one.residual_norms[0] == pytest.approx(np.linalg.norm(Y[:, 0]))
+    assert isinstance(one.n_iter, int) and one.residual_norms[0] == pytest.approx(
+        np.linalg.norm(Y[:, 0])
+    )
 
 
 def test_docs_show_the_example_plugin_files_verbatim():
@@ -284,5 +298,7 @@ def test_nystroem_resolves_in_its_registry_and_checks_sampler_results(rng):
     X = rng.normal(size=(30, 3))
     with pytest.raises(UnknownComponentError):  # the default registry does not know it
         sparsekit.Nystroem(sampler="tuple-sampler", n_components=5).fit(X)
-    with pytest.raises(ComponentResultError, match="'tuple-sampler' of plugin 'bad-plugin'.*Landmarks"):
+    with pytest.raises(
+        ComponentResultError, match="'tuple-sampler' of plugin 'bad-plugin'.*Landmarks"
+    ):
         sparsekit.Nystroem(sampler="tuple-sampler", n_components=5, registry=reg).fit(X)

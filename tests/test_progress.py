@@ -9,7 +9,12 @@ import pytest
 import sparsekit
 from sparsekit import _memory
 from sparsekit._progress import Progress, iterate, progress_mode, show_progress, tracked
-from sparsekit.samplers import DACRLSSampler, ExactRLSSampler, GreedyTraceSampler, RecursiveRLSSampler
+from sparsekit.samplers import (
+    DACRLSSampler,
+    ExactRLSSampler,
+    GreedyTraceSampler,
+    RecursiveRLSSampler,
+)
 
 
 class _Terminal(io.StringIO):
@@ -64,7 +69,9 @@ def test_tracked_counts_calls_from_threads_and_closes():
     calls = []
     with show_progress():
         work = tracked(calls.append, 40, "threads")
-    workers = [threading.Thread(target=lambda i=i: [work(i * 10 + j) for j in range(10)]) for i in range(4)]
+    workers = [
+        threading.Thread(target=lambda i=i: [work(i * 10 + j) for j in range(10)]) for i in range(4)
+    ]
     for t in workers:
         t.start()
     for t in workers:
@@ -114,7 +121,7 @@ def test_available_memory_reads_the_system():
     avail = _memory.available_memory()
     assert avail is not None and 0 < avail
     with open("/proc/meminfo") as f:
-        total = next(int(l.split()[1]) * 1024 for l in f if l.startswith("MemTotal:"))
+        total = next(int(r.split()[1]) * 1024 for r in f if r.startswith("MemTotal:"))
     assert avail <= total
 
 
@@ -122,7 +129,9 @@ def test_exact_rls_refuses_and_names_the_cheaper_samplers(monkeypatch, data):
     kernel = sparsekit.get_kernel("rbf", gamma=0.5)
     need = _memory.dense_gram_bytes(100)
     monkeypatch.setattr(_memory, "available_memory", lambda: int(need / 0.95))  # 95% of RAM
-    with pytest.raises(_memory.InsufficientMemoryError, match="exact RLS .*'dac-rls' or 'recursive-rls'"):
+    with pytest.raises(
+        _memory.InsufficientMemoryError, match="exact RLS .*'dac-rls' or 'recursive-rls'"
+    ):
         ExactRLSSampler().scores(data, kernel)
     monkeypatch.setattr(_memory, "available_memory", lambda: int(need / 0.6))   # 60% of RAM
     with pytest.warns(_memory.LargeAllocationWarning, match="needs about 0.0 GiB"):

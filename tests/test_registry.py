@@ -125,7 +125,9 @@ def test_clash_between_two_third_party_plugins_keeps_the_first():
 
     reg = Registry(entry_points=False, plugins=[_ToyPlugin()])
     reg.register(Second(), name="second")
-    with pytest.warns(ComponentConflictWarning, match="'other' of plugin 'second' is skipped.*'doubler'"):
+    with pytest.warns(
+        ComponentConflictWarning, match="'other' of plugin 'second' is skipped.*'doubler'"
+    ):
         assert reg.lookup("kernel", "doubler").name == "toy-doubler"
     with pytest.raises(UnknownComponentError, match="'second' provides one but it was skipped"):
         reg.lookup("kernel", "other")
@@ -141,7 +143,9 @@ def test_two_builtins_claiming_one_name_is_an_error(monkeypatch):
 
     reg = Registry(entry_points=False)
     reg.register(Twin(), name="twin")
-    monkeypatch.setattr(registry_module, "BUILTIN_PLUGINS", (*registry_module.BUILTIN_PLUGINS, "twin"))
+    monkeypatch.setattr(
+        registry_module, "BUILTIN_PLUGINS", (*registry_module.BUILTIN_PLUGINS, "twin")
+    )
     with pytest.raises(ComponentConflictError, match="registered twice by built-in plugins"):
         reg.list()
 
@@ -229,7 +233,11 @@ def test_default_registry_helpers():
 
 
 def test_unknown_parameter_names_component_and_valid_parameters():
-    with pytest.raises(TypeError, match=r"kernel 'rbf' got unknown parameter\(s\) \['gama'\]; its parameters are \['gamma', 'sigma', 'bandwidth', 'backend'\]"):
+    with pytest.raises(
+        TypeError,
+        match=r"kernel 'rbf' got unknown parameter\(s\) \['gama'\]; its parameters are "
+        r"\['gamma', 'sigma', 'bandwidth', 'backend'\]",
+    ):
         Registry(entry_points=False).get("kernel", "gaussian", gama=1.0)
 
 
@@ -249,7 +257,9 @@ def test_disable_argument_skips_an_entry_point_and_lists_why(monkeypatch):
 
 
 def test_disable_environment_variable(monkeypatch):
-    monkeypatch.setattr("sparsekit.registry._sparsekit_entry_points", _fake_entry_points("toy", "keep"))
+    monkeypatch.setattr(
+        "sparsekit.registry._sparsekit_entry_points", _fake_entry_points("toy", "keep")
+    )
     monkeypatch.setenv("SPARSEKIT_DISABLE_PLUGINS", " other , toy")
     reg = Registry()
     assert reg.lookup("kernel", "toy-doubler").plugin == "keep"
@@ -281,7 +291,9 @@ def test_hook_name_typo_warns_with_the_closest_hook():
             yield Registration("never", _Doubler)
 
     reg = Registry(entry_points=False)
-    with pytest.warns(UnknownHookWarning, match="'typo'.*'sparsekit_sampler'.*did you mean 'sparsekit_samplers'"):
+    with pytest.warns(
+        UnknownHookWarning, match="'typo'.*'sparsekit_sampler'.*did you mean 'sparsekit_samplers'"
+    ):
         reg.register(Typo(), name="typo")
     assert "never" not in reg.names("sampler")
     assert any("sparsekit_sampler" in s.reason for s in reg.skipped())
@@ -292,7 +304,9 @@ def test_hook_without_marker_warns():
         def sparsekit_solvers(self):
             yield Registration("never", _Doubler)
 
-    with pytest.warns(UnknownHookWarning, match="sparsekit_solvers is not decorated with @sparsekit.hookimpl"):
+    with pytest.warns(
+        UnknownHookWarning, match="sparsekit_solvers is not decorated with @sparsekit.hookimpl"
+    ):
         Registry(entry_points=False, plugins=[Unmarked()])
 
 
@@ -330,7 +344,9 @@ def test_plugin_whose_hook_builds_a_bad_registration_is_skipped():
             yield Registration("bad", _Doubler, accepts="vector")
 
     reg = Registry(entry_points=False, plugins=[BadAccepts()])
-    with pytest.warns(PluginLoadWarning, match="raised in sparsekit_samplers: ValueError: .*accepts='vector'"):
+    with pytest.warns(
+        PluginLoadWarning, match="raised in sparsekit_samplers: ValueError: .*accepts='vector'"
+    ):
         assert "uniform" in reg.names("sampler")
 
 
@@ -360,10 +376,20 @@ def test_wrong_result_type_names_plugin_and_expected_type():
     reg.register(_ResultPlugin(), name="result-plugin")
     sampler = reg.get("sampler", "tuple-sampler")
     X = np.ones((5, 2))
-    with pytest.raises(ComponentResultError, match=r"sampler 'tuple-sampler' of plugin 'result-plugin' returned tuple from sample\(\); expected sparsekit.samplers.base.Landmarks"):
-        sparsekit.registry.check_result("sampler", sampler, sampler.sample(X, None, 2), registry=reg)
+    with pytest.raises(
+        ComponentResultError,
+        match=r"sampler 'tuple-sampler' of plugin 'result-plugin' returned tuple from sample\(\); "
+        r"expected sparsekit.samplers.base.Landmarks",
+    ):
+        sparsekit.registry.check_result(
+            "sampler", sampler, sampler.sample(X, None, 2), registry=reg
+        )
     solver = reg.get("solver", "dict-solver")
-    with pytest.raises(ComponentResultError, match="solver 'dict-solver' of plugin 'result-plugin' returned dict from solve.*SparseResult"):
+    with pytest.raises(
+        ComponentResultError,
+        match="solver 'dict-solver' of plugin 'result-plugin' returned dict from solve"
+        ".*SparseResult",
+    ):
         sparsekit.registry.check_result("solver", solver, solver.solve(X, X[:, 0]), registry=reg)
     assert isinstance(ComponentResultError("x"), TypeError)
 
@@ -374,7 +400,9 @@ def test_check_result_passes_good_results_and_names_unregistered_classes():
     X = np.random.default_rng(0).random((6, 2))
     lm = sampler.sample(X, reg.get("kernel", "rbf"), 3, random_state=0)
     assert sparsekit.registry.check_result("sampler", sampler, lm, registry=reg) is lm
-    with pytest.raises(ComponentResultError, match=r"sampler _TupleSampler \(module 'tests.test_registry'\)"):
+    with pytest.raises(
+        ComponentResultError, match=r"sampler _TupleSampler \(module 'tests.test_registry'\)"
+    ):
         sparsekit.registry.check_result("sampler", _TupleSampler(), (1, 2, 3), registry=reg)
     assert sparsekit.registry.check_result("kernel", object(), 3, registry=reg) == 3  # unchecked
 
@@ -473,7 +501,9 @@ def test_plugin_ending_the_process_at_import_is_skipped(tmp_path, monkeypatch, r
     monkeypatch.setattr("sparsekit.registry._sparsekit_entry_points",
                         lambda: [ep, _FakeEntryPoint("good", "good_mod", target=_ToyPlugin())])
     reg = Registry()
-    with pytest.warns(PluginLoadWarning, match=f"plugin 'exiting' is skipped: failed to load .*{shown}"):
+    with pytest.warns(
+        PluginLoadWarning, match=f"plugin 'exiting' is skipped: failed to load .*{shown}"
+    ):
         kernel = reg.get("kernel", "rbf", gamma=0.5)  # the process is still here
     assert type(kernel).__name__ == "RBFKernel"
     assert "toy-doubler" in reg.names("kernel")  # the other plugin still loads
@@ -508,7 +538,11 @@ def test_hook_calling_sys_exit_or_raising_base_exceptions_is_skipped():
             raise _CustomBase("custom")
 
     reg = Registry(entry_points=False)
-    for plugin, name in [(Exits(), "exits"), (ExitsWhileYielding(), "exits-late"), (Custom(), "custom")]:
+    for plugin, name in [
+        (Exits(), "exits"),
+        (ExitsWhileYielding(), "exits-late"),
+        (Custom(), "custom"),
+    ]:
         reg.register(plugin, name=name)
     with pytest.warns(PluginLoadWarning) as record:
         kernel = reg.get("kernel", "rbf")
@@ -516,8 +550,13 @@ def test_hook_calling_sys_exit_or_raising_base_exceptions_is_skipped():
     assert "omp" in reg.names("solver")
     messages = " | ".join(str(w.message) for w in record)
     assert "plugin 'exits' is skipped: raised in sparsekit_kernels: SystemExit: 3" in messages
-    assert "plugin 'exits-late' is skipped: raised in sparsekit_samplers: GeneratorExit: misused" in messages
-    assert "plugin 'custom' is skipped: raised in sparsekit_solvers: _CustomBase: custom" in messages
+    assert (
+        "plugin 'exits-late' is skipped: raised in sparsekit_samplers: GeneratorExit: misused"
+        in messages
+    )
+    assert (
+        "plugin 'custom' is skipped: raised in sparsekit_solvers: _CustomBase: custom" in messages
+    )
     assert {s.plugin for s in reg.skipped()} == {"exits", "exits-late", "custom"}
 
 
@@ -582,7 +621,9 @@ def test_installed_plugins_that_exit_or_yield_forever_leave_the_process_working(
         "        yield sparsekit.Registration(f'endless-{i}', dict)\n")
     info = tmp_path / "sparsekit_badplugins-0.1.dist-info"
     info.mkdir()
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: sparsekit-badplugins\nVersion: 0.1\n")
+    (info / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: sparsekit-badplugins\nVersion: 0.1\n"
+    )
     (info / "entry_points.txt").write_text(
         "[sparsekit]\nexiting = sk_exiting_plugin\nendless = sk_endless_plugin\n")
     root = Path(sparsekit.__file__).resolve().parents[1]

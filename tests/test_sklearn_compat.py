@@ -93,14 +93,20 @@ def test_odd_width_layout(X):
 # ---------------------------------------------------------------- sparse input
 SPARSE_KERNELS = [
     ("linear", {}, lambda A, B: skp.linear_kernel(A, B)),
-    ("polynomial", {"degree": 2, "gamma": 0.3}, lambda A, B: skp.polynomial_kernel(A, B, degree=2, gamma=0.3)),
+    (
+        "polynomial",
+        {"degree": 2, "gamma": 0.3},
+        lambda A, B: skp.polynomial_kernel(A, B, degree=2, gamma=0.3),
+    ),
     ("rbf", {"gamma": 0.2}, lambda A, B: skp.rbf_kernel(A, B, gamma=0.2)),
     ("laplacian", {"gamma": 0.1}, lambda A, B: skp.laplacian_kernel(A, B, gamma=0.1)),
     ("chi2", {"gamma": 0.5}, lambda A, B: skp.chi2_kernel(A.toarray(), B.toarray(), gamma=0.5)),
 ]
 
 
-@pytest.mark.parametrize("name,params,reference", SPARSE_KERNELS, ids=[k[0] for k in SPARSE_KERNELS])
+@pytest.mark.parametrize(
+    "name,params,reference", SPARSE_KERNELS, ids=[k[0] for k in SPARSE_KERNELS]
+)
 @pytest.mark.parametrize("fmt", ["csr", "csc"])
 def test_sparse_kernels_equal_sklearn(Xs, name, params, reference, fmt):
     A = Xs.asformat(fmt)

@@ -14,8 +14,8 @@ from __future__ import annotations
 import importlib
 import inspect
 import os
-import re
 import pkgutil
+import re
 from pathlib import Path
 
 
@@ -198,7 +198,9 @@ def repository_links(app, relative_path, parent_docname, content) -> None:
         text, path = match.group(1), match.group(3)
         if path.endswith(".md"):  # another included page has no URL of its own either
             return text
-        return text if path.rstrip("/").endswith(text.strip("`").rstrip("/")) else f"{text} (`{path}`)"
+        return (
+            text if path.rstrip("/").endswith(text.strip("`").rstrip("/")) else f"{text} (`{path}`)"
+        )
 
     content[0] = _REPO_LINK.sub(replace, content[0])
 

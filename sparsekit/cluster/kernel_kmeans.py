@@ -148,7 +148,7 @@ def _lloyd(steps, max_iter, tol):
     labels = steps.start()
     prev = np.inf
     n_iter = 0
-    for n_iter in range(1, max_iter + 1):
+    for n_iter in range(1, max_iter + 1):  # noqa: B007 - the count is returned after the loop
         labels = steps.fix_empty(labels)
         obj, new, unchanged, _ = steps.step(labels)
         if unchanged or (np.isfinite(prev) and prev - obj <= tol * abs(prev)):
@@ -420,7 +420,9 @@ class KernelKMeans(ParamsMixin):
             K = np.asarray(kernel(Xp), dtype=np.float64)
             K = 0.5 * (K + K.T)
             diag = np.diagonal(K).copy()
-            sqdist_to = (lambda idx: diag[:, None] + diag[idx][None, :] - 2.0 * K[:, idx])
+
+            def sqdist_to(idx):
+                return diag[:, None] + diag[idx][None, :] - 2.0 * K[:, idx]
 
             def distances(labels):
                 H = _indicator(labels, k)
@@ -443,7 +445,9 @@ class KernelKMeans(ParamsMixin):
             diag_total = float(np.sum(kernel.diag(Xp), dtype=np.float64))
             self.nystroem_ = ny
             self.residual_trace_ = max(diag_total - float(zsq.sum()), 0.0)
-            sqdist_to = (lambda idx: _sq_dists(Z, zsq, Z[idx]))
+
+            def sqdist_to(idx):
+                return _sq_dists(Z, zsq, Z[idx])
 
             def distances(labels):
                 return _sq_dists(Z, zsq, _means(Z, labels, k))
@@ -498,7 +502,9 @@ class KernelKMeans(ParamsMixin):
             diag = np.asarray(kernel.diag(Xp), dtype=np.float64)
             for r0 in range(0, n, step):
                 r1 = min(n, r0 + step)
-                rows = Xp[r0:r1] if isinstance(Xp, np.ndarray) else kernel.take(Xp, np.arange(r0, r1))
+                rows = (
+                    Xp[r0:r1] if isinstance(Xp, np.ndarray) else kernel.take(Xp, np.arange(r0, r1))
+                )
                 Kb = np.asarray(kernel(rows, self._X_fit), dtype=np.float64)
                 with one_blas_thread(skinny):
                     KH = Kb @ self._H

@@ -14,10 +14,10 @@ cluster.
 Large results are lazy dask arrays; small ones (a fitted ``Nystroem``) are in memory. Run them
 on a ``distributed`` cluster by creating a ``distributed.Client`` first, as with any dask code.
 """
+from .cluster import kernel_kmeans_fit
 from .gram import gram
 from .nystroem import dac_rls_partition, dac_rls_scores, nystroem_fit, nystroem_transform
 from .solvers import solve
-from .cluster import kernel_kmeans_fit
 from .stats import mmd2_nystrom, nystrom_mmd_fit
 
 __all__ = ["gram", "dac_rls_scores", "dac_rls_partition", "nystroem_fit", "nystroem_transform",

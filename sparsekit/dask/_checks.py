@@ -10,7 +10,9 @@ def _dask_array():
     try:
         import dask.array as da
     except ModuleNotFoundError:  # pragma: no cover - exercised only without the extra
-        raise ModuleNotFoundError("sparsekit.dask needs Dask: pip install 'sparsekit[dask]'") from None
+        raise ModuleNotFoundError(
+            "sparsekit.dask needs Dask: pip install 'sparsekit[dask]'"
+        ) from None
     return da
 
 

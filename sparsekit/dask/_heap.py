@@ -90,7 +90,9 @@ def keep_heap():
             _setup()
         if _restore:
             if _active == 0:
-                _libc.mallopt(_M_MMAP_THRESHOLD, max(TASK_MMAP_THRESHOLD, _restore[_M_MMAP_THRESHOLD]))
+                _libc.mallopt(
+                    _M_MMAP_THRESHOLD, max(TASK_MMAP_THRESHOLD, _restore[_M_MMAP_THRESHOLD])
+                )
                 _libc.mallopt(_M_TRIM_THRESHOLD, TASK_TRIM_THRESHOLD)
             _active += 1
     try:

@@ -24,8 +24,17 @@ import numpy as np
 
 from .._small_blas import is_skinny, one_blas_thread
 from .._validation import check_option, check_random_state
-from ..cluster.kernel_kmeans import (INITS, KernelKMeans, _best_of_inits, _centres, _cluster_sums,
-                                     _fix_empty, _reassign, _resolve, _sq_dists)
+from ..cluster.kernel_kmeans import (
+    INITS,
+    KernelKMeans,
+    _best_of_inits,
+    _centres,
+    _cluster_sums,
+    _fix_empty,
+    _reassign,
+    _resolve,
+    _sq_dists,
+)
 from ._checks import _dask_array, check_block, check_chunked, resolved_kernel
 from ._heap import chunk_task
 

@@ -44,7 +44,9 @@ from ._heap import chunk_task
 def _default_block_size(n, block_size):
     if block_size is None:
         return math.isqrt(n - 1) + 1
-    return int(check_scalar(block_size, "block_size", kind=numbers.Integral, low=1, low_inclusive=True))
+    return int(
+        check_scalar(block_size, "block_size", kind=numbers.Integral, low=1, low_inclusive=True)
+    )
 
 
 def _chunk_rngs(n_chunks, random_state):
@@ -75,7 +77,11 @@ def _dac_chunk(block, kernel, lam, m, seed_seq, d):
 
     block = check_block(block, d)
     local = _local_blocks(block.shape[0], m, np.random.default_rng(seed_seq))
-    return DACRLSSampler(lam=lam, n_jobs=1).scores_for_partition(block, kernel, local).astype(np.float64)
+    return (
+        DACRLSSampler(lam=lam, n_jobs=1)
+        .scores_for_partition(block, kernel, local)
+        .astype(np.float64)
+    )
 
 
 def dac_rls_scores(Xd, kernel="rbf", lam=1.0, *, block_size=None, kernel_params=None,
@@ -183,8 +189,7 @@ def nystroem_fit(Xd, kernel="rbf", sampler="uniform", n_components=100, *, kerne
     ``random_state``.
     """
     from ..features.nystrom import Nystroem
-    from ..registry import resolve
-    from ..registry import default_registry
+    from ..registry import default_registry, resolve
 
     Xd = check_chunked(Xd, "X")
     n, d = Xd.shape
@@ -192,7 +197,9 @@ def nystroem_fit(Xd, kernel="rbf", sampler="uniform", n_components=100, *, kerne
     sampler_obj = resolve("sampler", sampler, sampler_params, registry=default_registry())
     m = check_n_landmarks(check_scalar(n_components, "n_components", kind=numbers.Integral, low=1,
                                        low_inclusive=True), n)
-    integer_seed = isinstance(random_state, (int, np.integer)) and not isinstance(random_state, bool)
+    integer_seed = isinstance(random_state, (int, np.integer)) and not isinstance(
+        random_state, bool
+    )
     rng = check_random_state(random_state)
     idx, weights = _landmarks(Xd, kernel, sampler_obj, m, rng,
                               random_state if integer_seed else rng, True)

@@ -112,7 +112,9 @@ def nystrom_mmd_fit(*samples, kernel="rbf", sampler="uniform", n_landmarks=None,
     pool = da.concatenate(arrays) if len(arrays) > 1 else arrays[0]
     n = int(sum(sizes))
     s = check_n_landmarks(n_landmarks, max(sizes), n)
-    ny = nystroem_fit(pool, kernel_obj, sampler_obj, s, random_state=check_random_state(random_state))
+    ny = nystroem_fit(
+        pool, kernel_obj, sampler_obj, s, random_state=check_random_state(random_state)
+    )
 
     shared = dask.delayed(ny, pure=True, traverse=False)
     per_sample = [[dask.delayed(_mmd_chunk, pure=True)(b, shared, d)

@@ -76,8 +76,9 @@ def select(T_blocks, y_blocks, solver, *, n_trees, uniform, rng=None) -> Selecti
     draws ``n_trees`` trees uniformly without replacement (least-squares weights). The full
     selection keeps the solver's own coefficients; the weights of a shorter prefix come from
     the solver's path (OMP with ``return_path``), non-negative least squares (NN-OMP, whose
-    ``k``-step solution is exactly that) or least squares on the prefix (other solvers). With ``uniform`` the selected trees
-    are averaged (weight ``1/k`` each, no intercept): the "OMP without weights" variant.
+    ``k``-step solution is exactly that) or least squares on the prefix (other solvers). With
+    ``uniform`` the selected trees are averaged (weight ``1/k`` each, no intercept): the "OMP
+    without weights" variant.
     """
     D, y, means, norms, y_means = centred_dictionary(T_blocks, y_blocks)
     n_total = D.shape[1]

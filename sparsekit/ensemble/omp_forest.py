@@ -41,7 +41,7 @@ import warnings
 import numpy as np
 
 try:
-    from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, clone
+    from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
     from sklearn.exceptions import NotFittedError
     from sklearn.utils.multiclass import check_classification_targets
     from sklearn.utils.validation import check_is_fitted, check_random_state, validate_data
@@ -177,8 +177,14 @@ class _OMPForestBase(BaseEstimator):
         n_trees = min(int(self.n_trees), len(trees))
         T_blocks, y_blocks = self._blocks(forest, trees, X, y)
         rng = check_random_state(self.random_state)
-        selection = select(T_blocks, y_blocks, self._make_solver(n_trees, len(trees)), n_trees=n_trees,
-                           uniform=self.weights == "uniform", rng=rng)
+        selection = select(
+            T_blocks,
+            y_blocks,
+            self._make_solver(n_trees, len(trees)),
+            n_trees=n_trees,
+            uniform=self.weights == "uniform",
+            rng=rng,
+        )
         self.forest_ = forest
         self.selected_trees_ = selection.order
         self.estimators_ = [trees[i] for i in selection.order]
@@ -255,8 +261,9 @@ class OMPForestRegressor(RegressorMixin, _OMPForestBase):
     selected_trees_ : ndarray of int, indices of the selected trees in ``forest_.estimators_``
     n_trees_ : int, trees selected
     coef_ : ndarray (n_trees_in_forest,), weight of every tree on its raw output (0 if dropped)
-    path_coef_ : ndarray (``n_trees_``, ``n_trees_``), ``[k, s]``: weight of ``estimators_[s]`` in the
-        pruned forest of the first ``k + 1`` selected trees (what :meth:`staged_predict` uses)
+    path_coef_ : ndarray (``n_trees_``, ``n_trees_``), ``[k, s]``: weight of ``estimators_[s]``
+        in the pruned forest of the first ``k + 1`` selected trees (what :meth:`staged_predict`
+        uses)
     intercept_ : float
     negative_weight_fraction_ : float, share of the selected trees with a negative weight
     n_features_in_, feature_names_in_

@@ -11,14 +11,18 @@ per row through :func:`sparsekit.run.tasks.run_task` (the code behind every row 
 """
 from __future__ import annotations
 
-import numpy as np
-
 from ..registry import default_registry
 from ..run import data as sources
 from ..run.tables import format_table
 from ..run.tasks import make_sampler, run_task
-from .nystrom_tables import (EXACT_RLS_MAX_N, LAM, experiment_kernel, frobenius_error_table,
-                             generated_dataset, score_timing_table)
+from .nystrom_tables import (
+    EXACT_RLS_MAX_N,
+    LAM,
+    experiment_kernel,
+    frobenius_error_table,
+    generated_dataset,
+    score_timing_table,
+)
 
 #: One line per kernel whose row needs reading (printed under the table when it appears).
 KERNEL_NOTES = {
@@ -55,8 +59,16 @@ def kernel_table(n: int = 2000, d: int = 64, random_state: int = 0) -> str:
             f"{f64['min_eig']:.2e}",
         ])
     table = format_table(
-        ["kernel", "plugin", f"f64 {n}x{n} (ms)", "f32 (ms)", "max abs(K - K^T)", "min eig (300x300)"],
-        rows, title=f"Gram matrices of {n} points in [0, 1]^{d}",
+        [
+            "kernel",
+            "plugin",
+            f"f64 {n}x{n} (ms)",
+            "f32 (ms)",
+            "max abs(K - K^T)",
+            "min eig (300x300)",
+        ],
+        rows,
+        title=f"Gram matrices of {n} points in [0, 1]^{d}",
     )
     notes = [
         f"times: the whole {n} x {n} Gram matrix in float64 and float32, compiled beforehand",
@@ -78,8 +90,15 @@ def graph_kernel_table(n_graphs: int = 2000, random_state: int = 0) -> str:
             rows.append([str(with_labels), str(normalize), f"{row['time'] * 1e3:.0f}",
                          f"{row['median']:.3g}", f"{row['min_eig']:.2e}"])
     return format_table(
-        ["with_labels", "normalize", f"Gram {n_graphs}x{n_graphs} (ms)", "median k", "min eig (300x300)"],
-        rows, title=f"Shortest-path kernel on {n_graphs} random labelled graphs (30 nodes, p = 0.15)",
+        [
+            "with_labels",
+            "normalize",
+            f"Gram {n_graphs}x{n_graphs} (ms)",
+            "median k",
+            "min eig (300x300)",
+        ],
+        rows,
+        title=f"Shortest-path kernel on {n_graphs} random labelled graphs (30 nodes, p = 0.15)",
     )
 
 
@@ -130,7 +149,9 @@ def reading_notes(errors, X) -> list:
         d_eff = ""
         if errors.n_samples <= EXACT_RLS_MAX_N:
             sampler = make_sampler("rls", lam=LAM)
-            d_eff = f" (d_eff = {sampler.effective_dimension(X, experiment_kernel().fit(X)):.0f} here)"
+            d_eff = (
+                f" (d_eff = {sampler.effective_dimension(X, experiment_kernel().fit(X)):.0f} here)"
+            )
         lines.append(
             f"{', '.join(losers)} lose to uniform at |S| = {smallest}: ridge leverage scores "
             f"carry guarantees from about d_eff log d_eff landmarks on{d_eff}; below that, "

@@ -70,8 +70,14 @@ def _fw(beta, p, step="line-search"):
 
 
 def _inside(draw, rng, p, stage):
-    from ..solvers.coherence import (babel, coherence_sparsity_bound, exact_recovery_condition,
-                                     mp_rate, mutual_coherence, theorem5_rate)
+    from ..solvers.coherence import (
+        babel,
+        coherence_sparsity_bound,
+        exact_recovery_condition,
+        mp_rate,
+        mutual_coherence,
+        theorem5_rate,
+    )
     from ..solvers.dictionaries import sparse_signals
 
     rows, problems = [], []

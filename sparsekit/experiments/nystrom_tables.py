@@ -76,7 +76,8 @@ class ErrorTable:
 
     def format(self) -> str:
         """The table: one row per sampler, one column per |S|, ``mean ± std``."""
-        head = f"Frobenius error ‖K − K̂‖_F on {self.n_eval} points — {self.dataset} (n = {self.n_samples})"
+        head = (f"Frobenius error ‖K − K̂‖_F on {self.n_eval} points — {self.dataset} "
+                f"(n = {self.n_samples})")
         cols = [f"|S|={c}" for c in self.landmark_counts]
         width = max(16, *(len(c) for c in cols))
         lines = [head, f"{'sampler':<14}" + "".join(f"{c:>{width + 2}}" for c in cols)]

@@ -38,10 +38,10 @@ import numpy as np
 
 from .._base import ParamsMixin, TransformerMixin
 from .._memory import check_allocation
+from .._progress import iterate
 from .._small_blas import THREADED_FACTOR_MIN_ROWS, is_skinny, one_blas_thread
 from .._validation import check_option, check_random_state, check_scalar, is_sparse
 from ..kernels.base import PrecomputedKernel, as_kernel_object
-from .._progress import iterate
 from ..registry import check_result, default_registry, resolve
 from . import _nystrom_cuda
 
@@ -262,8 +262,9 @@ class Nystroem(TransformerMixin, ParamsMixin):
             )
         kernel.fit(Xp)
         rng = check_random_state(self.random_state)
-        landmarks = check_result("sampler", sampler, sampler.sample(Xp, kernel, m, random_state=rng),
-                                 registry=registry)
+        landmarks = check_result(
+            "sampler", sampler, sampler.sample(Xp, kernel, m, random_state=rng), registry=registry
+        )
         indices = np.asarray(landmarks.indices, dtype=np.int64)
         if indices.ndim != 1 or indices.size == 0 or indices.min() < 0 or indices.max() >= n:
             raise ValueError(

@@ -20,6 +20,10 @@ def sparsekit_kernels():
                        summary="-sum (x - z)^2 / (x + z), non-negative data")
     yield Registration("chi2", Chi2Kernel, aliases=("exponential-chi2",),
                        summary="exp(-gamma sum (x - z)^2 / (x + z)), non-negative data")
-    yield Registration("shortest-path", ShortestPathKernel, aliases=("sp",),
-                       summary="Borgwardt-Kriegel shortest-path graph kernel (label, label, distance)",
-                       accepts="graphs")
+    yield Registration(
+        "shortest-path",
+        ShortestPathKernel,
+        aliases=("sp",),
+        summary="Borgwardt-Kriegel shortest-path graph kernel (label, label, distance)",
+        accepts="graphs",
+    )

@@ -120,5 +120,7 @@ def _gamma(X64, rule, sparse, max_samples, random_state) -> float:
     iu = np.triu_indices(n, k=1)
     med = np.median(np.sqrt(np.maximum(D[iu], 0.0)))
     if med <= 0:
-        raise ValueError("bandwidth='median' needs points at distinct positions (median distance is 0)")
+        raise ValueError(
+            "bandwidth='median' needs points at distinct positions (median distance is 0)"
+        )
     return 1.0 / (2.0 * med * med)

@@ -421,7 +421,9 @@ class CallableKernel(VectorKernel):
                 f"Gram block of shape {shape}"
             )
         if K.dtype.kind not in "biuf":
-            raise TypeError(f"kernel function returned dtype {K.dtype}; it must return real numbers")
+            raise TypeError(
+                f"kernel function returned dtype {K.dtype}; it must return real numbers"
+            )
         return K
 
     def _fill(self, Xb, Y, ctx, out, row0, same):
@@ -440,8 +442,9 @@ class CallableKernel(VectorKernel):
 def as_kernel_object(kernel, registry=None, params=None):
     """A kernel object from a registered name, ``"precomputed"``, a kernel object or a function.
 
-    ``"precomputed"`` gives a :class:`PrecomputedKernel`. A name is built through ``registry`` with ``params``; a function ``k(X, Y) -> Gram``
-    becomes a :class:`CallableKernel` (``params`` passed to each call); a kernel object is
+    ``"precomputed"`` gives a :class:`PrecomputedKernel`. A name is built through ``registry``
+    with ``params``; a function ``k(X, Y) -> Gram`` becomes a :class:`CallableKernel`
+    (``params`` passed to each call); a kernel object is
     returned as is. Anything else (``None``, a number, a class instead of an instance) raises a
     ``TypeError`` that says what is expected.
     """

@@ -21,8 +21,13 @@ import numbers
 import numpy as np
 
 from .._validation import check_scalar
-from ._range import ProductScale, log_or_minus_inf, sq_norms_exact, warn_if_not_finite
-from ._range import max_abs as _max_abs
+from ._range import (
+    ProductScale,
+    log_or_minus_inf,
+    max_abs as _max_abs,
+    sq_norms_exact,
+    warn_if_not_finite,
+)
 from .base import VectorKernel, row_sq_norms
 
 

@@ -8,11 +8,11 @@
 
 The squared distances use ||x||^2 + ||z||^2 - 2 <x, z> on centred data (the mean of X and Y
 removed, which leaves distances unchanged and avoids cancellation for data far from the origin)
-with the cross term from BLAS, clipped at 0, scaled in a Numba loop in place, then exponentiated in place, so a Gram block needs no
-memory beyond its own. On sparse rows the L1 distances and the cross term come from the pairs
-of non-zeros that share a column (:mod:`sparsekit.kernels._sparse_cpu`). Sparse input is not
-centred (that would densify it): the norms and the
-cross term come from sparse products, as in scikit-learn's ``euclidean_distances``.
+with the cross term from BLAS, clipped at 0, scaled in a Numba loop in place, then exponentiated
+in place, so a Gram block needs no memory beyond its own. On sparse rows the L1 distances and the
+cross term come from the pairs of non-zeros that share a column
+(:mod:`sparsekit.kernels._sparse_cpu`). Sparse input is not centred (that would densify it): the
+norms and the cross term come from sparse products, as in scikit-learn's ``euclidean_distances``.
 
 Data whose squared distances would overflow (entries beyond about L = sqrt(max float / (64 d)),
 1e153 / sqrt(d) in float64) or underflow (all entries below 1 / L) is multiplied by a power of two
@@ -35,11 +35,15 @@ import copy
 
 import numpy as np
 
-from .._validation import is_sparse, check_option, check_scalar
+from .._validation import check_option, check_scalar, is_sparse
 from . import _cpu
 from ._range import exponent, max_abs, times_power_of_two
 from .bandwidth import (
-    RULES, gamma_parts_from_rule, is_normal, out_of_range_message, parts_to_float,
+    RULES,
+    gamma_parts_from_rule,
+    is_normal,
+    out_of_range_message,
+    parts_to_float,
 )
 from .base import VectorKernel, cross_products, cuda_usable, row_sq_norms
 

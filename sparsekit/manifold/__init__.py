@@ -5,10 +5,22 @@
 data-dependent kernel, its eigendecomposition, and the Nyström formula that embeds new points
 (Bengio et al., NIPS 2003; Paiement 2003, M.Sc. thesis, Université de Montréal).
 """
-from .embedding import (MDS, Isomap, KernelPCA, LaplacianEigenmaps, LocallyLinearEmbedding,
-                        SpectralClustering, SpectralEmbedding)
-from .kernels import (CentredKernel, DataDependentKernel, IsomapGeodesicKernel, LLEKernel,
-                      SpectralNormalizedKernel)
+from .embedding import (
+    MDS,
+    Isomap,
+    KernelPCA,
+    LaplacianEigenmaps,
+    LocallyLinearEmbedding,
+    SpectralClustering,
+    SpectralEmbedding,
+)
+from .kernels import (
+    CentredKernel,
+    DataDependentKernel,
+    IsomapGeodesicKernel,
+    LLEKernel,
+    SpectralNormalizedKernel,
+)
 
 __all__ = ["KernelPCA", "MDS", "Isomap", "LocallyLinearEmbedding", "SpectralEmbedding",
            "LaplacianEigenmaps", "SpectralClustering", "DataDependentKernel", "CentredKernel",

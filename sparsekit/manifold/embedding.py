@@ -41,8 +41,13 @@ from ..exceptions import not_fitted_error
 from ..registry import default_registry
 from ._eigen import bottom_eigenpairs, top_eigenpairs
 from ._memory_check import check_fit_memory
-from .kernels import (CentredKernel, IsomapGeodesicKernel, LLEKernel, SpectralNormalizedKernel,
-                      neg_half_sq_dist)
+from .kernels import (
+    CentredKernel,
+    IsomapGeodesicKernel,
+    LLEKernel,
+    SpectralNormalizedKernel,
+    neg_half_sq_dist,
+)
 
 #: rows of new points embedded at once (bounds the n_new x n_train kernel block)
 _BLOCK_ROWS = 4096

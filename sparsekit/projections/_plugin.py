@@ -1,8 +1,7 @@
 """Built-in projections, registered through the same hook as third-party plugins."""
 from ..hookspecs import hookimpl
 from ..registry import Registration
-from .base import (ColumnTopK, Constant, GlobalTopK, Identity, RowColumnTopK, RowTopK,
-                   SupportMask)
+from .base import ColumnTopK, Constant, GlobalTopK, Identity, RowColumnTopK, RowTopK, SupportMask
 
 
 @hookimpl

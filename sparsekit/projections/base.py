@@ -31,9 +31,8 @@ Decisions:
 """
 from __future__ import annotations
 
-from abc import ABC, abstractmethod
-
 import numbers
+from abc import ABC, abstractmethod
 
 import numpy as np
 
@@ -90,7 +89,9 @@ class Projection(ABC):
     def __call__(self, M) -> np.ndarray:
         M = check_array(M, "M")
         if M.shape != self.shape:
-            raise ValueError(f"{self.name} projection is for shape {self.shape}, got a matrix of shape {M.shape}")
+            raise ValueError(
+                f"{self.name} projection is for shape {self.shape}, got a matrix of shape {M.shape}"
+            )
         if self.nonnegative:
             M = np.maximum(M, 0)
         return self.project_unchecked(M)
@@ -234,7 +235,9 @@ class RowColumnTopK(Projection):
     def __init__(self, shape, k, k_col=None, *, normalized=True, nonnegative=False):
         super().__init__(shape, normalized=normalized, nonnegative=nonnegative)
         self.k = _check_k(k, "k", self.shape[1], "number of columns")
-        self.k_col = self.k if k_col is None else _check_k(k_col, "k_col", self.shape[0], "number of rows")
+        self.k_col = (
+            self.k if k_col is None else _check_k(k_col, "k_col", self.shape[0], "number of rows")
+        )
         if k_col is None and self.k > self.shape[0]:
             raise ValueError(
                 f"k={self.k} is larger than the number of rows ({self.shape[0]}); pass k_col <= "

@@ -5,9 +5,18 @@ from ..hookspecs import hookimpl
 @hookimpl
 def sparsekit_tasks():
     # imported here: the registry imports this module at construction, the tasks at first use
-    from . import (task_gram, task_kernel_kmeans, task_mmd, task_nystrom, task_omp_forest,
-                   task_out_of_sample, task_palm4msa, task_sampler, task_sparse_coding,
-                   task_three_sample)
+    from . import (
+        task_gram,
+        task_kernel_kmeans,
+        task_mmd,
+        task_nystrom,
+        task_omp_forest,
+        task_out_of_sample,
+        task_palm4msa,
+        task_sampler,
+        task_sparse_coding,
+        task_three_sample,
+    )
 
     for module in (task_nystrom, task_sampler, task_sparse_coding, task_kernel_kmeans, task_mmd,
                    task_three_sample, task_palm4msa, task_gram, task_out_of_sample,

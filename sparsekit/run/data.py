@@ -332,7 +332,9 @@ def file(path, target=None, seed=0):
     elif suffix in (".csv", ".parquet"):
         X, y = _table(p, suffix, target)
     else:
-        raise ValueError(f"{p}: unsupported data file type {suffix!r}; use .npy, .npz, .csv or .parquet")
+        raise ValueError(
+            f"{p}: unsupported data file type {suffix!r}; use .npy, .npz, .csv or .parquet"
+        )
     X = np.asarray(X)
     if X.ndim != 2 or not np.issubdtype(X.dtype, np.number):
         raise ValueError(f"{p}: X must be a 2-D numeric array (samples as rows), got shape "
@@ -352,7 +354,9 @@ def _table(p, suffix, target):
         pd = None
     if suffix == ".parquet":
         if pd is None:
-            raise ModuleNotFoundError(f"{p}: reading Parquet needs pandas (pip install pandas pyarrow)")
+            raise ModuleNotFoundError(
+                f"{p}: reading Parquet needs pandas (pip install pandas pyarrow)"
+            )
         frame = pd.read_parquet(p)
     elif pd is not None:
         frame = pd.read_csv(p)
@@ -404,7 +408,9 @@ def graphs(path, allow_pickle=False, seed=0):
         if not isinstance(items, list) or not all(isinstance(g, nx.Graph) for g in items):
             raise ValueError(f"{p}: expected a pickled list of networkx graphs")
         return {"graphs": items}
-    files = sorted(f for f in p.iterdir() if f.suffix in (".edgelist", ".txt") and f.name != "labels.txt")
+    files = sorted(
+        f for f in p.iterdir() if f.suffix in (".edgelist", ".txt") and f.name != "labels.txt"
+    )
     if not files:
         raise ValueError(f"{p}: no *.edgelist or *.txt edge-list files in the folder")
     items = [nx.read_edgelist(f, nodetype=int) for f in files]
@@ -420,14 +426,27 @@ def graphs(path, allow_pickle=False, seed=0):
 
 #: name -> function; the function's keyword parameters are the source's parameters.
 SOURCES = {name: _toy(name) for name in _TOY}
-SOURCES.update({"gaussian-mixture": gaussian_mixture,
-                "isotropic-mixture": isotropic_mixture, "blobs": blobs, "rings": rings,
-                "moons": moons, "circles": circles, "swiss-roll": swiss_roll, "friedman1": friedman1,
-                "uniform": uniform, "random-graphs": random_graphs,
-                "gaussian-pair": gaussian_pair, "graph-pair": graph_pair,
-                "gaussian-dictionary": gaussian_dictionary,
-                "sparse-signals": sparse_signals, "hadamard": hadamard,
-                "file": file, "graphs": graphs})
+SOURCES.update(
+    {
+        "gaussian-mixture": gaussian_mixture,
+        "isotropic-mixture": isotropic_mixture,
+        "blobs": blobs,
+        "rings": rings,
+        "moons": moons,
+        "circles": circles,
+        "swiss-roll": swiss_roll,
+        "friedman1": friedman1,
+        "uniform": uniform,
+        "random-graphs": random_graphs,
+        "gaussian-pair": gaussian_pair,
+        "graph-pair": graph_pair,
+        "gaussian-dictionary": gaussian_dictionary,
+        "sparse-signals": sparse_signals,
+        "hadamard": hadamard,
+        "file": file,
+        "graphs": graphs,
+    }
+)
 
 
 def source_names() -> list[str]:

@@ -283,8 +283,12 @@ class Recorder:
 
     def _print(self, row):
         keys = [k for k in getattr(self, "_varying", [])] + ["repeat"]
-        metrics = [k for k in row if k not in ("run_id", "task", "status", "error", "seed", "repeat",
-                                                "row", "n_rows") and "." not in k]
+        metrics = [
+            k
+            for k in row
+            if k not in ("run_id", "task", "status", "error", "seed", "repeat", "row", "n_rows")
+            and "." not in k
+        ]
         columns = keys + (["status"] if row["status"] != "ok" else metrics)
         if self._columns != columns:
             self._columns = columns

@@ -59,7 +59,9 @@ def plan(spec: Spec) -> list[dict]:
     for point in expand(spec):
         for r in range(spec.repeat):
             seed = spec.seed + r
-            runs.append({"run_id": run_id(point, r, seed), "point": point, "repeat": r, "seed": seed})
+            runs.append(
+                {"run_id": run_id(point, r, seed), "point": point, "repeat": r, "seed": seed}
+            )
     return runs
 
 
@@ -116,7 +118,11 @@ def dry_run(spec: Spec, stream=None, yes=False) -> list[dict]:
     stream = stream or sys.stdout
     runs = plan(spec)
     grid = [flatten(r["point"]) for r in runs]
-    varying = [k for k in grid[0] if len({json.dumps(g[k], default=str) for g in grid}) > 1] if grid else []
+    varying = (
+        [k for k in grid[0] if len({json.dumps(g[k], default=str) for g in grid}) > 1]
+        if grid
+        else []
+    )
     print(f"{spec.name}: task {spec.task!r}, {count_points(spec)} grid point(s) x {spec.repeat} "
           f"repeat(s) = {len(runs)} run(s)", file=stream)
     for i, (r, g) in enumerate(zip(runs, grid)):
@@ -274,7 +280,11 @@ def _run_locked(spec, runs, out, client, scheduler, allow_pickle, stream, progre
     done = rec.done()
     todo = [r for r in runs if r["run_id"] not in done]
     grid = [flatten(r["point"]) for r in runs]
-    varying = [k for k in grid[0] if len({json.dumps(g[k], default=str) for g in grid}) > 1] if grid else []
+    varying = (
+        [k for k in grid[0] if len({json.dumps(g[k], default=str) for g in grid}) > 1]
+        if grid
+        else []
+    )
     rec.header(varying)
     stream = stream or sys.stdout
     print(f"{spec.name}: {len(runs)} run(s), {len(runs) - len(todo)} already in {out}, "
@@ -290,7 +300,9 @@ def _run_locked(spec, runs, out, client, scheduler, allow_pickle, stream, progre
                 print(f"plot not drawn: {exc}", file=stream, flush=True)
     except KeyboardInterrupt:
         recorded = {r["run_id"] for r in rec.rows} & {r["run_id"] for r in runs}
-        raise Interrupted(f"interrupted after {len(recorded)} of {len(runs)} runs; {resume}") from None
+        raise Interrupted(
+            f"interrupted after {len(recorded)} of {len(runs)} runs; {resume}"
+        ) from None
     failed = [r for r in rec.rows if r.get("status") != "ok"]
     print(f"results: {out / 'results.csv'} and {out / 'results.jsonl'}"
           + (f" ({len(failed)} failed run(s))" if failed else ""), file=stream, flush=True)

@@ -177,7 +177,9 @@ def apply_overrides(doc: dict, overrides) -> dict:
         key, raw = item.split("=", 1)
         parts = key.strip().split(".")
         if len(parts) > 2 or not all(parts):
-            raise SpecError(f"--set {item!r}: KEY is 'top' or 'section.key' (e.g. params.n_components)")
+            raise SpecError(
+                f"--set {item!r}: KEY is 'top' or 'section.key' (e.g. params.n_components)"
+            )
         target = doc
         if len(parts) == 2:
             target = doc.setdefault(parts[0], {})
@@ -316,8 +318,10 @@ def validate(doc: dict, *, source="<string>", text="", default_name="spec", regi
         allowed = data_mod.source_parameters(src)
         for key in sections["data"]:
             if key != "source" and key not in allowed:
-                raise SpecError(f"{where('data', key)}: data source {src!r} has no parameter "
-                                f"{key!r}.{closest(key, allowed)} Parameters: {', '.join(sorted(allowed))}")
+                raise SpecError(
+                    f"{where('data', key)}: data source {src!r} has no parameter "
+                    f"{key!r}.{closest(key, allowed)} Parameters: {', '.join(sorted(allowed))}"
+                )
     _check_data_paths(sections["data"], where("data", "path"), base)
     # components: registered names and their factory parameters
     for sec in task.components:
@@ -340,12 +344,16 @@ def validate(doc: dict, *, source="<string>", text="", default_name="spec", regi
     params = sections.setdefault("params", {})
     for key in params:
         if key not in task.params:
-            raise SpecError(f"{where('params', key)}: task {task.name!r} has no parameter {key!r}."
-                            f"{closest(key, task.params)} Parameters: {', '.join(sorted(task.params))}")
+            raise SpecError(
+                f"{where('params', key)}: task {task.name!r} has no parameter {key!r}."
+                f"{closest(key, task.params)} Parameters: {', '.join(sorted(task.params))}"
+            )
     spec_where = where(None, "repeat")
     repeat = _check_int(spec_where, doc.get("repeat", 1), "repeat", 1)
     seed = _check_int(where(None, "seed"), doc.get("seed", 0), "seed", 0)
-    max_runs = _check_int(where(None, "max_runs"), doc.get("max_runs", DEFAULT_MAX_RUNS), "max_runs", 1)
+    max_runs = _check_int(
+        where(None, "max_runs"), doc.get("max_runs", DEFAULT_MAX_RUNS), "max_runs", 1
+    )
     zip_groups = []
     sweep = doc.get("sweep", {})
     if not isinstance(sweep, dict):
@@ -393,9 +401,19 @@ def validate(doc: dict, *, source="<string>", text="", default_name="spec", regi
     name = doc.get("name", default_name)
     if "name" in doc:
         _check_name(name, where(None, "name"))
-    return Spec(plots=plots, name=str(name), task=task.name, sections=sections, repeat=repeat, seed=seed,
-                max_runs=max_runs, zip_groups=zip_groups, source=source, text=text,
-                description=str(doc.get("description", "")))
+    return Spec(
+        plots=plots,
+        name=str(name),
+        task=task.name,
+        sections=sections,
+        repeat=repeat,
+        seed=seed,
+        max_runs=max_runs,
+        zip_groups=zip_groups,
+        source=source,
+        text=text,
+        description=str(doc.get("description", "")),
+    )
 
 
 def _check_name(name, name_where) -> None:

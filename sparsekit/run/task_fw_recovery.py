@@ -5,6 +5,9 @@ import warnings
 
 from ..experiments import fw_recovery as _moved
 
-warnings.warn("sparsekit.run.task_fw_recovery is deprecated: import sparsekit.experiments.fw_recovery",
-              DeprecationWarning, stacklevel=2)
+warnings.warn(
+    "sparsekit.run.task_fw_recovery is deprecated: import sparsekit.experiments.fw_recovery",
+    DeprecationWarning,
+    stacklevel=2,
+)
 sys.modules[__name__] = _moved

@@ -50,14 +50,28 @@ def run_mmd(ctx: TaskContext) -> dict:
     elif method == "nystrom":
         value = stats.mmd2_nystrom(Xa, Xb, kernel, random_state=ctx.seed, **opts)
     else:
-        raise ValueError(f"mmd: unknown method {method!r}.{did_you_mean(method, ['exact', 'unbiased', 'linear', 'block', 'rff', 'nystrom'])}")
+        methods = ["exact", "unbiased", "linear", "block", "rff", "nystrom"]
+        raise ValueError(f"mmd: unknown method {method!r}.{did_you_mean(method, methods)}")
     out = {"mmd2": float(value), "time": time.perf_counter() - t0}
     if len(Xa) + len(Xb) <= p["exact_max_n"]:
         out["delta_exact"] = float(value - stats.mmd2_biased(Xa, Xb, kernel))
     return out
 
 
-TASK = Task("mmd", run_mmd, {"classes": [0, 1], "method": "nystrom", "n_landmarks": None,
-                             "sampler": None, "lam": None, "n_frequencies": None, "block_size": None,
-                             "exact_max_n": 4000},
-            ("kernel",), {"kernel": "rbf"}, "MMD² between two classes, time, Δ to exact")
+TASK = Task(
+    "mmd",
+    run_mmd,
+    {
+        "classes": [0, 1],
+        "method": "nystrom",
+        "n_landmarks": None,
+        "sampler": None,
+        "lam": None,
+        "n_frequencies": None,
+        "block_size": None,
+        "exact_max_n": 4000,
+    },
+    ("kernel",),
+    {"kernel": "rbf"},
+    "MMD² between two classes, time, Δ to exact",
+)

@@ -22,7 +22,9 @@ def _ridge_accuracy(Z, y, alpha, test_fraction, seed):
     train, test = _split(len(y), test_fraction, seed)
     if np.issubdtype(np.asarray(y).dtype, np.floating) and len(np.unique(y)) > 20:
         return "ridge_r2", float(Ridge(alpha=alpha).fit(Z[train], y[train]).score(Z[test], y[test]))
-    return "ridge_accuracy", float(RidgeClassifier(alpha=alpha).fit(Z[train], y[train]).score(Z[test], y[test]))
+    return "ridge_accuracy", float(
+        RidgeClassifier(alpha=alpha).fit(Z[train], y[train]).score(Z[test], y[test])
+    )
 
 
 def run_nystrom(ctx: TaskContext) -> dict:

@@ -5,6 +5,9 @@ import warnings
 
 from ..experiments import quickmeans as _moved
 
-warnings.warn("sparsekit.run.task_quickmeans is deprecated: import sparsekit.experiments.quickmeans",
-              DeprecationWarning, stacklevel=2)
+warnings.warn(
+    "sparsekit.run.task_quickmeans is deprecated: import sparsekit.experiments.quickmeans",
+    DeprecationWarning,
+    stacklevel=2,
+)
 sys.modules[__name__] = _moved

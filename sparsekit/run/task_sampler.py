@@ -1,4 +1,6 @@
-"""The ``sampler`` task: score time, effective dimension and residual trace of a landmark sampler."""
+"""The ``sampler`` task: score time, effective dimension and residual trace of a landmark
+sampler."""
+
 from __future__ import annotations
 
 import time
@@ -34,14 +36,24 @@ def run_sampler(ctx: TaskContext) -> dict:
     if not p["n_landmarks"]:
         return out
     t0 = time.perf_counter()
-    ny = Nystroem(kernel, sampler=sampler, n_components=p["n_landmarks"], random_state=ctx.seed).fit(X)
+    ny = Nystroem(
+        kernel, sampler=sampler, n_components=p["n_landmarks"], random_state=ctx.seed
+    ).fit(X)
     out["sample_time"] = time.perf_counter() - t0
     out["n_landmarks"] = int(len(ny.component_indices_))
-    out["rel_residual_trace"] = float(ny.approximation_error(X, norm="trace", relative=True,
-                                                             n_eval=p["n_eval"], random_state=ctx.seed + 1))
+    out["rel_residual_trace"] = float(
+        ny.approximation_error(
+            X, norm="trace", relative=True, n_eval=p["n_eval"], random_state=ctx.seed + 1
+        )
+    )
     return out
 
 
-TASK = Task("sampler", run_sampler, {"n_landmarks": 100, "n_eval": 2000, "lam": None,
-                                     "warm_up": True}, ("kernel", "sampler"),
-            {"kernel": "rbf", "sampler": "uniform"}, "score time, effective dimension, residual trace")
+TASK = Task(
+    "sampler",
+    run_sampler,
+    {"n_landmarks": 100, "n_eval": 2000, "lam": None, "warm_up": True},
+    ("kernel", "sampler"),
+    {"kernel": "rbf", "sampler": "uniform"},
+    "score time, effective dimension, residual trace",
+)

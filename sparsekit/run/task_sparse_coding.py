@@ -47,7 +47,9 @@ def run_sparse_coding(ctx: TaskContext) -> dict:
     elapsed = time.perf_counter() - t0
     m = int(np.count_nonzero(coef[:, 0]))
     top = np.argsort(-np.abs(result.coef), axis=0)[:m]
-    recovered = np.mean([set(top[:, j]) == set(np.flatnonzero(coef[:, j])) for j in range(Y.shape[1])])
+    recovered = np.mean(
+        [set(top[:, j]) == set(np.flatnonzero(coef[:, j])) for j in range(Y.shape[1])]
+    )
     rel = np.linalg.norm(Y - D @ result.coef, axis=0) / np.linalg.norm(Y, axis=0)
     return {"time": elapsed, "support_recovery": float(recovered),
             "median_rel_residual": float(np.median(rel)), "max_rel_residual": float(rel.max()),

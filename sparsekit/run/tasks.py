@@ -49,8 +49,8 @@ from __future__ import annotations
 
 import functools
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 from .._names import did_you_mean, normalize_name
 from ..hookspecs import hookimpl
@@ -181,7 +181,9 @@ def register_task(task: Task, *, replace: bool = False) -> Task:
                   "sparsekit_tasks hook of a plugin (yield task.registration()); see "
                   "sparsekit.run.tasks", DeprecationWarning, stacklevel=2)
     if not isinstance(task, Task):
-        raise TypeError(f"register_task takes a sparsekit.run.tasks.Task, got {type(task).__name__}")
+        raise TypeError(
+            f"register_task takes a sparsekit.run.tasks.Task, got {type(task).__name__}"
+        )
     registry = default_registry()
     plugin_name = REGISTER_TASK_PLUGIN.format(name=normalize_name(task.name))
     try:

@@ -55,9 +55,9 @@ def bernoulli_probabilities(scores: np.ndarray, rho: float) -> np.ndarray:
     The log factor is floored at 1: when Σ l < e ρ the printed factor is below 1 (or negative)
     and would make p vanish, a regime where the theorem's rank bound is vacuous anyway.
     """
-    l = np.clip(np.asarray(scores, dtype=np.float64), 0.0, None)
-    factor = max(1.0, float(np.log(l.sum() / rho))) if l.sum() > 0 else 1.0
-    return np.minimum(1.0, 16.0 * factor * l)
+    lev = np.clip(np.asarray(scores, dtype=np.float64), 0.0, None)
+    factor = max(1.0, float(np.log(lev.sum() / rho))) if lev.sum() > 0 else 1.0
+    return np.minimum(1.0, 16.0 * factor * lev)
 
 
 def bernoulli(scores: np.ndarray, rho: float, rng: np.random.Generator):

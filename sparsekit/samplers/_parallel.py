@@ -11,8 +11,8 @@ steps (BLAS, LAPACK, NumPy ufuncs) release the GIL, so the threads run them in p
 """
 from __future__ import annotations
 
-from contextlib import contextmanager
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 
 from .._threads import blas_limit, effective_n_jobs, numba_limit
 

@@ -14,18 +14,37 @@ from .uniform import DiagonalSampler, UniformSampler
 
 @hookimpl
 def sparsekit_samplers():
-    yield Registration("uniform", UniformSampler, summary="uniform landmarks, with or without replacement",
-                       accepts="any")
+    yield Registration(
+        "uniform",
+        UniformSampler,
+        summary="uniform landmarks, with or without replacement",
+        accepts="any",
+    )
     yield Registration("diagonal", DiagonalSampler, aliases=("drineas-mahoney",),
                        summary="landmarks ∝ k(x_i, x_i) (Drineas & Mahoney 2005)", accepts="any")
     yield Registration("rls", ExactRLSSampler, aliases=("exact-rls",),
                        summary="exact ridge leverage scores (Cholesky; n×n Gram)", accepts="any")
-    yield Registration("two-pass-rls", TwoPassRLSSampler, aliases=("uniform-rls", "am-rls"),
-                       summary="Alaoui & Mahoney two-pass RLS approximation (Woodbury)", accepts="any")
-    yield Registration("dac-rls", DACRLSSampler, aliases=("dac",),
-                       summary="divide-and-conquer ridge leverage scores (parallel blocks)", accepts="any")
-    yield Registration("recursive-rls", RecursiveRLSSampler, aliases=("recursive", "musco"),
-                       summary="recursive RLS (Musco & Musco 2017), user or adaptive λ", accepts="any")
+    yield Registration(
+        "two-pass-rls",
+        TwoPassRLSSampler,
+        aliases=("uniform-rls", "am-rls"),
+        summary="Alaoui & Mahoney two-pass RLS approximation (Woodbury)",
+        accepts="any",
+    )
+    yield Registration(
+        "dac-rls",
+        DACRLSSampler,
+        aliases=("dac",),
+        summary="divide-and-conquer ridge leverage scores (parallel blocks)",
+        accepts="any",
+    )
+    yield Registration(
+        "recursive-rls",
+        RecursiveRLSSampler,
+        aliases=("recursive", "musco"),
+        summary="recursive RLS (Musco & Musco 2017), user or adaptive λ",
+        accepts="any",
+    )
     yield Registration("greedy-trace", GreedyTraceSampler, aliases=("greedy",),
                        summary="greedy residual-trace minimization, exact or random-feature sketch",
                        accepts="any")

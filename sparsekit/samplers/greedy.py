@@ -36,13 +36,13 @@ import warnings
 import numpy as np
 
 from .._memory import check_allocation, dense_gram_bytes
+from .._progress import iterate
 from .._small_blas import one_blas_thread
 from .._threads import effective_n_jobs
-from .._progress import iterate
 from .._validation import check_random_state, check_scalar
 from ._greedy_cpu import exact_step, sketch_step
-from .base import Sampler, check_n_landmarks
 from ._parallel import default_n_jobs, run_blocks
+from .base import Sampler, check_n_landmarks
 from .rls import _gram64, _row_step
 
 _TIE_RTOL = 1e-12

@@ -76,7 +76,9 @@ def level_estimates(Xp, kernel, rows, S_idx, w, lam, kdiag, n_jobs=1) -> np.ndar
     return out
 
 
-def recursive_scores(Xp, kernel, s: int, lam, rng: np.random.Generator, n_jobs: int = 1) -> np.ndarray:
+def recursive_scores(
+    Xp, kernel, s: int, lam, rng: np.random.Generator, n_jobs: int = 1
+) -> np.ndarray:
     """Last-level recursive RLS estimates min(1, l̃_i) of every sample (float64, data order)."""
     n = kernel.n_samples(Xp)
     s = max(1, min(int(s), n))

@@ -35,8 +35,8 @@ from .._progress import progress, tracked
 from .._small_blas import THREADED_FACTOR_MIN_ROWS  # exact RLS factors below it on one thread
 from .._threads import blas_limit
 from .._validation import check_scalar
-from ._rls_cpu import cholesky_upper, inverse_upper, nystrom_factor, quadratic_rows, rls_from_gram
 from ._parallel import default_n_jobs, run_blocks, single_threaded, single_threaded_numba
+from ._rls_cpu import cholesky_upper, inverse_upper, nystrom_factor, quadratic_rows, rls_from_gram
 from .base import ScoreSampler
 
 #: bytes of kernel values evaluated per row block in the streamed passes

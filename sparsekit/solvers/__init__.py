@@ -8,9 +8,9 @@ the coherence / Babel / recovery-condition utilities and the Gaussian problem ge
 Backends: CPU only. An iteration is one GEMM for the correlations (``R D``, BLAS) plus per-signal
 work of O(n_features + n_atoms) (MP, FW) or O(n_atoms k) (OMP on the Gram matrix), done by
 Numba kernels run over ranges of signals on several threads. A ``@cuda.jit`` path is not
-provided: the GEMM belongs to cuBLAS rather than to a hand-written kernel, and the remaining per-signal work is a
-sequential chain of small triangular solves and argmax reductions (one thread or one small
-block per signal), which would need the whole solve resident on the device to pay for the
-transfers; that is a separate design (batched solver on device arrays), not a drop-in twin of
-these kernels.
+provided: the GEMM belongs to cuBLAS rather than to a hand-written kernel, and the remaining
+per-signal work is a sequential chain of small triangular solves and argmax reductions (one
+thread or one small block per signal), which would need the whole solve resident on the device
+to pay for the transfers; that is a separate design (batched solver on device arrays), not a
+drop-in twin of these kernels.
 """

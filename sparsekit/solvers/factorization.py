@@ -8,7 +8,6 @@ sparse coding solvers (``solve(D, Y)``); calling the other method is a ``TypeErr
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -90,7 +89,7 @@ def check_target(M, name="M"):
 
 
 def check_constraints(shape, constraints, name="constraints"):
-    """Resolve the projections and check that their shapes chain from ``shape[0]`` to ``shape[1]``."""
+    """Resolve the projections; check that their shapes chain from ``shape[0]`` to ``shape[1]``."""
     if isinstance(constraints, (Projection, str)) or not hasattr(constraints, "__len__"):
         raise TypeError(f"{name} must be a list of projections, one per factor")
     if len(constraints) == 0:

@@ -43,10 +43,10 @@ import numbers
 
 import numpy as np
 
+from .._row_ranges import run_row_ranges
 from .._validation import check_array, check_option, check_positive, check_scalar
 from . import _cpu
 from ._driver import iterate, prepare
-from .._row_ranges import run_row_ranges
 from .base import Solver, check_tol, finish, nan_rows
 
 #: the round-off level, in units of the dtype's machine epsilon (see the module notes)
@@ -62,7 +62,8 @@ class FrankWolfe(Solver):
     ----------
     beta : float > 0, or array of shape (n_signals,)
         Radius of the l1 ball (one per signal when an array). Theorems 4–5 need
-        ``beta > ||x*||_1``; the Chapter 5 experiments use ``beta = 8 ||x*||_1``; :func:`sparsekit.solvers.coherence.theorem6_factor` needs
+        ``beta > ||x*||_1``; the Chapter 5 experiments use ``beta = 8 ||x*||_1``;
+        :func:`sparsekit.solvers.coherence.theorem6_factor` needs
         ``beta > 2 ||y|| sqrt(m / (1 - mu_1(m-1)))``.
     step : {"line-search", "2/(k+2)"}
         Step rule (variant 2, exact line search clipped to [0, 1]; or variant 1).

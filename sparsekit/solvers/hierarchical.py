@@ -18,9 +18,10 @@ of the reference implementation (thesis §3.3.5.1; Le Magoarou & Gribonval 2016)
 inner ``A × A`` factors ``s`` per row and column, and the residual after level ``k`` has the
 total budget ``max(s·A, ⌊n·A / 2^k⌋)`` (halved at each level down to the factor budget; the last
 one is at least the right-most factor's budget ``s·n``, i.e. ``s·n/A`` per row, ``s`` per column).
-The reference implementation's rule for rectangular factors (per row ε/#cols) would give the ``K × A``
-factor ``s·K/A`` per row; the table of budgets (and the definition of ``s`` as the count per
-row *and* column, §3.3.5.1) gives ``s`` per row and ``s·K/A`` per column, which is implemented.
+The reference implementation's rule for rectangular factors (per row ε/#cols) would give the
+``K × A`` factor ``s·K/A`` per row; the table of budgets (and the definition of ``s`` as the
+count per row *and* column, §3.3.5.1) gives ``s`` per row and ``s·K/A`` per column, which is
+implemented.
 For the ``2^Q × 2^Q`` Hadamard matrix with ``s = 2`` this is FAµST's schedule: factors with 2
 per row and column, residuals with ``2^Q / 2^k`` per row and column.
 """
@@ -33,9 +34,8 @@ import numpy as np
 from .._threads import effective_n_jobs, thread_limit
 from .._validation import check_scalar
 from ..projections.base import RowColumnTopK
-from .factorization import (FactorizationResult, FactorizationSolver, check_constraints,
-                            check_target)
-from .palm4msa import (UPDATE_WAYS, default_factors, run_palm, to_sparse_factors)
+from .factorization import FactorizationResult, FactorizationSolver, check_constraints, check_target
+from .palm4msa import UPDATE_WAYS, default_factors, run_palm, to_sparse_factors
 
 
 def _per_row_col(budget, shape):

@@ -123,7 +123,9 @@ class Pooled:
                     )
             dtype = np.result_type(*[A.dtype for A in arrays])
             sizes = [A.shape[0] for A in arrays]
-            data = arrays[0] if len(arrays) == 1 else np.concatenate(arrays).astype(dtype, copy=False)
+            data = (
+                arrays[0] if len(arrays) == 1 else np.concatenate(arrays).astype(dtype, copy=False)
+            )
         self.kind = kind
         self.sizes = tuple(int(s) for s in sizes)
         self.offsets = np.concatenate([[0], np.cumsum(self.sizes)]).astype(np.int64)

@@ -50,7 +50,9 @@ def cross_sum(kernel, data, a0, a1, b0, b1, max_memory=None) -> float:
     total = 0.0
     for a in range(a0, a1, step):
         b = min(a1, a + step)
-        total += float(np.asarray(kernel(take_rows(kernel, data, a, b), cols)).sum(dtype=np.float64))
+        total += float(
+            np.asarray(kernel(take_rows(kernel, data, a, b), cols)).sum(dtype=np.float64)
+        )
     return total
 
 

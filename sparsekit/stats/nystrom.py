@@ -40,8 +40,15 @@ from .._base import ParamsMixin
 from .._small_blas import one_blas_thread
 from .._validation import check_random_state, check_scalar
 from ..registry import default_registry
-from ._data import (Pooled, check_lam, check_n_landmarks, merged_sq_norm, resolve_kernel,
-                    support, threads)
+from ._data import (
+    Pooled,
+    check_lam,
+    check_n_landmarks,
+    merged_sq_norm,
+    resolve_kernel,
+    support,
+    threads,
+)
 
 
 def resolve_sampler(sampler, sampler_params=None):
@@ -225,7 +232,9 @@ class NystromMMD(ParamsMixin):
             raise not_fitted_error("this NystromMMD is not fitted yet: call fit(*samples) first")
         i = check_scalar(i, name, kind=numbers.Integral)
         if not 0 <= i < len(self.sizes_):
-            raise ValueError(f"{name}={i} is not a fitted sample (0 <= {name} < {len(self.sizes_)})")
+            raise ValueError(
+                f"{name}={i} is not a fitted sample (0 <= {name} < {len(self.sizes_)})"
+            )
         return i
 
     def sq_norm_v(self, i, j) -> float:
@@ -236,7 +245,9 @@ class NystromMMD(ParamsMixin):
         if self._distinct:  # no point repeats: v has 1/n_i and −1/n_j entries
             return 1.0 / self.sizes_[i] + 1.0 / self.sizes_[j]
         off = self._offsets
-        ids = np.concatenate([self.support_ids_[off[i]:off[i + 1]], self.support_ids_[off[j]:off[j + 1]]])
+        ids = np.concatenate(
+            [self.support_ids_[off[i] : off[i + 1]], self.support_ids_[off[j] : off[j + 1]]]
+        )
         w = np.concatenate([np.full(self.sizes_[i], 1.0 / self.sizes_[i]),
                             np.full(self.sizes_[j], -1.0 / self.sizes_[j])])
         return merged_sq_norm(ids, w, int(off[-1]))

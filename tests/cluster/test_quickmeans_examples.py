@@ -8,7 +8,9 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def load(name):
-    spec = importlib.util.spec_from_file_location(f"example_{name}", ROOT / "examples" / f"{name}.py")
+    spec = importlib.util.spec_from_file_location(
+        f"example_{name}", ROOT / "examples" / f"{name}.py"
+    )
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod
@@ -31,7 +33,9 @@ def test_quickmeans_example(tmp_path):
         assert km["algorithm"] == "K-means" and qk["algorithm"] == "QuicK-means"
         nnz = int(qk["nnz"].replace(",", ""))
         assert int(qk["flops"].replace(",", "")) == 2 * nnz
-        assert float(qk["compression"]) == pytest.approx(int(km["nnz"].replace(",", "")) / nnz, abs=0.051)
+        assert float(qk["compression"]) == pytest.approx(
+            int(km["nnz"].replace(",", "")) / nnz, abs=0.051
+        )
         assert 0 <= float(qk["nn1"]) <= 1 and 0 <= float(qk["nystrom"]) < 1
     for f in ("quickmeans.md", "quickmeans_objective.png", "quickmeans_flops.png"):
         assert (tmp_path / f).stat().st_size > 100

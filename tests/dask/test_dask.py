@@ -61,7 +61,9 @@ def test_dac_rls_scores_equal_in_memory_partition(client, data):
 def test_nystroem_uniform_equals_in_memory(client, data):
     X, Xd = data
     ny = skd.nystroem_fit(Xd, "rbf", "uniform", 40, kernel_params={"gamma": 0.2}, random_state=3)
-    ref = sparsekit.Nystroem("rbf", "uniform", 40, kernel_params={"gamma": 0.2}, random_state=3).fit(X)
+    ref = sparsekit.Nystroem(
+        "rbf", "uniform", 40, kernel_params={"gamma": 0.2}, random_state=3
+    ).fit(X)
     np.testing.assert_array_equal(ny.component_indices_, ref.component_indices_)
     np.testing.assert_allclose(ny.normalization_, ref.normalization_, rtol=1e-10, atol=1e-12)
     Z = skd.nystroem_transform(ny, Xd)
@@ -147,7 +149,9 @@ def test_runner_on_the_cluster_equals_local(client, tmp_path):
     import json
 
     def rows(p):
-        return sorted((json.loads(line) for line in open(p / "results.jsonl")), key=lambda r: r["run_id"])
+        return sorted(
+            (json.loads(line) for line in open(p / "results.jsonl")), key=lambda r: r["run_id"]
+        )
 
     for a, b in zip(rows(tmp_path / "local"), rows(tmp_path / "dask")):
         assert a["run_id"] == b["run_id"] and b["status"] == "ok"
@@ -195,7 +199,9 @@ def test_kernel_kmeans_reseeds_empty_clusters_as_in_memory(client):
     X = np.concatenate([np.zeros((5, 2)), np.ones((5, 2)) * 3, np.ones((5, 2)) * [6, 0]])
     X = X + np.random.default_rng(0).normal(scale=0.01, size=X.shape)
     X[1] = X[0]
-    kw = dict(n_clusters=3, kernel="linear", n_landmarks=4, init=np.array([0, 1, 5]), random_state=0)
+    kw = dict(
+        n_clusters=3, kernel="linear", n_landmarks=4, init=np.array([0, 1, 5]), random_state=0
+    )
     ref = sparsekit.KernelKMeans(method="nystrom", **kw).fit(X)
     km = skd.kernel_kmeans_fit(da.from_array(X, chunks=(4, -1)), persist=False, **kw)
     labels = km.labels_.compute()
@@ -208,13 +214,21 @@ def test_nystrom_mmd_equals_in_memory(client):
     from sparsekit.stats import NystromMMD
 
     rng = np.random.default_rng(0)
-    X, Y, W = rng.standard_normal((150, 4)), rng.standard_normal((120, 4)) + 0.3, rng.standard_normal((90, 4))
+    X, Y, W = (
+        rng.standard_normal((150, 4)),
+        rng.standard_normal((120, 4)) + 0.3,
+        rng.standard_normal((90, 4)),
+    )
     Y[:20] = X[50:70]  # points shared by two samples, in other chunks: weights merged in v
     X[100] = X[7]
-    kw = dict(sampler="uniform", n_landmarks=15, lam=1e-3, kernel_params={"gamma": 0.3}, random_state=2)
+    kw = dict(
+        sampler="uniform", n_landmarks=15, lam=1e-3, kernel_params={"gamma": 0.3}, random_state=2
+    )
     ref = NystromMMD(**kw).fit(X, Y, W)
     est = skd.nystrom_mmd_fit(*(da.from_array(A, chunks=(40, -1)) for A in (X, Y, W)), **kw)
-    np.testing.assert_array_equal(est.nystroem_.component_indices_, ref.nystroem_.component_indices_)
+    np.testing.assert_array_equal(
+        est.nystroem_.component_indices_, ref.nystroem_.component_indices_
+    )
     np.testing.assert_allclose(est.embeddings_, ref.embeddings_, rtol=1e-12, atol=1e-14)
     np.testing.assert_array_equal(est.support_ids_, ref.support_ids_)
     for i, j in [(0, 1), (0, 2), (1, 2)]:
@@ -235,7 +249,9 @@ def test_distinct_ids_resolve_key_collisions_exactly():
     kernel = sparsekit.get_kernel("rbf", gamma=1.0)
     ref = support_ids(kernel, X)
     # every key equal: all rows are gathered and identified exactly
-    np.testing.assert_array_equal(distinct_ids(kernel, np.zeros(60, dtype=np.uint64), lambda i: X[i]), ref)
+    np.testing.assert_array_equal(
+        distinct_ids(kernel, np.zeros(60, dtype=np.uint64), lambda i: X[i]), ref
+    )
     keys = row_keys(X)
     np.testing.assert_array_equal(distinct_ids(kernel, keys, lambda i: X[i]), ref)
     assert len(np.unique(keys)) == len(np.unique(ref))  # no collision between different rows

@@ -6,8 +6,8 @@ from scipy.linalg import hadamard
 from sklearn.metrics.pairwise import rbf_kernel
 
 from sparsekit import Fastfood
-from sparsekit.features import _cpu
 from sparsekit.exceptions import NotFittedError
+from sparsekit.features import _cpu
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
@@ -88,7 +88,8 @@ def test_projections_of_a_point_are_gaussian_with_variance_2_gamma_norm2():
 
 
 def test_sigma_is_the_bandwidth_of_the_gaussian_kernel():
-    # sigma gives gamma = 1 / (2 sigma^2): the same draws, and the kernel exp(-|x-z|^2 / (2 sigma^2))
+    # sigma gives gamma = 1 / (2 sigma^2): the same draws, and the kernel
+    # exp(-|x-z|^2 / (2 sigma^2))
     X = np.random.default_rng(4).normal(size=(5, 6))
     sigma = 1.7
     by_sigma = Fastfood(sigma=sigma, n_components=64, random_state=5).fit(X)

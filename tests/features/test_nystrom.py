@@ -148,7 +148,9 @@ def test_blocks_equal_one_shot(X, monkeypatch):
 def test_kernel_by_name_with_bandwidth_rule_and_object_not_mutated(X):
     ny = Nystroem("gaussian", sampler=TinyUniform(), n_components=10,
                   kernel_params={"bandwidth": "mean-sq-dist"}).fit(X)
-    assert ny.kernel_.gamma_ == pytest.approx(get_kernel("rbf", bandwidth="mean-sq-dist").fit(X).gamma_)
+    assert ny.kernel_.gamma_ == pytest.approx(
+        get_kernel("rbf", bandwidth="mean-sq-dist").fit(X).gamma_
+    )
     user_kernel = get_kernel("rbf", bandwidth="median")
     Nystroem(user_kernel, sampler=TinyUniform(), n_components=10).fit(X)
     assert user_kernel.gamma_ is None  # the estimator fitted its own copy

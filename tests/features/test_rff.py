@@ -145,7 +145,9 @@ def test_float32_data_whose_frequencies_overflow_is_refused_naming_the_scale():
     X = (np.random.default_rng(0).random((50, 3)) * 1e-39).astype(np.float32)
     rff = RandomFourierFeatures(get_kernel("rbf", bandwidth="median"), n_components=20,
                                 random_state=0)
-    with pytest.raises(ValueError, match=r"features of float32 data at scale 9.97e-40 .*rescale the data"):
+    with pytest.raises(
+        ValueError, match=r"features of float32 data at scale 9.97e-40 .*rescale the data"
+    ):
         rff.fit(X)
     Z = RandomFourierFeatures(get_kernel("rbf", bandwidth="median"), n_components=20,
                               random_state=0).fit_transform(X.astype(np.float64))

@@ -20,7 +20,9 @@ def test_cuda_equals_cpu(name, params, dtype, rtol, rng):
         want = cpu(*args)
         got = gpu(*args)
         assert got.dtype == dtype
-        np.testing.assert_allclose(got, want, rtol=rtol, atol=1e-12 if dtype == np.float64 else 1e-6)
+        np.testing.assert_allclose(
+            got, want, rtol=rtol, atol=1e-12 if dtype == np.float64 else 1e-6
+        )
 
 
 def test_auto_never_picks_the_simulator():

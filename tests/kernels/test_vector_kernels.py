@@ -7,7 +7,12 @@ from sklearn.metrics import pairwise as skp
 
 import sparsekit
 from sparsekit.kernels import (
-    AdditiveChi2Kernel, Chi2Kernel, LaplacianKernel, LinearKernel, PolynomialKernel, RBFKernel,
+    AdditiveChi2Kernel,
+    Chi2Kernel,
+    LaplacianKernel,
+    LinearKernel,
+    PolynomialKernel,
+    RBFKernel,
 )
 from sparsekit.kernels.bandwidth import gamma_from_rule
 
@@ -69,7 +74,9 @@ def test_blockwise_equals_one_shot_and_blocks_cover_rows(name, rng):
     np.testing.assert_array_equal(out, full)
 
 
-@pytest.mark.parametrize("name", ["rbf", "laplacian", "chi2", "additive-chi2", "linear", "polynomial"])
+@pytest.mark.parametrize(
+    "name", ["rbf", "laplacian", "chi2", "additive-chi2", "linear", "polynomial"]
+)
 def test_diag_matches_gram_diagonal(name, rng):
     X = rng.random((30, 5))
     k = sparsekit.get_kernel(name)
@@ -120,12 +127,18 @@ def test_symmetric_psd_and_dtype_kept(data, name, dtype):
 @given(data=st.data(), name=st.sampled_from(["rbf", "laplacian", "chi2", "additive-chi2"]),
        cap_rows=st.integers(1, 13))
 def test_blockwise_equals_one_shot_property(data, name, cap_rows):
-    n, m, d = data.draw(st.integers(1, 25)), data.draw(st.integers(1, 9)), data.draw(st.integers(1, 5))
+    n, m, d = (
+        data.draw(st.integers(1, 25)),
+        data.draw(st.integers(1, 9)),
+        data.draw(st.integers(1, 5)),
+    )
     X = data.draw(arrays(np.float64, (n, d), elements=positive))
     Y = data.draw(arrays(np.float64, (m, d), elements=positive))
     k = sparsekit.get_kernel(name)
     # BLAS may round a one-row product (gemv) differently from a block (gemm): equal to 1e-13
-    np.testing.assert_allclose(k(X, Y, max_memory=cap_rows * m * 8), k(X, Y), rtol=1e-13, atol=1e-300)
+    np.testing.assert_allclose(
+        k(X, Y, max_memory=cap_rows * m * 8), k(X, Y), rtol=1e-13, atol=1e-300
+    )
 
 
 # ---------------------------------------------------------------- bandwidth rules
@@ -263,8 +276,9 @@ def test_rbf_float32_accurate_far_from_origin(offset, rng):
     exact = skp.rbf_kernel(X.astype(np.float64), Y.astype(np.float64), gamma=0.1)
     np.testing.assert_allclose(RBFKernel(gamma=0.1)(X, Y), exact, rtol=1e-5)
     np.testing.assert_allclose(skp.rbf_kernel(X, Y, gamma=0.1), exact, rtol=1e-5)  # the anchor too
-    np.testing.assert_allclose(RBFKernel(gamma=0.1)(X), skp.rbf_kernel(X.astype(np.float64), gamma=0.1),
-                               rtol=1e-5)
+    np.testing.assert_allclose(
+        RBFKernel(gamma=0.1)(X), skp.rbf_kernel(X.astype(np.float64), gamma=0.1), rtol=1e-5
+    )
 
 
 @pytest.mark.parametrize("name,bad,match", [

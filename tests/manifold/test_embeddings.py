@@ -5,15 +5,21 @@ import warnings
 import numpy as np
 import pytest
 from scipy.sparse.csgraph import shortest_path
-from sklearn import decomposition as skd
-from sklearn import manifold as skm
+from sklearn import decomposition as skd, manifold as skm
 from sklearn.datasets import make_circles, make_swiss_roll
 from sklearn.neighbors import kneighbors_graph
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 import sparsekit
-from sparsekit.manifold import (MDS, Isomap, KernelPCA, LaplacianEigenmaps,
-                                LocallyLinearEmbedding, SpectralClustering, SpectralEmbedding)
+from sparsekit.manifold import (
+    MDS,
+    Isomap,
+    KernelPCA,
+    LaplacianEigenmaps,
+    LocallyLinearEmbedding,
+    SpectralClustering,
+    SpectralEmbedding,
+)
 from sparsekit.manifold._neighbors import Neighbors, geodesics, knn_graph
 
 
@@ -162,7 +168,7 @@ def test_spectral_clustering_separates_rings_and_labels_new_points():
     match = max(np.mean(model.labels_ == y), np.mean(model.labels_ != y))
     assert match == 1.0
     pred = model.predict(X_new)
-    same_map = np.mean((pred == y_new)) if np.mean(model.labels_ == y) == 1 else \
+    same_map = np.mean(pred == y_new) if np.mean(model.labels_ == y) == 1 else \
         np.mean(pred != y_new)
     assert same_map > 0.98
 

@@ -3,8 +3,15 @@ import numpy as np
 import pytest
 from sklearn.datasets import make_swiss_roll
 
-from sparsekit.manifold import (MDS, Isomap, KernelPCA, LaplacianEigenmaps,
-                                LocallyLinearEmbedding, SpectralClustering, SpectralEmbedding)
+from sparsekit.manifold import (
+    MDS,
+    Isomap,
+    KernelPCA,
+    LaplacianEigenmaps,
+    LocallyLinearEmbedding,
+    SpectralClustering,
+    SpectralEmbedding,
+)
 
 ESTIMATORS = {
     "kpca": lambda: KernelPCA(2, kernel_params={"gamma": 0.02}),

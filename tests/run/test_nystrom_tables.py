@@ -3,8 +3,7 @@ sampler tasks, and the demo's Nyström section."""
 import numpy as np
 import pytest
 
-from sparsekit.run import demo
-from sparsekit.run import nystrom_tables as exp
+from sparsekit.run import demo, nystrom_tables as exp
 
 
 def test_generated_dataset_is_deterministic_and_unbalanced():
@@ -89,7 +88,9 @@ def test_demo_table_quick_lists_every_sampler(monkeypatch):
     rows = {line.split()[0]: line for line in errors.splitlines()[2:]}
     # every sampler got the mean ± std of its 3 draws on the documented setting, as printed
     (table,) = tables
-    assert table.n_eval == 1000 and table.n_samples == 1000 and list(table.landmark_counts) == [20, 50]
+    assert (
+        table.n_eval == 1000 and table.n_samples == 1000 and list(table.landmark_counts) == [20, 50]
+    )
     assert set(rows) == set(exp.SAMPLERS)
     for name, line in rows.items():
         assert line.count("±") == 2, line

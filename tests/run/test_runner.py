@@ -7,8 +7,15 @@ import numpy as np
 import pytest
 
 from sparsekit.cli import main
-from sparsekit.run import Task, execute_point, load_spec, register_task, run_spec, unregister_task
-from sparsekit.run import data as data_mod
+from sparsekit.run import (
+    Task,
+    data as data_mod,
+    execute_point,
+    load_spec,
+    register_task,
+    run_spec,
+    unregister_task,
+)
 
 SPECS = Path(__file__).resolve().parents[2] / "examples" / "specs"
 
@@ -319,7 +326,9 @@ def test_plugin_task_runs_by_name(tmp_path):
         mean = load_iris().data.mean()
         assert [r["scaled_mean"] for r in _rows(tmp_path)] == pytest.approx([mean, 2 * mean])
         with pytest.raises(Exception, match="has no parameter 'scal'"):
-            load_spec("s.toml", text='task = "test-mean"\n[data]\nsource = "iris"\n[params]\nscal = 1\n')
+            load_spec(
+                "s.toml", text='task = "test-mean"\n[data]\nsource = "iris"\n[params]\nscal = 1\n'
+            )
     finally:
         unregister_task("test-mean")
 

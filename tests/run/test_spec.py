@@ -44,7 +44,10 @@ def test_zip_sweep_advances_together():
 
 
 def test_zip_lengths_must_match():
-    text = BASE.replace("[10, 20]", "[10, 20, 30]") + '[sweep]\nzip = ["sampler.name", "params.n_components"]\n'
+    text = (
+        BASE.replace("[10, 20]", "[10, 20, 30]")
+        + '[sweep]\nzip = ["sampler.name", "params.n_components"]\n'
+    )
     with pytest.raises(SpecError, match="equal lengths"):
         _load(text)
 
@@ -77,11 +80,15 @@ def test_unknown_component_parameter_line_and_closest():
 
 
 def test_unknown_task_parameter_and_source():
-    with pytest.raises(SpecError, match=r"line 16: task 'nystrom' has no parameter 'n_component'.*'n_components'"):
+    with pytest.raises(
+        SpecError, match=r"line 16: task 'nystrom' has no parameter 'n_component'.*'n_components'"
+    ):
         _load(BASE.replace("n_components =", "n_component ="))
     with pytest.raises(SpecError, match=r"line 5: unknown data source 'blob'.*'blobs'"):
         _load(BASE.replace('"blobs"', '"blob"'))
-    with pytest.raises(SpecError, match=r"line 6: data source 'blobs' has no parameter 'n_sample'.*'n_samples'"):
+    with pytest.raises(
+        SpecError, match=r"line 6: data source 'blobs' has no parameter 'n_sample'.*'n_samples'"
+    ):
         _load(BASE.replace("n_samples", "n_sample"))
 
 

@@ -7,8 +7,14 @@ import numpy as np
 import pytest
 
 from sparsekit.cli import main
-from sparsekit.run import SpecError, Task, load_spec, register_task, unregister_task
-from sparsekit.run import data as data_mod
+from sparsekit.run import (
+    SpecError,
+    Task,
+    data as data_mod,
+    load_spec,
+    register_task,
+    unregister_task,
+)
 
 
 @pytest.fixture

@@ -96,7 +96,9 @@ def test_deprecated_entry_point_group_keeps_working_with_the_registry_rules(monk
     taken = _FakeEntryPoint("shadow", Task("gram", _mean))
     _tasks_group(monkeypatch, good, taken)
     reg = Registry()
-    with pytest.warns(DeprecationWarning, match="entry-point group 'sparsekit.tasks' is deprecated"):
+    with pytest.warns(
+        DeprecationWarning, match="entry-point group 'sparsekit.tasks' is deprecated"
+    ):
         with pytest.warns(ComponentConflictWarning, match="'gram' is already taken"):
             names = reg.names("task")
     assert "my-mean" in names  # usable
@@ -120,7 +122,10 @@ def test_register_task_is_deprecated_and_still_works(tmp_path):
         register_task(task)
     try:
         assert get_task("test-deprecated-mean") is task
-        with pytest.warns(DeprecationWarning), pytest.raises(ValueError, match="already registered"):
+        with (
+            pytest.warns(DeprecationWarning),
+            pytest.raises(ValueError, match="already registered"),
+        ):
             register_task(Task("test-deprecated-mean", _mean))
         with pytest.warns(DeprecationWarning), pytest.raises(ValueError, match="cannot replace"):
             register_task(Task("nystrom", _mean), replace=True)

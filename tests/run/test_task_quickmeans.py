@@ -4,8 +4,7 @@ import numpy as np
 import pytest
 from scipy.spatial.distance import cdist, pdist
 
-from sparsekit.run import data as data_mod
-from sparsekit.run import run_task
+from sparsekit.run import data as data_mod, run_task
 
 
 @pytest.fixture(scope="module")

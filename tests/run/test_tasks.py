@@ -7,8 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from sparsekit.run import data as data_mod
-from sparsekit.run import execute_point, run_task
+from sparsekit.run import data as data_mod, execute_point, run_task
 from tests.test_examples import _load as _load_example
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -289,4 +288,6 @@ def test_frank_wolfe_spec_prints_the_example_table(tmp_path, capsys):
         assert "| " + " | ".join(str(v) for v in r.values()) + " |" in printed
     compare = example.compare_table_rows([r for r in rows if r["part"] == "compare"])
     for r in compare:  # all but the timings
-        assert f"| {r['solver']} | {r['iterations']} | {r['stop']} | {r['worst_final']} |" in printed
+        assert (
+            f"| {r['solver']} | {r['iterations']} | {r['stop']} | {r['worst_final']} |" in printed
+        )

@@ -64,14 +64,14 @@ def test_second_draw_without_replacement_matches_successive_draws():
 
 
 def test_bernoulli_probabilities_follow_algorithm_3():
-    l = np.array([0.001, 0.01, 0.05, 0.5])
+    lev = np.array([0.001, 0.01, 0.05, 0.5])
     rho = 0.2
-    want = np.minimum(1.0, 16 * l * np.log(l.sum() / rho))
-    np.testing.assert_allclose(_draw.bernoulli_probabilities(l, rho), want)
+    want = np.minimum(1.0, 16 * lev * np.log(lev.sum() / rho))
+    np.testing.assert_allclose(_draw.bernoulli_probabilities(lev, rho), want)
     rng = np.random.default_rng(0)
     hits = np.zeros(4)
     for _ in range(4000):
-        idx, w = _draw.bernoulli(l, rho, rng)
+        idx, w = _draw.bernoulli(lev, rho, rng)
         hits[idx] += 1
         np.testing.assert_allclose(w, 1.0 / want[idx])
     np.testing.assert_allclose(hits / 4000, want, atol=0.03)
@@ -80,8 +80,10 @@ def test_bernoulli_probabilities_follow_algorithm_3():
 def test_uniform_with_replacement_repeats_and_without_does_not():
     X = clustered(6)
     kernel = sparsekit.get_kernel("linear")
-    rep = [sparsekit.get_sampler("uniform", replace=True).sample(X, kernel, 6, random_state=s).indices
-           for s in range(10)]
+    rep = [
+        sparsekit.get_sampler("uniform", replace=True).sample(X, kernel, 6, random_state=s).indices
+        for s in range(10)
+    ]
     assert any(len(np.unique(r)) < 6 for r in rep)
     norep = sparsekit.get_sampler("uniform").sample(X, kernel, 6, random_state=0).indices
     np.testing.assert_array_equal(norep, np.arange(6))
@@ -115,9 +117,14 @@ def _top_eigenvalue_of_residual(K, S):
     return float(eigsh(op, k=1, which="LA", return_eigenvectors=False, tol=1e-8)[0])
 
 
-@pytest.mark.parametrize("name, params, max_fraction", [("dac-rls", {"block_size": 300}, 0.35),
-                                                        ("rls", {}, 0.2),
-                                                        ("recursive-rls", {"level_size": 40}, 0.45)])
+@pytest.mark.parametrize(
+    "name, params, max_fraction",
+    [
+        ("dac-rls", {"block_size": 300}, 0.35),
+        ("rls", {}, 0.2),
+        ("recursive-rls", {"level_size": 40}, 0.45),
+    ],
+)
 def test_bernoulli_rule_sandwiches_the_gram_matrix_with_few_landmarks(name, params, max_fraction):
     """K − λI ⪯ K̂ in at least (1 − ρ) of the seeds and |S| ≤ 32 log(Σl/ρ) Σl (Theorem 1),
     while E|S| is a small fraction of n.

@@ -14,15 +14,17 @@ def _residual_trace(K, idx):
     return float(np.trace(K - F))
 
 
-def _brute_force_greedy(K, l):
+def _brute_force_greedy(K, n_landmarks):
     chosen = []
-    for _ in range(l):
+    for _ in range(n_landmarks):
         rest = [s for s in range(len(K)) if s not in chosen]
         chosen.append(min(rest, key=lambda s: _residual_trace(K, chosen + [s])))
     return chosen
 
 
-@pytest.mark.parametrize("kernel_name,params", [("rbf", {"gamma": 0.4}), ("polynomial", {"degree": 3})])
+@pytest.mark.parametrize(
+    "kernel_name,params", [("rbf", {"gamma": 0.4}), ("polynomial", {"degree": 3})]
+)
 @pytest.mark.parametrize("row_bytes", [None, 8 * 40 * 6])
 def test_exact_greedy_equals_brute_force_trace_minimization(monkeypatch, kernel_name, params,
                                                             row_bytes):
@@ -62,14 +64,14 @@ def test_greedy_residual_trace_beats_uniform_and_the_sketch_is_close_to_exact():
     X = clustered(300, d=4, n_clusters=8, spread=0.4, seed=4)
     kernel = sparsekit.get_kernel("rbf", gamma=0.5)
     K = kernel(X)
-    l = 20
-    exact = _residual_trace(K, GreedyTraceSampler().sample(X, kernel, l).indices)
+    n_landmarks = 20
+    exact = _residual_trace(K, GreedyTraceSampler().sample(X, kernel, n_landmarks).indices)
     approx = np.mean([_residual_trace(K, GreedyTraceSampler(approximate=True, n_features=64,
                                                             sketch_size=64)
-                                      .sample(X, kernel, l, random_state=s).indices)
+                                      .sample(X, kernel, n_landmarks, random_state=s).indices)
                       for s in range(3)])
     uniform = np.mean([_residual_trace(K, sparsekit.get_sampler("uniform")
-                                       .sample(X, kernel, l, random_state=s).indices)
+                                       .sample(X, kernel, n_landmarks, random_state=s).indices)
                        for s in range(10)])
     assert exact <= approx < uniform
     assert approx < exact + 0.5 * (uniform - exact)

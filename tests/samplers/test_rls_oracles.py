@@ -8,8 +8,8 @@ from hypothesis import given, settings, strategies as st
 from scipy.stats import spearmanr
 
 import sparsekit
-from sparsekit.samplers.rls import DACRLSSampler, ExactRLSSampler, TwoPassRLSSampler
 from sparsekit.samplers.recursive import RecursiveRLSSampler
+from sparsekit.samplers.rls import DACRLSSampler, ExactRLSSampler, TwoPassRLSSampler
 
 from .conftest import clustered
 from .test_parallel_and_adaptive import _reference_recursive
@@ -43,7 +43,9 @@ def test_exact_rls_matches_the_three_formulas_and_deff(kernel_name, params, lam,
 
 def test_effective_dimension_grows_as_lambda_shrinks(X_small):
     kernel = sparsekit.get_kernel("rbf", gamma=0.3)
-    deffs = [ExactRLSSampler(lam=lam).effective_dimension(X_small, kernel) for lam in (4, 1, 0.1, 0.01)]
+    deffs = [
+        ExactRLSSampler(lam=lam).effective_dimension(X_small, kernel) for lam in (4, 1, 0.1, 0.01)
+    ]
     assert np.all(np.diff(deffs) > 0)
 
 
@@ -71,7 +73,9 @@ def test_dac_one_block_equals_exact_and_singletons_give_kii_over_kii_plus_lambda
     exact = ExactRLSSampler(lam=lam).scores(X_small, kernel)
     one = DACRLSSampler(lam=lam).scores_for_partition(X_small, kernel, [np.arange(n)[::-1]])
     np.testing.assert_allclose(one, exact, atol=1e-12)
-    assert np.allclose(DACRLSSampler(lam=lam, block_size=n).scores(X_small, kernel), exact, atol=1e-12)
+    assert np.allclose(
+        DACRLSSampler(lam=lam, block_size=n).scores(X_small, kernel), exact, atol=1e-12
+    )
     kii = kernel.diag(X_small)
     singles = DACRLSSampler(lam=lam, block_size=1).scores(X_small, kernel, random_state=0)
     np.testing.assert_allclose(singles, kii / (kii + lam), rtol=1e-12)
@@ -144,7 +148,11 @@ def test_two_pass_matches_the_dense_woodbury_formula(monkeypatch, row_bytes):
     got = TwoPassRLSSampler(lam=lam, n_first=m, n_jobs=2).scores(X, kernel, random_state=7)
     first = np.sort(np.random.default_rng(7).choice(80, m, replace=False))
     K = kernel(X)
-    Kt = K[:, first] @ np.linalg.pinv(K[np.ix_(first, first)], rcond=1e-12, hermitian=True) @ K[first]
+    Kt = (
+        K[:, first]
+        @ np.linalg.pinv(K[np.ix_(first, first)], rcond=1e-12, hermitian=True)
+        @ K[first]
+    )
     want = np.diag(Kt @ np.linalg.inv(Kt + lam * np.eye(80)))
     np.testing.assert_allclose(got, want, atol=1e-8)
 

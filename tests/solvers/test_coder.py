@@ -8,10 +8,10 @@ from sklearn.preprocessing import StandardScaler
 import sparsekit
 from sparsekit.registry import Registry, UnknownComponentError
 from sparsekit.solvers import _plugin
+from sparsekit.solvers.coder import SparseCoder
 from sparsekit.solvers.fw import FrankWolfe
 from sparsekit.solvers.mp import MatchingPursuit
 from sparsekit.solvers.nnomp import NonNegativeOMP
-from sparsekit.solvers.coder import SparseCoder
 from sparsekit.solvers.omp import OMP
 
 from ._problems import unit_gaussian
@@ -44,7 +44,9 @@ def test_solvers_registered_by_name_and_alias(registry):
 def test_top_level_export_and_sklearn_layout(problem):
     dictionary, X = problem
     assert sparsekit.SparseCoder.__module__ == "sparsekit.solvers.coder"
-    codes = sparsekit.SparseCoder(dictionary, solver_params={"n_nonzero_coefs": 4}).fit(X).transform(X)
+    codes = (
+        sparsekit.SparseCoder(dictionary, solver_params={"n_nonzero_coefs": 4}).fit(X).transform(X)
+    )
     assert codes.shape == (4, 50)
     np.testing.assert_allclose(codes, orthogonal_mp(dictionary.T, X.T, n_nonzero_coefs=4).T,
                                rtol=1e-8, atol=1e-12)
@@ -68,7 +70,9 @@ def test_in_a_pipeline(problem):
     dictionary, X = problem
     rng = np.random.default_rng(1)
     Xtr = rng.standard_normal((20, 30))
-    pipe = make_pipeline(StandardScaler(), SparseCoder(dictionary, solver_params={"n_nonzero_coefs": 3}))
+    pipe = make_pipeline(
+        StandardScaler(), SparseCoder(dictionary, solver_params={"n_nonzero_coefs": 3})
+    )
     codes = pipe.fit(Xtr).transform(X)
     want = orthogonal_mp(dictionary.T, pipe[0].transform(X).T, n_nonzero_coefs=3).T
     np.testing.assert_allclose(codes, want, rtol=1e-8, atol=1e-12)
@@ -95,7 +99,9 @@ def test_coder_equals_solver(registry, problem, name, params):
 
 def test_coder_params_and_solver_object(registry, problem):
     dictionary, X = problem
-    coder = sparsekit.SparseCoder(dictionary, solver_params={"n_nonzero_coefs": 2}, registry=registry)
+    coder = sparsekit.SparseCoder(
+        dictionary, solver_params={"n_nonzero_coefs": 2}, registry=registry
+    )
     assert coder.get_params()["solver"] == "omp"
     coder.set_params(solver_params={"n_nonzero_coefs": 6}).fit(X)
     assert (np.count_nonzero(coder.transform(X), axis=1) == 6).all()
@@ -103,7 +109,9 @@ def test_coder_params_and_solver_object(registry, problem):
     coder = sparsekit.SparseCoder(dictionary, solver=obj, registry=registry).fit(X)
     assert coder.solver_ is obj
     with pytest.raises(TypeError, match="parameters"):
-        sparsekit.SparseCoder(dictionary, solver=obj, solver_params={"tol": 1.0}, registry=registry).fit(X)
+        sparsekit.SparseCoder(
+            dictionary, solver=obj, solver_params={"tol": 1.0}, registry=registry
+        ).fit(X)
     with pytest.raises(UnknownComponentError, match="unknown solver"):
         sparsekit.SparseCoder(dictionary, solver="lasso-lars", registry=registry).fit(X)
     with pytest.raises(TypeError, match="solve"):

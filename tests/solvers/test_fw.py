@@ -126,7 +126,9 @@ def test_stopping_rules():
         assert by_gap.gaps[by_gap.n_iter[j], j] <= 1e-6
         assert (by_gap.gaps[: by_gap.n_iter[j], j] > 1e-6).all()
     zero = FrankWolfe(beta=1.0).solve(D, np.zeros(60))
-    assert zero.stop_reason == "tol" and zero.n_iter == 0 and not zero.coef.any()  # y = 0: at the floor
+    assert (
+        zero.stop_reason == "tol" and zero.n_iter == 0 and not zero.coef.any()
+    )  # y = 0: at the floor
     capped = FrankWolfe(beta=3.0, max_iter=7).solve(D, rng.standard_normal((60, 3)))
     assert (capped.n_iter == 7).all() and (capped.stop_reason == "max_iter").all()
     assert capped.residual_norms.shape == (8, 3) and capped.steps.shape == (7, 3)

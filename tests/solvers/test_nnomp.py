@@ -2,7 +2,6 @@ import numpy as np
 import pytest
 from scipy.optimize import nnls
 
-from sparsekit.solvers import _cpu
 from sparsekit.solvers.nnomp import NonNegativeOMP
 
 from ._problems import unit_gaussian

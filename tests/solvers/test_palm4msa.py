@@ -154,7 +154,9 @@ def test_sparse_kernel_path_equals_dense_path(monkeypatch):
     cons = [splincol((24, 24), 2) for _ in range(4)]
     dense = sparsekit.get_solver("palm4msa", n_iter=15, tol=0).factorize(M, cons)
     monkeypatch.setattr(mod, "SPARSE_MIN_SIZE", 0)
-    monkeypatch.setattr(mod, "_chain_pays", lambda chain, size: all(f.csr is not None for f in chain))
+    monkeypatch.setattr(
+        mod, "_chain_pays", lambda chain, size: all(f.csr is not None for f in chain)
+    )
     sparse = sparsekit.get_solver("palm4msa", n_iter=15, tol=0).factorize(M, cons)
     np.testing.assert_allclose(sparse.objective, dense.objective, rtol=1e-9)
     np.testing.assert_allclose(sparse.factors.toarray(), dense.factors.toarray(), atol=1e-10)

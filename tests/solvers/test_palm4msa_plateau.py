@@ -20,7 +20,9 @@ def test_flat_hadamard_32_stopping_by_tol_on_a_plateau_warns():
         res = sparsekit.get_solver("palm4msa", n_iter=200).factorize(H, _butterfly_constraints())
     assert res.stop_reason == "tol" and res.n_iter == 3
     # the tol rule is not what holds the fit back: all 200 iterations end at the same error ...
-    full = sparsekit.get_solver("palm4msa", n_iter=200, tol=0).factorize(H, _butterfly_constraints())
+    full = sparsekit.get_solver("palm4msa", n_iter=200, tol=0).factorize(
+        H, _butterfly_constraints()
+    )
     assert full.stop_reason == "max_iter"
     assert full.relative_error == pytest.approx(res.relative_error, abs=1e-5)
     # ... while an exact factorization with these constraints exists (hierarchical finds it)

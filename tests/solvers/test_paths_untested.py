@@ -4,8 +4,7 @@ import numpy as np
 import pytest
 from sklearn.linear_model import orthogonal_mp
 
-from sparsekit.solvers import _cpu
-from sparsekit.solvers import omp as omp_module
+from sparsekit.solvers import _cpu, omp as omp_module
 from sparsekit.solvers.nnomp import NonNegativeOMP
 from sparsekit.solvers.omp import OMP
 

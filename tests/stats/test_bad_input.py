@@ -3,9 +3,18 @@ import numpy as np
 import pytest
 
 from sparsekit import UnknownComponentError
-from sparsekit.stats import (NystromMMD, mmd2_biased, mmd2_block, mmd2_linear, mmd2_nystrom,
-                             mmd2_rff, mmd2_unbiased, permutation_test, three_sample_error,
-                             three_sample_test)
+from sparsekit.stats import (
+    NystromMMD,
+    mmd2_biased,
+    mmd2_block,
+    mmd2_linear,
+    mmd2_nystrom,
+    mmd2_rff,
+    mmd2_unbiased,
+    permutation_test,
+    three_sample_error,
+    three_sample_test,
+)
 
 from .conftest import random_graphs
 

@@ -2,8 +2,14 @@
 import numpy as np
 import pytest
 
-from sparsekit.stats import (mmd2_biased, mmd2_block, mmd2_linear, mmd2_nystrom, mmd2_rff,
-                             mmd2_unbiased)
+from sparsekit.stats import (
+    mmd2_biased,
+    mmd2_block,
+    mmd2_linear,
+    mmd2_nystrom,
+    mmd2_rff,
+    mmd2_unbiased,
+)
 
 ESTIMATORS = [mmd2_biased, mmd2_unbiased, mmd2_linear, mmd2_block, mmd2_rff, mmd2_nystrom]
 MEDIAN = {"bandwidth": "median"}

@@ -5,8 +5,15 @@ from sklearn.metrics.pairwise import rbf_kernel
 
 import sparsekit
 from sparsekit.samplers.base import Landmarks
-from sparsekit.stats import (NystromMMD, mmd2_biased, mmd2_block, mmd2_linear, mmd2_nystrom,
-                             mmd2_rff, mmd2_unbiased)
+from sparsekit.stats import (
+    NystromMMD,
+    mmd2_biased,
+    mmd2_block,
+    mmd2_linear,
+    mmd2_nystrom,
+    mmd2_rff,
+    mmd2_unbiased,
+)
 
 from .conftest import gaussian_mmd2, random_graphs
 
@@ -16,8 +23,11 @@ G = {"gamma": 0.3}
 def direct(KA, KB, KAB, unbiased):
     n, m = len(KA), len(KB)
     if unbiased:
-        return ((KA.sum() - np.trace(KA)) / (n * (n - 1)) + (KB.sum() - np.trace(KB)) / (m * (m - 1))
-                - 2 * KAB.mean())
+        return (
+            (KA.sum() - np.trace(KA)) / (n * (n - 1))
+            + (KB.sum() - np.trace(KB)) / (m * (m - 1))
+            - 2 * KAB.mean()
+        )
     return KA.mean() + KB.mean() - 2 * KAB.mean()
 
 

@@ -3,8 +3,13 @@ import numpy as np
 import pytest
 from scipy import stats as sps
 
-from sparsekit.stats import (METHODS, mmd2_biased, permutation_test, three_sample_error,
-                             three_sample_test)
+from sparsekit.stats import (
+    METHODS,
+    mmd2_biased,
+    permutation_test,
+    three_sample_error,
+    three_sample_test,
+)
 
 from .conftest import random_graphs
 

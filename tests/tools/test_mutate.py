@@ -66,7 +66,9 @@ def test_mutants_of_a_small_module(mutate, tmp_path):
         assert changed == [m.line - 1], m.id
     by_id = {m.id[len(p) + 1:]: m for m in mutants}
     assert b"if (a <= b) and b != 0:" in mutate.apply(original, by_id["9:12:<-><="])
-    assert b"warnings.warn('careful')" in mutate.apply(original, by_id["11:30:drop-kwarg-stacklevel"])
+    assert b"warnings.warn('careful')" in mutate.apply(
+        original, by_id["11:30:drop-kwarg-stacklevel"]
+    )
     assert b"out /= scale\n    pass\n" in mutate.apply(original, by_id["14:5:drop-raise"])
 
 

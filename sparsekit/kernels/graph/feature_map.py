@@ -17,11 +17,15 @@ equals the kernel computed on the union.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from . import _apsp_cpu, _triples_cpu
 from .input import GraphBatch
+
+if TYPE_CHECKING:
+    import scipy.sparse
 
 _MAX_KEY = 2**62
 #: Distance-matrix entries (node pairs) processed per chunk of graphs.
@@ -48,7 +52,7 @@ class ShortestPathFeatures:
         The settings the features were built with.
     """
 
-    counts: "scipy.sparse.csr_matrix"
+    counts: scipy.sparse.csr_matrix
     keys: np.ndarray
     label_values: np.ndarray | None
     distance_values: np.ndarray
@@ -59,7 +63,7 @@ class ShortestPathFeatures:
     def __len__(self):
         return self.counts.shape[0]
 
-    def take(self, indices) -> "ShortestPathFeatures":
+    def take(self, indices) -> ShortestPathFeatures:
         """The graphs ``indices`` (same tables, so kernels with the parent need no alignment)."""
         idx = np.asarray(indices)
         if idx.dtype.kind not in "iub" or idx.ndim != 1:

@@ -66,7 +66,7 @@ class GraphBatch:
         """Number of nodes of every graph."""
         return np.diff(self.node_ptr)
 
-    def graphs(self, start: int, stop: int) -> "GraphBatch":
+    def graphs(self, start: int, stop: int) -> GraphBatch:
         """The graphs ``start:stop`` as a batch of their own (views, same label table)."""
         n0, n1 = self.node_ptr[start], self.node_ptr[stop]
         e0, e1 = self.indptr[n0], self.indptr[n1]
