@@ -32,6 +32,7 @@ The score of a module is ``killed / (mutants - equivalent)`` (timeouts count as 
 run prints a table and each surviving, non-equivalent mutant with its diff; ``--json`` writes
 every result. Exit status: 0 when every module reaches ``--fail-under`` (default 0), else 1.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -52,19 +53,64 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_EQUIVALENT = ROOT / "tools" / "mutation_equivalent.txt"
-COPIED = ("sparsekit", "tests", "setup.cfg", "pyproject.toml", "README.md", "plugins", "examples",
-          "benchmarks", "docs")
+COPIED = (
+    "sparsekit",
+    "tests",
+    "setup.cfg",
+    "pyproject.toml",
+    "README.md",
+    "plugins",
+    "examples",
+    "benchmarks",
+    "docs",
+)
 
-COMPARE_SWAP = {ast.Lt: ast.LtE, ast.LtE: ast.Lt, ast.Gt: ast.GtE, ast.GtE: ast.Gt,
-                ast.Eq: ast.NotEq, ast.NotEq: ast.Eq, ast.Is: ast.IsNot, ast.IsNot: ast.Is,
-                ast.In: ast.NotIn, ast.NotIn: ast.In}
-BINOP_SWAP = {ast.Add: ast.Sub, ast.Sub: ast.Add, ast.Mult: ast.Div, ast.Div: ast.Mult,
-              ast.FloorDiv: ast.Mult, ast.BitOr: ast.BitAnd, ast.BitAnd: ast.BitOr,
-              ast.Pow: ast.Mult, ast.Mod: ast.FloorDiv}
-SYMBOL = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==", ast.NotEq: "!=",
-          ast.Is: "is", ast.IsNot: "is-not", ast.In: "in", ast.NotIn: "not-in", ast.Add: "+",
-          ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//", ast.BitOr: "|",
-          ast.BitAnd: "&", ast.Pow: "**", ast.Mod: "%", ast.And: "and", ast.Or: "or"}
+COMPARE_SWAP = {
+    ast.Lt: ast.LtE,
+    ast.LtE: ast.Lt,
+    ast.Gt: ast.GtE,
+    ast.GtE: ast.Gt,
+    ast.Eq: ast.NotEq,
+    ast.NotEq: ast.Eq,
+    ast.Is: ast.IsNot,
+    ast.IsNot: ast.Is,
+    ast.In: ast.NotIn,
+    ast.NotIn: ast.In,
+}
+BINOP_SWAP = {
+    ast.Add: ast.Sub,
+    ast.Sub: ast.Add,
+    ast.Mult: ast.Div,
+    ast.Div: ast.Mult,
+    ast.FloorDiv: ast.Mult,
+    ast.BitOr: ast.BitAnd,
+    ast.BitAnd: ast.BitOr,
+    ast.Pow: ast.Mult,
+    ast.Mod: ast.FloorDiv,
+}
+SYMBOL = {
+    ast.Lt: "<",
+    ast.LtE: "<=",
+    ast.Gt: ">",
+    ast.GtE: ">=",
+    ast.Eq: "==",
+    ast.NotEq: "!=",
+    ast.Is: "is",
+    ast.IsNot: "is-not",
+    ast.In: "in",
+    ast.NotIn: "not-in",
+    ast.Add: "+",
+    ast.Sub: "-",
+    ast.Mult: "*",
+    ast.Div: "/",
+    ast.FloorDiv: "//",
+    ast.BitOr: "|",
+    ast.BitAnd: "&",
+    ast.Pow: "**",
+    ast.Mod: "%",
+    ast.And: "and",
+    ast.Or: "or",
+}
 
 
 @dataclass
@@ -110,9 +156,17 @@ class _Collector:
         text = ast.unparse(replacement) if isinstance(replacement, ast.AST) else replacement
         if wrap and isinstance(node, ast.expr):
             text = f"({text})"
-        self.mutants.append(Mutant(f"{self.path}:{line}:{col}:{operator}", self.path, line,
-                                   operator, (node.lineno, node.col_offset),
-                                   (node.end_lineno, node.end_col_offset), text))
+        self.mutants.append(
+            Mutant(
+                f"{self.path}:{line}:{col}:{operator}",
+                self.path,
+                line,
+                operator,
+                (node.lineno, node.col_offset),
+                (node.end_lineno, node.end_col_offset),
+                text,
+            )
+        )
 
     # traversal
     def visit(self, node, in_func=False):
@@ -126,16 +180,25 @@ class _Collector:
         for name, value in ast.iter_fields(node):
             if name in ("annotation", "returns", "decorator_list", "type_comment"):
                 continue
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and name == "body":
+            if (
+                isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+                and name == "body"
+            ):
                 body = value
-                if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+                if (
+                    body
+                    and isinstance(body[0], ast.Expr)
+                    and isinstance(body[0].value, ast.Constant)
+                ):
                     body = body[1:]  # the docstring
                 for child in body:
                     self.visit(child, True)
                 continue
             for child in value if isinstance(value, list) else [value]:
                 if isinstance(child, ast.AST):
-                    self.visit(child, in_func or isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)))
+                    self.visit(
+                        child, in_func or isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+                    )
 
     def _mutate(self, node, in_func):
         if isinstance(node, ast.Compare):
@@ -163,8 +226,12 @@ class _Collector:
             m.op = ast.Or() if isinstance(node.op, ast.And) else ast.And()
             self._add(node.values[1], f"{SYMBOL[type(node.op)]}->{SYMBOL[type(m.op)]}", node, m)
         elif isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.Not)):
-            self._add(node, "drop-not" if isinstance(node.op, ast.Not) else "drop-minus", node,
-                      node.operand)
+            self._add(
+                node,
+                "drop-not" if isinstance(node.op, ast.Not) else "drop-minus",
+                node,
+                node.operand,
+            )
         elif isinstance(node, ast.Constant) and in_func:
             v = node.value
             if isinstance(v, bool):
@@ -178,8 +245,7 @@ class _Collector:
                     new = v + 1
                 self._add(node, f"{v!r}->{new!r}", node, ast.Constant(new))
         elif isinstance(node, (ast.If, ast.While, ast.IfExp)):
-            self._add(node.test, "negate-condition", node.test,
-                      ast.UnaryOp(ast.Not(), node.test))
+            self._add(node.test, "negate-condition", node.test, ast.UnaryOp(ast.Not(), node.test))
         elif isinstance(node, ast.Call):
             for i, kw in enumerate(node.keywords):
                 if kw.arg is None:
@@ -192,8 +258,9 @@ class _Collector:
                 self._add(node, "return-None", node, "return None")
         elif isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
             self._add(node, "drop-call", node, "pass")
-        elif isinstance(node, ast.Assign) and all(isinstance(t, (ast.Subscript, ast.Attribute))
-                                                  for t in node.targets):
+        elif isinstance(node, ast.Assign) and all(
+            isinstance(t, (ast.Subscript, ast.Attribute)) for t in node.targets
+        ):
             self._add(node, "drop-assign", node, "pass")
         elif isinstance(node, (ast.Break, ast.Continue)):
             self._add(node, f"drop-{type(node).__name__.lower()}", node, "pass")
@@ -228,8 +295,15 @@ def apply(source: bytes, m: Mutant) -> bytes:
 
 
 def diff_of(source: bytes, mutated: bytes, path: str) -> str:
-    return "".join(difflib.unified_diff(source.decode().splitlines(True),
-                                        mutated.decode().splitlines(True), path, path + " (mutant)", n=0))
+    return "".join(
+        difflib.unified_diff(
+            source.decode().splitlines(True),
+            mutated.decode().splitlines(True),
+            path,
+            path + " (mutant)",
+            n=0,
+        )
+    )
 
 
 # -- running --------------------------------------------------------------------------------------
@@ -253,16 +327,25 @@ class Sandbox:
         for name in COPIED:
             src = ROOT / name
             if src.is_dir():
-                shutil.copytree(src, self.dir / name, ignore=shutil.ignore_patterns(
-                    "__pycache__", "*.egg-info", "build", "_build", "output", ".pytest_cache"))
+                shutil.copytree(
+                    src,
+                    self.dir / name,
+                    ignore=shutil.ignore_patterns(
+                        "__pycache__", "*.egg-info", "build", "_build", "output", ".pytest_cache"
+                    ),
+                )
             elif src.exists():
                 shutil.copy2(src, self.dir / name)
         self.tests = tests
         self.timeout = timeout
         self.python = python
-        self.env = dict(os.environ, NUMBA_CACHE_DIR=str(self.dir / ".numba_cache"),
-                        NUMBA_ENABLE_CUDASIM=os.environ.get("NUMBA_ENABLE_CUDASIM", "1"),
-                        PYTHONPATH=str(self.dir), MPLBACKEND="Agg")
+        self.env = dict(
+            os.environ,
+            NUMBA_CACHE_DIR=str(self.dir / ".numba_cache"),
+            NUMBA_ENABLE_CUDASIM=os.environ.get("NUMBA_ENABLE_CUDASIM", "1"),
+            PYTHONPATH=str(self.dir),
+            MPLBACKEND="Agg",
+        )
         self._stamp = time.time() + 10
 
     def fresh_stamp(self, path):
@@ -272,11 +355,27 @@ class Sandbox:
         os.utime(path, (self._stamp, self._stamp))
 
     def run_tests(self, timeout=None):
-        cmd = [self.python, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider",
-               "-o", "addopts=", *self.tests]
+        cmd = [
+            self.python,
+            "-m",
+            "pytest",
+            "-x",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "-o",
+            "addopts=",
+            *self.tests,
+        ]
         t0 = time.perf_counter()
-        proc = subprocess.Popen(cmd, cwd=self.dir, env=self.env, stdout=subprocess.PIPE,
-                                stderr=subprocess.STDOUT, start_new_session=True)
+        proc = subprocess.Popen(
+            cmd,
+            cwd=self.dir,
+            env=self.env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
         try:
             out, _ = proc.communicate(timeout=timeout or self.timeout)
             status = "survived" if proc.returncode == 0 else "killed"
@@ -293,15 +392,26 @@ class Sandbox:
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("targets", nargs="+", help="module files or package folders under sparsekit/")
-    ap.add_argument("--tests", nargs="+", required=True,
-                    help="test files, folders or node ids (file::test) to run")
-    ap.add_argument("--max", type=int, default=None, help="test a random sample of N mutants per module")
+    ap.add_argument(
+        "--tests",
+        nargs="+",
+        required=True,
+        help="test files, folders or node ids (file::test) to run",
+    )
+    ap.add_argument(
+        "--max", type=int, default=None, help="test a random sample of N mutants per module"
+    )
     ap.add_argument("--seed", type=int, default=0, help="seed of the sample (default 0)")
-    ap.add_argument("--timeout", type=float, default=None,
-                    help="seconds per mutant (default: 3 x the unmutated run + 10)")
+    ap.add_argument(
+        "--timeout",
+        type=float,
+        default=None,
+        help="seconds per mutant (default: 3 x the unmutated run + 10)",
+    )
     ap.add_argument("--only", nargs="+", default=None, help="test only these mutant ids")
     ap.add_argument("--list", action="store_true", help="list the mutants and exit")
     ap.add_argument("--equivalent", type=Path, default=DEFAULT_EQUIVALENT)
@@ -336,13 +446,18 @@ def main(argv=None):
         return 0
     equivalent = read_equivalent(args.equivalent)
     # ids hold line numbers: an edit above a listed mutant moves it, and the list must follow
-    stale = sorted(i for i in equivalent
-                   if any(i.startswith(f.resolve().relative_to(ROOT).as_posix() + ":")
-                          for f in plan) and i not in {m.id for ms in plan.values() for m in ms})
+    stale = sorted(
+        i
+        for i in equivalent
+        if any(i.startswith(f.resolve().relative_to(ROOT).as_posix() + ":") for f in plan)
+        and i not in {m.id for ms in plan.values() for m in ms}
+    )
     if stale and args.max is None and not args.only:
-        print(f"{args.equivalent.name} lists mutants that these modules no longer make (their "
-              f"lines moved?): {', '.join(stale)}; `--list` prints the current ids",
-              file=sys.stderr)
+        print(
+            f"{args.equivalent.name} lists mutants that these modules no longer make (their "
+            f"lines moved?): {', '.join(stale)}; `--list` prints the current ids",
+            file=sys.stderr,
+        )
 
     box = Sandbox(args.tests, args.timeout, args.python)
     results: list[Result] = []
@@ -355,8 +470,11 @@ def main(argv=None):
         if box.timeout is None:
             box.timeout = 3 * base + 10
         n_total = sum(len(ms) for ms in plan.values())
-        print(f"unmutated run: {base:.1f} s; {n_total} mutants; timeout {box.timeout:.0f} s per mutant",
-              file=sys.stderr)
+        print(
+            f"unmutated run: {base:.1f} s; {n_total} mutants; "
+            f"timeout {box.timeout:.0f} s per mutant",
+            file=sys.stderr,
+        )
         done = 0
         for f, ms in plan.items():
             rel = f.resolve().relative_to(ROOT).as_posix()
@@ -370,8 +488,17 @@ def main(argv=None):
                     status, secs, _ = box.run_tests()
                     if m.id in equivalent and status != "survived":
                         status = "equivalent-killed"  # listed as equivalent, yet a test fails
-                    results.append(Result(m.id, rel, m.line, m.operator, status, round(secs, 2),
-                                          diff_of(original, mutated, rel)))
+                    results.append(
+                        Result(
+                            m.id,
+                            rel,
+                            m.line,
+                            m.operator,
+                            status,
+                            round(secs, 2),
+                            diff_of(original, mutated, rel),
+                        )
+                    )
                     done += 1
                     print(f"[{done}/{n_total}] {status:9s} {m.id} ({secs:.1f} s)", file=sys.stderr)
             finally:
@@ -385,7 +512,7 @@ def main(argv=None):
 
 def report(results, plan, equivalent, args):
     rows, survivors, wrong = [], [], []
-    for f, ms in plan.items():
+    for f in plan:
         rel = f.resolve().relative_to(ROOT).as_posix()
         rs = [r for r in results if r.module == rel]
         killed = sum(r.status in ("killed", "timeout") for r in rs)

@@ -81,7 +81,8 @@ def test_partial_products_and_composition():
     Q = len(factors)
     for q in range(Q + 1):
         L, R = A.left(q), A.right(q)
-        np.testing.assert_allclose(L.toarray(), dense(factors[:q], 1.0) if q else np.eye(7), atol=1e-12)
+        np.testing.assert_allclose(L.toarray(), dense(factors[:q], 1.0) if q else np.eye(7),
+                                   atol=1e-12)
         np.testing.assert_allclose(R.toarray(), dense(factors[q:], 1.0) if q < Q else np.eye(6),
                                    atol=1e-12)
         # the partial products share the factors (no densified copy)

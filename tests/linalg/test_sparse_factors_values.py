@@ -93,11 +93,11 @@ def test_scale_multiplies_every_product(scale):
 
 def test_empty_product_is_the_scaled_identity():
     for dtype in (np.float32, np.float64):
-        I = SparseFactors([], 3.0, shape=(4, 4), dtype=dtype)
-        assert I.shape == (4, 4) and I.dtype == dtype and I.n_factors == 0 and I.nnz == 0
-        np.testing.assert_array_equal(I.toarray(), 3.0 * np.eye(4))
-        np.testing.assert_array_equal(I @ np.arange(4.0), 3.0 * np.arange(4.0))
-        np.testing.assert_array_equal(I.T @ np.arange(4.0), 3.0 * np.arange(4.0))
+        eye = SparseFactors([], 3.0, shape=(4, 4), dtype=dtype)
+        assert eye.shape == (4, 4) and eye.dtype == dtype and eye.n_factors == 0 and eye.nnz == 0
+        np.testing.assert_array_equal(eye.toarray(), 3.0 * np.eye(4))
+        np.testing.assert_array_equal(eye @ np.arange(4.0), 3.0 * np.arange(4.0))
+        np.testing.assert_array_equal(eye.T @ np.arange(4.0), 3.0 * np.arange(4.0))
     for bad in [None, (3, 4), (3,), (2, 2, 2)]:
         with pytest.raises(ValueError, match="empty product needs shape"):
             SparseFactors([], shape=bad)
@@ -132,8 +132,8 @@ def test_composition():
     B32 = SparseFactors([g.astype(np.float32) for g in G])
     assert (A @ B32).dtype == np.float64
     assert (SparseFactors([f.astype(np.float32) for f in F]) @ B32).dtype == np.float32
-    I = SparseFactors([], 0.5, shape=(5, 5))
-    D = I @ A
+    half = SparseFactors([], 0.5, shape=(5, 5))
+    D = half @ A
     assert D.shape == (5, 4) and D.scale == 1.0
     np.testing.assert_allclose(D.toarray(), dense(F), atol=1e-12)
     with pytest.raises(ValueError, match="do not align"):

@@ -4,14 +4,23 @@ k = n − 1 and k = n (the whole row, column or matrix), rectangular shapes in b
 ties next to strictly larger entries, tiny and zero norms, the wrong shape, invalid shapes and
 counts, the registry's records, and float32 values.
 """
+
 import warnings
 
 import numpy as np
 import pytest
 
 import sparsekit
-from sparsekit.projections import (ColumnTopK, Constant, GlobalTopK, Identity, Projection,
-                                   RowColumnTopK, RowTopK, SupportMask)
+from sparsekit.projections import (
+    ColumnTopK,
+    Constant,
+    GlobalTopK,
+    Identity,
+    Projection,
+    RowColumnTopK,
+    RowTopK,
+    SupportMask,
+)
 
 
 # -- brute-force oracles: sort (−|a|, index) and keep the first k ------------------------------
@@ -37,7 +46,7 @@ def brute_global(A, k):
 
 def expected(M, mask, normalized=True):
     out = np.where(mask, M, 0.0)
-    norm = np.sqrt((out ** 2).sum())
+    norm = np.sqrt((out**2).sum())
     return out / norm if normalized and norm > 0 else out
 
 
@@ -54,15 +63,16 @@ def test_k_at_n_minus_one_and_n(shape):
         got = RowTopK(shape, k)(M)
         np.testing.assert_allclose(got, expected(M, brute_rows(M, k)), rtol=1e-14)
     for k in (r - 1, r):
-        np.testing.assert_array_equal(ColumnTopK(shape, k, normalized=False)(M),
-                                      expected(M, brute_cols(M, k), False))
+        np.testing.assert_array_equal(
+            ColumnTopK(shape, k, normalized=False)(M), expected(M, brute_cols(M, k), False)
+        )
     for k in (r * c - 1, r * c):
-        np.testing.assert_array_equal(GlobalTopK(shape, k, normalized=False)(M),
-                                      expected(M, brute_global(M, k), False))
+        np.testing.assert_array_equal(
+            GlobalTopK(shape, k, normalized=False)(M), expected(M, brute_global(M, k), False)
+        )
     for k, k_col in [(c, r), (c - 1, r - 1), (c, 1), (1, r)]:
         mask = brute_rows(M, k) | brute_cols(M, k_col)
-        np.testing.assert_allclose(RowColumnTopK(shape, k, k_col)(M), expected(M, mask),
-                                   rtol=1e-14)
+        np.testing.assert_allclose(RowColumnTopK(shape, k, k_col)(M), expected(M, mask), rtol=1e-14)
     if r == c:
         np.testing.assert_array_equal(RowColumnTopK(shape, c, normalized=False)(M), M)
     # the full selections keep every entry: the projection is the normalized matrix
@@ -80,28 +90,34 @@ def test_k_at_n_equals_pyfaust():
         for name, ks in [("splin", (c - 1, c)), ("spcol", (r - 1, r)), ("sp", (r * c - 1, r * c))]:
             for k in ks:
                 ours = sparsekit.get_projection(name, shape=shape, k=k)(M)
-                np.testing.assert_allclose(ours, getattr(P, name)(shape, k)(M), rtol=1e-12,
-                                           atol=1e-14)
+                np.testing.assert_allclose(
+                    ours, getattr(P, name)(shape, k)(M), rtol=1e-12, atol=1e-14
+                )
 
 
 def test_ties_after_strictly_larger_entries():
     # the threshold value is shared by more entries than the row (matrix) still needs
     M = np.array([[3.0, 2.0, -2.0, 2.0], [2.0, 2.0, 5.0, 2.0]])
-    np.testing.assert_array_equal(RowTopK((2, 4), 2, normalized=False)(M),
-                                  [[3.0, 2.0, 0, 0], [2.0, 0, 5.0, 0]])
-    np.testing.assert_array_equal(ColumnTopK((4, 2), 2, normalized=False)(M.T),
-                                  [[3.0, 2.0], [2.0, 0], [0, 5.0], [0, 0]])
-    np.testing.assert_array_equal(GlobalTopK((2, 4), 3, normalized=False)(M),
-                                  [[3.0, 2.0, 0, 0], [0, 0, 5.0, 0]])
+    np.testing.assert_array_equal(
+        RowTopK((2, 4), 2, normalized=False)(M), [[3.0, 2.0, 0, 0], [2.0, 0, 5.0, 0]]
+    )
+    np.testing.assert_array_equal(
+        ColumnTopK((4, 2), 2, normalized=False)(M.T), [[3.0, 2.0], [2.0, 0], [0, 5.0], [0, 0]]
+    )
+    np.testing.assert_array_equal(
+        GlobalTopK((2, 4), 3, normalized=False)(M), [[3.0, 2.0, 0, 0], [0, 0, 5.0, 0]]
+    )
     rng = np.random.default_rng(0)
     for _ in range(20):  # random integer matrices: many ties everywhere
         A = rng.integers(-3, 4, size=(5, 7)).astype(float)
         for k in range(1, 8):
-            np.testing.assert_array_equal(RowTopK((5, 7), k, normalized=False)(A) != 0,
-                                          brute_rows(A, k) & (A != 0))
+            np.testing.assert_array_equal(
+                RowTopK((5, 7), k, normalized=False)(A) != 0, brute_rows(A, k) & (A != 0)
+            )
         for k in range(1, 36):
-            np.testing.assert_array_equal(GlobalTopK((5, 7), k, normalized=False)(A) != 0,
-                                          brute_global(A, k) & (A != 0))
+            np.testing.assert_array_equal(
+                GlobalTopK((5, 7), k, normalized=False)(A) != 0, brute_global(A, k) & (A != 0)
+            )
 
 
 def test_normalization_of_small_and_zero_results():
@@ -109,8 +125,13 @@ def test_normalization_of_small_and_zero_results():
     for proj in (RowTopK((4, 6), 2), GlobalTopK((4, 6), 5), SupportMask(np.ones((4, 6)))):
         assert np.linalg.norm(proj(M)) == pytest.approx(1.0)
     Z = np.zeros((4, 6))
-    for proj in (RowTopK((4, 6), 2), ColumnTopK((4, 6), 2), GlobalTopK((4, 6), 5),
-                 RowColumnTopK((4, 6), 2), Identity((4, 6), normalized=True)):
+    for proj in (
+        RowTopK((4, 6), 2),
+        ColumnTopK((4, 6), 2),
+        GlobalTopK((4, 6), 5),
+        RowColumnTopK((4, 6), 2),
+        Identity((4, 6), normalized=True),
+    ):
         out = proj(Z)
         assert np.isfinite(out).all() and not out.any()
     neg = -np.abs(M)
@@ -118,18 +139,28 @@ def test_normalization_of_small_and_zero_results():
     assert np.isfinite(out).all() and not out.any()
 
 
-@pytest.mark.parametrize("proj", [
-    GlobalTopK((4, 5), 3), RowTopK((4, 5), 2), ColumnTopK((4, 5), 2), RowColumnTopK((4, 5), 2),
-    SupportMask(np.ones((4, 5))), Constant(np.ones((4, 5))), Identity((4, 5)),
-], ids=lambda p: p.name)
+@pytest.mark.parametrize(
+    "proj",
+    [
+        GlobalTopK((4, 5), 3),
+        RowTopK((4, 5), 2),
+        ColumnTopK((4, 5), 2),
+        RowColumnTopK((4, 5), 2),
+        SupportMask(np.ones((4, 5))),
+        Constant(np.ones((4, 5))),
+        Identity((4, 5)),
+    ],
+    ids=lambda p: p.name,
+)
 def test_wrong_shape_is_refused(proj):
     for bad in (np.ones((5, 4)), np.ones((4, 6)), np.ones(20)):
         with pytest.raises(ValueError, match=r"for shape \(4, 5\)|2-D|dimension"):
             proj(bad)
 
 
-@pytest.mark.parametrize("shape", [5, (3,), (3, 4, 5), (0, 3), (3, 0), (-1, 2), (2.5, 3),
-                                   (True, 3), (3, "4"), None])
+@pytest.mark.parametrize(
+    "shape", [5, (3,), (3, 4, 5), (0, 3), (3, 0), (-1, 2), (2.5, 3), (True, 3), (3, "4"), None]
+)
 def test_invalid_shapes(shape):
     with pytest.raises(ValueError, match="shape must"):
         RowTopK(shape, 1)
@@ -138,7 +169,9 @@ def test_invalid_shapes(shape):
 def test_shapes_with_a_single_row_or_column():
     M = np.arange(1.0, 6.0).reshape(1, 5)
     np.testing.assert_array_equal(RowTopK((1, 5), 2, normalized=False)(M), [[0, 0, 0, 4.0, 5.0]])
-    np.testing.assert_array_equal(ColumnTopK((5, 1), 1, normalized=False)(M.T), [[0], [0], [0], [0], [5.0]])
+    np.testing.assert_array_equal(
+        ColumnTopK((5, 1), 1, normalized=False)(M.T), [[0], [0], [0], [0], [5.0]]
+    )
     np.testing.assert_array_equal(ColumnTopK((5, 1), 5, normalized=False)(M.T), M.T)
 
 
@@ -178,8 +211,10 @@ def test_support_and_identity_options():
     M = rng.standard_normal((4, 5))
     mask = rng.random((4, 5)) < 0.5
     np.testing.assert_array_equal(SupportMask(mask, normalized=False)(M), np.where(mask, M, 0))
-    np.testing.assert_array_equal(SupportMask(mask, nonnegative=True, normalized=False)(M),
-                                  np.where(mask, np.maximum(M, 0), 0))
+    np.testing.assert_array_equal(
+        SupportMask(mask, nonnegative=True, normalized=False)(M),
+        np.where(mask, np.maximum(M, 0), 0),
+    )
     with pytest.raises(ValueError, match="mask must be a 2-D array"):
         SupportMask(np.ones(5))
     np.testing.assert_array_equal(Identity((4, 5), nonnegative=True)(M), np.maximum(M, 0))
@@ -210,12 +245,17 @@ def test_initial_is_the_rectangular_identity_in_the_dtype_asked():
 
 def test_repr_names_the_parameters():
     assert repr(RowColumnTopK((3, 6), 5, k_col=2)) == (
-        "RowColumnTopK(shape=(3, 6), k=5, k_col=2, normalized=True, nonnegative=False)")
+        "RowColumnTopK(shape=(3, 6), k=5, k_col=2, normalized=True, nonnegative=False)"
+    )
     assert repr(GlobalTopK((2, 2), 3, nonnegative=True)) == (
-        "GlobalTopK(shape=(2, 2), k=3, normalized=True, nonnegative=True)")
-    assert repr(RowTopK((2, 2), 1)) == "RowTopK(shape=(2, 2), k=1, normalized=True, nonnegative=False)"
+        "GlobalTopK(shape=(2, 2), k=3, normalized=True, nonnegative=True)"
+    )
+    assert (
+        repr(RowTopK((2, 2), 1)) == "RowTopK(shape=(2, 2), k=1, normalized=True, nonnegative=False)"
+    )
     assert repr(ColumnTopK((2, 2), 1, normalized=False)) == (
-        "ColumnTopK(shape=(2, 2), k=1, normalized=False, nonnegative=False)")
+        "ColumnTopK(shape=(2, 2), k=1, normalized=False, nonnegative=False)"
+    )
     assert repr(Identity((2, 3))) == "Identity(shape=(2, 3), normalized=False, nonnegative=False)"
 
 
@@ -234,10 +274,15 @@ def test_a_third_party_projection_gets_the_documented_defaults():
 
 def test_registry_records():
     infos = {i.name: i for i in sparsekit.list_components("projection")}
-    aliases = {"global-top-k": {"sp", "top-k"}, "splin": {"row-top-k"},
-               "spcol": {"column-top-k"}, "splincol": {"row-column-top-k"},
-               "support": {"supp", "support-mask"}, "constant": {"const"},
-               "identity": {"id", "proj-id", "unconstrained"}}
+    aliases = {
+        "global-top-k": {"sp", "top-k"},
+        "splin": {"row-top-k"},
+        "spcol": {"column-top-k"},
+        "splincol": {"row-column-top-k"},
+        "support": {"supp", "support-mask"},
+        "constant": {"const"},
+        "identity": {"id", "proj-id", "unconstrained"},
+    }
     for name, names in aliases.items():
         info = infos[name]
         assert set(info.aliases) == names, name
@@ -250,8 +295,12 @@ def test_registry_records():
 def test_float32_values_equal_the_float64_selection():
     M = np.random.default_rng(4).standard_normal((9, 7))
     M32 = M.astype(np.float32)
-    for proj in (RowTopK((9, 7), 3), ColumnTopK((9, 7), 2), GlobalTopK((9, 7), 11),
-                 RowColumnTopK((9, 7), 2, k_col=3)):
+    for proj in (
+        RowTopK((9, 7), 3),
+        ColumnTopK((9, 7), 2),
+        GlobalTopK((9, 7), 11),
+        RowColumnTopK((9, 7), 2, k_col=3),
+    ):
         got = proj(M32)
         assert got.dtype == np.float32
         np.testing.assert_allclose(got, proj(M32.astype(np.float64)), rtol=1e-6, atol=1e-7)

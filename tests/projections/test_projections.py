@@ -103,7 +103,8 @@ def test_listed_and_third_party_registration():
     from sparsekit.projections.base import Projection
 
     names = {i.name for i in sparsekit.list_components("projection")}
-    assert {"global-top-k", "splin", "spcol", "splincol", "support", "constant", "identity"} <= names
+    assert {"global-top-k", "splin", "spcol", "splincol", "support", "constant",
+            "identity"} <= names
     assert sparsekit.default_registry().lookup("projection", "sp").name == "global-top-k"
 
     class Diagonal(Projection):

@@ -40,4 +40,5 @@ def test_support_constant_identity_equal_pyfaust(shape):
             sparsekit.get_projection("support", mask=S, nonnegative=pos)(M), P.supp(S, pos=pos)(M),
             atol=1e-14)
     np.testing.assert_allclose(sparsekit.get_projection("constant", matrix=S)(M), P.const(S)(M))
-    np.testing.assert_allclose(sparsekit.get_projection("identity", shape=shape)(M), P.proj_id(shape)(M))
+    np.testing.assert_allclose(sparsekit.get_projection("identity", shape=shape)(M),
+                               P.proj_id(shape)(M))

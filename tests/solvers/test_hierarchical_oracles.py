@@ -1,6 +1,7 @@
 """Hierarchical Palm4MSA against pyfaust's ``hierarchical`` (rectangular targets, both update
 ways, a one-iteration global stage, four factors), the forms of its constraints, its counts and
 history, and the constraint schedule on wide targets."""
+
 import warnings
 
 import numba
@@ -23,8 +24,10 @@ def schedule(shape, fact_k, res_k):
     m, n = shape
     a = min(m, n)
     fshapes = [(m, a)] + [(a, a)] * (len(fact_k) - 1)
-    return ([RowColumnTopK(s, k, k) for s, k in zip(fshapes, fact_k)],
-            [RowColumnTopK((a, n), k, k) for k in res_k])
+    return (
+        [RowColumnTopK(s, k, k) for s, k in zip(fshapes, fact_k)],
+        [RowColumnTopK((a, n), k, k) for k in res_k],
+    )
 
 
 PYFAUST_CASES = [  # shape, factor counts, residual counts, n_iter, n_iter_global, update way
@@ -36,7 +39,9 @@ PYFAUST_CASES = [  # shape, factor counts, residual counts, n_iter, n_iter_globa
 ]
 
 
-@pytest.mark.parametrize("case", PYFAUST_CASES, ids=lambda c: f"{c[0]}-Q{len(c[1]) + 1}-g{c[4]}-{c[5]}")
+@pytest.mark.parametrize(
+    "case", PYFAUST_CASES, ids=lambda c: f"{c[0]}-Q{len(c[1]) + 1}-g{c[4]}-{c[5]}"
+)
 def test_equal_to_pyfaust_hierarchical(case):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -48,31 +53,40 @@ def test_equal_to_pyfaust_hierarchical(case):
     params = ParamsHierarchical(
         [ConstraintInt("splincol", *p.shape, p.k) for p in facts],
         [ConstraintInt("splincol", *p.shape, p.k) for p in res],
-        StoppingCriterion(num_its=n_iter), StoppingCriterion(num_its=n_glob),
-        is_update_way_R2L=(way == "right-to-left"))
+        StoppingCriterion(num_its=n_iter),
+        StoppingCriterion(num_its=n_glob),
+        is_update_way_R2L=(way == "right-to-left"),
+    )
     theirs = fact.hierarchical(M, params).toarray()
-    out = solver(n_iter=n_iter, n_iter_global=n_glob, tol=0, update_way=way).factorize(M, (facts, res))
+    out = solver(n_iter=n_iter, n_iter_global=n_glob, tol=0, update_way=way).factorize(
+        M, (facts, res)
+    )
     ours = out.factors.toarray()
     # the two differ only by their spectral-norm estimates (relative 1e-7 to 1e-5 here)
     assert np.linalg.norm(ours - theirs) <= 1e-3 * np.linalg.norm(theirs)
     assert out.factors.n_factors == len(fk) + 1
     assert [F.shape for F in out.factors.factors] == [p.shape for p in facts] + [res[-1].shape]
-    np.testing.assert_allclose(out.relative_error, np.linalg.norm(theirs - M) / np.linalg.norm(M),
-                               rtol=1e-3)
+    np.testing.assert_allclose(
+        out.relative_error, np.linalg.norm(theirs - M) / np.linalg.norm(M), rtol=1e-3
+    )
 
 
 def test_constraint_forms_agree():
     M = np.random.default_rng(1).standard_normal((8, 8))
     facts, res = schedule((8, 8), [2, 2], [4, 2])
-    pairs = ([("splincol", dict(shape=p.shape, k=p.k)) for p in facts],
-             [("splincol", dict(shape=p.shape, k=p.k)) for p in res])
+    pairs = (
+        [("splincol", dict(shape=p.shape, k=p.k)) for p in facts],
+        [("splincol", dict(shape=p.shape, k=p.k)) for p in res],
+    )
     s = solver(n_iter=6, tol=0)
     ref = s.factorize(M, (facts, res)).factors.toarray()
     for cons in ([facts, res], (tuple(facts), tuple(res)), pairs):
         np.testing.assert_array_equal(s.factorize(M, cons).factors.toarray(), ref)
     # a sparsity level builds hierarchical_constraints' schedule
     got = s.factorize(M, 2, n_factors=3).factors.toarray()
-    np.testing.assert_array_equal(got, s.factorize(M, hierarchical_constraints((8, 8), 3, 2)).factors.toarray())
+    np.testing.assert_array_equal(
+        got, s.factorize(M, hierarchical_constraints((8, 8), 3, 2)).factors.toarray()
+    )
     with pytest.raises(TypeError, match="give n_factors as well"):
         s.factorize(M, 2)
     for bad in (True, "splincol", 3.0, [facts]):
@@ -93,7 +107,9 @@ def test_iterations_history_and_defaults():
     assert out.objective.shape == (3,)  # one entry per level: the objective after its global stage
     assert out.stop_reason == "max_iter"
     assert out.target_norm == pytest.approx(np.linalg.norm(M))
-    assert out.objective[-1] == pytest.approx(np.linalg.norm(M - out.factors.toarray()) ** 2, rel=1e-9)
+    assert out.objective[-1] == pytest.approx(
+        np.linalg.norm(M - out.factors.toarray()) ** 2, rel=1e-9
+    )
     # n_iter_global defaults to n_iter
     a = solver(n_iter=5, tol=0).factorize(M, 2, n_factors=3)
     b = solver(n_iter=5, n_iter_global=5, tol=0).factorize(M, 2, n_factors=3)
@@ -153,8 +169,15 @@ def test_schedule_of_wide_targets():
     assert [(f.k, f.k_col) for f in facts] == [(2, 16), (2, 2)]  # s·m/A per column
     assert [(r.k, r.k_col) for r in res] == [(4, 4), (2, 2)]
     facts, res = hierarchical_constraints((2, 64), 8, 1)  # budgets below n: one per column
-    assert [(r.k, r.k_col) for r in res] == [(32, 1), (16, 1), (8, 1), (4, 1), (2, 1), (1, 1),
-                                             (32, 1)]
+    assert [(r.k, r.k_col) for r in res] == [
+        (32, 1),
+        (16, 1),
+        (8, 1),
+        (4, 1),
+        (2, 1),
+        (1, 1),
+        (32, 1),
+    ]
     facts, res = hierarchical_constraints((5, 1), 2, 1)  # a single column
     assert [(f.shape, f.k, f.k_col) for f in facts] == [((5, 1), 1, 5)]  # s·m/A per column
     assert [(r.shape, r.k, r.k_col) for r in res] == [((1, 1), 1, 1)]
@@ -175,5 +198,11 @@ def test_schedule_of_wide_targets():
 
 def test_documented_defaults():
     params = solver().get_params()
-    assert params == dict(n_iter=300, n_iter_global=None, tol=1e-6, update_way="right-to-left",
-                          safeguard=False, n_jobs=None)
+    assert params == dict(
+        n_iter=300,
+        n_iter_global=None,
+        tol=1e-6,
+        update_way="right-to-left",
+        safeguard=False,
+        n_jobs=None,
+    )
