@@ -34,60 +34,109 @@ def _is_dense(S, nnz):
 
 
 @njit(cache=True, nogil=True)
-def _mul(S, dense, B, out):
-    """``out = S @ B`` (``B`` and ``out`` C-contiguous)."""
-    if dense:
-        out[:, :] = np.dot(S, B)
-        return out
+def _to_csr(S, ptr, ind, dat):
+    """Write the CSR form of ``S`` into ``ptr`` (rows + 1), ``ind``, ``dat``; returns nnz."""
     r, c = S.shape
-    w = B.shape[1]
-    for i in range(r):
-        for t in range(w):
-            out[i, t] = 0.0
-        for j in range(c):
-            v = S[i, j]
-            if v != 0.0:
-                for t in range(w):
-                    out[i, t] += v * B[j, t]
-    return out
-
-
-@njit(cache=True, nogil=True)
-def _mul_t(S, dense, B, out):
-    """``out = Sᵀ @ B``."""
-    if dense:
-        out[:, :] = np.dot(S.T, B)
-        return out
-    r, c = S.shape
-    w = B.shape[1]
-    out[:, :] = 0.0
-    for i in range(r):
-        for j in range(c):
-            v = S[i, j]
-            if v != 0.0:
-                for t in range(w):
-                    out[j, t] += v * B[i, t]
-    return out
-
-
-@njit(cache=True, nogil=True)
-def _nnz(S):
     n = 0
-    for v in S.ravel():
-        if v != 0.0:
-            n += 1
+    ptr[0] = 0
+    for i in range(r):
+        for j in range(c):
+            v = S[i, j]
+            if v != 0.0:
+                ind[n] = j
+                dat[n] = v
+                n += 1
+        ptr[i + 1] = n
     return n
 
 
-# -- projections ------------------------------------------------------------------------------
 @njit(cache=True, nogil=True)
-def _select(vals, k, keep):
-    """``keep[j] |= vals[j]`` among the ``k`` largest (ties: lowest ``j``)."""
+def _csr_mul(ptr, ind, dat, B, out):
+    """``out = S @ B`` for ``S`` in CSR form (one row AXPY per non-zero)."""
+    w = B.shape[1]
+    for i in range(ptr.shape[0] - 1):
+        for t in range(w):
+            out[i, t] = 0.0
+        for p in range(ptr[i], ptr[i + 1]):
+            v = dat[p]
+            j = ind[p]
+            for t in range(w):
+                out[i, t] += v * B[j, t]
+    return out
+
+
+@njit(cache=True, nogil=True)
+def _csr_mul_t(ptr, ind, dat, B, out):
+    """``out = Sᵀ @ B`` for ``S`` in CSR form (scatter)."""
+    w = B.shape[1]
+    out[:, :] = 0.0
+    for i in range(ptr.shape[0] - 1):
+        for p in range(ptr[i], ptr[i + 1]):
+            v = dat[p]
+            j = ind[p]
+            for t in range(w):
+                out[j, t] += v * B[i, t]
+    return out
+
+
+@njit(cache=True, nogil=True)
+def _csr_vec(ptr, ind, dat, x, out):
+    """``out = S @ x`` for a vector ``x``."""
+    for i in range(ptr.shape[0] - 1):
+        s = 0.0
+        for p in range(ptr[i], ptr[i + 1]):
+            s += dat[p] * x[ind[p]]
+        out[i] = s
+    return out
+
+
+@njit(cache=True, nogil=True)
+def _csr_vec_t(ptr, ind, dat, x, out):
+    """``out = Sᵀ @ x`` for a vector ``x``."""
+    out[:] = 0.0
+    for i in range(ptr.shape[0] - 1):
+        xi = x[i]
+        for p in range(ptr[i], ptr[i + 1]):
+            out[ind[p]] += dat[p] * xi
+    return out
+
+
+# -- projections ------------------------------------------------------------------------------
+#: up to this many per row or column, the threshold comes from one pass with a sorted buffer
+SMALL_K = 32
+
+
+@njit(cache=True, nogil=True)
+def _kth_largest(vals, k, top):
+    """The ``k``-th largest of ``vals`` (duplicates counted), ``top`` a buffer of ``k``."""
+    n = vals.shape[0]
+    if k > SMALL_K:
+        return np.partition(vals, n - k)[n - k]
+    cnt = 0
+    for j in range(n):
+        v = vals[j]
+        if cnt < k:
+            i = cnt
+            cnt += 1
+        elif v > top[k - 1]:
+            i = k - 1
+        else:
+            continue
+        while i > 0 and top[i - 1] < v:  # insertion into the descending buffer
+            top[i] = top[i - 1]
+            i -= 1
+        top[i] = v
+    return top[k - 1]
+
+
+@njit(cache=True, nogil=True)
+def _select(vals, k, keep, top):
+    """``keep[j] = True`` for the ``k`` largest ``vals[j]`` (ties: lowest ``j``)."""
     n = vals.shape[0]
     if k >= n:
         keep[:] = True
         return
-    t = np.partition(vals, n - k)[n - k]
+    t = _kth_largest(vals, k, top)
     above = 0
     for j in range(n):
         if vals[j] > t:
@@ -109,13 +158,14 @@ def project(M, kind, krow, kcol, normed, out):
     if kind == TOPK:
         A = np.abs(M)
         mask = np.zeros((r, c), dtype=np.bool_)
+        top = np.empty(min(max(krow, kcol), SMALL_K), dtype=M.dtype)
         if krow > 0:
             row = np.empty(c, dtype=M.dtype)
             keep = np.zeros(c, dtype=np.bool_)
             for i in range(r):
                 row[:] = A[i]
                 keep[:] = False
-                _select(row, krow, keep)
+                _select(row, krow, keep, top)
                 for j in range(c):
                     mask[i, j] |= keep[j]
         if kcol > 0:
@@ -124,7 +174,7 @@ def project(M, kind, krow, kcol, normed, out):
             for j in range(c):
                 col[:] = A[:, j]
                 keep[:] = False
-                _select(col, kcol, keep)
+                _select(col, kcol, keep, top)
                 for i in range(r):
                     mask[i, j] |= keep[i]
         for i in range(r):
@@ -145,36 +195,71 @@ def project(M, kind, krow, kcol, normed, out):
 
 
 # -- spectral norms ---------------------------------------------------------------------------
+#: Lanczos operand: a dense ``A``, or the chain ``P = S_lo ⋯ S_{hi−1}`` as ``A = Pᵀ`` (``L``) or ``A = P`` (``R``)
+DENSE, CHAIN_L, CHAIN_R = 0, 1, 2
+
+
 @njit(cache=True, nogil=True)
-def sq_norm2(A, warm, has_warm, mix, tol, max_steps):
-    """``‖A‖_2²`` by Lanczos on ``Aᵀ A`` (the algorithm of ``palm4msa._sq_norm2``), started from
-    ``mix + warm`` (``warm`` when ``has_warm``); the Ritz vector is written to ``warm``."""
-    r, n = A.shape
+def _gram_vec(mode, A, x, out, tmp_a, tmp_b, ptr, ind, dat, poffs, doffs, rows, cols, lo, hi):
+    """``out = Aᵀ A x`` for the operand of :func:`sq_norm2`."""
+    if mode == DENSE:
+        r, n = A.shape
+        for i in range(r):
+            s = 0.0
+            for t in range(n):
+                s += A[i, t] * x[t]
+            tmp_a[i] = s
+        out[:] = 0.0
+        for i in range(r):
+            a = tmp_a[i]
+            for t in range(n):
+                out[t] += a * A[i, t]
+        return out
+    cur = x
+    use_a = True
+    # P = S_lo ⋯ S_{hi-1}. CHAIN_R: Pᵀ P x, S_{hi-1} first, then the transposes from S_lo;
+    # CHAIN_L: P Pᵀ x, S_loᵀ first, then the factors from S_{hi-1}
+    for step in range(2):
+        for k in range(hi - lo):
+            p = hi - 1 - k if (mode == CHAIN_R) == (step == 0) else lo + k
+            dst = tmp_a if use_a else tmp_b
+            use_a = not use_a
+            pp = ptr[poffs[p]:poffs[p] + rows[p] + 1]
+            pi = ind[doffs[p]:]
+            pd = dat[doffs[p]:]
+            if (mode == CHAIN_R) == (step == 0):
+                cur = _csr_vec(pp, pi, pd, cur, dst[:rows[p]])
+            else:
+                cur = _csr_vec_t(pp, pi, pd, cur, dst[:cols[p]])
+    out[:] = cur
+    return out
+
+
+@njit(cache=True, nogil=True)
+def sq_norm2(mode, A, n, warm, has_warm, mix, tol, max_steps, ptr, ind, dat, poffs, doffs,
+             rows, cols, lo, hi):
+    """``‖A‖_2²`` by Lanczos on ``Aᵀ A`` (the algorithm of ``palm4msa._sq_norm2``) for a dense
+    ``A`` (``mode=DENSE``) or a chain of CSR factors (``CHAIN_L``, ``CHAIN_R``), ``n`` columns;
+    started from ``mix + warm`` (``warm`` when ``has_warm``); the Ritz vector goes to ``warm``."""
     steps = min(max_steps, n)
-    V = np.empty((steps, n), dtype=A.dtype)
+    V = np.empty((steps, n), dtype=dat.dtype)
     v = mix.copy()
     if has_warm:
         v += warm
     V[0] = v / np.sqrt(np.sum(v * v))
     alpha = np.zeros(steps)
     betas = np.zeros(steps)
-    Av = np.empty(r, dtype=A.dtype)
-    w = np.empty(n, dtype=A.dtype)
+    width = max(n, A.shape[0], rows.max(), cols.max())
+    tmp_a = np.empty(width, dtype=dat.dtype)
+    tmp_b = np.empty(width, dtype=dat.dtype)
+    w = np.empty(n, dtype=dat.dtype)
     coef = np.empty(steps)
     theta = 0.0
     y = np.ones(1)
     j = 0
     for j in range(steps):
-        for i in range(r):
-            s = 0.0
-            for t in range(n):
-                s += A[i, t] * V[j, t]
-            Av[i] = s
-        w[:] = 0.0
-        for i in range(r):
-            a = Av[i]
-            for t in range(n):
-                w[t] += a * A[i, t]
+        _gram_vec(mode, A, V[j], w, tmp_a, tmp_b, ptr, ind, dat, poffs, doffs, rows, cols,
+                  lo, hi)
         s = 0.0
         for t in range(n):
             s += w[t] * V[j, t]
@@ -189,7 +274,10 @@ def sq_norm2(A, warm, has_warm, mix, tol, max_steps):
                 cp = coef[p]
                 for t in range(n):
                     w[t] -= cp * V[p, t]
-        beta = np.sqrt(np.sum(w.astype(np.float64) ** 2))
+        s = 0.0
+        for t in range(n):
+            s += w[t] * w[t]
+        beta = np.sqrt(s)
         if j % 4 == 3 or j + 1 == steps or beta <= tol * alpha[j]:
             if j == 0:
                 theta = alpha[0]
@@ -206,7 +294,8 @@ def sq_norm2(A, warm, has_warm, mix, tol, max_steps):
                 y = evecs[:, j].copy()
             if beta * abs(y[-1]) <= tol * theta or j + 1 == steps:
                 break
-        V[j + 1] = w / beta
+        for t in range(n):
+            V[j + 1, t] = w[t] / beta
         betas[j] = beta
     warm[:] = 0.0
     for p in range(j + 1):
@@ -217,15 +306,38 @@ def sq_norm2(A, warm, has_warm, mix, tol, max_steps):
 
 # -- one sweep --------------------------------------------------------------------------------
 @njit(cache=True, nogil=True)
+def _fmul(q, S, dense, ptr, ind, dat, poffs, doffs, B, out):
+    """``out = S_q @ B``: BLAS for a dense factor, else its CSR form."""
+    if dense[q]:
+        out[:, :] = np.dot(S, B)
+        return out
+    return _csr_mul(ptr[poffs[q]:poffs[q] + S.shape[0] + 1], ind[doffs[q]:], dat[doffs[q]:], B, out)
+
+
+@njit(cache=True, nogil=True)
+def _fmul_t(q, S, dense, ptr, ind, dat, poffs, doffs, B, out):
+    """``out = S_qᵀ @ B``."""
+    if dense[q]:
+        out[:, :] = np.dot(S.T, B)
+        return out
+    return _csr_mul_t(ptr[poffs[q]:poffs[q] + S.shape[0] + 1], ind[doffs[q]:], dat[doffs[q]:], B,
+                      out)
+
+
+@njit(cache=True, nogil=True)
 def sweep(U, buf, offs, rows, cols, kinds, krow, kcol, normed, lam, margin, warm_l, has_l,
-          warm_r, has_r, mix_m, mix_n, norm_tol, norm_steps):
+          warm_r, has_r, mix_m, mix_n, norm_tol, norm_steps, ptr, ind, dat, poffs):
     """One right-to-left Palm4MSA sweep on the factors in ``buf`` (updated in place).
 
     ``L = S_1 ⋯ S_{q−1}`` holds the values at the sweep's start, ``R = S_{q+1} ⋯ S_Q`` the
     updated ones; ``S_q ← P_q(S_q − λ Lᵀ(λ L S_q R − U) Rᵀ / c)`` with
-    ``c = margin · λ² ‖L‖_2² ‖R‖_2²``. Products with ``L`` go through the factors when they are
-    sparse and few non-zeros (``8 Σ nnz ≤`` the prefix's size), else through the dense prefix;
-    the same for ``R``. Returns the product ``S_1 ⋯ S_Q`` (``m × n``).
+    ``c = margin · λ² ‖L‖_2² ‖R‖_2²``. Products with ``L`` go through the CSR factors when
+    all are sparse and few non-zeros (``8 Σ nnz ≤`` the dense prefix's size, the rule of the
+    Python sweep), else through the dense prefix; the same for ``R``. The Lanczos products
+    for ``‖L‖_2`` and ``‖R‖_2`` go through the factors whenever they have fewer non-zeros
+    than the prefix has entries.
+    ``ptr, ind, dat`` hold the factors' CSR forms (factor ``q``: row pointers from
+    ``poffs[q]``, entries from ``offs[q]``). Returns the product ``S_1 ⋯ S_Q`` (``m × n``).
     """
     m, n = U.shape
     Q = rows.shape[0]
@@ -233,7 +345,7 @@ def sweep(U, buf, offs, rows, cols, kinds, krow, kcol, normed, lam, margin, warm
     dense = np.zeros(Q, dtype=np.bool_)
     for q in range(Q):
         S = _view(buf, offs, rows, cols, q)
-        nnz[q] = _nnz(S)
+        nnz[q] = _to_csr(S, ptr[poffs[q]:poffs[q] + rows[q] + 1], ind[offs[q]:], dat[offs[q]:])
         dense[q] = _is_dense(S, nnz[q])
     # transposed prefixes PT[q] = (S_1 ⋯ S_{q-1})ᵀ, (cols[q-1] × m), back to back
     pt_off = np.zeros(Q + 1, dtype=np.int64)
@@ -247,45 +359,59 @@ def sweep(U, buf, offs, rows, cols, kinds, krow, kcol, normed, lam, margin, warm
             P[:, :] = S.T
         else:
             Pp = PT[pt_off[q - 1]:pt_off[q]].reshape((rows[q - 1], m))
-            _mul_t(S, dense[q - 1], Pp, P)
+            _fmul_t(q - 1, S, dense, ptr, ind, dat, poffs, offs, Pp, P)
+    no_A = np.empty((0, 1), dtype=U.dtype)
     R = np.empty((0, n), dtype=U.dtype)  # empty: the identity
     for q in range(Q - 1, -1, -1):
         S = _view(buf, offs, rows, cols, q)
         a, b = rows[q], cols[q]
         if kinds[q] != CONSTANT:
-            if q > 0:
-                L_T = PT[pt_off[q]:pt_off[q + 1]].reshape((a, m))
-                nL = sq_norm2(L_T, warm_l[q], has_l[q], mix_m, norm_tol, norm_steps)
-                has_l[q] = True
-            else:
+            sparse_l = q > 0
+            tot_l = 0
+            for p in range(q):
+                sparse_l = sparse_l and not dense[p]
+                tot_l += nnz[p]
+            left_chain = sparse_l and 8 * tot_l <= a * m
+            sparse_r = q < Q - 1
+            tot_r = 0
+            for p in range(q + 1, Q):
+                sparse_r = sparse_r and not dense[p]
+                tot_r += nnz[p]
+            right_chain = sparse_r and 8 * tot_r <= b * b
+            L_T = PT[pt_off[q]:pt_off[q + 1]].reshape((a if q > 0 else 0, m))
+            if q == 0:
                 nL = 1.0
-            if q < Q - 1:
-                nR = sq_norm2(R, warm_r[q], has_r[q], mix_n, norm_tol, norm_steps)
-                has_r[q] = True
+            elif sparse_l and tot_l <= a * m:
+                nL = sq_norm2(CHAIN_L, no_A, m, warm_l[q], has_l[q], mix_m, norm_tol, norm_steps,
+                              ptr, ind, dat, poffs, offs, rows, cols, 0, q)
             else:
+                nL = sq_norm2(DENSE, L_T, m, warm_l[q], has_l[q], mix_m, norm_tol, norm_steps,
+                              ptr, ind, dat, poffs, offs, rows, cols, 0, q)
+            has_l[q] = q > 0
+            if q == Q - 1:
                 nR = 1.0
+            elif sparse_r and tot_r <= b * n:
+                nR = sq_norm2(CHAIN_R, no_A, n, warm_r[q], has_r[q], mix_n, norm_tol, norm_steps,
+                              ptr, ind, dat, poffs, offs, rows, cols, q + 1, Q)
+            else:
+                nR = sq_norm2(DENSE, R, n, warm_r[q], has_r[q], mix_n, norm_tol, norm_steps,
+                              ptr, ind, dat, poffs, offs, rows, cols, q + 1, Q)
+            has_r[q] = q < Q - 1
             c = margin * lam * lam * nL * nR
             if c > 0:
                 SR = np.empty((a, n), dtype=U.dtype)
                 if q < Q - 1:
-                    _mul(S, dense[q], R, SR)
+                    _fmul(q, S, dense, ptr, ind, dat, poffs, offs, R, SR)
                 else:
                     SR[:, :] = S
-                left_chain = q > 0
-                tot = 0
-                for p in range(q):
-                    left_chain = left_chain and not dense[p]
-                    tot += nnz[p]
-                left_chain = left_chain and 8 * tot <= a * m
                 if q == 0:
                     E = SR
                 elif left_chain:
                     E = SR
                     for p in range(q - 1, -1, -1):
-                        E = _mul(_view(buf, offs, rows, cols, p), False, E,
-                                 np.empty((rows[p], n), dtype=U.dtype))
+                        E = _fmul(p, _view(buf, offs, rows, cols, p), dense, ptr, ind, dat, poffs,
+                                  offs, E, np.empty((rows[p], n), dtype=U.dtype))
                 else:
-                    L_T = PT[pt_off[q]:pt_off[q + 1]].reshape((a, m))
                     E = np.dot(L_T.T, SR)
                 for i in range(m):
                     for t in range(n):
@@ -295,22 +421,16 @@ def sweep(U, buf, offs, rows, cols, kinds, krow, kcol, normed, lam, margin, warm
                 elif left_chain:
                     G = E
                     for p in range(q):
-                        G = _mul_t(_view(buf, offs, rows, cols, p), False, G,
-                                   np.empty((cols[p], n), dtype=U.dtype))
+                        G = _fmul_t(p, _view(buf, offs, rows, cols, p), dense, ptr, ind, dat,
+                                    poffs, offs, G, np.empty((cols[p], n), dtype=U.dtype))
                 else:
                     G = np.dot(L_T, E)
                 if q < Q - 1:
-                    right_chain = True
-                    tot = 0
-                    for p in range(q + 1, Q):
-                        right_chain = right_chain and not dense[p]
-                        tot += nnz[p]
-                    right_chain = right_chain and 8 * tot <= R.shape[0] * R.shape[0]
                     if right_chain:
                         H = np.ascontiguousarray(G.T)  # (n, a)
                         for p in range(Q - 1, q, -1):
-                            H = _mul(_view(buf, offs, rows, cols, p), False, H,
-                                     np.empty((rows[p], a), dtype=U.dtype))
+                            H = _fmul(p, _view(buf, offs, rows, cols, p), dense, ptr, ind, dat,
+                                      poffs, offs, H, np.empty((rows[p], a), dtype=U.dtype))
                         G = np.ascontiguousarray(H.T)
                     else:
                         G = np.dot(G, R.T)
@@ -320,10 +440,10 @@ def sweep(U, buf, offs, rows, cols, kinds, krow, kcol, normed, lam, margin, warm
                     for j in range(b):
                         step[i, j] = S[i, j] - scal * G[i, j]
                 project(step, kinds[q], krow[q], kcol[q], normed[q], S)
-                nnz[q] = _nnz(S)
+                nnz[q] = _to_csr(S, ptr[poffs[q]:poffs[q] + a + 1], ind[offs[q]:], dat[offs[q]:])
                 dense[q] = _is_dense(S, nnz[q])
         if q == Q - 1:
             R = S.copy()
         else:
-            R = _mul(S, dense[q], R, np.empty((a, n), dtype=U.dtype))
+            R = _fmul(q, S, dense, ptr, ind, dat, poffs, offs, R, np.empty((a, n), dtype=U.dtype))
     return R

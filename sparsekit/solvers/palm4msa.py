@@ -182,13 +182,17 @@ class _CompiledSweep:
             rows = np.array([f.dense.shape[0] for f in F], dtype=np.int64)
             cols = np.array([f.dense.shape[1] for f in F], dtype=np.int64)
             offs = np.concatenate([[0], np.cumsum(rows * cols)]).astype(np.int64)
-            self.shapes = rows, cols, offs
-        rows, cols, offs = self.shapes
+            poffs = np.concatenate([[0], np.cumsum(rows + 1)]).astype(np.int64)
+            self.shapes = rows, cols, offs, poffs
+            # CSR forms of the factors, rebuilt inside each sweep (room for dense factors)
+            self.csr = (np.empty(poffs[-1], dtype=np.int64), np.empty(offs[-1], dtype=np.int64),
+                        np.empty(offs[-1], dtype=U.dtype))
+        rows, cols, offs, poffs = self.shapes
         # a new buffer each sweep: earlier iterates (kept by the safeguard or keep_best) stay
         buf = np.concatenate([f.dense.ravel() for f in F])
         prod = _pc.sweep(U, buf, offs[:-1], rows, cols, *self.codes, float(lam), float(margin),
                          self.warm_l, self.has_l, self.warm_r, self.has_r, self.mix_m,
-                         self.mix_n, self.norm_tol, 40)
+                         self.mix_n, self.norm_tol, 40, *self.csr, poffs[:-1])
         F = [_Factor.view(buf[offs[q]:offs[q + 1]].reshape(rows[q], cols[q]))
              for q in range(len(F))]
         return F, prod
