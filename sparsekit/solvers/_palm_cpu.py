@@ -237,12 +237,13 @@ def _gram_vec(mode, A, x, out, tmp_a, tmp_b, ptr, ind, dat, poffs, doffs, rows, 
 
 @njit(cache=True, nogil=True)
 def sq_norm2(mode, A, n, warm, has_warm, mix, tol, max_steps, ptr, ind, dat, poffs, doffs,
-             rows, cols, lo, hi):
+             rows, cols, lo, hi, vbuf):
     """``‖A‖_2²`` by Lanczos on ``Aᵀ A`` (the algorithm of ``palm4msa._sq_norm2``) for a dense
     ``A`` (``mode=DENSE``) or a chain of CSR factors (``CHAIN_L``, ``CHAIN_R``), ``n`` columns;
-    started from ``mix + warm`` (``warm`` when ``has_warm``); the Ritz vector goes to ``warm``."""
+    started from ``mix + warm`` (``warm`` when ``has_warm``); the Ritz vector goes to ``warm``.
+    ``vbuf`` (at least ``min(max_steps, n) · n``) holds the Lanczos basis."""
     steps = min(max_steps, n)
-    V = np.empty((steps, n), dtype=dat.dtype)
+    V = vbuf[:steps * n].reshape((steps, n))
     v = mix.copy()
     if has_warm:
         v += warm
@@ -361,7 +362,14 @@ def sweep(U, buf, offs, rows, cols, kinds, krow, kcol, normed, lam, margin, warm
             Pp = PT[pt_off[q - 1]:pt_off[q]].reshape((rows[q - 1], m))
             _fmul_t(q - 1, S, dense, ptr, ind, dat, poffs, offs, Pp, P)
     no_A = np.empty((0, 1), dtype=U.dtype)
-    R = np.empty((0, n), dtype=U.dtype)  # empty: the identity
+    # scratch, allocated once per sweep: chains of products ping-pong between X[0] and X[1]
+    # (and X[2], X[3] for the right chain), R between RB[0] and RB[1]
+    width = max(m, n, rows.max(), cols.max())
+    X = np.empty((4, width * width), dtype=U.dtype)
+    RB = np.empty((2, width * n), dtype=U.dtype)
+    vbuf = np.empty(min(norm_steps, width) * width, dtype=U.dtype)
+    R = RB[0, :0].reshape((0, n))  # empty: the identity
+    r_flip = 0
     for q in range(Q - 1, -1, -1):
         S = _view(buf, offs, rows, cols, q)
         a, b = rows[q], cols[q]
@@ -383,34 +391,36 @@ def sweep(U, buf, offs, rows, cols, kinds, krow, kcol, normed, lam, margin, warm
                 nL = 1.0
             elif sparse_l and tot_l <= a * m:
                 nL = sq_norm2(CHAIN_L, no_A, m, warm_l[q], has_l[q], mix_m, norm_tol, norm_steps,
-                              ptr, ind, dat, poffs, offs, rows, cols, 0, q)
+                              ptr, ind, dat, poffs, offs, rows, cols, 0, q, vbuf)
             else:
                 nL = sq_norm2(DENSE, L_T, m, warm_l[q], has_l[q], mix_m, norm_tol, norm_steps,
-                              ptr, ind, dat, poffs, offs, rows, cols, 0, q)
+                              ptr, ind, dat, poffs, offs, rows, cols, 0, q, vbuf)
             has_l[q] = q > 0
             if q == Q - 1:
                 nR = 1.0
             elif sparse_r and tot_r <= b * n:
                 nR = sq_norm2(CHAIN_R, no_A, n, warm_r[q], has_r[q], mix_n, norm_tol, norm_steps,
-                              ptr, ind, dat, poffs, offs, rows, cols, q + 1, Q)
+                              ptr, ind, dat, poffs, offs, rows, cols, q + 1, Q, vbuf)
             else:
                 nR = sq_norm2(DENSE, R, n, warm_r[q], has_r[q], mix_n, norm_tol, norm_steps,
-                              ptr, ind, dat, poffs, offs, rows, cols, q + 1, Q)
+                              ptr, ind, dat, poffs, offs, rows, cols, q + 1, Q, vbuf)
             has_r[q] = q < Q - 1
             c = margin * lam * lam * nL * nR
             if c > 0:
-                SR = np.empty((a, n), dtype=U.dtype)
+                SR = X[0, :a * n].reshape((a, n))
                 if q < Q - 1:
                     _fmul(q, S, dense, ptr, ind, dat, poffs, offs, R, SR)
                 else:
                     SR[:, :] = S
+                flip = 1
                 if q == 0:
                     E = SR
                 elif left_chain:
                     E = SR
                     for p in range(q - 1, -1, -1):
                         E = _fmul(p, _view(buf, offs, rows, cols, p), dense, ptr, ind, dat, poffs,
-                                  offs, E, np.empty((rows[p], n), dtype=U.dtype))
+                                  offs, E, X[flip, :rows[p] * n].reshape((rows[p], n)))
+                        flip = 1 - flip
                 else:
                     E = np.dot(L_T.T, SR)
                 for i in range(m):
@@ -422,28 +432,39 @@ def sweep(U, buf, offs, rows, cols, kinds, krow, kcol, normed, lam, margin, warm
                     G = E
                     for p in range(q):
                         G = _fmul_t(p, _view(buf, offs, rows, cols, p), dense, ptr, ind, dat,
-                                    poffs, offs, G, np.empty((cols[p], n), dtype=U.dtype))
+                                    poffs, offs, G, X[flip, :cols[p] * n].reshape((cols[p], n)))
+                        flip = 1 - flip
                 else:
                     G = np.dot(L_T, E)
-                if q < Q - 1:
-                    if right_chain:
-                        H = np.ascontiguousarray(G.T)  # (n, a)
-                        for p in range(Q - 1, q, -1):
-                            H = _fmul(p, _view(buf, offs, rows, cols, p), dense, ptr, ind, dat,
-                                      poffs, offs, H, np.empty((rows[p], a), dtype=U.dtype))
-                        G = np.ascontiguousarray(H.T)
-                    else:
-                        G = np.dot(G, R.T)
-                step = np.empty((a, b), dtype=U.dtype)
+                step = X[2, :a * b].reshape((a, b))
                 scal = lam / c
-                for i in range(a):
-                    for j in range(b):
-                        step[i, j] = S[i, j] - scal * G[i, j]
+                if q < Q - 1 and right_chain:
+                    H = X[3, :n * a].reshape((n, a))  # Gᵀ, then R Gᵀ through the factors
+                    for i in range(a):
+                        for t in range(n):
+                            H[t, i] = G[i, t]
+                    hflip = 1 - flip
+                    for p in range(Q - 1, q, -1):
+                        H = _fmul(p, _view(buf, offs, rows, cols, p), dense, ptr, ind, dat,
+                                  poffs, offs, H, X[hflip, :rows[p] * a].reshape((rows[p], a)))
+                        hflip = 3 if hflip != 3 else 1 - flip
+                    for i in range(a):
+                        for j in range(b):
+                            step[i, j] = S[i, j] - scal * H[j, i]
+                else:
+                    if q < Q - 1:
+                        G = np.dot(G, R.T)
+                    for i in range(a):
+                        for j in range(b):
+                            step[i, j] = S[i, j] - scal * G[i, j]
                 project(step, kinds[q], krow[q], kcol[q], normed[q], S)
                 nnz[q] = _to_csr(S, ptr[poffs[q]:poffs[q] + a + 1], ind[offs[q]:], dat[offs[q]:])
                 dense[q] = _is_dense(S, nnz[q])
+        out = RB[r_flip, :a * n].reshape((a, n))
+        r_flip = 1 - r_flip
         if q == Q - 1:
-            R = S.copy()
+            out[:, :] = S
         else:
-            R = _fmul(q, S, dense, ptr, ind, dat, poffs, offs, R, np.empty((a, n), dtype=U.dtype))
-    return R
+            _fmul(q, S, dense, ptr, ind, dat, poffs, offs, R, out)
+        R = out
+    return R.copy()
