@@ -394,7 +394,7 @@ class QuicKMeans(ParamsMixin):
         dtype = X.dtype
         member = sp.csr_matrix((np.ones(n), (labels, np.arange(n))), shape=(K, n))
         U = np.asarray(member @ X.astype(np.float64, copy=False)) / np.maximum(counts, 1)[:, None]
-        within = float(np.sum((X - U[labels]) ** 2, dtype=np.float64))
+        within = _within(X, U, labels)
         U = U.astype(dtype)
         w = np.sqrt(counts / n).astype(dtype)
         target = w[:, None] * U
@@ -458,6 +458,16 @@ class QuicKMeans(ParamsMixin):
         with thread_limit(effective_n_jobs(self.n_jobs)):
             _, dist = _assign(self.cluster_centers_, X, mean=self.mean_)
         return -float(dist.sum(dtype=np.float64))
+
+
+def _within(X, U, labels):
+    """``Σ_n ‖x_n − u_{t_n}‖²`` block by block (no ``n × d`` temporaries)."""
+    block = int(max(1, BLOCK_BYTES // max(1, 8 * X.shape[1])))
+    total = 0.0
+    for r0 in range(0, X.shape[0], block):
+        D = X[r0:r0 + block] - U[labels[r0:r0 + block]]
+        total += float(np.einsum("ij,ij->", D, D))
+    return total
 
 
 def _weighted_error(target, w, V):
