@@ -392,8 +392,7 @@ class QuicKMeans(ParamsMixin):
         n, d = X.shape
         K = counts.size
         dtype = X.dtype
-        member = sp.csr_matrix((np.ones(n), (labels, np.arange(n))), shape=(K, n))
-        U = np.asarray(member @ X.astype(np.float64, copy=False)) / np.maximum(counts, 1)[:, None]
+        U = _cluster_sums(X, labels, K) / np.maximum(counts, 1)[:, None]
         within = _within(X, U, labels)
         U = U.astype(dtype)
         w = np.sqrt(counts / n).astype(dtype)
@@ -458,6 +457,20 @@ class QuicKMeans(ParamsMixin):
         with thread_limit(effective_n_jobs(self.n_jobs)):
             _, dist = _assign(self.cluster_centers_, X, mean=self.mean_)
         return -float(dist.sum(dtype=np.float64))
+
+
+def _cluster_sums(X, labels, K):
+    """Per-cluster sums of the rows of ``X`` in float64, block by block (no float64 copy of a
+    float32 ``X``)."""
+    n = X.shape[0]
+    block = int(max(1, BLOCK_BYTES // max(1, 8 * X.shape[1])))
+    sums = np.zeros((K, X.shape[1]))
+    for r0 in range(0, n, block):
+        lab = labels[r0:r0 + block]
+        b = lab.size
+        member = sp.csr_matrix((np.ones(b), (lab, np.arange(b))), shape=(K, b))
+        sums += member @ X[r0:r0 + block].astype(np.float64, copy=False)
+    return sums
 
 
 def _within(X, U, labels):
