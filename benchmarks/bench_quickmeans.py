@@ -142,7 +142,9 @@ def main():
     p.add_argument("--no-slopes", action="store_true",
                    help="skip the one-iteration fits (no per-iteration costs, no crossover)")
     args = p.parse_args()
-    sizes = args.sizes or ([2000, 5000] if args.quick else [5000, 20000, 100000])
+    sizes = args.sizes
+    if sizes is None:
+        sizes = [] if args.sizes32 else [2000, 5000] if args.quick else [5000, 20000, 100000]
     print(machine())
     print(f"uptime: {os.popen('uptime').read().strip()}")
     rows, pts = [], []

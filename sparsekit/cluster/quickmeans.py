@@ -70,7 +70,7 @@ from ..projections.base import Constant, Identity
 from ..registry import default_registry
 from ..solvers.hierarchical import hierarchical_constraints, hierarchical_dense
 from ..solvers.palm4msa import default_factors, run_palm
-from ._cpu import nearest_from_scores
+from ._cpu import nearest_from_scores, within_cluster_sum
 
 _NOT_FITTED = []
 
@@ -474,13 +474,9 @@ def _cluster_sums(X, labels, K):
 
 
 def _within(X, U, labels):
-    """``Σ_n ‖x_n − u_{t_n}‖²`` block by block (no ``n × d`` temporaries)."""
-    block = int(max(1, BLOCK_BYTES // max(1, 8 * X.shape[1])))
-    total = 0.0
-    for r0 in range(0, X.shape[0], block):
-        D = X[r0:r0 + block] - U[labels[r0:r0 + block]]
-        total += float(np.einsum("ij,ij->", D, D))
-    return total
+    """``Σ_n ‖x_n − u_{t_n}‖²`` (float64, one compiled pass over ``X``)."""
+    return float(within_cluster_sum(X, np.ascontiguousarray(U, dtype=np.float64),
+                                    np.ascontiguousarray(labels, dtype=np.int64)))
 
 
 def _weighted_error(target, w, V):
