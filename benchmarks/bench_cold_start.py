@@ -14,6 +14,14 @@ Run ``python benchmarks/bench_cold_start.py`` (``--only omp,mp`` for some rows, 
 to skip the second process, ``--baseline DIR`` to time another checkout of sparsekit row by row
 in the same run, so that both see the same machine load). Prints a Markdown table; exits non-zero when a first call exceeds
 ``--limit`` CPU seconds (default 2.0, the per-dtype budget) only if ``--strict`` is given.
+
+``--warm`` times start-up on a filled cache instead (issue 18, item 5): per entry point, one
+process fills an empty ``NUMBA_CACHE_DIR``, then ``--repeat`` (3) fresh processes each time
+the seconds from their spawn to the end of the first float64 call, the CPU seconds of the
+whole process then (``getrusage``: on a shared machine the figure to trust), the same up to
+the end of ``import sparsekit`` (NumPy and the data included), and the second call. Best of
+the runs, the 1-minute load average of every run (range); with ``--baseline`` the two trees
+alternate run by run. The children may write bytecode (an installed package has it).
 """
 from __future__ import annotations
 
@@ -24,6 +32,7 @@ import subprocess
 import sys
 import tempfile
 import textwrap
+import time
 from pathlib import Path
 
 from _timing import machine
@@ -77,7 +86,17 @@ ENTRY_POINTS = {
     "solver nn-omp": "sparsekit.get_solver('nn-omp', n_nonzero_coefs=8).solve(D, Y)",
     "solver frank-wolfe": (
         "sparsekit.get_solver('frank-wolfe', beta=20.0, max_iter=50).solve(D, Y)"),
+    "KernelKMeans": "sparsekit.KernelKMeans(n_clusters=3, random_state=0).fit(X)",
+    "QuicKMeans": (
+        "sparsekit.QuicKMeans(n_clusters=4, max_iter=5, palm_iter=20, random_state=0).fit(X)"),
+    "SparseCoder": (
+        "sparsekit.SparseCoder(D.T, solver_params={'n_nonzero_coefs': 8}).fit_transform(Y.T)"),
 }
+
+#: the rows of ``--warm`` (issue 18: kernels, samplers, solvers, Nystroem, estimators)
+WARM_DEFAULT = ("kernel rbf", "kernel chi2", "kernel laplacian", "sampler uniform", "sampler rls",
+                "sampler dac-rls", "solver omp", "solver mp", "Nystroem uniform",
+                "KernelKMeans", "QuicKMeans", "SparseCoder")
 
 CHILD = """
 import json, sys, time, warnings
@@ -94,6 +113,110 @@ for dt in DTYPES:
         out[f"{dt}_{call}_cpu"] = time.process_time() - c0
 print("RESULT " + json.dumps(out))
 """
+
+
+#: ``--warm``: a fresh interpreter on a filled cache; the clock starts before the interpreter
+#: does (``T_SPAWN``, set by the parent) and the CPU time is the whole process's (getrusage)
+WARM_CHILD = """
+import time
+T_START = time.time()
+import json, os, resource, warnings
+warnings.simplefilter("ignore")
+def cpu():
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
+exec(SETUP)
+out = {"setup_cpu": cpu()}
+import sparsekit
+out["import"], out["import_cpu"] = time.time() - T_SPAWN, cpu()
+if CODE:
+    exec(CODE)
+    out["first"], out["first_cpu"] = time.time() - T_SPAWN, cpu()
+    t0, c0 = time.perf_counter(), cpu()
+    exec(CODE)
+    out["second"], out["second_cpu"] = time.perf_counter() - t0, cpu() - c0
+out["modules"] = len(__import__("sys").modules)
+print("RESULT " + json.dumps(out))
+"""
+
+
+#: ``--warm``'s reference row: one trivial cached ``@njit`` function, called once. Its first call
+#: is Numba's own start-up (typing and target registries, which import ``scipy.linalg`` for
+#: BLAS, and the first cache load): the floor of any sparsekit entry point
+FLOOR_MODULE = """
+import numba
+
+@numba.njit(cache=True, nogil=True)
+def total(x):
+    s = 0.0
+    for i in range(x.shape[0]):
+        s += x[i]
+    return s
+"""
+FLOOR = "(Numba floor)"
+FLOOR_CODE = ("import os, sys\nsys.path.insert(0, os.environ['NUMBA_CACHE_DIR'])\n"
+              "import sparsekit_floor\nsparsekit_floor.total(X[0])")
+
+
+def run_warm_child(code, cache_dir, root=ROOT):
+    """One fresh process on the filled cache ``cache_dir``: seconds from spawn to the end of
+    the first call (and of ``import sparsekit``), the process CPU time then, the second call."""
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(cache_dir), PYTHONPATH=str(root))
+    # an installed package has its bytecode: without it every process recompiles sparsekit's
+    # sources (~0.09 s of CPU), which is not start-up cost a user pays
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    t_spawn = time.time()
+    prog = (f"T_SPAWN = {t_spawn!r}\nSETUP = {SETUP.replace('DT', repr('float64'))!r}\n"
+            f"CODE = {textwrap.dedent(code)!r}\n" + WARM_CHILD)
+    proc = subprocess.run([sys.executable, "-c", prog], env=env, capture_output=True, text=True,
+                          cwd=root)
+    for line in proc.stdout.splitlines():
+        if line.startswith("RESULT "):
+            return json.loads(line[7:])
+    raise RuntimeError(f"child failed:\n{proc.stdout}\n{proc.stderr}")
+
+
+def warm(names, trees, repeat):
+    """``--warm``: per entry point and tree, one process fills an empty cache, then ``repeat``
+    fresh processes time the first call on it (best of ``repeat``, wall and CPU separately);
+    the trees alternate run by run so that they see the same load."""
+    cols = ["entry point", "first call: wall", "CPU", "import: wall", "CPU", "second call",
+            "load avg."]
+    rows = {label: [] for label, _ in trees}
+    names = ["(import only)", FLOOR] + list(names)
+    for name in names:
+        code = FLOOR_CODE if name == FLOOR else ENTRY_POINTS.get(name, "")
+        with tempfile.TemporaryDirectory(prefix="sparsekit-warm-") as cache:
+            best = {}
+            for label, root in trees:
+                (Path(cache) / (label or "tree")).mkdir()
+                (Path(cache) / (label or "tree") / "sparsekit_floor.py").write_text(FLOOR_MODULE)
+                run_warm_child(code, Path(cache) / (label or "tree"), root)   # fills the cache
+                best[label] = []
+            loads = []
+            for _ in range(repeat):
+                for label, root in trees:
+                    loads.append(os.getloadavg()[0])
+                    best[label].append(run_warm_child(code, Path(cache) / (label or "tree"), root))
+        load = f"{min(loads):.1f}–{max(loads):.1f}"
+        for label, _ in trees:
+            runs = best[label]
+            key = "first" if code else "import"
+            wall = min(r[key] for r in runs)
+            cpu_ = min(r[key + "_cpu"] for r in runs)
+            imp = min(r["import"] for r in runs)
+            imp_cpu = min(r["import_cpu"] for r in runs)
+            second = f"{min(r['second'] for r in runs):.3f}" if code else "-"
+            row = (f"| {name} | {wall:.2f} | {cpu_:.2f} | {imp:.2f} | {imp_cpu:.2f} | {second} | "
+                   f"{load} |")
+            rows[label].append(row)
+            print(f"{label or 'this tree'}: {row}", file=sys.stderr, flush=True)
+    for label, root in trees:
+        print(f"\n{label or 'this tree'} ({root}), warm cache, best of {repeat} fresh "
+              "processes, seconds from interpreter start:\n")
+        print("| " + " | ".join(cols) + " |")
+        print("|" + "|".join("---" for _ in cols) + "|")
+        print("\n".join(rows[label]))
 
 
 def run_child(code, cache_dir, dtypes, root=ROOT):
@@ -115,17 +238,23 @@ def main():
     parser.add_argument("--limit", type=float, default=2.0, help="per-dtype budget, seconds")
     parser.add_argument("--strict", action="store_true", help="exit 1 if a first call > limit")
     parser.add_argument("--baseline", help="another sparsekit checkout, timed row by row too")
+    parser.add_argument("--warm", action="store_true",
+                        help="time the first call in fresh processes on a filled cache instead")
+    parser.add_argument("--repeat", type=int, default=3, help="--warm: fresh processes per row")
     args = parser.parse_args()
-    names = list(ENTRY_POINTS)
+    names = list(WARM_DEFAULT) if args.warm else list(ENTRY_POINTS)
     if args.only:
         keys = [k.strip() for k in args.only.split(",")]
-        names = [n for n in names if any(k in n for k in keys)]
+        names = [n for n in ENTRY_POINTS if any(k in n for k in keys)]
     print(machine())
     print(f"Numba threads: {os.environ.get('NUMBA_NUM_THREADS', 'default (all cores)')}; "
           "times in seconds, one run each; load average at start "
           f"{os.getloadavg()[0]:.1f}\n")
     trees = [("", ROOT)] + ([("baseline ", Path(args.baseline).resolve())] if args.baseline
                              else [])
+    if args.warm:
+        warm(names, trees, args.repeat)
+        return
     cols = ["entry point", "f64 first (CPU)", "f64 second", "f32 first (CPU)", "f32 second",
             "f64 first, cached"]
     rows = {label: [] for label, _ in trees}

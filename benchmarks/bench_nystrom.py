@@ -30,7 +30,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _timing import best_time, blas_threads, check, finish, machine, print_table, threads  # noqa: E402
 
 import sparsekit  # noqa: E402
-from sparsekit.run import nystrom_tables as exp  # noqa: E402
+from sparsekit.experiments import nystrom_tables as exp  # noqa: E402
 from sparsekit.samplers.base import Landmarks  # noqa: E402
 
 

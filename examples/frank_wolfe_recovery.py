@@ -1,4 +1,5 @@
 """Frank–Wolfe for m-exact-sparse signals: the Chapter 5 experiment at a small scale.
+==================================================================================
 
 Reproduces Cherfaoui's Chapter 5 experiment (thesis §5.4) on random Gaussian dictionaries of
 unit-norm atoms, with exactly m-sparse signals, m below (1/mu + 1)/2 and beta = 8 ||x*||_1:
@@ -76,7 +77,7 @@ def markdown(rows, columns):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or " ").splitlines()[0])
     parser.add_argument("--n-features", type=int, default=1000)
     parser.add_argument("--n-atoms", type=int, default=2000)
     parser.add_argument("--dictionaries", type=int, default=4)
@@ -84,7 +85,8 @@ def main(argv=None):
     parser.add_argument("--iters", type=int, default=3000)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--quick", action="store_true", help="d=400, n=800, 2 x 10 draws")
-    parser.add_argument("--out", "--out-dir", dest="out", default=str(Path(__file__).parent / "output"),
+    # the gallery of the docs runs this file without __file__; sys.argv[0] is the file there
+    parser.add_argument("--out", "--out-dir", dest="out", default=str(Path(globals().get("__file__", sys.argv[0])).parent / "output"),
                         help="folder for every file written (default: examples/output/)")
     args = parser.parse_args(argv)
     if args.quick:

@@ -1,4 +1,5 @@
 """Hierarchical Palm4MSA recovers the Hadamard transform as k butterfly-like factors.
+==================================================================================
 
 The 2^k x 2^k Hadamard matrix is a product of k factors with 2 non-zeros per row and column
 (Giffon 2020, PhD thesis, §3.2.1; Le Magoarou & Gribonval 2016, Fig. 3.2). Hierarchical
@@ -13,6 +14,7 @@ Writes ``hadamard.png`` (time and error against the size) and ``hadamard.md`` to
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 import warnings
 from pathlib import Path
@@ -91,8 +93,9 @@ def plot(rows, path):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--out", default=str(Path(__file__).resolve().parent / "output"),
+    ap = argparse.ArgumentParser(description=(__doc__ or " ").splitlines()[0])
+    # the gallery of the docs runs this file without __file__; sys.argv[0] is the file there
+    ap.add_argument("--out", default=str(Path(globals().get("__file__", sys.argv[0])).resolve().parent / "output"),
                     help="directory for the PNG figure and the table")
     ap.add_argument("--quick", action="store_true", help="k = 3..5 only")
     args = ap.parse_args(argv)

@@ -1,4 +1,5 @@
 """Kernel k-means on Nyström features: landmark samplers compared on clustering quality.
+=====================================================================================
 
 After the poster "k-means à noyau" (greedy residual-trace landmarks): kernel k-means is run
 exactly (through the Gram matrix) and on Nyström features P_S φ(x) with landmarks from every
@@ -18,6 +19,7 @@ and time, against the number of landmarks on digits. Tables are printed; PNG fig
 Run: ``python examples/kernel_kmeans.py [--quick] [--out DIR]``.
 """
 import argparse
+import sys
 import os
 import time
 
@@ -31,7 +33,8 @@ from sklearn.metrics import adjusted_mutual_info_score  # noqa: E402
 
 from sparsekit.run import data, run_task  # noqa: E402
 
-DEFAULT_OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "output")
+# the gallery of the docs runs this file without __file__; sys.argv[0] is the file there
+DEFAULT_OUT = os.path.join(os.path.dirname(os.path.abspath(globals().get("__file__", sys.argv[0]))), "output")
 
 SAMPLERS = {
     "uniform": ("uniform", None),
@@ -166,7 +169,7 @@ def main(quick=False, out=DEFAULT_OUT, seed=0):
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or " ").splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small sizes, three samplers")
     parser.add_argument("--out", default=DEFAULT_OUT, help="folder for the PNG files")
     args = parser.parse_args()

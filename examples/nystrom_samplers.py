@@ -1,7 +1,8 @@
 """Nyström landmark samplers compared: the Chapter 3 experiment of the Cherfaoui thesis.
+=====================================================================================
 
 For every sampler (uniform, diagonal, two-pass RLS, DAC-RLS, recursive RLS, greedy residual
-trace, and exact RLS where n is small enough) and several landmark counts |S|:
+trace, and exact RLS where n is small enough) and several landmark counts ``|S|``:
 
 - Frobenius error ‖K_E − K̂_E‖_F of the Nyström approximation on E = 10,000 random points (all
   points when fewer), mean ± std over 10 draws, on scikit-learn's digits (n = 1,797) and on a
@@ -13,7 +14,7 @@ The tables are printed; the figures are written as PNG files to ``DIR`` (default
 ``examples/output/``), and the run prints where.
 
 Every error is one run of the ``nystrom`` task of ``sparsekit run`` and every time one run of
-the ``sampler`` task (through :mod:`sparsekit.run.nystrom_tables`);
+the ``sampler`` task (through :mod:`sparsekit.experiments.nystrom_tables`);
 ``examples/specs/nystrom_samplers.toml`` runs the same task as a spec.
 
 Run: ``python examples/nystrom_samplers.py [--quick] [--out DIR]``. The full run takes a long
@@ -31,7 +32,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 from sklearn.datasets import load_digits  # noqa: E402
 
-from sparsekit.run import nystrom_tables as exp  # noqa: E402
+from sparsekit.experiments import nystrom_tables as exp  # noqa: E402
 
 
 def plot_errors(table, path):
@@ -67,7 +68,8 @@ def plot_timing(table, path):
     plt.close(fig)
 
 
-DEFAULT_OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "output")
+# the gallery of the docs runs this file without __file__; sys.argv[0] is the file there
+DEFAULT_OUT = os.path.join(os.path.dirname(os.path.abspath(globals().get("__file__", sys.argv[0]))), "output")
 
 
 def main(quick=False, out=DEFAULT_OUT):
@@ -106,7 +108,7 @@ def main(quick=False, out=DEFAULT_OUT):
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or " ").splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="smaller run (a few minutes)")
     parser.add_argument("--out", default=DEFAULT_OUT,
                         help="folder for the PNG files (default: examples/output/)")

@@ -1,4 +1,5 @@
 """Pruning random forests with OMP: the protocol of Cherfaoui (2022, PhD thesis, §6.3).
+====================================================================================
 
 For each data set — scikit-learn's diabetes (regression) and breast cancer (binary
 classification), and a generated regression set the size of California housing (20,640 x 8,
@@ -94,7 +95,7 @@ def plot(name, sizes, scores, ylabel, path):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or " ").splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small and fast run")
     parser.add_argument("--out", default=os.path.join("examples", "output"),
                         help="directory for the figures and the CSV (default: examples/output)")

@@ -1,10 +1,11 @@
 """Out-of-sample embeddings against training-set variability (Paiement 2003, Table 5.1).
+=====================================================================================
 
 For each method (classical MDS, Isomap, LLE, Ng–Jordan–Weiss spectral embedding, kernel PCA),
 each data set (a swiss roll and scikit-learn's digits) and each substitution proportion
 ``p = |R1| / |F u R1|``:
 
-1. split the data into F, R1 and R2 (|R1| = |R2| = p N, |F| = (1 - p) N);
+1. split the data into F, R1 and R2 (``|R1| = |R2| = p N``, ``|F| = (1 - p) N``);
 2. train on F u R1 and on F u R2, align the second embedding on the first over F (least-squares
    affine map) and measure, for the points of F, the distance between the two: the training-set
    variability ``d_var``;
@@ -52,7 +53,7 @@ def datasets(quick):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or " ").splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small and fast run")
     parser.add_argument("--out", default=os.path.join("examples", "output"),
                         help="directory for the figures and the CSV (default: examples/output)")

@@ -1,4 +1,5 @@
 """QuicK-means against K-means: the rows of Table 3.3 of Giffon's thesis (§3.3.5).
+===============================================================================
 
 For each dataset (scikit-learn's breast cancer and digits, and a generated Gaussian mixture
 with N >= 100,000 points), K-means (scikit-learn, Lloyd) and QuicK-means start from the same
@@ -13,7 +14,7 @@ K-means++ centroids and report:
   (γ = 1 / mean squared distance) with the K centroids as landmarks, on 5,000 training points.
 
 Each data set is one run of the ``quickmeans`` task of ``sparsekit run``
-(:mod:`sparsekit.run.task_quickmeans`, which documents the protocol);
+(:mod:`sparsekit.experiments.quickmeans`, which documents the protocol);
 ``examples/specs/quickmeans.toml`` runs the same table as a spec. Each run draws its train/test
 split from its own seed (0), so a data set's rows do not depend on the data sets before it.
 
@@ -24,6 +25,7 @@ It writes ``quickmeans_objective.png`` (objective against iteration), ``quickmea
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -46,7 +48,7 @@ def datasets(quick):
 
 def run_dataset(name, data, K, args):
     """The two rows (K-means, QuicK-means) of one data set: one run of the ``quickmeans`` task
-    (:mod:`sparsekit.run.task_quickmeans`), formatted for the table."""
+    (:mod:`sparsekit.experiments.quickmeans`), formatted for the table."""
     km, qk = run_task("quickmeans", {
         "n_clusters": K, "sparsity": args.sparsity, "max_iter": args.max_iter,
         "palm_iter": args.palm_iter, "n_eval": 500 if args.quick else 5_000,
@@ -109,8 +111,9 @@ def plot_flops(ks, qk_flops, d, path):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--out", default=str(Path(__file__).resolve().parent / "output"),
+    ap = argparse.ArgumentParser(description=(__doc__ or " ").splitlines()[0])
+    # the gallery of the docs runs this file without __file__; sys.argv[0] is the file there
+    ap.add_argument("--out", default=str(Path(globals().get("__file__", sys.argv[0])).resolve().parent / "output"),
                     help="directory for the PNG figures and the table")
     ap.add_argument("--quick", action="store_true", help="tiny sizes (seconds)")
     args = ap.parse_args(argv)

@@ -1,9 +1,10 @@
 """The three-sample test with exact, linear, block, random-feature and Nyström MMD.
+================================================================================
 
 Reproduces the experiments of Chapter 4 of the Cherfaoui thesis (Fig. 4.2–4.5): X ~ P_X,
 Z ~ P_Z and W ~ P_X, each of n points; the test decides W ~ P_X iff D(X, W) ≤ D(Z, W).
 For every estimator and n (Algorithm 3S-eval): the error rate over the repetitions, the mean
-distance Δ = |D̂(X, Z) − MMD(X, Z)| to the exact MMD (where it is affordable) and the time.
+distance ``Δ = |D̂(X, Z) − MMD(X, Z)|`` to the exact MMD (where it is affordable) and the time.
 
 Data sets:
 
@@ -27,6 +28,7 @@ figures written as PNG files under ``--out`` (default ``examples/output``). The 
 tens of minutes on 2 cores (the Gaussians at n = 100,000 dominate); ``--quick`` takes seconds.
 """
 import argparse
+import sys
 import os
 
 import matplotlib
@@ -39,7 +41,8 @@ from sparsekit.run import run_task  # noqa: E402
 from sparsekit.run.data import SOURCES  # noqa: E402
 from sparsekit.stats import METHODS  # noqa: E402
 
-DEFAULT_OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "output")
+# the gallery of the docs runs this file without __file__; sys.argv[0] is the file there
+DEFAULT_OUT = os.path.join(os.path.dirname(os.path.abspath(globals().get("__file__", sys.argv[0]))), "output")
 ALL_VECTOR = ["exact", "linear", "block", "rff", "nystrom"]
 RBF = {"name": "rbf", "bandwidth": "mean-sq-dist"}
 SHORTEST_PATH = {"name": "shortest-path", "normalize": True}
@@ -127,7 +130,7 @@ def main(quick=False, out=DEFAULT_OUT, seed=0):
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or " ").splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small sizes, a few repetitions")
     parser.add_argument("--out", default=DEFAULT_OUT, help="folder for the PNG files")
     args = parser.parse_args()

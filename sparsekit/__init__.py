@@ -18,6 +18,7 @@ import os as _os
 _os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 from ._progress import show_progress
+from .components import get_kernel
 from .hookspecs import hookimpl
 from .registry import (
     ComponentConflictError,
@@ -31,7 +32,6 @@ from .registry import (
     Registry,
     UnknownComponentError,
     default_registry,
-    get_kernel,
     get_projection,
     get_sampler,
     get_solver,
@@ -57,6 +57,7 @@ _LAZY = {
     "LaplacianEigenmaps": "sparsekit.manifold.embedding",
     "SpectralClustering": "sparsekit.manifold.embedding",
     "OMPForestClassifier": "sparsekit.ensemble.omp_forest",
+    "NotFittedError": "sparsekit.exceptions",
 }
 
 

@@ -7,6 +7,8 @@ import warnings
 
 import numpy as np
 
+from .exceptions import not_fitted_error
+
 
 class ParamsMixin:
     """``get_params`` / ``set_params`` read from the ``__init__`` signature, as in scikit-learn.
@@ -56,10 +58,6 @@ class ParamsMixin:
     def __repr__(self):
         args = ", ".join(f"{k}={getattr(self, k)!r}" for k in self._param_names())
         return f"{type(self).__name__}({args})"
-
-
-class NotFittedError(ValueError, AttributeError):
-    """An estimator was used before ``fit``."""
 
 
 def _input_feature_names(X):
@@ -146,7 +144,7 @@ class TransformerMixin:
 
     def _check_is_fitted(self):
         if getattr(self, self._fitted_attribute, None) is None:
-            raise NotFittedError(
+            raise not_fitted_error(
                 f"this {type(self).__name__} is not fitted yet: call fit(X) (or fit_transform) "
                 "before transform"
             )

@@ -1,17 +1,33 @@
 """Memory estimates before a dense n x n allocation: warn, or refuse with the cheaper choice.
 
-Available memory is ``MemAvailable`` of ``/proc/meminfo`` (Linux), else the free physical pages
-(``os.sysconf``); where neither is readable nothing is checked.
+Available memory is the least of the limits that apply to this process:
+
+- the machine's: ``MemAvailable`` of ``/proc/meminfo`` (Linux), else the free physical pages
+  (``os.sysconf``);
+- the process's address-space limit: ``RLIMIT_AS`` minus the address space in use (``VmSize``
+  of ``/proc/self/status``), and likewise ``RLIMIT_DATA`` minus ``VmData`` (Linux counts large
+  NumPy buffers, private anonymous mappings, against it);
+- the container's: the cgroup memory limit minus the memory charged to the cgroup, for this
+  process's cgroup and each of its ancestors (cgroup v2 ``memory.max`` and ``memory.current``;
+  v1 ``memory.limit_in_bytes`` and ``memory.usage_in_bytes``). The inactive file cache of
+  ``memory.stat`` is not counted as used: the kernel reclaims it before it kills anything.
+
+Where none is readable nothing is checked.
 """
 from __future__ import annotations
 
 import os
+import sys
 import warnings
 
 #: Warn when an allocation needs more than this fraction of the available memory ...
 WARN_FRACTION = 0.5
 #: ... and refuse it above this fraction (it would swap or be killed).
 RAISE_FRACTION = 0.9
+#: where the cgroup file system is mounted
+CGROUP_ROOT = "/sys/fs/cgroup"
+#: cgroup v1 writes "no limit" as a page-rounded 2**63 - 1
+_V1_UNLIMITED = 2**62
 
 
 class LargeAllocationWarning(UserWarning):
@@ -22,8 +38,21 @@ class InsufficientMemoryError(MemoryError):
     """An allocation would not fit in the available memory."""
 
 
-def available_memory() -> int | None:
-    """Bytes of memory available to new allocations, or ``None`` when unknown."""
+def available_memory(*, cgroup_root: str = CGROUP_ROOT,
+                     self_cgroup: str = "/proc/self/cgroup") -> int | None:
+    """Bytes of memory available to new allocations, or ``None`` when unknown.
+
+    The least of the machine's available memory, the address-space limits (``RLIMIT_AS``,
+    ``RLIMIT_DATA``) less what the process uses, and the cgroup memory limits less what the
+    cgroup uses (see the module's docstring). ``cgroup_root`` (where the cgroup file system is
+    mounted) and ``self_cgroup`` (the process's cgroup table) can be pointed elsewhere in tests.
+    """
+    found = [v for v in (_machine_available(), *_rlimit_headroom(),
+                         *_cgroup_headroom(cgroup_root, self_cgroup)) if v is not None]
+    return max(min(found), 0) if found else None
+
+
+def _machine_available() -> int | None:
     try:
         with open("/proc/meminfo") as f:
             for line in f:
@@ -37,24 +66,129 @@ def available_memory() -> int | None:
         return None
 
 
+def _status_bytes(field: str) -> int | None:
+    """A ``kB`` field of ``/proc/self/status`` (``VmSize``, ``VmData``) in bytes."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith(field + ":"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+def _rlimit_headroom() -> list:
+    """``RLIMIT_AS - VmSize`` and ``RLIMIT_DATA - VmData`` where a soft limit is set."""
+    try:
+        import resource
+    except ImportError:  # not on Windows
+        return []
+    out = []
+    for limit, field in (("RLIMIT_AS", "VmSize"), ("RLIMIT_DATA", "VmData")):
+        if not hasattr(resource, limit):
+            continue
+        soft = resource.getrlimit(getattr(resource, limit))[0]
+        if soft == resource.RLIM_INFINITY or soft < 0:
+            continue
+        used = _status_bytes(field)
+        out.append(soft - (used or 0))
+    return out
+
+
+def _read_int(path: str) -> int | None:
+    """The integer in a cgroup file; ``None`` when absent, unreadable or ``max``."""
+    try:
+        with open(path) as f:
+            text = f.read().strip()
+    except OSError:
+        return None
+    try:
+        return int(text)
+    except ValueError:
+        return None
+
+
+def _inactive_file(path: str, key: str) -> int:
+    try:
+        with open(path) as f:
+            for line in f:
+                name, _, value = line.partition(" ")
+                if name == key:
+                    return int(value)
+    except (OSError, ValueError):
+        pass
+    return 0
+
+
+def _cgroup_dirs(base: str, rel: str) -> list:
+    """``base/rel`` and each of its ancestors up to ``base`` (those that exist)."""
+    parts = [p for p in rel.strip().split("/") if p]
+    dirs = [os.path.join(base, *parts[:i]) for i in range(len(parts), -1, -1)]
+    return [d for d in dirs if os.path.isdir(d)]
+
+
+def _cgroup_headroom(root: str, self_cgroup: str) -> list:
+    """Limit minus usage of this process's cgroup and its ancestors (v2 and v1 hierarchies)."""
+    v2_path, v1_path = "/", "/"
+    try:
+        with open(self_cgroup) as f:
+            for line in f:
+                hier, _, rest = line.strip().partition(":")
+                controllers, _, path = rest.partition(":")
+                if hier == "0" and controllers == "":
+                    v2_path = path or "/"
+                elif "memory" in controllers.split(","):
+                    v1_path = path or "/"
+    except OSError:
+        pass
+    out = []
+    for d in _cgroup_dirs(root, v2_path):
+        limit = _read_int(os.path.join(d, "memory.max"))
+        used = _read_int(os.path.join(d, "memory.current"))
+        if limit is not None and used is not None:
+            out.append(limit - used + _inactive_file(os.path.join(d, "memory.stat"),
+                                                     "inactive_file"))
+    for d in _cgroup_dirs(os.path.join(root, "memory"), v1_path):
+        limit = _read_int(os.path.join(d, "memory.limit_in_bytes"))
+        used = _read_int(os.path.join(d, "memory.usage_in_bytes"))
+        if limit is not None and used is not None and limit < _V1_UNLIMITED:
+            out.append(limit - used + _inactive_file(os.path.join(d, "memory.stat"),
+                                                     "total_inactive_file"))
+    return out
+
+
+def _outside_stacklevel() -> int:
+    """``stacklevel`` of the first frame outside this package, for a warning issued by the
+    caller of this function."""
+    package = os.path.dirname(os.path.abspath(__file__))
+    frame, level = sys._getframe(2), 2
+    while (frame.f_back is not None
+           and os.path.abspath(frame.f_code.co_filename).startswith(package)):
+        frame, level = frame.f_back, level + 1
+    return level
+
+
 def _gib(nbytes: float) -> str:
     return f"{nbytes / 2**30:.1f} GiB"
 
 
-def check_allocation(nbytes: int, what: str, instead: str) -> None:
+def check_allocation(nbytes: int, what: str, instead: str, *,
+                     matrices: str = "an n x n matrix") -> None:
     """Warn (:class:`LargeAllocationWarning`) or raise (:class:`InsufficientMemoryError`) when
     ``nbytes`` exceeds ``WARN_FRACTION`` / ``RAISE_FRACTION`` of the available memory.
 
-    ``what`` names the computation, ``instead`` the cheaper way (both end up in the message).
+    ``what`` names the computation, ``matrices`` what it allocates and ``instead`` the cheaper
+    way (all end up in the message). The warning points at the first caller outside sparsekit.
     """
     available = available_memory()
     if available is None or nbytes <= WARN_FRACTION * available:
         return
-    message = (f"{what} needs about {_gib(nbytes)} for an n x n matrix and {_gib(available)} of "
+    message = (f"{what} needs about {_gib(nbytes)} for {matrices} and {_gib(available)} of "
                f"memory is available; {instead}")
     if nbytes > RAISE_FRACTION * available:
         raise InsufficientMemoryError(message)
-    warnings.warn(message, LargeAllocationWarning, stacklevel=3)
+    warnings.warn(message, LargeAllocationWarning, stacklevel=_outside_stacklevel())
 
 
 def dense_gram_bytes(n: int, itemsize: int = 8) -> int:

@@ -5,6 +5,8 @@ import numbers
 
 import numpy as np
 
+from ._names import did_you_mean, normalize_name
+
 FLOAT_DTYPES = (np.float64, np.float32)
 
 
@@ -189,15 +191,12 @@ def check_option(value, name: str, options) -> str:
     """A string among ``options`` (compared case- and ``-``/``_``-insensitively)."""
     if not isinstance(value, str):
         raise TypeError(f"{name} must be one of {list(options)}, got {value!r}")
-    key = value.strip().lower().replace("_", "-")
+    key = normalize_name(value)
     for opt in options:
-        if key == opt.lower().replace("_", "-"):
+        if key == normalize_name(opt):
             return opt
-    import difflib
-
-    close = difflib.get_close_matches(key, list(options), n=1)
-    hint = f" Did you mean {close[0]!r}?" if close else ""
-    raise ValueError(f"unknown {name} {value!r}.{hint} Choose one of {list(options)}.")
+    raise ValueError(f"unknown {name} {value!r}.{did_you_mean(key, options, cutoff=0.6)} "
+                     f"Choose one of {list(options)}.")
 
 
 def check_random_state(seed) -> np.random.Generator:

@@ -125,6 +125,13 @@ def _applications():
         wide = np.zeros((8, 2 * sparse_factors.COLUMN_BLOCK), dtype=dt)
         qk.cluster_centers_ @ wide  # the column-block chain of wide operands (predict)
 
+    def kernel_kmeans(dt):
+        from .cluster.kernel_kmeans import KernelKMeans
+
+        X = _data(dt)[0]
+        KernelKMeans(2, method="nystrom", n_landmarks=8, n_init=1, max_iter=2,
+                     random_state=0).fit(X)  # the cluster sums' scatter-add
+
     def mmd_support(dt):
         from .stats._data import support
 
@@ -133,6 +140,7 @@ def _applications():
 
     return [("Isomap (Dijkstra, extension)", isomap), ("sparse-input kernels", sparse_gram),
             ("QuicK-means (sparse factors)", quickmeans),
+            ("kernel k-means (cluster sums)", kernel_kmeans),
             ("MMD support identities (repeated points)", mmd_support)]
 
 

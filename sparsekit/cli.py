@@ -23,6 +23,7 @@ def _cmd_list(args) -> int:
 
     registry = default_registry()
     components = registry.list(args.family)
+    tasks = registry.list("task") if args.family is None else []
     skipped = registry.skipped()
     if args.json:
         import dataclasses
@@ -34,6 +35,8 @@ def _cmd_list(args) -> int:
                  "plugin": i.plugin, "summary": i.summary, "accepts": i.registration.accepts}
                 for i in components
             ],
+            "tasks": [{"name": i.name, "aliases": list(i.aliases), "plugin": i.plugin,
+                       "summary": i.summary} for i in tasks],
             "skipped": [dataclasses.asdict(s) for s in skipped],
         }
         print(printable_json(json.dumps(data, indent=2, ensure_ascii=False)))
@@ -41,6 +44,11 @@ def _cmd_list(args) -> int:
     rows = [[i.family, _cell(i.name), _cell(", ".join(i.aliases) or "-"), _cell(i.plugin),
              _cell(i.summary)] for i in components]
     print(format_table(["family", "name", "aliases", "plugin", "summary"], rows))
+    if tasks:
+        print("\ntasks of `sparsekit run` (sparsekit list --family task):\n")
+        rows = [[_cell(i.name), _cell(", ".join(i.aliases) or "-"), _cell(i.plugin),
+                 _cell(i.summary)] for i in tasks]
+        print(format_table(["task", "aliases", "plugin", "summary"], rows))
     if skipped:
         print("\nskipped plugins and components (SPARSEKIT_DISABLE_PLUGINS=name,... blocks a plugin):\n")
         rows = [[_cell(s.plugin), s.family or "-", _cell(s.name or "-"), _cell(s.reason)]
@@ -50,12 +58,12 @@ def _cmd_list(args) -> int:
 
 
 #: Demo sections: name -> (module, function); each function returns a printable table
-#: computed by the tasks of ``sparsekit run`` (see sparsekit.run.demo).
+#: computed by the tasks of ``sparsekit run`` (see sparsekit.experiments.demo).
 DEMO_SECTIONS = {
-    "kernels": ("sparsekit.run.demo", "kernel_table"),
-    "graphs": ("sparsekit.run.demo", "graph_kernel_table"),
-    "nystrom": ("sparsekit.run.demo", "nystrom_table"),
-    "solvers": ("sparsekit.run.demo", "solver_table"),
+    "kernels": ("sparsekit.experiments.demo", "kernel_table"),
+    "graphs": ("sparsekit.experiments.demo", "graph_kernel_table"),
+    "nystrom": ("sparsekit.experiments.demo", "nystrom_table"),
+    "solvers": ("sparsekit.experiments.demo", "solver_table"),
 }
 
 
@@ -96,6 +104,8 @@ def _cmd_warmup(args) -> int:
 
 def _cmd_run(args) -> int:
     from .run import SpecError, dry_run, load_spec, run_spec
+    from .run.results import FolderInUseError, NoSpaceError, read_results
+    from .run.runner import Interrupted
 
     # spec values, plugin names and error messages reach the terminal: escape their controls
     stream = PrintableStream(sys.stdout)
@@ -111,15 +121,25 @@ def _cmd_run(args) -> int:
             return 0
         out = run_spec(spec, out=args.out, yes=args.yes, allow_pickle=args.allow_pickle,
                        scheduler=args.scheduler, stream=stream)
-    except (SpecError, ValueError, FileNotFoundError, ConnectionError, ModuleNotFoundError) as exc:
+    except Interrupted as exc:
+        print(f"sparsekit run: {printable(exc)}", file=sys.stderr)
+        return 130
+    except KeyboardInterrupt:
+        print("sparsekit run: interrupted before any run started", file=sys.stderr)
+        return 130
+    except NoSpaceError as exc:
+        print(f"sparsekit run: error: {printable(exc)}", file=sys.stderr)
+        return 1
+    except (SpecError, ValueError, FileNotFoundError, ConnectionError, ModuleNotFoundError,
+            FolderInUseError) as exc:
         message = printable(exc, keep="\n")
         print(f"sparsekit run: error: {message}", file=sys.stderr)
         return 2
-    import json
-
-    with open(out / "results.jsonl", encoding="utf-8") as fh:
-        failed = sum(json.loads(line).get("status") != "ok" for line in fh if line.strip())
-    return 1 if failed else 0
+    except OSError as exc:  # the machine's, not the spec's: permissions, I/O errors
+        print(f"sparsekit run: error: {printable(exc)}", file=sys.stderr)
+        return 1
+    rows = read_results(out / "results.jsonl")[0] if (out / "results.jsonl").exists() else []
+    return 1 if any(r.get("status") != "ok" for r in rows) else 0
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -1,4 +1,4 @@
-"""Hook specifications: one hook per component family.
+"""Hook specifications: one hook per registry family (the component families and the tasks).
 
 Every hook returns (or yields) an iterable of :class:`sparsekit.registry.Registration`
 records. Built-in components use exactly these hooks; third-party plugins register a module
@@ -6,10 +6,15 @@ or object with ``@hookimpl``-decorated functions under the ``sparsekit`` entry-p
 
 Example
 -------
->>> from sparsekit import hookimpl, Registration          # doctest: +SKIP
->>> @hookimpl
-... def sparsekit_samplers():
-...     yield Registration(name="my-sampler", factory=MySampler, summary="...")
+>>> from sparsekit import Registry, Registration, hookimpl
+>>> from sparsekit.samplers import UniformSampler
+>>> class MySamplers:
+...     @hookimpl
+...     def sparsekit_samplers(self):
+...         yield Registration(name="my-sampler", factory=UniformSampler, summary="uniform")
+>>> reg = Registry(entry_points=False, plugins=[MySamplers()])
+>>> type(reg.get("sampler", "my-sampler")).__name__
+'UniformSampler'
 """
 import pluggy
 
@@ -18,8 +23,12 @@ PROJECT = "sparsekit"
 hookspec = pluggy.HookspecMarker(PROJECT)
 hookimpl = pluggy.HookimplMarker(PROJECT)
 
-#: The component families, in the order they are listed.
-FAMILIES = ("kernel", "sampler", "solver", "projection")
+#: Every registry family (components and tasks), in the order they are listed.
+FAMILIES = ("kernel", "sampler", "solver", "projection", "task")
+#: The families of components (what estimators and tasks take); tasks (what one run of
+#: ``sparsekit run`` computes) are listed apart: ``Registry.list()`` lists these families,
+#: ``Registry.list("task")`` the tasks.
+COMPONENT_FAMILIES = ("kernel", "sampler", "solver", "projection")
 
 
 class Specs:
@@ -42,10 +51,17 @@ class Specs:
         """Return an iterable of :class:`Registration` records for projections (the constraint
         sets of Palm4MSA factors)."""
 
+    @hookspec
+    def sparsekit_tasks(self):
+        """Return an iterable of :class:`Registration` records for the tasks of ``sparsekit
+        run``: each record's factory, called without arguments, returns a
+        :class:`sparsekit.run.tasks.Task` (:meth:`Task.registration` builds the record)."""
+
 
 HOOK_OF_FAMILY = {
     "kernel": "sparsekit_kernels",
     "sampler": "sparsekit_samplers",
     "solver": "sparsekit_solvers",
     "projection": "sparsekit_projections",
+    "task": "sparsekit_tasks",
 }

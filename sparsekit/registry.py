@@ -1,9 +1,11 @@
 """The component registry: names to factories, through pluggy hooks and entry points.
 
 A :class:`Registry` owns a :class:`pluggy.PluginManager`. Built-in components are provided by
-the plugin modules ``sparsekit.kernels._plugin``, ``sparsekit.samplers._plugin`` and
-``sparsekit.solvers._plugin``; third-party distributions add theirs through the ``sparsekit``
-entry-point group. Entry points are loaded once, lazily, at the first lookup.
+the plugin modules of :data:`BUILTIN_PLUGINS` (``sparsekit.kernels._plugin``, ...,
+``sparsekit.run._plugin`` for the tasks of ``sparsekit run``); third-party distributions add
+theirs through the ``sparsekit`` entry-point group. Entry points are loaded once, lazily, at the
+first lookup. The registry manages plugins and names only: it imports no component package
+(:mod:`sparsekit.components` is the layer above it).
 
 Names are case-insensitive and treat ``-`` and ``_`` alike (``"DAC_RLS"`` is ``"dac-rls"``).
 
@@ -19,7 +21,6 @@ or ``Registry(disable=[...])``.
 """
 from __future__ import annotations
 
-import difflib
 import functools
 import importlib
 import os
@@ -30,7 +31,8 @@ from typing import Any, Callable, Iterable
 
 import pluggy
 
-from .hookspecs import FAMILIES, HOOK_OF_FAMILY, PROJECT, Specs
+from ._names import closest_match, did_you_mean, normalize_name
+from .hookspecs import COMPONENT_FAMILIES, FAMILIES, HOOK_OF_FAMILY, PROJECT, Specs, hookimpl
 
 ENTRY_POINT_GROUP = "sparsekit"
 
@@ -59,7 +61,16 @@ BUILTIN_PLUGINS = (
     "sparsekit.solvers._plugin",
     "sparsekit.projections._plugin",
     "sparsekit.manifold._plugin",
+    "sparsekit.run._plugin",
+    "sparsekit.experiments._plugin",
 )
+
+#: Deprecated entry-point groups of one family each: group -> family. Each entry point names one
+#: component object with a ``registration()`` method returning its :class:`Registration` (a
+#: ``sparsekit.run.tasks.Task``); it is registered as a plugin of its own, named
+#: ``"<entry point> (<group>)"``, under the same rules as the ``sparsekit`` group (disable list,
+#: clash rule, :meth:`Registry.skipped`), with a :class:`DeprecationWarning`.
+DEPRECATED_ENTRY_POINT_GROUPS = {"sparsekit.tasks": "task"}
 
 
 class UnknownComponentError(ValueError, KeyError):
@@ -127,11 +138,18 @@ def _sparsekit_entry_points():
     return metadata.entry_points(group=ENTRY_POINT_GROUP)
 
 
-def normalize_name(name: str) -> str:
-    """Canonical form of a component name: lower case, ``_`` and spaces read as ``-``."""
-    if not isinstance(name, str):
-        raise TypeError(f"component name must be a str, got {type(name).__name__}")
-    return name.strip().lower().replace("_", "-").replace(" ", "-")
+def _deprecated_entry_points(group: str):
+    """The installed entry points of one of :data:`DEPRECATED_ENTRY_POINT_GROUPS`."""
+    return metadata.entry_points(group=group)
+
+
+class _RecordPlugin:
+    """A plugin object that yields one record through its family's hook: how a component of a
+    deprecated per-family entry-point group enters the registry."""
+
+    def __init__(self, family: str, record: Registration):
+        self.record = record
+        setattr(self, HOOK_OF_FAMILY[family], hookimpl(lambda: [record]))
 
 
 @dataclass(frozen=True)
@@ -183,10 +201,9 @@ class Registration:
             raise TypeError(f"Registration {self.name!r}: every alias must be a non-empty str, got {aliases!r}")
         object.__setattr__(self, "aliases", aliases)
         if self.accepts not in ACCEPTS:
-            close = difflib.get_close_matches(str(self.accepts), ACCEPTS, n=1)
-            hint = f" Did you mean {close[0]!r}?" if close else ""
             raise ValueError(
-                f"Registration {self.name!r}: unknown accepts={self.accepts!r}.{hint} "
+                f"Registration {self.name!r}: unknown accepts={self.accepts!r}."
+                f"{did_you_mean(self.accepts, ACCEPTS, cutoff=0.6)} "
                 f"Choose one of {list(ACCEPTS)}."
             )
 
@@ -223,8 +240,10 @@ class Registry:
     Examples
     --------
     >>> reg = Registry(entry_points=False)
-    >>> reg.get("kernel", "RBF", gamma=0.5)           # doctest: +SKIP
-    >>> Registry(disable=["extra-kernels"]).names("kernel")   # doctest: +SKIP
+    >>> reg.get("kernel", "RBF", gamma=0.5)
+    RBFKernel(backend='auto', bandwidth=None, gamma=0.5, sigma=None)
+    >>> "cosine" in Registry(disable=["extra-kernels"]).names("kernel")
+    False
     """
 
     def __init__(self, *, builtins: bool = True, entry_points: bool = True, plugins: Iterable = (),
@@ -235,6 +254,7 @@ class Registry:
         self._pm.add_hookspecs(Specs)
         self._use_entry_points = entry_points
         self._entry_points_loaded = False
+        self._deprecated_loaded: set = set()
         self._tables: dict[str, dict[str, ComponentInfo]] | None = None
         self._disabled_by_arg = {normalize_name(n) for n in disable}
         self._disabled_by_env = _disabled_from_env()
@@ -305,7 +325,8 @@ class Registry:
         unknown hook, and components whose name was already taken.
         """
         self._build_tables()
-        return list(self._skipped_plugins) + list(self._skipped_records)
+        by_family = sorted(self._skipped_records, key=lambda s: FAMILIES.index(s.family))
+        return list(self._skipped_plugins) + by_family
 
     def _disabled_reason(self, *names) -> str | None:
         keys = {normalize_name(n) for n in names if n}
@@ -331,8 +352,8 @@ class Registry:
         hooks = set(HOOK_OF_FAMILY.values())
         for caller in self._pm.get_hookcallers(plugin) or ():
             if not caller.has_spec():
-                close = difflib.get_close_matches(caller.name, sorted(hooks), n=1, cutoff=0.6)
-                hint = f"did you mean {close[0]!r}? " if close else ""
+                close = closest_match(caller.name, sorted(hooks), cutoff=0.6)
+                hint = f"did you mean {close!r}? " if close else ""
                 reason = (f"it implements {caller.name!r}, which is not a sparsekit hook; {hint}"
                           f"the hooks are {sorted(hooks)}")
                 self._skipped_plugins.append(SkippedPlugin(name, reason))
@@ -380,39 +401,84 @@ class Registry:
                 continue
         self._tables = None
 
+    def _load_deprecated_entry_points(self, family: str) -> None:
+        """Load the deprecated entry-point groups of ``family`` (once, at the first lookup in
+        that family, as the ``sparsekit.tasks`` group was loaded at the first task lookup)."""
+        if not self._use_entry_points or family in self._deprecated_loaded:
+            return
+        self._deprecated_loaded.add(family)
+        for group, fam in DEPRECATED_ENTRY_POINT_GROUPS.items():
+            if fam == family:
+                for ep in sorted(_deprecated_entry_points(group), key=lambda e: e.name):
+                    self._load_record_entry_point(ep, group, family)
+
+    def _load_record_entry_point(self, ep, group: str, family: str) -> None:
+        """Register the component an entry point of a deprecated per-family group names."""
+        name = f"{ep.name} ({group})"
+        if self._pm.has_plugin(name) or self._pm.is_blocked(name):
+            return
+        dist = getattr(getattr(ep, "dist", None), "name", None)
+        reason = self._disabled_reason(ep.name, dist, name)
+        if reason:
+            self._skip_plugin(name, reason, warn=False)
+            return
+        try:
+            obj = ep.load()
+            record = obj if isinstance(obj, Registration) else obj.registration()
+            if not isinstance(record, Registration):
+                raise TypeError(f"registration() returned {type(record).__name__}, not a "
+                                "Registration")
+            self._pm.register(_RecordPlugin(family, record), name=name)
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:
+            self._skip_plugin(name, f"failed to load ({ep.value}): {type(exc).__name__}: {exc}")
+            return
+        self._warn(f"sparsekit plugin {name!r}: the entry-point group {group!r} is deprecated; "
+                   f"yield the {family}'s Registration from the {HOOK_OF_FAMILY[family]} hook "
+                   f"of a plugin in the {ENTRY_POINT_GROUP!r} group instead", DeprecationWarning)
+
     # -- tables ----------------------------------------------------------------------------
     def _ordered_impls(self, hook):
         """Built-in implementations first, then the others in registration order."""
         impls = list(hook.get_hookimpls())
         return sorted(impls, key=lambda impl: impl.plugin_name not in BUILTIN_PLUGINS)
 
-    def _build_tables(self) -> dict[str, dict[str, ComponentInfo]]:
+    def _build_tables(self, families=FAMILIES) -> dict[str, dict[str, ComponentInfo]]:
+        """The tables of ``families`` (others may be missing). The component families are built
+        together, at the first lookup of any of them; the tasks at the first task lookup (a
+        kernel lookup does not import the tasks, nor load the ``sparsekit.tasks`` group)."""
+        if any(f in COMPONENT_FAMILIES for f in families):
+            families = tuple(dict.fromkeys((*COMPONENT_FAMILIES, *families)))
         self._load_entry_points()
-        if self._tables is not None:
-            return self._tables
-        self._skipped_records = []
-        tables: dict[str, dict[str, ComponentInfo]] = {}
-        for family in FAMILIES:
-            table: dict[str, ComponentInfo] = {}
-            hook_name = HOOK_OF_FAMILY[family]
-            # one implementation at a time, so that each record knows its plugin
-            for impl in self._ordered_impls(getattr(self._pm.hook, hook_name)):
-                plugin_name = impl.plugin_name
-                records, reason = _hook_records(impl.function, hook_name)
-                if reason is not None:
-                    self._skip_record(plugin_name, family, None, reason, PluginLoadWarning)
+        if self._tables is None:
+            self._tables = {}
+            self._skipped_records = []
+        for family in families:
+            if family not in self._tables:
+                self._tables[family] = self._build_table(family)
+        return self._tables
+
+    def _build_table(self, family: str) -> dict[str, ComponentInfo]:
+        self._load_deprecated_entry_points(family)
+        table: dict[str, ComponentInfo] = {}
+        hook_name = HOOK_OF_FAMILY[family]
+        # one implementation at a time, so that each record knows its plugin
+        for impl in self._ordered_impls(getattr(self._pm.hook, hook_name)):
+            plugin_name = impl.plugin_name
+            records, reason = _hook_records(impl.function, hook_name)
+            if reason is not None:
+                self._skip_record(plugin_name, family, None, reason, PluginLoadWarning)
+                continue
+            for rec in records:
+                if not isinstance(rec, Registration):
+                    self._skip_record(
+                        plugin_name, family, None,
+                        f"yielded {type(rec).__name__} {rec!r} from {hook_name}; expected "
+                        "sparsekit.Registration", PluginLoadWarning)
                     continue
-                for rec in records:
-                    if not isinstance(rec, Registration):
-                        self._skip_record(
-                            plugin_name, family, None,
-                            f"yielded {type(rec).__name__} {rec!r} from {hook_name}; expected "
-                            "sparsekit.Registration", PluginLoadWarning)
-                        continue
-                    self._add(table, family, plugin_name, rec)
-            tables[family] = table
-        self._tables = tables
-        return tables
+                self._add(table, family, plugin_name, rec)
+        return table
 
     def _skip_record(self, plugin, family, name, reason, category) -> None:
         self._skipped_records.append(SkippedPlugin(plugin, reason, family, name))
@@ -470,15 +536,15 @@ class Registry:
     def lookup(self, family: str, name: str) -> ComponentInfo:
         """The :class:`ComponentInfo` registered under ``name`` (or an alias) in ``family``."""
         family = self._check_family(family)
-        table = self._build_tables()[family]
+        table = self._build_tables((family,))[family]
         key = normalize_name(name)
         try:
             return table[key]
         except KeyError:
             pass
         available = sorted({info.name for info in table.values()})
-        close = difflib.get_close_matches(key, list(table), n=1, cutoff=0.5)
-        hint = f" Did you mean {table[close[0]].name!r}?" if close else ""
+        close = closest_match(key, table)
+        hint = f" Did you mean {table[close].name!r}?" if close else ""
         skipped = [s for s in self._skipped_records if s.family == family and s.name == key]
         why = f" ({skipped[0].plugin!r} provides one but it was skipped: {skipped[0].reason})" \
             if skipped else ""
@@ -489,16 +555,18 @@ class Registry:
     def get(self, family: str, name_or_object, **params):
         """Build the component ``name`` of ``family`` with ``params``.
 
-        A component object (not a string) is returned as is when no params are given; for
-        kernels a plain function ``k(X, Y) -> Gram`` is wrapped in a ``CallableKernel``.
-        ``None``, numbers, classes and objects without the family's method raise ``TypeError``.
+        A component object (not a string) is returned as is when no params are given.
+        ``None``, numbers, classes, objects without the family's method and plain kernel
+        functions (which :func:`sparsekit.get_kernel` wraps: the registry imports no component
+        package) raise ``TypeError``.
         """
         if not isinstance(name_or_object, str):
             fam = self._check_family(family)
             if fam == "kernel" and _is_function(name_or_object):
-                from .kernels.base import CallableKernel
-
-                return CallableKernel(name_or_object, dict(params) if params else None)
+                raise TypeError(
+                    "the registry builds components from names; a kernel function k(X, Y) -> "
+                    "Gram is wrapped by sparsekit.get_kernel(function) (or "
+                    "sparsekit.kernels.base.CallableKernel(function)), not by Registry.get")
             _check_component_object(fam, name_or_object)
             if params:
                 raise TypeError(
@@ -508,6 +576,11 @@ class Registry:
             return name_or_object
         info = self.lookup(family, name_or_object)
         _check_params_accepted(info, params)
+        from ._required_params import missing_params_error
+
+        missing = missing_params_error(info.family, info.name, info.registration.factory, params)
+        if missing is not None:
+            raise missing
         component = info.registration.factory(**params)
         self._providers[type(component)] = info
         return component
@@ -523,9 +596,10 @@ class Registry:
         return None
 
     def list(self, family: str | None = None) -> list[ComponentInfo]:
-        """Every registered component (of one family, or all), sorted by family and name."""
-        tables = self._build_tables()
-        families = FAMILIES if family is None else (self._check_family(family),)
+        """Every registered component (of one family, or of every component family: the
+        tasks, family ``"task"``, are listed only when asked for), sorted by family and name."""
+        families = COMPONENT_FAMILIES if family is None else (self._check_family(family),)
+        tables = self._build_tables(families)
         out = []
         for fam in families:
             seen = {}
@@ -570,7 +644,7 @@ def _hook_records(hook, hook_name: str):
     return (None, reason) if reason is not None else (records, None)
 
 
-_REQUIRED_METHOD = {"kernel": "__call__", "sampler": "sample", "solver": "solve"}
+_REQUIRED_METHOD = {"kernel": "__call__", "sampler": "sample", "solver": "solve", "task": "run"}
 
 
 def _is_function(obj) -> bool:
@@ -718,7 +792,11 @@ def default_registry() -> Registry:
 
 
 def get_kernel(name, **params):
-    """Build a kernel by name, e.g. ``get_kernel("rbf", gamma=0.5)``."""
+    """Build a kernel by name, e.g. ``get_kernel("rbf", gamma=0.5)``.
+
+    The registry builds components from names only: :func:`sparsekit.get_kernel`
+    (:mod:`sparsekit.components`) also wraps a function ``k(X, Y) -> Gram``.
+    """
     return default_registry().get("kernel", name, **params)
 
 
@@ -739,5 +817,6 @@ def get_projection(name, **params):
 
 
 def list_components(family: str | None = None) -> list[ComponentInfo]:
-    """Every component of ``family`` (``"kernel"``, ``"sampler"``, ``"solver"``) or of all."""
+    """Every component of ``family`` (``"kernel"``, ``"sampler"``, ``"solver"``,
+    ``"projection"``, ``"task"``) or of every component family (tasks apart)."""
     return default_registry().list(family)

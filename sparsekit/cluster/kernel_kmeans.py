@@ -40,27 +40,17 @@ import warnings
 import numpy as np
 
 from .._base import ParamsMixin
+from .._memory import check_allocation, dense_gram_bytes
+from .._small_blas import is_skinny, one_blas_thread
 from .._validation import check_option, check_random_state, check_scalar
+from ..exceptions import not_fitted_error
 from ..registry import default_registry
+from ._cpu import cluster_sums
 
 METHODS = ("auto", "exact", "nystrom")
 INITS = ("k-means++", "random")
 #: Bytes of one row block of kernel values / distances outside the exact Gram.
 _BLOCK_BYTES = 32 * 2**20
-
-
-class NotFittedError(ValueError, AttributeError):
-    """KernelKMeans used before ``fit``."""
-
-
-def _not_fitted_error(message):
-    """scikit-learn's ``NotFittedError`` where it is installed (its checks expect that class,
-    a ValueError and AttributeError too), else this module's."""
-    try:
-        from sklearn.exceptions import NotFittedError as SklearnNotFitted
-    except ImportError:  # pragma: no cover - scikit-learn is optional
-        return NotFittedError(message)
-    return SklearnNotFitted(message)
 
 
 def _resolve(family, spec, params):
@@ -198,12 +188,17 @@ def _indicator(labels, k):
 
 
 def _cluster_sums(Z, labels, k):
-    """Sums (k, s) and counts (k,) of the rows of Z per cluster: one GEMM with the one-hot
-    matrix. Sums over row blocks add up to the sums of the whole (the chunked Lloyd step)."""
+    """Sums (k, s) and counts (k,) of the rows of Z per cluster. Sums over row blocks add up to
+    the sums of the whole (the chunked Lloyd step).
+
+    A compiled scatter-add by label (no BLAS, no one-hot matrix): the product of an (n, k)
+    one-hot matrix with Z is a skinny GEMM, which multi-threaded BLAS runs 100x slower than
+    idle while another process holds a core (its threads wait for each other at every step).
+    """
+    Z = np.ascontiguousarray(Z)
+    labels = np.ascontiguousarray(labels, dtype=np.intp)
     counts = np.bincount(labels, minlength=k).astype(Z.dtype)
-    onehot = np.zeros((len(labels), k), dtype=Z.dtype)
-    onehot[np.arange(len(labels)), labels] = 1.0
-    return onehot.T @ Z, counts
+    return cluster_sums(Z, labels, np.empty((k, Z.shape[1]), dtype=Z.dtype)), counts
 
 
 def _centres(sums, counts):
@@ -242,7 +237,13 @@ class KernelKMeans(ParamsMixin):
     n_init : int, default 3
         Seedings tried; the fit with the lowest inertia is kept.
     method : {"auto", "exact", "nystrom"}, default "auto"
-        ``"auto"``: exact when the n × n Gram matrix fits in ``max_memory`` bytes.
+        ``"auto"``: exact when the n × n Gram matrix fits in ``max_memory`` bytes. The exact
+        method uses no landmarks: when ``"auto"`` picks it although ``sampler`` (other than the
+        default ``"uniform"``), ``sampler_params`` or ``n_landmarks`` was given, fit warns
+        (``UserWarning`` naming them) that they are ignored; pass ``method="nystrom"`` to use
+        them. ``"auto"`` keeps its memory rule rather than switching on these parameters, so
+        that the method of a fit never depends on whether a default was spelled out.
+        ``method="exact"`` is an explicit choice and ignores them without a warning.
     init : {"k-means++", "random"} or array of k sample indices, default "k-means++"
         Seeds: greedy k-means++ in feature space, k distinct random points, or given points.
     max_iter : int, default 300
@@ -269,9 +270,12 @@ class KernelKMeans(ParamsMixin):
 
     Examples
     --------
-    >>> from sklearn.datasets import make_circles                     # doctest: +SKIP
-    >>> X, y = make_circles(500, factor=0.3, noise=0.04, random_state=0)  # doctest: +SKIP
-    >>> KernelKMeans(2, kernel_params={"gamma": 5}, random_state=0).fit_predict(X)  # doctest: +SKIP
+    >>> from sklearn.datasets import make_circles
+    >>> from sklearn.metrics import adjusted_rand_score
+    >>> X, y = make_circles(300, factor=0.3, noise=0.04, random_state=0)
+    >>> labels = KernelKMeans(2, kernel_params={"gamma": 5}, random_state=0).fit_predict(X)
+    >>> float(adjusted_rand_score(y, labels))     # the two rings, which linear k-means cannot split
+    1.0
     """
 
     def __init__(self, n_clusters=8, kernel="rbf", sampler="uniform", n_landmarks=None,
@@ -356,6 +360,28 @@ class KernelKMeans(ParamsMixin):
             raise ValueError(f"init indices must be {k} distinct integers in [0, {n})")
         return idx.astype(np.int64)
 
+    def _warn_ignored_landmark_params(self, n):
+        """Warn when ``method="auto"`` picks the exact method although landmark parameters
+        were given."""
+        given = []
+        if isinstance(self.sampler, str):
+            if self.sampler != "uniform":
+                given.append(f"sampler={self.sampler!r}")
+        elif getattr(self.sampler, "name", None) != "uniform":
+            given.append(f"sampler={self.sampler!r}")
+        if self.sampler_params:
+            given.append(f"sampler_params={self.sampler_params!r}")
+        if self.n_landmarks is not None:
+            given.append(f"n_landmarks={self.n_landmarks!r}")
+        if not given:
+            return
+        warnings.warn(
+            f'method="auto" chose the exact method (the {n} x {n} Gram matrix fits in '
+            f"max_memory={self.max_memory} bytes), which uses no landmarks, so "
+            f"{', '.join(given)} {'is' if len(given) == 1 else 'are'} ignored; pass "
+            'method="nystrom" to cluster on Nyström features with these landmarks',
+            UserWarning, stacklevel=3)
+
     def _landmark_count(self, n):
         """Landmarks of the Nyström method for n samples: ``n_landmarks``, default min(n, 100)."""
         s = min(n, 100) if self.n_landmarks is None else int(self.n_landmarks)
@@ -381,8 +407,16 @@ class KernelKMeans(ParamsMixin):
         method = check_option(self.method, "method", METHODS)
         if method == "auto":
             method = "exact" if n * n * 8 <= self.max_memory else "nystrom"
+            if method == "exact":
+                self._warn_ignored_landmark_params(n)
         rng = check_random_state(self.random_state)
         if method == "exact":
+            itemsize = getattr(getattr(Xp, "dtype", None), "itemsize", 8)
+            check_allocation(  # the Gram (converted to float64) and its symmetrised copy
+                dense_gram_bytes(n, itemsize) + 8 * n * n,
+                f"KernelKMeans(method='exact') on {n} samples",
+                "use method='nystrom' with n_landmarks= (default 100)",
+                matrices="its n x n matrices")
             K = np.asarray(kernel(Xp), dtype=np.float64)
             K = 0.5 * (K + K.T)
             diag = np.diagonal(K).copy()
@@ -415,31 +449,38 @@ class KernelKMeans(ParamsMixin):
                 return _sq_dists(Z, zsq, _means(Z, labels, k))
 
         init = self.init if given is not None else check_option(self.init, "init", INITS)
-        obj, labels, n_iter, _ = _best_of_inits(
-            n, k, init, given, int(self.n_init), rng, sqdist_to,
-            lambda seeds: _DenseLloyd(sqdist_to(seeds), distances, k), int(self.max_iter),
-            float(self.tol))
+        with one_blas_thread(is_skinny(k)):  # the steps' products have k columns (module doc)
+            obj, labels, n_iter, _ = _best_of_inits(
+                n, k, init, given, int(self.n_init), rng, sqdist_to,
+                lambda seeds: _DenseLloyd(sqdist_to(seeds), distances, k), int(self.max_iter),
+                float(self.tol))
+            if method == "exact":
+                H = _indicator(labels, k)
+                cc = np.einsum("ij,ij->j", H, K @ H)
+            else:
+                centres = _means(Z, labels, k)
         self.kernel_ = kernel
         self.method_ = method
         self.labels_ = labels.astype(np.int64)
         self.n_iter_ = n_iter
         self._dtype = Xp.dtype if isinstance(Xp, np.ndarray) else np.dtype(np.float64)
         if method == "exact":
-            H = _indicator(self.labels_, k)
-            self._X_fit = Xp
+            # predict reads the training points: keep a copy the caller cannot change, as
+            # scikit-learn's estimators do (a prepared graph set is already the model's own)
+            self._X_fit = Xp.copy() if hasattr(Xp, "copy") else Xp
             self._H = H
-            self._cc = np.einsum("ij,ij->j", H, K @ H)
+            self._cc = cc
             self.cluster_centers_ = None
             self.inertia_ = obj
         else:
-            self.cluster_centers_ = _means(Z, self.labels_, k)
+            self.cluster_centers_ = centres
             self.inertia_ = obj + self.residual_trace_
         return self
 
     # -- use ---------------------------------------------------------------------------------
     def _check_fitted(self):
         if not hasattr(self, "labels_"):
-            raise _not_fitted_error(
+            raise not_fitted_error(
                 "this KernelKMeans is not fitted yet: call fit(X) before predict or transform"
             )
 
@@ -449,6 +490,7 @@ class KernelKMeans(ParamsMixin):
         kernel = self.kernel_
         Xp = self._validate(X, kernel, fitting=False)
         n = kernel.n_samples(Xp)
+        skinny = is_skinny(int(self.n_clusters))
         if self.method_ == "exact":
             m = kernel.n_samples(self._X_fit)
             step = int(max(1, min(n, _BLOCK_BYTES // max(1, 8 * m))))
@@ -458,12 +500,16 @@ class KernelKMeans(ParamsMixin):
                 r1 = min(n, r0 + step)
                 rows = Xp[r0:r1] if isinstance(Xp, np.ndarray) else kernel.take(Xp, np.arange(r0, r1))
                 Kb = np.asarray(kernel(rows, self._X_fit), dtype=np.float64)
-                out[r0:r1] = diag[r0:r1, None] - 2.0 * (Kb @ self._H) + self._cc[None, :]
+                with one_blas_thread(skinny):
+                    KH = Kb @ self._H
+                out[r0:r1] = diag[r0:r1, None] - 2.0 * KH + self._cc[None, :]
             return np.maximum(out, 0.0)
         Z = np.asarray(self.nystroem_.transform(Xp), dtype=np.float64)
         zsq = np.einsum("ij,ij->i", Z, Z)
         resid = np.maximum(np.asarray(kernel.diag(Xp), dtype=np.float64) - zsq, 0.0)
-        return _sq_dists(Z, zsq, self.cluster_centers_) + resid[:, None]
+        with one_blas_thread(skinny):
+            D = _sq_dists(Z, zsq, self.cluster_centers_)
+        return D + resid[:, None]
 
     def transform(self, X):
         """Distances ‖φ(x) − c_j‖_ℋ to the k centres, shape (n, k), dtype of X."""

@@ -63,35 +63,15 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._base import ParamsMixin
+from .._small_blas import one_blas_thread
 from .._threads import effective_n_jobs, thread_limit
 from .._validation import check_array, check_option, check_random_state, check_scalar
-from ..features._common import NotFittedError as _NotFittedError
+from ..exceptions import not_fitted_error
 from ..projections.base import Constant, Identity
 from ..registry import default_registry
 from ..solvers.hierarchical import hierarchical_constraints, hierarchical_dense
 from ..solvers.palm4msa import default_factors, run_palm
-from ._cpu import nearest_from_scores, within_cluster_sum
-
-_NOT_FITTED = []
-
-
-def _not_fitted_error(message):
-    """sparsekit's ``NotFittedError``, also scikit-learn's where it is installed (its checks
-    recognize their own class). scikit-learn is imported here, on the first such error, not
-    when this module loads: its import costs about a second of a first call."""
-    if not _NOT_FITTED:
-        try:
-            from sklearn.exceptions import NotFittedError as sklearn_not_fitted
-        except ImportError:  # pragma: no cover - scikit-learn is optional
-            _NOT_FITTED.append(_NotFittedError)
-        else:
-            class NotFittedError(_NotFittedError, sklearn_not_fitted):
-                """The estimator was used before ``fit``."""
-
-                __qualname__ = "NotFittedError"
-
-            _NOT_FITTED.append(NotFittedError)
-    return _NOT_FITTED[0](message)
+from ._cpu import cluster_sums, nearest_from_scores, within_cluster_sum
 
 #: bytes of one block of scores (points × clusters) in the assignment step
 BLOCK_BYTES = 32 * 2**20
@@ -106,21 +86,22 @@ def kmeans_plusplus(X, n_clusters, rng, sq_norms=None):
     trials = 2 + int(np.log(n_clusters))
     idx = np.empty(n_clusters, dtype=np.int64)
     idx[0] = rng.integers(n)
-    closest = np.maximum(sq_norms + sq_norms[idx[0]] - 2 * X @ X[idx[0]], 0)
-    pot = closest.sum()
-    for c in range(1, n_clusters):
-        if pot <= 0:
-            cand = rng.integers(n, size=trials)
-        else:
-            cand = np.searchsorted(np.cumsum(closest), rng.random(trials) * pot)
-            cand = np.minimum(cand, n - 1)
-        d = np.maximum(sq_norms[cand][:, None] + sq_norms[None, :] - 2 * X[cand] @ X.T, 0)
-        d = np.minimum(closest[None, :], d)
-        pots = d.sum(axis=1)
-        best = int(np.argmin(pots))
-        idx[c] = cand[best]
-        closest = d[best]
-        pot = pots[best]
+    with one_blas_thread():  # every product has the few trials as one side
+        closest = np.maximum(sq_norms + sq_norms[idx[0]] - 2 * X @ X[idx[0]], 0)
+        pot = closest.sum()
+        for c in range(1, n_clusters):
+            if pot <= 0:
+                cand = rng.integers(n, size=trials)
+            else:
+                cand = np.searchsorted(np.cumsum(closest), rng.random(trials) * pot)
+                cand = np.minimum(cand, n - 1)
+            d = np.maximum(sq_norms[cand][:, None] + sq_norms[None, :] - 2 * X[cand] @ X.T, 0)
+            d = np.minimum(closest[None, :], d)
+            pots = d.sum(axis=1)
+            best = int(np.argmin(pots))
+            idx[c] = cand[best]
+            closest = d[best]
+            pot = pots[best]
     return idx
 
 
@@ -188,6 +169,15 @@ class QuicKMeans(ParamsMixin):
     n_jobs : int, optional
         Threads (Numba and BLAS).
 
+    Raises
+    ------
+    ValueError
+        From ``fit``, ``predict``, ``transform`` and ``score``, for data whose squared distances
+        summed over the samples could exceed the floating range (largest ``|x|`` above
+        sqrt(max float / (16 n d)), about 1e151 for 200 points in 8 dimensions in float64):
+        the iterations would compute with inf and NaN. K-means is scale-equivariant, so
+        dividing the data by a constant gives the same labels.
+
     Attributes
     ----------
     cluster_centers_ : SparseFactors
@@ -252,7 +242,7 @@ class QuicKMeans(ParamsMixin):
         X = check_array(X, "X")
         if not fitting:
             if not hasattr(self, "cluster_centers_"):
-                raise _not_fitted_error(
+                raise not_fitted_error(
                     f"this {type(self).__name__} is not fitted yet: call fit(X) before "
                     "predict, transform or score"
                 )
@@ -261,6 +251,7 @@ class QuicKMeans(ParamsMixin):
                     f"X has {X.shape[1]} features, but {type(self).__name__} is expecting "
                     f"{self.n_features_in_} features as input (fitted on that many)"
                 )
+        _check_scale(X, type(self).__name__)
         return X
 
     def _params(self, n, d):
@@ -460,17 +451,10 @@ class QuicKMeans(ParamsMixin):
 
 
 def _cluster_sums(X, labels, K):
-    """Per-cluster sums of the rows of ``X`` in float64, block by block (no float64 copy of a
-    float32 ``X``)."""
-    n = X.shape[0]
-    block = int(max(1, BLOCK_BYTES // max(1, 8 * X.shape[1])))
-    sums = np.zeros((K, X.shape[1]))
-    for r0 in range(0, n, block):
-        lab = labels[r0:r0 + block]
-        b = lab.size
-        member = sp.csr_matrix((np.ones(b), (lab, np.arange(b))), shape=(K, b))
-        sums += member @ X[r0:r0 + block].astype(np.float64, copy=False)
-    return sums
+    """Per-cluster sums of the rows of ``X`` in float64 (a compiled scatter-add: no one-hot
+    product, no float64 copy of a float32 ``X``)."""
+    return cluster_sums(X, np.ascontiguousarray(labels, dtype=np.int64),
+                        np.empty((K, X.shape[1]), dtype=np.float64))
 
 
 def _within(X, U, labels):
@@ -496,3 +480,18 @@ def _reseed_empty(X, labels, counts, V):
         counts[big] -= 1
         counts[c] = 1
     return labels, counts
+
+
+def _check_scale(X, name):
+    """Refuse data whose K-means sums could overflow: the objective adds n squared distances
+    of up to d (2 max|x|)^2 each (after centring), and a margin of 4 covers the other sums."""
+    n, d = X.shape
+    amax = max(float(X.max()), -float(X.min())) if X.size else 0.0  # no |X| temporary
+    limit = float(np.sqrt(np.finfo(X.dtype).max / (16.0 * max(n, 1) * d)))
+    if amax > limit:
+        raise ValueError(
+            f"{name}: X is too large for {X.dtype} arithmetic (largest |x| = {amax:.3g}; its "
+            f"squared distances summed over {n} samples need largest |x| <= {limit:.3g}), so "
+            "the K-means sums would overflow to inf; divide X by a constant (e.g. its largest "
+            "absolute value): K-means is scale-equivariant, the labels stay the same"
+        )

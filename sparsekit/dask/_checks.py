@@ -77,7 +77,8 @@ def resolved_kernel(kernel, kernel_params=None, n_features=None):
         import copy
 
         kernel = copy.deepcopy(kernel)
-        gamma = kernel.gamma_
+        # effective_gamma names the data's scale where the rule's gamma is no float64
+        gamma = kernel.effective_gamma(n_features)
         kernel.set_params(bandwidth=None, gamma=gamma)
         rule = None
     if rule is None and hasattr(kernel, "fit") and n_features is not None:

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._small_blas import is_skinny, one_blas_thread
 from .._validation import check_option, check_random_state
 from ..cluster.kernel_kmeans import (INITS, KernelKMeans, _best_of_inits, _centres, _cluster_sums,
                                      _fix_empty, _reassign, _resolve, _sq_dists)
@@ -41,7 +42,8 @@ def _features_chunk(block, ny, d):
 
 @chunk_task
 def _distances_chunk(Z, zsq, C):
-    return _sq_dists(Z, zsq, C)
+    with one_blas_thread(is_skinny(len(C))):
+        return _sq_dists(Z, zsq, C)
 
 
 @chunk_task
@@ -52,7 +54,8 @@ def _step_chunk(Z, zsq, labels, C, k):
     squared distances, and (objective of ``labels``, number changed, objective of the new labels,
     per-cluster sums and counts of the new labels).
     """
-    D = _sq_dists(Z, zsq, C)
+    with one_blas_thread(is_skinny(k)):
+        D = _sq_dists(Z, zsq, C)
     rows = np.arange(D.shape[0])
     if labels is None:
         new, obj, changed = np.argmin(D, axis=1), float("nan"), 0
@@ -201,10 +204,13 @@ def kernel_kmeans_fit(Xd, n_clusters=8, *, kernel="rbf", sampler="uniform", n_la
                                              for z, q in zip(Z, zsq)]))
 
     init_rule = init if given is not None else check_option(init, "init", INITS)
-    obj, labels, n_iter, steps = _best_of_inits(
-        n, k, init_rule, given, int(n_init), rng, sqdist_to,
-        lambda seeds: _ChunkedLloyd(Z, zsq, sizes, _rows(Z, sizes, np.asarray(seeds)), k),
-        int(max_iter), float(tol))
+    # one BLAS thread for the chunks' skinny products, also where they run on this process's
+    # threads (each chunk task takes the same limit for workers in other processes)
+    with one_blas_thread(is_skinny(k)):
+        obj, labels, n_iter, steps = _best_of_inits(
+            n, k, init_rule, given, int(n_init), rng, sqdist_to,
+            lambda seeds: _ChunkedLloyd(Z, zsq, sizes, _rows(Z, sizes, np.asarray(seeds)), k),
+            int(max_iter), float(tol))
 
     est.kernel_ = ny.kernel_
     est.method_ = "nystrom"

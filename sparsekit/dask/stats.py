@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._small_blas import one_blas_thread
 from .._validation import check_random_state
 from ..stats._data import check_lam, check_n_landmarks, support_ids
 from ..stats.nystrom import NystromMMD, resolve_sampler
@@ -58,7 +59,8 @@ def _mmd_chunk(block, ny, d):
     ones = np.ones(min(step, len(Xp)))
     for r0 in range(0, len(Xp), step):
         Kb = np.asarray(kernel(Xp[r0:r0 + step], S), dtype=np.float64)
-        sums += ones[:len(Kb)] @ Kb  # a matrix-vector product: faster than Kb.sum(axis=0)
+        with one_blas_thread():  # a matrix-vector product: faster than Kb.sum(axis=0)
+            sums += ones[:len(Kb)] @ Kb
     return sums, row_keys(Xp)
 
 

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import inspect
 import numbers
+import warnings
 
 import numpy as np
 
@@ -49,10 +50,20 @@ except ImportError as exc:  # pragma: no cover - exercised only without scikit-l
         "sparsekit.ensemble needs scikit-learn >= 1.6: pip install 'sparsekit[forest]'"
     ) from exc
 
+from ..exceptions import not_fitted_error
 from ..registry import default_registry
 from ._selection import select
 
 _UNIFORM_OR_FITTED = ("fitted", "uniform")
+
+
+def _check_fitted(estimator):
+    """scikit-learn's ``check_is_fitted``, raising sparsekit's ``NotFittedError`` (a subclass of
+    scikit-learn's, so the same handlers catch it)."""
+    try:
+        check_is_fitted(estimator, "coef_")
+    except NotFittedError as exc:
+        raise not_fitted_error(str(exc)) from None
 
 
 def _check_forest(forest, kind):
@@ -138,6 +149,11 @@ class _OMPForestBase(BaseEstimator):
 
         if not isinstance(self.n_estimators, numbers.Integral) or self.n_estimators < 1:
             raise ValueError(f"n_estimators must be an integer >= 1, got {self.n_estimators!r}")
+        if self.n_trees > self.n_estimators:
+            raise ValueError(
+                f"n_trees={self.n_trees} must be <= n_estimators={self.n_estimators}: the forest "
+                f"fitted here has n_estimators trees to prune; raise n_estimators to at least "
+                f"{self.n_trees} or lower n_trees")
         cls = getattr(ensemble, f"RandomForest{self._forest_kind}")
         forest = cls(n_estimators=self.n_estimators, random_state=self.random_state,
                      **(self.forest_params or {})).fit(X, y)
@@ -154,6 +170,10 @@ class _OMPForestBase(BaseEstimator):
         if getattr(forest, "n_features_in_", X.shape[1]) != X.shape[1]:
             raise ValueError(f"X has {X.shape[1]} features but the forest was fitted on "
                              f"{forest.n_features_in_}")
+        if self.n_trees > len(trees):
+            warnings.warn(
+                f"n_trees={self.n_trees} is larger than the given forest's {len(trees)} trees: "
+                f"at most {len(trees)} are selected", UserWarning, stacklevel=3)
         n_trees = min(int(self.n_trees), len(trees))
         T_blocks, y_blocks = self._blocks(forest, trees, X, y)
         rng = check_random_state(self.random_state)
@@ -180,7 +200,7 @@ class _OMPForestBase(BaseEstimator):
             yield acc + self._path_intercepts[j]
 
     def _scores(self, X):
-        check_is_fitted(self, "coef_")
+        _check_fitted(self)
         X = validate_data(self, X, dtype=(np.float64, np.float32), reset=False)
         outputs = self._outputs(X)
         w = self.path_coef_[-1]
@@ -205,7 +225,9 @@ class OMPForestRegressor(RegressorMixin, _OMPForestBase):
     Parameters
     ----------
     n_trees : int >= 1
-        Most trees kept (``n_nonzero_coefs`` of the solver); clipped to the forest's size.
+        Most trees kept (``n_nonzero_coefs`` of the solver). At most ``n_estimators`` when
+        the estimator fits the forest (a larger value raises ValueError); clipped, with a
+        ``UserWarning``, to the size of a given ``forest``.
         NN-OMP may keep fewer: it stops once no tree correlates positively with the residual.
     solver : str or solver object
         ``"omp"`` (default), ``"nn-omp"``, any sparse solver of the registry, or ``"random"``
@@ -233,7 +255,7 @@ class OMPForestRegressor(RegressorMixin, _OMPForestBase):
     selected_trees_ : ndarray of int, indices of the selected trees in ``forest_.estimators_``
     n_trees_ : int, trees selected
     coef_ : ndarray (n_trees_in_forest,), weight of every tree on its raw output (0 if dropped)
-    path_coef_ : ndarray (n_trees_, n_trees_), ``[k, s]``: weight of ``estimators_[s]`` in the
+    path_coef_ : ndarray (``n_trees_``, ``n_trees_``), ``[k, s]``: weight of ``estimators_[s]`` in the
         pruned forest of the first ``k + 1`` selected trees (what :meth:`staged_predict` uses)
     intercept_ : float
     negative_weight_fraction_ : float, share of the selected trees with a negative weight
@@ -275,7 +297,7 @@ class OMPForestRegressor(RegressorMixin, _OMPForestBase):
     def staged_predict(self, X):
         """Predictions of the pruned forests with 1, 2, ..., ``n_trees_`` trees (in selection
         order, each with the weights of that size's solution)."""
-        check_is_fitted(self, "coef_")
+        _check_fitted(self)
         X = validate_data(self, X, dtype=(np.float64, np.float32), reset=False)
         yield from self._staged_scores(X)
 
@@ -338,12 +360,12 @@ class OMPForestClassifier(ClassifierMixin, _OMPForestBase):
 
     def predict(self, X):
         """The class with the highest score."""
-        check_is_fitted(self, "coef_")
+        _check_fitted(self)
         return self.classes_[np.argmax(self._scores(X), axis=1)]
 
     def staged_predict(self, X):
         """Predicted classes of the pruned forests with 1, 2, ..., ``n_trees_`` trees."""
-        check_is_fitted(self, "coef_")
+        _check_fitted(self)
         X = validate_data(self, X, dtype=(np.float64, np.float32), reset=False)
         for scores in self._staged_scores(X):
             yield self.classes_[np.argmax(scores, axis=1)]

@@ -5,7 +5,6 @@ import numbers
 
 import numpy as np
 
-from .._base import NotFittedError
 from .._validation import check_scalar
 from . import _cpu
 
@@ -14,7 +13,7 @@ from . import _cpu
 BLOCK_BYTES = 64 * 2**20
 
 
-__all__ = ["NotFittedError", "check_n_components", "n_frequencies", "fourier_features_into",
+__all__ = ["check_n_components", "n_frequencies", "fourier_features_into",
            "block_rows"]
 
 

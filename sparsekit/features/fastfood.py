@@ -102,7 +102,7 @@ class Fastfood(TransformerMixin, ParamsMixin):
         return self
 
     def project(self, X):
-        """The projections V x of every row (shape (n_samples, n_frequencies_))."""
+        """The projections V x of every row (shape ``(n_samples, n_frequencies_)``)."""
         self._check_is_fitted()
         X = self._validate_input(X, reset=False)
         out = np.empty((X.shape[0], self.n_frequencies_), dtype=X.dtype)

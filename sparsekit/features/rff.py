@@ -27,6 +27,7 @@ import copy
 import numpy as np
 
 from .._base import ParamsMixin, TransformerMixin
+from .._names import normalize_name
 from .._validation import check_option, check_random_state, check_scalar
 from ._common import block_rows, check_n_components, fourier_features_into, n_frequencies
 
@@ -58,7 +59,7 @@ def resolve_shift_invariant(kernel, gamma, sigma, X) -> tuple[str, float]:
                 kernel = copy.deepcopy(kernel).fit(X)
             return name, float(kernel.effective_gamma(d))
         return name, float(kernel._gamma(d))
-    key = kernel.strip().lower().replace("_", "-")
+    key = normalize_name(kernel)
     name = check_option(_ALIASES.get(key, key), "kernel", KERNELS)
     if gamma is not None and sigma is not None:
         raise ValueError("give only one of gamma and sigma")
@@ -120,9 +121,14 @@ class RandomFourierFeatures(TransformerMixin, ParamsMixin):
 
     Examples
     --------
-    >>> rff = RandomFourierFeatures("rbf", gamma=0.5, n_components=200, random_state=0)
-    >>> Z = rff.fit_transform(X)          # doctest: +SKIP
-    >>> K_approx = Z @ Z.T                # ≈ exp(-0.5 ||x - z||^2)    # doctest: +SKIP
+    >>> import numpy as np
+    >>> X = np.random.default_rng(0).random((100, 3))
+    >>> rff = RandomFourierFeatures("rbf", gamma=0.5, n_components=2000, random_state=0)
+    >>> Z = rff.fit_transform(X)
+    >>> K_approx = Z @ Z.T                # ≈ exp(-0.5 ||x - z||^2)
+    >>> K = np.exp(-0.5 * ((X[:, None] - X[None]) ** 2).sum(-1))
+    >>> bool(np.abs(K_approx - K).max() < 0.1)
+    True
     """
 
     _fitted_attribute = "random_weights_"
@@ -152,7 +158,17 @@ class RandomFourierFeatures(TransformerMixin, ParamsMixin):
         self.n_components_ = n_components
         self.n_frequencies_ = s
         self.random_offset_ = draw_offset(n_components, rng)
-        self.random_weights_ = np.ascontiguousarray(W, dtype=X.dtype)
+        with np.errstate(over="ignore"):
+            W = np.ascontiguousarray(W, dtype=X.dtype)
+        if not np.isfinite(W).all():  # e.g. float32 data below ~1e-38: sqrt(2 gamma) ~ 1 / scale
+            scale = float(np.abs(X.data if hasattr(X, "data") and not isinstance(X, np.ndarray)
+                                 else X).max()) if X.size else 0.0
+            raise ValueError(
+                f"the random Fourier features of {X.dtype} data at scale {scale:.3g} (largest "
+                f"|x|) are not finite: their frequencies (about sqrt(2 gamma), gamma = "
+                f"{gamma:.3g}) exceed the {X.dtype} range; fit on float64 data or rescale the "
+                "data (e.g. divide it by its largest absolute value)")
+        self.random_weights_ = W
         return self
 
     def transform(self, X):

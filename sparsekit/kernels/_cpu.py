@@ -109,16 +109,13 @@ def _l1_distances_rows(lo, hi, X, Y, out):
 
 
 def exp_scale_inplace(A, scale):
-    """A <- exp(scale * A), element-wise."""
-    run_row_ranges(_exp_scale_rows, A.shape[0], A, scale)
+    """A <- exp(scale * A), element-wise: NumPy's multiply and SIMD exp (:func:`exp_inplace`).
 
-
-@njit(cache=True, nogil=True)
-def _exp_scale_rows(lo, hi, A, scale):
-    m = A.shape[1]
-    for i in range(lo, hi):
-        for j in range(m):
-            A[i, j] = np.exp(scale * A[i, j])
+    A Numba loop calling ``exp`` stays scalar (no vector math library is linked), which made
+    the exp step the larger part of a float32 chi2 Gram.
+    """
+    np.multiply(A, A.dtype.type(scale), out=A)
+    return exp_inplace(A)
 
 
 def chi2_sums(X, Y, out):
@@ -126,16 +123,34 @@ def chi2_sums(X, Y, out):
 
     Inputs are non-negative, so a zero denominator implies a zero numerator: dividing by
     ``s + (s == 0)`` gives the 0 term without a branch, which lets LLVM vectorize the loop.
+    Each term is ``t * (t / s)`` (t = x - y, s = x + y) rather than ``t * t / s``: |t / s| <= 1,
+    so no term overflows or underflows unless its true value does (``t * t`` overflows from
+    |t| ~ 1.8e19 in float32 and underflows below ~1e-19). When the largest x plus the largest
+    y overflows, the entries where some ``x + y`` does are computed again from halved inputs
+    (exact at that size).
     """
     run_row_ranges(_chi2_sums_rows, X.shape[0], X, Y, out)
 
 
-@njit(cache=True, nogil=True, fastmath=_FAST)
+# error_model="numpy": the default "python" model tests every divisor for zero (to raise
+# ZeroDivisionError), which keeps the loop scalar; the divisor here is never zero anyway
+@njit(cache=True, nogil=True, fastmath=_FAST, error_model="numpy")
 def _chi2_sums_rows(lo, hi, X, Y, out):
     d = X.shape[1]
     m = Y.shape[0]
     zero = out.dtype.type(0.0)
     one = out.dtype.type(1.0)
+    half = out.dtype.type(0.5)
+    big = out.dtype.type(np.finfo(out.dtype).max)
+    x_max = zero
+    for i in range(lo, hi):
+        for k in range(d):
+            x_max = max(x_max, X[i, k])
+    y_max = zero
+    for j in range(m):
+        for k in range(d):
+            y_max = max(y_max, Y[j, k])
+    may_overflow = x_max + y_max > big
     for i in range(lo, hi):
         for j in range(m):
             acc = zero
@@ -144,7 +159,22 @@ def _chi2_sums_rows(lo, hi, X, Y, out):
                 b = Y[j, k]
                 s = a + b
                 t = a - b
-                acc += t * t / (s + (one if s == zero else zero))
+                # min() never changes t / s (|t| <= s) but stops fastmath's re-association
+                # from turning t * (t / s) back into t * t / s
+                acc += t * min(t / (s + (one if s == zero else zero)), one)
+            if may_overflow:
+                s_sum = zero  # inf when some x + y overflowed (or only the sum: exact anyway)
+                for k in range(d):
+                    s_sum += X[i, k] + Y[j, k]
+                if s_sum > big:
+                    acc = zero
+                    for k in range(d):
+                        a = half * X[i, k]
+                        b = half * Y[j, k]
+                        s = a + b
+                        t = a - b
+                        acc += t * min(t / (s + (one if s == zero else zero)), one)
+                    acc = acc + acc
             out[i, j] = acc
 
 

@@ -53,8 +53,13 @@ def laplacian_entries(X, Yt, gamma, out):
 
 
 @cuda.jit(cache=True)
-def chi2_entries(X, Yt, scale, exponentiate, out):
-    """out[i, j] = exp(scale S_ij) or scale S_ij, S_ij = sum_k (x_k - y_k)^2 / (x_k + y_k)."""
+def chi2_entries(X, Yt, scale, exponentiate, half, out):
+    """out[i, j] = exp(scale S_ij) or scale S_ij, S_ij = sum_k (x_k - y_k)^2 / (x_k + y_k).
+
+    Each term is ``t * (t / s)`` (|t / s| <= 1), from halved inputs where ``x + y`` overflows,
+    as in the CPU loop: no term overflows or underflows unless its true value does. ``half`` is
+    0.5 in the data's dtype (a literal 0.5 would make Numba compute float32 data in float64).
+    """
     j, i = cuda.grid(2)
     if i < out.shape[0] and j < out.shape[1]:
         acc = X[i, 0] - X[i, 0]
@@ -64,7 +69,10 @@ def chi2_entries(X, Yt, scale, exponentiate, out):
             s = a + b
             if s > 0:
                 t = a - b
-                acc += t * t / s
+                if math.isinf(s):
+                    acc += (t * half) * (t / (a * half + b * half))
+                else:
+                    acc += t * (t / s)
         if exponentiate:
             out[i, j] = math.exp(scale * acc)
         else:

@@ -21,6 +21,9 @@ without a sparse path
 """
 from __future__ import annotations
 
+import ctypes
+import os
+import sys
 import threading
 import warnings
 from abc import ABC, abstractmethod
@@ -28,6 +31,7 @@ from abc import ABC, abstractmethod
 import numpy as np
 
 from .._base import ParamsMixin
+from .._small_blas import is_skinny, one_blas_thread
 from .._validation import check_array, check_option, check_pair, check_scalar, is_sparse
 
 BACKENDS = ("auto", "cpu", "cuda")
@@ -62,14 +66,36 @@ _CUDA_USABLE = None
 _PROBE_LOCK = threading.Lock()
 
 
+def _cuda_driver_loadable() -> bool:
+    """False when Numba could not load a CUDA driver library, found without importing
+    ``numba.cuda`` (an import of 0.05-0.07 s of CPU, a tenth of a warm first call).
+
+    Tries the names and directories that ``numba.cuda.is_available()`` tries first on Linux.
+    Elsewhere, or when ``NUMBA_CUDA_DRIVER`` names a library, it answers True and leaves the
+    decision to Numba.
+    """
+    if not sys.platform.startswith("linux") or os.environ.get("NUMBA_CUDA_DRIVER"):
+        return True
+    names = ("libcuda.so", "libcuda.so.1")
+    for path in names + tuple(f"{d}/{n}" for d in ("/usr/lib", "/usr/lib64") for n in names):
+        try:
+            ctypes.CDLL(path)
+        except OSError:
+            continue
+        return True
+    return False
+
+
 def _probe_cuda() -> bool:
     try:
-        from numba import config, cuda
+        from numba import config
     except Exception:  # pragma: no cover - numba always importable when installed
         return False
-    if config.ENABLE_CUDASIM:
+    if config.ENABLE_CUDASIM or not _cuda_driver_loadable():
         return False
     try:
+        from numba import cuda
+
         if not cuda.is_available():
             return False
     except Exception:
@@ -335,13 +361,18 @@ def row_sq_norms(X):
 
 
 def cross_products(Xb, Y, out):
-    """``out = Xb @ Y.T`` for dense or CSR inputs (CSR: straight into the dense ``out``)."""
+    """``out = Xb @ Y.T`` for dense or CSR inputs (CSR: straight into the dense ``out``).
+
+    A block of a few rows or columns (:func:`sparsekit._small_blas.is_skinny`) runs on one BLAS
+    thread.
+    """
     if is_sparse(Xb):
         from ._sparse_cpu import csr_inner_products
 
         csr_inner_products(Xb, Y, out)
     else:
-        np.dot(Xb, Y.T, out=out)
+        with one_blas_thread(is_skinny(*out.shape)):
+            np.dot(Xb, Y.T, out=out)
     return out
 
 

@@ -6,6 +6,11 @@
 Terms with x_k + z_k = 0 count as 0. These are the definitions of scikit-learn's
 ``additive_chi2_kernel`` and ``chi2_kernel``; inputs with negative entries are rejected.
 The additive kernel is conditionally positive definite only (not PSD).
+
+Every term is computed without overflow or underflow where its true value is a float
+(:func:`sparsekit.kernels._cpu.chi2_sums`). A sum of terms beyond the largest float (data near
+it, d max|x| > max float) makes an additive-chi2 entry -inf, with a ``RuntimeWarning`` naming
+the data's scale (:mod:`sparsekit.kernels._range`); the exponential kernel's limit, 0, is right.
 """
 from __future__ import annotations
 
@@ -13,6 +18,7 @@ import numpy as np
 
 from .._validation import check_scalar
 from . import _cpu
+from ._range import max_abs, warn_if_not_finite
 from .base import VectorKernel
 
 
@@ -31,13 +37,26 @@ class AdditiveChi2Kernel(VectorKernel):
         _cpu.chi2_sums(Xb, Y, out)
         np.negative(out, out=out)
 
+    def _block_filler(self, X, Y, same, block_rows):
+        fill = super()._block_filler(X, Y, same, block_rows)
+        # each term is at most max(x, z): a sum can exceed the range only past d max|x|
+        scale = max(max_abs(X), 0.0 if same else max_abs(Y))
+        if X.shape[1] * scale <= float(np.finfo(X.dtype).max):
+            return fill
+
+        def checked(r0, r1, out):  # on every backend
+            fill(r0, r1, out)
+            warn_if_not_finite(out, "additive-chi2", scale)
+            return out
+        return checked
+
     def _diag(self, X):
         return np.zeros(X.shape[0], dtype=X.dtype)
 
     def _cuda_entries(self, X):
         from . import _cuda
 
-        return _cuda.chi2_entries, (X.dtype.type(-1.0), np.bool_(False))
+        return _cuda.chi2_entries, (X.dtype.type(-1.0), np.bool_(False), X.dtype.type(0.5))
 
 
 class Chi2Kernel(VectorKernel):
@@ -72,4 +91,4 @@ class Chi2Kernel(VectorKernel):
     def _cuda_entries(self, X):
         from . import _cuda
 
-        return _cuda.chi2_entries, (X.dtype.type(-self.gamma), np.bool_(True))
+        return _cuda.chi2_entries, (X.dtype.type(-self.gamma), np.bool_(True), X.dtype.type(0.5))

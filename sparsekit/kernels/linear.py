@@ -6,19 +6,31 @@
 
 Sparse input: the products of the non-zeros that share a column, written straight into the
 dense Gram block (:mod:`sparsekit.kernels._sparse_cpu`).
+
+At the edges of the floating range (:mod:`sparsekit.kernels._range`): where d max|x| max|z|
+could overflow, the products are computed on the data scaled by powers of two and scaled back
+exactly, so an entry is inf only where its true value exceeds the largest float, and then the
+call warns (``RuntimeWarning`` naming the kernel and the data's scale) instead of returning inf
+silently.
 """
 from __future__ import annotations
 
+import math
 import numbers
 
 import numpy as np
 
 from .._validation import check_scalar
-from .base import VectorKernel, cross_products, row_sq_norms
+from ._range import ProductScale, log_or_minus_inf, sq_norms_exact, warn_if_not_finite
+from ._range import max_abs as _max_abs
+from .base import VectorKernel, row_sq_norms
 
 
 class LinearKernel(VectorKernel):
-    """k(x, z) = <x, z>."""
+    """k(x, z) = <x, z>.
+
+    Entries whose true value exceeds the floating range are inf, with a ``RuntimeWarning``.
+    """
 
     name = "linear"
     sparse_native = True
@@ -27,11 +39,18 @@ class LinearKernel(VectorKernel):
         self.backend = backend
         self._check_params()
 
+    def _prepare(self, X, Y, same):
+        return ProductScale(X, None if same else Y)
+
     def _fill(self, Xb, Y, ctx, out, row0, same):
-        cross_products(Xb, Y, out)
+        ctx.products(Xb, Y, out)
+        if ctx.scaled:
+            warn_if_not_finite(out, "linear", max(ctx.ax, ctx.ay), stacklevel=5)
 
     def _diag(self, X):
-        return row_sq_norms(X)
+        d = sq_norms_exact(X, row_sq_norms)
+        warn_if_not_finite(d, "linear", _max_abs(X))
+        return d
 
 
 class PolynomialKernel(VectorKernel):
@@ -43,6 +62,11 @@ class PolynomialKernel(VectorKernel):
     gamma : float > 0, optional
         Defaults to 1 / n_features (as scikit-learn).
     coef0 : float, default 1
+
+    Entries whose true value exceeds the floating range are inf, with a ``RuntimeWarning``
+    naming the kernel and the data's scale (``warnings.simplefilter("error", RuntimeWarning)``
+    makes it an error); intermediate products that would overflow are computed on the data
+    scaled by powers of two, so no entry is inf where its true value is a float.
     """
 
     name = "polynomial"
@@ -65,12 +89,29 @@ class PolynomialKernel(VectorKernel):
     def _gamma(self, d):
         return 1.0 / d if self.gamma is None else self.gamma
 
+    def _prepare(self, X, Y, same):
+        return ProductScale(X, None if same else Y)
+
+    def _may_overflow(self, log_products, d, dtype) -> bool:
+        """Whether (gamma <x, z> + coef0)^degree can exceed the largest float of ``dtype``,
+        given log of a bound on |<x, z>| (and |a + b| <= 2 max(|a|, |b|))."""
+        log_a = math.log(float(self._gamma(d))) + log_products
+        log_b = math.log(2.0) + max(log_a, log_or_minus_inf(abs(float(self.coef0))))
+        return self.degree * log_b > math.log(float(np.finfo(dtype).max))
+
     def _fill(self, Xb, Y, ctx, out, row0, same):
-        cross_products(Xb, Y, out)
-        out *= out.dtype.type(self._gamma(Xb.shape[1]))
+        d = Xb.shape[1]
+        ctx.products(Xb, Y, out, float(self._gamma(d)))
         out += out.dtype.type(self.coef0)
-        np.power(out, self.degree, out=out)
+        with np.errstate(over="ignore"):
+            np.power(out, self.degree, out=out)
+        if self._may_overflow(ctx.log_bound, d, out.dtype):
+            warn_if_not_finite(out, "polynomial", max(ctx.ax, ctx.ay), stacklevel=5)
 
     def _diag(self, X):
-        d = row_sq_norms(X)
-        return (d * X.dtype.type(self._gamma(X.shape[1])) + X.dtype.type(self.coef0)) ** self.degree
+        d = sq_norms_exact(X, row_sq_norms, float(self._gamma(X.shape[1])))
+        d += X.dtype.type(self.coef0)
+        with np.errstate(over="ignore"):
+            np.power(d, self.degree, out=d)
+        warn_if_not_finite(d, "polynomial", _max_abs(X))
+        return d

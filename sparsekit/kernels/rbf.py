@@ -14,15 +14,20 @@ of non-zeros that share a column (:mod:`sparsekit.kernels._sparse_cpu`). Sparse 
 centred (that would densify it): the norms and the
 cross term come from sparse products, as in scikit-learn's ``euclidean_distances``.
 
-Data whose squared distances would overflow (entries beyond about sqrt(max float / (64 d)),
-1e153 / sqrt(d) in float64) is divided by a power of two s first and gamma multiplied by s^2
-(exact: ||x/s - z/s||^2 s^2 = ||x - z||^2); when gamma s^2 itself overflows it is clipped to the
-largest float, which gives the correct limits k = 1 at distance 0 and 0 elsewhere.
+Data whose squared distances would overflow (entries beyond about L = sqrt(max float / (64 d)),
+1e153 / sqrt(d) in float64) or underflow (all entries below 1 / L) is multiplied by a power of two
+2^-f first, so that max |x| lies in [0.5, 1), and gamma by 2^(2f) (exact: ||x - z||^2 =
+||x 2^-f - z 2^-f||^2 2^(2f)). Where gamma 2^(2f) overflows it is clipped to the largest float,
+and where it underflows it becomes 0: the correct limits k = 1 at distance 0 and 0 elsewhere,
+and k = 1 everywhere.
 
 Bandwidth rules (``bandwidth="median"``, ...) are resolved by :meth:`RBFKernel.fit` and stored
-in ``gamma_``; an unfitted kernel with a rule computes gamma for each call from the call's
-reference points (``Y``, or ``X`` when ``Y`` is omitted) without storing it, so results do not
-depend on which call comes first and concurrent calls are safe.
+in ``gamma_``, together with the scale of the data they were resolved on: gamma ~ 1 / max|x|^2
+may lie outside the float range (float64 data beyond about 1e±154) and the kernel still
+evaluates it exactly, by the rescaling above (:mod:`sparsekit.kernels.bandwidth`). An unfitted
+kernel with a rule computes gamma for each call from the call's reference points (``Y``, or
+``X`` when ``Y`` is omitted) without storing it, so results do not depend on which call comes
+first and concurrent calls are safe.
 """
 from __future__ import annotations
 
@@ -32,7 +37,10 @@ import numpy as np
 
 from .._validation import is_sparse, check_option, check_scalar
 from . import _cpu
-from .bandwidth import RULES, gamma_from_rule
+from ._range import exponent, max_abs, times_power_of_two
+from .bandwidth import (
+    RULES, gamma_parts_from_rule, is_normal, out_of_range_message, parts_to_float,
+)
 from .base import VectorKernel, cross_products, cuda_usable, row_sq_norms
 
 
@@ -54,7 +62,16 @@ class RBFKernel(VectorKernel):
         ``fit``, each call computes gamma from its reference points (``Y``, or ``X`` when
         ``Y`` is omitted) and stores nothing: ``kernel(X[:1], X)`` equals ``kernel(X)[:1]``,
         and ``kernel(X[:1])`` (one point, no distance) is an error asking for ``fit``.
+        The rules are scale-equivariant and exact at any scale of the data: the Gram matrix of
+        ``X * 1e-300`` equals that of ``X``.
     backend : {"auto", "cpu", "cuda"}
+
+    Attributes
+    ----------
+    gamma_ : float or None
+        The resolved gamma (after :meth:`fit`). For data where a rule's gamma lies outside the
+        float64 range (beyond about 1e±154) it is ``inf`` or ``0.0``: the kernel keeps the exact
+        value with the data's scale and evaluates it exactly, but :meth:`effective_gamma` refuses.
     """
 
     name = "rbf"
@@ -67,6 +84,7 @@ class RBFKernel(VectorKernel):
         self.bandwidth = bandwidth
         self.backend = backend
         self.gamma_ = None
+        self._gamma_parts = None
         self._check_params()
 
     def _check_params(self):
@@ -83,6 +101,12 @@ class RBFKernel(VectorKernel):
 
     def _reset_fitted(self):
         self.gamma_ = None
+        self._gamma_parts = None
+
+    def _set_rule_gamma(self, X):
+        # (g, e): gamma = g 2^(-2e), exact even where gamma is no float
+        self._gamma_parts = gamma_parts_from_rule(X, self.bandwidth)
+        self.gamma_ = parts_to_float(*self._gamma_parts)
 
     def fit(self, X, y=None):
         """Resolve gamma (``gamma_``) from X when a bandwidth rule is set; returns self."""
@@ -91,9 +115,10 @@ class RBFKernel(VectorKernel):
         self._check_params()
         X = check_array(X, "X", accept_sparse=True)
         if self.bandwidth is not None:
-            self.gamma_ = gamma_from_rule(X, self.bandwidth)
+            self._set_rule_gamma(X)
         else:
             self.gamma_ = self._static_gamma(X.shape[1])
+            self._gamma_parts = None
         return self
 
     def _static_gamma(self, d):
@@ -113,7 +138,7 @@ class RBFKernel(VectorKernel):
         if self.bandwidth is not None and self.gamma_ is None:
             ref = X if Y is None else Y
             try:
-                kernel.gamma_ = gamma_from_rule(ref, self.bandwidth)
+                kernel._set_rule_gamma(ref)
             except ValueError as exc:
                 raise ValueError(
                     f"{exc}. This kernel was not fitted, so gamma comes from the reference "
@@ -129,21 +154,40 @@ class RBFKernel(VectorKernel):
         return not is_sparse(X) and backend != "cpu" and (backend == "cuda" or cuda_usable())
 
     def effective_gamma(self, d):
-        """The gamma used for data with ``d`` features."""
+        """The gamma used for data with ``d`` features.
+
+        Raises ``ValueError`` naming the data's scale where a bandwidth rule gave a gamma outside
+        the float64 range (the kernel itself still evaluates it exactly).
+        """
         if self.bandwidth is not None:
             if self.gamma_ is None:
                 raise ValueError("bandwidth rule not resolved yet: call fit(X) first")
+            parts = self._rule_parts()
+            if parts is not None and not is_normal(self.gamma_):
+                raise ValueError(out_of_range_message(self.bandwidth, *parts))
             return self.gamma_
         return self._static_gamma(d)
 
+    def _rule_parts(self):
+        """``(g, e)`` of the resolved rule (gamma_ = g 2^(-2e)), or None when there is none or
+        ``gamma_`` was assigned since."""
+        parts = getattr(self, "_gamma_parts", None)
+        if self.bandwidth is None or self.gamma_ is None or parts is None:
+            return None
+        return parts if parts_to_float(*parts) == self.gamma_ else None
+
+    def _gamma_at(self, d, f, dtype) -> float:
+        """Gamma for the data multiplied by 2^-f, clipped to the largest float of ``dtype``."""
+        parts = self._rule_parts()
+        g, e = parts if parts is not None else (self.effective_gamma(d), 0)
+        return min(parts_to_float(g, e - f), float(np.finfo(dtype).max))
+
     def _prepare(self, X, Y, same):
-        gamma = self.effective_gamma(X.shape[1])
-        s = _rescale_factor(X, None if same else Y)
-        if s != 1.0:
-            inv = X.dtype.type(1.0 / s)
-            X = X * inv
-            Y = X if same else Y * inv
-            gamma = min(gamma * s * s, float(np.finfo(X.dtype).max))
+        f = _rescale_exponent(X, None if same else Y)
+        gamma = self._gamma_at(X.shape[1], f, X.dtype)
+        if f:
+            X = times_power_of_two(X, -f)
+            Y = X if same else times_power_of_two(Y, -f)
         if is_sparse(X):
             xsq = row_sq_norms(X)
             return X, (X if same else Y), xsq, (xsq if same else row_sq_norms(Y)), gamma
@@ -177,7 +221,7 @@ class RBFKernel(VectorKernel):
         # the GPU sums differences, so x_i - x_i is exactly 0 and k(x_i, x_i) exactly 1
         from . import _cuda
 
-        return _cuda.rbf_entries, (X.dtype.type(self.effective_gamma(X.shape[1])),)
+        return _cuda.rbf_entries, (X.dtype.type(self._gamma_at(X.shape[1], 0, X.dtype)),)
 
 
 def _column_sums(A):
@@ -188,27 +232,24 @@ def _column_sums(A):
     return A.sum(axis=0, dtype=np.float64)
 
 
-def _max_abs(A) -> float:
-    data = A.data if is_sparse(A) else A
-    # two reductions, no |A| temporary
-    return max(float(data.max()), -float(data.min())) if data.size else 0.0
-
-
-def _rescale_factor(X, Y) -> float:
-    """A power of two s with ||x/s - z/s||^2 safely finite, or 1.0 when no rescaling is needed.
+def _rescale_exponent(X, Y) -> int:
+    """f with x 2^-f at a safe scale (max |x| 2^-f in [0.5, 1)), or 0 when no rescaling is needed.
 
     After centring every |entry| is at most 2 max|x|, so the squared norms and the cross term
-    stay below d (2 max|x|)^2 < max float / 16 when max|x| <= sqrt(max float / (64 d)).
+    stay below d (2 max|x|)^2 < max float / 16 when max|x| <= L = sqrt(max float / (64 d)); from
+    max|x| >= 1 / L on, the squares of the largest entries are at least 64 d / max float, a normal
+    float in both dtypes (below, squared distances would underflow: at 1e-300 in float64, or
+    1e-38 in float32, every one of them is 0).
     """
-    amax = max(_max_abs(X), 0.0 if Y is None else _max_abs(Y))
+    amax = max(max_abs(X), 0.0 if Y is None else max_abs(Y))
     limit = np.sqrt(float(np.finfo(X.dtype).max) / (64.0 * X.shape[1]))
-    if amax <= limit:
-        return 1.0
-    return float(2.0 ** np.ceil(np.log2(amax)))
+    if amax == 0.0 or 1.0 / limit <= amax <= limit:
+        return 0
+    return exponent(amax)
 
 
 def _needs_rescale(X, Y) -> bool:
-    return _rescale_factor(X, Y) != 1.0
+    return _rescale_exponent(X, Y) != 0
 
 
 class LaplacianKernel(VectorKernel):

@@ -15,7 +15,8 @@ class Neighbors:
     def __init__(self, X):
         from scipy.spatial import cKDTree  # SciPy submodules load on first use (cold start)
 
-        self.X = np.ascontiguousarray(X, dtype=np.float64)
+        # a private copy: the tree refers to its data, so a caller changing X must not reach it
+        self.X = np.array(X, dtype=np.float64, order="C", copy=True)
         self.tree = cKDTree(self.X)
 
     @property
@@ -52,21 +53,44 @@ def _drop_self(d, i):
 
 def knn_graph(dist, idx, n):
     """Symmetric k-NN graph (CSR, float64 weights): edge ``i - j`` when either is a neighbour of
-    the other, weighted by their distance (scikit-learn's ``kneighbors_graph`` made undirected)."""
+    the other, weighted by their distance (scikit-learn's ``kneighbors_graph`` made undirected).
+
+    An edge of length 0 (duplicate points) is kept as an explicit zero: it joins the duplicates,
+    as in scikit-learn (``A.maximum(A.T)`` alone drops it).
+    """
     import scipy.sparse as sp
 
     rows = np.repeat(np.arange(n), idx.shape[1])
     A = sp.csr_matrix((dist.ravel(), (rows, idx.ravel())), shape=(n, n))
-    A = A.maximum(A.T).tocsr()
+    A = A.maximum(A.T).tocsr()          # prunes the zeros; d(i, j) = d(j, i), so no other loss
+    zero = dist.ravel() == 0
+    if zero.any():
+        r, c = rows[zero], idx.ravel()[zero]
+        A = _add_edges(A, r, c, np.zeros(r.size))
     A.sort_indices()
     return A
 
 
-def bridge_components(X, graph):
-    """Join the connected components of ``graph`` by their shortest Euclidean links.
+def _add_edges(graph, rows, cols, weights):
+    """``graph`` with the edges ``rows[e] - cols[e]`` (both directions; none of them already in
+    ``graph``), zero weights stored: a zero-length edge is an edge."""
+    import scipy.sparse as sp
 
-    Grows one component at a time (Prim's order over components): the closest pair of points
-    between the joined part and the rest becomes an edge. Returns ``(graph, n_components)``.
+    coo = graph.tocoo()
+    r = np.concatenate([coo.row, rows, cols])
+    c = np.concatenate([coo.col, cols, rows])
+    w = np.concatenate([coo.data, weights, weights])
+    out = sp.csr_matrix((w, (r, c)), shape=graph.shape)   # duplicates summed: 0 + 0 stays 0
+    out.sort_indices()
+    return out
+
+
+def bridge_components(X, graph):
+    """Join the connected components of ``graph`` as scikit-learn's Isomap does.
+
+    Every pair of components is linked by its shortest Euclidean link (the closest pair of
+    points, one in each; ``sklearn.utils.graph._fix_connected_components``), not only enough
+    links to make one chain. Returns ``(graph, n_components)`` (the count before joining).
     """
     import scipy.sparse as sp
     from scipy.spatial import cKDTree
@@ -74,20 +98,19 @@ def bridge_components(X, graph):
     n_comp, labels = sp.csgraph.connected_components(graph, directed=False)
     if n_comp == 1:
         return graph, 1
+    members = [np.flatnonzero(labels == c) for c in range(n_comp)]
+    trees = [cKDTree(X[m]) for m in members]
     rows, cols, vals = [], [], []
-    joined = labels == labels[0]
-    while not joined.all():
-        inside, outside = np.flatnonzero(joined), np.flatnonzero(~joined)
-        d, j = cKDTree(X[outside]).query(X[inside], k=1)
-        best = int(np.argmin(d))
-        a, b = inside[best], outside[j[best]]
-        rows += [a, b]
-        cols += [b, a]
-        vals += [d[best], d[best]]
-        joined |= labels == labels[b]
-    links = sp.csr_matrix((vals, (rows, cols)), shape=graph.shape)
-    graph = graph.maximum(links).tocsr()
-    graph.sort_indices()
+    for i in range(1, n_comp):
+        Xi = X[members[i]]
+        for j in range(i):
+            d, nearest = trees[j].query(Xi, k=1)
+            best = int(np.argmin(d))
+            rows.append(members[i][best])
+            cols.append(members[j][nearest[best]])
+            vals.append(d[best])
+    # the links join different components: none of them is already an edge
+    graph = _add_edges(graph, np.asarray(rows), np.asarray(cols), np.asarray(vals))
     return graph, n_comp
 
 

@@ -37,8 +37,10 @@ import numbers
 import numpy as np
 
 from .._base import ParamsMixin, TransformerMixin
+from ..exceptions import not_fitted_error
 from ..registry import default_registry
 from ._eigen import bottom_eigenpairs, top_eigenpairs
+from ._memory_check import check_fit_memory
 from .kernels import (CentredKernel, IsomapGeodesicKernel, LLEKernel, SpectralNormalizedKernel,
                       neg_half_sq_dist)
 
@@ -97,6 +99,7 @@ class _NystromEmbedding(TransformerMixin, ParamsMixin):
                              f"n_samples={X.shape[0]}")
         landmarks = self._landmarks(X)
         kernel = self._make_kernel()
+        check_fit_memory(type(self).__name__, kernel, X.shape[0], landmarks)
         self._fit_kernel(kernel, X, landmarks)
         values, vectors = self._eigen(kernel)
         self.kernel_ = kernel
@@ -104,9 +107,11 @@ class _NystromEmbedding(TransformerMixin, ParamsMixin):
         self.eigenvectors_ = vectors
         self.landmarks_ = landmarks
         if landmarks is None:
-            self.embedding_ = self._training_embedding(values, vectors, kernel)
+            embedding = self._training_embedding(values, vectors, kernel)
         else:
-            self.embedding_ = self._embed(X)
+            embedding = self._embed(X)
+        # computed in float64; float32 input gets a float32 embedding, as scikit-learn's
+        self.embedding_ = embedding.astype(X.dtype, copy=False)
         return self
 
     def _fit_kernel(self, kernel, X, landmarks):
@@ -141,9 +146,7 @@ class _NystromEmbedding(TransformerMixin, ParamsMixin):
     def fit_transform(self, X, y=None):
         """``fit(X)`` and the embedding of ``X``."""
         self.fit(X, y)
-        dtype = getattr(X, "dtype", np.float64)
-        out = self.embedding_.astype(dtype if dtype == np.float32 else np.float64, copy=False)
-        return self._wrap_output(out, X)
+        return self._wrap_output(self.embedding_, X)
 
     def _positive(self, values, vectors, method):
         """Keep the positive eigenvalues (MDS scale needs sqrt(l)); say so when some are not."""
@@ -267,21 +270,24 @@ class Isomap(_NystromEmbedding):
         Neighbours of a new point (default ``n_neighbors``).
     n_jobs : int, optional
         Threads for the shortest paths.
-    disconnected : {"raise", "connect"}, default "raise"
-        What a disconnected neighbourhood graph does: raise (increase ``n_neighbors``), or
-        join the components by their shortest links with a warning.""" + _CommonParams.doc + """
+    disconnected : {"connect", "raise"}, default "connect"
+        What a disconnected neighbourhood graph does: link every pair of components by its
+        shortest link with a warning (scikit-learn's behaviour), or raise ``ValueError``
+        (increase ``n_neighbors``).""" + _CommonParams.doc + """
     With landmarks, every point stays in the graph and the geodesics run from the landmarks
     (landmark Isomap, de Silva & Tenenbaum 2003).
 
-    Raises ``ValueError`` when the neighbourhood graph is disconnected (increase
-    ``n_neighbors``).
+    Coordinates so large or small that squared geodesics would overflow or underflow (beyond
+    ``2**±100``) are handled in units of a power of two, ``kernel_.scale_``: the embedding is in
+    the units of ``X``, ``eigenvalues_`` are those of ``kernel_.gram()`` (in units of
+    ``kernel_.scale_**2``).
     """
 
     _scale = "sqrt"
 
     def __init__(self, n_components=2, *, n_neighbors=5, transform_neighbors=None,
                  n_landmarks=None, sampler="uniform", random_state=None, n_jobs=None,
-                 disconnected="raise", registry=None):
+                 disconnected="connect", registry=None):
         self.n_components = n_components
         self.n_neighbors = n_neighbors
         self.transform_neighbors = transform_neighbors
@@ -305,6 +311,13 @@ class Isomap(_NystromEmbedding):
     def _eigen(self, kernel):
         values, vectors = top_eigenpairs(kernel.gram(), int(self._n_requested()))
         return self._positive(values, vectors, "Isomap")
+
+    # the kernel works in units of kernel.scale_ (1.0 for ordinary data): back to those of X
+    def _training_embedding(self, values, vectors, kernel):
+        return super()._training_embedding(values, vectors, kernel) * kernel.scale_
+
+    def _embed(self, X):
+        return super()._embed(X) * self.kernel_.scale_
 
 
 class LocallyLinearEmbedding(_NystromEmbedding):
@@ -421,16 +434,6 @@ class LaplacianEigenmaps(SpectralEmbedding):
         return out
 
 
-def _not_fitted_error(message):
-    """scikit-learn's ``NotFittedError`` where it is installed (a clusterer's checks expect that
-    class; it is a ValueError and an AttributeError, as sparsekit's), else sparsekit's."""
-    try:
-        from sklearn.exceptions import NotFittedError
-    except ImportError:  # scikit-learn is optional
-        from .._base import NotFittedError
-    return NotFittedError(message)
-
-
 def _kmeans(Y, k, rng, n_init, max_iter=300):
     """Lloyd's k-means with k-means++ seeding; the best of ``n_init`` runs (inertia)."""
     best = (np.inf, None, None)
@@ -520,8 +523,8 @@ class SpectralClustering(SpectralEmbedding):
     def predict(self, X):
         """Cluster of each row of ``X``: nearest centre of its normalised Nyström embedding."""
         if getattr(self, "cluster_centers_", None) is None:
-            raise _not_fitted_error(f"this {type(self).__name__} is not fitted yet: call "
-                                    "fit(X) before predict")
+            raise not_fitted_error(f"this {type(self).__name__} is not fitted yet: call "
+                                   "fit(X) before predict")
         Y = self._normalise_rows(self._embed(self._validate_input(X, reset=False)))
         return ((Y[:, None, :] - self.cluster_centers_[None]) ** 2).sum(2).argmin(1)
 

@@ -32,13 +32,14 @@ import numpy as np
 
 from .._base import ParamsMixin
 from .._validation import check_array
+from ..exceptions import not_fitted_error
 from ._neighbors import Neighbors, bridge_components, extend_geodesics, geodesics, knn_graph
 
 
 def _check_fitted(kernel):
     if getattr(kernel, "X_fit_", None) is None:
-        raise ValueError(f"this {type(kernel).__name__} is not fitted: call fit(X) on the "
-                         "training points first")
+        raise not_fitted_error(f"this {type(kernel).__name__} is not fitted: call fit(X) on "
+                               "the training points first")
 
 
 def _check_rows(kernel, X):
@@ -114,7 +115,7 @@ class CentredKernel(DataDependentKernel):
         self.base_params = base_params
 
     def fit(self, X):
-        X = check_array(X, "X")
+        X = check_array(X, "X").copy()       # kept: the caller may change its array later
         self.X_fit_ = X
         self.base_ = resolve_base(self.base, self.base_params)
         K = np.array(self.base_(X, X), dtype=np.float64)
@@ -171,10 +172,19 @@ class IsomapGeodesicKernel(CentredKernel):
         Euclidean shortcut).
     n_jobs : int, optional
         Threads for the shortest paths and the extension (default: the library's setting).
-    disconnected : {"raise", "connect"}, default "raise"
-        A disconnected graph has infinite geodesics: ``"raise"`` says so (increase
-        ``n_neighbors``); ``"connect"`` joins the components by their shortest Euclidean links
-        and warns (scikit-learn's behaviour).
+    disconnected : {"connect", "raise"}, default "connect"
+        A disconnected graph has infinite geodesics: ``"connect"`` links every pair of
+        components by its shortest Euclidean link and warns (scikit-learn's behaviour);
+        ``"raise"`` raises ``ValueError`` instead (increase ``n_neighbors``).
+
+    Attributes
+    ----------
+    scale_ : float
+        A power of two, 1.0 unless the coordinates are so large or so small (largest magnitude
+        outside ``[2**-100, 2**100]``) that squared geodesics would overflow or underflow: then
+        the graph is built on ``X / scale_`` (exact: only the exponents change), and ``gram()``
+        and ``kernel(X)`` are the kernel divided by ``scale_**2``, ``X_fit_`` and the geodesics
+        in units of ``scale_``.
 
     Notes
     -----
@@ -182,45 +192,47 @@ class IsomapGeodesicKernel(CentredKernel):
     training points: geodesics run from the landmarks (O(m) Dijkstra searches, an ``n x m``
     matrix), the Gram is ``m x m``, and any point (fitted or new) reaches the landmarks through
     its neighbours among all fitted points (landmark Isomap, de Silva & Tenenbaum 2003).
-    A disconnected graph raises ``ValueError`` (geodesics between components are infinite).
     """
 
     def __init__(self, n_neighbors=10, transform_neighbors=None, n_jobs=None,
-                 disconnected="raise"):
+                 disconnected="connect"):
         self.n_neighbors = n_neighbors
         self.transform_neighbors = transform_neighbors
         self.n_jobs = n_jobs
         self.disconnected = disconnected
 
     def fit(self, X, landmarks=None):
+        import scipy.sparse as sp
+
         k = _check_neighbors(self.n_neighbors)
         if self.transform_neighbors is not None:
             _check_neighbors(self.transform_neighbors, "transform_neighbors")
+        if self.disconnected not in ("raise", "connect"):
+            raise ValueError(f"disconnected must be 'connect' or 'raise', got "
+                             f"{self.disconnected!r}")
         X = check_array(X, "X")
         n = X.shape[0]
-        self.neighbors_ = Neighbors(X)
+        self.scale_ = _power_of_two_scale(X)
+        self.neighbors_ = Neighbors(X / self.scale_ if self.scale_ != 1.0 else X)   # a copy
+        X = self.neighbors_.X
         dist, idx = self.neighbors_.query(X, k, exclude_self=True, n_jobs=self.n_jobs)
-        if self.disconnected not in ("raise", "connect"):
-            raise ValueError(f"disconnected must be 'raise' or 'connect', got "
-                             f"{self.disconnected!r}")
         graph = knn_graph(dist, idx, n)
-        if self.disconnected == "connect":
-            graph, n_comp = bridge_components(X, graph)
-            if n_comp > 1:
-                import warnings
+        n_comp = sp.csgraph.connected_components(graph, directed=False)[0]
+        if n_comp > 1:
+            if self.disconnected == "raise":
+                raise ValueError(
+                    f"the {k}-nearest-neighbour graph has {n_comp} connected components, so "
+                    "some geodesic distances are infinite: increase n_neighbors, or pass "
+                    "disconnected='connect' to link the components by their shortest links")
+            graph, _ = bridge_components(X, graph)
+            import warnings
 
-                warnings.warn(f"the {k}-nearest-neighbour graph had {n_comp} connected "
-                              "components; they were joined by their shortest links "
-                              "(increase n_neighbors to avoid it)", UserWarning, stacklevel=3)
+            warnings.warn(f"the {k}-nearest-neighbour graph had {n_comp} connected "
+                          "components; each pair was joined by its shortest link, as "
+                          "scikit-learn does (increase n_neighbors to avoid it)",
+                          UserWarning, stacklevel=3)
         sources = np.arange(n) if landmarks is None else np.asarray(landmarks, dtype=np.int64)
-        G = geodesics(graph, sources, n_jobs=self.n_jobs)          # (m, n)
-        if not np.isfinite(G.max()):     # distances are >= 0: only +inf can appear
-            import scipy.sparse as sp
-
-            n_comp = sp.csgraph.connected_components(graph, directed=False)[0]
-            raise ValueError(
-                f"the {k}-nearest-neighbour graph has {n_comp} connected components, so some "
-                "geodesic distances are infinite: increase n_neighbors (or remove outliers)")
+        G = geodesics(graph, sources, n_jobs=self.n_jobs)          # (m, n), all finite
         self.landmarks_ = sources
         if landmarks is None:
             # the graph is undirected, so G is symmetric: it is its own node -> landmark table
@@ -238,11 +250,22 @@ class IsomapGeodesicKernel(CentredKernel):
     def _evaluate(self, X):
         k = self.transform_neighbors or self.n_neighbors
         k = min(int(k), self.neighbors_.n_samples)
+        if self.scale_ != 1.0:
+            X = X / self.scale_
         dist, idx = self.neighbors_.query(X, k, n_jobs=self.n_jobs)
         D = extend_geodesics(dist, idx, self.node_geodesics_, n_jobs=self.n_jobs)
         np.square(D, out=D)
         D *= -0.5
         return self._centre(D)
+
+
+def _power_of_two_scale(X):
+    """1.0, or the power of two near ``max |X|`` when that is outside ``[2**-100, 2**100]``
+    (squares of distances would overflow or underflow); dividing by it is exact."""
+    m = float(np.abs(X).max())
+    if m == 0.0 or 2.0 ** -100 <= m <= 2.0 ** 100:
+        return 1.0
+    return float(2.0 ** np.frexp(m)[1])
 
 
 def barycenter_weights(X, Z, idx, reg):
@@ -292,8 +315,8 @@ class LLEKernel(DataDependentKernel):
             raise ValueError(f"reg must be a number > 0, got {self.reg!r}")
         X = check_array(X, "X")
         n = X.shape[0]
-        self.X_fit_ = X
-        self.neighbors_ = Neighbors(X)
+        self.neighbors_ = Neighbors(X)           # a float64 copy of X, shared with X_fit_
+        X = self.X_fit_ = self.neighbors_.X
         _, idx = self.neighbors_.query(X, k, exclude_self=True, n_jobs=self.n_jobs)
         w = barycenter_weights(X, X, idx, float(self.reg))
         import scipy.sparse as sp  # on first use: keeps it out of the registry's import
@@ -348,7 +371,7 @@ class SpectralNormalizedKernel(DataDependentKernel):
         self.zero_diagonal = zero_diagonal
 
     def fit(self, X):
-        X = check_array(X, "X")
+        X = check_array(X, "X").copy()       # kept: the caller may change its array later
         self.X_fit_ = X
         self.base_ = resolve_base(self.base, self.base_params)
         K = np.array(self.base_(X, X), dtype=np.float64)

@@ -134,7 +134,14 @@ def col_mask(A, k):
 
 
 class GlobalTopK(Projection):
-    """``global-top-k`` (``sp``): keep the ``k`` entries of largest magnitude of the whole matrix."""
+    """``global-top-k`` (``sp``): keep the ``k`` entries of largest magnitude of the whole matrix.
+
+    Parameters
+    ----------
+    shape : (int, int)
+    k : int >= 1
+        Entries kept in the whole matrix.
+    """
 
     name = "global-top-k"
 
@@ -159,7 +166,14 @@ class GlobalTopK(Projection):
 
 
 class RowTopK(Projection):
-    """``splin``: keep the ``k`` entries of largest magnitude in every row."""
+    """``splin``: keep the ``k`` entries of largest magnitude in every row.
+
+    Parameters
+    ----------
+    shape : (int, int)
+    k : int >= 1
+        Entries kept in every row.
+    """
 
     name = "splin"
 
@@ -175,7 +189,14 @@ class RowTopK(Projection):
 
 
 class ColumnTopK(Projection):
-    """``spcol``: keep the ``k`` entries of largest magnitude in every column."""
+    """``spcol``: keep the ``k`` entries of largest magnitude in every column.
+
+    Parameters
+    ----------
+    shape : (int, int)
+    k : int >= 1
+        Entries kept in every column.
+    """
 
     name = "spcol"
 
@@ -198,6 +219,14 @@ class RowColumnTopK(Projection):
     ``k`` (``k_col``) entries and the total is at most ``k·n_rows + k_col·n_cols``. For a
     rectangular factor with a total budget ``ε``, the reference choice is
     ``k = ε // n_cols`` and ``k_col = ε // n_rows``. ``k_col`` defaults to ``k``.
+
+    Parameters
+    ----------
+    shape : (int, int)
+    k : int >= 1
+        Entries kept in every row.
+    k_col : int >= 1, optional
+        Entries kept in every column (default ``k``).
     """
 
     name = "splincol"
@@ -221,7 +250,13 @@ class RowColumnTopK(Projection):
 
 
 class SupportMask(Projection):
-    """``support``: keep the entries where ``mask`` is non-zero."""
+    """``support``: keep the entries where ``mask`` is non-zero.
+
+    Parameters
+    ----------
+    mask : 2-D array
+        The support: entries kept where non-zero (its shape is the factor's shape).
+    """
 
     name = "support"
 
@@ -237,7 +272,13 @@ class SupportMask(Projection):
 
 
 class Constant(Projection):
-    """``constant``: the fixed ``matrix`` (the factor is never updated)."""
+    """``constant``: the fixed ``matrix`` (the factor is never updated).
+
+    Parameters
+    ----------
+    matrix : 2-D array
+        The factor's value (its shape is the factor's shape).
+    """
 
     name = "constant"
     is_constant = True

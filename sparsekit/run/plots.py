@@ -17,6 +17,8 @@ from pathlib import Path
 
 import numpy as np
 
+from .._names import did_you_mean
+
 PLOT_KEYS = ("x", "y", "group", "file", "logy", "title")
 
 
@@ -42,10 +44,8 @@ def draw(plot: dict, rows: list, out: Path) -> Path:
     for key in ("x", "y", "group"):
         name = plot.get(key)
         if name is not None and not any(name in r for r in rows):
-            from .spec import closest
-
             raise ValueError(f"plot {key} = {name!r} is not a column of the results."
-                             f"{closest(name, columns)} Columns: {', '.join(columns)}")
+                             f"{did_you_mean(name, columns)} Columns: {', '.join(columns)}")
     series = defaultdict(lambda: defaultdict(list))
     for r in rows:
         if plot["y"] in r and r[plot["y"]] is not None:

@@ -37,13 +37,13 @@ A parameter whose value is itself a list is written as a list of lists (``[[1, 2
 """
 from __future__ import annotations
 
-import difflib
 import inspect
 import itertools
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .._names import did_you_mean
 from .._terminal import printable
 
 try:  # Python >= 3.11
@@ -68,9 +68,8 @@ class SpecError(ValueError):
 
 
 def closest(word, options) -> str:
-    """`` Did you mean 'x'?`` for the closest of ``options`` (difflib, as the registry), or ''."""
-    match = difflib.get_close_matches(str(word), [str(o) for o in options], n=1, cutoff=0.5)
-    return f" Did you mean {match[0]!r}?" if match else ""
+    """`` Did you mean 'x'?`` for the closest of ``options`` (as the registry), or ''."""
+    return did_you_mean(word, options)
 
 
 def key_line(text: str, section: str | None, key: str) -> int | None:
@@ -267,11 +266,11 @@ def validate(doc: dict, *, source="<string>", text="", default_name="spec", regi
     Relative data paths are resolved against ``base`` (default: the current folder) and
     stored absolute in the returned spec's ``[data]`` table.
     """
-    from ..registry import default_registry
+    from ..registry import UnknownComponentError, default_registry
     from . import data as data_mod
-    from .tasks import get_task, task_names
 
     registry = registry or default_registry()
+    task_names = registry.names("task")
 
     def where(section, key):
         line = key_line(text, section, key) if text else None
@@ -283,12 +282,15 @@ def validate(doc: dict, *, source="<string>", text="", default_name="spec", regi
                             f"Valid keys: {', '.join(TOP_KEYS)}")
     if "task" not in doc:
         raise SpecError(f"{source}: the spec names no task; add task = \"...\" "
-                        f"(one of {', '.join(task_names())})")
+                        f"(one of {', '.join(task_names)})")
     task_name = doc["task"]
-    if not isinstance(task_name, str) or task_name not in task_names():
+    try:
+        task = registry.get("task", task_name) if isinstance(task_name, str) else None
+    except UnknownComponentError:
+        task = None
+    if task is None:
         raise SpecError(f"{where(None, 'task')}: unknown task {task_name!r}."
-                        f"{closest(task_name, task_names())} Tasks: {', '.join(task_names())}")
-    task = get_task(task_name)
+                        f"{closest(task_name, task_names)} Tasks: {', '.join(task_names)}")
     sections = {}
     for sec in ("data", "kernel", "sampler", "solver", "params"):
         if sec in doc:

@@ -14,6 +14,10 @@ import time
 
 import numpy as np
 
+from .._memory import check_allocation
+from .._names import did_you_mean
+from .tasks import Task
+
 #: the checks the task can compute on the Gram matrix
 CHECKS = ("max_asym", "median", "min_eig")
 
@@ -23,6 +27,11 @@ def run_gram(ctx) -> dict:
     p = ctx.params
     if isinstance(samples, np.ndarray):
         samples = np.ascontiguousarray(samples, dtype=np.dtype(p["dtype"]))
+    itemsize = samples.dtype.itemsize if isinstance(samples, np.ndarray) else 8
+    # K and the two temporaries of max |K - K^T|
+    check_allocation(3 * itemsize * len(samples) ** 2, f"the gram task on {len(samples)} samples",
+                     "it forms the whole matrix on purpose: use fewer samples (e.g. --set "
+                     "data.n_samples=N)", matrices="its n x n matrices")
     kernel = ctx.components["kernel"]
     kernel = kernel.fit(samples) if hasattr(kernel, "fit") else kernel
     if p["warm_up"]:
@@ -33,9 +42,7 @@ def run_gram(ctx) -> dict:
     checks = [p["checks"]] if isinstance(p["checks"], str) else list(p["checks"])
     unknown = [c for c in checks if c not in CHECKS]
     if unknown:
-        from .spec import closest
-
-        raise ValueError(f"gram: unknown check {unknown[0]!r}.{closest(unknown[0], CHECKS)} "
+        raise ValueError(f"gram: unknown check {unknown[0]!r}.{did_you_mean(unknown[0], CHECKS)} "
                          f"Checks: {', '.join(CHECKS)}")
     out = {"time": elapsed}
     if "max_asym" in checks:
@@ -46,3 +53,8 @@ def run_gram(ctx) -> dict:
         m = min(int(p["n_eig"]), K.shape[0])
         out["min_eig"] = float(np.linalg.eigvalsh(K[:m, :m]).min())
     return out
+
+
+TASK = Task("gram", run_gram, {"dtype": "float64", "warm_up": True, "n_eig": 300,
+                              "checks": ["max_asym", "median", "min_eig"]}, ("kernel",),
+            {"kernel": "rbf"}, "Gram matrix: time, symmetry error, median, smallest eigenvalue")

@@ -25,16 +25,17 @@ import hashlib
 
 import numpy as np
 
+from .._names import did_you_mean
+from .tasks import Task
+
 _FOREST_CACHE: dict = {}
 
 
 def _is_classification(y, problem):
     if problem not in ("auto", "regression", "classification"):
-        from .spec import closest
-
         raise ValueError(f"omp-forest: problem must be 'auto', 'regression' or "
                          f"'classification', got {problem!r}."
-                         f"{closest(problem, ['auto', 'regression', 'classification'])}")
+                         f"{did_you_mean(problem, ['auto', 'regression', 'classification'])}")
     if problem == "auto":
         return np.issubdtype(np.asarray(y).dtype, np.integer)
     return problem == "classification"
@@ -90,3 +91,10 @@ def run_omp_forest(ctx) -> dict:
             "full_forest": float(score(y_test, forest.predict(X_test))),
             "n_trees": int(model.n_trees_),
             "negative_weight_fraction": float(model.negative_weight_fraction_)}
+
+
+TASK = Task("omp-forest", run_omp_forest, {"method": "omp", "weights": "fitted",
+                                          "n_estimators": 100, "sizes": [1, 2, 5, 10, 20],
+                                          "problem": "auto", "test_size": 0.2,
+                                          "validation_size": 0.25},
+            (), {}, "random forest pruned by OMP / NN-OMP / random: test score per size")

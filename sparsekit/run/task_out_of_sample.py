@@ -23,6 +23,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._names import did_you_mean
+from .tasks import Task
+
 #: method name -> estimator class name in sparsekit.manifold, and whether it takes a γ
 METHODS = {"mds": ("MDS", False), "isomap": ("Isomap", False),
            "lle": ("LocallyLinearEmbedding", False), "spectral": ("SpectralEmbedding", True),
@@ -34,9 +37,7 @@ def make_method(name, n_components=2, n_neighbors=10, gamma=None):
     from .. import manifold
 
     if name not in METHODS:
-        from .spec import closest
-
-        raise ValueError(f"out-of-sample: unknown method {name!r}.{closest(name, METHODS)} "
+        raise ValueError(f"out-of-sample: unknown method {name!r}.{did_you_mean(name, METHODS)} "
                          f"Methods: {', '.join(METHODS)}")
     cls = getattr(manifold, METHODS[name][0])
     if name == "isomap":
@@ -91,3 +92,10 @@ def run_out_of_sample(ctx) -> dict:
              for d in differences(X, make, p["proportion"], p["n_train"], p["n_probe"], rng)]
     return {"mean_difference": float(np.mean(diffs)), "std_difference": float(np.std(diffs)),
             "n_differences": len(diffs), "differences": diffs}
+
+
+TASK = Task("out-of-sample", run_out_of_sample, {"method": "mds", "proportion": 0.05,
+                                                "n_train": 400, "n_probe": 10,
+                                                "n_repetitions": 1, "n_components": 2,
+                                                "n_neighbors": 10, "gamma": None},
+            (), {}, "embedding: out-of-sample error against training-set variability")

@@ -17,15 +17,17 @@ from .._row_ranges import run_row_ranges
 MIN_PARALLEL_ROWS = 4096
 
 
-def sketch_step(D, P, c, u, thr, crit):
+def sketch_step(D, P, c, u, thr, crit, n_jobs=None):
     """D[i] -= c[i] u;  P[i] -= c[i]²;  crit[i] = ‖D[i]‖² / P[i]  (P[i] > thr, else −inf).
 
-    D holds (Ψ Ψᵀ − CᵀC) Ξ, the sketched residual Gram rows (poster: M − N).
+    D holds (Ψ Ψᵀ − CᵀC) Ξ, the sketched residual Gram rows (poster: M − N). ``n_jobs``:
+    threads (default: :func:`sparsekit._threads.effective_n_jobs`).
     """
-    run_row_ranges(_sketch_rows, D.shape[0], D, P, c, u, thr, crit, min_rows=MIN_PARALLEL_ROWS)
+    run_row_ranges(_sketch_rows, D.shape[0], D, P, c, u, thr, crit, n_jobs=n_jobs,
+                   min_rows=MIN_PARALLEL_ROWS)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def _sketch_rows(lo, hi, D, P, c, u, thr, crit):
     xi = D.shape[1]
     for i in range(lo, hi):
@@ -39,17 +41,17 @@ def _sketch_rows(lo, hi, D, P, c, u, thr, crit):
         crit[i] = acc / P[i] if P[i] > thr else -np.inf
 
 
-def exact_step(num, P, c, Rc, cc, thr, crit):
+def exact_step(num, P, c, Rc, cc, thr, crit, n_jobs=None):
     """num[i] += c[i]² ‖c‖² − 2 c[i] (Rc)[i];  P[i] -= c[i]²;  crit[i] = num[i] / P[i].
 
     num[i] = ‖(K − CᵀC) e_i‖² before the update (R − c cᵀ replaces the residual R).
-    O(1) per point: threads pay only for large n.
+    O(1) per point: threads pay only for large n. ``n_jobs`` as :func:`sketch_step`.
     """
-    run_row_ranges(_exact_rows, num.shape[0], num, P, c, Rc, cc, thr, crit,
+    run_row_ranges(_exact_rows, num.shape[0], num, P, c, Rc, cc, thr, crit, n_jobs=n_jobs,
                    min_rows=16 * MIN_PARALLEL_ROWS)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def _exact_rows(lo, hi, num, P, c, Rc, cc, thr, crit):
     for i in range(lo, hi):
         ci = c[i]

@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 
 from .._base import ParamsMixin
+from .._names import normalize_name
 from .._validation import check_option, check_random_state, check_scalar
 from . import _draw
 from .lam import LAM_RULES, check_lam, resolve_lam
@@ -157,7 +158,7 @@ class _LamAccepts:
     def __get__(self, obj, cls):
         lam = getattr(obj, "lam", None) if obj is not None else None
         if obj is not None and obj.uses_lam and isinstance(lam, str) \
-                and lam.strip().lower().replace("_", "-") == "inverse-mean-norm":
+                and normalize_name(lam) == "inverse-mean-norm":
             return ("vectors",)
         return ("vectors", "graphs")
 

@@ -36,6 +36,8 @@ import warnings
 import numpy as np
 
 from .._memory import check_allocation, dense_gram_bytes
+from .._small_blas import one_blas_thread
+from .._threads import effective_n_jobs
 from .._progress import iterate
 from .._validation import check_random_state, check_scalar
 from ._greedy_cpu import exact_step, sketch_step
@@ -73,21 +75,23 @@ def greedy_sketch_select(Psi: np.ndarray, Xi: np.ndarray, n_select: int,
     crit = np.where(P > thr, np.einsum("ij,ij->i", D, D) / np.where(P > thr, P, 1.0), -np.inf)
     C = np.zeros((n_select, n))
     chosen = []
-    for k in range(n_select):
-        j = _pick(crit, rng)
-        if j < 0:
-            break
-        c = Psi @ Psi[j]
-        if k:
-            c -= C[:k].T @ C[:k, j]
-        c /= np.sqrt(P[j])
-        c[~(P > thr)] = 0.0
-        u = Xi.T @ c
-        sketch_step(D, P, c, u, thr, crit)
-        P[j] = -np.inf
-        crit[j] = -np.inf
-        C[k] = c
-        chosen.append(j)
+    n_jobs = effective_n_jobs()  # resolved before the BLAS limit, which would lower it to 1
+    with one_blas_thread():  # a step's products are matrix-vector products
+        for k in range(n_select):
+            j = _pick(crit, rng)
+            if j < 0:
+                break
+            c = Psi @ Psi[j]
+            if k:
+                c -= C[:k].T @ C[:k, j]
+            c /= np.sqrt(P[j])
+            c[~(P > thr)] = 0.0
+            u = Xi.T @ c
+            sketch_step(D, P, c, u, thr, crit, n_jobs)
+            P[j] = -np.inf
+            crit[j] = -np.inf
+            C[k] = c
+            chosen.append(j)
     return np.asarray(chosen, dtype=np.int64)
 
 
@@ -152,23 +156,26 @@ def greedy_exact_select(Xp, kernel, n_select: int, rng: np.random.Generator,
     crit = np.where(P > thr, num / np.where(P > thr, P, 1.0), -np.inf)
     C = np.zeros((n_select, n))
     chosen = []
-    for k in iterate(range(n_select), "greedy-trace landmarks", unit="landmark"):
-        j = _pick(crit, rng)
-        if j < 0:
-            break
-        col = K[:, j].copy() if K is not None else \
-            _gram64(kernel, Xp, kernel.take(Xp, np.array([j])))[:, 0]
-        c = col - C[:k].T @ C[:k, j] if k else col
-        c /= np.sqrt(P[j])
-        c[~(P > thr)] = 0.0
-        Rc = matvec(c)
-        if k:
-            Rc -= C[:k].T @ (C[:k] @ c)
-        exact_step(num, P, c, Rc, float(c @ c), thr, crit)
-        P[j] = -np.inf
-        crit[j] = -np.inf
-        C[k] = c
-        chosen.append(j)
+    # a step's products are matrix-vector products and a one-column Gram block (``matvec``'s
+    # row blocks run on ``n_jobs`` threads, resolved before)
+    with one_blas_thread():
+        for k in iterate(range(n_select), "greedy-trace landmarks", unit="landmark"):
+            j = _pick(crit, rng)
+            if j < 0:
+                break
+            col = K[:, j].copy() if K is not None else \
+                _gram64(kernel, Xp, kernel.take(Xp, np.array([j])))[:, 0]
+            c = col - C[:k].T @ C[:k, j] if k else col
+            c /= np.sqrt(P[j])
+            c[~(P > thr)] = 0.0
+            Rc = matvec(c)
+            if k:
+                Rc -= C[:k].T @ (C[:k] @ c)
+            exact_step(num, P, c, Rc, float(c @ c), thr, crit, n_jobs)
+            P[j] = -np.inf
+            crit[j] = -np.inf
+            C[k] = c
+            chosen.append(j)
     return np.asarray(chosen, dtype=np.int64)
 
 

@@ -32,6 +32,7 @@ import numpy as np
 
 from .._memory import check_allocation, dense_gram_bytes
 from .._progress import progress, tracked
+from .._small_blas import THREADED_FACTOR_MIN_ROWS  # exact RLS factors below it on one thread
 from .._threads import blas_limit
 from .._validation import check_scalar
 from ._rls_cpu import cholesky_upper, inverse_upper, nystrom_factor, quadratic_rows, rls_from_gram
@@ -40,13 +41,6 @@ from .base import ScoreSampler
 
 #: bytes of kernel values evaluated per row block in the streamed passes
 ROW_BLOCK_BYTES = 16 * 2**20
-
-
-#: below this many rows the exact-RLS factorization runs on one BLAS thread. Threaded OpenBLAS
-#: waits at every panel of a blocked Cholesky for all its threads, so when another process holds
-#: a core a 600 x 600 ``potrf`` went from 2.5 ms to 840 ms on 2 cores (measured); one thread costs
-#: at most a few milliseconds at this size (600: 9.7 ms against 7.1 ms on an idle machine).
-THREADED_FACTOR_MIN_ROWS = 1024
 
 
 def _gram64(kernel, A, B=None) -> np.ndarray:

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._small_blas import is_skinny, one_blas_thread
 from .base import check_dictionary, check_gram, check_signals, correlation_floor
 
 
@@ -73,16 +74,19 @@ def prepare(D, Y) -> Problem:
 def iterate(R, D, active, n_steps, step):
     """Run ``step(k, rows, C)`` for ``k < n_steps`` while some signal is active.
 
-    ``C = R[rows] @ D`` are the correlations of the active signals ``rows``.
+    ``C = R[rows] @ D`` are the correlations of the active signals ``rows``. A skinny product
+    (few active signals or atoms) runs on one BLAS thread; the limit is taken around the
+    product alone, since ``step`` runs the library's own threads (which the limit would lower).
     """
     for k in range(n_steps):
         rows = np.flatnonzero(active)
         if rows.size == 0:
             break
-        if rows.size == 1:  # one signal: a matrix-vector product (BLAS gemv)
-            C = (D.T @ R[rows[0]])[None, :]
-        elif rows.size == R.shape[0]:
-            C = R @ D
-        else:
-            C = R[rows] @ D
+        with one_blas_thread(is_skinny(rows.size, D.shape[1])):
+            if rows.size == 1:  # one signal: a matrix-vector product (BLAS gemv)
+                C = (D.T @ R[rows[0]])[None, :]
+            elif rows.size == R.shape[0]:
+                C = R @ D
+            else:
+                C = R[rows] @ D
         step(k, rows.astype(np.int64), C)

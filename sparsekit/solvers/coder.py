@@ -56,10 +56,16 @@ class SparseCoder(TransformerMixin, ParamsMixin):
 
     Examples
     --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> dictionary = rng.normal(size=(40, 16))           # 40 atoms as rows
+    >>> X = rng.normal(size=(5, 16))
     >>> coder = SparseCoder(dictionary, solver="omp",
-    ...                     solver_params={"n_nonzero_coefs": 5})     # doctest: +SKIP
-    >>> codes = coder.fit_transform(X)       # (n_samples, n_components)  # doctest: +SKIP
-    >>> X_hat = coder.inverse_transform(codes)                          # doctest: +SKIP
+    ...                     solver_params={"n_nonzero_coefs": 5})
+    >>> codes = coder.fit_transform(X)
+    >>> codes.shape                                      # (n_samples, n_components)
+    (5, 40)
+    >>> X_hat = coder.inverse_transform(codes)
     """
 
     _fitted_attribute = "solver_"

@@ -90,11 +90,16 @@ def warn_premature(problem, status, n_iter, res, solver,
 
 
 def scatter(idx, vals, n_atoms):
-    """Dense coefficient rows (n_signals, n_atoms) from (index, value) lists padded with -1."""
-    coef = np.zeros((idx.shape[0], n_atoms), dtype=vals.dtype)
+    """Dense coefficient rows (n_signals, n_atoms) from (index, value) lists padded with -1.
+
+    The rows are the transpose of a C-contiguous (n_atoms, n_signals) array, the public layout
+    of ``SparseResult.coef``: the values are scattered straight into it, and :func:`finish`
+    returns it without a transposing copy.
+    """
+    coef = np.zeros((n_atoms, idx.shape[0]), dtype=vals.dtype)
     rows, pos = np.nonzero(idx >= 0)
-    coef[rows, idx[rows, pos]] = vals[rows, pos]
-    return coef
+    coef[idx[rows, pos], rows] = vals[rows, pos]
+    return coef.T
 
 
 class OMP(Solver):
@@ -115,8 +120,11 @@ class OMP(Solver):
 
     Examples
     --------
-    >>> res = OMP(n_nonzero_coefs=5).solve(D, Y)          # doctest: +SKIP
+    >>> from sparsekit.solvers.dictionaries import make_sparse_coding_problem
+    >>> D, Y, X = make_sparse_coding_problem(32, 64, 3, n_signals=10, random_state=0)
+    >>> res = OMP(n_nonzero_coefs=3).solve(D, Y)
     >>> res.coef.shape                                     # (n_atoms, n_signals)
+    (64, 10)
     """
 
     name = "omp"

@@ -15,6 +15,14 @@ Gribonval 2016; Giffon 2020, PhD thesis, §3.2.3, Algorithm 1). One iteration:
 
 It stops after ``n_iter`` iterations or when ``|f_i − f_{i−1}| / f_{i−1} < tol``.
 
+A stop by ``tol`` means the iterates stopped improving, not that the fit is good: from the
+default start on a structured target, flat Palm4MSA can sit on a plateau of this non-convex
+problem from its first sweeps (Hadamard 32 with 5 ``splincol`` factors, ``k=2``: relative
+error 0.968 after 3 iterations, and still 0.968 after 200 with ``tol=0``; the hierarchical
+variant reaches 1e-14). :meth:`Palm4MSA.factorize` warns (:class:`PlateauWarning`) when a
+default-start fit stops by ``tol`` within :data:`PLATEAU_ITERS` iterations with a relative
+error above :data:`PLATEAU_ERROR`.
+
 Decisions:
 
 - Initialization (thesis §3.3.5.1): every factor is the rectangular identity except the first
@@ -62,10 +70,19 @@ LIPSCHITZ_MARGIN = 1.001
 #: step-size halvings tried by the safeguard before it stops
 SAFEGUARD_RETRIES = 4
 UPDATE_WAYS = ("right-to-left", "left-to-right")
+#: a default-start fit stopped by ``tol`` within this many iterations ...
+PLATEAU_ITERS = 10
+#: ... with a relative error ``‖M − λ S_1 ⋯ S_Q‖_F / ‖M‖_F`` above this warns
+PLATEAU_ERROR = 0.5
 #: weight of a fixed random vector added to the (unit) warm start of the spectral-norm Lanczos:
 #: a warm start confined to an invariant subspace of a structured factor (block-diagonal
 #: butterflies) would otherwise never see the top singular vector
 WARM_START_MIX = 0.1
+
+
+class PlateauWarning(UserWarning):
+    """Palm4MSA stopped by ``tol`` after a few iterations far from the target: the objective
+    stopped moving (a plateau of the non-convex problem), not a good fit."""
 
 
 class _Factor:
@@ -448,6 +465,22 @@ def run_palm(U, projs, factors, lam, *, n_iter, tol, safeguard, update_way, vect
     return [np.ascontiguousarray(f.T) for f in out[::-1]], lam, hist, it, stop
 
 
+def _warn_plateau(result, n_iter, tol):
+    """:class:`PlateauWarning` when ``result`` is far from its target (see the module notes)."""
+    err = result.relative_error
+    if not err > PLATEAU_ERROR:
+        return
+    import warnings
+
+    warnings.warn(
+        f"Palm4MSA stopped by tol={tol:g} after {result.n_iter} of n_iter={n_iter} iterations "
+        f"with relative error {err:.3g}: the objective changed by less than tol between two "
+        "iterations because the iterates stopped improving (a plateau of this non-convex "
+        "problem), not because the fit is good. Try 'hierarchical-palm4msa' (factors peeled "
+        "off one at a time), init_factors, or looser constraints; tol=0 runs all n_iter "
+        "iterations.", PlateauWarning, stacklevel=3)
+
+
 def check_init(init_factors, projs, dtype):
     """Validate warm-start factors against the constraint shapes."""
     if len(init_factors) != len(projs):
@@ -483,7 +516,10 @@ class Palm4MSA(FactorizationSolver):
     n_iter : int, default 300
         Maximum number of iterations (sweeps over all factors).
     tol : float, default 1e-6
-        Stop when the relative change of the objective is below ``tol`` (0 disables).
+        Stop when the relative change of the objective between two iterations is below
+        ``tol`` (0 disables); ``stop_reason="tol"``. From the default start, a stop by ``tol``
+        within ``PLATEAU_ITERS`` (10) iterations with a relative error above
+        ``PLATEAU_ERROR`` (0.5) warns (:class:`PlateauWarning`): see the module notes.
     update_way : {"right-to-left", "left-to-right"}
         Order of the factor updates within a sweep.
     safeguard : bool, default False
@@ -552,7 +588,10 @@ class Palm4MSA(FactorizationSolver):
                                                     safeguard=bool(self.safeguard), update_way=way,
                                                     keep_best=bool(self.keep_best), last=last)
         extra = {"last": to_sparse_factors(last["factors"], last["scale"], U.dtype)} if last else {}
-        return FactorizationResult(
+        result = FactorizationResult(
             factors=to_sparse_factors(factors, lam, U.dtype), objective=np.asarray(hist),
             n_iter=it, stop_reason=stop, target_norm=float(np.linalg.norm(U)), extra=extra,
         )
+        if init_factors is None and stop == "tol" and it <= PLATEAU_ITERS:
+            _warn_plateau(result, n_iter, tol)
+        return result

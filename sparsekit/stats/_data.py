@@ -184,11 +184,16 @@ def freeze_bandwidth(kernel, data):
     """Resolve a data-dependent bandwidth on ``data`` and return a kernel with it fixed.
 
     Every estimator that compares the same samples then uses the same kernel, even when one of
-    them (the Nyström map) fits its kernel again on other data.
+    them (the Nyström map) fits its kernel again on other data. The bandwidth is fixed as one
+    float gamma, so data at a scale where the rule's gamma is no float64 (beyond about 1e±154)
+    is refused with a message naming that scale.
     """
     if getattr(kernel, "bandwidth", None) is not None and hasattr(kernel, "gamma_"):
         kernel.fit(data)
-        gamma = float(kernel.gamma_)
+        if hasattr(kernel, "effective_gamma"):  # says why when gamma is out of range
+            gamma = float(kernel.effective_gamma(data.shape[1]))
+        else:
+            gamma = float(kernel.gamma_)
         kernel = copy.deepcopy(kernel)
         kernel.set_params(bandwidth=None, gamma=gamma)
     else:

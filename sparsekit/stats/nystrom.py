@@ -37,6 +37,7 @@ import numbers
 import numpy as np
 
 from .._base import ParamsMixin
+from .._small_blas import one_blas_thread
 from .._validation import check_random_state, check_scalar
 from ..registry import default_registry
 from ._data import (Pooled, check_lam, check_n_landmarks, merged_sq_norm, resolve_kernel,
@@ -95,10 +96,11 @@ def landmark_sums(ny, pool: Pooled) -> np.ndarray:
         if ones is None or len(ones) < len(Kb):
             ones = np.ones(len(Kb))
         Kb = np.asarray(Kb, dtype=np.float64)  # float32 blocks are summed in float64
-        for i in range(len(pool.sizes)):
-            a, b = max(rows.start, int(off[i])), min(rows.stop, int(off[i + 1]))
-            if a < b:  # a matrix-vector product (BLAS), much faster than .sum(axis=0)
-                sums[i] += ones[:b - a] @ Kb[a - rows.start:b - rows.start]
+        with one_blas_thread():  # only the products: the kernel blocks run their own threads
+            for i in range(len(pool.sizes)):
+                a, b = max(rows.start, int(off[i])), min(rows.stop, int(off[i + 1]))
+                if a < b:  # a matrix-vector product (BLAS), much faster than .sum(axis=0)
+                    sums[i] += ones[:b - a] @ Kb[a - rows.start:b - rows.start]
     return sums
 
 
@@ -133,8 +135,13 @@ class NystromMMD(ParamsMixin):
 
     Examples
     --------
-    >>> est = NystromMMD("rbf", n_landmarks=20, random_state=0).fit(X, Z, W)   # doctest: +SKIP
-    >>> est.mmd2(0, 2) <= est.mmd2(1, 2)       # three-sample decision W ~ P_X  # doctest: +SKIP
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> X, W = rng.normal(size=(200, 2)), rng.normal(size=(200, 2))
+    >>> Z = rng.normal(loc=1.0, size=(200, 2))
+    >>> est = NystromMMD("rbf", n_landmarks=20, random_state=0).fit(X, Z, W)
+    >>> bool(est.mmd2(0, 2) <= est.mmd2(1, 2))   # three-sample decision: W ~ P_X
+    True
     """
 
     def __init__(self, kernel="rbf", sampler="uniform", n_landmarks=None, lam=1e-6,
@@ -195,7 +202,10 @@ class NystromMMD(ParamsMixin):
     def _feature_matrix(self) -> np.ndarray:
         """φ of every pooled point, float64 (n_total, s) (computed once, on first use)."""
         if "_pool_data" not in self.__dict__:
-            raise AttributeError("features_: this NystromMMD is not fitted yet")
+            from ..exceptions import not_fitted_error
+
+            raise not_fitted_error("features_: this NystromMMD is not fitted yet: call "
+                                   "fit(*samples) first")
         if self._phi is None:
             with threads(self.n_jobs):
                 self._phi = np.asarray(self.nystroem_._features(self._pool_data),
@@ -210,9 +220,9 @@ class NystromMMD(ParamsMixin):
 
     def _check_index(self, i, name):
         if not hasattr(self, "embeddings_"):
-            from ..features._common import NotFittedError
+            from ..exceptions import not_fitted_error
 
-            raise NotFittedError("this NystromMMD is not fitted yet: call fit(*samples) first")
+            raise not_fitted_error("this NystromMMD is not fitted yet: call fit(*samples) first")
         i = check_scalar(i, name, kind=numbers.Integral)
         if not 0 <= i < len(self.sizes_):
             raise ValueError(f"{name}={i} is not a fitted sample (0 <= {name} < {len(self.sizes_)})")

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._small_blas import is_skinny, one_blas_thread
 from .._validation import check_option, check_random_state, check_scalar
 from ._data import Pooled, resolve_kernel, take_rows, threads
 from .exact import _block_step
@@ -45,12 +46,28 @@ class PermutationTestResult:
     null_distribution : ndarray (n_permutations,)
         MMD² of the relabelled samples.
     method : str
+
+    The repr summarizes ``null_distribution`` (count, mean, std, min, max) instead of
+    printing every value.
     """
 
     statistic: float
     p_value: float
     null_distribution: np.ndarray
     method: str
+
+    @property
+    def n_permutations(self) -> int:
+        """Relabellings drawn (the size of ``null_distribution``)."""
+        return int(np.size(self.null_distribution))
+
+    def __repr__(self):
+        null = np.asarray(self.null_distribution, dtype=np.float64).ravel()
+        summary = (f"mean={null.mean():.4g}, std={null.std():.4g}, min={null.min():.4g}, "
+                   f"max={null.max():.4g}" if null.size else "empty")
+        return (f"{type(self).__name__}(statistic={self.statistic:.6g}, "
+                f"p_value={self.p_value:.6g}, method={self.method!r}, "
+                f"n_permutations={null.size}, null_distribution=<{summary}>)")
 
 
 def _label_batches(rng, n_a, n, n_permutations):
@@ -80,7 +97,8 @@ def _duplicate_matrix(ids):
 
 
 def _feature_statistics(Phi, W, lam=0.0, dup=None):
-    S = W @ Phi
+    with one_blas_thread(is_skinny(W.shape[0], Phi.shape[1])):
+        S = W @ Phi
     T = np.einsum("ij,ij->i", S, S)
     if lam:
         if dup is None:
@@ -95,10 +113,13 @@ def _exact_statistics(pool, W, max_memory):
     k, n = pool.kernel, pool.n
     step = _block_step(n, max_memory)
     T = np.zeros(W.shape[0])
+    skinny = is_skinny(W.shape[0])
     for a in range(0, n, step):
         b = min(n, a + step)
         Kb = np.asarray(k(take_rows(k, pool.data, a, b), pool.data), dtype=np.float64)
-        T += np.einsum("br,rb->b", W[:, a:b], Kb @ W.T)
+        with one_blas_thread(skinny):  # only the product: the kernel runs its own threads
+            KW = Kb @ W.T
+        T += np.einsum("br,rb->b", W[:, a:b], KW)
     return T
 
 

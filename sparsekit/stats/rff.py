@@ -41,7 +41,18 @@ def rff_features(pool: Pooled, n_frequencies, random_state):
                          low_inclusive=True)
     rff = RandomFourierFeatures(kernel=pool.kernel, n_components=2 * s,
                                 random_state=check_random_state(random_state))
-    Psi = rff.fit_transform(pool.data)
+    with np.errstate(over="ignore", invalid="ignore"):  # said below, with the reason
+        Psi = rff.fit_transform(pool.data)
+    if not np.isfinite(Psi).all():
+        # e.g. float32 data below ~1e-38: frequencies ~ sqrt(2 gamma) ~ 1 / scale overflow
+        data = pool.data.data if hasattr(pool.data, "tocsr") else pool.data
+        scale = float(np.abs(data).max()) if data.size else 0.0
+        raise ValueError(
+            f"the random Fourier features of {pool.data.dtype} data at scale {scale:.3g} "
+            "(largest |x|) are not finite: their frequencies (about sqrt(2 gamma), 1 / scale "
+            f"with a bandwidth rule) or the projections exceed the {pool.data.dtype} range; pass "
+            "float64 data or rescale the data (e.g. divide it by its largest absolute value)"
+        )
     return np.asarray(Psi, dtype=np.float64), rff
 
 

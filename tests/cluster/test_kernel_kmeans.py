@@ -156,3 +156,41 @@ def test_bad_input(rings):
         km.predict(np.ones((2, 3)))
     with pytest.raises(ValueError, match="contains NaN"):
         KernelKMeans(2).fit(np.full((5, 2), np.nan))
+
+
+def test_auto_exact_path_warns_that_landmark_parameters_are_ignored(rings):
+    X, _ = rings
+    kw = dict(kernel_params={"gamma": 5.0}, random_state=0)
+    with pytest.warns(UserWarning, match=r"sampler='greedy-trace', n_landmarks=20 are ignored"
+                                         r".*method=\"nystrom\""):
+        km = KernelKMeans(2, sampler="greedy-trace", n_landmarks=20, **kw).fit(X)
+    # they were indeed ignored: the fit is the plain exact one
+    assert km.method_ == "exact" and km.nystroem_ is None
+    exact = KernelKMeans(2, method="exact", **kw).fit(X)
+    np.testing.assert_array_equal(km.labels_, exact.labels_)
+    with pytest.warns(UserWarning, match=r"sampler_params=\{'replace': True\} is ignored"):
+        KernelKMeans(2, sampler_params={"replace": True}, **kw).fit(X)
+
+
+def test_no_landmark_warning_for_defaults_or_an_explicit_method(rings, recwarn):
+    from sparsekit.samplers.uniform import UniformSampler
+
+    X, _ = rings
+    kw = dict(kernel_params={"gamma": 5.0}, random_state=0)
+    KernelKMeans(2, **kw).fit(X)
+    KernelKMeans(2, sampler=UniformSampler(), **kw).fit(X)
+    KernelKMeans(2, sampler="greedy-trace", n_landmarks=20, method="nystrom", **kw).fit(X)
+    KernelKMeans(2, sampler="greedy-trace", n_landmarks=20, method="exact", **kw).fit(X)
+    assert not [w for w in recwarn if "ignored" in str(w.message)]
+
+
+@pytest.mark.parametrize("method", ["exact", "nystrom"])
+def test_changing_X_after_fit_leaves_the_model_unchanged(rings, method):
+    X = np.ascontiguousarray(rings[0])  # already in the kernel's form: nothing copies it on input
+    km = KernelKMeans(2, kernel_params={"gamma": 5.0}, method=method, n_landmarks=40,
+                      random_state=0).fit(X)
+    Xn = rings[0][:9] + 0.01
+    before_d, before_l = km.transform(Xn), km.predict(Xn)
+    X[:] = 0.0
+    np.testing.assert_array_equal(km.transform(Xn), before_d)
+    np.testing.assert_array_equal(km.predict(Xn), before_l)

@@ -304,3 +304,12 @@ def test_startup_thresholds_parse_the_initial_environment(tmp_path):
     env.write_bytes(b"PATH=/bin\0MALLOC_TRIM_THRESHOLD_=65536\0MALLOC_MMAP_THRESHOLD_=x\0")
     assert startup_thresholds(env) == {"trim": 65536}
     assert startup_thresholds(tmp_path / "missing") == {}
+
+
+def test_bandwidth_rule_out_of_the_float64_range_names_the_data_scale(data):
+    """A rule fitted on data at 1e-300 has no float64 gamma: say why, not "gamma must be finite"."""
+    X, _ = data
+    Xs = X * 1e-300
+    k = sparsekit.get_kernel("rbf", bandwidth="median").fit(Xs)
+    with pytest.raises(ValueError, match=r"scale 1e-300"):
+        skd.gram(k, da.from_array(Xs, chunks=(150, -1)))

@@ -150,7 +150,22 @@ def test_bad_input(diabetes):
     with pytest.raises(ValueError, match="features"):
         OMPForestRegressor(forest=forest).fit(X[:, :5], y)
     with pytest.raises(ValueError, match="single class"):
-        OMPForestClassifier(n_estimators=3).fit(X[:20], np.zeros(20))
+        OMPForestClassifier(n_trees=3, n_estimators=3).fit(X[:20], np.zeros(20))
+
+
+@pytest.mark.parametrize("Pruned", [OMPForestRegressor, OMPForestClassifier])
+def test_n_trees_larger_than_n_estimators_raises(Pruned):
+    X, y = make_classification(80, 6, random_state=0)
+    with pytest.raises(ValueError, match=r"n_trees=50 must be <= n_estimators=10"):
+        Pruned(n_trees=50, n_estimators=10, random_state=0).fit(X, y)
+    assert Pruned(n_trees=10, n_estimators=10, random_state=0).fit(X, y).n_trees_ <= 10
+
+
+def test_n_trees_larger_than_a_given_forest_warns_and_clips(diabetes):
+    X, y, forest = diabetes                                   # 60 trees
+    with pytest.warns(UserWarning, match=r"n_trees=80 is larger than the given forest's 60"):
+        model = OMPForestRegressor(n_trees=80, forest=forest).fit(X, y)
+    assert model.n_trees_ == 60
 
 
 @parametrize_with_checks([OMPForestRegressor(n_trees=3, n_estimators=5, random_state=0),

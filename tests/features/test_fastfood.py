@@ -7,7 +7,7 @@ from sklearn.metrics.pairwise import rbf_kernel
 
 from sparsekit import Fastfood
 from sparsekit.features import _cpu
-from sparsekit.features._common import NotFittedError
+from sparsekit.exceptions import NotFittedError
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])

@@ -5,7 +5,7 @@ from hypothesis import given, settings, strategies as st
 from sklearn.kernel_approximation import Nystroem as SkNystroem
 
 from sparsekit import Nystroem, UnknownComponentError, get_kernel
-from sparsekit.features._common import NotFittedError
+from sparsekit.exceptions import NotFittedError
 from sparsekit.features.nystrom import inverse_sqrt_map
 from sparsekit.kernels.base import Kernel
 from sparsekit.samplers.base import Landmarks

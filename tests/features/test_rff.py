@@ -4,7 +4,7 @@ import pytest
 from sklearn.metrics.pairwise import laplacian_kernel, rbf_kernel
 
 from sparsekit import RandomFourierFeatures, get_kernel
-from sparsekit.features._common import NotFittedError
+from sparsekit.exceptions import NotFittedError
 
 GAMMA = 0.4
 
@@ -138,3 +138,15 @@ def test_errors(X4):
         RandomFourierFeatures().fit(np.ones(5))
     with pytest.raises(ValueError, match="empty"):
         RandomFourierFeatures().fit(np.ones((0, 3)))
+
+
+def test_float32_data_whose_frequencies_overflow_is_refused_naming_the_scale():
+    """Data at 1e-39: the median rule's gamma is ~1e78, frequencies ~1e39 exceed float32."""
+    X = (np.random.default_rng(0).random((50, 3)) * 1e-39).astype(np.float32)
+    rff = RandomFourierFeatures(get_kernel("rbf", bandwidth="median"), n_components=20,
+                                random_state=0)
+    with pytest.raises(ValueError, match=r"features of float32 data at scale 9.97e-40 .*rescale the data"):
+        rff.fit(X)
+    Z = RandomFourierFeatures(get_kernel("rbf", bandwidth="median"), n_components=20,
+                              random_state=0).fit_transform(X.astype(np.float64))
+    assert np.isfinite(Z).all()

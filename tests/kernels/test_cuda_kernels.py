@@ -112,6 +112,7 @@ def test_auto_falls_back_to_cpu_when_numba_cannot_use_the_device(monkeypatch):
 
     monkeypatch.setattr(config, "ENABLE_CUDASIM", False)
     monkeypatch.setattr(cuda, "is_available", lambda: True, raising=False)
+    monkeypatch.setattr(base, "_cuda_driver_loadable", lambda: True)
     monkeypatch.setattr(_cuda, "probe", broken_probe)
     monkeypatch.setattr(base, "_CUDA_USABLE", None)
     with pytest.warns(RuntimeWarning, match="row_stack"):

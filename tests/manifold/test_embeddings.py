@@ -181,12 +181,12 @@ def test_bad_input():
     rng = np.random.default_rng(0)
     two_blobs = np.vstack([rng.normal(size=(20, 2)), rng.normal(size=(20, 2)) + 100.0])
     with pytest.raises(ValueError, match="connected components.*increase n_neighbors"):
-        Isomap(2, n_neighbors=3).fit(two_blobs)
+        Isomap(2, n_neighbors=3, disconnected="raise").fit(two_blobs)
     with pytest.raises(ValueError, match="n_neighbors"):
         Isomap(2, n_neighbors=10).fit(two_blobs[:8])
     with pytest.raises(ValueError, match="n_components=10 is larger than n_samples=5"):
         KernelPCA(10).fit(two_blobs[:5])
-    from sparsekit._base import NotFittedError
+    from sparsekit.exceptions import NotFittedError
     with pytest.raises(NotFittedError):
         Isomap().transform(two_blobs)
     model = MDS(2).fit(two_blobs)
@@ -205,7 +205,7 @@ def test_bad_input():
 with warnings.catch_warnings():  # sparsekit does not depend on scikit-learn's BaseEstimator
     warnings.filterwarnings("ignore", message=".*does not inherit from")
     _CHECKS = parametrize_with_checks([
-        KernelPCA(2), MDS(2), Isomap(2, n_neighbors=5, disconnected="connect"), LocallyLinearEmbedding(2, n_neighbors=5),
+        KernelPCA(2), MDS(2), Isomap(2), LocallyLinearEmbedding(2, n_neighbors=5),
         SpectralEmbedding(2), LaplacianEigenmaps(2), SpectralClustering(2, random_state=0)])
 
 

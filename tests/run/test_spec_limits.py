@@ -86,7 +86,8 @@ def test_huge_sweep_is_refused_quickly_without_building_the_grid(tmp_path, monke
         assert main(["run", str(spec_file), "--out", str(tmp_path / "o"), *extra]) == 2
         err = capsys.readouterr().err
         assert "1,000,000,000 grid point(s) x 20 repeat(s) expands to 20,000,000,000 runs" in err
-    assert time.perf_counter() - t0 < 1.0
+    # a bound for a hang only (the old code ran for minutes); the checks above are the test
+    assert time.perf_counter() - t0 < 30.0
     assert not (tmp_path / "o").exists()
 
 

@@ -43,6 +43,10 @@ def test_run_task_checks_parameters_and_takes_built_components():
     by_name = run_task("gram", {}, {"X": X}, {"kernel": {"name": "rbf", "gamma": 0.3}})
     by_object = run_task("gram", {}, {"X": X}, {"kernel": get_kernel("rbf", gamma=0.3)})
     assert by_name["median"] == by_object["median"]
+    name_only = run_task("gram", {}, {"X": X}, {"kernel": "linear"})  # a name alone
+    assert name_only["median"] == pytest.approx(np.median(X @ X.T), rel=1e-12)
+    with pytest.raises(ValueError, match="'rbff'.*'rbf'"):
+        run_task("gram", {}, {"X": X}, {"kernel": "rbff"})
 
 
 def test_nystrom_task_protocol_parameters():

@@ -127,3 +127,16 @@ def test_permutation_with_repeated_points_uses_merged_weights(rng):
     seed = int(np.random.default_rng(0).integers(2**63))
     est = NystromMMD(kernel_params=G, n_landmarks=5, lam=lam, random_state=seed).fit(X, Y)
     assert r.statistic == pytest.approx(est.mmd2(), rel=1e-10)
+
+
+def test_permutation_result_repr_summarizes_the_null_distribution(rng):
+    X, Y = rng.normal(size=(40, 2)), rng.normal(size=(30, 2))
+    r = permutation_test(X, Y, "nystrom", kernel_params=G, n_permutations=2000, random_state=0)
+    text = repr(r)
+    null = r.null_distribution
+    assert r.n_permutations == 2000
+    assert len(text) < 300 and text.count("e-") + text.count(".") < 30  # no 2000 values
+    for part in (f"statistic={r.statistic:.6g}", f"p_value={r.p_value:.6g}", "method='nystrom'",
+                 "n_permutations=2000", f"mean={np.mean(null):.4g}", f"std={np.std(null):.4g}",
+                 f"min={np.min(null):.4g}", f"max={np.max(null):.4g}"):
+        assert part in text, (part, text)

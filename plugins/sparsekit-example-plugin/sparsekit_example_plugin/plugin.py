@@ -2,6 +2,7 @@
 from sparsekit import Registration, hookimpl
 
 from .kernels import RationalQuadraticKernel
+from .projections import BandProjection
 from .samplers import KMeansPPSampler
 from .solvers import FISTASolver
 
@@ -23,3 +24,9 @@ def sparsekit_samplers():
 def sparsekit_solvers():
     yield Registration("fista", FISTASolver, aliases=("lasso",),
                        summary="FISTA for the lasso 1/2 ||y - D x||^2 + alpha ||x||_1")
+
+
+@hookimpl
+def sparsekit_projections():
+    yield Registration("band", BandProjection, aliases=("banded",), accepts="any",
+                       summary="entries within bandwidth of the diagonal")

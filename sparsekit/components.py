@@ -1,0 +1,27 @@
+"""From a name, a component object or a function to a component: the layer above the registry.
+
+The registry (:mod:`sparsekit.registry`) manages plugins and names and imports no component
+package; what needs a component class (wrapping a plain kernel function in a
+:class:`~sparsekit.kernels.base.CallableKernel`) happens here.
+"""
+from __future__ import annotations
+
+from .registry import (  # noqa: F401  (the shortcuts that need no component class)
+    _is_function,
+    default_registry,
+    get_projection,
+    get_sampler,
+    get_solver,
+    list_components,
+)
+
+
+def get_kernel(name, **params):
+    """Build a kernel by name, e.g. ``get_kernel("rbf", gamma=0.5)``; a function
+    ``k(X, Y) -> Gram`` becomes a :class:`~sparsekit.kernels.base.CallableKernel` (``params``
+    passed to each call)."""
+    if _is_function(name):
+        from .kernels.base import CallableKernel
+
+        return CallableKernel(name, dict(params) if params else None)
+    return default_registry().get("kernel", name, **params)

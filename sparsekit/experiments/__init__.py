@@ -1,0 +1,12 @@
+"""The experiment protocols of the theses, on top of the engine (:mod:`sparsekit.run`).
+
+- :mod:`sparsekit.experiments.quickmeans`: the task ``quickmeans`` (Giffon 2020, §3.3.5);
+- :mod:`sparsekit.experiments.fw_recovery`: the task ``frank-wolfe-recovery`` (Cherfaoui 2022,
+  §5.4);
+- :mod:`sparsekit.experiments.nystrom_tables`: the Nyström error and score-time tables
+  (Cherfaoui 2022, §3.3), computed by the ``nystrom`` and ``sampler`` tasks;
+- :mod:`sparsekit.experiments.demo`: the sections of ``sparsekit demo``.
+
+The two tasks are registered through the ``sparsekit_tasks`` hook of
+:mod:`sparsekit.experiments._plugin`, as the engine's built-in tasks are.
+"""

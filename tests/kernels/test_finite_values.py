@@ -1,0 +1,236 @@
+"""No silent NaN or inf: kernels at the edges of the floating range.
+
+Where the true value of a kernel is a finite float, the kernel returns it (rescaling or
+reordering its arithmetic as needed); where it is not, it warns instead of returning inf
+silently.
+"""
+import re
+
+import numpy as np
+import pytest
+from sklearn.metrics import pairwise as skp
+
+import sparsekit
+from sparsekit.kernels.bandwidth import gamma_from_rule
+
+F32_MAX = float(np.finfo(np.float32).max)
+F64_MAX = float(np.finfo(np.float64).max)
+
+
+def _histograms_near_max(rng, n, d, top, dtype):
+    """Non-negative data whose first column lies in [0.6, 1] * top, so x + z overflows there
+    while every chi2 term, and each row's sum of terms, stays well inside the range."""
+    X = rng.random((n, d))
+    X[:, 0] = rng.uniform(0.6, 1.0, n) * top
+    X[rng.random((n, d)) < 0.2] = 0.0
+    return X.astype(dtype)
+
+
+# (dtype, the largest float of the dtype)
+NEAR_MAX = [(np.float32, F32_MAX), (np.float64, F64_MAX)]
+
+
+# Numba's CUDA simulator computes with NumPy scalars, which warn where x + z overflows
+@pytest.mark.filterwarnings("ignore:overflow encountered in scalar add:RuntimeWarning")
+@pytest.mark.parametrize("backend", ["cpu", "cuda"])
+@pytest.mark.parametrize("dtype,top", NEAR_MAX)
+def test_chi2_near_the_largest_float_equals_the_exact_sums(dtype, top, backend, rng):
+    # x + z overflows in the first column; the terms (x - z)^2 / (x + z) do not
+    X = _histograms_near_max(rng, 12, 5, top, dtype)
+    Y = _histograms_near_max(rng, 7, 5, top, dtype)
+    X64, Y64 = X.astype(np.float64), Y.astype(np.float64)
+    if dtype == np.float32:  # float64 holds every float32 sum and square: the oracle is exact
+        want = skp.additive_chi2_kernel(X64, Y64)
+    else:  # float64 overflows here: the oracle on the data times 2^-600 (the sums scale alike;
+        # the terms of the ordinary columns, ~1e-181 there, are negligible beside ~1e307)
+        want = np.ldexp(skp.additive_chi2_kernel(np.ldexp(X64, -600), np.ldexp(Y64, -600)), 600)
+    assert np.isfinite(want).all() and np.abs(want).max() > top / 100
+    rtol = 1e-5 if dtype == np.float32 else 1e-12
+    got = sparsekit.get_kernel("additive-chi2", backend=backend)(X, Y)
+    np.testing.assert_allclose(got, want, rtol=rtol)
+    gamma = 1.0 / top  # keeps gamma * S_ij of order one
+    got = sparsekit.get_kernel("chi2", gamma=gamma, backend=backend)(X, Y)
+    np.testing.assert_allclose(got, np.exp(gamma * want), rtol=rtol)
+    assert (got > 0.01).any()
+
+
+@pytest.mark.parametrize("backend", ["cpu", "cuda"])
+@pytest.mark.parametrize("dtype,scale", [(np.float32, 1e-30), (np.float32, 1e20),
+                                         (np.float64, 1e-250), (np.float64, 1e200)])
+def test_chi2_of_small_and_large_data_equals_scikit_learn_in_float64(dtype, scale, backend, rng):
+    # (x - z)^2 underflows (small data) or overflows (large data) though the term does not
+    X = (rng.random((9, 4)) * scale).astype(dtype)
+    Y = (rng.random((6, 4)) * scale).astype(dtype)
+    X[0, 1] = Y[2, 1] = 0.0
+    X64, Y64 = X.astype(np.float64) / scale, Y.astype(np.float64) / scale  # exact oracle
+    want = scale * skp.additive_chi2_kernel(X64, Y64)
+    rtol = 1e-5 if dtype == np.float32 else 1e-12
+    got = sparsekit.get_kernel("additive-chi2", backend=backend)(X, Y)
+    np.testing.assert_allclose(got, want, rtol=rtol)
+    got = sparsekit.get_kernel("chi2", gamma=1.0 / scale, backend=backend)(X, Y)
+    np.testing.assert_allclose(got, skp.chi2_kernel(X64, Y64), rtol=rtol)
+
+
+# -- RBF bandwidth rules at any scale of the data ------------------------------------------
+RULE_SCALES = [(np.float64, 1e-300), (np.float64, 1e300), (np.float64, 1e-310),
+               (np.float32, 1e-38), (np.float32, 1e-42)]
+
+
+def _scaled(X, scale, dtype):
+    """``X * scale`` in ``dtype`` and the same points brought back to order one exactly (by a
+    power of two): subnormal data keep only a few digits of X, so the oracle starts from them."""
+    Xs = (X * scale).astype(dtype)
+    e = int(np.frexp(np.abs(Xs.astype(np.float64)).max())[1])
+    return Xs, np.ldexp(Xs.astype(np.float64), -e)
+
+
+@pytest.mark.parametrize("rule", ["median", "mean-sq-dist", "scale"])
+@pytest.mark.parametrize("dtype,scale", RULE_SCALES)
+def test_rbf_bandwidth_rules_give_the_gram_of_the_unscaled_data(rule, dtype, scale, rng):
+    # every rule is scale-equivariant, so exp(-gamma ||x - z||^2) does not depend on the scale;
+    # at 1e-300 gamma itself (~1e600) is no float64, at 1e-38 no float32
+    Z, Z1 = _scaled(rng.normal(size=(49, 5)), scale, dtype)
+    X, X1, Y, Y1 = Z[:40], Z1[:40], Z[40:], Z1[40:]
+    g1 = gamma_from_rule(X1, rule)
+    rtol = 1e-10 if dtype == np.float64 else 1e-5
+    atol = 1e-12 if dtype == np.float64 else 1e-6
+    fitted = sparsekit.get_kernel("rbf", bandwidth=rule).fit(X)
+    unfitted = sparsekit.get_kernel("rbf", bandwidth=rule)
+    for got in (fitted(X), unfitted(X), fitted(X, max_memory=7 * 40 * 8),
+                sparsekit.get_kernel("rbf", bandwidth=rule, backend="cuda").fit(X)(X)):
+        assert got.dtype == dtype
+        np.testing.assert_allclose(got, skp.rbf_kernel(X1, gamma=g1), rtol=rtol, atol=atol)
+    np.testing.assert_allclose(fitted(Y, X), skp.rbf_kernel(Y1, X1, gamma=g1), rtol=rtol,
+                               atol=atol)
+    np.testing.assert_allclose(unfitted(Y, X), skp.rbf_kernel(Y1, X1, gamma=g1), rtol=rtol,
+                               atol=atol)
+
+
+@pytest.mark.parametrize("scale", [1e-300, 1e300])
+def test_rbf_rule_on_sparse_data_far_from_one(scale, rng):
+    import scipy.sparse as sp
+
+    X = rng.normal(size=(30, 6))
+    X[rng.random(X.shape) < 0.5] = 0.0
+    g1 = gamma_from_rule(X, "median")
+    got = sparsekit.get_kernel("rbf", bandwidth="median")(sp.csr_matrix(X * scale))
+    np.testing.assert_allclose(got, skp.rbf_kernel(X, gamma=g1), rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("scale", [1e-300, 1e300])
+def test_gamma_out_of_the_float64_range_is_refused_with_the_data_scale(scale, rng):
+    X = rng.normal(size=(20, 3)) * scale
+    k = sparsekit.get_kernel("rbf", bandwidth="median").fit(X)
+    assert k.gamma_ in (np.inf, 0.0)  # no float64 holds it; the kernel keeps it exactly
+    if scale > 1:
+        match = r"gamma ~ 1e-60\d for data at scale 1e\+300 .*outside the float64 range.*rescale"
+    else:
+        match = r"gamma ~ 1e\+59\d for data at scale 1e-300 .*outside the float64 range.*rescale"
+    with pytest.raises(ValueError, match=match):
+        k.effective_gamma(3)
+    with pytest.raises(ValueError, match=match):
+        gamma_from_rule(X, "median")
+
+
+@pytest.mark.filterwarnings("ignore:.*overflow encountered in scalar multiply:RuntimeWarning")
+@pytest.mark.parametrize("backend", ["cpu", "cuda"])
+def test_rbf_gamma_beyond_the_float32_range_gives_the_limits_not_nan(backend, rng):
+    # gamma = 1e50 is a float64 but no float32: k = 1 at distance 0 and 0 elsewhere (between
+    # X and Y, rounding in the CPU's GEMM form leaves x_i and itself a tiny distance apart)
+    X = rng.normal(size=(12, 3)).astype(np.float32)
+    k = sparsekit.get_kernel("rbf", gamma=1e50, backend=backend)
+    np.testing.assert_array_equal(k(X), np.eye(12, dtype=np.float32))
+    K = k(X, X[:5])
+    assert np.isin(K, [0.0, 1.0]).all()
+    np.testing.assert_array_equal(K * (1 - np.eye(12, 5)), 0.0)
+
+
+@pytest.mark.parametrize("dtype,scale", [(np.float64, 1e-300), (np.float64, 1e300),
+                                         (np.float32, 1e-38)])
+def test_nystroem_with_a_median_bandwidth_fits_data_far_from_one(dtype, scale, rng):
+    X, X1 = _scaled(rng.normal(size=(60, 5)), scale, dtype)
+    params = dict(kernel="rbf", kernel_params={"bandwidth": "median"}, n_components=20,
+                  random_state=0)
+    got = sparsekit.Nystroem(**params).fit(X).transform(X)
+    want = sparsekit.Nystroem(**params).fit(X1).transform(X1)
+    assert got.dtype == dtype
+    np.testing.assert_allclose(got, want, rtol=1e-4 if dtype == np.float32 else 1e-8,
+                               atol=1e-5 if dtype == np.float32 else 1e-10)
+
+
+# -- values beyond the range: a warning, never a silent inf ---------------------------------
+def _no_warning(f, *args):
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        return f(*args)
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+@pytest.mark.parametrize("name,params,scale", [
+    ("linear", {}, 1e200), ("linear", {}, 1e300),
+    ("polynomial", {}, 1e300), ("polynomial", {"degree": 2, "coef0": 0.0}, 1e160),
+])
+def test_values_beyond_the_range_warn_naming_kernel_and_scale(name, params, scale, sparse, rng):
+    import scipy.sparse as sp
+
+    X = rng.normal(size=(10, 4))
+    Xs = X * scale
+    k = sparsekit.get_kernel(name, **params)
+    data = sp.csr_matrix(Xs) if sparse else Xs
+    match = (rf"{name} kernel values exceed the float64 range .* data at scale "
+             + re.escape(f"{np.abs(Xs).max():.3g}"))
+    with pytest.warns(RuntimeWarning, match=match):
+        K = k(data)
+    assert np.isinf(K).any()
+    with pytest.warns(RuntimeWarning, match=match):
+        k.diag(data)
+    # ordinary data: no warning, and the values of scikit-learn
+    want = (skp.linear_kernel if name == "linear" else skp.polynomial_kernel)(X, **params)
+    np.testing.assert_allclose(_no_warning(k, sp.csr_matrix(X) if sparse else X), want,
+                               rtol=1e-10)
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_polynomial_products_that_overflow_on_the_way_are_exact(sparse, rng):
+    # gamma <x, z> is ~1e100 though <x, z> (~1e400) is no float64
+    import scipy.sparse as sp
+
+    X, Y = rng.normal(size=(10, 4)), rng.normal(size=(6, 4))
+    k = sparsekit.get_kernel("polynomial", gamma=1e-300, degree=2, coef0=0.0)
+    A, B = X * 1e200, Y * 1e200
+    if sparse:
+        A, B = sp.csr_matrix(A), sp.csr_matrix(B)
+    want = skp.polynomial_kernel(X, Y, gamma=1e100, degree=2, coef0=0.0)
+    np.testing.assert_allclose(_no_warning(k, A, B), want, rtol=1e-12)
+    np.testing.assert_allclose(_no_warning(k.diag, A),
+                               np.diag(skp.polynomial_kernel(X, gamma=1e100, degree=2, coef0=0.0)),
+                               rtol=1e-12)
+    lin = sparsekit.get_kernel("linear")
+    np.testing.assert_allclose(_no_warning(lin, A / 1e120, B / 1e120),  # <x, z> ~ 1e160
+                               skp.linear_kernel(X, Y) * 1e160, rtol=1e-12)
+
+
+# Numba's CUDA simulator computes with NumPy scalars, which warn where x + z overflows
+@pytest.mark.filterwarnings("ignore:overflow encountered in scalar add:RuntimeWarning")
+@pytest.mark.parametrize("backend", ["cpu", "cuda"])
+def test_additive_chi2_sums_beyond_the_range_warn(backend, rng):
+    X = (rng.uniform(0.6, 1.0, (8, 6)) * F32_MAX).astype(np.float32)
+    Y = (rng.uniform(0.0, 0.1, (5, 6)) * F32_MAX).astype(np.float32)
+    with pytest.warns(RuntimeWarning, match=r"additive-chi2 kernel values exceed the float32"):
+        K = sparsekit.get_kernel("additive-chi2", backend=backend)(X, Y)
+    assert np.isneginf(K).any()
+    # the exponential kernel's limit, 0, is its true value
+    K = sparsekit.get_kernel("chi2", backend=backend)(X, Y)
+    np.testing.assert_array_equal(K, 0.0)
+
+
+def test_polynomial_products_that_underflow_on_the_way_are_exact(rng):
+    # float32 data at 1e-30: <x, z> ~ 1e-60 is no float32, gamma <x, z> ~ 1e-10 is
+    X = (rng.normal(size=(10, 4)) * 1e-30).astype(np.float32)
+    X64 = X.astype(np.float64)
+    k = sparsekit.get_kernel("polynomial", gamma=1e50, degree=2, coef0=0.0)
+    want = skp.polynomial_kernel(X64, gamma=1e50, degree=2, coef0=0.0)
+    np.testing.assert_allclose(_no_warning(k, X), want, rtol=1e-5)
+    np.testing.assert_allclose(_no_warning(k.diag, X), np.diag(want), rtol=1e-5)

@@ -1,0 +1,56 @@
+"""What a fitted embedding keeps: its own copy of the training points, and the input's dtype."""
+import numpy as np
+import pytest
+from sklearn.datasets import make_swiss_roll
+
+from sparsekit.manifold import (MDS, Isomap, KernelPCA, LaplacianEigenmaps,
+                                LocallyLinearEmbedding, SpectralClustering, SpectralEmbedding)
+
+ESTIMATORS = {
+    "kpca": lambda: KernelPCA(2, kernel_params={"gamma": 0.02}),
+    "mds": lambda: MDS(2),
+    "isomap": lambda: Isomap(2, n_neighbors=8),
+    "lle": lambda: LocallyLinearEmbedding(2, n_neighbors=10),
+    "spectral": lambda: SpectralEmbedding(2, kernel_params={"gamma": 0.05}),
+    "laplacian": lambda: LaplacianEigenmaps(2, kernel_params={"gamma": 0.05}),
+    "clustering": lambda: SpectralClustering(2, kernel_params={"gamma": 0.05}, random_state=0),
+}
+
+
+@pytest.fixture(scope="module")
+def roll():
+    X, _ = make_swiss_roll(200, random_state=0)
+    X_new, _ = make_swiss_roll(30, random_state=1)
+    return X, X_new
+
+
+def _outputs(model, X_new):
+    out = [model.transform(X_new)]
+    if isinstance(model, SpectralClustering):
+        out.append(model.predict(X_new))
+    return out
+
+
+@pytest.mark.parametrize("name", list(ESTIMATORS))
+def test_changing_X_after_fit_leaves_the_model_unchanged(roll, name):
+    X, X_new = roll
+    X = X.copy()
+    model = ESTIMATORS[name]().fit(X)
+    before = _outputs(model, X_new)
+    X[:] = np.random.default_rng(0).normal(size=X.shape)      # the caller reuses its array
+    for a, b in zip(before, _outputs(model, X_new)):
+        np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("name", list(ESTIMATORS))
+def test_float32_input_keeps_float32(roll, name):
+    X, X_new = roll
+    X32, X_new32 = X.astype(np.float32), X_new.astype(np.float32)
+    model = ESTIMATORS[name]().fit(X32)
+    assert model.embedding_.dtype == np.float32
+    assert model.transform(X_new32).dtype == np.float32
+    assert ESTIMATORS[name]().fit_transform(X32).dtype == np.float32
+    ref = ESTIMATORS[name]().fit(X32.astype(np.float64))
+    assert ref.embedding_.dtype == np.float64
+    scale = np.abs(ref.embedding_).max()
+    np.testing.assert_allclose(model.embedding_, ref.embedding_, rtol=0, atol=1e-4 * scale)
