@@ -150,6 +150,10 @@ def main():
     rows, pts = [], []
     with threadpool_limits(1), thread_limit(1):
         print(f"threads: sparsekit {threads()}, BLAS (scikit-learn) {blas_threads()}")
+        for dtype in (np.float64, np.float32):  # warm-up: Numba compilation, imports
+            Xw = mixture(300, 40, 16, seed=0, dtype=dtype)
+            fit_qk(Xw, Xw[:16].copy(), 2)
+            fit_km(Xw, Xw[:16].copy(), 2)
         for n, dtype in [(n, np.float64) for n in sizes] + [(n, np.float32) for n in args.sizes32]:
             row, per = bench_size(n, args.features, args.clusters, args.iter, args.repeat, dtype,
                                   args.before and n <= args.before_max, not args.no_slopes)
