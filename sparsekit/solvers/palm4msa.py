@@ -46,6 +46,12 @@ Decisions:
 - ``update_way="left-to-right"`` runs the same algorithm on ``Uᵀ`` with transposed factors.
 - Products with factors of density below ``SPARSE_DENSITY`` use the CSR kernels of
   :mod:`sparsekit.linalg`; denser ones (and the prefix/suffix products) use BLAS.
+- A sweep runs as one compiled call (:func:`._palm_cpu.sweep`, factors packed in one buffer,
+  their CSR forms in buffers kept for the whole call, Lanczos warm starts in arrays) when every
+  constraint is ``splin``, ``spcol``, ``splincol``, ``identity`` or ``constant`` (transposed
+  too); other projections (any ``Projection`` subclass) take the Python sweep. Both give the
+  same iterates to rounding; the outer loop (scale, objective, safeguard, ``keep_best``, the
+  stopping test) is shared.
 """
 from __future__ import annotations
 
