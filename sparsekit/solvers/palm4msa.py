@@ -46,12 +46,6 @@ Decisions:
 - ``update_way="left-to-right"`` runs the same algorithm on ``Uᵀ`` with transposed factors.
 - Products with factors of density below ``SPARSE_DENSITY`` use the CSR kernels of
   :mod:`sparsekit.linalg`; denser ones (and the prefix/suffix products) use BLAS.
-- A sweep runs as one compiled call (:func:`._palm_cpu.sweep`, factors packed in one buffer,
-  their CSR forms in buffers kept for the whole call, Lanczos warm starts in arrays) when every
-  constraint is ``splin``, ``spcol``, ``splincol``, ``identity`` or ``constant`` (transposed
-  too); other projections (any ``Projection`` subclass) take the Python sweep. Both give the
-  same iterates to rounding; the outer loop (scale, objective, safeguard, ``keep_best``, the
-  stopping test) is shared.
 """
 from __future__ import annotations
 
@@ -63,7 +57,6 @@ from scipy.linalg.lapack import dstev as stev
 from .._threads import effective_n_jobs, thread_limit
 from .._validation import check_option, check_scalar
 from ..linalg._spmm import csr_times_dense
-from . import _palm_cpu as _pc
 from .factorization import (FactorizationResult, FactorizationSolver, check_constraints,
                             check_target)
 
@@ -107,14 +100,6 @@ class _Factor:
         else:
             self.csr = self.csr_t = None
 
-    @classmethod
-    def view(cls, dense):
-        """A factor without CSR forms (the compiled sweep's storage: ``dense`` is a view)."""
-        obj = cls.__new__(cls)
-        obj.dense = dense
-        obj.csr = obj.csr_t = None
-        return obj
-
     def times(self, B):
         """``S @ B`` (``B`` None means the identity)."""
         if B is None:
@@ -142,83 +127,6 @@ class _Transposed:
 
     def project_unchecked(self, X):
         return np.ascontiguousarray(self.proj.project_unchecked(np.ascontiguousarray(X.T)).T)
-
-
-def _compiled_codes(projs):
-    """The codes of :mod:`._palm_cpu` for ``projs`` (``kinds, krow, kcol, normed``), or None
-    when one of them has no compiled twin (then the sweep runs in Python)."""
-    from ..projections.base import ColumnTopK, Constant, Identity, RowColumnTopK, RowTopK
-
-    codes = []
-    for p in projs:
-        transposed = isinstance(p, _Transposed)
-        base = p.proj if transposed else p
-        kind = type(base)
-        if kind is Constant:
-            code = (_pc.CONSTANT, 0, 0)
-        elif kind is Identity:
-            code = (_pc.IDENTITY, 0, 0)
-        elif kind is RowColumnTopK:
-            code = (_pc.TOPK, base.k, base.k_col)
-        elif kind is RowTopK:
-            code = (_pc.TOPK, base.k, 0)
-        elif kind is ColumnTopK:
-            code = (_pc.TOPK, 0, base.k)
-        else:
-            return None
-        if transposed:  # P(Xᵀ)ᵀ: the row selection of Xᵀ is the column selection of X
-            code = (code[0], code[2], code[1])
-        codes.append(code + (base.normalized,))
-    kinds, krow, kcol, normed = (np.array(c) for c in zip(*codes))
-    return (kinds.astype(np.int64), krow.astype(np.int64), kcol.astype(np.int64),
-            normed.astype(np.bool_))
-
-
-class _CompiledSweep:
-    """The sweep of :func:`._palm_cpu.sweep` on factors packed into one buffer, with its
-    Lanczos warm starts kept in arrays (also visible in ``vectors``, keys ``("L", q)`` and
-    ``("R", q)``, as in the Python sweep)."""
-
-    def __init__(self, U, codes, vectors):
-        m, n = U.shape
-        self.codes = codes
-        Q = codes[0].size
-        self.warm_l = np.zeros((Q, m), dtype=U.dtype)
-        self.warm_r = np.zeros((Q, n), dtype=U.dtype)
-        self.has_l = np.zeros(Q, dtype=np.bool_)
-        self.has_r = np.zeros(Q, dtype=np.bool_)
-        for q in range(Q):
-            for key, warm, has in ((("L", q), self.warm_l, self.has_l),
-                                   (("R", q), self.warm_r, self.has_r)):
-                v = vectors.get(key)
-                if v is not None and v.shape == warm[q].shape:
-                    warm[q] = v
-                    has[q] = True
-                vectors[key] = warm[q]
-        self.mix_m = _mix_vector(m).astype(U.dtype)
-        self.mix_n = _mix_vector(n).astype(U.dtype)
-        self.norm_tol = max(1e-6, 50 * np.finfo(U.dtype).eps)
-        self.shapes = None
-
-    def __call__(self, U, projs, F, lam, margin, vectors):
-        if self.shapes is None:
-            rows = np.array([f.dense.shape[0] for f in F], dtype=np.int64)
-            cols = np.array([f.dense.shape[1] for f in F], dtype=np.int64)
-            offs = np.concatenate([[0], np.cumsum(rows * cols)]).astype(np.int64)
-            poffs = np.concatenate([[0], np.cumsum(rows + 1)]).astype(np.int64)
-            self.shapes = rows, cols, offs, poffs
-            # CSR forms of the factors, rebuilt inside each sweep (room for dense factors)
-            self.csr = (np.empty(poffs[-1], dtype=np.int64), np.empty(offs[-1], dtype=np.int64),
-                        np.empty(offs[-1], dtype=U.dtype))
-        rows, cols, offs, poffs = self.shapes
-        # a new buffer each sweep: earlier iterates (kept by the safeguard or keep_best) stay
-        buf = np.concatenate([f.dense.ravel() for f in F])
-        prod = _pc.sweep(U, buf, offs[:-1], rows, cols, *self.codes, float(lam), float(margin),
-                         self.warm_l, self.has_l, self.warm_r, self.has_r, self.mix_m,
-                         self.mix_n, self.norm_tol, 40, *self.csr, poffs[:-1])
-        F = [_Factor.view(buf[offs[q]:offs[q + 1]].reshape(rows[q], cols[q]))
-             for q in range(len(F))]
-        return F, prod
 
 
 def _chain_pays(chain, dense_size):
@@ -329,51 +237,6 @@ def _objective(U, prod, lam):
     return _sqnorm(D)
 
 
-def _sweep_python(U, projs, F, lam, margin, vectors):
-    """One right-to-left sweep with NumPy/scipy products (any projection); returns the new
-    factors and their product ``S_1 ⋯ S_Q``."""
-    Q = len(projs)
-    dtype = U.dtype
-    F = list(F)
-    # transposed prefixes: PT[q] = (S_1 ⋯ S_{q-1})ᵀ with the values at the sweep's start
-    PT = [None] * Q
-    for q in range(1, Q):
-        PT[q] = F[q - 1].t_times(PT[q - 1])
-    R = None
-    for q in range(Q - 1, -1, -1):
-        if not projs[q].is_constant:
-            L_T = PT[q]
-            nL = _sq_norm2(L_T, ("L", q), vectors)
-            nR = _sq_norm2(R, ("R", q), vectors)
-            c = margin * lam * lam * nL * nR
-            if c > 0:
-                left_chain = q > 0 and _chain_pays(F[:q], L_T.size)
-                SR = F[q].times(R)
-                if L_T is None:
-                    E = SR
-                elif left_chain:
-                    E = _apply_chain(F[:q], SR)
-                else:
-                    E = L_T.T @ SR
-                E *= dtype.type(lam)
-                E -= U
-                if L_T is None:
-                    G = E
-                elif left_chain:
-                    G = _apply_chain_t(F[:q], E)
-                else:
-                    G = L_T @ E
-                if R is not None:
-                    if _chain_pays(F[q + 1:], R.shape[0] * R.shape[0]):
-                        G = _apply_chain(F[q + 1:], np.ascontiguousarray(G.T)).T
-                    else:
-                        G = G @ R.T
-                step = F[q].dense - (dtype.type(lam / c)) * G
-                F[q] = _Factor(np.ascontiguousarray(projs[q].project_unchecked(step), dtype=dtype))
-        R = F[q].times(R)
-    return F, R
-
-
 def palm4msa_dense(U, projs, factors, lam, *, n_iter, tol, safeguard=True, vectors=None,
                    keep_best=False, last=None):
     """Palm4MSA on dense arrays, right-to-left sweeps (the compute core of :class:`Palm4MSA`).
@@ -399,13 +262,7 @@ def palm4msa_dense(U, projs, factors, lam, *, n_iter, tol, safeguard=True, vecto
     Q = len(projs)
     dtype = U.dtype
     vectors = {} if vectors is None else vectors
-    codes = _compiled_codes(projs)
-    if codes is None:
-        sweep = _sweep_python
-        F = [_Factor(np.ascontiguousarray(f, dtype=dtype)) for f in factors]
-    else:
-        sweep = _CompiledSweep(U, codes, vectors)
-        F = [_Factor.view(np.ascontiguousarray(f, dtype=dtype)) for f in factors]
+    F = [_Factor(np.ascontiguousarray(f, dtype=dtype)) for f in factors]
     history = []
     if safeguard or keep_best:
         prod = None
@@ -422,7 +279,43 @@ def palm4msa_dense(U, projs, factors, lam, *, n_iter, tol, safeguard=True, vecto
     it = 0
     while it < n_iter:
         saved = (list(F), lam) if safeguard else None
-        F, prod = sweep(U, projs, F, lam, margin, vectors)
+        # transposed prefixes: PT[q] = (S_1 ⋯ S_{q-1})ᵀ with the values at the sweep's start
+        PT = [None] * Q
+        for q in range(1, Q):
+            PT[q] = F[q - 1].t_times(PT[q - 1])
+        R = None
+        for q in range(Q - 1, -1, -1):
+            if not projs[q].is_constant:
+                L_T = PT[q]
+                nL = _sq_norm2(L_T, ("L", q), vectors)
+                nR = _sq_norm2(R, ("R", q), vectors)
+                c = margin * lam * lam * nL * nR
+                if c > 0:
+                    left_chain = q > 0 and _chain_pays(F[:q], L_T.size)
+                    SR = F[q].times(R)
+                    if L_T is None:
+                        E = SR
+                    elif left_chain:
+                        E = _apply_chain(F[:q], SR)
+                    else:
+                        E = L_T.T @ SR
+                    E *= dtype.type(lam)
+                    E -= U
+                    if L_T is None:
+                        G = E
+                    elif left_chain:
+                        G = _apply_chain_t(F[:q], E)
+                    else:
+                        G = L_T @ E
+                    if R is not None:
+                        if _chain_pays(F[q + 1:], R.shape[0] * R.shape[0]):
+                            G = _apply_chain(F[q + 1:], np.ascontiguousarray(G.T)).T
+                        else:
+                            G = G @ R.T
+                    step = F[q].dense - (dtype.type(lam / c)) * G
+                    F[q] = _Factor(np.ascontiguousarray(projs[q].project_unchecked(step), dtype=dtype))
+            R = F[q].times(R)
+        prod = R
         nrm2 = _sqnorm(prod)
         new_lam = float(np.einsum("ij,ij->", U, prod)) / nrm2 if nrm2 > 0 else lam
         f = _objective(U, prod, new_lam)
