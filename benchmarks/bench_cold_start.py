@@ -106,6 +106,11 @@ ENTRY_POINTS = {
     "solver frank-wolfe": (
         "sparsekit.get_solver('frank-wolfe', beta=20.0, max_iter=50).solve(D, Y)"
     ),
+    "solver palm4msa": (
+        "M = rng.standard_normal((32, 32)).astype(X.dtype)\n"
+        "cons = [sparsekit.get_projection('splincol', shape=(32, 32), k=4) for _ in range(3)]\n"
+        "sparsekit.get_solver('palm4msa', n_iter=20).factorize(M, cons)"
+    ),
     "KernelKMeans": "sparsekit.KernelKMeans(n_clusters=3, random_state=0).fit(X)",
     "QuicKMeans": (
         "sparsekit.QuicKMeans(n_clusters=4, max_iter=5, palm_iter=20, random_state=0).fit(X)"

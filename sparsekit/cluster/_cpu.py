@@ -24,6 +24,20 @@ def nearest_from_scores(scores, sq_norms, labels, best):
 
 
 @njit(cache=True, nogil=True)
+def within_cluster_sum(X, U, labels):
+    """``Σ_n ‖x_n − u_{labels[n]}‖²`` in float64 (one pass, no temporaries; ``U`` float64)."""
+    total = 0.0
+    for i in range(X.shape[0]):
+        u = U[labels[i]]
+        s = 0.0
+        for j in range(X.shape[1]):
+            d = X[i, j] - u[j]
+            s += d * d
+        total += s
+    return total
+
+
+@njit(cache=True, nogil=True)
 def cluster_sums(Z, labels, sums):
     """``sums[j] = Σ_{i: labels[i] = j} Z[i]``: a scatter-add of the rows of Z, O(n s).
 

@@ -71,7 +71,7 @@ from ..projections.base import Constant, Identity
 from ..registry import default_registry
 from ..solvers.hierarchical import hierarchical_constraints, hierarchical_dense
 from ..solvers.palm4msa import default_factors, run_palm
-from ._cpu import nearest_from_scores
+from ._cpu import cluster_sums, nearest_from_scores, within_cluster_sum
 
 #: bytes of one block of scores (points × clusters) in the assignment step
 BLOCK_BYTES = 32 * 2**20
@@ -383,9 +383,8 @@ class QuicKMeans(ParamsMixin):
         n, d = X.shape
         K = counts.size
         dtype = X.dtype
-        member = sp.csr_matrix((np.ones(n), (labels, np.arange(n))), shape=(K, n))
-        U = np.asarray(member @ X.astype(np.float64, copy=False)) / np.maximum(counts, 1)[:, None]
-        within = float(np.sum((X - U[labels]) ** 2, dtype=np.float64))
+        U = _cluster_sums(X, labels, K) / np.maximum(counts, 1)[:, None]
+        within = _within(X, U, labels)
         U = U.astype(dtype)
         w = np.sqrt(counts / n).astype(dtype)
         target = w[:, None] * U
@@ -449,6 +448,19 @@ class QuicKMeans(ParamsMixin):
         with thread_limit(effective_n_jobs(self.n_jobs)):
             _, dist = _assign(self.cluster_centers_, X, mean=self.mean_)
         return -float(dist.sum(dtype=np.float64))
+
+
+def _cluster_sums(X, labels, K):
+    """Per-cluster sums of the rows of ``X`` in float64 (a compiled scatter-add: no one-hot
+    product, no float64 copy of a float32 ``X``)."""
+    return cluster_sums(X, np.ascontiguousarray(labels, dtype=np.int64),
+                        np.empty((K, X.shape[1]), dtype=np.float64))
+
+
+def _within(X, U, labels):
+    """``Σ_n ‖x_n − u_{t_n}‖²`` (float64, one compiled pass over ``X``)."""
+    return float(within_cluster_sum(X, np.ascontiguousarray(U, dtype=np.float64),
+                                    np.ascontiguousarray(labels, dtype=np.int64)))
 
 
 def _weighted_error(target, w, V):

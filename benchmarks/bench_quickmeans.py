@@ -1,0 +1,173 @@
+"""QuicK-means fit against scikit-learn's KMeans from the same start, with the same iterations.
+
+For each size: a Gaussian mixture (``K`` centres, ``D`` features), K-means++ centroids computed
+once (on the first 100,000 points) and passed to both as ``init``;
+``QuicKMeans(K, sparsity=3, tol=0)`` with its default Palm4MSA settings (hierarchical
+initialization, 300 iterations per refit) for ``--iter`` iterations, and
+``KMeans(init=..., n_init=1, tol=0, algorithm="lloyd")`` for the same number of iterations.
+One thread on both sides (threadpoolctl and sparsekit's ``thread_limit(1)``); the
+two run interleaved, best of ``--repeat``.
+
+Besides the totals, each row gives the per-iteration costs, from a second pair of fits with one
+iteration (``(T(it) − T(1)) / (it − 1)``): QuicK-means' is a fixed refit cost plus an
+assignment that grows with ``N``, K-means' grows with ``N``; their crossover ``N*`` is printed
+(a linear fit of the per-iteration costs over the sizes run), with the fixed cost of the
+QuicK-means fit (hierarchical initialization, ``T(1)`` minus one iteration).
+
+Value checks (exit 1 on failure): the QuicK-means objective history does not increase, its
+``inertia_`` equals the K-means objective recomputed from the dense centroids and its labels,
+and the labels are the nearest dense centroids (on 2,000 points).
+Run ``python benchmarks/bench_quickmeans.py`` (``--quick`` for small sizes).
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import time
+
+import numpy as np
+from _timing import blas_threads, check, finish, machine, print_table, threads
+from threadpoolctl import threadpool_limits
+
+import sparsekit
+from sparsekit._threads import thread_limit
+from sparsekit.cluster.quickmeans import kmeans_plusplus
+
+
+def mixture(n, d, k, seed, dtype):
+    rng = np.random.default_rng(seed)
+    centers = rng.standard_normal((k, d)) * 2.0
+    X = np.empty((n, d), dtype=dtype)
+    for r0 in range(0, n, 50_000):  # in blocks: no float64 copy of a float32 set
+        r1 = min(n, r0 + 50_000)
+        X[r0:r1] = centers[rng.integers(k, size=r1 - r0)] + rng.standard_normal((r1 - r0, d))
+    return X
+
+
+def fit_qk(X, init, n_iter):
+    return sparsekit.QuicKMeans(init.shape[0], sparsity=3, init=init, max_iter=n_iter, tol=0,
+                                n_jobs=1).fit(X)
+
+
+def fit_km(X, init, n_iter):
+    from sklearn.cluster import KMeans
+
+    return KMeans(init.shape[0], init=init, n_init=1, max_iter=n_iter, tol=0,
+                  algorithm="lloyd").fit(X)
+
+
+def timed(fn):
+    t0 = time.perf_counter()
+    out = fn()
+    return time.perf_counter() - t0, out
+
+
+def check_fit(X, qk, label):
+    hist = qk.objective_history_
+    check(np.all(np.diff(hist) <= 1e-9 * hist[:-1]), f"{label}: objective history increases")
+    C = (qk.mean_ + qk.cluster_centers_.toarray()).astype(np.float64)
+    Xs = X[:2000].astype(np.float64)
+    d2 = (Xs ** 2).sum(1)[:, None] - 2 * Xs @ C.T + (C ** 2).sum(1)[None, :]
+    nearest = np.argmin(d2, axis=1)
+    gap = d2[np.arange(len(Xs)), qk.labels_[:2000]] - d2[np.arange(len(Xs)), nearest]
+    check(np.all(gap <= 1e-6 * np.abs(d2).max()), f"{label}: labels are not the nearest centroids")
+    inertia = 0.0
+    for r0 in range(0, X.shape[0], 20_000):
+        Xb = X[r0:r0 + 20_000].astype(np.float64)
+        inertia += float(((Xb - C[qk.labels_[r0:r0 + 20_000]]) ** 2).sum())
+    check(abs(inertia - qk.inertia_) <= 1e-4 * inertia,
+          f"{label}: inertia_ {qk.inertia_:.6g} vs recomputed {inertia:.6g}")
+    return inertia
+
+
+def bench_size(n, d, k, n_iter, repeat, dtype, slopes=True):
+
+    X = mixture(n, d, k, seed=1, dtype=dtype)
+    # K-means++ on the first 100,000 points (the seeding alone is O(N K D log K))
+    init = X[kmeans_plusplus(X[:100_000].astype(np.float64), k, np.random.default_rng(0))].copy()
+    best = {}
+    out = {}
+    for _ in range(repeat):  # interleaved: each repetition runs every fit once
+        fits = [("qk", fit_qk, n_iter), ("km", fit_km, n_iter)]
+        if slopes:
+            fits += [("qk1", fit_qk, 1), ("km1", fit_km, 1)]
+        for name, fn, it in fits:
+            t, res = timed(lambda: fn(X, init, it))
+            best[name] = min(best.get(name, np.inf), t)
+            out.setdefault(name, res)
+    qk, km = out["qk"], out["km"]
+    check(qk.n_iter_ == n_iter and km.n_iter_ <= n_iter,
+          f"N={n}: iterations {qk.n_iter_} (QuicK-means) and {km.n_iter_} (K-means)")
+    obj_qk = check_fit(X, qk, f"N={n}")
+    row = dict(N=f"{n:,}", dtype=np.dtype(dtype).name, iterations=n_iter,
+               quickmeans_s=f"{best['qk']:.2f}", kmeans_s=f"{best['km']:.2f}",
+               ratio=f"{best['qk'] / best['km']:.2f}",
+               qk_per_iter_s=(f"{(best['qk'] - best['qk1']) / max(n_iter - 1, 1):.3f}"
+                              if slopes else ""),
+               km_per_iter_s=(f"{(best['km'] - best['km1']) / max(n_iter - 1, 1):.3f}"
+                              if slopes else ""),
+               objective_ratio=f"{obj_qk / km.inertia_:.4f}",
+               nnz=f"{qk.cluster_centers_.nnz:,} vs {k * d:,}")
+    print("  " + ", ".join(f"{a}={b}" for a, b in row.items()), flush=True)
+    per = ((best["qk"] - best["qk1"]) / max(n_iter - 1, 1),
+           (best["km"] - best["km1"]) / max(n_iter - 1, 1), best["qk1"]) if slopes else None
+    return row, per
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--quick", action="store_true", help="small sizes")
+    p.add_argument("--sizes", type=int, nargs="*", help="values of N (float64)")
+    p.add_argument("--sizes32", type=int, nargs="*", default=[], help="values of N (float32)")
+    p.add_argument("--iter", type=int, default=3, help="K-means iterations on both sides")
+    p.add_argument("--repeat", type=int, default=2)
+    p.add_argument("--clusters", type=int, default=256)
+    p.add_argument("--features", type=int, default=784)
+    p.add_argument("--no-slopes", action="store_true",
+                   help="skip the one-iteration fits (no per-iteration costs, no crossover)")
+    args = p.parse_args()
+    sizes = args.sizes
+    if sizes is None:
+        sizes = [] if args.sizes32 else [2000, 5000] if args.quick else [5000, 20000, 100000]
+    print(machine())
+    print(f"uptime: {os.popen('uptime').read().strip()}")
+    rows, pts = [], []
+    with threadpool_limits(1), thread_limit(1):
+        print(f"threads: sparsekit {threads()}, BLAS (scikit-learn) {blas_threads()}")
+        for dtype in (np.float64, np.float32):  # warm-up: Numba compilation, imports
+            Xw = mixture(300, 40, 16, seed=0, dtype=dtype)
+            fit_qk(Xw, Xw[:16].copy(), 2)
+            fit_km(Xw, Xw[:16].copy(), 2)
+        for n, dtype in [(n, np.float64) for n in sizes] + [(n, np.float32) for n in args.sizes32]:
+            row, per = bench_size(n, args.features, args.clusters, args.iter, args.repeat, dtype,
+                                  not args.no_slopes)
+            rows.append(row)
+            if per is not None:
+                pts.append((n, *per))
+    cols = ["N", "dtype", "iterations", "quickmeans_s", "kmeans_s", "ratio", "qk_per_iter_s",
+            "km_per_iter_s", "objective_ratio", "nnz"]
+    print()
+    print_table(rows, cols)
+    if len(pts) >= 2:
+        n = np.array([p[0] for p in pts], dtype=float)
+        qa, qb = np.polyfit(n, [p[1] for p in pts], 1)[::-1]
+        ka, kb = np.polyfit(n, [p[2] for p in pts], 1)[::-1]
+        fixed = float(np.mean([p[3] - p[1] for p in pts]))
+        print(f"\nper iteration: QuicK-means {qa:.3g} s + {qb * 1e6:.3g} s per 10^6 points, "
+              f"K-means {ka:.3g} s + {kb * 1e6:.3g} s per 10^6 points; "
+              f"QuicK-means fixed cost (initialization) {fixed:.3g} s")
+        if min(qb, ka, kb) < 0 or qa <= 0:
+            print("per-iteration costs not linear in N here (timings too noisy): no crossover "
+                  "estimate; compare the totals")
+        elif kb > qb:
+            print(f"per-iteration crossover N* ~ {(qa - ka) / (kb - qb):,.0f}; "
+                  f"with the fixed cost over {args.iter} iterations: "
+                  f"N* ~ {(qa - ka + fixed / args.iter) / (kb - qb):,.0f}")
+        else:
+            print("no crossover: QuicK-means' per-point cost is not below K-means'")
+    print(f"uptime: {os.popen('uptime').read().strip()}")
+    finish()
+
+
+if __name__ == "__main__":
+    main()
