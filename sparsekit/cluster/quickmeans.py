@@ -340,7 +340,7 @@ class QuicKMeans(ParamsMixin):
             it = 0
             state = (factors, lam, V)
             explore = None  # the refit's own last iterate, after a rejected refit
-            for it in range(1, max_iter + 1):
+            for it in range(1, max_iter + 1):  # noqa: B007 (it counts the iterations after the loop)
                 labels, _ = _assign(V, X, x_sq)
                 counts = np.bincount(labels, minlength=K)
                 step = None

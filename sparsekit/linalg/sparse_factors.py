@@ -78,7 +78,8 @@ def _factor_dtype(factors, dtype):
         dtype = np.dtype(dtype)
     else:
         kinds = [np.asarray(f.data if sp.issparse(f) else f).dtype for f in factors]
-        dtype = np.dtype(np.float32) if kinds and all(k == np.float32 for k in kinds) else np.dtype(np.float64)
+        all32 = kinds and all(k == np.float32 for k in kinds)
+        dtype = np.dtype(np.float32) if all32 else np.dtype(np.float64)
     if dtype not in (np.float32, np.float64):
         raise TypeError(f"dtype must be float32 or float64, got {dtype}")
     return dtype
@@ -176,7 +177,7 @@ class SparseFactors(LinearOperator):
             self._csr_t[q] = St
         return self._csr_t[q]
 
-    def left(self, q: int) -> "SparseFactors":
+    def left(self, q: int) -> SparseFactors:
         """The partial product ``S_1 ⋯ S_q`` of the first ``q`` factors (scale 1), no copy.
 
         ``left(0)`` is the identity of size ``shape[0]``.
@@ -186,7 +187,7 @@ class SparseFactors(LinearOperator):
         return SparseFactors._from_csr(self._csr[:q], self._csr_t[:q], 1.0,
                                        (n, self._csr[q - 1].shape[1]) if q else (n, n), self.dtype)
 
-    def right(self, q: int) -> "SparseFactors":
+    def right(self, q: int) -> SparseFactors:
         """The partial product ``S_{q+1} ⋯ S_Q`` of the factors after the first ``q`` (scale 1).
 
         ``right(Q)`` is the identity of size ``shape[1]``.
@@ -198,7 +199,8 @@ class SparseFactors(LinearOperator):
                                        (self._csr[q].shape[0], n) if q < Q else (n, n), self.dtype)
 
     def _check_split(self, q):
-        if isinstance(q, bool) or not isinstance(q, numbers.Integral) or not 0 <= q <= self.n_factors:
+        integral = isinstance(q, numbers.Integral) and not isinstance(q, bool)
+        if not integral or not 0 <= q <= self.n_factors:
             raise ValueError(f"q must be an integer in [0, {self.n_factors}], got {q!r}")
         return int(q)
 
@@ -257,7 +259,8 @@ class SparseFactors(LinearOperator):
                 raise ValueError(f"shapes {self.shape} and {other.shape} do not align")
             dtype = np.result_type(self.dtype, other.dtype)
             if not self._csr:
-                return SparseFactors(other._csr, self.scale * other.scale, shape=other.shape, dtype=dtype)
+                return SparseFactors(other._csr, self.scale * other.scale, shape=other.shape,
+                                     dtype=dtype)
             return SparseFactors(self._csr + other._csr, self.scale * other.scale,
                                  shape=(self.shape[0], other.shape[1]), dtype=dtype)
         if sp.issparse(other):
@@ -331,7 +334,7 @@ class SparseFactors(LinearOperator):
         np.savez(path, **arrays)
 
     @classmethod
-    def load(cls, path) -> "SparseFactors":
+    def load(cls, path) -> SparseFactors:
         """Read an operator written by :meth:`save`."""
         with np.load(path, allow_pickle=False) as z:
             factors = [
@@ -339,7 +342,8 @@ class SparseFactors(LinearOperator):
                               shape=tuple(z[f"f{q}_shape"]))
                 for q in range(int(z["n_factors"]))
             ]
-            return cls(factors, float(z["scale"]), shape=tuple(z["shape"]), dtype=np.dtype(str(z["dtype"])))
+            return cls(factors, float(z["scale"]), shape=tuple(z["shape"]),
+                       dtype=np.dtype(str(z["dtype"])))
 
     def __repr__(self):
         shapes = " x ".join(f"{S.shape[0]}x{S.shape[1]}" for S in self._csr) or "identity"

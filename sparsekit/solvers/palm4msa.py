@@ -30,12 +30,13 @@ Decisions:
   (``Constant`` projection) hold their matrix and are never updated.
 - Unit-Frobenius normalization of each projected factor is part of the constraint sets (the
   projections' ``normalized`` flag), as in the reference implementation; λ carries the scale.
-- Safeguard (``safeguard=True``, off by default): PALM with inexact projections (``splincol`` is a relaxation)
-  is not monotone. When an iteration increases ``f`` above the previous value (or above the
-  warm start's objective for the first iteration), it is undone and retried with ``c``
-  doubled, up to 4 times; then the solver stops (``stop_reason="safeguard"``). The recorded
-  objective is therefore non-increasing. This is not in the thesis; it is the safeguard its
-  §3.3.4 (Proposition 1) needs for QuicK-means' monotonicity.
+- Safeguard (``safeguard=True``, off by default): PALM with inexact projections (``splincol``
+  is a relaxation) is not monotone. When an iteration increases ``f`` above the previous
+  value (or above the warm start's objective for the first iteration), it is undone and
+  retried with ``c`` doubled, up to 4 times; then the solver stops
+  (``stop_reason="safeguard"``). The recorded objective is therefore non-increasing. This is
+  not in the thesis; it is the safeguard its §3.3.4 (Proposition 1) needs for QuicK-means'
+  monotonicity.
 - ``keep_best=True`` (off by default) returns the iterate with the lowest objective, the
   starting point included, and keeps the last iterate in ``extra["last"]``: the iterations
   are those of Algorithm 1, only the returned point changes. Without sufficient decrease
@@ -57,8 +58,7 @@ from scipy.linalg.lapack import dstev as stev
 from .._threads import effective_n_jobs, thread_limit
 from .._validation import check_option, check_scalar
 from ..linalg._spmm import csr_times_dense
-from .factorization import (FactorizationResult, FactorizationSolver, check_constraints,
-                            check_target)
+from .factorization import FactorizationResult, FactorizationSolver, check_constraints, check_target
 
 #: factors sparser than this (and with at least SPARSE_MIN_SIZE entries) are multiplied through
 #: their CSR form; small factors are faster as dense BLAS operands
@@ -151,7 +151,8 @@ def _apply_chain_t(chain, B):
 
 
 def _sq_norm2(A, key, vectors, tol=1e-6, max_steps=40):
-    """``‖A‖_2²``: the largest eigenvalue of ``Aᵀ A`` by Lanczos, warm-started from ``vectors[key]``.
+    """``‖A‖_2²``: the largest eigenvalue of ``Aᵀ A`` by Lanczos, warm-started from
+    ``vectors[key]``.
 
     Lanczos with full reorthogonalization (Golub & Van Loan, Matrix Computations, §10.1;
     classical Gram-Schmidt applied twice) stops when the residual bound ``β_j |y_j|`` of the
@@ -313,7 +314,8 @@ def palm4msa_dense(U, projs, factors, lam, *, n_iter, tol, safeguard=True, vecto
                         else:
                             G = G @ R.T
                     step = F[q].dense - (dtype.type(lam / c)) * G
-                    F[q] = _Factor(np.ascontiguousarray(projs[q].project_unchecked(step), dtype=dtype))
+                    projected = projs[q].project_unchecked(step)
+                    F[q] = _Factor(np.ascontiguousarray(projected, dtype=dtype))
             R = F[q].times(R)
         prod = R
         nrm2 = _sqnorm(prod)
@@ -392,7 +394,8 @@ def check_init(init_factors, projs, dtype):
     for q, (f, p) in enumerate(zip(init_factors, projs)):
         arr = f.toarray() if sp.issparse(f) else np.asarray(f)
         if arr.shape != p.shape:
-            raise ValueError(f"init_factors[{q}] has shape {arr.shape}, its constraint has shape {p.shape}")
+            raise ValueError(f"init_factors[{q}] has shape {arr.shape}, its constraint has "
+                             f"shape {p.shape}")
         if not np.isfinite(arr).all():
             raise ValueError(f"init_factors[{q}] contains NaN or inf")
         out.append(np.array(arr, dtype=dtype))
@@ -454,12 +457,14 @@ class Palm4MSA(FactorizationSolver):
         self.n_jobs = n_jobs
 
     def _checked(self):
-        n_iter = check_scalar(self.n_iter, "n_iter", kind=numbers.Integral, low=1, low_inclusive=True)
+        n_iter = check_scalar(self.n_iter, "n_iter", kind=numbers.Integral, low=1,
+                              low_inclusive=True)
         tol = check_scalar(self.tol, "tol", low=0.0, low_inclusive=True)
         way = check_option(self.update_way, "update_way", UPDATE_WAYS)
         return n_iter, tol, way
 
-    def factorize(self, M, constraints, *, init_factors=None, init_scale=1.0) -> FactorizationResult:
+    def factorize(self, M, constraints, *, init_factors=None,
+                  init_scale=1.0) -> FactorizationResult:
         """Approximate ``M`` by ``λ S_1 ⋯ S_Q`` with ``S_q`` in ``constraints[q]``.
 
         Parameters
