@@ -235,7 +235,7 @@ class GreedyTraceSampler(Sampler):
 
     def sample(self, X, kernel, n_landmarks, random_state=None):
         self._check_params()
-        Xp = self._prepare(X, kernel)  # refuses graphs first when approximate=True
+        Xp = self.prepare_input(X, kernel)  # refuses graphs first when approximate=True
         if self.approximate and getattr(kernel, "name", None) not in ("rbf", "laplacian"):
             raise ValueError(
                 "greedy-trace with approximate=True needs random Fourier features, i.e. a "
@@ -263,4 +263,4 @@ class GreedyTraceSampler(Sampler):
                 UserWarning,
                 stacklevel=2,
             )
-        return self._landmarks(Xp, kernel, idx, np.ones(idx.size))
+        return self.make_landmarks(Xp, kernel, idx, np.ones(idx.size))
