@@ -25,10 +25,15 @@ from __future__ import annotations
 import numpy as np
 
 from .._base import ParamsMixin, TransformerMixin
+from .._random_features import (
+    check_n_components,
+    draw_offset,
+    fourier_transform,
+    n_frequencies,
+    resolve_shift_invariant,
+)
 from .._validation import check_random_state
 from . import _cpu
-from ._common import block_rows, check_n_components, fourier_features_into, n_frequencies
-from .rff import draw_offset, resolve_shift_invariant
 
 
 class Fastfood(TransformerMixin, ParamsMixin):
@@ -119,15 +124,14 @@ class Fastfood(TransformerMixin, ParamsMixin):
         """Feature map phi(X), shape (n_samples, n_components), dtype of ``X``."""
         self._check_is_fitted()
         Xv = self._validate_input(X, reset=False)
-        n, s = Xv.shape[0], self.n_frequencies_
-        out = np.empty((n, self.n_components_), dtype=Xv.dtype)
-        step = block_rows(n, s, Xv.dtype.itemsize)
-        P = np.empty((min(n, step), s), dtype=Xv.dtype)
-        for r0 in range(0, n, step):
-            r1 = min(n, r0 + step)
-            Pb = P[: r1 - r0]
-            self._project_into(Xv[r0:r1], Pb)
-            fourier_features_into(Pb, self.n_components_, self.random_offset_, out[r0:r1])
+        s = self.n_frequencies_
+
+        def project(block):
+            P = np.empty((block.shape[0], s), dtype=block.dtype)
+            self._project_into(block, P)
+            return P
+
+        out = fourier_transform(Xv, self.n_components_, self.random_offset_, s, project)
         return self._wrap_output(out, X)
 
     def fit_transform(self, X, y=None):

@@ -37,6 +37,7 @@ import numpy as np
 
 from .._memory import check_allocation, dense_gram_bytes
 from .._progress import iterate
+from .._random_features import random_fourier_map
 from .._small_blas import one_blas_thread
 from .._threads import effective_n_jobs
 from .._validation import check_random_state, check_scalar
@@ -246,11 +247,7 @@ class GreedyTraceSampler(Sampler):
         s = check_n_landmarks(n_landmarks, n)
         rng = check_random_state(random_state)
         if self.approximate:
-            from ..features.rff import RandomFourierFeatures
-
-            rff = RandomFourierFeatures(kernel=kernel, n_components=int(self.n_features),
-                                        random_state=rng)
-            Psi = rff.fit_transform(Xp)
+            Psi = random_fourier_map(kernel, Xp, int(self.n_features), rng)
             Xi = rng.standard_normal((n, int(self.sketch_size))) / np.sqrt(self.sketch_size)
             idx = greedy_sketch_select(Psi, Xi, s, rng)
         else:
