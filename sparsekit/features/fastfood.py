@@ -24,19 +24,18 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._base import ParamsMixin, TransformerMixin
 from .._random_features import (
     check_n_components,
     draw_offset,
-    fourier_transform,
     n_frequencies,
     resolve_shift_invariant,
 )
 from .._validation import check_random_state
 from . import _cpu
+from ._fourier_map import FourierFeatureMap
 
 
-class Fastfood(TransformerMixin, ParamsMixin):
+class Fastfood(FourierFeatureMap):
     """Fastfood random features of the RBF kernel exp(-gamma ‖x − z‖²).
 
     Parameters
@@ -73,10 +72,6 @@ class Fastfood(TransformerMixin, ParamsMixin):
         self.sigma = sigma
         self.n_components = n_components
         self.random_state = random_state
-
-    @property
-    def _n_features_out(self):
-        return self.n_components_
 
     def fit(self, X, y=None):
         """Draw the diagonal factors and permutations for the dimension of ``X``; returns self."""
@@ -120,10 +115,7 @@ class Fastfood(TransformerMixin, ParamsMixin):
                               self.gaussians_.astype(dt, copy=False),
                               self.scales_.astype(dt, copy=False), self.n_frequencies_, out)
 
-    def transform(self, X):
-        """Feature map phi(X), shape (n_samples, n_components), dtype of ``X``."""
-        self._check_is_fitted()
-        Xv = self._validate_input(X, reset=False)
+    def _projection(self, X):
         s = self.n_frequencies_
 
         def project(block):
@@ -131,9 +123,4 @@ class Fastfood(TransformerMixin, ParamsMixin):
             self._project_into(block, P)
             return P
 
-        out = fourier_transform(Xv, self.n_components_, self.random_offset_, s, project)
-        return self._wrap_output(out, X)
-
-    def fit_transform(self, X, y=None):
-        """``fit(X).transform(X)``."""
-        return self.fit(X).transform(X)
+        return project

@@ -22,22 +22,21 @@ Spectral densities, in the parameterisation of :mod:`sparsekit.kernels.rbf`:
 """
 from __future__ import annotations
 
-from .._base import ParamsMixin, TransformerMixin
 from .._random_features import (
     KERNELS,  # noqa: F401  (still importable from this module)
     cast_frequencies,
     check_n_components,
     draw_frequencies,
     draw_offset,
-    fourier_transform,
     gemm_projection,
     n_frequencies,
     resolve_shift_invariant,
 )
 from .._validation import check_random_state
+from ._fourier_map import FourierFeatureMap
 
 
-class RandomFourierFeatures(TransformerMixin, ParamsMixin):
+class RandomFourierFeatures(FourierFeatureMap):
     """Random Fourier feature map of the RBF or Laplacian kernel.
 
     Parameters
@@ -95,10 +94,6 @@ class RandomFourierFeatures(TransformerMixin, ParamsMixin):
         self.n_components = n_components
         self.random_state = random_state
 
-    @property
-    def _n_features_out(self):
-        return self.n_components_
-
     def fit(self, X, y=None):
         """Draw the frequencies for the dimension of ``X``; returns self."""
         X = self._validate_input(X, reset=True)
@@ -115,14 +110,5 @@ class RandomFourierFeatures(TransformerMixin, ParamsMixin):
         self.random_weights_ = cast_frequencies(W, X, gamma)
         return self
 
-    def transform(self, X):
-        """Feature map phi(X), shape (n_samples, n_components), dtype of ``X``."""
-        self._check_is_fitted()
-        Xv = self._validate_input(X, reset=False)
-        out = fourier_transform(Xv, self.n_components_, self.random_offset_, self.n_frequencies_,
-                                gemm_projection(Xv, self.random_weights_))
-        return self._wrap_output(out, X)
-
-    def fit_transform(self, X, y=None):
-        """``fit(X).transform(X)``."""
-        return self.fit(X).transform(X)
+    def _projection(self, X):
+        return gemm_projection(X, self.random_weights_)
