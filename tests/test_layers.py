@@ -193,3 +193,14 @@ def test_each_module_of_a_layer_imports_alone(layer):
         modules = sorted(REGISTRY_LAYER | {"sparsekit.components"})
     assert modules
     assert _import_alone(sorted(modules)) == {}
+
+
+def test_samplers_reach_no_feature_map():
+    """Samplers sit below the feature maps (``Nystroem`` uses samplers): no sampler module
+    imports ``sparsekit.features``, directly or through others. The random Fourier map that
+    the approximate greedy-trace sampler needs lives in ``sparsekit._random_features``."""
+    samplers = [m for m in GRAPH if m.split(".")[:2] == ["sparsekit", "samplers"]]
+    assert "sparsekit.samplers.greedy" in samplers
+    for module in samplers:
+        up = {t for t in _reachable(module) if t.startswith("sparsekit.features")}
+        assert not up, (module, up)

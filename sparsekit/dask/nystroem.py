@@ -144,7 +144,7 @@ class _GivenLandmarks(Sampler):
         self.weights = weights
 
     def sample(self, X, kernel, n_landmarks, random_state=None):
-        Xp = self._prepare(X, kernel)
+        Xp = self.prepare_input(X, kernel)
         k = kernel.n_samples(Xp)
         return self.make_landmarks(Xp, kernel, np.arange(k), np.ones(k))
 

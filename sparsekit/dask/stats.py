@@ -23,7 +23,8 @@ import numpy as np
 
 from .._small_blas import one_blas_thread
 from .._validation import check_random_state
-from ..stats._data import check_lam, check_n_landmarks, support_ids
+from ..samplers.lam import check_lam
+from ..stats._data import pooled_n_landmarks, support_ids
 from ..stats.nystrom import NystromMMD, resolve_sampler
 from ._checks import _dask_array, check_block, check_chunked, resolved_kernel
 from ._heap import chunk_task
@@ -102,7 +103,7 @@ def nystrom_mmd_fit(*samples, kernel="rbf", sampler="uniform", n_landmarks=None,
     if len(samples) < 1:
         raise TypeError("nystrom_mmd_fit needs at least one sample")
     names = ["X", "Y"] if len(samples) == 2 else [f"samples[{i}]" for i in range(len(samples))]
-    lam = check_lam(lam)
+    lam = check_lam(lam, rules=())
     arrays = [check_chunked(samples[0], names[0])]
     d = arrays[0].shape[1]
     arrays += [check_chunked(S, name, n_features=d) for S, name in zip(samples[1:], names[1:])]
@@ -111,7 +112,7 @@ def nystrom_mmd_fit(*samples, kernel="rbf", sampler="uniform", n_landmarks=None,
     sizes = tuple(int(A.shape[0]) for A in arrays)
     pool = da.concatenate(arrays) if len(arrays) > 1 else arrays[0]
     n = int(sum(sizes))
-    s = check_n_landmarks(n_landmarks, max(sizes), n)
+    s = pooled_n_landmarks(n_landmarks, max(sizes), n)
     ny = nystroem_fit(
         pool, kernel_obj, sampler_obj, s, random_state=check_random_state(random_state)
     )

@@ -1,7 +1,5 @@
-"""CPU compute for random feature maps: Numba loops on contiguous arrays (no Python objects).
+"""CPU compute for the Fastfood feature map: Numba loops on contiguous arrays (no Python objects).
 
-- :func:`cos_sin_inplace`: the trigonometric tail of random Fourier features, written into the
-  two halves of the output row block.
 - :func:`fwht_inplace`: the fast Walsh–Hadamard transform (unnormalized, Sylvester order) of
   every row of a 2-D array.
 - :func:`fastfood_project`: the Fastfood projection V x = c ⊙ H G Π H (B ⊙ x) of every row,
@@ -15,21 +13,6 @@ import numpy as np
 from numba import njit
 
 from .._row_ranges import run_row_ranges
-
-
-def cos_sin_inplace(P, scale, out):
-    """out[:, :s] <- scale * cos(P), out[:, s:2s] <- scale * sin(P), with s = P.shape[1]."""
-    run_row_ranges(_cos_sin_rows, P.shape[0], P, scale, out)
-
-
-@njit(cache=True, nogil=True)
-def _cos_sin_rows(lo, hi, P, scale, out):
-    s = P.shape[1]
-    for i in range(lo, hi):
-        for j in range(s):
-            p = P[i, j]
-            out[i, j] = scale * np.cos(p)
-            out[i, s + j] = scale * np.sin(p)
 
 
 @njit(cache=True, nogil=True, inline="always")

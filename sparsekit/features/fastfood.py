@@ -24,14 +24,18 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._base import ParamsMixin, TransformerMixin
+from .._random_features import (
+    check_n_components,
+    draw_offset,
+    n_frequencies,
+    resolve_shift_invariant,
+)
 from .._validation import check_random_state
 from . import _cpu
-from ._common import block_rows, check_n_components, fourier_features_into, n_frequencies
-from .rff import draw_offset, resolve_shift_invariant
+from ._fourier_map import FourierFeatureMap
 
 
-class Fastfood(TransformerMixin, ParamsMixin):
+class Fastfood(FourierFeatureMap):
     """Fastfood random features of the RBF kernel exp(-gamma ‖x − z‖²).
 
     Parameters
@@ -68,10 +72,6 @@ class Fastfood(TransformerMixin, ParamsMixin):
         self.sigma = sigma
         self.n_components = n_components
         self.random_state = random_state
-
-    @property
-    def _n_features_out(self):
-        return self.n_components_
 
     def fit(self, X, y=None):
         """Draw the diagonal factors and permutations for the dimension of ``X``; returns self."""
@@ -115,21 +115,12 @@ class Fastfood(TransformerMixin, ParamsMixin):
                               self.gaussians_.astype(dt, copy=False),
                               self.scales_.astype(dt, copy=False), self.n_frequencies_, out)
 
-    def transform(self, X):
-        """Feature map phi(X), shape (n_samples, n_components), dtype of ``X``."""
-        self._check_is_fitted()
-        Xv = self._validate_input(X, reset=False)
-        n, s = Xv.shape[0], self.n_frequencies_
-        out = np.empty((n, self.n_components_), dtype=Xv.dtype)
-        step = block_rows(n, s, Xv.dtype.itemsize)
-        P = np.empty((min(n, step), s), dtype=Xv.dtype)
-        for r0 in range(0, n, step):
-            r1 = min(n, r0 + step)
-            Pb = P[: r1 - r0]
-            self._project_into(Xv[r0:r1], Pb)
-            fourier_features_into(Pb, self.n_components_, self.random_offset_, out[r0:r1])
-        return self._wrap_output(out, X)
+    def _projection(self, X):
+        s = self.n_frequencies_
 
-    def fit_transform(self, X, y=None):
-        """``fit(X).transform(X)``."""
-        return self.fit(X).transform(X)
+        def project(block):
+            P = np.empty((block.shape[0], s), dtype=block.dtype)
+            self._project_into(block, P)
+            return P
+
+        return project

@@ -22,68 +22,21 @@ Spectral densities, in the parameterisation of :mod:`sparsekit.kernels.rbf`:
 """
 from __future__ import annotations
 
-import copy
-
-import numpy as np
-
-from .._base import ParamsMixin, TransformerMixin
-from .._names import normalize_name
-from .._validation import check_option, check_random_state, check_scalar
-from ._common import block_rows, check_n_components, fourier_features_into, n_frequencies
-
-KERNELS = ("rbf", "laplacian")
-_ALIASES = {"gaussian": "rbf", "laplace": "laplacian"}
-
-
-def resolve_shift_invariant(kernel, gamma, sigma, X) -> tuple[str, float]:
-    """``(name, gamma)`` of an RBF or Laplacian kernel given by name or as a kernel object.
-
-    A kernel object brings its own gamma (a bandwidth rule is resolved on ``X`` by fitting a
-    copy: the object itself is left unchanged); giving ``gamma``/``sigma`` as well is an error.
-    For a name, ``gamma`` wins, then ``sigma`` (rbf: gamma = 1 / (2 sigma^2); laplacian:
-    gamma = 1 / sigma), then 1 / n_features.
-    """
-    d = X.shape[1]
-    if not isinstance(kernel, str):
-        name = getattr(kernel, "name", None)
-        if isinstance(kernel, type) or name not in KERNELS or not hasattr(kernel, "prepare"):
-            raise TypeError(
-                f"kernel must be one of {list(KERNELS)} or a sparsekit RBFKernel / "
-                f"LaplacianKernel object (random Fourier features need the kernel's spectral "
-                f"density; use Nystroem for other kernels and functions), got {kernel!r}"
-            )
-        if gamma is not None or sigma is not None:
-            raise ValueError("give gamma/sigma either to the kernel object or here, not both")
-        if name == "rbf":
-            if getattr(kernel, "bandwidth", None) is not None and kernel.gamma_ is None:
-                kernel = copy.deepcopy(kernel).fit(X)
-            return name, float(kernel.effective_gamma(d))
-        return name, float(kernel._gamma(d))
-    key = normalize_name(kernel)
-    name = check_option(_ALIASES.get(key, key), "kernel", KERNELS)
-    if gamma is not None and sigma is not None:
-        raise ValueError("give only one of gamma and sigma")
-    if gamma is not None:
-        return name, check_scalar(gamma, "gamma", low=0)
-    if sigma is not None:
-        sigma = check_scalar(sigma, "sigma", low=0)
-        return name, (1.0 / (2.0 * sigma * sigma) if name == "rbf" else 1.0 / sigma)
-    return name, 1.0 / d
+from .._random_features import (
+    KERNELS,  # noqa: F401  (still importable from this module)
+    cast_frequencies,
+    check_n_components,
+    draw_frequencies,
+    draw_offset,
+    gemm_projection,
+    n_frequencies,
+    resolve_shift_invariant,
+)
+from .._validation import check_random_state
+from ._fourier_map import FourierFeatureMap
 
 
-def draw_frequencies(name: str, gamma: float, d: int, s: int, rng) -> np.ndarray:
-    """(d, s) float64 matrix whose columns are i.i.d. draws of the kernel's spectral density."""
-    if name == "rbf":
-        return rng.normal(0.0, np.sqrt(2.0 * gamma), size=(d, s))
-    return gamma * rng.standard_cauchy(size=(d, s))
-
-
-def draw_offset(n_components: int, rng) -> float | None:
-    """The phase of the single offset cosine of an odd width (drawn after the frequencies)."""
-    return float(rng.uniform(0.0, 2.0 * np.pi)) if n_components % 2 else None
-
-
-class RandomFourierFeatures(TransformerMixin, ParamsMixin):
+class RandomFourierFeatures(FourierFeatureMap):
     """Random Fourier feature map of the RBF or Laplacian kernel.
 
     Parameters
@@ -141,10 +94,6 @@ class RandomFourierFeatures(TransformerMixin, ParamsMixin):
         self.n_components = n_components
         self.random_state = random_state
 
-    @property
-    def _n_features_out(self):
-        return self.n_components_
-
     def fit(self, X, y=None):
         """Draw the frequencies for the dimension of ``X``; returns self."""
         X = self._validate_input(X, reset=True)
@@ -158,35 +107,8 @@ class RandomFourierFeatures(TransformerMixin, ParamsMixin):
         self.n_components_ = n_components
         self.n_frequencies_ = s
         self.random_offset_ = draw_offset(n_components, rng)
-        with np.errstate(over="ignore"):
-            W = np.ascontiguousarray(W, dtype=X.dtype)
-        if not np.isfinite(W).all():  # e.g. float32 data below ~1e-38: sqrt(2 gamma) ~ 1 / scale
-            scale = float(np.abs(X.data if hasattr(X, "data") and not isinstance(X, np.ndarray)
-                                 else X).max()) if X.size else 0.0
-            raise ValueError(
-                f"the random Fourier features of {X.dtype} data at scale {scale:.3g} (largest "
-                f"|x|) are not finite: their frequencies (about sqrt(2 gamma), gamma = "
-                f"{gamma:.3g}) exceed the {X.dtype} range; fit on float64 data or rescale the "
-                "data (e.g. divide it by its largest absolute value)")
-        self.random_weights_ = W
+        self.random_weights_ = cast_frequencies(W, X, gamma)
         return self
 
-    def transform(self, X):
-        """Feature map phi(X), shape (n_samples, n_components), dtype of ``X``."""
-        self._check_is_fitted()
-        Xv = self._validate_input(X, reset=False)
-        W = self.random_weights_
-        if W.dtype != Xv.dtype:
-            W = W.astype(Xv.dtype)
-        n, s = Xv.shape[0], W.shape[1]
-        out = np.empty((n, self.n_components_), dtype=Xv.dtype)
-        step = block_rows(n, s, Xv.dtype.itemsize)
-        for r0 in range(0, n, step):
-            r1 = min(n, r0 + step)
-            P = np.ascontiguousarray(Xv[r0:r1] @ W, dtype=Xv.dtype)  # GEMM through BLAS
-            fourier_features_into(P, self.n_components_, self.random_offset_, out[r0:r1])
-        return self._wrap_output(out, X)
-
-    def fit_transform(self, X, y=None):
-        """``fit(X).transform(X)``."""
-        return self.fit(X).transform(X)
+    def _projection(self, X):
+        return gemm_projection(X, self.random_weights_)

@@ -232,9 +232,6 @@ class VectorKernel(Kernel):
     def _prepare(self, X, Y, same):
         return None
 
-    def _dtype_scalar(self, value, dtype):
-        return dtype.type(value)
-
     def __call__(self, X, Y=None, *, out=None, max_memory=None):
         """Gram matrix ``K[i, j] = k(X[i], Y[j])`` (``Y = X`` when omitted).
 

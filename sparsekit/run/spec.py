@@ -45,6 +45,7 @@ from pathlib import Path
 
 from .._names import did_you_mean
 from .._terminal import printable
+from ..hookspecs import COMPONENT_FAMILIES
 
 try:  # Python >= 3.11
     import tomllib
@@ -54,8 +55,9 @@ except ModuleNotFoundError:  # pragma: no cover - Python 3.10
 #: Keys of the top level of a spec.
 TOP_KEYS = ("name", "description", "task", "repeat", "seed", "max_runs", "data", "kernel",
             "sampler", "solver", "params", "sweep", "plot")
-#: Sections that name a registered component (``name = ...`` plus the factory's parameters).
-COMPONENT_SECTIONS = ("kernel", "sampler", "solver")
+#: Sections that name a registered component (``name = ...`` plus the factory's parameters):
+#: the component families that a spec has a top-level key for.
+COMPONENT_SECTIONS = tuple(f for f in COMPONENT_FAMILIES if f in TOP_KEYS)
 #: Runs a spec may expand to without ``--yes``.
 DEFAULT_MAX_RUNS = 200
 #: Deepest nesting of tables and lists a spec may have: a real spec uses 3 or 4 levels, and
@@ -99,6 +101,13 @@ def key_line(text: str, section: str | None, key: str) -> int | None:
     return None
 
 
+def locate(source: str, text: str, section: str | None, key: str | None) -> str:
+    """``"<source>, line N"`` of ``key`` in ``[section]`` of ``text``; ``source`` alone when
+    the line is not found (or there is no text)."""
+    line = key_line(text, section, key) if text else None
+    return f"{source}, line {line}" if line else source
+
+
 @dataclass
 class Spec:
     """A parsed, validated spec.
@@ -130,8 +139,8 @@ class Spec:
     plots: list = field(default_factory=list)
 
     def where(self, section, key) -> str:
-        line = key_line(self.text, section, key) if self.text else None
-        return f"{self.source}, line {line}" if line else self.source
+        """``"<source>, line N"`` of ``key`` in ``[section]`` (the source alone if unknown)."""
+        return locate(self.source, self.text, section, key)
 
     def resolved(self) -> dict:
         """The spec as a plain dict (what was run), for ``spec.json``."""
@@ -275,8 +284,7 @@ def validate(doc: dict, *, source="<string>", text="", default_name="spec", regi
     task_names = registry.names("task")
 
     def where(section, key):
-        line = key_line(text, section, key) if text else None
-        return f"{source}, line {line}" if line else source
+        return locate(source, text, section, key)
 
     for key in doc:
         if key not in TOP_KEYS:

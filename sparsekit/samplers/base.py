@@ -102,9 +102,11 @@ class Sampler(ParamsMixin, ABC):
     def sample(self, X, kernel, n_landmarks, random_state=None) -> Landmarks:
         """Choose ``n_landmarks`` landmarks of ``X`` for ``kernel``."""
 
-    # -- shared steps ----------------------------------------------------------------------
-    def _prepare(self, X, kernel):
-        """Check that this sampler handles the kernel's input kind; return prepared data.
+    # -- shared steps (subclasses and plugins call these in :meth:`sample`) ------------------
+    def prepare_input(self, X, kernel):
+        """Check that this sampler takes ``kernel``'s input kind, fit a data-dependent
+        bandwidth on the whole ``X``, and return ``X`` prepared by the kernel (call it first in
+        :meth:`sample`; then touch the data only through ``kernel``).
 
         A kernel whose bandwidth rule is still unresolved is fitted on the whole ``X`` here:
         otherwise it would fit itself on the first block a sampler evaluates.
@@ -126,27 +128,16 @@ class Sampler(ParamsMixin, ABC):
             kernel.fit(Xp)
         return Xp
 
-    # -- public hooks for subclasses (plugins call these instead of the private steps) -------
-    def prepare_input(self, X, kernel):
-        """Check that this sampler takes ``kernel``'s input kind, fit a data-dependent
-        bandwidth on the whole ``X``, and return ``X`` prepared by the kernel (call it first in
-        :meth:`sample`; then touch the data only through ``kernel``)."""
-        return self._prepare(X, kernel)
-
     @staticmethod
     def make_landmarks(Xp, kernel, indices, weights) -> Landmarks:
         """The :class:`Landmarks` of positions ``indices`` of prepared ``Xp`` (what
         :meth:`sample` returns); ``weights`` are the importance weights (ones if unweighted)."""
-        return Sampler._landmarks(Xp, kernel, indices, weights)
+        indices = np.asarray(indices, dtype=np.int64)
+        return Landmarks(indices, kernel.take(Xp, indices), np.asarray(weights, dtype=np.float64))
 
     def _graph_hint(self) -> str:
         return "use a sampler that accepts graphs (uniform, diagonal, rls, two-pass-rls, " \
                "dac-rls, recursive-rls, greedy-trace with approximate=False)"
-
-    @staticmethod
-    def _landmarks(Xp, kernel, indices, weights) -> Landmarks:
-        indices = np.asarray(indices, dtype=np.int64)
-        return Landmarks(indices, kernel.take(Xp, indices), np.asarray(weights, dtype=np.float64))
 
 
 class _LamAccepts:
@@ -232,7 +223,7 @@ class ScoreSampler(Sampler):
             For samplers whose scores are randomized (partitions, first-pass samples).
         """
         self._check_common(lam)
-        Xp = self._prepare(X, kernel)
+        Xp = self.prepare_input(X, kernel)
         lam_value = self._resolve_lam(Xp, kernel, lam) if self.uses_lam else None
         return self._scores(Xp, kernel, lam_value, check_random_state(random_state))
 
@@ -244,7 +235,7 @@ class ScoreSampler(Sampler):
         the drawn points and warns, since Theorem 1's guarantee then no longer holds.
         """
         mode = self._check_common()
-        Xp = self._prepare(X, kernel)
+        Xp = self.prepare_input(X, kernel)
         n = kernel.n_samples(Xp)
         n_landmarks = check_n_landmarks(n_landmarks, n, allow_none=(mode == "bernoulli"))
         rng = check_random_state(random_state)
@@ -264,4 +255,4 @@ class ScoreSampler(Sampler):
                 )
                 keep = np.sort(rng.choice(len(idx), n_landmarks, replace=False))
                 idx, weights = idx[keep], weights[keep]
-        return self._landmarks(Xp, kernel, idx, weights)
+        return self.make_landmarks(Xp, kernel, idx, weights)

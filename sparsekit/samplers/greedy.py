@@ -37,6 +37,7 @@ import numpy as np
 
 from .._memory import check_allocation, dense_gram_bytes
 from .._progress import iterate
+from .._random_features import random_fourier_map
 from .._small_blas import one_blas_thread
 from .._threads import effective_n_jobs
 from .._validation import check_random_state, check_scalar
@@ -235,7 +236,7 @@ class GreedyTraceSampler(Sampler):
 
     def sample(self, X, kernel, n_landmarks, random_state=None):
         self._check_params()
-        Xp = self._prepare(X, kernel)  # refuses graphs first when approximate=True
+        Xp = self.prepare_input(X, kernel)  # refuses graphs first when approximate=True
         if self.approximate and getattr(kernel, "name", None) not in ("rbf", "laplacian"):
             raise ValueError(
                 "greedy-trace with approximate=True needs random Fourier features, i.e. a "
@@ -246,11 +247,7 @@ class GreedyTraceSampler(Sampler):
         s = check_n_landmarks(n_landmarks, n)
         rng = check_random_state(random_state)
         if self.approximate:
-            from ..features.rff import RandomFourierFeatures
-
-            rff = RandomFourierFeatures(kernel=kernel, n_components=int(self.n_features),
-                                        random_state=rng)
-            Psi = rff.fit_transform(Xp)
+            Psi = random_fourier_map(kernel, Xp, int(self.n_features), rng)
             Xi = rng.standard_normal((n, int(self.sketch_size))) / np.sqrt(self.sketch_size)
             idx = greedy_sketch_select(Psi, Xi, s, rng)
         else:
@@ -263,4 +260,4 @@ class GreedyTraceSampler(Sampler):
                 UserWarning,
                 stacklevel=2,
             )
-        return self._landmarks(Xp, kernel, idx, np.ones(idx.size))
+        return self.make_landmarks(Xp, kernel, idx, np.ones(idx.size))

@@ -20,13 +20,17 @@ LAM_RULES = ("inverse-mean-norm",)
 
 
 def check_lam(lam, rules=LAM_RULES):
-    """Validate ``lam`` (a positive number or one of ``rules``); returns it normalized."""
-    if isinstance(lam, str):
+    """Validate ``lam`` (a positive number or one of ``rules``); returns it normalized.
+
+    ``rules=()`` accepts numbers only (the λ of the regularized Nyström kernel in
+    :mod:`sparsekit.stats`).
+    """
+    if isinstance(lam, str) and rules:
         return check_option(lam, "lam rule", rules)
     if isinstance(lam, bool) or not isinstance(lam, numbers.Real):
+        named = f" or one of {list(rules)}" if rules else ""
         raise TypeError(
-            f"lam must be a positive number or one of {list(rules)}, got {lam!r} "
-            f"({type(lam).__name__})"
+            f"lam must be a positive number{named}, got {lam!r} ({type(lam).__name__})"
         )
     if not lam > 0:
         raise ValueError(f"lam must be > 0 (the ridge parameter λ), got {lam!r}; try lam=1.0")

@@ -272,7 +272,7 @@ class DACRLSSampler(ScoreSampler):
     def scores_for_partition(self, X, kernel, blocks, lam=None) -> np.ndarray:
         """DAC scores for a given partition (a sequence of disjoint index arrays covering X)."""
         self._check_common(lam)
-        Xp = self._prepare(X, kernel)
+        Xp = self.prepare_input(X, kernel)
         n = kernel.n_samples(Xp)
         blocks = [np.asarray(b, dtype=np.intp).ravel() for b in blocks]
         seen = np.zeros(n, dtype=np.int64)

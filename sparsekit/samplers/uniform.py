@@ -31,7 +31,7 @@ class UniformSampler(Sampler):
     def sample(self, X, kernel, n_landmarks, random_state=None):
         if not isinstance(self.replace, (bool, np.bool_)):
             raise TypeError(f"replace must be True or False, got {self.replace!r}")
-        Xp = self._prepare(X, kernel)
+        Xp = self.prepare_input(X, kernel)
         n = kernel.n_samples(Xp)
         s = check_n_landmarks(n_landmarks, n)
         rng = check_random_state(random_state)
@@ -39,7 +39,7 @@ class UniformSampler(Sampler):
             idx = np.sort(rng.integers(0, n, size=s))
         else:
             idx = np.sort(rng.choice(n, s, replace=False))
-        return self._landmarks(Xp, kernel, idx, np.ones(s))
+        return self.make_landmarks(Xp, kernel, idx, np.ones(s))
 
 
 class DiagonalSampler(ScoreSampler):

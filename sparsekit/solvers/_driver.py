@@ -71,7 +71,7 @@ def prepare(D, Y) -> Problem:
                    corr_floor=correlation_floor(Yt, norms_sq), one_d=one_d)
 
 
-def iterate(R, D, active, n_steps, step):
+def run_correlation_steps(R, D, active, n_steps, step):
     """Run ``step(k, rows, C)`` for ``k < n_steps`` while some signal is active.
 
     ``C = R[rows] @ D`` are the correlations of the active signals ``rows``. A skinny product

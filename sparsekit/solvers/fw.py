@@ -46,7 +46,7 @@ import numpy as np
 from .._row_ranges import run_row_ranges
 from .._validation import check_array, check_option, check_positive, check_scalar
 from . import _cpu
-from ._driver import iterate, prepare
+from ._driver import prepare, run_correlation_steps
 from .base import Solver, check_tol, finish, nan_rows
 
 #: the round-off level, in units of the dtype's machine epsilon (see the module notes)
@@ -150,7 +150,7 @@ class FrankWolfe(Solver):
                            gaps, n_iter, status, active, min_rows=_cpu.STEP_PARALLEL_MIN_ROWS,
                            scratch=lambda: (np.empty(p.n_features, dtype=p.dtype),))
 
-        iterate(R, p.D, active, max_iter, one_step)
+        run_correlation_steps(R, p.D, active, max_iter, one_step)
         pruned = prune_roundoff(coef, np.sqrt(p.norms_sq), rho)
         out = finish(coef, support, res, n_iter, status, p.one_d, steps=steps, gaps=gaps)
         out.extra["pruned"] = int(pruned[0]) if p.one_d else pruned

@@ -22,7 +22,7 @@ import numpy as np
 from .._row_ranges import run_row_ranges
 from .._validation import check_scalar
 from . import _cpu
-from ._driver import iterate, prepare
+from ._driver import prepare, run_correlation_steps
 from .base import Solver, check_precompute, check_tol, finish, gram_pays, nan_rows
 
 
@@ -89,5 +89,5 @@ class MatchingPursuit(Solver):
                                p.corr_floor, coef, support, res, n_iter, status, active,
                                min_rows=_cpu.STEP_PARALLEL_MIN_ROWS)
 
-            iterate(R, p.D, active, n_max, step)
+            run_correlation_steps(R, p.D, active, n_max, step)
         return finish(coef, support, res, n_iter, status, p.one_d)

@@ -40,7 +40,7 @@ import numpy as np
 from .._row_ranges import run_row_ranges
 from .._validation import check_scalar
 from . import _cpu
-from ._driver import iterate, prepare
+from ._driver import prepare, run_correlation_steps
 from .base import (
     PrematureStopWarning,
     Solver,
@@ -223,4 +223,4 @@ class OMP(Solver):
                                active, path_c, want_path, min_rows=_cpu.STEP_PARALLEL_MIN_ROWS,
                                scratch=lambda: (np.empty(n_max, dtype=p.dtype),))
 
-            iterate(R, p.D, active, n_max, step)
+            run_correlation_steps(R, p.D, active, n_max, step)

@@ -13,8 +13,8 @@ import numbers
 
 import numpy as np
 
-from .._validation import check_scalar
 from ..registry import default_registry
+from ..samplers.base import check_n_landmarks
 
 
 def default_n_landmarks(n: int) -> int:
@@ -212,22 +212,17 @@ def threads(n_jobs):
     return thread_limit(effective_n_jobs(n_jobs))
 
 
-def check_lam(lam) -> float:
-    """λ of the regularized Nyström kernel: a finite real number > 0."""
-    return check_scalar(lam, "lam", low=0.0, low_inclusive=False)
-
-
-def check_n_landmarks(n_landmarks, n_max: int, n_pool: int) -> int:
+def pooled_n_landmarks(n_landmarks, n_max: int, n_pool: int) -> int:
     """``n_landmarks`` (default ``default_n_landmarks(n_max)``) as an int in [1, n_pool]."""
     if n_landmarks is None:
         return min(default_n_landmarks(n_max), n_pool)
-    s = check_scalar(n_landmarks, "n_landmarks", kind=numbers.Integral, low=1, low_inclusive=True)
-    if s > n_pool:
+    if isinstance(n_landmarks, numbers.Integral) and not isinstance(n_landmarks, bool) \
+            and n_landmarks > n_pool:
         raise ValueError(
-            f"n_landmarks={s} is larger than the pooled samples ({n_pool} points); choose "
-            f"n_landmarks <= {n_pool}"
+            f"n_landmarks={n_landmarks} is larger than the pooled samples ({n_pool} points); "
+            f"choose n_landmarks <= {n_pool}"
         )
-    return s
+    return check_n_landmarks(n_landmarks, n_pool)
 
 
 # -- identities of the points (the common support of the discrete distributions) -----------

@@ -40,11 +40,11 @@ from .._base import ParamsMixin
 from .._small_blas import one_blas_thread
 from .._validation import check_random_state, check_scalar
 from ..registry import default_registry
+from ..samplers.lam import check_lam
 from ._data import (
     Pooled,
-    check_lam,
-    check_n_landmarks,
     merged_sq_norm,
+    pooled_n_landmarks,
     resolve_kernel,
     support,
     threads,
@@ -168,7 +168,7 @@ class NystromMMD(ParamsMixin):
             raise TypeError("fit needs at least one sample")
         kernel = resolve_kernel(self.kernel, self.kernel_params)
         names = ["X", "Y"] if len(samples) == 2 else [f"samples[{i}]" for i in range(len(samples))]
-        check_lam(self.lam)
+        check_lam(self.lam, rules=())
         return self._fit_pool(Pooled(samples, kernel, names=names))
 
     def _fit_pool(self, pool: Pooled, random_state=None, features=False):
@@ -178,9 +178,9 @@ class NystromMMD(ParamsMixin):
         ``features_``) and the means from it; otherwise the means are (mean K(x, S)) M, from
         K(x, S) streamed in row blocks, and ``features_`` is computed when first read.
         """
-        lam = check_lam(self.lam)
+        lam = check_lam(self.lam, rules=())
         sampler = resolve_sampler(self.sampler, self.sampler_params)
-        s = check_n_landmarks(self.n_landmarks, max(pool.sizes), pool.n)
+        s = pooled_n_landmarks(self.n_landmarks, max(pool.sizes), pool.n)
         seed = self.random_state if random_state is None else random_state
         off = pool.offsets
         with threads(self.n_jobs):

@@ -128,11 +128,11 @@ def test_dtype_kept_and_close_to_float64(dtype):
 
 
 def test_many_row_blocks(monkeypatch):
-    from sparsekit.features import _common
+    from sparsekit import _random_features
 
     X = np.random.default_rng(0).normal(size=(31, 4))
     expected = Fastfood(n_components=12, random_state=0).fit_transform(X)
-    monkeypatch.setattr(_common, "BLOCK_BYTES", 64)
+    monkeypatch.setattr(_random_features, "BLOCK_BYTES", 64)
     np.testing.assert_array_equal(Fastfood(n_components=12, random_state=0).fit_transform(X),
                                   expected)
 

@@ -89,9 +89,9 @@ def test_dtype_kept_and_reproducible(X4, dtype):
 
 
 def test_transform_in_blocks_equals_direct_formula(monkeypatch):
-    from sparsekit.features import _common
+    from sparsekit import _random_features
 
-    monkeypatch.setattr(_common, "BLOCK_BYTES", 64)  # forces many row blocks
+    monkeypatch.setattr(_random_features, "BLOCK_BYTES", 64)  # forces many row blocks
     X = np.random.default_rng(0).normal(size=(23, 4))
     rff = RandomFourierFeatures(n_components=8, random_state=0).fit(X)
     P = X @ rff.random_weights_

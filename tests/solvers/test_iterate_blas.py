@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from sparsekit._threads import blas_limit, blas_threads, effective_n_jobs
-from sparsekit.solvers._driver import iterate
+from sparsekit.solvers._driver import run_correlation_steps
 
 
 @pytest.mark.parametrize("n_active,n_atoms,expected", [(1, 100, 1), (30, 100, 1), (200, 40, 1),
@@ -31,6 +31,6 @@ def test_skinny_correlations_run_on_one_blas_thread(monkeypatch, n_active, n_ato
             assert effective_n_jobs() == 2  # the step is outside the limit
             active[rows[::2]] = False
 
-        iterate(R.view(Spy), D.view(Spy), active, 1, step)
+        run_correlation_steps(R.view(Spy), D.view(Spy), active, 1, step)
         assert seen == [expected]
         assert blas_threads() == 2

@@ -1,0 +1,34 @@
+"""The frame shared by the random Fourier feature maps (:class:`RandomFourierFeatures`,
+:class:`Fastfood`): output width, ``transform`` and ``fit_transform``. A subclass draws its
+random state in ``fit`` (setting ``n_components_``, ``n_frequencies_`` and ``random_offset_``)
+and says in :meth:`_projection` how a row block is projected on its frequencies."""
+from __future__ import annotations
+
+from .._base import ParamsMixin, TransformerMixin
+from .._random_features import fourier_transform
+
+
+class FourierFeatureMap(TransformerMixin, ParamsMixin):
+    """phi(x) = s^(-1/2) [cos(V x), sin(V x)] (and the offset cosine of an odd width), with
+    the projection V x given by the subclass."""
+
+    @property
+    def _n_features_out(self):
+        return self.n_components_
+
+    def _projection(self, X):
+        """``project(block)`` (the (rows, ``n_frequencies_``) projections of a row block of
+        validated ``X``) for :func:`sparsekit._random_features.fourier_transform`."""
+        raise NotImplementedError
+
+    def transform(self, X):
+        """Feature map phi(X), shape (n_samples, n_components), dtype of ``X``."""
+        self._check_is_fitted()
+        Xv = self._validate_input(X, reset=False)
+        out = fourier_transform(Xv, self.n_components_, self.random_offset_, self.n_frequencies_,
+                                self._projection(Xv))
+        return self._wrap_output(out, X)
+
+    def fit_transform(self, X, y=None):
+        """``fit(X).transform(X)``."""
+        return self.fit(X).transform(X)
