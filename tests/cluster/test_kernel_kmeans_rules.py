@@ -224,3 +224,41 @@ def test_max_memory_switches_auto_to_the_landmark_path(blobs):
     assert below.method_ == "nystrom"
     assert below.nystroem_ is not None and below.cluster_centers_.shape == (5, 20)
     assert below.residual_trace_ > 0
+
+
+def test_fix_empty_counts_the_points_it_takes_away():
+    # cluster 0 gives its farthest point to cluster 2 and is then down to one point: cluster 3
+    # must take from cluster 1, not empty cluster 0
+    new, moved = _fix_empty(np.array([0, 0, 1, 1]), np.array([5.0, 4.0, 3.0, 0.0]), 4)
+    np.testing.assert_array_equal(new, [2, 0, 3, 1])
+    assert moved == 2
+
+
+def test_kmeanspp_seeds_do_not_depend_on_the_scale_of_the_data():
+    X = make_blobs(60, centers=4, random_state=0)[0]
+    for scale in (1.0, 1e-3):
+        Y = X * scale
+
+        def sqdist_to(idx, Y=Y):
+            return ((Y[:, None, :] - Y[idx][None]) ** 2).sum(-1)
+
+        seeds = _kmeanspp(len(Y), 4, sqdist_to, np.random.default_rng(0))
+        if scale == 1.0:
+            ref = seeds
+        np.testing.assert_array_equal(seeds, ref)
+
+
+def test_default_max_memory_is_256_mib():
+    assert KernelKMeans().get_params()["max_memory"] == 256 * 2**20
+
+
+def test_kernel_object_is_accepted_and_params_with_an_object_are_refused(blobs):
+    from sparsekit.registry import default_registry
+
+    kernel = default_registry().get("kernel", "linear")
+    seeds = np.array([10, 60, 110, 160, 210])
+    by_object = KernelKMeans(5, kernel=kernel, method="exact", init=seeds).fit(blobs)
+    by_name = KernelKMeans(5, kernel="linear", method="exact", init=seeds).fit(blobs)
+    np.testing.assert_array_equal(by_object.labels_, by_name.labels_)
+    with pytest.raises(TypeError, match="kernel_params"):
+        KernelKMeans(5, kernel=kernel, kernel_params={"gamma": 1.0}).fit(blobs)
