@@ -262,3 +262,17 @@ def test_kernel_object_is_accepted_and_params_with_an_object_are_refused(blobs):
     np.testing.assert_array_equal(by_object.labels_, by_name.labels_)
     with pytest.raises(TypeError, match="kernel_params"):
         KernelKMeans(5, kernel=kernel, kernel_params={"gamma": 1.0}).fit(blobs)
+
+
+def test_feature_names_are_recorded_and_checked(blobs):
+    import pandas as pd
+
+    df = pd.DataFrame(blobs, columns=["a", "b"])
+    km = KernelKMeans(5, kernel="linear", method="exact", random_state=0).fit(df)
+    np.testing.assert_array_equal(km.feature_names_in_, ["a", "b"])
+    with pytest.raises(ValueError, match="feature names should match"):
+        km.predict(pd.DataFrame(blobs, columns=["b", "a"]))
+    with pytest.warns(UserWarning, match="does not have valid feature names"):
+        km.predict(blobs)
+    km.fit(blobs)  # refitted on an array: the names of the previous fit are dropped
+    assert not hasattr(km, "feature_names_in_")
