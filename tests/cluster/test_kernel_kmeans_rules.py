@@ -276,3 +276,16 @@ def test_feature_names_are_recorded_and_checked(blobs):
         km.predict(blobs)
     km.fit(blobs)  # refitted on an array: the names of the previous fit are dropped
     assert not hasattr(km, "feature_names_in_")
+
+
+def test_a_sampler_object_ignored_by_the_exact_path_is_named_in_the_warning(blobs):
+    from sparsekit.registry import default_registry
+
+    sampler = default_registry().get("sampler", "greedy-trace")
+    with pytest.warns(UserWarning, match="sampler=.* is ignored"):
+        KernelKMeans(5, sampler=sampler, random_state=0).fit(blobs)
+
+
+def test_n_landmarks_must_be_an_integer(blobs):
+    with pytest.raises(TypeError, match="n_landmarks"):
+        KernelKMeans(5, method="nystrom", n_landmarks=20.5).fit(blobs)
