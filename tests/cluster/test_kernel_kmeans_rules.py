@@ -289,3 +289,34 @@ def test_a_sampler_object_ignored_by_the_exact_path_is_named_in_the_warning(blob
 def test_n_landmarks_must_be_an_integer(blobs):
     with pytest.raises(TypeError, match="n_landmarks"):
         KernelKMeans(5, method="nystrom", n_landmarks=20.5).fit(blobs)
+
+
+def test_fit_predict_returns_the_labels_and_exact_fits_have_no_centres(blobs):
+    km = KernelKMeans(5, kernel="linear", method="exact", random_state=0)
+    labels = km.fit_predict(blobs)
+    np.testing.assert_array_equal(labels, km.labels_)
+    assert km.cluster_centers_ is None
+
+
+def test_complex_data_is_refused(blobs):
+    with pytest.raises(ValueError, match="Complex data"):
+        KernelKMeans(5, kernel="linear").fit(blobs + 1j)
+
+
+def test_exact_memory_check_counts_both_n_by_n_matrices(blobs, monkeypatch):
+    import sparsekit._memory as memory
+
+    n = len(blobs)
+    # room for one n x n float64 matrix but not for the Gram and its symmetrised copy
+    monkeypatch.setattr(memory, "available_memory", lambda **kw: 12 * n * n / memory.RAISE_FRACTION)
+    with pytest.raises(memory.InsufficientMemoryError, match="KernelKMeans"):
+        KernelKMeans(5, kernel="linear", method="exact").fit(blobs)
+
+
+def test_matching_feature_names_pass_silently(blobs, recwarn):
+    import pandas as pd
+
+    df = pd.DataFrame(blobs, columns=["a", "b"])
+    km = KernelKMeans(5, kernel="linear", method="exact", random_state=0).fit(df)
+    np.testing.assert_array_equal(km.predict(df), km.labels_)
+    assert not [w for w in recwarn if "feature names" in str(w.message)]
