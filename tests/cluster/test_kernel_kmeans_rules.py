@@ -320,3 +320,9 @@ def test_matching_feature_names_pass_silently(blobs, recwarn):
     km = KernelKMeans(5, kernel="linear", method="exact", random_state=0).fit(df)
     np.testing.assert_array_equal(km.predict(df), km.labels_)
     assert not [w for w in recwarn if "feature names" in str(w.message)]
+
+
+def test_a_bad_init_name_is_reported_before_any_data_check():
+    # parameters are validated before the data, as in scikit-learn
+    with pytest.raises(ValueError, match="init"):
+        KernelKMeans(10, init="farthest").fit(np.zeros((5, 2)))
