@@ -326,3 +326,13 @@ def test_a_bad_init_name_is_reported_before_any_data_check():
     # parameters are validated before the data, as in scikit-learn
     with pytest.raises(ValueError, match="init"):
         KernelKMeans(10, init="farthest").fit(np.zeros((5, 2)))
+
+
+def test_feature_names_warning_only_when_predict_adds_names(blobs, recwarn):
+    import pandas as pd
+
+    km = KernelKMeans(5, kernel="linear", method="exact", random_state=0).fit(blobs)
+    km.predict(blobs)
+    assert not [w for w in recwarn if "feature names" in str(w.message)]
+    with pytest.warns(UserWarning, match="X has feature names"):
+        km.predict(pd.DataFrame(blobs, columns=["a", "b"]))
