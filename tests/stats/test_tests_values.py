@@ -17,17 +17,29 @@ def biased_mmd2(A, B):
             - 2 * rbf_kernel(A, B, **G).mean())
 
 
-def test_exact_null_distribution_and_p_value_by_brute_force():
+@pytest.mark.parametrize("rows", [None, 4, 1])
+def test_exact_null_distribution_and_p_value_by_brute_force(monkeypatch, rows):
+    import sparsekit.stats.permutation as perm
+
     rng = np.random.default_rng(5)
     X, Y = rng.normal(size=(12, 2)), rng.normal(size=(9, 2)) + 0.3
-    P = 40
+    n, P = 21, 40
+    if rows is not None:  # batches of `rows` weight rows of 8 n bytes each
+        monkeypatch.setattr(perm, "_BATCH_BYTES", 8 * n * rows)
     r = permutation_test(X, Y, "exact", kernel_params=G, n_permutations=P, random_state=0)
-    # replay the stream: one integer for the features, then the relabellings in one batch
+    # replay the stream: one integer for the features, then the relabellings batch by batch,
+    # the observed labelling taking the first row of the first batch
     gen = np.random.default_rng(0)
     gen.integers(2**63)
     Z = np.vstack([X, Y])
     base = np.r_[np.full(12, 1 / 12), np.full(9, -1 / 9)]
-    Wt = gen.permuted(np.broadcast_to(base, (P + 1, 21)), axis=1)[1:]
+    size = P + 1 if rows is None else rows
+    Ws, left = [], P + 1
+    while left:
+        b = min(size, left)
+        Ws.append(gen.permuted(np.broadcast_to(base, (b, n)), axis=1))
+        left -= b
+    Wt = np.vstack(Ws)[1:]
     null = [biased_mmd2(Z[w > 0], Z[w < 0]) for w in Wt]
     np.testing.assert_allclose(r.null_distribution, null, rtol=1e-10, atol=1e-14)
     assert r.statistic == pytest.approx(biased_mmd2(X, Y), rel=1e-10)
@@ -106,3 +118,25 @@ def test_three_sample_error_delta_of_an_approximate_method():
              - rbf_kernel(X[1::2], Z[::2], **G).diagonal())
         deltas.append(abs(np.sqrt(max(h.mean(), 0)) - np.sqrt(max(biased_mmd2(X, Z), 0))))
     assert row["delta"] == pytest.approx(np.mean(deltas), rel=1e-8)
+
+
+def test_three_sample_error_boundaries_and_defaults():
+    # the smallest sample size and a single repetition are accepted
+    (row,) = three_sample_error(normal(1.0), normal(3.0), [2], methods=["exact"],
+                                n_repetitions=1, kernel_params=G, random_state=0)
+    assert row["n"] == 2 and row["n_repetitions"] == 1 and row["error_se"] == 0.0
+    with pytest.raises(ValueError, match="n"):
+        three_sample_error(normal(1.0), normal(3.0), [1], methods=["exact"], n_repetitions=1,
+                           kernel_params=G)
+    (row,) = three_sample_error(normal(1.0), normal(3.0), [4], methods=["linear"],
+                                kernel_params=G, random_state=0)
+    assert row["n_repetitions"] == 100  # the documented default
+
+
+def test_three_sample_test_refuses_an_option_of_another_method():
+    from sparsekit.stats import three_sample_test
+
+    rng = np.random.default_rng(0)
+    X, Z, W = rng.normal(size=(3, 10, 1))
+    with pytest.raises(TypeError, match="block_size"):
+        three_sample_test(X, Z, W, "linear", kernel_params=G, block_size=2)
