@@ -140,3 +140,31 @@ def test_three_sample_test_refuses_an_option_of_another_method():
     X, Z, W = rng.normal(size=(3, 10, 1))
     with pytest.raises(TypeError, match="block_size"):
         three_sample_test(X, Z, W, "linear", kernel_params=G, block_size=2)
+
+
+def test_rff_permutation_statistic_has_no_ridge_term():
+    from sparsekit.stats import mmd2_rff
+
+    rng = np.random.default_rng(8)
+    X, Y = rng.normal(size=(14, 2)), rng.normal(size=(10, 2)) + 0.5
+    r = permutation_test(X, Y, "rff", kernel_params=G, n_frequencies=30, n_permutations=5,
+                         random_state=0)
+    # same seed stream as the test: one integer for the frequencies
+    seed = int(np.random.default_rng(0).integers(2**63))
+    ref = mmd2_rff(X, Y, kernel_params=G, n_frequencies=30, random_state=seed)
+    assert r.statistic == pytest.approx(ref, rel=1e-10)
+
+
+def test_n_permutations_must_be_an_integer():
+    rng = np.random.default_rng(0)
+    with pytest.raises(TypeError, match="n_permutations"):
+        permutation_test(rng.normal(size=(5, 1)), rng.normal(size=(5, 1)), n_permutations=2.5)
+
+
+def test_n_permutations_boundaries():
+    rng = np.random.default_rng(0)
+    X, Y = rng.normal(size=(6, 1)), rng.normal(size=(5, 1))
+    r = permutation_test(X, Y, "exact", kernel_params=G, n_permutations=1, random_state=0)
+    assert r.n_permutations == 1 and r.p_value in (0.5, 1.0)
+    with pytest.raises(ValueError, match="n_permutations"):
+        permutation_test(X, Y, "exact", kernel_params=G, n_permutations=0)
