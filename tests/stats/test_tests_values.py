@@ -17,15 +17,16 @@ def biased_mmd2(A, B):
             - 2 * rbf_kernel(A, B, **G).mean())
 
 
-@pytest.mark.parametrize("rows", [None, 4, 1])
+@pytest.mark.parametrize("rows", [None, 4, 1, 0])
 def test_exact_null_distribution_and_p_value_by_brute_force(monkeypatch, rows):
     import sparsekit.stats.permutation as perm
 
     rng = np.random.default_rng(5)
     X, Y = rng.normal(size=(12, 2)), rng.normal(size=(9, 2)) + 0.3
     n, P = 21, 40
-    if rows is not None:  # batches of `rows` weight rows of 8 n bytes each
+    if rows is not None:  # batches of `rows` weight rows of 8 n bytes each (at least one)
         monkeypatch.setattr(perm, "_BATCH_BYTES", 8 * n * rows)
+        rows = max(rows, 1)
     r = permutation_test(X, Y, "exact", kernel_params=G, n_permutations=P, random_state=0)
     # replay the stream: one integer for the features, then the relabellings batch by batch,
     # the observed labelling taking the first row of the first batch
@@ -125,6 +126,9 @@ def test_three_sample_error_boundaries_and_defaults():
     (row,) = three_sample_error(normal(1.0), normal(3.0), [2], methods=["exact"],
                                 n_repetitions=1, kernel_params=G, random_state=0)
     assert row["n"] == 2 and row["n_repetitions"] == 1 and row["error_se"] == 0.0
+    with pytest.raises(ValueError, match="n_repetitions"):
+        three_sample_error(normal(1.0), normal(3.0), [4], methods=["exact"], n_repetitions=0,
+                           kernel_params=G)
     with pytest.raises(ValueError, match="n"):
         three_sample_error(normal(1.0), normal(3.0), [1], methods=["exact"], n_repetitions=1,
                            kernel_params=G)
