@@ -1,0 +1,338 @@
+"""KernelKMeans' rules checked for value: empty-cluster repair, the tie rule, n_init, the stopping
+tolerance, max_memory's switch of method="auto", random_state; against a reference Lloyd on the
+Gram matrix, scikit-learn's KMeans and brute force."""
+
+import numpy as np
+import pytest
+from sklearn.cluster import KMeans
+from sklearn.datasets import make_blobs
+
+from sparsekit import KernelKMeans
+from sparsekit.cluster.kernel_kmeans import _fix_empty, _kmeanspp, _reassign
+
+
+def objective(K, labels):
+    """Σ_i ‖φ(x_i) − c_{l_i}‖² from the Gram matrix (brute force)."""
+    total = 0.0
+    for j in np.unique(labels):
+        m = labels == j
+        total += np.trace(K[np.ix_(m, m)]) - K[np.ix_(m, m)].sum() / m.sum()
+    return total
+
+
+def reference_lloyd(K, seeds, max_iter, tol):
+    """Lloyd on the Gram matrix written from the definitions, for data with no empty cluster
+    and no tie: ``(labels, objective, n_iter)``."""
+    n, k = len(K), len(seeds)
+    diag = np.diag(K)
+    labels = np.argmin(diag[:, None] + diag[seeds][None, :] - 2 * K[:, seeds], axis=1)
+
+    def dist(lab):
+        D = np.empty((n, k))
+        for j in range(k):
+            m = lab == j
+            D[:, j] = diag - 2 * K[:, m].mean(axis=1) + K[np.ix_(m, m)].mean()
+        return D
+
+    prev, n_iter = np.inf, 0
+    for n_iter in range(1, max_iter + 1):
+        obj = objective(K, labels)
+        new = np.argmin(dist(labels), axis=1)
+        if np.array_equal(new, labels) or (n_iter > 1 and prev - obj <= tol * abs(prev)):
+            labels = new
+            break
+        labels, prev = new, obj
+    # the last step reassigns once more; its objective is measured against the centres of the
+    # labels before that step (equal to objective(K, labels) once Lloyd has converged)
+    D = dist(labels)
+    labels = np.argmin(D, axis=1)
+    return labels, D[np.arange(n), labels].sum(), n_iter
+
+
+@pytest.fixture
+def blobs():
+    X, _ = make_blobs(240, centers=5, cluster_std=2.2, random_state=3)
+    return X
+
+
+# -- empty clusters and ties --------------------------------------------------------------------
+def test_fix_empty_moves_the_farthest_points_of_clusters_with_more_than_one():
+    labels = np.array([0, 0, 0, 1, 2, 2])
+    own = np.array([0.5, 9.0, 0.1, 20.0, 3.0, 4.0])
+    # clusters 3 and 4 are empty; point 3 is farthest but alone in cluster 1: not moved
+    new, moved = _fix_empty(labels, own, 5)
+    np.testing.assert_array_equal(new, [0, 3, 0, 1, 2, 4])
+    assert moved == 2
+    np.testing.assert_array_equal(labels, [0, 0, 0, 1, 2, 2])  # the input is left unchanged
+    same, none = _fix_empty(labels, own, 3)
+    np.testing.assert_array_equal(same, labels)
+    assert none == 0
+
+
+def test_fix_empty_never_empties_a_cluster_and_takes_distinct_points():
+    rng = np.random.default_rng(0)
+    for _ in range(50):
+        k = int(rng.integers(2, 6))
+        labels = rng.integers(0, k - 1, size=12)  # the last cluster at least is empty
+        own = rng.random(12)
+        new, moved = _fix_empty(labels, own, k)
+        counts = np.bincount(new, minlength=k)
+        assert counts.min() >= 1
+        assert moved == int((new != labels).sum()) == int((np.bincount(labels, minlength=k) == 0)
+                                                          .sum())
+        # brute force: each moved point is the farthest one that could be moved at its turn
+        moved_own = np.sort(own[new != labels])[::-1]
+        movable = [i for i in range(12) if new[i] == labels[i]
+                   and np.bincount(new, minlength=k)[labels[i]] > 1]
+        # a point still movable at the end was movable at every turn
+        if movable and moved_own.size:
+            assert moved_own.min() >= own[movable].max()
+
+
+def test_reassign_keeps_the_current_label_on_a_tie():
+    D = np.array([[1.0, 1.0, 2.0], [3.0, 1.0, 1.0], [0.5, 2.0, 0.4], [2.0, 2.0, 2.0]])
+    np.testing.assert_array_equal(_reassign(D, np.array([1, 2, 0, 2])), [1, 2, 2, 2])
+    np.testing.assert_array_equal(_reassign(D, np.array([2, 0, 1, 0])), [0, 1, 2, 0])
+
+
+def test_empty_cluster_takes_the_point_farthest_from_its_centre():
+    # three seeds: 0 and 1 coincide, so cluster 1 starts empty and is given the point farthest
+    # from its centre (20, the outlier); the reference Lloyd below then has no empty cluster
+    X = np.array([[0.0], [0.0], [0.3], [0.2], [5.0], [5.2], [4.9], [20.0]])
+    km = KernelKMeans(3, kernel="linear", method="exact", init=np.array([0, 1, 4]), tol=0)
+    km.fit(X)
+    np.testing.assert_array_equal(km.labels_, [0, 0, 0, 0, 2, 2, 2, 1])
+    assert km.inertia_ == pytest.approx(objective(X @ X.T, km.labels_), rel=1e-12)
+
+
+# -- against a reference Lloyd and scikit-learn -------------------------------------------------
+@pytest.mark.parametrize("tol", [0.0, 1e-3, 0.05, 1e9])
+def test_exact_lloyd_equals_the_reference_iterations(blobs, tol):
+    K = blobs @ blobs.T
+    seeds = np.array([0, 1, 2, 3, 4])
+    km = KernelKMeans(5, kernel="linear", method="exact", init=seeds, tol=tol).fit(blobs)
+    labels, obj, n_iter = reference_lloyd(K, seeds, 300, tol)
+    np.testing.assert_array_equal(km.labels_, labels)
+    assert km.n_iter_ == n_iter
+    assert km.inertia_ == pytest.approx(obj, rel=1e-10)
+    if tol == 0:
+        assert km.inertia_ == pytest.approx(objective(K, km.labels_), rel=1e-10)
+
+
+def test_stopping_tolerance_counts_iterations(blobs):
+    seeds = np.array([0, 1, 2, 3, 4])
+    loose = KernelKMeans(5, kernel="linear", method="exact", init=seeds, tol=1e9).fit(blobs)
+    tight = KernelKMeans(5, kernel="linear", method="exact", init=seeds, tol=0).fit(blobs)
+    assert loose.n_iter_ == 2  # the first decrease is measured at the second iteration
+    assert tight.n_iter_ > 3
+    one = KernelKMeans(5, kernel="linear", method="exact", init=seeds, max_iter=1).fit(blobs)
+    assert one.n_iter_ == 1
+
+
+@pytest.mark.parametrize("method", ["exact", "nystrom"])
+def test_linear_kernel_equals_sklearn_kmeans_from_the_same_seeds(blobs, method):
+    seeds = np.array([10, 60, 110, 160, 210])
+    km = KernelKMeans(5, kernel="linear", method=method, init=seeds, tol=0,
+                      n_landmarks=2, random_state=0).fit(blobs)
+    ref = KMeans(5, init=blobs[seeds], n_init=1, algorithm="lloyd", tol=0).fit(blobs)
+    np.testing.assert_array_equal(km.labels_, ref.labels_)
+    assert km.inertia_ == pytest.approx(ref.inertia_, rel=1e-8)
+    np.testing.assert_array_equal(km.predict(blobs), ref.predict(blobs))
+    assert km.score(blobs) == pytest.approx(ref.score(blobs), rel=1e-8)
+
+
+def test_labels_follow_a_permutation_of_the_samples(blobs):
+    seeds = np.array([10, 60, 110, 160, 210])
+    perm = np.random.default_rng(1).permutation(len(blobs))
+    inv = np.argsort(perm)
+    a = KernelKMeans(5, kernel="rbf", kernel_params={"gamma": 0.05}, method="exact", init=seeds,
+                     tol=0).fit(blobs)
+    b = KernelKMeans(5, kernel="rbf", kernel_params={"gamma": 0.05}, method="exact",
+                     init=inv[seeds], tol=0).fit(blobs[perm])
+    np.testing.assert_array_equal(b.labels_, a.labels_[perm])
+    assert b.inertia_ == pytest.approx(a.inertia_, rel=1e-10)
+
+
+# -- seeding, n_init and random_state -----------------------------------------------------------
+def test_n_init_keeps_the_lowest_objective(blobs):
+    K = blobs @ blobs.T
+    for seed in range(3):
+        # init="random" draws k distinct indices per seeding from the fit's generator
+        rng = np.random.default_rng(seed)
+        draws = [rng.choice(len(blobs), 5, replace=False) for _ in range(6)]
+        singles = [KMeans(5, init=blobs[d], n_init=1, algorithm="lloyd", tol=0).fit(blobs)
+                   for d in draws]
+        km = KernelKMeans(5, kernel="linear", method="exact", init="random", n_init=6, tol=0,
+                          random_state=seed).fit(blobs)
+        best = min(singles, key=lambda r: r.inertia_)
+        assert km.inertia_ == pytest.approx(best.inertia_, rel=1e-8)
+        assert km.inertia_ == pytest.approx(objective(K, km.labels_), rel=1e-8)
+
+
+def test_given_init_gives_the_same_fit_whatever_n_init(blobs):
+    seeds = np.array([10, 60, 110, 160, 210])
+    one = KernelKMeans(5, kernel="linear", method="exact", init=seeds, n_init=1).fit(blobs)
+    many = KernelKMeans(5, kernel="linear", method="exact", init=seeds, n_init=5).fit(blobs)
+    np.testing.assert_array_equal(one.labels_, many.labels_)
+    assert one.n_iter_ == many.n_iter_
+
+
+def test_kmeanspp_picks_the_candidate_with_the_lowest_potential():
+    X = make_blobs(60, centers=4, random_state=0)[0]
+
+    def sqdist_to(idx):
+        return ((X[:, None, :] - X[idx][None]) ** 2).sum(-1)
+
+    seeds = _kmeanspp(len(X), 4, sqdist_to, np.random.default_rng(0))
+    assert len(np.unique(seeds)) == 4
+    # replay the draws: each centre is the candidate whose potential is the smallest
+    rng = np.random.default_rng(0)
+    first = int(rng.integers(len(X)))
+    assert seeds[0] == first
+    closest = sqdist_to(np.array([first]))[:, 0]
+    for j in range(1, 4):
+        cand = rng.choice(len(X), size=2 + int(np.log(4)), p=closest / closest.sum())
+        pots = [np.minimum(closest, sqdist_to(np.array([c]))[:, 0]).sum() for c in cand]
+        assert seeds[j] == cand[int(np.argmin(pots))]
+        closest = np.minimum(closest, sqdist_to(np.array([seeds[j]]))[:, 0])
+
+
+def test_kmeanspp_on_coincident_points_returns_distinct_indices():
+    seeds = _kmeanspp(6, 3, lambda idx: np.zeros((6, len(idx))), np.random.default_rng(0))
+    assert len(np.unique(seeds)) == 3
+
+
+@pytest.mark.parametrize("method", ["exact", "nystrom"])
+def test_random_state_makes_fits_reproducible(blobs, method):
+    kw = dict(kernel="rbf", kernel_params={"gamma": 0.05}, method=method, n_landmarks=30,
+              random_state=7)
+    a, b = KernelKMeans(5, **kw).fit(blobs), KernelKMeans(5, **kw).fit(blobs)
+    np.testing.assert_array_equal(a.labels_, b.labels_)
+    assert a.inertia_ == b.inertia_
+    if method == "nystrom":
+        np.testing.assert_array_equal(a.nystroem_.component_indices_,
+                                      b.nystroem_.component_indices_)
+
+
+# -- method="auto" and max_memory ---------------------------------------------------------------
+def test_max_memory_switches_auto_to_the_landmark_path(blobs):
+    n = len(blobs)
+    at = KernelKMeans(5, method="auto", max_memory=8 * n * n, random_state=0).fit(blobs)
+    below = KernelKMeans(5, method="auto", max_memory=8 * n * n - 1, n_landmarks=20,
+                         random_state=0).fit(blobs)
+    assert at.method_ == "exact" and at.nystroem_ is None and at.residual_trace_ == 0.0
+    assert below.method_ == "nystrom"
+    assert below.nystroem_ is not None and below.cluster_centers_.shape == (5, 20)
+    assert below.residual_trace_ > 0
+
+
+def test_fix_empty_counts_the_points_it_takes_away():
+    # cluster 0 gives its farthest point to cluster 2 and is then down to one point: cluster 3
+    # must take from cluster 1, not empty cluster 0
+    new, moved = _fix_empty(np.array([0, 0, 1, 1]), np.array([5.0, 4.0, 3.0, 0.0]), 4)
+    np.testing.assert_array_equal(new, [2, 0, 3, 1])
+    assert moved == 2
+
+
+def test_kmeanspp_seeds_do_not_depend_on_the_scale_of_the_data():
+    X = make_blobs(60, centers=4, random_state=0)[0]
+    for scale in (1.0, 1e-3):
+        Y = X * scale
+
+        def sqdist_to(idx, Y=Y):
+            return ((Y[:, None, :] - Y[idx][None]) ** 2).sum(-1)
+
+        seeds = _kmeanspp(len(Y), 4, sqdist_to, np.random.default_rng(0))
+        if scale == 1.0:
+            ref = seeds
+        np.testing.assert_array_equal(seeds, ref)
+
+
+def test_default_max_memory_is_256_mib():
+    assert KernelKMeans().get_params()["max_memory"] == 256 * 2**20
+
+
+def test_kernel_object_is_accepted_and_params_with_an_object_are_refused(blobs):
+    from sparsekit.registry import default_registry
+
+    kernel = default_registry().get("kernel", "linear")
+    seeds = np.array([10, 60, 110, 160, 210])
+    by_object = KernelKMeans(5, kernel=kernel, method="exact", init=seeds).fit(blobs)
+    by_name = KernelKMeans(5, kernel="linear", method="exact", init=seeds).fit(blobs)
+    np.testing.assert_array_equal(by_object.labels_, by_name.labels_)
+    with pytest.raises(TypeError, match="kernel_params"):
+        KernelKMeans(5, kernel=kernel, kernel_params={"gamma": 1.0}).fit(blobs)
+
+
+def test_feature_names_are_recorded_and_checked(blobs):
+    import pandas as pd
+
+    df = pd.DataFrame(blobs, columns=["a", "b"])
+    km = KernelKMeans(5, kernel="linear", method="exact", random_state=0).fit(df)
+    np.testing.assert_array_equal(km.feature_names_in_, ["a", "b"])
+    with pytest.raises(ValueError, match="feature names should match"):
+        km.predict(pd.DataFrame(blobs, columns=["b", "a"]))
+    with pytest.warns(UserWarning, match="does not have valid feature names"):
+        km.predict(blobs)
+    km.fit(blobs)  # refitted on an array: the names of the previous fit are dropped
+    assert not hasattr(km, "feature_names_in_")
+
+
+def test_a_sampler_object_ignored_by_the_exact_path_is_named_in_the_warning(blobs):
+    from sparsekit.registry import default_registry
+
+    sampler = default_registry().get("sampler", "greedy-trace")
+    with pytest.warns(UserWarning, match="sampler=.* is ignored"):
+        KernelKMeans(5, sampler=sampler, random_state=0).fit(blobs)
+
+
+def test_n_landmarks_must_be_an_integer(blobs):
+    with pytest.raises(TypeError, match="n_landmarks"):
+        KernelKMeans(5, method="nystrom", n_landmarks=20.5).fit(blobs)
+
+
+def test_fit_predict_returns_the_labels_and_exact_fits_have_no_centres(blobs):
+    km = KernelKMeans(5, kernel="linear", method="exact", random_state=0)
+    labels = km.fit_predict(blobs)
+    np.testing.assert_array_equal(labels, km.labels_)
+    assert km.cluster_centers_ is None
+
+
+def test_complex_data_is_refused(blobs):
+    with pytest.raises(ValueError, match="Complex data"):
+        KernelKMeans(5, kernel="linear").fit(blobs + 1j)
+
+
+def test_exact_memory_check_counts_both_n_by_n_matrices(blobs, monkeypatch):
+    import sparsekit._memory as memory
+
+    n = len(blobs)
+    # room for one n x n float64 matrix but not for the Gram and its symmetrised copy
+    monkeypatch.setattr(memory, "available_memory", lambda **kw: 12 * n * n / memory.RAISE_FRACTION)
+    with pytest.raises(memory.InsufficientMemoryError, match="KernelKMeans"):
+        KernelKMeans(5, kernel="linear", method="exact").fit(blobs)
+
+
+def test_matching_feature_names_pass_silently(blobs, recwarn):
+    import pandas as pd
+
+    df = pd.DataFrame(blobs, columns=["a", "b"])
+    km = KernelKMeans(5, kernel="linear", method="exact", random_state=0).fit(df)
+    np.testing.assert_array_equal(km.predict(df), km.labels_)
+    assert not [w for w in recwarn if "feature names" in str(w.message)]
+
+
+def test_a_bad_init_name_is_reported_before_any_data_check():
+    # parameters are validated before the data, as in scikit-learn
+    with pytest.raises(ValueError, match="init"):
+        KernelKMeans(10, init="farthest").fit(np.zeros((5, 2)))
+
+
+def test_feature_names_warning_only_when_predict_adds_names(blobs, recwarn):
+    import pandas as pd
+
+    km = KernelKMeans(5, kernel="linear", method="exact", random_state=0).fit(blobs)
+    km.predict(blobs)
+    assert not [w for w in recwarn if "feature names" in str(w.message)]
+    with pytest.warns(UserWarning, match="X has feature names"):
+        km.predict(pd.DataFrame(blobs, columns=["a", "b"]))
