@@ -21,6 +21,7 @@ or ``Registry(disable=[...])``.
 """
 from __future__ import annotations
 
+import builtins
 import functools
 import importlib
 import os
@@ -611,7 +612,7 @@ class Registry:
             out.extend(seen[k] for k in sorted(seen))
         return out
 
-    def names(self, family: str) -> list[str]:
+    def names(self, family: str) -> builtins.list[str]:  # "list" is the method above
         """The canonical names of one family."""
         return [info.name for info in self.list(family)]
 

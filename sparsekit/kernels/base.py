@@ -62,7 +62,7 @@ def cuda_usable() -> bool:
     return _CUDA_USABLE
 
 
-_CUDA_USABLE = None
+_CUDA_USABLE: bool | None = None
 _PROBE_LOCK = threading.Lock()
 
 
