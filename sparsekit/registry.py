@@ -276,7 +276,7 @@ class Registry:
             self.register(plugin)
 
     # -- plugins -------------------------------------------------------------------------
-    def register(self, plugin, name: str | None = None) -> str | None:
+    def register(self, plugin: object, name: str | None = None) -> str | None:
         """Register a plugin object or module; returns the name it is registered under.
 
         A disabled name (``disable=`` or ``SPARSEKIT_DISABLE_PLUGINS``) is not registered: the
@@ -556,7 +556,7 @@ class Registry:
             f"unknown {family} {name!r}.{hint} Available {family}s: {', '.join(available)}.{why}"
         )
 
-    def get(self, family: str, name_or_object, **params):
+    def get(self, family: str, name_or_object: str | object, **params: Any) -> Any:
         """Build the component ``name`` of ``family`` with ``params``.
 
         A component object (not a string) is returned as is when no params are given.
@@ -589,7 +589,7 @@ class Registry:
         self._providers[type(component)] = info
         return component
 
-    def provider(self, component) -> ComponentInfo | None:
+    def provider(self, component: object) -> ComponentInfo | None:
         """The registration that built ``component`` (or registers its class), if any."""
         info = self._providers.get(type(component))
         if info is not None:
@@ -797,7 +797,7 @@ def default_registry() -> Registry:
     return _default
 
 
-def get_kernel(name, **params):
+def get_kernel(name: str | object, **params: Any) -> Any:
     """Build a kernel by name, e.g. ``get_kernel("rbf", gamma=0.5)``.
 
     The registry builds components from names only: :func:`sparsekit.get_kernel`
@@ -806,17 +806,17 @@ def get_kernel(name, **params):
     return default_registry().get("kernel", name, **params)
 
 
-def get_sampler(name, **params):
+def get_sampler(name: str | object, **params: Any) -> Any:
     """Build a landmark sampler by name, e.g. ``get_sampler("dac-rls", lam=1.0)``."""
     return default_registry().get("sampler", name, **params)
 
 
-def get_solver(name, **params):
+def get_solver(name: str | object, **params: Any) -> Any:
     """Build a sparse solver by name, e.g. ``get_solver("omp")``."""
     return default_registry().get("solver", name, **params)
 
 
-def get_projection(name, **params):
+def get_projection(name: str | object, **params: Any) -> Any:
     """Build a projection (Palm4MSA constraint) by name, e.g.
     ``get_projection("splincol", shape=(64, 64), k=2)``."""
     return default_registry().get("projection", name, **params)
