@@ -21,7 +21,11 @@ import os
 import pkgutil
 import sys
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
+
+# the repository's package, not an installed copy
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 
 def _public_modules() -> Iterator[Any]:
