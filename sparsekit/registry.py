@@ -267,8 +267,9 @@ class Registry:
         self._warned: set[str] = set()
         self._providers: dict[type, ComponentInfo] = {}
         # what rebuilds this registry when it is unpickled: see __reduce__
-        self._recipe = {"builtins": builtins, "entry_points": entry_points,
-                        "disable": sorted(self._disabled_by_arg), "plugins": [], "blocked": []}
+        self._recipe: dict[str, Any] = {
+            "builtins": builtins, "entry_points": entry_points,
+            "disable": sorted(self._disabled_by_arg), "plugins": [], "blocked": []}
         if builtins:
             for modname in BUILTIN_PLUGINS:
                 self._pm.register(importlib.import_module(modname), name=modname)
@@ -604,7 +605,7 @@ class Registry:
         tasks, family ``"task"``, are listed only when asked for), sorted by family and name."""
         families = COMPONENT_FAMILIES if family is None else (self._check_family(family),)
         tables = self._build_tables(families)
-        out = []
+        out: list[ComponentInfo] = []
         for fam in families:
             seen = {}
             for info in tables[fam].values():
