@@ -4,6 +4,7 @@ from __future__ import annotations
 import inspect
 import sys
 import warnings
+from typing import Any
 
 import numpy as np
 
@@ -25,7 +26,7 @@ class ParamsMixin:
         )
 
     def get_params(self, deep: bool = True) -> dict:
-        out = {}
+        out: dict[str, Any] = {}
         for key in self._param_names():
             value = getattr(self, key)
             if deep and hasattr(value, "get_params") and not isinstance(value, type):

@@ -19,6 +19,7 @@ import os
 import sys
 import threading
 import time
+from collections.abc import Iterator
 from contextlib import contextmanager
 
 ENV = "SPARSEKIT_PROGRESS"
@@ -29,7 +30,7 @@ _MODE: contextvars.ContextVar = contextvars.ContextVar("sparsekit_progress", def
 
 
 @contextmanager
-def show_progress(enabled: bool = True):
+def show_progress(enabled: bool = True) -> Iterator[None]:
     """Show (or, with ``False``, hide) progress bars of the calls made inside the block."""
     token = _MODE.set(bool(enabled))
     try:

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Iterator
 from contextlib import contextmanager
 
 _CONTROLLER = None
@@ -175,7 +176,7 @@ def numba_limit(n_threads: int):
 
 
 @contextmanager
-def thread_limit(n_threads: int):
+def thread_limit(n_threads: int) -> Iterator[int]:
     """Run the enclosed code with at most ``n_threads`` threads in Numba, BLAS and sparsekit.
 
     Numba's setting is thread-local (it applies to parallel regions launched by the calling

@@ -215,6 +215,8 @@ def check_random_state(seed) -> np.random.Generator:
         return seed
     if isinstance(seed, np.random.RandomState):
         return np.random.default_rng(seed.randint(0, 2**31 - 1))
-    if seed is None or (isinstance(seed, numbers.Integral) and not isinstance(seed, bool)):
-        return np.random.default_rng(seed)
+    if seed is None:
+        return np.random.default_rng()
+    if isinstance(seed, numbers.Integral) and not isinstance(seed, bool):
+        return np.random.default_rng(int(seed))
     raise TypeError(f"random_state must be None, an int or a numpy Generator, got {seed!r}")

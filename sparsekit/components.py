@@ -6,6 +6,9 @@ package; what needs a component class (wrapping a plain kernel function in a
 """
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from .registry import (  # noqa: F401  (the shortcuts that need no component class)
     _is_function,
     default_registry,
@@ -16,7 +19,7 @@ from .registry import (  # noqa: F401  (the shortcuts that need no component cla
 )
 
 
-def get_kernel(name, **params):
+def get_kernel(name: str | Callable[..., Any] | object, **params: Any) -> Any:
     """Build a kernel by name, e.g. ``get_kernel("rbf", gamma=0.5)``; a function
     ``k(X, Y) -> Gram`` becomes a :class:`~sparsekit.kernels.base.CallableKernel` (``params``
     passed to each call)."""

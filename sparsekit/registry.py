@@ -21,6 +21,7 @@ or ``Registry(disable=[...])``.
 """
 from __future__ import annotations
 
+import builtins
 import functools
 import importlib
 import os
@@ -266,8 +267,9 @@ class Registry:
         self._warned: set[str] = set()
         self._providers: dict[type, ComponentInfo] = {}
         # what rebuilds this registry when it is unpickled: see __reduce__
-        self._recipe = {"builtins": builtins, "entry_points": entry_points,
-                        "disable": sorted(self._disabled_by_arg), "plugins": [], "blocked": []}
+        self._recipe: dict[str, Any] = {
+            "builtins": builtins, "entry_points": entry_points,
+            "disable": sorted(self._disabled_by_arg), "plugins": [], "blocked": []}
         if builtins:
             for modname in BUILTIN_PLUGINS:
                 self._pm.register(importlib.import_module(modname), name=modname)
@@ -275,7 +277,7 @@ class Registry:
             self.register(plugin)
 
     # -- plugins -------------------------------------------------------------------------
-    def register(self, plugin, name: str | None = None) -> str | None:
+    def register(self, plugin: object, name: str | None = None) -> str | None:
         """Register a plugin object or module; returns the name it is registered under.
 
         A disabled name (``disable=`` or ``SPARSEKIT_DISABLE_PLUGINS``) is not registered: the
@@ -555,7 +557,7 @@ class Registry:
             f"unknown {family} {name!r}.{hint} Available {family}s: {', '.join(available)}.{why}"
         )
 
-    def get(self, family: str, name_or_object, **params):
+    def get(self, family: str, name_or_object: str | object, **params: Any) -> Any:
         """Build the component ``name`` of ``family`` with ``params``.
 
         A component object (not a string) is returned as is when no params are given.
@@ -588,7 +590,7 @@ class Registry:
         self._providers[type(component)] = info
         return component
 
-    def provider(self, component) -> ComponentInfo | None:
+    def provider(self, component: object) -> ComponentInfo | None:
         """The registration that built ``component`` (or registers its class), if any."""
         info = self._providers.get(type(component))
         if info is not None:
@@ -603,7 +605,7 @@ class Registry:
         tasks, family ``"task"``, are listed only when asked for), sorted by family and name."""
         families = COMPONENT_FAMILIES if family is None else (self._check_family(family),)
         tables = self._build_tables(families)
-        out = []
+        out: list[ComponentInfo] = []
         for fam in families:
             seen = {}
             for info in tables[fam].values():
@@ -611,7 +613,7 @@ class Registry:
             out.extend(seen[k] for k in sorted(seen))
         return out
 
-    def names(self, family: str) -> list[str]:
+    def names(self, family: str) -> builtins.list[str]:  # "list" is the method above
         """The canonical names of one family."""
         return [info.name for info in self.list(family)]
 
@@ -796,7 +798,7 @@ def default_registry() -> Registry:
     return _default
 
 
-def get_kernel(name, **params):
+def get_kernel(name: str | object, **params: Any) -> Any:
     """Build a kernel by name, e.g. ``get_kernel("rbf", gamma=0.5)``.
 
     The registry builds components from names only: :func:`sparsekit.get_kernel`
@@ -805,17 +807,17 @@ def get_kernel(name, **params):
     return default_registry().get("kernel", name, **params)
 
 
-def get_sampler(name, **params):
+def get_sampler(name: str | object, **params: Any) -> Any:
     """Build a landmark sampler by name, e.g. ``get_sampler("dac-rls", lam=1.0)``."""
     return default_registry().get("sampler", name, **params)
 
 
-def get_solver(name, **params):
+def get_solver(name: str | object, **params: Any) -> Any:
     """Build a sparse solver by name, e.g. ``get_solver("omp")``."""
     return default_registry().get("solver", name, **params)
 
 
-def get_projection(name, **params):
+def get_projection(name: str | object, **params: Any) -> Any:
     """Build a projection (Palm4MSA constraint) by name, e.g.
     ``get_projection("splincol", shape=(64, 64), k=2)``."""
     return default_registry().get("projection", name, **params)

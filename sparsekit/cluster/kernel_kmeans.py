@@ -36,12 +36,15 @@ import copy
 import math
 import numbers
 import warnings
+from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .._base import ParamsMixin
 from .._memory import check_allocation, dense_gram_bytes
 from .._small_blas import is_skinny, one_blas_thread
+from .._typing import DataLike, RandomStateLike
 from .._validation import check_option, check_random_state, check_scalar
 from ..exceptions import not_fitted_error
 from ..registry import default_registry
@@ -278,10 +281,13 @@ class KernelKMeans(ParamsMixin):
     1.0
     """
 
-    def __init__(self, n_clusters=8, kernel="rbf", sampler="uniform", n_landmarks=None,
-                 n_init=3, method="auto", init="k-means++", max_iter=300, tol=1e-6,
-                 kernel_params=None, sampler_params=None, max_memory=256 * 2**20,
-                 random_state=None):
+    def __init__(self, n_clusters: int = 8, kernel: str | object = "rbf",
+                 sampler: str | object = "uniform", n_landmarks: int | None = None,
+                 n_init: int = 3, method: str = "auto", init: str | ArrayLike = "k-means++",
+                 max_iter: int = 300, tol: float = 1e-6,
+                 kernel_params: dict[str, Any] | None = None,
+                 sampler_params: dict[str, Any] | None = None, max_memory: int = 256 * 2**20,
+                 random_state: RandomStateLike = None) -> None:
         self.n_clusters = n_clusters
         self.kernel = kernel
         self.sampler = sampler
@@ -392,7 +398,7 @@ class KernelKMeans(ParamsMixin):
         return s
 
     # -- fit ---------------------------------------------------------------------------------
-    def fit(self, X, y=None):
+    def fit(self, X: DataLike, y: object = None) -> KernelKMeans:
         """Cluster ``X``; returns self."""
         k = self._validate_params()
         kernel = _resolve("kernel", self.kernel, self.kernel_params)
@@ -517,7 +523,7 @@ class KernelKMeans(ParamsMixin):
             D = _sq_dists(Z, zsq, self.cluster_centers_)
         return D + resid[:, None]
 
-    def transform(self, X):
+    def transform(self, X: DataLike) -> np.ndarray:
         """Distances ‖φ(x) − c_j‖_ℋ to the k centres, shape (n, k), dtype of X."""
         D = np.sqrt(self._sq_distances(X))
         return D.astype(self._out_dtype(X), copy=False)
@@ -526,24 +532,24 @@ class KernelKMeans(ParamsMixin):
         dt = getattr(X, "dtype", None)
         return dt if dt in (np.float32, np.float64) else np.float64
 
-    def predict(self, X):
+    def predict(self, X: DataLike) -> np.ndarray:
         """Index of the closest centre in feature space."""
         return np.argmin(self._sq_distances(X), axis=1).astype(np.int64)
 
-    def fit_predict(self, X, y=None):
+    def fit_predict(self, X: DataLike, y: object = None) -> np.ndarray:
         """``fit(X).labels_``."""
         return self.fit(X).labels_
 
-    def fit_transform(self, X, y=None):
+    def fit_transform(self, X: DataLike, y: object = None) -> np.ndarray:
         """``fit(X).transform(X)``."""
         return self.fit(X).transform(X)
 
-    def score(self, X, y=None):
+    def score(self, X: DataLike, y: object = None) -> float:
         """Opposite of the inertia of X in feature space (higher is better)."""
         D = self._sq_distances(X)
         return -float(D.min(axis=1).sum())
 
-    def get_feature_names_out(self, input_features=None):
+    def get_feature_names_out(self, input_features: object = None) -> np.ndarray:
         """``kernelkmeans0`` ... ``kernelkmeans{k-1}``: one output per centre."""
         self._check_fitted()
         return np.asarray([f"kernelkmeans{j}" for j in range(int(self.n_clusters))], dtype=object)

@@ -61,10 +61,12 @@ import numbers
 
 import numpy as np
 import scipy.sparse as sp
+from numpy.typing import ArrayLike
 
 from .._base import ParamsMixin
 from .._small_blas import one_blas_thread
 from .._threads import effective_n_jobs, thread_limit
+from .._typing import DataLike, RandomStateLike
 from .._validation import check_array, check_option, check_random_state, check_scalar
 from ..exceptions import not_fitted_error
 from ..projections.base import Constant, Identity
@@ -194,10 +196,12 @@ class QuicKMeans(ParamsMixin):
     n_features_in_ : int
     """
 
-    def __init__(self, n_clusters=8, *, n_factors=None, sparsity=3, projection="splincol",
-                 init="k-means++", max_iter=50, tol=1e-6, factorizer="palm4msa", palm_iter=300,
-                 palm_tol=1e-6, hierarchical_init=True, center=True, random_state=None,
-                 n_jobs=None):
+    def __init__(self, n_clusters: int = 8, *, n_factors: int | None = None,
+                 sparsity: int = 3, projection: str = "splincol",
+                 init: str | ArrayLike = "k-means++", max_iter: int = 50, tol: float = 1e-6,
+                 factorizer: str = "palm4msa", palm_iter: int = 300, palm_tol: float = 1e-6,
+                 hierarchical_init: bool = True, center: bool = True,
+                 random_state: RandomStateLike = None, n_jobs: int | None = None) -> None:
         self.n_clusters = n_clusters
         self.n_factors = n_factors
         self.sparsity = sparsity
@@ -303,7 +307,7 @@ class QuicKMeans(ParamsMixin):
         return C.copy()
 
     # -- fit ---------------------------------------------------------------------------------
-    def fit(self, X, y=None):
+    def fit(self, X: DataLike, y: object = None) -> QuicKMeans:
         """Cluster ``X`` (n_samples, n_features); returns ``self``."""
         X = self._validate_X(X, True)
         n, d = X.shape
@@ -416,16 +420,16 @@ class QuicKMeans(ParamsMixin):
         return SparseFactors([sp.csr_matrix(f) for f in factors], lam, dtype=dtype)
 
     # -- inference -------------------------------------------------------------------------
-    def predict(self, X):
+    def predict(self, X: DataLike) -> np.ndarray:
         """Index of the nearest centroid of ``V`` for each row of ``X``."""
         X = self._validate_X(X, False)
         with thread_limit(effective_n_jobs(self.n_jobs)):
             return _assign(self.cluster_centers_, X, mean=self.mean_, with_dist=False)[0]
 
-    def fit_predict(self, X, y=None):
+    def fit_predict(self, X: DataLike, y: object = None) -> np.ndarray:
         return self.fit(X).labels_
 
-    def transform(self, X):
+    def transform(self, X: DataLike) -> np.ndarray:
         """Euclidean distances of the rows of ``X`` to the ``K`` centroids, (n_samples, K)."""
         X = self._validate_X(X, False)
         V = self.cluster_centers_
@@ -439,10 +443,10 @@ class QuicKMeans(ParamsMixin):
         D2 += np.einsum("ij,ij->i", Xc, Xc)[:, None]
         return np.sqrt(np.maximum(D2, 0)).astype(X.dtype, copy=False)
 
-    def fit_transform(self, X, y=None):
+    def fit_transform(self, X: DataLike, y: object = None) -> np.ndarray:
         return self.fit(X).transform(X)
 
-    def score(self, X, y=None):
+    def score(self, X: DataLike, y: object = None) -> float:
         """Opposite of the K-means objective of ``X`` with the fitted centroids."""
         X = self._validate_X(X, False)
         with thread_limit(effective_n_jobs(self.n_jobs)):
@@ -468,7 +472,7 @@ def _weighted_error(target, w, V):
     return float(np.vdot(D, D))
 
 
-def _reseed_empty(X, labels, counts, V):
+def _reseed_empty(X, labels, counts, V) -> tuple[np.ndarray, np.ndarray]:
     """Give each empty cluster the point of the largest cluster farthest from its centroid."""
     labels = labels.copy()
     counts = counts.copy()

@@ -37,8 +37,11 @@ from __future__ import annotations
 import inspect
 import numbers
 import warnings
+from collections.abc import Iterator
+from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 try:
     from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
@@ -51,7 +54,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without scikit-l
     ) from exc
 
 from ..exceptions import not_fitted_error
-from ..registry import default_registry
+from ..registry import Registry, default_registry
 from ._selection import select
 
 _UNIFORM_OR_FITTED = ("fitted", "uniform")
@@ -91,9 +94,12 @@ class _OMPForestBase(BaseEstimator):
 
     _forest_kind = ""
 
-    def __init__(self, n_trees=10, *, solver="omp", weights="fitted", forest=None,
-                 n_estimators=100, forest_params=None, solver_params=None, random_state=None,
-                 registry=None):
+    def __init__(self, n_trees: int = 10, *, solver: str | object = "omp",
+                 weights: str = "fitted", forest: object = None, n_estimators: int = 100,
+                 forest_params: dict[str, Any] | None = None,
+                 solver_params: dict[str, Any] | None = None,
+                 random_state: int | np.random.RandomState | None = None,
+                 registry: Registry | None = None) -> None:
         self.n_trees = n_trees
         self.solver = solver
         self.weights = weights
@@ -279,7 +285,7 @@ class OMPForestRegressor(RegressorMixin, _OMPForestBase):
 
     _forest_kind = "Regressor"
 
-    def fit(self, X, y):
+    def fit(self, X: ArrayLike, y: ArrayLike) -> OMPForestRegressor:
         """Fit (or take) the forest, then select and weight its trees on ``(X, y)``."""
         return self._fit(X, y)
 
@@ -297,11 +303,11 @@ class OMPForestRegressor(RegressorMixin, _OMPForestBase):
     def _outputs(self, X):
         return np.stack([np.asarray(t.predict(X), dtype=np.float64) for t in self.estimators_])
 
-    def predict(self, X):
+    def predict(self, X: ArrayLike) -> np.ndarray:
         """``b + sum_i w_i t_i(x)`` over the selected trees."""
         return self._scores(X)
 
-    def staged_predict(self, X):
+    def staged_predict(self, X: ArrayLike) -> Iterator[np.ndarray]:
         """Predictions of the pruned forests with 1, 2, ..., ``n_trees_`` trees (in selection
         order, each with the weights of that size's solution)."""
         _check_fitted(self)
@@ -321,7 +327,7 @@ class OMPForestClassifier(ClassifierMixin, _OMPForestBase):
 
     _forest_kind = "Classifier"
 
-    def fit(self, X, y):
+    def fit(self, X: ArrayLike, y: ArrayLike) -> OMPForestClassifier:
         """Fit (or take) the forest, then select and weight its trees on ``(X, y)``."""
         check_classification_targets(y)
         return self._fit(X, y)
@@ -359,18 +365,18 @@ class OMPForestClassifier(ClassifierMixin, _OMPForestBase):
     def _outputs(self, X):
         return 2.0 * self._tree_probabilities(self.estimators_, X) - 1.0
 
-    def decision_function(self, X):
+    def decision_function(self, X: ArrayLike) -> np.ndarray:
         """Class scores: shape (n_samples,) (positive class) for two classes, else
         (n_samples, n_classes)."""
         scores = self._scores(X)
         return scores[:, 1] if len(self.classes_) == 2 else scores
 
-    def predict(self, X):
+    def predict(self, X: ArrayLike) -> np.ndarray:
         """The class with the highest score."""
         _check_fitted(self)
         return self.classes_[np.argmax(self._scores(X), axis=1)]
 
-    def staged_predict(self, X):
+    def staged_predict(self, X: ArrayLike) -> Iterator[np.ndarray]:
         """Predicted classes of the pruned forests with 1, 2, ..., ``n_trees_`` trees."""
         _check_fitted(self)
         X = validate_data(self, X, dtype=(np.float64, np.float32), reset=False)

@@ -4,13 +4,23 @@ random state in ``fit`` (setting ``n_components_``, ``n_frequencies_`` and ``ran
 and says in :meth:`_projection` how a row block is projected on its frequencies."""
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from .._base import ParamsMixin, TransformerMixin
 from .._random_features import fourier_transform
+from .._typing import DataLike
 
 
 class FourierFeatureMap(TransformerMixin, ParamsMixin):
     """phi(x) = s^(-1/2) [cos(V x), sin(V x)] (and the offset cosine of an odd width), with
     the projection V x given by the subclass."""
+
+    # set by the subclass's fit (declared for type checkers; no class attributes are created)
+    fit: Callable[..., FourierFeatureMap]
+    n_components_: int
+    n_frequencies_: int
+    random_offset_: float | None
 
     @property
     def _n_features_out(self):
@@ -21,7 +31,7 @@ class FourierFeatureMap(TransformerMixin, ParamsMixin):
         validated ``X``) for :func:`sparsekit._random_features.fourier_transform`."""
         raise NotImplementedError
 
-    def transform(self, X):
+    def transform(self, X: DataLike) -> Any:
         """Feature map phi(X), shape (n_samples, n_components), dtype of ``X``."""
         self._check_is_fitted()
         Xv = self._validate_input(X, reset=False)
@@ -29,6 +39,6 @@ class FourierFeatureMap(TransformerMixin, ParamsMixin):
                                 self._projection(Xv))
         return self._wrap_output(out, X)
 
-    def fit_transform(self, X, y=None):
+    def fit_transform(self, X: DataLike, y: object = None) -> Any:
         """``fit(X).transform(X)``."""
         return self.fit(X).transform(X)

@@ -30,6 +30,7 @@ from .._random_features import (
     n_frequencies,
     resolve_shift_invariant,
 )
+from .._typing import DataLike, RandomStateLike
 from .._validation import check_random_state
 from . import _cpu
 from ._fourier_map import FourierFeatureMap
@@ -67,13 +68,14 @@ class Fastfood(FourierFeatureMap):
 
     _fitted_attribute = "scales_"
 
-    def __init__(self, gamma=None, sigma=None, n_components=100, random_state=None):
+    def __init__(self, gamma: float | None = None, sigma: float | None = None,
+                 n_components: int = 100, random_state: RandomStateLike = None) -> None:
         self.gamma = gamma
         self.sigma = sigma
         self.n_components = n_components
         self.random_state = random_state
 
-    def fit(self, X, y=None):
+    def fit(self, X: DataLike, y: object = None) -> Fastfood:
         """Draw the diagonal factors and permutations for the dimension of ``X``; returns self."""
         X = self._validate_input(X, reset=True)
         n_components = check_n_components(self.n_components)
@@ -101,7 +103,7 @@ class Fastfood(FourierFeatureMap):
         self.scales_ = np.ascontiguousarray(scales, dtype=dt)
         return self
 
-    def project(self, X):
+    def project(self, X: DataLike) -> np.ndarray:
         """The projections V x of every row (shape ``(n_samples, n_frequencies_)``)."""
         self._check_is_fitted()
         X = self._validate_input(X, reset=False)

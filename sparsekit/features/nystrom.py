@@ -33,6 +33,7 @@ from __future__ import annotations
 import copy
 import numbers
 import warnings
+from typing import Any
 
 import numpy as np
 
@@ -40,9 +41,10 @@ from .._base import ParamsMixin, TransformerMixin
 from .._memory import check_allocation
 from .._progress import iterate
 from .._small_blas import THREADED_FACTOR_MIN_ROWS, is_skinny, one_blas_thread
+from .._typing import DataLike, RandomStateLike
 from .._validation import check_option, check_random_state, check_scalar, is_sparse
 from ..kernels.base import PrecomputedKernel, as_kernel_object
-from ..registry import check_result, default_registry, resolve
+from ..registry import Registry, check_result, default_registry, resolve
 from . import _nystrom_cuda
 
 NORMS = ("fro", "spectral", "trace")
@@ -181,9 +183,11 @@ class Nystroem(TransformerMixin, ParamsMixin):
     _fitted_attribute = "normalization_"
     _accepts_sparse = True
 
-    def __init__(self, kernel="rbf", sampler="uniform", n_components=100, kernel_params=None,
-                 sampler_params=None, rank=None, eigen_floor=None, random_state=None,
-                 registry=None):
+    def __init__(self, kernel: str | object = "rbf", sampler: str | object = "uniform",
+                 n_components: int = 100, kernel_params: dict[str, Any] | None = None,
+                 sampler_params: dict[str, Any] | None = None, rank: int | None = None,
+                 eigen_floor: float | None = None, random_state: RandomStateLike = None,
+                 registry: Registry | None = None) -> None:
         self.kernel = kernel
         self.sampler = sampler
         self.n_components = n_components
@@ -195,7 +199,7 @@ class Nystroem(TransformerMixin, ParamsMixin):
         self.registry = registry
 
     # -- fit ---------------------------------------------------------------------------------
-    def fit(self, X, y=None):
+    def fit(self, X: DataLike, y: object = None) -> Nystroem:
         """Choose the landmarks and compute the normalization; returns self."""
         self._fit(X)
         return self
@@ -325,17 +329,18 @@ class Nystroem(TransformerMixin, ParamsMixin):
                 np.dot(Kb.astype(dtype, copy=False), Mt, out=out[r0:r1])
         return out
 
-    def transform(self, X):
+    def transform(self, X: DataLike) -> Any:
         """phi(X) = K(X, S) @ normalization_, shape (n_samples, n_components_)."""
         return self._wrap_output(self._features(self._prepare(X)), X)
 
-    def fit_transform(self, X, y=None):
+    def fit_transform(self, X: DataLike, y: object = None) -> Any:
         """``fit(X).transform(X)`` (the data is validated and prepared once)."""
         return self._wrap_output(self._features(self._fit(X)), X)
 
     # -- quality -----------------------------------------------------------------------------
-    def approximation_error(self, X, norm="fro", n_eval=10_000, relative=False,
-                            random_state=None, max_memory=256 * 2**20, verbose=None):
+    def approximation_error(self, X: DataLike, norm: str = "fro", n_eval: int = 10_000,
+                            relative: bool = False, random_state: RandomStateLike = None,
+                            max_memory: int = 256 * 2**20, verbose: bool | None = None) -> float:
         """‖K_E − K̂_E‖ on a random subset E of ``X`` (all of ``X`` when it has <= n_eval points).
 
         K̂_E = phi(E) phi(E)ᵀ. The Gram matrix of E is computed in row blocks and never held

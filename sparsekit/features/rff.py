@@ -32,6 +32,7 @@ from .._random_features import (
     n_frequencies,
     resolve_shift_invariant,
 )
+from .._typing import DataLike, RandomStateLike
 from .._validation import check_random_state
 from ._fourier_map import FourierFeatureMap
 
@@ -87,14 +88,16 @@ class RandomFourierFeatures(FourierFeatureMap):
     _fitted_attribute = "random_weights_"
     _accepts_sparse = True
 
-    def __init__(self, kernel="rbf", gamma=None, sigma=None, n_components=100, random_state=None):
+    def __init__(self, kernel: str | object = "rbf", gamma: float | None = None,
+                 sigma: float | None = None, n_components: int = 100,
+                 random_state: RandomStateLike = None) -> None:
         self.kernel = kernel
         self.gamma = gamma
         self.sigma = sigma
         self.n_components = n_components
         self.random_state = random_state
 
-    def fit(self, X, y=None):
+    def fit(self, X: DataLike, y: object = None) -> RandomFourierFeatures:
         """Draw the frequencies for the dimension of ``X``; returns self."""
         X = self._validate_input(X, reset=True)
         n_components = check_n_components(self.n_components)

@@ -27,8 +27,11 @@ import sys
 import threading
 import warnings
 from abc import ABC, abstractmethod
+from collections.abc import Iterator
+from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .._base import ParamsMixin
 from .._small_blas import is_skinny, one_blas_thread
@@ -62,7 +65,7 @@ def cuda_usable() -> bool:
     return _CUDA_USABLE
 
 
-_CUDA_USABLE = None
+_CUDA_USABLE: bool | None = None
 _PROBE_LOCK = threading.Lock()
 
 
@@ -155,7 +158,7 @@ class Kernel(ParamsMixin, ABC):
     #: ``"vectors"`` (2-D arrays) or ``"graphs"`` (sequences of graphs).
     accepts = "vectors"
 
-    def fit(self, X):
+    def fit(self, X: Any) -> Kernel:
         """Set data-dependent parameters from ``X``; returns self."""
         self._check_params()
         return self
@@ -167,7 +170,7 @@ class Kernel(ParamsMixin, ABC):
             check_option(self.backend, "backend", BACKENDS)
 
     # -- data protocol: lets samplers and estimators handle vectors and graphs alike -------
-    def prepare(self, X):
+    def prepare(self, X: Any) -> Any:
         """Validate ``X`` once and return it in the form this kernel evaluates fastest.
 
         Kernel calls, :meth:`take` and :meth:`n_samples` accept the prepared form (vector
@@ -175,11 +178,11 @@ class Kernel(ParamsMixin, ABC):
         """
         return check_array(X, "X", nonnegative=getattr(self, "nonnegative", False))
 
-    def take(self, X, indices):
+    def take(self, X: Any, indices: ArrayLike) -> Any:
         """The samples ``indices`` of prepared data ``X`` (same form as ``X``)."""
         return X[np.asarray(indices, dtype=np.intp)]
 
-    def n_samples(self, X) -> int:
+    def n_samples(self, X: Any) -> int:
         """Number of samples in prepared data ``X``."""
         return X.shape[0]
 
@@ -188,7 +191,7 @@ class Kernel(ParamsMixin, ABC):
         """Gram block between the inputs ``X`` and ``Y`` (``Y = X`` when omitted)."""
 
     @abstractmethod
-    def diag(self, X):
+    def diag(self, X: Any) -> np.ndarray:
         """``k(x_i, x_i)`` for every input."""
 
 
@@ -217,7 +220,7 @@ class VectorKernel(Kernel):
     #: densified tile by tile)
     sparse_native = False
 
-    def prepare(self, X):
+    def prepare(self, X: Any) -> Any:
         return check_array(X, "X", nonnegative=self.nonnegative, accept_sparse=True)
 
     def _validate(self, X, Y):
@@ -265,7 +268,8 @@ class VectorKernel(Kernel):
             fill(r0, r1, out[r0:r1])
         return out
 
-    def blocks(self, X, Y=None, *, max_memory=None):
+    def blocks(self, X: Any, Y: Any = None, *,
+               max_memory: int | None = None) -> Iterator[tuple[slice, np.ndarray]]:
         """Yield ``(rows, block)``: the Gram matrix in row blocks of at most ``max_memory`` bytes.
 
         ``rows`` is a ``slice`` of the rows of ``X``. Only one block is alive at a time (the
@@ -282,7 +286,7 @@ class VectorKernel(Kernel):
             r1 = min(n, r0 + step)
             yield slice(r0, r1), fill(r0, r1, np.empty((r1 - r0, m), dtype=X.dtype))
 
-    def diag(self, X):
+    def diag(self, X: Any) -> np.ndarray:
         """``k(x_i, x_i)`` for every row of ``X`` (O(n d), no Gram matrix)."""
         self._check_params()
         X = check_array(X, "X", nonnegative=self.nonnegative, accept_sparse=True)

@@ -13,6 +13,8 @@ Costs (thesis, Table 3.3 convention): one product with a vector takes ``flops = 
 from __future__ import annotations
 
 import numbers
+import os
+from typing import IO
 
 import numpy as np
 import scipy.sparse as sp
@@ -289,7 +291,8 @@ class SparseFactors(LinearOperator):
         return Y
 
     # -- norms -------------------------------------------------------------------------------
-    def norm2(self, *, tol=1e-6, max_iter=100, warm_start=True, random_state=0) -> float:
+    def norm2(self, *, tol: float = 1e-6, max_iter: int = 100, warm_start: bool = True,
+              random_state: int | np.random.Generator | None = 0) -> float:
         """Spectral norm ``‖A‖_2`` by power iteration on ``AᵀA``.
 
         Iterates ``v ← Aᵀ A v / ‖Aᵀ A v‖`` until the relative change of ``‖A v‖`` is below
@@ -322,7 +325,7 @@ class SparseFactors(LinearOperator):
         return sigma
 
     # -- persistence -------------------------------------------------------------------------
-    def save(self, path) -> None:
+    def save(self, path: str | os.PathLike[str] | IO[bytes]) -> None:
         """Write the factors and scale to a ``.npz`` file (see :meth:`load`)."""
         arrays = {"scale": np.array(self.scale), "shape": np.array(self.shape, dtype=np.int64),
                   "n_factors": np.array(self.n_factors), "dtype": np.array(self.dtype.str)}
@@ -334,7 +337,7 @@ class SparseFactors(LinearOperator):
         np.savez(path, **arrays)
 
     @classmethod
-    def load(cls, path) -> SparseFactors:
+    def load(cls, path: str | os.PathLike[str] | IO[bytes]) -> SparseFactors:
         """Read an operator written by :meth:`save`."""
         with np.load(path, allow_pickle=False) as z:
             factors = [

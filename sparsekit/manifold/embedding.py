@@ -33,12 +33,14 @@ from the landmarks only.
 from __future__ import annotations
 
 import numbers
+from typing import Any
 
 import numpy as np
 
 from .._base import ParamsMixin, TransformerMixin
+from .._typing import DataLike
 from ..exceptions import not_fitted_error
-from ..registry import default_registry
+from ..registry import Registry, default_registry
 from ._eigen import bottom_eigenpairs, top_eigenpairs
 from ._memory_check import check_fit_memory
 from .kernels import (
@@ -210,8 +212,10 @@ class KernelPCA(_NystromEmbedding):
 
     _scale = "sqrt"
 
-    def __init__(self, n_components=2, *, kernel="rbf", kernel_params=None, n_landmarks=None,
-                 sampler="uniform", random_state=None, registry=None):
+    def __init__(self, n_components: int = 2, *, kernel: str | object = "rbf",
+                 kernel_params: dict[str, Any] | None = None, n_landmarks: int | None = None,
+                 sampler: str | object = "uniform", random_state: int | None = None,
+                 registry: Registry | None = None) -> None:
         self.n_components = n_components
         self.kernel = kernel
         self.kernel_params = kernel_params
@@ -247,8 +251,9 @@ class MDS(KernelPCA):
     Parameters
     ----------""" + _CommonParams.doc
 
-    def __init__(self, n_components=2, *, n_landmarks=None, sampler="uniform",
-                 random_state=None, registry=None):
+    def __init__(self, n_components: int = 2, *, n_landmarks: int | None = None,
+                 sampler: str | object = "uniform", random_state: int | None = None,
+                 registry: Registry | None = None) -> None:
         self.n_components = n_components
         self.n_landmarks = n_landmarks
         self.sampler = sampler
@@ -290,9 +295,11 @@ class Isomap(_NystromEmbedding):
 
     _scale = "sqrt"
 
-    def __init__(self, n_components=2, *, n_neighbors=5, transform_neighbors=None,
-                 n_landmarks=None, sampler="uniform", random_state=None, n_jobs=None,
-                 disconnected="connect", registry=None):
+    def __init__(self, n_components: int = 2, *, n_neighbors: int = 5,
+                 transform_neighbors: int | None = None, n_landmarks: int | None = None,
+                 sampler: str | object = "uniform", random_state: int | None = None,
+                 n_jobs: int | None = None, disconnected: str = "connect",
+                 registry: Registry | None = None) -> None:
         self.n_components = n_components
         self.n_neighbors = n_neighbors
         self.transform_neighbors = transform_neighbors
@@ -342,8 +349,10 @@ class LocallyLinearEmbedding(_NystromEmbedding):
     reg : float, default 1e-3
         Regularisation of the local Gram matrices (times their trace).""" + _CommonParams.doc
 
-    def __init__(self, n_components=2, *, n_neighbors=5, reg=1e-3, n_landmarks=None,
-                 sampler="uniform", random_state=None, n_jobs=None, registry=None):
+    def __init__(self, n_components: int = 2, *, n_neighbors: int = 5, reg: float = 1e-3,
+                 n_landmarks: int | None = None, sampler: str | object = "uniform",
+                 random_state: int | None = None, n_jobs: int | None = None,
+                 registry: Registry | None = None) -> None:
         self.n_components = n_components
         self.n_neighbors = n_neighbors
         self.reg = reg
@@ -385,8 +394,10 @@ class SpectralEmbedding(_NystromEmbedding):
     kernel_params : dict, optional
     zero_diagonal : bool, default False""" + _CommonParams.doc
 
-    def __init__(self, n_components=2, *, kernel="rbf", kernel_params=None, zero_diagonal=False,
-                 n_landmarks=None, sampler="uniform", random_state=None, registry=None):
+    def __init__(self, n_components: int = 2, *, kernel: str | object = "rbf",
+                 kernel_params: dict[str, Any] | None = None, zero_diagonal: bool = False,
+                 n_landmarks: int | None = None, sampler: str | object = "uniform",
+                 random_state: int | None = None, registry: Registry | None = None) -> None:
         self.n_components = n_components
         self.kernel = kernel
         self.kernel_params = kernel_params
@@ -490,9 +501,15 @@ class SpectralClustering(SpectralEmbedding):
     embedding_, eigenvalues_, eigenvectors_
     """
 
-    def __init__(self, n_clusters=2, *, kernel="rbf", kernel_params=None, zero_diagonal=False,
-                 n_init=10, n_landmarks=None, sampler="uniform", random_state=None,
-                 registry=None):
+    # set by fit (declared for type checkers; no class attributes are created)
+    labels_: np.ndarray
+    cluster_centers_: np.ndarray
+
+    def __init__(self, n_clusters: int = 2, *, kernel: str | object = "rbf",
+                 kernel_params: dict[str, Any] | None = None, zero_diagonal: bool = False,
+                 n_init: int = 10, n_landmarks: int | None = None,
+                 sampler: str | object = "uniform", random_state: int | None = None,
+                 registry: Registry | None = None) -> None:
         self.n_clusters = n_clusters
         self.kernel = kernel
         self.kernel_params = kernel_params
@@ -511,7 +528,7 @@ class SpectralClustering(SpectralEmbedding):
         norms = np.linalg.norm(Y, axis=1, keepdims=True)
         return Y / np.where(norms > 0, norms, 1.0)
 
-    def fit(self, X, y=None):
+    def fit(self, X: DataLike, y: object = None) -> SpectralClustering:
         """Embed ``X``, normalise the rows, run k-means."""
         if not isinstance(self.n_init, numbers.Integral) or self.n_init < 1:
             raise ValueError(f"n_init must be an integer >= 1, got {self.n_init!r}")
@@ -521,11 +538,11 @@ class SpectralClustering(SpectralEmbedding):
             self._normalise_rows(self.embedding_), int(self.n_clusters), rng, int(self.n_init))
         return self
 
-    def fit_predict(self, X, y=None):
+    def fit_predict(self, X: DataLike, y: object = None) -> np.ndarray:
         """``fit(X)`` and the cluster labels of ``X``."""
         return self.fit(X).labels_
 
-    def predict(self, X):
+    def predict(self, X: DataLike) -> np.ndarray:
         """Cluster of each row of ``X``: nearest centre of its normalised Nyström embedding."""
         if getattr(self, "cluster_centers_", None) is None:
             raise not_fitted_error(f"this {type(self).__name__} is not fitted yet: call "

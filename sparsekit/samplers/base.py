@@ -34,6 +34,7 @@ import numpy as np
 
 from .._base import ParamsMixin
 from .._names import normalize_name
+from .._typing import RandomStateLike
 from .._validation import check_option, check_random_state, check_scalar
 from . import _draw
 from .lam import LAM_RULES, check_lam, resolve_lam
@@ -99,7 +100,8 @@ class Sampler(ParamsMixin, ABC):
     accepts = ("vectors", "graphs")
 
     @abstractmethod
-    def sample(self, X, kernel, n_landmarks, random_state=None) -> Landmarks:
+    def sample(self, X: Any, kernel: Any, n_landmarks: int,
+               random_state: RandomStateLike = None) -> Landmarks:
         """Choose ``n_landmarks`` landmarks of ``X`` for ``kernel``."""
 
     # -- shared steps (subclasses and plugins call these in :meth:`sample`) ------------------
@@ -212,7 +214,8 @@ class ScoreSampler(Sampler):
         samplers whose score computation depends on it (recursive RLS).
         """
 
-    def scores(self, X, kernel, lam=None, random_state=None) -> np.ndarray:
+    def scores(self, X: Any, kernel: Any, lam: float | str | None = None,
+               random_state: RandomStateLike = None) -> np.ndarray:
         """Importance scores of every sample of ``X`` (shape (n,), dtype of the kernel values).
 
         Parameters
@@ -227,7 +230,8 @@ class ScoreSampler(Sampler):
         lam_value = self._resolve_lam(Xp, kernel, lam) if self.uses_lam else None
         return self._scores(Xp, kernel, lam_value, check_random_state(random_state))
 
-    def sample(self, X, kernel, n_landmarks, random_state=None) -> Landmarks:
+    def sample(self, X: Any, kernel: Any, n_landmarks: int,
+               random_state: RandomStateLike = None) -> Landmarks:
         """Draw landmarks from the scores (``mode="fixed"`` or ``"bernoulli"``).
 
         In ``"bernoulli"`` mode ``n_landmarks`` caps the random number of landmarks (``None``:

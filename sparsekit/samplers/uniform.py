@@ -8,10 +8,13 @@
 """
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
+from .._typing import RandomStateLike
 from .._validation import check_random_state
-from .base import Sampler, ScoreSampler, check_n_landmarks
+from .base import Landmarks, Sampler, ScoreSampler, check_n_landmarks
 
 
 class UniformSampler(Sampler):
@@ -25,10 +28,11 @@ class UniformSampler(Sampler):
 
     name = "uniform"
 
-    def __init__(self, replace=False):
+    def __init__(self, replace: bool = False) -> None:
         self.replace = replace
 
-    def sample(self, X, kernel, n_landmarks, random_state=None):
+    def sample(self, X: Any, kernel: Any, n_landmarks: int,
+               random_state: RandomStateLike = None) -> Landmarks:
         if not isinstance(self.replace, (bool, np.bool_)):
             raise TypeError(f"replace must be True or False, got {self.replace!r}")
         Xp = self.prepare_input(X, kernel)
@@ -59,7 +63,7 @@ class DiagonalSampler(ScoreSampler):
     uses_lam = False
     overestimates = False
 
-    def __init__(self, mode="fixed", rho=0.1):
+    def __init__(self, mode: str = "fixed", rho: float = 0.1) -> None:
         self.mode = mode
         self.rho = rho
         self._check_common()

@@ -11,12 +11,16 @@ transposed view of C-contiguous rows, no copy) and returns ``coef.T``.
 """
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .._base import ParamsMixin, TransformerMixin
+from .._typing import DataLike
 from .._validation import check_array
-from ..registry import check_result, default_registry
-from .base import GRAM_AUTO_MAX_BYTES, check_dictionary, check_precompute
+from ..registry import Registry, check_result, default_registry
+from .base import GRAM_AUTO_MAX_BYTES, SparseResult, check_dictionary, check_precompute
 
 
 class SparseCoder(TransformerMixin, ParamsMixin):
@@ -71,8 +75,9 @@ class SparseCoder(TransformerMixin, ParamsMixin):
     _fitted_attribute = "solver_"
     _requires_fit = False
 
-    def __init__(self, dictionary, *, solver="omp", solver_params=None, precompute_gram="auto",
-                 registry=None):
+    def __init__(self, dictionary: ArrayLike, *, solver: str | object = "omp",
+                 solver_params: dict[str, Any] | None = None,
+                 precompute_gram: bool | str = "auto", registry: Registry | None = None) -> None:
         self.dictionary = dictionary
         self.solver = solver
         self.solver_params = solver_params
@@ -106,7 +111,7 @@ class SparseCoder(TransformerMixin, ParamsMixin):
                 "dictionary column"
             )
 
-    def fit(self, X, y=None):
+    def fit(self, X: DataLike, y: object = None) -> SparseCoder:
         """Validate ``X`` against the dictionary, resolve the solver (once) and precompute the
         Gram matrix; nothing is learned from ``X``. Returns self."""
         precompute = check_precompute(self.precompute_gram)
@@ -124,7 +129,7 @@ class SparseCoder(TransformerMixin, ParamsMixin):
         self.gram_ = np.ascontiguousarray(atoms @ atoms.T) if use_gram else None
         return self
 
-    def solve(self, X):
+    def solve(self, X: DataLike) -> SparseResult:
         """The solver's :class:`~sparsekit.solvers.base.SparseResult` for the rows of ``X``
         (in the solver layout: ``coef`` has shape (n_components, n_samples))."""
         fitted = self.__sklearn_is_fitted__()
@@ -142,16 +147,16 @@ class SparseCoder(TransformerMixin, ParamsMixin):
                   else solver.solve(atoms.T, X.T))
         return check_result("solver", solver, result, registry=self.registry)
 
-    def transform(self, X, y=None):
+    def transform(self, X: DataLike, y: object = None) -> Any:
         """Sparse codes of the rows of ``X``: shape (n_samples, n_components)."""
         codes = np.ascontiguousarray(self.solve(X).coef.T)
         return self._wrap_output(codes, X)
 
-    def fit_transform(self, X, y=None):
+    def fit_transform(self, X: DataLike, y: object = None) -> Any:
         """``fit(X).transform(X)``."""
         return self.fit(X, y).transform(X)
 
-    def inverse_transform(self, codes):
+    def inverse_transform(self, codes: ArrayLike) -> np.ndarray:
         """The approximations ``codes @ dictionary``, shape (n_samples, n_features)."""
         atoms = self._atoms()
         codes = np.asarray(codes)

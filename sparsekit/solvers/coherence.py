@@ -23,6 +23,7 @@ from __future__ import annotations
 import numbers
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .._validation import check_scalar
 from .base import check_dictionary
@@ -45,7 +46,7 @@ def _abs_gram_blocks(Dn, block):
         yield a, blk
 
 
-def mutual_coherence(D, *, block=_BLOCK) -> float:
+def mutual_coherence(D: ArrayLike, *, block: int = _BLOCK) -> float:
     """``mu(D) = max_{i != j} |<d_i, d_j>|`` of the normalised atoms.
 
     Cherfaoui 2022, PhD thesis, §2.2.3.
@@ -56,7 +57,7 @@ def mutual_coherence(D, *, block=_BLOCK) -> float:
     return float(max(blk.max() for _, blk in _abs_gram_blocks(Dn, block)))
 
 
-def babel(D, m, *, block=_BLOCK):
+def babel(D: ArrayLike, m: ArrayLike, *, block: int = _BLOCK) -> float | np.ndarray:
     """Babel function ``mu_1(D, m)`` (Tropp 2004; Cherfaoui 2022, PhD thesis, §2.2.3).
 
     Parameters
@@ -89,7 +90,7 @@ def babel(D, m, *, block=_BLOCK):
     return float(out[0]) if np.ndim(m) == 0 else out
 
 
-def exact_recovery_condition(D, support) -> float:
+def exact_recovery_condition(D: ArrayLike, support: ArrayLike) -> float:
     """``max_{i not in S} ||D_S^+ d_i||_1`` (Tropp's ERC; Cherfaoui 2022, PhD thesis, eq. 5.6).
 
     ERC holds if < 1.
@@ -120,7 +121,7 @@ def exact_recovery_condition(D, support) -> float:
     return best
 
 
-def coherence_sparsity_bound(mu) -> float:
+def coherence_sparsity_bound(mu: float) -> float:
     """``(1/mu + 1) / 2``: every ``m`` below it satisfies the ERC for all supports of size m.
 
     An orthonormal dictionary (``mu = 0``) gives ``inf``: every support is recovered.
@@ -131,7 +132,7 @@ def coherence_sparsity_bound(mu) -> float:
     return 0.5 * (1.0 / mu + 1.0)
 
 
-def satisfies_coherence_condition(m, mu) -> bool:
+def satisfies_coherence_condition(m: int, mu: float) -> bool:
     """``m < (1/mu + 1) / 2`` (Tropp 2004, Thm 3.5 / Cor. 3.6; the hypothesis of Thms 4–6)."""
     m = check_scalar(m, "m", kind=numbers.Integral, low=0)
     return bool(m < coherence_sparsity_bound(mu))
@@ -142,7 +143,7 @@ def _check_babel_value(babel_m1):
                         high_inclusive=False)
 
 
-def theorem5_rate(m, babel_m1, coef_l1, beta) -> float:
+def theorem5_rate(m: int, babel_m1: float, coef_l1: float, beta: float) -> float:
     """``theta = (1/16) ((1 - mu_1(m-1)) / m) (1 - ||x*||_1 / beta)^2`` (Theorem 5).
 
     Cherfaoui 2022, PhD thesis, §5.3, Theorem 5.
@@ -166,7 +167,7 @@ def theorem5_rate(m, babel_m1, coef_l1, beta) -> float:
     return (1.0 / 16.0) * ((1.0 - mu1) / m) * (1.0 - a / beta) ** 2
 
 
-def theorem6_factor(m, babel_m1, y_norm, beta) -> float:
+def theorem6_factor(m: int, babel_m1: float, y_norm: float, beta: float) -> float:
     """Per-iteration contraction of ``||r_k||^2`` from k = 0 (Theorem 6).
 
     Cherfaoui 2022, PhD thesis, §5.3, Theorem 6.
@@ -188,7 +189,7 @@ def theorem6_factor(m, babel_m1, y_norm, beta) -> float:
     return float(1.0 - ((1.0 - mu1) / (4.0 * m)) * (1.0 - tau) ** 2)
 
 
-def mp_rate(m, babel_m1) -> float:
+def mp_rate(m: int, babel_m1: float) -> float:
     """Gribonval–Vandergheynst (2006) MP rate ``(1 - mu_1(m-1)) / m``.
 
     The MP bound plotted in Chapter 5: ``||r_k||^2 <= (1 - rate)^k ||y||^2``.
@@ -197,7 +198,7 @@ def mp_rate(m, babel_m1) -> float:
     return (1.0 - _check_babel_value(babel_m1)) / m
 
 
-def residual_bound(y_norm, rate, n_iter):
+def residual_bound(y_norm: float, rate: float, n_iter: int) -> np.ndarray:
     """``||y|| (1 - rate)^{k/2}`` for ``k = 0..n_iter``: the bound on ``||r_k||_2`` for a rate
     on ``||r_k||^2`` (``theta`` of Theorem 5, ``1 - factor`` of Theorem 6, or :func:`mp_rate`)."""
     y_norm = check_scalar(y_norm, "y_norm", low=0.0, low_inclusive=True)

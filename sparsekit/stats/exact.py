@@ -16,8 +16,11 @@ twice), so the kernel is evaluated on n²/2 + m²/2 + n m pairs.
 """
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
+from .._typing import DataLike
 from ._data import Pooled, resolve_kernel, take_rows, threads
 
 #: Bytes of one Gram block (its rows times all the columns it is computed against).
@@ -93,7 +96,9 @@ def _run(X, Y, kernel, kernel_params, max_memory, n_jobs, unbiased):
     return u_statistic(sums, n, m) if unbiased else v_statistic(sums, n, m)
 
 
-def mmd2_biased(X, Y, kernel="rbf", *, kernel_params=None, max_memory=None, n_jobs=None) -> float:
+def mmd2_biased(X: DataLike, Y: DataLike, kernel: str | object = "rbf", *,
+                kernel_params: dict[str, Any] | None = None, max_memory: int | None = None,
+                n_jobs: int | None = None) -> float:
     """Exact biased MMD² (V-statistic) between the samples ``X`` and ``Y``.
 
     MMD²_b = (1/n²) Σ k(x_i, x_j) + (1/m²) Σ k(z_i, z_j) − (2/(n m)) Σ k(x_i, z_j)
@@ -119,8 +124,9 @@ def mmd2_biased(X, Y, kernel="rbf", *, kernel_params=None, max_memory=None, n_jo
     return _run(X, Y, kernel, kernel_params, max_memory, n_jobs, unbiased=False)
 
 
-def mmd2_unbiased(X, Y, kernel="rbf", *, kernel_params=None, max_memory=None,
-                  n_jobs=None) -> float:
+def mmd2_unbiased(X: DataLike, Y: DataLike, kernel: str | object = "rbf", *,
+                  kernel_params: dict[str, Any] | None = None, max_memory: int | None = None,
+                  n_jobs: int | None = None) -> float:
     """Exact unbiased MMD² (U-statistic) between ``X`` and ``Y`` (at least 2 points each).
 
     MMD²_u = Σ_{i≠j} k(x_i, x_j) / (n(n−1)) + Σ_{i≠j} k(z_i, z_j) / (m(m−1))

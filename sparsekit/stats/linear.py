@@ -18,9 +18,11 @@ from __future__ import annotations
 
 import math
 import numbers
+from typing import Any
 
 import numpy as np
 
+from .._typing import DataLike, RandomStateLike
 from .._validation import check_option, check_random_state, check_scalar
 from ._data import Pooled, resolve_kernel, take_rows, threads
 from .exact import kernel_sums, v_statistic
@@ -103,8 +105,9 @@ def block_values(pool: Pooled, i: int, j: int, block_size=None) -> np.ndarray:
     return out
 
 
-def mmd2_linear(X, Y, kernel="rbf", *, kernel_params=None, method="paired", random_state=None,
-                n_jobs=None) -> float:
+def mmd2_linear(X: DataLike, Y: DataLike, kernel: str | object = "rbf", *,
+                kernel_params: dict[str, Any] | None = None, method: str = "paired",
+                random_state: RandomStateLike = None, n_jobs: int | None = None) -> float:
     """Linear-time MMD² estimate between ``X`` and ``Y``.
 
     Parameters
@@ -129,7 +132,9 @@ def mmd2_linear(X, Y, kernel="rbf", *, kernel_params=None, method="paired", rand
         return subsample_statistic(pool, 0, 1, check_random_state(random_state))
 
 
-def mmd2_block(X, Y, kernel="rbf", *, kernel_params=None, block_size=None, n_jobs=None) -> float:
+def mmd2_block(X: DataLike, Y: DataLike, kernel: str | object = "rbf", *,
+               kernel_params: dict[str, Any] | None = None, block_size: int | None = None,
+               n_jobs: int | None = None) -> float:
     """Block MMD² (B-test of Zaremba, Gretton & Blaschko 2013): mean of the block MMD²_u.
 
     Parameters
