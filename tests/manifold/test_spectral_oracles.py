@@ -7,11 +7,13 @@ import pytest
 import scipy.linalg
 from sklearn.cluster import KMeans, SpectralClustering as SkSpectralClustering
 from sklearn.datasets import make_blobs
+from sklearn.decomposition import KernelPCA as SkKernelPCA
 from sklearn.manifold import SpectralEmbedding as SkSpectralEmbedding, spectral_embedding
 from sklearn.metrics import adjusted_rand_score
 from sklearn.metrics.pairwise import rbf_kernel
 
-from sparsekit.manifold import LaplacianEigenmaps, SpectralClustering, SpectralEmbedding
+from sparsekit.manifold import KernelPCA, LaplacianEigenmaps, SpectralClustering, SpectralEmbedding
+from sparsekit.registry import default_registry
 
 GAMMA = 0.5
 
@@ -208,3 +210,32 @@ def test_n_init_keeps_the_best_kmeans_run():
     assert inertias[-1] < inertias[0] - 0.5
     best = KMeans(6, n_init=100, random_state=0).fit(Z).inertia_
     assert inertias[-1] <= 1.01 * best
+
+
+def test_n_components_may_equal_n_samples():
+    X = np.random.default_rng(2).normal(size=(6, 2))
+    se = SpectralEmbedding(6, kernel_params={"gamma": GAMMA}).fit(X)
+    w, V = _top_normalised_eigenpairs(_affinity(X, False), 6)
+    np.testing.assert_allclose(se.eigenvalues_, w, atol=1e-12)
+    _assert_equal_up_to_sign(se.embedding_, V, atol=1e-10)
+
+
+def test_feature_names_out_follow_sklearn(data):
+    X, _ = data
+    sk = SkKernelPCA(3, kernel="rbf", gamma=GAMMA).fit(X).get_feature_names_out()
+    ours = KernelPCA(3, kernel_params={"gamma": GAMMA}).fit(X).get_feature_names_out()
+    np.testing.assert_array_equal(ours, sk)
+    names = SpectralEmbedding(3, kernel_params={"gamma": GAMMA}).fit(X).get_feature_names_out()
+    np.testing.assert_array_equal(names, [f"spectralembedding{i}" for i in range(3)])
+
+
+def test_named_kernel_params_are_used_with_a_registry(data):
+    # a named kernel resolved in a given registry gets its kernel_params too
+    X, X_new = data
+    registry = default_registry()
+    kpca = KernelPCA(2, kernel_params={"gamma": GAMMA}, registry=registry).fit(X)
+    sk = SkKernelPCA(2, kernel="rbf", gamma=GAMMA).fit(X)
+    _assert_equal_up_to_sign(kpca.transform(X_new), sk.transform(X_new), atol=1e-8)
+    se = SpectralEmbedding(2, kernel_params={"gamma": GAMMA}, registry=registry).fit(X)
+    w, V = _top_normalised_eigenpairs(_affinity(X, False), 2)
+    _assert_equal_up_to_sign(se.embedding_, V, atol=1e-10)
