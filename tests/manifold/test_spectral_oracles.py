@@ -239,3 +239,20 @@ def test_named_kernel_params_are_used_with_a_registry(data):
     se = SpectralEmbedding(2, kernel_params={"gamma": GAMMA}, registry=registry).fit(X)
     w, V = _top_normalised_eigenpairs(_affinity(X, False), 2)
     _assert_equal_up_to_sign(se.embedding_, V, atol=1e-10)
+
+
+@pytest.mark.parametrize("scale", [1.0, 0.01])
+def test_kmeans_plus_plus_seeds_one_centre_per_distinct_point(scale):
+    # k-means++ draws each new seed with probability proportional to the squared distance to
+    # the nearest seed so far: with k distinct points (each repeated), a point already covered
+    # has probability 0, so the k seeds are the k points and one assignment step leaves no
+    # error (up to rounding), whatever the scale of the data
+    from sparsekit.manifold.embedding import _kmeans
+
+    points = scale * np.random.default_rng(0).normal(size=(6, 3))
+    Y = np.repeat(points, 5, axis=0)
+    for seed in range(20):
+        inertia, centres, _ = _kmeans(Y, 6, np.random.default_rng(seed), 1, max_iter=1)
+        assert inertia <= 1e-20 * scale ** 2, seed
+        np.testing.assert_allclose(np.sort(centres, axis=0), np.sort(points, axis=0),
+                                   rtol=1e-12)
