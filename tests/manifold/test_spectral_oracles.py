@@ -256,3 +256,13 @@ def test_kmeans_plus_plus_seeds_one_centre_per_distinct_point(scale):
         assert inertia <= 1e-20 * scale ** 2, seed
         np.testing.assert_allclose(np.sort(centres, axis=0), np.sort(points, axis=0),
                                    rtol=1e-12)
+
+
+def test_spectral_clustering_defaults_and_type_follow_sklearn(blobs):
+    from sklearn.base import is_clusterer
+
+    assert is_clusterer(SpectralClustering())
+    assert SpectralClustering().n_init == SkSpectralClustering().n_init == 10
+    X, _, _ = blobs
+    with pytest.raises(ValueError, match="n_init"):
+        SpectralClustering(3, n_init=0).fit(X)
