@@ -266,3 +266,33 @@ def test_spectral_clustering_defaults_and_type_follow_sklearn(blobs):
     X, _, _ = blobs
     with pytest.raises(ValueError, match="n_init"):
         SpectralClustering(3, n_init=0).fit(X)
+
+
+def test_spectral_embedding_default_dimension_follows_sklearn(data):
+    X, _ = data
+    assert SpectralEmbedding().fit(X).embedding_.shape[1] == SkSpectralEmbedding().n_components
+
+
+def test_two_samples_are_enough():
+    X = np.array([[0.0, 0.0], [1.0, 0.5]])
+    se = SpectralEmbedding(2, kernel_params={"gamma": GAMMA}).fit(X)
+    w, V = _top_normalised_eigenpairs(_affinity(X, False), 2)
+    np.testing.assert_allclose(se.eigenvalues_, w, atol=1e-12)
+    _assert_equal_up_to_sign(se.embedding_, V, atol=1e-12)
+
+
+def test_one_landmark_gives_the_nystrom_formula_of_one_point(data):
+    # one landmark l: M = [1], v = [1], so y(x) = k(x, l) / sqrt(S(x) S(l)) = sqrt(k(x, l))
+    X, _ = data
+    se = SpectralEmbedding(1, kernel_params={"gamma": GAMMA}, n_landmarks=1,
+                           random_state=0).fit(X)
+    landmark = X[se.landmarks_[0]]
+    expected = np.sqrt(np.exp(-GAMMA * ((X - landmark) ** 2).sum(1)))
+    np.testing.assert_allclose(se.embedding_[:, 0], expected, rtol=1e-12)
+
+
+@pytest.mark.parametrize("n_landmarks", [0, -3, 1.5, "10"])
+def test_bad_n_landmarks_is_rejected(data, n_landmarks):
+    X, _ = data
+    with pytest.raises(ValueError, match="n_landmarks"):
+        SpectralEmbedding(n_landmarks=n_landmarks).fit(X)
