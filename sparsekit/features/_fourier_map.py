@@ -4,6 +4,7 @@ random state in ``fit`` (setting ``n_components_``, ``n_frequencies_`` and ``ran
 and says in :meth:`_projection` how a row block is projected on its frequencies."""
 from __future__ import annotations
 
+import abc
 from collections.abc import Callable
 from typing import Any
 
@@ -12,7 +13,7 @@ from .._random_features import fourier_transform
 from .._typing import DataLike
 
 
-class FourierFeatureMap(TransformerMixin, ParamsMixin):
+class FourierFeatureMap(TransformerMixin, ParamsMixin, abc.ABC):
     """phi(x) = s^(-1/2) [cos(V x), sin(V x)] (and the offset cosine of an odd width), with
     the projection V x given by the subclass."""
 
@@ -26,10 +27,10 @@ class FourierFeatureMap(TransformerMixin, ParamsMixin):
     def _n_features_out(self):
         return self.n_components_
 
+    @abc.abstractmethod
     def _projection(self, X):
         """``project(block)`` (the (rows, ``n_frequencies_``) projections of a row block of
         validated ``X``) for :func:`sparsekit._random_features.fourier_transform`."""
-        raise NotImplementedError
 
     def transform(self, X: DataLike) -> Any:
         """Feature map phi(X), shape (n_samples, n_components), dtype of ``X``."""
