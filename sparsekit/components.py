@@ -16,6 +16,7 @@ from .registry import (  # noqa: F401  (the shortcuts that need no component cla
     get_sampler,
     get_solver,
     list_components,
+    resolve,
 )
 
 
