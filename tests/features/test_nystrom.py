@@ -183,9 +183,9 @@ def test_approximation_error_on_a_subset(X, norm):
 
 
 def test_spectral_error_by_lanczos_streamed_and_cached(monkeypatch):
-    from sparsekit.features import nystrom
+    from sparsekit.stats import approximation
 
-    monkeypatch.setattr(nystrom, "_DENSE_SPECTRAL_MAX", 100)  # Lanczos above 100 points
+    monkeypatch.setattr(approximation, "_DENSE_SPECTRAL_MAX", 100)  # Lanczos above 100 points
     X = np.random.default_rng(3).normal(size=(300, 3))
     ny = Nystroem("rbf", sampler=TinyUniform(), n_components=20, random_state=0).fit(X)
     err, _ = exact_errors(get_kernel("rbf")(X), ny.transform(X))
