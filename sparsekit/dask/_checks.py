@@ -59,15 +59,17 @@ def check_block(block, n_features, name="X"):
     return block
 
 
-def resolved_kernel(kernel, kernel_params=None, n_features=None):
+def resolved_kernel(kernel, kernel_params=None, n_features=None, *, registry=None):
     """A kernel object whose parameters do not depend on the data being processed.
 
-    A data-dependent bandwidth rule (``bandwidth="median"``, ...) must be resolved beforehand:
-    per chunk it would give each block its own bandwidth.
+    ``kernel`` is resolved by :func:`sparsekit.components.resolve` (a name through
+    ``registry``, an object copied, a function wrapped). A data-dependent bandwidth rule
+    (``bandwidth="median"``, ...) must be resolved beforehand: per chunk it would give each
+    block its own bandwidth.
     """
-    from ..kernels.base import as_kernel_object
+    from ..components import resolve
 
-    kernel = as_kernel_object(kernel, None, kernel_params)
+    kernel = resolve("kernel", kernel, kernel_params, registry=registry)
     rule = getattr(kernel, "bandwidth", None)
     if isinstance(rule, str) and getattr(kernel, "gamma_", None) is None:
         raise ValueError(
@@ -76,9 +78,6 @@ def resolved_kernel(kernel, kernel_params=None, n_features=None):
             "(kernel.fit(sample) on a sample of the data, or on the in-memory data) or give "
             "gamma/sigma")
     if isinstance(rule, str):  # fitted: freeze the resolved value, so that no later fit redoes it
-        import copy
-
-        kernel = copy.deepcopy(kernel)
         # effective_gamma names the data's scale where the rule's gamma is no float64
         gamma = kernel.effective_gamma(n_features)
         kernel.set_params(bandwidth=None, gamma=gamma)
