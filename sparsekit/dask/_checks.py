@@ -1,4 +1,5 @@
-"""Input checks of the Dask backend: chunked 2-D arrays with whole rows, resolved kernels."""
+"""Input checks of the Dask backend: chunked 2-D arrays with whole rows, kernels whose parameters
+do not depend on the chunk they see."""
 from __future__ import annotations
 
 import math
@@ -59,17 +60,20 @@ def check_block(block, n_features, name="X"):
     return block
 
 
-def resolved_kernel(kernel, kernel_params=None, n_features=None, *, registry=None):
-    """A kernel object whose parameters do not depend on the data being processed.
+def frozen_kernel(kernel, n_features):
+    """``kernel`` (a resolved kernel object, changed in place: pass a copy, as
+    :func:`sparsekit.components.resolve` returns) with parameters that do not depend on the
+    data being processed.
 
-    ``kernel`` is resolved by :func:`sparsekit.components.resolve` (a name through
-    ``registry``, an object copied, a function wrapped). A data-dependent bandwidth rule
-    (``bandwidth="median"``, ...) must be resolved beforehand: per chunk it would give each
-    block its own bandwidth.
+    A fitted data-dependent bandwidth rule (``bandwidth="median"``, ...) is frozen to its value;
+    an unfitted one is refused: per chunk it would give each block its own bandwidth. Static
+    parameters that need the width (gamma = 1 / n_features) are set.
+
+    Raises
+    ------
+    ValueError
+        An unfitted data-dependent bandwidth rule.
     """
-    from ..components import resolve
-
-    kernel = resolve("kernel", kernel, kernel_params, registry=registry)
     rule = getattr(kernel, "bandwidth", None)
     if isinstance(rule, str) and getattr(kernel, "gamma_", None) is None:
         raise ValueError(

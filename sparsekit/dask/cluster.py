@@ -35,7 +35,7 @@ from ..cluster.kernel_kmeans import (
     _reassign,
     _sq_dists,
 )
-from ._checks import _dask_array, check_block, check_chunked, resolved_kernel
+from ._checks import _dask_array, check_block, check_chunked, frozen_kernel
 from ._heap import chunk_task
 
 
@@ -192,7 +192,7 @@ def kernel_kmeans_fit(Xd, n_clusters=8, *, kernel="rbf", sampler="uniform", n_la
     n, d = Xd.shape
     if n < k:
         raise ValueError(f"n_samples={n} should be >= n_clusters={k}; ask for at most {n} clusters")
-    kernel_obj = resolved_kernel(kernel, kernel_params, d, registry=registry)
+    kernel_obj = frozen_kernel(resolve("kernel", kernel, kernel_params, registry=registry), d)
     given = est._init_indices(n, k)
     rng = check_random_state(random_state)
     ny = nystroem_fit(Xd, kernel_obj, resolve("sampler", sampler, sampler_params,

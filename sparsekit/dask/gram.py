@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._checks import _dask_array, check_block, check_chunked, resolved_kernel
+from ..components import resolve
+from ._checks import _dask_array, check_block, check_chunked, frozen_kernel
 from ._heap import chunk_task
 
 
@@ -36,7 +37,7 @@ def gram(kernel, Xd, Yd=None, *, kernel_params=None, registry=None):
     Xd = check_chunked(Xd, "X")
     Yd = Xd if Yd is None else check_chunked(Yd, "Y", n_features=Xd.shape[1])
     d = Xd.shape[1]
-    kernel = resolved_kernel(kernel, kernel_params, d, registry=registry)
+    kernel = frozen_kernel(resolve("kernel", kernel, kernel_params, registry=registry), d)
     dtype = np.result_type(Xd.dtype, Yd.dtype, np.float32)
     return da.blockwise(_gram_block, "ij", Xd, "ik", Yd, "jk", dtype=dtype, concatenate=True,
                         kernel=kernel, d=d)

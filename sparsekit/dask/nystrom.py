@@ -47,7 +47,7 @@ from ..samplers.chunked import (
     supports_chunked,
 )
 from ..samplers.rls import dac_block_size, dac_chunk_partition, dac_chunk_scores
-from ._checks import _dask_array, check_block, check_chunked, resolved_kernel
+from ._checks import _dask_array, check_block, check_chunked, frozen_kernel
 from ._heap import chunk_task
 from .transform import transform
 
@@ -112,7 +112,7 @@ def dac_rls_scores(Xd, kernel="rbf", lam=1.0, *, block_size=None, kernel_params=
     Xd = check_chunked(Xd, "X")
     lam = check_numeric_lam(lam)
     n, d = Xd.shape
-    kernel = resolved_kernel(kernel, kernel_params, d, registry=registry)
+    kernel = frozen_kernel(resolve("kernel", kernel, kernel_params, registry=registry), d)
     m = dac_block_size(n, block_size)
     seeds = chunk_seeds(len(Xd.chunks[0]), integer_seed(random_state))
     parts = [da.from_delayed(_delayed(_run_on_chunk)(blk, i, d, dac_chunk_scores,
@@ -169,7 +169,7 @@ def nystroem_fit(Xd, kernel="rbf", sampler="uniform", n_components=100, *, kerne
 
     Xd = check_chunked(Xd, "X")
     n, d = Xd.shape
-    kernel = resolved_kernel(kernel, kernel_params, d, registry=registry)
+    kernel = frozen_kernel(resolve("kernel", kernel, kernel_params, registry=registry), d)
     sampler_obj = resolve("sampler", sampler, sampler_params, registry=registry)
     m = check_n_landmarks(check_scalar(n_components, "n_components", kind=numbers.Integral, low=1,
                                        low_inclusive=True), n)

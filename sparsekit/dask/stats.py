@@ -27,7 +27,7 @@ from ..components import resolve
 from ..samplers.lam import check_lam
 from ..stats._data import pooled_n_landmarks, support_ids
 from ..stats.nystrom import NystromMMD
-from ._checks import _dask_array, check_block, check_chunked, resolved_kernel
+from ._checks import _dask_array, check_block, check_chunked, frozen_kernel
 from ._heap import chunk_task
 
 _KEY_MULT = np.uint64(0x9E3779B97F4A7C15)
@@ -110,7 +110,7 @@ def nystrom_mmd_fit(*samples, kernel="rbf", sampler="uniform", n_landmarks=None,
     arrays = [check_chunked(samples[0], names[0])]
     d = arrays[0].shape[1]
     arrays += [check_chunked(S, name, n_features=d) for S, name in zip(samples[1:], names[1:])]
-    kernel_obj = resolved_kernel(kernel, kernel_params, d, registry=registry)
+    kernel_obj = frozen_kernel(resolve("kernel", kernel, kernel_params, registry=registry), d)
     sampler_obj = resolve("sampler", sampler, sampler_params, registry=registry)
     sizes = tuple(int(A.shape[0]) for A in arrays)
     pool = da.concatenate(arrays) if len(arrays) > 1 else arrays[0]

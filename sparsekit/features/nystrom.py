@@ -119,10 +119,12 @@ class Nystroem(TransformerMixin, ParamsMixin):
 
     Parameters
     ----------
-    kernel : str, kernel object or callable, default "rbf"
+    kernel : str, kernel object or function, default "rbf"
         A registered kernel name (``kernel_params`` are passed to its factory), a kernel
-        object (copied at ``fit``) or a function ``k(A, B, **kernel_params)`` returning the
-        Gram block of two row blocks (see :class:`~sparsekit.kernels.base.CallableKernel`).
+        object (copied at ``fit``) or a function ``k(A, B, **kernel_params)`` (a ``def`` or
+        ``lambda``, a method or a ``functools.partial``) returning the Gram block of two row
+        blocks (see :class:`~sparsekit.kernels.base.CallableKernel`); resolved by
+        :func:`sparsekit.components.resolve`.
         Graph kernels take a sequence of graphs as ``X``. ``"precomputed"``: ``fit`` takes the
         square Gram matrix of the training samples, ``transform`` the kernel between new samples
         (rows) and the training samples (columns), as scikit-learn's ``Nystroem``; landmarks
@@ -130,7 +132,7 @@ class Nystroem(TransformerMixin, ParamsMixin):
         samples only through the kernel).
     sampler : str or sampler object, default "uniform"
         A registered landmark sampler name (``sampler_params`` are passed to its factory) or
-        an object with ``sample(X, kernel, n_landmarks, random_state)``.
+        an object with ``sample(X, kernel, n_landmarks, random_state)`` (copied at ``fit``).
     n_components : int, default 100
         Number of landmarks to ask the sampler for; above the number of samples it warns and
         uses n_samples.
