@@ -272,10 +272,10 @@ def run_task(name: str, params=None, data=None, components=None, seed: int = 0,
         if isinstance(value, str):  # a registered name alone, as a spec's ``kernel = "rbf"``
             value = {"name": value}
         if task.build_components and isinstance(value, dict):
-            params = dict(value)
-            name = params.pop("name", task.default_components.get(family))
-            built[family] = resolve(family, name, params, registry=registry)
-            sections[family] = {"name": name, **params}
+            section = dict(value)
+            name = section.pop("name", task.default_components.get(family))
+            built[family] = resolve(family, name, section, registry=registry)
+            sections[family] = {"name": name, **section}
         elif task.build_components:
             built[family], sections[family] = resolve(family, value, registry=registry), {}
         elif isinstance(value, dict):
