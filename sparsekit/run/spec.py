@@ -37,13 +37,13 @@ A parameter whose value is itself a list is written as a list of lists (``[[1, 2
 """
 from __future__ import annotations
 
-import inspect
 import itertools
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from .._names import did_you_mean
+from .._required_params import factory_signature
 from .._terminal import printable
 from ..hookspecs import COMPONENT_FAMILIES
 
@@ -261,13 +261,10 @@ def _check_int(spec_where, value, name, low):
 
 
 def factory_parameters(factory) -> tuple[set, bool]:
-    """The keyword parameters a factory accepts and whether it takes ``**kwargs``."""
-    try:
-        params = inspect.signature(factory).parameters.values()
-    except (TypeError, ValueError):
-        return set(), True
-    names = {p.name for p in params if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
-    return names, any(p.kind == p.VAR_KEYWORD for p in params)
+    """The keyword parameters a factory accepts and whether it takes ``**kwargs`` (read by
+    :func:`sparsekit._required_params.factory_signature`)."""
+    signature = factory_signature(factory)
+    return set(signature.names), signature.var_keyword
 
 
 def validate(doc: dict, *, source="<string>", text="", default_name="spec", registry=None,

@@ -12,6 +12,12 @@ attribute says which inputs it works with (``("vectors", "graphs")`` or ``("vect
 may depend on the sampler's parameters (a λ rule or a random-feature approximation that reads the
 raw vectors).
 
+Optional capability: ``sample_chunked(data, kernel, n_landmarks, random_state=None) ->
+(indices, weights)`` chooses landmarks of data held in row chunks elsewhere (a Dask cluster),
+running per-chunk functions where the chunks are (see :mod:`sparsekit.samplers.chunked`). The
+Dask backend uses it when a sampler has it (``uniform`` and ``dac-rls`` do, and so can a
+plugin's), and otherwise runs ``sample`` on one worker with all the rows.
+
 Score-based samplers (:class:`ScoreSampler`) also expose ``scores(X, kernel, lam=None)`` and draw
 landmarks from their scores in one of two modes (see :mod:`sparsekit.samplers._draw`):
 
@@ -93,7 +99,13 @@ def check_n_landmarks(n_landmarks, n: int, *, allow_none: bool = False):
 
 
 class Sampler(ParamsMixin, ABC):
-    """Base class of landmark samplers."""
+    """Base class of landmark samplers.
+
+    A subclass implements :meth:`sample`; it may also implement
+    ``sample_chunked(data, kernel, n_landmarks, random_state=None) -> (indices, weights)``
+    for data held in row chunks (:class:`sparsekit.samplers.chunked.ChunkedData`), which the
+    Dask backend then uses instead of running :meth:`sample` on one worker (module docstring).
+    """
 
     name = "sampler"
     #: input kinds this sampler works with: "vectors" and/or "graphs"

@@ -24,7 +24,8 @@ import numpy as np
 
 from .._small_blas import is_skinny, one_blas_thread
 from .._validation import check_option, check_random_state, check_scalar
-from ._data import Pooled, resolve_kernel, take_rows, threads
+from ..components import resolve
+from ._data import Pooled, take_rows, threads
 from .exact import _block_step
 from .nystrom import NystromMMD
 from .rff import check_rff_kernel, rff_features
@@ -126,7 +127,7 @@ def _exact_statistics(pool, W, max_memory):
 def permutation_test(X, Y, method="nystrom", kernel="rbf", *, kernel_params=None,
                      n_permutations=500, n_landmarks=None, sampler="uniform",
                      sampler_params=None, lam=1e-6, n_frequencies=None, max_memory=None,
-                     random_state=None, n_jobs=None) -> PermutationTestResult:
+                     random_state=None, n_jobs=None, registry=None) -> PermutationTestResult:
     """Two-sample permutation test of P = Q with an MMD² statistic (module docstring).
 
     Parameters
@@ -142,6 +143,8 @@ def permutation_test(X, Y, method="nystrom", kernel="rbf", *, kernel_params=None
     max_memory : int, optional
         Bytes of one Gram block (exact method).
     random_state : None, int or Generator
+    registry : Registry, optional
+        Where kernel and sampler names are resolved (default: the process-wide registry).
 
     Returns
     -------
@@ -150,7 +153,7 @@ def permutation_test(X, Y, method="nystrom", kernel="rbf", *, kernel_params=None
     method = check_option(method, "method", PERMUTATION_METHODS)
     P = check_scalar(n_permutations, "n_permutations", kind=numbers.Integral, low=1,
                      low_inclusive=True)
-    kernel = resolve_kernel(kernel, kernel_params)
+    kernel = resolve("kernel", kernel, kernel_params, registry=registry)
     if method == "rff":
         check_rff_kernel(kernel)
     pool = Pooled([X, Y], kernel, names=["X", "Y"])
@@ -162,8 +165,8 @@ def permutation_test(X, Y, method="nystrom", kernel="rbf", *, kernel_params=None
     with threads(n_jobs):
         if method == "nystrom":
             est = NystromMMD(kernel=pool.kernel, sampler=sampler, sampler_params=sampler_params,
-                             n_landmarks=n_landmarks, lam=lam)._fit_pool(pool, feature_seed,
-                                                                         features=True)
+                             n_landmarks=n_landmarks, lam=lam, registry=registry)
+            est._fit_pool(pool, feature_seed, features=True)
             Phi = est._feature_matrix()
             dup = None if est._distinct else _duplicate_matrix(est.support_ids_)
 

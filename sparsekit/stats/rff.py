@@ -14,7 +14,8 @@ import numbers
 import numpy as np
 
 from .._validation import check_random_state, check_scalar
-from ._data import Pooled, default_n_landmarks, kernel_name, resolve_kernel, threads
+from ..components import resolve
+from ._data import Pooled, default_n_landmarks, kernel_name, threads
 
 RFF_KERNELS = ("rbf", "laplacian")
 
@@ -57,7 +58,7 @@ def rff_features(pool: Pooled, n_frequencies, random_state):
 
 
 def mmd2_rff(X, Y, kernel="rbf", *, kernel_params=None, n_frequencies=None, random_state=None,
-             n_jobs=None) -> float:
+             n_jobs=None, registry=None) -> float:
     """MMD² of the random-Fourier-feature kernel between ``X`` and ``Y``.
 
     Parameters
@@ -66,12 +67,14 @@ def mmd2_rff(X, Y, kernel="rbf", *, kernel_params=None, n_frequencies=None, rand
     n_frequencies : int, optional
         Random frequencies s (2 s features); default max(1, round(ln n)).
     random_state : None, int or Generator
+    registry : Registry, optional
+        Where a kernel name is resolved (default: the process-wide registry).
 
     Returns
     -------
     float
     """
-    kernel = resolve_kernel(kernel, kernel_params)
+    kernel = resolve("kernel", kernel, kernel_params, registry=registry)
     check_rff_kernel(kernel)
     pool = Pooled([X, Y], kernel, names=["X", "Y"])
     with threads(n_jobs):
