@@ -24,16 +24,16 @@ class ComplexDataError(TypeError, ValueError):
 
 @overload
 def check_array(
-    X: DataLike, name: str = ..., *, ndim: int = ..., dtype: DTypeLike | None = ...,
-    allow_empty: bool = ..., nonnegative: bool = ..., finite: bool = ..., copy: bool = ...,
-    accept_sparse: Literal[False] = ...,
+    X: DataLike, name: str = "X", *, ndim: int = 2, dtype: DTypeLike | None = None,
+    allow_empty: bool = False, nonnegative: bool = False, finite: bool = True, copy: bool = False,
+    accept_sparse: Literal[False] = False,
 ) -> np.ndarray: ...
 
 
 @overload
 def check_array(
-    X: DataLike, name: str = ..., *, ndim: int = ..., dtype: DTypeLike | None = ...,
-    allow_empty: bool = ..., nonnegative: bool = ..., finite: bool = ..., copy: bool = ...,
+    X: DataLike, name: str = "X", *, ndim: int = 2, dtype: DTypeLike | None = None,
+    allow_empty: bool = False, nonnegative: bool = False, finite: bool = True, copy: bool = False,
     accept_sparse: bool,
 ) -> np.ndarray | spmatrix: ...
 
