@@ -278,9 +278,25 @@ class SparseFactors(LinearOperator):
     _adjoint = _transpose
 
     def __matmul__(self, other: Any) -> Any:
-        """``A @ other``: a :class:`SparseFactors` for another ``SparseFactors`` (the factors
-        concatenated), an array for an array or a sparse matrix (``S_Q`` applied first), else
-        what :class:`~scipy.sparse.linalg.LinearOperator` gives (an operator)."""
+        """The product ``A @ other``.
+
+        Parameters
+        ----------
+        other : SparseFactors, array-like, scipy.sparse matrix or LinearOperator
+            The right operand; its rows must match ``A``'s columns.
+
+        Returns
+        -------
+        SparseFactors, ndarray or LinearOperator
+            A ``SparseFactors`` (the factors concatenated, scales multiplied) for a
+            ``SparseFactors``; an array for a 1-D or 2-D array or a sparse matrix (``S_Q``
+            applied first); otherwise what :class:`~scipy.sparse.linalg.LinearOperator` gives.
+
+        Raises
+        ------
+        ValueError
+            If the shapes do not align.
+        """
         if isinstance(other, SparseFactors):
             if self.shape[1] != other.shape[0]:
                 raise ValueError(f"shapes {self.shape} and {other.shape} do not align")
@@ -297,8 +313,24 @@ class SparseFactors(LinearOperator):
         return super().__matmul__(other)
 
     def __rmatmul__(self, other: Any) -> Any:
-        """``other @ A``: a :class:`SparseFactors` for another ``SparseFactors``, else the array
-        ``other @ A`` computed as ``(Aᵀ otherᵀ)ᵀ``."""
+        """The product ``other @ A``.
+
+        Parameters
+        ----------
+        other : SparseFactors or array-like
+            The left operand; its columns (its length, for a 1-D array) must match ``A``'s rows.
+
+        Returns
+        -------
+        SparseFactors or ndarray
+            A ``SparseFactors`` for a ``SparseFactors``; else the array ``other @ A``, computed
+            as ``(Aᵀ otherᵀ)ᵀ``.
+
+        Raises
+        ------
+        ValueError
+            If the shapes do not align.
+        """
         if isinstance(other, SparseFactors):
             return other.__matmul__(self)
         X = np.asarray(other)

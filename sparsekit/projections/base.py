@@ -89,8 +89,24 @@ class Projection(ABC):
         self.nonnegative: bool = bool(nonnegative)
 
     def __call__(self, M: ArrayLike) -> np.ndarray:
-        """``P(M)``: ``M`` validated (a finite float matrix of this projection's ``shape``),
-        clipped at zero when ``nonnegative``, projected, then normalized when ``normalized``."""
+        """Project ``M`` on the constraint set.
+
+        Parameters
+        ----------
+        M : array-like of shape ``self.shape``
+            A finite real matrix.
+
+        Returns
+        -------
+        ndarray
+            ``P(M)``: ``M`` clipped at zero when ``nonnegative``, projected, then scaled to unit
+            Frobenius norm when ``normalized`` (float32 stays float32).
+
+        Raises
+        ------
+        ValueError
+            If ``M`` is not a finite 2-D array of shape ``self.shape``.
+        """
         A = check_array(M, "M")
         if A.shape != self.shape:
             raise ValueError(

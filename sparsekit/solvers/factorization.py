@@ -66,8 +66,18 @@ class FactorizationSolver(ParamsMixin, ABC):
         """Factorize ``M`` under ``constraints`` (one per factor, left to right)."""
 
     def solve(self, *args: Any, **kwargs: Any) -> NoReturn:
-        """Refused: a factorization solver has :meth:`factorize`, not ``solve`` (raises
-        ``TypeError``)."""
+        """Refuse sparse coding: a factorization solver has :meth:`factorize`, not ``solve``.
+
+        Parameters
+        ----------
+        *args, **kwargs
+            Ignored.
+
+        Raises
+        ------
+        TypeError
+            Always, naming :meth:`factorize` and the sparse coding solvers.
+        """
         raise TypeError(
             f"{self.name} is a factorization solver: call factorize(M, constraints) to "
             "approximate a matrix by a product of sparse factors; solve(D, Y) belongs to the "
