@@ -169,10 +169,11 @@ class ScoreSampler(Sampler):
     """A sampler that draws landmarks from per-point importance scores.
 
     Subclasses implement ``_scores(Xp, kernel, lam, rng)`` on prepared data and set
-    ``uses_lam`` (False for scores without a ridge parameter).
+    ``uses_lam`` (False for scores without a ridge parameter). Every score sampler takes and
+    stores the parameters below (``lam`` only where ``uses_lam``).
 
-    Parameters (shared)
-    -------------------
+    Attributes
+    ----------
     lam : float > 0 or "inverse-mean-norm"
         Ridge parameter λ of the leverage scores, or the rule λ = (mean_i ‖x_i‖₂)⁻¹ (thesis §3.3,
         after Brefeld et al. 2006; vectors only).
