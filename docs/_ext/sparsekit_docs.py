@@ -236,7 +236,8 @@ def setup(app):
     app.connect("config-inited", set_context)
     app.connect("config-inited", lambda app, config: generate(app))
     app.connect("include-read", repository_links)
-    app.connect("autodoc-process-signature", constructor_signature)
+    # before numpydoc's handler (priority 500), whose result would otherwise be the first one
+    app.connect("autodoc-process-signature", constructor_signature, priority=400)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
 
 
