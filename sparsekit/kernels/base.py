@@ -188,7 +188,7 @@ class Kernel(ParamsMixin, ABC):
         return X.shape[0]
 
     @abstractmethod
-    def __call__(self, X, Y=None):
+    def __call__(self, X: Any, Y: Any = None) -> np.ndarray:
         """Gram block between the inputs ``X`` and ``Y`` (``Y = X`` when omitted)."""
 
     @abstractmethod
@@ -236,7 +236,8 @@ class VectorKernel(Kernel):
     def _prepare(self, X, Y, same):
         return None
 
-    def __call__(self, X, Y=None, *, out=None, max_memory=None):
+    def __call__(self, X: Any, Y: Any = None, *, out: np.ndarray | None = None,
+                 max_memory: int | None = None) -> np.ndarray:
         """Gram matrix ``K[i, j] = k(X[i], Y[j])`` (``Y = X`` when omitted).
 
         Parameters

@@ -27,10 +27,11 @@ from __future__ import annotations
 
 import math
 import numbers
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .._memory import check_allocation, dense_gram_bytes
 from .._progress import progress, tracked
@@ -123,16 +124,16 @@ class ExactRLSSampler(ScoreSampler):
 
     name = "rls"
 
-    def __init__(self, lam=1.0, mode="fixed", rho=0.1):
-        self.lam = lam
-        self.mode = mode
-        self.rho = rho
+    def __init__(self, lam: float | str = 1.0, mode: str = "fixed", rho: float = 0.1):
+        self.lam: float | str = lam
+        self.mode: str = mode
+        self.rho: float = rho
         self._check_common()
 
     def _scores(self, Xp, kernel, lam, rng, n_landmarks=None):
         return exact_rls(Xp, kernel, lam).astype(_score_dtype(Xp), copy=False)
 
-    def effective_dimension(self, X, kernel, lam=None) -> float:
+    def effective_dimension(self, X: Any, kernel: Any, lam: float | str | None = None) -> float:
         """d_eff = Σ_i l_i = tr(K (K + λI)⁻¹) (2.4)."""
         return float(np.sum(self.scores(X, kernel, lam), dtype=np.float64))
 
@@ -164,12 +165,13 @@ class TwoPassRLSSampler(ScoreSampler):
     name = "two-pass-rls"
     overestimates = False
 
-    def __init__(self, lam=1.0, n_first=None, n_jobs=None, mode="fixed", rho=0.1):
-        self.lam = lam
-        self.n_first = n_first
-        self.n_jobs = n_jobs
-        self.mode = mode
-        self.rho = rho
+    def __init__(self, lam: float | str = 1.0, n_first: int | None = None,
+                 n_jobs: int | None = None, mode: str = "fixed", rho: float = 0.1):
+        self.lam: float | str = lam
+        self.n_first: int | None = n_first
+        self.n_jobs: int | None = n_jobs
+        self.mode: str = mode
+        self.rho: float = rho
         self._check_common()
         self._check_n_first()
 
@@ -248,12 +250,13 @@ class DACRLSSampler(ScoreSampler):
 
     name = "dac-rls"
 
-    def __init__(self, lam=1.0, block_size=None, n_jobs=None, mode="fixed", rho=0.1):
-        self.lam = lam
-        self.block_size = block_size
-        self.n_jobs = n_jobs
-        self.mode = mode
-        self.rho = rho
+    def __init__(self, lam: float | str = 1.0, block_size: int | None = None,
+                 n_jobs: int | None = None, mode: str = "fixed", rho: float = 0.1):
+        self.lam: float | str = lam
+        self.block_size: int | None = block_size
+        self.n_jobs: int | None = n_jobs
+        self.mode: str = mode
+        self.rho: float = rho
         self._check_common()
         self._check_sizes()
 
@@ -274,21 +277,22 @@ class DACRLSSampler(ScoreSampler):
         blocks = random_partition(n, m, rng)
         return dac_rls(Xp, kernel, lam, blocks, self._n_jobs()).astype(_score_dtype(Xp), copy=False)
 
-    def scores_for_partition(self, X, kernel, blocks, lam=None) -> np.ndarray:
+    def scores_for_partition(self, X: Any, kernel: Any, blocks: Iterable[ArrayLike],
+                             lam: float | str | None = None) -> np.ndarray:
         """DAC scores for a given partition (a sequence of disjoint index arrays covering X)."""
         self._check_common(lam)
         Xp = self.prepare_input(X, kernel)
         n = kernel.n_samples(Xp)
-        blocks = [np.asarray(b, dtype=np.intp).ravel() for b in blocks]
+        parts = [np.asarray(b, dtype=np.intp).ravel() for b in blocks]
         seen = np.zeros(n, dtype=np.int64)
-        for b in blocks:
+        for b in parts:
             if b.size and (b.min() < 0 or b.max() >= n):
                 raise ValueError(f"blocks hold indices outside [0, n_samples={n})")
             np.add.at(seen, b, 1)
         if not np.all(seen == 1):
             raise ValueError("blocks must be disjoint and cover every sample exactly once")
         lam_value = self._resolve_lam(Xp, kernel, lam)
-        return dac_rls(Xp, kernel, lam_value, [b for b in blocks if b.size], self._n_jobs()) \
+        return dac_rls(Xp, kernel, lam_value, [b for b in parts if b.size], self._n_jobs()) \
             .astype(_score_dtype(Xp), copy=False)
 
     def sample_chunked(self, data: ChunkedData, kernel: Any, n_landmarks: int,

@@ -8,9 +8,12 @@ sparse coding solvers (``solve(D, Y)``); calling the other method is a ``TypeErr
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any, NoReturn
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .._base import ParamsMixin
 from .._validation import check_array
@@ -58,10 +61,23 @@ class FactorizationSolver(ParamsMixin, ABC):
     name = "factorization"
 
     @abstractmethod
-    def factorize(self, M, constraints, **kwargs) -> FactorizationResult:
+    def factorize(self, M: ArrayLike, constraints: Sequence[Any], **kwargs: Any
+                  ) -> FactorizationResult:
         """Factorize ``M`` under ``constraints`` (one per factor, left to right)."""
 
-    def solve(self, *args, **kwargs):
+    def solve(self, *args: Any, **kwargs: Any) -> NoReturn:
+        """Refuse sparse coding: a factorization solver has :meth:`factorize`, not ``solve``.
+
+        Parameters
+        ----------
+        *args, **kwargs
+            Ignored.
+
+        Raises
+        ------
+        TypeError
+            Always, naming :meth:`factorize` and the sparse coding solvers.
+        """
         raise TypeError(
             f"{self.name} is a factorization solver: call factorize(M, constraints) to "
             "approximate a matrix by a product of sparse factors; solve(D, Y) belongs to the "

@@ -19,12 +19,15 @@ from __future__ import annotations
 
 import numbers
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from .._small_blas import is_skinny, one_blas_thread
+from .._typing import DataLike, RandomStateLike
 from .._validation import check_option, check_random_state, check_scalar
 from ..components import resolve
+from ..registry import Registry
 from ._data import Pooled, take_rows, threads
 from .exact import _block_step
 from .nystrom import NystromMMD
@@ -124,10 +127,15 @@ def _exact_statistics(pool, W, max_memory):
     return T
 
 
-def permutation_test(X, Y, method="nystrom", kernel="rbf", *, kernel_params=None,
-                     n_permutations=500, n_landmarks=None, sampler="uniform",
-                     sampler_params=None, lam=1e-6, n_frequencies=None, max_memory=None,
-                     random_state=None, n_jobs=None, registry=None) -> PermutationTestResult:
+def permutation_test(X: DataLike, Y: DataLike, method: str = "nystrom",
+                     kernel: str | object = "rbf", *, kernel_params: dict[str, Any] | None = None,
+                     n_permutations: int = 500, n_landmarks: int | None = None,
+                     sampler: str | object = "uniform",
+                     sampler_params: dict[str, Any] | None = None, lam: float = 1e-6,
+                     n_frequencies: int | None = None, max_memory: int | None = None,
+                     random_state: RandomStateLike = None,
+                     n_jobs: int | None = None,
+                     registry: Registry | None = None) -> PermutationTestResult:
     """Two-sample permutation test of P = Q with an MMD² statistic (module docstring).
 
     Parameters

@@ -18,12 +18,16 @@ from __future__ import annotations
 
 import numbers
 import time
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
+from .._typing import DataLike, RandomStateLike
 from .._validation import check_option, check_random_state, check_scalar
 from ..components import resolve
+from ..registry import Registry
 from ._data import Pooled, threads
 from .exact import kernel_sums, u_statistic, v_statistic
 from .linear import block_values, linear_terms, subsample_statistic
@@ -117,9 +121,11 @@ class ThreeSampleResult:
     method: str
 
 
-def three_sample_test(X, Z, W, method="nystrom", kernel="rbf", *, kernel_params=None,
-                      random_state=None, n_jobs=None, registry=None,
-                      **options) -> ThreeSampleResult:
+def three_sample_test(X: DataLike, Z: DataLike, W: DataLike, method: str = "nystrom",
+                      kernel: str | object = "rbf", *,
+                      kernel_params: dict[str, Any] | None = None,
+                      random_state: RandomStateLike = None, n_jobs: int | None = None,
+                      registry: Registry | None = None, **options: Any) -> ThreeSampleResult:
     """Decide whether W comes from the distribution of X or of Z: W ~ P_X iff D(X,W) ≤ D(Z,W).
 
     Parameters
@@ -153,10 +159,15 @@ def _sqrt0(v):
     return float(np.sqrt(max(v, 0.0)))
 
 
-def three_sample_error(sample_x, sample_z, sizes, methods=("exact", "linear", "block", "rff",
-                       "nystrom"), *, n_repetitions=100, kernel="rbf", kernel_params=None,
-                       method_options=None, exact_max_n=5000, random_state=None,
-                       n_jobs=None, registry=None) -> list[dict]:
+def three_sample_error(sample_x: Callable[[int, np.random.Generator], Any],
+                       sample_z: Callable[[int, np.random.Generator], Any], sizes: Iterable[int],
+                       methods: Iterable[str] = ("exact", "linear", "block", "rff", "nystrom"),
+                       *, n_repetitions: int = 100, kernel: str | object = "rbf",
+                       kernel_params: dict[str, Any] | None = None,
+                       method_options: Mapping[str, Mapping[str, Any]] | None = None,
+                       exact_max_n: int = 5000, random_state: RandomStateLike = None,
+                       n_jobs: int | None = None,
+                       registry: Registry | None = None) -> list[dict]:
     """Algorithm 3S-eval: error rate, Δ to the exact MMD and time of three-sample tests.
 
     Parameters
