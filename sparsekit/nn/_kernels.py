@@ -18,6 +18,9 @@ Formulas (the library's definitions, :mod:`sparsekit.kernels`):
   gradient too);
 - chi2: exp(-gamma sum_k (z_k - l_k)^2 / (z_k + l_k)).
 
+Where |z_k - l_k| = 0 (an input equal to a landmark in a coordinate) the Laplacian kernel has no
+derivative; back-propagation then uses the backend's subgradient of |t| at 0 (JAX: 1).
+
 The L1 and chi2 formulas form a (batch, landmarks, features) tensor: memory grows as B·L·D.
 """
 from __future__ import annotations

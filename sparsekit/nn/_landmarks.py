@@ -5,7 +5,7 @@ Without labels, the registered sampler draws ``n_landmarks`` rows of the feature
 sampling" of the labelled training examples, class-balanced): every class gets
 ``n_landmarks // n_classes`` landmarks and ``n_landmarks % n_classes`` classes, drawn at random,
 one more; a class with fewer points than its share gives all its points and the rest goes, one
-at a time, to the classes with points left. Within a class the sampler draws its share from that
+at a time, to the class with points left that has the fewest landmarks (ties drawn at random). Within a class the sampler draws its share from that
 class's rows only.
 """
 from __future__ import annotations
@@ -23,11 +23,9 @@ def class_shares(counts: np.ndarray, n_landmarks: int, rng: np.random.Generator)
     share[rng.permutation(n_classes)[: n_landmarks % n_classes]] += 1
     share = np.minimum(share, counts)
     left = n_landmarks - int(share.sum())
-    while left > 0:  # hand the surplus of small classes to the others, in random order
-        room = np.flatnonzero(share < counts)
-        for c in rng.permutation(room)[:left]:
-            share[c] += 1
-            left -= 1
+    for _ in range(left):  # the surplus of small classes: one at a time to the smallest share
+        room = rng.permutation(np.flatnonzero(share < counts))
+        share[room[np.argmin(share[room])]] += 1
     return share
 
 

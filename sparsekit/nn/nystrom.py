@@ -287,6 +287,8 @@ class NystromLayer(keras.layers.Layer):
 
     def kernel_vectors(self, inputs, training=None) -> list:
         """The kernel vectors k_m(f(x), f(L)) of each kernel, shape (batch, L) each, before W."""
+        if not self.built:
+            self.build(tuple(ops.shape(inputs)))
         z = self._flat_features(ops.cast(inputs, self.compute_dtype), training)
         lm = self._flat_features(ops.cast(self.landmarks, self.compute_dtype), training)
         return [f(z, lm) for f in self._formulas]
