@@ -12,8 +12,9 @@ run's seed ``s``:
 2. pretraining: a small convolutional network (two 3 x 3 convolutions of 16 and 32 ReLU
    filters, each followed by 2 x 2 max-pooling, then a softmax layer) is trained on the whole
    training set (``pretrain_epochs``, Adam, learning rate ``learning_rate``); its convolutional
-   part is then frozen, as in the thesis (``pretrain_epochs = 0``: random convolutions), and its flattened output (ReLU features, non-negative,
-   as chi2 needs) is the representation every top model sees. The features are computed once:
+   part is then frozen, as in the thesis (``pretrain_epochs = 0``: random convolutions), and
+   its flattened output (ReLU features, non-negative, as chi2 needs) is the representation every
+   top model sees. The features are computed once:
    with a frozen extractor, ``NystromLayer(feature_extractor=...)`` computes the same kernel
    vectors (``tests/nn``), only more slowly;
 3. top models on the frozen features, each ending in a softmax layer over the classes, trained
@@ -121,11 +122,11 @@ def make_kernel(name, F_train):
 
 def _keras():
     """Keras, imported after :mod:`sparsekit.nn` (which chooses its backend)."""
+    import importlib
+
     from .. import nn  # noqa: F401
 
-    import keras
-
-    return keras
+    return importlib.import_module("keras")
 
 
 def _seed_keras(seed):
@@ -264,7 +265,8 @@ def run_parameters(ctx) -> list:
                                               seed, kernel=kernel, n_landmarks=L,
                                               adaptive=adaptive, cache=cache)
                     rows.append({"label": label(kernel, adaptive), "model": "nystrom",
-                                 "kernel": kernel, "adaptive": bool(adaptive), "size": int(L), "repeat": r,
+                                 "kernel": kernel, "adaptive": bool(adaptive),
+                                 "size": int(L), "repeat": r,
                                  "n_params": n_params, "accuracy": acc})
     return rows
 

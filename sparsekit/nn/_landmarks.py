@@ -5,8 +5,8 @@ Without labels, the registered sampler draws ``n_landmarks`` rows of the feature
 sampling" of the labelled training examples, class-balanced): every class gets
 ``n_landmarks // n_classes`` landmarks and ``n_landmarks % n_classes`` classes, drawn at random,
 one more; a class with fewer points than its share gives all its points and the rest goes, one
-at a time, to the class with points left that has the fewest landmarks (ties drawn at random). Within a class the sampler draws its share from that
-class's rows only.
+at a time, to the class with points left that has the fewest landmarks (ties drawn at random).
+Within a class the sampler draws its share from that class's rows only.
 """
 from __future__ import annotations
 

@@ -9,16 +9,15 @@ import subprocess
 import sys
 from pathlib import Path
 
+import jax  # installed with keras by the nn extra (the tests run on its backend)
+import keras
 import numpy as np
 import pytest
 from sklearn.metrics import pairwise
 
 import sparsekit
-from sparsekit.nn import NystromLayer  # before keras: it may choose Keras' backend
+from sparsekit.nn import NystromLayer
 from sparsekit.nn._landmarks import class_shares, select_landmarks
-
-import jax  # noqa: E402  (installed with keras by the nn extra; the tests' backend)
-import keras  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 
