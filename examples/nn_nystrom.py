@@ -21,8 +21,11 @@ data set is one run of the ``nn`` task of ``sparsekit run``
 same experiments as specs. Needs the ``nn`` extra (``pip install "sparsekit[nn]"``).
 
 It writes ``nn_nystrom_parameters.png`` (the figure) and ``nn_nystrom.md`` (both tables) to
-``--out`` (default ``examples/output/``). The default sizes are small (a minute or two);
-``--full`` runs the thesis' grid (10 repeats, 30 replicates: hours on a laptop's CPU).
+``--out`` (default ``examples/output/``). The default sizes are tiny (a minute; the models are
+undertrained there, their numbers mean nothing); ``--full`` runs the thesis' grid (10 repeats,
+30 replicates: hours on a laptop's CPU); ``--repeats``, ``--few-shot-repeats``, ``--widths``,
+``--landmarks`` and ``--n-samples`` change one size (``benchmarks/README.md`` gives the command
+of its tables).
 """
 from __future__ import annotations
 
@@ -51,10 +54,10 @@ def sizes(args):
         few = {"n_repeats": 30, "pretrain_epochs": 20, "epochs": 200, "n_per_class": [5, 20]}
         n_samples = None
     else:
-        par = {"n_repeats": 2, "pretrain_epochs": 5, "epochs": 20, "widths": [4, 32],
-               "n_landmarks": [4, 16]}
-        few = {"n_repeats": 3, "pretrain_epochs": 5, "epochs": 100, "n_per_class": [5, 20]}
-        n_samples = 600
+        par = {"n_repeats": 1, "pretrain_epochs": 3, "epochs": 20, "widths": [16],
+               "n_landmarks": [16]}
+        few = {"n_repeats": 2, "pretrain_epochs": 3, "epochs": 100, "n_per_class": [5]}
+        n_samples = 400
     for key, value in (("n_repeats", args.repeats), ("widths", args.widths),
                        ("n_landmarks", args.landmarks)):
         if value is not None:

@@ -285,3 +285,18 @@ def test_bad_input_is_refused_clearly(data):
         layer(np.zeros((2, 4), dtype=np.float32))
     with pytest.raises(TypeError, match="adaptive"):
         NystromLayer("rbf", n_landmarks=3, x=x, adaptive="yes")
+
+
+@pytest.mark.parametrize("name", ["additive-chi2", "chi2"])
+def test_chi2_terms_with_zero_sums_count_zero_with_finite_gradients(name, data):
+    x, y = data
+    x = x.copy()
+    x[:, :2] = 0.0  # z_k + l_k = 0 in two coordinates of every pair
+    kernel, reference = KERNELS[name]
+    layer = NystromLayer(kernel, n_landmarks=4, x=x, random_state=0)
+    L = x[layer.landmark_indices_]
+    kv = _np(layer.kernel_vectors(x.astype(np.float32))[0])
+    K = reference(x, L)
+    assert np.max(np.abs(kv - K)) <= 1e-6 * max(1.0, np.abs(K).max())
+    grad = jax.grad(lambda z: keras.ops.sum(layer(z)))(x.astype(np.float32))
+    assert np.all(np.isfinite(np.asarray(grad)))
