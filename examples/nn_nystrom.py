@@ -1,7 +1,7 @@
 """The adaptive Nyström layer: accuracy against parameters, and few-shot learning.
 ===============================================================================
 
-Giffon's thesis (2021, Ch. 2; IJCNN 2019) puts a Nyström layer on top of frozen
+Giffon's thesis (2020, Ch. 2; IJCNN 2019) puts a Nyström layer on top of frozen
 convolutional features: the kernel vector of an input against L landmarks, times an L × L
 matrix W initialised to K_LL^{-1/2} and trained by back-propagation (adaptive) or kept fixed
 (:class:`sparsekit.nn.NystromLayer`). This example reproduces the shape of

@@ -1,4 +1,4 @@
-"""The task ``nn``: the neural-network experiments of Giffon (2021, PhD thesis), one task with a
+"""The task ``nn``: the neural-network experiments of Giffon (2020, PhD thesis), one task with a
 parameter ``experiment`` that picks one of :data:`EXPERIMENTS`.
 
 - ``"parameters"``: accuracy against the number of learned parameters, dense layer vs adaptive
@@ -68,5 +68,5 @@ def _params() -> dict:
 PARAMS = _params()
 
 TASK = Task("nn", run_nn, PARAMS, (), {},
-            "neural-network experiments (Giffon 2021): experiment = " +
+            "neural-network experiments (Giffon 2020): experiment = " +
             " | ".join(f'"{k}"' for k in EXPERIMENTS) + " (needs the nn extra)")

@@ -1,4 +1,4 @@
-"""The adaptive Nyström layer's experiments (Giffon 2021, PhD thesis, §2.3; Giffon et al.,
+"""The adaptive Nyström layer's experiments (Giffon 2020, PhD thesis, §2.3; Giffon et al.,
 IJCNN 2019): accuracy against learned parameters (Fig. 2.2) and few-shot learning (Table 2.2).
 
 Both run as experiments of the task ``nn`` (:mod:`sparsekit.experiments.nn`):
@@ -309,7 +309,7 @@ def run_few_shot(ctx) -> list:
 #: the two experiments, as entries of :data:`sparsekit.experiments.nn.EXPERIMENTS`
 PARAMETERS = Task("parameters", run_parameters, PARAMETERS_PARAMS,
                   summary="accuracy against learned parameters: dense vs (adaptive) Nyström "
-                          "(Giffon 2021, Fig. 2.2)")
+                          "(Giffon 2020, Fig. 2.2)")
 FEW_SHOT = Task("few-shot", run_few_shot, FEW_SHOT_PARAMS,
                 summary="few-shot accuracy with 5 and 20 labelled points per class "
-                        "(Giffon 2021, Table 2.2)")
+                        "(Giffon 2020, Table 2.2)")

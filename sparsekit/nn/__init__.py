@@ -1,7 +1,7 @@
 """Keras 3 layers built on sparsekit's kernels and samplers (the optional ``nn`` extra:
 ``pip install "sparsekit[nn]"``, which installs Keras and JAX).
 
-- :class:`NystromLayer`: the adaptive Nyström layer (Giffon 2021, PhD thesis, Ch. 2; Giffon et
+- :class:`NystromLayer`: the adaptive Nyström layer (Giffon 2020, PhD thesis, Ch. 2; Giffon et
   al., IJCNN 2019).
 
 The layers use ``keras.ops`` only, so they run on the JAX, PyTorch and TensorFlow backends.

@@ -1,7 +1,7 @@
 """Landmark selection for :class:`~sparsekit.nn.NystromLayer` (NumPy only).
 
 Without labels, the registered sampler draws ``n_landmarks`` rows of the features. With labels
-``y``, the draw is stratified by class (Giffon 2021, PhD thesis, §2.3: "stratified uniform
+``y``, the draw is stratified by class (Giffon 2020, PhD thesis, §2.3: "stratified uniform
 sampling" of the labelled training examples, class-balanced): every class gets
 ``n_landmarks // n_classes`` landmarks and ``n_landmarks % n_classes`` classes, drawn at random,
 one more; a class with fewer points than its share gives all its points and the rest goes, one

@@ -1,4 +1,4 @@
-"""The adaptive Nyström layer (Giffon 2021, PhD thesis, Ch. 2; Giffon, Ayache, Artières and
+"""The adaptive Nyström layer (Giffon 2020, PhD thesis, Ch. 2; Giffon, Ayache, Artières and
 Kadri, "Deep networks with adaptive Nyström approximation", IJCNN 2019).
 
 For an input x, landmarks l_1..l_L and a feature extractor f (the identity by default), the
