@@ -26,6 +26,7 @@ The L1 and chi2 formulas form a (batch, landmarks, features) tensor: memory grow
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from ..kernels.chi2 import AdditiveChi2Kernel, Chi2Kernel
 from ..kernels.linear import LinearKernel, PolynomialKernel
@@ -110,7 +111,7 @@ def _chi2_formula(kernel, d):
 
 
 #: kernel class -> ``(kernel, n_features) -> (resolved params, f(Z, L))``
-FORMULAS: dict[type, Callable] = {
+FORMULAS: dict[Any, Callable] = {
     LinearKernel: _linear_formula,
     PolynomialKernel: _polynomial_formula,
     RBFKernel: _rbf_formula,

@@ -222,7 +222,7 @@ class NystromLayer(keras.layers.Layer):
                 raise ValueError(f"landmarks must be an array of shape (L, ...) with one "
                                  f"landmark per row, got shape {L0.shape}")
         else:
-            if ref is None:
+            if ref is None or x_arr is None:
                 raise ValueError("n_landmarks needs x, the training inputs to draw the "
                                  "landmarks from (NystromLayer(..., n_landmarks=L, x=X_train))")
             for k in kernels:
