@@ -300,3 +300,32 @@ def test_chi2_terms_with_zero_sums_count_zero_with_finite_gradients(name, data):
     assert np.max(np.abs(kv - K)) <= 1e-6 * max(1.0, np.abs(K).max())
     grad = jax.grad(lambda z: keras.ops.sum(layer(z)))(x.astype(np.float32))
     assert np.all(np.isfinite(np.asarray(grad)))
+
+
+def test_forward_pass_runs_on_another_keras_backend():
+    """keras.ops only: the layer's forward pass on Keras' NumPy backend (inference only) equals
+    the kernel computed by scikit-learn, in a process of its own."""
+    code = (
+        "import numpy as np\n"
+        "from sklearn.metrics import pairwise\n"
+        "from sparsekit.nn import NystromLayer\n"
+        "import keras\n"
+        "assert keras.backend.backend() == 'numpy'\n"
+        "x = np.random.default_rng(0).random((30, 4)) + 0.05\n"
+        "refs = (('rbf', lambda A, B: pairwise.rbf_kernel(A, B, gamma=0.25)),\n"
+        "        ('additive-chi2', pairwise.additive_chi2_kernel),\n"
+        "        ('laplacian', lambda A, B: pairwise.laplacian_kernel(A, B, gamma=0.25)))\n"
+        "for name, ref in refs:\n"
+        "    layer = NystromLayer([name, 'linear'], n_landmarks=5, x=x, random_state=0)\n"
+        "    out = np.asarray(layer(x.astype('float32')), dtype=float)\n"
+        "    L = x[layer.landmark_indices_]\n"
+        "    want = ref(x, L) @ layer.initial_w_[0]\n"
+        "    assert np.abs(out[:, :5] - want).max() < 1e-4 * np.abs(want).max(), name\n"
+        "    want = (x @ L.T) @ layer.initial_w_[1]\n"
+        "    assert np.abs(out[:, 5:] - want).max() < 1e-4 * np.abs(want).max(), name\n"
+        "print('ok')\n")
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "KERAS_BACKEND": "numpy"}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          cwd=ROOT, env=env, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().splitlines()[-1] == "ok"
