@@ -258,8 +258,8 @@ def test_stratified_draw_is_class_balanced(data):
 
 def test_bad_input_is_refused_clearly(data):
     x, y = data
-    with pytest.raises(ValueError, match="rbf"):  # closest match
-        NystromLayer("rbff", n_landmarks=4, x=x)
+    with pytest.raises(ValueError, match="Did you mean 'laplacian'"):
+        NystromLayer("laplacain", n_landmarks=4, x=x)
     with pytest.raises(TypeError, match="graphs"):
         NystromLayer("shortest-path", n_landmarks=4, x=x)
     with pytest.raises(TypeError, match="no differentiable"):
