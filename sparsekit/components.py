@@ -11,7 +11,10 @@ from typing import Any
 
 from .registry import (  # noqa: F401  (the shortcuts that need no component class)
     _is_function,
+    kernel_by_name,
     default_registry,
+    get_factorizer,
+    get_manifold_kernel,
     get_projection,
     get_sampler,
     get_solver,
@@ -28,4 +31,4 @@ def get_kernel(name: str | Callable[..., Any] | object, **params: Any) -> Any:
         from .kernels.base import CallableKernel
 
         return CallableKernel(name, dict(params) if params else None)
-    return default_registry().get("kernel", name, **params)
+    return kernel_by_name(default_registry(), name, params)

@@ -36,7 +36,7 @@ KNOWN_CYCLES: set = set()
 
 #: Modules the registry layer is made of, and the only sparsekit modules they may import.
 REGISTRY_LAYER = {"sparsekit.registry", "sparsekit.hookspecs", "sparsekit._names",
-                  "sparsekit._required_params"}
+                  "sparsekit._accepts", "sparsekit._required_params"}
 
 
 def _module_name(path: Path) -> str:

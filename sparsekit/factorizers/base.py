@@ -1,9 +1,10 @@
-"""Factorization solvers: protocol, result record and constraint checks.
+"""Factorizers: the base class, the result record and the constraint checks.
 
-A factorization solver approximates a target matrix ``M`` by ``λ · S_1 ⋯ S_Q`` with each
-factor in a constraint set given by a projection (:mod:`sparsekit.projections`):
-``factorize(M, constraints) -> FactorizationResult``. It is a different protocol from the
-sparse coding solvers (``solve(D, Y)``); calling the other method is a ``TypeError``.
+A factorizer approximates a target matrix ``M`` by ``λ · S_1 ⋯ S_Q`` with each factor in a
+constraint set given by a projection (:mod:`sparsekit.projections`):
+``factorize(M, constraints) -> FactorizationResult``. Factorizers are a registry family of their
+own (hook ``sparsekit_factorizers``, :func:`sparsekit.get_factorizer`), apart from the sparse
+coding solvers (``solve(D, Y) -> SparseResult``, family ``"solver"``).
 """
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ from ..projections.base import Projection
 
 @dataclass
 class FactorizationResult:
-    """The result of a factorization solver.
+    """The result of a factorizer (``factorize(M, constraints)``).
 
     Attributes
     ----------
@@ -52,21 +53,48 @@ class FactorizationResult:
         return float(np.sqrt(max(self.objective[-1], 0.0)) / (self.target_norm or 1.0))
 
 
-class FactorizationSolver(ParamsMixin, ABC):
-    """Base class of the factorization solvers: ``factorize(M, constraints)``."""
+class Factorizer(ParamsMixin, ABC):
+    """Base class of the factorizers: ``factorize(M, constraints) -> FactorizationResult``.
 
-    name = "factorization"
+    A subclass sets ``name`` and implements :meth:`factorize`; :class:`ParamsMixin` gives it
+    ``get_params``/``set_params`` from its ``__init__`` signature (QuicK-means sets
+    ``keep_best=True`` through them when the factorizer has that parameter).
+    """
+
+    name = "factorizer"
+    #: ``factorize(M, s, n_factors=Q)`` also takes an integer sparsity level ``s`` and builds
+    #: its own constraint schedule (the hierarchical factorizer); the ``palm4msa`` task of
+    #: ``sparsekit run`` then passes the level instead of a list of projections
+    takes_sparsity_level = False
 
     @abstractmethod
     def factorize(self, M, constraints, **kwargs) -> FactorizationResult:
-        """Factorize ``M`` under ``constraints`` (one per factor, left to right)."""
+        """Factorize ``M`` under ``constraints`` (one projection per factor, left to right).
 
-    def solve(self, *args, **kwargs):
-        raise TypeError(
-            f"{self.name} is a factorization solver: call factorize(M, constraints) to "
-            "approximate a matrix by a product of sparse factors; solve(D, Y) belongs to the "
-            "sparse coding solvers (mp, omp, nn-omp, frank-wolfe)"
-        )
+        Parameters
+        ----------
+        M : (m, n) array
+            The target.
+        constraints : list of projections
+            One per factor, shapes chaining from ``m`` to ``n``.
+        **kwargs
+            Warm start (``init_factors``, ``init_scale``) and solver-specific options.
+
+        Returns
+        -------
+        FactorizationResult
+        """
+
+
+def __getattr__(name):
+    if name == "FactorizationSolver":
+        import warnings
+
+        warnings.warn("FactorizationSolver is deprecated: subclass "
+                      "sparsekit.plugins.Factorizer (factorizers are a family of their own)",
+                      DeprecationWarning, stacklevel=2)
+        return Factorizer
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def resolve_projection(spec, q, registry=None):

@@ -34,7 +34,7 @@ import numpy as np
 from .._threads import effective_n_jobs, thread_limit
 from .._validation import check_scalar
 from ..projections.base import RowColumnTopK
-from .factorization import FactorizationResult, FactorizationSolver, check_constraints, check_target
+from .base import FactorizationResult, Factorizer, check_constraints, check_target
 from .palm4msa import UPDATE_WAYS, default_factors, run_palm, to_sparse_factors
 
 
@@ -125,7 +125,7 @@ def hierarchical_dense(U, fact_projs, res_projs, *, n_iter, n_iter_global, tol, 
     return left + [T], lam, history, total, stop
 
 
-class HierarchicalPalm4MSA(FactorizationSolver):
+class HierarchicalPalm4MSA(Factorizer):
     """Hierarchical Palm4MSA (registered as ``"hierarchical-palm4msa"``).
 
     Parameters
@@ -135,7 +135,7 @@ class HierarchicalPalm4MSA(FactorizationSolver):
     n_iter_global : int, optional
         Palm4MSA iterations of each global fine-tune (default: ``n_iter``).
     tol, update_way, safeguard, n_jobs
-        As for :class:`~sparsekit.solvers.palm4msa.Palm4MSA`.
+        As for :class:`~sparsekit.factorizers.palm4msa.Palm4MSA`.
 
     ``factorize(M, constraints)`` takes ``constraints`` as a pair ``(factor_constraints,
     residual_constraints)`` of ``Q − 1`` projections each (see :func:`hierarchical_constraints`),
@@ -143,6 +143,7 @@ class HierarchicalPalm4MSA(FactorizationSolver):
     """
 
     name = "hierarchical-palm4msa"
+    takes_sparsity_level = True
 
     def __init__(self, n_iter=300, n_iter_global=None, tol=1e-6, update_way="right-to-left",
                  safeguard=False, n_jobs=None):

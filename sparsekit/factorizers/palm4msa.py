@@ -58,7 +58,7 @@ from scipy.linalg.lapack import dstev as stev
 from .._threads import effective_n_jobs, thread_limit
 from .._validation import check_option, check_scalar
 from ..linalg._spmm import csr_times_dense
-from .factorization import FactorizationResult, FactorizationSolver, check_constraints, check_target
+from .base import FactorizationResult, Factorizer, check_constraints, check_target
 
 #: factors sparser than this (and with at least SPARSE_MIN_SIZE entries) are multiplied through
 #: their CSR form; small factors are faster as dense BLAS operands
@@ -410,8 +410,8 @@ def to_sparse_factors(factors, lam, dtype):
     return SparseFactors([sp.csr_matrix(f) for f in factors], lam, dtype=dtype)
 
 
-class Palm4MSA(FactorizationSolver):
-    """Palm4MSA factorization solver (registered as ``"palm4msa"``).
+class Palm4MSA(Factorizer):
+    """Palm4MSA factorizer (registered as ``"palm4msa"``).
 
     Parameters
     ----------
@@ -440,7 +440,7 @@ class Palm4MSA(FactorizationSolver):
     >>> import numpy as np, sparsekit
     >>> M = np.random.default_rng(0).standard_normal((32, 32))
     >>> cons = [sparsekit.get_projection("splincol", shape=(32, 32), k=4) for _ in range(3)]
-    >>> res = sparsekit.get_solver("palm4msa", n_iter=50).factorize(M, cons)
+    >>> res = sparsekit.get_factorizer("palm4msa", n_iter=50).factorize(M, cons)
     >>> res.factors.shape
     (32, 32)
     """

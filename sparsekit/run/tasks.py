@@ -81,6 +81,11 @@ class Task:
     default_components : dict
         ``{family: name}`` used when the spec's section gives no ``name``.
     summary : str
+    build_components : bool, default True
+        ``False``: the task builds its components itself from ``ctx.component_params``.
+    families : dict, optional
+        ``{section: family}`` where a section's components are looked up in another registry
+        family than the section's name (default: none).
     """
 
     name: str
@@ -92,6 +97,13 @@ class Task:
     #: ``False``: the task builds its components itself from ``ctx.component_params`` (when a
     #: parameter depends on the data, as Frank–Wolfe's radius on the signals)
     build_components: bool = True
+    #: ``{section: family}``: the registry family a component section is resolved in, where it
+    #: is not the section's name (the ``palm4msa`` task's ``[solver]`` names a factorizer)
+    families: dict = field(default_factory=dict)
+
+    def family_of(self, section: str) -> str:
+        """The registry family in which the component of ``section`` is looked up."""
+        return self.families.get(section, section)
 
     def registration(self, aliases: tuple = ()) -> Registration:
         """The record that registers this task (what a ``sparsekit_tasks`` hook yields): its
@@ -220,7 +232,7 @@ def _component(task, family, value, registry):
         return value, {}
     params = dict(value)
     name = params.pop("name", task.default_components.get(family))
-    return registry.get(family, name, **params), {"name": name, **params}
+    return registry.get(task.family_of(family), name, **params), {"name": name, **params}
 
 
 def run_task(name: str, params=None, data=None, components=None, seed: int = 0,
