@@ -1,12 +1,12 @@
 """Hook specifications: one hook per registry family (the component families and the tasks).
 
-Every hook returns (or yields) an iterable of :class:`sparsekit.registry.Registration`
+Every hook returns (or yields) an iterable of :class:`sparsekit.plugins.Registration`
 records. Built-in components use exactly these hooks; third-party plugins register a module
 or object with ``@hookimpl``-decorated functions under the ``sparsekit`` entry-point group.
 
 Example
 -------
->>> from sparsekit import Registry, Registration, hookimpl
+>>> from sparsekit.plugins import Registry, Registration, hookimpl
 >>> from sparsekit.samplers import UniformSampler
 >>> class MySamplers:
 ...     @hookimpl

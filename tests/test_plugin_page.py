@@ -118,7 +118,7 @@ P = sparsekit.get_projection("banded", shape=(8, 8), bandwidth=2)
 band = np.triu(np.tril(M, 2), -2)
 out["band_err"] = float(np.abs(P(M) - band / np.linalg.norm(band)).max())
 A, B = (np.triu(np.tril(rng.normal(size=(8, 8)), 1), -1) for _ in range(2))
-fact = sparsekit.get_solver("palm4msa", n_iter=300).factorize(
+fact = sparsekit.get_factorizer("palm4msa", n_iter=300).factorize(
     A @ B, [("band", {"shape": (8, 8), "bandwidth": 1})] * 2)
 dense = [f.toarray() for f in fact.factors.factors]
 out["band_outside"] = float(max(np.abs(f - np.triu(np.tril(f, 1), -1)).max() for f in dense))

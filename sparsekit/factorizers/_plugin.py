@@ -1,6 +1,5 @@
 """Built-in factorizers, registered through the same hook as third-party plugins."""
-from ..hookspecs import hookimpl
-from ..registry import Registration
+from ..plugins import Registration, hookimpl
 from .hierarchical import HierarchicalPalm4MSA
 from .palm4msa import Palm4MSA
 

@@ -1,6 +1,5 @@
 """Built-in kernels, registered through the same hook as third-party plugins."""
-from ..hookspecs import hookimpl
-from ..registry import Registration
+from ..plugins import Registration, hookimpl
 from .chi2 import AdditiveChi2Kernel, Chi2Kernel
 from .graph import ShortestPathKernel
 from .linear import LinearKernel, PolynomialKernel

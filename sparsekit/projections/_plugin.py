@@ -1,6 +1,5 @@
 """Built-in projections, registered through the same hook as third-party plugins."""
-from ..hookspecs import hookimpl
-from ..registry import Registration
+from ..plugins import Registration, hookimpl
 from .base import ColumnTopK, Constant, GlobalTopK, Identity, RowColumnTopK, RowTopK, SupportMask
 
 

@@ -1,6 +1,5 @@
 """Built-in solvers, registered through the same hook as third-party plugins."""
-from ..hookspecs import hookimpl
-from ..registry import Registration
+from ..plugins import Registration, hookimpl
 from .fw import FrankWolfe
 from .mp import MatchingPursuit
 from .nnomp import NonNegativeOMP

@@ -1,5 +1,5 @@
 """The entry point module: one hook function per family, each yielding Registration records."""
-from sparsekit import Registration, hookimpl
+from sparsekit.plugins import Registration, hookimpl
 
 from .kernels import RationalQuadraticKernel
 from .projections import BandProjection
@@ -17,8 +17,7 @@ def sparsekit_kernels():
 @hookimpl
 def sparsekit_samplers():
     yield Registration("kmeans-pp", KMeansPPSampler, aliases=("d2",),
-                       summary="k-means++ (D^2) seeding in the kernel's feature space",
-                       accepts="any")
+                       summary="k-means++ (D^2) seeding in the kernel's feature space")
 
 
 @hookimpl
