@@ -74,12 +74,13 @@ OTHER_FAMILY = {
 #: What a component of these families is, and where it can be used (error messages).
 FAMILY_NOTES = {
     "manifold-kernel": (
-        "A manifold kernel (family 'manifold-kernel') is data-dependent: fit(X_train), then "
-        "gram() and kernel(X_new) evaluate it against the fitted points only, so it cannot serve "
-        "where a kernel k(X, Y) is expected (Nystroem, KernelKMeans, the MMD tests, the Dask "
-        "backend, the samplers). Build it with sparsekit.get_manifold_kernel(name) or use the "
-        "manifold estimators (sparsekit.manifold: Isomap, LocallyLinearEmbedding, "
-        "SpectralEmbedding, ...); `sparsekit list --family kernel` lists the kernels k(X, Y)."),
+        "A manifold kernel is data-dependent: after fit(X_train), gram() and kernel(X_new) are "
+        "evaluated against the fitted points only, so it cannot serve where a kernel k(X, Y) "
+        "is expected (Nystroem, KernelKMeans, the MMD tests, the Dask backend, the samplers). "
+        "Use it through the manifold estimators (sparsekit.manifold: Isomap, "
+        "LocallyLinearEmbedding, SpectralEmbedding, ...) or build it with "
+        "sparsekit.get_manifold_kernel({name!r}); `sparsekit list --family kernel` lists the "
+        "kernels k(X, Y)."),
 }
 
 BUILTIN_PLUGINS = (
@@ -623,8 +624,9 @@ class Registry:
             return None
         if action == "refuse":
             raise WrongFamilyError(
-                f"{name!r} is not a {family}: it is a {other} ({info.summary or info.name}; "
-                f"plugin {info.plugin!r}). {FAMILY_NOTES[other]}", family=other)
+                f"{name!r} is not a {family}: it is the {other.replace('-', ' ')} "
+                f"{info.name!r} (family {other!r}, plugin {info.plugin!r}). "
+                + FAMILY_NOTES[other].format(name=info.name), family=other)
         factory = info.registration.factory
         if other == "solver" and not callable(getattr(factory, "factorize", None)):
             return None  # a sparse coding solver, not a factorizer registered as a solver
@@ -773,8 +775,9 @@ def _check_component_object(family: str, obj) -> None:
             f"e.g. {obj.__name__}()"
         )
     if family == "kernel" and getattr(obj, "data_dependent", False):
+        name = getattr(obj, "name", type(obj).__name__)
         raise TypeError(f"kernel must be {what}; got the manifold kernel {type(obj).__name__}. "
-                        f"{FAMILY_NOTES['manifold-kernel']}")
+                        + FAMILY_NOTES["manifold-kernel"].format(name=name))
     if method and not callable(getattr(obj, method, None)):
         raise TypeError(f"{family} must be {what}; got {type(obj).__name__}")
 @dataclass(frozen=True)
