@@ -11,13 +11,13 @@ from typing import Any
 
 from .registry import (  # noqa: F401  (the shortcuts that need no component class)
     _is_function,
-    kernel_by_name,
     default_registry,
     get_factorizer,
     get_manifold_kernel,
     get_projection,
     get_sampler,
     get_solver,
+    kernel_by_name,
     list_components,
     resolve,
 )

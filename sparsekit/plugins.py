@@ -72,13 +72,23 @@ _SOURCES = {
 #: Names whose object has another name in its module.
 _RENAMED = {"ManifoldKernel": "DataDependentKernel", "HOOKS": "HOOK_OF_FAMILY"}
 
-__all__ = list(_SOURCES)
+__all__ = [
+    "hookimpl", "HOOKS", "Registration", "Registry", "ComponentInfo", "SkippedPlugin",
+    "check_result", "UnknownComponentError", "ComponentConflictError", "ComponentResultError",
+    "PluginWarning", "PluginLoadWarning", "ComponentConflictWarning", "UnknownHookWarning",
+    "INPUT_KINDS", "input_kinds", "Kernel", "VectorKernel", "Sampler", "ScoreSampler",
+    "Landmarks", "Solver", "SparseResult", "Factorizer", "FactorizationResult", "Projection",
+    "ManifoldKernel", "Task", "TaskContext", "KernelProtocol", "SamplerProtocol",
+    "SolverProtocol", "FactorizerProtocol", "ProjectionProtocol", "ManifoldKernelProtocol",
+    "TaskProtocol", "PROTOCOLS", "check_array", "check_pair", "check_scalar", "check_positive",
+    "check_option", "check_random_state", "check_n_landmarks", "check_dictionary",
+    "check_signals", "check_tol", "check_n_nonzero",
+]
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs
     from ._accepts import INPUT_KINDS, input_kinds
     from .factorizers.base import FactorizationResult, Factorizer
-    from .hookspecs import HOOK_OF_FAMILY as HOOKS
-    from .hookspecs import hookimpl
+    from .hookspecs import HOOK_OF_FAMILY as HOOKS, hookimpl
     from .kernels.base import Kernel, VectorKernel
     from .manifold.kernels import DataDependentKernel as ManifoldKernel
     from .projections.base import Projection

@@ -33,8 +33,7 @@ from typing import Any
 
 import pluggy
 
-from ._accepts import ACCEPTS as _ACCEPTS
-from ._accepts import accepts_label
+from ._accepts import ACCEPTS as _ACCEPTS, accepts_label
 from ._names import closest_match, did_you_mean, normalize_name
 from .hookspecs import COMPONENT_FAMILIES, FAMILIES, HOOK_OF_FAMILY, PROJECT, Specs, hookimpl
 

@@ -340,6 +340,7 @@ def test_every_name_of_sparsekit_plugins_imports_without_warning():
     assert caught == []
     for name in plugins.__all__:
         assert getattr(plugins, name) is not None, name
+    assert set(plugins.__all__) == set(plugins._SOURCES)
     assert set(plugins.__all__) <= set(dir(plugins))
     assert plugins.HOOKS["factorizer"] == "sparsekit_factorizers"
 

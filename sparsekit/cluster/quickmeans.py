@@ -69,10 +69,10 @@ from .._threads import effective_n_jobs, thread_limit
 from .._typing import DataLike, RandomStateLike
 from .._validation import check_array, check_option, check_random_state, check_scalar
 from ..exceptions import not_fitted_error
-from ..projections.base import Constant, Identity
-from ..registry import default_registry
 from ..factorizers.hierarchical import hierarchical_constraints, hierarchical_dense
 from ..factorizers.palm4msa import default_factors, run_palm
+from ..projections.base import Constant, Identity
+from ..registry import default_registry
 from ._cpu import cluster_sums, nearest_from_scores, within_cluster_sum
 
 #: bytes of one block of scores (points × clusters) in the assignment step
