@@ -16,8 +16,7 @@ list --family task``)::
 
     # in the plugin module named by the distribution's "sparsekit" entry point
     import numpy as np
-    import sparsekit
-    from sparsekit.run.tasks import Task
+    from sparsekit.plugins import Task, hookimpl
 
     def run(ctx):
         X = ctx.data["X"]
@@ -25,7 +24,7 @@ list --family task``)::
 
     MY_TASK = Task("my-task", run, params={"scale": 1.0})
 
-    @sparsekit.hookimpl
+    @hookimpl
     def sparsekit_tasks():
         yield MY_TASK.registration()
 
