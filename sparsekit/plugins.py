@@ -15,7 +15,8 @@
 - the protocols (:mod:`sparsekit.protocols`, one per family) and the result types
   :class:`Landmarks`, :class:`SparseResult`, :class:`FactorizationResult`;
 - what input a component takes: :data:`INPUT_KINDS`, :func:`input_kinds`;
-- the input checks (:mod:`sparsekit.validation`): ``check_array``, ``check_pair``, ...;
+- the input checks (:mod:`sparsekit.validation`): ``check_array``, ``check_pair``, ...,
+  and ``check_constraints`` (a factorizer's projections, resolved and checked to chain);
 - the registry's records, errors and warnings: :class:`Registry` (to test a plugin without
   installing it), :class:`SkippedPlugin`, :class:`ComponentInfo`, :func:`check_result`,
   :class:`ComponentResultError`, :class:`ComponentConflictError`, :class:`PluginWarning` and
@@ -56,6 +57,7 @@ _SOURCES = {
     "SparseResult": "sparsekit.solvers.base",
     "Factorizer": "sparsekit.factorizers.base",
     "FactorizationResult": "sparsekit.factorizers.base",
+    "check_constraints": "sparsekit.factorizers.base",
     "Projection": "sparsekit.projections.base",
     "ManifoldKernel": "sparsekit.manifold.kernels",
     "Task": "sparsekit.run.tasks",
@@ -82,12 +84,12 @@ __all__ = [
     "SolverProtocol", "FactorizerProtocol", "ProjectionProtocol", "ManifoldKernelProtocol",
     "TaskProtocol", "PROTOCOLS", "check_array", "check_pair", "check_scalar", "check_positive",
     "check_option", "check_random_state", "check_n_landmarks", "check_dictionary",
-    "check_signals", "check_tol", "check_n_nonzero",
+    "check_signals", "check_tol", "check_n_nonzero", "check_constraints",
 ]
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs
     from ._accepts import INPUT_KINDS, input_kinds
-    from .factorizers.base import FactorizationResult, Factorizer
+    from .factorizers.base import FactorizationResult, Factorizer, check_constraints
     from .hookspecs import HOOK_OF_FAMILY as HOOKS, hookimpl
     from .kernels.base import Kernel, VectorKernel
     from .manifold.kernels import DataDependentKernel as ManifoldKernel

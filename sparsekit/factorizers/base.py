@@ -117,7 +117,27 @@ def check_target(M, name="M"):
 
 
 def check_constraints(shape, constraints, name="constraints"):
-    """Resolve the projections; check that their shapes chain from ``shape[0]`` to ``shape[1]``."""
+    """Resolve the projections; check that their shapes chain from ``shape[0]`` to ``shape[1]``.
+
+    Parameters
+    ----------
+    shape : (int, int)
+        The target's shape.
+    constraints : sequence
+        One per factor: a projection object or a ``(name, params)`` pair (built through the
+        default registry).
+    name : str
+        The argument's name in error messages.
+
+    Returns
+    -------
+    list of projections
+
+    Raises
+    ------
+    TypeError, ValueError
+        Not a list of projections, empty, shapes that do not chain, or every factor constant.
+    """
     if isinstance(constraints, (Projection, str)) or not hasattr(constraints, "__len__"):
         raise TypeError(f"{name} must be a list of projections, one per factor")
     if len(constraints) == 0:

@@ -1,6 +1,7 @@
 """The entry point module: one hook function per family, each yielding Registration records."""
 from sparsekit.plugins import Registration, hookimpl
 
+from .factorizers import AlternatingLeastSquares
 from .kernels import RationalQuadraticKernel
 from .projections import BandProjection
 from .samplers import KMeansPPSampler
@@ -24,6 +25,12 @@ def sparsekit_samplers():
 def sparsekit_solvers():
     yield Registration("fista", FISTASolver, aliases=("lasso",),
                        summary="FISTA for the lasso 1/2 ||y - D x||^2 + alpha ||x||_1")
+
+
+@hookimpl
+def sparsekit_factorizers():
+    yield Registration("als", AlternatingLeastSquares, aliases=("alternating-least-squares",),
+                       summary="alternating least squares, each factor projected on its set")
 
 
 @hookimpl
