@@ -275,6 +275,16 @@ def test_registration_reads_accepts_from_its_factory():
         Registration("g", Odd)
 
 
+def test_builtin_registrations_say_what_their_components_accept():
+    """One vocabulary, read from the component: every built-in record's accepts is its class's."""
+    for info in Registry(entry_points=False).list():
+        declared = getattr(info.registration.factory, "accepts", "vectors")
+        kinds = plugins.input_kinds(declared)
+        assert info.registration.accepts == ("any" if len(kinds) == 2 else kinds[0]), info.name
+    assert {i.registration.accepts for i in Registry(entry_points=False).list("projection")} \
+        == {"any"}
+
+
 def test_input_kinds_reads_every_spelling():
     from sparsekit.samplers import GreedyTraceSampler
 

@@ -24,5 +24,4 @@ def sparsekit_kernels():
         ShortestPathKernel,
         aliases=("sp",),
         summary="Borgwardt-Kriegel shortest-path graph kernel (label, label, distance)",
-        accepts="graphs",
-    )
+    )  # accepts="graphs": read from ShortestPathKernel.accepts

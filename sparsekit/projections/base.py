@@ -80,6 +80,8 @@ class Projection(ABC):
 
     name = "projection"
     is_constant = False
+    #: what input a projection takes (sparsekit._accepts): a matrix, not samples
+    accepts = "any"
 
     def __init__(self, shape, *, normalized=True, nonnegative=False):
         self.shape = _check_shape(shape)
