@@ -13,13 +13,15 @@ A leaf module (it imports nothing of sparsekit): the registry layer uses it.
 """
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 #: The kinds of input samples.
 INPUT_KINDS = ("vectors", "graphs")
 #: The one-word spellings of ``accepts`` (a kind, or ``"any"``).
 ACCEPTS = (*INPUT_KINDS, "any")
 
 
-def input_kinds(accepts) -> tuple[str, ...]:
+def input_kinds(accepts: str | Iterable[str]) -> tuple[str, ...]:
     """The input kinds an ``accepts`` value names, as a tuple in :data:`INPUT_KINDS` order.
 
     Parameters
@@ -47,13 +49,13 @@ def input_kinds(accepts) -> tuple[str, ...]:
     return tuple(k for k in INPUT_KINDS if k in kinds)
 
 
-def accepts_of(component, default: str = "vectors") -> tuple[str, ...]:
+def accepts_of(component: object, default: str = "vectors") -> tuple[str, ...]:
     """The input kinds of a component object or class (its ``accepts``; ``default`` when it
     has none)."""
     return input_kinds(getattr(component, "accepts", default))
 
 
-def accepts_label(kinds) -> str:
+def accepts_label(kinds: str | Iterable[str]) -> str:
     """The one-word spelling of ``kinds``: the kind itself, or ``"any"`` for every kind."""
     kinds = input_kinds(kinds)
     return kinds[0] if len(kinds) == 1 else "any"

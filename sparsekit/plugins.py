@@ -9,7 +9,8 @@
   ``sparsekit_solvers``, ``sparsekit_factorizers``, ``sparsekit_projections``,
   ``sparsekit_manifold_kernels``, ``sparsekit_tasks``; :data:`HOOKS` maps family to hook);
 - the base classes: :class:`Kernel`, :class:`VectorKernel`, :class:`Sampler`,
-  :class:`ScoreSampler`, :class:`Solver`, :class:`Factorizer`, :class:`Projection`,
+  :class:`ScoreSampler` (and :class:`ChunkedData`, what a sampler's optional ``sample_chunked``
+  receives), :class:`Solver`, :class:`Factorizer`, :class:`Projection`,
   :class:`ManifoldKernel`, and :class:`Task` / :class:`TaskContext` for the tasks of
   ``sparsekit run``;
 - the protocols (:mod:`sparsekit.protocols`, one per family) and the result types
@@ -53,6 +54,7 @@ _SOURCES = {
     "Sampler": "sparsekit.samplers.base",
     "ScoreSampler": "sparsekit.samplers.base",
     "Landmarks": "sparsekit.samplers.base",
+    "ChunkedData": "sparsekit.samplers.chunked",
     "Solver": "sparsekit.solvers.base",
     "SparseResult": "sparsekit.solvers.base",
     "Factorizer": "sparsekit.factorizers.base",
@@ -84,7 +86,7 @@ __all__ = [
     "SolverProtocol", "FactorizerProtocol", "ProjectionProtocol", "ManifoldKernelProtocol",
     "TaskProtocol", "PROTOCOLS", "check_array", "check_pair", "check_scalar", "check_positive",
     "check_option", "check_random_state", "check_n_landmarks", "check_dictionary",
-    "check_signals", "check_tol", "check_n_nonzero", "check_constraints",
+    "check_signals", "check_tol", "check_n_nonzero", "check_constraints", "ChunkedData",
 ]
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs
@@ -120,6 +122,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs
     )
     from .run.tasks import Task, TaskContext
     from .samplers.base import Landmarks, Sampler, ScoreSampler
+    from .samplers.chunked import ChunkedData
     from .solvers.base import Solver, SparseResult
     from .validation import (
         check_array,

@@ -22,7 +22,6 @@ or ``Registry(disable=[...])``.
 from __future__ import annotations
 
 import builtins
-import functools
 import importlib
 import os
 import warnings
@@ -35,6 +34,7 @@ import pluggy
 
 from ._accepts import ACCEPTS as _ACCEPTS, accepts_label
 from ._names import closest_match, did_you_mean, normalize_name
+from ._required_params import factory_signature, missing_params_error
 from .hookspecs import COMPONENT_FAMILIES, FAMILIES, HOOK_OF_FAMILY, PROJECT, Specs, hookimpl
 
 ENTRY_POINT_GROUP = "sparsekit"
@@ -666,8 +666,6 @@ class Registry:
             return name_or_object
         info = self.lookup(family, name_or_object)
         _check_params_accepted(info, params)
-        from ._required_params import missing_params_error
-
         missing = missing_params_error(info.family, info.name, info.registration.factory, params)
         if missing is not None:
             raise missing
@@ -798,32 +796,6 @@ def _rebuild(recipe) -> Registry:
     return reg
 
 
-def resolve(family: str, spec, params=None, *, registry: Registry | None = None):
-    """The component an estimator parameter names: ``spec`` is a registered name (built with
-    ``params``) or a component object (returned as a deep copy, so that fitting never changes
-    the caller's object).
-
-    Estimators call this once, in ``fit``, with their ``registry`` parameter (``None``: the
-    process-wide :func:`default_registry`).
-    """
-    import copy
-
-    if isinstance(spec, str):
-        return (registry or default_registry()).get(family, spec, **dict(params or {}))
-    if params:
-        raise TypeError(
-            f"{family}_params can only be given with a {family} name, not with a "
-            f"{type(spec).__name__} object (configure the object itself)"
-        )
-    if spec is None:
-        raise TypeError(
-            f"{family} must be a registered {family} name or a {family} object, got None"
-        )
-    if getattr(spec, "data_dependent", False) and Registry._check_family(family) == "kernel":
-        _check_component_object("kernel", spec)  # a manifold kernel: says where it is used
-    return copy.deepcopy(spec)
-
-
 def check_result(family: str, component, result, *, registry: Registry | None = None):
     """Return ``result`` if it has the type ``family``'s protocol promises, else raise.
 
@@ -858,36 +830,15 @@ def _check_params_accepted(info: ComponentInfo, params: dict) -> None:
     """Name the component and its parameters when a keyword is not accepted by its factory."""
     if not params:
         return
-    factory = info.registration.factory
-    try:
-        accepted = _accepted_params(factory)
-    except TypeError:  # an unhashable factory object
-        accepted = _accepted_params.__wrapped__(factory)
-    if accepted is None:
+    signature = factory_signature(info.registration.factory)
+    if signature.var_keyword:
         return
-    accepted = list(accepted)
-    unknown = sorted(set(params) - set(accepted))
+    unknown = sorted(set(params) - set(signature.names))
     if unknown:
         raise TypeError(
             f"{info.family} {info.name!r} got unknown parameter(s) {unknown}; "
-            f"its parameters are {accepted}"
+            f"its parameters are {list(signature.names)}"
         )
-
-
-@functools.lru_cache(maxsize=256)
-def _accepted_params(factory):
-    """Keyword names ``factory`` accepts, or None when it takes ``**kwargs`` or has no
-    signature (a builtin: the call decides). Cached: ``inspect.signature`` costs ~0.1 ms."""
-    import inspect
-
-    try:
-        sig = inspect.signature(factory)
-    except (TypeError, ValueError):
-        return None
-    if any(p.kind is p.VAR_KEYWORD for p in sig.parameters.values()):
-        return None
-    return tuple(p.name for p in sig.parameters.values()
-                 if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY))
 
 
 _default: Registry | None = None
@@ -958,3 +909,14 @@ def list_components(family: str | None = None) -> list[ComponentInfo]:
     """Every component of ``family`` (``"kernel"``, ``"sampler"``, ``"solver"``,
     ``"projection"``, ``"task"``) or of every component family (tasks apart)."""
     return default_registry().list(family)
+
+
+def __getattr__(name: str) -> Any:
+    # resolve moved up to sparsekit.components (the layer above: it wraps kernel functions into
+    # component classes, which the registry does not import). The deprecated alias looks the
+    # module up when it is used, so that this module imports nothing above it.
+    if name == "resolve":
+        warnings.warn("sparsekit.registry.resolve is deprecated: use sparsekit.components.resolve",
+                      DeprecationWarning, stacklevel=2)
+        return importlib.import_module("sparsekit.components").resolve
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -9,9 +9,12 @@ coding solvers (``solve(D, Y) -> SparseResult``, family ``"solver"``).
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .._base import ParamsMixin
 from .._validation import check_array
@@ -68,7 +71,8 @@ class Factorizer(ParamsMixin, ABC):
     takes_sparsity_level = False
 
     @abstractmethod
-    def factorize(self, M, constraints, **kwargs) -> FactorizationResult:
+    def factorize(self, M: ArrayLike, constraints: Sequence[Any], **kwargs: Any
+                  ) -> FactorizationResult:
         """Factorize ``M`` under ``constraints`` (one projection per factor, left to right).
 
         Parameters
@@ -116,7 +120,8 @@ def check_target(M, name="M"):
     return check_array(M, name)
 
 
-def check_constraints(shape, constraints, name="constraints"):
+def check_constraints(shape: tuple[int, int], constraints: Sequence[Any],
+                      name: str = "constraints") -> list[Projection]:
     """Resolve the projections; check that their shapes chain from ``shape[0]`` to ``shape[1]``.
 
     Parameters

@@ -28,8 +28,10 @@ per row and column, residuals with ``2^Q / 2^k`` per row and column.
 from __future__ import annotations
 
 import numbers
+from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .._threads import effective_n_jobs, thread_limit
 from .._validation import check_scalar
@@ -47,7 +49,8 @@ def _per_row_col(budget, shape):
     return k_row, k_col
 
 
-def hierarchical_constraints(shape, n_factors, sparsity, *, projection="splincol"):
+def hierarchical_constraints(shape: tuple[int, int], n_factors: int, sparsity: int, *,
+                             projection: str = "splincol") -> tuple[list, list]:
     """Factor and residual constraints of hierarchical Palm4MSA for an ``m × n`` target.
 
     Parameters
@@ -145,8 +148,9 @@ class HierarchicalPalm4MSA(Factorizer):
     name = "hierarchical-palm4msa"
     takes_sparsity_level = True
 
-    def __init__(self, n_iter=300, n_iter_global=None, tol=1e-6, update_way="right-to-left",
-                 safeguard=False, n_jobs=None):
+    def __init__(self, n_iter: int = 300, n_iter_global: int | None = None, tol: float = 1e-6,
+                 update_way: str = "right-to-left", safeguard: bool = False,
+                 n_jobs: int | None = None) -> None:
         self.n_iter = n_iter
         self.n_iter_global = n_iter_global
         self.tol = tol
@@ -154,7 +158,8 @@ class HierarchicalPalm4MSA(Factorizer):
         self.safeguard = safeguard
         self.n_jobs = n_jobs
 
-    def factorize(self, M, constraints, *, n_factors=None) -> FactorizationResult:
+    def factorize(self, M: ArrayLike, constraints: Any, *,
+                  n_factors: int | None = None) -> FactorizationResult:
         """Approximate ``M`` by ``λ S_1 ⋯ S_Q`` level by level.
 
         Parameters

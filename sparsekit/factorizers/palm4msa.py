@@ -51,8 +51,11 @@ Decisions:
 from __future__ import annotations
 
 import numbers
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy.linalg.lapack import dstev as stev
 
 from .._threads import effective_n_jobs, thread_limit
@@ -447,8 +450,9 @@ class Palm4MSA(Factorizer):
 
     name = "palm4msa"
 
-    def __init__(self, n_iter=300, tol=1e-6, update_way="right-to-left", safeguard=False,
-                 keep_best=False, n_jobs=None):
+    def __init__(self, n_iter: int = 300, tol: float = 1e-6, update_way: str = "right-to-left",
+                 safeguard: bool = False, keep_best: bool = False,
+                 n_jobs: int | None = None) -> None:
         self.n_iter = n_iter
         self.tol = tol
         self.update_way = update_way
@@ -463,8 +467,9 @@ class Palm4MSA(Factorizer):
         way = check_option(self.update_way, "update_way", UPDATE_WAYS)
         return n_iter, tol, way
 
-    def factorize(self, M, constraints, *, init_factors=None,
-                  init_scale=1.0) -> FactorizationResult:
+    def factorize(self, M: ArrayLike, constraints: Sequence[Any], *,
+                  init_factors: Sequence[ArrayLike] | None = None,
+                  init_scale: float = 1.0) -> FactorizationResult:
         """Approximate ``M`` by ``λ S_1 ⋯ S_Q`` with ``S_q`` in ``constraints[q]``.
 
         Parameters

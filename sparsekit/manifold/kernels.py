@@ -32,6 +32,8 @@ from __future__ import annotations
 
 import numbers
 from abc import ABC, abstractmethod
+from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 
@@ -55,7 +57,7 @@ def _check_rows(kernel, X):
     return X
 
 
-def resolve_base(base, params=None):
+def resolve_base(base: Any, params: Mapping[str, Any] | None = None) -> Any:
     """A base kernel from a registered name (with ``params``), a kernel object or a callable
     ``k(X, Y)``, through :func:`sparsekit.components.resolve` (an object is copied).
 
