@@ -210,11 +210,17 @@ def test_vector_kernel_entry_points_refuse_manifold_kernels_clearly(entry, name)
 
 
 def test_manifold_kernel_objects_are_refused_where_a_kernel_is_expected():
+    """Through sparsekit.components.resolve (KernelKMeans still copies its kernel object with a
+    helper of its own, so it is not listed here)."""
+    from sparsekit import stats
     from sparsekit.components import resolve
     from sparsekit.manifold.kernels import LLEKernel
 
+    X = _blobs()
     for call in (lambda: resolve("kernel", LLEKernel()),
-                 lambda: Registry(entry_points=False).get("kernel", LLEKernel())):
+                 lambda: Registry(entry_points=False).get("kernel", LLEKernel()),
+                 lambda: sparsekit.Nystroem(kernel=LLEKernel(), n_components=5).fit(X),
+                 lambda: stats.mmd2_biased(X[:20], X[20:], kernel=LLEKernel())):
         with pytest.raises(TypeError, match="got the manifold kernel LLEKernel.*get_manifold"):
             call()
 
