@@ -50,12 +50,44 @@ def input_kinds(accepts: str | Iterable[str]) -> tuple[str, ...]:
 
 
 def accepts_of(component: object, default: str = "vectors") -> tuple[str, ...]:
-    """The input kinds of a component object or class (its ``accepts``; ``default`` when it
-    has none)."""
+    """The input kinds of a component object or class.
+
+    Parameters
+    ----------
+    component : object
+        A component object or class; its ``accepts`` attribute is read.
+    default : str
+        The spelling used when it has none.
+
+    Returns
+    -------
+    tuple of str
+
+    Raises
+    ------
+    ValueError
+        An ``accepts`` value outside the vocabulary.
+    """
     return input_kinds(getattr(component, "accepts", default))
 
 
 def accepts_label(kinds: str | Iterable[str]) -> str:
-    """The one-word spelling of ``kinds``: the kind itself, or ``"any"`` for every kind."""
+    """The one-word spelling of ``kinds``: the kind itself, or ``"any"`` for every kind.
+
+    Parameters
+    ----------
+    kinds : str or iterable of str
+        Any spelling of :func:`input_kinds`.
+
+    Returns
+    -------
+    str
+        ``"vectors"``, ``"graphs"`` or ``"any"``.
+
+    Raises
+    ------
+    ValueError
+        An unknown kind.
+    """
     kinds = input_kinds(kinds)
     return kinds[0] if len(kinds) == 1 else "any"

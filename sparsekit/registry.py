@@ -864,7 +864,25 @@ def get_kernel(name: str | object, **params: Any) -> Any:
 def kernel_by_name(registry: Registry, name: str | object, params: dict) -> Any:
     """``registry.get("kernel", name, **params)``, except that the name of a manifold kernel
     still builds it, with a :class:`DeprecationWarning` (what ``get_kernel`` did before
-    manifold kernels had a family of their own); the estimators' lookups refuse it."""
+    manifold kernels had a family of their own); the estimators' lookups refuse it.
+
+    Parameters
+    ----------
+    registry : Registry
+    name : str or kernel object
+    params : dict
+        The factory's keyword parameters.
+
+    Returns
+    -------
+    object
+        The kernel (or, deprecated, the manifold kernel).
+
+    Raises
+    ------
+    UnknownComponentError
+        An unknown name.
+    """
     try:
         return registry.get("kernel", name, **params)
     except WrongFamilyError as exc:
@@ -888,14 +906,49 @@ def get_solver(name: str | object, **params: Any) -> Any:
 
 def get_factorizer(name: str | object, **params: Any) -> Any:
     """Build a factorizer by name, e.g. ``get_factorizer("palm4msa", n_iter=100)``: a component
-    with ``factorize(M, constraints) -> FactorizationResult``."""
+    with ``factorize(M, constraints) -> FactorizationResult``.
+
+    Parameters
+    ----------
+    name : str or factorizer object
+        A registered factorizer (``sparsekit list --family factorizer``); an object is returned
+        as is.
+    **params
+        The factory's keyword parameters.
+
+    Returns
+    -------
+    object
+
+    Raises
+    ------
+    UnknownComponentError
+        An unknown name (the closest one is suggested, a sparse solver's name included).
+    """
     return default_registry().get("factorizer", name, **params)
 
 
 def get_manifold_kernel(name: str | object, **params: Any) -> Any:
     """Build a manifold (data-dependent) kernel by name, e.g.
     ``get_manifold_kernel("isomap-geodesic", n_neighbors=10)``: ``fit(X_train)``, then
-    ``gram()`` and ``kernel(X_new)``."""
+    ``gram()`` and ``kernel(X_new)``.
+
+    Parameters
+    ----------
+    name : str or manifold-kernel object
+        A registered manifold kernel (``sparsekit list --family manifold-kernel``).
+    **params
+        The factory's keyword parameters.
+
+    Returns
+    -------
+    object
+
+    Raises
+    ------
+    UnknownComponentError
+        An unknown name.
+    """
     return default_registry().get("manifold-kernel", name, **params)
 
 
@@ -907,7 +960,8 @@ def get_projection(name: str | object, **params: Any) -> Any:
 
 def list_components(family: str | None = None) -> list[ComponentInfo]:
     """Every component of ``family`` (``"kernel"``, ``"sampler"``, ``"solver"``,
-    ``"projection"``, ``"task"``) or of every component family (tasks apart)."""
+    ``"factorizer"``, ``"projection"``, ``"manifold-kernel"``, ``"task"``) or of every
+    component family (tasks apart)."""
     return default_registry().list(family)
 
 

@@ -103,7 +103,18 @@ class Task:
     families: dict = field(default_factory=dict)
 
     def family_of(self, section: str) -> str:
-        """The registry family in which the component of ``section`` is looked up."""
+        """The registry family in which the component of ``section`` is looked up.
+
+        Parameters
+        ----------
+        section : str
+            A component section of the spec (one of :attr:`components`).
+
+        Returns
+        -------
+        str
+            ``families[section]``, else ``section`` itself.
+        """
         return self.families.get(section, section)
 
     def registration(self, aliases: tuple = ()) -> Registration:
