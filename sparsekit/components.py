@@ -25,9 +25,12 @@ from .registry import (  # noqa: F401  (the shortcuts that need no component cla
     _check_component_object,
     _is_function,
     default_registry,
+    get_factorizer,
+    get_manifold_kernel,
     get_projection,
     get_sampler,
     get_solver,
+    kernel_by_name,
     list_components,
 )
 
@@ -112,4 +115,4 @@ def get_kernel(name: str | Callable[..., Any] | object, **params: Any) -> Any:
         from .kernels.base import CallableKernel
 
         return CallableKernel(name, dict(params) if params else None)
-    return default_registry().get("kernel", name, **params)
+    return kernel_by_name(default_registry(), name, params)

@@ -81,6 +81,8 @@ class Projection(ABC):
 
     name = "projection"
     is_constant = False
+    #: what input a projection takes (sparsekit._accepts): a matrix, not samples
+    accepts = "any"
 
     def __init__(self, shape: tuple[int, int], *, normalized: bool = True,
                  nonnegative: bool = False):

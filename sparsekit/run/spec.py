@@ -345,7 +345,7 @@ def validate(doc: dict, *, source="<string>", text="", default_name="spec", regi
                             f"list --family {sec}`)")
         for name in names:
             try:
-                info = registry.lookup(sec, name)
+                info = registry.lookup(task.family_of(sec), name)
             except (KeyError, ValueError, TypeError) as exc:
                 raise SpecError(f"{where(sec, 'name')}: {exc}") from None
             accepted, var_kw = factory_parameters(info.registration.factory)

@@ -16,8 +16,7 @@ list --family task``)::
 
     # in the plugin module named by the distribution's "sparsekit" entry point
     import numpy as np
-    import sparsekit
-    from sparsekit.run.tasks import Task
+    from sparsekit.plugins import Task, hookimpl
 
     def run(ctx):
         X = ctx.data["X"]
@@ -25,7 +24,7 @@ list --family task``)::
 
     MY_TASK = Task("my-task", run, params={"scale": 1.0})
 
-    @sparsekit.hookimpl
+    @hookimpl
     def sparsekit_tasks():
         yield MY_TASK.registration()
 
@@ -83,6 +82,11 @@ class Task:
     default_components : dict
         ``{family: name}`` used when the spec's section gives no ``name``.
     summary : str
+    build_components : bool, default True
+        ``False``: the task builds its components itself from ``ctx.component_params``.
+    families : dict, optional
+        ``{section: family}`` where a section's components are looked up in another registry
+        family than the section's name (default: none).
     """
 
     name: str
@@ -94,6 +98,24 @@ class Task:
     #: ``False``: the task builds its components itself from ``ctx.component_params`` (when a
     #: parameter depends on the data, as Frank–Wolfe's radius on the signals)
     build_components: bool = True
+    #: ``{section: family}``: the registry family a component section is resolved in, where it
+    #: is not the section's name (the ``palm4msa`` task's ``[solver]`` names a factorizer)
+    families: dict = field(default_factory=dict)
+
+    def family_of(self, section: str) -> str:
+        """The registry family in which the component of ``section`` is looked up.
+
+        Parameters
+        ----------
+        section : str
+            A component section of the spec (one of :attr:`components`).
+
+        Returns
+        -------
+        str
+            ``families[section]``, else ``section`` itself.
+        """
+        return self.families.get(section, section)
 
     def registration(self, aliases: tuple = ()) -> Registration:
         """The record that registers this task (what a ``sparsekit_tasks`` hook yields): its
@@ -274,10 +296,11 @@ def run_task(name: str, params=None, data=None, components=None, seed: int = 0,
         if task.build_components and isinstance(value, dict):
             section = dict(value)
             name = section.pop("name", task.default_components.get(family))
-            built[family] = resolve(family, name, section, registry=registry)
+            built[family] = resolve(task.family_of(family), name, section, registry=registry)
             sections[family] = {"name": name, **section}
         elif task.build_components:
-            built[family], sections[family] = resolve(family, value, registry=registry), {}
+            built[family] = resolve(task.family_of(family), value, registry=registry)
+            sections[family] = {}
         elif isinstance(value, dict):
             sections[family] = dict(value)
         else:  # the task builds it from its parameters, which may depend on the data

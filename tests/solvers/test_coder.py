@@ -30,8 +30,7 @@ def problem():
 
 
 def test_solvers_registered_by_name_and_alias(registry):
-    assert registry.names("solver") == ["frank-wolfe", "hierarchical-palm4msa", "mp", "nn-omp",
-                                        "omp", "palm4msa"]
+    assert registry.names("solver") == ["frank-wolfe", "mp", "nn-omp", "omp"]  # no factorizer
     assert isinstance(registry.get("solver", "OMP", n_nonzero_coefs=3), OMP)
     assert isinstance(registry.get("solver", "matching_pursuit"), MatchingPursuit)
     assert isinstance(registry.get("solver", "nnomp"), NonNegativeOMP)
