@@ -204,3 +204,5 @@ def main(argv=None) -> int:
 
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(main())
+
+__all__ = ["main", "build_parser"]

@@ -16,11 +16,16 @@ import inspect
 import os
 import pkgutil
 import re
+import warnings
 from pathlib import Path
 
 
 def public_modules(package="sparsekit"):
-    """Names of the importable public modules of ``package`` that define ``__all__``."""
+    """Names of the importable public modules of ``package`` that define ``__all__``.
+
+    A deprecated alias module (one that replaces itself in ``sys.modules`` by the module it
+    moved to) is left out: its names are listed under the module it moved to.
+    """
     pkg = importlib.import_module(package)
     names = [package]
     for info in pkgutil.walk_packages(pkg.__path__, package + "."):
@@ -29,8 +34,10 @@ def public_modules(package="sparsekit"):
         names.append(info.name)
     found = []
     for name in sorted(names):
-        module = importlib.import_module(name)
-        if getattr(module, "__all__", None):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)
+            module = importlib.import_module(name)
+        if module.__name__ == name and hasattr(module, "__all__"):
             found.append(name)
     return found
 
@@ -75,14 +82,11 @@ def write_api(srcdir: Path) -> None:
             "",
             f".. currentmodule:: {name}",
             "",
-            ".. autosummary::",
-            "   :toctree: generated/",
-            "",
         ]
-        for item in sorted(module.__all__, key=str.lower):
-            if item.startswith("__"):
-                continue
-            lines.append(f"   {item}")
+        items = [i for i in sorted(module.__all__, key=str.lower) if not i.startswith("__")]
+        if items:  # a package of modules only (``__all__ = []``) has its docstring alone
+            lines += [".. autosummary::", "   :toctree: generated/", ""]
+            lines += [f"   {item}" for item in items]
         _write(api / f"{name}.rst", "\n".join(lines) + "\n")
     _write(api / "index.rst", "\n".join(index) + "\n")
 

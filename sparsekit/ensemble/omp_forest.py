@@ -382,3 +382,5 @@ class OMPForestClassifier(ClassifierMixin, _OMPForestBase):
         X = validate_data(self, X, dtype=(np.float64, np.float32), reset=False)
         for scores in self._staged_scores(X):
             yield self.classes_[np.argmax(scores, axis=1)]
+
+__all__ = ["OMPForestRegressor", "OMPForestClassifier"]

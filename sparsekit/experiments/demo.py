@@ -202,3 +202,5 @@ def solver_table(n_features: int = 256, n_atoms: int = 1024, n_nonzero: int = 8,
 #: Demo sections: name -> function returning a printable table.
 SECTIONS = {"kernels": kernel_table, "graphs": graph_kernel_table, "nystrom": nystrom_table,
             "solvers": solver_table}
+
+__all__ = ["kernel_table", "graph_kernel_table", "nystrom_table", "solver_table", "reading_notes"]

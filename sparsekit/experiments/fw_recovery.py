@@ -194,3 +194,5 @@ TASK = Task("frank-wolfe-recovery", run_fw_recovery,
              "return_curves": False, "verbose": False},
             (), {}, "Frank–Wolfe on m-sparse signals: recovery inside and outside the coherence "
                     "hypotheses, against OMP and MP (a row per dictionary, sparsity and solver)")
+
+__all__ = ["run_fw_recovery"]

@@ -204,3 +204,8 @@ def score_timing_table(X, samplers=SAMPLERS, sizes=(1000, 2000), kernel=None, da
                            seed=random_state)
             table.seconds[(name, n)] = row["score_time"]
     return table
+
+__all__ = [
+    "frobenius_error_table", "score_timing_table", "ErrorTable", "TimingTable",
+    "experiment_kernel", "available_samplers",
+]

@@ -149,3 +149,5 @@ PARAMS = {"n_clusters": 64, "sparsity": 3, "n_factors": None, "projection": "spl
 TASK = Task("quickmeans", run_quickmeans, PARAMS, (), {},
             "QuicK-means against K-means from the same K-means++ start: objective, nnz, FLOPs, "
             "compression, 1-NN accuracy, Nyström error, fit time (a row per algorithm)")
+
+__all__ = ["run_quickmeans"]

@@ -126,3 +126,5 @@ class Fastfood(FourierFeatureMap):
             return P
 
         return project
+
+__all__ = ["Fastfood"]

@@ -115,3 +115,5 @@ class RandomFourierFeatures(FourierFeatureMap):
 
     def _projection(self, X):
         return gemm_projection(X, self.random_weights_)
+
+__all__ = ["RandomFourierFeatures"]

@@ -124,3 +124,5 @@ def _gamma(X64, rule, sparse, max_samples, random_state) -> float:
             "bandwidth='median' needs points at distinct positions (median distance is 0)"
         )
     return 1.0 / (2.0 * med * med)
+
+__all__ = ["gamma_from_rule"]

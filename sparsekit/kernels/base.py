@@ -555,3 +555,8 @@ class PrecomputedKernel(Kernel):
     def diag(self, X):
         A = self._training(X, "X")
         return A.K[np.arange(len(A)), A.index]
+
+__all__ = [
+    "Kernel", "VectorKernel", "CallableKernel", "PrecomputedKernel", "as_kernel_object",
+    "resolve_backend", "cuda_usable",
+]

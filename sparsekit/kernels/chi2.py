@@ -92,3 +92,5 @@ class Chi2Kernel(VectorKernel):
         from . import _cuda
 
         return _cuda.chi2_entries, (X.dtype.type(-self.gamma), np.bool_(True), X.dtype.type(0.5))
+
+__all__ = ["AdditiveChi2Kernel", "Chi2Kernel"]

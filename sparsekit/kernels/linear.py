@@ -120,3 +120,5 @@ class PolynomialKernel(VectorKernel):
             np.power(d, self.degree, out=d)
         warn_if_not_finite(d, "polynomial", _max_abs(X))
         return d
+
+__all__ = ["LinearKernel", "PolynomialKernel"]

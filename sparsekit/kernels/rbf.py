@@ -299,3 +299,5 @@ class LaplacianKernel(VectorKernel):
         from . import _cuda
 
         return _cuda.laplacian_entries, (X.dtype.type(self._gamma(X.shape[1])),)
+
+__all__ = ["RBFKernel", "LaplacianKernel"]

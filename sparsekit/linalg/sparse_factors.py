@@ -352,3 +352,5 @@ class SparseFactors(LinearOperator):
         shapes = " x ".join(f"{S.shape[0]}x{S.shape[1]}" for S in self._csr) or "identity"
         return (f"<SparseFactors {self.shape[0]}x{self.shape[1]}, scale={self.scale:.6g}, "
                 f"factors {shapes}, nnz={self.nnz}, dtype={self.dtype}>")
+
+__all__ = ["SparseFactors"]

@@ -554,3 +554,8 @@ class SpectralClustering(SpectralEmbedding):
         tags = super().__sklearn_tags__()
         tags.estimator_type = "clusterer"
         return tags
+
+__all__ = [
+    "KernelPCA", "MDS", "Isomap", "LocallyLinearEmbedding", "SpectralEmbedding",
+    "LaplacianEigenmaps", "SpectralClustering",
+]

@@ -405,3 +405,8 @@ class SpectralNormalizedKernel(DataDependentKernel):
         S = K.sum(axis=1)
         S = np.where(S > 0, S, np.inf)        # a point far from all data gets k = 0
         return K / np.sqrt(S)[:, None] / np.sqrt(self.degrees_)[None, :], S
+
+__all__ = [
+    "DataDependentKernel", "CentredKernel", "IsomapGeodesicKernel", "LLEKernel",
+    "SpectralNormalizedKernel",
+]

@@ -308,3 +308,8 @@ class Identity(Projection):
 
     def _project(self, M):
         return M.copy()
+
+__all__ = [
+    "Projection", "GlobalTopK", "RowTopK", "ColumnTopK", "RowColumnTopK", "SupportMask",
+    "Constant", "Identity",
+]

@@ -467,3 +467,5 @@ def load(table: dict, *, seed=0, allow_pickle=False) -> dict:
     if name == "graphs":
         params["allow_pickle"] = allow_pickle
     return SOURCES[name](**params)
+
+__all__ = ["load", "source_names", "source_parameters"]

@@ -73,3 +73,5 @@ def draw(plot: dict, rows: list, out: Path) -> Path:
     fig.savefig(path, dpi=120)
     plt.close(fig)
     return path
+
+__all__ = ["draw"]

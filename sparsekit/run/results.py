@@ -343,3 +343,5 @@ def _short(v) -> str:
     if isinstance(v, float):
         return f"{v:.4g}"
     return str(v)[:20] if v is not None else "-"
+
+__all__ = ["read_results", "FolderInUseError", "NoSpaceError"]

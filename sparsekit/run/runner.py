@@ -346,3 +346,5 @@ def _timed_point(task_name, point, seed, allow_pickle):
     t0 = time.perf_counter()
     status, result = _safe_point(task_name, point, seed, allow_pickle)
     return status, result, time.perf_counter() - t0
+
+__all__ = ["run_spec", "dry_run", "plan", "execute_point", "Interrupted"]

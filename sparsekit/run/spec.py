@@ -508,3 +508,5 @@ def expand(spec: Spec) -> list[dict]:
                 point[sec][key] = v
         grid.append(point)
     return grid
+
+__all__ = ["Spec", "SpecError", "load_spec", "expand"]

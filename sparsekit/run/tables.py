@@ -14,3 +14,5 @@ def format_table(header, rows, title: str | None = None) -> str:
         if k == 0:
             lines.append("|" + "|".join("-" * (w + 2) for w in widths) + "|")
     return "\n".join(lines)
+
+__all__ = ["format_table"]

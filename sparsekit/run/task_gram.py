@@ -58,3 +58,5 @@ def run_gram(ctx) -> dict:
 TASK = Task("gram", run_gram, {"dtype": "float64", "warm_up": True, "n_eig": 300,
                               "checks": ["max_asym", "median", "min_eig"]}, ("kernel",),
             {"kernel": "rbf"}, "Gram matrix: time, symmetry error, median, smallest eigenvalue")
+
+__all__ = ["run_gram"]

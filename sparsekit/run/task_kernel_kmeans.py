@@ -42,3 +42,5 @@ TASK = Task("kernel-kmeans", run_kernel_kmeans, {"n_clusters": 2, "n_landmarks":
                                                  "method": "auto", "return_labels": False},
             ("kernel", "sampler"), {"kernel": "rbf", "sampler": "uniform"},
             "kernel k-means: inertia, time, ARI")
+
+__all__ = ["run_kernel_kmeans"]

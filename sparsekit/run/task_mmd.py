@@ -75,3 +75,5 @@ TASK = Task(
     {"kernel": "rbf"},
     "MMD² between two classes, time, Δ to exact",
 )
+
+__all__ = ["run_mmd"]

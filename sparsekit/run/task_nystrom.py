@@ -65,3 +65,5 @@ TASK = Task("nystrom", run_nystrom, {"n_components": 100, "n_eval": 2000, "ridge
                                      "relative_error": True},
             ("kernel", "sampler"), {"kernel": "rbf", "sampler": "uniform"},
             "Nyström error, fit time, downstream ridge accuracy")
+
+__all__ = ["run_nystrom"]

@@ -98,3 +98,5 @@ TASK = Task("omp-forest", run_omp_forest, {"method": "omp", "weights": "fitted",
                                           "problem": "auto", "test_size": 0.2,
                                           "validation_size": 0.25},
             (), {}, "random forest pruned by OMP / NN-OMP / random: test score per size")
+
+__all__ = ["run_omp_forest"]

@@ -99,3 +99,5 @@ TASK = Task("out-of-sample", run_out_of_sample, {"method": "mds", "proportion": 
                                                 "n_repetitions": 1, "n_components": 2,
                                                 "n_neighbors": 10, "gamma": None},
             (), {}, "embedding: out-of-sample error against training-set variability")
+
+__all__ = ["run_out_of_sample"]

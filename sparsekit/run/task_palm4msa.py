@@ -31,3 +31,5 @@ def run_palm4msa(ctx: TaskContext) -> dict:
 
 TASK = Task("palm4msa", run_palm4msa, {"n_factors": 3, "sparsity": 2}, ("solver",),
             {"solver": "hierarchical-palm4msa"}, "sparse factorization: relative error, time")
+
+__all__ = ["run_palm4msa"]

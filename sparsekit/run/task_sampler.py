@@ -57,3 +57,5 @@ TASK = Task(
     {"kernel": "rbf", "sampler": "uniform"},
     "score time, effective dimension, residual trace",
 )
+
+__all__ = ["run_sampler"]

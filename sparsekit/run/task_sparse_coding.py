@@ -60,3 +60,5 @@ TASK = Task("sparse-coding", run_sparse_coding, {"nonnegative": False, "warm_up"
                                                  "max_iter": None, "beta_factor": 2.0}, ("solver",),
             {"solver": "omp"}, "solver on m-sparse signals: time, support recovery, residuals",
             build_components=False)
+
+__all__ = ["run_sparse_coding"]

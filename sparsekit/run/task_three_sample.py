@@ -75,3 +75,5 @@ TASK = Task("three-sample", run_three_sample, {"classes": [0, 1], "methods": "ny
                                                "n_frequencies": None, "block_size": None},
             ("kernel",), {"kernel": "rbf"},
             "three-sample test: error rate, Δ to exact MMD, time (a row per method and n)")
+
+__all__ = ["run_three_sample"]

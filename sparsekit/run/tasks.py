@@ -337,3 +337,8 @@ def __getattr__(attr):
                       DeprecationWarning, stacklevel=2)
         return dict(task.params) if attr == "QUICKMEANS_PARAMS" else task.run
     raise AttributeError(f"module {__name__!r} has no attribute {attr!r}")
+
+__all__ = [
+    "Task", "TaskContext", "get_task", "task_names", "register_task", "unregister_task",
+    "run_task", "make_sampler",
+]

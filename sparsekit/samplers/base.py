@@ -260,3 +260,5 @@ class ScoreSampler(Sampler):
                 keep = np.sort(rng.choice(len(idx), n_landmarks, replace=False))
                 idx, weights = idx[keep], weights[keep]
         return self.make_landmarks(Xp, kernel, idx, weights)
+
+__all__ = ["Landmarks", "Sampler", "ScoreSampler"]

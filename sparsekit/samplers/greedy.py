@@ -261,3 +261,5 @@ class GreedyTraceSampler(Sampler):
                 stacklevel=2,
             )
         return self.make_landmarks(Xp, kernel, idx, np.ones(idx.size))
+
+__all__ = ["GreedyTraceSampler"]

@@ -63,3 +63,5 @@ def resolve_lam(lam, Xp, kernel, rules=LAM_RULES) -> float | str:
             )
         return inverse_mean_norm(Xp)
     return lam
+
+__all__ = ["resolve_lam", "check_lam"]

@@ -173,3 +173,5 @@ class RecursiveRLSSampler(ScoreSampler):
         with single_threaded():  # the small factorizations; row blocks run on n_jobs threads
             scores = recursive_scores(Xp, kernel, s, lam, rng, default_n_jobs(self.n_jobs))
         return scores.astype(_score_dtype(Xp), copy=False)
+
+__all__ = ["RecursiveRLSSampler"]

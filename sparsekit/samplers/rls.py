@@ -285,3 +285,8 @@ class DACRLSSampler(ScoreSampler):
         lam_value = self._resolve_lam(Xp, kernel, lam)
         return dac_rls(Xp, kernel, lam_value, [b for b in blocks if b.size], self._n_jobs()) \
             .astype(_score_dtype(Xp), copy=False)
+
+__all__ = [
+    "ExactRLSSampler", "TwoPassRLSSampler", "DACRLSSampler", "exact_rls", "dac_rls",
+    "random_partition",
+]

@@ -76,3 +76,5 @@ class DiagonalSampler(ScoreSampler):
                 "needs a positive semi-definite kernel"
             )
         return d
+
+__all__ = ["UniformSampler", "DiagonalSampler"]

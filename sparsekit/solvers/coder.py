@@ -166,3 +166,5 @@ class SparseCoder(TransformerMixin, ParamsMixin):
                 f"got shape {codes.shape}"
             )
         return codes @ atoms.astype(np.result_type(codes.dtype, atoms.dtype), copy=False)
+
+__all__ = ["SparseCoder"]

@@ -71,3 +71,5 @@ def make_sparse_coding_problem(n_features, n_atoms, n_nonzero, n_signals=1, rand
     D = gaussian_dictionary(n_features, n_atoms, rng, dtype)
     Y, X = sparse_signals(D, n_nonzero, n_signals, rng)
     return D, Y, X
+
+__all__ = ["gaussian_dictionary", "sparse_signals", "make_sparse_coding_problem"]

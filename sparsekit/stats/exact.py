@@ -134,3 +134,5 @@ def mmd2_unbiased(X: DataLike, Y: DataLike, kernel: str | object = "rbf", *,
     population MMD²; it can be negative. Parameters as :func:`mmd2_biased`.
     """
     return _run(X, Y, kernel, kernel_params, max_memory, n_jobs, unbiased=True)
+
+__all__ = ["mmd2_biased", "mmd2_unbiased"]

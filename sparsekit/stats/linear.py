@@ -149,3 +149,5 @@ def mmd2_block(X: DataLike, Y: DataLike, kernel: str | object = "rbf", *,
     pool = Pooled([X, Y], resolve_kernel(kernel, kernel_params), names=["X", "Y"])
     with threads(n_jobs):
         return float(block_values(pool, 0, 1, block_size).mean())
+
+__all__ = ["mmd2_linear", "mmd2_block"]

@@ -279,3 +279,5 @@ def mmd2_nystrom(X, Y, kernel="rbf", *, sampler="uniform", n_landmarks=None, lam
                      kernel_params=kernel_params, sampler_params=sampler_params,
                      random_state=random_state, n_jobs=n_jobs)
     return est.fit(X, Y).mmd2(0, 1)
+
+__all__ = ["NystromMMD", "mmd2_nystrom"]

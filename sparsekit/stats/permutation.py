@@ -182,3 +182,5 @@ def permutation_test(X, Y, method="nystrom", kernel="rbf", *, kernel_params=None
     tol = 1e-12 * max(abs(observed), np.abs(null).max(initial=0.0))
     p_value = (1.0 + np.count_nonzero(null >= observed - tol)) / (1.0 + P)
     return PermutationTestResult(observed, float(p_value), null, method)
+
+__all__ = ["permutation_test", "PermutationTestResult"]

@@ -79,3 +79,5 @@ def mmd2_rff(X, Y, kernel="rbf", *, kernel_params=None, n_frequencies=None, rand
     n = pool.sizes[0]
     diff = Psi[:n].mean(axis=0) - Psi[n:].mean(axis=0)
     return float(diff @ diff)
+
+__all__ = ["mmd2_rff"]

@@ -220,3 +220,5 @@ def three_sample_error(sample_x, sample_z, sizes, methods=("exact", "linear", "b
                 "time": float(np.mean(times[m])), "n_repetitions": reps,
             })
     return rows
+
+__all__ = ["three_sample_test", "three_sample_error", "ThreeSampleResult", "METHODS"]

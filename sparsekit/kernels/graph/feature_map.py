@@ -234,3 +234,5 @@ def shared_columns(A: ShortestPathFeatures, B: ShortestPathFeatures):
     cols_A = _match(keys_in_A[ok], A.keys)
     found = cols_A >= 0
     return cols_A[found], np.flatnonzero(ok)[found]
+
+__all__ = ["ShortestPathFeatures"]

@@ -304,3 +304,5 @@ def parse_graphs(graphs, name: str = "X", *, weighted: bool = False,
         label_codes = np.zeros(node_ptr[-1], dtype=np.int64)
     return GraphBatch(node_ptr, indptr, np.ascontiguousarray(indices), edge_weights,
                       label_codes, label_values)
+
+__all__ = ["GraphBatch", "parse_graphs"]

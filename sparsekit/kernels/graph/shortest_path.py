@@ -212,3 +212,5 @@ class ShortestPathKernel(Kernel):
         if self.normalize:
             return (P.sq_norms > 0).astype(np.float64)
         return P.sq_norms.copy()
+
+__all__ = ["ShortestPathKernel"]
