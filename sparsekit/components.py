@@ -29,3 +29,8 @@ def get_kernel(name: str | Callable[..., Any] | object, **params: Any) -> Any:
 
         return CallableKernel(name, dict(params) if params else None)
     return default_registry().get("kernel", name, **params)
+
+__all__ = [
+    "get_kernel", "get_sampler", "get_solver", "get_projection", "list_components", "resolve",
+    "default_registry",
+]

@@ -65,3 +65,5 @@ HOOK_OF_FAMILY = {
     "projection": "sparsekit_projections",
     "task": "sparsekit_tasks",
 }
+
+__all__ = ["Specs", "hookspec", "hookimpl"]

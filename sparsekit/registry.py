@@ -827,3 +827,10 @@ def list_components(family: str | None = None) -> list[ComponentInfo]:
     """Every component of ``family`` (``"kernel"``, ``"sampler"``, ``"solver"``,
     ``"projection"``, ``"task"``) or of every component family (tasks apart)."""
     return default_registry().list(family)
+
+__all__ = [
+    "Registry", "Registration", "ComponentInfo", "SkippedPlugin", "default_registry", "resolve",
+    "get_kernel", "get_sampler", "get_solver", "get_projection", "list_components",
+    "UnknownComponentError", "ComponentConflictError", "ComponentResultError", "PluginWarning",
+    "PluginLoadWarning", "ComponentConflictWarning", "UnknownHookWarning",
+]

@@ -611,3 +611,5 @@ def _check_feature_names(est, names):
             "The feature names should match those that were passed during fit; got "
             f"{list(names)[:5]}, expected {list(fitted)[:5]}"
         )
+
+__all__ = ["KernelKMeans"]

@@ -499,3 +499,5 @@ def _check_scale(X, name):
             "the K-means sums would overflow to inf; divide X by a constant (e.g. its largest "
             "absolute value): K-means is scale-equivariant, the labels stay the same"
         )
+
+__all__ = ["QuicKMeans", "kmeans_plusplus"]

@@ -232,3 +232,5 @@ def kernel_kmeans_fit(Xd, n_clusters=8, *, kernel="rbf", sampler="uniform", n_la
     est.cluster_centers_ = steps.centres()
     est.inertia_ = obj + est.residual_trace_
     return est
+
+__all__ = ["kernel_kmeans_fit"]

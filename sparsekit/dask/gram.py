@@ -37,3 +37,5 @@ def gram(kernel, Xd, Yd=None, *, kernel_params=None):
     dtype = np.result_type(Xd.dtype, Yd.dtype, np.float32)
     return da.blockwise(_gram_block, "ij", Xd, "ik", Yd, "jk", dtype=dtype, concatenate=True,
                         kernel=kernel, d=d)
+
+__all__ = ["gram"]

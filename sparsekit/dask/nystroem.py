@@ -238,3 +238,5 @@ def nystroem_transform(ny, Xd):
     shared = dask.delayed(ny, pure=True, traverse=False)  # one graph node: the fitted map
     return da.map_blocks(_transform_block, Xd, shared, d=Xd.shape[1], dtype=dtype,
                          chunks=(Xd.chunks[0], (k,)))
+
+__all__ = ["dac_rls_scores", "dac_rls_partition", "nystroem_fit", "nystroem_transform"]

@@ -73,3 +73,5 @@ def solve(solver, D, Yd, **solver_params):
                             adjust_chunks=None)
     return da.blockwise(_solve_block, "ij", Yd, "kj", Dd, None, solver, None, dtype=dtype,
                         concatenate=True, new_axes={"i": D.shape[1]})
+
+__all__ = ["solve"]

@@ -147,3 +147,5 @@ def nystrom_mmd_fit(*samples, kernel="rbf", sampler="uniform", n_landmarks=None,
 def mmd2_nystrom(Xd, Yd, kernel="rbf", **params) -> float:
     """Nyström MMD² between two chunked samples: ``nystrom_mmd_fit(Xd, Yd, ...).mmd2(0, 1)``."""
     return nystrom_mmd_fit(Xd, Yd, kernel=kernel, **params).mmd2(0, 1)
+
+__all__ = ["nystrom_mmd_fit", "mmd2_nystrom"]

@@ -297,3 +297,5 @@ def nan_rows(n_sig, n_cols, dtype):
     out = np.empty((n_sig, n_cols), dtype=dtype)
     out.fill(np.nan)
     return out
+
+__all__ = ["Solver", "SparseResult", "PrematureStopWarning"]

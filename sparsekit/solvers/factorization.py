@@ -114,3 +114,5 @@ def check_constraints(shape, constraints, name="constraints"):
     if all(p.is_constant for p in projs):
         raise ValueError(f"{name}: every factor is constant; at least one must be free")
     return projs
+
+__all__ = ["FactorizationResult", "FactorizationSolver"]

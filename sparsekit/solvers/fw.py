@@ -164,3 +164,5 @@ def prune_roundoff(coef, atom_norms, rho):
     noise = (weight <= rho * weight.sum(axis=1, keepdims=True)) & (coef != 0)
     coef[noise] = 0
     return noise.sum(axis=1).astype(np.int64)
+
+__all__ = ["FrankWolfe"]

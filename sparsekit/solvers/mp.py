@@ -91,3 +91,5 @@ class MatchingPursuit(Solver):
 
             run_correlation_steps(R, p.D, active, n_max, step)
         return finish(coef, support, res, n_iter, status, p.one_d)
+
+__all__ = ["MatchingPursuit"]

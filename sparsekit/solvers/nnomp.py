@@ -84,3 +84,5 @@ class NonNegativeOMP(Solver):
                        chol_eps, 3 * n_max + 10, idx, vals, res, n_iter, status, scratch=scratch)
         warn_premature(p, status, n_iter, res, "NN-OMP", reasons=(_cpu.STOP_DEPENDENT,))
         return finish(scatter(idx, vals, p.n_atoms), idx, res, n_iter, status, p.one_d)
+
+__all__ = ["NonNegativeOMP"]

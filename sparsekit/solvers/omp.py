@@ -224,3 +224,5 @@ class OMP(Solver):
                                scratch=lambda: (np.empty(n_max, dtype=p.dtype),))
 
             run_correlation_steps(R, p.D, active, n_max, step)
+
+__all__ = ["OMP"]

@@ -499,3 +499,5 @@ class Palm4MSA(FactorizationSolver):
         if init_factors is None and stop == "tol" and it <= PLATEAU_ITERS:
             _warn_plateau(result, n_iter, tol)
         return result
+
+__all__ = ["Palm4MSA", "PlateauWarning", "PLATEAU_ITERS", "PLATEAU_ERROR"]
