@@ -1,7 +1,9 @@
 """Pages generated from the code at build time, so that they cannot drift from it.
 
 - ``api/<module>.rst``: one page per public module of sparsekit that has an ``__all__``, with an
-  autosummary table of every name in it (autosummary then writes one page per name);
+  autosummary table of every name in it (autosummary then writes one page per name); an object
+  listed under several modules is indexed at one listing, and a cross-reference to any other
+  listing (``sparsekit.Nystroem``) resolves to that one;
 - ``guide/_generated/run_reference.rst``: every task of ``sparsekit run`` (parameters and
   defaults, component sections, summary), every data source with its parameters, and the keys
   of a spec, read from :mod:`sparsekit.run`.
@@ -78,7 +80,6 @@ def write_api(srcdir: Path) -> None:
             "",
             f".. automodule:: {name}",
             "   :no-members:",
-            "   :no-index:",
             "",
             f".. currentmodule:: {name}",
             "",
@@ -166,6 +167,62 @@ def write_run_reference(srcdir: Path) -> None:
     _write(srcdir / "guide" / "_generated" / "run_reference.rst", "\n".join(out) + "\n")
 
 
+def listing_aliases(modules) -> dict[str, str]:
+    """Every listing of an object that is not its primary listing, mapped to the primary one
+    (``sparsekit.Nystroem`` -> ``sparsekit.features.nystrom.Nystroem``)."""
+    primary = primary_listings(modules)
+    by_object = {}
+    for full in primary:
+        module, _, item = full.rpartition(".")
+        by_object[_object_key(module, item)] = full
+    aliases = {}
+    for name in modules:
+        for item in importlib.import_module(name).__all__:
+            if item.startswith("__"):
+                continue
+            full = f"{name}.{item}"
+            target = by_object.get(_object_key(name, item))
+            if target and target != full:
+                aliases[full] = target
+    return aliases
+
+
+def _object_key(module_name, item):
+    obj = getattr(importlib.import_module(module_name), item)
+    return id(obj) if not isinstance(obj, (int, float, str, tuple)) else (module_name, item)
+
+
+_ALIASES: dict[str, str] = {}
+
+
+def resolve_alias(app, env, node, contnode):
+    """Resolve a Python reference to a listing that is not indexed (``sparsekit.Nystroem``,
+    ``sparsekit.stats.NystromMMD.fit``, or ``fit`` written inside such a listing's page) through
+    the object's primary listing, where its description is indexed."""
+    if node.get("refdomain") != "py" or not _ALIASES:
+        return None
+    target = node["reftarget"]
+    module, klass = node.get("py:module"), node.get("py:class")
+    candidates = [target]
+    if module and klass:
+        candidates.append(f"{module}.{klass}.{target}")
+    if module:
+        candidates.append(f"{module}.{target}")
+    domain = env.get_domain("py")
+    for candidate in candidates:
+        parts = candidate.split(".")
+        for cut in range(len(parts), 0, -1):
+            head = ".".join(parts[:cut])
+            if head in _ALIASES:
+                new_target = ".".join([_ALIASES[head], *parts[cut:]])
+                found = domain.resolve_xref(env, node["refdoc"], app.builder, node["reftype"],
+                                            new_target, node, contnode)
+                if found is not None:
+                    return found
+                break
+    return None
+
+
 def primary_listings(modules) -> set[str]:
     """For each object listed under several modules, the one listing that is indexed.
 
@@ -214,6 +271,8 @@ def set_context(app, config) -> None:
     context = dict(config.autosummary_context or {})
     context["primary"] = sorted(primary_listings(modules))
     config.autosummary_context = context
+    _ALIASES.clear()
+    _ALIASES.update(listing_aliases(modules))
 
 
 def generate(app) -> None:
@@ -229,6 +288,7 @@ def setup(app):
     app.connect("config-inited", set_context)
     app.connect("config-inited", lambda app, config: generate(app))
     app.connect("include-read", repository_links)
+    app.connect("missing-reference", resolve_alias)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
 
 
