@@ -71,6 +71,7 @@ class Task:
     Parameters
     ----------
     name : str
+        The name specs use (``task = "<name>"``).
     run : callable
         ``run(ctx: TaskContext) -> dict`` of metric name to number (or short string), or a
         list of such dicts (one row of results each).
@@ -81,6 +82,10 @@ class Task:
     default_components : dict
         ``{family: name}`` used when the spec's section gives no ``name``.
     summary : str
+        One line that ``sparsekit list`` and the documentation show.
+    build_components : bool, default True
+        ``False``: the task builds its components itself from ``ctx.component_params`` (when a
+        parameter depends on the data, as Frank–Wolfe's radius on the signals).
     """
 
     name: str
@@ -94,8 +99,20 @@ class Task:
     build_components: bool = True
 
     def registration(self, aliases: tuple = ()) -> Registration:
-        """The record that registers this task (what a ``sparsekit_tasks`` hook yields): its
-        factory, called without arguments, returns this task."""
+        """Build the record that registers this task.
+
+        What a ``sparsekit_tasks`` hook yields.
+
+        Parameters
+        ----------
+        aliases : tuple of str, default ()
+            Other names of the task.
+
+        Returns
+        -------
+        Registration
+            The record; its factory, called without arguments, returns this task.
+        """
         return Registration(self.name, functools.partial(_the_task, self), aliases=aliases,
                             summary=self.summary, accepts="any")
 
@@ -106,7 +123,22 @@ def _the_task(task: Task) -> Task:
 
 @dataclass
 class TaskContext:
-    """What a task's ``run`` receives: data, built components, parameters and the seed."""
+    """What a task's ``run`` receives: data, built components, parameters and the seed.
+
+    Parameters
+    ----------
+    data : dict
+        What the data source returned (``X``, ``y``, ``graphs``, ``D``, ``Y``, ...).
+    components : dict
+        ``{family: component}``, built from the spec's sections.
+    params : dict
+        The task's parameters, defaults filled in.
+    seed : int
+        The run's seed.
+    component_params : dict, optional
+        ``{family: section}``: the sections the components were built from (``{"name": ...,
+        **parameters}``).
+    """
 
     data: dict
     components: dict
@@ -115,7 +147,18 @@ class TaskContext:
     component_params: dict = field(default_factory=dict)
 
     def samples(self):
-        """The samples: vectors ``X``, or the ``graphs`` of a graph collection."""
+        """Return the samples: vectors ``X``, or the ``graphs`` of a graph collection.
+
+        Returns
+        -------
+        array-like or sequence of graphs
+            ``data["X"]``, else ``data["graphs"]``.
+
+        Raises
+        ------
+        ValueError
+            The data has neither.
+        """
         if "X" in self.data:
             return self.data["X"]
         if "graphs" in self.data:
@@ -123,6 +166,23 @@ class TaskContext:
         return self.need("X")[0]
 
     def need(self, *keys):
+        """Return the data items ``keys``, or say which are missing.
+
+        Parameters
+        ----------
+        *keys : str
+            The keys of ``data`` the task needs.
+
+        Returns
+        -------
+        list
+            ``[data[key] for key in keys]``.
+
+        Raises
+        ------
+        ValueError
+            A key is missing: the message names it and the keys the data source gave.
+        """
         missing = [k for k in keys if k not in self.data]
         if missing:
             raise ValueError(f"this task needs data with {', '.join(missing)}; the data source "
@@ -131,7 +191,19 @@ class TaskContext:
 
 
 def get_task(name: str, registry=None) -> Task:
-    """The task registered as ``name`` (case- and ``-``/``_``-insensitive).
+    """Return the task registered as ``name`` (case- and ``-``/``_``-insensitive).
+
+    Parameters
+    ----------
+    name : str
+        A task name or alias.
+    registry : Registry, optional
+        Where to look; the default registry when omitted.
+
+    Returns
+    -------
+    Task
+        The task.
 
     Raises
     ------
@@ -143,7 +215,18 @@ def get_task(name: str, registry=None) -> Task:
 
 
 def task_names(registry=None) -> list[str]:
-    """The names of the registered tasks."""
+    """Return the names of the registered tasks.
+
+    Parameters
+    ----------
+    registry : Registry, optional
+        Where to look; the default registry when omitted.
+
+    Returns
+    -------
+    list of str
+        The names, sorted.
+    """
     return (registry or default_registry()).names("task")
 
 
@@ -157,8 +240,9 @@ class _TaskPlugin:
 
 
 def register_task(task: Task, *, replace: bool = False) -> Task:
-    """Deprecated: make ``task`` available to specs in the default registry (``task =
-    "<name>"``); returns it.
+    """Make ``task`` available to specs in the default registry (deprecated).
+
+    Specs then name it as ``task = "<name>"``.
 
     Use a plugin with a ``sparsekit_tasks`` hook instead (see the module's docstring), or
     ``Registry.register`` of such a plugin object.
@@ -166,8 +250,14 @@ def register_task(task: Task, *, replace: bool = False) -> Task:
     Parameters
     ----------
     task : Task
+        The task to register.
     replace : bool, default False
         Replace a task that an earlier ``register_task`` call registered under that name.
+
+    Returns
+    -------
+    Task
+        ``task``.
 
     Raises
     ------
@@ -203,8 +293,15 @@ def register_task(task: Task, *, replace: bool = False) -> Task:
 
 
 def unregister_task(name: str) -> None:
-    """Deprecated: remove a task that :func:`register_task` registered (no-op for another
-    name)."""
+    """Remove a task that :func:`register_task` registered (deprecated).
+
+    A no-op for another name.
+
+    Parameters
+    ----------
+    name : str
+        The task's name.
+    """
     warnings.warn("sparsekit.run.unregister_task is deprecated (as register_task)",
                   DeprecationWarning, stacklevel=2)
     registry = default_registry()
@@ -225,8 +322,10 @@ def _component(task, family, value, registry):
 
 def run_task(name: str, params=None, data=None, components=None, seed: int = 0,
              registry=None):
-    """Run the task ``name`` once on ``data`` and return its metrics: a dict (the row of a
-    spec run), or a list of dicts for a task that reports several rows per run.
+    """Run the task ``name`` once on ``data`` and return its metrics.
+
+    The metrics are a dict (the row of a spec run), or a list of dicts for a task that reports
+    several rows per run.
 
     Parameters
     ----------
@@ -243,13 +342,15 @@ def run_task(name: str, params=None, data=None, components=None, seed: int = 0,
         name takes the task's default), ``{family: "name"}`` for a registered name with its
         default parameters, or ``{family: object}`` for a component built already
         (except for tasks that build their components from the data, as ``sparse-coding``).
-    seed : int
+    seed : int, default 0
+        The run's seed (``ctx.seed``).
     registry : Registry, optional
         Default: the default registry.
 
     Returns
     -------
     dict or list of dict
+        Metric name to number (or short string): one row, or one dict per row.
 
     Raises
     ------
@@ -289,13 +390,31 @@ def _fitted(kernel, X):
 
 
 def make_sampler(name, lam=None, registry=None, **params):
-    """The registered sampler ``name`` built with ``params``; ``lam`` (when not None) goes to
-    the samplers that take a λ, except recursive RLS.
+    """Build the registered sampler ``name`` with ``params``.
+
+    ``lam`` (when not None) goes to the samplers that take a λ, except recursive RLS.
 
     The Chapter 3 protocol of the Cherfaoui thesis (§3.3) sets λ = (mean ‖x_i‖)⁻¹
     (``lam="inverse-mean-norm"``) for the ridge-leverage-score samplers and lets recursive RLS
     keep its adaptive λ, as the authors' code the thesis used as baseline does (thesis §3.1.2;
     Musco & Musco 2017).
+
+    Parameters
+    ----------
+    name : str
+        A registered sampler name.
+    lam : float or str, optional
+        The regularization λ for the samplers that take one (a number or a rule such as
+        ``"inverse-mean-norm"``); ignored by recursive RLS.
+    registry : Registry, optional
+        Where to look; the default registry when omitted.
+    **params
+        The sampler's other parameters.
+
+    Returns
+    -------
+    Sampler
+        The sampler.
     """
     from .spec import factory_parameters
 

@@ -127,7 +127,7 @@ class RecursiveRLSSampler(ScoreSampler):
     lam : "adaptive", float > 0 or "inverse-mean-norm", default "adaptive"
         See the module docstring.
     level_size : int, optional
-        s, the expected dictionary size of the recursion, for :meth:`scores`; :meth:`sample`
+        The expected dictionary size s of the recursion, for :meth:`scores`; :meth:`sample`
         uses its ``n_landmarks`` (in Bernoulli mode without a cap: ``level_size`` or ⌈√n⌉).
     n_jobs : int, optional
         Threads streaming the row blocks of K_{level,S}; default: the library-wide setting
@@ -138,6 +138,7 @@ class RecursiveRLSSampler(ScoreSampler):
         replacement). ``"bernoulli"`` applies Algorithm 3 to the last-level scores, which are
         constant-factor estimates (not certified over-estimates) of the ridge leverage scores.
     rho : float in (0, 1), default 0.1
+        Failure probability ρ of the Bernoulli rule (``mode="bernoulli"``).
     """
 
     name = "recursive-rls"
