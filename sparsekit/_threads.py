@@ -13,7 +13,7 @@ single ``with sparsekit.thread_limit(1):`` makes a whole computation single-thre
 sparsekit's own pools.
 
 Numba's setting is per thread. BLAS's is one value for the whole process, so every BLAS limit
-the library takes goes through one lock-protected controller (:func:`blas_limit`): it saves the
+the library takes goes through one lock-protected controller (``blas_limit``): it saves the
 process's value when the first holder enters, keeps the smallest of the holders' requests in
 force (each thread counting with its innermost request), and restores the saved value when the
 last holder leaves, whatever order the threads enter and leave in.

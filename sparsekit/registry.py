@@ -832,5 +832,6 @@ __all__ = [
     "Registry", "Registration", "ComponentInfo", "SkippedPlugin", "default_registry", "resolve",
     "get_kernel", "get_sampler", "get_solver", "get_projection", "list_components",
     "UnknownComponentError", "ComponentConflictError", "ComponentResultError", "PluginWarning",
-    "PluginLoadWarning", "ComponentConflictWarning", "UnknownHookWarning",
+    "PluginLoadWarning", "ComponentConflictWarning", "UnknownHookWarning", "ACCEPTS",
+    "BUILTIN_PLUGINS", "MAX_REGISTRATIONS_PER_HOOK",
 ]

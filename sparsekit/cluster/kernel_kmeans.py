@@ -6,7 +6,7 @@ residual-trace landmarks): with φ the kernel feature map and centres c_1..c_k �
     inertia = Σ_i min_j ‖φ(x_i) − c_j‖²_ℋ.
 
 - **Exact** (``method="exact"``; ``"auto"`` for small n): Lloyd through the Gram matrix K. For
-  a cluster C_j with indicator column h_j / |C_j| (matrix H),
+  a cluster C_j with indicator column ``h_j / |C_j|`` (matrix H),
   ‖φ(x_i) − c_j‖² = K_ii − 2 (K H)_ij + (Hᵀ K H)_jj. Θ(n² k) per iteration, n² memory
   (the Gram matrix is held: use it only where it fits, ``max_memory``).
 - **Nyström** (``method="nystrom"``): Lloyd on the features z_i = P_S φ(x_i) (coordinates in
@@ -17,7 +17,8 @@ residual-trace landmarks): with φ the kernel feature map and centres c_1..c_k �
   ``n_features >= n_landmarks``). The centres lie in
   ℋ_S, and since φ(x) − P_S φ(x) ⟂ ℋ_S,
   ‖φ(x) − c‖² = ‖P_S^⊥ φ(x)‖² + ‖z − c‖² = k(x, x) − ‖z‖² + ‖z − c‖².
-  ``inertia_`` and :meth:`transform` report these distances *in ℋ*, so exact and Nyström fits
+  ``inertia_`` and
+  :meth:`~KernelKMeans.transform` report these distances *in ℋ*, so exact and Nyström fits
   are compared on the same objective. The poster's bound on the excess risk of searching the
   centres in ℋ_S instead of ℋ is the residual trace
   ℰ(S) = ‖P_S^⊥ Φ‖²_HS = tr(K − K̃) = Σ_i k(x_i, x_i) − ‖z_i‖², reported as ``residual_trace_``.

@@ -3,7 +3,7 @@
 Where the work happens
 ----------------------
 - ``uniform``: the landmark indices are drawn on the client (the same draw as
-  :class:`~sparsekit.samplers.uniform.UniformSampler` for the same seed); only the |S| landmark
+  :class:`~sparsekit.samplers.uniform.UniformSampler` for the same seed); only the ``|S|`` landmark
   rows are gathered.
 - ``dac-rls``: the scores are computed chunk by chunk on the workers (:func:`dac_rls_scores`);
   the n scores (8 bytes each) come back to the client, which draws the landmarks ∝ scores as
@@ -11,7 +11,7 @@ Where the work happens
 - any other sampler (``recursive-rls``, ``greedy-trace``, ...): its landmark stage runs on one
   worker, which receives the whole array; it must fit in that worker's memory.
 
-In every case the normalization K_S^{-1/2} is computed on the client from the |S| landmarks,
+In every case the normalization K_S^{-1/2} is computed on the client from the ``|S|`` landmarks,
 and :func:`nystroem_transform` maps chunk by chunk with the fitted map sent once to the cluster.
 
 DAC-RLS partition

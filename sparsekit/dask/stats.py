@@ -6,8 +6,8 @@ MMD²_k̂ = ‖mean φ(A) − mean φ(B)‖² + λ‖v‖²), scheduled as follo
 - landmarks from the pooled samples by :func:`~sparsekit.dask.nystroem_fit` (uniform on the
   client, DAC-RLS chunk by chunk, other samplers on one worker);
 - one pass over the chunks with the fitted map sent once: each chunk returns Σ K(x, S) over
-  its rows (|S| numbers; mean φ = (mean K(x, S)) K_S^{-1/2} is formed on the client, which
-  saves the |S| × |S| product of every row) and a 64-bit key of each row's bit pattern (8
+  its rows (``|S|`` numbers; mean φ = (mean K(x, S)) K_S^{-1/2} is formed on the client, which
+  saves the ``|S| × |S|`` product of every row) and a 64-bit key of each row's bit pattern (8
   bytes a point);
 - ‖v‖² needs the distinct points of the pooled samples: rows whose keys collide are gathered
   on the client and identified exactly as in memory (:func:`sparsekit.stats._data.support_ids`

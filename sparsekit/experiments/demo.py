@@ -105,9 +105,9 @@ def graph_kernel_table(n_graphs: int = 2000, random_state: int = 0) -> str:
 def nystrom_table(quick=True) -> str:
     """The Chapter 3 experiment on generated data: the error and timing tables, with notes.
 
-    ``quick=True`` (``sparsekit demo``): n = 1,000 points in 20 dimensions, |S| at 2% and 5% of
+    ``quick=True`` (``sparsekit demo``): n = 1,000 points in 20 dimensions, ``|S|`` at 2% and 5% of
     n, 3 draws, scores timed at n = 250, 500, 1,000 — about 10-20 seconds on two cores.
-    ``quick=False``: n = 20,000 in 54 dimensions, |S| at 1%, 2%, 5%, 10 draws on 5,000
+    ``quick=False``: n = 20,000 in 54 dimensions, ``|S|`` at 1%, 2%, 5%, 10 draws on 5,000
     evaluation points, timing up to n = 20,000.
     """
     if quick:
@@ -167,8 +167,8 @@ def solver_table(n_features: int = 256, n_atoms: int = 1024, n_nonzero: int = 8,
     One ``sparse-coding`` task run per solver, with the task's protocol: OMP and NN-OMP stop
     at m atoms, MP runs 4 m steps, Frank–Wolfe gets the radius beta = 2 ||x*||_1 per signal
     and 100 line-search iterations; NN-OMP gets the non-negative version of the same signals
-    (|x|). Columns: time for the batch, support recovery rate (the true support equals the
-    atoms with the ``n_nonzero`` largest |coefficients|), median relative residual
+    (``|x|``). Columns: time for the batch, support recovery rate (the true support equals the
+    atoms with the ``n_nonzero`` largest ``|coefficients|``), median relative residual
     ||y - D x|| / ||y||.
     """
     from ..solvers.coherence import coherence_sparsity_bound, mutual_coherence

@@ -7,7 +7,7 @@ Protocol (Cherfaoui thesis §3.3, Exp. 3.A and 3.B):
   (``RBFKernel(bandwidth="mean-sq-dist")``); ridge λ = (mean ‖x_i‖)⁻¹
   (``lam="inverse-mean-norm"``) for the samplers that take a λ, except recursive RLS
   (:func:`sparsekit.run.tasks.make_sampler`);
-- landmarks: a fixed number |S| drawn ∝ scores without replacement (``mode="fixed"``);
+- landmarks: a fixed number ``|S|`` drawn ∝ scores without replacement (``mode="fixed"``);
 - error: ‖K_E − K̂_E‖_F (absolute Frobenius norm) on a random evaluation subset E of 10,000
   points (all points when fewer), the same E for every sampler and draw; mean ± std over
   ``n_draws`` draws — one ``nystrom`` task run per draw;
@@ -75,7 +75,7 @@ class ErrorTable:
         return float(np.mean(e)), float(np.std(e))
 
     def format(self) -> str:
-        """The table: one row per sampler, one column per |S|, ``mean ± std``."""
+        """The table: one row per sampler, one column per ``|S|``, ``mean ± std``."""
         head = (f"Frobenius error ‖K − K̂‖_F on {self.n_eval} points — {self.dataset} "
                 f"(n = {self.n_samples})")
         cols = [f"|S|={c}" for c in self.landmark_counts]
@@ -98,7 +98,7 @@ class ErrorTable:
 def frobenius_error_table(X, samplers=SAMPLERS, landmark_counts=(20, 50), n_draws=10,
                           n_eval=10_000, kernel=None, dataset="data", random_state=0,
                           sampler_params=None, max_landmarks=None):
-    """Mean ± std of ‖K_E − K̂_E‖_F over ``n_draws`` Nyström approximations per sampler and |S|.
+    """Mean ± std of ‖K_E − K̂_E‖_F over ``n_draws`` Nyström approximations per sampler and ``|S|``.
 
     Parameters
     ----------
@@ -115,8 +115,8 @@ def frobenius_error_table(X, samplers=SAMPLERS, landmark_counts=(20, 50), n_draw
     sampler_params : dict, optional
         ``{name: {param: value}}``: the sampler's section (λ defaults to :data:`LAM`).
     max_landmarks : dict, optional
-        ``{name: k}``: run sampler ``name`` only for |S| <= k (its cells above are shown as
-        "—" and the reason is listed), for samplers whose cost grows too fast with |S|.
+        ``{name: k}``: run sampler ``name`` only for ``|S| <= k`` (its cells above are shown as
+        "—" and the reason is listed), for samplers whose cost grows too fast with ``|S|``.
     """
     X = check_array(X, "X")
     n = X.shape[0]
@@ -207,5 +207,6 @@ def score_timing_table(X, samplers=SAMPLERS, sizes=(1000, 2000), kernel=None, da
 
 __all__ = [
     "frobenius_error_table", "score_timing_table", "ErrorTable", "TimingTable",
-    "experiment_kernel", "available_samplers",
+    "experiment_kernel", "available_samplers", "KERNEL",
+    "LAM",
 ]

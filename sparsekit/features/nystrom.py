@@ -13,7 +13,7 @@ so that phi(x)ᵀ phi(z) = K(x, S) K_S⁺ K(S, z) (or its best rank-k version).
 Decisions:
 
 - Eigenvalue floor: eigenvalues <= ``floor`` are treated as zero (dropped from the
-  pseudo-inverse). The default floor is |S| · eps(dtype) · λ_max, the rank tolerance of
+  pseudo-inverse). The default floor is ``|S| · eps(dtype) · λ_max``, the rank tolerance of
   ``numpy.linalg.pinv``/``scipy.linalg.pinvh``, so phi reproduces K_{X,S} K_S⁺ K_{S,X} even for
   singular K_S (duplicate landmarks, low-rank kernels). scikit-learn clips the singular values at
   1e-12 instead (keeping 1/sqrt(1e-12) weights on numerically null directions); on landmark
@@ -330,7 +330,7 @@ class Nystroem(TransformerMixin, ParamsMixin):
         return out
 
     def transform(self, X: DataLike) -> Any:
-        """phi(X) = K(X, S) @ normalization_, shape (n_samples, n_components_)."""
+        """``phi(X) = K(X, S) @ normalization_``, shape ``(n_samples, n_components_)``."""
         return self._wrap_output(self._features(self._prepare(X)), X)
 
     def fit_transform(self, X: DataLike, y: object = None) -> Any:
@@ -344,7 +344,7 @@ class Nystroem(TransformerMixin, ParamsMixin):
         """‖K_E − K̂_E‖ on a random subset E of ``X`` (all of ``X`` when it has <= n_eval points).
 
         K̂_E = phi(E) phi(E)ᵀ. The Gram matrix of E is computed in row blocks and never held
-        whole, except for ``norm="spectral"`` where blocks are cached when the |E| x |E| matrix
+        whole, except for ``norm="spectral"`` where blocks are cached when the ``|E| x |E|`` matrix
         fits in ``max_memory`` bytes (otherwise recomputed at every Lanczos step).
 
         Parameters
@@ -352,9 +352,9 @@ class Nystroem(TransformerMixin, ParamsMixin):
         norm : {"fro", "spectral", "trace"}
             ``"fro"``: Frobenius norm, the measure of the Chapter 3 experiments (Cherfaoui
             2022, PhD thesis, §3.3, absolute, on 10,000 points). ``"spectral"``: largest
-            |eigenvalue| of the residual (Lanczos, ``scipy.sparse.linalg.eigsh``).
+            ``|eigenvalue|`` of the residual (Lanczos, ``scipy.sparse.linalg.eigsh``).
             ``"trace"``: tr(K_E − K̂_E) = Σ_i k(x_i, x_i) − ‖phi(x_i)‖², equal to the nuclear
-            norm for a PSD kernel (the Nyström residual is then PSD); it needs only O(|E|)
+            norm for a PSD kernel (the Nyström residual is then PSD); it needs only ``O(|E|)``
             kernel values.
         n_eval : int, default 10000
         relative : bool, default False

@@ -17,7 +17,7 @@ Spectral densities, in the parameterisation of :mod:`sparsekit.kernels.rbf`:
 
 - rbf: k = exp(-gamma ||x - z||_2^2), w ~ N(0, 2 gamma I) (gamma = 1 / (2 sigma^2) when
   ``sigma`` is given, which gives the N(0, sigma^-2 I) law of exp(-||x - z||^2 / (2 sigma^2)));
-- laplacian: k = exp(-gamma ||x - z||_1) = prod_k exp(-gamma |x_k - z_k|), whose Fourier
+- laplacian: k = exp(-gamma ||x - z||_1) = prod_k ``exp(-gamma |x_k - z_k|)``, whose Fourier
   transform is a product of Cauchy densities: w_k ~ Cauchy(0, gamma) i.i.d.
 """
 from __future__ import annotations

@@ -16,7 +16,7 @@ norms and the cross term come from sparse products, as in scikit-learn's ``eucli
 
 Data whose squared distances would overflow (entries beyond about L = sqrt(max float / (64 d)),
 1e153 / sqrt(d) in float64) or underflow (all entries below 1 / L) is multiplied by a power of two
-2^-f first, so that max |x| lies in [0.5, 1), and gamma by 2^(2f) (exact: ||x - z||^2 =
+2^-f first, so that ``max |x|`` lies in [0.5, 1), and gamma by 2^(2f) (exact: ||x - z||^2 =
 ||x 2^-f - z 2^-f||^2 2^(2f)). Where gamma 2^(2f) overflows it is clipped to the largest float,
 and where it underflows it becomes 0: the correct limits k = 1 at distance 0 and 0 elsewhere,
 and k = 1 everywhere.

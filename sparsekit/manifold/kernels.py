@@ -106,7 +106,7 @@ class CentredKernel(DataDependentKernel):
     ----------
     base : str, kernel object or callable
         A registered kernel name (with ``base_params``), a kernel object, or a callable
-        ``base(X, Y) -> Gram`` (e.g. :func:`neg_half_sq_dist` for classical MDS).
+        ``base(X, Y) -> Gram`` (e.g. ``neg_half_sq_dist`` for classical MDS).
     base_params : dict, optional
     """
 

@@ -28,7 +28,7 @@ Sources
 
 In a spec, a relative ``path`` is resolved against the spec file's folder (an absolute path,
 or one starting with ``~``, is taken as it is), and the file or folder is checked to exist and
-be readable when the spec is validated, before any run starts (:func:`resolve_path`); the
+be readable when the spec is validated, before any run starts (``resolve_path``); the
 spec then holds the absolute path. The functions called directly read a relative path from
 the current folder.
 """
@@ -316,7 +316,7 @@ def file(path, target=None, seed=0):
     """A data file: ``.npy``, ``.npz`` (arrays ``X``, ``y``), ``.csv`` or ``.parquet``.
 
     ``path`` is read as given (relative: from the current folder); a spec's ``path`` is first
-    resolved against the spec file's folder (:func:`resolve_path`).
+    resolved against the spec file's folder (``resolve_path``).
     """
     p = _path(path, "file")
     suffix = p.suffix.lower()
@@ -390,7 +390,7 @@ def graphs(path, allow_pickle=False, seed=0):
     """A graph collection: a folder of edge lists, or a pickled list of networkx graphs.
 
     ``path`` is read as given; a spec's ``path`` is first resolved against the spec file's
-    folder (:func:`resolve_path`).
+    folder (``resolve_path``).
     """
     import networkx as nx
 

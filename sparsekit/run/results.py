@@ -8,10 +8,10 @@ disk or a second process loses nothing that finished.
   ``spec.json``, ``meta.json``) goes to ``NAME.tmp`` in the same folder, created anew
   (``O_CREAT | O_EXCL | O_NOFOLLOW``: a planted symlink is not followed), ``fsync``-ed, then
   renamed over ``NAME`` (``os.replace``): the old file stays whole until the new one is.
-- :class:`FolderLock` holds an exclusive ``fcntl.flock`` on ``.lock`` in the folder while a
+- ``FolderLock`` holds an exclusive ``fcntl.flock`` on ``.lock`` in the folder while a
   process writes there; the file names the holder (pid, machine, start time).
 - Recording a run (its rows in both files and in memory) is not cut by Ctrl-C: a SIGINT that
-  arrives meanwhile is raised once the run is recorded (:func:`deferred_interrupt`).
+  arrives meanwhile is raised once the run is recorded (``deferred_interrupt``).
 """
 from __future__ import annotations
 
@@ -226,7 +226,7 @@ def read_results(path: Path) -> tuple[list, bool]:
 
 class Recorder:
     """Rows on disk (JSON Lines + CSV) and on the terminal, as they come in; one outcome per
-    run id (the latest). The caller holds the folder's :class:`FolderLock`."""
+    run id (the latest). The caller holds the folder's ``FolderLock``."""
 
     def __init__(self, out: Path, stream=None):
         self.out = Path(out)

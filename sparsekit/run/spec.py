@@ -28,7 +28,7 @@ their parameters; nothing in it is evaluated or imported beyond registered compo
 The ``name`` names the default output folder ``runs/<name>-<timestamp>``, so it must be a plain
 folder name (no path separator, no leading dot, no control characters). A data ``path`` is
 resolved against the spec file's folder unless it is absolute, and checked to be readable
-before any run starts. The number of runs is counted from the list lengths (:func:`count_runs`)
+before any run starts. The number of runs is counted from the list lengths (``count_runs``)
 before any grid is built.
 
 Every list value is a sweep axis; the runs are the Cartesian product of the axes, except that
@@ -509,4 +509,4 @@ def expand(spec: Spec) -> list[dict]:
         grid.append(point)
     return grid
 
-__all__ = ["Spec", "SpecError", "load_spec", "expand"]
+__all__ = ["Spec", "SpecError", "load_spec", "expand", "TOP_KEYS", "MAX_DEPTH"]

@@ -1,7 +1,7 @@
 """Task ``gram``: the Gram matrix of a kernel on the samples, timed and checked.
 
 Metrics: ``time`` (seconds for the whole n x n matrix, compiled beforehand on 8 samples when
-``warm_up``), and the ``checks`` asked for (default all): ``max_asym`` = max |K − Kᵀ| (0 up
+``warm_up``), and the ``checks`` asked for (default all): ``max_asym`` = ``max |K − Kᵀ|`` (0 up
 to round-off for a symmetric kernel), ``median`` (the median entry) and ``min_eig``, the
 smallest eigenvalue of the leading ``n_eig`` x ``n_eig`` block: ≥ 0 up to round-off for a
 positive semi-definite kernel (Schölkopf & Smola 2002, *Learning with Kernels*, Def. 2.5),

@@ -35,7 +35,7 @@ def run_nystrom(ctx: TaskContext) -> dict:
     The landmarks are drawn with ``ctx.seed``, the evaluation subset E with ``eval_seed``
     (default ``seed + 1``): one ``eval_seed`` for every run of a table compares all samplers
     on the same E (Cherfaoui thesis §3.3). ``lam`` sets λ of the RLS samplers that the
-    ``[sampler]`` section leaves unset (:func:`make_sampler`).
+    ``[sampler]`` section leaves unset (:func:`~sparsekit.run.tasks.make_sampler`).
     """
     from ..features.nystrom import Nystroem
 

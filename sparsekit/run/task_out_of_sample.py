@@ -3,8 +3,8 @@
 The protocol of Paiement (2003, M.Sc. thesis, Université de Montréal, §5.1, Table 5.1), after
 Bengio et al. (NIPS 2003), for one method and one substitution proportion ``p = |R1| / |F ∪ R1|``:
 
-1. split ``n_train + |R1|`` random points into F, R1 and R2 (|R1| = |R2| = round(p n_train),
-   |F| = n_train − |R1|);
+1. split ``n_train + |R1|`` random points into F, R1 and R2 (``|R1| = |R2| = round(p n_train)``,
+   ``|F| = n_train − |R1|``);
 2. train on F ∪ R1 and on F ∪ R2, align the second embedding on the first over F
    (least-squares affine map) and measure, for the points of F, the distance between the two:
    the training-set variability ``d_var``;

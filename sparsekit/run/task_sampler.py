@@ -16,7 +16,8 @@ def run_sampler(ctx: TaskContext) -> dict:
     landmarks (``n_landmarks = 0``: scores only).
 
     With ``warm_up``, the scores are computed once on the first 200 samples before the timed
-    call, so that compilation is not timed. ``lam`` as in :func:`run_nystrom`.
+    call, so that compilation is not timed. ``lam`` as in
+    :func:`~sparsekit.run.task_nystrom.run_nystrom`.
     """
     from ..features.nystrom import Nystroem
 

@@ -10,7 +10,7 @@ from .tasks import Task, TaskContext
 
 def run_sparse_coding(ctx: TaskContext) -> dict:
     """A solver on a dictionary and signals: time, support recovery (the true support equals
-    the atoms of the ``m`` largest |coefficients|), median and max relative residual.
+    the atoms of the ``m`` largest ``|coefficients|``), median and max relative residual.
 
     Parameters the solver section leaves out follow the protocol of the solver demo: OMP and
     NN-OMP stop at ``m`` atoms, MP runs ``4 m`` steps (``max_iter`` overrides both), Frank–Wolfe

@@ -11,7 +11,8 @@ Tasks are registered like kernels and samplers: a plugin implements the ``sparse
 hook and yields one :class:`~sparsekit.registry.Registration` per task
 (:meth:`Task.registration` builds it), so that the registry's rules hold for tasks too (names
 case- and ``-``/``_``-insensitive, built-ins win a name, a plugin that claims a taken name is
-skipped with a warning, ``SPARSEKIT_DISABLE_PLUGINS``, :meth:`Registry.skipped`, ``sparsekit
+skipped with a warning, ``SPARSEKIT_DISABLE_PLUGINS``,
+:meth:`~sparsekit.registry.Registry.skipped`, ``sparsekit
 list --family task``)::
 
     # in the plugin module named by the distribution's "sparsekit" entry point

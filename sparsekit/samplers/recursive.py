@@ -16,12 +16,13 @@ drawing mode.
 λ modes (``lam``):
 
 - ``"adaptive"`` (Musco & Musco's choice, used by the public port): at each level
-  λ = (Σ_i w_i² [K_S]_ii − Σ_{top k} eig(W K_S W)) / k, k = ⌈s / (4 log s)⌉. When k ≥ |S|, or
+  λ = (Σ_i w_i² [K_S]_ii − Σ_{top k} eig(W K_S W)) / k, k = ⌈s / (4 log s)⌉. When ``k ≥ |S|``, or
   when rounding makes that value non-positive, λ = 1e-5 (the port's fallback constant).
 - a number (or ``"inverse-mean-norm"``): the same λ at every level, so the scores estimate the
   ridge leverage scores of that λ (comparable with ``rls`` and ``dac-rls``).
 
-s is the ``n_landmarks`` of :meth:`sample`; :meth:`scores` uses ``level_size`` when given, else
+s is the ``n_landmarks`` of :meth:`~sparsekit.samplers.base.ScoreSampler.sample`;
+:meth:`~sparsekit.samplers.base.ScoreSampler.scores` uses ``level_size`` when given, else
 ⌈√n⌉. Cost Θ(n s²) (every level streams K_{level,S} in row blocks and solves with one Cholesky
 factor, so memory stays O(s² + block · s)).
 """
@@ -127,7 +128,9 @@ class RecursiveRLSSampler(ScoreSampler):
     lam : "adaptive", float > 0 or "inverse-mean-norm", default "adaptive"
         See the module docstring.
     level_size : int, optional
-        The expected dictionary size s of the recursion, for :meth:`scores`; :meth:`sample`
+        The expected dictionary size s of the recursion, for
+        :meth:`~sparsekit.samplers.base.ScoreSampler.scores`;
+        :meth:`~sparsekit.samplers.base.ScoreSampler.sample`
         uses its ``n_landmarks`` (in Bernoulli mode without a cap: ``level_size`` or ⌈√n⌉).
     n_jobs : int, optional
         Threads streaming the row blocks of K_{level,S}; default: the library-wide setting

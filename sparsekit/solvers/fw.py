@@ -103,7 +103,8 @@ class FrankWolfe(Solver):
         return beta
 
     def solve(self, D, Y, *, gram=None):
-        """Frank–Wolfe codes of the columns of ``Y`` (see :class:`SparseResult`).
+        """Frank–Wolfe codes of the columns of ``Y`` (see
+        :class:`~sparsekit.solvers.base.SparseResult`).
 
         ``gram`` is not used (each iteration needs the residual correlations ``R D`` anyway) and
         must be None.

@@ -55,7 +55,7 @@ class MatchingPursuit(Solver):
         return check_tol(self.tol), check_precompute(self.precompute)
 
     def solve(self, D, Y, *, gram=None):
-        """MP codes of the columns of ``Y`` (see :class:`SparseResult`)."""
+        """MP codes of the columns of ``Y`` (see :class:`~sparsekit.solvers.base.SparseResult`)."""
         tol, precompute = self._check_params()
         p = prepare(D, Y)
         n_max = self.max_iter if self.max_iter is not None else max(int(0.1 * p.n_atoms), 1)

@@ -59,7 +59,8 @@ class NonNegativeOMP(Solver):
         return check_tol(self.tol)
 
     def solve(self, D, Y, *, gram=None):
-        """NN-OMP codes of the columns of ``Y`` (see :class:`SparseResult`)."""
+        """NN-OMP codes of the columns of ``Y`` (see
+        :class:`~sparsekit.solvers.base.SparseResult`)."""
         tol = self._check_params()
         p = prepare(D, Y)
         n_max = n_steps_for(p, self.n_nonzero_coefs, self.tol)

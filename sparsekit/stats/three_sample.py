@@ -4,7 +4,7 @@ Given X ~ P_X, Z ~ P_Z (P_X ≠ P_Z) and W drawn from one of them, decide W ~ P_
 D(X, W) ≤ D(Z, W), D an MMD estimate (no threshold, no permutations). Algorithm 3S-eval
 estimates the error of that decision: at each repetition draw W, X ~ P_X and Z ~ P_Z (all of
 size n), count an error when D(X, W) > D(Z, W); report the error rate, the distance to the
-exact MMD Δ = |D̂(X, Z) − MMD_k(X, Z)| (on MMD, i.e. √MMD², where the exact MMD is
+exact MMD ``Δ = |D̂(X, Z) − MMD_k(X, Z)|`` (on MMD, i.e. √MMD², where the exact MMD is
 affordable) and the time.
 
 Estimators (``method``): ``"exact"`` (biased V-statistic), ``"unbiased"`` (U-statistic),

@@ -1,6 +1,6 @@
 """Explicit feature map of the shortest-path kernel: sparse counts of (label, label, distance).
 
-Row ``g`` of :attr:`ShortestPathFeatures.counts` is ``h(G_g)``: for every feature (a distinct
+Row ``g`` of ``ShortestPathFeatures.counts`` is ``h(G_g)``: for every feature (a distinct
 triple ``(label(u), label(v), d(u, v))``, or ``d(u, v)`` alone without labels) the number of
 ordered node pairs ``u != v`` of ``G_g`` with a path ``u -> v`` that produce it.
 
@@ -11,7 +11,7 @@ Features are identified by an integer key built from *table codes*::
 where ``label_values`` (L entries) and ``distance_values`` (D entries) are tables stored with
 the features. The keys are a deterministic encoding of the triple values; two feature sets
 with different tables (graphs prepared at different times) are aligned by decoding the keys
-back to values and matching them exactly (:func:`shared_columns`), so a kernel between them
+back to values and matching them exactly (``shared_columns``), so a kernel between them
 equals the kernel computed on the union.
 """
 from __future__ import annotations

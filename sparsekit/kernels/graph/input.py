@@ -16,7 +16,7 @@ Accepted graphs (one sequence may mix them):
 
 Labels are integers or strings (booleans and integral floats count as integers); one graph set
 must use one kind. They are mapped to dense codes ``0..L-1`` in sorted order of the distinct
-labels of the set (:attr:`GraphBatch.label_values` keeps the table, so two sets prepared
+labels of the set (``GraphBatch.label_values`` keeps the table, so two sets prepared
 separately are matched on label values, never on codes).
 
 Weights must be finite and non-negative (a zero is "no edge").
