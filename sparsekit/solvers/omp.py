@@ -23,8 +23,9 @@ Decisions:
   with :class:`~sparsekit.solvers.base.PrematureStopWarning`, as scikit-learn's "ended
   prematurely" warning: the next atom is linearly dependent on the support
   (``G_ii - ||w||^2 <= eps max_i ||d_i||^2``), or every atom left is orthogonal to the
-  residual (duplicate or dependent columns, a residual outside the span of ``D``). A residual that is zero (``||r||^2 <= 16 eps ||y||^2``, the
-  accuracy of the Gram form's ``||y||^2 - x_S . D_S^T y``) is an exact fit: no warning.
+  residual (duplicate or dependent columns, a residual outside the span of ``D``). A residual
+  that is zero (``||r||^2 <= 16 eps ||y||^2``, the accuracy of the Gram form's
+  ``||y||^2 - x_S . D_S^T y``) is an exact fit: no warning.
 - The Gram form (Batch-OMP: correlations ``c = D^T y - G_{:,S} x_S`` and
   ``||r||^2 = ||y||^2 - x_S . D_S^T y``) is used when ``gram`` is given, or ``precompute`` is
   True, or (``"auto"``) when building ``D^T D`` is cheaper than the residual form
