@@ -223,6 +223,16 @@ def resolve_alias(app, env, node, contnode):
     return None
 
 
+def skip_foreign_members(app, what, name, obj, skip, options):
+    """Leave out of a class page the members that another library puts on the class:
+    scikit-learn's metadata-routing ``set_*_request`` methods are documented by scikit-learn
+    (their docstrings link into its own glossary)."""
+    module = getattr(obj, "__module__", None) or ""
+    if what == "class" and module.split(".")[0] in ("sklearn",):
+        return True
+    return None
+
+
 def primary_listings(modules) -> set[str]:
     """For each object listed under several modules, the one listing that is indexed.
 
@@ -289,6 +299,7 @@ def setup(app):
     app.connect("config-inited", lambda app, config: generate(app))
     app.connect("include-read", repository_links)
     app.connect("missing-reference", resolve_alias)
+    app.connect("autodoc-skip-member", skip_foreign_members)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
 
 

@@ -58,18 +58,27 @@ def rff_features(pool: Pooled, n_frequencies, random_state):
 
 def mmd2_rff(X, Y, kernel="rbf", *, kernel_params=None, n_frequencies=None, random_state=None,
              n_jobs=None) -> float:
-    """MMD² of the random-Fourier-feature kernel between ``X`` and ``Y``.
+    """Compute the MMD² of the random-Fourier-feature kernel between ``X`` and ``Y``.
 
     Parameters
     ----------
-    kernel : {"rbf", "laplacian"} or such a kernel object
+    X, Y : array-like of shape (n, d) and (m, d)
+        The two samples.
+    kernel : {"rbf", "laplacian"} or such a kernel object, default "rbf"
+        A shift-invariant kernel with a known spectral measure.
+    kernel_params : dict, optional
+        Parameters of a named kernel (``{"gamma": 0.5}``).
     n_frequencies : int, optional
         Random frequencies s (2 s features); default max(1, round(ln n)).
-    random_state : None, int or Generator
+    random_state : None, int or numpy.random.Generator
+        Seeds the random frequencies.
+    n_jobs : int, optional
+        Threads (default: the library-wide thread setting).
 
     Returns
     -------
     float
+        The MMD² of the random-feature kernel (the squared distance of the mean features).
     """
     kernel = resolve_kernel(kernel, kernel_params)
     check_rff_kernel(kernel)

@@ -100,6 +100,15 @@ class PairStatistic:
 class ThreeSampleResult:
     """Decision of the three-sample test.
 
+    Parameters
+    ----------
+    w_from_x : bool
+        True when W is assigned to P_X (D(X, W) ≤ D(Z, W)).
+    mmd2_xw, mmd2_zw : float
+        The two MMD² estimates compared.
+    method : str
+        The estimator used.
+
     Attributes
     ----------
     w_from_x : bool
@@ -107,6 +116,7 @@ class ThreeSampleResult:
     mmd2_xw, mmd2_zw : float
         The two MMD² estimates compared.
     method : str
+        The estimator used.
     """
 
     w_from_x: bool
@@ -117,16 +127,22 @@ class ThreeSampleResult:
 
 def three_sample_test(X, Z, W, method="nystrom", kernel="rbf", *, kernel_params=None,
                       random_state=None, n_jobs=None, **options) -> ThreeSampleResult:
-    """Decide whether W comes from the distribution of X or of Z: W ~ P_X iff D(X,W) ≤ D(Z,W).
+    """Decide whether W comes from the distribution of X or of Z.
 
     Parameters
     ----------
-    X, Z, W : arrays (n, d) or sequences of graphs (graph kernel)
+    X, Z, W : array-like of shape (n, d), or sequences of graphs
+        The reference samples X and Z, and the sample W to assign.
     method : str, default "nystrom"
         One of ``METHODS`` (module docstring).
     kernel : str or kernel object, default "rbf"
         A data-dependent bandwidth is resolved once on X ∪ Z ∪ W.
-    random_state : None, int or Generator
+    kernel_params : dict, optional
+        Parameters of a named kernel.
+    random_state : None, int or numpy.random.Generator
+        Seeds the estimator.
+    n_jobs : int, optional
+        Threads (default: the library-wide thread setting).
     **options
         The method's options: ``n_landmarks``, ``sampler``, ``sampler_params``, ``lam``
         (nystrom), ``n_frequencies`` (rff), ``block_size`` (block), ``max_memory`` (exact).
@@ -134,6 +150,7 @@ def three_sample_test(X, Z, W, method="nystrom", kernel="rbf", *, kernel_params=
     Returns
     -------
     ThreeSampleResult
+        The decision and the two estimates.
     """
     method = check_method(method)
     pool = Pooled([X, Z, W], resolve_kernel(kernel, kernel_params), names=["X", "Z", "W"])
@@ -162,15 +179,21 @@ def three_sample_error(sample_x, sample_z, sizes, methods=("exact", "linear", "b
     methods : iterable of str
         Estimators to evaluate (``METHODS``); each sees the same draws.
     n_repetitions : int, default 100
-    kernel : str or kernel object
+        Independent draws of X, Z and W per sample size.
+    kernel : str or kernel object, default "rbf"
         A data-dependent bandwidth is resolved on X ∪ Z ∪ W at every repetition and shared by
         all methods.
+    kernel_params : dict, optional
+        Parameters of a named kernel.
     method_options : dict, optional
         ``{method: {option: value}}``, e.g. ``{"nystrom": {"sampler": "dac-rls"}}``.
     exact_max_n : int, default 5000
         The exact MMD (for Δ, and the ``"exact"``/``"unbiased"`` methods) is computed only
         for n ≤ exact_max_n; beyond, those methods are skipped and Δ is NaN.
-    random_state : None, int or Generator
+    random_state : None, int or numpy.random.Generator
+        Seeds the draws and the estimators.
+    n_jobs : int, optional
+        Threads (default: the library-wide thread setting).
 
     Returns
     -------
