@@ -66,6 +66,9 @@ nitpick_ignore_regex = [
     (r"py:.*", rf"({_EXTERNAL})(\..*)?"),
     (r"py:.*", r"(.*\.)?_[A-Za-z].*"),
 ]
+# ``hookspec`` and ``hookimpl`` are pluggy's marker objects: their docstrings are pluggy's
+nitpick_ignore = [("py:class", "PluginManager"), ("py:meth", "PluginManager.register"),
+                  ("py:meth", "PluginManager.add_hookspecs")]
 
 # math without a network: MathJax 3 (SVG output, one self-contained file) shipped in _static
 _MATHJAX_JS = Path(mathjax.__file__).parent / "static" / "mathjax" / "es5" / "tex-svg.js"

@@ -180,7 +180,7 @@ def thread_limit(n_threads: int) -> Iterator[int]:
     """Run the enclosed code with at most ``n_threads`` threads in Numba, BLAS and sparsekit.
 
     Numba's setting is thread-local (it applies to parallel regions launched by the calling
-    thread); BLAS is limited process-wide for the duration through :func:`blas_limit`, which is
+    thread); BLAS is limited process-wide for the duration through ``blas_limit``, which is
     safe when several threads hold limits at once (the smallest is in force, and the process's
     value comes back when the last holder leaves).
     """

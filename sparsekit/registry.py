@@ -47,7 +47,7 @@ DISABLE_ENV = "SPARSEKIT_DISABLE_PLUGINS"
 #: records of that family are skipped with a warning.
 MAX_REGISTRATIONS_PER_HOOK = 10_000
 
-#: Values of :attr:`Registration.accepts`.
+#: Values of ``Registration.accepts``.
 ACCEPTS = ("vectors", "graphs", "any")
 
 #: What each family's component returns: family -> (method, module, class). A component that

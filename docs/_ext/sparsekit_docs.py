@@ -193,6 +193,8 @@ def _object_key(module_name, item):
 
 
 _ALIASES: dict[str, str] = {}
+#: module -> the home modules of the objects it lists under another module's name
+_HOMES: dict[str, list[str]] = {}
 
 
 def resolve_alias(app, env, node, contnode):
@@ -209,17 +211,28 @@ def resolve_alias(app, env, node, contnode):
     if module:
         candidates.append(f"{module}.{target}")
     domain = env.get_domain("py")
+
+    def resolve(name):
+        return domain.resolve_xref(env, node["refdoc"], app.builder, node["reftype"], name, node,
+                                   contnode)
+
     for candidate in candidates:
         parts = candidate.split(".")
         for cut in range(len(parts), 0, -1):
             head = ".".join(parts[:cut])
             if head in _ALIASES:
-                new_target = ".".join([_ALIASES[head], *parts[cut:]])
-                found = domain.resolve_xref(env, node["refdoc"], app.builder, node["reftype"],
-                                            new_target, node, contnode)
+                found = resolve(".".join([_ALIASES[head], *parts[cut:]]))
                 if found is not None:
                     return found
                 break
+    # a relative name in the docstring of an object shown under another module
+    # (``Interrupted`` on the page of ``sparsekit.run.run_spec``): look in the modules where the
+    # objects that module lists are defined
+    for home in _HOMES.get(module or "", ()):
+        for name in ([f"{home}.{klass}.{target}"] if klass else []) + [f"{home}.{target}"]:
+            found = resolve(name)
+            if found is not None:
+                return found
     return None
 
 
@@ -283,6 +296,11 @@ def set_context(app, config) -> None:
     config.autosummary_context = context
     _ALIASES.clear()
     _ALIASES.update(listing_aliases(modules))
+    _HOMES.clear()
+    for alias, target in sorted(_ALIASES.items()):
+        homes = _HOMES.setdefault(alias.rpartition(".")[0], [])
+        if target.rpartition(".")[0] not in homes:
+            homes.append(target.rpartition(".")[0])
 
 
 def generate(app) -> None:

@@ -19,7 +19,7 @@ estimator                     kernel                     eigenpairs             
 :class:`MDS` (classical)      ``-1/2 ||x - y||^2``,      top ``d``, ``l > 0``          sqrt
                               centred
 :class:`Isomap`               ``-1/2 d_G^2``, centred    top ``d``, ``l > 0``          sqrt
-``LocallyLinearEmbedding``   ``I - (I-W)^T(I-W)``       top ``d`` after the constant  eigvec
+``LocallyLinearEmbedding``    ``I - (I-W)^T(I-W)``       top ``d`` after the constant  eigvec
 :class:`SpectralEmbedding`    affinity, divisive         top ``d``                     eigvec
 :class:`LaplacianEigenmaps`   affinity, divisive         top ``d`` after the first     S^-1/2
 ============================  =========================  ============================  =======
