@@ -129,6 +129,8 @@ def three_sample_test(X, Z, W, method="nystrom", kernel="rbf", *, kernel_params=
                       random_state=None, n_jobs=None, **options) -> ThreeSampleResult:
     """Decide whether W comes from the distribution of X or of Z.
 
+    W ~ P_X iff D(X, W) ≤ D(Z, W), with D the MMD estimate of ``method``.
+
     Parameters
     ----------
     X, Z, W : array-like of shape (n, d), or sequences of graphs
