@@ -36,7 +36,7 @@ _CHUNK_ENTRIES = 2**23
 class ShortestPathFeatures:
     """Graphs prepared for the shortest-path kernel (what ``kernel.prepare`` returns).
 
-    Attributes
+    Parameters
     ----------
     counts : scipy.sparse.csr_matrix of float64, shape (n_graphs, n_features)
         Triple counts; columns follow the sorted ``keys``.
@@ -64,7 +64,25 @@ class ShortestPathFeatures:
         return self.counts.shape[0]
 
     def take(self, indices) -> ShortestPathFeatures:
-        """The graphs ``indices`` (same tables, so kernels with the parent need no alignment)."""
+        """Select the graphs ``indices``.
+
+        Parameters
+        ----------
+        indices : array-like of int or bool, 1-D
+            The graphs to keep (positions, or a mask of length ``n_graphs``).
+
+        Returns
+        -------
+        ShortestPathFeatures
+            The same tables, so kernels with the parent need no alignment.
+
+        Raises
+        ------
+        TypeError
+            ``indices`` is not a 1-D integer or boolean array.
+        ValueError
+            A boolean mask of the wrong length.
+        """
         idx = np.asarray(indices)
         if idx.dtype.kind not in "iub" or idx.ndim != 1:
             raise TypeError(f"indices must be a 1-D integer or boolean array, got {idx.dtype} "

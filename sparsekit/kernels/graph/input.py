@@ -34,7 +34,7 @@ import numpy as np
 class GraphBatch:
     """Graphs packed as one block-diagonal CSR structure.
 
-    Attributes
+    Parameters
     ----------
     node_ptr : int64 array (n_graphs + 1,)
         Graph ``g`` owns the global nodes ``node_ptr[g]:node_ptr[g+1]``.
@@ -59,15 +59,39 @@ class GraphBatch:
 
     @property
     def n_graphs(self) -> int:
+        """Return the number of graphs in the batch.
+
+        Returns
+        -------
+        int
+            ``len(node_ptr) - 1``.
+        """
         return len(self.node_ptr) - 1
 
     @property
     def sizes(self) -> np.ndarray:
-        """Number of nodes of every graph."""
+        """Return the number of nodes of every graph.
+
+        Returns
+        -------
+        ndarray of int64, shape (n_graphs,)
+            ``np.diff(node_ptr)``.
+        """
         return np.diff(self.node_ptr)
 
     def graphs(self, start: int, stop: int) -> GraphBatch:
-        """The graphs ``start:stop`` as a batch of their own (views, same label table)."""
+        """Return the graphs ``start:stop`` as a batch of their own.
+
+        Parameters
+        ----------
+        start, stop : int
+            The slice of graphs.
+
+        Returns
+        -------
+        GraphBatch
+            Views of this batch's arrays, with the same label table.
+        """
         n0, n1 = self.node_ptr[start], self.node_ptr[stop]
         e0, e1 = self.indptr[n0], self.indptr[n1]
         return GraphBatch(self.node_ptr[start:stop + 1] - n0, self.indptr[n0:n1 + 1] - e0,
@@ -248,12 +272,17 @@ def parse_graphs(graphs, name: str = "X", *, weighted: bool = False,
     ----------
     graphs : sequence of graphs
         See the module docstring for the accepted forms.
-    name : str
+    name : str, default "X"
         Argument name used in error messages.
-    weighted : bool
+    weighted : bool, default False
         Keep edge values as weights; otherwise every edge has weight 1.
-    with_labels : bool
+    with_labels : bool, default True
         Node labels are required (and read); otherwise they are ignored.
+
+    Returns
+    -------
+    GraphBatch
+        The graphs packed as one block-diagonal CSR structure.
     """
     graphs = _as_graph_list(graphs, name)
     sizes, counts, targets, weights, labels = [], [], [], [], []
