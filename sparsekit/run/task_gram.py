@@ -23,6 +23,18 @@ CHECKS = ("max_asym", "median", "min_eig")
 
 
 def run_gram(ctx) -> dict:
+    """Compute, time and check the Gram matrix of the kernel on the samples.
+
+    Parameters
+    ----------
+    ctx : TaskContext
+        The run's data, components, parameters (``ctx.params``) and seed.
+
+    Returns
+    -------
+    dict
+        The metrics of the module docstring: ``time`` and the ``checks`` asked for.
+    """
     samples = ctx.samples()
     p = ctx.params
     if isinstance(samples, np.ndarray):

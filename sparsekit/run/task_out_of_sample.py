@@ -84,6 +84,18 @@ def differences(X, make, p, n_train, n_probe, rng):
 
 
 def run_out_of_sample(ctx) -> dict:
+    """Measure the out-of-sample embedding error against training-set variability.
+
+    Parameters
+    ----------
+    ctx : TaskContext
+        The run's data, components, parameters (``ctx.params``) and seed.
+
+    Returns
+    -------
+    dict
+        ``mean_difference``, ``std_difference``, ``n_differences`` and ``differences``.
+    """
     (X,) = ctx.need("X")
     p = ctx.params
     make = make_method(p["method"], p["n_components"], p["n_neighbors"], p["gamma"])

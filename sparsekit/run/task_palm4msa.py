@@ -7,9 +7,22 @@ from .tasks import Task, TaskContext
 
 
 def run_palm4msa(ctx: TaskContext) -> dict:
-    """Factorize X into ``n_factors`` sparse factors (``sparsity`` non-zeros per row and column,
-    the schedule of hierarchical Palm4MSA): relative error ‖X − λ∏S‖_F/‖X‖_F, non-zeros of
-    the factors, time."""
+    """Factorize X into ``n_factors`` sparse factors and measure the fit.
+
+    The factors have ``sparsity`` non-zeros per row and column (the schedule of hierarchical
+    Palm4MSA); the metrics are the relative error ‖X − λ∏S‖_F/‖X‖_F, the non-zeros of the factors
+    and the time.
+
+    Parameters
+    ----------
+    ctx : TaskContext
+        The run's data, components, parameters (``ctx.params``) and seed.
+
+    Returns
+    -------
+    dict
+        ``‖X − λ∏S‖_F/‖X‖_F``, the non-zeros of the factors and the time.
+    """
     from ..solvers.hierarchical import hierarchical_constraints
 
     (X,) = ctx.need("X")
