@@ -450,17 +450,50 @@ SOURCES.update(
 
 
 def source_names() -> list[str]:
+    """List the names of the data sources.
+
+    Returns
+    -------
+    list of str
+        The names, in registration order.
+    """
     return list(SOURCES)
 
 
 def source_parameters(name) -> set:
-    """Parameters a source takes (``allow_pickle`` comes from the command line only)."""
+    """Return the parameters a data source takes.
+
+    Parameters
+    ----------
+    name : str
+        A data source.
+
+    Returns
+    -------
+    set of str
+        The parameters it takes (``allow_pickle`` comes from the command line only).
+    """
     params = set(inspect.signature(SOURCES[name]).parameters)
     return params - {"allow_pickle"}
 
 
 def load(table: dict, *, seed=0, allow_pickle=False) -> dict:
-    """Load the data of a ``[data]`` table (one grid point: no lists left)."""
+    """Load the data of a ``[data]`` table.
+
+    Parameters
+    ----------
+    table : dict
+        A ``[data]`` table of one grid point (no lists left): ``source`` and its parameters.
+    seed : int, default 0
+        Seeds generated data sets.
+    allow_pickle : bool, default False
+        Let a ``file`` source read pickled objects.
+
+    Returns
+    -------
+    dict
+        What the source gives: ``X`` (and ``y``), ``graphs``, or ``D``/``Y``/``coef``.
+    """
     params = {k: v for k, v in table.items() if k != "source"}
     params.setdefault("seed", seed)
     name = table["source"]

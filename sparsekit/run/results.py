@@ -181,13 +181,24 @@ def _read_holder(fd: int) -> str:
 
 
 def read_results(path: Path) -> tuple[list, bool]:
-    """The rows of a ``results.jsonl``, one outcome per run id, and whether the file needs a
-    rewrite to say the same (it has a cut line, the incomplete rows of a run cut between two
-    of its rows, or an earlier outcome of a run recorded again).
+    """Read the rows of a ``results.jsonl``, one outcome per run id.
 
     The rows one run writes at once are consecutive: one row (``status`` ``error``, or ``ok``
     with one metrics dict), or the rows ``row`` = 0 .. ``n_rows`` - 1 of a task reporting several.
     A run's latest complete set of rows wins; an incomplete set is dropped (the run runs again).
+
+    Parameters
+    ----------
+    path : Path
+        A ``results.jsonl`` file.
+
+    Returns
+    -------
+    rows : list of dict
+        One outcome per run id.
+    needs_rewrite : bool
+        Whether the file needs a rewrite to say the same (it has a cut line, the incomplete rows of
+        a run cut between two of its rows, or an earlier outcome of a run recorded again).
     """
     text = Path(path).read_bytes().decode("utf-8", "replace")
     changed = bool(text) and not text.endswith("\n")
