@@ -50,6 +50,7 @@ class Fastfood(FourierFeatureMap):
         Output width: ``n_components // 2`` frequencies each give a cos and a sin feature; an
         odd width adds one offset cosine sqrt(2) cos(vᵀx + b), b ~ U[0, 2 pi) (unbiased).
     random_state : None, int or numpy Generator
+        Seeds the diagonal factors, permutations and offsets.
 
     Attributes
     ----------
@@ -77,7 +78,20 @@ class Fastfood(FourierFeatureMap):
         self.random_state = random_state
 
     def fit(self, X: DataLike, y: object = None) -> Fastfood:
-        """Draw the diagonal factors and permutations for the dimension of ``X``; returns self."""
+        """Draw the diagonal factors and permutations for the dimension of ``X``.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+            Training data (only its number of features is used).
+        y : None
+            Ignored; present for scikit-learn's API.
+
+        Returns
+        -------
+        self
+            The fitted transformer.
+        """
         X = self._validate_input(X, reset=True)
         n_components = check_n_components(self.n_components)
         _, gamma = resolve_shift_invariant("rbf", self.gamma, self.sigma, X)
@@ -105,7 +119,18 @@ class Fastfood(FourierFeatureMap):
         return self
 
     def project(self, X: DataLike) -> np.ndarray:
-        """The projections V x of every row (shape ``(n_samples, n_frequencies_)``)."""
+        """Compute the projections V x of every row.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+            The samples.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_frequencies_)
+            The projections V x of every row.
+        """
         self._check_is_fitted()
         X = self._validate_input(X, reset=False)
         out = np.empty((X.shape[0], self.n_frequencies_), dtype=X.dtype)
