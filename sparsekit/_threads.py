@@ -183,6 +183,16 @@ def thread_limit(n_threads: int) -> Iterator[int]:
     thread); BLAS is limited process-wide for the duration through ``blas_limit``, which is
     safe when several threads hold limits at once (the smallest is in force, and the process's
     value comes back when the last holder leaves).
+
+    Parameters
+    ----------
+    n_threads : int >= 1
+        The most threads.
+
+    Yields
+    ------
+    int
+        ``n_threads``.
     """
     n_threads = effective_n_jobs(n_threads)
     with numba_limit(n_threads), blas_limit(n_threads):

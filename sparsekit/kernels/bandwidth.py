@@ -37,10 +37,29 @@ RULES = ("median", "mean-sq-dist", "scale")
 
 
 def gamma_from_rule(X: np.ndarray, rule: str, *, max_samples: int = 2000, random_state=0) -> float:
-    """Gamma of exp(-gamma ||x - z||^2) chosen by ``rule`` on the (validated) data ``X``.
+    """Choose the gamma of ``exp(-gamma ||x - z||^2)`` by ``rule`` on the data ``X``.
 
-    Raises ``ValueError`` naming the data's scale where gamma lies outside the float64 range
-    (see ``gamma_parts_from_rule`` for the exact pair).
+    Parameters
+    ----------
+    X : ndarray of shape (n_samples, n_features)
+        Validated data.
+    rule : {"median", "mean-sq-dist", "scale"}
+        The bandwidth rule (module docstring).
+    max_samples : int, default 2000
+        Rows of a uniform subsample the rule reads (all rows when fewer).
+    random_state : int, numpy.random.Generator or None, default 0
+        Seeds the subsample.
+
+    Returns
+    -------
+    float
+        The gamma of ``exp(-gamma ||x - z||^2)``.
+
+    Raises
+    ------
+    ValueError
+        The gamma lies outside the float64 range (the message names the data's scale; see
+        ``gamma_parts_from_rule`` for the exact pair).
     """
     g, e = gamma_parts_from_rule(X, rule, max_samples=max_samples, random_state=random_state)
     gamma = parts_to_float(g, e)

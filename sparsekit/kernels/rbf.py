@@ -68,7 +68,9 @@ class RBFKernel(VectorKernel):
         and ``kernel(X[:1])`` (one point, no distance) is an error asking for ``fit``.
         The rules are scale-equivariant and exact at any scale of the data: the Gram matrix of
         ``X * 1e-300`` equals that of ``X``.
-    backend : {"auto", "cpu", "cuda"}
+    backend : {"auto", "cpu", "cuda"}, default "auto"
+        Where the Gram blocks are computed: ``"auto"`` takes CUDA only when a device is usable
+        and the block is large enough (:func:`~sparsekit.kernels.base.resolve_backend`).
 
     Attributes
     ----------
@@ -113,7 +115,20 @@ class RBFKernel(VectorKernel):
         self.gamma_ = parts_to_float(*self._gamma_parts)
 
     def fit(self, X, y=None):
-        """Resolve gamma (``gamma_``) from X when a bandwidth rule is set; returns self."""
+        """Resolve gamma (``gamma_``) from X when a bandwidth rule is set.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+            The data the rule is applied to.
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        self
+            The kernel.
+        """
         from .._validation import check_array
 
         self._check_params()
@@ -158,10 +173,23 @@ class RBFKernel(VectorKernel):
         return not is_sparse(X) and backend != "cpu" and (backend == "cuda" or cuda_usable())
 
     def effective_gamma(self, d):
-        """The gamma used for data with ``d`` features.
+        """Return the gamma used for data with ``d`` features.
 
-        Raises ``ValueError`` naming the data's scale where a bandwidth rule gave a gamma outside
-        the float64 range (the kernel itself still evaluates it exactly).
+        Parameters
+        ----------
+        d : int
+            The number of features.
+
+        Returns
+        -------
+        float
+            The gamma.
+
+        Raises
+        ------
+        ValueError
+            A bandwidth rule gave a gamma outside the float64 range (the message names the data's
+            scale; the kernel itself still evaluates it exactly).
         """
         if self.bandwidth is not None:
             if self.gamma_ is None:
@@ -263,7 +291,9 @@ class LaplacianKernel(VectorKernel):
     ----------
     gamma : float > 0, optional
         Default: 1 / n_features (scikit-learn's ``laplacian_kernel``).
-    backend : {"auto", "cpu", "cuda"}
+    backend : {"auto", "cpu", "cuda"}, default "auto"
+        Where the Gram blocks are computed: ``"auto"`` takes CUDA only when a device is usable
+        and the block is large enough (:func:`~sparsekit.kernels.base.resolve_backend`).
     """
 
     name = "laplacian"
