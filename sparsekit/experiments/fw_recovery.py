@@ -171,7 +171,18 @@ def _compare(problem, p, stage):
 
 
 def run_fw_recovery(ctx) -> list:
-    """The rows of parts 1-3 (module docstring), in that order."""
+    """Run the Frank–Wolfe recovery experiment.
+
+    Parameters
+    ----------
+    ctx : TaskContext
+        The run's data, parameters (``ctx.params``) and seed.
+
+    Returns
+    -------
+    list of dict
+        The rows of parts 1-3 (module docstring), in that order.
+    """
     (draw,) = ctx.need("draw_dictionary")
     p = ctx.params
 

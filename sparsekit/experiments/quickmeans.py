@@ -104,6 +104,18 @@ def _row(algorithm, est, centroids, nnz, fit_time, data, p, seed):
 
 
 def run_quickmeans(ctx) -> list:
+    """Compare QuicK-means with K-means from the same start (the protocol above).
+
+    Parameters
+    ----------
+    ctx : TaskContext
+        The run's data (``X``, ``y``), parameters (``ctx.params``) and seed.
+
+    Returns
+    -------
+    list of dict
+        One row per algorithm (module docstring).
+    """
     from sklearn.cluster import KMeans
 
     from ..cluster.quickmeans import QuicKMeans, kmeans_plusplus
