@@ -59,8 +59,23 @@ class NonNegativeOMP(Solver):
         return check_tol(self.tol)
 
     def solve(self, D, Y, *, gram=None):
-        """NN-OMP codes of the columns of ``Y`` (see
-        :class:`~sparsekit.solvers.base.SparseResult`)."""
+        """Compute the NN-OMP codes of the columns of ``Y``.
+
+        Parameters
+        ----------
+        D : array-like of shape (n_features, n_atoms)
+            The dictionary: atoms are columns.
+        Y : array-like of shape (n_features, n_signals) or (n_features,)
+            The signals: columns (the signal-processing layout).
+        gram : array-like of shape (n_atoms, n_atoms), optional
+            Precomputed ``D.T @ D``.
+
+        Returns
+        -------
+        SparseResult
+            The codes, supports, residual norms and stop reasons
+            (:class:`~sparsekit.solvers.base.SparseResult`).
+        """
         tol = self._check_params()
         p = prepare(D, Y)
         n_max = n_steps_for(p, self.n_nonzero_coefs, self.tol)

@@ -150,14 +150,22 @@ class OMP(Solver):
         return tol, precompute
 
     def solve(self, D, Y, *, gram=None):
-        """OMP codes of the columns of ``Y`` (see :class:`~sparsekit.solvers.base.SparseResult`).
+        """Compute the OMP codes of the columns of ``Y``.
 
         Parameters
         ----------
-        D : array (n_features, n_atoms)
-        Y : array (n_features, n_signals) or (n_features,)
-        gram : array (n_atoms, n_atoms), optional
+        D : array-like of shape (n_features, n_atoms)
+            The dictionary: atoms are columns.
+        Y : array-like of shape (n_features, n_signals) or (n_features,)
+            The signals: columns (the signal-processing layout).
+        gram : array-like of shape (n_atoms, n_atoms), optional
             Precomputed ``D.T @ D`` (its diagonal is checked against ``D``).
+
+        Returns
+        -------
+        SparseResult
+            The codes, supports, residual norms and stop reasons
+            (:class:`~sparsekit.solvers.base.SparseResult`).
         """
         tol, precompute = self._check_params()
         p = prepare(D, Y)
