@@ -21,9 +21,21 @@ from .registry import (  # noqa: F401  (the shortcuts that need no component cla
 
 
 def get_kernel(name: str | Callable[..., Any] | object, **params: Any) -> Any:
-    """Build a kernel by name, e.g. ``get_kernel("rbf", gamma=0.5)``; a function
-    ``k(X, Y) -> Gram`` becomes a :class:`~sparsekit.kernels.base.CallableKernel` (``params``
-    passed to each call)."""
+    """Build a kernel by name, e.g. ``get_kernel("rbf", gamma=0.5)``, or from a function.
+
+    Parameters
+    ----------
+    name : str, callable or kernel object
+        A registered kernel name or alias, a function ``k(X, Y) -> Gram`` (wrapped in a
+        :class:`~sparsekit.kernels.base.CallableKernel`), or a kernel object.
+    **params
+        The kernel's parameters (for a function: passed to each call).
+
+    Returns
+    -------
+    Kernel
+        The kernel.
+    """
     if _is_function(name):
         from .kernels.base import CallableKernel
 

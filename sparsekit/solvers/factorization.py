@@ -21,7 +21,7 @@ from ..projections.base import Projection
 class FactorizationResult:
     """The result of a factorization solver.
 
-    Attributes
+    Parameters
     ----------
     factors : SparseFactors
         The operator ``λ · S_1 ⋯ S_Q`` (``factors.scale`` is ``λ``).
@@ -35,6 +35,8 @@ class FactorizationResult:
         (no step size decreased the objective).
     target_norm : float
         ``‖M‖_F``, so that :attr:`relative_error` needs no copy of ``M``.
+    extra : dict, optional
+        Solver-specific details (Palm4MSA with ``keep_best``: ``extra["last"]``).
     """
 
     factors: object
@@ -59,9 +61,36 @@ class FactorizationSolver(ParamsMixin, ABC):
 
     @abstractmethod
     def factorize(self, M, constraints, **kwargs) -> FactorizationResult:
-        """Factorize ``M`` under ``constraints`` (one per factor, left to right)."""
+        """Factorize ``M`` under ``constraints`` (one per factor, left to right).
+
+        Parameters
+        ----------
+        M : array-like of shape (m, n)
+            The target matrix.
+        constraints : sequence
+            One constraint (a projection) per factor, left to right.
+        **kwargs
+            Options of the solver.
+
+        Returns
+        -------
+        FactorizationResult
+            The factors, the objective history and the stop reason.
+        """
 
     def solve(self, *args, **kwargs):
+        """Refuse the sparse coding protocol, which belongs to the sparse coding solvers.
+
+        Parameters
+        ----------
+        *args, **kwargs
+            Ignored.
+
+        Raises
+        ------
+        TypeError
+            Always: a factorization solver has ``factorize(M, constraints)``, not ``solve(D, Y)``.
+        """
         raise TypeError(
             f"{self.name} is a factorization solver: call factorize(M, constraints) to "
             "approximate a matrix by a product of sparse factors; solve(D, Y) belongs to the "
