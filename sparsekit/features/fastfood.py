@@ -128,7 +128,7 @@ class Fastfood(FourierFeatureMap):
 
         Returns
         -------
-        ndarray of shape (n_samples, n_frequencies_)
+        ndarray of shape (n_samples, ``n_frequencies_``)
             The projections V x of every row.
         """
         self._check_is_fitted()
