@@ -200,7 +200,20 @@ class Nystroem(TransformerMixin, ParamsMixin):
 
     # -- fit ---------------------------------------------------------------------------------
     def fit(self, X: DataLike, y: object = None) -> Nystroem:
-        """Choose the landmarks and compute the normalization; returns self."""
+        """Choose the landmarks and compute the normalization.
+
+        Parameters
+        ----------
+        X : array-like, sparse matrix or sequence of graphs, of n_samples samples
+            Training data (graphs for a graph kernel).
+        y : None
+            Ignored; present for scikit-learn's API.
+
+        Returns
+        -------
+        self
+            The fitted transformer.
+        """
         self._fit(X)
         return self
 
@@ -330,11 +343,35 @@ class Nystroem(TransformerMixin, ParamsMixin):
         return out
 
     def transform(self, X: DataLike) -> Any:
-        """``phi(X) = K(X, S) @ normalization_``, shape ``(n_samples, n_components_)``."""
+        """Compute the feature map ``phi(X) = K(X, S) @ normalization_``.
+
+        Parameters
+        ----------
+        X : array-like, sparse matrix or sequence of graphs, of n_samples samples
+            The samples.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, ``n_components_``)
+            ``phi(X) = K(X, S) @ normalization_`` (in the container ``set_output`` chose).
+        """
         return self._wrap_output(self._features(self._prepare(X)), X)
 
     def fit_transform(self, X: DataLike, y: object = None) -> Any:
-        """``fit(X).transform(X)`` (the data is validated and prepared once)."""
+        """Fit on ``X`` and return its features.
+
+        Parameters
+        ----------
+        X : array-like, sparse matrix or sequence of graphs, of n_samples samples
+            Training data.
+        y : None
+            Ignored; present for scikit-learn's API.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, ``n_components_``)
+            ``fit(X).transform(X)`` (the data is validated and prepared once).
+        """
         return self._wrap_output(self._features(self._fit(X)), X)
 
     # -- quality -----------------------------------------------------------------------------
@@ -349,6 +386,8 @@ class Nystroem(TransformerMixin, ParamsMixin):
 
         Parameters
         ----------
+        X : array-like, sparse matrix or sequence of graphs
+            The samples E is drawn from.
         norm : {"fro", "spectral", "trace"}
             ``"fro"``: Frobenius norm, the measure of the Chapter 3 experiments (Cherfaoui
             2022, PhD thesis, §3.3, absolute, on 10,000 points). ``"spectral"``: largest
@@ -357,10 +396,13 @@ class Nystroem(TransformerMixin, ParamsMixin):
             norm for a PSD kernel (the Nyström residual is then PSD); it needs only ``O(|E|)``
             kernel values.
         n_eval : int, default 10000
+            The size of the random subset E.
         relative : bool, default False
             Divide by the same norm of K_E.
         random_state : None, int or Generator
             Draws E; default: this estimator's ``random_state``.
+        max_memory : int, default 256 MiB
+            Bytes of the Gram matrix of E cached for ``norm="spectral"``.
         verbose : bool, optional
             Show progress over the Gram blocks (default: on a terminal, for long runs; see
             :func:`sparsekit.show_progress`).
@@ -368,6 +410,7 @@ class Nystroem(TransformerMixin, ParamsMixin):
         Returns
         -------
         float
+            The norm of the residual (divided by the norm of K_E with ``relative``).
         """
         norm = check_option(norm, "norm", NORMS)
         n_eval = check_scalar(n_eval, "n_eval", kind=numbers.Integral, low=1, low_inclusive=True)
