@@ -13,7 +13,7 @@ def _gram_block(A, B, kernel, d):
 
 
 def gram(kernel, Xd, Yd=None, *, kernel_params=None):
-    """K(X, Y) as a lazy dask array whose block (i, j) is ``kernel(X_i, Y_j)``.
+    """Compute K(X, Y) as a lazy dask array whose block (i, j) is ``kernel(X_i, Y_j)``.
 
     Parameters
     ----------
@@ -22,6 +22,8 @@ def gram(kernel, Xd, Yd=None, *, kernel_params=None):
         Data-dependent bandwidth rules must be resolved first (a fitted kernel, or gamma).
     Xd, Yd : dask arrays of shape (n, d) and (m, d)
         Row chunks; chunks along the features are merged. ``Yd`` defaults to ``Xd``.
+    kernel_params : dict, optional
+        Parameters of a named kernel.
 
     Returns
     -------

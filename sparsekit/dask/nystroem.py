@@ -60,8 +60,24 @@ def _local_blocks(size, m, rng):
 
 
 def dac_rls_partition(row_chunks, block_size=None, random_state=None) -> list:
-    """The DAC-RLS partition used over row chunks ``row_chunks`` (``Xd.chunks[0]``), as global
-    index arrays (see the module docstring)."""
+    """Build the DAC-RLS partition used over the row chunks ``row_chunks``.
+
+    The blocks are global index arrays (see the module docstring).
+
+    Parameters
+    ----------
+    row_chunks : tuple of int
+        The row chunk sizes (``Xd.chunks[0]``).
+    block_size : int, optional
+        The block size m; default ⌈√n⌉.
+    random_state : int, numpy.random.Generator or None
+        Seeds the partition.
+
+    Returns
+    -------
+    list of ndarray of int
+        The blocks, as global row indices (each inside one chunk).
+    """
     n = int(sum(row_chunks))
     m = _default_block_size(n, block_size)
     blocks, start = [], 0
@@ -86,7 +102,7 @@ def _dac_chunk(block, kernel, lam, m, seed_seq, d):
 
 def dac_rls_scores(Xd, kernel="rbf", lam=1.0, *, block_size=None, kernel_params=None,
                    random_state=None):
-    """DAC-RLS ridge leverage scores of every row of a chunked array, as a lazy dask array.
+    """Compute the DAC-RLS ridge leverage scores of every row of a chunked array, lazily.
 
     Each sample gets the exact ridge leverage score of its block, K_B (K_B + λ I)⁻¹ diagonal,
     with the global λ (Cherfaoui thesis Algorithm 2); blocks lie inside chunks (module
@@ -94,18 +110,25 @@ def dac_rls_scores(Xd, kernel="rbf", lam=1.0, *, block_size=None, kernel_params=
 
     Parameters
     ----------
-    Xd : dask array (n, d)
-    kernel : str or kernel object (data-dependent bandwidths resolved beforehand)
-    lam : float > 0
-        λ; a number (rules such as ``"inverse-mean-norm"`` need a pass over the data: compute
-        the value first).
+    Xd : dask array of shape (n, d)
+        The data, chunked by rows.
+    kernel : str or kernel object, default "rbf"
+        A registered kernel name or a kernel object (data-dependent bandwidths resolved
+        beforehand).
+    lam : float > 0, default 1.0
+        The ridge parameter λ, a number (rules such as ``"inverse-mean-norm"`` need a pass over
+        the data: compute the value first).
     block_size : int, optional
-        m; default ⌈√n⌉.
-    random_state : int, Generator or None
+        The block size m; default ⌈√n⌉.
+    kernel_params : dict, optional
+        Parameters of a named kernel.
+    random_state : int, numpy.random.Generator or None
+        Seeds the partition.
 
     Returns
     -------
-    dask array of shape (n,), float64, chunked as the rows of ``Xd``
+    dask array of shape (n,)
+        The scores, float64, chunked as the rows of ``Xd``.
     """
     da = _dask_array()
     Xd = check_chunked(Xd, "X")
@@ -181,12 +204,36 @@ def nystroem_fit(Xd, kernel="rbf", sampler="uniform", n_components=100, *, kerne
                  sampler_params=None, rank=None, eigen_floor=None, random_state=None):
     """Fit a :class:`sparsekit.Nystroem` on a chunked array.
 
-    Same parameters as :class:`~sparsekit.Nystroem`. The landmark stage runs as the module
+    The landmark stage runs as the module
     docstring says (uniform and DAC-RLS chunk-parallel, other samplers on one worker); the
     returned estimator is an ordinary in-memory ``Nystroem`` (landmarks, normalization) that
     :func:`nystroem_transform` applies chunk by chunk, and whose ``transform`` works on NumPy
     input too. For uniform landmarks it equals ``Nystroem(...).fit(Xd.compute())`` with the same
     ``random_state``.
+
+    Parameters
+    ----------
+    Xd : dask array of shape (n, d)
+        The data, chunked by rows.
+    kernel : str, kernel object or callable, default "rbf"
+        As for :class:`~sparsekit.features.nystrom.Nystroem`.
+    sampler : str or sampler object, default "uniform"
+        As for :class:`~sparsekit.features.nystrom.Nystroem`.
+    n_components : int, default 100
+        Number of landmarks.
+    kernel_params, sampler_params : dict, optional
+        Keyword parameters of the named kernel / sampler.
+    rank : int, optional
+        As for :class:`~sparsekit.features.nystrom.Nystroem`.
+    eigen_floor : float >= 0, optional
+        As for :class:`~sparsekit.features.nystrom.Nystroem`.
+    random_state : None, int or numpy Generator
+        Passed to the sampler.
+
+    Returns
+    -------
+    Nystroem
+        An ordinary in-memory fitted ``Nystroem``.
     """
     from ..features.nystrom import Nystroem
     from ..registry import default_registry, resolve
@@ -221,10 +268,22 @@ def _transform_block(block, ny, d):
 
 
 def nystroem_transform(ny, Xd):
-    """phi(X) of a fitted :class:`~sparsekit.Nystroem`, chunk by chunk, as a lazy dask array.
+    """Compute phi(X) of a fitted Nystroem chunk by chunk, as a lazy dask array.
 
     The fitted map (landmarks and normalization) is one node of the task graph, sent once to
     each worker that needs it, not once per chunk.
+
+    Parameters
+    ----------
+    ny : Nystroem
+        A fitted :class:`~sparsekit.features.nystrom.Nystroem`.
+    Xd : dask array of shape (n, d)
+        The data, chunked by rows.
+
+    Returns
+    -------
+    dask array of shape (n, ``ny.n_components_``)
+        The features phi(X), chunked as the rows of ``Xd``.
     """
     da = _dask_array()
     if not hasattr(ny, "normalization_"):

@@ -21,7 +21,7 @@ def _solve_block(Yb, D, solver, beta=None):
 
 
 def solve(solver, D, Yd, **solver_params):
-    """Coefficients X with Y ≈ D X, solved chunk of signals by chunk, as a lazy dask array.
+    """Solve for the coefficients X with Y ≈ D X, chunk of signals by chunk, lazily.
 
     The solvers treat each signal (column of Y) independently, so the result equals
     ``solver.solve(D, Yd.compute()).coef`` column for column.
@@ -36,10 +36,13 @@ def solve(solver, D, Yd, **solver_params):
     Yd : dask array (n_features, n_signals)
         Signals as columns; chunks along the rows are merged. A Frank–Wolfe radius ``beta``
         given per signal (an array) is split with the columns.
+    **solver_params
+        Parameters of a named solver.
 
     Returns
     -------
-    dask array (n_atoms, n_signals), chunked as the columns of ``Yd``
+    dask array of shape (n_atoms, n_signals)
+        The coefficients, chunked as the columns of ``Yd``.
     """
     import dask
 

@@ -87,13 +87,37 @@ def distinct_ids(kernel, keys, take) -> np.ndarray:
 
 def nystrom_mmd_fit(*samples, kernel="rbf", sampler="uniform", n_landmarks=None, lam=1e-6,
                     kernel_params=None, sampler_params=None, random_state=None) -> NystromMMD:
-    """Fit a :class:`sparsekit.stats.NystromMMD` on chunked samples (dask arrays of the same
-    width); parameters as ``NystromMMD``. Data-dependent kernel bandwidths must be resolved
-    beforehand (a fitted kernel, or gamma).
+    """Fit a :class:`sparsekit.stats.NystromMMD` on chunked samples.
+
+    The samples are dask arrays of the same width. Data-dependent kernel bandwidths must be
+    resolved beforehand (a fitted kernel, or gamma).
 
     For the same ``random_state`` and uniform landmarks, ``est.mmd2(i, j)`` equals
     ``NystromMMD(...).fit(*[S.compute() for S in samples]).mmd2(i, j)`` (to rounding: sums over
     chunks).
+
+    Parameters
+    ----------
+    *samples : dask arrays of shape (n_i, d)
+        Two or more chunked samples of the same width.
+    kernel : str or kernel object, default "rbf"
+        As for :class:`~sparsekit.stats.nystrom.NystromMMD` (data-dependent bandwidths resolved
+        beforehand: a fitted kernel, or gamma).
+    sampler : str or sampler object, default "uniform"
+        As for :class:`~sparsekit.stats.nystrom.NystromMMD`.
+    n_landmarks : int, optional
+        As for :class:`~sparsekit.stats.nystrom.NystromMMD`.
+    lam : float > 0, default 1e-6
+        As for :class:`~sparsekit.stats.nystrom.NystromMMD`.
+    kernel_params, sampler_params : dict, optional
+        Parameters of the named kernel / sampler.
+    random_state : None, int or numpy.random.Generator
+        Seeds the landmark sampler.
+
+    Returns
+    -------
+    NystromMMD
+        The fitted estimator (in memory).
     """
     import dask
 
@@ -145,7 +169,22 @@ def nystrom_mmd_fit(*samples, kernel="rbf", sampler="uniform", n_landmarks=None,
 
 
 def mmd2_nystrom(Xd, Yd, kernel="rbf", **params) -> float:
-    """Nyström MMD² between two chunked samples: ``nystrom_mmd_fit(Xd, Yd, ...).mmd2(0, 1)``."""
+    """Compute the Nyström MMD² between two chunked samples.
+
+    Parameters
+    ----------
+    Xd, Yd : dask arrays of shape (n, d) and (m, d)
+        The two chunked samples.
+    kernel : str or kernel object, default "rbf"
+        As for :func:`nystrom_mmd_fit`.
+    **params
+        The other parameters of :func:`nystrom_mmd_fit`.
+
+    Returns
+    -------
+    float
+        ``nystrom_mmd_fit(Xd, Yd, ...).mmd2(0, 1)``.
+    """
     return nystrom_mmd_fit(Xd, Yd, kernel=kernel, **params).mmd2(0, 1)
 
 __all__ = ["nystrom_mmd_fit", "mmd2_nystrom"]
