@@ -195,8 +195,10 @@ def check_pair(X, Y=None, *, names=("X", "Y"), nonnegative=False, accept_sparse=
 
     Returns
     -------
-    X, Y : ndarray or CSR matrix
-        The validated inputs (``Y`` is None when it was not given).
+    X : ndarray or CSR matrix
+        The validated first input.
+    Y : ndarray, CSR matrix or None
+        The validated second input (None when it was not given).
 
     Raises
     ------

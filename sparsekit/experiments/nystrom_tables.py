@@ -119,8 +119,10 @@ class ErrorTable:
 
         Returns
         -------
-        mean, std : float
-            Over the draws.
+        mean : float
+            The mean over the draws.
+        std : float
+            The standard deviation over the draws.
         """
         e = self.errors[(sampler, count)]
         return float(np.mean(e)), float(np.std(e))

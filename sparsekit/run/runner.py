@@ -278,7 +278,8 @@ class Interrupted(KeyboardInterrupt):
     """Raised by Ctrl-C during :func:`run_spec`.
 
     The message says how many runs are recorded and how to resume (a ``KeyboardInterrupt``, so
-    that callers that stop on Ctrl-C still do)."""
+    that callers that stop on Ctrl-C still do).
+    """
 
 
 def run_spec(spec: Spec, *, out=None, yes=False, allow_pickle=False, scheduler=None,

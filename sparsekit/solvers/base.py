@@ -41,7 +41,8 @@ class PrematureStopWarning(RuntimeWarning):
     """Warn that OMP stopped before its number of atoms although the residual is not zero.
 
     The next atom is linearly dependent on the support, or every atom left is orthogonal to the
-    residual (duplicate or dependent columns)."""
+    residual (duplicate or dependent columns).
+    """
 
 
 @dataclass

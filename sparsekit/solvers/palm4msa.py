@@ -82,7 +82,8 @@ WARM_START_MIX = 0.1
 class PlateauWarning(UserWarning):
     """Warn that Palm4MSA stopped by ``tol`` after a few iterations far from the target.
 
-    The objective stopped moving (a plateau of the non-convex problem), not a good fit."""
+    The objective stopped moving (a plateau of the non-convex problem), not a good fit.
+    """
 
 
 class _Factor:
