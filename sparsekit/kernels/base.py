@@ -212,8 +212,8 @@ class Kernel(ParamsMixin, ABC):
     def prepare(self, X: Any) -> Any:
         """Validate ``X`` once and return it in the form this kernel evaluates fastest.
 
-        Kernel calls, :meth:`~Kernel.take` and :meth:`~Kernel.n_samples` accept the prepared form
-        (vector
+        Kernel calls, :meth:`~sparsekit.kernels.base.Kernel.take` and
+        :meth:`~sparsekit.kernels.base.Kernel.n_samples` accept the prepared form (vector
         kernels: a C-contiguous float array; graph kernels: a prepared graph set).
 
         Parameters

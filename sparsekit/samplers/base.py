@@ -198,7 +198,7 @@ class Sampler(ParamsMixin, ABC):
 
     @staticmethod
     def make_landmarks(Xp, kernel, indices, weights) -> Landmarks:
-        """Build the :class:`Landmarks` of positions ``indices`` of prepared ``Xp``.
+        """Build the landmarks of positions ``indices`` of prepared ``Xp``.
 
         Parameters
         ----------
