@@ -50,5 +50,16 @@ def __getattr__(name):
 
 
 def not_fitted_error(message: str) -> Exception:
-    """A :class:`NotFittedError` with ``message``, to ``raise``."""
+    """Build a :class:`NotFittedError` with ``message``.
+
+    Parameters
+    ----------
+    message : str
+        What the error says.
+
+    Returns
+    -------
+    NotFittedError
+        The exception, to ``raise``.
+    """
     return __getattr__("NotFittedError")(message)

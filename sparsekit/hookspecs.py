@@ -36,15 +36,33 @@ class Specs:
 
     @hookspec
     def sparsekit_kernels(self):
-        """Return an iterable of :class:`Registration` records for kernels."""
+        """Declare kernels.
+
+        Returns
+        -------
+        iterable of Registration
+            The :class:`~sparsekit.registry.Registration` records (a generator may yield them).
+        """
 
     @hookspec
     def sparsekit_samplers(self):
-        """Return an iterable of :class:`Registration` records for landmark samplers."""
+        """Declare landmark samplers.
+
+        Returns
+        -------
+        iterable of Registration
+            The :class:`~sparsekit.registry.Registration` records (a generator may yield them).
+        """
 
     @hookspec
     def sparsekit_solvers(self):
-        """Return an iterable of :class:`Registration` records for sparse solvers."""
+        """Declare sparse solvers.
+
+        Returns
+        -------
+        iterable of Registration
+            The :class:`~sparsekit.registry.Registration` records (a generator may yield them).
+        """
 
     @hookspec
     def sparsekit_factorizers(self):
@@ -60,14 +78,29 @@ class Specs:
 
     @hookspec
     def sparsekit_projections(self):
-        """Return an iterable of :class:`Registration` records for projections (the constraint
-        sets of Palm4MSA factors)."""
+        """Declare projections.
+
+        Projections are the constraint sets of Palm4MSA factors.
+
+        Returns
+        -------
+        iterable of Registration
+            The :class:`~sparsekit.registry.Registration` records (a generator may yield them).
+        """
 
     @hookspec
     def sparsekit_tasks(self):
-        """Return an iterable of :class:`Registration` records for the tasks of ``sparsekit
-        run``: each record's factory, called without arguments, returns a
-        :class:`sparsekit.run.tasks.Task` (:meth:`Task.registration` builds the record)."""
+        """Declare the tasks of ``sparsekit run``.
+
+        Each record's factory, called without arguments, returns a
+        :class:`sparsekit.run.tasks.Task` (:meth:`~sparsekit.run.tasks.Task.registration` builds
+        the record).
+
+        Returns
+        -------
+        iterable of Registration
+            The :class:`~sparsekit.registry.Registration` records (a generator may yield them).
+        """
 
 
 HOOK_OF_FAMILY = {
@@ -79,3 +112,5 @@ HOOK_OF_FAMILY = {
     "projection": "sparsekit_projections",
     "task": "sparsekit_tasks",
 }
+
+__all__ = ["Specs", "hookspec", "hookimpl"]

@@ -96,3 +96,5 @@ class DiagonalSampler(ScoreSampler):
                 "needs a positive semi-definite kernel"
             )
         return d
+
+__all__ = ["UniformSampler", "DiagonalSampler"]

@@ -38,16 +38,18 @@ STOP_REASONS = {
 
 
 class PrematureStopWarning(RuntimeWarning):
-    """OMP stopped before its number of atoms although the residual is not zero: the next atom is
-    linearly dependent on the support, or every atom left is orthogonal to the residual
-    (duplicate or dependent columns)."""
+    """Warn that OMP stopped before its number of atoms although the residual is not zero.
+
+    The next atom is linearly dependent on the support, or every atom left is orthogonal to the
+    residual (duplicate or dependent columns).
+    """
 
 
 @dataclass
 class SparseResult:
     """The result of a sparse solver.
 
-    Attributes
+    Parameters
     ----------
     coef : ndarray, shape (n_atoms, n_signals) or (n_atoms,)
         Coefficients ``x`` with ``Y ~ D x``, dtype of the inputs.
@@ -70,6 +72,9 @@ class SparseResult:
     steps, gaps : ndarray, optional
         Frank–Wolfe only, shape (n_steps, n_signals): the step ``gamma_k`` and the duality gap
         ``g_k`` of every iteration (NaN where not computed).
+    extra : dict, optional
+        Solver-specific details (Frank–Wolfe: ``extra["pruned"]``, the coefficients set to 0 as
+        rounding).
     """
 
     coef: np.ndarray
@@ -83,12 +88,21 @@ class SparseResult:
     extra: dict = field(default_factory=dict)
 
     def dense_path(self) -> np.ndarray:
-        """OMP path as dense coefficients, shape (n_atoms, n_signals, n_steps) ((n_atoms, n_steps)
-        for a 1-D ``y``): ``[:, j, k]`` is the ``(k+1)``-atom solution of signal ``j``.
+        """Expand the OMP path into dense coefficients.
 
         This is the layout of scikit-learn's ``orthogonal_mp(..., return_path=True)``. After a
         signal stopped its last solution is repeated (scikit-learn instead truncates every
         signal's path to the shortest one).
+
+        Returns
+        -------
+        ndarray of shape (n_atoms, n_signals, n_steps), or (n_atoms, n_steps) for a 1-D ``y``
+            ``[:, j, k]`` is the ``(k+1)``-atom solution of signal ``j``.
+
+        Raises
+        ------
+        ValueError
+            The result has no path (solve with ``return_path=True``).
         """
         if self.path is None:
             raise ValueError("this result has no path; solve with return_path=True")
@@ -118,17 +132,47 @@ class Solver(ParamsMixin, ABC):
 
     @abstractmethod
     def solve(self, D, Y, *, gram=None) -> SparseResult:
-        """Sparse codes of the columns of ``Y`` over the atoms (columns) of ``D``."""
+        """Compute the sparse codes of the columns of ``Y`` over the atoms (columns) of ``D``.
+
+        Parameters
+        ----------
+        D : array-like of shape (n_features, n_atoms)
+            The dictionary: atoms are columns.
+        Y : array-like of shape (n_features, n_signals) or (n_features,)
+            The signals: columns (the signal-processing layout).
+        gram : array-like of shape (n_atoms, n_atoms), optional
+            The precomputed Gram matrix ``D.T @ D`` (solvers with ``accepts_gram``).
+
+        Returns
+        -------
+        SparseResult
+            The codes, supports, residual norms and stop reasons.
+        """
 
 
 # ---------------------------------------------------------------------------------------------
 # validation shared by the solvers
 # ---------------------------------------------------------------------------------------------
 def check_dictionary(D):
-    """Validate ``D`` (n_features, n_atoms); returns ``(D, squared column norms)``.
+    """Validate the dictionary ``D`` (n_features, n_atoms) and compute its column norms.
 
-    A zero column raises a ``ValueError`` naming its index: it can never be selected usefully
-    and breaks the normalised selection rules.
+    Parameters
+    ----------
+    D : array-like of shape (n_features, n_atoms)
+        The dictionary.
+
+    Returns
+    -------
+    D : ndarray of shape (n_features, n_atoms)
+        The validated dictionary.
+    norms_sq : ndarray of shape (n_atoms,)
+        The squared column norms.
+
+    Raises
+    ------
+    ValueError
+        A zero column (named by its index): it can never be selected usefully and breaks the
+        normalised selection rules.
     """
     D = check_array(D, "D")
     norms_sq = np.einsum("ij,ij->j", D, D)
@@ -143,9 +187,23 @@ def check_dictionary(D):
 
 
 def check_signals(Y, D):
-    """Validate ``Y`` against ``D``; returns ``(D, Yt, one_d)`` with ``Yt = Y.T`` C-contiguous.
+    """Validate the signals ``Y`` against the dictionary ``D``.
 
-    ``D`` is returned converted to float64 when the two dtypes differ.
+    Parameters
+    ----------
+    Y : array-like of shape (n_features, n_signals) or (n_features,)
+        The signals.
+    D : ndarray of shape (n_features, n_atoms)
+        The validated dictionary.
+
+    Returns
+    -------
+    D : ndarray
+        The dictionary, converted to float64 when the two dtypes differ.
+    Yt : ndarray of shape (n_signals, n_features)
+        ``Y.T``, C-contiguous.
+    one_d : bool
+        Whether ``Y`` was 1-D.
     """
     ndim = np.ndim(Y)
     if ndim not in (1, 2):
@@ -197,11 +255,30 @@ def check_gram(gram, D, norms_sq):
 
 
 def check_n_nonzero(value, n_atoms, name="n_nonzero_coefs"):
-    """A positive int ``<= n_atoms`` (``None`` gives 10% of the atoms, at least 1).
+    """Check a number of non-zero coefficients: a positive int ``<= n_atoms``.
 
     More non-zero coefficients than atoms is a ``ValueError``, as in scikit-learn's
     ``orthogonal_mp``: no signal can use more atoms than the dictionary has, so such a value is
     a mistake (often a transposed dictionary), not a request to clip.
+
+    Parameters
+    ----------
+    value : int or None
+        The requested number of non-zero coefficients (``None``: 10% of the atoms, at least 1).
+    n_atoms : int
+        The number of atoms.
+    name : str, default "n_nonzero_coefs"
+        The argument's name, for the error messages.
+
+    Returns
+    -------
+    int
+        The number of non-zero coefficients.
+
+    Raises
+    ------
+    ValueError
+        More than ``n_atoms``, as in scikit-learn's ``orthogonal_mp``.
     """
     if value is None:
         return max(int(0.1 * n_atoms), 1)
@@ -215,7 +292,20 @@ def check_n_nonzero(value, n_atoms, name="n_nonzero_coefs"):
 
 
 def check_tol(tol, name="tol"):
-    """``None`` (not used, returned as -1.0 for the compute layer) or a real number >= 0."""
+    """Check a tolerance: ``None`` or a real number >= 0.
+
+    Parameters
+    ----------
+    tol : float or None
+        A tolerance.
+    name : str, default "tol"
+        The argument's name, for the error messages.
+
+    Returns
+    -------
+    float
+        ``tol``, or -1.0 for ``None`` (not used, as the compute layer reads it).
+    """
     if tol is None:
         return -1.0
     return check_scalar(tol, name, low=0.0, low_inclusive=True)
@@ -291,3 +381,5 @@ def nan_rows(n_sig, n_cols, dtype):
     out = np.empty((n_sig, n_cols), dtype=dtype)
     out.fill(np.nan)
     return out
+
+__all__ = ["Solver", "SparseResult", "PrematureStopWarning"]

@@ -55,7 +55,23 @@ class MatchingPursuit(Solver):
         return check_tol(self.tol), check_precompute(self.precompute)
 
     def solve(self, D, Y, *, gram=None):
-        """MP codes of the columns of ``Y`` (see :class:`SparseResult`)."""
+        """Compute the MP codes of the columns of ``Y``.
+
+        Parameters
+        ----------
+        D : array-like of shape (n_features, n_atoms)
+            The dictionary: atoms are columns.
+        Y : array-like of shape (n_features, n_signals) or (n_features,)
+            The signals: columns (the signal-processing layout).
+        gram : array-like of shape (n_atoms, n_atoms), optional
+            Precomputed ``D.T @ D``.
+
+        Returns
+        -------
+        SparseResult
+            The codes, supports, residual norms and stop reasons
+            (:class:`~sparsekit.solvers.base.SparseResult`).
+        """
         tol, precompute = self._check_params()
         p = prepare(D, Y)
         n_max = self.max_iter if self.max_iter is not None else max(int(0.1 * p.n_atoms), 1)
@@ -91,3 +107,5 @@ class MatchingPursuit(Solver):
 
             run_correlation_steps(R, p.D, active, n_max, step)
         return finish(coef, support, res, n_iter, status, p.one_d)
+
+__all__ = ["MatchingPursuit"]

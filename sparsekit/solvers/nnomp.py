@@ -59,7 +59,23 @@ class NonNegativeOMP(Solver):
         return check_tol(self.tol)
 
     def solve(self, D, Y, *, gram=None):
-        """NN-OMP codes of the columns of ``Y`` (see :class:`SparseResult`)."""
+        """Compute the NN-OMP codes of the columns of ``Y``.
+
+        Parameters
+        ----------
+        D : array-like of shape (n_features, n_atoms)
+            The dictionary: atoms are columns.
+        Y : array-like of shape (n_features, n_signals) or (n_features,)
+            The signals: columns (the signal-processing layout).
+        gram : array-like of shape (n_atoms, n_atoms), optional
+            Precomputed ``D.T @ D``.
+
+        Returns
+        -------
+        SparseResult
+            The codes, supports, residual norms and stop reasons
+            (:class:`~sparsekit.solvers.base.SparseResult`).
+        """
         tol = self._check_params()
         p = prepare(D, Y)
         n_max = n_steps_for(p, self.n_nonzero_coefs, self.tol)
@@ -84,3 +100,5 @@ class NonNegativeOMP(Solver):
                        chol_eps, 3 * n_max + 10, idx, vals, res, n_iter, status, scratch=scratch)
         warn_premature(p, status, n_iter, res, "NN-OMP", reasons=(_cpu.STOP_DEPENDENT,))
         return finish(scatter(idx, vals, p.n_atoms), idx, res, n_iter, status, p.one_d)
+
+__all__ = ["NonNegativeOMP"]
