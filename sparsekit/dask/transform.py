@@ -71,3 +71,5 @@ def transform(est: Any, Xd: Any, *, n_features_out: int | None = None,
     shared = dask.delayed(est, pure=True, traverse=False)  # one graph node: the fitted map
     return da.map_blocks(_transform_block, Xd, shared, d=d, dtype=dtype,
                          chunks=(Xd.chunks[0], (int(n_features_out),)))
+
+__all__ = ["transform"]

@@ -313,3 +313,5 @@ PARAMETERS = Task("parameters", run_parameters, PARAMETERS_PARAMS,
 FEW_SHOT = Task("few-shot", run_few_shot, FEW_SHOT_PARAMS,
                 summary="few-shot accuracy with 5 and 20 labelled points per class "
                         "(Giffon 2020, Table 2.2)")
+
+__all__ = ["run_parameters", "run_few_shot"]

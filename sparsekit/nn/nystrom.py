@@ -45,9 +45,8 @@ from keras import ops
 
 from .._typing import RandomStateLike
 from .._validation import check_random_state
-from ..components import get_kernel
+from ..components import get_kernel, resolve
 from ..features.nystrom import inverse_sqrt_map
-from ..registry import resolve
 from . import _kernels
 from ._landmarks import select_landmarks
 
@@ -321,3 +320,5 @@ class NystromLayer(keras.layers.Layer):
             config["feature_extractor"] = keras.saving.deserialize_keras_object(
                 config["feature_extractor"])
         return cls(**config)
+
+__all__ = ["NystromLayer"]

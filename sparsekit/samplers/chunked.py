@@ -112,3 +112,5 @@ def check_numeric_lam(lam: Any) -> float:
 def chunk_seeds(n_chunks: int, seed: int) -> list:
     """One :class:`numpy.random.SeedSequence` per chunk, spawned from ``seed``."""
     return np.random.SeedSequence(int(seed)).spawn(n_chunks)
+
+__all__ = ["ChunkedData", "supports_chunked", "check_chunked_landmarks"]

@@ -144,3 +144,5 @@ def _spectral_norm(matmat, n) -> float:
     op = LinearOperator((n, n), matvec=mv, matmat=mv, dtype=np.float64)
     vals = eigsh(op, k=1, which="LM", tol=1e-8, return_eigenvectors=False)
     return float(np.abs(vals).max())
+
+__all__ = ["approximation_error"]
