@@ -66,15 +66,30 @@ class Specs:
 
     @hookspec
     def sparsekit_factorizers(self):
-        """Return an iterable of :class:`Registration` records for factorizers: components with
-        ``factorize(M, constraints) -> FactorizationResult`` (Palm4MSA and its hierarchical
-        variant)."""
+        """Return an iterable of :class:`Registration` records for factorizers.
+
+        Factorizers are components with ``factorize(M, constraints) -> FactorizationResult``
+        (Palm4MSA and its hierarchical variant).
+
+        Returns
+        -------
+        iterable of Registration
+            The plugin's factorizers.
+        """
 
     @hookspec
     def sparsekit_manifold_kernels(self):
-        """Return an iterable of :class:`Registration` records for manifold kernels: the
-        data-dependent kernels of the spectral embeddings (``fit(X)``, ``gram()``,
-        ``kernel(X_new)`` against the fitted points only), which are not kernels ``k(X, Y)``."""
+        """Return an iterable of :class:`Registration` records for manifold kernels.
+
+        Manifold kernels are the data-dependent kernels of the spectral embeddings (``fit(X)``,
+        ``gram()``, ``kernel(X_new)`` against the fitted points only), which are not kernels
+        ``k(X, Y)``.
+
+        Returns
+        -------
+        iterable of Registration
+            The plugin's manifold kernels.
+        """
 
     @hookspec
     def sparsekit_projections(self):

@@ -109,8 +109,17 @@ class UnknownComponentError(ValueError, KeyError):
 
 
 class WrongFamilyError(UnknownComponentError):
-    """A name looked up in a family it does not belong to (a manifold kernel asked for as a
-    kernel): the message says what it is and where it is used; :attr:`family` is its family."""
+    """A name looked up in a family it does not belong to (a manifold kernel asked for as a kernel).
+
+    The message says what it is and where it is used.
+
+    Parameters
+    ----------
+    message : str
+        The error message.
+    family : str
+        The family the name belongs to (kept as the attribute ``family``).
+    """
 
     def __init__(self, message: str, family: str):
         super().__init__(message)
@@ -1064,8 +1073,9 @@ def get_solver(name: str | object, **params: Any) -> Any:
 
 
 def get_factorizer(name: str | object, **params: Any) -> Any:
-    """Build a factorizer by name, e.g. ``get_factorizer("palm4msa", n_iter=100)``: a component
-    with ``factorize(M, constraints) -> FactorizationResult``.
+    """Build a factorizer by name, e.g. ``get_factorizer("palm4msa", n_iter=100)``.
+
+    A factorizer is a component with ``factorize(M, constraints) -> FactorizationResult``.
 
     Parameters
     ----------
@@ -1078,6 +1088,7 @@ def get_factorizer(name: str | object, **params: Any) -> Any:
     Returns
     -------
     object
+        The factorizer.
 
     Raises
     ------
@@ -1088,9 +1099,10 @@ def get_factorizer(name: str | object, **params: Any) -> Any:
 
 
 def get_manifold_kernel(name: str | object, **params: Any) -> Any:
-    """Build a manifold (data-dependent) kernel by name, e.g.
-    ``get_manifold_kernel("isomap-geodesic", n_neighbors=10)``: ``fit(X_train)``, then
-    ``gram()`` and ``kernel(X_new)``.
+    """Build a manifold (data-dependent) kernel by name.
+
+    For example ``get_manifold_kernel("isomap-geodesic", n_neighbors=10)``; then
+    ``fit(X_train)``, ``gram()`` and ``kernel(X_new)``.
 
     Parameters
     ----------
@@ -1102,6 +1114,7 @@ def get_manifold_kernel(name: str | object, **params: Any) -> Any:
     Returns
     -------
     object
+        The manifold kernel.
 
     Raises
     ------

@@ -245,7 +245,18 @@ def label(kernel, adaptive) -> str:
 
 
 def run_parameters(ctx) -> list:
-    """Experiment ``parameters`` (Fig. 2.2): a row per top model and repeat."""
+    """Run the experiment ``parameters`` (Fig. 2.2): accuracy against learned parameters.
+
+    Parameters
+    ----------
+    ctx : TaskContext
+        The run's data (``X``, ``y``), parameters and seed.
+
+    Returns
+    -------
+    list of dict
+        A row per top model and repeat (accuracy, number of learned parameters).
+    """
     F_train, y_train, F_test, y_test, C = _prepare(ctx)
     p = ctx.params
     rows: list = []
@@ -279,7 +290,18 @@ def labelled_subset(y, n_per_class, rng) -> np.ndarray:
 
 
 def run_few_shot(ctx) -> list:
-    """Experiment ``few-shot`` (Table 2.2): a row per model, labelled-set size and replicate."""
+    """Run the experiment ``few-shot`` (Table 2.2): accuracy with few labelled examples.
+
+    Parameters
+    ----------
+    ctx : TaskContext
+        The run's data (``X``, ``y``), parameters and seed.
+
+    Returns
+    -------
+    list of dict
+        A row per model, labelled-set size and replicate.
+    """
     F_train, y_train, F_test, y_test, C = _prepare(ctx)
     p = ctx.params
     rows: list = []

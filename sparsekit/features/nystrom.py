@@ -261,7 +261,7 @@ class Nystroem(TransformerMixin, ParamsMixin):
         Returns
         -------
         Nystroem
-            self, fitted.
+            The estimator, fitted.
 
         Raises
         ------

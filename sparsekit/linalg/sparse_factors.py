@@ -103,13 +103,6 @@ class SparseFactors(LinearOperator):
     dtype : float32 or float64, optional
         Storage dtype; default float32 when every factor is float32, else float64.
 
-    Notes
-    -----
-    ``A @ X``, ``A.matvec``, ``A.matmat`` apply ``S_Q`` first; ``A.T`` is the operator
-    ``λ S_Qᵀ ⋯ S_1ᵀ`` (no copy of the data). A matrix operand is processed ``COLUMN_BLOCK``
-    columns at a time. The operand is converted to the operator's dtype when both are floats of
-    the same kind; a float64 operand of a float32 operator gives a float64 result.
-
     Attributes
     ----------
     scale : float
@@ -118,6 +111,13 @@ class SparseFactors(LinearOperator):
         float32 or float64.
     shape : (int, int)
         ``(rows of S_1, columns of S_Q)``.
+
+    Notes
+    -----
+    ``A @ X``, ``A.matvec``, ``A.matmat`` apply ``S_Q`` first; ``A.T`` is the operator
+    ``λ S_Qᵀ ⋯ S_1ᵀ`` (no copy of the data). A matrix operand is processed ``COLUMN_BLOCK``
+    columns at a time. The operand is converted to the operator's dtype when both are floats of
+    the same kind; a float64 operand of a float32 operator gives a float64 result.
     """
 
     #: the scalar λ

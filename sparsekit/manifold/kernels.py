@@ -83,8 +83,11 @@ def _check_neighbors(value, name="n_neighbors"):
 
 
 class DataDependentKernel(ParamsMixin, ABC):
-    """Base class of the manifold kernels: ``fit(X)``, ``gram()``, and ``kernel(X)`` =
-    ``k_D(X, X_fit)`` (see :class:`sparsekit.protocols.ManifoldKernelProtocol`)."""
+    """Base class of the manifold kernels.
+
+    They have ``fit(X)``, ``gram()``, and ``kernel(X)`` = ``k_D(X, X_fit)`` (see
+    :class:`sparsekit.protocols.ManifoldKernelProtocol`).
+    """
 
     name = "manifold-kernel"
     #: what ``fit`` and ``kernel(X)`` take (:data:`sparsekit.registry.ACCEPTS`)

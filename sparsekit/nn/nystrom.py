@@ -261,6 +261,18 @@ class NystromLayer(keras.layers.Layer):
         return self._landmarks_shape[0]
 
     def build(self, input_shape):
+        """Create the landmarks and the W matrices (Keras calls this before the first call).
+
+        Parameters
+        ----------
+        input_shape : tuple
+            The shape of the inputs, batch dimension first.
+
+        Raises
+        ------
+        ValueError
+            The inputs do not match the landmarks' shape.
+        """
         lm_shape = self._landmarks_shape
         if self.feature_extractor is None:
             if len(input_shape) != 2:
@@ -285,7 +297,20 @@ class NystromLayer(keras.layers.Layer):
         return ops.reshape(z, (ops.shape(z)[0], -1))
 
     def kernel_vectors(self, inputs, training=None) -> list:
-        """The kernel vectors k_m(f(x), f(L)) of each kernel, shape (batch, L) each, before W."""
+        """Compute the kernel vectors k_m(f(x), f(L)) of each kernel, before W.
+
+        Parameters
+        ----------
+        inputs : tensor of shape (batch, ...)
+            The inputs.
+        training : bool, optional
+            Passed to the feature extractor.
+
+        Returns
+        -------
+        list of tensors of shape (batch, L)
+            One per kernel.
+        """
         if not self.built:
             self.build(tuple(ops.shape(inputs)))
         z = self._flat_features(ops.cast(inputs, self.compute_dtype), training)
@@ -293,11 +318,37 @@ class NystromLayer(keras.layers.Layer):
         return [f(z, lm) for f in self._formulas]
 
     def call(self, inputs, training=None):
+        """Compute the layer's output: each kernel's vectors times its W, concatenated.
+
+        Parameters
+        ----------
+        inputs : tensor of shape (batch, ...)
+            The inputs.
+        training : bool, optional
+            Passed to the feature extractor.
+
+        Returns
+        -------
+        tensor of shape (batch, L * n_kernels)
+            The Nyström features.
+        """
         outs = [ops.matmul(kv, ops.cast(w, self.compute_dtype))
                 for kv, w in zip(self.kernel_vectors(inputs, training), self.w)]
         return outs[0] if len(outs) == 1 else ops.concatenate(outs, axis=-1)
 
     def compute_output_shape(self, input_shape):
+        """Return the output shape for inputs of shape ``input_shape``.
+
+        Parameters
+        ----------
+        input_shape : tuple
+            The shape of the inputs, batch dimension first.
+
+        Returns
+        -------
+        tuple
+            ``(batch, L * n_kernels)``.
+        """
         return (input_shape[0], self.n_landmarks * len(self._formulas))
 
     def get_config(self) -> dict:
