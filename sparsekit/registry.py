@@ -927,6 +927,23 @@ def check_result(family: str, component, result, *, registry: Registry | None = 
     ``"solver"``: ``solve`` returns :class:`sparsekit.solvers.SparseResult`. Other families are
     not checked.
 
+    Parameters
+    ----------
+    family : str
+        The component's family.
+    component : object
+        The component that returned ``result`` (named in the error).
+    result : object
+        What the component returned.
+    registry : Registry, optional
+        Where the component's plugin is looked up for the error message (default: the
+        process-wide registry).
+
+    Returns
+    -------
+    object
+        ``result``, unchanged.
+
     Raises
     ------
     ComponentResultError

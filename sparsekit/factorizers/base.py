@@ -140,6 +140,7 @@ def check_constraints(shape: tuple[int, int], constraints: Sequence[Any],
     Returns
     -------
     list of projections
+        One per factor, checked.
 
     Raises
     ------

@@ -387,14 +387,28 @@ class DACRLSSampler(ScoreSampler):
 
     def sample_chunked(self, data: ChunkedData, kernel: Any, n_landmarks: int,
                        random_state: RandomStateLike = None) -> tuple[np.ndarray, np.ndarray]:
-        """Landmarks of data held in row chunks (:mod:`sparsekit.samplers.chunked`): the DAC
-        scores of each chunk computed where it is (blocks inside chunks:
-        :func:`dac_chunk_partition`), the landmarks drawn ∝ scores here as :meth:`sample` does.
+        """Draw landmarks of data held in row chunks (:mod:`sparsekit.samplers.chunked`).
+
+        The DAC scores of each chunk are computed where it is (blocks inside chunks:
+        ``dac_chunk_partition``), the landmarks drawn ∝ scores here as :meth:`sample` does.
+
+        Parameters
+        ----------
+        data : ChunkedData
+            The rows of X, in chunks held elsewhere.
+        kernel : kernel object
+            The kernel the landmarks are chosen for.
+        n_landmarks : int
+            The number of landmarks.
+        random_state : None, int or numpy.random.Generator
+            Seeds the draw.
 
         Returns
         -------
-        indices : int64 array (n_landmarks,)
-        weights : float64 array (n_landmarks,)
+        indices : int64 ndarray of shape (n_landmarks,)
+            The landmark positions.
+        weights : float64 ndarray of shape (n_landmarks,)
+            Their weights, as :meth:`sample` gives them.
 
         Raises
         ------

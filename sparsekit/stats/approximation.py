@@ -41,6 +41,7 @@ def approximation_error(model: Any, X: DataLike, norm: str = "fro", n_eval: int 
     model : Nystroem
         A fitted :class:`~sparsekit.Nystroem` (its ``kernel_`` and its map).
     X : array (n, d), sparse matrix or what the model's kernel takes (graphs)
+        The samples E is drawn from.
     norm : {"fro", "spectral", "trace"}, default "fro"
         ``"fro"``: ‖R_E‖_F = (Σ_ij (K_E − K̂_E)_ij²)^{1/2}, the measure of the Chapter 3
         experiments (Cherfaoui 2022, PhD thesis, §3.3, absolute, on 10,000 points).
@@ -64,6 +65,7 @@ def approximation_error(model: Any, X: DataLike, norm: str = "fro", n_eval: int 
     Returns
     -------
     float
+        The norm of the residual (divided by the norm of K_E with ``relative``).
 
     Raises
     ------

@@ -155,6 +155,8 @@ def mmd2_unbiased(X: DataLike, Y: DataLike, kernel: str | object = "rbf", *,
         Bytes of one Gram block (default 32 MiB).
     n_jobs : int, optional
         Threads (default: the library-wide thread setting).
+    registry : Registry, optional
+        Where a kernel name is resolved (default: the process-wide registry).
 
     Returns
     -------

@@ -326,6 +326,8 @@ def mmd2_nystrom(X, Y, kernel="rbf", *, sampler="uniform", n_landmarks=None, lam
         Seeds the landmark sampler.
     n_jobs : int, optional
         Threads (default: the library-wide thread setting).
+    registry : Registry, optional
+        Where kernel and sampler names are resolved (default: the process-wide registry).
 
     Returns
     -------
