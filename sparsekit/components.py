@@ -51,7 +51,7 @@ def resolve(family: str, spec: Any, params: Mapping[str, Any] | None = None, *,
     ----------
     family : str
         ``"kernel"``, ``"sampler"``, ``"solver"``, ``"projection"``, ``"task"``, ... (a family
-        of :data:`sparsekit.hookspecs.FAMILIES`).
+        of ``sparsekit.hookspecs.FAMILIES``).
     spec : str, component object or function
         A registered name (built with ``params``); a component object (returned as a deep
         copy, so that fitting never changes the caller's object); for kernels, a function

@@ -66,7 +66,7 @@ class Specs:
 
     @hookspec
     def sparsekit_factorizers(self):
-        """Return an iterable of :class:`Registration` records for factorizers.
+        """Return the :class:`~sparsekit.registry.Registration` records of factorizers.
 
         Factorizers are components with ``factorize(M, constraints) -> FactorizationResult``
         (Palm4MSA and its hierarchical variant).
@@ -79,7 +79,7 @@ class Specs:
 
     @hookspec
     def sparsekit_manifold_kernels(self):
-        """Return an iterable of :class:`Registration` records for manifold kernels.
+        """Return the :class:`~sparsekit.registry.Registration` records of manifold kernels.
 
         Manifold kernels are the data-dependent kernels of the spectral embeddings (``fit(X)``,
         ``gram()``, ``kernel(X_new)`` against the fitted points only), which are not kernels

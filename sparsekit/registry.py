@@ -924,7 +924,7 @@ def check_result(family: str, component, result, *, registry: Registry | None = 
     """Return ``result`` if it has the type ``family``'s protocol promises, else raise.
 
     ``family`` ``"sampler"``: ``sample`` returns :class:`sparsekit.samplers.Landmarks`;
-    ``"solver"``: ``solve`` returns :class:`sparsekit.solvers.SparseResult`. Other families are
+    ``"solver"``: ``solve`` returns :class:`sparsekit.solvers.base.SparseResult`. Other families are
     not checked.
 
     Parameters

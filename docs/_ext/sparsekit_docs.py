@@ -239,9 +239,11 @@ def resolve_alias(app, env, node, contnode):
 def skip_foreign_members(app, what, name, obj, skip, options):
     """Leave out of a class page the members that another library puts on the class:
     scikit-learn's metadata-routing ``set_*_request`` methods are documented by scikit-learn
-    (their docstrings link into its own glossary)."""
-    module = getattr(obj, "__module__", None) or ""
-    if what == "class" and module.split(".")[0] in ("sklearn",):
+    (their docstrings link into its own glossary), and the members a Keras layer inherits by
+    Keras (their docstrings are Markdown, not reStructuredText)."""
+    target = obj.fget if isinstance(obj, property) else obj
+    module = getattr(target, "__module__", None) or ""
+    if what == "class" and module.split(".")[0] in ("sklearn", "keras"):
         return True
     return None
 

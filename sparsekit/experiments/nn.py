@@ -99,4 +99,4 @@ TASK = Task("nn", run_nn, PARAMS, (), {},
             "neural-network experiments (Giffon 2020): experiment = " +
             " | ".join(f'"{k}"' for k in EXPERIMENTS) + " (needs the nn extra)")
 
-__all__ = ["run_nn", "experiment"]
+__all__ = ["run_nn", "experiment", "EXPERIMENTS"]

@@ -48,7 +48,7 @@ whole training set (no labels needed). Rows: ``label``, ``model``, ``kernel``, `
 
 Differences from the thesis (decisions): MNIST/SVHN/CIFAR cannot be downloaded here, so the
 data are scikit-learn's digits (8 x 8 grey levels, 1,797 points) and its sample photographs cut
-into 16 x 16 colour patches (:func:`sparsekit.run.data.sample_image_patches`); the network is
+into 16 x 16 colour patches (the data source ``sample-image-patches``); the network is
 a LeNet-sized convolutional part, not VGG19; the learning rate is 1e-3 (the thesis' 1e-4 over 50
 epochs of 40,000+ points makes far more steps than 50 epochs of about 1,300 points); there is
 no validation set and no Deep Fried baseline.

@@ -61,7 +61,7 @@ class FactorizationResult:
 class Factorizer(ParamsMixin, ABC):
     """Base class of the factorizers: ``factorize(M, constraints) -> FactorizationResult``.
 
-    A subclass sets ``name`` and implements :meth:`factorize`; :class:`ParamsMixin` gives it
+    A subclass sets ``name`` and implements :meth:`factorize`; ``ParamsMixin`` gives it
     ``get_params``/``set_params`` from its ``__init__`` signature (QuicK-means sets
     ``keep_best=True`` through them when the factorizer has that parameter).
     """

@@ -146,11 +146,11 @@ class HierarchicalPalm4MSA(Factorizer):
     tol : float, default 1e-6
         As for :class:`~sparsekit.factorizers.palm4msa.Palm4MSA`.
     update_way : {"right-to-left", "left-to-right"}, default "right-to-left"
-        As for :class:`~sparsekit.solvers.palm4msa.Palm4MSA`.
+        As for :class:`~sparsekit.factorizers.palm4msa.Palm4MSA`.
     safeguard : bool, default False
-        As for :class:`~sparsekit.solvers.palm4msa.Palm4MSA`.
+        As for :class:`~sparsekit.factorizers.palm4msa.Palm4MSA`.
     n_jobs : int, optional
-        As for :class:`~sparsekit.solvers.palm4msa.Palm4MSA`.
+        As for :class:`~sparsekit.factorizers.palm4msa.Palm4MSA`.
     """
 
     name = "hierarchical-palm4msa"

@@ -15,7 +15,7 @@ approximation k(x, L) K_LL^+ k(L, z) (Williams & Seeger 2001; thesis Eq. 1.22-1.
 
 Decisions:
 
-- K_LL^{-1/2} is :func:`sparsekit.features.nystrom.inverse_sqrt_map` (what
+- K_LL^{-1/2} is ``sparsekit.features.nystrom.inverse_sqrt_map`` (what
   :class:`sparsekit.Nystroem` uses): eigenvalues at or below ``eigen_floor`` (default
   L · eps(float64) · λ_max, the rank tolerance of ``numpy.linalg.pinv``) are dropped (the
   pseudo-inverse), never floored at 1e-12 as the authors' code does (that keeps 1e6 weights
@@ -352,6 +352,15 @@ class NystromLayer(keras.layers.Layer):
         return (input_shape[0], self.n_landmarks * len(self._formulas))
 
     def get_config(self) -> dict:
+        """Return the layer's configuration (what saving a ``.keras`` file stores).
+
+        Returns
+        -------
+        dict
+            Keras' layer configuration with the kernels (name and resolved parameters), the
+            landmarks' shape, ``adaptive``, ``eigen_floor`` and the serialized feature
+            extractor.
+        """
         config = super().get_config()
         config.update({
             "kernel": [dict(s) for s in self._kernel_specs],
@@ -365,6 +374,19 @@ class NystromLayer(keras.layers.Layer):
 
     @classmethod
     def from_config(cls, config: dict) -> NystromLayer:
+        """Rebuild a layer from :meth:`get_config` (what loading a ``.keras`` file calls).
+
+        Parameters
+        ----------
+        config : dict
+            The output of :meth:`get_config`.
+
+        Returns
+        -------
+        NystromLayer
+            A layer with the configuration's kernels and feature extractor (loading a file,
+            Keras then restores its weights).
+        """
         config = dict(config)
         config["kernel"] = [get_kernel(s["name"], **s["params"]) for s in config["kernel"]]
         if config.get("feature_extractor") is not None:

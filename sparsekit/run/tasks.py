@@ -112,7 +112,7 @@ class Task:
         Parameters
         ----------
         section : str
-            A component section of the spec (one of :attr:`components`).
+            A component section of the spec (one of ``components``).
 
         Returns
         -------

@@ -19,10 +19,10 @@ Built-in implementations:
 - ``uniform``: the indices are drawn from n alone (the same draw as ``sample`` for the same
   seed); no chunk is read.
 - ``dac-rls``: each chunk computes the DAC scores of its rows
-  (:func:`sparsekit.samplers.rls.dac_chunk_scores`: the chunk permuted by its own generator
+  (``sparsekit.samplers.rls.dac_chunk_scores``: the chunk permuted by its own generator
   and cut into blocks of m rows, m = ``block_size``, default ⌈√n⌉ with the global n); the n
   scores come back and the landmarks are drawn ∝ scores as in memory.
-  :func:`sparsekit.samplers.rls.dac_chunk_partition` gives this partition as global index
+  ``sparsekit.samplers.rls.dac_chunk_partition`` gives this partition as global index
   arrays, so that ``DACRLSSampler(lam).scores_for_partition(X, kernel,
   dac_chunk_partition(...))`` reproduces the chunked scores in memory.
 """
