@@ -863,9 +863,11 @@ _REQUIRED_METHOD = {"kernel": "__call__", "sampler": "sample", "solver": "solve"
 def _caller_stacklevel() -> int:
     """The ``stacklevel`` of a warning that names the first caller outside sparsekit."""
     import sys
+    from types import FrameType
 
     package = os.path.dirname(os.path.abspath(__file__))
-    frame, level = sys._getframe(1), 1
+    frame: FrameType | None = sys._getframe(1)
+    level = 1
     while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(package):
         frame, level = frame.f_back, level + 1
     return level
