@@ -230,7 +230,8 @@ def compress(model, n_factors: int, sparsity: int, *, init: str = "palm",
     for old, new in zip(model.layers, compressed.layers):
         if old.name not in replacements:
             for target, source in zip(new.weights, old.weights, strict=True):
-                target.assign(source.value)
+                # a copy: training the new model may donate (free) its variables' buffers
+                target.assign(np.array(source.value, copy=True))
     return compressed, report
 
 
