@@ -30,7 +30,8 @@ the run's seed ``s`` and one ``(Q, K)`` = (``n_factors``, ``sparsity``):
    counts (:func:`sparsekit.nn.count_parameters`: each sparse-factor layer counted by its
    non-zeros plus its bias).
 
-Rows (one per method): ``method`` (``"base"``, ``"palm"``, ``"reinit"``, ``"random"``),
+``method`` (``"all"``, or one of ``"palm"``, ``"reinit"``, ``"random"``) picks the variants
+run. Rows (the base network, then one per variant): ``method`` (``"base"`` or the variant),
 ``n_factors``, ``sparsity``, ``accuracy`` (test, after fine-tuning; the base network's for
 ``"base"``), ``accuracy_before`` (test, right after compression), ``params`` (the whole
 network), ``params_compressed`` (the replaced layers, before for ``"base"``), ``n_replaced``,
@@ -49,14 +50,16 @@ import time
 
 import numpy as np
 
+from .._validation import check_option
+
 #: the thesis' grid of fine-tuning learning rates (§3.4.4.3)
 LR_GRID = (1e-3, 1e-4, 1e-5)
 #: the compared variants, in table order
 METHODS = ("palm", "reinit", "random")
 
 #: the experiment's parameters and their defaults
-PARAMS = {"n_factors": 2, "sparsity": 2, "epochs": 60, "finetune_epochs": None, "lr": 1e-3,
-          "batch_size": 32, "select_lr": True, "select_epochs": 10, "palm_iter": 300,
+PARAMS = {"n_factors": 2, "sparsity": 2, "method": "all", "epochs": 60, "finetune_epochs": None,
+          "lr": 1e-3, "batch_size": 32, "select_lr": True, "select_epochs": 10, "palm_iter": 300,
           "solver": "palm4msa", "test_fraction": 0.25, "val_fraction": 0.15}
 
 #: the base network of the latest ``(data, seed, training parameters)``: weights, accuracy, time
@@ -196,10 +199,10 @@ def run_compress(ctx) -> list:
     Raises
     ------
     ValueError
-        Missing ``X`` or ``y``, ``X`` not square images, or invalid compression parameters
-        (``n_factors < 1``, ``sparsity < 1``, unknown ``solver``).
+        Missing ``X`` or ``y``, ``X`` not square images, or invalid parameters
+        (``n_factors < 1``, ``sparsity < 1``, unknown ``method`` or ``solver``).
     """
-    from ..nn.compress import compress, count_parameters
+    from ..nn.compression import compress, count_parameters
 
     X, y = ctx.need("X", "y")
     p = {**PARAMS, **{k: v for k, v in ctx.params.items() if k in PARAMS}}
@@ -214,7 +217,9 @@ def run_compress(ctx) -> list:
     base, base_acc, base_time = _base(data, len(classes), p, ctx.seed)
     common = {"n_factors": Q, "sparsity": K}
     rows = []
-    for method in METHODS:
+    methods = METHODS if p["method"] == "all" else (check_option(p["method"], "method",
+                                                                   METHODS),)
+    for method in methods:
         t0 = time.perf_counter()
         compressed, report = compress(base, Q, K, init=method, solver=p["solver"],
                                       n_iter=p["palm_iter"], random_state=ctx.seed)
