@@ -439,4 +439,4 @@ def _pair(value, name):
             check_scalar(b, name, kind=numbers.Integral, low=1, low_inclusive=True))
 
 
-__all__ = ["SparseFactorsDense", "SparseFactorsConv2D", "PalminizedWeight"]
+__all__ = ["SparseFactorsDense", "SparseFactorsConv2D"]
