@@ -16,6 +16,8 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(HERE / "_ext"))
 # the CUDA modules are documented from Numba's simulator on machines without a GPU
 os.environ.setdefault("NUMBA_ENABLE_CUDASIM", "1")
+# the Keras layers of sparsekit.nn are documented on JAX's CPU backend (the nn extra)
+os.environ.setdefault("KERAS_BACKEND", "jax")
 
 import sparsekit  # noqa: E402
 

@@ -28,7 +28,6 @@ from keras import ops
 
 from .._validation import check_scalar
 from .palminize import (
-    PalminizedWeight,
     factor_shapes,
     palminize,
     random_supports,

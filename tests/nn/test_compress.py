@@ -283,3 +283,46 @@ def test_compress_is_the_function_after_its_module_is_imported():
     from sparsekit.nn import compression
 
     assert sparsekit.nn.compress is compression.compress is compress
+
+
+def test_spec_runs_through_the_engine_with_a_stand_in_nn_task(tmp_path):
+    """examples/specs/nn_compress.toml through ``sparsekit run``, the entry point registered as
+    the one experiment of a stand-in ``nn`` task (a dict of experiments keyed by
+    ``params.experiment``): the spec's keys, the signature and the rows fit the engine."""
+    import json
+    import warnings
+    from pathlib import Path
+
+    from sparsekit.cli import main
+    from sparsekit.experiments import nn_compress as exp
+    from sparsekit.run import Task, register_task, unregister_task
+    from sparsekit.run.tasks import task_names
+
+    if "nn" in task_names():
+        pytest.skip("the nn task is registered: tests/run/test_runner.py runs this spec")
+    experiments = {"compress": exp.run_compress}
+
+    def run(ctx):
+        return experiments[ctx.params["experiment"]](ctx)
+
+    spec = Path(__file__).resolve().parents[2] / "examples" / "specs" / "nn_compress.toml"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        register_task(Task("nn", run, {"experiment": "compress", **exp.PARAMS}))
+    try:
+        args = ["run", str(spec), "--out", str(tmp_path)]
+        for item in ["params.n_factors=[2]", "params.sparsity=[2, 14]", "params.epochs=1",
+                     "params.finetune_epochs=0", "params.select_lr=false",
+                     "params.palm_iter=3"]:
+            args += ["--set", item]
+        assert main(args) == 0
+    finally:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)
+            unregister_task("nn")
+    with open(tmp_path / "results.jsonl") as fh:
+        rows = [json.loads(line) for line in fh]
+    assert all(r["status"] == "ok" for r in rows)
+    assert len(rows) == 2 * 4  # two runs (K = 2, 14), base + three variants each
+    assert [r["method"] for r in rows[:4]] == ["base", "palm", "reinit", "random"]
+    assert (tmp_path / "nn_compress_accuracy.png").exists()
