@@ -84,17 +84,15 @@ class _SparseFactorsLayer(keras.layers.Layer):
             raise ValueError("bias is given but use_bias=False; drop bias or set use_bias=True")
         self._init_bias = None if bias is None else np.asarray(bias)
 
-    # -- the factors -------------------------------------------------------------------------
-    def _weight_shape(self, input_shape):
-        raise NotImplementedError
-
     def _build_factors(self, shape, n_out):
         """Create ``values_q``, ``mask_q`` (and ``bias``) for a weight of 2-D ``shape``."""
         shapes = factor_shapes(shape, self.n_factors)
+        # one stream: values drawn from the draws that chose the supports would be biased
+        rng = np.random.default_rng(self.seed)
         masks = self._init_masks
         if masks is None:
             cons = splincol_constraints(shape, self.n_factors, self.sparsity)
-            masks = random_supports(cons, np.random.default_rng(self.seed))
+            masks = random_supports(cons, rng)
         else:
             splincol_constraints(shape, self.n_factors, self.sparsity)  # checks the level
         for q, (m, s) in enumerate(zip(masks, shapes)):
@@ -104,7 +102,7 @@ class _SparseFactorsLayer(keras.layers.Layer):
         masks = [np.asarray(m != 0) for m in masks]
         values = self._init_factors
         if values is None:
-            values = reinit_values(masks, np.random.default_rng(self.seed))
+            values = reinit_values(masks, rng)
         self.factor_values, self.factor_masks = [], []
         for q, (v, m) in enumerate(zip(values, masks)):
             self.factor_values.append(self.add_weight(

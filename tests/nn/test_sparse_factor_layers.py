@@ -189,8 +189,8 @@ def test_fresh_layer_draws_random_supports_of_its_level():
     assert [m.shape for m in layer.get_masks()] == factor_shapes((24, 8), 3)
     for m, p in zip(layer.get_masks(), cons):
         assert np.all(m.sum(axis=1) >= p.k) and np.all(m.sum(axis=0) >= p.k_col)
-    want = reinit_values(random_supports(cons, np.random.default_rng(0)),
-                         np.random.default_rng(0))
+    rng = np.random.default_rng(0)  # one stream: the supports, then the values
+    want = reinit_values(random_supports(cons, rng), rng)
     for got, w in zip(layer.get_factors(), want):
         np.testing.assert_array_equal(got, w)
     assert layer.n_nonzero_params == sum(int(m.sum()) for m in layer.get_masks()) + 8
