@@ -27,18 +27,18 @@ the run's seed ``s`` and one ``(Q, K)`` = (``n_factors``, ``sparsity``):
    ``select_lr`` the learning rate is chosen, separately for each variant, among
    :data:`LR_GRID` (the thesis' {1e-3, 1e-4, 1e-5}) by the validation accuracy after
    ``select_epochs`` epochs (the thesis: 10); otherwise it is ``lr``;
-5. test accuracy of the base network and of each fine-tuned network, and their parameter
-   counts (:func:`sparsekit.nn.count_parameters`: each sparse-factor layer counted by its
-   non-zeros plus its bias).
+5. test accuracy (and cross-entropy) of the base network and of each fine-tuned network, and
+   their parameter counts (:func:`sparsekit.nn.count_parameters`: each sparse-factor layer
+   counted by its non-zeros plus its bias).
 
 ``method`` (``"all"``, or one of ``"palm"``, ``"reinit"``, ``"random"``) picks the variants
 run. Rows (the base network, then one per variant): ``method`` (``"base"`` or the variant),
-``n_factors``, ``sparsity``, ``accuracy`` (test, after fine-tuning; the base network's for
-``"base"``), ``accuracy_before`` (test, right after compression), ``params`` (the whole
-network), ``params_compressed`` (the replaced layers, before for ``"base"``), ``n_replaced``,
-``mean_error`` and ``max_error`` (``‖W − W̃‖²/‖W‖²`` over the replaced layers, Eq. 3.29),
-``lr`` (of the fine-tuning), ``fit_time`` (seconds: training for ``"base"``, compression and
-fine-tuning otherwise).
+``n_factors``, ``sparsity``, ``accuracy`` and ``loss`` (test accuracy and mean cross-entropy,
+after fine-tuning; the base network's for ``"base"``), ``accuracy_before`` (test, right after
+compression), ``params`` (the whole network), ``params_compressed`` (the replaced layers,
+before for ``"base"``), ``n_replaced``, ``mean_error`` and ``max_error``
+(``‖W − W̃‖²/‖W‖²`` over the replaced layers, Eq. 3.29), ``lr`` (of the fine-tuning),
+``fit_time`` (seconds: training for ``"base"``, compression and fine-tuning otherwise).
 
 The base network of a ``(data, seed, training parameters)`` is trained once per process and
 kept for the next runs (the runs of a sweep over ``(Q, K)`` compress the same network, as in the
@@ -138,8 +138,15 @@ def _train(model, data, weights, lr, epochs, batch_size, seed):
 
 def accuracy(model, X, y) -> float:
     """Classification accuracy of ``model`` on ``(X, y)``."""
+    return evaluate(model, X, y)[0]
+
+
+def evaluate(model, X, y) -> tuple[float, float]:
+    """Accuracy and mean cross-entropy ``−log p(y | x)`` of ``model`` on ``(X, y)``."""
     # a direct call: no compiled prediction function for a network evaluated once or twice
-    return float(np.mean(np.argmax(np.asarray(model(X, training=False)), axis=1) == y))
+    prob = np.asarray(model(X, training=False), dtype=np.float64)
+    loss = -np.mean(np.log(np.maximum(prob[np.arange(len(y)), y], 1e-300)))
+    return float(np.mean(np.argmax(prob, axis=1) == y)), float(loss)
 
 
 def _base(data, n_classes, p, seed):
@@ -158,27 +165,26 @@ def _base(data, n_classes, p, seed):
         _train(model, data, None, p["lr"], p["epochs"], p["batch_size"], seed)
         _BASE.clear()
         _BASE.update(key=key, weights=[np.array(w.value, copy=True) for w in model.weights],
-                     accuracy=accuracy(model, Xte, yte), time=time.perf_counter() - t0)
+                     scores=evaluate(model, Xte, yte), time=time.perf_counter() - t0)
     else:
         for var, w in zip(model.weights, _BASE["weights"]):
             var.assign(w)
-    return model, _BASE["accuracy"], _BASE["time"]
+    return model, _BASE["scores"], _BASE["time"]
 
 
-def _finetune(compressed, data, p, seed):
-    """Fine-tune ``compressed`` (step 4); returns the learning rate used."""
+def _finetune(trainer, start, data, p, seed):
+    """Fine-tune the compiled ``trainer`` from the variables' values ``start`` (step 4);
+    returns the learning rate used."""
     epochs = p["epochs"] if p["finetune_epochs"] is None else p["finetune_epochs"]
     _, (Xva, yva), _ = data
     lr = p["lr"]
-    _compile(compressed, lr)
-    start = [np.array(w.value, copy=True) for w in compressed.weights]
     if p["select_lr"]:
         scores = []
         for candidate in LR_GRID:
-            _train(compressed, data, start, candidate, p["select_epochs"], p["batch_size"], seed)
-            scores.append(accuracy(compressed, Xva, yva))
+            _train(trainer, data, start, candidate, p["select_epochs"], p["batch_size"], seed)
+            scores.append(accuracy(trainer, Xva, yva))
         lr = LR_GRID[int(np.argmax(scores))]  # ties: the largest rate
-    _train(compressed, data, start, lr, epochs, p["batch_size"], seed)
+    _train(trainer, data, start, lr, epochs, p["batch_size"], seed)
     return lr
 
 
@@ -215,20 +221,28 @@ def run_compress(ctx) -> list:
     data = ((X[tr], y[tr]), (X[va], y[va]), (X[te], y[te]))
     Xte, yte = data[2]
     Q, K = p["n_factors"], p["sparsity"]
-    base, base_acc, base_time = _base(data, len(classes), p, ctx.seed)
+    base, (base_acc, base_loss), base_time = _base(data, len(classes), p, ctx.seed)
     common = {"n_factors": Q, "sparsity": K}
     rows = []
     methods = METHODS if p["method"] == "all" else (check_option(p["method"], "method",
                                                                    METHODS),)
+    # the variants of one (Q, K) have the same layers and variable shapes (the supports are
+    # variables): the first one's model is compiled once and trains every variant's values
+    trainer = None
     for method in methods:
         t0 = time.perf_counter()
         compressed, report = compress(base, Q, K, init=method, solver=p["solver"],
                                       n_iter=p["palm_iter"], random_state=ctx.seed)
         replaced = [r for r in report if r.replaced]
         before = accuracy(compressed, Xte, yte)
-        lr = _finetune(compressed, data, p, ctx.seed)
+        start = [np.array(w.value, copy=True) for w in compressed.weights]
+        if trainer is None:
+            trainer = compressed
+            _compile(trainer, p["lr"])
+        lr = _finetune(trainer, start, data, p, ctx.seed)
         errors = [r.relative_error for r in replaced]
-        rows.append({"method": method, **common, "accuracy": accuracy(compressed, Xte, yte),
+        acc, loss = evaluate(trainer, Xte, yte)
+        rows.append({"method": method, **common, "accuracy": acc, "loss": loss,
                      "accuracy_before": before, "params": count_parameters(compressed),
                      "params_compressed": sum(r.params_after for r in replaced),
                      "n_replaced": len(replaced),
@@ -236,12 +250,13 @@ def run_compress(ctx) -> list:
                      "max_error": float(np.max(errors)) if errors else 0.0, "lr": lr,
                      "fit_time": time.perf_counter() - t0})
     base_compressed = sum(r.params_before for r in replaced)
-    rows.insert(0, {"method": "base", **common, "accuracy": base_acc, "accuracy_before": base_acc,
+    rows.insert(0, {"method": "base", **common, "accuracy": base_acc, "loss": base_loss,
+                    "accuracy_before": base_acc,
                     "params": count_parameters(base), "params_compressed": base_compressed,
                     "n_replaced": 0, "mean_error": 0.0, "max_error": 0.0, "lr": p["lr"],
                     "fit_time": base_time})
     return rows
 
 
-__all__ = ["run_compress", "lenet", "images", "split", "accuracy", "PARAMS", "LR_GRID",
+__all__ = ["run_compress", "lenet", "images", "split", "accuracy", "evaluate", "PARAMS", "LR_GRID",
            "METHODS"]
