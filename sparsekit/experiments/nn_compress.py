@@ -11,9 +11,10 @@ the run's seed ``s`` and one ``(Q, K)`` = (``n_factors``, ``sparsity``):
    ``conv2`` 3 × 3 × 32 ("same" padding, ReLU, each followed by a 2 × 2 max-pooling), ``fc1``
    64 and ``fc2`` 32 units (ReLU) and a 10-way softmax ``out`` (15,466 parameters); trained for
    ``epochs`` epochs (100, as in the thesis) with RMSProp at ``lr`` (1e-3) on the
-   cross-entropy, batches of ``batch_size``, Keras' seed ``s``. The thesis' LeNet (28 × 28
-   MNIST, 5 × 5 filters) does not fit 8 × 8 images, hence the smaller layers; its lr of 1e-4
-   suits MNIST's 40,000 training images (1,250 steps per epoch), not the digits' ~1,150 (36);
+   cross-entropy, batches of ``batch_size`` (the examples' order drawn from ``s``; the initial
+   weights from Keras' seed ``s``). The thesis' LeNet (28 × 28 MNIST, 5 × 5 filters) does not
+   fit 8 × 8 images, hence the smaller layers; its lr of 1e-4 suits MNIST's 40,000 training
+   images (1,250 steps per epoch), not the digits' ~1,150 (36);
 3. compression (:func:`sparsekit.nn.compress`): every eligible layer is replaced by ``Q``
    sparse factors of ``splincol`` level ``K``, for each variant: ``"palm"`` (Palm4MSA's
    factors, at most ``palm_iter`` iterations, tolerance 1e-6, the thesis' settings),
@@ -120,9 +121,12 @@ def _compile(model, lr):
 def _train(model, data, weights, lr, epochs, batch_size, seed):
     """Train the compiled ``model`` from ``weights`` (its variables' values; None: as they are)
     with a fresh RMSProp state at ``lr``. The compiled training step is kept between calls:
-    only the values of the variables change."""
-    import keras
+    only the values of the variables change.
 
+    The order of the examples is drawn here: ``epochs`` permutations from
+    ``default_rng(seed)``, concatenated and run in batches without reshuffling. Keras' own
+    shuffling keeps a random state across ``fit`` calls, which would make a run depend on the
+    runs before it in the process."""
     (Xtr, ytr), _, _ = data
     if weights is not None:
         for var, w in zip(model.weights, weights):
@@ -130,9 +134,11 @@ def _train(model, data, weights, lr, epochs, batch_size, seed):
     for var in model.optimizer.variables:
         var.assign(np.zeros(var.shape, dtype=var.dtype))
     model.optimizer.learning_rate = lr
-    keras.utils.set_random_seed(seed)
     if epochs:
-        model.fit(Xtr, ytr, epochs=epochs, batch_size=batch_size, verbose=0)
+        rng = np.random.default_rng(seed)
+        order = np.concatenate([rng.permutation(len(Xtr)) for _ in range(epochs)])
+        model.fit(Xtr[order], ytr[order], epochs=1, batch_size=batch_size, shuffle=False,
+                  verbose=0)
     return model
 
 
