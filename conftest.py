@@ -13,9 +13,6 @@ import os
 from pathlib import Path
 
 os.environ.setdefault("NUMBA_ENABLE_CUDASIM", "1")
-# the modules of sparsekit/nn import Keras, which reads its backend once, at import (CI tests
-# the extra on JAX's CPU backend)
-os.environ.setdefault("KERAS_BACKEND", "jax")
 
 _ROOT = Path(__file__).resolve().parent
 collect_ignore = [

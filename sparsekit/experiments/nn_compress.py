@@ -1,5 +1,6 @@
-"""The ``compress`` experiment of the ``nn`` task: a LeNet-style network compressed by products of
-sparse factors, then fine-tuned (Giffon 2021, PhD thesis, §3.4, Table 3.6).
+"""The ``compress`` experiment of the ``nn`` task (:data:`COMPRESS`, an entry of
+:data:`sparsekit.experiments.nn.EXPERIMENTS`): a LeNet-style network compressed by products of
+sparse factors, then fine-tuned (Giffon 2020, PhD thesis, §3.4, Table 3.6).
 
 The protocol for one data set of square grey images ``(X, y)`` (scikit-learn's digits: 8 × 8),
 the run's seed ``s`` and one ``(Q, K)`` = (``n_factors``, ``sparsity``):
@@ -53,6 +54,7 @@ import time
 import numpy as np
 
 from .._validation import check_option
+from ..run.tasks import Task
 
 #: the thesis' grid of fine-tuning learning rates (§3.4.4.3)
 LR_GRID = (1e-3, 1e-4, 1e-5)
@@ -264,5 +266,11 @@ def run_compress(ctx) -> list:
     return rows
 
 
-__all__ = ["run_compress", "lenet", "images", "split", "accuracy", "evaluate", "PARAMS", "LR_GRID",
-           "METHODS"]
+#: the experiment, as an entry of :data:`sparsekit.experiments.nn.EXPERIMENTS`
+COMPRESS = Task("compress", run_compress, PARAMS,
+                summary="a LeNet-style network compressed by products of sparse factors, "
+                        "Palm4MSA init vs re-init vs random supports, after fine-tuning "
+                        "(Giffon 2020, Table 3.6)")
+
+__all__ = ["COMPRESS", "run_compress", "lenet", "images", "split", "accuracy", "evaluate",
+           "PARAMS", "LR_GRID", "METHODS"]

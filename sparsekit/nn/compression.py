@@ -1,5 +1,5 @@
 """``compress``: replace the dense and convolutional layers of a trained Keras model by products of
-sparse factors (Giffon 2021, PhD thesis, §3.4.3, "PALMinize, then fine-tune").
+sparse factors (Giffon 2020, PhD thesis, §3.4.3, "PALMinize, then fine-tune").
 
 The returned model computes with :class:`~sparsekit.nn.SparseFactorsDense` and
 :class:`~sparsekit.nn.SparseFactorsConv2D` layers in place of the eligible layers and a copy of
@@ -109,7 +109,7 @@ def compress(model, n_factors: int, sparsity: int, *, init: str = "palm",
              solver="palm4msa", layers=None, n_iter: int = 300, tol: float = 1e-6,
              random_state=0):
     """Replace every eligible ``Dense`` / ``Conv2D`` layer of ``model`` by a product of sparse
-    factors (Giffon 2021, PhD thesis, §3.4.3).
+    factors (Giffon 2020, PhD thesis, §3.4.3).
 
     Each eligible layer's weight ``W`` is approximated by ``Q`` factors in ``splincol`` sets of
     level ``K`` (:func:`~sparsekit.nn.palminize.palminize`; the thesis used flat Palm4MSA, at

@@ -1,6 +1,6 @@
 """A layer's weight matrix as a product of sparse factors: supports, values, initialisations.
 
-Giffon 2021, PhD thesis, §3.4 ("PALMinize, then fine-tune"): the weight ``W`` of a trained
+Giffon 2020, PhD thesis, §3.4 ("PALMinize, then fine-tune"): the weight ``W`` of a trained
 dense layer (``D × F``, Keras' ``(in, out)`` layout, ``y = x W``) or convolution (the filter
 tensor ``(S, S, C, F)`` reshaped row-major to ``(S·S·C) × F``) is approximated by
 ``W̃ = S_1 S_2 ⋯ S_Q`` (Eq. 3.25–3.27), each ``S_q`` in the ``splincol`` set of level ``K``;
@@ -44,7 +44,7 @@ from ..projections.base import RowColumnTopK
 #: How the values (and supports) of the factors are obtained: Palm4MSA's factors, Palm4MSA's
 #: supports with re-initialised values, or random supports with re-initialised values
 INITS = ("palm", "reinit", "random")
-#: The factorization solvers (the thesis used flat Palm4MSA for §3.4, §3.4.4.3)
+#: The factorizers (the thesis used flat Palm4MSA for §3.4, §3.4.4.3)
 SOLVERS = ("palm4msa", "hierarchical-palm4msa")
 
 
@@ -205,7 +205,7 @@ class PalminizedWeight:
 
 
 def relative_error(W, factors) -> float:
-    """``‖W − S_1 ⋯ S_Q‖_F² / ‖W‖_F²`` (Giffon 2021, Eq. 3.29), computed in float64."""
+    """``‖W − S_1 ⋯ S_Q‖_F² / ‖W‖_F²`` (Giffon 2020, Eq. 3.29), computed in float64."""
     W = np.asarray(W, dtype=np.float64)
     P = np.asarray(factors[0], dtype=np.float64)
     for f in factors[1:]:
@@ -214,8 +214,8 @@ def relative_error(W, factors) -> float:
 
 
 def _solve(W, constraints, sparsity, solver, n_iter, tol):
-    from ..solvers.hierarchical import HierarchicalPalm4MSA, hierarchical_constraints
-    from ..solvers.palm4msa import Palm4MSA
+    from ..factorizers.hierarchical import HierarchicalPalm4MSA, hierarchical_constraints
+    from ..factorizers.palm4msa import Palm4MSA
 
     if isinstance(solver, str):
         name = check_option(solver, "solver", SOLVERS)

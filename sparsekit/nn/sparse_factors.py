@@ -1,6 +1,6 @@
 """Keras 3 layers whose weight is a product of sparse factors with frozen supports.
 
-Giffon 2021, PhD thesis, §3.4: a dense layer computes ``a(x S_1 ⋯ S_Q + b)`` (Eq. 3.25, in
+Giffon 2020, PhD thesis, §3.4: a dense layer computes ``a(x S_1 ⋯ S_Q + b)`` (Eq. 3.25, in
 Keras' ``(in, out)`` layout) and a convolution ``a(conv(X, reshape(S_1 ⋯ S_Q)) + b)`` with the
 product reshaped to the filter tensor ``(S, S, C, F)`` (Eq. 3.26). Each factor is stored as in
 the thesis' implementation (§3.4.3): a dense trainable array of values ``V_q`` times a constant
@@ -163,7 +163,7 @@ class _SparseFactorsLayer(keras.layers.Layer):
 class SparseFactorsDense(_SparseFactorsLayer):
     """A dense layer ``a(x S_1 ⋯ S_Q + b)`` with sparse factors of frozen supports.
 
-    Giffon 2021, PhD thesis, Eq. 3.25 (written for Keras' ``(in, out)`` layout): ``S_1`` is
+    Giffon 2020, PhD thesis, Eq. 3.25 (written for Keras' ``(in, out)`` layout): ``S_1`` is
     ``D × A``, ``S_2 … S_{Q−1}`` are ``A × A`` and ``S_Q`` is ``A × units``, with
     ``A = min(D, units)`` (:func:`~sparsekit.nn.palminize.factor_shapes`). Only the values on
     the supports are trained (see the module notes).
@@ -291,7 +291,7 @@ class SparseFactorsDense(_SparseFactorsLayer):
 class SparseFactorsConv2D(_SparseFactorsLayer):
     """A 2-D convolution whose filters are a product of sparse factors with frozen supports.
 
-    Giffon 2021, PhD thesis, Eq. 3.26: the kernel is ``reshape(S_1 ⋯ S_Q, (kh, kw, C, F))``
+    Giffon 2020, PhD thesis, Eq. 3.26: the kernel is ``reshape(S_1 ⋯ S_Q, (kh, kw, C, F))``
     (row-major: the product is the filter tensor reshaped to ``(kh·kw·C) × F``), rebuilt
     at every call and passed to ``keras.ops.conv``. Only the values on the supports are
     trained (see the module notes).

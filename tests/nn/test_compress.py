@@ -5,6 +5,7 @@ import pytest
 
 keras = pytest.importorskip("keras")
 
+from sparsekit.factorizers.palm4msa import Palm4MSA  # noqa: E402
 from sparsekit.nn import compress, count_parameters  # noqa: E402
 from sparsekit.nn.palminize import (  # noqa: E402
     factor_shapes,
@@ -15,7 +16,6 @@ from sparsekit.nn.palminize import (  # noqa: E402
 )
 from sparsekit.nn.sparse_factors import SparseFactorsConv2D, SparseFactorsDense  # noqa: E402
 from sparsekit.projections import RowColumnTopK  # noqa: E402
-from sparsekit.solvers.palm4msa import Palm4MSA  # noqa: E402
 
 
 def _levels_hold(masks, constraints):
@@ -288,44 +288,11 @@ def test_compress_is_the_function_after_its_module_is_imported():
     assert sparsekit.nn.compress is compression.compress is compress
 
 
-def test_spec_runs_through_the_engine_with_a_stand_in_nn_task(tmp_path):
-    """examples/specs/nn_compress.toml through ``sparsekit run``, the entry point registered as
-    the one experiment of a stand-in ``nn`` task (a dict of experiments keyed by
-    ``params.experiment``): the spec's keys, the signature and the rows fit the engine."""
-    import json
-    import warnings
-    from pathlib import Path
+def test_compress_is_an_experiment_of_the_nn_task():
+    """The spec examples/specs/nn_compress.toml runs in tests/run/test_runner.py."""
+    from sparsekit.experiments import nn, nn_compress
+    from sparsekit.run.tasks import get_task
 
-    from sparsekit.cli import main
-    from sparsekit.experiments import nn_compress as exp
-    from sparsekit.run import Task, register_task, unregister_task
-    from sparsekit.run.tasks import task_names
-
-    if "nn" in task_names():
-        pytest.skip("the nn task is registered: tests/run/test_runner.py runs this spec")
-    experiments = {"compress": exp.run_compress}
-
-    def run(ctx):
-        return experiments[ctx.params["experiment"]](ctx)
-
-    spec = Path(__file__).resolve().parents[2] / "examples" / "specs" / "nn_compress.toml"
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)
-        register_task(Task("nn", run, {"experiment": "compress", **exp.PARAMS}))
-    try:
-        args = ["run", str(spec), "--out", str(tmp_path)]
-        for item in ["params.n_factors=[2]", "params.sparsity=[2, 14]", "params.epochs=1",
-                     "params.finetune_epochs=0", "params.select_lr=false",
-                     "params.palm_iter=3"]:
-            args += ["--set", item]
-        assert main(args) == 0
-    finally:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", DeprecationWarning)
-            unregister_task("nn")
-    with open(tmp_path / "results.jsonl") as fh:
-        rows = [json.loads(line) for line in fh]
-    assert all(r["status"] == "ok" for r in rows)
-    assert len(rows) == 2 * 4  # two runs (K = 2, 14), base + three variants each
-    assert [r["method"] for r in rows[:4]] == ["base", "palm", "reinit", "random"]
-    assert (tmp_path / "nn_compress_accuracy.png").exists()
+    assert nn.experiment("compress") is nn_compress.COMPRESS
+    assert nn_compress.COMPRESS.run is nn_compress.run_compress
+    assert set(nn_compress.PARAMS) <= set(get_task("nn").params)

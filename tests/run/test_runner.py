@@ -42,8 +42,19 @@ SMALL = {
                       "params.n_repetitions=1"],
     "omp_forest": ['data.source=["diabetes"]', "repeat=1", "params.n_estimators=[10]",
                    "params.sizes=[[2, 5]]"],
-    "nn_compress": ["params.n_factors=[2]", "params.sparsity=[2]", "params.epochs=1",
-                    "params.finetune_epochs=0", "params.select_lr=false", "params.palm_iter=5"],
+    # random convolutions (no pretraining), one pass, one model of each kind
+    "nn_nystrom_parameters": ['data.source=["digits"]', "data.n_samples=80",
+                              "params.n_repeats=1", "params.pretrain_epochs=0",
+                              "params.epochs=1", "params.widths=[[2]]",
+                              "params.n_landmarks=[[3]]", 'params.kernels=[["rbf"]]',
+                              "params.adaptive=[[true]]"],
+    "nn_few_shot": ['data.source=["digits"]', "data.n_samples=80", "params.n_repeats=1",
+                    "params.pretrain_epochs=0", "params.epochs=1", "params.n_per_class=[[2]]",
+                    "params.width=2", "params.n_landmarks=3", 'params.kernels=[["linear"]]'],
+    # no fine-tuning epoch: one compiled network (the base one)
+    "nn_compress": ["data.n_samples=120", "params.n_factors=[2]", "params.sparsity=[2]",
+                    "params.epochs=1", "params.finetune_epochs=0", "params.select_lr=false",
+                    "params.palm_iter=5"],
 }
 
 
@@ -58,12 +69,6 @@ def test_every_example_spec_has_a_small_run():
 
 @pytest.mark.parametrize("name", sorted(SMALL))
 def test_example_spec_runs_small(name, tmp_path, capsys):
-    if name == "nn_compress":
-        pytest.importorskip("keras")
-        from sparsekit.run.tasks import task_names
-
-        if "nn" not in task_names():  # the nn task and its compress experiment are wired apart
-            pytest.skip("no nn task registered")
     args = ["run", str(SPECS / f"{name}.toml"), "--out", str(tmp_path)]
     for item in SMALL[name]:
         args += ["--set", item]
