@@ -8,7 +8,10 @@ from typing import Any
 
 import numpy as np
 
-from .exceptions import not_fitted_error
+from .exceptions import not_fitted_error, old_import_path
+
+#: ``sparsekit._base.NotFittedError`` (its earlier home) still gives the library's one class
+__getattr__ = old_import_path(__name__)
 
 
 class ParamsMixin:

@@ -8,7 +8,11 @@ from sklearn.cluster import KMeans
 from sklearn.datasets import make_blobs
 
 from sparsekit import KernelKMeans
-from sparsekit.cluster.kernel_kmeans import _fix_empty, _kmeanspp, _reassign
+from sparsekit.cluster._lloyd import (
+    fix_empty as _fix_empty,
+    kmeans_plusplus as _kmeanspp,
+    reassign as _reassign,
+)
 
 
 def objective(K, labels):
