@@ -207,3 +207,22 @@ def test_rejected_refit_goes_on_from_its_last_iterate(stop_reason):
         for prev, nxt in zip(calls, calls[1:]):
             for a, b in zip(prev[1:], nxt[1:]):
                 np.testing.assert_allclose(b, 2.0 * a, rtol=1e-12)
+
+
+def test_feature_names_and_pandas_output_as_scikit_learn_estimators():
+    """The shared TransformerMixin: feature names recorded in fit and checked afterwards (as
+    scikit-learn's KMeans), output names and DataFrame output of transform."""
+    pd = pytest.importorskip("pandas")
+    X = blobs(n=60, d=3, k=3)
+    df = pd.DataFrame(X, columns=["a", "b", "c"])
+    qk = QuicKMeans(3, max_iter=2, palm_iter=5, random_state=0).fit(df)
+    np.testing.assert_array_equal(qk.feature_names_in_, ["a", "b", "c"])
+    np.testing.assert_array_equal(qk.get_feature_names_out(),
+                                  ["quickmeans0", "quickmeans1", "quickmeans2"])
+    with pytest.raises(ValueError, match="feature names should match"):
+        qk.predict(df[["b", "a", "c"]])
+    with pytest.warns(UserWarning, match="does not have valid feature names"):
+        qk.predict(X)
+    out = qk.set_output(transform="pandas").transform(df)
+    assert list(out.columns) == list(qk.get_feature_names_out())
+    np.testing.assert_allclose(out.to_numpy(), qk.set_output(transform="default").transform(df))
