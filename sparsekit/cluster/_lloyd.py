@@ -233,12 +233,13 @@ def lloyd(steps, max_iter: int, tol: float) -> tuple[np.ndarray, float, int]:
     return labels, obj, n_iter
 
 
-def best_of_inits(n, k, init, given, n_init, rng, sqdist_to, lloyd_from_seeds, max_iter, tol):
+def best_of_inits(n, k, init, given, n_init, rng, sqdist_to, lloyd_from_seeds, max_iter, tol,
+                  n_trials=None):
     """Lloyd from ``n_init`` seedings; ``(objective, labels, n_iter, steps)`` of the best.
 
-    ``init`` is ``"k-means++"`` (:func:`kmeans_plusplus`) or ``"random"`` (k distinct samples);
-    ``given`` (k sample indices or None) overrides it, and then one run is made.
-    ``lloyd_from_seeds(seeds)`` builds the backend of one run.
+    ``init`` is ``"k-means++"`` (:func:`kmeans_plusplus` with ``n_trials`` candidates per
+    seed) or ``"random"`` (k distinct samples); ``given`` (k sample indices or None) overrides
+    it, and then one run is made. ``lloyd_from_seeds(seeds)`` builds the backend of one run.
     """
     best = None
     for _ in range(n_init):
@@ -247,7 +248,7 @@ def best_of_inits(n, k, init, given, n_init, rng, sqdist_to, lloyd_from_seeds, m
         elif init == "random":
             seeds = rng.choice(n, k, replace=False)
         else:
-            seeds = kmeans_plusplus(n, k, sqdist_to, rng)
+            seeds = kmeans_plusplus(n, k, sqdist_to, rng, n_trials)
         steps = lloyd_from_seeds(seeds)
         labels, obj, n_iter = lloyd(steps, max_iter, tol)
         if best is None or obj < best[0]:
