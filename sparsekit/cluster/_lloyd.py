@@ -68,20 +68,32 @@ def kmeans_plusplus(n: int, k: int, sqdist_to: Callable[[np.ndarray], np.ndarray
     if n_trials is None:
         n_trials = 2 + int(math.log(k))
     seeds = [int(rng.integers(n))]
-    closest = np.maximum(np.asarray(sqdist_to(np.array(seeds)), dtype=np.float64)[:, 0], 0.0)
+    closest = _rows(sqdist_to(np.array(seeds)))[0]
     for _ in range(1, k):
         total = closest.sum()
         if total <= 0:  # every point coincides with a seed: any index not chosen yet will do
             rest = np.setdiff1d(np.arange(n), seeds)
             seeds.append(int(rng.choice(rest)))
             continue
-        cand = rng.choice(n, size=n_trials, p=closest / total)
-        D = np.maximum(np.asarray(sqdist_to(cand), dtype=np.float64), 0.0)
-        pots = np.minimum(closest[:, None], D).sum(axis=0)
-        best = int(np.argmin(pots))
+        # D² sampling as Generator.choice(n, n_trials, p=closest / total) draws it (the same
+        # uniforms, the same normalised cumulative sum), without its O(n) checks of p: with
+        # side="right" a point of weight 0 is never returned, and cdf[-1] = 1 > any uniform
+        cdf = np.cumsum(closest / total)
+        cdf /= cdf[-1]
+        cand = np.searchsorted(cdf, rng.random(n_trials), side="right")
+        D = _rows(sqdist_to(cand))
+        D = np.minimum(closest[None, :], D, out=D)  # each candidate's D² after adding it
+        best = int(np.argmin(D.sum(axis=1)))
         seeds.append(int(cand[best]))
-        closest = np.minimum(closest, D[:, best])
+        closest = D[best]
     return np.asarray(seeds, dtype=np.int64)
+
+
+def _rows(D):
+    """The (n, t) distances ``D`` as a C-contiguous (t, n) float64 array, clipped at 0: one row
+    per candidate, so that the potentials sum along contiguous rows (for a transposed view, as
+    :func:`sq_dists` returns, the transpose costs no copy)."""
+    return np.maximum(np.ascontiguousarray(np.asarray(D).T, dtype=np.float64), 0.0)
 
 
 # -- empty clusters and ties ------------------------------------------------------------------

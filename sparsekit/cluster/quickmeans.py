@@ -106,8 +106,8 @@ def kmeans_plusplus(X: np.ndarray, n_clusters: int, rng: np.random.Generator,
     if sq_norms is None:
         sq_norms = np.einsum("ij,ij->i", X, X)
 
-    def sqdist_to(idx):
-        return sq_norms[:, None] + sq_norms[idx][None, :] - 2 * (X @ X[idx].T)
+    def sqdist_to(idx):  # (n, t) as the transpose of (t, n): the few trials on the left
+        return (sq_norms[idx][:, None] + sq_norms[None, :] - 2 * (X[idx] @ X.T)).T
 
     with one_blas_thread():  # every product has the few trials as one side
         return _lloyd.kmeans_plusplus(X.shape[0], n_clusters, sqdist_to, rng)
