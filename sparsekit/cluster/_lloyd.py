@@ -69,23 +69,26 @@ def kmeans_plusplus(n: int, k: int, sqdist_to: Callable[[np.ndarray], np.ndarray
         n_trials = 2 + int(math.log(k))
     seeds = [int(rng.integers(n))]
     closest = _rows(sqdist_to(np.array(seeds)))[0]
+    total = closest.sum()  # the potential Σ_x D(x)²
     for _ in range(1, k):
-        total = closest.sum()
         if total <= 0:  # every point coincides with a seed: any index not chosen yet will do
             rest = np.setdiff1d(np.arange(n), seeds)
             seeds.append(int(rng.choice(rest)))
             continue
-        # D² sampling as Generator.choice(n, n_trials, p=closest / total) draws it (the same
-        # uniforms, the same normalised cumulative sum), without its O(n) checks of p: with
-        # side="right" a point of weight 0 is never returned, and cdf[-1] = 1 > any uniform
-        cdf = np.cumsum(closest / total)
-        cdf /= cdf[-1]
-        cand = np.searchsorted(cdf, rng.random(n_trials), side="right")
+        # D² sampling by inversion of the cumulative sum (Generator.choice(p=...) without its
+        # O(n) checks of p): with side="right" a point of weight 0 is never returned; a
+        # uniform times the total can round up to the total only when it is subnormal, and
+        # then it goes to the last point of positive weight instead of past the end
+        cdf = np.cumsum(closest)
+        cand = np.searchsorted(cdf, rng.random(n_trials) * cdf[-1], side="right")
+        if cand.max() >= n:
+            cand = np.minimum(cand, np.flatnonzero(closest)[-1])
         D = _rows(sqdist_to(cand))
         D = np.minimum(closest[None, :], D, out=D)  # each candidate's D² after adding it
-        best = int(np.argmin(D.sum(axis=1)))
+        pots = D.sum(axis=1)
+        best = int(np.argmin(pots))
         seeds.append(int(cand[best]))
-        closest = D[best]
+        closest, total = D[best], pots[best]
     return np.asarray(seeds, dtype=np.int64)
 
 

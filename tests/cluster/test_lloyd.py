@@ -117,3 +117,38 @@ def test_cluster_sums_in_float64_of_float32_data():
     brute = np.stack([Z[labels == j].astype(np.float64).sum(axis=0) for j in range(4)])
     np.testing.assert_allclose(sums, brute, rtol=1e-12)
     np.testing.assert_array_equal(counts, np.bincount(labels, minlength=4))
+
+
+class _StubGenerator:
+    """A generator whose uniforms are all ``u`` and whose first seed is sample 0."""
+
+    def __init__(self, u):
+        self.u = u
+
+    def integers(self, n):
+        return 0
+
+    def random(self, size):
+        return np.full(size, self.u)
+
+
+@pytest.mark.parametrize("u", [0.0, np.nextafter(1.0, 0.0)])
+def test_uniforms_at_the_ends_draw_no_point_of_weight_zero(u):
+    # samples 0, 1 and 5 coincide: once 0 is the first seed, 1 and 5 have D = 0 (weight 0), and
+    # 5 is the last sample: the smallest uniform must not return 0 or 1, the largest not 5
+    X = np.array([[0.0], [0.0], [1.0], [3.0], [7.0], [0.0]])
+    sq = (X - X.T) ** 2
+    seeds = _lloyd.kmeans_plusplus(6, 2, lambda idx: sq[:, idx], _StubGenerator(u), n_trials=1)
+    assert seeds[0] == 0 and seeds[1] in (2, 3, 4)
+
+
+def test_a_uniform_rounded_up_to_a_subnormal_potential_draws_no_point_of_weight_zero():
+    # with a subnormal potential, u * Σ D² rounds up to Σ D² for u just below 1: the inversion
+    # falls past the last sample (weight 0 here) and must return the last point of weight > 0
+    tiny = np.nextafter(0.0, 1.0)
+    sq = np.full((6, 6), tiny)
+    sq[[0, 0, 1, 5, 5, 1], [1, 5, 5, 0, 1, 0]] = 0.0
+    np.fill_diagonal(sq, 0.0)
+    seeds = _lloyd.kmeans_plusplus(6, 2, lambda idx: sq[:, idx],
+                                   _StubGenerator(np.nextafter(1.0, 0.0)), n_trials=1)
+    assert seeds[0] == 0 and seeds[1] == 4
