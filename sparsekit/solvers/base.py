@@ -120,12 +120,6 @@ class Solver(ParamsMixin, ABC):
     def solve(self, D, Y, *, gram=None) -> SparseResult:
         """Sparse codes of the columns of ``Y`` over the atoms (columns) of ``D``."""
 
-    def factorize(self, *args, **kwargs):
-        raise TypeError(
-            f"{self.name} is a sparse coding solver: call solve(D, Y); factorize(M, "
-            "constraints) belongs to the factorization solvers (palm4msa, hierarchical-palm4msa)"
-        )
-
 
 # ---------------------------------------------------------------------------------------------
 # validation shared by the solvers

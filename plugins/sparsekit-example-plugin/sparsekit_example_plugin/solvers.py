@@ -3,8 +3,14 @@ import numbers
 
 import numpy as np
 
-from sparsekit.solvers.base import Solver, SparseResult
-from sparsekit.validation import check_dictionary, check_positive, check_scalar, check_signals
+from sparsekit.plugins import (
+    Solver,
+    SparseResult,
+    check_dictionary,
+    check_positive,
+    check_scalar,
+    check_signals,
+)
 
 
 class FISTASolver(Solver):
