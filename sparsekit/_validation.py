@@ -164,6 +164,39 @@ def is_sparse(X) -> bool:
     return hasattr(X, "tocsr") and hasattr(X, "nnz")
 
 
+def looks_like_graphs(X) -> bool:
+    """Whether ``X`` is a sequence of graphs rather than a 2-D array of vectors.
+
+    Parameters
+    ----------
+    X : object
+        Data given to an estimator or a kernel.
+
+    Returns
+    -------
+    bool
+        True for a non-empty list or tuple whose first item is a graph (a networkx-like
+        graph, an ``(adjacency, labels)`` pair, a sparse matrix or a 2-D array), and for
+        prepared shortest-path features; False for arrays, DataFrames, sparse matrices and
+        sequences of numbers (rows of vectors).
+    """
+    if isinstance(X, np.ndarray) or hasattr(X, "iloc") or hasattr(X, "tocsr"):
+        return False
+    if not isinstance(X, (list, tuple)) or len(X) == 0:
+        return type(X).__name__ == "ShortestPathFeatures"
+    first = X[0]
+    if hasattr(first, "nodes") and hasattr(first, "edges"):
+        return True
+    if isinstance(first, tuple):
+        return True
+    if hasattr(first, "tocsr"):
+        return True
+    try:
+        return np.ndim(first) >= 2
+    except Exception:
+        return True
+
+
 def _check_sparse(X, name, *, ndim, dtype, allow_empty, nonnegative, finite, copy):
     if ndim != 2 or X.ndim != 2:
         raise ValueError(f"{name} must be {ndim}-D, got a sparse matrix of shape {X.shape}")

@@ -65,19 +65,16 @@ def test_plugin_factorizer_is_listed_in_its_family(reg, monkeypatch, capsys):
     assert "recording-palm" in table and "omp" not in table
 
 
-def test_quickmeans_uses_the_plugin_factorizer(reg, monkeypatch):
+def test_quickmeans_uses_the_plugin_factorizer(reg):
     """The plugin factorizer is Palm4MSA under another name: QuicK-means resolved through the
     factorizer family gives the built-in result exactly, and the plugin saw every refit."""
-    import sparsekit.cluster.quickmeans as qkmod
-
     rng = np.random.default_rng(0)
     X = np.repeat(rng.normal(size=(4, 6)) * 5, 30, axis=0) + rng.normal(size=(120, 6))
     kw = dict(n_clusters=4, sparsity=2, max_iter=4, palm_iter=15, random_state=0)
     ref = sparsekit.QuicKMeans(**kw).fit(X)
-    monkeypatch.setattr(qkmod, "default_registry", lambda: reg)
     with warnings.catch_warnings():
         warnings.simplefilter("error", DeprecationWarning)   # the new family: no deprecated path
-        got = sparsekit.QuicKMeans(factorizer="recording-palm", **kw).fit(X)
+        got = sparsekit.QuicKMeans(factorizer="recording-palm", registry=reg, **kw).fit(X)
     np.testing.assert_array_equal(got.labels_, ref.labels_)
     np.testing.assert_allclose(got.objective_history_, ref.objective_history_, rtol=1e-12)
     assert len(RecordingPalm.calls) >= got.n_iter_ - 1 >= 1

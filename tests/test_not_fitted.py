@@ -89,6 +89,26 @@ def test_one_class_object():
     assert defining == ["exceptions.py"]
 
 
+#: earlier homes of the class, kept as deprecated import paths of the same class
+OLD_PATHS = ("sparsekit._base", "sparsekit.cluster.kernel_kmeans")
+
+
+@pytest.mark.parametrize("module", OLD_PATHS)
+def test_every_import_path_gives_the_one_class(module):
+    import importlib
+
+    with pytest.warns(DeprecationWarning, match="import sparsekit.NotFittedError"):
+        cls = importlib.import_module(module).NotFittedError
+    assert cls is NotFittedError is sparsekit.NotFittedError
+    with pytest.warns(DeprecationWarning, match=module):
+        exec(f"from {module} import NotFittedError as imported", namespace := {})
+    assert namespace["imported"] is NotFittedError
+    assert issubclass(cls, sklearn.exceptions.NotFittedError)
+    assert issubclass(cls, ValueError) and issubclass(cls, AttributeError)
+    with pytest.raises(AttributeError, match="has no attribute 'NotFittedErrors'"):
+        getattr(importlib.import_module(module), "NotFittedErrors")  # noqa: B009
+
+
 def _run(code):
     return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           check=True).stdout.split()

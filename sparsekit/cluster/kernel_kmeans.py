@@ -27,160 +27,48 @@ Seeding is greedy k-means++ (Arthur & Vassilvitskii 2007; 2 + ⌊ln k⌋ candida
 scikit-learn) on the same distances. A cluster left empty is re-seeded with the point farthest
 from its centre.
 
-Lloyd's loop is written over a backend of steps (:class:`_DenseLloyd` here; the chunked one of
-:func:`sparsekit.dask.kernel_kmeans_fit` reduces per-chunk sums and counts), so that both run
-the same iterations on the same per-row math.
+Lloyd's loop, the seeding and the empty-cluster repair are those of
+:mod:`sparsekit.cluster._lloyd`, written over a backend of steps (its ``DenseLloyd`` here; the
+chunked one of :func:`sparsekit.dask.kernel_kmeans_fit` reduces per-chunk sums and counts), so
+that both run the same iterations on the same per-row math.
+
+What a fit reports (scikit-learn's rule for ``KMeans``): ``labels_``, the centres and
+``inertia_`` describe one and the same partition. The centres are those of the last Lloyd
+step, ``labels_`` the closest centre of every training point (a tie keeps the previous label)
+and ``inertia_`` the objective of ``labels_`` against these centres, so
+``inertia_ == -score(X_train)`` and ``predict(X_train) == labels_`` up to ties. Once Lloyd has
+converged the centres are the means of the clusters of ``labels_``; when ``tol`` or
+``max_iter`` stops it first, they are the means of the clusters one assignment step earlier.
 """
 from __future__ import annotations
 
-import copy
-import math
 import numbers
 import warnings
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .._base import ParamsMixin
+from .._base import ParamsMixin, TransformerMixin
 from .._memory import check_allocation, dense_gram_bytes
 from .._small_blas import is_skinny, one_blas_thread
 from .._typing import DataLike, RandomStateLike
-from .._validation import check_option, check_random_state, check_scalar
-from ..exceptions import not_fitted_error
-from ..registry import default_registry
-from ._cpu import cluster_sums
+from .._validation import check_option, check_random_state, check_scalar, looks_like_graphs
+from ..components import resolve
+from ..exceptions import old_import_path
+from ._lloyd import DenseLloyd, best_of_inits, means, sq_dists
+
+if TYPE_CHECKING:
+    from ..registry import Registry
+
+#: ``sparsekit.cluster.kernel_kmeans.NotFittedError`` (an earlier class of its own) still gives
+#: the library's one class
+__getattr__ = old_import_path(__name__)
 
 METHODS = ("auto", "exact", "nystrom")
 INITS = ("k-means++", "random")
 #: Bytes of one row block of kernel values / distances outside the exact Gram.
 _BLOCK_BYTES = 32 * 2**20
-
-
-def _resolve(family, spec, params):
-    if isinstance(spec, str):
-        return default_registry().get(family, spec, **dict(params or {}))
-    if params:
-        raise TypeError(f"{family}_params can only be given with a {family} name, not an object")
-    if spec is None:
-        raise TypeError(f"{family} must be a registered {family} name or a {family} object")
-    return copy.deepcopy(spec)
-
-
-# -- seeding and Lloyd, shared by both methods -----------------------------------------------
-def _kmeanspp(n, k, sqdist_to, rng, n_trials=None):
-    """Greedy k-means++: indices of k seed points; ``sqdist_to(idx)`` gives (n, len(idx))."""
-    if n_trials is None:
-        n_trials = 2 + int(math.log(k))
-    centres = [int(rng.integers(n))]
-    closest = np.maximum(sqdist_to(np.array(centres))[:, 0], 0.0)
-    for _ in range(1, k):
-        total = closest.sum()
-        if total <= 0:  # every point coincides with a centre: any distinct index will do
-            rest = np.setdiff1d(np.arange(n), centres)
-            centres.append(int(rng.choice(rest)))
-            continue
-        cand = rng.choice(n, size=n_trials, p=closest / total)
-        D = np.maximum(sqdist_to(cand), 0.0)
-        pots = np.minimum(closest[:, None], D).sum(axis=0)
-        best = int(np.argmin(pots))
-        centres.append(int(cand[best]))
-        closest = np.minimum(closest, D[:, best])
-    return np.asarray(centres, dtype=np.int64)
-
-
-def _fix_empty(labels, own, k):
-    """Move the points farthest from their centre into the empty clusters.
-
-    ``own[i]`` is the squared distance of point i to the centre of its cluster ``labels[i]``.
-    """
-    counts = np.bincount(labels, minlength=k)
-    empty = np.flatnonzero(counts == 0)
-    if empty.size == 0:
-        return labels, 0
-    labels = labels.copy()
-    far = np.argsort(-own, kind="stable")
-    moved = 0
-    for j in empty:
-        for i in far:
-            if counts[labels[i]] > 1:
-                counts[labels[i]] -= 1
-                labels[i] = j
-                counts[j] = 1
-                moved += 1
-                far = far[far != i]
-                break
-    return labels, moved
-
-
-def _reassign(D, labels):
-    """The closest centre of every row of D (n, k), keeping ``labels[i]`` where it ties with
-    the minimum, so that Lloyd's loop cannot cycle on ties."""
-    rows = np.arange(D.shape[0])
-    new = np.argmin(D, axis=1)
-    return np.where(D[rows, labels] <= D[rows, new], labels, new)
-
-
-class _DenseLloyd:
-    """Lloyd's steps on distances held in memory: ``distances(labels)`` -> (n, k)."""
-
-    def __init__(self, D0, distances, k):
-        self.D, self.distances, self.k = D0, distances, k
-
-    def start(self):
-        return np.argmin(self.D, axis=1)
-
-    def fix_empty(self, labels):
-        return _fix_empty(labels, self.D[np.arange(len(labels)), labels], self.k)[0]
-
-    def step(self, labels):
-        self.D = D = self.distances(labels)
-        rows = np.arange(len(labels))
-        new = _reassign(D, labels)
-        return (float(D[rows, labels].sum()), new, bool(np.array_equal(new, labels)),
-                float(D[rows, new].sum()))
-
-
-def _lloyd(steps, max_iter, tol):
-    """Lloyd's iterations on a backend; returns ``(labels, objective, n_iter)``.
-
-    ``steps`` (:class:`_DenseLloyd`, or a chunked one) provides ``start()`` (the labels of the
-    seeds), ``fix_empty(labels)`` and ``step(labels)`` -> (objective of ``labels`` against
-    the centres they define, reassigned labels, whether none changed, objective of the
-    reassigned labels against the same centres).
-    """
-    labels = steps.start()
-    prev = np.inf
-    n_iter = 0
-    for n_iter in range(1, max_iter + 1):  # noqa: B007 - the count is returned after the loop
-        labels = steps.fix_empty(labels)
-        obj, new, unchanged, _ = steps.step(labels)
-        if unchanged or (np.isfinite(prev) and prev - obj <= tol * abs(prev)):
-            labels = new
-            break
-        labels, prev = new, obj
-    labels = steps.fix_empty(labels)
-    _, labels, _, obj = steps.step(labels)
-    return labels, obj, n_iter
-
-
-def _best_of_inits(n, k, init, given, n_init, rng, sqdist_to, lloyd_from_seeds, max_iter, tol):
-    """Lloyd from ``n_init`` seedings; ``(objective, labels, n_iter, steps)`` of the best."""
-    best = None
-    for _ in range(n_init):
-        if given is not None:
-            seeds = given
-        elif init == "random":
-            seeds = rng.choice(n, k, replace=False)
-        else:
-            seeds = _kmeanspp(n, k, sqdist_to, rng)
-        steps = lloyd_from_seeds(seeds)
-        labels, obj, n_iter = _lloyd(steps, max_iter, tol)
-        if best is None or obj < best[0]:
-            best = (obj, labels, n_iter, steps)
-        if given is not None:
-            break
-    return best
 
 
 def _indicator(labels, k):
@@ -191,42 +79,7 @@ def _indicator(labels, k):
     return H
 
 
-def _cluster_sums(Z, labels, k):
-    """Sums (k, s) and counts (k,) of the rows of Z per cluster. Sums over row blocks add up to
-    the sums of the whole (the chunked Lloyd step).
-
-    A compiled scatter-add by label (no BLAS, no one-hot matrix): the product of an (n, k)
-    one-hot matrix with Z is a skinny GEMM, which multi-threaded BLAS runs 100x slower than
-    idle while another process holds a core (its threads wait for each other at every step).
-    """
-    Z = np.ascontiguousarray(Z)
-    labels = np.ascontiguousarray(labels, dtype=np.intp)
-    counts = np.bincount(labels, minlength=k).astype(Z.dtype)
-    return cluster_sums(Z, labels, np.empty((k, Z.shape[1]), dtype=Z.dtype)), counts
-
-
-def _centres(sums, counts):
-    """Cluster means from per-cluster sums and counts (an empty cluster's mean is 0)."""
-    return sums / np.maximum(counts, 1.0)[:, None]
-
-
-def _means(Z, labels, k):
-    """Cluster means of the rows of Z (k, s)."""
-    return _centres(*_cluster_sums(Z, labels, k))
-
-
-def _sq_dists(Z, zsq, C):
-    """‖z_i − c_j‖² (n, k), clipped at 0."""
-    # (C Zᵀ)ᵀ: BLAS streams the tall Z once with the small C as the left operand (about 2x
-    # faster than Z Cᵀ for k << s on OpenBLAS)
-    D = (C @ Z.T).T
-    D *= -2.0
-    D += zsq[:, None]
-    D += np.einsum("ij,ij->i", C, C)[None, :]
-    return np.maximum(D, 0.0)
-
-
-class KernelKMeans(ParamsMixin):
+class KernelKMeans(TransformerMixin, ParamsMixin):
     """Kernel k-means, exact through the Gram matrix or on Nyström features.
 
     Parameters
@@ -261,12 +114,22 @@ class KernelKMeans(ParamsMixin):
         Largest Gram matrix (bytes) ``method="auto"`` computes exactly.
     random_state : None, int or Generator
         Seeds the landmarks and the seedings.
+    registry : Registry, optional
+        Where ``kernel`` and ``sampler`` names are looked up (default: the process-wide
+        registry); resolved once, in ``fit``, by :func:`sparsekit.components.resolve`.
 
     Attributes
     ----------
     labels_ : int64 array (n,)
+        The closest centre of every training point (a tie keeps the label of the previous
+        Lloyd step).
     inertia_ : float
-        Σ_i ‖φ(x_i) − c_{labels_i}‖²_ℋ (module docstring).
+        Σ_i ‖φ(x_i) − c_{labels_i}‖²_ℋ (module docstring), against the centres the fit keeps:
+        equal to ``-score(X_train)`` up to rounding. ``labels_``, the centres and ``inertia_``
+        describe one and the same partition, as in scikit-learn's ``KMeans``: the centres are
+        those of the last Lloyd step and ``labels_`` its assignment (when ``tol`` or
+        ``max_iter`` stops Lloyd before it converged, the centres are the means of the
+        previous labels, not of ``labels_``).
     residual_trace_ : float
         ‖P_S^⊥ Φ‖²_HS = tr(K − K̃) of the landmarks (0 for the exact method).
     method_ : {"exact", "nystrom"}
@@ -292,7 +155,7 @@ class KernelKMeans(ParamsMixin):
                  max_iter: int = 300, tol: float = 1e-6,
                  kernel_params: dict[str, Any] | None = None,
                  sampler_params: dict[str, Any] | None = None, max_memory: int = 256 * 2**20,
-                 random_state: RandomStateLike = None) -> None:
+                 random_state: RandomStateLike = None, registry: Registry | None = None) -> None:
         self.n_clusters = n_clusters
         self.kernel = kernel
         self.sampler = sampler
@@ -306,6 +169,14 @@ class KernelKMeans(ParamsMixin):
         self.sampler_params = sampler_params
         self.max_memory = max_memory
         self.random_state = random_state
+        self.registry = registry
+
+    #: fitted once labels_ exists (TransformerMixin's check)
+    _fitted_attribute = "labels_"
+
+    @property
+    def _n_features_out(self):
+        return int(self.n_clusters)
 
     # -- input -------------------------------------------------------------------------------
     def _validate(self, X, kernel, fitting):
@@ -318,30 +189,13 @@ class KernelKMeans(ParamsMixin):
                     "a vector kernel such as 'rbf'"
                 )
             return kernel.prepare(X)
-        from ..stats._data import _looks_like_graphs
-
-        if _looks_like_graphs(X):
+        if looks_like_graphs(X):
             raise TypeError(
                 f"kernel {kernel.name!r} takes vectors (a 2-D array) but X is a sequence of "
                 "graphs; use a graph kernel such as 'shortest-path'"
             )
-        names = _feature_names(X)
-        Xp = kernel.prepare(_as_2d_array(X))
-        if fitting:
-            self.n_features_in_ = Xp.shape[1]
-            if names is not None:
-                self.feature_names_in_ = names
-            elif hasattr(self, "feature_names_in_"):
-                del self.feature_names_in_
-        else:
-            _check_feature_names(self, names)
-            if Xp.shape[1] != self.n_features_in_:
-                raise ValueError(
-                    f"X has {Xp.shape[1]} features, but KernelKMeans is expecting "
-                    f"{self.n_features_in_} features as input; transform data with the columns "
-                    "used in fit"
-                )
-        return Xp
+        # width and feature names recorded in fit and checked afterwards (TransformerMixin)
+        return kernel.prepare(self._validate_input(X, reset=fitting))
 
     def _validate_params(self):
         k = check_scalar(self.n_clusters, "n_clusters", kind=numbers.Integral, low=1,
@@ -419,7 +273,7 @@ class KernelKMeans(ParamsMixin):
             The fitted estimator.
         """
         k = self._validate_params()
-        kernel = _resolve("kernel", self.kernel, self.kernel_params)
+        kernel = resolve("kernel", self.kernel, self.kernel_params, registry=self.registry)
         Xp = self._validate(X, kernel, fitting=True)
         n = kernel.n_samples(Xp)
         if n < k:
@@ -460,7 +314,8 @@ class KernelKMeans(ParamsMixin):
         else:
             from ..features.nystrom import Nystroem
 
-            sampler = _resolve("sampler", self.sampler, self.sampler_params)
+            sampler = resolve("sampler", self.sampler, self.sampler_params,
+                              registry=self.registry)
             s = self._landmark_count(n)
             ny = Nystroem(kernel=kernel, sampler=sampler, n_components=s, random_state=rng)
             ny.fit(Xp)
@@ -471,22 +326,23 @@ class KernelKMeans(ParamsMixin):
             self.residual_trace_ = max(diag_total - float(zsq.sum()), 0.0)
 
             def sqdist_to(idx):
-                return _sq_dists(Z, zsq, Z[idx])
+                return sq_dists(Z, zsq, Z[idx])
 
             def distances(labels):
-                return _sq_dists(Z, zsq, _means(Z, labels, k))
+                return sq_dists(Z, zsq, means(Z, labels, k))
 
         init = self.init if given is not None else check_option(self.init, "init", INITS)
         with one_blas_thread(is_skinny(k)):  # the steps' products have k columns (module doc)
-            obj, labels, n_iter, _ = _best_of_inits(
+            obj, labels, n_iter, steps = best_of_inits(
                 n, k, init, given, int(self.n_init), rng, sqdist_to,
-                lambda seeds: _DenseLloyd(sqdist_to(seeds), distances, k), int(self.max_iter),
+                lambda seeds: DenseLloyd(sqdist_to(seeds), distances, k), int(self.max_iter),
                 float(self.tol))
+            # the centres the last labels were assigned to, against which obj is measured
             if method == "exact":
-                H = _indicator(labels, k)
+                H = _indicator(steps.centre_labels, k)
                 cc = np.einsum("ij,ij->j", H, K @ H)
             else:
-                centres = _means(Z, labels, k)
+                centres = means(Z, steps.centre_labels, k)
         self.kernel_ = kernel
         self.method_ = method
         self.labels_ = labels.astype(np.int64)
@@ -506,15 +362,9 @@ class KernelKMeans(ParamsMixin):
         return self
 
     # -- use ---------------------------------------------------------------------------------
-    def _check_fitted(self):
-        if not hasattr(self, "labels_"):
-            raise not_fitted_error(
-                "this KernelKMeans is not fitted yet: call fit(X) before predict or transform"
-            )
-
     def _sq_distances(self, X):
         """‖φ(x) − c_j‖²_ℋ for every row of X, computed in row blocks."""
-        self._check_fitted()
+        self._check_is_fitted()
         kernel = self.kernel_
         Xp = self._validate(X, kernel, fitting=False)
         n = kernel.n_samples(Xp)
@@ -538,7 +388,7 @@ class KernelKMeans(ParamsMixin):
         zsq = np.einsum("ij,ij->i", Z, Z)
         resid = np.maximum(np.asarray(kernel.diag(Xp), dtype=np.float64) - zsq, 0.0)
         with one_blas_thread(skinny):
-            D = _sq_dists(Z, zsq, self.cluster_centers_)
+            D = sq_dists(Z, zsq, self.cluster_centers_)
         return D + resid[:, None]
 
     def transform(self, X: DataLike) -> np.ndarray:
@@ -555,7 +405,7 @@ class KernelKMeans(ParamsMixin):
             The distances ‖φ(x) − c_j‖_ℋ, in the dtype of ``X``.
         """
         D = np.sqrt(self._sq_distances(X))
-        return D.astype(self._out_dtype(X), copy=False)
+        return self._wrap_output(D.astype(self._out_dtype(X), copy=False), X)
 
     def _out_dtype(self, X):
         dt = getattr(X, "dtype", None)
@@ -628,78 +478,11 @@ class KernelKMeans(ParamsMixin):
         D = self._sq_distances(X)
         return -float(D.min(axis=1).sum())
 
-    def get_feature_names_out(self, input_features: object = None) -> np.ndarray:
-        """Return the output feature names, one per centre.
-
-        Parameters
-        ----------
-        input_features : array-like of str, optional
-            Ignored: the output names do not depend on the input features.
-
-        Returns
-        -------
-        ndarray of object
-            ``kernelkmeans0`` ... ``kernelkmeans{k-1}``: one output per centre.
-        """
-        self._check_fitted()
-        return np.asarray([f"kernelkmeans{j}" for j in range(int(self.n_clusters))], dtype=object)
-
     def __sklearn_tags__(self):
         from sklearn.utils import Tags, TargetTags, TransformerTags
 
         tags = Tags(estimator_type="clusterer", target_tags=TargetTags(required=False),
                     transformer_tags=TransformerTags(preserves_dtype=["float64", "float32"]))
         return tags
-
-
-def _as_2d_array(X):
-    """X as a 2-D real array, with scikit-learn's messages for the common mistakes."""
-    if hasattr(X, "tocsr") and hasattr(X, "nnz"):
-        raise TypeError("X is a scipy.sparse matrix; KernelKMeans needs a dense array "
-                        "(X.toarray())")
-    arr = np.asarray(X)
-    if arr.dtype.kind == "O":
-        arr = arr.astype(np.float64)
-    if arr.dtype.kind == "c":
-        raise ValueError("Complex data not supported; pass real values")
-    if arr.ndim == 1:
-        raise ValueError(
-            f"Expected a 2-D array, got a 1-D array of shape {arr.shape}. Reshape your data "
-            "with X.reshape(-1, 1) for a single feature or X.reshape(1, -1) for a single sample"
-        )
-    if arr.ndim == 2 and arr.shape[1] == 0:
-        raise ValueError(
-            f"Found array with 0 feature(s) (shape={arr.shape}) while a minimum of 1 is required."
-        )
-    return arr
-
-
-def _feature_names(X):
-    cols = getattr(X, "columns", None)
-    if cols is None:
-        return None
-    names = np.asarray(cols, dtype=object)
-    if len(names) and all(isinstance(c, str) for c in names):
-        return names
-    return None
-
-
-def _check_feature_names(est, names):
-    fitted = getattr(est, "feature_names_in_", None)
-    if fitted is None and names is None:
-        return
-    if fitted is not None and names is None:
-        warnings.warn(f"X does not have valid feature names, but {type(est).__name__} was "
-                      "fitted with feature names", UserWarning, stacklevel=3)
-        return
-    if fitted is None:
-        warnings.warn(f"X has feature names, but {type(est).__name__} was fitted without "
-                      "feature names", UserWarning, stacklevel=3)
-        return
-    if len(fitted) != len(names) or np.any(fitted != names):
-        raise ValueError(
-            "The feature names should match those that were passed during fit; got "
-            f"{list(names)[:5]}, expected {list(fitted)[:5]}"
-        )
 
 __all__ = ["KernelKMeans"]

@@ -58,71 +58,62 @@ Decisions:
 from __future__ import annotations
 
 import numbers
+from typing import TYPE_CHECKING
 
 import numpy as np
 import scipy.sparse as sp
 from numpy.typing import ArrayLike
 
-from .._base import ParamsMixin
+from .._base import ParamsMixin, TransformerMixin
 from .._small_blas import one_blas_thread
 from .._threads import effective_n_jobs, thread_limit
 from .._typing import DataLike, RandomStateLike
 from .._validation import check_array, check_option, check_random_state, check_scalar
-from ..exceptions import not_fitted_error
+from ..components import resolve
 from ..factorizers.hierarchical import hierarchical_constraints, hierarchical_dense
 from ..factorizers.palm4msa import default_factors, run_palm
 from ..projections.base import Constant, Identity
-from ..registry import default_registry
-from ._cpu import cluster_sums, nearest_from_scores, within_cluster_sum
+from . import _lloyd
+from ._cpu import nearest_from_scores, within_cluster_sum
+
+if TYPE_CHECKING:
+    from ..registry import Registry
 
 #: bytes of one block of scores (points × clusters) in the assignment step
 BLOCK_BYTES = 32 * 2**20
 
 
-def kmeans_plusplus(X, n_clusters, rng, sq_norms=None):
-    """Seed K-means by k-means++ (Arthur & Vassilvitskii 2007).
+def kmeans_plusplus(X: np.ndarray, n_clusters: int, rng: np.random.Generator,
+                    sq_norms: np.ndarray | None = None) -> np.ndarray:
+    """Seed K-means by k-means++ on squared Euclidean distances (Arthur & Vassilvitskii 2007).
 
-    With ``2 + ⌊ln K⌋`` greedy trials per centroid (the greedy variant used by scikit-learn).
+    With ``2 + ⌊ln K⌋`` greedy trials per centroid (the greedy variant used by scikit-learn),
+    through the shared seeding of the k-means module (``sparsekit.cluster._lloyd``).
 
     Parameters
     ----------
     X : ndarray of shape (n_samples, n_features)
         Validated data.
     n_clusters : int
-        The number of centroids K.
+        ``K``, at most ``n_samples``.
     rng : numpy.random.Generator
         The source of the draws.
     sq_norms : ndarray of shape (n_samples,), optional
-        The squared row norms of ``X`` (computed when omitted).
+        The squared norms of the rows of ``X``, when already computed.
 
     Returns
     -------
-    ndarray of int
-        The indices of the chosen samples.
+    ndarray of int64, shape (n_clusters,)
+        Indices of ``K`` distinct rows of ``X``.
     """
-    n = X.shape[0]
     if sq_norms is None:
         sq_norms = np.einsum("ij,ij->i", X, X)
-    trials = 2 + int(np.log(n_clusters))
-    idx = np.empty(n_clusters, dtype=np.int64)
-    idx[0] = rng.integers(n)
+
+    def sqdist_to(idx):  # (n, t) as the transpose of (t, n): the few trials on the left
+        return (sq_norms[idx][:, None] + sq_norms[None, :] - 2 * (X[idx] @ X.T)).T
+
     with one_blas_thread():  # every product has the few trials as one side
-        closest = np.maximum(sq_norms + sq_norms[idx[0]] - 2 * X @ X[idx[0]], 0)
-        pot = closest.sum()
-        for c in range(1, n_clusters):
-            if pot <= 0:
-                cand = rng.integers(n, size=trials)
-            else:
-                cand = np.searchsorted(np.cumsum(closest), rng.random(trials) * pot)
-                cand = np.minimum(cand, n - 1)
-            d = np.maximum(sq_norms[cand][:, None] + sq_norms[None, :] - 2 * X[cand] @ X.T, 0)
-            d = np.minimum(closest[None, :], d)
-            pots = d.sum(axis=1)
-            best = int(np.argmin(pots))
-            idx[c] = cand[best]
-            closest = d[best]
-            pot = pots[best]
-    return idx
+        return _lloyd.kmeans_plusplus(X.shape[0], n_clusters, sqdist_to, rng)
 
 
 def _assign(V, X, x_sq=None, mean=None, with_dist=True):
@@ -160,7 +151,7 @@ def _assign(V, X, x_sq=None, mean=None, with_dist=True):
     return labels, dist.astype(X.dtype, copy=False)
 
 
-class QuicKMeans(ParamsMixin):
+class QuicKMeans(TransformerMixin, ParamsMixin):
     """QuicK-means clustering with a sparse-factor centroid operator.
 
     Parameters
@@ -180,7 +171,8 @@ class QuicKMeans(ParamsMixin):
     tol : float, default 1e-6
         Relative change of the objective that stops the iterations.
     factorizer : str, default "palm4msa"
-        Name of the registered factorizer (family ``"factorizer"``) refitting the factors.
+        Name of the registered factorizer (family ``"factorizer"``) refitting the factors
+        (looked up in ``registry``).
     palm_iter : int, default 300
         Iterations of each refit.
     palm_tol : float, default 1e-6
@@ -193,6 +185,9 @@ class QuicKMeans(ParamsMixin):
         Seeds the initial centroids.
     n_jobs : int, optional
         Threads (Numba and BLAS).
+    registry : Registry, optional
+        Where ``factorizer`` is looked up (default: the process-wide registry); resolved once,
+        in ``fit``, by :func:`sparsekit.components.resolve`.
 
     Attributes
     ----------
@@ -224,7 +219,8 @@ class QuicKMeans(ParamsMixin):
                  init: str | ArrayLike = "k-means++", max_iter: int = 50, tol: float = 1e-6,
                  factorizer: str = "palm4msa", palm_iter: int = 300, palm_tol: float = 1e-6,
                  hierarchical_init: bool = True, center: bool = True,
-                 random_state: RandomStateLike = None, n_jobs: int | None = None) -> None:
+                 random_state: RandomStateLike = None, n_jobs: int | None = None,
+                 registry: Registry | None = None) -> None:
         self.n_clusters = n_clusters
         self.n_factors = n_factors
         self.sparsity = sparsity
@@ -239,8 +235,17 @@ class QuicKMeans(ParamsMixin):
         self.center = center
         self.random_state = random_state
         self.n_jobs = n_jobs
+        self.registry = registry
 
     # -- scikit-learn protocol -------------------------------------------------------------
+    #: TransformerMixin: fitted once cluster_centers_ exists; scipy.sparse X is densified
+    _fitted_attribute = "cluster_centers_"
+    _accepts_sparse = True
+
+    @property
+    def _n_features_out(self):
+        return self.cluster_centers_.shape[0]
+
     def __sklearn_tags__(self):
         from sklearn.utils import InputTags, Tags, TargetTags, TransformerTags
 
@@ -248,36 +253,13 @@ class QuicKMeans(ParamsMixin):
                     transformer_tags=TransformerTags(preserves_dtype=["float64", "float32"]),
                     input_tags=InputTags(sparse=True))
 
-    def __sklearn_is_fitted__(self):
-        return hasattr(self, "cluster_centers_")
-
     def _validate_X(self, X, fitting):
+        if not fitting:
+            self._check_is_fitted()
+        # width and feature names recorded in fit and checked afterwards (TransformerMixin)
+        X = self._validate_input(X, reset=fitting)
         if sp.issparse(X):
             X = X.toarray()
-        try:
-            X = np.asarray(X)
-        except Exception:  # ragged input: check_array names the problem
-            pass
-        shape = getattr(X, "shape", ())
-        if len(shape) == 1:
-            raise ValueError(f"X must be 2-D (n_samples, n_features), got a 1-D array of shape "
-                             f"{shape}: Reshape your data with X.reshape(-1, 1) (one feature) "
-                             "or X.reshape(1, -1) (one sample)")
-        if len(shape) == 2 and shape[0] and not shape[1]:
-            raise ValueError(f"X has 0 feature(s) (shape={shape}) while a minimum of 1 is "
-                             "required; pass data with at least one column")
-        X = check_array(X, "X")
-        if not fitting:
-            if not hasattr(self, "cluster_centers_"):
-                raise not_fitted_error(
-                    f"this {type(self).__name__} is not fitted yet: call fit(X) before "
-                    "predict, transform or score"
-                )
-            if X.shape[1] != self.n_features_in_:
-                raise ValueError(
-                    f"X has {X.shape[1]} features, but {type(self).__name__} is expecting "
-                    f"{self.n_features_in_} features as input (fitted on that many)"
-                )
         _check_scale(X, type(self).__name__)
         return X
 
@@ -348,8 +330,8 @@ class QuicKMeans(ParamsMixin):
         X = self._validate_X(X, True)
         n, d = X.shape
         K, proj, s, Q, max_iter, palm_iter, tol, palm_tol = self._params(n, d)
-        factorizer = default_registry().get("factorizer", self.factorizer, n_iter=palm_iter,
-                                            tol=palm_tol)
+        factorizer = resolve("factorizer", self.factorizer,
+                             {"n_iter": palm_iter, "tol": palm_tol}, registry=self.registry)
         if not hasattr(factorizer, "factorize"):
             raise TypeError(f"factorizer {self.factorizer!r} has no factorize method")
         if "keep_best" in factorizer.get_params():
@@ -387,8 +369,9 @@ class QuicKMeans(ParamsMixin):
                 if (counts == 0).any():
                     # re-seeding can move a point far from its centroid; it is kept only when
                     # the objective still decreases (else the empty cluster gets weight 0)
-                    step = self._update(X, *_reseed_empty(X, labels, counts, V.toarray()),
-                                        state, explore, facts, factorizer)
+                    step = self._update(
+                        X, *_lloyd.reseed_from_largest(X, labels, counts, V.toarray()), state,
+                        explore, facts, factorizer)
                     if g_prev is not None and step[1] > g_prev:
                         step = None
                 if step is None:
@@ -408,7 +391,6 @@ class QuicKMeans(ParamsMixin):
         self.inertia_ = float(dist.sum(dtype=np.float64))
         self.objective_history_ = np.asarray(history)
         self.n_iter_ = it
-        self.n_features_in_ = d
         return self
 
     def _update(self, X, labels, counts, state, explore, facts, factorizer):
@@ -423,7 +405,7 @@ class QuicKMeans(ParamsMixin):
         n, d = X.shape
         K = counts.size
         dtype = X.dtype
-        U = _cluster_sums(X, labels, K) / np.maximum(counts, 1)[:, None]
+        U = _lloyd.cluster_sums(X, labels, K, np.float64)[0] / np.maximum(counts, 1)[:, None]
         within = _within(X, U, labels)
         U = U.astype(dtype)
         w = np.sqrt(counts / n).astype(dtype)
@@ -513,7 +495,7 @@ class QuicKMeans(ParamsMixin):
         D2 *= -2
         D2 += norms[None, :].astype(D2.dtype)
         D2 += np.einsum("ij,ij->i", Xc, Xc)[:, None]
-        return np.sqrt(np.maximum(D2, 0)).astype(X.dtype, copy=False)
+        return self._wrap_output(np.sqrt(np.maximum(D2, 0)).astype(X.dtype, copy=False), X)
 
     def fit_transform(self, X: DataLike, y: object = None) -> np.ndarray:
         """Cluster ``X`` and return its distances to the centroids.
@@ -553,13 +535,6 @@ class QuicKMeans(ParamsMixin):
         return -float(dist.sum(dtype=np.float64))
 
 
-def _cluster_sums(X, labels, K):
-    """Per-cluster sums of the rows of ``X`` in float64 (a compiled scatter-add: no one-hot
-    product, no float64 copy of a float32 ``X``)."""
-    return cluster_sums(X, np.ascontiguousarray(labels, dtype=np.int64),
-                        np.empty((K, X.shape[1]), dtype=np.float64))
-
-
 def _within(X, U, labels):
     """``Σ_n ‖x_n − u_{t_n}‖²`` (float64, one compiled pass over ``X``)."""
     return float(within_cluster_sum(X, np.ascontiguousarray(U, dtype=np.float64),
@@ -569,20 +544,6 @@ def _within(X, U, labels):
 def _weighted_error(target, w, V):
     D = target - w[:, None] * V
     return float(np.vdot(D, D))
-
-
-def _reseed_empty(X, labels, counts, V) -> tuple[np.ndarray, np.ndarray]:
-    """Give each empty cluster the point of the largest cluster farthest from its centroid."""
-    labels = labels.copy()
-    counts = counts.copy()
-    for c in np.flatnonzero(counts == 0):
-        big = int(np.argmax(counts))
-        members = np.flatnonzero(labels == big)
-        far = members[int(np.argmax(np.sum((X[members] - V[c]) ** 2, axis=1)))]
-        labels[far] = c
-        counts[big] -= 1
-        counts[c] = 1
-    return labels, counts
 
 
 def _check_scale(X, name):

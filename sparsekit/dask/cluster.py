@@ -8,12 +8,16 @@ for the objective, the seeding and Lloyd's loop), scheduled as follows:
   the kernel k-means poster, on one worker);
 - features z_i = φ(x_i), ‖z_i‖² and k(x_i, x_i) chunk by chunk, the fitted map sent once; the
   features stay on the workers (``persist=True``) or are recomputed at every pass;
+- seeding, Lloyd's loop and the empty-cluster repair are those of
+  :mod:`sparsekit.cluster._lloyd`;
 - k-means++ seeding: the squared distances of every point to the 2 + ⌊ln k⌋ candidates of a
   step come back to the client (8 (2 + ⌊ln k⌋) bytes per point), which draws as in memory;
 - each Lloyd step is one pass over the chunks: with the centres C (k × s, sent once), a chunk
   returns its objective, its reassigned labels (kept on its worker), how many changed, and the
   per-cluster sums and counts of its new labels; the client adds these up into the next
   centres. An empty cluster (rare) brings the labels and own distances to the client once.
+  The fitted centres are those of the last step, which ``labels_`` is the assignment to and
+  ``inertia_`` is measured against (the rule of the in-memory fit, stated in its module).
 
 For the same ``random_state`` the labels, inertia and centres equal those of
 ``KernelKMeans(method="nystrom", ...).fit(X)`` (sums over chunks round differently from one
@@ -25,16 +29,9 @@ import numpy as np
 
 from .._small_blas import is_skinny, one_blas_thread
 from .._validation import check_option, check_random_state
-from ..cluster.kernel_kmeans import (
-    INITS,
-    KernelKMeans,
-    _best_of_inits,
-    _centres,
-    _cluster_sums,
-    _fix_empty,
-    _reassign,
-    _sq_dists,
-)
+from ..cluster._lloyd import best_of_inits, centres, cluster_sums, fix_empty, reassign, sq_dists
+from ..cluster.kernel_kmeans import INITS, KernelKMeans
+from ..components import resolve
 from ._checks import _dask_array, check_block, check_chunked, frozen_kernel
 from ._heap import chunk_task
 
@@ -52,7 +49,7 @@ def _features_chunk(block, ny, d):
 @chunk_task
 def _distances_chunk(Z, zsq, C):
     with one_blas_thread(is_skinny(len(C))):
-        return _sq_dists(Z, zsq, C)
+        return sq_dists(Z, zsq, C)
 
 
 @chunk_task
@@ -64,21 +61,21 @@ def _step_chunk(Z, zsq, labels, C, k):
     per-cluster sums and counts of the new labels).
     """
     with one_blas_thread(is_skinny(k)):
-        D = _sq_dists(Z, zsq, C)
+        D = sq_dists(Z, zsq, C)
     rows = np.arange(D.shape[0])
     if labels is None:
         new, obj, changed = np.argmin(D, axis=1), float("nan"), 0
     else:
-        new = _reassign(D, labels)
+        new = reassign(D, labels)
         obj, changed = float(D[rows, labels].sum()), int(np.count_nonzero(new != labels))
     own = D[rows, new]
-    sums, counts = _cluster_sums(Z, new, k)
+    sums, counts = cluster_sums(Z, new, k)
     return new, own, (obj, changed, float(own.sum()), sums, counts)
 
 
 @chunk_task
 def _sums_chunk(Z, labels, k):
-    return _cluster_sums(Z, labels, k)
+    return cluster_sums(Z, labels, k)
 
 
 def _node(value):
@@ -90,11 +87,13 @@ def _node(value):
 
 class _ChunkedLloyd:
     """Lloyd's steps over chunks of features (the protocol of
-    :func:`sparsekit.cluster.kernel_kmeans._lloyd`). Labels are lists of per-chunk delayed
-    objects held by the workers; ``sums``/``counts`` are those of the latest labels."""
+    :func:`sparsekit.cluster._lloyd.lloyd`). Labels are lists of per-chunk delayed objects held
+    by the workers; ``sums``/``counts`` are those of the latest labels, ``last_centres`` the
+    centres of the latest step (those the latest labels were assigned to)."""
 
     def __init__(self, Z, zsq, sizes, C0, k):
         self.Z, self.zsq, self.sizes, self.k = Z, zsq, sizes, k
+        self.last_centres = C0
         self._pass(C0, [None] * len(Z))
 
     def _pass(self, C, labels):
@@ -120,7 +119,7 @@ class _ChunkedLloyd:
             return labels
         flat = np.concatenate(dask.compute(*labels))
         own = np.concatenate(dask.compute(*self.own))
-        flat, _ = _fix_empty(flat, own, self.k)
+        flat, _ = fix_empty(flat, own, self.k)
         cuts = np.cumsum(self.sizes)[:-1]
         self.labels = list(dask.persist(*[_node(part) for part in np.split(flat, cuts)]))
         sums = dask.compute(*[_delayed(_sums_chunk)(z, lab, self.k)
@@ -130,11 +129,9 @@ class _ChunkedLloyd:
         return self.labels
 
     def step(self, labels):
-        obj, changed, obj_new = self._pass(_centres(self.sums, self.counts), labels)
+        self.last_centres = centres(self.sums, self.counts)
+        obj, changed, obj_new = self._pass(self.last_centres, labels)
         return obj, self.labels, changed == 0, obj_new
-
-    def centres(self):
-        return _centres(self.sums, self.counts)
 
 
 def _delayed(f):
@@ -204,14 +201,13 @@ def kernel_kmeans_fit(Xd, n_clusters=8, *, kernel="rbf", sampler="uniform", n_la
     """
     import dask
 
-    from ..components import resolve
     from .nystrom import nystroem_fit
 
     da = _dask_array()
     est = KernelKMeans(n_clusters, kernel=kernel, sampler=sampler, n_landmarks=n_landmarks,
                        n_init=n_init, method="nystrom", init=init, max_iter=max_iter, tol=tol,
                        kernel_params=kernel_params, sampler_params=sampler_params,
-                       random_state=random_state)
+                       random_state=random_state, registry=registry)
     k = est._validate_params()
     Xd = check_chunked(Xd, "X")
     n, d = Xd.shape
@@ -244,7 +240,7 @@ def kernel_kmeans_fit(Xd, n_clusters=8, *, kernel="rbf", sampler="uniform", n_la
     # one BLAS thread for the chunks' skinny products, also where they run on this process's
     # threads (each chunk task takes the same limit for workers in other processes)
     with one_blas_thread(is_skinny(k)):
-        obj, labels, n_iter, steps = _best_of_inits(
+        obj, labels, n_iter, steps = best_of_inits(
             n, k, init_rule, given, int(n_init), rng, sqdist_to,
             lambda seeds: _ChunkedLloyd(Z, zsq, sizes, _rows(Z, sizes, np.asarray(seeds)), k),
             int(max_iter), float(tol))
@@ -257,7 +253,7 @@ def kernel_kmeans_fit(Xd, n_clusters=8, *, kernel="rbf", sampler="uniform", n_la
     est.labels_ = da.concatenate([da.from_delayed(lab, (size,), np.int64)
                                   for lab, size in zip(labels, sizes)])
     est.n_iter_ = n_iter
-    est.cluster_centers_ = steps.centres()
+    est.cluster_centers_ = steps.last_centres
     est.inertia_ = obj + est.residual_trace_
     return est
 

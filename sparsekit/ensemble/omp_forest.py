@@ -43,7 +43,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 try:
-    from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
+    from sklearn.base import ClassifierMixin, RegressorMixin
     from sklearn.exceptions import NotFittedError
     from sklearn.utils.multiclass import check_classification_targets
     from sklearn.utils.validation import check_is_fitted, check_random_state, validate_data
@@ -52,6 +52,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without scikit-l
         "sparsekit.ensemble needs scikit-learn >= 1.6: pip install 'sparsekit[forest]'"
     ) from exc
 
+from .._base import ParamsMixin
 from .._required_params import factory_signature
 from ..components import resolve
 from ..exceptions import not_fitted_error
@@ -90,8 +91,12 @@ def _check_forest(forest, kind):
     return inner, list(trees)
 
 
-class _OMPForestBase(BaseEstimator):
-    """Shared fitting: forest, tree-prediction matrix, selection, staged weights."""
+class _OMPForestBase(ParamsMixin):
+    """Shared fitting: forest, tree-prediction matrix, selection, staged weights.
+
+    Parameters are handled by sparsekit's ``ParamsMixin``, as every estimator of the package;
+    scikit-learn's ``RegressorMixin`` / ``ClassifierMixin`` add ``score`` and the estimator
+    type."""
 
     _forest_kind = ""
 
@@ -112,7 +117,7 @@ class _OMPForestBase(BaseEstimator):
         self.registry = registry
 
     # -- parameters ---------------------------------------------------------------------------
-    def _check_params(self):
+    def _check_fit_params(self):
         if not isinstance(self.n_trees, numbers.Integral) or isinstance(self.n_trees, bool) \
                 or self.n_trees < 1:
             raise ValueError(f"n_trees must be an integer >= 1, got {self.n_trees!r}")
@@ -161,7 +166,7 @@ class _OMPForestBase(BaseEstimator):
 
     # -- fitting ------------------------------------------------------------------------------
     def _fit(self, X, y):
-        self._check_params()
+        self._check_fit_params()
         X, y = validate_data(self, X, y, dtype=(np.float64, np.float32),
                              y_numeric=self._forest_kind == "Regressor")
         if X.shape[0] < 2:
@@ -216,9 +221,11 @@ class _OMPForestBase(BaseEstimator):
         return acc + self.intercept_
 
     def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.allow_nan = False
-        return tags
+        from sklearn.utils import InputTags, Tags, TargetTags
+
+        # the base of scikit-learn's Regressor/ClassifierMixin tags (they set the type)
+        return Tags(estimator_type=None, target_tags=TargetTags(required=True),
+                    input_tags=InputTags(allow_nan=False))
 
 
 class OMPForestRegressor(RegressorMixin, _OMPForestBase):

@@ -39,6 +39,7 @@ import numpy as np
 
 from .._base import ParamsMixin, TransformerMixin
 from .._typing import DataLike
+from ..cluster._lloyd import DenseLloyd, best_of_inits, means
 from ..exceptions import not_fitted_error
 from ..registry import Registry, default_registry
 from ._eigen import bottom_eigenpairs, top_eigenpairs
@@ -524,31 +525,25 @@ class LaplacianEigenmaps(SpectralEmbedding):
 
 
 def _kmeans(Y, k, rng, n_init, max_iter=300):
-    """Lloyd's k-means with k-means++ seeding; the best of ``n_init`` runs (inertia)."""
-    best = (np.inf, None, None)
-    n = Y.shape[0]
-    for _ in range(n_init):
-        centres = [Y[rng.integers(n)]]
-        d2 = ((Y - centres[0]) ** 2).sum(1)
-        for _ in range(1, k):
-            p = d2 / d2.sum() if d2.sum() > 0 else np.full(n, 1.0 / n)
-            centres.append(Y[rng.choice(n, p=p)])
-            d2 = np.minimum(d2, ((Y - centres[-1]) ** 2).sum(1))
-        C = np.array(centres)
-        labels = np.full(n, -1)
-        for _ in range(max_iter):
-            dist = ((Y[:, None, :] - C[None]) ** 2).sum(2)
-            new = dist.argmin(1)
-            if np.array_equal(new, labels):
-                break
-            labels = new
-            for j in range(k):
-                members = Y[labels == j]
-                C[j] = members.mean(0) if len(members) else Y[dist.min(1).argmax()]
-        inertia = float(((Y - C[labels]) ** 2).sum())
-        if inertia < best[0]:
-            best = (inertia, C.copy(), labels.copy())
-    return best
+    """Lloyd's k-means with k-means++ seeding (:mod:`sparsekit.cluster._lloyd`, the package's
+    one k-means; one candidate per seed, the plain k-means++ of Arthur & Vassilvitskii 2007);
+    ``(inertia, centres, labels)`` of the best of ``n_init`` runs.
+
+    The embedding has only k columns: the squared distances are summed from the differences
+    (exact 0 for a point on its centre) rather than expanded into norms and products."""
+    Z = np.asarray(Y, dtype=np.float64)
+
+    def sq_distances(C):
+        return ((Z[:, None, :] - C[None]) ** 2).sum(2)
+
+    def distances(labels):
+        return sq_distances(means(Z, labels, k))
+
+    inertia, labels, _, steps = best_of_inits(
+        len(Z), k, "k-means++", None, n_init, rng, lambda idx: sq_distances(Z[idx]),
+        lambda seeds: DenseLloyd(sq_distances(Z[seeds]), distances, k), max_iter, 0.0,
+        n_trials=1)
+    return inertia, means(Z, steps.centre_labels, k).astype(Y.dtype, copy=False), labels
 
 
 class SpectralClustering(SpectralEmbedding):

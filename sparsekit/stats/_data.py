@@ -14,6 +14,7 @@ import numbers
 
 import numpy as np
 
+from .._validation import looks_like_graphs as _looks_like_graphs
 from ..samplers.base import check_n_landmarks
 
 
@@ -30,25 +31,6 @@ def default_n_landmarks(n: int) -> int:
 
 def kernel_name(kernel) -> str:
     return getattr(kernel, "name", type(kernel).__name__)
-
-
-def _looks_like_graphs(X) -> bool:
-    """True for a sequence whose first item is a graph (not a row of numbers)."""
-    if isinstance(X, np.ndarray) or hasattr(X, "iloc") or hasattr(X, "tocsr"):
-        return False
-    if not isinstance(X, (list, tuple)) or len(X) == 0:
-        return type(X).__name__ == "ShortestPathFeatures"
-    first = X[0]
-    if hasattr(first, "nodes") and hasattr(first, "edges"):
-        return True
-    if isinstance(first, tuple):
-        return True
-    if hasattr(first, "tocsr"):
-        return True
-    try:
-        return np.ndim(first) >= 2
-    except Exception:
-        return True
 
 
 def _check_kind(kernel, X, name):

@@ -194,3 +194,33 @@ def test_changing_X_after_fit_leaves_the_model_unchanged(rings, method):
     X[:] = 0.0
     np.testing.assert_array_equal(km.transform(Xn), before_d)
     np.testing.assert_array_equal(km.predict(Xn), before_l)
+
+
+@pytest.mark.parametrize("method", ["exact", "nystrom"])
+def test_kernel_and_sampler_names_are_looked_up_in_the_given_registry(rings, method):
+    from sparsekit import Registration, Registry, hookimpl
+    from sparsekit.kernels.linear import LinearKernel
+    from sparsekit.samplers.uniform import UniformSampler
+
+    class Plugin:
+        @hookimpl
+        def sparsekit_kernels(self):
+            yield Registration("my-linear", LinearKernel)
+
+        @hookimpl
+        def sparsekit_samplers(self):
+            yield Registration("my-uniform", UniformSampler)
+
+    X, _ = rings
+    registry = Registry(builtins=False, entry_points=False, plugins=[Plugin()])
+    kw = dict(method=method, n_landmarks=2, init=np.array([0, 1]), random_state=0)
+    ours = KernelKMeans(2, kernel="my-linear", sampler="my-uniform", registry=registry,
+                        **kw).fit(X)
+    ref = KernelKMeans(2, kernel="linear", sampler="uniform", **kw).fit(X)
+    np.testing.assert_array_equal(ours.labels_, ref.labels_)
+    assert ours.inertia_ == pytest.approx(ref.inertia_, rel=1e-12)
+    assert ours.get_params()["registry"] is registry
+    with pytest.raises(UnknownComponentError, match="my-linear"):
+        KernelKMeans(2, kernel="my-linear", **kw).fit(X)   # not in the default registry
+    with pytest.raises(UnknownComponentError, match="rbf"):
+        KernelKMeans(2, registry=registry, **kw).fit(X)    # the default kernel is not in it

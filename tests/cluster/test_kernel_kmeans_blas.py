@@ -5,6 +5,7 @@ import tracemalloc
 import numpy as np
 import pytest
 
+import sparsekit.cluster._lloyd as lloyd
 import sparsekit.cluster.kernel_kmeans as kkm
 from sparsekit import KernelKMeans
 from sparsekit._threads import blas_limit, blas_threads
@@ -19,7 +20,7 @@ def test_cluster_sums_equal_the_onehot_product(dtype, order):
     labels = rng.integers(0, k - 1, n)  # the last cluster stays empty
     onehot = np.zeros((n, k), dtype=dtype)
     onehot[np.arange(n), labels] = 1.0
-    sums, counts = kkm._cluster_sums(Z, labels, k)
+    sums, counts = lloyd.cluster_sums(Z, labels, k)
     assert sums.dtype == dtype and counts.dtype == dtype and sums.shape == (k, s)
     tol = 1e-12 if dtype == np.float64 else 1e-5
     np.testing.assert_allclose(sums, onehot.T @ Z, rtol=tol, atol=tol * n)
@@ -35,10 +36,10 @@ def test_cluster_sums_form_no_onehot_matrix():
     n, s, k = 200_000, 2, 8
     Z = rng.standard_normal((n, s))
     labels = rng.integers(0, k, n)
-    kkm._cluster_sums(Z, labels, k)  # compiled before measuring
+    lloyd.cluster_sums(Z, labels, k)  # compiled before measuring
     tracemalloc.start()
     try:
-        kkm._cluster_sums(Z, labels, k)
+        lloyd.cluster_sums(Z, labels, k)
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
@@ -51,21 +52,21 @@ def test_lloyd_products_run_on_one_blas_thread(monkeypatch):
             pytest.skip("BLAS runs on one thread here")
         seen = []
 
-        def spy(name, f):
+        def spy(module, name, f):
             def wrapped(*args):
                 seen.append((name, blas_threads()))
                 return f(*args)
-            monkeypatch.setattr(kkm, name, wrapped)
+            monkeypatch.setattr(module, name, wrapped)
 
-        spy("_sq_dists", kkm._sq_dists)
-        spy("_cluster_sums", kkm._cluster_sums)
+        spy(kkm, "sq_dists", kkm.sq_dists)
+        spy(lloyd, "cluster_sums", lloyd.cluster_sums)  # through lloyd.means
         X = np.random.default_rng(2).standard_normal((600, 4))
         km = KernelKMeans(3, method="nystrom", n_landmarks=40, n_init=2, random_state=0).fit(X)
-        assert {name for name, _ in seen} == {"_sq_dists", "_cluster_sums"}
+        assert {name for name, _ in seen} == {"sq_dists", "cluster_sums"}
         assert all(t == 1 for _, t in seen), seen
         seen.clear()
         km.predict(X)
-        assert seen == [("_sq_dists", 1)]
+        assert seen == [("sq_dists", 1)]
         assert blas_threads() == 2  # the limit is lifted after the loop
 
 
@@ -92,13 +93,13 @@ def test_many_clusters_keep_threaded_blas(monkeypatch):
         if blas_threads() < 2:
             pytest.skip("BLAS runs on one thread here")
         seen = []
-        sq_dists = kkm._sq_dists
+        sq_dists = kkm.sq_dists
 
         def spy(*args):
             seen.append(blas_threads())
             return sq_dists(*args)
 
-        monkeypatch.setattr(kkm, "_sq_dists", spy)
+        monkeypatch.setattr(kkm, "sq_dists", spy)
         X = np.random.default_rng(4).standard_normal((400, 3))
         KernelKMeans(70, method="nystrom", n_landmarks=100, n_init=1, max_iter=3,
                      random_state=0).fit(X)
@@ -116,13 +117,13 @@ def test_dask_lloyd_products_run_on_one_blas_thread(monkeypatch, scheduler):
         if blas_threads() < 2:
             pytest.skip("BLAS runs on one thread here")
         seen = []
-        sq_dists = dask_cluster._sq_dists
+        sq_dists = dask_cluster.sq_dists
 
         def spy(*args):
             seen.append(blas_threads())
             return sq_dists(*args)
 
-        monkeypatch.setattr(dask_cluster, "_sq_dists", spy)
+        monkeypatch.setattr(dask_cluster, "sq_dists", spy)
         X = np.random.default_rng(5).standard_normal((600, 4))
         with dask.config.set(scheduler=scheduler):
             est = dask_cluster.kernel_kmeans_fit(da.from_array(X, chunks=(200, 4)), 3,

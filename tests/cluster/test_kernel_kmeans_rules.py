@@ -1,6 +1,16 @@
 """KernelKMeans' rules checked for value: empty-cluster repair, the tie rule, n_init, the stopping
 tolerance, max_memory's switch of method="auto", random_state; against a reference Lloyd on the
-Gram matrix, scikit-learn's KMeans and brute force."""
+Gram matrix, scikit-learn's KMeans and brute force.
+
+What a fit stopped early by ``tol`` or ``max_iter`` reports: the reference Lloyd below ends with
+one more assignment step and measures its objective against the centres of the labels before
+that step; this file used to check ``labels_`` and ``inertia_`` only, while the fitted model
+kept the centres of the new labels, so that ``inertia_`` (3232.5 on these blobs) differed from
+``-score(X)`` (2910.2). The rule is now scikit-learn's (``KMeans`` ends with the same
+assignment step and keeps the centres it assigned to): ``labels_``, the centres and
+``inertia_`` describe one partition, checked below against scikit-learn for the linear kernel
+and as ``inertia_ == -score(X)`` for the others.
+"""
 
 import numpy as np
 import pytest
@@ -8,7 +18,11 @@ from sklearn.cluster import KMeans
 from sklearn.datasets import make_blobs
 
 from sparsekit import KernelKMeans
-from sparsekit.cluster.kernel_kmeans import _fix_empty, _kmeanspp, _reassign
+from sparsekit.cluster._lloyd import (
+    fix_empty as _fix_empty,
+    kmeans_plusplus as _kmeanspp,
+    reassign as _reassign,
+)
 
 
 def objective(K, labels):
@@ -139,6 +153,34 @@ def test_linear_kernel_equals_sklearn_kmeans_from_the_same_seeds(blobs, method):
     assert km.inertia_ == pytest.approx(ref.inertia_, rel=1e-8)
     np.testing.assert_array_equal(km.predict(blobs), ref.predict(blobs))
     assert km.score(blobs) == pytest.approx(ref.score(blobs), rel=1e-8)
+
+
+@pytest.mark.parametrize("method", ["exact", "nystrom"])
+@pytest.mark.parametrize("max_iter", [1, 2, 3])
+def test_a_fit_stopped_early_equals_sklearn_kmeans_stopped_there(blobs, method, max_iter):
+    # KernelKMeans' first assignment (to the seeds) is one of scikit-learn's iterations
+    seeds = np.array([0, 1, 2, 3, 4])
+    km = KernelKMeans(5, kernel="linear", method=method, init=seeds, tol=0, max_iter=max_iter,
+                      n_landmarks=2, random_state=0).fit(blobs)
+    ref = KMeans(5, init=blobs[seeds], n_init=1, algorithm="lloyd", tol=0,
+                 max_iter=max_iter + 1).fit(blobs)
+    assert km.n_iter_ == max_iter
+    np.testing.assert_array_equal(km.labels_, ref.labels_)
+    assert km.inertia_ == pytest.approx(ref.inertia_, rel=1e-10)
+    assert km.score(blobs) == pytest.approx(ref.score(blobs), rel=1e-10)
+    np.testing.assert_array_equal(km.predict(blobs), ref.predict(blobs))
+    np.testing.assert_allclose(km.transform(blobs), ref.transform(blobs), rtol=1e-7, atol=1e-7)
+
+
+@pytest.mark.parametrize("method", ["exact", "nystrom"])
+@pytest.mark.parametrize("stop", [{"tol": 0.05}, {"tol": 1e9}, {"max_iter": 2}])
+def test_inertia_is_minus_the_score_of_the_training_data(blobs, method, stop):
+    km = KernelKMeans(5, kernel="rbf", kernel_params={"gamma": 0.02}, method=method,
+                      n_landmarks=40, random_state=0, **stop).fit(blobs)
+    assert km.inertia_ == pytest.approx(-km.score(blobs), rel=1e-9)
+    D = km.transform(blobs) ** 2  # brute force over the centres kept by the model
+    assert km.inertia_ == pytest.approx(D[np.arange(len(blobs)), km.labels_].sum(), rel=1e-9)
+    np.testing.assert_array_equal(km.predict(blobs), km.labels_)
 
 
 def test_labels_follow_a_permutation_of_the_samples(blobs):

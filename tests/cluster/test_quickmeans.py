@@ -74,7 +74,7 @@ def test_factorizer_by_name_and_float32_pickle():
 
 
 def test_empty_cluster_reseeded():
-    from sparsekit.cluster.quickmeans import _reseed_empty
+    from sparsekit.cluster._lloyd import reseed_from_largest as _reseed_empty
 
     X = np.array([[0.0], [1.0], [10.0], [11.0], [12.0]])
     labels = np.array([0, 0, 1, 1, 1])
@@ -105,10 +105,9 @@ def test_bad_input():
         QuicKMeans(2, init=np.ones((3, 3))).fit(X)
 
 
-def test_safeguard_keeps_previous_factors_when_the_refit_is_worse(monkeypatch):
+def test_safeguard_keeps_previous_factors_when_the_refit_is_worse():
     """A registered factorizer whose refits are worse than its warm start: the safeguard keeps
     the previous factors, so the objective still never increases (Proposition 1)."""
-    import sparsekit.cluster.quickmeans as qkmod
     from sparsekit import Registration, Registry, hookimpl
     from sparsekit.solvers.factorization import FactorizationResult, FactorizationSolver
 
@@ -129,10 +128,9 @@ def test_safeguard_keeps_previous_factors_when_the_refit_is_worse(monkeypatch):
             yield Registration("scrambler", Scrambler)
 
     reg = Registry(entry_points=False, plugins=[Plugin()])
-    monkeypatch.setattr(qkmod, "default_registry", lambda: reg)
     X = blobs(n=200, d=6, k=4, seed=3)
     qk = QuicKMeans(4, sparsity=2, max_iter=6, palm_iter=20, tol=0, factorizer="scrambler",
-                    random_state=0).fit(X)
+                    random_state=0, registry=reg).fit(X)
     h = qk.objective_history_
     assert h.size >= 2 and np.all(np.diff(h) <= 1e-9 * h[0])
 
@@ -181,10 +179,9 @@ def _recording_factorizer(stop_reason):
 
 
 @pytest.mark.parametrize("stop_reason", ["max_iter", "tol"])
-def test_rejected_refit_goes_on_from_its_last_iterate(monkeypatch, stop_reason):
+def test_rejected_refit_goes_on_from_its_last_iterate(stop_reason):
     """A refit that does not improve keeps the previous factors (Proposition 1); unless it
     converged, the next refit starts from its last iterate instead of the iterations stopping."""
-    import sparsekit.cluster.quickmeans as qkmod
     from sparsekit import Registration, Registry, hookimpl
 
     NoProgress = _recording_factorizer(stop_reason)
@@ -195,10 +192,9 @@ def test_rejected_refit_goes_on_from_its_last_iterate(monkeypatch, stop_reason):
             yield Registration("no-progress", NoProgress)
 
     reg = Registry(entry_points=False, plugins=[Plugin()])
-    monkeypatch.setattr(qkmod, "default_registry", lambda: reg)
     X = blobs(n=200, d=6, k=4, seed=3)
     qk = QuicKMeans(4, sparsity=2, max_iter=4, palm_iter=20, factorizer="no-progress",
-                    random_state=0).fit(X)
+                    random_state=0, registry=reg).fit(X)
     calls = NoProgress.calls
     h = qk.objective_history_
     assert np.all(h == h[0])  # nothing accepted: the objective stays where it started
@@ -211,3 +207,22 @@ def test_rejected_refit_goes_on_from_its_last_iterate(monkeypatch, stop_reason):
         for prev, nxt in zip(calls, calls[1:]):
             for a, b in zip(prev[1:], nxt[1:]):
                 np.testing.assert_allclose(b, 2.0 * a, rtol=1e-12)
+
+
+def test_feature_names_and_pandas_output_as_scikit_learn_estimators():
+    """The shared TransformerMixin: feature names recorded in fit and checked afterwards (as
+    scikit-learn's KMeans), output names and DataFrame output of transform."""
+    pd = pytest.importorskip("pandas")
+    X = blobs(n=60, d=3, k=3)
+    df = pd.DataFrame(X, columns=["a", "b", "c"])
+    qk = QuicKMeans(3, max_iter=2, palm_iter=5, random_state=0).fit(df)
+    np.testing.assert_array_equal(qk.feature_names_in_, ["a", "b", "c"])
+    np.testing.assert_array_equal(qk.get_feature_names_out(),
+                                  ["quickmeans0", "quickmeans1", "quickmeans2"])
+    with pytest.raises(ValueError, match="feature names should match"):
+        qk.predict(df[["b", "a", "c"]])
+    with pytest.warns(UserWarning, match="does not have valid feature names"):
+        qk.predict(X)
+    out = qk.set_output(transform="pandas").transform(df)
+    assert list(out.columns) == list(qk.get_feature_names_out())
+    np.testing.assert_allclose(out.to_numpy(), qk.set_output(transform="default").transform(df))

@@ -194,6 +194,23 @@ def test_kernel_kmeans_equals_in_memory(client, blobs, sampler, init):
     np.testing.assert_array_equal(km.predict(X[:50]), ref.predict(X[:50]))
 
 
+@pytest.mark.parametrize("stop", [{"tol": 0.05}, {"max_iter": 2}])
+def test_kernel_kmeans_stopped_early_reports_one_partition(client, blobs, stop):
+    """labels_, cluster_centers_ and inertia_ describe one partition (scikit-learn's rule), as
+    in memory: inertia_ is -score of the training data, labels_ its predictions."""
+    X, Xd = blobs
+    kw = dict(n_clusters=6, n_landmarks=30, kernel_params={"gamma": 0.02}, random_state=0,
+              **stop)
+    ref = sparsekit.KernelKMeans(method="nystrom", **kw).fit(X)
+    km = skd.kernel_kmeans_fit(Xd, **kw)
+    labels = km.labels_.compute()
+    assert km.inertia_ == pytest.approx(-km.score(X), rel=1e-9)
+    np.testing.assert_array_equal(km.predict(X), labels)
+    np.testing.assert_array_equal(labels, ref.labels_)
+    np.testing.assert_allclose(km.cluster_centers_, ref.cluster_centers_, rtol=1e-10, atol=1e-12)
+    assert ref.inertia_ == pytest.approx(-ref.score(X), rel=1e-9)
+
+
 def test_kernel_kmeans_reseeds_empty_clusters_as_in_memory(client):
     # two seeds on the same point: the second cluster is empty after the first assignment
     X = np.concatenate([np.zeros((5, 2)), np.ones((5, 2)) * 3, np.ones((5, 2)) * [6, 0]])
