@@ -137,12 +137,23 @@ class _SparseFactorsLayer(keras.layers.Layer):
         return self.activation(out) if self.activation is not None else out
 
     def get_factors(self) -> list[np.ndarray]:
-        """The factors ``S_q = V_q ⊙ M_q`` as NumPy arrays (the first applied to the input
-        first)."""
+        """Return the factors ``S_q = V_q ⊙ M_q`` as NumPy arrays.
+
+        Returns
+        -------
+        list of ndarray
+            The factors, the first applied to the input first.
+        """
         return [_to_numpy(self._factor(q)) for q in range(self.n_factors)]
 
     def get_masks(self) -> list[np.ndarray]:
-        """The supports ``M_q`` as boolean NumPy arrays."""
+        """Return the supports ``M_q`` as boolean NumPy arrays.
+
+        Returns
+        -------
+        list of ndarray of bool
+            The supports, the first factor's first.
+        """
         return [_to_numpy(m) != 0 for m in self.factor_masks]
 
     @property
@@ -178,7 +189,9 @@ class SparseFactorsDense(_SparseFactorsLayer):
         ``splincol`` level ``K`` in ``[1, min(D, units)]``: of the random supports drawn when
         ``masks`` and ``factors`` are not given (checked against the shape at build time).
     activation : str or callable, optional
+        The activation ``a`` (default: none).
     use_bias : bool, default True
+        Whether the layer adds a bias ``b``.
     seed : int, optional
         Seed of the random supports and values drawn when none are given.
     factors : list of Q 2-D arrays, optional
@@ -214,22 +227,64 @@ class SparseFactorsDense(_SparseFactorsLayer):
                                   low_inclusive=True)
 
     def build(self, input_shape):
+        """Create the supports and the factors' values (Keras calls this before the first call).
+
+        Parameters
+        ----------
+        input_shape : tuple
+            The shape of the inputs, batch dimension first.
+
+        Raises
+        ------
+        ValueError
+            The last input dimension is unknown, or the factors do not chain to it.
+        """
         in_dim = input_shape[-1]
         if in_dim is None:
             raise ValueError("SparseFactorsDense needs a known last input dimension")
         self._build_factors((int(in_dim), self.units), self.units)
 
     def call(self, inputs):
+        """Apply the layer: ``a(x S_1 ⋯ S_Q + b)``.
+
+        Parameters
+        ----------
+        inputs : tensor
+            The inputs ``x``, features last.
+
+        Returns
+        -------
+        tensor
+            The layer's output.
+        """
         x = inputs
         for q in range(self.n_factors):
             x = ops.matmul(x, self._factor(q))
         return self._finish(x)
 
     def compute_output_shape(self, input_shape):
+        """Return the output shape for inputs of shape ``input_shape``.
+
+        Parameters
+        ----------
+        input_shape : tuple
+            The shape of the inputs, batch dimension first.
+
+        Returns
+        -------
+        tuple
+            ``input_shape`` with its last dimension replaced by ``units``.
+        """
         return tuple(input_shape[:-1]) + (self.units,)
 
     def get_kernel(self) -> np.ndarray:
-        """The dense kernel ``S_1 ⋯ S_Q`` (``D × units``) as a NumPy array."""
+        """Return the dense kernel ``S_1 ⋯ S_Q`` as a NumPy array.
+
+        Returns
+        -------
+        ndarray of shape (D, units)
+            The product of the factors.
+        """
         return _to_numpy(self._product())
 
     def get_config(self):
@@ -241,7 +296,7 @@ class SparseFactorsDense(_SparseFactorsLayer):
     def from_layer(cls, layer, n_factors: int, sparsity: int, *, init: str = "palm",
                    solver="palm4msa", n_iter: int = 300, tol: float = 1e-6,
                    random_state=None, name=None):
-        """A sparse-factor copy of a trained ``keras.layers.Dense`` layer (thesis §3.4.3).
+        """Build a sparse-factor copy of a trained ``keras.layers.Dense`` layer (thesis §3.4.3).
 
         Its kernel ``W`` (``D × units``) is factorized by
         :func:`~sparsekit.nn.palminize.palminize`; the bias and the activation are kept.
@@ -250,9 +305,20 @@ class SparseFactorsDense(_SparseFactorsLayer):
         ----------
         layer : keras.layers.Dense
             A built layer.
-        n_factors, sparsity, init, solver, n_iter, tol, random_state
-            As for :func:`~sparsekit.nn.palminize.palminize` (``init``: ``"palm"``,
-            ``"reinit"`` or ``"random"``).
+        n_factors : int
+            As for :func:`~sparsekit.nn.palminize.palminize`.
+        sparsity : int
+            As for :func:`~sparsekit.nn.palminize.palminize`.
+        init : {"palm", "reinit", "random"}, default "palm"
+            As for :func:`~sparsekit.nn.palminize.palminize`.
+        solver : str or factorization solver, default "palm4msa"
+            As for :func:`~sparsekit.nn.palminize.palminize`.
+        n_iter : int, default 300
+            As for :func:`~sparsekit.nn.palminize.palminize`.
+        tol : float, default 1e-6
+            As for :func:`~sparsekit.nn.palminize.palminize`.
+        random_state : None, int or numpy Generator
+            As for :func:`~sparsekit.nn.palminize.palminize`.
         name : str, optional
             The new layer's name (default: the old one's).
 
@@ -301,10 +367,33 @@ class SparseFactorsConv2D(_SparseFactorsLayer):
     filters : int
         ``F``.
     kernel_size : int or (int, int)
-    strides, padding, data_format, dilation_rate
+        ``(kh, kw)``.
+    strides : int or (int, int), default 1
         As for ``keras.layers.Conv2D``.
-    n_factors, sparsity, activation, use_bias, seed, factors, masks, bias, **kwargs
+    padding : {"valid", "same"}, default "valid"
+        As for ``keras.layers.Conv2D``.
+    data_format : {"channels_last", "channels_first"}, optional
+        As for ``keras.layers.Conv2D`` (default: Keras' image data format).
+    dilation_rate : int or (int, int), default 1
+        As for ``keras.layers.Conv2D``.
+    n_factors : int, default 2
         As for :class:`SparseFactorsDense`, for the ``(kh·kw·C) × F`` weight matrix.
+    sparsity : int, default 2
+        As for :class:`SparseFactorsDense`.
+    activation : str or callable, optional
+        As for :class:`SparseFactorsDense`.
+    use_bias : bool, default True
+        As for :class:`SparseFactorsDense`.
+    seed : int, optional
+        As for :class:`SparseFactorsDense`.
+    factors : list of Q 2-D arrays, optional
+        As for :class:`SparseFactorsDense`.
+    masks : list of Q 2-D arrays, optional
+        As for :class:`SparseFactorsDense`.
+    bias : 1-D array, optional
+        As for :class:`SparseFactorsDense`.
+    **kwargs
+        As for :class:`SparseFactorsDense`.
 
     Raises
     ------
@@ -339,12 +428,30 @@ class SparseFactorsConv2D(_SparseFactorsLayer):
         return int(c)
 
     def build(self, input_shape):
+        """Create the supports and the factors' values (Keras calls this before the first call).
+
+        Parameters
+        ----------
+        input_shape : tuple
+            The shape of the inputs, batch dimension first.
+
+        Raises
+        ------
+        ValueError
+            The number of input channels is unknown, or the factors do not chain to it.
+        """
         kh, kw = self.kernel_size
         self.in_channels = self._channels(input_shape)
         self._build_factors((kh * kw * self.in_channels, self.filters), self.filters)
 
     def get_kernel(self) -> np.ndarray:
-        """The filter tensor ``(kh, kw, C, F)`` as a NumPy array."""
+        """Return the filter tensor as a NumPy array.
+
+        Returns
+        -------
+        ndarray of shape (kh, kw, C, F)
+            The product of the factors, reshaped.
+        """
         return _to_numpy(self._kernel())
 
     def _kernel(self):
@@ -352,6 +459,18 @@ class SparseFactorsConv2D(_SparseFactorsLayer):
         return ops.reshape(self._product(), (kh, kw, self.in_channels, self.filters))
 
     def call(self, inputs):
+        """Apply the layer: convolution with ``reshape(S_1 ⋯ S_Q)``, bias, activation.
+
+        Parameters
+        ----------
+        inputs : tensor
+            Images in ``data_format``.
+
+        Returns
+        -------
+        tensor
+            The layer's output.
+        """
         out = ops.conv(inputs, self._kernel(), strides=self.strides, padding=self.padding,
                        data_format=self.data_format, dilation_rate=self.dilation_rate)
         if self.bias is not None and self.data_format == "channels_first":
@@ -360,6 +479,18 @@ class SparseFactorsConv2D(_SparseFactorsLayer):
         return self._finish(out)
 
     def compute_output_shape(self, input_shape):
+        """Return the output shape for inputs of shape ``input_shape``.
+
+        Parameters
+        ----------
+        input_shape : tuple
+            The shape of the inputs, batch dimension first.
+
+        Returns
+        -------
+        tuple
+            The output shape of the equivalent ``keras.layers.Conv2D``.
+        """
         return keras.layers.Conv2D(self.filters, self.kernel_size, strides=self.strides,
                                    padding=self.padding, data_format=self.data_format,
                                    dilation_rate=self.dilation_rate).compute_output_shape(
@@ -376,7 +507,7 @@ class SparseFactorsConv2D(_SparseFactorsLayer):
     def from_layer(cls, layer, n_factors: int, sparsity: int, *, init: str = "palm",
                    solver="palm4msa", n_iter: int = 300, tol: float = 1e-6,
                    random_state=None, name=None):
-        """A sparse-factor copy of a trained ``keras.layers.Conv2D`` layer (thesis §3.4.3).
+        """Build a sparse-factor copy of a trained ``keras.layers.Conv2D`` layer (thesis §3.4.3).
 
         Its filter tensor ``(kh, kw, C, F)`` reshaped to ``(kh·kw·C) × F`` is factorized by
         :func:`~sparsekit.nn.palminize.palminize`; strides, padding, data format, dilation,
@@ -386,8 +517,22 @@ class SparseFactorsConv2D(_SparseFactorsLayer):
         ----------
         layer : keras.layers.Conv2D
             A built layer with ``groups == 1``.
-        n_factors, sparsity, init, solver, n_iter, tol, random_state, name
-            As for :meth:`SparseFactorsDense.from_layer`.
+        n_factors : int
+            As for :func:`~sparsekit.nn.palminize.palminize`.
+        sparsity : int
+            As for :func:`~sparsekit.nn.palminize.palminize`.
+        init : {"palm", "reinit", "random"}, default "palm"
+            As for :func:`~sparsekit.nn.palminize.palminize`.
+        solver : str or factorization solver, default "palm4msa"
+            As for :func:`~sparsekit.nn.palminize.palminize`.
+        n_iter : int, default 300
+            As for :func:`~sparsekit.nn.palminize.palminize`.
+        tol : float, default 1e-6
+            As for :func:`~sparsekit.nn.palminize.palminize`.
+        random_state : None, int or numpy Generator
+            As for :func:`~sparsekit.nn.palminize.palminize`.
+        name : str, optional
+            The new layer's name (default: the old one's).
 
         Returns
         -------
