@@ -8,8 +8,8 @@ the thesis' implementation (§3.4.3): a dense trainable array of values ``V_q`` 
 ``V_q`` is zero outside the mask, so training changes only the non-zeros and the support stays
 fixed. This stores ``2·r·c`` numbers to represent ``nnz(M_q)`` parameters (a proof of concept,
 as in the thesis): :attr:`~sparsekit.nn.SparseFactorsDense.n_nonzero_params` counts the
-parameters of the factored form, Keras' ``count_params()`` the stored arrays. The convolution rebuilds its dense kernel from the factors
-at every call (speed, not memory, as in the thesis).
+parameters of the factored form, Keras' ``count_params()`` the stored arrays. The convolution
+rebuilds its dense kernel from the factors at every call (speed, not memory, as in the thesis).
 
 The layers are written with ``keras.ops`` only (any Keras 3 backend). Build one from a trained
 ``Dense`` / ``Conv2D`` layer with :meth:`SparseFactorsDense.from_layer` /
