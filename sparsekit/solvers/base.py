@@ -266,14 +266,15 @@ class Solver(ParamsMixin):
     #: that is not zero warns with :class:`PrematureStopWarning`
     premature_stops: tuple = ()
 
+    #: which of ``_solve_gram`` and ``_solve_residual`` the class supplies (set per subclass)
+    _forms = (False, False)
+
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
+        cls._forms = (cls._solve_gram is not Solver._solve_gram,
+                      cls._solve_residual is not Solver._solve_residual)
         if "accepts_gram" not in vars(cls):
-            cls.accepts_gram = cls._has("_solve_gram") or cls.accepts_gram
-
-    @classmethod
-    def _has(cls, form):
-        return getattr(cls, form) is not getattr(Solver, form)
+            cls.accepts_gram = cls._forms[0] or cls.accepts_gram
 
     def solve(self, D, Y, *, gram=None) -> SparseResult:
         """Sparse codes of the columns of ``Y`` over the atoms (columns) of ``D``.
@@ -303,7 +304,7 @@ class Solver(ParamsMixin):
         """
         if gram is not None and not self.accepts_gram:
             raise ValueError(f"{self.name} does not use a Gram matrix; call solve(D, Y)")
-        use_gram, use_residual = self._has("_solve_gram"), self._has("_solve_residual")
+        use_gram, use_residual = self._forms
         if not (use_gram or use_residual):
             raise TypeError(
                 f"{type(self).__name__} supplies neither _solve_gram(problem, gram) nor "
@@ -595,7 +596,9 @@ def warn_premature(problem, status, n_iter, res, solver,
     """
     last = res[np.arange(res.shape[0]), n_iter].astype(np.float64)
     zero = last ** 2 <= ZERO_RESIDUAL_EPS * np.finfo(problem.dtype).eps * problem.y_sq
-    bad = int(np.count_nonzero(np.isin(status, reasons) & ~zero))
+    # a broadcast comparison: np.isin's set machinery costs more than a small solve
+    stopped = (np.asarray(status)[:, None] == np.asarray(reasons)).any(axis=1)
+    bad = int(np.count_nonzero(stopped & ~zero))
     if bad:
         warnings.warn(
             f"{solver} ended prematurely for {bad} signal(s) with a non-zero residual: the next "

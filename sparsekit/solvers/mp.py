@@ -47,30 +47,30 @@ class MatchingPursuit(Solver):
         self.precompute = precompute
         self._check_params()
 
-    def _check_params(self):
+    def _check_params(self):  # returns problem.params: tol for the compute layer (-1: none)
         if self.max_iter is not None:
             check_scalar(self.max_iter, "max_iter", kind=numbers.Integral, low=0)
         check_precompute(self.precompute)
         return check_tol(self.tol)
 
     def _solve_gram(self, p, G):
-        out = Codes.empty(p, p.n_steps)
+        out, tol = Codes.empty(p, p.n_steps), p.params
         run_row_ranges(_cpu.mp_gram, p.n_signals, G, p.correlations(), p.y_sq, p.norms_sq,
-                       1.0 / np.sqrt(p.norms_sq), p.n_steps, p.params, p.corr_floor, out.coef,
+                       1.0 / np.sqrt(p.norms_sq), p.n_steps, tol, p.corr_floor, out.coef,
                        out.support, out.residual_norms, out.n_iter, out.status,
                        scratch=lambda: (np.empty(p.n_atoms, dtype=G.dtype),))
         return out
 
     def _solve_residual(self, p):
-        out = Codes.empty(p, p.n_steps)
+        out, tol = Codes.empty(p, p.n_steps), p.params
         inv_norms = 1.0 / np.sqrt(p.norms_sq)
         Dt = p.Dt
 
         def step(k, rows, C, R, active):
             run_row_ranges(_cpu.mp_step, rows.size, k, rows, C, Dt, R, p.norms_sq, inv_norms,
-                           p.n_steps, p.params, p.corr_floor, out.coef, out.support,
+                           p.n_steps, tol, p.corr_floor, out.coef, out.support,
                            out.residual_norms, out.n_iter, out.status, active,
                            min_rows=_cpu.STEP_PARALLEL_MIN_ROWS)
 
-        self._iterate_residual(p, out, p.params, step)
+        self._iterate_residual(p, out, tol, step)
         return out

@@ -52,7 +52,7 @@ class NonNegativeOMP(Solver):
         self.tol = tol
         self._check_params()
 
-    def _check_params(self):
+    def _check_params(self):  # returns problem.params: tol for the compute layer (-1: none)
         if self.n_nonzero_coefs is not None:
             check_scalar(self.n_nonzero_coefs, "n_nonzero_coefs", kind=numbers.Integral, low=0)
         return check_tol(self.tol)
@@ -61,7 +61,7 @@ class NonNegativeOMP(Solver):
         return n_steps_for(p, self.n_nonzero_coefs, self.tol)
 
     def _solve_gram(self, p, G):
-        n_max, dt = p.n_steps, G.dtype
+        n_max, tol, dt = p.n_steps, p.params, G.dtype
         out = Codes.empty(p, n_max, by_support=True)
         chol_eps = float(np.finfo(p.dtype).eps * p.norms_sq.max())
         floor = p.corr_floor * np.sqrt(float(p.norms_sq.max()))
@@ -72,7 +72,7 @@ class NonNegativeOMP(Solver):
                     np.empty((2, m), dtype=dt), np.zeros(m, dtype=np.bool_),
                     np.zeros(p.n_atoms, dtype=np.bool_), np.empty(p.n_atoms, dtype=dt))
 
-        run_row_ranges(_cpu.nnomp_gram, p.n_signals, G, p.correlations(), p.y_sq, n_max, p.params,
+        run_row_ranges(_cpu.nnomp_gram, p.n_signals, G, p.correlations(), p.y_sq, n_max, tol,
                        floor, chol_eps, 3 * n_max + 10, out.support, out.values,
                        out.residual_norms, out.n_iter, out.status, scratch=scratch)
         return out

@@ -98,7 +98,7 @@ class OMP(Solver):
         self.return_path = return_path
         self._check_params()
 
-    def _check_params(self):
+    def _check_params(self):  # returns problem.params: tol for the compute layer (-1: none)
         if self.n_nonzero_coefs is not None:
             check_scalar(self.n_nonzero_coefs, "n_nonzero_coefs", kind=numbers.Integral, low=0)
         tol = check_tol(self.tol)
@@ -124,13 +124,13 @@ class OMP(Solver):
 
     def _solve_gram(self, p, G):
         out, path, want_path, chol_eps, floor = self._start(p)
-        n_max, dt = p.n_steps, G.dtype
+        n_max, tol, dt = p.n_steps, p.params, G.dtype
 
         def scratch():
             return (np.empty((n_max, n_max), dtype=dt), np.empty((3, n_max), dtype=dt),
                     np.zeros(p.n_atoms, dtype=np.bool_), np.empty(p.n_atoms, dtype=dt))
 
-        run_row_ranges(_cpu.omp_gram, p.n_signals, G, p.correlations(), p.y_sq, n_max, p.params,
+        run_row_ranges(_cpu.omp_gram, p.n_signals, G, p.correlations(), p.y_sq, n_max, tol,
                        floor, chol_eps, out.support, out.values, out.residual_norms, out.n_iter,
                        out.status, path, want_path, scratch=scratch)
         return out
