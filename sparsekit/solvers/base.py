@@ -327,12 +327,28 @@ class Solver(ParamsMixin):
         return result_of(codes, problem)
 
     def _check_params(self):
-        """Validate the parameters (a subclass with parameters overrides it); the value it
-        returns is ``problem.params``."""
+        """Validate the parameters the sparse solvers share, for those the solver has:
+        ``n_nonzero_coefs`` and ``max_iter`` (None or an int > 0), ``tol`` (None or a real
+        number >= 0) and ``precompute`` (``"auto"``, True or False).
+
+        Returns ``tol`` for the compute layer (-1.0 for None); what ``_check_params`` returns
+        is ``problem.params``. A solver with other parameters extends it
+        (``super()._check_params()``) or replaces it.
+        """
+        for name in ("n_nonzero_coefs", "max_iter"):
+            value = getattr(self, name, None)
+            if value is not None:
+                check_scalar(value, name, kind=numbers.Integral, low=0)
+        if hasattr(self, "precompute"):
+            check_precompute(self.precompute)
+        return check_tol(getattr(self, "tol", None))
 
     def _n_steps(self, problem: Problem) -> int:
-        """The most steps a signal may take: ``max_iter`` when the solver has one (not None),
-        else 10% of the atoms, at least 1."""
+        """The most steps a signal may take: for a solver with ``n_nonzero_coefs``,
+        :func:`n_steps_for`; else ``max_iter`` (when not None); else 10% of the atoms, at
+        least 1."""
+        if hasattr(self, "n_nonzero_coefs"):
+            return n_steps_for(problem, self.n_nonzero_coefs, getattr(self, "tol", None))
         max_iter = getattr(self, "max_iter", None)
         return int(max_iter) if max_iter is not None else max(int(0.1 * problem.n_atoms), 1)
 
@@ -470,6 +486,13 @@ def check_n_nonzero(value, n_atoms, name="n_nonzero_coefs"):
             f"pass {name} <= {n_atoms}, or check that D is (n_features, n_atoms)"
         )
     return value
+
+
+def n_steps_for(problem, n_nonzero_coefs, tol):
+    """The most atoms a signal may get: ``n_nonzero_coefs`` (checked), or the rank cap with tol."""
+    if tol is not None and n_nonzero_coefs is None:
+        return min(problem.n_atoms, problem.n_features)
+    return check_n_nonzero(n_nonzero_coefs, problem.n_atoms)
 
 
 def check_tol(tol, name="tol"):

@@ -15,14 +15,11 @@ iteration computes ``R D`` with one GEMM and updates the residuals explicitly.
 """
 from __future__ import annotations
 
-import numbers
-
 import numpy as np
 
 from .._row_ranges import run_row_ranges
-from .._validation import check_scalar
 from . import _cpu
-from .base import Codes, Solver, check_precompute, check_tol
+from .base import Codes, Solver
 
 
 class MatchingPursuit(Solver):
@@ -47,12 +44,7 @@ class MatchingPursuit(Solver):
         self.precompute = precompute
         self._check_params()
 
-    def _check_params(self):  # returns problem.params: tol for the compute layer (-1: none)
-        if self.max_iter is not None:
-            check_scalar(self.max_iter, "max_iter", kind=numbers.Integral, low=0)
-        check_precompute(self.precompute)
-        return check_tol(self.tol)
-
+    # p.params: tol for the compute layer (-1.0: none), from Solver._check_params
     def _solve_gram(self, p, G):
         out, tol = Codes.empty(p, p.n_steps), p.params
         run_row_ranges(_cpu.mp_gram, p.n_signals, G, p.correlations(), p.y_sq, p.norms_sq,

@@ -21,15 +21,11 @@ Decisions (on Cherfaoui 2022, PhD thesis, Ch. 6, Alg. 7):
 """
 from __future__ import annotations
 
-import numbers
-
 import numpy as np
 
 from .._row_ranges import run_row_ranges
-from .._validation import check_scalar
 from . import _cpu
-from .base import Codes, Solver, check_tol
-from .omp import n_steps_for
+from .base import Codes, Solver
 
 
 class NonNegativeOMP(Solver):
@@ -52,14 +48,7 @@ class NonNegativeOMP(Solver):
         self.tol = tol
         self._check_params()
 
-    def _check_params(self):  # returns problem.params: tol for the compute layer (-1: none)
-        if self.n_nonzero_coefs is not None:
-            check_scalar(self.n_nonzero_coefs, "n_nonzero_coefs", kind=numbers.Integral, low=0)
-        return check_tol(self.tol)
-
-    def _n_steps(self, p):
-        return n_steps_for(p, self.n_nonzero_coefs, self.tol)
-
+    # p.n_steps and p.params (tol, -1.0 for none) come from Solver._n_steps/_check_params
     def _solve_gram(self, p, G):
         n_max, tol, dt = p.n_steps, p.params, G.dtype
         out = Codes.empty(p, n_max, by_support=True)

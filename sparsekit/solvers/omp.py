@@ -33,20 +33,18 @@ Decisions:
 """
 from __future__ import annotations
 
-import numbers
-
 import numpy as np
 
 from .._row_ranges import run_row_ranges
-from .._validation import check_scalar
 from . import _cpu
-from .base import (  # noqa: F401  (scatter, warn_premature, ZERO_RESIDUAL_EPS: kept here)
+
+# n_steps_for, scatter, warn_premature, ZERO_RESIDUAL_EPS: their names here are kept (public
+# before they moved into the frame)
+from .base import (  # noqa: F401
     ZERO_RESIDUAL_EPS,
     Codes,
     Solver,
-    check_n_nonzero,
-    check_precompute,
-    check_tol,
+    n_steps_for,
     scatter,
     warn_premature,
 )
@@ -54,13 +52,6 @@ from .base import (  # noqa: F401  (scatter, warn_premature, ZERO_RESIDUAL_EPS: 
 #: the residual form keeps one Cholesky factor per signal; signals are processed in chunks so
 #: that these factors stay within this many bytes
 _FACTOR_BYTES = 64 * 2**20
-
-
-def n_steps_for(problem, n_nonzero_coefs, tol):
-    """The most atoms a signal may get: ``n_nonzero_coefs`` (checked), or the rank cap with tol."""
-    if tol is not None and n_nonzero_coefs is None:
-        return min(problem.n_atoms, problem.n_features)
-    return check_n_nonzero(n_nonzero_coefs, problem.n_atoms)
 
 
 class OMP(Solver):
@@ -99,16 +90,10 @@ class OMP(Solver):
         self._check_params()
 
     def _check_params(self):  # returns problem.params: tol for the compute layer (-1: none)
-        if self.n_nonzero_coefs is not None:
-            check_scalar(self.n_nonzero_coefs, "n_nonzero_coefs", kind=numbers.Integral, low=0)
-        tol = check_tol(self.tol)
-        check_precompute(self.precompute)
+        tol = super()._check_params()
         if not isinstance(self.return_path, (bool, np.bool_)):
             raise TypeError(f"return_path must be True or False, got {self.return_path!r}")
         return tol
-
-    def _n_steps(self, p):
-        return n_steps_for(p, self.n_nonzero_coefs, self.tol)
 
     def _start(self, p):
         """The codes, the path (a dummy when not asked for) and the two rounding levels."""

@@ -134,6 +134,33 @@ def test_a_plugin_solver_gets_the_input_and_parameter_checks(problem):
         solver.solve(D, Y)
 
 
+class CountThresholding(Thresholding):
+    """The shared parameters only (``n_nonzero_coefs``, ``tol``): the base class checks them."""
+
+    def __init__(self, n_nonzero_coefs=None, tol=None):
+        self.n_nonzero_coefs = n_nonzero_coefs
+        self.tol = tol
+
+    _check_params = Solver._check_params
+    _n_steps = Solver._n_steps
+
+
+def test_the_shared_parameters_are_checked_for_a_plugin(problem):
+    D, Y = problem
+    res = CountThresholding(n_nonzero_coefs=5).solve(D, Y)
+    assert res.support.shape == (5, 4)
+    assert CountThresholding().solve(D, Y).support.shape == (3, 4)     # 10% of 30 atoms
+    # with tol alone, at most min(n_atoms, n_features) = 20 atoms (the rank of D)
+    assert CountThresholding(tol=0.5).solve(D, Y).support.shape == (20, 4)
+    with pytest.raises(ValueError, match=r"n_nonzero_coefs=31 is larger than the number of "
+                                         r"atoms \(30"):
+        CountThresholding(n_nonzero_coefs=31).solve(D, Y)
+    with pytest.raises(TypeError, match="n_nonzero_coefs must be an integer"):
+        CountThresholding(n_nonzero_coefs=2.5).solve(D, Y)
+    with pytest.raises(ValueError, match="tol must be >= 0.0"):
+        CountThresholding(tol=-1.0).solve(D, Y)
+
+
 def test_a_gram_only_solver_accepts_a_checked_gram(problem):
     D, Y = problem
     assert GramThresholding.accepts_gram
