@@ -300,7 +300,8 @@ class Solver(ParamsMixin):
             Bad parameters, a ``D`` or ``Y`` of the wrong shape or with non-finite values, a
             zero atom, a ``gram`` that does not match ``D`` or that the solver does not use.
         TypeError
-            A subclass that supplies neither ``_solve_gram`` nor ``_solve_residual``.
+            A parameter of the wrong type, or a subclass that supplies neither ``_solve_gram``
+            nor ``_solve_residual``.
         """
         if gram is not None and not self.accepts_gram:
             raise ValueError(f"{self.name} does not use a Gram matrix; call solve(D, Y)")
