@@ -363,8 +363,8 @@ class Solver(ParamsMixin):
 
     @staticmethod
     def _iterate_residual(problem: Problem, codes: Codes, tol: float, step: Callable, *,
-                          rows=slice(None), done=None) -> None:
-        """The residual form's loop for the signals ``rows`` (a slice; all by default).
+                          rows: slice | None = None, done=None) -> None:
+        """The residual form's loop for the signals ``rows`` (a slice; None: all).
 
         Starts from ``R = Y`` (a copy, signals as rows), ``residual_norms[:, 0] = ||y||``,
         status ``"max_iter"``; a signal with ``||y||^2 <= tol`` (``tol >= 0``) or with ``done``
@@ -374,13 +374,15 @@ class Solver(ParamsMixin):
         ``C = R[active_rows] @ D`` (one BLAS product); it updates ``R`` and clears ``active``
         for the signals that stop.
         """
-        R = problem.Yt[rows].copy()
+        Yt, y_sq, status, res = problem.Yt, problem.y_sq, codes.status, codes.residual_norms
+        if rows is not None:
+            Yt, y_sq, status, res = Yt[rows], y_sq[rows], status[rows], res[rows]
+        R = Yt.copy()
         active = np.ones(R.shape[0], dtype=np.bool_)
-        status = codes.status[rows]
         status[:] = _cpu.STOP_MAX_ITER
-        codes.residual_norms[rows, 0] = np.sqrt(problem.y_sq[rows])
+        res[:, 0] = np.sqrt(y_sq)
         if tol >= 0:
-            stop = problem.y_sq[rows] <= tol
+            stop = y_sq <= tol
             status[stop] = _cpu.STOP_TOL
             active[stop] = False
         if done is not None:

@@ -91,7 +91,7 @@ class FrankWolfe(Solver):
         beta = self._check_beta()
         step = check_option(self.step, "step", STEP_RULES)
         max_iter = check_scalar(self.max_iter, "max_iter", kind=numbers.Integral, low=0)
-        return beta, step, max_iter, super()._check_params(), check_tol(self.gap_tol, "gap_tol")
+        return beta, step, max_iter, check_tol(self.tol), check_tol(self.gap_tol, "gap_tol")
 
     def _check_beta(self):
         if np.ndim(self.beta) == 0:
