@@ -76,7 +76,7 @@ def timed_runs(fn, repeat):
 def bench_palm(n, n_iter, repeat):
     M = np.random.default_rng(0).random((n, n))
     cons = [sparsekit.get_projection("splincol", shape=(n, n), k=2) for _ in range(4)]
-    solver = sparsekit.get_solver("palm4msa", n_iter=n_iter, tol=0, update_way="left-to-right")
+    solver = sparsekit.get_factorizer("palm4msa", n_iter=n_iter, tol=0, update_way="left-to-right")
     params = ParamsPalm4MSA([pyfaust.proj.splincol((n, n), 2) for _ in range(4)],
                             StoppingCriterion(num_its=n_iter))
     t_ours, ours = timed_runs(lambda: solver.factorize(M, cons), repeat)
@@ -98,7 +98,7 @@ def bench_hadamard(k, repeat, more_iter):
     e_faust = rel_err(H, F.toarray())
     rows = []
     for n_iter in (30, more_iter) if more_iter else (30,):
-        solver = sparsekit.get_solver("hierarchical-palm4msa", n_iter=n_iter)
+        solver = sparsekit.get_factorizer("hierarchical-palm4msa", n_iter=n_iter)
         t_ours, ours = timed_runs(lambda: solver.factorize(H, 2, n_factors=k), repeat)
         e_ours = rel_err(H, ours.factors.toarray())
         # agreement: both recover H (the error levels themselves are reported, not asserted)
@@ -204,7 +204,7 @@ def main():
     print(f"Threads: sparsekit {n_threads} (Numba + BLAS), pyfaust and scikit-learn {n_threads} "
           f"(OpenMP + BLAS via threadpoolctl); pyfaust {pyfaust.version()}")
     with threadpool_limits(limits=n_threads), thread_limit(n_threads):
-        sparsekit.get_solver("palm4msa", n_iter=2).factorize(
+        sparsekit.get_factorizer("palm4msa", n_iter=2).factorize(
             np.random.default_rng(0).random((8, 8)),
             [sparsekit.get_projection("splincol", shape=(8, 8), k=2)] * 2)  # compile
         cases = set(args.cases.split(","))

@@ -54,7 +54,8 @@ numpydoc_validation_checks = set()
 
 # math without a network: MathJax 3 (SVG output, one self-contained file) shipped in _static
 _MATHJAX_JS = Path(mathjax.__file__).parent / "static" / "mathjax" / "es5" / "tex-svg.js"
-html_static_path = [str(_MATHJAX_JS)]
+html_static_path = [str(_MATHJAX_JS), "_static"]
+html_css_files = ["sparsekit.css"]
 mathjax_path = "tex-svg.js"
 
 # MyST: plugins.md is included from another page
@@ -85,10 +86,18 @@ html_theme_options = {
     "navigation_with_keys": False,
     "show_toc_level": 2,
     "header_links_before_dropdown": 6,
-    "secondary_sidebar_items": ["page-toc"],
+    # the home page is a table of contents itself: no "on this page" column there
+    "secondary_sidebar_items": {"**": ["page-toc"], "index": []},
 }
 html_sidebars = {"index": []}
 html_show_sourcelink = False
 html_copy_source = False
 copybutton_prompt_text = r">>> |\.\.\. |\$ "
 copybutton_prompt_is_regexp = True
+
+
+def setup(app):
+    import gallery_support
+
+    # after sphinx-gallery has run the examples and written their thumbnails (priority 500)
+    app.connect("builder-inited", gallery_support.crop_wide_thumbnails, priority=600)

@@ -1,11 +1,13 @@
 """sparsekit: large-scale kernel methods and sparse approximation on Numba.
 
-Components (kernels, landmark samplers, sparse solvers) are looked up by name in a pluggy
-registry::
+Components (kernels, landmark samplers, sparse solvers, factorizers, ...) are looked up by name
+in a pluggy registry::
 
     import sparsekit
     k = sparsekit.get_kernel("rbf", gamma=0.5)
     K = k(X, Y)
+
+Writing a plugin: :mod:`sparsekit.plugins` holds the plugin-author API.
 """
 __version__ = "0.1.0"
 
@@ -18,19 +20,11 @@ import os as _os
 _os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 from ._progress import show_progress
-from .components import get_kernel
-from .hookspecs import hookimpl
+from .components import get_factorizer, get_kernel, get_manifold_kernel
 from .registry import (
-    ComponentConflictError,
-    ComponentConflictWarning,
-    ComponentResultError,
-    PluginLoadWarning,
     PluginWarning,
-    Registration,
     Registry,
-    SkippedPlugin,
     UnknownComponentError,
-    UnknownHookWarning,
     default_registry,
     get_projection,
     get_sampler,
@@ -61,11 +55,26 @@ _LAZY = {
 }
 
 
-def __getattr__(name):
-    if name in _LAZY:
-        import importlib
+#: The plugin-author API that the top level used to export: each name still works here, with
+#: a DeprecationWarning; import it from :mod:`sparsekit.plugins`. (``PluginWarning``, the base
+#: class of every warning about a skipped plugin, stays: users filter it.)
+_PLUGIN_API = ("hookimpl", "Registration", "SkippedPlugin", "ComponentConflictError",
+               "ComponentResultError", "PluginLoadWarning", "ComponentConflictWarning",
+               "UnknownHookWarning")
 
+
+def __getattr__(name):
+    import importlib
+
+    if name in _LAZY:
         return getattr(importlib.import_module(_LAZY[name]), name)
+    if name in _PLUGIN_API:
+        import warnings
+
+        warnings.warn(f"sparsekit.{name} is deprecated: import it from sparsekit.plugins "
+                      f"(from sparsekit.plugins import {name}), the plugin-author API",
+                      DeprecationWarning, stacklevel=2)
+        return getattr(importlib.import_module("sparsekit.plugins"), name)
     raise AttributeError(f"module 'sparsekit' has no attribute {name!r}")
 
 
@@ -74,9 +83,7 @@ def __dir__():
 
 
 __all__ = list(_LAZY) + [
-    "__version__", "hookimpl", "Registration", "Registry", "UnknownComponentError",
-    "ComponentConflictError", "PluginLoadWarning", "default_registry", "get_kernel",
-    "get_sampler", "get_solver", "list_components", "get_projection",
-    "ComponentConflictWarning", "ComponentResultError", "PluginWarning", "SkippedPlugin",
-    "UnknownHookWarning", "show_progress",
+    "__version__", "Registry", "UnknownComponentError", "PluginWarning", "default_registry",
+    "get_kernel", "get_sampler", "get_solver", "get_factorizer", "get_projection",
+    "get_manifold_kernel", "list_components", "show_progress",
 ]

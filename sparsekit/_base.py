@@ -4,11 +4,15 @@ from __future__ import annotations
 import inspect
 import sys
 import warnings
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .exceptions import not_fitted_error
+
+_P = TypeVar("_P", bound="ParamsMixin")
+_T = TypeVar("_T", bound="TransformerMixin")
 
 
 class ParamsMixin:
@@ -34,9 +38,9 @@ class ParamsMixin:
             out[key] = value
         return out
 
-    def set_params(self, **params):
+    def set_params(self: _P, **params: Any) -> _P:
         valid = self._param_names()
-        nested = {}
+        nested: dict[str, dict[str, Any]] = {}
         for key, value in params.items():
             key, _, sub = key.partition("__")
             if key not in valid:
@@ -89,6 +93,11 @@ class TransformerMixin:
     _accepts_sparse = False
     #: ``fit`` is needed before ``transform``
     _requires_fit = True
+
+    @property
+    def _n_features_out(self) -> int:
+        """Number of output features (each subclass defines it)."""
+        raise NotImplementedError(f"{type(self).__name__} does not define _n_features_out")
 
     # -- input -----------------------------------------------------------------------------
     def _validate_input(self, X, *, reset: bool, accept_sparse=None):
@@ -154,7 +163,7 @@ class TransformerMixin:
         return getattr(self, self._fitted_attribute, None) is not None
 
     # -- output ----------------------------------------------------------------------------
-    def get_feature_names_out(self, input_features=None):
+    def get_feature_names_out(self, input_features: ArrayLike | None = None) -> np.ndarray:
         """Output feature names ``<classname>0, <classname>1, ...`` (object array).
 
         ``input_features``, when given, must match ``feature_names_in_`` (or have
@@ -175,7 +184,7 @@ class TransformerMixin:
         prefix = type(self).__name__.lower()
         return np.asarray([f"{prefix}{i}" for i in range(self._n_features_out)], dtype=object)
 
-    def set_output(self, *, transform=None):
+    def set_output(self: _T, *, transform: str | None = None) -> _T:
         """Output container of ``transform``/``fit_transform``: ``"default"`` (NumPy),
         ``"pandas"`` or ``"polars"`` (columns from :meth:`get_feature_names_out`, the index of a
         DataFrame input kept); ``None`` leaves it unchanged. Returns self."""

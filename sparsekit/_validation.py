@@ -2,10 +2,17 @@
 from __future__ import annotations
 
 import numbers
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 import numpy as np
+from numpy.typing import DTypeLike
 
 from ._names import did_you_mean, normalize_name
+from ._typing import DataLike, RandomStateLike
+
+if TYPE_CHECKING:
+    from scipy.sparse import spmatrix
 
 FLOAT_DTYPES = (np.float64, np.float32)
 
@@ -15,18 +22,34 @@ class ComplexDataError(TypeError, ValueError):
     scikit-learn raises for it)."""
 
 
+@overload
 def check_array(
-    X,
+    X: DataLike, name: str = "X", *, ndim: int = 2, dtype: DTypeLike | None = None,
+    allow_empty: bool = False, nonnegative: bool = False, finite: bool = True, copy: bool = False,
+    accept_sparse: Literal[False] = False,
+) -> np.ndarray: ...
+
+
+@overload
+def check_array(
+    X: DataLike, name: str = "X", *, ndim: int = 2, dtype: DTypeLike | None = None,
+    allow_empty: bool = False, nonnegative: bool = False, finite: bool = True, copy: bool = False,
+    accept_sparse: bool,
+) -> np.ndarray | spmatrix: ...
+
+
+def check_array(
+    X: DataLike,
     name: str = "X",
     *,
     ndim: int = 2,
-    dtype=None,
+    dtype: DTypeLike | None = None,
     allow_empty: bool = False,
     nonnegative: bool = False,
     finite: bool = True,
     copy: bool = False,
     accept_sparse: bool = False,
-):
+) -> np.ndarray | spmatrix:
     """Validate a numeric array and return it C-contiguous in float32 or float64.
 
     Float32 and float64 are kept; booleans and integers become float64. Object, complex and
@@ -141,7 +164,10 @@ def _check_sparse(X, name, *, ndim, dtype, allow_empty, nonnegative, finite, cop
     return out
 
 
-def check_pair(X, Y=None, *, names=("X", "Y"), nonnegative=False, accept_sparse=False):
+def check_pair(
+    X: DataLike, Y: DataLike | None = None, *, names: Sequence[str] = ("X", "Y"),
+    nonnegative: bool = False, accept_sparse: bool = False,
+) -> tuple[np.ndarray | spmatrix, np.ndarray | spmatrix]:
     """Validate ``X`` and an optional ``Y`` with the same feature count and a common dtype.
 
     When one is float32 and the other float64 both become float64. Returns ``(X, Y)`` with
@@ -167,10 +193,12 @@ def check_pair(X, Y=None, *, names=("X", "Y"), nonnegative=False, accept_sparse=
     return X, Y
 
 
-def check_scalar(value, name: str, *, kind=numbers.Real, low=None, high=None,
-                 low_inclusive=False, high_inclusive=True):
+def check_scalar(value: Any, name: str, *, kind: type = numbers.Real, low: float | None = None,
+                 high: float | None = None, low_inclusive: bool = False,
+                 high_inclusive: bool = True) -> Any:
     """Check a scalar's type and range; returns it as float (Real) or int (Integral)."""
-    if isinstance(value, bool) or not isinstance(value, kind) or (
+    is_kind = isinstance(value, kind)  # a flag, so that ``value`` keeps its type for the checks
+    if isinstance(value, bool) or not is_kind or (
         isinstance(value, np.ndarray) and value.ndim
     ):
         want = "an integer" if kind is numbers.Integral else "a real number"
@@ -186,12 +214,12 @@ def check_scalar(value, name: str, *, kind=numbers.Real, low=None, high=None,
     return int(value) if kind is numbers.Integral else float(value)
 
 
-def check_positive(value, name: str) -> float:
+def check_positive(value: Any, name: str) -> float:
     """A finite real number > 0."""
     return check_scalar(value, name, low=0.0, low_inclusive=False)
 
 
-def check_option(value, name: str, options) -> str:
+def check_option(value: Any, name: str, options: Iterable[str]) -> str:
     """A string among ``options`` (compared case- and ``-``/``_``-insensitively)."""
     if not isinstance(value, str):
         raise TypeError(f"{name} must be one of {list(options)}, got {value!r}")
@@ -203,7 +231,7 @@ def check_option(value, name: str, options) -> str:
                      f"Choose one of {list(options)}.")
 
 
-def check_random_state(seed) -> np.random.Generator:
+def check_random_state(seed: RandomStateLike) -> np.random.Generator:
     """A :class:`numpy.random.Generator` from None, an int, a Generator or a RandomState."""
     if isinstance(seed, np.random.Generator):
         return seed

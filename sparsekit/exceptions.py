@@ -49,6 +49,6 @@ def __getattr__(name):
     return cls
 
 
-def not_fitted_error(message: str):
+def not_fitted_error(message: str) -> Exception:
     """A :class:`NotFittedError` with ``message``, to ``raise``."""
     return __getattr__("NotFittedError")(message)

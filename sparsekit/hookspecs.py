@@ -1,12 +1,12 @@
 """Hook specifications: one hook per registry family (the component families and the tasks).
 
-Every hook returns (or yields) an iterable of :class:`sparsekit.registry.Registration`
+Every hook returns (or yields) an iterable of :class:`sparsekit.plugins.Registration`
 records. Built-in components use exactly these hooks; third-party plugins register a module
 or object with ``@hookimpl``-decorated functions under the ``sparsekit`` entry-point group.
 
 Example
 -------
->>> from sparsekit import Registry, Registration, hookimpl
+>>> from sparsekit.plugins import Registry, Registration, hookimpl
 >>> from sparsekit.samplers import UniformSampler
 >>> class MySamplers:
 ...     @hookimpl
@@ -24,11 +24,11 @@ hookspec = pluggy.HookspecMarker(PROJECT)
 hookimpl = pluggy.HookimplMarker(PROJECT)
 
 #: Every registry family (components and tasks), in the order they are listed.
-FAMILIES = ("kernel", "sampler", "solver", "projection", "task")
+FAMILIES = ("kernel", "sampler", "solver", "factorizer", "projection", "manifold-kernel", "task")
 #: The families of components (what estimators and tasks take); tasks (what one run of
 #: ``sparsekit run`` computes) are listed apart: ``Registry.list()`` lists these families,
 #: ``Registry.list("task")`` the tasks.
-COMPONENT_FAMILIES = ("kernel", "sampler", "solver", "projection")
+COMPONENT_FAMILIES = ("kernel", "sampler", "solver", "factorizer", "projection", "manifold-kernel")
 
 
 class Specs:
@@ -47,6 +47,18 @@ class Specs:
         """Return an iterable of :class:`Registration` records for sparse solvers."""
 
     @hookspec
+    def sparsekit_factorizers(self):
+        """Return an iterable of :class:`Registration` records for factorizers: components with
+        ``factorize(M, constraints) -> FactorizationResult`` (Palm4MSA and its hierarchical
+        variant)."""
+
+    @hookspec
+    def sparsekit_manifold_kernels(self):
+        """Return an iterable of :class:`Registration` records for manifold kernels: the
+        data-dependent kernels of the spectral embeddings (``fit(X)``, ``gram()``,
+        ``kernel(X_new)`` against the fitted points only), which are not kernels ``k(X, Y)``."""
+
+    @hookspec
     def sparsekit_projections(self):
         """Return an iterable of :class:`Registration` records for projections (the constraint
         sets of Palm4MSA factors)."""
@@ -62,6 +74,8 @@ HOOK_OF_FAMILY = {
     "kernel": "sparsekit_kernels",
     "sampler": "sparsekit_samplers",
     "solver": "sparsekit_solvers",
+    "factorizer": "sparsekit_factorizers",
+    "manifold-kernel": "sparsekit_manifold_kernels",
     "projection": "sparsekit_projections",
     "task": "sparsekit_tasks",
 }

@@ -22,7 +22,6 @@ or ``Registry(disable=[...])``.
 from __future__ import annotations
 
 import builtins
-import functools
 import importlib
 import os
 import warnings
@@ -33,7 +32,9 @@ from typing import Any
 
 import pluggy
 
+from ._accepts import ACCEPTS as _ACCEPTS, accepts_label
 from ._names import closest_match, did_you_mean, normalize_name
+from ._required_params import factory_signature, missing_params_error
 from .hookspecs import COMPONENT_FAMILIES, FAMILIES, HOOK_OF_FAMILY, PROJECT, Specs, hookimpl
 
 ENTRY_POINT_GROUP = "sparsekit"
@@ -47,8 +48,8 @@ DISABLE_ENV = "SPARSEKIT_DISABLE_PLUGINS"
 #: records of that family are skipped with a warning.
 MAX_REGISTRATIONS_PER_HOOK = 10_000
 
-#: Values of :attr:`Registration.accepts`.
-ACCEPTS = ("vectors", "graphs", "any")
+#: Values of :attr:`Registration.accepts` (see :mod:`sparsekit._accepts`).
+ACCEPTS = _ACCEPTS
 
 #: What each family's component returns: family -> (method, module, class). A component that
 #: returns something else gets a :class:`ComponentResultError` from :func:`check_result`.
@@ -57,10 +58,35 @@ RESULT_TYPES = {
     "solver": ("solve", "sparsekit.solvers.base", "SparseResult"),
 }
 
+#: A name missing from a family is looked up in the family named here: family asked ->
+#: (family searched, action). ``"warn"``: found there, it is returned with a
+#: :class:`DeprecationWarning` (Palm4MSA was a solver before factorizers had a family; a
+#: third-party factorizer registered through ``sparsekit_solvers`` still resolves as a
+#: factorizer). ``"refuse"``: an :class:`UnknownComponentError` that says what it is and where
+#: it is used (a data-dependent manifold kernel is no kernel ``k(X, Y)``).
+OTHER_FAMILY = {
+    "solver": ("factorizer", "warn"),
+    "factorizer": ("solver", "warn"),
+    "kernel": ("manifold-kernel", "refuse"),
+}
+
+#: What a component of these families is, and where it can be used (error messages).
+FAMILY_NOTES = {
+    "manifold-kernel": (
+        "A manifold kernel is data-dependent: after fit(X_train), gram() and kernel(X_new) are "
+        "evaluated against the fitted points only, so it cannot serve where a kernel k(X, Y) "
+        "is expected (Nystroem, KernelKMeans, the MMD tests, the Dask backend, the samplers). "
+        "Use it through the manifold estimators (sparsekit.manifold: Isomap, "
+        "LocallyLinearEmbedding, SpectralEmbedding, ...) or build it with "
+        "sparsekit.get_manifold_kernel({name!r}); `sparsekit list --family kernel` lists the "
+        "kernels k(X, Y)."),
+}
+
 BUILTIN_PLUGINS = (
     "sparsekit.kernels._plugin",
     "sparsekit.samplers._plugin",
     "sparsekit.solvers._plugin",
+    "sparsekit.factorizers._plugin",
     "sparsekit.projections._plugin",
     "sparsekit.manifold._plugin",
     "sparsekit.run._plugin",
@@ -80,6 +106,15 @@ class UnknownComponentError(ValueError, KeyError):
 
     def __str__(self):  # KeyError would otherwise quote the message
         return str(self.args[0]) if self.args else ""
+
+
+class WrongFamilyError(UnknownComponentError):
+    """A name looked up in a family it does not belong to (a manifold kernel asked for as a
+    kernel): the message says what it is and where it is used; :attr:`family` is its family."""
+
+    def __init__(self, message: str, family: str):
+        super().__init__(message)
+        self.family = family
 
 
 class ComponentConflictError(RuntimeError):
@@ -168,9 +203,10 @@ class Registration:
         Other names that resolve to this component.
     summary : str
         One line shown by ``sparsekit list``.
-    accepts : str
-        What the component takes as input data: ``"vectors"`` or ``"graphs"`` (kernels), or
-        ``"any"``.
+    accepts : str, optional
+        What the component takes as input data: ``"vectors"``, ``"graphs"`` or ``"any"``.
+        Default: read from the factory's ``accepts`` attribute (a kind, ``"any"`` or a tuple of
+        kinds: :mod:`sparsekit._accepts`), ``"vectors"`` when it has none.
 
     Raises
     ------
@@ -183,7 +219,7 @@ class Registration:
     factory: Callable[..., Any]
     aliases: tuple = ()
     summary: str = ""
-    accepts: str = "vectors"
+    accepts: str | None = None
 
     def __post_init__(self):
         if not isinstance(self.name, str) or not self.name.strip():
@@ -204,6 +240,15 @@ class Registration:
                 f"Registration {self.name!r}: every alias must be a non-empty str, got {aliases!r}"
             )
         object.__setattr__(self, "aliases", aliases)
+        if self.accepts is None:
+            declared = getattr(self.factory, "accepts", "vectors")
+            try:
+                object.__setattr__(self, "accepts", accepts_label(declared))
+            except (TypeError, ValueError):
+                raise ValueError(
+                    f"Registration {self.name!r}: the factory's accepts={declared!r} is not "
+                    f"one of {list(ACCEPTS)} nor a tuple of kinds; pass accepts=... explicitly"
+                ) from None
         if self.accepts not in ACCEPTS:
             raise ValueError(
                 f"Registration {self.name!r}: unknown accepts={self.accepts!r}."
@@ -547,15 +592,55 @@ class Registry:
             return table[key]
         except KeyError:
             pass
+        moved = self._in_other_family(family, key, name)
+        if moved is not None:
+            return moved
         available = sorted({info.name for info in table.values()})
         close = closest_match(key, table)
         hint = f" Did you mean {table[close].name!r}?" if close else ""
+        other = OTHER_FAMILY.get(family, (None,))[0]
+        if not close and other is not None:
+            other_table = self._build_tables((other,))[other]
+            close = closest_match(key, other_table)
+            if close:
+                hint = f" Did you mean {other_table[close].name!r} (a {other})?"
         skipped = [s for s in self._skipped_records if s.family == family and s.name == key]
         why = f" ({skipped[0].plugin!r} provides one but it was skipped: {skipped[0].reason})" \
             if skipped else ""
         raise UnknownComponentError(
             f"unknown {family} {name!r}.{hint} Available {family}s: {', '.join(available)}.{why}"
         )
+
+    def _in_other_family(self, family: str, key: str, name: str) -> ComponentInfo | None:
+        """A name of ``family`` found in the family it moved to (or came from), see
+        :data:`OTHER_FAMILY`: its info, with a :class:`DeprecationWarning`; or an
+        :class:`UnknownComponentError` that says what it is and where it is used."""
+        other, action = OTHER_FAMILY.get(family, (None, None))
+        if other is None:
+            return None
+        info = self._build_tables((other,))[other].get(key)
+        if info is None:
+            return None
+        if action == "refuse":
+            raise WrongFamilyError(
+                f"{name!r} is not a {family}: it is the {other.replace('-', ' ')} "
+                f"{info.name!r} (family {other!r}, plugin {info.plugin!r}). "
+                + FAMILY_NOTES[other].format(name=info.name), family=other)
+        factory = info.registration.factory
+        if other == "solver" and not callable(getattr(factory, "factorize", None)):
+            return None  # a sparse coding solver, not a factorizer registered as a solver
+        shortcut = {"factorizer": "get_factorizer", "solver": "get_solver"}[other]
+        if other == "factorizer":
+            why = (f"{info.name!r} is a factorizer (factorize(M, constraints)), no longer a "
+                   f"solver: use sparsekit.{shortcut}({info.name!r}) or the registry family "
+                   "'factorizer'; looking it up as a solver is deprecated")
+        else:
+            why = (f"factorizer {info.name!r} of plugin {info.plugin!r} is registered through "
+                   "the sparsekit_solvers hook; factorizers are a family of their own: yield "
+                   "its Registration from the sparsekit_factorizers hook (registering a "
+                   "factorizer as a solver is deprecated)")
+        warnings.warn(why, DeprecationWarning, stacklevel=_caller_stacklevel())
+        return info
 
     def get(self, family: str, name_or_object: str | object, **params: Any) -> Any:
         """Build the component ``name`` of ``family`` with ``params``.
@@ -581,8 +666,6 @@ class Registry:
             return name_or_object
         info = self.lookup(family, name_or_object)
         _check_params_accepted(info, params)
-        from ._required_params import missing_params_error
-
         missing = missing_params_error(info.family, info.name, info.registration.factory, params)
         if missing is not None:
             raise missing
@@ -649,7 +732,19 @@ def _hook_records(hook, hook_name: str):
     return (None, reason) if reason is not None else (records, None)
 
 
-_REQUIRED_METHOD = {"kernel": "__call__", "sampler": "sample", "solver": "solve", "task": "run"}
+_REQUIRED_METHOD = {"kernel": "__call__", "sampler": "sample", "solver": "solve",
+                    "factorizer": "factorize", "manifold-kernel": "gram", "task": "run"}
+
+
+def _caller_stacklevel() -> int:
+    """The ``stacklevel`` of a warning that names the first caller outside sparsekit."""
+    import sys
+
+    package = os.path.dirname(os.path.abspath(__file__))
+    frame, level = sys._getframe(1), 1
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(package):
+        frame, level = frame.f_back, level + 1
+    return level
 
 
 def _is_function(obj) -> bool:
@@ -676,6 +771,10 @@ def _check_component_object(family: str, obj) -> None:
             f"{family} must be {what}; got the class {obj.__name__}: pass an instance, "
             f"e.g. {obj.__name__}()"
         )
+    if family == "kernel" and getattr(obj, "data_dependent", False):
+        name = getattr(obj, "name", type(obj).__name__)
+        raise TypeError(f"kernel must be {what}; got the manifold kernel {type(obj).__name__}. "
+                        + FAMILY_NOTES["manifold-kernel"].format(name=name))
     if method and not callable(getattr(obj, method, None)):
         raise TypeError(f"{family} must be {what}; got {type(obj).__name__}")
 @dataclass(frozen=True)
@@ -695,30 +794,6 @@ def _rebuild(recipe) -> Registry:
             plugin = importlib.import_module(plugin.name)
         reg.register(plugin, name=name)
     return reg
-
-
-def resolve(family: str, spec, params=None, *, registry: Registry | None = None):
-    """The component an estimator parameter names: ``spec`` is a registered name (built with
-    ``params``) or a component object (returned as a deep copy, so that fitting never changes
-    the caller's object).
-
-    Estimators call this once, in ``fit``, with their ``registry`` parameter (``None``: the
-    process-wide :func:`default_registry`).
-    """
-    import copy
-
-    if isinstance(spec, str):
-        return (registry or default_registry()).get(family, spec, **dict(params or {}))
-    if params:
-        raise TypeError(
-            f"{family}_params can only be given with a {family} name, not with a "
-            f"{type(spec).__name__} object (configure the object itself)"
-        )
-    if spec is None:
-        raise TypeError(
-            f"{family} must be a registered {family} name or a {family} object, got None"
-        )
-    return copy.deepcopy(spec)
 
 
 def check_result(family: str, component, result, *, registry: Registry | None = None):
@@ -755,36 +830,15 @@ def _check_params_accepted(info: ComponentInfo, params: dict) -> None:
     """Name the component and its parameters when a keyword is not accepted by its factory."""
     if not params:
         return
-    factory = info.registration.factory
-    try:
-        accepted = _accepted_params(factory)
-    except TypeError:  # an unhashable factory object
-        accepted = _accepted_params.__wrapped__(factory)
-    if accepted is None:
+    signature = factory_signature(info.registration.factory)
+    if signature.var_keyword:
         return
-    accepted = list(accepted)
-    unknown = sorted(set(params) - set(accepted))
+    unknown = sorted(set(params) - set(signature.names))
     if unknown:
         raise TypeError(
             f"{info.family} {info.name!r} got unknown parameter(s) {unknown}; "
-            f"its parameters are {accepted}"
+            f"its parameters are {list(signature.names)}"
         )
-
-
-@functools.lru_cache(maxsize=256)
-def _accepted_params(factory):
-    """Keyword names ``factory`` accepts, or None when it takes ``**kwargs`` or has no
-    signature (a builtin: the call decides). Cached: ``inspect.signature`` costs ~0.1 ms."""
-    import inspect
-
-    try:
-        sig = inspect.signature(factory)
-    except (TypeError, ValueError):
-        return None
-    if any(p.kind is p.VAR_KEYWORD for p in sig.parameters.values()):
-        return None
-    return tuple(p.name for p in sig.parameters.values()
-                 if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY))
 
 
 _default: Registry | None = None
@@ -804,7 +858,40 @@ def get_kernel(name: str | object, **params: Any) -> Any:
     The registry builds components from names only: :func:`sparsekit.get_kernel`
     (:mod:`sparsekit.components`) also wraps a function ``k(X, Y) -> Gram``.
     """
-    return default_registry().get("kernel", name, **params)
+    return kernel_by_name(default_registry(), name, params)
+
+
+def kernel_by_name(registry: Registry, name: str | object, params: dict) -> Any:
+    """``registry.get("kernel", name, **params)``, except that the name of a manifold kernel
+    still builds it, with a :class:`DeprecationWarning` (what ``get_kernel`` did before
+    manifold kernels had a family of their own); the estimators' lookups refuse it.
+
+    Parameters
+    ----------
+    registry : Registry
+    name : str or kernel object
+    params : dict
+        The factory's keyword parameters.
+
+    Returns
+    -------
+    object
+        The kernel (or, deprecated, the manifold kernel).
+
+    Raises
+    ------
+    UnknownComponentError
+        An unknown name.
+    """
+    try:
+        return registry.get("kernel", name, **params)
+    except WrongFamilyError as exc:
+        warnings.warn(
+            f"sparsekit.get_kernel({name!r}) is deprecated: {name!r} is a manifold kernel "
+            f"(data-dependent, not a kernel k(X, Y)); use "
+            f"sparsekit.get_manifold_kernel({name!r})", DeprecationWarning,
+            stacklevel=_caller_stacklevel())
+        return registry.get(exc.family, name, **params)
 
 
 def get_sampler(name: str | object, **params: Any) -> Any:
@@ -817,6 +904,54 @@ def get_solver(name: str | object, **params: Any) -> Any:
     return default_registry().get("solver", name, **params)
 
 
+def get_factorizer(name: str | object, **params: Any) -> Any:
+    """Build a factorizer by name, e.g. ``get_factorizer("palm4msa", n_iter=100)``: a component
+    with ``factorize(M, constraints) -> FactorizationResult``.
+
+    Parameters
+    ----------
+    name : str or factorizer object
+        A registered factorizer (``sparsekit list --family factorizer``); an object is returned
+        as is.
+    **params
+        The factory's keyword parameters.
+
+    Returns
+    -------
+    object
+
+    Raises
+    ------
+    UnknownComponentError
+        An unknown name (the closest one is suggested, a sparse solver's name included).
+    """
+    return default_registry().get("factorizer", name, **params)
+
+
+def get_manifold_kernel(name: str | object, **params: Any) -> Any:
+    """Build a manifold (data-dependent) kernel by name, e.g.
+    ``get_manifold_kernel("isomap-geodesic", n_neighbors=10)``: ``fit(X_train)``, then
+    ``gram()`` and ``kernel(X_new)``.
+
+    Parameters
+    ----------
+    name : str or manifold-kernel object
+        A registered manifold kernel (``sparsekit list --family manifold-kernel``).
+    **params
+        The factory's keyword parameters.
+
+    Returns
+    -------
+    object
+
+    Raises
+    ------
+    UnknownComponentError
+        An unknown name.
+    """
+    return default_registry().get("manifold-kernel", name, **params)
+
+
 def get_projection(name: str | object, **params: Any) -> Any:
     """Build a projection (Palm4MSA constraint) by name, e.g.
     ``get_projection("splincol", shape=(64, 64), k=2)``."""
@@ -825,5 +960,17 @@ def get_projection(name: str | object, **params: Any) -> Any:
 
 def list_components(family: str | None = None) -> list[ComponentInfo]:
     """Every component of ``family`` (``"kernel"``, ``"sampler"``, ``"solver"``,
-    ``"projection"``, ``"task"``) or of every component family (tasks apart)."""
+    ``"factorizer"``, ``"projection"``, ``"manifold-kernel"``, ``"task"``) or of every
+    component family (tasks apart)."""
     return default_registry().list(family)
+
+
+def __getattr__(name: str) -> Any:
+    # resolve moved up to sparsekit.components (the layer above: it wraps kernel functions into
+    # component classes, which the registry does not import). The deprecated alias looks the
+    # module up when it is used, so that this module imports nothing above it.
+    if name == "resolve":
+        warnings.warn("sparsekit.registry.resolve is deprecated: use sparsekit.components.resolve",
+                      DeprecationWarning, stacklevel=2)
+        return importlib.import_module("sparsekit.components").resolve
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

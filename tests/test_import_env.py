@@ -1,4 +1,4 @@
-"""What ``import sparsekit`` does to the process environment (README, "Threads")."""
+"""What ``import sparsekit`` does to the process environment (the user guide's "Threads")."""
 import os
 import subprocess
 import sys

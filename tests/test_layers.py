@@ -36,7 +36,7 @@ KNOWN_CYCLES: set = set()
 
 #: Modules the registry layer is made of, and the only sparsekit modules they may import.
 REGISTRY_LAYER = {"sparsekit.registry", "sparsekit.hookspecs", "sparsekit._names",
-                  "sparsekit._required_params"}
+                  "sparsekit._accepts", "sparsekit._required_params"}
 
 
 def _module_name(path: Path) -> str:
@@ -204,3 +204,28 @@ def test_samplers_reach_no_feature_map():
     for module in samplers:
         up = {t for t in _reachable(module) if t.startswith("sparsekit.features")}
         assert not up, (module, up)
+
+
+def test_factorizers_and_sparse_solvers_are_separate_families():
+    """The factorizers (Palm4MSA) reach no sparse solver module and the reverse: the two
+    protocols are two families. Only the deprecated module paths under ``sparsekit.solvers``
+    (``palm4msa``, ``hierarchical``, ``factorization``) point at ``sparsekit.factorizers``.
+    ``sparsekit.plugins``, the namespace that names every family's base class for plugin
+    authors (the built-in ``_plugin`` modules import their hook marker from it), is left out."""
+    graph = {m: edges - {"sparsekit.plugins"} for m, edges in GRAPH.items()}
+
+    def reachable(module):
+        seen, todo = set(), [module]
+        while todo:
+            for target in graph[todo.pop()] - seen:
+                seen.add(target)
+                todo.append(target)
+        return seen
+
+    factorizers = [m for m in graph if m.startswith("sparsekit.factorizers")]
+    assert "sparsekit.factorizers.palm4msa" in factorizers
+    for module in factorizers:
+        assert not {t for t in reachable(module) if t.startswith("sparsekit.solvers")}, module
+    aliases = {f"sparsekit.solvers.{m}" for m in ("palm4msa", "hierarchical", "factorization")}
+    for module in (m for m in graph if m.startswith("sparsekit.solvers") and m not in aliases):
+        assert not {t for t in reachable(module) if t.startswith("sparsekit.factorizers")}, module

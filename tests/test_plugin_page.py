@@ -71,7 +71,7 @@ def test_page_shows_a_complete_installable_distribution():
     assert {"pyproject.toml", "setup.cfg", "sparsekit_example_plugin/__init__.py",
             "sparsekit_example_plugin/plugin.py", "sparsekit_example_plugin/kernels.py",
             "sparsekit_example_plugin/samplers.py", "sparsekit_example_plugin/solvers.py",
-            "sparsekit_example_plugin/projections.py",
+            "sparsekit_example_plugin/factorizers.py", "sparsekit_example_plugin/projections.py",
             "sparsekit_example_plugin/tasks.py"} <= set(files)
     assert "build-backend" in files["pyproject.toml"]
 
@@ -118,11 +118,21 @@ P = sparsekit.get_projection("banded", shape=(8, 8), bandwidth=2)
 band = np.triu(np.tril(M, 2), -2)
 out["band_err"] = float(np.abs(P(M) - band / np.linalg.norm(band)).max())
 A, B = (np.triu(np.tril(rng.normal(size=(8, 8)), 1), -1) for _ in range(2))
-fact = sparsekit.get_solver("palm4msa", n_iter=300).factorize(
+fact = sparsekit.get_factorizer("palm4msa", n_iter=300).factorize(
     A @ B, [("band", {"shape": (8, 8), "bandwidth": 1})] * 2)
 dense = [f.toarray() for f in fact.factors.factors]
 out["band_outside"] = float(max(np.abs(f - np.triu(np.tril(f, 1), -1)).max() for f in dense))
 out["palm_err"] = fact.relative_error
+
+L = rng.normal(size=(20, 3)) @ rng.normal(size=(3, 15)) + 0.05 * rng.normal(size=(20, 15))
+als = sparsekit.get_factorizer("alternating-least-squares").factorize(
+    L, [("identity", {"shape": (20, 3)}), ("identity", {"shape": (3, 15)})])
+s = np.linalg.svd(L, compute_uv=False)
+out["als"] = [float(np.linalg.norm(L - als.factors.toarray()) / np.linalg.norm(L)),
+              float(np.sqrt((s[3:] ** 2).sum()) / np.linalg.norm(L)), als.stop_reason]
+B = np.repeat(rng.normal(size=(4, 6)) * 5, 30, axis=0) + rng.normal(size=(120, 6))
+qk = sparsekit.QuicKMeans(4, factorizer="als", max_iter=5, random_state=0).fit(B)
+out["als_clusters"] = [np.unique(r).tolist() for r in qk.labels_.reshape(4, 30)]
 
 X2 = rng.normal(size=(60, 2)); t = np.where(X2[:, 0] > 0, 1.0, -1.0)
 row = run_task("kernel-alignment", data={"X": X2, "y": (t > 0).astype(int)},
@@ -149,7 +159,8 @@ def test_page_package_installs_and_every_component_works_by_name(page_site):
     assert "Warning" not in run.stderr, run.stderr    # no conflict with another copy, no skip
     out = json.loads(run.stdout)
     assert pathlib.Path(out["module"]).is_relative_to(page_site)   # the page's copy was used
-    assert out["components"] == [["kernel", "rational-quadratic", ["rq"]],
+    assert out["components"] == [["factorizer", "als", ["alternating-least-squares"]],
+                                 ["kernel", "rational-quadratic", ["rq"]],
                                  ["projection", "band", ["banded"]],
                                  ["sampler", "kmeans-pp", ["d2"]],
                                  ["solver", "fista", ["lasso"]]]
@@ -160,6 +171,10 @@ def test_page_package_installs_and_every_component_works_by_name(page_site):
     assert sorted(out["support"]) == out["nonzero"] and out["stop"] == "tol"
     assert out["band_err"] < 1e-15
     assert out["band_outside"] == 0.0 and out["palm_err"] < 0.1
+    # the factorizer reaches the best rank-3 error (Eckart–Young) and refits QuicK-means'
+    # factors: one cluster per well-separated blob
+    assert out["als"][0] == pytest.approx(out["als"][1], rel=1e-9) and out["als"][2] == "tol"
+    assert sorted(c for (c,) in out["als_clusters"]) == [0, 1, 2, 3]
     assert out["alignment"][0] == pytest.approx(out["alignment"][1], rel=1e-12)
     assert out["centred"][0] == pytest.approx(out["centred"][1], rel=1e-10)
     # the task comes from the plugin's sparsekit_tasks hook, not from the deprecated

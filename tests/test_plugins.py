@@ -91,9 +91,10 @@ needs_example = pytest.mark.skipif(
 @needs_example
 def test_example_plugin_registers_one_component_per_family():
     infos = {(i.family, i.name): i for i in Registry().list() if i.plugin == "example-plugin"}
-    # an install older than the example projection lacks "band"; tests/test_plugin_page.py
+    # an install older than the example projection (factorizer) lacks "band" ("als");
+    # tests/test_plugin_page.py
     # checks the exact set of the page's package
-    assert set(infos) - {("projection", "band")} == {
+    assert set(infos) - {("projection", "band"), ("factorizer", "als")} == {
         ("kernel", "rational-quadratic"), ("sampler", "kmeans-pp"), ("solver", "fista")}
     assert infos["sampler", "kmeans-pp"].aliases == ("d2",)
 
@@ -133,6 +134,24 @@ def test_example_kernel_matches_scikit_learn(rng, dtype, rtol):
     np.testing.assert_allclose(k.diag(X), np.diag(k(X)), rtol=rtol)
     with pytest.raises(ValueError, match="alpha must be > 0"):
         sparsekit.get_kernel("rational-quadratic", alpha=0.0)
+
+
+@needs_example
+def test_example_factorizer_reaches_the_truncated_svd_error(rng):
+    """Alternating least squares without constraints, two factors of inner dimension 3: the
+    error of the best rank-3 approximation (Eckart–Young), in float64 and float32."""
+    if "als" not in Registry().names("factorizer"):
+        pytest.skip("an install older than the example factorizer: pip install "
+                    f"./plugins/{EXAMPLE_DIST} again")
+    M = rng.normal(size=(20, 3)) @ rng.normal(size=(3, 15)) + 0.05 * rng.normal(size=(20, 15))
+    s = np.linalg.svd(M, compute_uv=False)
+    best = np.sqrt((s[3:] ** 2).sum()) / np.linalg.norm(M)
+    cons = [("identity", {"shape": (20, 3)}), ("identity", {"shape": (3, 15)})]
+    for dtype, rtol in ((np.float64, 1e-9), (np.float32, 1e-4)):
+        res = sparsekit.get_factorizer("als").factorize(M.astype(dtype), cons)
+        dense = res.factors.toarray()
+        assert dense.dtype == dtype
+        assert np.linalg.norm(M - dense) / np.linalg.norm(M) == pytest.approx(best, rel=rtol)
 
 
 @needs_example

@@ -84,3 +84,36 @@ def test_a_type_error_raised_by_the_factory_itself_is_not_relabelled():
     assert "default_registry" not in str(info.value)  # kernels have a get_kernel shortcut
     with pytest.raises(TypeError, match="^inner failure"):
         reg.get("kernel", "raising", width=1.0)
+
+
+def test_factory_signature_is_read_once_for_every_kind_of_factory():
+    import functools
+
+    from sparsekit._required_params import factory_signature
+
+    class WithKwargs:
+        def __init__(self, a, b=1, *args, c, d=2, **kw):
+            pass
+
+    def plain(x, /, y, z=3):
+        pass
+
+    sig = factory_signature(WithKwargs)
+    assert sig.names == ("a", "b", "c", "d") and sig.required == ("a", "c") and sig.var_keyword
+    sig = factory_signature(plain)  # positional-only x cannot be passed by keyword
+    assert sig.names == ("y", "z") and sig.required == ("y",) and not sig.var_keyword
+    assert factory_signature(functools.partial(plain, 1, z=4)).names == ("y", "z")
+    assert factory_signature(len).names == ()  # len(obj, /): nothing by keyword
+    assert factory_signature(dict).var_keyword  # no signature to read: the call decides
+
+    class Unhashable:
+        __hash__ = None
+
+        def __call__(self, q=1):
+            pass
+
+    assert factory_signature(Unhashable()).names == ("q",)
+    for factory in (WithKwargs, plain):
+        expected = [p.name for p in inspect.signature(factory).parameters.values()
+                    if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+        assert list(factory_signature(factory).names) == expected

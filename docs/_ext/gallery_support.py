@@ -57,6 +57,39 @@ class OutputFolderScraper:
         return "OutputFolderScraper()"
 
 
+#: a first figure wider than this (width / height) gets a thumbnail of its left part
+WIDE_FIGURE = 2.0
+
+
+def crop_wide_thumbnails(app) -> None:
+    """Thumbnails of examples whose first figure is a wide row of panels.
+
+    sphinx-gallery scales the whole figure into the thumbnail box, so a row of three panels
+    becomes an unreadable strip; such a thumbnail is redrawn from the figure's left part (its
+    first panel, at the box's aspect ratio). Other thumbnails are left as they are.
+    """
+    from PIL import Image
+    from sphinx_gallery.utils import scale_image
+
+    conf = app.config.sphinx_gallery_conf
+    images = Path(app.srcdir) / conf["gallery_dirs"] / "images"
+    box_w, box_h = conf.get("thumbnail_size", (400, 280))
+    for thumb in sorted((images / "thumb").glob("sphx_glr_*_thumb.png")):
+        stem = thumb.name[len("sphx_glr_"):-len("_thumb.png")]
+        first = images / f"sphx_glr_{stem}_001.png"
+        if not first.is_file():
+            continue
+        with Image.open(first) as im:
+            width, height = im.size
+            if width <= WIDE_FIGURE * height:
+                continue
+            left = im.crop((0, 0, min(width, round(height * box_w / box_h)), height))
+            crop = thumb.with_name(f"{thumb.stem}.crop.png")
+            left.save(crop)
+        scale_image(crop, thumb, box_w, box_h)
+        crop.unlink()
+
+
 def _get_sg_image_scraper():
     """The scraper that ``image_scrapers = ("gallery_support",)`` names."""
     return OutputFolderScraper()

@@ -205,6 +205,17 @@ def repository_links(app, relative_path, parent_docname, content) -> None:
     content[0] = _REPO_LINK.sub(replace, content[0])
 
 
+def constructor_signature(app, what, name, obj, options, signature, return_annotation):
+    """A class whose base defines ``__new__(cls, *args, **kwargs)`` (SciPy's ``LinearOperator``,
+    under ``SparseFactors``) would be shown as ``(*args, **kwargs)``: show the parameters of
+    the class's own ``__init__`` instead (without annotations, as every other signature here)."""
+    if what != "class" or signature != "(*args, **kwargs)" or "__init__" not in vars(obj):
+        return None
+    params = list(inspect.signature(obj.__init__).parameters.values())[1:]
+    plain = [p.replace(annotation=inspect.Parameter.empty) for p in params]
+    return str(inspect.Signature(plain)), return_annotation
+
+
 def set_context(app, config) -> None:
     modules = public_modules()
     context = dict(config.autosummary_context or {})
@@ -225,6 +236,8 @@ def setup(app):
     app.connect("config-inited", set_context)
     app.connect("config-inited", lambda app, config: generate(app))
     app.connect("include-read", repository_links)
+    # before numpydoc's handler (priority 500), whose result would otherwise be the first one
+    app.connect("autodoc-process-signature", constructor_signature, priority=400)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
 
 

@@ -22,7 +22,7 @@ Decisions:
   implementation's normalization).
 - Initialization: K-means++ centroids (or ``"random"`` samples, or an array), factorized once by
   hierarchical Palm4MSA (thesis §3.3.5.1) with the schedule of
-  :func:`~sparsekit.solvers.hierarchical.hierarchical_constraints`; with one factor, or with
+  :func:`~sparsekit.factorizers.hierarchical.hierarchical_constraints`; with one factor, or with
   ``hierarchical_init=False``, by the factorization solver from its default start.
 - Factors (thesis §3.3.5.1): ``Q`` (default ``⌊log2 max(K, D)⌋``, at least 2) factors of shapes
   ``K × A``, ``A × A``, …, ``A × D`` with ``A = min(K, D)``, each with ``sparsity`` non-zeros per
@@ -41,7 +41,7 @@ Decisions:
   uncentred, +3.7 % centred, other things equal). Inference costs the same: ``mean_`` only
   enters the centroid norms and a term constant over the clusters.
 - Each refit returns the best Palm4MSA iterate (the warm start included; ``keep_best`` of
-  :class:`~sparsekit.solvers.palm4msa.Palm4MSA`): with the relaxed ``splincol`` projection,
+  :class:`~sparsekit.factorizers.palm4msa.Palm4MSA`): with the relaxed ``splincol`` projection,
   Palm4MSA is not monotone even with small steps, and its last iterate can be worse than an
   earlier one. Stopping Palm4MSA at the first increase (its ``safeguard``) instead freezes the
   factors early, which is why that safeguard is not used here.
@@ -69,10 +69,10 @@ from .._threads import effective_n_jobs, thread_limit
 from .._typing import DataLike, RandomStateLike
 from .._validation import check_array, check_option, check_random_state, check_scalar
 from ..exceptions import not_fitted_error
+from ..factorizers.hierarchical import hierarchical_constraints, hierarchical_dense
+from ..factorizers.palm4msa import default_factors, run_palm
 from ..projections.base import Constant, Identity
 from ..registry import default_registry
-from ..solvers.hierarchical import hierarchical_constraints, hierarchical_dense
-from ..solvers.palm4msa import default_factors, run_palm
 from ._cpu import cluster_sums, nearest_from_scores, within_cluster_sum
 
 #: bytes of one block of scores (points × clusters) in the assignment step
@@ -160,7 +160,7 @@ class QuicKMeans(ParamsMixin):
     tol : float, default 1e-6
         Relative change of the objective that stops the iterations.
     factorizer : str, default "palm4msa"
-        Name of the registered factorization solver refitting the factors.
+        Name of the registered factorizer (family ``"factorizer"``) refitting the factors.
     palm_iter : int, default 300
         Iterations of each refit; ``palm_tol`` its relative-change stop (default 1e-6).
     hierarchical_init : bool, default True
@@ -312,7 +312,7 @@ class QuicKMeans(ParamsMixin):
         X = self._validate_X(X, True)
         n, d = X.shape
         K, proj, s, Q, max_iter, palm_iter, tol, palm_tol = self._params(n, d)
-        factorizer = default_registry().get("solver", self.factorizer, n_iter=palm_iter,
+        factorizer = default_registry().get("factorizer", self.factorizer, n_iter=palm_iter,
                                             tol=palm_tol)
         if not hasattr(factorizer, "factorize"):
             raise TypeError(f"factorizer {self.factorizer!r} has no factorize method")

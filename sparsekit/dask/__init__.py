@@ -3,8 +3,10 @@ cluster.
 
 - :func:`gram`: K(X, Y) between two chunked arrays as a blocked dask array;
 - :func:`dac_rls_scores`, :func:`dac_rls_partition`: DAC-RLS scores chunk by chunk;
-- :func:`nystroem_fit`, :func:`nystroem_transform`: Nyström with uniform, DAC-RLS (chunked) or
-  any other sampler (landmark stage on one worker), transform chunk by chunk;
+- :func:`nystroem_fit`, :func:`nystroem_transform`: Nyström with landmarks chosen chunk by
+  chunk by a sampler with ``sample_chunked`` (uniform, DAC-RLS, or a plugin's) or by any other
+  sampler (landmark stage on one worker), transform chunk by chunk;
+- :func:`transform`: ``transform`` of any fitted transformer, chunk by chunk;
 - :func:`solve`: OMP / MP / Frank–Wolfe (any registered solver) over a column-chunked matrix
   of signals;
 - :func:`nystrom_mmd_fit`, :func:`mmd2_nystrom`: the Nyström MMD between chunked samples;
@@ -16,9 +18,10 @@ on a ``distributed`` cluster by creating a ``distributed.Client`` first, as with
 """
 from .cluster import kernel_kmeans_fit
 from .gram import gram
-from .nystroem import dac_rls_partition, dac_rls_scores, nystroem_fit, nystroem_transform
+from .nystrom import dac_rls_partition, dac_rls_scores, nystroem_fit, nystroem_transform
 from .solvers import solve
 from .stats import mmd2_nystrom, nystrom_mmd_fit
+from .transform import transform
 
 __all__ = ["gram", "dac_rls_scores", "dac_rls_partition", "nystroem_fit", "nystroem_transform",
-           "solve", "nystrom_mmd_fit", "mmd2_nystrom", "kernel_kmeans_fit"]
+           "solve", "nystrom_mmd_fit", "mmd2_nystrom", "kernel_kmeans_fit", "transform"]

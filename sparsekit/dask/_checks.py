@@ -1,4 +1,5 @@
-"""Input checks of the Dask backend: chunked 2-D arrays with whole rows, resolved kernels."""
+"""Input checks of the Dask backend: chunked 2-D arrays with whole rows, kernels whose parameters
+do not depend on the chunk they see."""
 from __future__ import annotations
 
 import math
@@ -59,15 +60,20 @@ def check_block(block, n_features, name="X"):
     return block
 
 
-def resolved_kernel(kernel, kernel_params=None, n_features=None):
-    """A kernel object whose parameters do not depend on the data being processed.
+def frozen_kernel(kernel, n_features):
+    """``kernel`` (a resolved kernel object, changed in place: pass a copy, as
+    :func:`sparsekit.components.resolve` returns) with parameters that do not depend on the
+    data being processed.
 
-    A data-dependent bandwidth rule (``bandwidth="median"``, ...) must be resolved beforehand:
-    per chunk it would give each block its own bandwidth.
+    A fitted data-dependent bandwidth rule (``bandwidth="median"``, ...) is frozen to its value;
+    an unfitted one is refused: per chunk it would give each block its own bandwidth. Static
+    parameters that need the width (gamma = 1 / n_features) are set.
+
+    Raises
+    ------
+    ValueError
+        An unfitted data-dependent bandwidth rule.
     """
-    from ..kernels.base import as_kernel_object
-
-    kernel = as_kernel_object(kernel, None, kernel_params)
     rule = getattr(kernel, "bandwidth", None)
     if isinstance(rule, str) and getattr(kernel, "gamma_", None) is None:
         raise ValueError(
@@ -76,9 +82,6 @@ def resolved_kernel(kernel, kernel_params=None, n_features=None):
             "(kernel.fit(sample) on a sample of the data, or on the in-memory data) or give "
             "gamma/sigma")
     if isinstance(rule, str):  # fitted: freeze the resolved value, so that no later fit redoes it
-        import copy
-
-        kernel = copy.deepcopy(kernel)
         # effective_gamma names the data's scale where the rule's gamma is no float64
         gamma = kernel.effective_gamma(n_features)
         kernel.set_params(bandwidth=None, gamma=gamma)

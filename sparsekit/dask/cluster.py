@@ -3,8 +3,9 @@
 The same algorithm as :class:`sparsekit.KernelKMeans` with ``method="nystrom"`` (see its module
 for the objective, the seeding and Lloyd's loop), scheduled as follows:
 
-- landmarks: :func:`~sparsekit.dask.nystroem_fit` (uniform on the client, any other sampler,
-  such as the ``"greedy-trace"`` of the kernel k-means poster, on one worker);
+- landmarks: :func:`~sparsekit.dask.nystroem_fit` (chunk by chunk for a sampler with
+  ``sample_chunked``, such as uniform; any other sampler, such as the ``"greedy-trace"`` of
+  the kernel k-means poster, on one worker);
 - features z_i = φ(x_i), ‖z_i‖² and k(x_i, x_i) chunk by chunk, the fitted map sent once; the
   features stay on the workers (``persist=True``) or are recomputed at every pass;
 - k-means++ seeding: the squared distances of every point to the 2 + ⌊ln k⌋ candidates of a
@@ -32,10 +33,9 @@ from ..cluster.kernel_kmeans import (
     _cluster_sums,
     _fix_empty,
     _reassign,
-    _resolve,
     _sq_dists,
 )
-from ._checks import _dask_array, check_block, check_chunked, resolved_kernel
+from ._checks import _dask_array, check_block, check_chunked, frozen_kernel
 from ._heap import chunk_task
 
 
@@ -160,14 +160,15 @@ def _rows(parts, sizes, idx):
 
 def kernel_kmeans_fit(Xd, n_clusters=8, *, kernel="rbf", sampler="uniform", n_landmarks=None,
                       n_init=3, init="k-means++", max_iter=300, tol=1e-6, kernel_params=None,
-                      sampler_params=None, random_state=None, persist=True):
+                      sampler_params=None, random_state=None, persist=True, registry=None):
     """Fit a :class:`sparsekit.KernelKMeans` (Nyström method) on a chunked array.
 
     Parameters are those of :class:`~sparsekit.KernelKMeans` (the method is ``"nystrom"``: the
     exact method needs the n × n Gram matrix); data-dependent kernel bandwidths must be resolved
     beforehand. ``persist``: keep the features (n × ``n_landmarks`` float64) in the workers'
     memory between Lloyd steps (default), or recompute them from ``Xd`` at every step when
-    they do not fit.
+    they do not fit. ``registry``: where kernel and sampler names are resolved (default: the
+    process-wide registry).
 
     Returns
     -------
@@ -178,7 +179,8 @@ def kernel_kmeans_fit(Xd, n_clusters=8, *, kernel="rbf", sampler="uniform", n_la
     """
     import dask
 
-    from .nystroem import nystroem_fit
+    from ..components import resolve
+    from .nystrom import nystroem_fit
 
     da = _dask_array()
     est = KernelKMeans(n_clusters, kernel=kernel, sampler=sampler, n_landmarks=n_landmarks,
@@ -190,11 +192,12 @@ def kernel_kmeans_fit(Xd, n_clusters=8, *, kernel="rbf", sampler="uniform", n_la
     n, d = Xd.shape
     if n < k:
         raise ValueError(f"n_samples={n} should be >= n_clusters={k}; ask for at most {n} clusters")
-    kernel_obj = resolved_kernel(kernel, kernel_params, d)
+    kernel_obj = frozen_kernel(resolve("kernel", kernel, kernel_params, registry=registry), d)
     given = est._init_indices(n, k)
     rng = check_random_state(random_state)
-    ny = nystroem_fit(Xd, kernel_obj, _resolve("sampler", sampler, sampler_params),
-                      est._landmark_count(n), random_state=rng)
+    ny = nystroem_fit(Xd, kernel_obj, resolve("sampler", sampler, sampler_params,
+                                              registry=registry),
+                      est._landmark_count(n), random_state=rng, registry=registry)
 
     sizes = [int(c) for c in Xd.chunks[0] if c > 0]
     blocks = [b for b, c in zip(Xd.to_delayed().ravel(), Xd.chunks[0]) if c > 0]

@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._checks import _dask_array, check_block, check_chunked, resolved_kernel
+from ..components import resolve
+from ._checks import _dask_array, check_block, check_chunked, frozen_kernel
 from ._heap import chunk_task
 
 
@@ -12,16 +13,19 @@ def _gram_block(A, B, kernel, d):
     return np.asarray(kernel(check_block(A, d, "X"), check_block(B, d, "Y")))
 
 
-def gram(kernel, Xd, Yd=None, *, kernel_params=None):
+def gram(kernel, Xd, Yd=None, *, kernel_params=None, registry=None):
     """K(X, Y) as a lazy dask array whose block (i, j) is ``kernel(X_i, Y_j)``.
 
     Parameters
     ----------
-    kernel : str or kernel object
-        A registered vector kernel (``kernel_params`` passed to its factory) or a kernel object.
-        Data-dependent bandwidth rules must be resolved first (a fitted kernel, or gamma).
+    kernel : str, kernel object or function
+        A registered vector kernel (``kernel_params`` passed to its factory), a kernel object
+        (copied) or a function ``k(X, Y) -> Gram``. Data-dependent bandwidth rules must be
+        resolved first (a fitted kernel, or gamma).
     Xd, Yd : dask arrays of shape (n, d) and (m, d)
         Row chunks; chunks along the features are merged. ``Yd`` defaults to ``Xd``.
+    registry : Registry, optional
+        Where a kernel name is resolved (default: the process-wide registry).
 
     Returns
     -------
@@ -33,7 +37,7 @@ def gram(kernel, Xd, Yd=None, *, kernel_params=None):
     Xd = check_chunked(Xd, "X")
     Yd = Xd if Yd is None else check_chunked(Yd, "Y", n_features=Xd.shape[1])
     d = Xd.shape[1]
-    kernel = resolved_kernel(kernel, kernel_params, d)
+    kernel = frozen_kernel(resolve("kernel", kernel, kernel_params, registry=registry), d)
     dtype = np.result_type(Xd.dtype, Yd.dtype, np.float32)
     return da.blockwise(_gram_block, "ij", Xd, "ik", Yd, "jk", dtype=dtype, concatenate=True,
                         kernel=kernel, d=d)

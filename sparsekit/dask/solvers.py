@@ -20,7 +20,7 @@ def _solve_block(Yb, D, solver, beta=None):
     return solver.solve(D, Yb).coef
 
 
-def solve(solver, D, Yd, **solver_params):
+def solve(solver, D, Yd, *, registry=None, **solver_params):
     """Coefficients X with Y ≈ D X, solved chunk of signals by chunk, as a lazy dask array.
 
     The solvers treat each signal (column of Y) independently, so the result equals
@@ -30,12 +30,16 @@ def solve(solver, D, Yd, **solver_params):
     ----------
     solver : str or solver object
         A registered solver (``"omp"``, ``"mp"``, ``"frank-wolfe"``, ...; ``solver_params``
-        passed to its factory) or a solver object.
+        passed to its factory) or a solver object (copied).
     D : ndarray (n_features, n_atoms)
         The dictionary: one node of the task graph, sent once to each worker.
     Yd : dask array (n_features, n_signals)
         Signals as columns; chunks along the rows are merged. A Frank–Wolfe radius ``beta``
         given per signal (an array) is split with the columns.
+    registry : Registry, optional
+        Where a solver name is resolved (default: the process-wide registry).
+    **solver_params
+        Parameters of the named solver.
 
     Returns
     -------
@@ -43,13 +47,10 @@ def solve(solver, D, Yd, **solver_params):
     """
     import dask
 
-    from ..registry import default_registry
+    from ..components import resolve
 
     da = _dask_array()
-    if isinstance(solver, str):
-        solver = default_registry().get("solver", solver, **solver_params)
-    elif solver_params:
-        raise TypeError("solver_params are for a solver given by name")
+    solver = resolve("solver", solver, solver_params, registry=registry)
     D = np.asarray(D)
     if D.ndim != 2:
         raise ValueError(f"D must be 2-D (n_features, n_atoms), got shape {D.shape}")

@@ -3,8 +3,8 @@
 The estimator of :class:`sparsekit.stats.NystromMMD` (Cherfaoui thesis, Ch. 4, Lemma 5:
 MMD²_k̂ = ‖mean φ(A) − mean φ(B)‖² + λ‖v‖²), scheduled as follows:
 
-- landmarks from the pooled samples by :func:`~sparsekit.dask.nystroem_fit` (uniform on the
-  client, DAC-RLS chunk by chunk, other samplers on one worker);
+- landmarks from the pooled samples by :func:`~sparsekit.dask.nystroem_fit` (chunk by chunk
+  for a sampler with ``sample_chunked``, such as uniform and DAC-RLS; others on one worker);
 - one pass over the chunks with the fitted map sent once: each chunk returns Σ K(x, S) over
   its rows (|S| numbers; mean φ = (mean K(x, S)) K_S^{-1/2} is formed on the client, which
   saves the |S| × |S| product of every row) and a 64-bit key of each row's bit pattern (8
@@ -23,10 +23,11 @@ import numpy as np
 
 from .._small_blas import one_blas_thread
 from .._validation import check_random_state
+from ..components import resolve
 from ..samplers.lam import check_lam
 from ..stats._data import pooled_n_landmarks, support_ids
-from ..stats.nystrom import NystromMMD, resolve_sampler
-from ._checks import _dask_array, check_block, check_chunked, resolved_kernel
+from ..stats.nystrom import NystromMMD
+from ._checks import _dask_array, check_block, check_chunked, frozen_kernel
 from ._heap import chunk_task
 
 _KEY_MULT = np.uint64(0x9E3779B97F4A7C15)
@@ -86,9 +87,11 @@ def distinct_ids(kernel, keys, take) -> np.ndarray:
 
 
 def nystrom_mmd_fit(*samples, kernel="rbf", sampler="uniform", n_landmarks=None, lam=1e-6,
-                    kernel_params=None, sampler_params=None, random_state=None) -> NystromMMD:
+                    kernel_params=None, sampler_params=None, random_state=None,
+                    registry=None) -> NystromMMD:
     """Fit a :class:`sparsekit.stats.NystromMMD` on chunked samples (dask arrays of the same
-    width); parameters as ``NystromMMD``. Data-dependent kernel bandwidths must be resolved
+    width); parameters as ``NystromMMD`` (``registry``: where kernel and sampler names are
+    resolved). Data-dependent kernel bandwidths must be resolved
     beforehand (a fitted kernel, or gamma).
 
     For the same ``random_state`` and uniform landmarks, ``est.mmd2(i, j)`` equals
@@ -97,7 +100,7 @@ def nystrom_mmd_fit(*samples, kernel="rbf", sampler="uniform", n_landmarks=None,
     """
     import dask
 
-    from .nystroem import nystroem_fit
+    from .nystrom import nystroem_fit
 
     da = _dask_array()
     if len(samples) < 1:
@@ -107,14 +110,15 @@ def nystrom_mmd_fit(*samples, kernel="rbf", sampler="uniform", n_landmarks=None,
     arrays = [check_chunked(samples[0], names[0])]
     d = arrays[0].shape[1]
     arrays += [check_chunked(S, name, n_features=d) for S, name in zip(samples[1:], names[1:])]
-    kernel_obj = resolved_kernel(kernel, kernel_params, d)
-    sampler_obj = resolve_sampler(sampler, sampler_params)
+    kernel_obj = frozen_kernel(resolve("kernel", kernel, kernel_params, registry=registry), d)
+    sampler_obj = resolve("sampler", sampler, sampler_params, registry=registry)
     sizes = tuple(int(A.shape[0]) for A in arrays)
     pool = da.concatenate(arrays) if len(arrays) > 1 else arrays[0]
     n = int(sum(sizes))
     s = pooled_n_landmarks(n_landmarks, max(sizes), n)
     ny = nystroem_fit(
-        pool, kernel_obj, sampler_obj, s, random_state=check_random_state(random_state)
+        pool, kernel_obj, sampler_obj, s, random_state=check_random_state(random_state),
+        registry=registry,
     )
 
     shared = dask.delayed(ny, pure=True, traverse=False)
@@ -131,7 +135,7 @@ def nystrom_mmd_fit(*samples, kernel="rbf", sampler="uniform", n_landmarks=None,
 
     est = NystromMMD(kernel=kernel, sampler=sampler, n_landmarks=n_landmarks, lam=lam,
                      kernel_params=kernel_params, sampler_params=sampler_params,
-                     random_state=random_state)
+                     random_state=random_state, registry=registry)
     est.kernel_ = kernel_obj
     est.nystroem_ = ny
     est.lam_ = lam

@@ -34,7 +34,6 @@ scikit-learn is needed here (the forests are its estimators): install ``sparseki
 """
 from __future__ import annotations
 
-import inspect
 import numbers
 import warnings
 from collections.abc import Iterator
@@ -53,6 +52,8 @@ except ImportError as exc:  # pragma: no cover - exercised only without scikit-l
         "sparsekit.ensemble needs scikit-learn >= 1.6: pip install 'sparsekit[forest]'"
     ) from exc
 
+from .._required_params import factory_signature
+from ..components import resolve
 from ..exceptions import not_fitted_error
 from ..registry import Registry, default_registry
 from ._selection import select
@@ -130,10 +131,7 @@ class _OMPForestBase(BaseEstimator):
         params = dict(self.solver_params or {})
         if isinstance(self.solver, str):
             info = registry.lookup("solver", self.solver)
-            try:
-                names = inspect.signature(info.registration.factory).parameters
-            except (TypeError, ValueError):
-                names = ()
+            names = factory_signature(info.registration.factory).names
             if "n_nonzero_coefs" in names:
                 params.setdefault("n_nonzero_coefs", n_trees)
             if "return_path" in names:
@@ -142,11 +140,7 @@ class _OMPForestBase(BaseEstimator):
                 # D^T D costs n l^2 flops at GEMM speed, the residual form m gemv's of n l at
                 # memory speed (about 10x slower per flop): the Gram pays from m >= l / 10
                 params.setdefault("precompute", True)
-        solver = registry.get("solver", self.solver, **params)
-        if not hasattr(solver, "solve"):
-            raise TypeError(f"solver {self.solver!r} has no solve(D, Y) method: OMP forests need "
-                            "a sparse coding solver such as 'omp' or 'nn-omp'")
-        return solver
+        return resolve("solver", self.solver, params, registry=registry)
 
     def _fit_forest(self, X, y):
         if self.forest is not None:

@@ -30,7 +30,6 @@ Decisions:
 """
 from __future__ import annotations
 
-import copy
 import numbers
 import warnings
 from typing import Any
@@ -39,22 +38,18 @@ import numpy as np
 
 from .._base import ParamsMixin, TransformerMixin
 from .._memory import check_allocation
-from .._progress import iterate
 from .._small_blas import THREADED_FACTOR_MIN_ROWS, is_skinny, one_blas_thread
 from .._typing import DataLike, RandomStateLike
-from .._validation import check_option, check_random_state, check_scalar, is_sparse
-from ..kernels.base import PrecomputedKernel, as_kernel_object
-from ..registry import Registry, check_result, default_registry, resolve
+from .._validation import check_random_state, check_scalar, is_sparse
+from ..components import resolve
+from ..kernels.base import PrecomputedKernel
+from ..registry import Registry, check_result, default_registry
+from ..samplers.base import Landmarks
 from . import _nystrom_cuda
-
-NORMS = ("fro", "spectral", "trace")
 
 #: Bytes of one K(x, S) row block in ``transform``: large blocks keep the GEMM efficient and
 #: limit the hand-overs between the Numba and BLAS thread pools; the output itself is larger.
 BLOCK_BYTES = 64 * 2**20
-
-#: Below this many evaluation points the spectral norm uses a dense eigensolver.
-_DENSE_SPECTRAL_MAX = 1000
 
 
 def _rows(kernel, Xp, r0, r1):
@@ -124,10 +119,12 @@ class Nystroem(TransformerMixin, ParamsMixin):
 
     Parameters
     ----------
-    kernel : str, kernel object or callable, default "rbf"
+    kernel : str, kernel object or function, default "rbf"
         A registered kernel name (``kernel_params`` are passed to its factory), a kernel
-        object (copied at ``fit``) or a function ``k(A, B, **kernel_params)`` returning the
-        Gram block of two row blocks (see :class:`~sparsekit.kernels.base.CallableKernel`).
+        object (copied at ``fit``) or a function ``k(A, B, **kernel_params)`` (a ``def`` or
+        ``lambda``, a method or a ``functools.partial``) returning the Gram block of two row
+        blocks (see :class:`~sparsekit.kernels.base.CallableKernel`); resolved by
+        :func:`sparsekit.components.resolve`.
         Graph kernels take a sequence of graphs as ``X``. ``"precomputed"``: ``fit`` takes the
         square Gram matrix of the training samples, ``transform`` the kernel between new samples
         (rows) and the training samples (columns), as scikit-learn's ``Nystroem``; landmarks
@@ -135,7 +132,7 @@ class Nystroem(TransformerMixin, ParamsMixin):
         samples only through the kernel).
     sampler : str or sampler object, default "uniform"
         A registered landmark sampler name (``sampler_params`` are passed to its factory) or
-        an object with ``sample(X, kernel, n_landmarks, random_state)``.
+        an object with ``sample(X, kernel, n_landmarks, random_state)`` (copied at ``fit``).
     n_components : int, default 100
         Number of landmarks to ask the sampler for; above the number of samples it warns and
         uses n_samples.
@@ -205,16 +202,88 @@ class Nystroem(TransformerMixin, ParamsMixin):
         return self
 
     def _fit(self, X, prepared=False):
-        """Fit on ``X`` and return it prepared by the kernel.
+        """Fit on ``X`` and return it prepared by the kernel: resolve the components, validate,
+        sample the landmarks, normalize.
 
         ``prepared=True``: ``X`` was already validated and prepared by this kernel (a caller
         that checked its input once), so it is used as is.
         """
-        registry = self.registry if self.registry is not None else default_registry()
-        kernel = as_kernel_object(self.kernel, registry, self.kernel_params)
-        if not isinstance(self.kernel, str):
-            kernel = copy.deepcopy(kernel)
-        sampler = resolve("sampler", self.sampler, self.sampler_params, registry=registry)
+        kernel, sampler = self._resolve_components()
+        Xp = self._validated(X, kernel, prepared)
+        n = kernel.n_samples(Xp)
+        if n == 0:
+            raise ValueError("X is empty; at least one sample is needed")
+        m = self._landmark_count(n)
+        rank, floor = self._check_rank_and_floor(m)
+        self._check_sampler_takes(kernel, sampler)
+        kernel.fit(Xp)
+        landmarks = self._sample(Xp, kernel, sampler, m)
+        self._normalize(kernel, landmarks, rank, floor, n_samples=n,
+                        source=f"sampler {type(sampler).__name__} returned")
+        self.sampler_ = sampler
+        return Xp
+
+    def fit_landmarks(self, landmarks: Landmarks) -> Nystroem:
+        """Fit on landmarks chosen elsewhere, without running the sampler; returns self.
+
+        The normalization step of :meth:`fit` on given landmarks S: with K_S = U Λ Uᵀ,
+        ``normalization_`` = U Λ^(-1/2) Uᵀ (or U_r Λ_r^(-1/2) with ``rank=r``; eigenvalues at or
+        below ``eigen_floor`` dropped), so that phi(x) = K(x, S) ``normalization_``. The Dask
+        backend builds its ``Nystroem`` this way from the landmarks it drew chunk by chunk.
+
+        The kernel (``kernel``, ``kernel_params``) is resolved and fitted on the landmark
+        points: a data-dependent bandwidth rule is then computed from the landmarks alone, so to
+        keep the one of the whole data pass a kernel object whose bandwidth is fixed (fitted,
+        with ``bandwidth=None`` and ``gamma`` set). ``sampler_`` is the resolved ``sampler``
+        parameter (not run); ``n_components`` is not used (the width comes from the landmarks).
+
+        Parameters
+        ----------
+        landmarks : Landmarks
+            ``indices`` (positions of the landmarks in the data they were drawn from, kept as
+            ``component_indices_``), ``points`` (the landmark samples: an array of shape
+            (k, n_features), or what the kernel prepares, e.g. graphs) and ``weights``
+            (kept as ``landmark_weights_``).
+
+        Returns
+        -------
+        Nystroem
+            self, fitted.
+
+        Raises
+        ------
+        TypeError
+            ``landmarks`` is not a :class:`~sparsekit.samplers.Landmarks`.
+        ValueError
+            Indices that are not a non-empty 1-D array of non-negative positions, one per
+            landmark point; ``rank`` above the number of landmarks.
+        """
+        if not isinstance(landmarks, Landmarks):
+            raise TypeError(
+                "landmarks must be a sparsekit.samplers.Landmarks(indices, points, weights), "
+                f"got {type(landmarks).__name__}"
+            )
+        kernel, sampler = self._resolve_components()
+        points = self._validated(landmarks.points, kernel, prepared=False)
+        k = kernel.n_samples(points)
+        rank, floor = self._check_rank_and_floor(k)
+        kernel.fit(points)
+        self._normalize(kernel, Landmarks(landmarks.indices, points, landmarks.weights), rank,
+                        floor, n_samples=None)
+        self.sampler_ = sampler
+        return self
+
+    # -- the steps of fit ----------------------------------------------------------------------
+    def _resolve_components(self):
+        """``(kernel, sampler)``: the ``kernel`` and ``sampler`` parameters resolved
+        (:func:`sparsekit.components.resolve`: names built, objects copied)."""
+        kernel = resolve("kernel", self.kernel, self.kernel_params, registry=self.registry)
+        sampler = resolve("sampler", self.sampler, self.sampler_params, registry=self.registry)
+        return kernel, sampler
+
+    def _validated(self, X, kernel, prepared):
+        """``X`` checked (vectors and precomputed Gram matrices: ``n_features_in_``, feature
+        names) and prepared by ``kernel``; ``n_features_in_`` is None for other data."""
         vectors = getattr(kernel, "accepts", "vectors") == "vectors"
         precomputed = isinstance(kernel, PrecomputedKernel)
         if prepared and vectors:
@@ -222,15 +291,17 @@ class Nystroem(TransformerMixin, ParamsMixin):
             self.__dict__.pop("feature_names_in_", None)
         elif vectors or precomputed:
             X = self._validate_input(X, reset=True, accept_sparse=vectors)
+        else:
+            self.n_features_in_ = None
         if precomputed and X.shape[0] != X.shape[1]:
             raise ValueError(
                 f"kernel='precomputed': fit takes the square Gram matrix of the training "
                 f"samples, K[i, j] = k(x_i, x_j); got shape {X.shape}"
             )
-        Xp = X if prepared else kernel.prepare(X)
-        n = kernel.n_samples(Xp)
-        if n == 0:
-            raise ValueError("X is empty; at least one sample is needed")
+        return X if prepared else kernel.prepare(X)
+
+    def _landmark_count(self, n):
+        """``n_components`` checked, at most ``n`` (with a warning), within the memory limit."""
         m = check_scalar(self.n_components, "n_components", kind=numbers.Integral, low=1,
                          low_inclusive=True)
         if m > n:
@@ -238,13 +309,17 @@ class Nystroem(TransformerMixin, ParamsMixin):
                 f"n_components={m} is larger than the number of samples ({n}); using all "
                 f"{n} samples as landmarks (n_components_ = {n}), which evaluates the full "
                 "kernel matrix",
-                UserWarning, stacklevel=3,
+                UserWarning, stacklevel=4,
             )
             m = n
         # peak of the landmark eigenproblem: K_S, its symmetrised float64 copy, LAPACK's copy,
         # its workspace (2 m^2) and the eigenvectors: 6 m^2 float64 (peak memory measured)
         check_allocation(6 * 8 * m * m, f"Nystroem with {m} landmarks", "use fewer landmarks "
                          "(a smaller n_components=)", matrices="its m x m matrices")
+        return m
+
+    def _check_rank_and_floor(self, m):
+        """``(rank, eigen_floor)`` checked against ``m`` landmarks."""
         rank = self.rank
         if rank is not None:
             rank = check_scalar(rank, "rank", kind=numbers.Integral, low=1, low_inclusive=True)
@@ -253,47 +328,60 @@ class Nystroem(TransformerMixin, ParamsMixin):
         floor = self.eigen_floor
         if floor is not None:
             floor = check_scalar(floor, "eigen_floor", low=0.0, low_inclusive=True)
+        return rank, floor
+
+    def _check_sampler_takes(self, kernel, sampler):
+        """A ``ValueError`` when the sampler does not take the kernel's kind of input."""
         data_kind = getattr(kernel, "accepts", "vectors")
         accepts = getattr(sampler, "accepts", ("vectors", "graphs"))
-        if data_kind not in accepts:
-            graph_ok = _graph_samplers(registry) if data_kind == "graphs" else []
-            hint = f" Samplers that accept graphs: {', '.join(graph_ok)}." if graph_ok else ""
-            raise ValueError(
-                f"sampler {getattr(sampler, 'name', type(sampler).__name__)!r} needs "
-                f"{' or '.join(accepts)} but kernel {getattr(kernel, 'name', '?')!r} takes "
-                f"{'opaque samples (rows of a Gram matrix)' if precomputed else data_kind}."
-                f"{hint}"
-            )
-        kernel.fit(Xp)
-        rng = check_random_state(self.random_state)
-        landmarks = check_result(
-            "sampler", sampler, sampler.sample(Xp, kernel, m, random_state=rng), registry=registry
+        if data_kind in accepts:
+            return
+        registry = self.registry if self.registry is not None else default_registry()
+        graph_ok = _graph_samplers(registry) if data_kind == "graphs" else []
+        hint = f" Samplers that accept graphs: {', '.join(graph_ok)}." if graph_ok else ""
+        what = ("opaque samples (rows of a Gram matrix)" if isinstance(kernel, PrecomputedKernel)
+                else data_kind)
+        raise ValueError(
+            f"sampler {getattr(sampler, 'name', type(sampler).__name__)!r} needs "
+            f"{' or '.join(accepts)} but kernel {getattr(kernel, 'name', '?')!r} takes "
+            f"{what}.{hint}"
         )
+
+    def _sample(self, Xp, kernel, sampler, m):
+        """The sampler's :class:`~sparsekit.samplers.Landmarks` (its type checked)."""
+        rng = check_random_state(self.random_state)
+        return check_result("sampler", sampler, sampler.sample(Xp, kernel, m, random_state=rng),
+                            registry=self.registry)
+
+    def _normalize(self, kernel, landmarks, rank, floor, n_samples, source="fit_landmarks got"):
+        """Set the fitted attributes from the landmarks: K_S and its inverse square root
+        (:func:`inverse_sqrt_map`). The indices must lie in [0, ``n_samples``) (``None``: be
+        non-negative, one per landmark point); ``source`` says who chose them, in errors."""
         indices = np.asarray(landmarks.indices, dtype=np.int64)
-        if indices.ndim != 1 or indices.size == 0 or indices.min() < 0 or indices.max() >= n:
-            raise ValueError(
-                f"sampler {type(sampler).__name__} returned invalid landmark indices "
-                f"(need a non-empty 1-D array of positions in [0, {n}))"
-            )
         points = landmarks.points
+        k = len(indices) if indices.ndim == 1 else -1
+        if n_samples is None:
+            high, bad = "n_samples", k != kernel.n_samples(points)
+        else:
+            high, bad = str(n_samples), False
+        if bad or indices.ndim != 1 or indices.size == 0 or indices.min() < 0 \
+                or (n_samples is not None and indices.max() >= n_samples):
+            raise ValueError(
+                f"{source} invalid landmark indices (need a non-empty 1-D array of "
+                f"positions in [0, {high}){'' if n_samples is not None else ', one per point'})"
+            )
         K_S = np.asarray(kernel(points))
-        k = len(indices)
         if rank is not None and rank > k:
             raise ValueError(f"rank={rank} but the sampler returned only {k} landmarks")
         M, evals, _ = inverse_sqrt_map(K_S, rank=rank, eigen_floor=floor,
                                        eigh=_nystrom_cuda.eigh_for(kernel, k))
-
         self.kernel_ = kernel
-        self.sampler_ = sampler
         self.components_ = points
         self.component_indices_ = indices
         self.landmark_weights_ = np.asarray(landmarks.weights, dtype=np.float64)
         self.eigenvalues_ = evals
         self.normalization_ = M
         self.n_components_ = M.shape[1]
-        if not (vectors or precomputed):
-            self.n_features_in_ = None
-        return Xp
 
     @property
     def _n_features_out(self):
@@ -341,104 +429,16 @@ class Nystroem(TransformerMixin, ParamsMixin):
     def approximation_error(self, X: DataLike, norm: str = "fro", n_eval: int = 10_000,
                             relative: bool = False, random_state: RandomStateLike = None,
                             max_memory: int = 256 * 2**20, verbose: bool | None = None) -> float:
-        """‖K_E − K̂_E‖ on a random subset E of ``X`` (all of ``X`` when it has <= n_eval points).
-
-        K̂_E = phi(E) phi(E)ᵀ. The Gram matrix of E is computed in row blocks and never held
-        whole, except for ``norm="spectral"`` where blocks are cached when the |E| x |E| matrix
-        fits in ``max_memory`` bytes (otherwise recomputed at every Lanczos step).
-
-        Parameters
-        ----------
-        norm : {"fro", "spectral", "trace"}
-            ``"fro"``: Frobenius norm, the measure of the Chapter 3 experiments (Cherfaoui
-            2022, PhD thesis, §3.3, absolute, on 10,000 points). ``"spectral"``: largest
-            |eigenvalue| of the residual (Lanczos, ``scipy.sparse.linalg.eigsh``).
-            ``"trace"``: tr(K_E − K̂_E) = Σ_i k(x_i, x_i) − ‖phi(x_i)‖², equal to the nuclear
-            norm for a PSD kernel (the Nyström residual is then PSD); it needs only O(|E|)
-            kernel values.
-        n_eval : int, default 10000
-        relative : bool, default False
-            Divide by the same norm of K_E.
-        random_state : None, int or Generator
-            Draws E; default: this estimator's ``random_state``.
-        verbose : bool, optional
-            Show progress over the Gram blocks (default: on a terminal, for long runs; see
-            :func:`sparsekit.show_progress`).
+        """‖K_E − phi(E) phi(E)ᵀ‖ on a random subset E of ``X``: this map's
+        :func:`sparsekit.stats.approximation_error` (see there for the norms and parameters);
+        ``random_state`` defaults to this estimator's.
 
         Returns
         -------
         float
         """
-        norm = check_option(norm, "norm", NORMS)
-        n_eval = check_scalar(n_eval, "n_eval", kind=numbers.Integral, low=1, low_inclusive=True)
-        max_memory = check_scalar(max_memory, "max_memory", low=0, low_inclusive=True)
-        Xp = self._prepare(X)
-        kernel = self.kernel_
-        n = kernel.n_samples(Xp)
-        if n == 0:
-            raise ValueError("X is empty; at least one sample is needed")
-        if n > n_eval:
-            seed = self.random_state if random_state is None else random_state
-            idx = np.sort(check_random_state(seed).choice(n, n_eval, replace=False))
-            E = kernel.take(Xp, idx)
-        else:
-            E = Xp
-        Phi = self._features(E).astype(np.float64, copy=False)
-        n_e = Phi.shape[0]
-        if norm == "trace":
-            diag = np.asarray(kernel.diag(E), dtype=np.float64)
-            err = float(diag.sum() - np.einsum("ij,ij->", Phi, Phi))
-            return err / float(diag.sum()) if relative else err
-        step = int(max(1, min(n_e, BLOCK_BYTES // max(1, 8 * n_e))))
-        starts = list(range(0, n_e, step))
+        from ..stats.approximation import approximation_error
 
-        def rows_of(r0):
-            return _rows(kernel, E, r0, min(n_e, r0 + step))
-
-        def gram_block(r0):
-            return np.asarray(kernel(rows_of(r0), E), dtype=np.float64)
-
-        if norm == "fro":
-            err2 = ref2 = 0.0
-            for r0 in iterate(starts, "approximation error", unit="block", verbose=verbose):
-                Kb = gram_block(r0)
-                if relative:
-                    ref2 += float(np.einsum("ij,ij->", Kb, Kb))
-                Kb -= Phi[r0:r0 + len(Kb)] @ Phi.T
-                err2 += float(np.einsum("ij,ij->", Kb, Kb))
-            err = np.sqrt(err2)
-            return float(err / np.sqrt(ref2)) if relative else float(err)
-        cached = n_e * n_e * 8 <= max_memory
-        blocks = [gram_block(r0) for r0 in iterate(starts, "Gram blocks", unit="block",
-                                                   verbose=verbose)] if cached else None
-
-        def gram_matvec(v, subtract):
-            w = Phi.T @ v if subtract else None
-            parts = []
-            for i, r0 in enumerate(starts):
-                Kb = blocks[i] if cached else gram_block(r0)
-                part = Kb @ v
-                if subtract:
-                    part -= Phi[r0:r0 + len(Kb)] @ w
-                parts.append(part)
-            return np.vstack(parts)
-
-        err = _spectral_norm(lambda v: gram_matvec(v, True), n_e)
-        if not relative:
-            return err
-        return err / _spectral_norm(lambda v: gram_matvec(v, False), n_e)
-
-
-def _spectral_norm(matmat, n) -> float:
-    """Largest |eigenvalue| of the symmetric n x n operator ``V -> matmat(V)``."""
-    if n <= _DENSE_SPECTRAL_MAX:
-        A = matmat(np.eye(n))
-        return float(np.max(np.abs(np.linalg.eigvalsh(0.5 * (A + A.T)))))
-    from scipy.sparse.linalg import LinearOperator, eigsh
-
-    def mv(v):
-        return matmat(np.asarray(v, dtype=np.float64).reshape(n, -1))
-
-    op = LinearOperator((n, n), matvec=mv, matmat=mv, dtype=np.float64)
-    vals = eigsh(op, k=1, which="LM", tol=1e-8, return_eigenvectors=False)
-    return float(np.abs(vals).max())
+        return approximation_error(self, X, norm=norm, n_eval=n_eval, relative=relative,
+                                   random_state=random_state, max_memory=max_memory,
+                                   verbose=verbose)

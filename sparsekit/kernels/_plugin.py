@@ -1,6 +1,5 @@
 """Built-in kernels, registered through the same hook as third-party plugins."""
-from ..hookspecs import hookimpl
-from ..registry import Registration
+from ..plugins import Registration, hookimpl
 from .chi2 import AdditiveChi2Kernel, Chi2Kernel
 from .graph import ShortestPathKernel
 from .linear import LinearKernel, PolynomialKernel
@@ -25,5 +24,4 @@ def sparsekit_kernels():
         ShortestPathKernel,
         aliases=("sp",),
         summary="Borgwardt-Kriegel shortest-path graph kernel (label, label, distance)",
-        accepts="graphs",
-    )
+    )  # accepts="graphs": read from ShortestPathKernel.accepts

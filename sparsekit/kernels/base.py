@@ -22,6 +22,7 @@ without a sparse path
 from __future__ import annotations
 
 import ctypes
+import importlib
 import os
 import sys
 import threading
@@ -187,7 +188,7 @@ class Kernel(ParamsMixin, ABC):
         return X.shape[0]
 
     @abstractmethod
-    def __call__(self, X, Y=None):
+    def __call__(self, X: Any, Y: Any = None) -> np.ndarray:
         """Gram block between the inputs ``X`` and ``Y`` (``Y = X`` when omitted)."""
 
     @abstractmethod
@@ -235,7 +236,8 @@ class VectorKernel(Kernel):
     def _prepare(self, X, Y, same):
         return None
 
-    def __call__(self, X, Y=None, *, out=None, max_memory=None):
+    def __call__(self, X: Any, Y: Any = None, *, out: np.ndarray | None = None,
+                 max_memory: int | None = None) -> np.ndarray:
         """Gram matrix ``K[i, j] = k(X[i], Y[j])`` (``Y = X`` when omitted).
 
         Parameters
@@ -440,43 +442,22 @@ class CallableKernel(VectorKernel):
         return out
 
 
-def as_kernel_object(kernel, registry=None, params=None):
-    """A kernel object from a registered name, ``"precomputed"``, a kernel object or a function.
+def _as_kernel_object(kernel, registry=None, params=None):
+    """Deprecated: ``sparsekit.components.resolve("kernel", kernel, params, registry=registry)``
+    (a registered name, ``"precomputed"``, a function or a kernel object, copied)."""
+    return importlib.import_module("sparsekit.components").resolve(
+        "kernel", kernel, params, registry=registry)
 
-    ``"precomputed"`` gives a :class:`PrecomputedKernel`. A name is built through ``registry``
-    with ``params``; a function ``k(X, Y) -> Gram`` becomes a :class:`CallableKernel`
-    (``params`` passed to each call); a kernel object is
-    returned as is. Anything else (``None``, a number, a class instead of an instance) raises a
-    ``TypeError`` that says what is expected.
-    """
-    if isinstance(kernel, str):
-        if kernel.strip().lower() == "precomputed":
-            if params:
-                raise TypeError("kernel_params cannot be given with kernel='precomputed'")
-            return PrecomputedKernel()
-        if registry is None:
-            from ..registry import default_registry
 
-            registry = default_registry()
-        return registry.get("kernel", kernel, **dict(params or {}))
-    if isinstance(kernel, type):
-        raise TypeError(
-            f"kernel must be a kernel name, a kernel object or a function k(X, Y) -> Gram; got "
-            f"the class {kernel.__name__}: pass an instance, e.g. {kernel.__name__}()"
-        )
-    if isinstance(kernel, Kernel) or (callable(kernel) and hasattr(kernel, "prepare")):
-        if params:
-            raise TypeError(
-                "kernel_params can only be given with a kernel name or a function, not with a "
-                f"{type(kernel).__name__} object (configure the object itself)"
-            )
-        return kernel
-    if callable(kernel):
-        return CallableKernel(kernel, dict(params) if params else None)
-    raise TypeError(
-        "kernel must be a registered kernel name (str), a sparsekit kernel object or a "
-        f"function k(X, Y) -> Gram matrix; got {kernel!r} ({type(kernel).__name__})"
-    )
+def __getattr__(name: str) -> Any:
+    # as_kernel_object moved up to sparsekit.components.resolve (the layer above the kernels);
+    # the deprecated alias finds that module when it is used, so that no import runs upwards
+    if name == "as_kernel_object":
+        warnings.warn("sparsekit.kernels.base.as_kernel_object is deprecated: use "
+                      "sparsekit.components.resolve('kernel', kernel, params, registry=...)",
+                      DeprecationWarning, stacklevel=2)
+        return _as_kernel_object
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 class PrecomputedRows:

@@ -29,8 +29,8 @@ class AdditiveChi2Kernel(VectorKernel):
     nonnegative = True
     has_cuda = True
 
-    def __init__(self, backend="auto"):
-        self.backend = backend
+    def __init__(self, backend: str = "auto"):
+        self.backend: str = backend
         self._check_params()
 
     def _fill(self, Xb, Y, ctx, out, row0, same):
@@ -72,9 +72,9 @@ class Chi2Kernel(VectorKernel):
     nonnegative = True
     has_cuda = True
 
-    def __init__(self, gamma=1.0, backend="auto"):
-        self.gamma = gamma
-        self.backend = backend
+    def __init__(self, gamma: float = 1.0, backend: str = "auto"):
+        self.gamma: float = gamma
+        self.backend: str = backend
         self._check_params()
 
     def _check_params(self):

@@ -40,8 +40,8 @@ class LinearKernel(VectorKernel):
     name = "linear"
     sparse_native = True
 
-    def __init__(self, backend="auto"):
-        self.backend = backend
+    def __init__(self, backend: str = "auto"):
+        self.backend: str = backend
         self._check_params()
 
     def _prepare(self, X, Y, same):
@@ -77,11 +77,12 @@ class PolynomialKernel(VectorKernel):
     name = "polynomial"
     sparse_native = True
 
-    def __init__(self, degree=3, gamma=None, coef0=1.0, backend="auto"):
-        self.degree = degree
-        self.gamma = gamma
-        self.coef0 = coef0
-        self.backend = backend
+    def __init__(self, degree: int = 3, gamma: float | None = None, coef0: float = 1.0,
+                 backend: str = "auto"):
+        self.degree: int = degree
+        self.gamma: float | None = gamma
+        self.coef0: float = coef0
+        self.backend: str = backend
         self._check_params()
 
     def _check_params(self):

@@ -35,6 +35,7 @@ import copy
 
 import numpy as np
 
+from .._typing import DataLike
 from .._validation import check_option, check_scalar, is_sparse
 from . import _cpu
 from ._range import exponent, max_abs, times_power_of_two
@@ -82,13 +83,14 @@ class RBFKernel(VectorKernel):
     has_cuda = True
     sparse_native = True
 
-    def __init__(self, gamma=None, sigma=None, bandwidth=None, backend="auto"):
-        self.gamma = gamma
-        self.sigma = sigma
-        self.bandwidth = bandwidth
-        self.backend = backend
-        self.gamma_ = None
-        self._gamma_parts = None
+    def __init__(self, gamma: float | None = None, sigma: float | None = None,
+                 bandwidth: str | None = None, backend: str = "auto"):
+        self.gamma: float | None = gamma
+        self.sigma: float | None = sigma
+        self.bandwidth: str | None = bandwidth
+        self.backend: str = backend
+        self.gamma_: float | None = None
+        self._gamma_parts: tuple[float, int] | None = None
         self._check_params()
 
     def _check_params(self):
@@ -112,7 +114,7 @@ class RBFKernel(VectorKernel):
         self._gamma_parts = gamma_parts_from_rule(X, self.bandwidth)
         self.gamma_ = parts_to_float(*self._gamma_parts)
 
-    def fit(self, X, y=None):
+    def fit(self, X: DataLike, y: object = None) -> RBFKernel:
         """Resolve gamma (``gamma_``) from X when a bandwidth rule is set; returns self."""
         from .._validation import check_array
 
@@ -157,7 +159,7 @@ class RBFKernel(VectorKernel):
         backend = str(self.backend).strip().lower()
         return not is_sparse(X) and backend != "cpu" and (backend == "cuda" or cuda_usable())
 
-    def effective_gamma(self, d):
+    def effective_gamma(self, d: int) -> float:
         """The gamma used for data with ``d`` features.
 
         Raises ``ValueError`` naming the data's scale where a bandwidth rule gave a gamma outside
@@ -270,9 +272,9 @@ class LaplacianKernel(VectorKernel):
     has_cuda = True
     sparse_native = True
 
-    def __init__(self, gamma=None, backend="auto"):
-        self.gamma = gamma
-        self.backend = backend
+    def __init__(self, gamma: float | None = None, backend: str = "auto"):
+        self.gamma: float | None = gamma
+        self.backend: str = backend
         self._check_params()
 
     def _check_params(self):

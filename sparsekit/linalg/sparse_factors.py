@@ -14,10 +14,12 @@ from __future__ import annotations
 
 import numbers
 import os
-from typing import IO
+from collections.abc import Iterable
+from typing import IO, Any
 
 import numpy as np
 import scipy.sparse as sp
+from numpy.typing import ArrayLike, DTypeLike
 from scipy.sparse.linalg import LinearOperator
 
 from .._row_ranges import run_row_ranges
@@ -107,9 +109,29 @@ class SparseFactors(LinearOperator):
     ``λ S_Qᵀ ⋯ S_1ᵀ`` (no copy of the data). A matrix operand is processed ``COLUMN_BLOCK``
     columns at a time. The operand is converted to the operator's dtype when both are floats of
     the same kind; a float64 operand of a float32 operator gives a float64 result.
+
+    Attributes
+    ----------
+    scale : float
+        The scalar ``λ``.
+    dtype : numpy.dtype
+        float32 or float64.
+    shape : (int, int)
+        ``(rows of S_1, columns of S_Q)``.
     """
 
-    def __init__(self, factors, scale=1.0, *, shape=None, dtype=None):
+    #: the scalar λ
+    scale: float
+    #: the factors S_1, …, S_Q in CSR form, validated
+    _csr: list[sp.csr_matrix]
+    #: their transposes in CSR form, built on first use (None until then)
+    _csr_t: list[sp.csr_matrix | None]
+    #: the last vector of :meth:`norm2`'s power iteration (its warm start)
+    _power_vector: np.ndarray | None
+
+    def __init__(self, factors: Iterable[ArrayLike | sp.spmatrix | sp.sparray],
+                 scale: float = 1.0, *, shape: tuple[int, int] | None = None,
+                 dtype: DTypeLike | None = None):
         factors = list(factors)
         dtype = _factor_dtype(factors, dtype)
         csr = [_as_csr(f, q, dtype) for q, f in enumerate(factors)]
@@ -149,7 +171,7 @@ class SparseFactors(LinearOperator):
 
     # -- structure ---------------------------------------------------------------------------
     @property
-    def factors(self):
+    def factors(self) -> list[sp.csr_matrix]:
         """The factors ``S_1, …, S_Q`` as CSR matrices (the operator's own storage)."""
         return list(self._csr)
 
@@ -255,7 +277,26 @@ class SparseFactors(LinearOperator):
 
     _adjoint = _transpose
 
-    def __matmul__(self, other):
+    def __matmul__(self, other: Any) -> Any:
+        """The product ``A @ other``.
+
+        Parameters
+        ----------
+        other : SparseFactors, array-like, scipy.sparse matrix or LinearOperator
+            The right operand; its rows must match ``A``'s columns.
+
+        Returns
+        -------
+        SparseFactors, ndarray or LinearOperator
+            A ``SparseFactors`` (the factors concatenated, scales multiplied) for a
+            ``SparseFactors``; an array for a 1-D or 2-D array or a sparse matrix (``S_Q``
+            applied first); otherwise what :class:`~scipy.sparse.linalg.LinearOperator` gives.
+
+        Raises
+        ------
+        ValueError
+            If the shapes do not align.
+        """
         if isinstance(other, SparseFactors):
             if self.shape[1] != other.shape[0]:
                 raise ValueError(f"shapes {self.shape} and {other.shape} do not align")
@@ -271,7 +312,25 @@ class SparseFactors(LinearOperator):
             return self._apply(np.asarray(other), False)
         return super().__matmul__(other)
 
-    def __rmatmul__(self, other):
+    def __rmatmul__(self, other: Any) -> Any:
+        """The product ``other @ A``.
+
+        Parameters
+        ----------
+        other : SparseFactors or array-like
+            The left operand; its columns (its length, for a 1-D array) must match ``A``'s rows.
+
+        Returns
+        -------
+        SparseFactors or ndarray
+            A ``SparseFactors`` for a ``SparseFactors``; else the array ``other @ A``, computed
+            as ``(Aᵀ otherᵀ)ᵀ``.
+
+        Raises
+        ------
+        ValueError
+            If the shapes do not align.
+        """
         if isinstance(other, SparseFactors):
             return other.__matmul__(self)
         X = np.asarray(other)
@@ -327,8 +386,11 @@ class SparseFactors(LinearOperator):
     # -- persistence -------------------------------------------------------------------------
     def save(self, path: str | os.PathLike[str] | IO[bytes]) -> None:
         """Write the factors and scale to a ``.npz`` file (see :meth:`load`)."""
-        arrays = {"scale": np.array(self.scale), "shape": np.array(self.shape, dtype=np.int64),
-                  "n_factors": np.array(self.n_factors), "dtype": np.array(self.dtype.str)}
+        # values of Any type: np.savez's stub would read the ``allow_pickle`` key into **arrays
+        arrays: dict[str, Any] = {
+            "scale": np.array(self.scale), "shape": np.array(self.shape, dtype=np.int64),
+            "n_factors": np.array(self.n_factors), "dtype": np.array(self.dtype.str),
+        }
         for q, S in enumerate(self._csr):
             arrays[f"f{q}_data"] = S.data
             arrays[f"f{q}_indices"] = S.indices

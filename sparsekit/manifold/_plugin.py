@@ -1,11 +1,11 @@
-"""The data-dependent kernels of the spectral embeddings, registered as kernels."""
-from ..hookspecs import hookimpl
-from ..registry import Registration
+"""The data-dependent kernels of the spectral embeddings: the manifold-kernel family (they are
+not kernels ``k(X, Y)``; see :mod:`sparsekit.manifold.kernels`)."""
+from ..plugins import Registration, hookimpl
 from .kernels import IsomapGeodesicKernel, LLEKernel, SpectralNormalizedKernel
 
 
 @hookimpl
-def sparsekit_kernels():
+def sparsekit_manifold_kernels():
     yield Registration("isomap-geodesic", IsomapGeodesicKernel, aliases=("isomap",),
                        summary="data-dependent: -1/2 d_G^2 on the k-NN graph, centred; "
                                "fit(X_train), then kernel(X)")

@@ -33,7 +33,7 @@ from the landmarks only.
 from __future__ import annotations
 
 import numbers
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -54,6 +54,8 @@ from .kernels import (
 #: rows of new points embedded at once (bounds the n_new x n_train kernel block)
 _BLOCK_ROWS = 4096
 
+_E = TypeVar("_E", bound="_NystromEmbedding")
+
 
 class _NystromEmbedding(TransformerMixin, ParamsMixin):
     """The shared fit / transform; subclasses give ``_make_kernel`` and ``_eigen``."""
@@ -64,6 +66,19 @@ class _NystromEmbedding(TransformerMixin, ParamsMixin):
     @property
     def _n_features_out(self):
         return self.eigenvalues_.shape[0]
+
+    # -- what each method supplies -----------------------------------------------------------
+    def _check_method_params(self) -> None:
+        """Check the method's own parameters."""
+        raise NotImplementedError
+
+    def _make_kernel(self) -> Any:
+        """The data-dependent kernel of the method (unfitted)."""
+        raise NotImplementedError
+
+    def _eigen(self, kernel: Any) -> tuple[np.ndarray, np.ndarray]:
+        """``(eigenvalues, eigenvectors)`` of the fitted kernel's eigenproblem."""
+        raise NotImplementedError
 
     # -- checks -----------------------------------------------------------------------------
     def _n_requested(self):
@@ -92,7 +107,7 @@ class _NystromEmbedding(TransformerMixin, ParamsMixin):
         return np.sort(np.asarray(found.indices, dtype=np.int64))
 
     # -- fit / transform --------------------------------------------------------------------
-    def fit(self, X, y=None):
+    def fit(self: _E, X: DataLike, y: object = None) -> _E:
         """Solve the eigenproblem on ``X`` (or its landmarks) and embed ``X``."""
         self._check_common()
         self._check_method_params()
@@ -142,7 +157,7 @@ class _NystromEmbedding(TransformerMixin, ParamsMixin):
             out[a:a + _BLOCK_ROWS] = self.kernel_(X[a:a + _BLOCK_ROWS]) @ A
         return out
 
-    def transform(self, X):
+    def transform(self, X: DataLike) -> Any:
         """Embed the rows of ``X`` by the Nyström formula (training points get their training
         embedding back; see each method for the exceptions)."""
         self._check_is_fitted()
@@ -150,7 +165,7 @@ class _NystromEmbedding(TransformerMixin, ParamsMixin):
         out = self._embed(Xv).astype(Xv.dtype, copy=False)
         return self._wrap_output(out, X)
 
-    def fit_transform(self, X, y=None):
+    def fit_transform(self, X: DataLike, y: object = None) -> Any:
         """``fit(X)`` and the embedding of ``X``."""
         self.fit(X, y)
         return self._wrap_output(self.embedding_, X)

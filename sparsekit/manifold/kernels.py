@@ -8,7 +8,12 @@ the Nyström out-of-sample extension (Bengio, Paiement, Vincent, Delalleau, Le R
 Paiement 2003, M.Sc. thesis, Université de Montréal, Ch. 5).
 
 Every kernel here has ``fit(X)`` (store the training statistics), ``gram()`` (the ``n x n``
-training Gram ``M``) and ``__call__(X)`` (the ``n_new x n`` matrix ``k_D(x, x_i)``).
+training Gram ``M``) and ``__call__(X)`` (the ``n_new x n`` matrix ``k_D(x, x_i)``). That is not
+the kernel protocol (``k(X, Y)``, ``diag``, ``prepare``, ``take``): these are a registry family
+of their own, ``"manifold-kernel"`` (hook ``sparsekit_manifold_kernels``,
+:func:`sparsekit.get_manifold_kernel`), and a vector-kernel entry point (``Nystroem``,
+``KernelKMeans``, the MMD tests, ...) given one of their names or objects raises an error that
+says so.
 
 - :class:`CentredKernel` (kernel PCA, and classical MDS with ``k = -1/2 ||x - y||^2``): additive
   double centring with the training means,
@@ -27,6 +32,8 @@ from __future__ import annotations
 
 import numbers
 from abc import ABC, abstractmethod
+from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 
@@ -50,18 +57,23 @@ def _check_rows(kernel, X):
     return X
 
 
-def resolve_base(base, params=None):
-    """A base kernel from a registered name (with ``params``), a kernel object or a callable."""
-    if isinstance(base, str):
-        from ..registry import get_kernel
+def resolve_base(base: Any, params: Mapping[str, Any] | None = None) -> Any:
+    """A base kernel from a registered name (with ``params``), a kernel object or a callable
+    ``k(X, Y)``, through :func:`sparsekit.components.resolve` (an object is copied).
 
-        return get_kernel(base, **(params or {}))
-    if params:
-        raise TypeError("base_params can only be given with a kernel name")
-    if isinstance(base, type) or not callable(base):
+    Raises
+    ------
+    TypeError
+        ``base`` is a class or not callable, or ``params`` come with an object.
+    """
+    from ..components import resolve
+
+    if not isinstance(base, str) and (isinstance(base, type) or not callable(base)):
         raise TypeError(f"base must be a kernel name, a kernel object or a callable k(X, Y), "
                         f"got {base!r}")
-    return base
+    if params and not isinstance(base, str):
+        raise TypeError("base_params can only be given with a kernel name")
+    return resolve("kernel", base, params)
 
 
 def _check_neighbors(value, name="n_neighbors"):
@@ -71,7 +83,12 @@ def _check_neighbors(value, name="n_neighbors"):
 
 
 class DataDependentKernel(ParamsMixin, ABC):
-    """Base class: ``fit(X)``, ``gram()``, and ``kernel(X)`` = ``k_D(X, X_fit)``."""
+    """Base class of the manifold kernels: ``fit(X)``, ``gram()``, and ``kernel(X)`` =
+    ``k_D(X, X_fit)`` (see :class:`sparsekit.protocols.ManifoldKernelProtocol`)."""
+
+    name = "manifold-kernel"
+    #: what ``fit`` and ``kernel(X)`` take (:data:`sparsekit.registry.ACCEPTS`)
+    accepts = "vectors"
 
     X_fit_ = None
     #: evaluated only against the points it was fitted on (not a plain k(X, Y) kernel)
@@ -109,6 +126,8 @@ class CentredKernel(DataDependentKernel):
         ``base(X, Y) -> Gram`` (e.g. :func:`neg_half_sq_dist` for classical MDS).
     base_params : dict, optional
     """
+
+    name = "centred"
 
     def __init__(self, base="rbf", base_params=None):
         self.base = base
@@ -193,6 +212,8 @@ class IsomapGeodesicKernel(CentredKernel):
     matrix), the Gram is ``m x m``, and any point (fitted or new) reaches the landmarks through
     its neighbours among all fitted points (landmark Isomap, de Silva & Tenenbaum 2003).
     """
+
+    name = "isomap-geodesic"
 
     def __init__(self, n_neighbors=10, transform_neighbors=None, n_jobs=None,
                  disconnected="connect"):
@@ -304,6 +325,8 @@ class LLEKernel(DataDependentKernel):
         Regularisation of the local Gram, times its trace (as scikit-learn).
     """
 
+    name = "lle"
+
     def __init__(self, n_neighbors=10, reg=1e-3, n_jobs=None):
         self.n_neighbors = n_neighbors
         self.reg = reg
@@ -364,6 +387,8 @@ class SpectralNormalizedKernel(DataDependentKernel):
         Table 4.5). Then a training point submitted to ``transform`` is *not* mapped exactly to
         its training embedding (its self-affinity 1 enters the sums); with ``False`` it is.
     """
+
+    name = "spectral-normalized"
 
     def __init__(self, base="rbf", base_params=None, zero_diagonal=False):
         self.base = base

@@ -35,12 +35,13 @@ import numbers
 from abc import ABC, abstractmethod
 
 import numpy as np
+from numpy.typing import ArrayLike, DTypeLike
 
 from .._validation import check_array
 from ._cpu import top_k_rows_mask
 
 
-def _check_shape(shape):
+def _check_shape(shape: tuple[int, int]) -> tuple[int, int]:
     try:
         r, c = shape
     except (TypeError, ValueError):
@@ -51,7 +52,7 @@ def _check_shape(shape):
     return int(r), int(c)
 
 
-def _check_k(k, name, high, what):
+def _check_k(k: int, name: str, high: int, what: str) -> int:
     if isinstance(k, bool) or not isinstance(k, numbers.Integral):
         raise TypeError(f"{name} must be an integer (non-zeros to keep), got {k!r}")
     if k < 1:
@@ -80,23 +81,44 @@ class Projection(ABC):
 
     name = "projection"
     is_constant = False
+    #: what input a projection takes (sparsekit._accepts): a matrix, not samples
+    accepts = "any"
 
-    def __init__(self, shape, *, normalized=True, nonnegative=False):
-        self.shape = _check_shape(shape)
-        self.normalized = bool(normalized)
-        self.nonnegative = bool(nonnegative)
+    def __init__(self, shape: tuple[int, int], *, normalized: bool = True,
+                 nonnegative: bool = False):
+        self.shape: tuple[int, int] = _check_shape(shape)
+        self.normalized: bool = bool(normalized)
+        self.nonnegative: bool = bool(nonnegative)
 
-    def __call__(self, M) -> np.ndarray:
-        M = check_array(M, "M")
-        if M.shape != self.shape:
+    def __call__(self, M: ArrayLike) -> np.ndarray:
+        """Project ``M`` on the constraint set.
+
+        Parameters
+        ----------
+        M : array-like of shape ``self.shape``
+            A finite real matrix.
+
+        Returns
+        -------
+        ndarray
+            ``P(M)``: ``M`` clipped at zero when ``nonnegative``, projected, then scaled to unit
+            Frobenius norm when ``normalized`` (float32 stays float32).
+
+        Raises
+        ------
+        ValueError
+            If ``M`` is not a finite 2-D array of shape ``self.shape``.
+        """
+        A = check_array(M, "M")
+        if A.shape != self.shape:
             raise ValueError(
-                f"{self.name} projection is for shape {self.shape}, got a matrix of shape {M.shape}"
+                f"{self.name} projection is for shape {self.shape}, got a matrix of shape {A.shape}"
             )
         if self.nonnegative:
-            M = np.maximum(M, 0)
-        return self.project_unchecked(M)
+            A = np.maximum(A, 0)
+        return self.project_unchecked(A)
 
-    def project_unchecked(self, M) -> np.ndarray:
+    def project_unchecked(self, M: np.ndarray) -> np.ndarray:
         """``P(M)`` for a finite float array of the right shape (no validation)."""
         out = self._project(M)
         if self.normalized:
@@ -109,7 +131,7 @@ class Projection(ABC):
     def _project(self, M):
         """The projection of a validated array, before normalization."""
 
-    def initial(self, dtype=np.float64) -> np.ndarray:
+    def initial(self, dtype: DTypeLike = np.float64) -> np.ndarray:
         """A default starting point in (or near) the set: the rectangular identity."""
         return np.eye(*self.shape, dtype=dtype)
 
@@ -146,9 +168,10 @@ class GlobalTopK(Projection):
 
     name = "global-top-k"
 
-    def __init__(self, shape, k, *, normalized=True, nonnegative=False):
+    def __init__(self, shape: tuple[int, int], k: int, *, normalized: bool = True,
+                 nonnegative: bool = False):
         super().__init__(shape, normalized=normalized, nonnegative=nonnegative)
-        self.k = _check_k(k, "k", self.shape[0] * self.shape[1], "number of entries")
+        self.k: int = _check_k(k, "k", self.shape[0] * self.shape[1], "number of entries")
 
     def _project(self, M):
         flat = np.abs(M).ravel()
@@ -178,9 +201,10 @@ class RowTopK(Projection):
 
     name = "splin"
 
-    def __init__(self, shape, k, *, normalized=True, nonnegative=False):
+    def __init__(self, shape: tuple[int, int], k: int, *, normalized: bool = True,
+                 nonnegative: bool = False):
         super().__init__(shape, normalized=normalized, nonnegative=nonnegative)
-        self.k = _check_k(k, "k", self.shape[1], "number of columns")
+        self.k: int = _check_k(k, "k", self.shape[1], "number of columns")
 
     def _project(self, M):
         return _keep(M, row_mask(np.abs(M), self.k))
@@ -201,9 +225,10 @@ class ColumnTopK(Projection):
 
     name = "spcol"
 
-    def __init__(self, shape, k, *, normalized=True, nonnegative=False):
+    def __init__(self, shape: tuple[int, int], k: int, *, normalized: bool = True,
+                 nonnegative: bool = False):
         super().__init__(shape, normalized=normalized, nonnegative=nonnegative)
-        self.k = _check_k(k, "k", self.shape[0], "number of rows")
+        self.k: int = _check_k(k, "k", self.shape[0], "number of rows")
 
     def _project(self, M):
         return _keep(M, col_mask(np.abs(M), self.k))
@@ -232,10 +257,11 @@ class RowColumnTopK(Projection):
 
     name = "splincol"
 
-    def __init__(self, shape, k, k_col=None, *, normalized=True, nonnegative=False):
+    def __init__(self, shape: tuple[int, int], k: int, k_col: int | None = None, *,
+                 normalized: bool = True, nonnegative: bool = False):
         super().__init__(shape, normalized=normalized, nonnegative=nonnegative)
-        self.k = _check_k(k, "k", self.shape[1], "number of columns")
-        self.k_col = (
+        self.k: int = _check_k(k, "k", self.shape[1], "number of columns")
+        self.k_col: int = (
             self.k if k_col is None else _check_k(k_col, "k_col", self.shape[0], "number of rows")
         )
         if k_col is None and self.k > self.shape[0]:
@@ -263,12 +289,12 @@ class SupportMask(Projection):
 
     name = "support"
 
-    def __init__(self, mask, *, normalized=True, nonnegative=False):
+    def __init__(self, mask: ArrayLike, *, normalized: bool = True, nonnegative: bool = False):
         mask = np.asarray(mask)
         if mask.ndim != 2:
             raise ValueError(f"mask must be a 2-D array, got shape {mask.shape}")
         super().__init__(mask.shape, normalized=normalized, nonnegative=nonnegative)
-        self.mask = mask != 0
+        self.mask: np.ndarray = mask != 0
 
     def _project(self, M):
         return _keep(M, self.mask)
@@ -286,15 +312,15 @@ class Constant(Projection):
     name = "constant"
     is_constant = True
 
-    def __init__(self, matrix, *, normalized=False):
+    def __init__(self, matrix: ArrayLike, *, normalized: bool = False):
         matrix = check_array(matrix, "matrix")
         super().__init__(matrix.shape, normalized=normalized)
-        self.matrix = matrix
+        self.matrix: np.ndarray = matrix
 
     def _project(self, M):
         return self.matrix.astype(M.dtype, copy=True)
 
-    def initial(self, dtype=np.float64):
+    def initial(self, dtype: DTypeLike = np.float64) -> np.ndarray:
         return self.project_unchecked(self.matrix.astype(dtype))
 
 
@@ -303,7 +329,8 @@ class Identity(Projection):
 
     name = "identity"
 
-    def __init__(self, shape, *, normalized=False, nonnegative=False):
+    def __init__(self, shape: tuple[int, int], *, normalized: bool = False,
+                 nonnegative: bool = False):
         super().__init__(shape, normalized=normalized, nonnegative=nonnegative)
 
     def _project(self, M):

@@ -1,5 +1,5 @@
 """The engine's built-in tasks, registered through the same hook as third-party tasks."""
-from ..hookspecs import hookimpl
+from ..plugins import hookimpl
 
 
 @hookimpl

@@ -197,6 +197,29 @@ def blobs(n_samples=1000, n_features=2, n_clusters=3, cluster_std=1.0, seed=0):
     return {"X": X, "y": y}
 
 
+def sample_image_patches(patch=16, grid=2):
+    """Colour image patches that ship with scikit-learn (offline): the two sample photographs
+    of ``load_sample_images`` (``china.jpg``, ``flower.jpg``, 427 x 640 x 3) cut into a
+    ``grid`` x ``grid`` of regions each, and each region into non-overlapping ``patch`` x
+    ``patch`` patches; ``y`` is the region (2 grid² classes), ``X`` the patches flattened
+    (patch · patch · 3 values in [0, 1], rows of ``patch`` pixels, channels last). With the
+    defaults: 2,080 patches of 16 x 16 x 3 in 8 classes, a small stand-in for CIFAR-10's
+    32 x 32 x 3 natural images (whose labels are objects, not regions)."""
+    from sklearn.datasets import load_sample_images
+
+    Xs, ys = [], []
+    for i, img in enumerate(load_sample_images().images):
+        h, w = img.shape[0] // grid, img.shape[1] // grid
+        for r in range(grid):
+            for c in range(grid):
+                region = img[r * h:(r + 1) * h, c * w:(c + 1) * w]
+                nr, nc = h // patch, w // patch
+                cut = region[:nr * patch, :nc * patch].reshape(nr, patch, nc, patch, 3)
+                Xs.append(cut.transpose(0, 2, 1, 3, 4).reshape(nr * nc, -1))
+                ys.append(np.full(nr * nc, (i * grid + r) * grid + c))
+    return {"X": np.concatenate(Xs).astype(np.float64) / 255.0, "y": np.concatenate(ys)}
+
+
 def rings(n_samples=1000, n_rings=2, noise=0.05, seed=0):
     """``n_rings`` concentric noisy circles of radii 1, 2, ... in the plane; ``y`` the ring."""
     rng = np.random.default_rng(seed)
@@ -432,6 +455,7 @@ SOURCES.update(
         "isotropic-mixture": isotropic_mixture,
         "blobs": blobs,
         "rings": rings,
+        "sample-image-patches": sample_image_patches,
         "moons": moons,
         "circles": circles,
         "swiss-roll": swiss_roll,

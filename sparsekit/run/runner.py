@@ -30,6 +30,7 @@ import sys
 import time
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import TextIO
 
 from .results import NO_SPACE, FolderLock, NoSpaceError, Recorder, write_atomic
 from .spec import Spec, SpecError, count_points, count_runs, expand
@@ -111,7 +112,7 @@ def check_size(spec: Spec, yes: bool) -> None:
                         "in the spec)")
 
 
-def dry_run(spec: Spec, stream=None, yes=False) -> list[dict]:
+def dry_run(spec: Spec, stream: TextIO | None = None, yes: bool = False) -> list[dict]:
     """Print the expanded grid (one line per run) and return the plan; a sweep of more than
     ``max_runs`` runs needs ``yes``, as for :func:`run_spec`."""
     check_size(spec, yes)
@@ -233,8 +234,9 @@ class Interrupted(KeyboardInterrupt):
     resume (a ``KeyboardInterrupt``, so that callers that stop on Ctrl-C still do)."""
 
 
-def run_spec(spec: Spec, *, out=None, yes=False, allow_pickle=False, scheduler=None,
-             stream=None, progress=None) -> Path:
+def run_spec(spec: Spec, *, out: str | os.PathLike[str] | None = None, yes: bool = False,
+             allow_pickle: bool = False, scheduler: str | None = None,
+             stream: TextIO | None = None, progress: bool | None = None) -> Path:
     """Run every point of the spec not already in ``out``; returns the output folder.
 
     Rows are recorded as runs finish. With ``scheduler``, grid points run as Dask tasks

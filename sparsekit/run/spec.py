@@ -37,15 +37,21 @@ A parameter whose value is itself a list is written as a list of lists (``[[1, 2
 """
 from __future__ import annotations
 
-import inspect
 import itertools
+import os
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .._names import did_you_mean
+from .._required_params import factory_signature
 from .._terminal import printable
 from ..hookspecs import COMPONENT_FAMILIES
+
+if TYPE_CHECKING:
+    from ..registry import Registry
 
 try:  # Python >= 3.11
     import tomllib
@@ -138,7 +144,7 @@ class Spec:
     description: str = ""
     plots: list = field(default_factory=list)
 
-    def where(self, section, key) -> str:
+    def where(self, section: str | None, key: str | None) -> str:
         """``"<source>, line N"`` of ``key`` in ``[section]`` (the source alone if unknown)."""
         return locate(self.source, self.text, section, key)
 
@@ -198,7 +204,9 @@ def apply_overrides(doc: dict, overrides) -> dict:
     return doc
 
 
-def load_spec(path_or_text, *, overrides=(), registry=None, text=None, base=None) -> Spec:
+def load_spec(path_or_text: str | os.PathLike[str], *, overrides: Iterable[str] = (),
+              registry: Registry | None = None, text: str | None = None,
+              base: str | os.PathLike[str] | None = None) -> Spec:
     """Read and validate a spec file (or, with ``text=``, a spec given as a string).
 
     Parameters
@@ -261,13 +269,10 @@ def _check_int(spec_where, value, name, low):
 
 
 def factory_parameters(factory) -> tuple[set, bool]:
-    """The keyword parameters a factory accepts and whether it takes ``**kwargs``."""
-    try:
-        params = inspect.signature(factory).parameters.values()
-    except (TypeError, ValueError):
-        return set(), True
-    names = {p.name for p in params if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
-    return names, any(p.kind == p.VAR_KEYWORD for p in params)
+    """The keyword parameters a factory accepts and whether it takes ``**kwargs`` (read by
+    :func:`sparsekit._required_params.factory_signature`)."""
+    signature = factory_signature(factory)
+    return set(signature.names), signature.var_keyword
 
 
 def validate(doc: dict, *, source="<string>", text="", default_name="spec", registry=None,
@@ -340,7 +345,7 @@ def validate(doc: dict, *, source="<string>", text="", default_name="spec", regi
                             f"list --family {sec}`)")
         for name in names:
             try:
-                info = registry.lookup(sec, name)
+                info = registry.lookup(task.family_of(sec), name)
             except (KeyError, ValueError, TypeError) as exc:
                 raise SpecError(f"{where(sec, 'name')}: {exc}") from None
             accepted, var_kw = factory_parameters(info.registration.factory)

@@ -48,7 +48,8 @@ def run_mmd(ctx: TaskContext) -> dict:
     elif method == "rff":
         value = stats.mmd2_rff(Xa, Xb, kernel, random_state=ctx.seed, **opts)
     elif method == "nystrom":
-        value = stats.mmd2_nystrom(Xa, Xb, kernel, random_state=ctx.seed, **opts)
+        value = stats.mmd2_nystrom(Xa, Xb, kernel, random_state=ctx.seed, registry=ctx.registry,
+                                   **opts)
     else:
         methods = ["exact", "unbiased", "linear", "block", "rff", "nystrom"]
         raise ValueError(f"mmd: unknown method {method!r}.{did_you_mean(method, methods)}")

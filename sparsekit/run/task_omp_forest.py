@@ -83,7 +83,7 @@ def run_omp_forest(ctx) -> dict:
     forest = _forest(X_train, y_train, classification, p["n_estimators"], ctx.seed)
     Pruned = OMPForestClassifier if classification else OMPForestRegressor
     model = Pruned(n_trees=max(sizes), forest=forest, solver=p["method"], weights=p["weights"],
-                   random_state=ctx.seed).fit(X_rest, y_rest)
+                   random_state=ctx.seed, registry=ctx.registry).fit(X_rest, y_rest)
     staged = list(model.staged_predict(X_test))
     scores = [float(score(y_test, staged[s - 1])) if s <= len(staged) else None for s in sizes]
     reached = [s for s in scores if s is not None]

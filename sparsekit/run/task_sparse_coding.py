@@ -17,8 +17,9 @@ def run_sparse_coding(ctx: TaskContext) -> dict:
     gets the radius ``beta = beta_factor · ‖x*‖₁`` per signal (Cherfaoui thesis §5.4 uses 8)
     and ``max_iter`` (default 100) line-search steps.
     """
+    from .._required_params import factory_signature
+    from ..components import resolve
     from ..registry import default_registry
-    from .spec import factory_parameters
 
     D, Y, coef = ctx.need("D", "Y", "coef")
     p = ctx.params
@@ -28,15 +29,15 @@ def run_sparse_coding(ctx: TaskContext) -> dict:
     m = int(np.count_nonzero(coef[:, 0]))
     table = dict(ctx.component_params.get("solver", {}))
     name = table.pop("name", "omp")
-    info = default_registry().lookup("solver", name)
-    accepted, _ = factory_parameters(info.registration.factory)
+    info = (ctx.registry or default_registry()).lookup("solver", name)
+    accepted = factory_signature(info.registration.factory).names
     defaults = {"n_nonzero_coefs": p["max_iter"] or m,
                 "max_iter": p["max_iter"] or (100 if "beta" in accepted else 4 * m),
                 "beta": p["beta_factor"] * np.abs(coef).sum(axis=0)}
     for key, value in defaults.items():
         if key in accepted and key not in table:
             table[key] = value
-    solver = info.registration.factory(**table)
+    solver = resolve("solver", name, table, registry=ctx.registry)
     if p["warm_up"]:
         # the whole batch: a solver may pick its kernel from the batch size (OMP's "auto"
         # precompute takes the Gram path only for enough signals), so one signal could compile

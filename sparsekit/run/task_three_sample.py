@@ -65,7 +65,8 @@ def run_three_sample(ctx: TaskContext) -> list:
     rows = three_sample_error(sample_x, sample_z, sizes, methods=methods,
                               n_repetitions=p["n_repetitions"], kernel=ctx.components["kernel"],
                               method_options={m: o for m, o in options.items() if o},
-                              exact_max_n=p["exact_max_n"], random_state=ctx.seed)
+                              exact_max_n=p["exact_max_n"], random_state=ctx.seed,
+                              registry=ctx.registry)
     return [{("error_rate" if k == "error" else k): v for k, v in r.items()} for r in rows]
 
 

@@ -16,8 +16,7 @@ list --family task``)::
 
     # in the plugin module named by the distribution's "sparsekit" entry point
     import numpy as np
-    import sparsekit
-    from sparsekit.run.tasks import Task
+    from sparsekit.plugins import Task, hookimpl
 
     def run(ctx):
         X = ctx.data["X"]
@@ -25,7 +24,7 @@ list --family task``)::
 
     MY_TASK = Task("my-task", run, params={"scale": 1.0})
 
-    @sparsekit.hookimpl
+    @hookimpl
     def sparsekit_tasks():
         yield MY_TASK.registration()
 
@@ -53,8 +52,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from .._names import did_you_mean, normalize_name
+from .._required_params import factory_signature
+from ..components import resolve
 from ..hookspecs import hookimpl
-from ..registry import Registration, UnknownComponentError, default_registry
+from ..registry import Registration, Registry, UnknownComponentError, default_registry
 
 #: The deprecated entry-point group whose objects are :class:`Task` objects (see
 #: :data:`sparsekit.registry.DEPRECATED_ENTRY_POINT_GROUPS`).
@@ -81,6 +82,11 @@ class Task:
     default_components : dict
         ``{family: name}`` used when the spec's section gives no ``name``.
     summary : str
+    build_components : bool, default True
+        ``False``: the task builds its components itself from ``ctx.component_params``.
+    families : dict, optional
+        ``{section: family}`` where a section's components are looked up in another registry
+        family than the section's name (default: none).
     """
 
     name: str
@@ -92,6 +98,24 @@ class Task:
     #: ``False``: the task builds its components itself from ``ctx.component_params`` (when a
     #: parameter depends on the data, as Frank–Wolfe's radius on the signals)
     build_components: bool = True
+    #: ``{section: family}``: the registry family a component section is resolved in, where it
+    #: is not the section's name (the ``palm4msa`` task's ``[solver]`` names a factorizer)
+    families: dict = field(default_factory=dict)
+
+    def family_of(self, section: str) -> str:
+        """The registry family in which the component of ``section`` is looked up.
+
+        Parameters
+        ----------
+        section : str
+            A component section of the spec (one of :attr:`components`).
+
+        Returns
+        -------
+        str
+            ``families[section]``, else ``section`` itself.
+        """
+        return self.families.get(section, section)
 
     def registration(self, aliases: tuple = ()) -> Registration:
         """The record that registers this task (what a ``sparsekit_tasks`` hook yields): its
@@ -106,13 +130,18 @@ def _the_task(task: Task) -> Task:
 
 @dataclass
 class TaskContext:
-    """What a task's ``run`` receives: data, built components, parameters and the seed."""
+    """What a task's ``run`` receives: data, built components, parameters and the seed.
+
+    ``registry`` is where the task resolves the component names it builds itself (``None``: the
+    process-wide registry), the one :func:`run_task` was given.
+    """
 
     data: dict
     components: dict
     params: dict
     seed: int
     component_params: dict = field(default_factory=dict)
+    registry: Registry | None = None
 
     def samples(self):
         """The samples: vectors ``X``, or the ``graphs`` of a graph collection."""
@@ -213,16 +242,6 @@ def unregister_task(name: str) -> None:
         registry.unregister(plugin_name)
 
 
-def _component(task, family, value, registry):
-    """``(object, section)`` of one component: a section ``{"name": ..., **params}`` is built
-    through the registry; anything else is an object used as given (section ``{}``)."""
-    if not isinstance(value, dict):
-        return value, {}
-    params = dict(value)
-    name = params.pop("name", task.default_components.get(family))
-    return registry.get(family, name, **params), {"name": name, **params}
-
-
 def run_task(name: str, params=None, data=None, components=None, seed: int = 0,
              registry=None):
     """Run the task ``name`` once on ``data`` and return its metrics: a dict (the row of a
@@ -241,11 +260,14 @@ def run_task(name: str, params=None, data=None, components=None, seed: int = 0,
         ``{family: section}`` with ``section = {"name": ..., **parameters}`` as a spec's
         ``[kernel]``/``[sampler]``/``[solver]`` table (built through the registry; a missing
         name takes the task's default), ``{family: "name"}`` for a registered name with its
-        default parameters, or ``{family: object}`` for a component built already
-        (except for tasks that build their components from the data, as ``sparse-coding``).
+        default parameters, or ``{family: object}`` for a component built already (copied,
+        as estimators copy theirs; a kernel may also be a function ``k(X, Y) -> Gram``),
+        except for tasks that build their components from the data, as ``sparse-coding``.
+        Each is resolved by :func:`sparsekit.components.resolve`.
     seed : int
     registry : Registry, optional
-        Default: the default registry.
+        Where the task and component names are resolved (default: the process-wide registry);
+        the task receives it as ``ctx.registry``.
 
     Returns
     -------
@@ -271,8 +293,14 @@ def run_task(name: str, params=None, data=None, components=None, seed: int = 0,
         value = components.get(family, {})
         if isinstance(value, str):  # a registered name alone, as a spec's ``kernel = "rbf"``
             value = {"name": value}
-        if task.build_components:
-            built[family], sections[family] = _component(task, family, value, registry)
+        if task.build_components and isinstance(value, dict):
+            section = dict(value)
+            name = section.pop("name", task.default_components.get(family))
+            built[family] = resolve(task.family_of(family), name, section, registry=registry)
+            sections[family] = {"name": name, **section}
+        elif task.build_components:
+            built[family] = resolve(task.family_of(family), value, registry=registry)
+            sections[family] = {}
         elif isinstance(value, dict):
             sections[family] = dict(value)
         else:  # the task builds it from its parameters, which may depend on the data
@@ -280,7 +308,7 @@ def run_task(name: str, params=None, data=None, components=None, seed: int = 0,
                             f"components={{{family!r}: {{'name': ..., **parameters}}}}, not "
                             f"a {type(value).__name__} object")
     ctx = TaskContext(data=dict(data or {}), components=built, params=merged, seed=seed,
-                      component_params=sections)
+                      component_params=sections, registry=registry)
     return task.run(ctx)
 
 
@@ -289,21 +317,20 @@ def _fitted(kernel, X):
 
 
 def make_sampler(name, lam=None, registry=None, **params):
-    """The registered sampler ``name`` built with ``params``; ``lam`` (when not None) goes to
-    the samplers that take a λ, except recursive RLS.
+    """The registered sampler ``name`` built with ``params``
+    (:func:`sparsekit.components.resolve`, through ``registry``; default: the process-wide
+    one); ``lam`` (when not None) goes to the samplers that take a λ, except recursive RLS.
 
     The Chapter 3 protocol of the Cherfaoui thesis (§3.3) sets λ = (mean ‖x_i‖)⁻¹
     (``lam="inverse-mean-norm"``) for the ridge-leverage-score samplers and lets recursive RLS
     keep its adaptive λ, as the authors' code the thesis used as baseline does (thesis §3.1.2;
     Musco & Musco 2017).
     """
-    from .spec import factory_parameters
-
     info = (registry or default_registry()).lookup("sampler", name)
-    accepted, _ = factory_parameters(info.registration.factory)
-    if lam is not None and "lam" in accepted and info.name != "recursive-rls":
+    if lam is not None and "lam" in factory_signature(info.registration.factory).names \
+            and info.name != "recursive-rls":
         params["lam"] = lam
-    return info.registration.factory(**params)
+    return resolve("sampler", name, params, registry=registry)
 
 
 def _sampler(ctx):
@@ -314,7 +341,7 @@ def _sampler(ctx):
     if lam is None or "name" not in section or "lam" in section:
         return ctx.components["sampler"]
     params = dict(section)
-    return make_sampler(params.pop("name"), lam=lam, **params)
+    return make_sampler(params.pop("name"), lam=lam, registry=ctx.registry, **params)
 
 
 #: Functions of the built-in tasks that this module held (each now in its task's module):

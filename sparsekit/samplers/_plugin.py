@@ -4,8 +4,7 @@ Every built-in sampler accepts graphs (it touches the data only through the kern
 parameters that read raw vectors: ``lam="inverse-mean-norm"`` and ``greedy-trace`` with
 ``approximate=True``; the sampler object's ``accepts`` attribute tells.
 """
-from ..hookspecs import hookimpl
-from ..registry import Registration
+from ..plugins import Registration, hookimpl
 from .greedy import GreedyTraceSampler
 from .recursive import RecursiveRLSSampler
 from .rls import DACRLSSampler, ExactRLSSampler, TwoPassRLSSampler

@@ -12,6 +12,12 @@ attribute says which inputs it works with (``("vectors", "graphs")`` or ``("vect
 may depend on the sampler's parameters (a λ rule or a random-feature approximation that reads the
 raw vectors).
 
+Optional capability: ``sample_chunked(data, kernel, n_landmarks, random_state=None) ->
+(indices, weights)`` chooses landmarks of data held in row chunks elsewhere (a Dask cluster),
+running per-chunk functions where the chunks are (see :mod:`sparsekit.samplers.chunked`). The
+Dask backend uses it when a sampler has it (``uniform`` and ``dac-rls`` do, and so can a
+plugin's), and otherwise runs ``sample`` on one worker with all the rows.
+
 Score-based samplers (:class:`ScoreSampler`) also expose ``scores(X, kernel, lam=None)`` and draw
 landmarks from their scores in one of two modes (see :mod:`sparsekit.samplers._draw`):
 
@@ -28,9 +34,10 @@ import numbers
 import warnings
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal, overload
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .._base import ParamsMixin
 from .._names import normalize_name
@@ -60,7 +67,7 @@ class Landmarks:
     points: Any
     weights: np.ndarray
 
-    def __len__(self):
+    def __len__(self) -> int:
         return len(self.indices)
 
 
@@ -75,7 +82,15 @@ def kernel_input_kind(kernel) -> str:
     return kind
 
 
-def check_n_landmarks(n_landmarks, n: int, *, allow_none: bool = False):
+@overload
+def check_n_landmarks(n_landmarks: Any, n: int, *, allow_none: Literal[False] = False) -> int: ...
+
+
+@overload
+def check_n_landmarks(n_landmarks: Any, n: int, *, allow_none: bool) -> int | None: ...
+
+
+def check_n_landmarks(n_landmarks: Any, n: int, *, allow_none: bool = False) -> int | None:
     """``n_landmarks`` as an int in [1, n] (``None`` passes through when allowed)."""
     if n_landmarks is None and allow_none:
         return None
@@ -93,7 +108,13 @@ def check_n_landmarks(n_landmarks, n: int, *, allow_none: bool = False):
 
 
 class Sampler(ParamsMixin, ABC):
-    """Base class of landmark samplers."""
+    """Base class of landmark samplers.
+
+    A subclass implements :meth:`sample`; it may also implement
+    ``sample_chunked(data, kernel, n_landmarks, random_state=None) -> (indices, weights)``
+    for data held in row chunks (:class:`sparsekit.samplers.chunked.ChunkedData`), which the
+    Dask backend then uses instead of running :meth:`sample` on one worker (module docstring).
+    """
 
     name = "sampler"
     #: input kinds this sampler works with: "vectors" and/or "graphs"
@@ -105,7 +126,7 @@ class Sampler(ParamsMixin, ABC):
         """Choose ``n_landmarks`` landmarks of ``X`` for ``kernel``."""
 
     # -- shared steps (subclasses and plugins call these in :meth:`sample`) ------------------
-    def prepare_input(self, X, kernel):
+    def prepare_input(self, X: Any, kernel: Any) -> Any:
         """Check that this sampler takes ``kernel``'s input kind, fit a data-dependent
         bandwidth on the whole ``X``, and return ``X`` prepared by the kernel (call it first in
         :meth:`sample`; then touch the data only through ``kernel``).
@@ -131,11 +152,11 @@ class Sampler(ParamsMixin, ABC):
         return Xp
 
     @staticmethod
-    def make_landmarks(Xp, kernel, indices, weights) -> Landmarks:
+    def make_landmarks(Xp: Any, kernel: Any, indices: ArrayLike, weights: ArrayLike) -> Landmarks:
         """The :class:`Landmarks` of positions ``indices`` of prepared ``Xp`` (what
         :meth:`sample` returns); ``weights`` are the importance weights (ones if unweighted)."""
-        indices = np.asarray(indices, dtype=np.int64)
-        return Landmarks(indices, kernel.take(Xp, indices), np.asarray(weights, dtype=np.float64))
+        idx = np.asarray(indices, dtype=np.int64)
+        return Landmarks(idx, kernel.take(Xp, idx), np.asarray(weights, dtype=np.float64))
 
     def _graph_hint(self) -> str:
         return "use a sampler that accepts graphs (uniform, diagonal, rls, two-pass-rls, " \
@@ -160,10 +181,11 @@ class ScoreSampler(Sampler):
     """A sampler that draws landmarks from per-point importance scores.
 
     Subclasses implement ``_scores(Xp, kernel, lam, rng)`` on prepared data and set
-    ``uses_lam`` (False for scores without a ridge parameter).
+    ``uses_lam`` (False for scores without a ridge parameter). Every score sampler takes and
+    stores the parameters below (``lam`` only where ``uses_lam``).
 
-    Parameters (shared)
-    -------------------
+    Attributes
+    ----------
     lam : float > 0 or "inverse-mean-norm"
         Ridge parameter λ of the leverage scores, or the rule λ = (mean_i ‖x_i‖₂)⁻¹ (thesis §3.3,
         after Brefeld et al. 2006; vectors only).
@@ -174,6 +196,10 @@ class ScoreSampler(Sampler):
     """
 
     uses_lam = True
+    #: the parameters that every score sampler stores (``lam`` only where ``uses_lam``)
+    lam: float | str
+    mode: str
+    rho: float
     #: whether the scores over-estimate the ridge leverage scores (Algorithm 3 needs that)
     overestimates = True
 

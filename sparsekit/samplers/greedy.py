@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import numbers
 import warnings
+from typing import Any
 
 import numpy as np
 
@@ -40,10 +41,11 @@ from .._progress import iterate
 from .._random_features import random_fourier_map
 from .._small_blas import one_blas_thread
 from .._threads import effective_n_jobs
+from .._typing import RandomStateLike
 from .._validation import check_random_state, check_scalar
 from ._greedy_cpu import exact_step, sketch_step
 from ._parallel import default_n_jobs, run_blocks
-from .base import Sampler, check_n_landmarks
+from .base import Landmarks, Sampler, check_n_landmarks
 from .rls import _gram64, _row_step
 
 _TIE_RTOL = 1e-12
@@ -213,11 +215,12 @@ class GreedyTraceSampler(Sampler):
     name = "greedy-trace"
     accepts = _Accepts()
 
-    def __init__(self, approximate=False, n_features=64, sketch_size=64, cache_gram=False):
-        self.approximate = approximate
-        self.n_features = n_features
-        self.sketch_size = sketch_size
-        self.cache_gram = cache_gram
+    def __init__(self, approximate: bool = False, n_features: int = 64, sketch_size: int = 64,
+                 cache_gram: bool = False):
+        self.approximate: bool = approximate
+        self.n_features: int = n_features
+        self.sketch_size: int = sketch_size
+        self.cache_gram: bool = cache_gram
         self._check_params()
 
     def _check_params(self):
@@ -234,7 +237,8 @@ class GreedyTraceSampler(Sampler):
     def _graph_hint(self) -> str:
         return "approximate=True reads the raw vectors; use approximate=False with graph kernels"
 
-    def sample(self, X, kernel, n_landmarks, random_state=None):
+    def sample(self, X: Any, kernel: Any, n_landmarks: int,
+               random_state: RandomStateLike = None) -> Landmarks:
         self._check_params()
         Xp = self.prepare_input(X, kernel)  # refuses graphs first when approximate=True
         if self.approximate and getattr(kernel, "name", None) not in ("rbf", "laplacian"):

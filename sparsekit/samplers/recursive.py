@@ -142,12 +142,13 @@ class RecursiveRLSSampler(ScoreSampler):
 
     name = "recursive-rls"
 
-    def __init__(self, lam="adaptive", level_size=None, n_jobs=None, mode="fixed", rho=0.1):
-        self.lam = lam
-        self.level_size = level_size
-        self.n_jobs = n_jobs
-        self.mode = mode
-        self.rho = rho
+    def __init__(self, lam: float | str = "adaptive", level_size: int | None = None,
+                 n_jobs: int | None = None, mode: str = "fixed", rho: float = 0.1):
+        self.lam: float | str = lam
+        self.level_size: int | None = level_size
+        self.n_jobs: int | None = n_jobs
+        self.mode: str = mode
+        self.rho: float = rho
         self._check_common()
         self._check_level_size()
 

@@ -27,17 +27,23 @@ from __future__ import annotations
 
 import math
 import numbers
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .._memory import check_allocation, dense_gram_bytes
 from .._progress import progress, tracked
 from .._small_blas import THREADED_FACTOR_MIN_ROWS  # exact RLS factors below it on one thread
 from .._threads import blas_limit
-from .._validation import check_scalar
+from .._typing import RandomStateLike
+from .._validation import check_random_state, check_scalar
+from . import _draw
 from ._parallel import default_n_jobs, run_blocks, single_threaded, single_threaded_numba
 from ._rls_cpu import cholesky_upper, inverse_upper, nystrom_factor, quadratic_rows, rls_from_gram
-from .base import ScoreSampler
+from .base import ScoreSampler, check_n_landmarks
+from .chunked import ChunkedData, check_numeric_lam, chunk_seeds, integer_seed
 
 #: bytes of kernel values evaluated per row block in the streamed passes
 ROW_BLOCK_BYTES = 16 * 2**20
@@ -118,16 +124,16 @@ class ExactRLSSampler(ScoreSampler):
 
     name = "rls"
 
-    def __init__(self, lam=1.0, mode="fixed", rho=0.1):
-        self.lam = lam
-        self.mode = mode
-        self.rho = rho
+    def __init__(self, lam: float | str = 1.0, mode: str = "fixed", rho: float = 0.1):
+        self.lam: float | str = lam
+        self.mode: str = mode
+        self.rho: float = rho
         self._check_common()
 
     def _scores(self, Xp, kernel, lam, rng, n_landmarks=None):
         return exact_rls(Xp, kernel, lam).astype(_score_dtype(Xp), copy=False)
 
-    def effective_dimension(self, X, kernel, lam=None) -> float:
+    def effective_dimension(self, X: Any, kernel: Any, lam: float | str | None = None) -> float:
         """d_eff = Σ_i l_i = tr(K (K + λI)⁻¹) (2.4)."""
         return float(np.sum(self.scores(X, kernel, lam), dtype=np.float64))
 
@@ -159,12 +165,13 @@ class TwoPassRLSSampler(ScoreSampler):
     name = "two-pass-rls"
     overestimates = False
 
-    def __init__(self, lam=1.0, n_first=None, n_jobs=None, mode="fixed", rho=0.1):
-        self.lam = lam
-        self.n_first = n_first
-        self.n_jobs = n_jobs
-        self.mode = mode
-        self.rho = rho
+    def __init__(self, lam: float | str = 1.0, n_first: int | None = None,
+                 n_jobs: int | None = None, mode: str = "fixed", rho: float = 0.1):
+        self.lam: float | str = lam
+        self.n_first: int | None = n_first
+        self.n_jobs: int | None = n_jobs
+        self.mode: str = mode
+        self.rho: float = rho
         self._check_common()
         self._check_n_first()
 
@@ -243,12 +250,13 @@ class DACRLSSampler(ScoreSampler):
 
     name = "dac-rls"
 
-    def __init__(self, lam=1.0, block_size=None, n_jobs=None, mode="fixed", rho=0.1):
-        self.lam = lam
-        self.block_size = block_size
-        self.n_jobs = n_jobs
-        self.mode = mode
-        self.rho = rho
+    def __init__(self, lam: float | str = 1.0, block_size: int | None = None,
+                 n_jobs: int | None = None, mode: str = "fixed", rho: float = 0.1):
+        self.lam: float | str = lam
+        self.block_size: int | None = block_size
+        self.n_jobs: int | None = n_jobs
+        self.mode: str = mode
+        self.rho: float = rho
         self._check_common()
         self._check_sizes()
 
@@ -269,19 +277,91 @@ class DACRLSSampler(ScoreSampler):
         blocks = random_partition(n, m, rng)
         return dac_rls(Xp, kernel, lam, blocks, self._n_jobs()).astype(_score_dtype(Xp), copy=False)
 
-    def scores_for_partition(self, X, kernel, blocks, lam=None) -> np.ndarray:
+    def scores_for_partition(self, X: Any, kernel: Any, blocks: Iterable[ArrayLike],
+                             lam: float | str | None = None) -> np.ndarray:
         """DAC scores for a given partition (a sequence of disjoint index arrays covering X)."""
         self._check_common(lam)
         Xp = self.prepare_input(X, kernel)
         n = kernel.n_samples(Xp)
-        blocks = [np.asarray(b, dtype=np.intp).ravel() for b in blocks]
+        parts = [np.asarray(b, dtype=np.intp).ravel() for b in blocks]
         seen = np.zeros(n, dtype=np.int64)
-        for b in blocks:
+        for b in parts:
             if b.size and (b.min() < 0 or b.max() >= n):
                 raise ValueError(f"blocks hold indices outside [0, n_samples={n})")
             np.add.at(seen, b, 1)
         if not np.all(seen == 1):
             raise ValueError("blocks must be disjoint and cover every sample exactly once")
         lam_value = self._resolve_lam(Xp, kernel, lam)
-        return dac_rls(Xp, kernel, lam_value, [b for b in blocks if b.size], self._n_jobs()) \
+        return dac_rls(Xp, kernel, lam_value, [b for b in parts if b.size], self._n_jobs()) \
             .astype(_score_dtype(Xp), copy=False)
+
+    def sample_chunked(self, data: ChunkedData, kernel: Any, n_landmarks: int,
+                       random_state: RandomStateLike = None) -> tuple[np.ndarray, np.ndarray]:
+        """Landmarks of data held in row chunks (:mod:`sparsekit.samplers.chunked`): the DAC
+        scores of each chunk computed where it is (blocks inside chunks:
+        :func:`dac_chunk_partition`), the landmarks drawn ∝ scores here as :meth:`sample` does.
+
+        Returns
+        -------
+        indices : int64 array (n_landmarks,)
+        weights : float64 array (n_landmarks,)
+
+        Raises
+        ------
+        ValueError
+            ``mode="bernoulli"`` (the chunked path draws a fixed number of landmarks).
+        TypeError
+            ``lam`` given as a rule (it needs a pass over all the data: compute its value).
+        """
+        if self.mode != "fixed":
+            raise ValueError("the chunked DAC-RLS path draws a fixed number of landmarks; use "
+                             "mode='fixed'")
+        n_landmarks = check_n_landmarks(n_landmarks, data.n_samples)
+        scores = chunked_dac_scores(data, kernel, self.lam, self.block_size, random_state)
+        return _draw.fixed_size(scores, n_landmarks, check_random_state(random_state))
+
+
+def dac_block_size(n: int, block_size: int | None) -> int:
+    """m: ``block_size``, or ⌈√n⌉ when None."""
+    if block_size is None:
+        return math.isqrt(n - 1) + 1
+    return int(
+        check_scalar(block_size, "block_size", kind=numbers.Integral, low=1, low_inclusive=True)
+    )
+
+
+def _chunk_blocks(size: int, m: int, seed_seq) -> list:
+    return random_partition(size, m, np.random.default_rng(seed_seq))
+
+
+def dac_chunk_partition(chunk_sizes: Sequence[int], block_size: int | None = None,
+                        random_state: RandomStateLike = None) -> list:
+    """The DAC-RLS partition over row chunks of sizes ``chunk_sizes``, as global index arrays
+    (module docstring)."""
+    n = int(sum(chunk_sizes))
+    m = dac_block_size(n, block_size)
+    seeds = chunk_seeds(len(chunk_sizes), integer_seed(random_state))
+    blocks, start = [], 0
+    for size, seed_seq in zip(chunk_sizes, seeds):
+        blocks += [start + b for b in _chunk_blocks(int(size), m, seed_seq)]
+        start += int(size)
+    return blocks
+
+
+def dac_chunk_scores(chunk: np.ndarray, index: int, kernel: Any, lam: float, m: int,
+                     seeds: Sequence) -> np.ndarray:
+    """DAC-RLS scores (float64) of the rows of chunk ``index``, its blocks drawn with
+    ``seeds[index]`` (a function of one chunk, run where the chunk is)."""
+    blocks = _chunk_blocks(chunk.shape[0], m, seeds[index])
+    scores = DACRLSSampler(lam=lam, n_jobs=1).scores_for_partition(chunk, kernel, blocks)
+    return scores.astype(np.float64)
+
+
+def chunked_dac_scores(data: ChunkedData, kernel: Any, lam: Any, block_size: int | None,
+                       random_state: RandomStateLike) -> np.ndarray:
+    """The DAC-RLS scores of every row of ``data``, computed chunk by chunk (module docstring);
+    float64 of shape (n,)."""
+    lam = check_numeric_lam(lam)
+    m = dac_block_size(data.n_samples, block_size)
+    seeds = chunk_seeds(len(data.chunk_sizes), integer_seed(random_state))
+    return np.concatenate(data.map_chunks(dac_chunk_scores, kernel, lam, m, seeds))

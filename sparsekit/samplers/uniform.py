@@ -15,6 +15,7 @@ import numpy as np
 from .._typing import RandomStateLike
 from .._validation import check_random_state
 from .base import Landmarks, Sampler, ScoreSampler, check_n_landmarks
+from .chunked import ChunkedData
 
 
 class UniformSampler(Sampler):
@@ -33,17 +34,36 @@ class UniformSampler(Sampler):
 
     def sample(self, X: Any, kernel: Any, n_landmarks: int,
                random_state: RandomStateLike = None) -> Landmarks:
+        self._check_replace()
+        Xp = self.prepare_input(X, kernel)
+        idx, weights = self._draw(kernel.n_samples(Xp), n_landmarks, random_state)
+        return self.make_landmarks(Xp, kernel, idx, weights)
+
+    def sample_chunked(self, data: ChunkedData, kernel: Any, n_landmarks: int,
+                       random_state: RandomStateLike = None) -> tuple[np.ndarray, np.ndarray]:
+        """Uniform landmarks of data held in row chunks (:mod:`sparsekit.samplers.chunked`):
+        drawn from n alone, as :meth:`sample` draws them for the same seed; no chunk is read.
+
+        Returns
+        -------
+        indices : int64 array (n_landmarks,), sorted
+        weights : float64 array of ones
+        """
+        self._check_replace()
+        return self._draw(data.n_samples, n_landmarks, random_state)
+
+    def _check_replace(self):
         if not isinstance(self.replace, (bool, np.bool_)):
             raise TypeError(f"replace must be True or False, got {self.replace!r}")
-        Xp = self.prepare_input(X, kernel)
-        n = kernel.n_samples(Xp)
+
+    def _draw(self, n, n_landmarks, random_state):
         s = check_n_landmarks(n_landmarks, n)
         rng = check_random_state(random_state)
         if self.replace:
             idx = np.sort(rng.integers(0, n, size=s))
         else:
             idx = np.sort(rng.choice(n, s, replace=False))
-        return self.make_landmarks(Xp, kernel, idx, np.ones(s))
+        return idx.astype(np.int64, copy=False), np.ones(s)
 
 
 class DiagonalSampler(ScoreSampler):

@@ -1,12 +1,9 @@
 """Built-in solvers, registered through the same hook as third-party plugins."""
-from ..hookspecs import hookimpl
-from ..registry import Registration
+from ..plugins import Registration, hookimpl
 from .fw import FrankWolfe
-from .hierarchical import HierarchicalPalm4MSA
 from .mp import MatchingPursuit
 from .nnomp import NonNegativeOMP
 from .omp import OMP
-from .palm4msa import Palm4MSA
 
 
 @hookimpl
@@ -19,8 +16,3 @@ def sparsekit_solvers():
                        summary="non-negative OMP (NNLS on the support, stops by itself)")
     yield Registration("frank-wolfe", FrankWolfe, aliases=("fw",),
                        summary="Frank-Wolfe on the l1 ball, 2/(k+2) or line-search steps")
-    yield Registration("palm4msa", Palm4MSA, aliases=("palm",),
-                       summary="Palm4MSA: matrix as a scaled product of sparse factors")
-    yield Registration("hierarchical-palm4msa", HierarchicalPalm4MSA,
-                       aliases=("hierarchical", "hierarchical-palm"),
-                       summary="hierarchical Palm4MSA: split and global fine-tune per level")

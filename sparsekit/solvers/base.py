@@ -391,12 +391,6 @@ class Solver(ParamsMixin):
         run_correlation_steps(R, problem.D, active, problem.n_steps,
                               lambda k, act, C: step(k, act, C, R, active))
 
-    def factorize(self, *args, **kwargs):
-        raise TypeError(
-            f"{self.name} is a sparse coding solver: call solve(D, Y); factorize(M, "
-            "constraints) belongs to the factorization solvers (palm4msa, hierarchical-palm4msa)"
-        )
-
 
 # ---------------------------------------------------------------------------------------------
 # validation shared by the solvers

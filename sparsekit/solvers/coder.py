@@ -19,7 +19,8 @@ from numpy.typing import ArrayLike
 from .._base import ParamsMixin, TransformerMixin
 from .._typing import DataLike
 from .._validation import check_array
-from ..registry import Registry, check_result, default_registry
+from ..components import resolve
+from ..registry import Registry, check_result
 from .base import GRAM_AUTO_MAX_BYTES, SparseResult, check_dictionary, check_precompute
 
 
@@ -33,7 +34,8 @@ class SparseCoder(TransformerMixin, ParamsMixin):
         solvers' selection rules divide by the atom norms where they need to.
     solver : str or solver object, default "omp"
         A name in the ``"solver"`` registry (``"omp"``, ``"mp"``, ``"nn-omp"``,
-        ``"frank-wolfe"``, or a plugin's) or an object with ``solve(D, Y)``.
+        ``"frank-wolfe"``, or a plugin's) or an object with ``solve(D, Y)`` (copied: the
+        caller's object is never changed).
     solver_params : dict, optional
         Keyword parameters of the named solver (e.g. ``{"n_nonzero_coefs": 8}`` or
         ``{"beta": 10.0}``).
@@ -93,16 +95,6 @@ class SparseCoder(TransformerMixin, ParamsMixin):
         D, _ = check_dictionary(np.asarray(self.dictionary).T)
         return D.T
 
-    def _resolve_solver(self):
-        registry = self.registry if self.registry is not None else default_registry()
-        solver = registry.get("solver", self.solver, **dict(self.solver_params or {}))
-        if not callable(getattr(solver, "solve", None)):
-            raise TypeError(
-                f"solver must be a registered solver name or an object with solve(D, Y), got "
-                f"{type(solver).__name__}"
-            )
-        return solver
-
     def _check_width(self, X, atoms):
         if X.shape[1] != atoms.shape[1]:
             raise ValueError(
@@ -118,7 +110,7 @@ class SparseCoder(TransformerMixin, ParamsMixin):
         X = self._validate_input(X, reset=True)
         atoms = self._atoms()
         self._check_width(X, atoms)
-        solver = self._resolve_solver()
+        solver = resolve("solver", self.solver, self.solver_params, registry=self.registry)
         k = atoms.shape[0]
         use_gram = getattr(solver, "accepts_gram", False) and (
             precompute is True
@@ -136,7 +128,8 @@ class SparseCoder(TransformerMixin, ParamsMixin):
         X = self._validate_input(X, reset=False) if fitted else check_array(X, "X")
         atoms = self._atoms()
         self._check_width(X, atoms)
-        solver = self.solver_ if fitted else self._resolve_solver()
+        solver = self.solver_ if fitted else resolve("solver", self.solver, self.solver_params,
+                                                     registry=self.registry)
         gram = self.gram_ if fitted else None
         if atoms.dtype != X.dtype:  # outputs keep the dtype of X
             atoms = atoms.astype(X.dtype)

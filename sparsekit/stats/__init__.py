@@ -12,7 +12,11 @@ a graph kernel — and a kernel by registered name or as an object:
 - the three-sample test :func:`three_sample_test` and its evaluation :func:`three_sample_error`
   (Cherfaoui thesis, Ch. 4);
 - two-sample permutation tests on precomputed features: :func:`permutation_test`.
+
+Evaluation of a fitted feature map: :func:`approximation_error` (‖K_E − K̂_E‖ of a Nyström
+map on a subset E of the data).
 """
+from .approximation import approximation_error
 from .exact import mmd2_biased, mmd2_unbiased
 from .linear import mmd2_block, mmd2_linear
 from .nystrom import NystromMMD, mmd2_nystrom
@@ -23,5 +27,5 @@ from .three_sample import METHODS, ThreeSampleResult, three_sample_error, three_
 __all__ = [
     "mmd2_biased", "mmd2_unbiased", "mmd2_linear", "mmd2_block", "mmd2_rff", "mmd2_nystrom",
     "NystromMMD", "three_sample_test", "three_sample_error", "ThreeSampleResult", "METHODS",
-    "permutation_test", "PermutationTestResult",
+    "permutation_test", "PermutationTestResult", "approximation_error",
 ]

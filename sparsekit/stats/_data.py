@@ -1,7 +1,8 @@
-"""Samples for the MMD estimators: kernel resolution, input checks, pooling, support identities.
+"""Samples for the MMD estimators: input checks, pooling, support identities.
 
 Every estimator takes samples (2-D arrays of vectors, or sequences of graphs for a graph kernel)
-and a kernel by name or object. The samples are validated and prepared once, as one pooled set
+and a kernel by name, object or function (resolved by :func:`sparsekit.components.resolve`).
+The samples are validated and prepared once, as one pooled set
 (so a graph kernel aligns all their features together), and addressed by index ranges.
 """
 from __future__ import annotations
@@ -13,7 +14,6 @@ import numbers
 
 import numpy as np
 
-from ..registry import default_registry
 from ..samplers.base import check_n_landmarks
 
 
@@ -26,23 +26,6 @@ def default_n_landmarks(n: int) -> int:
     largest compared sample (the thesis's per-sample n).
     """
     return max(1, int(round(math.log(max(int(n), 1)))))
-
-
-def resolve_kernel(kernel, kernel_params=None):
-    """A kernel object from a registered name (with ``kernel_params``) or a copy of an object."""
-    if isinstance(kernel, str):
-        return default_registry().get("kernel", kernel, **dict(kernel_params or {}))
-    if kernel_params:
-        raise TypeError(
-            "kernel_params can only be given with a kernel name, not with a kernel object "
-            "(configure the object itself)"
-        )
-    if kernel is None or not callable(kernel) or not hasattr(kernel, "prepare"):
-        raise TypeError(
-            f"kernel must be a registered kernel name or a sparsekit kernel object, got "
-            f"{kernel!r}; build one with sparsekit.get_kernel(name, ...)"
-        )
-    return copy.deepcopy(kernel)
 
 
 def kernel_name(kernel) -> str:
@@ -96,6 +79,11 @@ class Pooled:
     """
 
     def __init__(self, samples, kernel, names=None):
+        if getattr(kernel, "name", None) == "precomputed":
+            raise ValueError(
+                "kernel='precomputed' cannot compare samples: the MMD estimators evaluate the "
+                "kernel between the pooled samples; give a kernel name, object or function"
+            )
         if names is None:
             names = [f"sample {i}" for i in range(len(samples))]
         kind = None
@@ -177,7 +165,8 @@ def _prepare_vectors(kernel, X, name):
 
 
 def take_rows(kernel, data, r0, r1):
-    if isinstance(data, np.ndarray):
+    """Rows ``r0:r1`` of prepared data (arrays and sparse matrices slice, graphs are taken)."""
+    if isinstance(data, np.ndarray) or hasattr(data, "tocsr"):
         return data[r0:r1]
     return kernel.take(data, np.arange(r0, r1))
 

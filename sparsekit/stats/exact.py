@@ -21,7 +21,9 @@ from typing import Any
 import numpy as np
 
 from .._typing import DataLike
-from ._data import Pooled, resolve_kernel, take_rows, threads
+from ..components import resolve
+from ..registry import Registry
+from ._data import Pooled, take_rows, threads
 
 #: Bytes of one Gram block (its rows times all the columns it is computed against).
 DEFAULT_BLOCK_BYTES = 32 * 2**20
@@ -82,8 +84,8 @@ def u_statistic(sums, n, m) -> float:
             - 2.0 * s_ab / (n * m))
 
 
-def _run(X, Y, kernel, kernel_params, max_memory, n_jobs, unbiased):
-    k = resolve_kernel(kernel, kernel_params)
+def _run(X, Y, kernel, kernel_params, max_memory, n_jobs, unbiased, registry):
+    k = resolve("kernel", kernel, kernel_params, registry=registry)
     pool = Pooled([X, Y], k, names=["X", "Y"])
     n, m = pool.sizes
     if unbiased and min(n, m) < 2:
@@ -98,7 +100,7 @@ def _run(X, Y, kernel, kernel_params, max_memory, n_jobs, unbiased):
 
 def mmd2_biased(X: DataLike, Y: DataLike, kernel: str | object = "rbf", *,
                 kernel_params: dict[str, Any] | None = None, max_memory: int | None = None,
-                n_jobs: int | None = None) -> float:
+                n_jobs: int | None = None, registry: Registry | None = None) -> float:
     """Exact biased MMD² (V-statistic) between the samples ``X`` and ``Y``.
 
     MMD²_b = (1/n²) Σ k(x_i, x_j) + (1/m²) Σ k(z_i, z_j) − (2/(n m)) Σ k(x_i, z_j)
@@ -108,29 +110,32 @@ def mmd2_biased(X: DataLike, Y: DataLike, kernel: str | object = "rbf", *,
     Parameters
     ----------
     X, Y : array of shape (n, d) and (m, d), or sequences of graphs for a graph kernel
-    kernel : str or kernel object, default "rbf"
-        A registered kernel name (with ``kernel_params``) or a kernel object. A data-dependent
-        bandwidth is resolved on the pooled samples.
+    kernel : str, kernel object or function, default "rbf"
+        A registered kernel name (with ``kernel_params``), a kernel object (copied) or a
+        function ``k(X, Y) -> Gram``. A data-dependent bandwidth is resolved on the pooled
+        samples.
     max_memory : int, optional
         Bytes of one Gram block (default 32 MiB); the memory used is O(block), the time
         O((n + m)²) kernel evaluations.
     n_jobs : int, optional
         Threads (default: the current Numba / BLAS setting).
+    registry : Registry, optional
+        Where a kernel name is resolved (default: the process-wide registry).
 
     Returns
     -------
     float
     """
-    return _run(X, Y, kernel, kernel_params, max_memory, n_jobs, unbiased=False)
+    return _run(X, Y, kernel, kernel_params, max_memory, n_jobs, False, registry)
 
 
 def mmd2_unbiased(X: DataLike, Y: DataLike, kernel: str | object = "rbf", *,
                   kernel_params: dict[str, Any] | None = None, max_memory: int | None = None,
-                  n_jobs: int | None = None) -> float:
+                  n_jobs: int | None = None, registry: Registry | None = None) -> float:
     """Exact unbiased MMD² (U-statistic) between ``X`` and ``Y`` (at least 2 points each).
 
     MMD²_u = Σ_{i≠j} k(x_i, x_j) / (n(n−1)) + Σ_{i≠j} k(z_i, z_j) / (m(m−1))
     − 2 Σ_ij k(x_i, z_j) / (n m) (Gretton et al. 2012, Eq. 3). Its expectation is the
     population MMD²; it can be negative. Parameters as :func:`mmd2_biased`.
     """
-    return _run(X, Y, kernel, kernel_params, max_memory, n_jobs, unbiased=True)
+    return _run(X, Y, kernel, kernel_params, max_memory, n_jobs, True, registry)

@@ -24,7 +24,9 @@ import numpy as np
 
 from .._typing import DataLike, RandomStateLike
 from .._validation import check_option, check_random_state, check_scalar
-from ._data import Pooled, resolve_kernel, take_rows, threads
+from ..components import resolve
+from ..registry import Registry
+from ._data import Pooled, take_rows, threads
 from .exact import kernel_sums, v_statistic
 
 LINEAR_METHODS = ("paired", "subsample")
@@ -107,7 +109,8 @@ def block_values(pool: Pooled, i: int, j: int, block_size=None) -> np.ndarray:
 
 def mmd2_linear(X: DataLike, Y: DataLike, kernel: str | object = "rbf", *,
                 kernel_params: dict[str, Any] | None = None, method: str = "paired",
-                random_state: RandomStateLike = None, n_jobs: int | None = None) -> float:
+                random_state: RandomStateLike = None, n_jobs: int | None = None,
+                registry: Registry | None = None) -> float:
     """Linear-time MMD² estimate between ``X`` and ``Y``.
 
     Parameters
@@ -119,13 +122,16 @@ def mmd2_linear(X: DataLike, Y: DataLike, kernel: str | object = "rbf", *,
         the exact biased MMD² of ⌈√n⌉-point uniform subsamples (Cherfaoui thesis §4.2).
     random_state : None, int or Generator
         Draws the subsamples (``"subsample"`` only).
+    registry : Registry, optional
+        Where a kernel name is resolved (default: the process-wide registry).
 
     Returns
     -------
     float
     """
     method = check_option(method, "method", LINEAR_METHODS)
-    pool = Pooled([X, Y], resolve_kernel(kernel, kernel_params), names=["X", "Y"])
+    kernel = resolve("kernel", kernel, kernel_params, registry=registry)
+    pool = Pooled([X, Y], kernel, names=["X", "Y"])
     with threads(n_jobs):
         if method == "paired":
             return float(linear_terms(pool, 0, 1).mean())
@@ -134,18 +140,21 @@ def mmd2_linear(X: DataLike, Y: DataLike, kernel: str | object = "rbf", *,
 
 def mmd2_block(X: DataLike, Y: DataLike, kernel: str | object = "rbf", *,
                kernel_params: dict[str, Any] | None = None, block_size: int | None = None,
-               n_jobs: int | None = None) -> float:
+               n_jobs: int | None = None, registry: Registry | None = None) -> float:
     """Block MMD² (B-test of Zaremba, Gretton & Blaschko 2013): mean of the block MMD²_u.
 
     Parameters
     ----------
     block_size : int >= 2, optional
         Points per block of the smaller sample; default max(2, round(ln n)) (module docstring).
+    registry : Registry, optional
+        Where a kernel name is resolved (default: the process-wide registry).
 
     Returns
     -------
     float
     """
-    pool = Pooled([X, Y], resolve_kernel(kernel, kernel_params), names=["X", "Y"])
+    kernel = resolve("kernel", kernel, kernel_params, registry=registry)
+    pool = Pooled([X, Y], kernel, names=["X", "Y"])
     with threads(n_jobs):
         return float(block_values(pool, 0, 1, block_size).mean())

@@ -39,31 +39,9 @@ import numpy as np
 from .._base import ParamsMixin
 from .._small_blas import one_blas_thread
 from .._validation import check_random_state, check_scalar
-from ..registry import default_registry
+from ..components import resolve
 from ..samplers.lam import check_lam
-from ._data import (
-    Pooled,
-    merged_sq_norm,
-    pooled_n_landmarks,
-    resolve_kernel,
-    support,
-    threads,
-)
-
-
-def resolve_sampler(sampler, sampler_params=None):
-    """A sampler object from a registered name (with params) or the object itself."""
-    if isinstance(sampler, str):
-        return default_registry().get("sampler", sampler, **dict(sampler_params or {}))
-    if sampler_params:
-        raise TypeError("sampler_params can only be given with a sampler name, not an object")
-    if sampler is None or not hasattr(sampler, "sample"):
-        raise TypeError(
-            f"sampler must be a registered sampler name or an object with "
-            f"sample(X, kernel, n_landmarks, random_state), got {sampler!r}"
-        )
-    return sampler
-
+from ._data import Pooled, merged_sq_norm, pooled_n_landmarks, support, threads
 
 #: Bytes of one row block of K(x, S) when summing it per sample: an eighth of K(x, S) of the
 #: pool within these bounds. Blocks of one size reuse one buffer, K(x, S) of the whole pool is
@@ -71,12 +49,12 @@ def resolve_sampler(sampler, sampler_params=None):
 SUM_BLOCK_BYTES = (2**18, 2**22)
 
 
-def fit_nystroem(pool: Pooled, sampler, n_landmarks: int, random_state):
+def fit_nystroem(pool: Pooled, sampler, n_landmarks: int, random_state, registry=None):
     """The :class:`~sparsekit.Nystroem` map fitted on the pool (landmarks drawn from it)."""
     from ..features.nystrom import Nystroem
 
     ny = Nystroem(kernel=pool.kernel, sampler=sampler, n_components=n_landmarks,
-                  random_state=random_state)
+                  random_state=random_state, registry=registry)
     ny._fit(pool.data, prepared=True)  # the pool is validated and prepared by this kernel
     return ny
 
@@ -116,10 +94,12 @@ class NystromMMD(ParamsMixin):
 
     Parameters
     ----------
-    kernel : str or kernel object, default "rbf"
-        Any registered kernel (graph kernels included) or a kernel object.
+    kernel : str, kernel object or function, default "rbf"
+        Any registered kernel (graph kernels included), a kernel object (copied at ``fit``)
+        or a function ``k(X, Y) -> Gram``.
     sampler : str or sampler object, default "uniform"
-        Any registered landmark sampler (the thesis draws uniformly).
+        Any registered landmark sampler (the thesis draws uniformly), or a sampler object
+        (copied at ``fit``).
     n_landmarks : int, optional
         s; default max(1, round(ln n)) with n the largest sample.
     lam : float > 0, default 1e-6
@@ -128,6 +108,9 @@ class NystromMMD(ParamsMixin):
         Parameters of the named kernel / sampler.
     random_state : None, int or Generator
     n_jobs : int, optional
+    registry : Registry, optional
+        Where ``kernel`` and ``sampler`` names are resolved (default: the process-wide
+        registry).
 
     Attributes
     ----------
@@ -152,7 +135,8 @@ class NystromMMD(ParamsMixin):
     """
 
     def __init__(self, kernel="rbf", sampler="uniform", n_landmarks=None, lam=1e-6,
-                 kernel_params=None, sampler_params=None, random_state=None, n_jobs=None):
+                 kernel_params=None, sampler_params=None, random_state=None, n_jobs=None,
+                 registry=None):
         self.kernel = kernel
         self.sampler = sampler
         self.n_landmarks = n_landmarks
@@ -161,12 +145,13 @@ class NystromMMD(ParamsMixin):
         self.sampler_params = sampler_params
         self.random_state = random_state
         self.n_jobs = n_jobs
+        self.registry = registry
 
     def fit(self, *samples):
         """Pool ``samples``, draw the landmarks on the pool, compute the mean φ of each sample."""
         if len(samples) < 1:
             raise TypeError("fit needs at least one sample")
-        kernel = resolve_kernel(self.kernel, self.kernel_params)
+        kernel = resolve("kernel", self.kernel, self.kernel_params, registry=self.registry)
         names = ["X", "Y"] if len(samples) == 2 else [f"samples[{i}]" for i in range(len(samples))]
         check_lam(self.lam, rules=())
         return self._fit_pool(Pooled(samples, kernel, names=names))
@@ -179,12 +164,12 @@ class NystromMMD(ParamsMixin):
         K(x, S) streamed in row blocks, and ``features_`` is computed when first read.
         """
         lam = check_lam(self.lam, rules=())
-        sampler = resolve_sampler(self.sampler, self.sampler_params)
+        sampler = resolve("sampler", self.sampler, self.sampler_params, registry=self.registry)
         s = pooled_n_landmarks(self.n_landmarks, max(pool.sizes), pool.n)
         seed = self.random_state if random_state is None else random_state
         off = pool.offsets
         with threads(self.n_jobs):
-            ny = fit_nystroem(pool, sampler, s, check_random_state(seed))
+            ny = fit_nystroem(pool, sampler, s, check_random_state(seed), self.registry)
             if features:
                 Phi = np.asarray(ny._features(pool.data), dtype=np.float64)
                 means = np.stack([Phi[off[i]:off[i + 1]].mean(axis=0)
@@ -265,7 +250,7 @@ class NystromMMD(ParamsMixin):
 
 def mmd2_nystrom(X, Y, kernel="rbf", *, sampler="uniform", n_landmarks=None, lam=1e-6,
                  kernel_params=None, sampler_params=None, random_state=None,
-                 n_jobs=None) -> float:
+                 n_jobs=None, registry=None) -> float:
     """Nyström MMD² with the λ-regularized kernel between ``X`` and ``Y``.
 
     MMD²_k̂ = ‖mean φ(X) − mean φ(Y)‖² + λ‖v‖² (Cherfaoui thesis Lemma 5; see the module
@@ -277,5 +262,5 @@ def mmd2_nystrom(X, Y, kernel="rbf", *, sampler="uniform", n_landmarks=None, lam
     """
     est = NystromMMD(kernel=kernel, sampler=sampler, n_landmarks=n_landmarks, lam=lam,
                      kernel_params=kernel_params, sampler_params=sampler_params,
-                     random_state=random_state, n_jobs=n_jobs)
+                     random_state=random_state, n_jobs=n_jobs, registry=registry)
     return est.fit(X, Y).mmd2(0, 1)

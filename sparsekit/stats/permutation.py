@@ -19,12 +19,16 @@ from __future__ import annotations
 
 import numbers
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from .._small_blas import is_skinny, one_blas_thread
+from .._typing import DataLike, RandomStateLike
 from .._validation import check_option, check_random_state, check_scalar
-from ._data import Pooled, resolve_kernel, take_rows, threads
+from ..components import resolve
+from ..registry import Registry
+from ._data import Pooled, take_rows, threads
 from .exact import _block_step
 from .nystrom import NystromMMD
 from .rff import check_rff_kernel, rff_features
@@ -123,10 +127,15 @@ def _exact_statistics(pool, W, max_memory):
     return T
 
 
-def permutation_test(X, Y, method="nystrom", kernel="rbf", *, kernel_params=None,
-                     n_permutations=500, n_landmarks=None, sampler="uniform",
-                     sampler_params=None, lam=1e-6, n_frequencies=None, max_memory=None,
-                     random_state=None, n_jobs=None) -> PermutationTestResult:
+def permutation_test(X: DataLike, Y: DataLike, method: str = "nystrom",
+                     kernel: str | object = "rbf", *, kernel_params: dict[str, Any] | None = None,
+                     n_permutations: int = 500, n_landmarks: int | None = None,
+                     sampler: str | object = "uniform",
+                     sampler_params: dict[str, Any] | None = None, lam: float = 1e-6,
+                     n_frequencies: int | None = None, max_memory: int | None = None,
+                     random_state: RandomStateLike = None,
+                     n_jobs: int | None = None,
+                     registry: Registry | None = None) -> PermutationTestResult:
     """Two-sample permutation test of P = Q with an MMD² statistic (module docstring).
 
     Parameters
@@ -142,6 +151,8 @@ def permutation_test(X, Y, method="nystrom", kernel="rbf", *, kernel_params=None
     max_memory : int, optional
         Bytes of one Gram block (exact method).
     random_state : None, int or Generator
+    registry : Registry, optional
+        Where kernel and sampler names are resolved (default: the process-wide registry).
 
     Returns
     -------
@@ -150,7 +161,7 @@ def permutation_test(X, Y, method="nystrom", kernel="rbf", *, kernel_params=None
     method = check_option(method, "method", PERMUTATION_METHODS)
     P = check_scalar(n_permutations, "n_permutations", kind=numbers.Integral, low=1,
                      low_inclusive=True)
-    kernel = resolve_kernel(kernel, kernel_params)
+    kernel = resolve("kernel", kernel, kernel_params, registry=registry)
     if method == "rff":
         check_rff_kernel(kernel)
     pool = Pooled([X, Y], kernel, names=["X", "Y"])
@@ -162,8 +173,8 @@ def permutation_test(X, Y, method="nystrom", kernel="rbf", *, kernel_params=None
     with threads(n_jobs):
         if method == "nystrom":
             est = NystromMMD(kernel=pool.kernel, sampler=sampler, sampler_params=sampler_params,
-                             n_landmarks=n_landmarks, lam=lam)._fit_pool(pool, feature_seed,
-                                                                         features=True)
+                             n_landmarks=n_landmarks, lam=lam, registry=registry)
+            est._fit_pool(pool, feature_seed, features=True)
             Phi = est._feature_matrix()
             dup = None if est._distinct else _duplicate_matrix(est.support_ids_)
 

@@ -10,11 +10,15 @@ The default number of frequencies is s = max(1, round(ln n)) (thesis §4.6), i.e
 from __future__ import annotations
 
 import numbers
+from typing import Any
 
 import numpy as np
 
+from .._typing import DataLike, RandomStateLike
 from .._validation import check_random_state, check_scalar
-from ._data import Pooled, default_n_landmarks, kernel_name, resolve_kernel, threads
+from ..components import resolve
+from ..registry import Registry
+from ._data import Pooled, default_n_landmarks, kernel_name, threads
 
 RFF_KERNELS = ("rbf", "laplacian")
 
@@ -56,8 +60,10 @@ def rff_features(pool: Pooled, n_frequencies, random_state):
     return np.asarray(Psi, dtype=np.float64), rff
 
 
-def mmd2_rff(X, Y, kernel="rbf", *, kernel_params=None, n_frequencies=None, random_state=None,
-             n_jobs=None) -> float:
+def mmd2_rff(X: DataLike, Y: DataLike, kernel: str | object = "rbf", *,
+             kernel_params: dict[str, Any] | None = None, n_frequencies: int | None = None,
+             random_state: RandomStateLike = None, n_jobs: int | None = None,
+             registry: Registry | None = None) -> float:
     """MMD² of the random-Fourier-feature kernel between ``X`` and ``Y``.
 
     Parameters
@@ -66,12 +72,14 @@ def mmd2_rff(X, Y, kernel="rbf", *, kernel_params=None, n_frequencies=None, rand
     n_frequencies : int, optional
         Random frequencies s (2 s features); default max(1, round(ln n)).
     random_state : None, int or Generator
+    registry : Registry, optional
+        Where a kernel name is resolved (default: the process-wide registry).
 
     Returns
     -------
     float
     """
-    kernel = resolve_kernel(kernel, kernel_params)
+    kernel = resolve("kernel", kernel, kernel_params, registry=registry)
     check_rff_kernel(kernel)
     pool = Pooled([X, Y], kernel, names=["X", "Y"])
     with threads(n_jobs):

@@ -18,12 +18,17 @@ from __future__ import annotations
 
 import numbers
 import time
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
+from .._typing import DataLike, RandomStateLike
 from .._validation import check_option, check_random_state, check_scalar
-from ._data import Pooled, resolve_kernel, threads
+from ..components import resolve
+from ..registry import Registry
+from ._data import Pooled, threads
 from .exact import kernel_sums, u_statistic, v_statistic
 from .linear import block_values, linear_terms, subsample_statistic
 from .nystrom import NystromMMD
@@ -59,8 +64,9 @@ class PairStatistic:
     """An MMD² estimator bound to a pool: ``fit(rng)`` draws what the pairs share, then
     ``value(i, j)`` estimates MMD² between samples i and j of the pool."""
 
-    def __init__(self, method, pool: Pooled, options):
+    def __init__(self, method, pool: Pooled, options, registry=None):
         self.method = check_method(method)
+        self.registry = registry
         _check_options(self.method, options)
         self.pool = pool
         self.options = dict(options)
@@ -70,7 +76,7 @@ class PairStatistic:
     def fit(self, rng):
         self.rng = rng
         if self.method == "nystrom":
-            est = NystromMMD(kernel=self.pool.kernel, **self.options)
+            est = NystromMMD(kernel=self.pool.kernel, registry=self.registry, **self.options)
             self.nystrom = est._fit_pool(self.pool, random_state=rng)
         elif self.method == "rff":
             Psi, _ = rff_features(self.pool, self.options.get("n_frequencies"), rng)
@@ -115,8 +121,11 @@ class ThreeSampleResult:
     method: str
 
 
-def three_sample_test(X, Z, W, method="nystrom", kernel="rbf", *, kernel_params=None,
-                      random_state=None, n_jobs=None, **options) -> ThreeSampleResult:
+def three_sample_test(X: DataLike, Z: DataLike, W: DataLike, method: str = "nystrom",
+                      kernel: str | object = "rbf", *,
+                      kernel_params: dict[str, Any] | None = None,
+                      random_state: RandomStateLike = None, n_jobs: int | None = None,
+                      registry: Registry | None = None, **options: Any) -> ThreeSampleResult:
     """Decide whether W comes from the distribution of X or of Z: W ~ P_X iff D(X,W) ≤ D(Z,W).
 
     Parameters
@@ -127,6 +136,8 @@ def three_sample_test(X, Z, W, method="nystrom", kernel="rbf", *, kernel_params=
     kernel : str or kernel object, default "rbf"
         A data-dependent bandwidth is resolved once on X ∪ Z ∪ W.
     random_state : None, int or Generator
+    registry : Registry, optional
+        Where kernel and sampler names are resolved (default: the process-wide registry).
     **options
         The method's options: ``n_landmarks``, ``sampler``, ``sampler_params``, ``lam``
         (nystrom), ``n_frequencies`` (rff), ``block_size`` (block), ``max_memory`` (exact).
@@ -136,9 +147,10 @@ def three_sample_test(X, Z, W, method="nystrom", kernel="rbf", *, kernel_params=
     ThreeSampleResult
     """
     method = check_method(method)
-    pool = Pooled([X, Z, W], resolve_kernel(kernel, kernel_params), names=["X", "Z", "W"])
+    pool = Pooled([X, Z, W], resolve("kernel", kernel, kernel_params, registry=registry),
+                  names=["X", "Z", "W"])
     with threads(n_jobs):
-        stat = PairStatistic(method, pool, options).fit(check_random_state(random_state))
+        stat = PairStatistic(method, pool, options, registry).fit(check_random_state(random_state))
         d_x, d_z = stat.value(0, 2), stat.value(1, 2)
     return ThreeSampleResult(bool(d_x <= d_z), d_x, d_z, method)
 
@@ -147,10 +159,15 @@ def _sqrt0(v):
     return float(np.sqrt(max(v, 0.0)))
 
 
-def three_sample_error(sample_x, sample_z, sizes, methods=("exact", "linear", "block", "rff",
-                       "nystrom"), *, n_repetitions=100, kernel="rbf", kernel_params=None,
-                       method_options=None, exact_max_n=5000, random_state=None,
-                       n_jobs=None) -> list[dict]:
+def three_sample_error(sample_x: Callable[[int, np.random.Generator], Any],
+                       sample_z: Callable[[int, np.random.Generator], Any], sizes: Iterable[int],
+                       methods: Iterable[str] = ("exact", "linear", "block", "rff", "nystrom"),
+                       *, n_repetitions: int = 100, kernel: str | object = "rbf",
+                       kernel_params: dict[str, Any] | None = None,
+                       method_options: Mapping[str, Mapping[str, Any]] | None = None,
+                       exact_max_n: int = 5000, random_state: RandomStateLike = None,
+                       n_jobs: int | None = None,
+                       registry: Registry | None = None) -> list[dict]:
     """Algorithm 3S-eval: error rate, Δ to the exact MMD and time of three-sample tests.
 
     Parameters
@@ -171,6 +188,8 @@ def three_sample_error(sample_x, sample_z, sizes, methods=("exact", "linear", "b
         The exact MMD (for Δ, and the ``"exact"``/``"unbiased"`` methods) is computed only
         for n ≤ exact_max_n; beyond, those methods are skipped and Δ is NaN.
     random_state : None, int or Generator
+    registry : Registry, optional
+        Where kernel and sampler names are resolved (default: the process-wide registry).
 
     Returns
     -------
@@ -187,7 +206,7 @@ def three_sample_error(sample_x, sample_z, sizes, methods=("exact", "linear", "b
     reps = check_scalar(n_repetitions, "n_repetitions", kind=numbers.Integral, low=1,
                         low_inclusive=True)
     rng = check_random_state(random_state)
-    base_kernel = resolve_kernel(kernel, kernel_params)
+    base_kernel = resolve("kernel", kernel, kernel_params, registry=registry)
     rows = []
     for n in sizes:
         n = check_scalar(n, "n", kind=numbers.Integral, low=2, low_inclusive=True)
@@ -198,12 +217,12 @@ def three_sample_error(sample_x, sample_z, sizes, methods=("exact", "linear", "b
         times = {m: [] for m in active}
         for _ in range(reps):
             W, X, Z = sample_x(n, rng), sample_x(n, rng), sample_z(n, rng)
-            pool = Pooled([X, Z, W], resolve_kernel(base_kernel), names=["X", "Z", "W"])
+            pool = Pooled([X, Z, W], resolve("kernel", base_kernel), names=["X", "Z", "W"])
             with threads(n_jobs):
                 exact_xz = (_sqrt0(v_statistic(kernel_sums(pool, 0, 1), n, n))
                             if with_exact else np.nan)
                 for m in active:
-                    stat = PairStatistic(m, pool, method_options.get(m, {}))
+                    stat = PairStatistic(m, pool, method_options.get(m, {}), registry)
                     t0 = time.perf_counter()
                     stat.fit(rng)
                     d_x, d_z = stat.value(0, 2), stat.value(1, 2)

@@ -183,9 +183,9 @@ def test_approximation_error_on_a_subset(X, norm):
 
 
 def test_spectral_error_by_lanczos_streamed_and_cached(monkeypatch):
-    from sparsekit.features import nystrom
+    from sparsekit.stats import approximation
 
-    monkeypatch.setattr(nystrom, "_DENSE_SPECTRAL_MAX", 100)  # Lanczos above 100 points
+    monkeypatch.setattr(approximation, "_DENSE_SPECTRAL_MAX", 100)  # Lanczos above 100 points
     X = np.random.default_rng(3).normal(size=(300, 3))
     ny = Nystroem("rbf", sampler=TinyUniform(), n_components=20, random_state=0).fit(X)
     err, _ = exact_errors(get_kernel("rbf")(X), ny.transform(X))
@@ -351,3 +351,40 @@ def test_property_residual_is_psd_and_landmarks_are_exact(seed, n, k, gamma):
     assert np.linalg.eigvalsh(K - Z @ Z.T).min() > -1e-8
     S = ny.component_indices_
     np.testing.assert_allclose(Z[S] @ Z[S].T, K[np.ix_(S, S)], atol=1e-8)
+
+
+# -- fit_landmarks: the normalization step on landmarks chosen elsewhere -----------------------
+@pytest.mark.parametrize("rank", [None, 6])
+def test_fit_landmarks_reproduces_the_pseudo_inverse_formula(X, rank):
+    idx = np.arange(3, 120, 9)
+    kernel = get_kernel("rbf", gamma=0.3)
+    S = X[idx]
+    ny = Nystroem(kernel, sampler="dac-rls", rank=rank).fit_landmarks(
+        Landmarks(idx, S, np.full(len(idx), 0.5)))
+    Z = ny.transform(X)
+    K_XS, K_S = kernel(X, S), kernel(S)
+    if rank is None:
+        np.testing.assert_allclose(Z @ Z.T, nystrom_gram(K_XS, K_S), atol=1e-8)
+    else:  # the best rank-r version: K_XS U_r Λ_r^-1 U_rᵀ K_SX
+        evals, U = np.linalg.eigh(K_S)
+        U_r, l_r = U[:, ::-1][:, :rank], evals[::-1][:rank]
+        np.testing.assert_allclose(Z @ Z.T, K_XS @ U_r @ np.diag(1 / l_r) @ U_r.T @ K_XS.T,
+                                   atol=1e-8)
+    np.testing.assert_array_equal(ny.component_indices_, idx)
+    np.testing.assert_array_equal(ny.landmark_weights_, 0.5)
+    assert ny.n_features_in_ == X.shape[1] and ny.sampler_.name == "dac-rls"
+    # fit with a sampler that returns the same landmarks gives the same map
+    ref = Nystroem(kernel, sampler=FixedSampler(idx), n_components=len(idx), rank=rank).fit(X)
+    np.testing.assert_allclose(ny.normalization_, ref.normalization_, rtol=1e-12, atol=1e-14)
+
+
+def test_fit_landmarks_rejects_bad_landmarks(X):
+    ny = Nystroem("rbf")
+    with pytest.raises(TypeError, match="must be a sparsekit.samplers.Landmarks"):
+        ny.fit_landmarks((np.arange(3), X[:3], np.ones(3)))
+    with pytest.raises(ValueError, match="invalid landmark indices"):
+        ny.fit_landmarks(Landmarks(np.arange(4), X[:3], np.ones(4)))
+    with pytest.raises(ValueError, match="invalid landmark indices"):
+        ny.fit_landmarks(Landmarks(np.array([-1, 0, 1]), X[:3], np.ones(3)))
+    with pytest.raises(ValueError, match="rank=5 must be <= n_components=3"):
+        Nystroem("rbf", rank=5).fit_landmarks(Landmarks(np.arange(3), X[:3], np.ones(3)))

@@ -42,6 +42,15 @@ SMALL = {
                       "params.n_repetitions=1"],
     "omp_forest": ['data.source=["diabetes"]', "repeat=1", "params.n_estimators=[10]",
                    "params.sizes=[[2, 5]]"],
+    # random convolutions (no pretraining), one pass, one model of each kind
+    "nn_nystrom_parameters": ['data.source=["digits"]', "data.n_samples=80",
+                              "params.n_repeats=1", "params.pretrain_epochs=0",
+                              "params.epochs=1", "params.widths=[[2]]",
+                              "params.n_landmarks=[[3]]", 'params.kernels=[["rbf"]]',
+                              "params.adaptive=[[true]]"],
+    "nn_few_shot": ['data.source=["digits"]', "data.n_samples=80", "params.n_repeats=1",
+                    "params.pretrain_epochs=0", "params.epochs=1", "params.n_per_class=[[2]]",
+                    "params.width=2", "params.n_landmarks=3", 'params.kernels=[["linear"]]'],
 }
 
 

@@ -14,7 +14,7 @@ from sparsekit.run import Task, get_task, register_task, run_task, task_names, u
 
 BUILTIN_TASKS = {"nystrom", "sampler", "sparse-coding", "kernel-kmeans", "mmd", "three-sample",
                  "quickmeans", "palm4msa", "gram", "out-of-sample", "omp-forest",
-                 "frank-wolfe-recovery"}
+                 "frank-wolfe-recovery", "nn"}
 
 
 def _mean(ctx):
@@ -40,7 +40,7 @@ def test_builtin_tasks_are_registered_through_the_hook():
     assert {i.name for i in infos} == BUILTIN_TASKS
     assert {i.plugin for i in infos} == {"sparsekit.run._plugin", "sparsekit.experiments._plugin"}
     assert {i.name for i in infos if i.plugin == "sparsekit.experiments._plugin"} == {
-        "quickmeans", "frank-wolfe-recovery"}
+        "quickmeans", "frank-wolfe-recovery", "nn"}
     assert BUILTIN_TASKS <= set(task_names())
 
 

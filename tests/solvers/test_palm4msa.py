@@ -13,15 +13,27 @@ def splincol(shape, k, k_col=None):
 
 
 def test_registered_and_protocols():
-    names = {i.name for i in sparsekit.list_components("solver")}
+    """Factorizers are a family of their own: listed as factorizers, not as solvers; neither
+    protocol carries a stub of the other's method; the old solver lookup still works, with a
+    DeprecationWarning naming get_factorizer."""
+    names = {i.name for i in sparsekit.list_components("factorizer")}
     assert {"palm4msa", "hierarchical-palm4msa"} <= names
-    palm = sparsekit.get_solver("palm4msa")
-    with pytest.raises(TypeError, match="factorization solver: call factorize"):
-        palm.solve(np.eye(3), np.ones(3))
-    with pytest.raises(TypeError, match="sparse coding solver: call solve"):
-        sparsekit.get_solver("omp").factorize(np.eye(3), [])
+    assert not names & {i.name for i in sparsekit.list_components("solver")}
+    palm = sparsekit.get_factorizer("palm4msa")
+    assert not hasattr(palm, "solve")
+    assert not hasattr(sparsekit.get_solver("omp"), "factorize")
+    with pytest.warns(DeprecationWarning, match=r"get_factorizer\('palm4msa'\)"):
+        old = sparsekit.get_solver("palm4msa", n_iter=7)
+    assert type(old) is type(palm) and old.n_iter == 7
+    with pytest.warns(DeprecationWarning, match="factorizer"):
+        assert type(sparsekit.default_registry().get("solver", "hierarchical")) is type(
+            sparsekit.get_factorizer("hierarchical-palm4msa"))
     with pytest.raises(UnknownComponentError, match="Did you mean 'palm4msa'"):
         sparsekit.get_solver("palm4mas")
+    with pytest.raises(UnknownComponentError, match="Did you mean 'palm4msa'"):
+        sparsekit.get_factorizer("palm4mas")
+    with pytest.raises(UnknownComponentError, match="unknown factorizer 'omp'"):
+        sparsekit.get_factorizer("omp")  # a sparse solver is not a factorizer
 
 
 def test_exact_product_is_recovered_from_its_support():

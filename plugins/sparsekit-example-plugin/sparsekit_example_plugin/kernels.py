@@ -1,8 +1,7 @@
 """A kernel plugin: subclass VectorKernel and fill Gram blocks."""
 import numpy as np
 
-from sparsekit.kernels import VectorKernel
-from sparsekit.validation import check_positive
+from sparsekit.plugins import VectorKernel, check_positive
 
 
 class RationalQuadraticKernel(VectorKernel):

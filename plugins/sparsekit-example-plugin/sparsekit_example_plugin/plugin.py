@@ -1,6 +1,7 @@
 """The entry point module: one hook function per family, each yielding Registration records."""
-from sparsekit import Registration, hookimpl
+from sparsekit.plugins import Registration, hookimpl
 
+from .factorizers import AlternatingLeastSquares
 from .kernels import RationalQuadraticKernel
 from .projections import BandProjection
 from .samplers import KMeansPPSampler
@@ -17,14 +18,19 @@ def sparsekit_kernels():
 @hookimpl
 def sparsekit_samplers():
     yield Registration("kmeans-pp", KMeansPPSampler, aliases=("d2",),
-                       summary="k-means++ (D^2) seeding in the kernel's feature space",
-                       accepts="any")
+                       summary="k-means++ (D^2) seeding in the kernel's feature space")
 
 
 @hookimpl
 def sparsekit_solvers():
     yield Registration("fista", FISTASolver, aliases=("lasso",),
                        summary="FISTA for the lasso 1/2 ||y - D x||^2 + alpha ||x||_1")
+
+
+@hookimpl
+def sparsekit_factorizers():
+    yield Registration("als", AlternatingLeastSquares, aliases=("alternating-least-squares",),
+                       summary="alternating least squares, each factor projected on its set")
 
 
 @hookimpl

@@ -3,8 +3,7 @@ import numbers
 
 import numpy as np
 
-from sparsekit.projections import Projection
-from sparsekit.validation import check_scalar
+from sparsekit.plugins import Projection, check_scalar
 
 
 class BandProjection(Projection):

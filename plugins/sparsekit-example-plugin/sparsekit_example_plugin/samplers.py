@@ -1,8 +1,7 @@
 """A sampler plugin: subclass Sampler and return Landmarks."""
 import numpy as np
 
-from sparsekit.samplers import Landmarks, Sampler
-from sparsekit.validation import check_n_landmarks, check_random_state
+from sparsekit.plugins import Landmarks, Sampler, check_n_landmarks, check_random_state
 
 
 class KMeansPPSampler(Sampler):

@@ -3,8 +3,7 @@ import numbers
 
 import numpy as np
 
-from sparsekit.solvers.base import Codes, Solver
-from sparsekit.validation import check_positive, check_scalar
+from sparsekit.plugins import Codes, Solver, check_positive, check_scalar
 
 
 class FISTASolver(Solver):

@@ -2,7 +2,7 @@
 (plugin.py yields its registration from the sparsekit_tasks hook)."""
 import numpy as np
 
-from sparsekit.run.tasks import Task
+from sparsekit.plugins import Task
 
 
 def kernel_alignment(ctx):

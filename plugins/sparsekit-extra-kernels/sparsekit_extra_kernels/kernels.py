@@ -1,8 +1,7 @@
 """Cosine-similarity and sigmoid kernels, built on sparsekit's public kernel base class."""
 import numpy as np
 
-from sparsekit.kernels.base import VectorKernel
-from sparsekit.validation import check_scalar
+from sparsekit.plugins import VectorKernel, check_scalar
 
 
 def _safe_norms(X):

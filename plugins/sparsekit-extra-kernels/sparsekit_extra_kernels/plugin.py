@@ -1,5 +1,5 @@
 """The entry point module: registers the extra kernels with sparsekit's kernel hook."""
-from sparsekit import Registration, hookimpl
+from sparsekit.plugins import Registration, hookimpl
 
 from .kernels import CosineKernel, SigmoidKernel
 

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from . import _apsp_cpu, _triples_cpu
 from .input import GraphBatch
@@ -60,10 +61,10 @@ class ShortestPathFeatures:
     with_labels: bool
     weighted: bool
 
-    def __len__(self):
+    def __len__(self) -> int:
         return self.counts.shape[0]
 
-    def take(self, indices) -> ShortestPathFeatures:
+    def take(self, indices: ArrayLike) -> ShortestPathFeatures:
         """The graphs ``indices`` (same tables, so kernels with the parent need no alignment)."""
         idx = np.asarray(indices)
         if idx.dtype.kind not in "iub" or idx.ndim != 1:

@@ -26,6 +26,7 @@ from __future__ import annotations
 import numbers
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -84,7 +85,7 @@ def _is_networkx_graph(obj) -> bool:
     return type(obj).__module__.split(".")[0] == "networkx" and hasattr(obj, "adj")
 
 
-def _as_graph_list(graphs, name):
+def _as_graph_list(graphs: Any, name: str) -> list[Any]:
     if isinstance(graphs, np.ndarray):
         if graphs.ndim == 3:
             return list(graphs)
@@ -240,7 +241,7 @@ def _split_graph(g, where, with_labels):
     )
 
 
-def parse_graphs(graphs, name: str = "X", *, weighted: bool = False,
+def parse_graphs(graphs: Iterable[Any], name: str = "X", *, weighted: bool = False,
                  with_labels: bool = True) -> GraphBatch:
     """Validate ``graphs`` and pack them into a :class:`GraphBatch`.
 
@@ -255,9 +256,9 @@ def parse_graphs(graphs, name: str = "X", *, weighted: bool = False,
     with_labels : bool
         Node labels are required (and read); otherwise they are ignored.
     """
-    graphs = _as_graph_list(graphs, name)
+    graph_list = _as_graph_list(graphs, name)
     sizes, counts, targets, weights, labels = [], [], [], [], []
-    for i, g in enumerate(graphs):
+    for i, g in enumerate(graph_list):
         where = f"{name}[{i}]"
         if _is_networkx_graph(g):
             A, lab = _networkx_parts(g, where, weighted, with_labels)
@@ -281,7 +282,7 @@ def parse_graphs(graphs, name: str = "X", *, weighted: bool = False,
         if with_labels:
             labels.append(_labels_array(lab, n, f"{where} labels"))
 
-    node_ptr = np.zeros(len(graphs) + 1, dtype=np.int64)
+    node_ptr = np.zeros(len(graph_list) + 1, dtype=np.int64)
     np.cumsum(sizes, out=node_ptr[1:])
     indptr = np.zeros(node_ptr[-1] + 1, dtype=np.int64)
     np.cumsum(np.concatenate(counts), out=indptr[1:])

@@ -45,18 +45,29 @@ triples (see :mod:`sparsekit.kernels.graph.feature_map`).
 """
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ..._validation import check_option, check_scalar
 from ..base import BACKENDS, Kernel, resolve_backend
 from .feature_map import ShortestPathFeatures, build_features, shared_columns
 from .input import parse_graphs
 
+if TYPE_CHECKING:
+    import scipy.sparse
+
 #: Densify the count matrices for the product (BLAS GEMM) below this many bytes.
 _DENSE_PRODUCT_BYTES = 64 * 2**20
 #: ... and when at least this fraction of their entries is non-zero.
 _DENSE_PRODUCT_DENSITY = 0.02
 _DEFAULT_BLOCK_BYTES = 8 * 2**20
+
+#: Graphs as :func:`~sparsekit.kernels.graph.input.parse_graphs` reads them (adjacency matrices,
+#: ``(adjacency, labels)`` pairs, networkx graphs), or their prepared features.
+GraphsLike = Sequence[Any] | ShortestPathFeatures
 
 
 def _check_flag(value, name):
@@ -118,11 +129,12 @@ class ShortestPathKernel(Kernel):
     accepts = "graphs"
     has_cuda = True
 
-    def __init__(self, with_labels=True, normalize=False, weighted=False, backend="auto"):
-        self.with_labels = with_labels
-        self.normalize = normalize
-        self.weighted = weighted
-        self.backend = backend
+    def __init__(self, with_labels: bool = True, normalize: bool = False, weighted: bool = False,
+                 backend: str = "auto"):
+        self.with_labels: bool = with_labels
+        self.normalize: bool = normalize
+        self.weighted: bool = weighted
+        self.backend: str = backend
         self._check_params()
 
     def _check_params(self):
@@ -132,7 +144,7 @@ class ShortestPathKernel(Kernel):
         self.backend = check_option(self.backend, "backend", BACKENDS)
 
     # -- data protocol ------------------------------------------------------------------
-    def prepare(self, X, name="X") -> ShortestPathFeatures:
+    def prepare(self, X: GraphsLike, name: str = "X") -> ShortestPathFeatures:
         """Parse graphs and compute their feature counts once (returned as-is when prepared)."""
         self._check_params()
         if isinstance(X, ShortestPathFeatures):
@@ -151,15 +163,15 @@ class ShortestPathKernel(Kernel):
         return build_features(batch, with_labels=self.with_labels, weighted=self.weighted,
                               backend=backend)
 
-    def features(self, X):
+    def features(self, X: GraphsLike) -> scipy.sparse.csr_matrix:
         """The explicit feature map: sparse triple counts, one row per graph."""
         return self.prepare(X).counts
 
-    def take(self, X, indices) -> ShortestPathFeatures:
+    def take(self, X: GraphsLike, indices: ArrayLike) -> ShortestPathFeatures:
         """The graphs ``indices`` of prepared (or raw) graphs ``X``."""
         return self.prepare(X).take(indices)
 
-    def n_samples(self, X) -> int:
+    def n_samples(self, X: GraphsLike) -> int:
         """Number of graphs in ``X``."""
         if isinstance(X, ShortestPathFeatures):
             return len(X)
@@ -180,7 +192,7 @@ class ShortestPathKernel(Kernel):
             K[scale == 0] = 0.0
         return K
 
-    def __call__(self, X, Y=None):
+    def __call__(self, X: GraphsLike, Y: GraphsLike | None = None) -> np.ndarray:
         """Gram matrix ``K[i, j] = k(X_i, Y_j)`` (float64, shape ``(len(X), len(Y))``).
 
         ``X`` and ``Y`` are graph sequences or the output of :meth:`prepare`; ``Y = X`` when
@@ -192,7 +204,8 @@ class ShortestPathKernel(Kernel):
         K = _row_products(FX, FY)(slice(None))
         return self._finish(K, PX.sq_norms, PY.sq_norms)
 
-    def blocks(self, X, Y=None, *, max_memory=None):
+    def blocks(self, X: GraphsLike, Y: GraphsLike | None = None, *,
+               max_memory: int | None = None) -> Iterator[tuple[slice, np.ndarray]]:
         """Yield ``(rows, block)``: the Gram matrix in row blocks of <= ``max_memory`` bytes."""
         PX = self.prepare(X, "X")
         PY = PX if Y is None else self.prepare(Y, "Y")
@@ -206,7 +219,7 @@ class ShortestPathKernel(Kernel):
             rows = slice(r0, min(n, r0 + step))
             yield rows, self._finish(product(rows), PX.sq_norms[rows], PY.sq_norms)
 
-    def diag(self, X):
+    def diag(self, X: GraphsLike) -> np.ndarray:
         """``k(G_i, G_i)`` for every graph (no Gram matrix)."""
         P = self.prepare(X, "X")
         if self.normalize:

@@ -1,0 +1,198 @@
+"""Nyström on chunked arrays: landmarks chunk by chunk, the map fitted on the client, transform
+chunk by chunk.
+
+Where the work happens
+----------------------
+- a sampler with the ``sample_chunked`` capability (:mod:`sparsekit.samplers.chunked`;
+  built-in: ``uniform``, ``dac-rls``; a plugin's sampler may have it too) chooses the landmarks
+  from the chunks where they are: ``uniform`` draws the indices on the client (the same draw as
+  :class:`~sparsekit.samplers.uniform.UniformSampler` for the same seed; only the |S| landmark
+  rows are gathered); ``dac-rls`` computes the scores chunk by chunk on the workers, the n
+  scores (8 bytes each) come back to the client, which draws the landmarks ∝ scores as the
+  in-memory sampler does (:func:`sparsekit.samplers._draw.fixed_size`);
+- any other sampler (``recursive-rls``, ``greedy-trace``, ...): its landmark stage runs on one
+  worker, which receives the whole array; it must fit in that worker's memory.
+
+In every case the normalization K_S^{-1/2} is computed on the client from the |S| landmarks
+(:meth:`sparsekit.Nystroem.fit_landmarks`), and :func:`nystroem_transform` maps chunk by chunk
+with the fitted map sent once to the cluster (:func:`sparsekit.dask.transform`).
+
+DAC-RLS partition
+-----------------
+The in-memory DAC-RLS cuts one random permutation of all n points into blocks of size m
+(Calandriello et al. 2017; Cherfaoui thesis Algorithm 2). Over a chunked array a block must lie
+inside one chunk, so the partition here is: chunk c (rows r_c .. r_{c+1}) is permuted by its own
+generator ``numpy.random.default_rng(SeedSequence(seed).spawn(n_chunks)[c])`` and cut into
+consecutive blocks of m = ``block_size`` (default ⌈√n⌉ with the global n, as in memory) rows;
+the last block of a chunk holds the chunk's remainder. :func:`dac_rls_partition` returns this
+partition as global index arrays, so that
+``DACRLSSampler(lam).scores_for_partition(X, kernel, dac_rls_partition(...))`` reproduces the
+chunked scores in memory. With chunks much larger than m, the blocks are the same size as in
+memory; only the mixing across chunks is lost (each block draws from one chunk).
+"""
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from .._validation import check_random_state, check_scalar
+from ..components import resolve
+from ..samplers.base import Landmarks, check_n_landmarks
+from ..samplers.chunked import (
+    check_chunked_landmarks,
+    check_numeric_lam,
+    chunk_seeds,
+    integer_seed,
+    supports_chunked,
+)
+from ..samplers.rls import dac_block_size, dac_chunk_partition, dac_chunk_scores
+from ._checks import _dask_array, check_block, check_chunked, frozen_kernel
+from ._heap import chunk_task
+from .transform import transform
+
+
+def dac_rls_partition(row_chunks, block_size=None, random_state=None) -> list:
+    """The DAC-RLS partition used over row chunks ``row_chunks`` (``Xd.chunks[0]``), as global
+    index arrays (see the module docstring)."""
+    return dac_chunk_partition(row_chunks, block_size, random_state)
+
+
+@chunk_task
+def _run_on_chunk(block, index, d, func, args):
+    return func(check_block(block, d), index, *args)
+
+
+class DaskChunks:
+    """The rows of a chunked dask array as :class:`~sparsekit.samplers.chunked.ChunkedData`:
+    what a sampler's ``sample_chunked`` receives from :func:`nystroem_fit`."""
+
+    def __init__(self, Xd):
+        self._Xd = Xd
+        self.n_samples = int(Xd.shape[0])
+        self.chunk_sizes = tuple(int(c) for c in Xd.chunks[0])
+
+    def map_chunks(self, func, *args) -> list:
+        """``[func(chunk, i, *args) for each chunk i]``, run on the workers (each chunk's width
+        checked first); the results come back in chunk order."""
+        import dask
+
+        d = self._Xd.shape[1]
+        blocks = self._Xd.to_delayed().ravel()
+        return list(dask.compute(*[_delayed(_run_on_chunk)(blk, i, d, func, args)
+                                   for i, blk in enumerate(blocks)]))
+
+
+def dac_rls_scores(Xd, kernel="rbf", lam=1.0, *, block_size=None, kernel_params=None,
+                   random_state=None, registry=None):
+    """DAC-RLS ridge leverage scores of every row of a chunked array, as a lazy dask array.
+
+    Each sample gets the exact ridge leverage score of its block, K_B (K_B + λ I)⁻¹ diagonal,
+    with the global λ (Cherfaoui thesis Algorithm 2); blocks lie inside chunks (module
+    docstring). Memory per task: one chunk and one m × m block.
+
+    Parameters
+    ----------
+    Xd : dask array (n, d)
+    kernel : str or kernel object (data-dependent bandwidths resolved beforehand)
+    lam : float > 0
+        λ; a number (rules such as ``"inverse-mean-norm"`` need a pass over the data: compute
+        the value first).
+    block_size : int, optional
+        m; default ⌈√n⌉.
+    random_state : int, Generator or None
+    registry : Registry, optional
+        Where a kernel name is resolved (default: the process-wide registry).
+
+    Returns
+    -------
+    dask array of shape (n,), float64, chunked as the rows of ``Xd``
+    """
+    da = _dask_array()
+    Xd = check_chunked(Xd, "X")
+    lam = check_numeric_lam(lam)
+    n, d = Xd.shape
+    kernel = frozen_kernel(resolve("kernel", kernel, kernel_params, registry=registry), d)
+    m = dac_block_size(n, block_size)
+    seeds = chunk_seeds(len(Xd.chunks[0]), integer_seed(random_state))
+    parts = [da.from_delayed(_delayed(_run_on_chunk)(blk, i, d, dac_chunk_scores,
+                                                     (kernel, lam, m, seeds)),
+                             (size,), np.float64)
+             for i, (blk, size) in enumerate(zip(Xd.to_delayed().ravel(), Xd.chunks[0]))]
+    return da.concatenate(parts)
+
+
+def _delayed(f):
+    import dask
+
+    return dask.delayed(f, pure=True)
+
+
+def _landmarks(Xd, kernel, sampler, m, rng, random_state):
+    """``(indices, weights)`` of the landmarks (module docstring: where each sampler runs)."""
+    if supports_chunked(sampler):
+        result = sampler.sample_chunked(DaskChunks(Xd), kernel, m, random_state=random_state)
+        return check_chunked_landmarks(result, Xd.shape[0], sampler)
+    # the whole landmark stage on one worker; the generator's state comes back with the result,
+    # so that the caller's draws after the fit continue as after an in-memory fit
+    idx, weights, state = _delayed(_sample_on_one_worker)(sampler, Xd, kernel, m, rng).compute()
+    rng.bit_generator.state = state
+    return idx, weights
+
+
+def _sample_on_one_worker(sampler, X, kernel, m, rng):
+    land = sampler.sample(X, kernel, m, rng)
+    return (np.asarray(land.indices, dtype=np.int64), np.asarray(land.weights, dtype=np.float64),
+            rng.bit_generator.state)
+
+
+def nystroem_fit(Xd, kernel="rbf", sampler="uniform", n_components=100, *, kernel_params=None,
+                 sampler_params=None, rank=None, eigen_floor=None, random_state=None,
+                 registry=None):
+    """Fit a :class:`sparsekit.Nystroem` on a chunked array.
+
+    Same parameters as :class:`~sparsekit.Nystroem` (``registry``: where kernel and sampler
+    names are resolved). The landmark stage runs as the module docstring says (chunk by chunk
+    for a sampler with ``sample_chunked``, on one worker otherwise); the returned estimator is an
+    ordinary in-memory ``Nystroem`` built from the landmarks
+    (:meth:`~sparsekit.Nystroem.fit_landmarks`), which :func:`nystroem_transform` applies chunk
+    by chunk and whose ``transform`` works on NumPy input too. For uniform landmarks it equals
+    ``Nystroem(...).fit(Xd.compute())`` with the same ``random_state``.
+
+    Returns
+    -------
+    Nystroem
+        Fitted; ``kernel`` is the resolved kernel (bandwidth fixed), ``sampler_`` the resolved
+        sampler.
+    """
+    from ..features.nystrom import Nystroem
+
+    Xd = check_chunked(Xd, "X")
+    n, d = Xd.shape
+    kernel = frozen_kernel(resolve("kernel", kernel, kernel_params, registry=registry), d)
+    sampler_obj = resolve("sampler", sampler, sampler_params, registry=registry)
+    m = check_n_landmarks(check_scalar(n_components, "n_components", kind=numbers.Integral, low=1,
+                                       low_inclusive=True), n)
+    integer = isinstance(random_state, (int, np.integer)) and not isinstance(random_state, bool)
+    rng = check_random_state(random_state)
+    idx, weights = _landmarks(Xd, kernel, sampler_obj, m, rng, random_state if integer else rng)
+    # every chunk checked before the rows are gathered (a lying chunk width fails clearly)
+    points = Xd.map_blocks(check_block, d, "X", dtype=Xd.dtype)[np.asarray(idx)].compute()
+    ny = Nystroem(kernel, sampler=sampler, n_components=n_components,
+                  sampler_params=sampler_params, rank=rank, eigen_floor=eigen_floor,
+                  random_state=random_state, registry=registry)
+    return ny.fit_landmarks(Landmarks(idx, points, weights))
+
+
+def nystroem_transform(ny, Xd):
+    """phi(X) of a fitted :class:`~sparsekit.Nystroem`, chunk by chunk, as a lazy dask array
+    (:func:`sparsekit.dask.transform`).
+
+    The fitted map (landmarks and normalization) is one node of the task graph, sent once to
+    each worker that needs it, not once per chunk.
+    """
+    if not hasattr(ny, "normalization_"):
+        raise ValueError("nystroem_transform needs a fitted Nystroem (call fit or nystroem_fit)")
+    Xd = check_chunked(Xd, "X", n_features=getattr(ny, "n_features_in_", None))
+    dtype = np.result_type(Xd.dtype, ny.normalization_.dtype)
+    return transform(ny, Xd, n_features_out=ny.n_components_, dtype=dtype)

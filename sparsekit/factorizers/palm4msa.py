@@ -1,0 +1,506 @@
+"""Palm4MSA: approximate a matrix by a scaled product of constrained (sparse) factors.
+
+Solves min over λ and S_1..S_Q of ``‖U − λ S_1 ⋯ S_Q‖_F²`` with each ``S_q`` in a set ``E_q``
+(given by a projection), by PALM block-coordinate projected gradient steps (Le Magoarou &
+Gribonval 2016; Giffon 2020, PhD thesis, §3.2.3, Algorithm 1). One iteration:
+
+- sweeps the factors from right to left (``q = Q, …, 1``; thesis Algorithm 1), with
+  ``L = S_1 ⋯ S_{q−1}`` (current values) and ``R = S_{q+1} ⋯ S_Q`` (already updated);
+- steps ``S_q ← P_q(S_q − ∇/c)`` with ``∇ = λ Lᵀ(λ L S_q R − U) Rᵀ`` and
+  ``c = 1.001 · λ² ‖L‖_2² ‖R‖_2²`` (the Lipschitz constant of the block gradient times 1.001);
+  the spectral norms come from Lanczos iterations warm-started from the previous iteration
+  (accurate to ``1e-6``: see :func:`_sq_norm2`);
+- sets ``λ = ⟨U, Û⟩_F / ‖Û‖_F²`` for ``Û = S_1 ⋯ S_Q`` (closed form) and records
+  ``f = ‖U − λ Û‖_F²``.
+
+It stops after ``n_iter`` iterations or when ``|f_i − f_{i−1}| / f_{i−1} < tol``.
+
+A stop by ``tol`` means the iterates stopped improving, not that the fit is good: from the
+default start on a structured target, flat Palm4MSA can sit on a plateau of this non-convex
+problem from its first sweeps (Hadamard 32 with 5 ``splincol`` factors, ``k=2``: relative
+error 0.968 after 3 iterations, and still 0.968 after 200 with ``tol=0``; the hierarchical
+variant reaches 1e-14). :meth:`Palm4MSA.factorize` warns (:class:`PlateauWarning`) when a
+default-start fit stops by ``tol`` within :data:`PLATEAU_ITERS` iterations with a relative
+error above :data:`PLATEAU_ERROR`.
+
+Decisions:
+
+- Initialization (thesis §3.3.5.1): every factor is the rectangular identity except the first
+  factor to be updated (the right-most free one), which is zero; ``λ = 1``. Constant factors
+  (``Constant`` projection) hold their matrix and are never updated.
+- Unit-Frobenius normalization of each projected factor is part of the constraint sets (the
+  projections' ``normalized`` flag), as in the reference implementation; λ carries the scale.
+- Safeguard (``safeguard=True``, off by default): PALM with inexact projections (``splincol``
+  is a relaxation) is not monotone. When an iteration increases ``f`` above the previous
+  value (or above the warm start's objective for the first iteration), it is undone and
+  retried with ``c`` doubled, up to 4 times; then the solver stops
+  (``stop_reason="safeguard"``). The recorded objective is therefore non-increasing. This is
+  not in the thesis; it is the safeguard its §3.3.4 (Proposition 1) needs for QuicK-means'
+  monotonicity.
+- ``keep_best=True`` (off by default) returns the iterate with the lowest objective, the
+  starting point included, and keeps the last iterate in ``extra["last"]``: the iterations
+  are those of Algorithm 1, only the returned point changes. Without sufficient decrease
+  (``splincol`` takes the union of the row and column selections, not a nearest point of a
+  fixed set, so even small steps can increase ``f``), this is what a warm-started caller
+  needs to never lose ground (QuicK-means, Proposition 1), where the ``safeguard`` stops at
+  the first increase.
+- ``update_way="left-to-right"`` runs the same algorithm on ``Uᵀ`` with transposed factors.
+- Products with factors of density below ``SPARSE_DENSITY`` use the CSR kernels of
+  :mod:`sparsekit.linalg`; denser ones (and the prefix/suffix products) use BLAS.
+"""
+from __future__ import annotations
+
+import numbers
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike
+from scipy.linalg.lapack import dstev as stev
+
+from .._threads import effective_n_jobs, thread_limit
+from .._validation import check_option, check_scalar
+from ..linalg._spmm import csr_times_dense
+from .base import FactorizationResult, Factorizer, check_constraints, check_target
+
+#: factors sparser than this (and with at least SPARSE_MIN_SIZE entries) are multiplied through
+#: their CSR form; small factors are faster as dense BLAS operands
+SPARSE_DENSITY = 0.25
+SPARSE_MIN_SIZE = 128 * 128
+#: safety factor on the Lipschitz constant (reference implementation: 1.001)
+LIPSCHITZ_MARGIN = 1.001
+#: step-size halvings tried by the safeguard before it stops
+SAFEGUARD_RETRIES = 4
+UPDATE_WAYS = ("right-to-left", "left-to-right")
+#: a default-start fit stopped by ``tol`` within this many iterations ...
+PLATEAU_ITERS = 10
+#: ... with a relative error ``‖M − λ S_1 ⋯ S_Q‖_F / ‖M‖_F`` above this warns
+PLATEAU_ERROR = 0.5
+#: weight of a fixed random vector added to the (unit) warm start of the spectral-norm Lanczos:
+#: a warm start confined to an invariant subspace of a structured factor (block-diagonal
+#: butterflies) would otherwise never see the top singular vector
+WARM_START_MIX = 0.1
+
+
+class PlateauWarning(UserWarning):
+    """Palm4MSA stopped by ``tol`` after a few iterations far from the target: the objective
+    stopped moving (a plateau of the non-convex problem), not a good fit."""
+
+
+class _Factor:
+    """A dense factor with its CSR forms (of ``S`` and ``Sᵀ``) when sparse enough."""
+
+    __slots__ = ("dense", "csr", "csr_t")
+
+    def __init__(self, dense):
+        self.dense = dense
+        nnz = np.count_nonzero(dense)
+        if dense.size >= SPARSE_MIN_SIZE and nnz <= SPARSE_DENSITY * dense.size:
+            import scipy.sparse as sp  # on first use: keeps it out of the registry's import
+
+            self.csr = sp.csr_matrix(dense)
+            self.csr_t = sp.csr_matrix(dense.T)
+        else:
+            self.csr = self.csr_t = None
+
+    def times(self, B):
+        """``S @ B`` (``B`` None means the identity)."""
+        if B is None:
+            return self.dense.copy()
+        if self.csr is not None:
+            return csr_times_dense(self.csr, B)
+        return self.dense @ B
+
+    def t_times(self, B):
+        """``Sᵀ @ B`` (``B`` None means the identity)."""
+        if B is None:
+            return np.ascontiguousarray(self.dense.T)
+        if self.csr_t is not None:
+            return csr_times_dense(self.csr_t, B)
+        return self.dense.T @ B
+
+
+class _Transposed:
+    """The projection ``X ↦ P(Xᵀ)ᵀ`` (left-to-right sweeps run on the transposed problem)."""
+
+    def __init__(self, proj):
+        self.proj = proj
+        self.shape = proj.shape[::-1]
+        self.is_constant = proj.is_constant
+
+    def project_unchecked(self, X):
+        return np.ascontiguousarray(self.proj.project_unchecked(np.ascontiguousarray(X.T)).T)
+
+
+def _chain_pays(chain, dense_size):
+    """Multiply through the CSR factors of ``chain`` rather than one dense GEMM with their
+    product: all are sparse, and their non-zeros are below 1/8 of the product's entries (the
+    GEMM runs several times faster per operation than the sparse kernel)."""
+    return all(f.csr is not None for f in chain) and 8 * sum(f.csr.nnz for f in chain) <= dense_size
+
+
+def _apply_chain(chain, B):
+    """``S_a ⋯ S_b @ B`` for the factors of ``chain``, the right-most applied first."""
+    for f in chain[::-1]:
+        B = f.times(B)
+    return B
+
+
+def _apply_chain_t(chain, B):
+    """``(S_a ⋯ S_b)ᵀ @ B``: ``S_aᵀ`` applied first."""
+    for f in chain:
+        B = f.t_times(B)
+    return B
+
+
+def _sq_norm2(A, key, vectors, tol=1e-6, max_steps=40):
+    """``‖A‖_2²``: the largest eigenvalue of ``Aᵀ A`` by Lanczos, warm-started from
+    ``vectors[key]``.
+
+    Lanczos with full reorthogonalization (Golub & Van Loan, Matrix Computations, §10.1;
+    classical Gram-Schmidt applied twice) stops when the residual bound ``β_j |y_j|`` of the
+    largest Ritz pair is below ``tol`` times its Ritz value (tested every 4th step, or when an
+    invariant subspace is reached), or after ``max_steps`` steps. The start is the previous call's
+    Ritz vector plus ``WARM_START_MIX`` times a fixed random unit vector; the Ritz vector is
+    kept in ``vectors[key]`` for the next call.
+
+    Why not power iteration stopped on the relative change of its estimate (the reference
+    implementation's ``norm2_threshold``): the top singular values of near-orthogonal factors
+    (butterflies of the Hadamard transform) are clustered, so the estimate creeps up by less
+    than the threshold per step while still ~1e-4 below the norm. ``c`` then falls below
+    ``1.001 L`` and the iterates differ from the reference's (hierarchical Hadamard 256: 1.45×
+    its error after the same iterations). Why the random part: a warm start confined to an
+    invariant subspace of a block-structured ``Aᵀ A`` never sees the top singular vector.
+    """
+    if A is None:
+        return 1.0
+    n = A.shape[1]
+    steps = min(int(max_steps), n)
+    tol = max(tol, 50 * np.finfo(A.dtype).eps)
+    v = _mix_vector(n).copy()
+    warm = vectors.get(key)
+    if warm is not None and warm.shape[0] == n:
+        v += warm
+    V = np.empty((steps, n), dtype=A.dtype)
+    V[0] = v / np.linalg.norm(v)
+    alpha, betas = np.zeros(steps), np.zeros(steps)
+    theta, y, j = 0.0, np.ones(1), 0
+    for j in range(steps):
+        w = A.T @ (A @ V[j])
+        alpha[j] = w @ V[j]
+        for _ in range(2):  # twice is enough (Giraud et al. 2005): V stays orthonormal
+            w -= V[: j + 1].T @ (V[: j + 1] @ w)
+        beta = float(np.linalg.norm(w))
+        if j % 4 == 3 or j + 1 == steps or beta <= tol * alpha[j]:  # test every 4th step
+            # the tridiagonal eigenproblem by LAPACK's stev (no threaded BLAS: a threaded
+            # dense eigh of this tiny matrix costs milliseconds next to Numba/BLAS workers)
+            if j == 0:
+                theta, y = float(alpha[0]), np.ones(1)
+            else:
+                evals, evecs, _ = stev(alpha[: j + 1], betas[:j], compute_v=1)
+                theta, y = float(evals[-1]), evecs[:, -1]
+            if beta * abs(y[-1]) <= tol * theta or j + 1 == steps:
+                break
+        V[j + 1] = w / beta
+        betas[j] = beta
+    vectors[key] = y @ V[: j + 1]
+    return max(theta, 0.0)
+
+
+_MIX = {}
+
+
+def _mix_vector(n):
+    """The fixed random part of the Lanczos start: ``WARM_START_MIX`` times a unit vector."""
+    v = _MIX.get(n)
+    if v is None:
+        v = np.random.default_rng(n).standard_normal(n)
+        v *= WARM_START_MIX / np.linalg.norm(v)
+        _MIX[n] = v
+    return v
+
+
+def default_factors(projs, dtype, update_way="right-to-left"):
+    """Identities, with zeros for the first factor to be updated (thesis §3.3.5.1)."""
+    factors = [p.initial(dtype) for p in projs]
+    order = range(len(projs) - 1, -1, -1) if update_way == "right-to-left" else range(len(projs))
+    for q in order:
+        if not projs[q].is_constant:
+            factors[q] = np.zeros(projs[q].shape, dtype=dtype)
+            break
+    return factors
+
+
+def _sqnorm(A):
+    """``‖A‖_F²`` without BLAS (a level-1 BLAS call on a small array pays a thread hand-over)."""
+    return float(np.einsum("ij,ij->", A, A))
+
+
+def _objective(U, prod, lam):
+    D = U - lam * prod
+    return _sqnorm(D)
+
+
+def palm4msa_dense(U, projs, factors, lam, *, n_iter, tol, safeguard=True, vectors=None,
+                   keep_best=False, last=None):
+    """Palm4MSA on dense arrays, right-to-left sweeps (the compute core of :class:`Palm4MSA`).
+
+    Parameters
+    ----------
+    U : (m, n) float array
+    projs : list of projections (``shape``, ``is_constant``, ``project_unchecked``)
+    factors : list of dense arrays (the starting point, in the sets), modified in place
+    lam : float
+        Starting scale.
+    keep_best : bool
+        Return the iterate with the lowest objective seen, the starting point included
+        (the history still records every iteration).
+    last : dict, optional
+        With ``keep_best``, receives the last iterate as ``last["factors"]``, ``last["scale"]``
+        when it is not the one returned.
+
+    Returns
+    -------
+    factors, lam, objective (list), n_iter, stop_reason
+    """
+    Q = len(projs)
+    dtype = U.dtype
+    vectors = {} if vectors is None else vectors
+    F = [_Factor(np.ascontiguousarray(f, dtype=dtype)) for f in factors]
+    history = []
+    if safeguard or keep_best:
+        prod = None
+        for f in F[::-1]:
+            prod = f.times(prod)
+        f_start = _objective(U, prod, lam)
+    else:
+        f_start = None
+    f_prev = f_start if safeguard else None
+    best = (f_start, list(F), lam, 0) if keep_best else None
+    margin = LIPSCHITZ_MARGIN
+    retries = 0
+    stop = "max_iter"
+    it = 0
+    while it < n_iter:
+        saved = (list(F), lam) if safeguard else None
+        # transposed prefixes: PT[q] = (S_1 ⋯ S_{q-1})ᵀ with the values at the sweep's start
+        PT = [None] * Q
+        for q in range(1, Q):
+            PT[q] = F[q - 1].t_times(PT[q - 1])
+        R = None
+        for q in range(Q - 1, -1, -1):
+            if not projs[q].is_constant:
+                L_T = PT[q]
+                nL = _sq_norm2(L_T, ("L", q), vectors)
+                nR = _sq_norm2(R, ("R", q), vectors)
+                c = margin * lam * lam * nL * nR
+                if c > 0:
+                    left_chain = q > 0 and _chain_pays(F[:q], L_T.size)
+                    SR = F[q].times(R)
+                    if L_T is None:
+                        E = SR
+                    elif left_chain:
+                        E = _apply_chain(F[:q], SR)
+                    else:
+                        E = L_T.T @ SR
+                    E *= dtype.type(lam)
+                    E -= U
+                    if L_T is None:
+                        G = E
+                    elif left_chain:
+                        G = _apply_chain_t(F[:q], E)
+                    else:
+                        G = L_T @ E
+                    if R is not None:
+                        if _chain_pays(F[q + 1:], R.shape[0] * R.shape[0]):
+                            G = _apply_chain(F[q + 1:], np.ascontiguousarray(G.T)).T
+                        else:
+                            G = G @ R.T
+                    step = F[q].dense - (dtype.type(lam / c)) * G
+                    projected = projs[q].project_unchecked(step)
+                    F[q] = _Factor(np.ascontiguousarray(projected, dtype=dtype))
+            R = F[q].times(R)
+        prod = R
+        nrm2 = _sqnorm(prod)
+        new_lam = float(np.einsum("ij,ij->", U, prod)) / nrm2 if nrm2 > 0 else lam
+        f = _objective(U, prod, new_lam)
+        if safeguard and f > f_prev * (1 + 1e-10) + 1e-300:
+            F, lam = saved
+            retries += 1
+            margin *= 2.0
+            if retries > SAFEGUARD_RETRIES:
+                stop = "safeguard"
+                break
+            continue
+        lam = new_lam
+        retries = 0
+        margin = LIPSCHITZ_MARGIN
+        it += 1
+        history.append(f)
+        if keep_best and f < best[0]:
+            best = (f, list(F), lam, it)
+        if f_prev is not None and (f_prev == 0 or abs(f_prev - f) < tol * f_prev):
+            stop = "tol"
+            f_prev = f
+            break
+        f_prev = f
+    if keep_best and best[3] != it:
+        if last is not None:
+            last["factors"], last["scale"] = [fac.dense for fac in F], lam
+        F, lam = best[1], best[2]
+        history.append(best[0])  # the last entry is the objective of the returned factors
+    return [fac.dense for fac in F], lam, history, it, stop
+
+
+def run_palm(U, projs, factors, lam, *, n_iter, tol, safeguard, update_way, vectors=None,
+             keep_best=False, last=None):
+    """:func:`palm4msa_dense` in either sweep direction."""
+    if update_way == "right-to-left":
+        return palm4msa_dense(U, projs, factors, lam, n_iter=n_iter, tol=tol,
+                              safeguard=safeguard, vectors=vectors, keep_best=keep_best,
+                              last=last)
+    tprojs = [_Transposed(p) for p in projs[::-1]]
+    tfactors = [np.ascontiguousarray(f.T) for f in factors[::-1]]
+    out, lam, hist, it, stop = palm4msa_dense(np.ascontiguousarray(U.T), tprojs, tfactors, lam,
+                                              n_iter=n_iter, tol=tol, safeguard=safeguard,
+                                              vectors=vectors, keep_best=keep_best, last=last)
+    if last:
+        last["factors"] = [np.ascontiguousarray(f.T) for f in last["factors"][::-1]]
+    return [np.ascontiguousarray(f.T) for f in out[::-1]], lam, hist, it, stop
+
+
+def _warn_plateau(result, n_iter, tol):
+    """:class:`PlateauWarning` when ``result`` is far from its target (see the module notes)."""
+    err = result.relative_error
+    if not err > PLATEAU_ERROR:
+        return
+    import warnings
+
+    warnings.warn(
+        f"Palm4MSA stopped by tol={tol:g} after {result.n_iter} of n_iter={n_iter} iterations "
+        f"with relative error {err:.3g}: the objective changed by less than tol between two "
+        "iterations because the iterates stopped improving (a plateau of this non-convex "
+        "problem), not because the fit is good. Try 'hierarchical-palm4msa' (factors peeled "
+        "off one at a time), init_factors, or looser constraints; tol=0 runs all n_iter "
+        "iterations.", PlateauWarning, stacklevel=3)
+
+
+def check_init(init_factors, projs, dtype):
+    """Validate warm-start factors against the constraint shapes."""
+    if len(init_factors) != len(projs):
+        raise ValueError(
+            f"init_factors has {len(init_factors)} factors but constraints has {len(projs)}"
+        )
+    import scipy.sparse as sp
+
+    out = []
+    for q, (f, p) in enumerate(zip(init_factors, projs)):
+        arr = f.toarray() if sp.issparse(f) else np.asarray(f)
+        if arr.shape != p.shape:
+            raise ValueError(f"init_factors[{q}] has shape {arr.shape}, its constraint has "
+                             f"shape {p.shape}")
+        if not np.isfinite(arr).all():
+            raise ValueError(f"init_factors[{q}] contains NaN or inf")
+        out.append(np.array(arr, dtype=dtype))
+    return out
+
+
+def to_sparse_factors(factors, lam, dtype):
+    import scipy.sparse as sp
+
+    from ..linalg.sparse_factors import SparseFactors
+
+    return SparseFactors([sp.csr_matrix(f) for f in factors], lam, dtype=dtype)
+
+
+class Palm4MSA(Factorizer):
+    """Palm4MSA factorizer (registered as ``"palm4msa"``).
+
+    Parameters
+    ----------
+    n_iter : int, default 300
+        Maximum number of iterations (sweeps over all factors).
+    tol : float, default 1e-6
+        Stop when the relative change of the objective between two iterations is below
+        ``tol`` (0 disables); ``stop_reason="tol"``. From the default start, a stop by ``tol``
+        within ``PLATEAU_ITERS`` (10) iterations with a relative error above
+        ``PLATEAU_ERROR`` (0.5) warns (:class:`PlateauWarning`): see the module notes.
+    update_way : {"right-to-left", "left-to-right"}
+        Order of the factor updates within a sweep.
+    safeguard : bool, default False
+        Undo iterations that increase the objective (see the module notes); off by default,
+        as in the thesis' Algorithm 1.
+    keep_best : bool, default False
+        Return the iterate with the lowest objective seen (the warm start included) instead
+        of the last one; the iterations themselves are those of Algorithm 1. When that is an
+        earlier iterate, the last one is in the result's ``extra["last"]`` (a
+        ``SparseFactors``) and the objective history ends with the returned iterate's value.
+    n_jobs : int, optional
+        Threads (Numba and BLAS); default: Numba's current setting.
+
+    Examples
+    --------
+    >>> import numpy as np, sparsekit
+    >>> M = np.random.default_rng(0).standard_normal((32, 32))
+    >>> cons = [sparsekit.get_projection("splincol", shape=(32, 32), k=4) for _ in range(3)]
+    >>> res = sparsekit.get_factorizer("palm4msa", n_iter=50).factorize(M, cons)
+    >>> res.factors.shape
+    (32, 32)
+    """
+
+    name = "palm4msa"
+
+    def __init__(self, n_iter: int = 300, tol: float = 1e-6, update_way: str = "right-to-left",
+                 safeguard: bool = False, keep_best: bool = False,
+                 n_jobs: int | None = None) -> None:
+        self.n_iter = n_iter
+        self.tol = tol
+        self.update_way = update_way
+        self.safeguard = safeguard
+        self.keep_best = keep_best
+        self.n_jobs = n_jobs
+
+    def _checked(self):
+        n_iter = check_scalar(self.n_iter, "n_iter", kind=numbers.Integral, low=1,
+                              low_inclusive=True)
+        tol = check_scalar(self.tol, "tol", low=0.0, low_inclusive=True)
+        way = check_option(self.update_way, "update_way", UPDATE_WAYS)
+        return n_iter, tol, way
+
+    def factorize(self, M: ArrayLike, constraints: Sequence[Any], *,
+                  init_factors: Sequence[ArrayLike] | None = None,
+                  init_scale: float = 1.0) -> FactorizationResult:
+        """Approximate ``M`` by ``λ S_1 ⋯ S_Q`` with ``S_q`` in ``constraints[q]``.
+
+        Parameters
+        ----------
+        M : (m, n) array
+            The target (float32 stays float32).
+        constraints : list of projections
+            One per factor, shapes chaining from ``m`` to ``n``.
+        init_factors : list of arrays, optional
+            Warm start (default: identities and a zero first-updated factor).
+        init_scale : float, default 1.0
+            Starting ``λ``.
+        """
+        n_iter, tol, way = self._checked()
+        U = check_target(M)
+        projs = check_constraints(U.shape, constraints)
+        lam = check_scalar(init_scale, "init_scale")
+        if init_factors is None:
+            factors = default_factors(projs, U.dtype, way)
+        else:
+            factors = check_init(init_factors, projs, U.dtype)
+        last = {}
+        with thread_limit(effective_n_jobs(self.n_jobs)):
+            factors, lam, hist, it, stop = run_palm(U, projs, factors, lam, n_iter=n_iter, tol=tol,
+                                                    safeguard=bool(self.safeguard), update_way=way,
+                                                    keep_best=bool(self.keep_best), last=last)
+        extra = {"last": to_sparse_factors(last["factors"], last["scale"], U.dtype)} if last else {}
+        result = FactorizationResult(
+            factors=to_sparse_factors(factors, lam, U.dtype), objective=np.asarray(hist),
+            n_iter=it, stop_reason=stop, target_norm=float(np.linalg.norm(U)), extra=extra,
+        )
+        if init_factors is None and stop == "tol" and it <= PLATEAU_ITERS:
+            _warn_plateau(result, n_iter, tol)
+        return result

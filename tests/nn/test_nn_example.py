@@ -1,0 +1,35 @@
+"""``examples/nn_nystrom.py`` writes its figure and tables under ``--out``."""
+import importlib.util
+from pathlib import Path
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "nn_nystrom.py"
+
+
+def _load():
+    spec = importlib.util.spec_from_file_location("example_nn_nystrom", EXAMPLE)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_example_writes_figure_and_tables_under_out(tmp_path, monkeypatch, capsys):
+    example = _load()
+    real = example.sizes
+
+    def tiny(args):
+        par, few, _ = real(args)
+        par.update(n_repeats=1, pretrain_epochs=0, epochs=1, widths=[2], n_landmarks=[3],
+                   kernels=["rbf"], adaptive=[True, False])
+        few.update(n_repeats=2, pretrain_epochs=0, epochs=1, n_per_class=[2], width=2,
+                   n_landmarks=3, kernels=["linear"])
+        return par, few, 60
+
+    monkeypatch.setattr(example, "sizes", tiny)
+    out = tmp_path / "nn"
+    par, few = example.main(["--out", str(out)])
+    assert sorted(p.name for p in out.iterdir()) == ["nn_nystrom.md", "nn_nystrom_parameters.png"]
+    text = (out / "nn_nystrom.md").read_text()
+    assert "| digits | nystrom rbf fixed | 3 |" in text
+    assert "| nystrom linear adaptive |" in text and "image patches 2" in text
+    assert [len(rows) for _, rows in par] == [3, 3] and [len(rows) for _, rows in few] == [4, 4]
+    assert f"files written to {out}" in capsys.readouterr().out

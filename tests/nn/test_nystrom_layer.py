@@ -1,0 +1,331 @@
+"""The adaptive Nyström layer (:class:`sparsekit.nn.NystromLayer`) on Keras' JAX backend.
+
+Oracles: scikit-learn's pairwise kernels (forward pass), central finite differences in float64
+(gradients), ``numpy.linalg.pinv`` (the Nyström approximation K_XL K_LL^+ K_LX).
+"""
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import jax  # installed with keras by the nn extra (the tests run on its backend)
+import keras
+import numpy as np
+import pytest
+from sklearn.metrics import pairwise
+
+import sparsekit
+from sparsekit.nn import NystromLayer
+from sparsekit.nn._landmarks import class_shares, select_landmarks
+
+ROOT = Path(__file__).resolve().parents[2]
+
+#: (sparsekit kernel, scikit-learn's formula with the same constants)
+KERNELS = {
+    "linear": (sparsekit.get_kernel("linear"), pairwise.linear_kernel),
+    "polynomial": (sparsekit.get_kernel("polynomial", degree=3, gamma=0.5, coef0=1.0),
+                   lambda A, B: pairwise.polynomial_kernel(A, B, degree=3, gamma=0.5, coef0=1.0)),
+    "rbf": (sparsekit.get_kernel("rbf", gamma=0.7),
+            lambda A, B: pairwise.rbf_kernel(A, B, gamma=0.7)),
+    "laplacian": (sparsekit.get_kernel("laplacian", gamma=0.3),
+                  lambda A, B: pairwise.laplacian_kernel(A, B, gamma=0.3)),
+    "additive-chi2": (sparsekit.get_kernel("additive-chi2"), pairwise.additive_chi2_kernel),
+    "chi2": (sparsekit.get_kernel("chi2", gamma=0.8),
+             lambda A, B: pairwise.chi2_kernel(A, B, gamma=0.8)),
+}
+PSD = ["linear", "polynomial", "rbf", "laplacian", "chi2"]
+
+
+def _np(t):
+    return np.asarray(keras.ops.convert_to_numpy(t), dtype=np.float64)
+
+
+@pytest.fixture
+def data():
+    rng = np.random.default_rng(0)
+    x = rng.random((40, 5)) + 0.05  # positive (chi2), away from the kinks of |.|
+    y = np.repeat([0, 1, 2, 3], 10)
+    return x, y
+
+
+def test_import_sparsekit_imports_no_keras():
+    code = ("import sys, sparsekit\n"
+            "sparsekit.get_kernel('rbf')\n"
+            "from sparsekit.registry import default_registry\n"
+            "default_registry().get('task', 'nn')\n"
+            "import sparsekit.experiments.nn, sparsekit.experiments.nn_nystrom\n"
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in "
+            "('keras', 'jax', 'tensorflow', 'torch')))\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
+
+
+def test_import_selects_jax_only_where_keras_would_fail(tmp_path):
+    code = ("import os, sparsekit.nn, keras\n"
+            "print(os.environ.get('KERAS_BACKEND'), keras.backend.backend())\n")
+    env = {k: v for k, v in os.environ.items() if k != "KERAS_BACKEND"}
+    env.update(PYTHONPATH=str(ROOT), KERAS_HOME=str(tmp_path))
+    for configured, expected in (("tensorflow-not-installed", "jax jax"),
+                                 ("jax", "None jax")):
+        (tmp_path / "keras.json").write_text(json.dumps({"backend": configured}))
+        done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                              cwd=ROOT, env=env, timeout=300)
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.strip().splitlines()[-1] == expected
+
+
+@pytest.mark.parametrize("name", sorted(KERNELS))
+def test_kernel_vectors_equal_the_kernel_in_float32(name, data):
+    x, y = data
+    kernel, reference = KERNELS[name]
+    layer = NystromLayer(kernel, n_landmarks=8, x=x, y=y, random_state=0)
+    assert layer.compute_dtype == "float32"
+    L = x[layer.landmark_indices_]
+    K = reference(x, L)
+    kv = _np(layer.kernel_vectors(x.astype(np.float32))[0])
+    assert np.max(np.abs(kv - K)) <= 1e-6 * max(1.0, np.abs(K).max())
+    out = _np(layer(x.astype(np.float32)))
+    np.testing.assert_allclose(out, K @ layer.initial_w_[0], rtol=0,
+                               atol=1e-4 * np.abs(K @ layer.initial_w_[0]).max())
+
+
+def test_rbf_bandwidth_rule_is_resolved_on_the_training_features(data):
+    x, y = data
+    layer = NystromLayer(sparsekit.get_kernel("rbf", bandwidth="mean-sq-dist"), n_landmarks=6,
+                         x=x, random_state=0)
+    sq = pairwise.euclidean_distances(x, squared=True)
+    gamma = 1.0 / (2.0 * sq.mean())  # the library's rule, sigma^2 = mean squared distance
+    assert layer.kernels_[0].gamma == pytest.approx(gamma, rel=1e-10)
+    K = pairwise.rbf_kernel(x, x[layer.landmark_indices_], gamma=gamma)
+    assert np.max(np.abs(_np(layer.kernel_vectors(x.astype(np.float32))[0]) - K)) <= 1e-6
+
+
+@pytest.mark.parametrize("name", sorted(KERNELS))
+def test_gradients_match_finite_differences(name, data):
+    x, _ = data
+    x = x[:12]
+    rng = np.random.default_rng(1)
+    with jax.enable_x64(True):
+        import jax.numpy as jnp
+
+        layer = NystromLayer(KERNELS[name][0], n_landmarks=4, x=x, random_state=0,
+                             dtype="float64")
+        layer(x)
+        R = jnp.asarray(rng.standard_normal((len(x), 4)))
+        ntv = [v.value for v in layer.non_trainable_variables]
+
+        def loss(w, z):
+            return jnp.sum(layer.stateless_call([w], ntv, z)[0] * R)
+
+        w0 = layer.trainable_variables[0].value
+        # inputs off the landmarks: |z_k - l_k| has no derivative at 0 (laplacian)
+        z0 = jnp.asarray(x + 1e-3 * rng.random(x.shape))
+        gw, gz = jax.grad(loss, argnums=(0, 1))(w0, z0)
+        h = 1e-6
+        for grad, arg in ((gw, 0), (gz, 1)):
+            point = [w0, z0]
+            base = np.asarray(point[arg])
+            for idx in [(0, 0), (1, 2), (3, 1)]:
+                e = np.zeros_like(base)
+                e[idx] = h
+                plus, minus = list(point), list(point)
+                plus[arg], minus[arg] = jnp.asarray(base + e), jnp.asarray(base - e)
+                fd = (float(loss(*plus)) - float(loss(*minus))) / (2 * h)
+                assert float(grad[idx]) == pytest.approx(fd, rel=1e-5, abs=1e-6), (arg, idx)
+
+
+@pytest.mark.parametrize("name", PSD)
+def test_non_adaptive_inner_products_are_the_nystrom_approximation(name, data):
+    x, y = data
+    kernel, reference = KERNELS[name]
+    # 7 landmarks in 5 dimensions: the linear kernel's K_LL is singular (rank 5)
+    with jax.enable_x64(True):
+        layer = NystromLayer(kernel, n_landmarks=7, x=x, y=y, adaptive=False, random_state=0,
+                             dtype="float64")
+        phi = _np(layer(x))
+    L = x[layer.landmark_indices_]
+    K_xl = reference(x, L)
+    approx = K_xl @ np.linalg.pinv(reference(L, L), hermitian=True) @ K_xl.T
+    np.testing.assert_allclose(phi @ phi.T, approx, rtol=0, atol=1e-8 * np.abs(approx).max())
+    if name == "linear":  # a linear kernel of rank 5 is reproduced exactly
+        np.testing.assert_allclose(phi @ phi.T, x @ x.T, atol=1e-8 * (x @ x.T).max())
+
+
+def _model(layer, d, n_classes=4):
+    model = keras.Sequential([keras.Input((d,)), layer, keras.layers.Dense(n_classes)])
+    model.compile(optimizer=keras.optimizers.Adam(0.05),
+                  loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    return model
+
+
+@pytest.mark.parametrize("adaptive", [True, False])
+def test_adaptive_w_trains_and_frozen_w_does_not(adaptive, data):
+    x, y = data
+    layer = NystromLayer("rbf", n_landmarks=8, x=x, y=y, adaptive=adaptive, random_state=0)
+    model = _model(layer, x.shape[1])
+    w0 = _np(layer.w[0])
+    np.testing.assert_allclose(w0, layer.initial_w_[0], atol=1e-6 * np.abs(w0).max())
+    dense0 = _np(model.layers[-1].kernel)
+    model.fit(x.astype(np.float32), y, epochs=3, batch_size=20, verbose=0)
+    assert len(layer.trainable_weights) == (1 if adaptive else 0)
+    moved = np.abs(_np(layer.w[0]) - w0).max()
+    assert (moved > 1e-4) if adaptive else (moved == 0.0)
+    assert np.abs(_np(model.layers[-1].kernel) - dense0).max() > 1e-4  # the classifier trains
+    assert np.array_equal(_np(layer.landmarks), x[layer.landmark_indices_].astype(np.float32))
+
+
+def test_multiple_kernels_are_concatenated(data):
+    x, y = data
+    layer = NystromLayer(["rbf", "linear", KERNELS["chi2"][0]], n_landmarks=8, x=x, y=y,
+                         random_state=0)
+    out = _np(layer(x.astype(np.float32)))
+    assert out.shape == (len(x), 24) and len(layer.w) == 3
+    L = x[layer.landmark_indices_]
+    blocks = [pairwise.rbf_kernel(x, L, gamma=1 / 5), x @ L.T,
+              pairwise.chi2_kernel(x, L, gamma=0.8)]
+    for m, K in enumerate(blocks):
+        ref = K @ layer.initial_w_[m]
+        np.testing.assert_allclose(out[:, 8 * m:8 * (m + 1)], ref, atol=1e-4 * np.abs(ref).max())
+
+
+def test_landmarks_go_through_the_feature_extractor(data):
+    x, y = data
+    images = x.reshape(40, 5, 1)
+    extractor = keras.Sequential([keras.Input((5, 1)), keras.layers.Flatten(),
+                                  keras.layers.Dense(3, activation="relu")])
+    layer = NystromLayer("rbf", n_landmarks=6, x=images, y=y, feature_extractor=extractor,
+                         random_state=0)
+    feats = _np(extractor(images.astype(np.float32)))
+    K = pairwise.rbf_kernel(feats, feats[layer.landmark_indices_], gamma=1 / 3)
+    kv = _np(layer.kernel_vectors(images.astype(np.float32))[0])
+    assert np.max(np.abs(kv - K)) <= 1e-6
+    assert _np(layer(images.astype(np.float32))).shape == (40, 6)
+
+
+def test_model_saves_and_loads_as_keras_file(data, tmp_path):
+    x, y = data
+    images = x.reshape(40, 5, 1).astype(np.float32)
+    extractor = keras.Sequential([keras.Input((5, 1)), keras.layers.Flatten(),
+                                  keras.layers.Dense(4, activation="relu")])
+    layer = NystromLayer([sparsekit.get_kernel("rbf", bandwidth="median"), "linear"],
+                         n_landmarks=6, x=images, y=y, feature_extractor=extractor,
+                         random_state=0)
+    feats = _np(extractor(images))  # before training: the rule is resolved at construction
+    med = np.median(pairwise.euclidean_distances(feats)[np.triu_indices(40, 1)])
+    model = keras.Sequential([keras.Input((5, 1)), layer, keras.layers.Dense(4)])
+    model.compile(optimizer="adam",
+                  loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    model.fit(images, y, epochs=1, verbose=0)
+    path = tmp_path / "model.keras"
+    model.save(path)
+    loaded = keras.models.load_model(path)
+    np.testing.assert_array_equal(_np(loaded(images)), _np(model(images)))
+    restored = loaded.layers[0]
+    assert isinstance(restored, NystromLayer) and restored.adaptive
+    assert restored.get_config()["kernel"] == layer.get_config()["kernel"]
+    gamma = restored.get_config()["kernel"][0]["params"]["gamma"]
+    assert gamma == pytest.approx(1 / (2 * med**2), rel=1e-6)  # the rule, on the training set
+
+
+def test_landmarks_given_directly(data):
+    x, _ = data
+    L = x[[1, 5, 9]]
+    layer = NystromLayer("laplacian", landmarks=L)
+    assert layer.landmark_indices_ is None and layer.n_landmarks == 3
+    K = pairwise.laplacian_kernel(x, L, gamma=1 / 5)
+    assert np.max(np.abs(_np(layer.kernel_vectors(x.astype(np.float32))[0]) - K)) <= 1e-6
+
+
+def test_stratified_draw_is_class_balanced(data):
+    x, _ = data
+    rng = np.random.default_rng(0)
+    share = class_shares(np.array([2, 50, 50]), 10, rng)
+    assert share.sum() == 10 and share[0] == 2 and sorted(share[1:]) == [4, 4]
+    y = np.repeat([0, 1, 2, 3], [4, 12, 12, 12])
+    idx = select_landmarks(x, 10, KERNELS["rbf"][0], sparsekit.get_sampler("uniform"), y, rng)
+    assert len(np.unique(idx)) == 10
+    assert sorted(np.bincount(y[idx])) == [2, 2, 3, 3]
+    # any registered sampler draws within each class
+    idx = select_landmarks(x, 8, KERNELS["rbf"][0], sparsekit.get_sampler("rls", lam=0.1), y,
+                           rng)
+    assert list(np.bincount(y[idx])) == [2, 2, 2, 2]
+    layer = NystromLayer("rbf", n_landmarks=8, x=x, y=y, sampler="dac-rls", random_state=0)
+    assert list(np.bincount(y[layer.landmark_indices_])) == [2, 2, 2, 2]
+
+
+def test_bad_input_is_refused_clearly(data):
+    x, y = data
+    with pytest.raises(ValueError, match="Did you mean 'laplacian'"):
+        NystromLayer("laplacain", n_landmarks=4, x=x)
+    with pytest.raises(TypeError, match="graphs"):
+        NystromLayer("shortest-path", n_landmarks=4, x=x)
+    with pytest.raises(TypeError, match="no differentiable"):
+        NystromLayer(sparsekit.get_kernel(lambda A, B: A @ B.T), n_landmarks=4, x=x)
+    with pytest.raises(TypeError, match="kernel must be"):
+        NystromLayer(3.0, n_landmarks=4, x=x)
+    with pytest.raises(ValueError, match="at most 40 landmarks"):
+        NystromLayer("rbf", n_landmarks=41, x=x)
+    with pytest.raises(ValueError, match="exactly one of landmarks"):
+        NystromLayer("rbf", landmarks=x[:3], n_landmarks=3, x=x)
+    with pytest.raises(ValueError, match="needs x"):
+        NystromLayer("rbf", n_landmarks=3)
+    with pytest.raises(ValueError, match=r"y must have shape \(40,\)"):
+        NystromLayer("rbf", n_landmarks=3, x=x, y=y[:-1])
+    with pytest.raises(ValueError, match="2-D"):
+        NystromLayer("rbf", n_landmarks=3, x=x.reshape(40, 5, 1))
+    with pytest.raises(ValueError, match="features"):
+        NystromLayer("rbf", landmarks=x[:3, :4], x=x)
+    with pytest.raises(ValueError, match="non-negative|negative"):
+        NystromLayer("chi2", n_landmarks=3, x=x - 1.0)
+    layer = NystromLayer("rbf", n_landmarks=3, x=x)
+    with pytest.raises(ValueError, match=r"each input must have shape \(5,\)"):
+        layer(np.zeros((2, 4), dtype=np.float32))
+    with pytest.raises(TypeError, match="adaptive"):
+        NystromLayer("rbf", n_landmarks=3, x=x, adaptive="yes")
+
+
+@pytest.mark.parametrize("name", ["additive-chi2", "chi2"])
+def test_chi2_terms_with_zero_sums_count_zero_with_finite_gradients(name, data):
+    x, y = data
+    x = x.copy()
+    x[:, :2] = 0.0  # z_k + l_k = 0 in two coordinates of every pair
+    kernel, reference = KERNELS[name]
+    layer = NystromLayer(kernel, n_landmarks=4, x=x, random_state=0)
+    L = x[layer.landmark_indices_]
+    kv = _np(layer.kernel_vectors(x.astype(np.float32))[0])
+    K = reference(x, L)
+    assert np.max(np.abs(kv - K)) <= 1e-6 * max(1.0, np.abs(K).max())
+    grad = jax.grad(lambda z: keras.ops.sum(layer(z)))(x.astype(np.float32))
+    assert np.all(np.isfinite(np.asarray(grad)))
+
+
+def test_forward_pass_runs_on_another_keras_backend():
+    """keras.ops only: the layer's forward pass on Keras' NumPy backend (inference only) equals
+    the kernel computed by scikit-learn, in a process of its own."""
+    code = (
+        "import numpy as np\n"
+        "from sklearn.metrics import pairwise\n"
+        "from sparsekit.nn import NystromLayer\n"
+        "import keras\n"
+        "assert keras.backend.backend() == 'numpy'\n"
+        "x = np.random.default_rng(0).random((30, 4)) + 0.05\n"
+        "refs = (('rbf', lambda A, B: pairwise.rbf_kernel(A, B, gamma=0.25)),\n"
+        "        ('additive-chi2', pairwise.additive_chi2_kernel),\n"
+        "        ('laplacian', lambda A, B: pairwise.laplacian_kernel(A, B, gamma=0.25)))\n"
+        "for name, ref in refs:\n"
+        "    layer = NystromLayer([name, 'linear'], n_landmarks=5, x=x, random_state=0)\n"
+        "    out = np.asarray(layer(x.astype('float32')), dtype=float)\n"
+        "    L = x[layer.landmark_indices_]\n"
+        "    want = ref(x, L) @ layer.initial_w_[0]\n"
+        "    assert np.abs(out[:, :5] - want).max() < 1e-4 * np.abs(want).max(), name\n"
+        "    want = (x @ L.T) @ layer.initial_w_[1]\n"
+        "    assert np.abs(out[:, 5:] - want).max() < 1e-4 * np.abs(want).max(), name\n"
+        "print('ok')\n")
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "KERAS_BACKEND": "numpy"}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          cwd=ROOT, env=env, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().splitlines()[-1] == "ok"
