@@ -6,7 +6,8 @@
 - :mod:`sparsekit.experiments.nystrom_tables`: the Nyström error and score-time tables
   (Cherfaoui 2022, §3.3), computed by the ``nystrom`` and ``sampler`` tasks;
 - :mod:`sparsekit.experiments.nn`: the task ``nn`` (Giffon 2020, Ch. 2: the adaptive Nyström
-  layer's experiments of :mod:`sparsekit.experiments.nn_nystrom`; needs the ``nn`` extra);
+  layer's experiments of :mod:`sparsekit.experiments.nn_nystrom`; §3.4: the sparse-factor
+  compression of :mod:`sparsekit.experiments.nn_compress`; needs the ``nn`` extra);
 - :mod:`sparsekit.experiments.demo`: the sections of ``sparsekit demo``.
 
 The three tasks are registered through the ``sparsekit_tasks`` hook of

@@ -3,7 +3,10 @@ parameter ``experiment`` that picks one of :data:`EXPERIMENTS`.
 
 - ``"parameters"``: accuracy against the number of learned parameters, dense layer vs adaptive
   and non-adaptive Nyström layers (Fig. 2.2; :mod:`sparsekit.experiments.nn_nystrom`);
-- ``"few-shot"``: accuracy with 5 and 20 labelled points per class (Table 2.2; same module).
+- ``"few-shot"``: accuracy with 5 and 20 labelled points per class (Table 2.2; same module);
+- ``"compress"``: a LeNet-style network compressed by products of sparse factors, Palm4MSA's
+  initialisation against re-initialised values and random supports, after fine-tuning
+  (Table 3.6; :mod:`sparsekit.experiments.nn_compress`).
 
 Each entry of :data:`EXPERIMENTS` is a :class:`~sparsekit.run.tasks.Task` record (not
 registered itself): its ``run(ctx)`` and its parameters with their defaults. The task ``nn``
@@ -16,12 +19,13 @@ from __future__ import annotations
 
 from .._names import did_you_mean, normalize_name
 from ..run.tasks import Task, TaskContext
-from . import nn_nystrom
+from . import nn_compress, nn_nystrom
 
 #: experiment name -> Task record (its ``run`` and ``params``)
 EXPERIMENTS = {
     "parameters": nn_nystrom.PARAMETERS,
     "few-shot": nn_nystrom.FEW_SHOT,
+    "compress": nn_compress.COMPRESS,
 }
 
 

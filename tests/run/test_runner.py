@@ -51,6 +51,10 @@ SMALL = {
     "nn_few_shot": ['data.source=["digits"]', "data.n_samples=80", "params.n_repeats=1",
                     "params.pretrain_epochs=0", "params.epochs=1", "params.n_per_class=[[2]]",
                     "params.width=2", "params.n_landmarks=3", 'params.kernels=[["linear"]]'],
+    # no fine-tuning epoch: one compiled network (the base one)
+    "nn_compress": ["data.n_samples=120", "params.n_factors=[2]", "params.sparsity=[2]",
+                    "params.epochs=1", "params.finetune_epochs=0", "params.select_lr=false",
+                    "params.palm_iter=5"],
 }
 
 
