@@ -38,6 +38,7 @@ def input_kinds(accepts: str | Iterable[str]) -> tuple[str, ...]:
     ValueError
         An unknown kind (the message lists the valid spellings).
     """
+    kinds: tuple[str, ...]
     if isinstance(accepts, str):
         kinds = INPUT_KINDS if accepts == "any" else (accepts,)
     else:

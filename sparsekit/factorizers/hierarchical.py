@@ -178,7 +178,7 @@ class HierarchicalPalm4MSA(Factorizer):
         if isinstance(constraints, numbers.Integral) and not isinstance(constraints, bool):
             if n_factors is None:
                 raise TypeError("with a sparsity level as constraints, give n_factors as well")
-            facts, res = hierarchical_constraints(U.shape, n_factors, constraints)
+            facts, res = hierarchical_constraints(U.shape, n_factors, int(constraints))
         else:
             try:
                 facts, res = constraints
