@@ -134,23 +134,29 @@ def check_array(
         raise ValueError(f"{name} must be {ndim}-D {shape_hint}, got shape {arr.shape}{extra}")
     if not allow_empty and arr.size == 0:
         raise ValueError(_empty_message(name, arr.shape))
-    if dtype is not None:
-        target = np.dtype(dtype)
-    elif arr.dtype in FLOAT_DTYPES:
-        target = arr.dtype
-    else:
-        target = np.dtype(np.float64)
-    arr = np.ascontiguousarray(arr, dtype=target)
+    arr = np.ascontiguousarray(arr, dtype=_target_dtype(dtype, arr.dtype))
     if copy and arr is X:
         arr = arr.copy()
-    if finite and arr.size and not np.isfinite(arr).all():
-        bad = "NaN" if np.isnan(arr).any() else "inf"
-        raise ValueError(f"{name} contains {bad}; remove or impute non-finite values first")
-    if nonnegative and arr.size and arr.min() < 0:
-        raise ValueError(
-            f"{name} contains negative values (min {arr.min():g}); this kernel needs X >= 0"
-        )
+    _check_values(arr, name, finite=finite, nonnegative=nonnegative)
     return arr
+
+
+def _target_dtype(dtype, current) -> np.dtype:
+    """``dtype`` when given, else ``current`` when float32/float64, else float64."""
+    if dtype is not None:
+        return np.dtype(dtype)
+    return current if current in FLOAT_DTYPES else np.dtype(np.float64)
+
+
+def _check_values(values, name, *, finite, nonnegative) -> None:
+    """The value checks of :func:`check_array` (``values``: a dense array or sparse ``.data``)."""
+    if finite and values.size and not np.isfinite(values).all():
+        bad = "NaN" if np.isnan(values).any() else "inf"
+        raise ValueError(f"{name} contains {bad}; remove or impute non-finite values first")
+    if nonnegative and values.size and values.min() < 0:
+        raise ValueError(
+            f"{name} contains negative values (min {values.min():g}); this kernel needs X >= 0"
+        )
 
 
 def _empty_message(name, shape) -> str:
@@ -205,12 +211,7 @@ def _check_sparse(X, name, *, ndim, dtype, allow_empty, nonnegative, finite, cop
         raise TypeError(f"{name} has dtype {X.dtype}; pass a numeric array (float32 or float64)")
     if not allow_empty and (X.shape[0] == 0 or X.shape[1] == 0):
         raise ValueError(_empty_message(name, X.shape))
-    if dtype is not None:
-        target = np.dtype(dtype)
-    elif X.dtype in FLOAT_DTYPES:
-        target = X.dtype
-    else:
-        target = np.dtype(np.float64)
+    target = _target_dtype(dtype, X.dtype)
     out = X.tocsr(copy=copy)
     if out.dtype != target:
         out = out.astype(target)
@@ -218,14 +219,7 @@ def _check_sparse(X, name, *, ndim, dtype, allow_empty, nonnegative, finite, cop
         if out is X:
             out = out.copy()
         out.sum_duplicates()
-    data = out.data
-    if finite and data.size and not np.isfinite(data).all():
-        bad = "NaN" if np.isnan(data).any() else "inf"
-        raise ValueError(f"{name} contains {bad}; remove or impute non-finite values first")
-    if nonnegative and data.size and data.min() < 0:
-        raise ValueError(
-            f"{name} contains negative values (min {data.min():g}); this kernel needs X >= 0"
-        )
+    _check_values(out.data, name, finite=finite, nonnegative=nonnegative)
     return out
 
 

@@ -68,15 +68,19 @@ DEMO_SECTIONS = {
 }
 
 
+def _known(names, choices, what) -> bool:
+    """Whether every one of ``names`` is in ``choices``; if not, say which are not on stderr."""
+    unknown = [name for name in names if name not in choices]
+    if unknown:
+        print(f"unknown {what} {unknown}; choose from {list(choices)}", file=sys.stderr)
+    return not unknown
+
+
 def _cmd_demo(args) -> int:
     import importlib
 
     names = args.sections or list(DEMO_SECTIONS)
-    unknown = [s for s in names if s not in DEMO_SECTIONS]
-    if unknown:
-        print(
-            f"unknown demo section(s) {unknown}; choose from {list(DEMO_SECTIONS)}", file=sys.stderr
-        )
+    if not _known(names, DEMO_SECTIONS, "demo section(s)"):
         return 2
     print(f"sparsekit {__version__} demo\n")
     for k, name in enumerate(names, 1):
@@ -95,11 +99,7 @@ def _cmd_warmup(args) -> int:
     from ._warmup import FAMILIES, cache_location, warm_up
 
     families = args.families or list(FAMILIES)
-    unknown = [f for f in families if f not in FAMILIES]
-    if unknown:
-        print(
-            f"unknown warm-up famil(ies) {unknown}; choose from {list(FAMILIES)}", file=sys.stderr
-        )
+    if not _known(families, FAMILIES, "warm-up famil(ies)"):
         return 2
     elapsed = warm_up(families)
     print(f"compiled sparsekit's Numba kernels ({', '.join(families)}; float64 and float32) in "

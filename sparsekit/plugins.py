@@ -14,7 +14,8 @@
   :class:`ManifoldKernel`, and :class:`Task` / :class:`TaskContext` for the tasks of
   ``sparsekit run``;
 - the protocols (:mod:`sparsekit.protocols`, one per family) and the result types
-  :class:`Landmarks`, :class:`SparseResult`, :class:`FactorizationResult`;
+  :class:`Landmarks`, :class:`SparseResult`, :class:`FactorizationResult`, and :class:`Codes`
+  (what a :class:`Solver` subclass's ``_solve_residual`` / ``_solve_gram`` returns);
 - what input a component takes: :data:`INPUT_KINDS`, :func:`input_kinds`;
 - the input checks (:mod:`sparsekit.validation`): ``check_array``, ``check_pair``, ...,
   and ``check_constraints`` (a factorizer's projections, resolved and checked to chain);
@@ -57,6 +58,7 @@ _SOURCES = {
     "ChunkedData": "sparsekit.samplers.chunked",
     "Solver": "sparsekit.solvers.base",
     "SparseResult": "sparsekit.solvers.base",
+    "Codes": "sparsekit.solvers.base",
     "Factorizer": "sparsekit.factorizers.base",
     "FactorizationResult": "sparsekit.factorizers.base",
     "check_constraints": "sparsekit.factorizers.base",
@@ -87,6 +89,7 @@ __all__ = [
     "TaskProtocol", "PROTOCOLS", "check_array", "check_pair", "check_scalar", "check_positive",
     "check_option", "check_random_state", "check_n_landmarks", "check_dictionary",
     "check_signals", "check_tol", "check_n_nonzero", "check_constraints", "ChunkedData",
+    "Codes",
 ]
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs
@@ -123,7 +126,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs
     from .run.tasks import Task, TaskContext
     from .samplers.base import Landmarks, Sampler, ScoreSampler
     from .samplers.chunked import ChunkedData
-    from .solvers.base import Solver, SparseResult
+    from .solvers.base import Codes, Solver, SparseResult
     from .validation import (
         check_array,
         check_dictionary,

@@ -24,6 +24,7 @@ from __future__ import annotations
 import builtins
 import importlib
 import os
+import types
 import warnings
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -863,10 +864,9 @@ _REQUIRED_METHOD = {"kernel": "__call__", "sampler": "sample", "solver": "solve"
 def _caller_stacklevel() -> int:
     """The ``stacklevel`` of a warning that names the first caller outside sparsekit."""
     import sys
-    from types import FrameType
 
     package = os.path.dirname(os.path.abspath(__file__))
-    frame: FrameType | None = sys._getframe(1)
+    frame: types.FrameType | None = sys._getframe(1)
     level = 1
     while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(package):
         frame, level = frame.f_back, level + 1

@@ -204,7 +204,7 @@ class DenseLloyd:
 
     def __init__(self, D0: np.ndarray, distances: Callable[[np.ndarray], np.ndarray], k: int):
         self.D, self.distances, self.k = D0, distances, k
-        self.centre_labels = None
+        self.centre_labels: np.ndarray | None = None
 
     def start(self) -> np.ndarray:
         return np.argmin(self.D, axis=1)

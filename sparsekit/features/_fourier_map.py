@@ -1,31 +1,72 @@
 """The frame shared by the random Fourier feature maps (:class:`RandomFourierFeatures`,
-:class:`Fastfood`): output width, ``transform`` and ``fit_transform``. A subclass draws its
-random state in ``fit`` (setting ``n_components_``, ``n_frequencies_`` and ``random_offset_``)
-and says in :meth:`_projection` how a row block is projected on its frequencies."""
+:class:`Fastfood`): ``fit`` (validation, output width, bandwidth, random offset), ``transform``
+and ``fit_transform``. A subclass draws its frequencies in :meth:`_draw` and says in
+:meth:`_projection` how a row block is projected on them."""
 from __future__ import annotations
 
 import abc
-from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
 from .._base import ParamsMixin, TransformerMixin
-from .._random_features import fourier_transform
+from .._random_features import (
+    check_n_components,
+    draw_offset,
+    fourier_transform,
+    n_frequencies,
+    resolve_shift_invariant,
+)
 from .._typing import DataLike
+from .._validation import check_random_state
 
 
 class FourierFeatureMap(TransformerMixin, ParamsMixin, abc.ABC):
     """phi(x) = s^(-1/2) [cos(V x), sin(V x)] (and the offset cosine of an odd width), with
     the projection V x given by the subclass."""
 
-    # set by the subclass's fit (declared for type checkers; no class attributes are created)
-    fit: Callable[..., FourierFeatureMap]
+    # set by fit (declared for type checkers; no class attributes are created)
     n_components_: int
     n_frequencies_: int
     random_offset_: float | None
+    gamma_: float
+    # the subclass's parameters read by fit
+    gamma: float | None
+    sigma: float | None
+    n_components: int
+    random_state: Any
 
     @property
     def _n_features_out(self):
         return self.n_components_
+
+    def fit(self, X: DataLike, y: object = None) -> Any:
+        """Draw the random frequencies for the dimension of ``X``; returns self.
+
+        Validates ``X``, resolves the kernel's ``gamma`` (``gamma``, ``sigma`` or the default
+        ``1 / n_features``), draws the frequencies (:meth:`_draw`) and then the offset of the
+        odd-width cosine from the same generator.
+        """
+        X = self._validate_input(X, reset=True)
+        n_components = check_n_components(self.n_components)
+        name, gamma = resolve_shift_invariant(self._kernel_spec(), self.gamma, self.sigma, X)
+        rng = check_random_state(self.random_state)
+        s = n_frequencies(n_components)
+        self._draw(X, name, gamma, s, rng)
+        self.gamma_ = gamma
+        self.n_components_ = n_components
+        self.n_frequencies_ = s
+        self.random_offset_ = draw_offset(n_components, rng)
+        return self
+
+    def _kernel_spec(self) -> Any:
+        """The kernel whose features are drawn (a name or a kernel object)."""
+        return "rbf"
+
+    @abc.abstractmethod
+    def _draw(self, X, kernel: str, gamma: float, n_freq: int, rng: np.random.Generator) -> None:
+        """Draw ``n_freq`` frequencies of ``kernel`` with ``gamma`` for validated ``X`` from
+        ``rng`` and keep them as fitted attributes."""
 
     @abc.abstractmethod
     def _projection(self, X):

@@ -25,14 +25,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._random_features import (
-    check_n_components,
-    draw_offset,
-    n_frequencies,
-    resolve_shift_invariant,
-)
 from .._typing import DataLike, RandomStateLike
-from .._validation import check_random_state
 from . import _cpu
 from ._fourier_map import FourierFeatureMap
 
@@ -77,28 +70,10 @@ class Fastfood(FourierFeatureMap):
         self.n_components = n_components
         self.random_state = random_state
 
-    def fit(self, X: DataLike, y: object = None) -> Fastfood:
-        """Draw the diagonal factors and permutations for the dimension of ``X``.
-
-        Parameters
-        ----------
-        X : array-like or sparse matrix of shape (n_samples, n_features)
-            Training data (only its number of features is used).
-        y : None
-            Ignored; present for scikit-learn's API.
-
-        Returns
-        -------
-        self
-            The fitted transformer.
-        """
-        X = self._validate_input(X, reset=True)
-        n_components = check_n_components(self.n_components)
-        _, gamma = resolve_shift_invariant("rbf", self.gamma, self.sigma, X)
-        rng = check_random_state(self.random_state)
+    def _draw(self, X, kernel, gamma, s, rng):
+        """The diagonal factors and permutations for the dimension of ``X``."""
         d = X.shape[1]
         d_pad = 1 << max(0, int(np.ceil(np.log2(d))))
-        s = n_frequencies(n_components)
         n_blocks = -(-s // d_pad)
         signs = rng.choice(np.array([-1.0, 1.0]), size=(n_blocks, d_pad))
         perms = np.argsort(rng.random((n_blocks, d_pad)), axis=1).astype(np.int64)
@@ -107,16 +82,11 @@ class Fastfood(FourierFeatureMap):
         g_norm = np.linalg.norm(gauss, axis=1, keepdims=True)
         scales = np.sqrt(2.0 * gamma) * chi / (g_norm * np.sqrt(d_pad))
         dt = X.dtype
-        self.gamma_ = gamma
-        self.n_components_ = n_components
-        self.n_frequencies_ = s
-        self.random_offset_ = draw_offset(n_components, rng)
         self.padded_dim_ = d_pad
         self.signs_ = np.ascontiguousarray(signs, dtype=dt)
         self.permutations_ = np.ascontiguousarray(perms)
         self.gaussians_ = np.ascontiguousarray(gauss, dtype=dt)
         self.scales_ = np.ascontiguousarray(scales, dtype=dt)
-        return self
 
     def project(self, X: DataLike) -> np.ndarray:
         """Compute the projections V x of every row.

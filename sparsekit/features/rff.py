@@ -25,15 +25,10 @@ from __future__ import annotations
 from .._random_features import (
     KERNELS,  # noqa: F401  (still importable from this module)
     cast_frequencies,
-    check_n_components,
     draw_frequencies,
-    draw_offset,
     gemm_projection,
-    n_frequencies,
-    resolve_shift_invariant,
 )
-from .._typing import DataLike, RandomStateLike
-from .._validation import check_random_state
+from .._typing import RandomStateLike
 from ._fourier_map import FourierFeatureMap
 
 
@@ -100,34 +95,13 @@ class RandomFourierFeatures(FourierFeatureMap):
         self.n_components = n_components
         self.random_state = random_state
 
-    def fit(self, X: DataLike, y: object = None) -> RandomFourierFeatures:
-        """Draw the frequencies for the dimension of ``X``.
+    def _kernel_spec(self):
+        return self.kernel
 
-        Parameters
-        ----------
-        X : array-like or sparse matrix of shape (n_samples, n_features)
-            Training data (only its number of features is used, and the data for a bandwidth rule).
-        y : None
-            Ignored; present for scikit-learn's API.
-
-        Returns
-        -------
-        self
-            The fitted transformer.
-        """
-        X = self._validate_input(X, reset=True)
-        n_components = check_n_components(self.n_components)
-        name, gamma = resolve_shift_invariant(self.kernel, self.gamma, self.sigma, X)
-        rng = check_random_state(self.random_state)
-        s = n_frequencies(n_components)
-        W = draw_frequencies(name, gamma, X.shape[1], s, rng)
-        self.kernel_ = name
-        self.gamma_ = gamma
-        self.n_components_ = n_components
-        self.n_frequencies_ = s
-        self.random_offset_ = draw_offset(n_components, rng)
-        self.random_weights_ = cast_frequencies(W, X, gamma)
-        return self
+    def _draw(self, X, kernel, gamma, n_freq, rng):
+        self.kernel_ = kernel
+        self.random_weights_ = cast_frequencies(
+            draw_frequencies(kernel, gamma, X.shape[1], n_freq, rng), X, gamma)
 
     def _projection(self, X):
         return gemm_projection(X, self.random_weights_)

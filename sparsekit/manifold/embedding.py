@@ -71,7 +71,6 @@ class _NystromEmbedding(TransformerMixin, ParamsMixin):
     # -- what each method supplies -----------------------------------------------------------
     def _check_method_params(self) -> None:
         """Check the method's own parameters."""
-        raise NotImplementedError
 
     def _make_kernel(self) -> Any:
         """The data-dependent kernel of the method (unfitted)."""
@@ -106,6 +105,13 @@ class _NystromEmbedding(TransformerMixin, ParamsMixin):
         found = sampler.sample(X, kernel, min(int(self.n_landmarks), n),
                                random_state=self.random_state)
         return np.sort(np.asarray(found.indices, dtype=np.int64))
+
+    def _base_kernel(self):
+        """``(base, base_params)`` of the kernel: a named ``kernel`` is built by ``registry``
+        when one is given, else resolved by the manifold kernel itself."""
+        if isinstance(self.kernel, str) and self.registry is not None:
+            return self.registry.get("kernel", self.kernel, **(self.kernel_params or {})), None
+        return self.kernel, self.kernel_params
 
     # -- fit / transform --------------------------------------------------------------------
     def fit(self: _E, X: DataLike, y: object = None) -> _E:
@@ -168,8 +174,11 @@ class _NystromEmbedding(TransformerMixin, ParamsMixin):
         A = self._coefficients()
         out = np.empty((X.shape[0], A.shape[1]))
         for a in range(0, X.shape[0], _BLOCK_ROWS):
-            out[a:a + _BLOCK_ROWS] = self.kernel_(X[a:a + _BLOCK_ROWS]) @ A
+            out[a:a + _BLOCK_ROWS] = self._embed_block(X[a:a + _BLOCK_ROWS], A)
         return out
+
+    def _embed_block(self, X, A):
+        return self.kernel_(X) @ A
 
     def transform(self, X: DataLike) -> Any:
         """Embed the rows of ``X`` by the Nyström formula.
@@ -209,8 +218,11 @@ class _NystromEmbedding(TransformerMixin, ParamsMixin):
         self.fit(X, y)
         return self._wrap_output(self.embedding_, X)
 
-    def _positive(self, values, vectors, method):
-        """Keep the positive eigenvalues (MDS scale needs sqrt(l)); say so when some are not."""
+    def _top_positive(self, kernel):
+        """The top eigenpairs of ``kernel.gram()``, keeping the positive eigenvalues (MDS scale
+        needs sqrt(l)); say so when some are not."""
+        method = type(self).__name__
+        values, vectors = top_eigenpairs(kernel.gram(), int(self._n_requested()))
         keep = values > values.max(initial=0.0) * 1e-12
         if not keep.any():
             raise ValueError(f"the {method} Gram matrix has no positive eigenvalue among the "
@@ -295,19 +307,11 @@ class KernelPCA(_NystromEmbedding):
         self.random_state = random_state
         self.registry = registry
 
-    def _check_method_params(self):
-        pass
-
     def _make_kernel(self):
-        base = self.kernel
-        if isinstance(base, str) and self.registry is not None:
-            base = self.registry.get("kernel", base, **(self.kernel_params or {}))
-            return CentredKernel(base)
-        return CentredKernel(base, self.kernel_params)
+        return CentredKernel(*self._base_kernel())
 
     def _eigen(self, kernel):
-        values, vectors = top_eigenpairs(kernel.gram(), int(self._n_requested()))
-        return self._positive(values, vectors, type(self).__name__)
+        return self._top_positive(kernel)
 
 
 class MDS(KernelPCA):
@@ -382,9 +386,6 @@ class Isomap(_NystromEmbedding):
         self.n_jobs = n_jobs
         self.registry = registry
 
-    def _check_method_params(self):
-        pass
-
     def _make_kernel(self):
         return IsomapGeodesicKernel(self.n_neighbors, self.transform_neighbors, self.n_jobs,
                                     self.disconnected)
@@ -393,8 +394,7 @@ class Isomap(_NystromEmbedding):
         kernel.fit(X, landmarks=landmarks)
 
     def _eigen(self, kernel):
-        values, vectors = top_eigenpairs(kernel.gram(), int(self._n_requested()))
-        return self._positive(values, vectors, "Isomap")
+        return self._top_positive(kernel)
 
     # the kernel works in units of kernel.scale_ (1.0 for ordinary data): back to those of X
     def _training_embedding(self, values, vectors, kernel):
@@ -437,9 +437,6 @@ class LocallyLinearEmbedding(_NystromEmbedding):
         self.random_state = random_state
         self.n_jobs = n_jobs
         self.registry = registry
-
-    def _check_method_params(self):
-        pass
 
     def _make_kernel(self):
         return LLEKernel(self.n_neighbors, self.reg, self.n_jobs)
@@ -484,11 +481,7 @@ class SpectralEmbedding(_NystromEmbedding):
             raise TypeError(f"zero_diagonal must be True or False, got {self.zero_diagonal!r}")
 
     def _make_kernel(self):
-        base = self.kernel
-        if isinstance(base, str) and self.registry is not None:
-            base = self.registry.get("kernel", base, **(self.kernel_params or {}))
-            return SpectralNormalizedKernel(base, None, self.zero_diagonal)
-        return SpectralNormalizedKernel(base, self.kernel_params, self.zero_diagonal)
+        return SpectralNormalizedKernel(*self._base_kernel(), self.zero_diagonal)
 
     def _eigen(self, kernel):
         return top_eigenpairs(kernel.gram(), int(self._n_requested()))
@@ -515,13 +508,9 @@ class LaplacianEigenmaps(SpectralEmbedding):
         # rows of A are scaled so that K_norm(x) @ A = sum_i K~(x, x_i) y_i / (sqrt(S(x)) l)
         return self.eigenvectors_ / self.eigenvalues_
 
-    def _embed(self, X):
-        A = self._coefficients()
-        out = np.empty((X.shape[0], A.shape[1]))
-        for a in range(0, X.shape[0], _BLOCK_ROWS):
-            K, S = self.kernel_.evaluate_with_degrees(X[a:a + _BLOCK_ROWS])
-            out[a:a + _BLOCK_ROWS] = (K @ A) / np.sqrt(S)[:, None]
-        return out
+    def _embed_block(self, X, A):
+        K, S = self.kernel_.evaluate_with_degrees(X)
+        return (K @ A) / np.sqrt(S)[:, None]
 
 
 def _kmeans(Y, k, rng, n_init, max_iter=300):

@@ -76,6 +76,16 @@ def resolve_base(base: Any, params: Mapping[str, Any] | None = None) -> Any:
     return resolve("kernel", base, params)
 
 
+def _fit_base(kernel, X):
+    """Store a copy of ``X`` as ``kernel.X_fit_``, resolve ``kernel.base`` (with
+    ``kernel.base_params``) into ``kernel.base_``, and return the training Gram ``k~(X, X)``
+    as a new float64 array."""
+    X = check_array(X, "X").copy()       # kept: the caller may change its array later
+    kernel.X_fit_ = X
+    kernel.base_ = resolve_base(kernel.base, kernel.base_params)
+    return np.array(kernel.base_(X, X), dtype=np.float64)
+
+
 def _check_neighbors(value, name="n_neighbors"):
     if not isinstance(value, numbers.Integral) or isinstance(value, bool) or value < 1:
         raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
@@ -173,10 +183,7 @@ class CentredKernel(DataDependentKernel):
         self.base_params = base_params
 
     def fit(self, X):
-        X = check_array(X, "X").copy()       # kept: the caller may change its array later
-        self.X_fit_ = X
-        self.base_ = resolve_base(self.base, self.base_params)
-        K = np.array(self.base_(X, X), dtype=np.float64)
+        K = _fit_base(self, X)
         self._fit_gram(K)
         return self
 
@@ -444,10 +451,7 @@ class SpectralNormalizedKernel(DataDependentKernel):
         self.zero_diagonal = zero_diagonal
 
     def fit(self, X):
-        X = check_array(X, "X").copy()       # kept: the caller may change its array later
-        self.X_fit_ = X
-        self.base_ = resolve_base(self.base, self.base_params)
-        K = np.array(self.base_(X, X), dtype=np.float64)
+        K = _fit_base(self, X)
         if self.zero_diagonal:
             np.fill_diagonal(K, 0.0)
         if (K < 0).any():

@@ -57,6 +57,17 @@ def _check_arrays(values, name):
     return out
 
 
+def _check_source_layer(layer, expected, weights, instead):
+    """Raise unless ``layer`` is a built instance of the Keras class ``expected``; ``weights``
+    names what is factorized, ``instead`` the ``from_layer`` method for the other layer type."""
+    if not isinstance(layer, expected):
+        raise TypeError(f"layer must be a keras.layers.{expected.__name__}, got "
+                        f"{type(layer).__name__}; use {instead}")
+    if not layer.built:
+        raise ValueError(f"layer {layer.name!r} is not built: call it on data (or build "
+                         f"the model) before factorizing its {weights}")
+
+
 class _SparseFactorsLayer(keras.layers.Layer):
     """Shared part of the sparse-factor layers: the factors, their masks and their product."""
 
@@ -336,12 +347,8 @@ class SparseFactorsDense(_SparseFactorsLayer):
         ValueError
             ``layer`` is not built, or the factorization's arguments are invalid.
         """
-        if not isinstance(layer, keras.layers.Dense):
-            raise TypeError(f"layer must be a keras.layers.Dense, got {type(layer).__name__}; "
-                            "use SparseFactorsConv2D.from_layer for a Conv2D")
-        if not layer.built:
-            raise ValueError(f"layer {layer.name!r} is not built: call it on data (or build "
-                             "the model) before factorizing its kernel")
+        _check_source_layer(layer, keras.layers.Dense, "kernel",
+                            "SparseFactorsConv2D.from_layer for a Conv2D")
         W = _to_numpy(layer.kernel)
         fact = palminize(W, n_factors, sparsity, init=init, solver=solver, n_iter=n_iter,
                          tol=tol, random_state=random_state)
@@ -547,12 +554,8 @@ class SparseFactorsConv2D(_SparseFactorsLayer):
             ``layer`` is not built or is a grouped convolution; invalid factorization
             arguments.
         """
-        if not isinstance(layer, keras.layers.Conv2D):
-            raise TypeError(f"layer must be a keras.layers.Conv2D, got {type(layer).__name__}; "
-                            "use SparseFactorsDense.from_layer for a Dense")
-        if not layer.built:
-            raise ValueError(f"layer {layer.name!r} is not built: call it on data (or build "
-                             "the model) before factorizing its filters")
+        _check_source_layer(layer, keras.layers.Conv2D, "filters",
+                            "SparseFactorsDense.from_layer for a Dense")
         if getattr(layer, "groups", 1) != 1:
             raise ValueError(f"layer {layer.name!r} is a grouped convolution (groups="
                              f"{layer.groups}); only groups=1 has one (S·S·C) × F weight matrix")

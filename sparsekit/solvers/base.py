@@ -9,18 +9,27 @@ shape ``(n_features, n_signals)``; a 1-D ``y`` is one signal. Coefficients have 
 Every ``tol`` of the solvers is a bound on the **squared** residual norm ``||y - D x||_2^2``, as
 in scikit-learn (the Frank–Wolfe rule ``||r_k||_2 <= tol`` of Cherfaoui 2022, PhD thesis, §5.4,
 is ``tol**2`` here).
+
+:class:`Solver` owns the frame of every solve (template method): it checks the parameters,
+validates ``D`` and ``Y`` into a :class:`Problem` (signals as rows), chooses the Gram or the
+residual form, calls the one its subclass supplies (``_solve_gram`` / ``_solve_residual``,
+returning :class:`Codes`), warns about premature stops and returns the public
+:class:`SparseResult`.
 """
 from __future__ import annotations
 
 import numbers
-from abc import ABC, abstractmethod
+import warnings
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
 from .._base import ParamsMixin
 from .._validation import check_array, check_scalar
 from . import _cpu
+from ._driver import run_correlation_steps
 
 #: bytes a solver may spend on the Gram matrix D^T D when ``precompute="auto"``
 GRAM_AUTO_MAX_BYTES = 512 * 2**20
@@ -123,31 +132,278 @@ class SparseResult:
         return out[:, 0, :] if one else out
 
 
-class Solver(ParamsMixin, ABC):
-    """Base class of the sparse solvers: ``solve(D, Y) -> SparseResult``."""
+@dataclass
+class Codes:
+    """What a solver's mathematics returns: the codes in the compute layout (one row per signal).
+
+    :meth:`Solver.solve` turns it into the public :class:`SparseResult` (signals as columns, the
+    signal axis dropped for a 1-D ``y``). :meth:`empty` allocates the built-in solvers' arrays.
+
+    Attributes
+    ----------
+    support : ndarray of int64, shape (n_signals, n_steps)
+        ``support[j, k]``: the atom selected at step ``k`` for signal ``j``, ``-1`` after it
+        stopped.
+    residual_norms : ndarray, shape (n_signals, n_rows)
+        ``||y_j - D x_k||_2`` after ``k`` steps (column 0 is ``||y_j||_2``), NaN after the signal
+        stopped.
+    n_iter : ndarray of int64, shape (n_signals,)
+        Steps per signal.
+    status : ndarray, shape (n_signals,)
+        Why each signal stopped: the compute layer's integer codes (``_cpu.STOP_*``, named by
+        ``STOP_REASONS``) or the reasons as strings.
+    coef : ndarray, shape (n_signals, n_atoms), optional
+        Dense coefficients; leave it None and give ``values`` when the coefficients are listed
+        per selected atom.
+    values : ndarray, shape (n_signals, n_steps), optional
+        ``values[j, k]``: the coefficient of atom ``support[j, k]`` (OMP's layout), scattered
+        into ``coef`` by :func:`scatter`.
+    arrays : dict of ndarray
+        Per-signal arrays with the signals on the first axis (OMP's ``path``, Frank–Wolfe's
+        ``steps`` and ``gaps``), set as attributes of the result with the signals last.
+    extra : dict
+        Goes to ``SparseResult.extra``; an array of shape (n_signals,) becomes a scalar for a
+        1-D ``y``.
+    """
+
+    support: np.ndarray
+    residual_norms: np.ndarray
+    n_iter: np.ndarray
+    status: np.ndarray
+    coef: np.ndarray | None = None
+    values: np.ndarray | None = None
+    arrays: dict = field(default_factory=dict)
+    extra: dict = field(default_factory=dict)
+
+    @classmethod
+    def empty(cls, problem: Problem, n_steps: int, *, by_support: bool = False) -> Codes:
+        """Arrays for ``n_steps`` steps of every signal of ``problem``: support ``-1``, residual
+        norms NaN, ``n_iter`` and ``status`` 0, and zero coefficients (dense ``coef``, or
+        ``values`` per selected atom when ``by_support``)."""
+        n_sig = problem.n_signals
+        coef_shape = (n_sig, n_steps) if by_support else (n_sig, problem.n_atoms)
+        coef = np.zeros(coef_shape, dtype=problem.dtype)
+        return cls(
+            support=np.full((n_sig, n_steps), -1, dtype=np.int64),
+            residual_norms=nan_rows(n_sig, n_steps + 1, problem.dtype),
+            n_iter=np.zeros(n_sig, dtype=np.int64),
+            status=np.zeros(n_sig, dtype=np.int64),
+            coef=None if by_support else coef,
+            values=coef if by_support else None,
+        )
+
+
+@dataclass
+class Problem:
+    """A validated ``(D, Y)`` pair in the compute layout (signals as rows), and the call's
+    settings: ``params`` (what the solver's ``_check_params`` returned) and ``n_steps``."""
+
+    D: np.ndarray  # (n_features, n_atoms), C-contiguous
+    Yt: np.ndarray  # (n_signals, n_features), C-contiguous
+    norms_sq: np.ndarray  # (n_atoms,), dtype of D
+    y_sq: np.ndarray  # (n_signals,), float64
+    corr_floor: np.ndarray  # (n_signals,), float64
+    one_d: bool
+    params: Any = None
+    n_steps: int = 0
+
+    @property
+    def n_features(self):
+        return self.D.shape[0]
+
+    @property
+    def n_atoms(self):
+        return self.D.shape[1]
+
+    @property
+    def n_signals(self):
+        return self.Yt.shape[0]
+
+    @property
+    def dtype(self):
+        return self.D.dtype
+
+    @property
+    def Dt(self):
+        """The atoms as contiguous rows, shape (n_atoms, n_features) (built once)."""
+        if not hasattr(self, "_Dt"):
+            self._Dt = np.ascontiguousarray(self.D.T)
+        return self._Dt
+
+    def gram(self, gram=None):
+        """``D.T @ D``: the validated user matrix, or computed with BLAS."""
+        if gram is not None:
+            return check_gram(gram, self.D, self.norms_sq)
+        G = self.D.T @ self.D
+        return np.ascontiguousarray(G)
+
+    def correlations(self):
+        """``Y.T D`` (one row of correlations per signal), by BLAS."""
+        return self.Yt @ self.D
+
+
+def prepare(D, Y) -> Problem:
+    """Validate ``D`` and ``Y`` once (the component boundary); see :func:`check_dictionary`
+    and :func:`check_signals` for the rules and errors."""
+    D, _ = check_dictionary(D)
+    D, Yt, one_d = check_signals(Y, D)
+    norms_sq = np.einsum("ij,ij->j", D, D)
+    y_sq = np.einsum("ij,ij->i", Yt, Yt, dtype=np.float64)
+    return Problem(D=D, Yt=Yt, norms_sq=norms_sq, y_sq=y_sq,
+                   corr_floor=correlation_floor(Yt, norms_sq), one_d=one_d)
+
+
+class Solver(ParamsMixin):
+    """Base class of the sparse solvers: ``solve(D, Y) -> SparseResult``.
+
+    :meth:`solve` is the frame shared by every solver; a subclass supplies its mathematics:
+
+    - ``_solve_gram(problem, gram) -> Codes``: the solve on the Gram matrix ``gram = D.T @ D``
+      (validated, or built once), and/or
+    - ``_solve_residual(problem) -> Codes``: the solve on explicit residuals
+      (:meth:`_iterate_residual` runs the usual loop: one BLAS product ``R D`` per step);
+
+    and optionally ``_check_params()`` (validates the parameters, at construction, in
+    ``set_params`` and at every solve; what it returns is ``problem.params``), ``_n_steps``
+    (the most steps a signal may take) and ``premature_stops`` (the stop codes that warn).
+    A solver with both forms chooses with its ``precompute`` parameter (``"auto"``: the Gram
+    matrix when it pays, :func:`gram_pays`); ``accepts_gram`` is True when it has
+    ``_solve_gram``. A subclass may also override :meth:`solve` itself (the protocol is only
+    ``solve(D, Y, *, gram=None) -> SparseResult``).
+    """
 
     name = "solver"
-    #: the solver can use a precomputed Gram matrix ``D.T @ D`` (``solve(..., gram=G)``)
+    #: the solver can use a precomputed Gram matrix ``D.T @ D`` (``solve(..., gram=G)``); by
+    #: default, whether the class supplies ``_solve_gram``
     accepts_gram = False
+    #: stop codes (``_cpu.STOP_*``) after which a signal short of its steps with a residual
+    #: that is not zero warns with :class:`PrematureStopWarning`
+    premature_stops: tuple = ()
 
-    @abstractmethod
+    #: which of ``_solve_gram`` and ``_solve_residual`` the class supplies (set per subclass)
+    _forms = (False, False)
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        cls._forms = (cls._solve_gram is not Solver._solve_gram,
+                      cls._solve_residual is not Solver._solve_residual)
+        if "accepts_gram" not in vars(cls):
+            cls.accepts_gram = cls._forms[0] or cls.accepts_gram
+
     def solve(self, D, Y, *, gram=None) -> SparseResult:
         """Compute the sparse codes of the columns of ``Y`` over the atoms (columns) of ``D``.
 
         Parameters
         ----------
-        D : array-like of shape (n_features, n_atoms)
-            The dictionary: atoms are columns.
-        Y : array-like of shape (n_features, n_signals) or (n_features,)
-            The signals: columns (the signal-processing layout).
-        gram : array-like of shape (n_atoms, n_atoms), optional
-            The precomputed Gram matrix ``D.T @ D`` (solvers with ``accepts_gram``).
+        D : array of shape (n_features, n_atoms)
+            The dictionary, one atom per column (no zero column).
+        Y : array of shape (n_features, n_signals) or (n_features,)
+            The signals, one per column (a 1-D ``y`` is one signal).
+        gram : array of shape (n_atoms, n_atoms), optional
+            Precomputed ``D.T @ D`` (its diagonal is checked against ``D``), for the solvers
+            with ``accepts_gram``.
 
         Returns
         -------
         SparseResult
-            The codes, supports, residual norms and stop reasons.
+            In the dtype of the inputs (float64 when ``D`` and ``Y`` differ).
+
+        Raises
+        ------
+        ValueError
+            Bad parameters, a ``D`` or ``Y`` of the wrong shape or with non-finite values, a
+            zero atom, a ``gram`` that does not match ``D`` or that the solver does not use.
+        TypeError
+            A parameter of the wrong type, or a subclass that supplies neither ``_solve_gram``
+            nor ``_solve_residual``.
         """
+        if gram is not None and not self.accepts_gram:
+            raise ValueError(f"{self.name} does not use a Gram matrix; call solve(D, Y)")
+        use_gram, use_residual = self._forms
+        if not (use_gram or use_residual):
+            raise TypeError(
+                f"{type(self).__name__} supplies neither _solve_gram(problem, gram) nor "
+                "_solve_residual(problem): a Solver subclass implements one of them (or "
+                "overrides solve)"
+            )
+        params = self._check_params()
+        problem = prepare(D, Y)
+        problem.params = params
+        problem.n_steps = self._n_steps(problem)
+        if use_gram and use_residual:
+            use_gram = gram is not None or gram_pays(
+                problem.n_atoms, problem.n_signals, problem.n_steps, problem.dtype.itemsize,
+                check_precompute(getattr(self, "precompute", "auto")))
+        codes = (self._solve_gram(problem, problem.gram(gram)) if use_gram
+                 else self._solve_residual(problem))
+        if self.premature_stops:
+            warn_premature(problem, codes.status, codes.n_iter, codes.residual_norms,
+                           self.name.upper(), reasons=self.premature_stops)
+        return result_of(codes, problem)
+
+    def _check_params(self):
+        """Validate the parameters the sparse solvers share, for those the solver has:
+        ``n_nonzero_coefs`` and ``max_iter`` (None or an int > 0), ``tol`` (None or a real
+        number >= 0) and ``precompute`` (``"auto"``, True or False).
+
+        Returns ``tol`` for the compute layer (-1.0 for None); what ``_check_params`` returns
+        is ``problem.params``. A solver with other parameters extends it
+        (``super()._check_params()``) or replaces it.
+        """
+        for name in ("n_nonzero_coefs", "max_iter"):
+            value = getattr(self, name, None)
+            if value is not None:
+                check_scalar(value, name, kind=numbers.Integral, low=0)
+        if hasattr(self, "precompute"):
+            check_precompute(self.precompute)
+        return check_tol(getattr(self, "tol", None))
+
+    def _n_steps(self, problem: Problem) -> int:
+        """The most steps a signal may take: for a solver with ``n_nonzero_coefs``,
+        :func:`n_steps_for`; else ``max_iter`` (when not None); else 10% of the atoms, at
+        least 1."""
+        if hasattr(self, "n_nonzero_coefs"):
+            return n_steps_for(problem, self.n_nonzero_coefs, getattr(self, "tol", None))
+        max_iter = getattr(self, "max_iter", None)
+        return int(max_iter) if max_iter is not None else max(int(0.1 * problem.n_atoms), 1)
+
+    def _solve_gram(self, problem: Problem, gram: np.ndarray) -> Codes:
+        """The solve on the Gram matrix ``gram = D.T @ D``."""
+        raise NotImplementedError
+
+    def _solve_residual(self, problem: Problem) -> Codes:
+        """The solve on explicit residuals ``R = Y - D X``."""
+        raise NotImplementedError
+
+    @staticmethod
+    def _iterate_residual(problem: Problem, codes: Codes, tol: float, step: Callable, *,
+                          rows: slice | None = None, done=None) -> None:
+        """The residual form's loop for the signals ``rows`` (a slice; None: all).
+
+        Starts from ``R = Y`` (a copy, signals as rows), ``residual_norms[:, 0] = ||y||``,
+        status ``"max_iter"``; a signal with ``||y||^2 <= tol`` (``tol >= 0``) or with ``done``
+        set stops before the first step with status ``"tol"``. Then, while a signal is active
+        and ``k < problem.n_steps``, ``step(k, active_rows, C, R, active)`` advances the
+        signals ``active_rows`` (indices into ``rows``) given their correlations
+        ``C = R[active_rows] @ D`` (one BLAS product); it updates ``R`` and clears ``active``
+        for the signals that stop.
+        """
+        Yt, y_sq, status, res = problem.Yt, problem.y_sq, codes.status, codes.residual_norms
+        if rows is not None:
+            Yt, y_sq, status, res = Yt[rows], y_sq[rows], status[rows], res[rows]
+        R = Yt.copy()
+        active = np.ones(R.shape[0], dtype=np.bool_)
+        status[:] = _cpu.STOP_MAX_ITER
+        res[:, 0] = np.sqrt(y_sq)
+        if tol >= 0:
+            stop = y_sq <= tol
+            status[stop] = _cpu.STOP_TOL
+            active[stop] = False
+        if done is not None:
+            status[done] = _cpu.STOP_TOL
+            active[done] = False
+        run_correlation_steps(R, problem.D, active, problem.n_steps,
+                              lambda k, act, C: step(k, act, C, R, active))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -291,6 +547,13 @@ def check_n_nonzero(value, n_atoms, name="n_nonzero_coefs"):
     return value
 
 
+def n_steps_for(problem, n_nonzero_coefs, tol):
+    """The most atoms a signal may get: ``n_nonzero_coefs`` (checked), or the rank cap with tol."""
+    if tol is not None and n_nonzero_coefs is None:
+        return min(problem.n_atoms, problem.n_features)
+    return check_n_nonzero(n_nonzero_coefs, problem.n_atoms)
+
+
 def check_tol(tol, name="tol"):
     """Check a tolerance: ``None`` or a real number >= 0.
 
@@ -344,7 +607,12 @@ def check_precompute(value):
 
 
 def stop_reasons(status, one_d):
-    names = np.array([STOP_REASONS[int(s)] for s in status], dtype=object)
+    """The stop reasons as strings (``_cpu.STOP_*`` codes are named by ``STOP_REASONS``)."""
+    status = np.asarray(status)
+    if status.dtype.kind in "iu":
+        names = np.array([STOP_REASONS[int(s)] for s in status], dtype=object)
+    else:
+        names = status.astype(object)
     return names[0] if one_d else names
 
 
@@ -381,5 +649,59 @@ def nan_rows(n_sig, n_cols, dtype):
     out = np.empty((n_sig, n_cols), dtype=dtype)
     out.fill(np.nan)
     return out
+
+
+def result_of(codes: Codes, problem: Problem) -> SparseResult:
+    """The public :class:`SparseResult` of a solver's :class:`Codes` (see :func:`finish`)."""
+    coef = codes.coef if codes.coef is not None else scatter(codes.support, codes.values,
+                                                             problem.n_atoms)
+    out = finish(coef, codes.support, codes.residual_norms, codes.n_iter, codes.status,
+                 problem.one_d, **codes.arrays)
+    for key, value in codes.extra.items():
+        if problem.one_d and isinstance(value, np.ndarray) and value.shape == (1,):
+            value = value[0].item()
+        out.extra[key] = value
+    return out
+
+
+def scatter(idx, vals, n_atoms):
+    """Dense coefficient rows (n_signals, n_atoms) from (index, value) lists padded with -1.
+
+    The rows are the transpose of a C-contiguous (n_atoms, n_signals) array, the public layout
+    of ``SparseResult.coef``: the values are scattered straight into it, and :func:`finish`
+    returns it without a transposing copy.
+    """
+    coef = np.zeros((n_atoms, idx.shape[0]), dtype=vals.dtype)
+    rows, pos = np.nonzero(idx >= 0)
+    coef[idx[rows, pos], rows] = vals[rows, pos]
+    return coef.T
+
+
+#: a squared residual at most this many ``eps ||y||^2`` counts as zero (an exact fit)
+ZERO_RESIDUAL_EPS = 16.0
+
+
+def warn_premature(problem, status, n_iter, res, solver,
+                   reasons=(_cpu.STOP_DEPENDENT, _cpu.STOP_RESELECTED, _cpu.STOP_NO_CORRELATION)):
+    """Warn (:class:`PrematureStopWarning`) when a signal stopped for one of ``reasons`` before
+    its number of atoms with a residual that is not zero.
+
+    ``res`` holds the residual norms in the compute layout (one row per signal). The warning
+    points at the caller of :meth:`Solver.solve`.
+    """
+    last = res[np.arange(res.shape[0]), n_iter].astype(np.float64)
+    zero = last ** 2 <= ZERO_RESIDUAL_EPS * np.finfo(problem.dtype).eps * problem.y_sq
+    # a broadcast comparison: np.isin's set machinery costs more than a small solve
+    stopped = (np.asarray(status)[:, None] == np.asarray(reasons)).any(axis=1)
+    bad = int(np.count_nonzero(stopped & ~zero))
+    if bad:
+        warnings.warn(
+            f"{solver} ended prematurely for {bad} signal(s) with a non-zero residual: the next "
+            "atom is linearly dependent on the selected ones or every atom left is orthogonal "
+            "to the residual (duplicate or dependent columns of D), so the requested number of "
+            "atoms or precision is not reached; see result.stop_reason",
+            PrematureStopWarning,
+            stacklevel=3,
+        )
 
 __all__ = ["Solver", "SparseResult", "PrematureStopWarning"]

@@ -46,8 +46,7 @@ import numpy as np
 from .._row_ranges import run_row_ranges
 from .._validation import check_array, check_option, check_positive, check_scalar
 from . import _cpu
-from ._driver import prepare, run_correlation_steps
-from .base import Solver, check_tol, finish, nan_rows
+from .base import Codes, Solver, check_tol, nan_rows
 
 #: the round-off level, in units of the dtype's machine epsilon (see the module notes)
 ROUNDOFF_EPS = 16.0
@@ -102,28 +101,10 @@ class FrankWolfe(Solver):
             raise ValueError(f"beta must be > 0 for every signal, got min {beta.min():g}")
         return beta
 
-    def solve(self, D, Y, *, gram=None):
-        """Compute the Frank–Wolfe codes of the columns of ``Y``.
-
-        Parameters
-        ----------
-        D : array-like of shape (n_features, n_atoms)
-            The dictionary: atoms are columns.
-        Y : array-like of shape (n_features, n_signals) or (n_features,)
-            The signals: columns (the signal-processing layout).
-        gram : None
-            Not used (each iteration needs the residual correlations ``R D`` anyway); must be None.
-
-        Returns
-        -------
-        SparseResult
-            The codes, supports, residual norms and stop reasons
-            (:class:`~sparsekit.solvers.base.SparseResult`).
-        """
-        if gram is not None:
-            raise ValueError("frank-wolfe does not use a Gram matrix; call solve(D, Y)")
-        beta, step, max_iter, tol, gap_tol = self._check_params()
-        p = prepare(D, Y)
+    def _solve_residual(self, p):
+        """Frank–Wolfe on explicit residuals (each iteration needs ``R D`` anyway, so there is
+        no Gram form, and ``solve(D, Y, gram=...)`` is a ``ValueError``)."""
+        beta, step, max_iter, tol, gap_tol = p.params
         n_sig = p.n_signals
         if np.ndim(beta) == 0:
             beta = np.full(n_sig, beta)
@@ -132,40 +113,26 @@ class FrankWolfe(Solver):
                 f"beta has {beta.shape[0]} values but Y has {n_sig} signals; give one radius "
                 "or one per signal"
             )
-        coef = np.zeros((n_sig, p.n_atoms), dtype=p.dtype)
-        support = np.full((n_sig, max_iter), -1, dtype=np.int64)
-        res = nan_rows(n_sig, max_iter + 1, p.dtype)
-        steps = nan_rows(n_sig, max_iter, p.dtype)
-        gaps = nan_rows(n_sig, max_iter, p.dtype)
-        n_iter = np.zeros(n_sig, dtype=np.int64)
-        status = np.full(n_sig, _cpu.STOP_MAX_ITER, dtype=np.int64)
-        active = np.ones(n_sig, dtype=np.bool_)
-        res[:, 0] = np.sqrt(p.y_sq)
-        if tol >= 0:
-            done = p.y_sq <= tol
-            status[done] = _cpu.STOP_TOL
-            active[done] = False
-        R = p.Yt.copy()
-        Yk = np.zeros_like(R)
+        out = Codes.empty(p, max_iter)
+        steps = out.arrays["steps"] = nan_rows(n_sig, max_iter, p.dtype)
+        gaps = out.arrays["gaps"] = nan_rows(n_sig, max_iter, p.dtype)
+        Yk = np.zeros_like(p.Yt)
         Dt = p.Dt
         line_search = step == "line-search"
         rho = ROUNDOFF_EPS * float(np.finfo(p.dtype).eps)
         gap_floor = rho * np.sqrt(p.y_sq)
         res_floor = gap_floor * gap_floor
-        done = p.y_sq <= res_floor  # y = 0: x = 0 is the answer
-        status[done] = _cpu.STOP_TOL
-        active[done] = False
 
-        def one_step(k, rows, C):
+        def one_step(k, rows, C, R, active):
             run_row_ranges(_cpu.fw_step, rows.size, k, rows, C, Dt, R, Yk, beta, line_search,
-                           max_iter, tol, gap_tol, res_floor, gap_floor, coef, support, res, steps,
-                           gaps, n_iter, status, active, min_rows=_cpu.STEP_PARALLEL_MIN_ROWS,
+                           max_iter, tol, gap_tol, res_floor, gap_floor, out.coef, out.support,
+                           out.residual_norms, steps, gaps, out.n_iter, out.status, active,
+                           min_rows=_cpu.STEP_PARALLEL_MIN_ROWS,
                            scratch=lambda: (np.empty(p.n_features, dtype=p.dtype),))
 
-        run_correlation_steps(R, p.D, active, max_iter, one_step)
-        pruned = prune_roundoff(coef, np.sqrt(p.norms_sq), rho)
-        out = finish(coef, support, res, n_iter, status, p.one_d, steps=steps, gaps=gaps)
-        out.extra["pruned"] = int(pruned[0]) if p.one_d else pruned
+        # y = 0 (to rounding): x = 0 is the answer
+        self._iterate_residual(p, out, tol, one_step, done=p.y_sq <= res_floor)
+        out.extra["pruned"] = prune_roundoff(out.coef, np.sqrt(p.norms_sq), rho)
         return out
 
 

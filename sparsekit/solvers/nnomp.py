@@ -21,16 +21,11 @@ Decisions (on Cherfaoui 2022, PhD thesis, Ch. 6, Alg. 7):
 """
 from __future__ import annotations
 
-import numbers
-
 import numpy as np
 
 from .._row_ranges import run_row_ranges
-from .._validation import check_scalar
 from . import _cpu
-from ._driver import prepare
-from .base import Solver, check_tol, finish, nan_rows
-from .omp import n_steps_for, scatter, warn_premature
+from .base import Codes, Solver
 
 
 class NonNegativeOMP(Solver):
@@ -46,49 +41,19 @@ class NonNegativeOMP(Solver):
     """
 
     name = "nn-omp"
-    accepts_gram = True
+    premature_stops = (_cpu.STOP_DEPENDENT,)
 
     def __init__(self, n_nonzero_coefs=None, tol=None):
         self.n_nonzero_coefs = n_nonzero_coefs
         self.tol = tol
         self._check_params()
 
-    def _check_params(self):
-        if self.n_nonzero_coefs is not None:
-            check_scalar(self.n_nonzero_coefs, "n_nonzero_coefs", kind=numbers.Integral, low=0)
-        return check_tol(self.tol)
-
-    def solve(self, D, Y, *, gram=None):
-        """Compute the NN-OMP codes of the columns of ``Y``.
-
-        Parameters
-        ----------
-        D : array-like of shape (n_features, n_atoms)
-            The dictionary: atoms are columns.
-        Y : array-like of shape (n_features, n_signals) or (n_features,)
-            The signals: columns (the signal-processing layout).
-        gram : array-like of shape (n_atoms, n_atoms), optional
-            Precomputed ``D.T @ D``.
-
-        Returns
-        -------
-        SparseResult
-            The codes, supports, residual norms and stop reasons
-            (:class:`~sparsekit.solvers.base.SparseResult`).
-        """
-        tol = self._check_params()
-        p = prepare(D, Y)
-        n_max = n_steps_for(p, self.n_nonzero_coefs, self.tol)
-        n_sig = p.n_signals
-        G = p.gram(gram)
+    # p.n_steps and p.params (tol, -1.0 for none) come from Solver._n_steps/_check_params
+    def _solve_gram(self, p, G):
+        n_max, tol, dt = p.n_steps, p.params, G.dtype
+        out = Codes.empty(p, n_max, by_support=True)
         chol_eps = float(np.finfo(p.dtype).eps * p.norms_sq.max())
-        idx = np.full((n_sig, n_max), -1, dtype=np.int64)
-        vals = np.zeros((n_sig, n_max), dtype=p.dtype)
-        res = nan_rows(n_sig, n_max + 1, p.dtype)
-        n_iter = np.zeros(n_sig, dtype=np.int64)
-        status = np.zeros(n_sig, dtype=np.int64)
         floor = p.corr_floor * np.sqrt(float(p.norms_sq.max()))
-        dt = G.dtype
 
         def scratch():
             m = n_max + 1  # one more row and column: the right-hand side of the NNLS
@@ -96,9 +61,9 @@ class NonNegativeOMP(Solver):
                     np.empty((2, m), dtype=dt), np.zeros(m, dtype=np.bool_),
                     np.zeros(p.n_atoms, dtype=np.bool_), np.empty(p.n_atoms, dtype=dt))
 
-        run_row_ranges(_cpu.nnomp_gram, n_sig, G, p.correlations(), p.y_sq, n_max, tol, floor,
-                       chol_eps, 3 * n_max + 10, idx, vals, res, n_iter, status, scratch=scratch)
-        warn_premature(p, status, n_iter, res, "NN-OMP", reasons=(_cpu.STOP_DEPENDENT,))
-        return finish(scatter(idx, vals, p.n_atoms), idx, res, n_iter, status, p.one_d)
+        run_row_ranges(_cpu.nnomp_gram, p.n_signals, G, p.correlations(), p.y_sq, n_max, tol,
+                       floor, chol_eps, 3 * n_max + 10, out.support, out.values,
+                       out.residual_norms, out.n_iter, out.status, scratch=scratch)
+        return out
 
 __all__ = ["NonNegativeOMP"]

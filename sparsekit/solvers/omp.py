@@ -34,73 +34,25 @@ Decisions:
 """
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 
 from .._row_ranges import run_row_ranges
-from .._validation import check_scalar
 from . import _cpu
-from ._driver import prepare, run_correlation_steps
-from .base import (
-    PrematureStopWarning,
+
+# n_steps_for, scatter, warn_premature, ZERO_RESIDUAL_EPS: their names here are kept (public
+# before they moved into the frame)
+from .base import (  # noqa: F401
+    ZERO_RESIDUAL_EPS,
+    Codes,
     Solver,
-    check_n_nonzero,
-    check_precompute,
-    check_tol,
-    finish,
-    gram_pays,
-    nan_rows,
+    n_steps_for,
+    scatter,
+    warn_premature,
 )
 
 #: the residual form keeps one Cholesky factor per signal; signals are processed in chunks so
 #: that these factors stay within this many bytes
 _FACTOR_BYTES = 64 * 2**20
-
-
-def n_steps_for(problem, n_nonzero_coefs, tol):
-    """The most atoms a signal may get: ``n_nonzero_coefs`` (checked), or the rank cap with tol."""
-    if tol is not None and n_nonzero_coefs is None:
-        return min(problem.n_atoms, problem.n_features)
-    return check_n_nonzero(n_nonzero_coefs, problem.n_atoms)
-
-
-#: a squared residual at most this many ``eps ||y||^2`` counts as zero (an exact fit)
-ZERO_RESIDUAL_EPS = 16.0
-
-
-def warn_premature(problem, status, n_iter, res, solver,
-                   reasons=(_cpu.STOP_DEPENDENT, _cpu.STOP_RESELECTED, _cpu.STOP_NO_CORRELATION)):
-    """Warn (:class:`PrematureStopWarning`) when a signal stopped for one of ``reasons`` before
-    its number of atoms with a residual that is not zero.
-
-    ``res`` holds the residual norms in the compute layout (one row per signal).
-    """
-    last = res[np.arange(res.shape[0]), n_iter].astype(np.float64)
-    zero = last ** 2 <= ZERO_RESIDUAL_EPS * np.finfo(problem.dtype).eps * problem.y_sq
-    bad = int(np.count_nonzero(np.isin(status, reasons) & ~zero))
-    if bad:
-        warnings.warn(
-            f"{solver} ended prematurely for {bad} signal(s) with a non-zero residual: the next "
-            "atom is linearly dependent on the selected ones or every atom left is orthogonal "
-            "to the residual (duplicate or dependent columns of D), so the requested number of "
-            "atoms or precision is not reached; see result.stop_reason",
-            PrematureStopWarning,
-            stacklevel=3,
-        )
-
-
-def scatter(idx, vals, n_atoms):
-    """Dense coefficient rows (n_signals, n_atoms) from (index, value) lists padded with -1.
-
-    The rows are the transpose of a C-contiguous (n_atoms, n_signals) array, the public layout
-    of ``SparseResult.coef``: the values are scattered straight into it, and :func:`finish`
-    returns it without a transposing copy.
-    """
-    coef = np.zeros((n_atoms, idx.shape[0]), dtype=vals.dtype)
-    rows, pos = np.nonzero(idx >= 0)
-    coef[idx[rows, pos], rows] = vals[rows, pos]
-    return coef.T
 
 
 class OMP(Solver):
@@ -129,7 +81,7 @@ class OMP(Solver):
     """
 
     name = "omp"
-    accepts_gram = True
+    premature_stops = (_cpu.STOP_DEPENDENT, _cpu.STOP_RESELECTED, _cpu.STOP_NO_CORRELATION)
 
     def __init__(self, n_nonzero_coefs=None, tol=None, precompute="auto", return_path=False):
         self.n_nonzero_coefs = n_nonzero_coefs
@@ -138,100 +90,61 @@ class OMP(Solver):
         self.return_path = return_path
         self._check_params()
 
-    def _check_params(self):
-        if self.n_nonzero_coefs is not None:
-            import numbers
-
-            check_scalar(self.n_nonzero_coefs, "n_nonzero_coefs", kind=numbers.Integral, low=0)
-        tol = check_tol(self.tol)
-        precompute = check_precompute(self.precompute)
+    def _check_params(self):  # returns problem.params: tol for the compute layer (-1: none)
+        tol = super()._check_params()
         if not isinstance(self.return_path, (bool, np.bool_)):
             raise TypeError(f"return_path must be True or False, got {self.return_path!r}")
-        return tol, precompute
+        return tol
 
-    def solve(self, D, Y, *, gram=None):
-        """Compute the OMP codes of the columns of ``Y``.
-
-        Parameters
-        ----------
-        D : array-like of shape (n_features, n_atoms)
-            The dictionary: atoms are columns.
-        Y : array-like of shape (n_features, n_signals) or (n_features,)
-            The signals: columns (the signal-processing layout).
-        gram : array-like of shape (n_atoms, n_atoms), optional
-            Precomputed ``D.T @ D`` (its diagonal is checked against ``D``).
-
-        Returns
-        -------
-        SparseResult
-            The codes, supports, residual norms and stop reasons
-            (:class:`~sparsekit.solvers.base.SparseResult`).
-        """
-        tol, precompute = self._check_params()
-        p = prepare(D, Y)
-        n_max = n_steps_for(p, self.n_nonzero_coefs, self.tol)
-        use_gram = gram is not None or gram_pays(
-            p.n_atoms, p.n_signals, n_max, p.dtype.itemsize, precompute)
-        chol_eps = float(np.finfo(p.dtype).eps * p.norms_sq.max())
+    def _start(self, p):
+        """The codes, the path (a dummy when not asked for) and the two rounding levels."""
+        n_max = p.n_steps
+        out = Codes.empty(p, n_max, by_support=True)
         want_path = bool(self.return_path)
+        path = np.zeros((p.n_signals, n_max, n_max) if want_path else (1, 1, 1), dtype=p.dtype)
+        if want_path:
+            out.arrays["path"] = path
+        chol_eps = float(np.finfo(p.dtype).eps * p.norms_sq.max())
         floor = p.corr_floor * np.sqrt(float(p.norms_sq.max()))
-        n_sig = p.n_signals
-        idx = np.full((n_sig, n_max), -1, dtype=np.int64)
-        vals = np.zeros((n_sig, n_max), dtype=p.dtype)
-        res = nan_rows(n_sig, n_max + 1, p.dtype)
-        n_iter = np.zeros(n_sig, dtype=np.int64)
-        status = np.zeros(n_sig, dtype=np.int64)
-        path = np.zeros((n_sig, n_max, n_max) if want_path else (1, 1, 1), dtype=p.dtype)
-        if use_gram:
-            G = p.gram(gram)
-            dt = G.dtype
+        return out, path, want_path, chol_eps, floor
 
-            def scratch():
-                return (np.empty((n_max, n_max), dtype=dt), np.empty((3, n_max), dtype=dt),
-                        np.zeros(p.n_atoms, dtype=np.bool_), np.empty(p.n_atoms, dtype=dt))
+    def _solve_gram(self, p, G):
+        out, path, want_path, chol_eps, floor = self._start(p)
+        n_max, tol, dt = p.n_steps, p.params, G.dtype
 
-            run_row_ranges(_cpu.omp_gram, n_sig, G, p.correlations(), p.y_sq, n_max, tol, floor,
-                           chol_eps, idx, vals, res, n_iter, status, path, want_path,
-                           scratch=scratch)
-        else:
-            self._solve_residual(p, n_max, tol, floor, chol_eps, idx, vals, res, n_iter, status,
-                                 path, want_path)
-        warn_premature(p, status, n_iter, res, "OMP")
-        coef = scatter(idx, vals, p.n_atoms)
-        return finish(coef, idx, res, n_iter, status, p.one_d,
-                      path=path if want_path else None)
+        def scratch():
+            return (np.empty((n_max, n_max), dtype=dt), np.empty((3, n_max), dtype=dt),
+                    np.zeros(p.n_atoms, dtype=np.bool_), np.empty(p.n_atoms, dtype=dt))
 
-    @staticmethod
-    def _solve_residual(p, n_max, tol, corr_floor, chol_eps, idx, vals, res, n_iter, status, path,
-                        want_path):
-        n_sig = p.n_signals
+        run_row_ranges(_cpu.omp_gram, p.n_signals, G, p.correlations(), p.y_sq, n_max, tol,
+                       floor, chol_eps, out.support, out.values, out.residual_norms, out.n_iter,
+                       out.status, path, want_path, scratch=scratch)
+        return out
+
+    def _solve_residual(self, p):
+        out, path, want_path, chol_eps, corr_floor = self._start(p)
+        n_sig, n_max, tol = p.n_signals, p.n_steps, p.params
         chunk = max(1, _FACTOR_BYTES // max(1, n_max * n_max * p.dtype.itemsize))
         Dt = p.Dt
         for a in range(0, n_sig, chunk):
             b = min(n_sig, a + chunk)
             sl = slice(a, b)
             Yt = p.Yt[sl]
-            R = Yt.copy()
             L = np.zeros((b - a, n_max, n_max), dtype=p.dtype)
             cs = np.zeros((b - a, n_max), dtype=p.dtype)
-            active = np.ones(b - a, dtype=np.bool_)
-            st = status[sl]
-            st[:] = _cpu.STOP_MAX_ITER
-            res[sl, 0] = np.sqrt(p.y_sq[sl])
-            if tol >= 0:
-                done = p.y_sq[sl] <= tol
-                st[done] = _cpu.STOP_TOL
-                active[done] = False
-            idx_c, vals_c, res_c, it_c = idx[sl], vals[sl], res[sl], n_iter[sl]
+            idx_c, vals_c, res_c, it_c, st = (out.support[sl], out.values[sl],
+                                              out.residual_norms[sl], out.n_iter[sl],
+                                              out.status[sl])
             path_c = path[sl] if want_path else path
             floor = corr_floor[sl]
 
-            def step(k, rows, C):
+            def step(k, rows, C, R, active):
                 run_row_ranges(_cpu.omp_step, rows.size, k, rows, C, Dt, Yt, R, p.norms_sq, n_max,
                                tol, floor, chol_eps, L, cs, idx_c, vals_c, res_c, it_c, st,
                                active, path_c, want_path, min_rows=_cpu.STEP_PARALLEL_MIN_ROWS,
                                scratch=lambda: (np.empty(n_max, dtype=p.dtype),))
 
-            run_correlation_steps(R, p.D, active, n_max, step)
+            self._iterate_residual(p, out, tol, step, rows=sl)
+        return out
 
 __all__ = ["OMP"]

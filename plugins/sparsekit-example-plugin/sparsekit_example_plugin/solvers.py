@@ -1,16 +1,9 @@
-"""A solver plugin: subclass Solver and return a SparseResult."""
+"""A solver plugin: subclass Solver and supply the mathematics; the base class does the rest."""
 import numbers
 
 import numpy as np
 
-from sparsekit.plugins import (
-    Solver,
-    SparseResult,
-    check_dictionary,
-    check_positive,
-    check_scalar,
-    check_signals,
-)
+from sparsekit.plugins import Codes, Solver, check_positive, check_scalar
 
 
 class FISTASolver(Solver):
@@ -31,45 +24,40 @@ class FISTASolver(Solver):
         self.tol = tol
         self._check_params()
 
-    def _check_params(self):
+    def _check_params(self):  # runs at construction, in set_params and at every solve
         check_positive(self.alpha, "alpha")
         check_scalar(self.max_iter, "max_iter", kind=numbers.Integral, low=1, low_inclusive=True)
         check_positive(self.tol, "tol")
 
-    def solve(self, D, Y, *, gram=None) -> SparseResult:
-        self._check_params()
-        D, _ = check_dictionary(D)                    # (n_features, n_atoms), atoms are columns
-        D, Yt, one_d = check_signals(Y, D)            # Yt: (n_signals, n_features)
-        Y = Yt.T
+    def _solve_residual(self, problem) -> Codes:
+        D, Y = problem.D, problem.Yt        # validated; Y holds the signals as rows
         dtype = D.dtype
         step = 1.0 / np.linalg.norm(D, 2) ** 2
         thresh = dtype.type(self.alpha * step)
-        n_atoms, n_sig = D.shape[1], Y.shape[1]
-        x = np.zeros((n_atoms, n_sig), dtype=dtype)
+        n_sig, n_atoms = problem.n_signals, problem.n_atoms
+        x = np.zeros((n_sig, n_atoms), dtype=dtype)   # one row of coefficients per signal
         z, t = x.copy(), 1.0
         active = np.ones(n_sig, dtype=bool)
         n_iter = np.zeros(n_sig, dtype=np.int64)
-        res = np.full((self.max_iter + 1, n_sig), np.nan, dtype=dtype)
-        res[0] = np.linalg.norm(Y, axis=0)
+        res = np.full((n_sig, self.max_iter + 1), np.nan, dtype=dtype)
+        res[:, 0] = np.sqrt(problem.y_sq)
         for k in range(self.max_iter):
-            cols = np.flatnonzero(active)
-            if cols.size == 0:
+            rows = np.flatnonzero(active)
+            if rows.size == 0:
                 break
-            grad_step = z[:, cols] - dtype.type(step) * (D.T @ (D @ z[:, cols] - Y[:, cols]))
+            grad_step = z[rows] - dtype.type(step) * ((z[rows] @ D.T - Y[rows]) @ D)
             x_new = np.sign(grad_step) * np.maximum(np.abs(grad_step) - thresh, 0)
             t_new = (1.0 + np.sqrt(1.0 + 4.0 * t * t)) / 2.0
-            z[:, cols] = x_new + dtype.type((t - 1.0) / t_new) * (x_new - x[:, cols])
-            moved = np.abs(x_new - x[:, cols]).max(axis=0)
-            x[:, cols], t = x_new, t_new
-            n_iter[cols] += 1
-            res[k + 1, cols] = np.linalg.norm(Y[:, cols] - D @ x_new, axis=0)
-            active[cols[moved <= self.tol * np.maximum(1.0, np.abs(x_new).max(axis=0))]] = False
-        stop = np.where(active, "max_iter", "tol").astype(object)
-        res = res[: int(n_iter.max()) + 1]
+            z[rows] = x_new + dtype.type((t - 1.0) / t_new) * (x_new - x[rows])
+            moved = np.abs(x_new - x[rows]).max(axis=1)
+            x[rows], t = x_new, t_new
+            n_iter[rows] += 1
+            res[rows, k + 1] = np.linalg.norm(Y[rows] - x_new @ D.T, axis=1)
+            active[rows[moved <= self.tol * np.maximum(1.0, np.abs(x_new).max(axis=1))]] = False
         # support: the non-zero atoms of each signal, largest |coefficient| first, -1 padded
-        order = np.argsort(-np.abs(x), axis=0, kind="stable")
-        n_nz = (x != 0).sum(axis=0)
-        support = np.where(np.arange(n_atoms)[:, None] < n_nz, order, -1)[: max(int(n_nz.max()), 1)]
-        if one_d:
-            return SparseResult(x[:, 0], support[:, 0], res[:, 0], int(n_iter[0]), stop[0])
-        return SparseResult(x, support, res, n_iter, stop)
+        order = np.argsort(-np.abs(x), axis=1, kind="stable")
+        n_nz = (x != 0).sum(axis=1)
+        support = np.where(np.arange(n_atoms) < n_nz[:, None], order, -1)
+        return Codes(coef=x, support=support[:, : max(int(n_nz.max()), 1)],
+                     residual_norms=res[:, : int(n_iter.max()) + 1], n_iter=n_iter,
+                     status=np.where(active, "max_iter", "tol"))
