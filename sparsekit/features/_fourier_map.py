@@ -41,11 +41,24 @@ class FourierFeatureMap(TransformerMixin, ParamsMixin, abc.ABC):
         return self.n_components_
 
     def fit(self, X: DataLike, y: object = None) -> Any:
-        """Draw the random frequencies for the dimension of ``X``; returns self.
+        """Draw the random frequencies for the dimension of ``X``.
 
         Validates ``X``, resolves the kernel's ``gamma`` (``gamma``, ``sigma`` or the default
-        ``1 / n_features``), draws the frequencies (:meth:`_draw`) and then the offset of the
-        odd-width cosine from the same generator.
+        ``1 / n_features``), draws the frequencies and then the offset of the odd-width cosine
+        from the same generator.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+            Training data (only its number of features is used, and the data for a bandwidth
+            rule).
+        y : None
+            Ignored; present for scikit-learn's API.
+
+        Returns
+        -------
+        self
+            The fitted transformer.
         """
         X = self._validate_input(X, reset=True)
         n_components = check_n_components(self.n_components)

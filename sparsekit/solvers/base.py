@@ -139,7 +139,7 @@ class Codes:
     :meth:`Solver.solve` turns it into the public :class:`SparseResult` (signals as columns, the
     signal axis dropped for a 1-D ``y``). :meth:`empty` allocates the built-in solvers' arrays.
 
-    Attributes
+    Parameters
     ----------
     support : ndarray of int64, shape (n_signals, n_steps)
         ``support[j, k]``: the atom selected at step ``k`` for signal ``j``, ``-1`` after it
@@ -177,9 +177,25 @@ class Codes:
 
     @classmethod
     def empty(cls, problem: Problem, n_steps: int, *, by_support: bool = False) -> Codes:
-        """Arrays for ``n_steps`` steps of every signal of ``problem``: support ``-1``, residual
-        norms NaN, ``n_iter`` and ``status`` 0, and zero coefficients (dense ``coef``, or
-        ``values`` per selected atom when ``by_support``)."""
+        """Allocate the arrays for ``n_steps`` steps of every signal of ``problem``.
+
+        Support ``-1``, residual norms NaN, ``n_iter`` and ``status`` 0, and zero coefficients
+        (dense ``coef``, or ``values`` per selected atom when ``by_support``).
+
+        Parameters
+        ----------
+        problem : Problem
+            The checked problem (its signals, atoms and dtype).
+        n_steps : int
+            The most steps a signal may take.
+        by_support : bool, default False
+            Store the coefficients per selected atom (``values``) instead of dense ``coef``.
+
+        Returns
+        -------
+        Codes
+            The empty codes.
+        """
         n_sig = problem.n_signals
         coef_shape = (n_sig, n_steps) if by_support else (n_sig, problem.n_atoms)
         coef = np.zeros(coef_shape, dtype=problem.dtype)
