@@ -11,7 +11,7 @@ in scikit-learn (the Frank–Wolfe rule ``||r_k||_2 <= tol`` of Cherfaoui 2022, 
 is ``tol**2`` here).
 
 :class:`Solver` owns the frame of every solve (template method): it checks the parameters,
-validates ``D`` and ``Y`` into a :class:`Problem` (signals as rows), chooses the Gram or the
+validates ``D`` and ``Y`` into a ``Problem`` (signals as rows), chooses the Gram or the
 residual form, calls the one its subclass supplies (``_solve_gram`` / ``_solve_residual``,
 returning :class:`Codes`), warns about premature stops and returns the public
 :class:`SparseResult`.
@@ -157,7 +157,7 @@ class Codes:
         per selected atom.
     values : ndarray, shape (n_signals, n_steps), optional
         ``values[j, k]``: the coefficient of atom ``support[j, k]`` (OMP's layout), scattered
-        into ``coef`` by :func:`scatter`.
+        into ``coef`` by ``scatter``.
     arrays : dict of ndarray
         Per-signal arrays with the signals on the first axis (OMP's ``path``, Frank–Wolfe's
         ``steps`` and ``gaps``), set as attributes of the result with the signals last.
@@ -283,7 +283,7 @@ class Solver(ParamsMixin):
     ``set_params`` and at every solve; what it returns is ``problem.params``), ``_n_steps``
     (the most steps a signal may take) and ``premature_stops`` (the stop codes that warn).
     A solver with both forms chooses with its ``precompute`` parameter (``"auto"``: the Gram
-    matrix when it pays, :func:`gram_pays`); ``accepts_gram`` is True when it has
+    matrix when it pays, ``gram_pays``); ``accepts_gram`` is True when it has
     ``_solve_gram``. A subclass may also override :meth:`solve` itself (the protocol is only
     ``solve(D, Y, *, gram=None) -> SparseResult``).
     """
@@ -293,7 +293,7 @@ class Solver(ParamsMixin):
     #: default, whether the class supplies ``_solve_gram``
     accepts_gram = False
     #: stop codes (``_cpu.STOP_*``) after which a signal short of its steps with a residual
-    #: that is not zero warns with :class:`PrematureStopWarning`
+    #: that is not zero warns with :class:`~sparsekit.solvers.base.PrematureStopWarning`
     premature_stops: tuple = ()
 
     #: which of ``_solve_gram`` and ``_solve_residual`` the class supplies (set per subclass)
