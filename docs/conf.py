@@ -45,12 +45,30 @@ templates_path = ["_templates"]
 # API pages
 autosummary_generate = True
 autosummary_imported_members = True
-autodoc_default_options = {"members": False}
+# the module pages pass :no-members: themselves; a "members" default here would override the
+# class template's :members: (Sphinx lets a default option win over a bare directive flag)
+autodoc_default_options: dict[str, str] = {}
 autodoc_typehints = "none"
 numpydoc_show_class_members = False
 numpydoc_class_members_toctree = False
 numpydoc_xref_param_type = False
-numpydoc_validation_checks = set()
+numpydoc_validation_checks = set()  # the checks run in tests/test_docstrings.py
+
+# every cross-reference must resolve (the build runs with -W), except names without a page here:
+# there is no intersphinx (the build is offline), so the names of Python, NumPy, SciPy,
+# scikit-learn, Dask, Keras and the other libraries are left as code text; so are private
+# helpers (a leading underscore), which the API reference does not document
+nitpicky = True
+_EXTERNAL = (r"numpy|np|scipy|sklearn|dask|distributed|keras|pluggy|pandas|numba|matplotlib"
+             r"|networkx|grakel|tqdm|pyfaust|tomllib|concurrent|importlib|typing|collections"
+             r"|abc|os|pathlib|threading|warnings|difflib|dataclasses")
+nitpick_ignore_regex = [
+    (r"py:.*", rf"({_EXTERNAL})(\..*)?"),
+    (r"py:.*", r"(.*\.)?_[A-Za-z].*"),
+]
+# ``hookspec`` and ``hookimpl`` are pluggy's marker objects: their docstrings are pluggy's
+nitpick_ignore = [("py:class", "PluginManager"), ("py:meth", "PluginManager.register"),
+                  ("py:meth", "PluginManager.add_hookspecs")]
 
 # math without a network: MathJax 3 (SVG output, one self-contained file) shipped in _static
 _MATHJAX_JS = Path(mathjax.__file__).parent / "static" / "mathjax" / "es5" / "tex-svg.js"

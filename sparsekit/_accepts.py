@@ -32,6 +32,7 @@ def input_kinds(accepts: str | Iterable[str]) -> tuple[str, ...]:
     Returns
     -------
     tuple of str
+        The input kinds, among ``"vectors"`` and ``"graphs"``.
 
     Raises
     ------
@@ -63,6 +64,7 @@ def accepts_of(component: object, default: str = "vectors") -> tuple[str, ...]:
     Returns
     -------
     tuple of str
+        The input kinds, among ``"vectors"`` and ``"graphs"``.
 
     Raises
     ------

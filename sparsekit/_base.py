@@ -33,6 +33,19 @@ class ParamsMixin:
         )
 
     def get_params(self, deep: bool = True) -> dict:
+        """Get the constructor's parameters, as scikit-learn's ``get_params``.
+
+        Parameters
+        ----------
+        deep : bool, default True
+            Also return the parameters of parameters that are estimators or components
+            (``<name>__<parameter>``).
+
+        Returns
+        -------
+        dict
+            Parameter name to value.
+        """
         out: dict[str, Any] = {}
         for key in self._param_names():
             value = getattr(self, key)
@@ -42,6 +55,23 @@ class ParamsMixin:
         return out
 
     def set_params(self: _P, **params: Any) -> _P:
+        """Set parameters, as scikit-learn's ``set_params``; they are validated at once.
+
+        Parameters
+        ----------
+        **params
+            New values, by parameter name (``<name>__<parameter>`` for a nested one).
+
+        Returns
+        -------
+        self
+            The object, with its fitted state cleared.
+
+        Raises
+        ------
+        ValueError
+            An unknown parameter name, or a value the object refuses.
+        """
         valid = self._param_names()
         nested: dict[str, dict[str, Any]] = {}
         for key, value in params.items():
@@ -167,10 +197,18 @@ class TransformerMixin:
 
     # -- output ----------------------------------------------------------------------------
     def get_feature_names_out(self, input_features: ArrayLike | None = None) -> np.ndarray:
-        """Output feature names ``<classname>0, <classname>1, ...`` (object array).
+        """Return the output feature names ``<classname>0, <classname>1, ...``.
 
-        ``input_features``, when given, must match ``feature_names_in_`` (or have
-        ``n_features_in_`` entries); they do not enter the output names.
+        Parameters
+        ----------
+        input_features : array-like of str, optional
+            Must match ``feature_names_in_`` (or have ``n_features_in_`` entries); they do not
+            enter the output names.
+
+        Returns
+        -------
+        ndarray of object
+            ``<classname>0, <classname>1, ...``.
         """
         self._check_is_fitted()
         if input_features is not None:
@@ -188,9 +226,20 @@ class TransformerMixin:
         return np.asarray([f"{prefix}{i}" for i in range(self._n_features_out)], dtype=object)
 
     def set_output(self: _T, *, transform: str | None = None) -> _T:
-        """Output container of ``transform``/``fit_transform``: ``"default"`` (NumPy),
-        ``"pandas"`` or ``"polars"`` (columns from :meth:`get_feature_names_out`, the index of a
-        DataFrame input kept); ``None`` leaves it unchanged. Returns self."""
+        """Set the output container of ``transform`` and ``fit_transform``.
+
+        Parameters
+        ----------
+        transform : {"default", "pandas", "polars"} or None, optional
+            ``"default"`` (NumPy), ``"pandas"`` or ``"polars"`` (columns from
+            :meth:`get_feature_names_out`, the index of a DataFrame input kept); ``None`` leaves it
+            unchanged.
+
+        Returns
+        -------
+        self
+            The estimator.
+        """
         if transform is None:
             return self
         if transform not in ("default", "pandas", "polars"):

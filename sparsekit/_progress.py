@@ -31,7 +31,18 @@ _MODE: contextvars.ContextVar = contextvars.ContextVar("sparsekit_progress", def
 
 @contextmanager
 def show_progress(enabled: bool = True) -> Iterator[None]:
-    """Show (or, with ``False``, hide) progress bars of the calls made inside the block."""
+    """Show (or, with ``False``, hide) progress bars of the calls made inside the block.
+
+    Parameters
+    ----------
+    enabled : bool, default True
+        Show (True) or hide (False) the progress bars.
+
+    Yields
+    ------
+    None
+        Nothing: use it as ``with sparsekit.show_progress(): ...``.
+    """
     token = _MODE.set(bool(enabled))
     try:
         yield

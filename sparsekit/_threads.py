@@ -13,7 +13,7 @@ single ``with sparsekit.thread_limit(1):`` makes a whole computation single-thre
 sparsekit's own pools.
 
 Numba's setting is per thread. BLAS's is one value for the whole process, so every BLAS limit
-the library takes goes through one lock-protected controller (:func:`blas_limit`): it saves the
+the library takes goes through one lock-protected controller (``blas_limit``): it saves the
 process's value when the first holder enters, keeps the smallest of the holders' requests in
 force (each thread counting with its innermost request), and restores the saved value when the
 last holder leaves, whatever order the threads enter and leave in.
@@ -180,9 +180,19 @@ def thread_limit(n_threads: int) -> Iterator[int]:
     """Run the enclosed code with at most ``n_threads`` threads in Numba, BLAS and sparsekit.
 
     Numba's setting is thread-local (it applies to parallel regions launched by the calling
-    thread); BLAS is limited process-wide for the duration through :func:`blas_limit`, which is
+    thread); BLAS is limited process-wide for the duration through ``blas_limit``, which is
     safe when several threads hold limits at once (the smallest is in force, and the process's
     value comes back when the last holder leaves).
+
+    Parameters
+    ----------
+    n_threads : int >= 1
+        The most threads.
+
+    Yields
+    ------
+    int
+        ``n_threads``.
     """
     n_threads = effective_n_jobs(n_threads)
     with numba_limit(n_threads), blas_limit(n_threads):

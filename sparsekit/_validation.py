@@ -59,11 +59,37 @@ def check_array(
 
     Parameters
     ----------
+    X : array-like
+        The input (a pandas ``DataFrame`` is read as its values).
+    name : str, default "X"
+        The argument's name, for the error messages.
+    ndim : int, default 2
+        The number of dimensions required.
     dtype : numpy dtype, optional
         Force this float dtype instead of keeping the input's.
+    allow_empty : bool, default False
+        Accept an array with no entry.
+    nonnegative : bool, default False
+        Require every value to be >= 0.
+    finite : bool, default True
+        Require every value to be finite.
+    copy : bool, default False
+        Return a copy even when the input has the right dtype and layout.
     accept_sparse : bool, default False
         Accept a ``scipy.sparse`` matrix or array, returned in CSR format (same class family:
         ``csr_matrix`` or ``csr_array``) with the same dtype rules, its stored values checked.
+
+    Returns
+    -------
+    ndarray or scipy.sparse CSR matrix
+        The validated array (a copy only when needed, or when ``copy`` is true).
+
+    Raises
+    ------
+    TypeError
+        A non-numeric or complex dtype, or sparse input without ``accept_sparse``.
+    ValueError
+        The wrong number of dimensions, an empty array, NaN/inf, or a negative value.
     """
     if is_sparse(X):
         if not accept_sparse:
@@ -206,6 +232,31 @@ def check_pair(
     When one is float32 and the other float64 both become float64. Returns ``(X, Y)`` with
     ``Y is X`` when ``Y`` was ``None``. With ``accept_sparse``, when one of them is sparse both
     are returned in CSR format (the dense one converted, never the other way round).
+
+    Parameters
+    ----------
+    X : array-like or sparse matrix of shape (n, d)
+        The first input.
+    Y : array-like or sparse matrix of shape (m, d), optional
+        The second input.
+    names : (str, str), default ("X", "Y")
+        The arguments' names, for the error messages.
+    nonnegative : bool, default False
+        Require every value to be >= 0.
+    accept_sparse : bool, default False
+        Accept ``scipy.sparse`` input.
+
+    Returns
+    -------
+    X : ndarray or CSR matrix
+        The validated first input.
+    Y : ndarray, CSR matrix or None
+        The validated second input (None when it was not given).
+
+    Raises
+    ------
+    ValueError
+        The feature counts differ, or an input fails :func:`check_array`.
     """
     X = check_array(X, names[0], nonnegative=nonnegative, accept_sparse=accept_sparse)
     if Y is None:
@@ -229,7 +280,35 @@ def check_pair(
 def check_scalar(value: Any, name: str, *, kind: type = numbers.Real, low: float | None = None,
                  high: float | None = None, low_inclusive: bool = False,
                  high_inclusive: bool = True) -> Any:
-    """Check a scalar's type and range; returns it as float (Real) or int (Integral)."""
+    """Check a scalar's type and range.
+
+    Parameters
+    ----------
+    value : object
+        The value to check.
+    name : str
+        The argument's name, for the error messages.
+    kind : type, default numbers.Real
+        ``numbers.Real`` or ``numbers.Integral`` (booleans are refused either way).
+    low, high : float, optional
+        Bounds of the range (None: unbounded).
+    low_inclusive : bool, default False
+        Whether ``low`` itself is allowed.
+    high_inclusive : bool, default True
+        Whether ``high`` itself is allowed.
+
+    Returns
+    -------
+    float or int
+        The value, as float (Real) or int (Integral).
+
+    Raises
+    ------
+    TypeError
+        ``value`` is not of ``kind``.
+    ValueError
+        ``value`` is not finite or is outside the range.
+    """
     is_kind = isinstance(value, kind)  # a flag, so that ``value`` keeps its type for the checks
     if isinstance(value, bool) or not is_kind or (
         isinstance(value, np.ndarray) and value.ndim
@@ -248,12 +327,54 @@ def check_scalar(value: Any, name: str, *, kind: type = numbers.Real, low: float
 
 
 def check_positive(value: Any, name: str) -> float:
-    """A finite real number > 0."""
+    """Check that ``value`` is a finite real number > 0.
+
+    Parameters
+    ----------
+    value : object
+        The value to check.
+    name : str
+        The argument's name, for the error messages.
+
+    Returns
+    -------
+    float
+        The value.
+
+    Raises
+    ------
+    TypeError
+        ``value`` is not a real number.
+    ValueError
+        ``value`` is not finite or not > 0.
+    """
     return check_scalar(value, name, low=0.0, low_inclusive=False)
 
 
 def check_option(value: Any, name: str, options: Iterable[str]) -> str:
-    """A string among ``options`` (compared case- and ``-``/``_``-insensitively)."""
+    """Check that ``value`` is among ``options`` (case- and ``-``/``_``-insensitive).
+
+    Parameters
+    ----------
+    value : str
+        The value to check.
+    name : str
+        The argument's name, for the error messages.
+    options : sequence of str
+        The accepted values.
+
+    Returns
+    -------
+    str
+        The option, spelt as in ``options``.
+
+    Raises
+    ------
+    TypeError
+        ``value`` is not a string.
+    ValueError
+        ``value`` is not among ``options`` (the closest one is suggested).
+    """
     if not isinstance(value, str):
         raise TypeError(f"{name} must be one of {list(options)}, got {value!r}")
     key = normalize_name(value)
@@ -265,7 +386,23 @@ def check_option(value: Any, name: str, options: Iterable[str]) -> str:
 
 
 def check_random_state(seed: RandomStateLike) -> np.random.Generator:
-    """A :class:`numpy.random.Generator` from None, an int, a Generator or a RandomState."""
+    """Turn ``seed`` into a :class:`numpy.random.Generator`.
+
+    Parameters
+    ----------
+    seed : None, int, numpy.random.Generator or numpy.random.RandomState
+        The seed: a Generator is returned as is, a RandomState seeds a new Generator.
+
+    Returns
+    -------
+    numpy.random.Generator
+        The generator.
+
+    Raises
+    ------
+    TypeError
+        ``seed`` is none of these.
+    """
     if isinstance(seed, np.random.Generator):
         return seed
     if isinstance(seed, np.random.RandomState):

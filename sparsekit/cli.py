@@ -148,6 +148,13 @@ def _cmd_run(args) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """Build the parser of the ``sparsekit`` command.
+
+    Returns
+    -------
+    argparse.ArgumentParser
+        The parser of ``sparsekit list``, ``run``, ``demo`` and the other subcommands.
+    """
     parser = argparse.ArgumentParser(
         prog="sparsekit", description="Large-scale kernel methods and sparse approximation."
     )
@@ -194,6 +201,18 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv=None) -> int:
+    """Run the ``sparsekit`` command.
+
+    Parameters
+    ----------
+    argv : list of str, optional
+        The arguments (default: ``sys.argv[1:]``).
+
+    Returns
+    -------
+    int
+        The exit status: 0 on success.
+    """
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
@@ -204,3 +223,5 @@ def main(argv=None) -> int:
 
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(main())
+
+__all__ = ["main", "build_parser"]

@@ -51,7 +51,7 @@ def resolve(family: str, spec: Any, params: Mapping[str, Any] | None = None, *,
     ----------
     family : str
         ``"kernel"``, ``"sampler"``, ``"solver"``, ``"projection"``, ``"task"``, ... (a family
-        of :data:`sparsekit.hookspecs.FAMILIES`).
+        of ``sparsekit.hookspecs.FAMILIES``).
     spec : str, component object or function
         A registered name (built with ``params``); a component object (returned as a deep
         copy, so that fitting never changes the caller's object); for kernels, a function
@@ -108,11 +108,28 @@ def resolve(family: str, spec: Any, params: Mapping[str, Any] | None = None, *,
 
 
 def get_kernel(name: str | Callable[..., Any] | object, **params: Any) -> Any:
-    """Build a kernel by name, e.g. ``get_kernel("rbf", gamma=0.5)``; a function
-    ``k(X, Y) -> Gram`` becomes a :class:`~sparsekit.kernels.base.CallableKernel` (``params``
-    passed to each call)."""
+    """Build a kernel by name, e.g. ``get_kernel("rbf", gamma=0.5)``, or from a function.
+
+    Parameters
+    ----------
+    name : str, callable or kernel object
+        A registered kernel name or alias, a function ``k(X, Y) -> Gram`` (wrapped in a
+        :class:`~sparsekit.kernels.base.CallableKernel`), or a kernel object.
+    **params
+        The kernel's parameters (for a function: passed to each call).
+
+    Returns
+    -------
+    Kernel
+        The kernel.
+    """
     if _is_function(name):
         from .kernels.base import CallableKernel
 
         return CallableKernel(name, dict(params) if params else None)
     return kernel_by_name(default_registry(), name, params)
+
+__all__ = [
+    "get_kernel", "get_sampler", "get_solver", "get_projection", "list_components", "resolve",
+    "default_registry",
+]

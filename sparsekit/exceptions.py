@@ -12,7 +12,7 @@ through :func:`not_fitted_error`. Every later access returns the same class obje
 
 Earlier releases defined it in ``sparsekit._base`` and ``sparsekit.cluster.kernel_kmeans``
 too; those import paths give this same class, with a ``DeprecationWarning``
-(:func:`old_import_path`).
+(``old_import_path``).
 """
 from __future__ import annotations
 
@@ -55,7 +55,18 @@ def __getattr__(name):
 
 
 def not_fitted_error(message: str) -> Exception:
-    """A :class:`NotFittedError` with ``message``, to ``raise``."""
+    """Build a :class:`NotFittedError` with ``message``.
+
+    Parameters
+    ----------
+    message : str
+        What the error says.
+
+    Returns
+    -------
+    NotFittedError
+        The exception, to ``raise``.
+    """
     return __getattr__("NotFittedError")(message)
 
 

@@ -36,38 +36,86 @@ class Specs:
 
     @hookspec
     def sparsekit_kernels(self):
-        """Return an iterable of :class:`Registration` records for kernels."""
+        """Declare kernels.
+
+        Returns
+        -------
+        iterable of Registration
+            The :class:`~sparsekit.registry.Registration` records (a generator may yield them).
+        """
 
     @hookspec
     def sparsekit_samplers(self):
-        """Return an iterable of :class:`Registration` records for landmark samplers."""
+        """Declare landmark samplers.
+
+        Returns
+        -------
+        iterable of Registration
+            The :class:`~sparsekit.registry.Registration` records (a generator may yield them).
+        """
 
     @hookspec
     def sparsekit_solvers(self):
-        """Return an iterable of :class:`Registration` records for sparse solvers."""
+        """Declare sparse solvers.
+
+        Returns
+        -------
+        iterable of Registration
+            The :class:`~sparsekit.registry.Registration` records (a generator may yield them).
+        """
 
     @hookspec
     def sparsekit_factorizers(self):
-        """Return an iterable of :class:`Registration` records for factorizers: components with
-        ``factorize(M, constraints) -> FactorizationResult`` (Palm4MSA and its hierarchical
-        variant)."""
+        """Return the :class:`~sparsekit.registry.Registration` records of factorizers.
+
+        Factorizers are components with ``factorize(M, constraints) -> FactorizationResult``
+        (Palm4MSA and its hierarchical variant).
+
+        Returns
+        -------
+        iterable of Registration
+            The plugin's factorizers.
+        """
 
     @hookspec
     def sparsekit_manifold_kernels(self):
-        """Return an iterable of :class:`Registration` records for manifold kernels: the
-        data-dependent kernels of the spectral embeddings (``fit(X)``, ``gram()``,
-        ``kernel(X_new)`` against the fitted points only), which are not kernels ``k(X, Y)``."""
+        """Return the :class:`~sparsekit.registry.Registration` records of manifold kernels.
+
+        Manifold kernels are the data-dependent kernels of the spectral embeddings (``fit(X)``,
+        ``gram()``, ``kernel(X_new)`` against the fitted points only), which are not kernels
+        ``k(X, Y)``.
+
+        Returns
+        -------
+        iterable of Registration
+            The plugin's manifold kernels.
+        """
 
     @hookspec
     def sparsekit_projections(self):
-        """Return an iterable of :class:`Registration` records for projections (the constraint
-        sets of Palm4MSA factors)."""
+        """Declare projections.
+
+        Projections are the constraint sets of Palm4MSA factors.
+
+        Returns
+        -------
+        iterable of Registration
+            The :class:`~sparsekit.registry.Registration` records (a generator may yield them).
+        """
 
     @hookspec
     def sparsekit_tasks(self):
-        """Return an iterable of :class:`Registration` records for the tasks of ``sparsekit
-        run``: each record's factory, called without arguments, returns a
-        :class:`sparsekit.run.tasks.Task` (:meth:`Task.registration` builds the record)."""
+        """Declare the tasks of ``sparsekit run``.
+
+        Each record's factory, called without arguments, returns a
+        :class:`sparsekit.run.tasks.Task` (:meth:`~sparsekit.run.tasks.Task.registration` builds
+        the record).
+
+        Returns
+        -------
+        iterable of Registration
+            The :class:`~sparsekit.registry.Registration` records (a generator may yield them).
+        """
 
 
 HOOK_OF_FAMILY = {
@@ -79,3 +127,5 @@ HOOK_OF_FAMILY = {
     "projection": "sparsekit_projections",
     "task": "sparsekit_tasks",
 }
+
+__all__ = ["Specs", "hookspec", "hookimpl"]

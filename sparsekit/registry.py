@@ -49,7 +49,7 @@ DISABLE_ENV = "SPARSEKIT_DISABLE_PLUGINS"
 #: records of that family are skipped with a warning.
 MAX_REGISTRATIONS_PER_HOOK = 10_000
 
-#: Values of :attr:`Registration.accepts` (see :mod:`sparsekit._accepts`).
+#: Values of ``Registration.accepts`` (see ``sparsekit.plugins.input_kinds``).
 ACCEPTS = _ACCEPTS
 
 #: What each family's component returns: family -> (method, module, class). A component that
@@ -110,8 +110,17 @@ class UnknownComponentError(ValueError, KeyError):
 
 
 class WrongFamilyError(UnknownComponentError):
-    """A name looked up in a family it does not belong to (a manifold kernel asked for as a
-    kernel): the message says what it is and where it is used; :attr:`family` is its family."""
+    """A name looked up in a family it does not belong to (a manifold kernel asked for as a kernel).
+
+    The message says what it is and where it is used.
+
+    Parameters
+    ----------
+    message : str
+        The error message.
+    family : str
+        The family the name belongs to (kept as the attribute ``family``).
+    """
 
     def __init__(self, message: str, family: str):
         super().__init__(message)
@@ -150,7 +159,7 @@ class UnknownHookWarning(PluginWarning):
 class SkippedPlugin:
     """What a registry skipped (a whole plugin, or one of its components), and why.
 
-    Attributes
+    Parameters
     ----------
     plugin : str
         The plugin's name (entry-point name for installed plugins).
@@ -260,7 +269,23 @@ class Registration:
 
 @dataclass(frozen=True)
 class ComponentInfo:
-    """A registration as seen in a registry: with its family and providing plugin."""
+    """Describe a registration as a registry sees it: with its family and plugin.
+
+    Parameters
+    ----------
+    family : str
+        The family.
+    name : str
+        The canonical name.
+    aliases : tuple of str
+        Its other names.
+    plugin : str
+        The name of the plugin that provides it.
+    summary : str
+        One line on what it is.
+    registration : Registration
+        The record the plugin's hook yielded.
+    """
 
     family: str
     name: str
@@ -324,10 +349,22 @@ class Registry:
 
     # -- plugins -------------------------------------------------------------------------
     def register(self, plugin: object, name: str | None = None) -> str | None:
-        """Register a plugin object or module; returns the name it is registered under.
+        """Register a plugin object or module.
 
-        A disabled name (``disable=`` or ``SPARSEKIT_DISABLE_PLUGINS``) is not registered: the
-        plugin is listed in :meth:`skipped` and ``None`` is returned.
+        A disabled name is not registered.
+
+        Parameters
+        ----------
+        plugin : object or module
+            An object or module with ``@hookimpl`` functions.
+        name : str, optional
+            The name to register it under (default: derived by pluggy).
+
+        Returns
+        -------
+        str or None
+            The name it is registered under; None when that name is disabled (``disable=`` or
+            ``SPARSEKIT_DISABLE_PLUGINS``: the plugin is listed in :meth:`skipped`).
         """
         if name is None:
             name = getattr(plugin, "__name__", None) or f"{type(plugin).__name__}@{id(plugin):x}"
@@ -343,7 +380,13 @@ class Registry:
         return registered
 
     def unregister(self, name: str) -> None:
-        """Remove the plugin registered under ``name``."""
+        """Remove the plugin registered under ``name``.
+
+        Parameters
+        ----------
+        name : str
+            The plugin's name.
+        """
         self._pm.unregister(name=name)
         self._recipe["plugins"] = [(p, n) for p, n in self._recipe["plugins"] if n != name]
         self._tables = None
@@ -370,10 +413,13 @@ class Registry:
         return [self._pm.get_name(p) for p in self._pm.get_plugins()]
 
     def skipped(self) -> list[SkippedPlugin]:
-        """Plugins and components that were not registered, each with the reason.
+        """List the plugins and components that were not registered, each with the reason.
 
-        Disabled plugins, plugins that failed to import, raised in a hook, or implement an
-        unknown hook, and components whose name was already taken.
+        Returns
+        -------
+        list of SkippedPlugin
+            Disabled plugins, plugins that failed to import, raised in a hook, or implement an
+            unknown hook, and components whose name was already taken.
         """
         self._build_tables()
         by_family = sorted(self._skipped_records, key=lambda s: FAMILIES.index(s.family))
@@ -568,7 +614,13 @@ class Registry:
             table[key] = info
 
     def block(self, plugin_name: str) -> None:
-        """Block a plugin by name (unregister it now and refuse it later)."""
+        """Block a plugin by name (unregister it now and refuse it later).
+
+        Parameters
+        ----------
+        plugin_name : str
+            The plugin's name.
+        """
         if self._pm.has_plugin(plugin_name):
             self._pm.unregister(name=plugin_name)
         self._pm.set_blocked(plugin_name)
@@ -585,7 +637,25 @@ class Registry:
 
     # -- lookup ----------------------------------------------------------------------------
     def lookup(self, family: str, name: str) -> ComponentInfo:
-        """The :class:`ComponentInfo` registered under ``name`` (or an alias) in ``family``."""
+        """Find the :class:`ComponentInfo` registered under ``name`` (or an alias) in ``family``.
+
+        Parameters
+        ----------
+        family : str
+            ``"kernel"``, ``"sampler"``, ``"solver"``, ``"projection"`` or ``"task"``.
+        name : str
+            A name or alias (case- and ``-``/``_``-insensitive).
+
+        Returns
+        -------
+        ComponentInfo
+            The registration.
+
+        Raises
+        ------
+        UnknownComponentError
+            No component of that name: the message names the closest one and lists them all.
+        """
         family = self._check_family(family)
         table = self._build_tables((family,))[family]
         key = normalize_name(name)
@@ -647,9 +717,29 @@ class Registry:
         """Build the component ``name`` of ``family`` with ``params``.
 
         A component object (not a string) is returned as is when no params are given.
-        ``None``, numbers, classes, objects without the family's method and plain kernel
-        functions (which :func:`sparsekit.get_kernel` wraps: the registry imports no component
-        package) raise ``TypeError``.
+
+        Parameters
+        ----------
+        family : str
+            ``"kernel"``, ``"sampler"``, ``"solver"``, ``"projection"`` or ``"task"``.
+        name_or_object : str or object
+            A registered name, or a component object.
+        **params
+            The component's parameters.
+
+        Returns
+        -------
+        object
+            The component.
+
+        Raises
+        ------
+        UnknownComponentError
+            An unknown name.
+        TypeError
+            ``None``, numbers, classes, objects without the family's method and plain kernel
+            functions (which :func:`sparsekit.get_kernel` wraps: the registry imports no component
+            package).
         """
         if not isinstance(name_or_object, str):
             fam = self._check_family(family)
@@ -675,7 +765,18 @@ class Registry:
         return component
 
     def provider(self, component: object) -> ComponentInfo | None:
-        """The registration that built ``component`` (or registers its class), if any."""
+        """Find the registration that built ``component``.
+
+        Parameters
+        ----------
+        component : object
+            A component.
+
+        Returns
+        -------
+        ComponentInfo or None
+            The registration that built ``component`` (or registers its class), if any.
+        """
         info = self._providers.get(type(component))
         if info is not None:
             return info
@@ -685,8 +786,20 @@ class Registry:
         return None
 
     def list(self, family: str | None = None) -> list[ComponentInfo]:
-        """Every registered component (of one family, or of every component family: the
-        tasks, family ``"task"``, are listed only when asked for), sorted by family and name."""
+        """List the registered components.
+
+        Parameters
+        ----------
+        family : str, optional
+            One family; default every component family (the tasks, family ``"task"``, are listed
+            only
+            when asked for).
+
+        Returns
+        -------
+        list of ComponentInfo
+            Sorted by family and name.
+        """
         families = COMPONENT_FAMILIES if family is None else (self._check_family(family),)
         tables = self._build_tables(families)
         out: list[ComponentInfo] = []
@@ -698,7 +811,18 @@ class Registry:
         return out
 
     def names(self, family: str) -> builtins.list[str]:  # "list" is the method above
-        """The canonical names of one family."""
+        """List the canonical names of one family.
+
+        Parameters
+        ----------
+        family : str
+            ``"kernel"``, ``"sampler"``, ``"solver"``, ``"projection"`` or ``"task"``.
+
+        Returns
+        -------
+        list of str
+            The canonical names, sorted.
+        """
         return [info.name for info in self.list(family)]
 
 
@@ -802,8 +926,25 @@ def check_result(family: str, component, result, *, registry: Registry | None = 
     """Return ``result`` if it has the type ``family``'s protocol promises, else raise.
 
     ``family`` ``"sampler"``: ``sample`` returns :class:`sparsekit.samplers.Landmarks`;
-    ``"solver"``: ``solve`` returns :class:`sparsekit.solvers.SparseResult`. Other families are
+    ``"solver"``: ``solve`` returns :class:`sparsekit.solvers.base.SparseResult`. Other families are
     not checked.
+
+    Parameters
+    ----------
+    family : str
+        The component's family.
+    component : object
+        The component that returned ``result`` (named in the error).
+    result : object
+        What the component returned.
+    registry : Registry, optional
+        Where the component's plugin is looked up for the error message (default: the
+        process-wide registry).
+
+    Returns
+    -------
+    object
+        ``result``, unchanged.
 
     Raises
     ------
@@ -847,7 +988,13 @@ _default: Registry | None = None
 
 
 def default_registry() -> Registry:
-    """The process-wide registry (built-ins plus installed entry-point plugins)."""
+    """Return the process-wide registry.
+
+    Returns
+    -------
+    Registry
+        The process-wide registry (built-ins plus installed entry-point plugins).
+    """
     global _default
     if _default is None:
         _default = Registry()
@@ -859,6 +1006,18 @@ def get_kernel(name: str | object, **params: Any) -> Any:
 
     The registry builds components from names only: :func:`sparsekit.get_kernel`
     (:mod:`sparsekit.components`) also wraps a function ``k(X, Y) -> Gram``.
+
+    Parameters
+    ----------
+    name : str or object
+        A registered name or alias, or a component object (returned as is without ``params``).
+    **params
+        The component's parameters.
+
+    Returns
+    -------
+    Kernel
+        The component.
     """
     return kernel_by_name(default_registry(), name, params)
 
@@ -897,18 +1056,45 @@ def kernel_by_name(registry: Registry, name: str | object, params: dict) -> Any:
 
 
 def get_sampler(name: str | object, **params: Any) -> Any:
-    """Build a landmark sampler by name, e.g. ``get_sampler("dac-rls", lam=1.0)``."""
+    """Build a landmark sampler by name, e.g. ``get_sampler("dac-rls", lam=1.0)``.
+
+    Parameters
+    ----------
+    name : str or object
+        A registered name or alias, or a component object (returned as is without ``params``).
+    **params
+        The component's parameters.
+
+    Returns
+    -------
+    Sampler
+        The component.
+    """
     return default_registry().get("sampler", name, **params)
 
 
 def get_solver(name: str | object, **params: Any) -> Any:
-    """Build a sparse solver by name, e.g. ``get_solver("omp")``."""
+    """Build a sparse solver by name, e.g. ``get_solver("omp")``.
+
+    Parameters
+    ----------
+    name : str or object
+        A registered name or alias, or a component object (returned as is without ``params``).
+    **params
+        The component's parameters.
+
+    Returns
+    -------
+    Solver
+        The component.
+    """
     return default_registry().get("solver", name, **params)
 
 
 def get_factorizer(name: str | object, **params: Any) -> Any:
-    """Build a factorizer by name, e.g. ``get_factorizer("palm4msa", n_iter=100)``: a component
-    with ``factorize(M, constraints) -> FactorizationResult``.
+    """Build a factorizer by name, e.g. ``get_factorizer("palm4msa", n_iter=100)``.
+
+    A factorizer is a component with ``factorize(M, constraints) -> FactorizationResult``.
 
     Parameters
     ----------
@@ -921,6 +1107,7 @@ def get_factorizer(name: str | object, **params: Any) -> Any:
     Returns
     -------
     object
+        The factorizer.
 
     Raises
     ------
@@ -931,9 +1118,10 @@ def get_factorizer(name: str | object, **params: Any) -> Any:
 
 
 def get_manifold_kernel(name: str | object, **params: Any) -> Any:
-    """Build a manifold (data-dependent) kernel by name, e.g.
-    ``get_manifold_kernel("isomap-geodesic", n_neighbors=10)``: ``fit(X_train)``, then
-    ``gram()`` and ``kernel(X_new)``.
+    """Build a manifold (data-dependent) kernel by name.
+
+    For example ``get_manifold_kernel("isomap-geodesic", n_neighbors=10)``; then
+    ``fit(X_train)``, ``gram()`` and ``kernel(X_new)``.
 
     Parameters
     ----------
@@ -945,6 +1133,7 @@ def get_manifold_kernel(name: str | object, **params: Any) -> Any:
     Returns
     -------
     object
+        The manifold kernel.
 
     Raises
     ------
@@ -955,15 +1144,40 @@ def get_manifold_kernel(name: str | object, **params: Any) -> Any:
 
 
 def get_projection(name: str | object, **params: Any) -> Any:
-    """Build a projection (Palm4MSA constraint) by name, e.g.
-    ``get_projection("splincol", shape=(64, 64), k=2)``."""
+    """Build a projection (Palm4MSA constraint) by name.
+
+    For example ``get_projection("splincol", shape=(64, 64), k=2)``.
+
+    Parameters
+    ----------
+    name : str or object
+        A registered name or alias, or a component object (returned as is without ``params``).
+    **params
+        The component's parameters.
+
+    Returns
+    -------
+    Projection
+        The component.
+    """
     return default_registry().get("projection", name, **params)
 
 
 def list_components(family: str | None = None) -> list[ComponentInfo]:
-    """Every component of ``family`` (``"kernel"``, ``"sampler"``, ``"solver"``,
-    ``"factorizer"``, ``"projection"``, ``"manifold-kernel"``, ``"task"``) or of every
-    component family (tasks apart)."""
+    """List the components of the default registry.
+
+    Parameters
+    ----------
+    family : str, optional
+        ``"kernel"``, ``"sampler"``, ``"solver"``, ``"factorizer"``, ``"projection"``,
+        ``"manifold-kernel"`` or ``"task"``: one family; default every component family
+        (tasks apart).
+
+    Returns
+    -------
+    list of ComponentInfo
+        Sorted by family and name.
+    """
     return default_registry().list(family)
 
 
@@ -976,3 +1190,12 @@ def __getattr__(name: str) -> Any:
                       DeprecationWarning, stacklevel=2)
         return importlib.import_module("sparsekit.components").resolve
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+__all__ = [
+    "Registry", "Registration", "ComponentInfo", "SkippedPlugin", "default_registry",
+    "get_kernel", "get_sampler", "get_solver", "get_projection",
+    "get_factorizer", "get_manifold_kernel", "WrongFamilyError", "list_components",
+    "UnknownComponentError", "ComponentConflictError", "ComponentResultError", "PluginWarning",
+    "PluginLoadWarning", "ComponentConflictWarning", "UnknownHookWarning", "ACCEPTS",
+    "BUILTIN_PLUGINS", "MAX_REGISTRATIONS_PER_HOOK",
+]

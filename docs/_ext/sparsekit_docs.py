@@ -1,7 +1,9 @@
 """Pages generated from the code at build time, so that they cannot drift from it.
 
 - ``api/<module>.rst``: one page per public module of sparsekit that has an ``__all__``, with an
-  autosummary table of every name in it (autosummary then writes one page per name);
+  autosummary table of every name in it (autosummary then writes one page per name); an object
+  listed under several modules is indexed at one listing, and a cross-reference to any other
+  listing (``sparsekit.Nystroem``) resolves to that one;
 - ``guide/_generated/run_reference.rst``: every task of ``sparsekit run`` (parameters and
   defaults, component sections, summary), every data source with its parameters, and the keys
   of a spec, read from :mod:`sparsekit.run`.
@@ -16,11 +18,16 @@ import inspect
 import os
 import pkgutil
 import re
+import warnings
 from pathlib import Path
 
 
 def public_modules(package="sparsekit"):
-    """Names of the importable public modules of ``package`` that define ``__all__``."""
+    """Names of the importable public modules of ``package`` that define ``__all__``.
+
+    A deprecated alias module (one that replaces itself in ``sys.modules`` by the module it
+    moved to) is left out: its names are listed under the module it moved to.
+    """
     pkg = importlib.import_module(package)
     names = [package]
     for info in pkgutil.walk_packages(pkg.__path__, package + "."):
@@ -29,8 +36,10 @@ def public_modules(package="sparsekit"):
         names.append(info.name)
     found = []
     for name in sorted(names):
-        module = importlib.import_module(name)
-        if getattr(module, "__all__", None):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)
+            module = importlib.import_module(name)
+        if module.__name__ == name and hasattr(module, "__all__"):
             found.append(name)
     return found
 
@@ -71,18 +80,14 @@ def write_api(srcdir: Path) -> None:
             "",
             f".. automodule:: {name}",
             "   :no-members:",
-            "   :no-index:",
             "",
             f".. currentmodule:: {name}",
             "",
-            ".. autosummary::",
-            "   :toctree: generated/",
-            "",
         ]
-        for item in sorted(module.__all__, key=str.lower):
-            if item.startswith("__"):
-                continue
-            lines.append(f"   {item}")
+        items = [i for i in sorted(module.__all__, key=str.lower) if not i.startswith("__")]
+        if items:  # a package of modules only (``__all__ = []``) has its docstring alone
+            lines += [".. autosummary::", "   :toctree: generated/", ""]
+            lines += [f"   {item}" for item in items]
         _write(api / f"{name}.rst", "\n".join(lines) + "\n")
     _write(api / "index.rst", "\n".join(index) + "\n")
 
@@ -162,6 +167,87 @@ def write_run_reference(srcdir: Path) -> None:
     _write(srcdir / "guide" / "_generated" / "run_reference.rst", "\n".join(out) + "\n")
 
 
+def listing_aliases(modules) -> dict[str, str]:
+    """Every listing of an object that is not its primary listing, mapped to the primary one
+    (``sparsekit.Nystroem`` -> ``sparsekit.features.nystrom.Nystroem``)."""
+    primary = primary_listings(modules)
+    by_object = {}
+    for full in primary:
+        module, _, item = full.rpartition(".")
+        by_object[_object_key(module, item)] = full
+    aliases = {}
+    for name in modules:
+        for item in importlib.import_module(name).__all__:
+            if item.startswith("__"):
+                continue
+            full = f"{name}.{item}"
+            target = by_object.get(_object_key(name, item))
+            if target and target != full:
+                aliases[full] = target
+    return aliases
+
+
+def _object_key(module_name, item):
+    obj = getattr(importlib.import_module(module_name), item)
+    return id(obj) if not isinstance(obj, (int, float, str, tuple)) else (module_name, item)
+
+
+_ALIASES: dict[str, str] = {}
+#: module -> the home modules of the objects it lists under another module's name
+_HOMES: dict[str, list[str]] = {}
+
+
+def resolve_alias(app, env, node, contnode):
+    """Resolve a Python reference to a listing that is not indexed (``sparsekit.Nystroem``,
+    ``sparsekit.stats.NystromMMD.fit``, or ``fit`` written inside such a listing's page) through
+    the object's primary listing, where its description is indexed."""
+    if node.get("refdomain") != "py" or not _ALIASES:
+        return None
+    target = node["reftarget"]
+    module, klass = node.get("py:module"), node.get("py:class")
+    candidates = [target]
+    if module and klass:
+        candidates.append(f"{module}.{klass}.{target}")
+    if module:
+        candidates.append(f"{module}.{target}")
+    domain = env.get_domain("py")
+
+    def resolve(name):
+        return domain.resolve_xref(env, node["refdoc"], app.builder, node["reftype"], name, node,
+                                   contnode)
+
+    for candidate in candidates:
+        parts = candidate.split(".")
+        for cut in range(len(parts), 0, -1):
+            head = ".".join(parts[:cut])
+            if head in _ALIASES:
+                found = resolve(".".join([_ALIASES[head], *parts[cut:]]))
+                if found is not None:
+                    return found
+                break
+    # a relative name in the docstring of an object shown under another module
+    # (``Interrupted`` on the page of ``sparsekit.run.run_spec``): look in the modules where the
+    # objects that module lists are defined
+    for home in _HOMES.get(module or "", ()):
+        for name in ([f"{home}.{klass}.{target}"] if klass else []) + [f"{home}.{target}"]:
+            found = resolve(name)
+            if found is not None:
+                return found
+    return None
+
+
+def skip_foreign_members(app, what, name, obj, skip, options):
+    """Leave out of a class page the members that another library puts on the class:
+    scikit-learn's metadata-routing ``set_*_request`` methods are documented by scikit-learn
+    (their docstrings link into its own glossary), and the members a Keras layer inherits by
+    Keras (their docstrings are Markdown, not reStructuredText)."""
+    target = obj.fget if isinstance(obj, property) else obj
+    module = getattr(target, "__module__", None) or ""
+    if what == "class" and module.split(".")[0] in ("sklearn", "keras"):
+        return True
+    return None
+
+
 def primary_listings(modules) -> set[str]:
     """For each object listed under several modules, the one listing that is indexed.
 
@@ -221,6 +307,13 @@ def set_context(app, config) -> None:
     context = dict(config.autosummary_context or {})
     context["primary"] = sorted(primary_listings(modules))
     config.autosummary_context = context
+    _ALIASES.clear()
+    _ALIASES.update(listing_aliases(modules))
+    _HOMES.clear()
+    for alias, target in sorted(_ALIASES.items()):
+        homes = _HOMES.setdefault(alias.rpartition(".")[0], [])
+        if target.rpartition(".")[0] not in homes:
+            homes.append(target.rpartition(".")[0])
 
 
 def generate(app) -> None:
@@ -238,6 +331,8 @@ def setup(app):
     app.connect("include-read", repository_links)
     # before numpydoc's handler (priority 500), whose result would otherwise be the first one
     app.connect("autodoc-process-signature", constructor_signature, priority=400)
+    app.connect("missing-reference", resolve_alias)
+    app.connect("autodoc-skip-member", skip_foreign_members)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
 
 

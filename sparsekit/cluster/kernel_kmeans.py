@@ -6,7 +6,7 @@ residual-trace landmarks): with φ the kernel feature map and centres c_1..c_k �
     inertia = Σ_i min_j ‖φ(x_i) − c_j‖²_ℋ.
 
 - **Exact** (``method="exact"``; ``"auto"`` for small n): Lloyd through the Gram matrix K. For
-  a cluster C_j with indicator column h_j / |C_j| (matrix H),
+  a cluster C_j with indicator column ``h_j / |C_j|`` (matrix H),
   ‖φ(x_i) − c_j‖² = K_ii − 2 (K H)_ij + (Hᵀ K H)_jj. Θ(n² k) per iteration, n² memory
   (the Gram matrix is held: use it only where it fits, ``max_memory``).
 - **Nyström** (``method="nystrom"``): Lloyd on the features z_i = P_S φ(x_i) (coordinates in
@@ -17,7 +17,8 @@ residual-trace landmarks): with φ the kernel feature map and centres c_1..c_k �
   ``n_features >= n_landmarks``). The centres lie in
   ℋ_S, and since φ(x) − P_S φ(x) ⟂ ℋ_S,
   ‖φ(x) − c‖² = ‖P_S^⊥ φ(x)‖² + ‖z − c‖² = k(x, x) − ‖z‖² + ‖z − c‖².
-  ``inertia_`` and :meth:`transform` report these distances *in ℋ*, so exact and Nyström fits
+  ``inertia_`` and
+  :meth:`~KernelKMeans.transform` report these distances *in ℋ*, so exact and Nyström fits
   are compared on the same objective. The poster's bound on the excess risk of searching the
   centres in ℋ_S instead of ℋ is the residual trace
   ℰ(S) = ‖P_S^⊥ Φ‖²_HS = tr(K − K̃) = Σ_i k(x_i, x_i) − ‖z_i‖², reported as ``residual_trace_``.
@@ -84,6 +85,7 @@ class KernelKMeans(TransformerMixin, ParamsMixin):
     Parameters
     ----------
     n_clusters : int, default 8
+        The number of clusters k.
     kernel : str or kernel object, default "rbf"
         Any registered kernel (graph kernels take a sequence of graphs as X).
     sampler : str or sampler object, default "uniform"
@@ -103,12 +105,15 @@ class KernelKMeans(TransformerMixin, ParamsMixin):
     init : {"k-means++", "random"} or array of k sample indices, default "k-means++"
         Seeds: greedy k-means++ in feature space, k distinct random points, or given points.
     max_iter : int, default 300
+        The most iterations of each run.
     tol : float >= 0, default 1e-6
         Stop when the objective decreases by less than ``tol`` times its value.
     kernel_params, sampler_params : dict, optional
+        Parameters of a named kernel / sampler.
     max_memory : int, default 256 MiB
         Largest Gram matrix (bytes) ``method="auto"`` computes exactly.
     random_state : None, int or Generator
+        Seeds the landmarks and the seedings.
     registry : Registry, optional
         Where ``kernel`` and ``sampler`` names are looked up (default: the process-wide
         registry); resolved once, in ``fit``, by :func:`sparsekit.components.resolve`.
@@ -253,7 +258,20 @@ class KernelKMeans(TransformerMixin, ParamsMixin):
 
     # -- fit ---------------------------------------------------------------------------------
     def fit(self, X: DataLike, y: object = None) -> KernelKMeans:
-        """Cluster ``X``; returns self."""
+        """Cluster ``X``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features) or sequence of graphs
+            Training data.
+        y : None
+            Ignored; present for scikit-learn's API.
+
+        Returns
+        -------
+        self
+            The fitted estimator.
+        """
         k = self._validate_params()
         kernel = resolve("kernel", self.kernel, self.kernel_params, registry=self.registry)
         Xp = self._validate(X, kernel, fitting=True)
@@ -374,7 +392,18 @@ class KernelKMeans(TransformerMixin, ParamsMixin):
         return D + resid[:, None]
 
     def transform(self, X: DataLike) -> np.ndarray:
-        """Distances ‖φ(x) − c_j‖_ℋ to the k centres, shape (n, k), dtype of X."""
+        """Compute the distances ‖φ(x) − c_j‖_ℋ to the k centres.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features) or sequence of graphs
+            The samples.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_clusters)
+            The distances ‖φ(x) − c_j‖_ℋ, in the dtype of ``X``.
+        """
         D = np.sqrt(self._sq_distances(X))
         return self._wrap_output(D.astype(self._out_dtype(X), copy=False), X)
 
@@ -383,19 +412,69 @@ class KernelKMeans(TransformerMixin, ParamsMixin):
         return dt if dt in (np.float32, np.float64) else np.float64
 
     def predict(self, X: DataLike) -> np.ndarray:
-        """Index of the closest centre in feature space."""
+        """Assign each sample to the closest centre in feature space.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features) or sequence of graphs
+            The samples.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+            The index of the closest centre in feature space.
+        """
         return np.argmin(self._sq_distances(X), axis=1).astype(np.int64)
 
     def fit_predict(self, X: DataLike, y: object = None) -> np.ndarray:
-        """``fit(X).labels_``."""
+        """Cluster ``X`` and return its labels.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features) or sequence of graphs
+            Training data.
+        y : None
+            Ignored; present for scikit-learn's API.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+            ``fit(X).labels_``.
+        """
         return self.fit(X).labels_
 
     def fit_transform(self, X: DataLike, y: object = None) -> np.ndarray:
-        """``fit(X).transform(X)``."""
+        """Cluster ``X`` and return its distances to the centres.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features) or sequence of graphs
+            Training data.
+        y : None
+            Ignored; present for scikit-learn's API.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_clusters)
+            ``fit(X).transform(X)``.
+        """
         return self.fit(X).transform(X)
 
     def score(self, X: DataLike, y: object = None) -> float:
-        """Opposite of the inertia of X in feature space (higher is better)."""
+        """Score ``X``: the opposite of its inertia in feature space.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features) or sequence of graphs
+            The samples.
+        y : None
+            Ignored; present for scikit-learn's API.
+
+        Returns
+        -------
+        float
+            The opposite of the inertia of ``X`` in feature space (higher is better).
+        """
         D = self._sq_distances(X)
         return -float(D.min(axis=1).sum())
 
@@ -405,3 +484,5 @@ class KernelKMeans(TransformerMixin, ParamsMixin):
         tags = Tags(estimator_type="clusterer", target_tags=TargetTags(required=False),
                     transformer_tags=TransformerTags(preserves_dtype=["float64", "float32"]))
         return tags
+
+__all__ = ["KernelKMeans"]

@@ -85,16 +85,19 @@ BLOCK_BYTES = 32 * 2**20
 
 def kmeans_plusplus(X: np.ndarray, n_clusters: int, rng: np.random.Generator,
                     sq_norms: np.ndarray | None = None) -> np.ndarray:
-    """K-means++ seeding of the rows of ``X``: :func:`sparsekit.cluster._lloyd.kmeans_plusplus`
-    (Arthur & Vassilvitskii 2007; ``2 + ⌊ln K⌋`` greedy trials per centroid, as scikit-learn)
-    on squared Euclidean distances.
+    """Seed K-means by k-means++ on squared Euclidean distances (Arthur & Vassilvitskii 2007).
+
+    With ``2 + ⌊ln K⌋`` greedy trials per centroid (the greedy variant used by scikit-learn),
+    through the shared seeding of the k-means module (``sparsekit.cluster._lloyd``).
 
     Parameters
     ----------
     X : ndarray of shape (n_samples, n_features)
+        Validated data.
     n_clusters : int
         ``K``, at most ``n_samples``.
     rng : numpy.random.Generator
+        The source of the draws.
     sq_norms : ndarray of shape (n_samples,), optional
         The squared norms of the rows of ``X``, when already computed.
 
@@ -162,33 +165,29 @@ class QuicKMeans(TransformerMixin, ParamsMixin):
     projection : {"splincol", "identity"}, default "splincol"
         Constraint of the factors (``"identity"``: unconstrained factors).
     init : {"k-means++", "random"} or array of shape (K, D), default "k-means++"
+        The initial centroids: k-means++ seeding, K random samples, or given centroids.
     max_iter : int, default 50
+        The most iterations.
     tol : float, default 1e-6
         Relative change of the objective that stops the iterations.
     factorizer : str, default "palm4msa"
         Name of the registered factorizer (family ``"factorizer"``) refitting the factors
         (looked up in ``registry``).
     palm_iter : int, default 300
-        Iterations of each refit; ``palm_tol`` its relative-change stop (default 1e-6).
+        Iterations of each refit.
+    palm_tol : float, default 1e-6
+        Relative change of the objective that stops each refit.
     hierarchical_init : bool, default True
         Factorize the initial centroids by hierarchical Palm4MSA.
     center : bool, default True
         Factorize the centroids of the centred data (centroids ``mean_ + v_k``).
     random_state : None, int or Generator
+        Seeds the initial centroids.
     n_jobs : int, optional
         Threads (Numba and BLAS).
     registry : Registry, optional
         Where ``factorizer`` is looked up (default: the process-wide registry); resolved once,
         in ``fit``, by :func:`sparsekit.components.resolve`.
-
-    Raises
-    ------
-    ValueError
-        From ``fit``, ``predict``, ``transform`` and ``score``, for data whose squared distances
-        summed over the samples could exceed the floating range (largest ``|x|`` above
-        sqrt(max float / (16 n d)), about 1e151 for 200 points in 8 dimensions in float64):
-        the iterations would compute with inf and NaN. K-means is scale-equivariant, so
-        dividing the data by a constant gives the same labels.
 
     Attributes
     ----------
@@ -204,6 +203,15 @@ class QuicKMeans(TransformerMixin, ParamsMixin):
         ``g`` after each iteration (non-increasing).
     n_iter_ : int
     n_features_in_ : int
+
+    Raises
+    ------
+    ValueError
+        From ``fit``, ``predict``, ``transform`` and ``score``, for data whose squared distances
+        summed over the samples could exceed the floating range (largest ``|x|`` above
+        sqrt(max float / (16 n d)), about 1e151 for 200 points in 8 dimensions in float64):
+        the iterations would compute with inf and NaN. K-means is scale-equivariant, so
+        dividing the data by a constant gives the same labels.
     """
 
     def __init__(self, n_clusters: int = 8, *, n_factors: int | None = None,
@@ -305,7 +313,20 @@ class QuicKMeans(TransformerMixin, ParamsMixin):
 
     # -- fit ---------------------------------------------------------------------------------
     def fit(self, X: DataLike, y: object = None) -> QuicKMeans:
-        """Cluster ``X`` (n_samples, n_features); returns ``self``."""
+        """Cluster ``X``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training data.
+        y : None
+            Ignored; present for scikit-learn's API.
+
+        Returns
+        -------
+        self
+            The fitted estimator.
+        """
         X = self._validate_X(X, True)
         n, d = X.shape
         K, proj, s, Q, max_iter, palm_iter, tol, palm_tol = self._params(n, d)
@@ -418,16 +439,52 @@ class QuicKMeans(TransformerMixin, ParamsMixin):
 
     # -- inference -------------------------------------------------------------------------
     def predict(self, X: DataLike) -> np.ndarray:
-        """Index of the nearest centroid of ``V`` for each row of ``X``."""
+        """Assign each row of ``X`` to the nearest centroid of ``V``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The samples.
+
+        Returns
+        -------
+        ndarray of int, shape (n_samples,)
+            The index of the nearest centroid of ``V`` for each row.
+        """
         X = self._validate_X(X, False)
         with thread_limit(effective_n_jobs(self.n_jobs)):
             return _assign(self.cluster_centers_, X, mean=self.mean_, with_dist=False)[0]
 
     def fit_predict(self, X: DataLike, y: object = None) -> np.ndarray:
+        """Cluster ``X`` and return its labels.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training data.
+        y : None
+            Ignored; present for scikit-learn's API.
+
+        Returns
+        -------
+        ndarray of int, shape (n_samples,)
+            ``fit(X).labels_``.
+        """
         return self.fit(X).labels_
 
     def transform(self, X: DataLike) -> np.ndarray:
-        """Euclidean distances of the rows of ``X`` to the ``K`` centroids, (n_samples, K)."""
+        """Compute the Euclidean distances of the rows of ``X`` to the ``K`` centroids.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The samples.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, K)
+            The Euclidean distances of the rows to the ``K`` centroids.
+        """
         X = self._validate_X(X, False)
         V = self.cluster_centers_
         Vd = V.toarray()
@@ -441,10 +498,37 @@ class QuicKMeans(TransformerMixin, ParamsMixin):
         return self._wrap_output(np.sqrt(np.maximum(D2, 0)).astype(X.dtype, copy=False), X)
 
     def fit_transform(self, X: DataLike, y: object = None) -> np.ndarray:
+        """Cluster ``X`` and return its distances to the centroids.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training data.
+        y : None
+            Ignored; present for scikit-learn's API.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, K)
+            ``fit(X).transform(X)``.
+        """
         return self.fit(X).transform(X)
 
     def score(self, X: DataLike, y: object = None) -> float:
-        """Opposite of the K-means objective of ``X`` with the fitted centroids."""
+        """Score ``X``: the opposite of its K-means objective with the fitted centroids.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The samples.
+        y : None
+            Ignored; present for scikit-learn's API.
+
+        Returns
+        -------
+        float
+            The opposite of the K-means objective of ``X`` with the fitted centroids.
+        """
         X = self._validate_X(X, False)
         with thread_limit(effective_n_jobs(self.n_jobs)):
             _, dist = _assign(self.cluster_centers_, X, mean=self.mean_)
@@ -475,3 +559,5 @@ def _check_scale(X, name):
             "the K-means sums would overflow to inf; divide X by a constant (e.g. its largest "
             "absolute value): K-means is scale-equivariant, the labels stay the same"
         )
+
+__all__ = ["QuicKMeans", "kmeans_plusplus"]

@@ -160,12 +160,37 @@ def kernel_kmeans_fit(Xd, n_clusters=8, *, kernel="rbf", sampler="uniform", n_la
                       sampler_params=None, random_state=None, persist=True, registry=None):
     """Fit a :class:`sparsekit.KernelKMeans` (Nyström method) on a chunked array.
 
-    Parameters are those of :class:`~sparsekit.KernelKMeans` (the method is ``"nystrom"``: the
-    exact method needs the n × n Gram matrix); data-dependent kernel bandwidths must be resolved
-    beforehand. ``persist``: keep the features (n × ``n_landmarks`` float64) in the workers'
-    memory between Lloyd steps (default), or recompute them from ``Xd`` at every step when
-    they do not fit. ``registry``: where kernel and sampler names are resolved (default: the
-    process-wide registry).
+    The method is ``"nystrom"``: the exact method needs the n × n Gram matrix.
+
+    Parameters
+    ----------
+    Xd : dask array of shape (n, d)
+        The data, chunked by rows.
+    n_clusters : int, default 8
+        As for :class:`~sparsekit.cluster.kernel_kmeans.KernelKMeans`.
+    kernel : str or kernel object, default "rbf"
+        As for ``KernelKMeans`` (data-dependent bandwidths resolved beforehand).
+    sampler : str or sampler object, default "uniform"
+        As for ``KernelKMeans``.
+    n_landmarks : int, optional
+        As for ``KernelKMeans``.
+    n_init : int, default 3
+        As for ``KernelKMeans``.
+    init : {"k-means++", "random"} or array of k sample indices, default "k-means++"
+        As for ``KernelKMeans``.
+    max_iter : int, default 300
+        As for ``KernelKMeans``.
+    tol : float >= 0, default 1e-6
+        As for ``KernelKMeans``.
+    kernel_params, sampler_params : dict, optional
+        Parameters of the named kernel / sampler.
+    random_state : None, int or numpy.random.Generator
+        As for ``KernelKMeans``.
+    persist : bool, default True
+        Keep the features (n × ``n_landmarks`` float64) in the workers' memory between Lloyd
+        steps, or recompute them from ``Xd`` at every step when they do not fit.
+    registry : Registry, optional
+        Where kernel and sampler names are resolved (default: the process-wide registry).
 
     Returns
     -------
@@ -231,3 +256,5 @@ def kernel_kmeans_fit(Xd, n_clusters=8, *, kernel="rbf", sampler="uniform", n_la
     est.cluster_centers_ = steps.last_centres
     est.inertia_ = obj + est.residual_trace_
     return est
+
+__all__ = ["kernel_kmeans_fit"]

@@ -14,7 +14,7 @@ def _gram_block(A, B, kernel, d):
 
 
 def gram(kernel, Xd, Yd=None, *, kernel_params=None, registry=None):
-    """K(X, Y) as a lazy dask array whose block (i, j) is ``kernel(X_i, Y_j)``.
+    """Compute K(X, Y) as a lazy dask array whose block (i, j) is ``kernel(X_i, Y_j)``.
 
     Parameters
     ----------
@@ -24,6 +24,8 @@ def gram(kernel, Xd, Yd=None, *, kernel_params=None, registry=None):
         resolved first (a fitted kernel, or gamma).
     Xd, Yd : dask arrays of shape (n, d) and (m, d)
         Row chunks; chunks along the features are merged. ``Yd`` defaults to ``Xd``.
+    kernel_params : dict, optional
+        Parameters of a named kernel.
     registry : Registry, optional
         Where a kernel name is resolved (default: the process-wide registry).
 
@@ -41,3 +43,5 @@ def gram(kernel, Xd, Yd=None, *, kernel_params=None, registry=None):
     dtype = np.result_type(Xd.dtype, Yd.dtype, np.float32)
     return da.blockwise(_gram_block, "ij", Xd, "ik", Yd, "jk", dtype=dtype, concatenate=True,
                         kernel=kernel, d=d)
+
+__all__ = ["gram"]

@@ -6,14 +6,14 @@ Where the work happens
 - a sampler with the ``sample_chunked`` capability (:mod:`sparsekit.samplers.chunked`;
   built-in: ``uniform``, ``dac-rls``; a plugin's sampler may have it too) chooses the landmarks
   from the chunks where they are: ``uniform`` draws the indices on the client (the same draw as
-  :class:`~sparsekit.samplers.uniform.UniformSampler` for the same seed; only the |S| landmark
+  :class:`~sparsekit.samplers.uniform.UniformSampler` for the same seed; only the ``|S|`` landmark
   rows are gathered); ``dac-rls`` computes the scores chunk by chunk on the workers, the n
   scores (8 bytes each) come back to the client, which draws the landmarks ∝ scores as the
   in-memory sampler does (:func:`sparsekit.samplers._draw.fixed_size`);
 - any other sampler (``recursive-rls``, ``greedy-trace``, ...): its landmark stage runs on one
   worker, which receives the whole array; it must fit in that worker's memory.
 
-In every case the normalization K_S^{-1/2} is computed on the client from the |S| landmarks
+In every case the normalization K_S^{-1/2} is computed on the client from the ``|S|`` landmarks
 (:meth:`sparsekit.Nystroem.fit_landmarks`), and :func:`nystroem_transform` maps chunk by chunk
 with the fitted map sent once to the cluster (:func:`sparsekit.dask.transform`).
 
@@ -53,8 +53,24 @@ from .transform import transform
 
 
 def dac_rls_partition(row_chunks, block_size=None, random_state=None) -> list:
-    """The DAC-RLS partition used over row chunks ``row_chunks`` (``Xd.chunks[0]``), as global
-    index arrays (see the module docstring)."""
+    """Build the DAC-RLS partition used over the row chunks ``row_chunks``.
+
+    The blocks are global index arrays (see the module docstring).
+
+    Parameters
+    ----------
+    row_chunks : tuple of int
+        The row chunk sizes (``Xd.chunks[0]``).
+    block_size : int, optional
+        The block size m; default ⌈√n⌉.
+    random_state : int, numpy.random.Generator or None
+        Seeds the partition.
+
+    Returns
+    -------
+    list of ndarray of int
+        The blocks, as global row indices (each inside one chunk).
+    """
     return dac_chunk_partition(row_chunks, block_size, random_state)
 
 
@@ -85,7 +101,7 @@ class DaskChunks:
 
 def dac_rls_scores(Xd, kernel="rbf", lam=1.0, *, block_size=None, kernel_params=None,
                    random_state=None, registry=None):
-    """DAC-RLS ridge leverage scores of every row of a chunked array, as a lazy dask array.
+    """Compute the DAC-RLS ridge leverage scores of every row of a chunked array, lazily.
 
     Each sample gets the exact ridge leverage score of its block, K_B (K_B + λ I)⁻¹ diagonal,
     with the global λ (Cherfaoui thesis Algorithm 2); blocks lie inside chunks (module
@@ -93,20 +109,27 @@ def dac_rls_scores(Xd, kernel="rbf", lam=1.0, *, block_size=None, kernel_params=
 
     Parameters
     ----------
-    Xd : dask array (n, d)
-    kernel : str or kernel object (data-dependent bandwidths resolved beforehand)
-    lam : float > 0
-        λ; a number (rules such as ``"inverse-mean-norm"`` need a pass over the data: compute
-        the value first).
+    Xd : dask array of shape (n, d)
+        The data, chunked by rows.
+    kernel : str or kernel object, default "rbf"
+        A registered kernel name or a kernel object (data-dependent bandwidths resolved
+        beforehand).
+    lam : float > 0, default 1.0
+        The ridge parameter λ, a number (rules such as ``"inverse-mean-norm"`` need a pass over
+        the data: compute the value first).
     block_size : int, optional
-        m; default ⌈√n⌉.
-    random_state : int, Generator or None
+        The block size m; default ⌈√n⌉.
+    kernel_params : dict, optional
+        Parameters of a named kernel.
+    random_state : int, numpy.random.Generator or None
+        Seeds the partition.
     registry : Registry, optional
         Where a kernel name is resolved (default: the process-wide registry).
 
     Returns
     -------
-    dask array of shape (n,), float64, chunked as the rows of ``Xd``
+    dask array of shape (n,)
+        The scores, float64, chunked as the rows of ``Xd``.
     """
     da = _dask_array()
     Xd = check_chunked(Xd, "X")
@@ -151,13 +174,33 @@ def nystroem_fit(Xd, kernel="rbf", sampler="uniform", n_components=100, *, kerne
                  registry=None):
     """Fit a :class:`sparsekit.Nystroem` on a chunked array.
 
-    Same parameters as :class:`~sparsekit.Nystroem` (``registry``: where kernel and sampler
-    names are resolved). The landmark stage runs as the module docstring says (chunk by chunk
-    for a sampler with ``sample_chunked``, on one worker otherwise); the returned estimator is an
-    ordinary in-memory ``Nystroem`` built from the landmarks
-    (:meth:`~sparsekit.Nystroem.fit_landmarks`), which :func:`nystroem_transform` applies chunk
-    by chunk and whose ``transform`` works on NumPy input too. For uniform landmarks it equals
-    ``Nystroem(...).fit(Xd.compute())`` with the same ``random_state``.
+    The landmark stage runs as the module docstring says (chunk by chunk for a sampler with
+    ``sample_chunked``, on one worker otherwise); the returned estimator is an ordinary in-memory
+    ``Nystroem`` built from the landmarks (:meth:`~sparsekit.Nystroem.fit_landmarks`), which
+    :func:`nystroem_transform` applies chunk by chunk and whose ``transform`` works on NumPy
+    input too. For uniform landmarks it equals ``Nystroem(...).fit(Xd.compute())`` with the same
+    ``random_state``.
+
+    Parameters
+    ----------
+    Xd : dask array of shape (n, d)
+        The data, chunked by rows.
+    kernel : str, kernel object or callable, default "rbf"
+        As for :class:`~sparsekit.features.nystrom.Nystroem`.
+    sampler : str or sampler object, default "uniform"
+        As for :class:`~sparsekit.features.nystrom.Nystroem`.
+    n_components : int, default 100
+        Number of landmarks.
+    kernel_params, sampler_params : dict, optional
+        Keyword parameters of the named kernel / sampler.
+    rank : int, optional
+        As for :class:`~sparsekit.features.nystrom.Nystroem`.
+    eigen_floor : float >= 0, optional
+        As for :class:`~sparsekit.features.nystrom.Nystroem`.
+    random_state : None, int or numpy Generator
+        Passed to the sampler.
+    registry : Registry, optional
+        Where kernel and sampler names are resolved (default: the process-wide registry).
 
     Returns
     -------
@@ -185,14 +228,29 @@ def nystroem_fit(Xd, kernel="rbf", sampler="uniform", n_components=100, *, kerne
 
 
 def nystroem_transform(ny, Xd):
-    """phi(X) of a fitted :class:`~sparsekit.Nystroem`, chunk by chunk, as a lazy dask array
-    (:func:`sparsekit.dask.transform`).
+    """Compute phi(X) of a fitted Nystroem chunk by chunk, as a lazy dask array.
+
+    :func:`sparsekit.dask.transform` does the same for any fitted transformer.
 
     The fitted map (landmarks and normalization) is one node of the task graph, sent once to
     each worker that needs it, not once per chunk.
+
+    Parameters
+    ----------
+    ny : Nystroem
+        A fitted :class:`~sparsekit.features.nystrom.Nystroem`.
+    Xd : dask array of shape (n, d)
+        The data, chunked by rows.
+
+    Returns
+    -------
+    dask array of shape (n, ``ny.n_components_``)
+        The features phi(X), chunked as the rows of ``Xd``.
     """
     if not hasattr(ny, "normalization_"):
         raise ValueError("nystroem_transform needs a fitted Nystroem (call fit or nystroem_fit)")
     Xd = check_chunked(Xd, "X", n_features=getattr(ny, "n_features_in_", None))
     dtype = np.result_type(Xd.dtype, ny.normalization_.dtype)
     return transform(ny, Xd, n_features_out=ny.n_components_, dtype=dtype)
+
+__all__ = ["dac_rls_scores", "dac_rls_partition", "nystroem_fit", "nystroem_transform"]

@@ -21,7 +21,7 @@ def _solve_block(Yb, D, solver, beta=None):
 
 
 def solve(solver, D, Yd, *, registry=None, **solver_params):
-    """Coefficients X with Y ≈ D X, solved chunk of signals by chunk, as a lazy dask array.
+    """Solve for the coefficients X with Y ≈ D X, chunk of signals by chunk, lazily.
 
     The solvers treat each signal (column of Y) independently, so the result equals
     ``solver.solve(D, Yd.compute()).coef`` column for column.
@@ -43,7 +43,8 @@ def solve(solver, D, Yd, *, registry=None, **solver_params):
 
     Returns
     -------
-    dask array (n_atoms, n_signals), chunked as the columns of ``Yd``
+    dask array of shape (n_atoms, n_signals)
+        The coefficients, chunked as the columns of ``Yd``.
     """
     import dask
 
@@ -74,3 +75,5 @@ def solve(solver, D, Yd, *, registry=None, **solver_params):
                             adjust_chunks=None)
     return da.blockwise(_solve_block, "ij", Yd, "kj", Dd, None, solver, None, dtype=dtype,
                         concatenate=True, new_axes={"i": D.shape[1]})
+
+__all__ = ["solve"]

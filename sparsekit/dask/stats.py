@@ -6,8 +6,8 @@ MMD²_k̂ = ‖mean φ(A) − mean φ(B)‖² + λ‖v‖²), scheduled as follo
 - landmarks from the pooled samples by :func:`~sparsekit.dask.nystroem_fit` (chunk by chunk
   for a sampler with ``sample_chunked``, such as uniform and DAC-RLS; others on one worker);
 - one pass over the chunks with the fitted map sent once: each chunk returns Σ K(x, S) over
-  its rows (|S| numbers; mean φ = (mean K(x, S)) K_S^{-1/2} is formed on the client, which
-  saves the |S| × |S| product of every row) and a 64-bit key of each row's bit pattern (8
+  its rows (``|S|`` numbers; mean φ = (mean K(x, S)) K_S^{-1/2} is formed on the client, which
+  saves the ``|S| × |S|`` product of every row) and a 64-bit key of each row's bit pattern (8
   bytes a point);
 - ‖v‖² needs the distinct points of the pooled samples: rows whose keys collide are gathered
   on the client and identified exactly as in memory (:func:`sparsekit.stats._data.support_ids`
@@ -89,14 +89,39 @@ def distinct_ids(kernel, keys, take) -> np.ndarray:
 def nystrom_mmd_fit(*samples, kernel="rbf", sampler="uniform", n_landmarks=None, lam=1e-6,
                     kernel_params=None, sampler_params=None, random_state=None,
                     registry=None) -> NystromMMD:
-    """Fit a :class:`sparsekit.stats.NystromMMD` on chunked samples (dask arrays of the same
-    width); parameters as ``NystromMMD`` (``registry``: where kernel and sampler names are
-    resolved). Data-dependent kernel bandwidths must be resolved
-    beforehand (a fitted kernel, or gamma).
+    """Fit a :class:`sparsekit.stats.NystromMMD` on chunked samples.
+
+    The samples are dask arrays of the same width. Data-dependent kernel bandwidths must be
+    resolved beforehand (a fitted kernel, or gamma).
 
     For the same ``random_state`` and uniform landmarks, ``est.mmd2(i, j)`` equals
     ``NystromMMD(...).fit(*[S.compute() for S in samples]).mmd2(i, j)`` (to rounding: sums over
     chunks).
+
+    Parameters
+    ----------
+    *samples : dask arrays of shape (n_i, d)
+        Two or more chunked samples of the same width.
+    kernel : str or kernel object, default "rbf"
+        As for :class:`~sparsekit.stats.nystrom.NystromMMD` (data-dependent bandwidths resolved
+        beforehand: a fitted kernel, or gamma).
+    sampler : str or sampler object, default "uniform"
+        As for :class:`~sparsekit.stats.nystrom.NystromMMD`.
+    n_landmarks : int, optional
+        As for :class:`~sparsekit.stats.nystrom.NystromMMD`.
+    lam : float > 0, default 1e-6
+        As for :class:`~sparsekit.stats.nystrom.NystromMMD`.
+    kernel_params, sampler_params : dict, optional
+        Parameters of the named kernel / sampler.
+    random_state : None, int or numpy.random.Generator
+        Seeds the landmark sampler.
+    registry : Registry, optional
+        Where kernel and sampler names are resolved (default: the process-wide registry).
+
+    Returns
+    -------
+    NystromMMD
+        The fitted estimator (in memory).
     """
     import dask
 
@@ -149,5 +174,22 @@ def nystrom_mmd_fit(*samples, kernel="rbf", sampler="uniform", n_landmarks=None,
 
 
 def mmd2_nystrom(Xd, Yd, kernel="rbf", **params) -> float:
-    """Nyström MMD² between two chunked samples: ``nystrom_mmd_fit(Xd, Yd, ...).mmd2(0, 1)``."""
+    """Compute the Nyström MMD² between two chunked samples.
+
+    Parameters
+    ----------
+    Xd, Yd : dask arrays of shape (n, d) and (m, d)
+        The two chunked samples.
+    kernel : str or kernel object, default "rbf"
+        As for :func:`nystrom_mmd_fit`.
+    **params
+        The other parameters of :func:`nystrom_mmd_fit`.
+
+    Returns
+    -------
+    float
+        ``nystrom_mmd_fit(Xd, Yd, ...).mmd2(0, 1)``.
+    """
     return nystrom_mmd_fit(Xd, Yd, kernel=kernel, **params).mmd2(0, 1)
+
+__all__ = ["nystrom_mmd_fit", "mmd2_nystrom"]

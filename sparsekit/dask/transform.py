@@ -27,7 +27,7 @@ def _check_fitted(est) -> None:
 
 def transform(est: Any, Xd: Any, *, n_features_out: int | None = None,
               dtype: Any = None) -> Any:
-    """``est.transform`` of a chunked array, chunk by chunk, as a lazy dask array.
+    """Apply ``est.transform`` to a chunked array, chunk by chunk, as a lazy dask array.
 
     Works for any fitted transformer whose ``transform`` maps rows independently
     (:class:`~sparsekit.Nystroem`, :class:`~sparsekit.RandomFourierFeatures`, scikit-learn
@@ -37,6 +37,7 @@ def transform(est: Any, Xd: Any, *, n_features_out: int | None = None,
     Parameters
     ----------
     est : fitted transformer
+        Any fitted object with a ``transform`` that maps rows independently.
     Xd : dask array (n, d)
         Chunks along the features are merged; ``d`` must be ``est.n_features_in_`` when the
         transformer has it.
@@ -47,7 +48,9 @@ def transform(est: Any, Xd: Any, *, n_features_out: int | None = None,
 
     Returns
     -------
-    dask array (n, n_features_out), chunked as the rows of ``Xd``
+    dask array (n, n_features_out)
+        ``est.transform(X)``, chunked as the rows of ``Xd``; nothing is computed until
+        ``.compute()``.
 
     Raises
     ------
@@ -71,3 +74,5 @@ def transform(est: Any, Xd: Any, *, n_features_out: int | None = None,
     shared = dask.delayed(est, pure=True, traverse=False)  # one graph node: the fitted map
     return da.map_blocks(_transform_block, Xd, shared, d=d, dtype=dtype,
                          chunks=(Xd.chunks[0], (int(n_features_out),)))
+
+__all__ = ["transform"]

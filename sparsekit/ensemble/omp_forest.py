@@ -237,23 +237,26 @@ class OMPForestRegressor(RegressorMixin, _OMPForestBase):
 
     Parameters
     ----------
-    n_trees : int >= 1
+    n_trees : int >= 1, default 10
         Most trees kept (``n_nonzero_coefs`` of the solver). At most ``n_estimators`` when
         the estimator fits the forest (a larger value raises ValueError); clipped, with a
         ``UserWarning``, to the size of a given ``forest``.
         NN-OMP may keep fewer: it stops once no tree correlates positively with the residual.
-    solver : str or solver object
-        ``"omp"`` (default), ``"nn-omp"``, any sparse solver of the registry, or ``"random"``
+    solver : str or solver object, default "omp"
+        ``"omp"``, ``"nn-omp"``, any sparse solver of the registry, or ``"random"``
         (``n_trees`` trees drawn uniformly, least-squares weights: the baseline).
-    weights : {"fitted", "uniform"}
+    weights : {"fitted", "uniform"}, default "fitted"
         ``"fitted"``: the solver's weights and an intercept. ``"uniform"``: the plain mean of
         the selected trees (the "without weights" variants).
     forest : fitted forest, optional
-        A fitted scikit-learn forest (``RandomForestRegressor``, ``ExtraTreesRegressor``, ...)
-        to prune, optionally wrapped in ``sklearn.frozen.FrozenEstimator`` so that ``clone``
-        keeps it. Default: a ``RandomForestRegressor`` fitted on the data given to ``fit``.
-    n_estimators, forest_params : int, dict
-        Size and other parameters of the forest fitted when ``forest`` is None.
+        A fitted scikit-learn forest (``RandomForestRegressor``, ``ExtraTreesRegressor``, ...) to
+        prune, optionally wrapped in
+        ``sklearn.frozen.FrozenEstimator`` so that ``clone`` keeps it. Default: a
+        ``RandomForestRegressor`` fitted on the data given to ``fit``.
+    n_estimators : int, default 100
+        Size of the forest fitted when ``forest`` is None.
+    forest_params : dict, optional
+        Other parameters of the forest fitted when ``forest`` is None.
     solver_params : dict, optional
         Further parameters of the named solver.
     random_state : int, RandomState or None
@@ -287,7 +290,20 @@ class OMPForestRegressor(RegressorMixin, _OMPForestBase):
     _forest_kind = "Regressor"
 
     def fit(self, X: ArrayLike, y: ArrayLike) -> OMPForestRegressor:
-        """Fit (or take) the forest, then select and weight its trees on ``(X, y)``."""
+        """Fit (or take) the forest, then select and weight its trees on ``(X, y)``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training data.
+        y : array-like of shape (n_samples,)
+            Targets.
+
+        Returns
+        -------
+        self
+            The fitted estimator.
+        """
         return self._fit(X, y)
 
     def _blocks(self, forest, trees, X, y):
@@ -305,12 +321,34 @@ class OMPForestRegressor(RegressorMixin, _OMPForestBase):
         return np.stack([np.asarray(t.predict(X), dtype=np.float64) for t in self.estimators_])
 
     def predict(self, X: ArrayLike) -> np.ndarray:
-        """``b + sum_i w_i t_i(x)`` over the selected trees."""
+        """Predict with the pruned forest.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The samples.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+            ``b + sum_i w_i t_i(x)`` over the selected trees.
+        """
         return self._scores(X)
 
     def staged_predict(self, X: ArrayLike) -> Iterator[np.ndarray]:
-        """Predictions of the pruned forests with 1, 2, ..., ``n_trees_`` trees (in selection
-        order, each with the weights of that size's solution)."""
+        """Predict with the pruned forests of 1, 2, ..., ``n_trees_`` trees (selection order).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The samples.
+
+        Yields
+        ------
+        ndarray of shape (n_samples,)
+            The predictions of the pruned forest of the first 1, 2, ..., ``n_trees_`` selected
+            trees, each with the weights of that size's solution.
+        """
         _check_fitted(self)
         X = validate_data(self, X, dtype=(np.float64, np.float32), reset=False)
         yield from self._staged_scores(X)
@@ -321,15 +359,56 @@ class OMPForestClassifier(ClassifierMixin, _OMPForestBase):
 
     Each class ``c`` scores ``b_c + sum_{i in S} w_i (2 P_i(c | x) - 1)`` and the highest score
     wins; for two classes this is the thesis' ``sign(b + sum_i w_i t_i(x))`` with labels in
-    ``{-1, +1}`` (Cherfaoui 2022, PhD thesis, §6.2). Parameters and attributes as
-    :class:`OMPForestRegressor` (the default forest is a ``RandomForestClassifier``), plus
-    ``classes_`` and ``intercept_`` of shape (n_classes,).
+    ``{-1, +1}`` (Cherfaoui 2022, PhD thesis, §6.2). Attributes as
+    :class:`OMPForestRegressor`, plus ``classes_`` and ``intercept_`` of shape (n_classes,).
+
+    Parameters
+    ----------
+    n_trees : int >= 1, default 10
+        Most trees kept (``n_nonzero_coefs`` of the solver). At most ``n_estimators`` when
+        the estimator fits the forest (a larger value raises ValueError); clipped, with a
+        ``UserWarning``, to the size of a given ``forest``.
+        NN-OMP may keep fewer: it stops once no tree correlates positively with the residual.
+    solver : str or solver object, default "omp"
+        ``"omp"``, ``"nn-omp"``, any sparse solver of the registry, or ``"random"``
+        (``n_trees`` trees drawn uniformly, least-squares weights: the baseline).
+    weights : {"fitted", "uniform"}, default "fitted"
+        ``"fitted"``: the solver's weights and an intercept. ``"uniform"``: the plain mean of
+        the selected trees (the "without weights" variants).
+    forest : fitted forest, optional
+        A fitted scikit-learn forest (``RandomForestClassifier``, ``ExtraTreesClassifier``, ...) to
+        prune, optionally wrapped in
+        ``sklearn.frozen.FrozenEstimator`` so that ``clone`` keeps it. Default: a
+        ``RandomForestClassifier`` fitted on the data given to ``fit``.
+    n_estimators : int, default 100
+        Size of the forest fitted when ``forest`` is None.
+    forest_params : dict, optional
+        Other parameters of the forest fitted when ``forest`` is None.
+    solver_params : dict, optional
+        Further parameters of the named solver.
+    random_state : int, RandomState or None
+        Seeds the forest and the random baseline.
+    registry : Registry, optional
+        Where to resolve ``solver`` (default: the process-wide registry).
     """
 
     _forest_kind = "Classifier"
 
     def fit(self, X: ArrayLike, y: ArrayLike) -> OMPForestClassifier:
-        """Fit (or take) the forest, then select and weight its trees on ``(X, y)``."""
+        """Fit (or take) the forest, then select and weight its trees on ``(X, y)``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training data.
+        y : array-like of shape (n_samples,)
+            Class labels.
+
+        Returns
+        -------
+        self
+            The fitted estimator.
+        """
         check_classification_targets(y)
         return self._fit(X, y)
 
@@ -367,19 +446,54 @@ class OMPForestClassifier(ClassifierMixin, _OMPForestBase):
         return 2.0 * self._tree_probabilities(self.estimators_, X) - 1.0
 
     def decision_function(self, X: ArrayLike) -> np.ndarray:
-        """Class scores: shape (n_samples,) (positive class) for two classes, else
-        (n_samples, n_classes)."""
+        """Compute the class scores of ``X``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The samples.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,) or (n_samples, n_classes)
+            The score of the positive class for two classes, else the score of every class.
+        """
         scores = self._scores(X)
         return scores[:, 1] if len(self.classes_) == 2 else scores
 
     def predict(self, X: ArrayLike) -> np.ndarray:
-        """The class with the highest score."""
+        """Predict the class with the highest score.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The samples.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+            The class with the highest score, for each sample.
+        """
         _check_fitted(self)
         return self.classes_[np.argmax(self._scores(X), axis=1)]
 
     def staged_predict(self, X: ArrayLike) -> Iterator[np.ndarray]:
-        """Predicted classes of the pruned forests with 1, 2, ..., ``n_trees_`` trees."""
+        """Predict the classes with the pruned forests of 1, 2, ..., ``n_trees_`` trees.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The samples.
+
+        Yields
+        ------
+        ndarray of shape (n_samples,)
+            The predicted classes of the pruned forest of the first 1, 2, ..., ``n_trees_`` selected
+            trees.
+        """
         _check_fitted(self)
         X = validate_data(self, X, dtype=(np.float64, np.float32), reset=False)
         for scores in self._staged_scores(X):
             yield self.classes_[np.argmax(scores, axis=1)]
+
+__all__ = ["OMPForestRegressor", "OMPForestClassifier"]

@@ -13,3 +13,5 @@
 The three tasks are registered through the ``sparsekit_tasks`` hook of
 :mod:`sparsekit.experiments._plugin`, as the engine's built-in tasks are.
 """
+
+__all__: list[str] = []  # a namespace of modules: each submodule lists its names

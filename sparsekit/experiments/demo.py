@@ -40,6 +40,20 @@ def kernel_table(n: int = 2000, d: int = 64, random_state: int = 0) -> str:
     The data are non-negative (uniform on [0, 1]^d) so the chi2 kernels apply. Columns: time,
     symmetry error, smallest eigenvalue of a 300 x 300 sub-block (>= 0 up to round-off for PSD
     kernels; the additive chi2 and sigmoid kernels are not PSD).
+
+    Parameters
+    ----------
+    n : int, default 2000
+        Number of points.
+    d : int, default 64
+        Their dimension.
+    random_state : int, default 0
+        Seeds the data.
+
+    Returns
+    -------
+    str
+        The table, as text.
     """
     data = sources.uniform(n_samples=n, n_features=d, seed=random_state)
     rows = []
@@ -77,7 +91,22 @@ def kernel_table(n: int = 2000, d: int = 64, random_state: int = 0) -> str:
 
 
 def graph_kernel_table(n_graphs: int = 2000, random_state: int = 0) -> str:
-    """Shortest-path kernel Gram matrices of random labelled graphs (30 nodes, p = 0.15)."""
+    """Time the shortest-path kernel Gram matrices of random labelled graphs.
+
+    The graphs have 30 nodes and edge probability p = 0.15.
+
+    Parameters
+    ----------
+    n_graphs : int, default 2000
+        Number of random graphs.
+    random_state : int, default 0
+        Seeds the data.
+
+    Returns
+    -------
+    str
+        The table, as text.
+    """
     data = sources.random_graphs(n_graphs=n_graphs, seed=random_state)
     rows = []
     for with_labels in (True, False):
@@ -101,12 +130,24 @@ def graph_kernel_table(n_graphs: int = 2000, random_state: int = 0) -> str:
 
 
 def nystrom_table(quick=True) -> str:
-    """The Chapter 3 experiment on generated data: the error and timing tables, with notes.
+    """Run the Chapter 3 experiment on generated data: the error and timing tables.
 
-    ``quick=True`` (``sparsekit demo``): n = 1,000 points in 20 dimensions, |S| at 2% and 5% of
+    The tables come with reading notes.
+
+    ``quick=True`` (``sparsekit demo``): n = 1,000 points in 20 dimensions, ``|S|`` at 2% and 5% of
     n, 3 draws, scores timed at n = 250, 500, 1,000 — about 10-20 seconds on two cores.
-    ``quick=False``: n = 20,000 in 54 dimensions, |S| at 1%, 2%, 5%, 10 draws on 5,000
+    ``quick=False``: n = 20,000 in 54 dimensions, ``|S|`` at 1%, 2%, 5%, 10 draws on 5,000
     evaluation points, timing up to n = 20,000.
+
+    Parameters
+    ----------
+    quick : bool, default True
+        The quick sizes (``sparsekit demo``) or the full ones.
+
+    Returns
+    -------
+    str
+        The error and timing tables with their reading notes, as text.
     """
     if quick:
         n, d, counts, draws, n_eval, sizes = 1000, 20, (20, 50), 3, 1000, (250, 500, 1000)
@@ -131,7 +172,20 @@ TIMING_NOTE = ("score time: seconds of sampler.scores on the first n points, com
 
 
 def reading_notes(errors, X) -> list:
-    """One line for each thing of the error table (an ``ErrorTable``) a newcomer may misread."""
+    """Write the notes on what a newcomer may misread in the error table.
+
+    Parameters
+    ----------
+    errors : ErrorTable
+        The error table.
+    X : ndarray of shape (n, d)
+        The data it was computed on.
+
+    Returns
+    -------
+    list of str
+        One line for each thing of the table a newcomer may misread.
+    """
     lines = [f"error: ‖K - K̂‖_F on {errors.n_eval} points, mean ± std over draws of the "
              "landmarks; lower is better"]
     if "greedy-trace" in errors.samplers:
@@ -165,9 +219,27 @@ def solver_table(n_features: int = 256, n_atoms: int = 1024, n_nonzero: int = 8,
     One ``sparse-coding`` task run per solver, with the task's protocol: OMP and NN-OMP stop
     at m atoms, MP runs 4 m steps, Frank–Wolfe gets the radius beta = 2 ||x*||_1 per signal
     and 100 line-search iterations; NN-OMP gets the non-negative version of the same signals
-    (|x|). Columns: time for the batch, support recovery rate (the true support equals the
-    atoms with the ``n_nonzero`` largest |coefficients|), median relative residual
+    (``|x|``). Columns: time for the batch, support recovery rate (the true support equals the
+    atoms with the ``n_nonzero`` largest ``|coefficients|``), median relative residual
     ||y - D x|| / ||y||.
+
+    Parameters
+    ----------
+    n_features : int, default 256
+        The dimension of the atoms and signals.
+    n_atoms : int, default 1024
+        The number of atoms.
+    n_nonzero : int, default 8
+        Non-zeros per signal (m).
+    n_signals : int, default 200
+        The number of signals.
+    random_state : int, default 0
+        Seeds the data.
+
+    Returns
+    -------
+    str
+        The table, as text.
     """
     from ..solvers.coherence import coherence_sparsity_bound, mutual_coherence
 
@@ -200,3 +272,5 @@ def solver_table(n_features: int = 256, n_atoms: int = 1024, n_nonzero: int = 8,
 #: Demo sections: name -> function returning a printable table.
 SECTIONS = {"kernels": kernel_table, "graphs": graph_kernel_table, "nystrom": nystrom_table,
             "solvers": solver_table}
+
+__all__ = ["kernel_table", "graph_kernel_table", "nystrom_table", "solver_table", "reading_notes"]

@@ -171,7 +171,18 @@ def _compare(problem, p, stage):
 
 
 def run_fw_recovery(ctx) -> list:
-    """The rows of parts 1-3 (module docstring), in that order."""
+    """Run the Frank–Wolfe recovery experiment.
+
+    Parameters
+    ----------
+    ctx : TaskContext
+        The run's data, parameters (``ctx.params``) and seed.
+
+    Returns
+    -------
+    list of dict
+        The rows of parts 1-3 (module docstring), in that order.
+    """
     (draw,) = ctx.need("draw_dictionary")
     p = ctx.params
 
@@ -194,3 +205,5 @@ TASK = Task("frank-wolfe-recovery", run_fw_recovery,
              "return_curves": False, "verbose": False},
             (), {}, "Frank–Wolfe on m-sparse signals: recovery inside and outside the coherence "
                     "hypotheses, against OMP and MP (a row per dictionary, sparsity and solver)")
+
+__all__ = ["run_fw_recovery"]

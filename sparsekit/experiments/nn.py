@@ -30,10 +30,22 @@ EXPERIMENTS = {
 
 
 def experiment(name) -> Task:
-    """The entry of :data:`EXPERIMENTS` named ``name`` (case- and ``-``/``_``-insensitive).
+    """Look up the entry of ``EXPERIMENTS`` named ``name`` (case- and ``-``/``_``-insensitive).
+
+    Parameters
+    ----------
+    name : str
+        ``"parameters"`` or ``"few-shot"``.
+
+    Returns
+    -------
+    Task
+        The experiment's task (its ``run`` and default parameters).
 
     Raises
     ------
+    TypeError
+        ``name`` is not a string.
     ValueError
         Unknown name (the closest one is suggested).
     """
@@ -48,7 +60,23 @@ def experiment(name) -> Task:
 
 
 def run_nn(ctx) -> list:
-    """Run the chosen experiment with its defaults and the parameters the spec sets."""
+    """Run the chosen experiment with its defaults and the parameters the spec sets.
+
+    Parameters
+    ----------
+    ctx : TaskContext
+        The run's data, parameters (``ctx.params["experiment"]`` names the experiment) and seed.
+
+    Returns
+    -------
+    list of dict
+        The experiment's rows of results.
+
+    Raises
+    ------
+    ValueError
+        A parameter the chosen experiment does not have.
+    """
     entry = experiment(ctx.params["experiment"])
     given = {k: v for k, v in ctx.params.items() if k != "experiment" and v is not None}
     foreign = sorted(k for k in given if k not in entry.params)
@@ -74,3 +102,5 @@ PARAMS = _params()
 TASK = Task("nn", run_nn, PARAMS, (), {},
             "neural-network experiments (Giffon 2020): experiment = " +
             " | ".join(f'"{k}"' for k in EXPERIMENTS) + " (needs the nn extra)")
+
+__all__ = ["run_nn", "experiment", "EXPERIMENTS"]

@@ -71,7 +71,20 @@ _BASE: dict = {}
 
 
 def lenet(input_shape, n_classes):
-    """The LeNet-style network of the experiment (see the module notes), not compiled."""
+    """Build the LeNet-style network of the experiment (see the module notes), not compiled.
+
+    Parameters
+    ----------
+    input_shape : tuple of int
+        The shape of one image, ``(side, side, 1)``.
+    n_classes : int
+        The number of classes (width of the softmax output).
+
+    Returns
+    -------
+    keras.Sequential
+        The network.
+    """
     import keras
     from keras import layers
 
@@ -89,7 +102,23 @@ def lenet(input_shape, n_classes):
 
 
 def images(X):
-    """``X`` as ``(n, side, side, 1)`` float32 images divided by their largest value."""
+    """Return ``X`` as ``(n, side, side, 1)`` float32 images divided by their largest value.
+
+    Parameters
+    ----------
+    X : array-like of shape (n, side * side) or (n, side, side) or (n, side, side, 1)
+        Square grey-level images, flattened or not.
+
+    Returns
+    -------
+    ndarray of shape (n, side, side, 1)
+        The images, float32, scaled to a largest value of 1.
+
+    Raises
+    ------
+    ValueError
+        ``X`` does not hold square images.
+    """
     X = np.asarray(X, dtype=np.float32)
     if X.ndim == 2:
         side = int(round(np.sqrt(X.shape[1])))
@@ -106,7 +135,28 @@ def images(X):
 
 
 def split(n, rng, test_fraction, val_fraction):
-    """``(train, val, test)`` index arrays of a permutation (step 1)."""
+    """Split ``range(n)`` into ``(train, val, test)`` index arrays of a permutation (step 1).
+
+    Parameters
+    ----------
+    n : int
+        The number of samples.
+    rng : numpy.random.Generator
+        Draws the permutation.
+    test_fraction : float
+        The fraction of the samples held out for testing (at least one).
+    val_fraction : float
+        The fraction of the remaining samples held out for validation (at least one).
+
+    Returns
+    -------
+    train : ndarray of int
+        The training indices.
+    val : ndarray of int
+        The validation indices.
+    test : ndarray of int
+        The test indices.
+    """
     idx = rng.permutation(n)
     n_test = max(1, int(test_fraction * n))
     n_val = max(1, int(val_fraction * (n - n_test)))
@@ -145,12 +195,44 @@ def _train(model, data, weights, lr, epochs, batch_size, seed):
 
 
 def accuracy(model, X, y) -> float:
-    """Classification accuracy of ``model`` on ``(X, y)``."""
+    """Compute the classification accuracy of ``model`` on ``(X, y)``.
+
+    Parameters
+    ----------
+    model : keras.Model
+        A classifier whose outputs are class probabilities.
+    X : ndarray
+        The inputs.
+    y : ndarray of int
+        The labels.
+
+    Returns
+    -------
+    float
+        The fraction of samples whose most probable class is their label.
+    """
     return evaluate(model, X, y)[0]
 
 
 def evaluate(model, X, y) -> tuple[float, float]:
-    """Accuracy and mean cross-entropy ``−log p(y | x)`` of ``model`` on ``(X, y)``."""
+    """Compute the accuracy and mean cross-entropy ``−log p(y | x)`` of ``model`` on ``(X, y)``.
+
+    Parameters
+    ----------
+    model : keras.Model
+        A classifier whose outputs are class probabilities.
+    X : ndarray
+        The inputs.
+    y : ndarray of int
+        The labels.
+
+    Returns
+    -------
+    accuracy : float
+        The fraction of samples whose most probable class is their label.
+    loss : float
+        The mean cross-entropy.
+    """
     # a direct call: no compiled prediction function for a network evaluated once or twice
     prob = np.asarray(model(X, training=False), dtype=np.float64)
     loss = -np.mean(np.log(np.maximum(prob[np.arange(len(y)), y], 1e-300)))

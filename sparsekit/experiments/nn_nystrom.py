@@ -48,7 +48,7 @@ whole training set (no labels needed). Rows: ``label``, ``model``, ``kernel``, `
 
 Differences from the thesis (decisions): MNIST/SVHN/CIFAR cannot be downloaded here, so the
 data are scikit-learn's digits (8 x 8 grey levels, 1,797 points) and its sample photographs cut
-into 16 x 16 colour patches (:func:`sparsekit.run.data.sample_image_patches`); the network is
+into 16 x 16 colour patches (the data source ``sample-image-patches``); the network is
 a LeNet-sized convolutional part, not VGG19; the learning rate is 1e-3 (the thesis' 1e-4 over 50
 epochs of 40,000+ points makes far more steps than 50 epochs of about 1,300 points); there is
 no validation set and no Deep Fried baseline.
@@ -245,7 +245,18 @@ def label(kernel, adaptive) -> str:
 
 
 def run_parameters(ctx) -> list:
-    """Experiment ``parameters`` (Fig. 2.2): a row per top model and repeat."""
+    """Run the experiment ``parameters`` (Fig. 2.2): accuracy against learned parameters.
+
+    Parameters
+    ----------
+    ctx : TaskContext
+        The run's data (``X``, ``y``), parameters and seed.
+
+    Returns
+    -------
+    list of dict
+        A row per top model and repeat (accuracy, number of learned parameters).
+    """
     F_train, y_train, F_test, y_test, C = _prepare(ctx)
     p = ctx.params
     rows: list = []
@@ -279,7 +290,18 @@ def labelled_subset(y, n_per_class, rng) -> np.ndarray:
 
 
 def run_few_shot(ctx) -> list:
-    """Experiment ``few-shot`` (Table 2.2): a row per model, labelled-set size and replicate."""
+    """Run the experiment ``few-shot`` (Table 2.2): accuracy with few labelled examples.
+
+    Parameters
+    ----------
+    ctx : TaskContext
+        The run's data (``X``, ``y``), parameters and seed.
+
+    Returns
+    -------
+    list of dict
+        A row per model, labelled-set size and replicate.
+    """
     F_train, y_train, F_test, y_test, C = _prepare(ctx)
     p = ctx.params
     rows: list = []
@@ -313,3 +335,5 @@ PARAMETERS = Task("parameters", run_parameters, PARAMETERS_PARAMS,
 FEW_SHOT = Task("few-shot", run_few_shot, FEW_SHOT_PARAMS,
                 summary="few-shot accuracy with 5 and 20 labelled points per class "
                         "(Giffon 2020, Table 2.2)")
+
+__all__ = ["run_parameters", "run_few_shot"]

@@ -7,7 +7,7 @@ Protocol (Cherfaoui thesis §3.3, Exp. 3.A and 3.B):
   (``RBFKernel(bandwidth="mean-sq-dist")``); ridge λ = (mean ‖x_i‖)⁻¹
   (``lam="inverse-mean-norm"``) for the samplers that take a λ, except recursive RLS
   (:func:`sparsekit.run.tasks.make_sampler`);
-- landmarks: a fixed number |S| drawn ∝ scores without replacement (``mode="fixed"``);
+- landmarks: a fixed number ``|S|`` drawn ∝ scores without replacement (``mode="fixed"``);
 - error: ‖K_E − K̂_E‖_F (absolute Frobenius norm) on a random evaluation subset E of 10,000
   points (all points when fewer), the same E for every sampler and draw; mean ± std over
   ``n_draws`` draws — one ``nystrom`` task run per draw;
@@ -46,13 +46,32 @@ LAM = "inverse-mean-norm"
 
 
 def experiment_kernel():
-    """The Gaussian kernel of the thesis experiments (bandwidth rule ``mean-sq-dist``)."""
+    """Build the Gaussian kernel of the thesis experiments (bandwidth rule ``mean-sq-dist``).
+
+    Returns
+    -------
+    Kernel
+        The kernel built from :data:`KERNEL`.
+    """
     params = dict(KERNEL)
     return default_registry().get("kernel", params.pop("name"), **params)
 
 
 def available_samplers(names=SAMPLERS):
-    """``(present, missing)``: which of ``names`` are registered."""
+    """Split ``names`` into registered and missing samplers.
+
+    Parameters
+    ----------
+    names : sequence of str, default SAMPLERS
+        Sampler names.
+
+    Returns
+    -------
+    present : list of str
+        The registered names.
+    missing : list of str
+        The others.
+    """
     registered = set(default_registry().names("sampler"))
     present = [s for s in names if s in registered]
     return present, [s for s in names if s not in registered]
@@ -60,7 +79,25 @@ def available_samplers(names=SAMPLERS):
 
 @dataclass
 class ErrorTable:
-    """Frobenius errors: ``errors[(sampler, n_landmarks)]`` is the array over draws."""
+    """Hold the Frobenius errors: ``errors[(sampler, n_landmarks)]`` is the array over draws.
+
+    Parameters
+    ----------
+    dataset : str
+        The data set's name, for the title.
+    n_samples : int
+        Its number of points.
+    n_eval : int
+        The size of the evaluation subset.
+    landmark_counts : list of int
+        The numbers of landmarks (the columns).
+    samplers : list of str
+        The samplers (the rows).
+    errors : dict, optional
+        ``{(sampler, n_landmarks): array of errors over draws}``.
+    skipped : dict, optional
+        ``{sampler: reason}`` for the samplers left out.
+    """
 
     dataset: str
     n_samples: int
@@ -71,11 +108,33 @@ class ErrorTable:
     skipped: dict = field(default_factory=dict)
 
     def mean_std(self, sampler, count):
+        """Return the mean and standard deviation of one cell.
+
+        Parameters
+        ----------
+        sampler : str
+            A sampler of the table.
+        count : int
+            A number of landmarks.
+
+        Returns
+        -------
+        mean : float
+            The mean over the draws.
+        std : float
+            The standard deviation over the draws.
+        """
         e = self.errors[(sampler, count)]
         return float(np.mean(e)), float(np.std(e))
 
     def format(self) -> str:
-        """The table: one row per sampler, one column per |S|, ``mean ± std``."""
+        """Format the table as text.
+
+        Returns
+        -------
+        str
+            One row per sampler, one column per ``|S|``, ``mean ± std``.
+        """
         head = (f"Frobenius error ‖K − K̂‖_F on {self.n_eval} points — {self.dataset} "
                 f"(n = {self.n_samples})")
         cols = [f"|S|={c}" for c in self.landmark_counts]
@@ -98,25 +157,39 @@ class ErrorTable:
 def frobenius_error_table(X, samplers=SAMPLERS, landmark_counts=(20, 50), n_draws=10,
                           n_eval=10_000, kernel=None, dataset="data", random_state=0,
                           sampler_params=None, max_landmarks=None):
-    """Mean ± std of ‖K_E − K̂_E‖_F over ``n_draws`` Nyström approximations per sampler and |S|.
+    """Tabulate ‖K_E − K̂_E‖_F over Nyström approximations per sampler and ``|S|``.
+
+    Each cell is the mean ± std over ``n_draws`` approximations.
 
     Parameters
     ----------
-    X : (n, d) array
+    X : array-like of shape (n, d)
+        The data.
     samplers : sequence of registered sampler names
         Exact ``"rls"`` is skipped when n > ``EXACT_RLS_MAX_N``; unregistered names are
         skipped (both are listed in ``ErrorTable.skipped``).
-    landmark_counts : sequence of int
-    n_draws : int
+    landmark_counts : sequence of int, default (20, 50)
+        The numbers of landmarks ``|S|``.
+    n_draws : int, default 10
+        Approximations per sampler and ``|S|``.
     n_eval : int
         Size of the evaluation subset E (drawn once, shared by all runs).
     kernel : dict or kernel object, optional
         A kernel section ``{"name": ..., **params}`` or a kernel; default :data:`KERNEL`.
+    dataset : str, default "data"
+        The data set's name, for the title.
+    random_state : int, numpy.random.Generator or None, default 0
+        Seeds the evaluation subset and every draw.
     sampler_params : dict, optional
         ``{name: {param: value}}``: the sampler's section (λ defaults to :data:`LAM`).
     max_landmarks : dict, optional
-        ``{name: k}``: run sampler ``name`` only for |S| <= k (its cells above are shown as
-        "—" and the reason is listed), for samplers whose cost grows too fast with |S|.
+        ``{name: k}``: run sampler ``name`` only for ``|S| <= k`` (its cells above are shown as
+        "—" and the reason is listed), for samplers whose cost grows too fast with ``|S|``.
+
+    Returns
+    -------
+    ErrorTable
+        The errors of every sampler and number of landmarks.
     """
     X = check_array(X, "X")
     n = X.shape[0]
@@ -154,7 +227,21 @@ def frobenius_error_table(X, samplers=SAMPLERS, landmark_counts=(20, 50), n_draw
 
 @dataclass
 class TimingTable:
-    """Seconds to compute the scores: ``seconds[(sampler, n)]``."""
+    """Hold the seconds to compute the scores: ``seconds[(sampler, n)]``.
+
+    Parameters
+    ----------
+    dataset : str
+        The data set's name, for the title.
+    sizes : list of int
+        The numbers of points (the columns).
+    samplers : list of str
+        The samplers (the rows).
+    seconds : dict, optional
+        ``{(sampler, n): seconds}``.
+    skipped : dict, optional
+        ``{sampler: reason}`` for the samplers left out.
+    """
 
     dataset: str
     sizes: list
@@ -163,6 +250,13 @@ class TimingTable:
     skipped: dict = field(default_factory=dict)
 
     def format(self) -> str:
+        """Format the table as text.
+
+        Returns
+        -------
+        str
+            One row per sampler, one column per n.
+        """
         lines = [f"Score computation time (s) — {self.dataset}",
                  f"{'sampler':<14}" + "".join(f"{'n=' + str(n):>12}" for n in self.sizes)]
         for s in self.samplers:
@@ -176,12 +270,34 @@ class TimingTable:
 
 def score_timing_table(X, samplers=SAMPLERS, sizes=(1000, 2000), kernel=None, dataset="data",
                        random_state=0, sampler_params=None):
-    """Wall time of ``sampler.scores`` on the first n points of ``X`` for each n in ``sizes``.
+    """Time ``sampler.scores`` on the first n points of ``X`` for each n in ``sizes``.
 
     One ``sampler`` task run per sampler and n, which computes the scores on the first 200
     points first so that Numba compilation is not timed, with the kernel resolved on the n
     points. Samplers without ``scores`` (uniform) are skipped; exact RLS stops at
     ``EXACT_RLS_MAX_N``.
+
+    Parameters
+    ----------
+    X : array-like of shape (n, d)
+        The data.
+    samplers : sequence of str, default SAMPLERS
+        Registered sampler names.
+    sizes : sequence of int, default (1000, 2000)
+        The numbers of points n.
+    kernel : dict or kernel object, optional
+        A kernel section ``{"name": ..., **params}`` or a kernel; default :data:`KERNEL`.
+    dataset : str, default "data"
+        The data set's name, for the title.
+    random_state : int, numpy.random.Generator or None, default 0
+        Seeds the runs.
+    sampler_params : dict, optional
+        ``{name: {param: value}}``: the sampler's section (λ defaults to :data:`LAM`).
+
+    Returns
+    -------
+    TimingTable
+        The seconds of every sampler and n.
     """
     X = check_array(X, "X")
     kernel = dict(KERNEL) if kernel is None else kernel
@@ -204,3 +320,9 @@ def score_timing_table(X, samplers=SAMPLERS, sizes=(1000, 2000), kernel=None, da
                            seed=random_state)
             table.seconds[(name, n)] = row["score_time"]
     return table
+
+__all__ = [
+    "frobenius_error_table", "score_timing_table", "ErrorTable", "TimingTable",
+    "experiment_kernel", "available_samplers", "KERNEL",
+    "LAM",
+]

@@ -104,6 +104,18 @@ def _row(algorithm, est, centroids, nnz, fit_time, data, p, seed):
 
 
 def run_quickmeans(ctx) -> list:
+    """Compare QuicK-means with K-means from the same start (the protocol above).
+
+    Parameters
+    ----------
+    ctx : TaskContext
+        The run's data (``X``, ``y``), parameters (``ctx.params``) and seed.
+
+    Returns
+    -------
+    list of dict
+        One row per algorithm (module docstring).
+    """
     from sklearn.cluster import KMeans
 
     from ..cluster.quickmeans import QuicKMeans, kmeans_plusplus
@@ -149,3 +161,5 @@ PARAMS = {"n_clusters": 64, "sparsity": 3, "n_factors": None, "projection": "spl
 TASK = Task("quickmeans", run_quickmeans, PARAMS, (), {},
             "QuicK-means against K-means from the same K-means++ start: objective, nnz, FLOPs, "
             "compression, 1-NN accuracy, Nyström error, fit time (a row per algorithm)")
+
+__all__ = ["run_quickmeans"]

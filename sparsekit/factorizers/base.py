@@ -25,7 +25,7 @@ from ..projections.base import Projection
 class FactorizationResult:
     """The result of a factorizer (``factorize(M, constraints)``).
 
-    Attributes
+    Parameters
     ----------
     factors : SparseFactors
         The operator ``λ · S_1 ⋯ S_Q`` (``factors.scale`` is ``λ``).
@@ -39,6 +39,8 @@ class FactorizationResult:
         (no step size decreased the objective).
     target_norm : float
         ``‖M‖_F``, so that :attr:`relative_error` needs no copy of ``M``.
+    extra : dict, optional
+        Solver-specific details (Palm4MSA with ``keep_best``: ``extra["last"]``).
     """
 
     factors: object
@@ -59,7 +61,7 @@ class FactorizationResult:
 class Factorizer(ParamsMixin, ABC):
     """Base class of the factorizers: ``factorize(M, constraints) -> FactorizationResult``.
 
-    A subclass sets ``name`` and implements :meth:`factorize`; :class:`ParamsMixin` gives it
+    A subclass sets ``name`` and implements :meth:`factorize`; ``ParamsMixin`` gives it
     ``get_params``/``set_params`` from its ``__init__`` signature (QuicK-means sets
     ``keep_best=True`` through them when the factorizer has that parameter).
     """
@@ -87,6 +89,7 @@ class Factorizer(ParamsMixin, ABC):
         Returns
         -------
         FactorizationResult
+            The factors, the objective history and the stop reason.
         """
 
 
@@ -137,6 +140,7 @@ def check_constraints(shape: tuple[int, int], constraints: Sequence[Any],
     Returns
     -------
     list of projections
+        One per factor, checked.
 
     Raises
     ------
@@ -167,3 +171,5 @@ def check_constraints(shape: tuple[int, int], constraints: Sequence[Any],
     if all(p.is_constant for p in projs):
         raise ValueError(f"{name}: every factor is constant; at least one must be free")
     return projs
+
+__all__ = ["Factorizer", "FactorizationResult"]

@@ -67,8 +67,10 @@ def hierarchical_constraints(shape: tuple[int, int], n_factors: int, sparsity: i
 
     Returns
     -------
-    factor_constraints : list of Q − 1 projections (``S_1 … S_{Q−1}``)
-    residual_constraints : list of Q − 1 projections (``T_1 … T_{Q−1}``; ``T_{Q−1}`` is ``S_Q``)
+    factor_constraints : list of projections
+        ``Q − 1`` projections, of ``S_1 … S_{Q−1}``.
+    residual_constraints : list of projections
+        ``Q − 1`` projections, of ``T_1 … T_{Q−1}`` (``T_{Q−1}`` is ``S_Q``).
     """
     if projection != "splincol":
         raise ValueError(f"projection must be 'splincol', got {projection!r}")
@@ -131,18 +133,24 @@ def hierarchical_dense(U, fact_projs, res_projs, *, n_iter, n_iter_global, tol, 
 class HierarchicalPalm4MSA(Factorizer):
     """Hierarchical Palm4MSA (registered as ``"hierarchical-palm4msa"``).
 
+    ``factorize(M, constraints)`` takes ``constraints`` as a pair ``(factor_constraints,
+    residual_constraints)`` of ``Q − 1`` projections each (see :func:`hierarchical_constraints`),
+    or as an integer sparsity level with ``n_factors`` to build that schedule.
+
     Parameters
     ----------
     n_iter : int, default 300
         Palm4MSA iterations of each split.
     n_iter_global : int, optional
         Palm4MSA iterations of each global fine-tune (default: ``n_iter``).
-    tol, update_way, safeguard, n_jobs
+    tol : float, default 1e-6
         As for :class:`~sparsekit.factorizers.palm4msa.Palm4MSA`.
-
-    ``factorize(M, constraints)`` takes ``constraints`` as a pair ``(factor_constraints,
-    residual_constraints)`` of ``Q − 1`` projections each (see :func:`hierarchical_constraints`),
-    or as an integer sparsity level with ``n_factors`` to build that schedule.
+    update_way : {"right-to-left", "left-to-right"}, default "right-to-left"
+        As for :class:`~sparsekit.factorizers.palm4msa.Palm4MSA`.
+    safeguard : bool, default False
+        As for :class:`~sparsekit.factorizers.palm4msa.Palm4MSA`.
+    n_jobs : int, optional
+        As for :class:`~sparsekit.factorizers.palm4msa.Palm4MSA`.
     """
 
     name = "hierarchical-palm4msa"
@@ -164,10 +172,18 @@ class HierarchicalPalm4MSA(Factorizer):
 
         Parameters
         ----------
-        M : (m, n) array
+        M : array-like of shape (m, n)
+            The target matrix.
         constraints : (list, list) or int
             ``(factor_constraints, residual_constraints)``, or a sparsity level ``s`` (then
             ``n_factors`` is required and the schedule is :func:`hierarchical_constraints`).
+        n_factors : int, optional
+            The number of factors Q, with an integer ``constraints``.
+
+        Returns
+        -------
+        FactorizationResult
+            The factors, the objective after every level's global step, and the stop reason.
         """
         from .palm4msa import Palm4MSA
 

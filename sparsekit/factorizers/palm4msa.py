@@ -83,8 +83,10 @@ WARM_START_MIX = 0.1
 
 
 class PlateauWarning(UserWarning):
-    """Palm4MSA stopped by ``tol`` after a few iterations far from the target: the objective
-    stopped moving (a plateau of the non-convex problem), not a good fit."""
+    """Warn that Palm4MSA stopped by ``tol`` after a few iterations far from the target.
+
+    The objective stopped moving (a plateau of the non-convex problem), not a good fit.
+    """
 
 
 class _Factor:
@@ -474,7 +476,7 @@ class Palm4MSA(Factorizer):
 
         Parameters
         ----------
-        M : (m, n) array
+        M : array-like of shape (m, n)
             The target (float32 stays float32).
         constraints : list of projections
             One per factor, shapes chaining from ``m`` to ``n``.
@@ -482,6 +484,11 @@ class Palm4MSA(Factorizer):
             Warm start (default: identities and a zero first-updated factor).
         init_scale : float, default 1.0
             Starting ``λ``.
+
+        Returns
+        -------
+        FactorizationResult
+            The factors, the objective history and the stop reason.
         """
         n_iter, tol, way = self._checked()
         U = check_target(M)
@@ -504,3 +511,5 @@ class Palm4MSA(Factorizer):
         if init_factors is None and stop == "tol" and it <= PLATEAU_ITERS:
             _warn_plateau(result, n_iter, tol)
         return result
+
+__all__ = ["Palm4MSA", "PlateauWarning", "PLATEAU_ITERS", "PLATEAU_ERROR"]

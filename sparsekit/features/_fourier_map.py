@@ -41,11 +41,24 @@ class FourierFeatureMap(TransformerMixin, ParamsMixin, abc.ABC):
         return self.n_components_
 
     def fit(self, X: DataLike, y: object = None) -> Any:
-        """Draw the random frequencies for the dimension of ``X``; returns self.
+        """Draw the random frequencies for the dimension of ``X``.
 
         Validates ``X``, resolves the kernel's ``gamma`` (``gamma``, ``sigma`` or the default
-        ``1 / n_features``), draws the frequencies (:meth:`_draw`) and then the offset of the
-        odd-width cosine from the same generator.
+        ``1 / n_features``), draws the frequencies and then the offset of the odd-width cosine
+        from the same generator.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+            Training data (only its number of features is used, and the data for a bandwidth
+            rule).
+        y : None
+            Ignored; present for scikit-learn's API.
+
+        Returns
+        -------
+        self
+            The fitted transformer.
         """
         X = self._validate_input(X, reset=True)
         n_components = check_n_components(self.n_components)
@@ -74,7 +87,18 @@ class FourierFeatureMap(TransformerMixin, ParamsMixin, abc.ABC):
         validated ``X``) for :func:`sparsekit._random_features.fourier_transform`."""
 
     def transform(self, X: DataLike) -> Any:
-        """Feature map phi(X), shape (n_samples, n_components), dtype of ``X``."""
+        """Compute the feature map phi(X).
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+            The samples.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_components)
+            The features, in the dtype of ``X`` (and the container ``set_output`` chose).
+        """
         self._check_is_fitted()
         Xv = self._validate_input(X, reset=False)
         out = fourier_transform(Xv, self.n_components_, self.random_offset_, self.n_frequencies_,
@@ -82,5 +106,18 @@ class FourierFeatureMap(TransformerMixin, ParamsMixin, abc.ABC):
         return self._wrap_output(out, X)
 
     def fit_transform(self, X: DataLike, y: object = None) -> Any:
-        """``fit(X).transform(X)``."""
+        """Fit on ``X`` and return its features.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+            Training data.
+        y : None
+            Ignored; present for scikit-learn's API.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_components)
+            ``fit(X).transform(X)``.
+        """
         return self.fit(X).transform(X)

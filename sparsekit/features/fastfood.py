@@ -2,8 +2,8 @@
 
 Le, Sarlós & Smola (2013), as presented in Giffon 2020, PhD thesis, Ch. 1, Eq. 1.19–1.20 (the
 thesis' "SHGIIHB" is S H G Π H B). The dense Gaussian frequency matrix of
-:class:`RandomFourierFeatures` is replaced by stacked blocks, each acting on x zero-padded to
-d' = 2^ceil(log2 d)::
+:class:`~sparsekit.features.rff.RandomFourierFeatures` is replaced by stacked blocks, each acting
+on x zero-padded to d' = 2^ceil(log2 d)::
 
     V_b = (1 / (sigma sqrt(d'))) S_b H G_b Π_b H B_b,     phi(x) = s^(-1/2) [cos(V x), sin(V x)]
 
@@ -15,7 +15,8 @@ norms of Gaussian rows, so each [V x]_j ~ N(0, ‖x‖² / sigma²) exactly, as 
 frequency: E[phi(x)ᵀ phi(z)] = exp(-‖x - z‖² / (2 sigma²)) (unbiased, tested). In the gamma form
 of :mod:`sparsekit.kernels.rbf`, 1 / sigma² = 2 gamma.
 
-An odd ``n_components`` adds one offset cosine (see :class:`RandomFourierFeatures`). The
+An odd ``n_components`` adds one offset cosine (see
+:class:`~sparsekit.features.rff.RandomFourierFeatures`). The
 frequencies are the first rows of ceil(n_components / (2 d')) stacked
 blocks (the rows of a block are exchangeable, so the last block may be cut). Only the Gaussian
 kernel is provided (the construction relies on the spherical symmetry of its spectral density).
@@ -42,6 +43,7 @@ class Fastfood(FourierFeatureMap):
         Output width: ``n_components // 2`` frequencies each give a cos and a sin feature; an
         odd width adds one offset cosine sqrt(2) cos(vᵀx + b), b ~ U[0, 2 pi) (unbiased).
     random_state : None, int or numpy Generator
+        Seeds the diagonal factors, permutations and offsets.
 
     Attributes
     ----------
@@ -87,7 +89,18 @@ class Fastfood(FourierFeatureMap):
         self.scales_ = np.ascontiguousarray(scales, dtype=dt)
 
     def project(self, X: DataLike) -> np.ndarray:
-        """The projections V x of every row (shape ``(n_samples, n_frequencies_)``)."""
+        """Compute the projections V x of every row.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+            The samples.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, ``n_frequencies_``)
+            The projections V x of every row.
+        """
         self._check_is_fitted()
         X = self._validate_input(X, reset=False)
         out = np.empty((X.shape[0], self.n_frequencies_), dtype=X.dtype)
@@ -109,3 +122,5 @@ class Fastfood(FourierFeatureMap):
             return P
 
         return project
+
+__all__ = ["Fastfood"]

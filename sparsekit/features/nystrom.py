@@ -13,7 +13,7 @@ so that phi(x)ᵀ phi(z) = K(x, S) K_S⁺ K(S, z) (or its best rank-k version).
 Decisions:
 
 - Eigenvalue floor: eigenvalues <= ``floor`` are treated as zero (dropped from the
-  pseudo-inverse). The default floor is |S| · eps(dtype) · λ_max, the rank tolerance of
+  pseudo-inverse). The default floor is ``|S| · eps(dtype) · λ_max``, the rank tolerance of
   ``numpy.linalg.pinv``/``scipy.linalg.pinvh``, so phi reproduces K_{X,S} K_S⁺ K_{S,X} even for
   singular K_S (duplicate landmarks, low-rank kernels). scikit-learn clips the singular values at
   1e-12 instead (keeping 1/sqrt(1e-12) weights on numerically null directions); on landmark
@@ -197,7 +197,20 @@ class Nystroem(TransformerMixin, ParamsMixin):
 
     # -- fit ---------------------------------------------------------------------------------
     def fit(self, X: DataLike, y: object = None) -> Nystroem:
-        """Choose the landmarks and compute the normalization; returns self."""
+        """Choose the landmarks and compute the normalization.
+
+        Parameters
+        ----------
+        X : array-like, sparse matrix or sequence of graphs, of n_samples samples
+            Training data (graphs for a graph kernel).
+        y : None
+            Ignored; present for scikit-learn's API.
+
+        Returns
+        -------
+        self
+            The fitted transformer.
+        """
         self._fit(X)
         return self
 
@@ -248,7 +261,7 @@ class Nystroem(TransformerMixin, ParamsMixin):
         Returns
         -------
         Nystroem
-            self, fitted.
+            The estimator, fitted.
 
         Raises
         ------
@@ -418,27 +431,79 @@ class Nystroem(TransformerMixin, ParamsMixin):
         return out
 
     def transform(self, X: DataLike) -> Any:
-        """phi(X) = K(X, S) @ normalization_, shape (n_samples, n_components_)."""
+        """Compute the feature map ``phi(X) = K(X, S) @ normalization_``.
+
+        Parameters
+        ----------
+        X : array-like, sparse matrix or sequence of graphs, of n_samples samples
+            The samples.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, ``n_components_``)
+            ``phi(X) = K(X, S) @ normalization_`` (in the container ``set_output`` chose).
+        """
         return self._wrap_output(self._features(self._prepare(X)), X)
 
     def fit_transform(self, X: DataLike, y: object = None) -> Any:
-        """``fit(X).transform(X)`` (the data is validated and prepared once)."""
+        """Fit on ``X`` and return its features.
+
+        Parameters
+        ----------
+        X : array-like, sparse matrix or sequence of graphs, of n_samples samples
+            Training data.
+        y : None
+            Ignored; present for scikit-learn's API.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, ``n_components_``)
+            ``fit(X).transform(X)`` (the data is validated and prepared once).
+        """
         return self._wrap_output(self._features(self._fit(X)), X)
 
     # -- quality -----------------------------------------------------------------------------
     def approximation_error(self, X: DataLike, norm: str = "fro", n_eval: int = 10_000,
                             relative: bool = False, random_state: RandomStateLike = None,
                             max_memory: int = 256 * 2**20, verbose: bool | None = None) -> float:
-        """‖K_E − phi(E) phi(E)ᵀ‖ on a random subset E of ``X``: this map's
-        :func:`sparsekit.stats.approximation_error` (see there for the norms and parameters);
-        ``random_state`` defaults to this estimator's.
+        """Compute ‖K_E − K̂_E‖ on a random subset E of ``X``.
+
+        E is all of ``X`` when it has at most ``n_eval`` points; K̂_E = phi(E) phi(E)ᵀ. This is
+        this map's :func:`sparsekit.stats.approximation_error` (see there for the norms and
+        their sources); ``random_state`` defaults to this estimator's.
+
+        Parameters
+        ----------
+        X : array-like, sparse matrix or sequence of graphs
+            The samples E is drawn from.
+        norm : {"fro", "spectral", "trace"}
+            ``"fro"``: Frobenius norm, the measure of the Chapter 3 experiments (Cherfaoui
+            2022, PhD thesis, §3.3, absolute, on 10,000 points). ``"spectral"``: largest
+            ``|eigenvalue|`` of the residual (Lanczos, ``scipy.sparse.linalg.eigsh``).
+            ``"trace"``: tr(K_E − K̂_E) = Σ_i k(x_i, x_i) − ‖phi(x_i)‖², equal to the nuclear
+            norm for a PSD kernel (the Nyström residual is then PSD); it needs only ``O(|E|)``
+            kernel values.
+        n_eval : int, default 10000
+            The size of the random subset E.
+        relative : bool, default False
+            Divide by the same norm of K_E.
+        random_state : None, int or Generator
+            Draws E; default: this estimator's ``random_state``.
+        max_memory : int, default 256 MiB
+            Bytes of the Gram matrix of E cached for ``norm="spectral"``.
+        verbose : bool, optional
+            Show progress over the Gram blocks (default: on a terminal, for long runs; see
+            :func:`sparsekit.show_progress`).
 
         Returns
         -------
         float
+            The norm of the residual (divided by the norm of K_E with ``relative``).
         """
         from ..stats.approximation import approximation_error
 
         return approximation_error(self, X, norm=norm, n_eval=n_eval, relative=relative,
                                    random_state=random_state, max_memory=max_memory,
                                    verbose=verbose)
+
+__all__ = ["Nystroem"]

@@ -17,7 +17,7 @@ Spectral densities, in the parameterisation of :mod:`sparsekit.kernels.rbf`:
 
 - rbf: k = exp(-gamma ||x - z||_2^2), w ~ N(0, 2 gamma I) (gamma = 1 / (2 sigma^2) when
   ``sigma`` is given, which gives the N(0, sigma^-2 I) law of exp(-||x - z||^2 / (2 sigma^2)));
-- laplacian: k = exp(-gamma ||x - z||_1) = prod_k exp(-gamma |x_k - z_k|), whose Fourier
+- laplacian: k = exp(-gamma ||x - z||_1) = prod_k ``exp(-gamma |x_k - z_k|)``, whose Fourier
   transform is a product of Cauchy densities: w_k ~ Cauchy(0, gamma) i.i.d.
 """
 from __future__ import annotations
@@ -51,9 +51,7 @@ class RandomFourierFeatures(FourierFeatureMap):
         feature instead; both are unbiased, the pair has lower variance). An odd width adds one
         offset cosine sqrt(2) cos(wᵀx + b), b ~ U[0, 2 pi), which keeps the map unbiased.
     random_state : None, int or numpy Generator
-
-    Input may be a NumPy array, a pandas DataFrame or a ``scipy.sparse`` matrix (the
-    projection is a sparse-dense product; nothing is densified).
+        Seeds the frequencies and the offset.
 
     Attributes
     ----------
@@ -67,6 +65,11 @@ class RandomFourierFeatures(FourierFeatureMap):
     n_features_in_ : int
     feature_names_in_ : ndarray of str (DataFrame input with string column names only)
     n_frequencies_ : int
+
+    Notes
+    -----
+    Input may be a NumPy array, a pandas DataFrame or a ``scipy.sparse`` matrix (the projection
+    is a sparse-dense product; nothing is densified).
 
     Examples
     --------
@@ -102,3 +105,5 @@ class RandomFourierFeatures(FourierFeatureMap):
 
     def _projection(self, X):
         return gemm_projection(X, self.random_weights_)
+
+__all__ = ["RandomFourierFeatures"]

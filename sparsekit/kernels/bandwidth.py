@@ -19,8 +19,8 @@ Sparse X is read without densifying it, except the median's subset of at most ``
 rows.
 
 Every rule is scale-equivariant: gamma(c X) = gamma(X) / c^2. The rules run on X * 2^-e, with
-2^e the power of two just above max |X| (an exact scaling), and return gamma as the pair
-``(g, e)``, gamma = g * 2^(-2e) (:func:`gamma_parts_from_rule`): g does not depend on the scale
+2^e the power of two just above ``max |X|`` (an exact scaling), and return gamma as the pair
+``(g, e)``, gamma = g * 2^(-2e) (``gamma_parts_from_rule``): g does not depend on the scale
 of the data, so nothing underflows or overflows on the way, even where gamma itself lies outside
 the float64 range (data beyond about 1e±154, where gamma ~ 1 / max|X|^2 does not exist as a
 float). The RBF kernel evaluates such a pair exactly by scaling its data by the same powers of
@@ -37,10 +37,29 @@ RULES = ("median", "mean-sq-dist", "scale")
 
 
 def gamma_from_rule(X: np.ndarray, rule: str, *, max_samples: int = 2000, random_state=0) -> float:
-    """Gamma of exp(-gamma ||x - z||^2) chosen by ``rule`` on the (validated) data ``X``.
+    """Choose the gamma of ``exp(-gamma ||x - z||^2)`` by ``rule`` on the data ``X``.
 
-    Raises ``ValueError`` naming the data's scale where gamma lies outside the float64 range
-    (see :func:`gamma_parts_from_rule` for the exact pair).
+    Parameters
+    ----------
+    X : ndarray of shape (n_samples, n_features)
+        Validated data.
+    rule : {"median", "mean-sq-dist", "scale"}
+        The bandwidth rule (module docstring).
+    max_samples : int, default 2000
+        Rows of a uniform subsample the rule reads (all rows when fewer).
+    random_state : int, numpy.random.Generator or None, default 0
+        Seeds the subsample.
+
+    Returns
+    -------
+    float
+        The gamma of ``exp(-gamma ||x - z||^2)``.
+
+    Raises
+    ------
+    ValueError
+        The gamma lies outside the float64 range (the message names the data's scale; see
+        ``gamma_parts_from_rule`` for the exact pair).
     """
     g, e = gamma_parts_from_rule(X, rule, max_samples=max_samples, random_state=random_state)
     gamma = parts_to_float(g, e)
@@ -124,3 +143,5 @@ def _gamma(X64, rule, sparse, max_samples, random_state) -> float:
             "bandwidth='median' needs points at distinct positions (median distance is 0)"
         )
     return 1.0 / (2.0 * med * med)
+
+__all__ = ["gamma_from_rule"]

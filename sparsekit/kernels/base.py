@@ -51,12 +51,19 @@ SPARSE_TILE_BYTES = 32 * 2**20
 
 
 def cuda_usable() -> bool:
-    """True when a real CUDA device can run sparsekit's kernels (``backend="auto"`` uses it).
+    """Tell whether a real CUDA device can run sparsekit's kernels.
+
+    True when ``backend="auto"`` uses the GPU.
 
     Numba's simulator never counts. The first call on a machine with a device compiles and runs
     a one-thread kernel: a Numba CUDA install that cannot (say, one built for another NumPy)
     makes ``"auto"`` fall back to the CPU with a ``RuntimeWarning`` instead of failing at the
     first Gram matrix. The answer is kept for the process.
+
+    Returns
+    -------
+    bool
+        Whether ``backend="auto"`` may send work to the GPU.
     """
     global _CUDA_USABLE
     if _CUDA_USABLE is None:
@@ -128,8 +135,28 @@ AUTO_CUDA_MIN_ENTRIES = 2**18
 def resolve_backend(backend: str, has_cuda: bool, component: str, entries=None) -> str:
     """Turn ``"auto"|"cpu"|"cuda"`` into ``"cpu"`` or ``"cuda"`` for one component.
 
-    ``entries``, when given, is the size of the Gram matrix to compute: ``"auto"`` keeps
-    matrices of fewer than ``AUTO_CUDA_MIN_ENTRIES`` entries on the CPU.
+    Parameters
+    ----------
+    backend : {"auto", "cpu", "cuda"}
+        The requested backend.
+    has_cuda : bool
+        Whether the component has a ``@cuda.jit`` path.
+    component : str
+        The component's name, for the error message.
+    entries : int, optional
+        Number of entries of the Gram matrix to compute; ``"auto"`` keeps fewer than
+        ``AUTO_CUDA_MIN_ENTRIES`` entries on the CPU.
+
+    Returns
+    -------
+    str
+        ``"cpu"`` or ``"cuda"``.
+
+    Raises
+    ------
+    ValueError
+        ``backend`` is not an option, or ``"cuda"`` is asked for a component without a CUDA path
+        or on a machine without a device (and without the simulator).
     """
     backend = check_option(backend, "backend", BACKENDS)
     if backend == "cpu":
@@ -160,7 +187,19 @@ class Kernel(ParamsMixin, ABC):
     accepts = "vectors"
 
     def fit(self, X: Any) -> Kernel:
-        """Set data-dependent parameters from ``X``; returns self."""
+        """Set data-dependent parameters from ``X``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features) or sequence of graphs
+            The data the parameters are computed from (ignored by kernels without data-dependent
+            parameters).
+
+        Returns
+        -------
+        Kernel
+            The kernel itself.
+        """
         self._check_params()
         return self
 
@@ -174,26 +213,85 @@ class Kernel(ParamsMixin, ABC):
     def prepare(self, X: Any) -> Any:
         """Validate ``X`` once and return it in the form this kernel evaluates fastest.
 
-        Kernel calls, :meth:`take` and :meth:`n_samples` accept the prepared form (vector
+        Kernel calls, :meth:`~sparsekit.kernels.base.Kernel.take` and
+        :meth:`~sparsekit.kernels.base.Kernel.n_samples` accept the prepared form (vector
         kernels: a C-contiguous float array; graph kernels: a prepared graph set).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features) or sequence of graphs
+            The input.
+
+        Returns
+        -------
+        object
+            ``X`` in the prepared form.
         """
         return check_array(X, "X", nonnegative=getattr(self, "nonnegative", False))
 
     def take(self, X: Any, indices: ArrayLike) -> Any:
-        """The samples ``indices`` of prepared data ``X`` (same form as ``X``)."""
+        """Select samples of prepared data.
+
+        Parameters
+        ----------
+        X : object
+            Data in the form :meth:`prepare` returns.
+        indices : array-like of int
+            The samples to keep, in order.
+
+        Returns
+        -------
+        object
+            The samples ``indices`` of ``X``, in the same form as ``X``.
+        """
         return X[np.asarray(indices, dtype=np.intp)]
 
     def n_samples(self, X: Any) -> int:
-        """Number of samples in prepared data ``X``."""
+        """Count the samples in prepared data ``X``.
+
+        Parameters
+        ----------
+        X : object
+            Data in the form :meth:`prepare` returns.
+
+        Returns
+        -------
+        int
+            The number of samples.
+        """
         return X.shape[0]
 
     @abstractmethod
     def __call__(self, X: Any, Y: Any = None) -> np.ndarray:
-        """Gram block between the inputs ``X`` and ``Y`` (``Y = X`` when omitted)."""
+        """Compute the Gram block between the inputs ``X`` and ``Y``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n, n_features) or sequence of graphs
+            The inputs of the rows.
+        Y : array-like of shape (m, n_features) or sequence of graphs, optional
+            The inputs of the columns; ``X`` when omitted.
+
+        Returns
+        -------
+        ndarray of shape (n, m)
+            The Gram block ``K[i, j] = k(X[i], Y[j])``.
+        """
 
     @abstractmethod
     def diag(self, X: Any) -> np.ndarray:
-        """``k(x_i, x_i)`` for every input."""
+        """Compute ``k(x_i, x_i)`` for every input.
+
+        Parameters
+        ----------
+        X : array-like of shape (n, n_features) or sequence of graphs
+            The inputs.
+
+        Returns
+        -------
+        ndarray of shape (n,)
+            ``k(x_i, x_i)`` for each input.
+        """
 
 
 def _block_rows(n_rows: int, n_cols: int, itemsize: int, max_memory) -> int:
@@ -238,17 +336,24 @@ class VectorKernel(Kernel):
 
     def __call__(self, X: Any, Y: Any = None, *, out: np.ndarray | None = None,
                  max_memory: int | None = None) -> np.ndarray:
-        """Gram matrix ``K[i, j] = k(X[i], Y[j])`` (``Y = X`` when omitted).
+        """Compute the Gram matrix ``K[i, j] = k(X[i], Y[j])`` (``Y = X`` when omitted).
 
         Parameters
         ----------
-        X : array of shape (n, d)
-        Y : array of shape (m, d), optional
+        X : array-like or sparse matrix of shape (n, d)
+            The rows.
+        Y : array-like or sparse matrix of shape (m, d), optional
+            The columns; ``X`` when omitted.
         out : array of shape (n, m), optional
             Written in place and returned (C-contiguous, dtype of the inputs).
         max_memory : int, optional
             Bytes of output computed per block (the working set); the result is assembled
             block by block. Use :meth:`blocks` to stream blocks without holding the result.
+
+        Returns
+        -------
+        ndarray of shape (n, m)
+            The Gram matrix (``out`` when given).
         """
         self._check_params()
         same = Y is None
@@ -272,10 +377,28 @@ class VectorKernel(Kernel):
 
     def blocks(self, X: Any, Y: Any = None, *,
                max_memory: int | None = None) -> Iterator[tuple[slice, np.ndarray]]:
-        """Yield ``(rows, block)``: the Gram matrix in row blocks of at most ``max_memory`` bytes.
+        """Yield the Gram matrix in row blocks of at most ``max_memory`` bytes.
+
+        Each item is ``(rows, block)``.
 
         ``rows`` is a ``slice`` of the rows of ``X``. Only one block is alive at a time (the
         generator reuses nothing the caller holds).
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n, d)
+            The rows.
+        Y : array-like or sparse matrix of shape (m, d), optional
+            The columns; ``X`` when omitted.
+        max_memory : int, optional
+            Bytes of one block; the library's default block size when omitted.
+
+        Yields
+        ------
+        rows : slice
+            The rows of ``X`` the block covers.
+        block : ndarray of shape (rows.stop - rows.start, m)
+            The Gram matrix on those rows.
         """
         self._check_params()
         same = Y is None
@@ -289,7 +412,18 @@ class VectorKernel(Kernel):
             yield slice(r0, r1), fill(r0, r1, np.empty((r1 - r0, m), dtype=X.dtype))
 
     def diag(self, X: Any) -> np.ndarray:
-        """``k(x_i, x_i)`` for every row of ``X`` (O(n d), no Gram matrix)."""
+        """Compute ``k(x_i, x_i)`` for every row of ``X`` (O(n d), no Gram matrix).
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n, d)
+            The inputs.
+
+        Returns
+        -------
+        ndarray of shape (n,)
+            ``k(x_i, x_i)`` for each row.
+        """
         self._check_params()
         X = check_array(X, "X", nonnegative=self.nonnegative, accept_sparse=True)
         return self._resolved(X, None)._diag(X)
@@ -391,6 +525,7 @@ class CallableKernel(VectorKernel):
     Parameters
     ----------
     func : callable
+        The function ``func(X, Y, **params)`` that returns the Gram block of ``X`` and ``Y``.
     params : dict, optional
         Keyword arguments passed to every call of ``func``.
     """
@@ -536,3 +671,8 @@ class PrecomputedKernel(Kernel):
     def diag(self, X):
         A = self._training(X, "X")
         return A.K[np.arange(len(A)), A.index]
+
+__all__ = [
+    "Kernel", "VectorKernel", "CallableKernel", "PrecomputedKernel",
+    "resolve_backend", "cuda_usable",
+]

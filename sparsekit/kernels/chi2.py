@@ -23,7 +23,16 @@ from .base import VectorKernel
 
 
 class AdditiveChi2Kernel(VectorKernel):
-    """k(x, z) = -sum_k (x_k - z_k)^2 / (x_k + z_k) on non-negative data."""
+    """Additive chi-squared kernel on non-negative data.
+
+    ``k(x, z) = -sum_k (x_k - z_k)^2 / (x_k + z_k)``.
+
+    Parameters
+    ----------
+    backend : {"auto", "cpu", "cuda"}, default "auto"
+        Where the Gram blocks are computed: ``"auto"`` takes CUDA only when a device is usable
+        and the block is large enough (:func:`~sparsekit.kernels.base.resolve_backend`).
+    """
 
     name = "additive-chi2"
     nonnegative = True
@@ -60,12 +69,17 @@ class AdditiveChi2Kernel(VectorKernel):
 
 
 class Chi2Kernel(VectorKernel):
-    """k(x, z) = exp(-gamma sum_k (x_k - z_k)^2 / (x_k + z_k)) on non-negative data.
+    """Exponential chi-squared kernel on non-negative data.
+
+    ``k(x, z) = exp(-gamma sum_k (x_k - z_k)^2 / (x_k + z_k))``.
 
     Parameters
     ----------
     gamma : float > 0, default 1.0
-    backend : {"auto", "cpu", "cuda"}
+        The scale of the chi-squared distance.
+    backend : {"auto", "cpu", "cuda"}, default "auto"
+        Where the Gram blocks are computed: ``"auto"`` takes CUDA only when a device is usable
+        and the block is large enough (:func:`~sparsekit.kernels.base.resolve_backend`).
     """
 
     name = "chi2"
@@ -92,3 +106,5 @@ class Chi2Kernel(VectorKernel):
         from . import _cuda
 
         return _cuda.chi2_entries, (X.dtype.type(-self.gamma), np.bool_(True), X.dtype.type(0.5))
+
+__all__ = ["AdditiveChi2Kernel", "Chi2Kernel"]

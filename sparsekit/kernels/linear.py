@@ -32,9 +32,15 @@ from .base import VectorKernel, row_sq_norms
 
 
 class LinearKernel(VectorKernel):
-    """k(x, z) = <x, z>.
+    """Linear kernel ``k(x, z) = <x, z>``.
 
     Entries whose true value exceeds the floating range are inf, with a ``RuntimeWarning``.
+
+    Parameters
+    ----------
+    backend : {"auto", "cpu", "cuda"}, default "auto"
+        Where the Gram blocks are computed: ``"auto"`` takes CUDA only when a device is usable
+        and the block is large enough (:func:`~sparsekit.kernels.base.resolve_backend`).
     """
 
     name = "linear"
@@ -59,19 +65,24 @@ class LinearKernel(VectorKernel):
 
 
 class PolynomialKernel(VectorKernel):
-    """k(x, z) = (gamma <x, z> + coef0)^degree.
-
-    Parameters
-    ----------
-    degree : int, default 3
-    gamma : float > 0, optional
-        Defaults to 1 / n_features (as scikit-learn).
-    coef0 : float, default 1
+    """Polynomial kernel ``k(x, z) = (gamma <x, z> + coef0)^degree``.
 
     Entries whose true value exceeds the floating range are inf, with a ``RuntimeWarning``
     naming the kernel and the data's scale (``warnings.simplefilter("error", RuntimeWarning)``
     makes it an error); intermediate products that would overflow are computed on the data
     scaled by powers of two, so no entry is inf where its true value is a float.
+
+    Parameters
+    ----------
+    degree : int, default 3
+        The degree.
+    gamma : float > 0, optional
+        Defaults to 1 / n_features (as scikit-learn).
+    coef0 : float, default 1
+        The constant term.
+    backend : {"auto", "cpu", "cuda"}, default "auto"
+        Where the Gram blocks are computed: ``"auto"`` takes CUDA only when a device is usable
+        and the block is large enough (:func:`~sparsekit.kernels.base.resolve_backend`).
     """
 
     name = "polynomial"
@@ -121,3 +132,5 @@ class PolynomialKernel(VectorKernel):
             np.power(d, self.degree, out=d)
         warn_if_not_finite(d, "polynomial", _max_abs(X))
         return d
+
+__all__ = ["LinearKernel", "PolynomialKernel"]

@@ -16,7 +16,7 @@ norms and the cross term come from sparse products, as in scikit-learn's ``eucli
 
 Data whose squared distances would overflow (entries beyond about L = sqrt(max float / (64 d)),
 1e153 / sqrt(d) in float64) or underflow (all entries below 1 / L) is multiplied by a power of two
-2^-f first, so that max |x| lies in [0.5, 1), and gamma by 2^(2f) (exact: ||x - z||^2 =
+2^-f first, so that ``max |x|`` lies in [0.5, 1), and gamma by 2^(2f) (exact: ||x - z||^2 =
 ||x 2^-f - z 2^-f||^2 2^(2f)). Where gamma 2^(2f) overflows it is clipped to the largest float,
 and where it underflows it becomes 0: the correct limits k = 1 at distance 0 and 0 elsewhere,
 and k = 1 everywhere.
@@ -69,7 +69,9 @@ class RBFKernel(VectorKernel):
         and ``kernel(X[:1])`` (one point, no distance) is an error asking for ``fit``.
         The rules are scale-equivariant and exact at any scale of the data: the Gram matrix of
         ``X * 1e-300`` equals that of ``X``.
-    backend : {"auto", "cpu", "cuda"}
+    backend : {"auto", "cpu", "cuda"}, default "auto"
+        Where the Gram blocks are computed: ``"auto"`` takes CUDA only when a device is usable
+        and the block is large enough (:func:`~sparsekit.kernels.base.resolve_backend`).
 
     Attributes
     ----------
@@ -115,7 +117,20 @@ class RBFKernel(VectorKernel):
         self.gamma_ = parts_to_float(*self._gamma_parts)
 
     def fit(self, X: DataLike, y: object = None) -> RBFKernel:
-        """Resolve gamma (``gamma_``) from X when a bandwidth rule is set; returns self."""
+        """Resolve gamma (``gamma_``) from X when a bandwidth rule is set.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+            The data the rule is applied to.
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        self
+            The kernel.
+        """
         from .._validation import check_array
 
         self._check_params()
@@ -160,10 +175,23 @@ class RBFKernel(VectorKernel):
         return not is_sparse(X) and backend != "cpu" and (backend == "cuda" or cuda_usable())
 
     def effective_gamma(self, d: int) -> float:
-        """The gamma used for data with ``d`` features.
+        """Return the gamma used for data with ``d`` features.
 
-        Raises ``ValueError`` naming the data's scale where a bandwidth rule gave a gamma outside
-        the float64 range (the kernel itself still evaluates it exactly).
+        Parameters
+        ----------
+        d : int
+            The number of features.
+
+        Returns
+        -------
+        float
+            The gamma.
+
+        Raises
+        ------
+        ValueError
+            A bandwidth rule gave a gamma outside the float64 range (the message names the data's
+            scale; the kernel itself still evaluates it exactly).
         """
         if self.bandwidth is not None:
             if self.gamma_ is None:
@@ -265,7 +293,9 @@ class LaplacianKernel(VectorKernel):
     ----------
     gamma : float > 0, optional
         Default: 1 / n_features (scikit-learn's ``laplacian_kernel``).
-    backend : {"auto", "cpu", "cuda"}
+    backend : {"auto", "cpu", "cuda"}, default "auto"
+        Where the Gram blocks are computed: ``"auto"`` takes CUDA only when a device is usable
+        and the block is large enough (:func:`~sparsekit.kernels.base.resolve_backend`).
     """
 
     name = "laplacian"
@@ -301,3 +331,5 @@ class LaplacianKernel(VectorKernel):
         from . import _cuda
 
         return _cuda.laplacian_entries, (X.dtype.type(self._gamma(X.shape[1])),)
+
+__all__ = ["RBFKernel", "LaplacianKernel"]

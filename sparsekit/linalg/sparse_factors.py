@@ -103,13 +103,6 @@ class SparseFactors(LinearOperator):
     dtype : float32 or float64, optional
         Storage dtype; default float32 when every factor is float32, else float64.
 
-    Notes
-    -----
-    ``A @ X``, ``A.matvec``, ``A.matmat`` apply ``S_Q`` first; ``A.T`` is the operator
-    ``λ S_Qᵀ ⋯ S_1ᵀ`` (no copy of the data). A matrix operand is processed ``COLUMN_BLOCK``
-    columns at a time. The operand is converted to the operator's dtype when both are floats of
-    the same kind; a float64 operand of a float32 operator gives a float64 result.
-
     Attributes
     ----------
     scale : float
@@ -118,6 +111,13 @@ class SparseFactors(LinearOperator):
         float32 or float64.
     shape : (int, int)
         ``(rows of S_1, columns of S_Q)``.
+
+    Notes
+    -----
+    ``A @ X``, ``A.matvec``, ``A.matmat`` apply ``S_Q`` first; ``A.T`` is the operator
+    ``λ S_Qᵀ ⋯ S_1ᵀ`` (no copy of the data). A matrix operand is processed ``COLUMN_BLOCK``
+    columns at a time. The operand is converted to the operator's dtype when both are floats of
+    the same kind; a float64 operand of a float32 operator gives a float64 result.
     """
 
     #: the scalar λ
@@ -177,6 +177,13 @@ class SparseFactors(LinearOperator):
 
     @property
     def n_factors(self) -> int:
+        """Return the number of factors ``Q``.
+
+        Returns
+        -------
+        int
+            ``Q``.
+        """
         return len(self._csr)
 
     @property
@@ -202,9 +209,19 @@ class SparseFactors(LinearOperator):
         return self._csr_t[q]
 
     def left(self, q: int) -> SparseFactors:
-        """The partial product ``S_1 ⋯ S_q`` of the first ``q`` factors (scale 1), no copy.
+        """Return the partial product ``S_1 ⋯ S_q`` of the first ``q`` factors (scale 1).
 
-        ``left(0)`` is the identity of size ``shape[0]``.
+        No copy; ``left(0)`` is the identity of size ``shape[0]``.
+
+        Parameters
+        ----------
+        q : int
+            The number of factors, in ``[0, Q]``.
+
+        Returns
+        -------
+        SparseFactors
+            The partial product, sharing this operator's factors.
         """
         q = self._check_split(q)
         n = self.shape[0]
@@ -212,9 +229,19 @@ class SparseFactors(LinearOperator):
                                        (n, self._csr[q - 1].shape[1]) if q else (n, n), self.dtype)
 
     def right(self, q: int) -> SparseFactors:
-        """The partial product ``S_{q+1} ⋯ S_Q`` of the factors after the first ``q`` (scale 1).
+        """Return the partial product ``S_{q+1} ⋯ S_Q`` of the factors after the first ``q``.
 
-        ``right(Q)`` is the identity of size ``shape[1]``.
+        Scale 1, no copy; ``right(Q)`` is the identity of size ``shape[1]``.
+
+        Parameters
+        ----------
+        q : int
+            The number of leading factors left out, in ``[0, Q]``.
+
+        Returns
+        -------
+        SparseFactors
+            The partial product, sharing this operator's factors.
         """
         q = self._check_split(q)
         n = self.shape[1]
@@ -339,7 +366,15 @@ class SparseFactors(LinearOperator):
         return self._apply(X.T, True).T
 
     def toarray(self) -> np.ndarray:
-        """The dense matrix ``λ S_1 ⋯ S_Q`` (built from the right-most factor, never larger)."""
+        """Return the dense matrix ``λ S_1 ⋯ S_Q``.
+
+        It is built from the right-most factor, never larger.
+
+        Returns
+        -------
+        ndarray of shape ``shape``
+            The matrix, in the operator's dtype.
+        """
         if not self._csr:
             return np.eye(self.shape[0], dtype=self.dtype) * self.dtype.type(self.scale)
         Y = self._csr[-1].toarray()
@@ -352,13 +387,29 @@ class SparseFactors(LinearOperator):
     # -- norms -------------------------------------------------------------------------------
     def norm2(self, *, tol: float = 1e-6, max_iter: int = 100, warm_start: bool = True,
               random_state: int | np.random.Generator | None = 0) -> float:
-        """Spectral norm ``‖A‖_2`` by power iteration on ``AᵀA``.
+        """Compute the spectral norm ``‖A‖_2`` by power iteration on ``AᵀA``.
 
         Iterates ``v ← Aᵀ A v / ‖Aᵀ A v‖`` until the relative change of ``‖A v‖`` is below
         ``tol`` (or ``max_iter``). With ``warm_start`` the last vector of the previous call is
         the starting point, so repeated calls on slowly changing operators converge in a few
         iterations (Giffon 2020, §3.2.2: the reference implementation warm-starts its
         eigen-solver the same way). The estimate approaches the norm from below.
+
+        Parameters
+        ----------
+        tol : float, default 1e-6
+            Relative change of ``‖A v‖`` below which the iteration stops.
+        max_iter : int, default 100
+            The most iterations.
+        warm_start : bool, default True
+            Start from the last vector of the previous call.
+        random_state : int, numpy.random.Generator or None, default 0
+            Seeds the starting vector when there is no previous one.
+
+        Returns
+        -------
+        float
+            The estimate of ``‖A‖_2`` (from below).
         """
         n = self.shape[1]
         v = self._power_vector if warm_start else None
@@ -385,7 +436,13 @@ class SparseFactors(LinearOperator):
 
     # -- persistence -------------------------------------------------------------------------
     def save(self, path: str | os.PathLike[str] | IO[bytes]) -> None:
-        """Write the factors and scale to a ``.npz`` file (see :meth:`load`)."""
+        """Write the factors and scale to a ``.npz`` file (see :meth:`load`).
+
+        Parameters
+        ----------
+        path : str, path-like or binary file
+            Where to write (``numpy.savez`` adds ``.npz`` to a name without it).
+        """
         # values of Any type: np.savez's stub would read the ``allow_pickle`` key into **arrays
         arrays: dict[str, Any] = {
             "scale": np.array(self.scale), "shape": np.array(self.shape, dtype=np.int64),
@@ -400,7 +457,18 @@ class SparseFactors(LinearOperator):
 
     @classmethod
     def load(cls, path: str | os.PathLike[str] | IO[bytes]) -> SparseFactors:
-        """Read an operator written by :meth:`save`."""
+        """Read an operator written by :meth:`save`.
+
+        Parameters
+        ----------
+        path : str, path-like or binary file
+            A file written by :meth:`save`.
+
+        Returns
+        -------
+        SparseFactors
+            The operator.
+        """
         with np.load(path, allow_pickle=False) as z:
             factors = [
                 sp.csr_matrix((z[f"f{q}_data"], z[f"f{q}_indices"], z[f"f{q}_indptr"]),
@@ -414,3 +482,5 @@ class SparseFactors(LinearOperator):
         shapes = " x ".join(f"{S.shape[0]}x{S.shape[1]}" for S in self._csr) or "identity"
         return (f"<SparseFactors {self.shape[0]}x{self.shape[1]}, scale={self.scale:.6g}, "
                 f"factors {shapes}, nnz={self.nnz}, dtype={self.dtype}>")
+
+__all__ = ["SparseFactors"]

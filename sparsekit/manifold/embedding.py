@@ -19,7 +19,7 @@ estimator                     kernel                     eigenpairs             
 :class:`MDS` (classical)      ``-1/2 ||x - y||^2``,      top ``d``, ``l > 0``          sqrt
                               centred
 :class:`Isomap`               ``-1/2 d_G^2``, centred    top ``d``, ``l > 0``          sqrt
-:class:`LocallyLinearEmbed.`  ``I - (I-W)^T(I-W)``       top ``d`` after the constant  eigvec
+``LocallyLinearEmbedding``    ``I - (I-W)^T(I-W)``       top ``d`` after the constant  eigvec
 :class:`SpectralEmbedding`    affinity, divisive         top ``d``                     eigvec
 :class:`LaplacianEigenmaps`   affinity, divisive         top ``d`` after the first     S^-1/2
 ============================  =========================  ============================  =======
@@ -115,7 +115,20 @@ class _NystromEmbedding(TransformerMixin, ParamsMixin):
 
     # -- fit / transform --------------------------------------------------------------------
     def fit(self: _E, X: DataLike, y: object = None) -> _E:
-        """Solve the eigenproblem on ``X`` (or its landmarks) and embed ``X``."""
+        """Solve the eigenproblem on ``X`` (or its landmarks) and embed ``X``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training data.
+        y : None
+            Ignored; present for scikit-learn's API.
+
+        Returns
+        -------
+        self
+            The fitted estimator (``embedding_`` holds the embedding of ``X``).
+        """
         self._check_common()
         self._check_method_params()
         X = self._validate_input(X, reset=True)
@@ -168,15 +181,40 @@ class _NystromEmbedding(TransformerMixin, ParamsMixin):
         return self.kernel_(X) @ A
 
     def transform(self, X: DataLike) -> Any:
-        """Embed the rows of ``X`` by the Nyström formula (training points get their training
-        embedding back; see each method for the exceptions)."""
+        """Embed the rows of ``X`` by the Nyström formula.
+
+        Training points get their training embedding back (see each method for the exceptions).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The points to embed.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_components)
+            Their embedding (in the container ``set_output`` chose).
+        """
         self._check_is_fitted()
         Xv = self._validate_input(X, reset=False)
         out = self._embed(Xv).astype(Xv.dtype, copy=False)
         return self._wrap_output(out, X)
 
     def fit_transform(self, X: DataLike, y: object = None) -> Any:
-        """``fit(X)`` and the embedding of ``X``."""
+        """Fit on ``X`` and return its embedding.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training data.
+        y : None
+            Ignored; present for scikit-learn's API.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_components)
+            The training embedding ``embedding_``.
+        """
         self.fit(X, y)
         return self._wrap_output(self.embedding_, X)
 
@@ -199,11 +237,12 @@ class _NystromEmbedding(TransformerMixin, ParamsMixin):
 
 
 class _CommonParams:
-    """Docstring fragment of the parameters every method shares."""
+    """Docstring fragments of the parameters every method shares, in signature order."""
 
-    doc = """
+    n_components = """
     n_components : int, default 2
-        Embedding dimension.
+        Embedding dimension."""
+    landmarks = """
     n_landmarks : int, optional
         Solve the eigenproblem on this many landmarks (drawn by ``sampler``) and embed every
         point by the Nyström formula. Default: all training points.
@@ -211,10 +250,21 @@ class _CommonParams:
         A registered landmark sampler (``"uniform"``, ``"dac-rls"``, ``"greedy-trace"``, ...);
         score-based samplers use an RBF kernel with the median bandwidth.
     random_state : int or None
-        Seeds the landmark sampler.
+        Seeds the landmark sampler."""
+    registry = """
     registry : Registry, optional
         Where the sampler (and named kernels) are resolved.
 """
+    doc = landmarks + registry
+    affinity = """
+    kernel : str, kernel object or callable, default "rbf"
+        A non-negative affinity: a registered kernel name, a kernel object or a function
+        ``k(X, Y) -> Gram``.
+    kernel_params : dict, optional
+        Parameters of a named kernel (``{"gamma": 0.1}``).
+    zero_diagonal : bool, default False
+        Give the training affinity a zero diagonal (Ng, Jordan & Weiss) instead of keeping it
+        (see the decision above)."""
 
 
 class KernelPCA(_NystromEmbedding):
@@ -226,16 +276,21 @@ class KernelPCA(_NystromEmbedding):
     each component.
 
     Parameters
-    ----------
+    ----------""" + _CommonParams.n_components + """
     kernel : str, kernel object or callable, default "rbf"
+        A registered kernel name, a kernel object or a function ``k(X, Y) -> Gram``.
     kernel_params : dict, optional
         Parameters of a named kernel (``{"gamma": 0.1}``).""" + _CommonParams.doc + """
     Attributes
     ----------
-    embedding_ : ndarray (n_samples, n_components)
-    eigenvalues_, eigenvectors_ : the eigenpairs of the centred Gram kept
-    kernel_ : the fitted :class:`~sparsekit.manifold.kernels.CentredKernel`
+    embedding_ : ndarray of shape (n_samples, n_components)
+        The embedding of the training points.
+    eigenvalues_, eigenvectors_ : ndarray
+        The eigenpairs of the centred Gram matrix that are kept.
+    kernel_ : CentredKernel
+        The fitted :class:`~sparsekit.manifold.kernels.CentredKernel`.
     landmarks_ : ndarray of int or None
+        The training rows of the eigenproblem (None: all of them).
     """
 
     _scale = "sqrt"
@@ -269,7 +324,7 @@ class MDS(KernelPCA):
     projection (up to signs).
 
     Parameters
-    ----------""" + _CommonParams.doc
+    ----------""" + _CommonParams.n_components + _CommonParams.doc
 
     def __init__(self, n_components: int = 2, *, n_landmarks: int | None = None,
                  sampler: str | object = "uniform", random_state: int | None = None,
@@ -293,17 +348,6 @@ class Isomap(_NystromEmbedding):
     (Paiement 2003, §5.1.3). Equal to scikit-learn's ``Isomap`` (fit and transform) up to the
     sign of each component.
 
-    Parameters
-    ----------
-    n_neighbors : int, default 5
-    transform_neighbors : int, optional
-        Neighbours of a new point (default ``n_neighbors``).
-    n_jobs : int, optional
-        Threads for the shortest paths.
-    disconnected : {"connect", "raise"}, default "connect"
-        What a disconnected neighbourhood graph does: link every pair of components by its
-        shortest link with a warning (scikit-learn's behaviour), or raise ``ValueError``
-        (increase ``n_neighbors``).""" + _CommonParams.doc + """
     With landmarks, every point stays in the graph and the geodesics run from the landmarks
     (landmark Isomap, de Silva & Tenenbaum 2003).
 
@@ -311,7 +355,19 @@ class Isomap(_NystromEmbedding):
     ``2**±100``) are handled in units of a power of two, ``kernel_.scale_``: the embedding is in
     the units of ``X``, ``eigenvalues_`` are those of ``kernel_.gram()`` (in units of
     ``kernel_.scale_**2``).
-    """
+
+    Parameters
+    ----------""" + _CommonParams.n_components + """
+    n_neighbors : int, default 5
+        Neighbours of each point in the neighbourhood graph.
+    transform_neighbors : int, optional
+        Neighbours of a new point (default ``n_neighbors``).""" + _CommonParams.landmarks + """
+    n_jobs : int, optional
+        Threads for the shortest paths.
+    disconnected : {"connect", "raise"}, default "connect"
+        What a disconnected neighbourhood graph does: link every pair of components by its
+        shortest link with a warning (scikit-learn's behaviour), or raise ``ValueError``
+        (increase ``n_neighbors``).""" + _CommonParams.registry
 
     _scale = "sqrt"
 
@@ -360,10 +416,14 @@ class LocallyLinearEmbedding(_NystromEmbedding):
     embedding back only up to the regularisation (about ``reg``).
 
     Parameters
-    ----------
+    ----------""" + _CommonParams.n_components + """
     n_neighbors : int, default 5
+        Neighbours whose barycentric weights reconstruct each point.
     reg : float, default 1e-3
-        Regularisation of the local Gram matrices (times their trace).""" + _CommonParams.doc
+        Regularisation of the local Gram matrices (times their trace).""" + (
+        _CommonParams.landmarks) + """
+    n_jobs : int, optional
+        Threads for the nearest neighbours and the local weights.""" + _CommonParams.registry
 
     def __init__(self, n_components: int = 2, *, n_neighbors: int = 5, reg: float = 1e-3,
                  n_landmarks: int | None = None, sampler: str | object = "uniform",
@@ -401,11 +461,7 @@ class SpectralEmbedding(_NystromEmbedding):
     embedding (its self-affinity 1 enters the sums).
 
     Parameters
-    ----------
-    kernel : str, kernel object or callable, default "rbf"
-        A non-negative affinity.
-    kernel_params : dict, optional
-    zero_diagonal : bool, default False""" + _CommonParams.doc
+    ----------""" + _CommonParams.n_components + _CommonParams.affinity + _CommonParams.doc
 
     def __init__(self, n_components: int = 2, *, kernel: str | object = "rbf",
                  kernel_params: dict[str, Any] | None = None, zero_diagonal: bool = False,
@@ -438,7 +494,9 @@ class LaplacianEigenmaps(SpectralEmbedding):
     eigenvectors ``v`` of ``S^{-1/2} K~ S^{-1/2}`` (eigenvalue ``l = 1 - s``); a new point
     ``y_k(x) = (1/l_k) sum_i K~(x, x_i) y_ik / S(x)``, a kernel-weighted average of the training
     embeddings (Bengio et al., NIPS 2003). Same parameters as :class:`SpectralEmbedding`.
-    """
+
+    Parameters
+    ----------""" + _CommonParams.n_components + _CommonParams.affinity + _CommonParams.doc
 
     def _eigen(self, kernel):
         return top_eigenpairs(kernel.gram(), int(self._n_requested()), skip=1)
@@ -489,15 +547,18 @@ class SpectralClustering(SpectralEmbedding):
     Parameters
     ----------
     n_clusters : int, default 2
+        Number of clusters (and of eigenvectors in the embedding).""" + _CommonParams.affinity + """
     n_init : int, default 10
-    kernel, kernel_params, zero_diagonal, n_landmarks, sampler, random_state, registry
-        As :class:`SpectralEmbedding`.
-
+        Runs of k-means from different seeds; the one of least inertia is kept.""" + (
+        _CommonParams.doc) + """
     Attributes
     ----------
-    labels_ : ndarray (n_samples,)
-    cluster_centers_ : ndarray (n_clusters, n_clusters), in the normalised embedding
-    embedding_, eigenvalues_, eigenvectors_
+    labels_ : ndarray of shape (n_samples,)
+        The cluster of each training point.
+    cluster_centers_ : ndarray of shape (n_clusters, n_clusters)
+        The centres, in the normalised embedding.
+    embedding_, eigenvalues_, eigenvectors_ : ndarray
+        As :class:`SpectralEmbedding`.
     """
 
     # set by fit (declared for type checkers; no class attributes are created)
@@ -528,7 +589,20 @@ class SpectralClustering(SpectralEmbedding):
         return Y / np.where(norms > 0, norms, 1.0)
 
     def fit(self, X: DataLike, y: object = None) -> SpectralClustering:
-        """Embed ``X``, normalise the rows, run k-means."""
+        """Embed ``X``, normalise the rows and run k-means.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training data.
+        y : None
+            Ignored; present for scikit-learn's API.
+
+        Returns
+        -------
+        self
+            The fitted estimator (``labels_`` and ``cluster_centers_`` set).
+        """
         if not isinstance(self.n_init, numbers.Integral) or self.n_init < 1:
             raise ValueError(f"n_init must be an integer >= 1, got {self.n_init!r}")
         super().fit(X)
@@ -538,11 +612,35 @@ class SpectralClustering(SpectralEmbedding):
         return self
 
     def fit_predict(self, X: DataLike, y: object = None) -> np.ndarray:
-        """``fit(X)`` and the cluster labels of ``X``."""
+        """Fit on ``X`` and return its cluster labels.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training data.
+        y : None
+            Ignored; present for scikit-learn's API.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+            The cluster of each row of ``X`` (``labels_``).
+        """
         return self.fit(X).labels_
 
     def predict(self, X: DataLike) -> np.ndarray:
-        """Cluster of each row of ``X``: nearest centre of its normalised Nyström embedding."""
+        """Assign each row of ``X`` to a cluster.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The points to label.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+            The cluster of each row: the centre nearest its normalised Nyström embedding.
+        """
         if getattr(self, "cluster_centers_", None) is None:
             raise not_fitted_error(f"this {type(self).__name__} is not fitted yet: call "
                                    "fit(X) before predict")
@@ -553,3 +651,8 @@ class SpectralClustering(SpectralEmbedding):
         tags = super().__sklearn_tags__()
         tags.estimator_type = "clusterer"
         return tags
+
+__all__ = [
+    "KernelPCA", "MDS", "Isomap", "LocallyLinearEmbedding", "SpectralEmbedding",
+    "LaplacianEigenmaps", "SpectralClustering",
+]

@@ -93,8 +93,11 @@ def _check_neighbors(value, name="n_neighbors"):
 
 
 class DataDependentKernel(ParamsMixin, ABC):
-    """Base class of the manifold kernels: ``fit(X)``, ``gram()``, and ``kernel(X)`` =
-    ``k_D(X, X_fit)`` (see :class:`sparsekit.protocols.ManifoldKernelProtocol`)."""
+    """Base class of the manifold kernels.
+
+    They have ``fit(X)``, ``gram()``, and ``kernel(X)`` = ``k_D(X, X_fit)`` (see
+    :class:`sparsekit.protocols.ManifoldKernelProtocol`).
+    """
 
     name = "manifold-kernel"
     #: what ``fit`` and ``kernel(X)`` take (:data:`sparsekit.registry.ACCEPTS`)
@@ -106,15 +109,50 @@ class DataDependentKernel(ParamsMixin, ABC):
 
     @abstractmethod
     def fit(self, X):
-        """Store the training statistics of ``X``; returns self."""
+        """Store the training statistics of ``X``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The training points.
+
+        Returns
+        -------
+        self
+            The fitted kernel.
+        """
 
     @abstractmethod
     def gram(self):
-        """The ``n x n`` Gram matrix ``M`` of the training points."""
+        """Return the ``n x n`` Gram matrix ``M`` of the training points.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_samples)
+            ``M``.
+        """
 
     def __call__(self, X, Y=None):
-        """``k_D(x, x_i)`` for the rows of ``X`` against the training points (``Y`` must be None:
-        a data-dependent kernel is only defined against the points it was fitted on)."""
+        """Evaluate ``k_D(x, x_i)`` for the rows of ``X`` against the training points.
+
+        Parameters
+        ----------
+        X : array-like of shape (n, n_features)
+            The points.
+        Y : None
+            Must be None: a data-dependent kernel is only defined against the points it was fitted
+            on.
+
+        Returns
+        -------
+        ndarray of shape (n, n_train)
+            ``k_D(x, x_i)`` for each row ``x`` of ``X`` and training point ``x_i``.
+
+        Raises
+        ------
+        ValueError
+            ``Y`` is given.
+        """
         if Y is not None:
             raise ValueError(f"{type(self).__name__} is evaluated against its training points "
                              "only: call kernel(X) after kernel.fit(X_train)")
@@ -133,8 +171,9 @@ class CentredKernel(DataDependentKernel):
     ----------
     base : str, kernel object or callable
         A registered kernel name (with ``base_params``), a kernel object, or a callable
-        ``base(X, Y) -> Gram`` (e.g. :func:`neg_half_sq_dist` for classical MDS).
+        ``base(X, Y) -> Gram`` (e.g. ``neg_half_sq_dist`` for classical MDS).
     base_params : dict, optional
+        Parameters of a named base kernel, or keyword arguments of every call of a callable.
     """
 
     name = "centred"
@@ -327,9 +366,12 @@ class LLEKernel(DataDependentKernel):
 
     Parameters
     ----------
-    n_neighbors : int
-    reg : float > 0
+    n_neighbors : int, default 10
+        Neighbours whose barycentric weights reconstruct each point.
+    reg : float > 0, default 1e-3
         Regularisation of the local Gram, times its trace (as scikit-learn).
+    n_jobs : int, optional
+        Threads for the nearest neighbours and the local weights.
     """
 
     name = "lle"
@@ -356,7 +398,13 @@ class LLEKernel(DataDependentKernel):
         return self
 
     def residual_operator(self):
-        """``(I - W)^T (I - W)`` as a sparse matrix (its smallest eigenvectors embed)."""
+        """Return ``(I - W)^T (I - W)`` as a sparse matrix (its smallest eigenvectors embed).
+
+        Returns
+        -------
+        scipy.sparse matrix of shape (n_train, n_train)
+            ``(I - W)^T (I - W)``.
+        """
         _check_fitted(self)
         import scipy.sparse as sp
 
@@ -425,7 +473,20 @@ class SpectralNormalizedKernel(DataDependentKernel):
         return self._evaluate_with_degrees(X)[0]
 
     def evaluate_with_degrees(self, X):
-        """``(k_D(X, X_fit), S(X))``: the normalised rows and the degrees of the new points."""
+        """Compute the normalised kernel rows and the degrees of new points.
+
+        Parameters
+        ----------
+        X : array-like of shape (n, n_features)
+            New points.
+
+        Returns
+        -------
+        K : ndarray of shape (n, n_train)
+            The normalised kernel rows ``k_D(X, X_fit)``.
+        S : ndarray of shape (n,)
+            The degrees of the new points.
+        """
         _check_fitted(self)
         return self._evaluate_with_degrees(_check_rows(self, X))
 
@@ -434,3 +495,8 @@ class SpectralNormalizedKernel(DataDependentKernel):
         S = K.sum(axis=1)
         S = np.where(S > 0, S, np.inf)        # a point far from all data gets k = 0
         return K / np.sqrt(S)[:, None] / np.sqrt(self.degrees_)[None, :], S
+
+__all__ = [
+    "DataDependentKernel", "CentredKernel", "IsomapGeodesicKernel", "LLEKernel",
+    "SpectralNormalizedKernel",
+]

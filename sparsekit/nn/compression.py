@@ -23,7 +23,7 @@ from .sparse_factors import SparseFactorsConv2D, SparseFactorsDense, _SparseFact
 class LayerCompression:
     """One row of :func:`compress`'s report.
 
-    Attributes
+    Parameters
     ----------
     layer : str
         The layer's name.
@@ -60,7 +60,13 @@ class LayerCompression:
     stop_reason: str = ""
 
     def as_dict(self) -> dict:
-        """The row as a dict (for tables)."""
+        """Return the row as a dict (for tables).
+
+        Returns
+        -------
+        dict
+            Field name to value.
+        """
         return asdict(self)
 
 
@@ -78,7 +84,7 @@ def _eligible_kind(layer):
 
 
 def count_parameters(model) -> int:
-    """Parameters of a model, with each sparse-factor layer counted by its factored form.
+    """Count the parameters of a model, each sparse-factor layer by its factored form.
 
     A :class:`~sparsekit.nn.SparseFactorsDense` / :class:`~sparsekit.nn.SparseFactorsConv2D`
     layer counts the non-zeros of its supports plus its bias
@@ -93,6 +99,7 @@ def count_parameters(model) -> int:
     Returns
     -------
     int
+        The number of parameters.
     """
     total = 0
     for layer in model.layers:
@@ -108,9 +115,9 @@ def count_parameters(model) -> int:
 def compress(model, n_factors: int, sparsity: int, *, init: str = "palm",
              solver="palm4msa", layers=None, n_iter: int = 300, tol: float = 1e-6,
              random_state=0):
-    """Replace every eligible ``Dense`` / ``Conv2D`` layer of ``model`` by a product of sparse
-    factors (Giffon 2020, PhD thesis, §3.4.3).
+    """Replace every eligible ``Dense`` / ``Conv2D`` layer of ``model`` by sparse factors.
 
+    The new layers compute a product of sparse factors (Giffon 2020, PhD thesis, §3.4.3).
     Each eligible layer's weight ``W`` is approximated by ``Q`` factors in ``splincol`` sets of
     level ``K`` (:func:`~sparsekit.nn.palminize.palminize`; the thesis used flat Palm4MSA, at
     most 300 iterations, tolerance ``1e-6``), and the layer is replaced by a
@@ -142,9 +149,12 @@ def compress(model, n_factors: int, sparsity: int, *, init: str = "palm",
         re-initialised (He for the first factor, Xavier for the others, fan-in = non-zeros per
         column), or random supports of the same levels with those values.
     solver : {"palm4msa", "hierarchical-palm4msa"} or factorization solver, default "palm4msa"
+        The factorizer of ``init="palm"`` and ``"reinit"``.
     layers : iterable of str, optional
         Names of the layers to consider (default: every layer).
-    n_iter, tol
+    n_iter : int, default 300
+        Passed to the named solver.
+    tol : float, default 1e-6
         Passed to the named solver.
     random_state : None, int or numpy Generator, default 0
         For ``"reinit"`` and ``"random"`` (one stream, through the layers in order).

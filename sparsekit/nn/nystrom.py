@@ -15,7 +15,7 @@ approximation k(x, L) K_LL^+ k(L, z) (Williams & Seeger 2001; thesis Eq. 1.22-1.
 
 Decisions:
 
-- K_LL^{-1/2} is :func:`sparsekit.features.nystrom.inverse_sqrt_map` (what
+- K_LL^{-1/2} is ``sparsekit.features.nystrom.inverse_sqrt_map`` (what
   :class:`sparsekit.Nystroem` uses): eigenvalues at or below ``eigen_floor`` (default
   L · eps(float64) · λ_max, the rank tolerance of ``numpy.linalg.pinv``) are dropped (the
   pseudo-inverse), never floored at 1e-12 as the authors' code does (that keeps 1e6 weights
@@ -45,9 +45,8 @@ from keras import ops
 
 from .._typing import RandomStateLike
 from .._validation import check_random_state
-from ..components import get_kernel
+from ..components import get_kernel, resolve
 from ..features.nystrom import inverse_sqrt_map
-from ..registry import resolve
 from . import _kernels
 from ._landmarks import select_landmarks
 
@@ -262,6 +261,18 @@ class NystromLayer(keras.layers.Layer):
         return self._landmarks_shape[0]
 
     def build(self, input_shape):
+        """Create the landmarks and the W matrices (Keras calls this before the first call).
+
+        Parameters
+        ----------
+        input_shape : tuple
+            The shape of the inputs, batch dimension first.
+
+        Raises
+        ------
+        ValueError
+            The inputs do not match the landmarks' shape.
+        """
         lm_shape = self._landmarks_shape
         if self.feature_extractor is None:
             if len(input_shape) != 2:
@@ -286,7 +297,20 @@ class NystromLayer(keras.layers.Layer):
         return ops.reshape(z, (ops.shape(z)[0], -1))
 
     def kernel_vectors(self, inputs, training=None) -> list:
-        """The kernel vectors k_m(f(x), f(L)) of each kernel, shape (batch, L) each, before W."""
+        """Compute the kernel vectors k_m(f(x), f(L)) of each kernel, before W.
+
+        Parameters
+        ----------
+        inputs : tensor of shape (batch, ...)
+            The inputs.
+        training : bool, optional
+            Passed to the feature extractor.
+
+        Returns
+        -------
+        list of tensors of shape (batch, L)
+            One per kernel.
+        """
         if not self.built:
             self.build(tuple(ops.shape(inputs)))
         z = self._flat_features(ops.cast(inputs, self.compute_dtype), training)
@@ -294,14 +318,49 @@ class NystromLayer(keras.layers.Layer):
         return [f(z, lm) for f in self._formulas]
 
     def call(self, inputs, training=None):
+        """Compute the layer's output: each kernel's vectors times its W, concatenated.
+
+        Parameters
+        ----------
+        inputs : tensor of shape (batch, ...)
+            The inputs.
+        training : bool, optional
+            Passed to the feature extractor.
+
+        Returns
+        -------
+        tensor of shape (batch, L * n_kernels)
+            The Nyström features.
+        """
         outs = [ops.matmul(kv, ops.cast(w, self.compute_dtype))
                 for kv, w in zip(self.kernel_vectors(inputs, training), self.w)]
         return outs[0] if len(outs) == 1 else ops.concatenate(outs, axis=-1)
 
     def compute_output_shape(self, input_shape):
+        """Return the output shape for inputs of shape ``input_shape``.
+
+        Parameters
+        ----------
+        input_shape : tuple
+            The shape of the inputs, batch dimension first.
+
+        Returns
+        -------
+        tuple
+            ``(batch, L * n_kernels)``.
+        """
         return (input_shape[0], self.n_landmarks * len(self._formulas))
 
     def get_config(self) -> dict:
+        """Return the layer's configuration (what saving a ``.keras`` file stores).
+
+        Returns
+        -------
+        dict
+            Keras' layer configuration with the kernels (name and resolved parameters), the
+            landmarks' shape, ``adaptive``, ``eigen_floor`` and the serialized feature
+            extractor.
+        """
         config = super().get_config()
         config.update({
             "kernel": [dict(s) for s in self._kernel_specs],
@@ -315,9 +374,24 @@ class NystromLayer(keras.layers.Layer):
 
     @classmethod
     def from_config(cls, config: dict) -> NystromLayer:
+        """Rebuild a layer from :meth:`get_config` (what loading a ``.keras`` file calls).
+
+        Parameters
+        ----------
+        config : dict
+            The output of :meth:`get_config`.
+
+        Returns
+        -------
+        NystromLayer
+            A layer with the configuration's kernels and feature extractor (loading a file,
+            Keras then restores its weights).
+        """
         config = dict(config)
         config["kernel"] = [get_kernel(s["name"], **s["params"]) for s in config["kernel"]]
         if config.get("feature_extractor") is not None:
             config["feature_extractor"] = keras.saving.deserialize_keras_object(
                 config["feature_extractor"])
         return cls(**config)
+
+__all__ = ["NystromLayer"]

@@ -62,8 +62,9 @@ def _check_q_k(n_factors, sparsity, shape):
 
 
 def factor_shapes(shape, n_factors: int) -> list[tuple[int, int]]:
-    """Shapes of ``Q`` factors whose product has ``shape = (D, F)``: ``D × A``, ``A × A``, …,
-    ``A × F`` with ``A = min(D, F)``.
+    """Return the shapes of ``Q`` factors whose product has ``shape = (D, F)``.
+
+    They are ``D × A``, ``A × A``, …, ``A × F`` with ``A = min(D, F)``.
 
     Parameters
     ----------
@@ -75,6 +76,7 @@ def factor_shapes(shape, n_factors: int) -> list[tuple[int, int]]:
     Returns
     -------
     list of (int, int)
+        The factors' shapes, left to right.
     """
     D, F = (int(v) for v in shape)
     Q = check_scalar(n_factors, "n_factors", kind=numbers.Integral, low=1, low_inclusive=True)
@@ -102,6 +104,7 @@ def splincol_constraints(shape, n_factors: int, sparsity: int) -> list[RowColumn
     Returns
     -------
     list of :class:`~sparsekit.projections.RowColumnTopK`
+        One projection per factor, left to right.
 
     Raises
     ------
@@ -119,7 +122,7 @@ def splincol_constraints(shape, n_factors: int, sparsity: int) -> list[RowColumn
 
 
 def reinit_values(masks, random_state=None, dtype=np.float32) -> list[np.ndarray]:
-    """Values for the supports ``masks`` by the re-initialisation rule of §3.4.3.
+    """Draw values for the supports ``masks`` by the re-initialisation rule of §3.4.3.
 
     Entry ``(i, j)`` of factor ``q`` is drawn from ``N(0, σ²)`` with ``σ² = 2 / fan_in`` (He)
     for the first factor and ``σ² = 2 / (fan_in + fan_out)`` (Xavier) for the others, where
@@ -128,14 +131,17 @@ def reinit_values(masks, random_state=None, dtype=np.float32) -> list[np.ndarray
 
     Parameters
     ----------
-    masks : list of 2-D boolean arrays
+    masks : list of 2-D bool arrays
         The supports, first factor (applied to the input) first.
     random_state : None, int or numpy Generator
+        Seeds the draws.
     dtype : float dtype, default float32
+        The dtype of the values.
 
     Returns
     -------
     list of arrays, the shapes of ``masks``
+        The factors: the drawn values on the supports, 0 elsewhere.
     """
     rng = check_random_state(random_state)
     out = []
@@ -157,10 +163,12 @@ def random_supports(constraints, random_state=None) -> list[np.ndarray]:
     constraints : list of projections
         From :func:`splincol_constraints`.
     random_state : None, int or numpy Generator
+        Seeds the Gaussian matrices.
 
     Returns
     -------
     list of boolean arrays
+        The supports, one per constraint.
     """
     rng = check_random_state(random_state)
     return [p.project_unchecked(rng.standard_normal(p.shape)) != 0 for p in constraints]
@@ -170,12 +178,12 @@ def random_supports(constraints, random_state=None) -> list[np.ndarray]:
 class PalminizedWeight:
     """A weight matrix as a product of sparse factors (the result of :func:`palminize`).
 
-    Attributes
+    Parameters
     ----------
     factors : list of ndarray
         ``S_1, …, S_Q`` (dense arrays, zeros outside the supports; ``λ`` folded into ``S_1``),
         with ``S_1 ⋯ S_Q ≈ W``.
-    masks : list of boolean ndarray
+    masks : list of bool ndarray
         The supports of the factors.
     relative_error : float
         ``‖W − S_1 ⋯ S_Q‖_F² / ‖W‖_F²`` (thesis Eq. 3.29), of these factors in their dtype.
@@ -197,7 +205,13 @@ class PalminizedWeight:
         return int(sum(int(m.sum()) for m in self.masks))
 
     def product(self) -> np.ndarray:
-        """``S_1 ⋯ S_Q`` in float64."""
+        """Multiply the factors out.
+
+        Returns
+        -------
+        ndarray
+            ``S_1 ⋯ S_Q`` in float64.
+        """
         out = np.asarray(self.factors[0], dtype=np.float64)
         for f in self.factors[1:]:
             out = out @ np.asarray(f, dtype=np.float64)
@@ -205,7 +219,20 @@ class PalminizedWeight:
 
 
 def relative_error(W, factors) -> float:
-    """``‖W − S_1 ⋯ S_Q‖_F² / ‖W‖_F²`` (Giffon 2020, Eq. 3.29), computed in float64."""
+    """Compute ``‖W − S_1 ⋯ S_Q‖_F² / ‖W‖_F²`` (Giffon 2020, Eq. 3.29) in float64.
+
+    Parameters
+    ----------
+    W : array of shape (D, F)
+        The weight matrix.
+    factors : list of arrays
+        ``S_1, …, S_Q``.
+
+    Returns
+    -------
+    float
+        The relative squared error of the product.
+    """
     W = np.asarray(W, dtype=np.float64)
     P = np.asarray(factors[0], dtype=np.float64)
     for f in factors[1:]:
@@ -265,7 +292,9 @@ def palminize(W, n_factors: int, sparsity: int, *, init: str = "palm",
         ``"hierarchical-palm4msa"`` peels the factors off one at a time (its last residual
         constrained as the last factor); an object with ``factorize(M, constraints)`` is
         called with the list of constraints.
-    n_iter, tol
+    n_iter : int, default 300
+        Passed to the named solver.
+    tol : float, default 1e-6
         Passed to the named solver.
     random_state : None, int or numpy Generator
         For ``"reinit"`` and ``"random"``.
@@ -275,6 +304,7 @@ def palminize(W, n_factors: int, sparsity: int, *, init: str = "palm",
     Returns
     -------
     PalminizedWeight
+        The factors, their supports and the relative error.
 
     Raises
     ------

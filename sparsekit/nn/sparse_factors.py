@@ -7,9 +7,9 @@ the thesis' implementation (§3.4.3): a dense trainable array of values ``V_q`` 
 0/1 mask ``M_q`` (a non-trainable weight), ``S_q = V_q ⊙ M_q``. The gradient with respect to
 ``V_q`` is zero outside the mask, so training changes only the non-zeros and the support stays
 fixed. This stores ``2·r·c`` numbers to represent ``nnz(M_q)`` parameters (a proof of concept,
-as in the thesis): :attr:`n_nonzero_params` counts the parameters of the factored form, Keras'
-``count_params()`` the stored arrays. The convolution rebuilds its dense kernel from the factors
-at every call (speed, not memory, as in the thesis).
+as in the thesis): :attr:`~sparsekit.nn.SparseFactorsDense.n_nonzero_params` counts the
+parameters of the factored form, Keras' ``count_params()`` the stored arrays. The convolution
+rebuilds its dense kernel from the factors at every call (speed, not memory, as in the thesis).
 
 The layers are written with ``keras.ops`` only (any Keras 3 backend). Build one from a trained
 ``Dense`` / ``Conv2D`` layer with :meth:`SparseFactorsDense.from_layer` /
@@ -148,12 +148,23 @@ class _SparseFactorsLayer(keras.layers.Layer):
         return self.activation(out) if self.activation is not None else out
 
     def get_factors(self) -> list[np.ndarray]:
-        """The factors ``S_q = V_q ⊙ M_q`` as NumPy arrays (the first applied to the input
-        first)."""
+        """Return the factors ``S_q = V_q ⊙ M_q`` as NumPy arrays.
+
+        Returns
+        -------
+        list of ndarray
+            The factors, the first applied to the input first.
+        """
         return [_to_numpy(self._factor(q)) for q in range(self.n_factors)]
 
     def get_masks(self) -> list[np.ndarray]:
-        """The supports ``M_q`` as boolean NumPy arrays."""
+        """Return the supports ``M_q`` as boolean NumPy arrays.
+
+        Returns
+        -------
+        list of ndarray of bool
+            The supports, the first factor's first.
+        """
         return [_to_numpy(m) != 0 for m in self.factor_masks]
 
     @property
@@ -189,7 +200,9 @@ class SparseFactorsDense(_SparseFactorsLayer):
         ``splincol`` level ``K`` in ``[1, min(D, units)]``: of the random supports drawn when
         ``masks`` and ``factors`` are not given (checked against the shape at build time).
     activation : str or callable, optional
+        The activation ``a`` (default: none).
     use_bias : bool, default True
+        Whether the layer adds a bias ``b``.
     seed : int, optional
         Seed of the random supports and values drawn when none are given.
     factors : list of Q 2-D arrays, optional
@@ -225,22 +238,64 @@ class SparseFactorsDense(_SparseFactorsLayer):
                                   low_inclusive=True)
 
     def build(self, input_shape):
+        """Create the supports and the factors' values (Keras calls this before the first call).
+
+        Parameters
+        ----------
+        input_shape : tuple
+            The shape of the inputs, batch dimension first.
+
+        Raises
+        ------
+        ValueError
+            The last input dimension is unknown, or the factors do not chain to it.
+        """
         in_dim = input_shape[-1]
         if in_dim is None:
             raise ValueError("SparseFactorsDense needs a known last input dimension")
         self._build_factors((int(in_dim), self.units), self.units)
 
     def call(self, inputs):
+        """Apply the layer: ``a(x S_1 ⋯ S_Q + b)``.
+
+        Parameters
+        ----------
+        inputs : tensor
+            The inputs ``x``, features last.
+
+        Returns
+        -------
+        tensor
+            The layer's output.
+        """
         x = inputs
         for q in range(self.n_factors):
             x = ops.matmul(x, self._factor(q))
         return self._finish(x)
 
     def compute_output_shape(self, input_shape):
+        """Return the output shape for inputs of shape ``input_shape``.
+
+        Parameters
+        ----------
+        input_shape : tuple
+            The shape of the inputs, batch dimension first.
+
+        Returns
+        -------
+        tuple
+            ``input_shape`` with its last dimension replaced by ``units``.
+        """
         return tuple(input_shape[:-1]) + (self.units,)
 
     def get_kernel(self) -> np.ndarray:
-        """The dense kernel ``S_1 ⋯ S_Q`` (``D × units``) as a NumPy array."""
+        """Return the dense kernel ``S_1 ⋯ S_Q`` as a NumPy array.
+
+        Returns
+        -------
+        ndarray of shape (D, units)
+            The product of the factors.
+        """
         return _to_numpy(self._product())
 
     def get_config(self):
@@ -252,7 +307,7 @@ class SparseFactorsDense(_SparseFactorsLayer):
     def from_layer(cls, layer, n_factors: int, sparsity: int, *, init: str = "palm",
                    solver="palm4msa", n_iter: int = 300, tol: float = 1e-6,
                    random_state=None, name=None):
-        """A sparse-factor copy of a trained ``keras.layers.Dense`` layer (thesis §3.4.3).
+        """Build a sparse-factor copy of a trained ``keras.layers.Dense`` layer (thesis §3.4.3).
 
         Its kernel ``W`` (``D × units``) is factorized by
         :func:`~sparsekit.nn.palminize.palminize`; the bias and the activation are kept.
@@ -261,9 +316,20 @@ class SparseFactorsDense(_SparseFactorsLayer):
         ----------
         layer : keras.layers.Dense
             A built layer.
-        n_factors, sparsity, init, solver, n_iter, tol, random_state
-            As for :func:`~sparsekit.nn.palminize.palminize` (``init``: ``"palm"``,
-            ``"reinit"`` or ``"random"``).
+        n_factors : int
+            As for :func:`~sparsekit.nn.palminize.palminize`.
+        sparsity : int
+            As for :func:`~sparsekit.nn.palminize.palminize`.
+        init : {"palm", "reinit", "random"}, default "palm"
+            As for :func:`~sparsekit.nn.palminize.palminize`.
+        solver : str or factorization solver, default "palm4msa"
+            As for :func:`~sparsekit.nn.palminize.palminize`.
+        n_iter : int, default 300
+            As for :func:`~sparsekit.nn.palminize.palminize`.
+        tol : float, default 1e-6
+            As for :func:`~sparsekit.nn.palminize.palminize`.
+        random_state : None, int or numpy Generator
+            As for :func:`~sparsekit.nn.palminize.palminize`.
         name : str, optional
             The new layer's name (default: the old one's).
 
@@ -308,10 +374,33 @@ class SparseFactorsConv2D(_SparseFactorsLayer):
     filters : int
         ``F``.
     kernel_size : int or (int, int)
-    strides, padding, data_format, dilation_rate
+        ``(kh, kw)``.
+    strides : int or (int, int), default 1
         As for ``keras.layers.Conv2D``.
-    n_factors, sparsity, activation, use_bias, seed, factors, masks, bias, **kwargs
+    padding : {"valid", "same"}, default "valid"
+        As for ``keras.layers.Conv2D``.
+    data_format : {"channels_last", "channels_first"}, optional
+        As for ``keras.layers.Conv2D`` (default: Keras' image data format).
+    dilation_rate : int or (int, int), default 1
+        As for ``keras.layers.Conv2D``.
+    n_factors : int, default 2
         As for :class:`SparseFactorsDense`, for the ``(kh·kw·C) × F`` weight matrix.
+    sparsity : int, default 2
+        As for :class:`SparseFactorsDense`.
+    activation : str or callable, optional
+        As for :class:`SparseFactorsDense`.
+    use_bias : bool, default True
+        As for :class:`SparseFactorsDense`.
+    seed : int, optional
+        As for :class:`SparseFactorsDense`.
+    factors : list of Q 2-D arrays, optional
+        As for :class:`SparseFactorsDense`.
+    masks : list of Q 2-D arrays, optional
+        As for :class:`SparseFactorsDense`.
+    bias : 1-D array, optional
+        As for :class:`SparseFactorsDense`.
+    **kwargs
+        As for :class:`SparseFactorsDense`.
 
     Raises
     ------
@@ -346,12 +435,30 @@ class SparseFactorsConv2D(_SparseFactorsLayer):
         return int(c)
 
     def build(self, input_shape):
+        """Create the supports and the factors' values (Keras calls this before the first call).
+
+        Parameters
+        ----------
+        input_shape : tuple
+            The shape of the inputs, batch dimension first.
+
+        Raises
+        ------
+        ValueError
+            The number of input channels is unknown, or the factors do not chain to it.
+        """
         kh, kw = self.kernel_size
         self.in_channels = self._channels(input_shape)
         self._build_factors((kh * kw * self.in_channels, self.filters), self.filters)
 
     def get_kernel(self) -> np.ndarray:
-        """The filter tensor ``(kh, kw, C, F)`` as a NumPy array."""
+        """Return the filter tensor as a NumPy array.
+
+        Returns
+        -------
+        ndarray of shape (kh, kw, C, F)
+            The product of the factors, reshaped.
+        """
         return _to_numpy(self._kernel())
 
     def _kernel(self):
@@ -359,6 +466,18 @@ class SparseFactorsConv2D(_SparseFactorsLayer):
         return ops.reshape(self._product(), (kh, kw, self.in_channels, self.filters))
 
     def call(self, inputs):
+        """Apply the layer: convolution with ``reshape(S_1 ⋯ S_Q)``, bias, activation.
+
+        Parameters
+        ----------
+        inputs : tensor
+            Images in ``data_format``.
+
+        Returns
+        -------
+        tensor
+            The layer's output.
+        """
         out = ops.conv(inputs, self._kernel(), strides=self.strides, padding=self.padding,
                        data_format=self.data_format, dilation_rate=self.dilation_rate)
         if self.bias is not None and self.data_format == "channels_first":
@@ -367,6 +486,18 @@ class SparseFactorsConv2D(_SparseFactorsLayer):
         return self._finish(out)
 
     def compute_output_shape(self, input_shape):
+        """Return the output shape for inputs of shape ``input_shape``.
+
+        Parameters
+        ----------
+        input_shape : tuple
+            The shape of the inputs, batch dimension first.
+
+        Returns
+        -------
+        tuple
+            The output shape of the equivalent ``keras.layers.Conv2D``.
+        """
         return keras.layers.Conv2D(self.filters, self.kernel_size, strides=self.strides,
                                    padding=self.padding, data_format=self.data_format,
                                    dilation_rate=self.dilation_rate).compute_output_shape(
@@ -383,7 +514,7 @@ class SparseFactorsConv2D(_SparseFactorsLayer):
     def from_layer(cls, layer, n_factors: int, sparsity: int, *, init: str = "palm",
                    solver="palm4msa", n_iter: int = 300, tol: float = 1e-6,
                    random_state=None, name=None):
-        """A sparse-factor copy of a trained ``keras.layers.Conv2D`` layer (thesis §3.4.3).
+        """Build a sparse-factor copy of a trained ``keras.layers.Conv2D`` layer (thesis §3.4.3).
 
         Its filter tensor ``(kh, kw, C, F)`` reshaped to ``(kh·kw·C) × F`` is factorized by
         :func:`~sparsekit.nn.palminize.palminize`; strides, padding, data format, dilation,
@@ -393,8 +524,22 @@ class SparseFactorsConv2D(_SparseFactorsLayer):
         ----------
         layer : keras.layers.Conv2D
             A built layer with ``groups == 1``.
-        n_factors, sparsity, init, solver, n_iter, tol, random_state, name
-            As for :meth:`SparseFactorsDense.from_layer`.
+        n_factors : int
+            As for :func:`~sparsekit.nn.palminize.palminize`.
+        sparsity : int
+            As for :func:`~sparsekit.nn.palminize.palminize`.
+        init : {"palm", "reinit", "random"}, default "palm"
+            As for :func:`~sparsekit.nn.palminize.palminize`.
+        solver : str or factorization solver, default "palm4msa"
+            As for :func:`~sparsekit.nn.palminize.palminize`.
+        n_iter : int, default 300
+            As for :func:`~sparsekit.nn.palminize.palminize`.
+        tol : float, default 1e-6
+            As for :func:`~sparsekit.nn.palminize.palminize`.
+        random_state : None, int or numpy Generator
+            As for :func:`~sparsekit.nn.palminize.palminize`.
+        name : str, optional
+            The new layer's name (default: the old one's).
 
         Returns
         -------

@@ -67,14 +67,21 @@ class Projection(ABC):
 
     Subclasses implement :meth:`_project` (the selection on the possibly clipped input).
 
-    Attributes
+    Parameters
     ----------
     shape : (int, int)
         The shape of the matrices projected (the factor's shape).
-    normalized : bool
+    normalized : bool, default True
         Rescale the result to unit Frobenius norm.
-    nonnegative : bool
+    nonnegative : bool, default False
         Set negative entries to zero before selecting.
+
+    Attributes
+    ----------
+    shape : (int, int)
+        The shape of the matrices projected.
+    normalized, nonnegative : bool
+        The parameters.
     is_constant : bool
         The factor is fixed (Palm4MSA never updates it).
     """
@@ -119,7 +126,18 @@ class Projection(ABC):
         return self.project_unchecked(A)
 
     def project_unchecked(self, M: np.ndarray) -> np.ndarray:
-        """``P(M)`` for a finite float array of the right shape (no validation)."""
+        """Compute ``P(M)`` for a finite float array of the right shape (no validation).
+
+        Parameters
+        ----------
+        M : ndarray of shape ``shape``
+            A finite float array, already clipped at zero when ``nonnegative``.
+
+        Returns
+        -------
+        ndarray of shape ``shape``
+            ``P(M)``.
+        """
         out = self._project(M)
         if self.normalized:
             norm = np.sqrt(np.einsum("ij,ij->", out, out))
@@ -132,7 +150,18 @@ class Projection(ABC):
         """The projection of a validated array, before normalization."""
 
     def initial(self, dtype: DTypeLike = np.float64) -> np.ndarray:
-        """A default starting point in (or near) the set: the rectangular identity."""
+        """Return a default starting point in (or near) the set: the rectangular identity.
+
+        Parameters
+        ----------
+        dtype : numpy dtype, default numpy.float64
+            The dtype of the result.
+
+        Returns
+        -------
+        ndarray of shape ``shape``
+            The starting point.
+        """
         return np.eye(*self.shape, dtype=dtype)
 
     def __repr__(self):
@@ -162,8 +191,13 @@ class GlobalTopK(Projection):
     Parameters
     ----------
     shape : (int, int)
+        The shape of the matrices projected (the factor's shape).
     k : int >= 1
         Entries kept in the whole matrix.
+    normalized : bool, default True
+        Rescale the result to unit Frobenius norm.
+    nonnegative : bool, default False
+        Set negative entries to zero before selecting.
     """
 
     name = "global-top-k"
@@ -195,8 +229,13 @@ class RowTopK(Projection):
     Parameters
     ----------
     shape : (int, int)
+        The shape of the matrices projected (the factor's shape).
     k : int >= 1
         Entries kept in every row.
+    normalized : bool, default True
+        Rescale the result to unit Frobenius norm.
+    nonnegative : bool, default False
+        Set negative entries to zero before selecting.
     """
 
     name = "splin"
@@ -219,8 +258,13 @@ class ColumnTopK(Projection):
     Parameters
     ----------
     shape : (int, int)
+        The shape of the matrices projected (the factor's shape).
     k : int >= 1
         Entries kept in every column.
+    normalized : bool, default True
+        Rescale the result to unit Frobenius norm.
+    nonnegative : bool, default False
+        Set negative entries to zero before selecting.
     """
 
     name = "spcol"
@@ -249,10 +293,15 @@ class RowColumnTopK(Projection):
     Parameters
     ----------
     shape : (int, int)
+        The shape of the matrices projected (the factor's shape).
     k : int >= 1
         Entries kept in every row.
     k_col : int >= 1, optional
         Entries kept in every column (default ``k``).
+    normalized : bool, default True
+        Rescale the result to unit Frobenius norm.
+    nonnegative : bool, default False
+        Set negative entries to zero before selecting.
     """
 
     name = "splincol"
@@ -285,6 +334,10 @@ class SupportMask(Projection):
     ----------
     mask : 2-D array
         The support: entries kept where non-zero (its shape is the factor's shape).
+    normalized : bool, default True
+        Rescale the result to unit Frobenius norm.
+    nonnegative : bool, default False
+        Set negative entries to zero before selecting.
     """
 
     name = "support"
@@ -307,6 +360,8 @@ class Constant(Projection):
     ----------
     matrix : 2-D array
         The factor's value (its shape is the factor's shape).
+    normalized : bool, default False
+        Rescale the matrix to unit Frobenius norm.
     """
 
     name = "constant"
@@ -325,7 +380,17 @@ class Constant(Projection):
 
 
 class Identity(Projection):
-    """``identity``: no constraint (the matrix itself; normalized only when asked)."""
+    """``identity``: no constraint (the matrix itself; normalized only when asked).
+
+    Parameters
+    ----------
+    shape : (int, int)
+        The shape of the matrices projected (the factor's shape).
+    normalized : bool, default False
+        Rescale the result to unit Frobenius norm.
+    nonnegative : bool, default False
+        Set negative entries to zero before selecting.
+    """
 
     name = "identity"
 
@@ -335,3 +400,8 @@ class Identity(Projection):
 
     def _project(self, M):
         return M.copy()
+
+__all__ = [
+    "Projection", "GlobalTopK", "RowTopK", "ColumnTopK", "RowColumnTopK", "SupportMask",
+    "Constant", "Identity",
+]

@@ -28,7 +28,7 @@ Sources
 
 In a spec, a relative ``path`` is resolved against the spec file's folder (an absolute path,
 or one starting with ``~``, is taken as it is), and the file or folder is checked to exist and
-be readable when the spec is validated, before any run starts (:func:`resolve_path`); the
+be readable when the spec is validated, before any run starts (``resolve_path``); the
 spec then holds the absolute path. The functions called directly read a relative path from
 the current folder.
 """
@@ -339,7 +339,7 @@ def file(path, target=None, seed=0):
     """A data file: ``.npy``, ``.npz`` (arrays ``X``, ``y``), ``.csv`` or ``.parquet``.
 
     ``path`` is read as given (relative: from the current folder); a spec's ``path`` is first
-    resolved against the spec file's folder (:func:`resolve_path`).
+    resolved against the spec file's folder (``resolve_path``).
     """
     p = _path(path, "file")
     suffix = p.suffix.lower()
@@ -413,7 +413,7 @@ def graphs(path, allow_pickle=False, seed=0):
     """A graph collection: a folder of edge lists, or a pickled list of networkx graphs.
 
     ``path`` is read as given; a spec's ``path`` is first resolved against the spec file's
-    folder (:func:`resolve_path`).
+    folder (``resolve_path``).
     """
     import networkx as nx
 
@@ -474,20 +474,55 @@ SOURCES.update(
 
 
 def source_names() -> list[str]:
+    """List the names of the data sources.
+
+    Returns
+    -------
+    list of str
+        The names, in registration order.
+    """
     return list(SOURCES)
 
 
 def source_parameters(name) -> set:
-    """Parameters a source takes (``allow_pickle`` comes from the command line only)."""
+    """Return the parameters a data source takes.
+
+    Parameters
+    ----------
+    name : str
+        A data source.
+
+    Returns
+    -------
+    set of str
+        The parameters it takes (``allow_pickle`` comes from the command line only).
+    """
     params = set(inspect.signature(SOURCES[name]).parameters)
     return params - {"allow_pickle"}
 
 
 def load(table: dict, *, seed=0, allow_pickle=False) -> dict:
-    """Load the data of a ``[data]`` table (one grid point: no lists left)."""
+    """Load the data of a ``[data]`` table.
+
+    Parameters
+    ----------
+    table : dict
+        A ``[data]`` table of one grid point (no lists left): ``source`` and its parameters.
+    seed : int, default 0
+        Seeds generated data sets.
+    allow_pickle : bool, default False
+        Let a ``file`` source read pickled objects.
+
+    Returns
+    -------
+    dict
+        What the source gives: ``X`` (and ``y``), ``graphs``, or ``D``/``Y``/``coef``.
+    """
     params = {k: v for k, v in table.items() if k != "source"}
     params.setdefault("seed", seed)
     name = table["source"]
     if name == "graphs":
         params["allow_pickle"] = allow_pickle
     return SOURCES[name](**params)
+
+__all__ = ["load", "source_names", "source_parameters"]

@@ -27,7 +27,21 @@ def default_file(plot: dict) -> str:
 
 
 def draw(plot: dict, rows: list, out: Path) -> Path:
-    """Draw one plot from the ``ok`` rows; returns the PNG's path.
+    """Draw one plot from the ``ok`` rows.
+
+    Parameters
+    ----------
+    plot : dict
+        A ``[[plot]]`` table.
+    rows : list of dict
+        The result rows.
+    out : Path
+        The output folder.
+
+    Returns
+    -------
+    Path
+        The PNG's path.
 
     Raises
     ------
@@ -73,3 +87,5 @@ def draw(plot: dict, rows: list, out: Path) -> Path:
     fig.savefig(path, dpi=120)
     plt.close(fig)
     return path
+
+__all__ = ["draw"]

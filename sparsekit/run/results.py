@@ -8,10 +8,10 @@ disk or a second process loses nothing that finished.
   ``spec.json``, ``meta.json``) goes to ``NAME.tmp`` in the same folder, created anew
   (``O_CREAT | O_EXCL | O_NOFOLLOW``: a planted symlink is not followed), ``fsync``-ed, then
   renamed over ``NAME`` (``os.replace``): the old file stays whole until the new one is.
-- :class:`FolderLock` holds an exclusive ``fcntl.flock`` on ``.lock`` in the folder while a
+- ``FolderLock`` holds an exclusive ``fcntl.flock`` on ``.lock`` in the folder while a
   process writes there; the file names the holder (pid, machine, start time).
 - Recording a run (its rows in both files and in memory) is not cut by Ctrl-C: a SIGINT that
-  arrives meanwhile is raised once the run is recorded (:func:`deferred_interrupt`).
+  arrives meanwhile is raised once the run is recorded (``deferred_interrupt``).
 """
 from __future__ import annotations
 
@@ -181,13 +181,24 @@ def _read_holder(fd: int) -> str:
 
 
 def read_results(path: Path) -> tuple[list, bool]:
-    """The rows of a ``results.jsonl``, one outcome per run id, and whether the file needs a
-    rewrite to say the same (it has a cut line, the incomplete rows of a run cut between two
-    of its rows, or an earlier outcome of a run recorded again).
+    """Read the rows of a ``results.jsonl``, one outcome per run id.
 
     The rows one run writes at once are consecutive: one row (``status`` ``error``, or ``ok``
     with one metrics dict), or the rows ``row`` = 0 .. ``n_rows`` - 1 of a task reporting several.
     A run's latest complete set of rows wins; an incomplete set is dropped (the run runs again).
+
+    Parameters
+    ----------
+    path : Path
+        A ``results.jsonl`` file.
+
+    Returns
+    -------
+    rows : list of dict
+        One outcome per run id.
+    needs_rewrite : bool
+        Whether the file needs a rewrite to say the same (it has a cut line, the incomplete rows of
+        a run cut between two of its rows, or an earlier outcome of a run recorded again).
     """
     text = Path(path).read_bytes().decode("utf-8", "replace")
     changed = bool(text) and not text.endswith("\n")
@@ -226,7 +237,7 @@ def read_results(path: Path) -> tuple[list, bool]:
 
 class Recorder:
     """Rows on disk (JSON Lines + CSV) and on the terminal, as they come in; one outcome per
-    run id (the latest). The caller holds the folder's :class:`FolderLock`."""
+    run id (the latest). The caller holds the folder's ``FolderLock``."""
 
     def __init__(self, out: Path, stream=None):
         self.out = Path(out)
@@ -343,3 +354,5 @@ def _short(v) -> str:
     if isinstance(v, float):
         return f"{v:.4g}"
     return str(v)[:20] if v is not None else "-"
+
+__all__ = ["read_results", "FolderInUseError", "NoSpaceError"]

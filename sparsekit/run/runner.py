@@ -55,7 +55,18 @@ def run_id(point: dict, repeat: int, seed: int) -> str:
 
 
 def plan(spec: Spec) -> list[dict]:
-    """Every run of the spec: ``{"run_id", "point", "repeat", "seed"}`` in execution order."""
+    """List every run of the spec.
+
+    Parameters
+    ----------
+    spec : Spec
+        A spec from :func:`~sparsekit.run.spec.load_spec`.
+
+    Returns
+    -------
+    list of dict
+        ``{"run_id", "point", "repeat", "seed"}`` for every run, in execution order.
+    """
     runs = []
     for point in expand(spec):
         for r in range(spec.repeat):
@@ -67,7 +78,26 @@ def plan(spec: Spec) -> list[dict]:
 
 
 def execute_point(task_name: str, point: dict, seed: int, allow_pickle: bool = False) -> dict:
-    """Run one grid point and return its metrics (raises on failure). Runs on Dask workers too."""
+    """Run one grid point and return its metrics (raises on failure).
+
+    Runs on Dask workers too.
+
+    Parameters
+    ----------
+    task_name : str
+        A registered task.
+    point : dict
+        One grid point: ``{section: {key: value}}`` without lists.
+    seed : int
+        The run's seed.
+    allow_pickle : bool, default False
+        Let a ``file`` data source read pickled objects.
+
+    Returns
+    -------
+    dict or list of dict
+        The task's metrics.
+    """
     from . import data as data_mod
     from .tasks import get_task, run_task
 
@@ -113,8 +143,24 @@ def check_size(spec: Spec, yes: bool) -> None:
 
 
 def dry_run(spec: Spec, stream: TextIO | None = None, yes: bool = False) -> list[dict]:
-    """Print the expanded grid (one line per run) and return the plan; a sweep of more than
-    ``max_runs`` runs needs ``yes``, as for :func:`run_spec`."""
+    """Print the expanded grid (one line per run) and return the plan.
+
+    A sweep of more than ``max_runs`` runs needs ``yes``, as for :func:`run_spec`.
+
+    Parameters
+    ----------
+    spec : Spec
+        A spec from :func:`~sparsekit.run.spec.load_spec`.
+    stream : file-like, optional
+        Where to print (default ``sys.stdout``).
+    yes : bool, default False
+        Accept a sweep of more than ``max_runs`` runs.
+
+    Returns
+    -------
+    list of dict
+        The plan (:func:`plan`).
+    """
     check_size(spec, yes)
     stream = stream or sys.stdout
     runs = plan(spec)
@@ -230,23 +276,54 @@ def connect(scheduler: str, timeout: float | None = None, worker_timeout: float 
 
 
 class Interrupted(KeyboardInterrupt):
-    """Ctrl-C during :func:`run_spec`; the message says how many runs are recorded and how to
-    resume (a ``KeyboardInterrupt``, so that callers that stop on Ctrl-C still do)."""
+    """Raised by Ctrl-C during :func:`run_spec`.
+
+    The message says how many runs are recorded and how to resume (a ``KeyboardInterrupt``, so
+    that callers that stop on Ctrl-C still do).
+    """
 
 
 def run_spec(spec: Spec, *, out: str | os.PathLike[str] | None = None, yes: bool = False,
              allow_pickle: bool = False, scheduler: str | None = None,
              stream: TextIO | None = None, progress: bool | None = None) -> Path:
-    """Run every point of the spec not already in ``out``; returns the output folder.
+    """Run every point of the spec not already in ``out``.
 
     Rows are recorded as runs finish. With ``scheduler``, grid points run as Dask tasks
     (``execute_point`` on the workers; task plugins must be installed there, as entry points);
     rows are recorded by this process on both paths.
 
-    Raises :class:`~sparsekit.run.results.FolderInUseError` when another process writes into
-    ``out``, :class:`~sparsekit.run.results.NoSpaceError` (an ``OSError``) when the folder's
-    disk, quota or file-size limit is full, and :class:`Interrupted` on Ctrl-C; in each case
-    what finished stays recorded, and running again resumes.
+    In each error case below, what finished stays recorded, and running again resumes.
+
+    Parameters
+    ----------
+    spec : Spec
+        A spec from :func:`~sparsekit.run.spec.load_spec`.
+    out : str or Path, optional
+        The output folder (default: derived from the spec's name).
+    yes : bool, default False
+        Accept a sweep of more than ``max_runs`` runs.
+    allow_pickle : bool, default False
+        Let a ``file`` data source read pickled objects.
+    scheduler : str or dask.distributed.Client, optional
+        Run the grid points as Dask tasks (an address, ``"local"`` or a client).
+    stream : file-like, optional
+        Where to print progress lines (default ``sys.stdout``).
+    progress : bool, optional
+        Show a progress bar (default: on a terminal).
+
+    Returns
+    -------
+    Path
+        The output folder.
+
+    Raises
+    ------
+    FolderInUseError
+        Another process writes into ``out``.
+    NoSpaceError
+        The folder's disk, quota or file-size limit is full (an ``OSError``).
+    Interrupted
+        Ctrl-C; what finished stays recorded, and running again resumes.
     """
     check_size(spec, yes)
     runs = plan(spec)
@@ -348,3 +425,5 @@ def _timed_point(task_name, point, seed, allow_pickle):
     t0 = time.perf_counter()
     status, result = _safe_point(task_name, point, seed, allow_pickle)
     return status, result, time.perf_counter() - t0
+
+__all__ = ["run_spec", "dry_run", "plan", "execute_point", "Interrupted"]

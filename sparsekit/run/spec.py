@@ -28,7 +28,7 @@ their parameters; nothing in it is evaluated or imported beyond registered compo
 The ``name`` names the default output folder ``runs/<name>-<timestamp>``, so it must be a plain
 folder name (no path separator, no leading dot, no control characters). A data ``path`` is
 resolved against the spec file's folder unless it is absolute, and checked to be readable
-before any run starts. The number of runs is counted from the list lengths (:func:`count_runs`)
+before any run starts. The number of runs is counted from the list lengths (``count_runs``)
 before any grid is built.
 
 Every list value is a sweep axis; the runs are the Cartesian product of the axes, except that
@@ -118,18 +118,30 @@ def locate(source: str, text: str, section: str | None, key: str | None) -> str:
 class Spec:
     """A parsed, validated spec.
 
-    Attributes
+    Parameters
     ----------
     name : str
+        The output name.
     task : str
+        The task's name.
     sections : dict
         ``{"data": {...}, "kernel": {...}, ..., "params": {...}}`` as written (lists kept).
-    repeat, seed, max_runs : int
+    repeat : int, default 1
+        Runs per grid point.
+    seed : int, default 0
+        The seed of the first repetition.
+    max_runs : int, default 200
+        Runs allowed without confirmation.
     zip_groups : list of list of str
         Dotted keys (``"sampler.name"``) varied together.
-    source : str
-        Where it came from (file path or ``"<string>"``), for messages.
-    text : str
+    source : str, optional
+        Where it came from (file path, or ``"<string>"`` by default), for messages.
+    text : str, default ""
+        The spec's text, for the line numbers of messages.
+    description : str, default ""
+        The spec's description.
+    plots : list of dict
+        The ``[[plot]]`` tables.
     """
 
     name: str
@@ -145,11 +157,30 @@ class Spec:
     plots: list = field(default_factory=list)
 
     def where(self, section: str | None, key: str | None) -> str:
-        """``"<source>, line N"`` of ``key`` in ``[section]`` (the source alone if unknown)."""
+        """Locate ``key`` in ``[section]``, for messages.
+
+        Parameters
+        ----------
+        section : str or None
+            A section (None: the top level).
+        key : str or None
+            A key of that section (None: the section's header).
+
+        Returns
+        -------
+        str
+            ``"<source>, line N"``, or the source alone when the line is unknown.
+        """
         return locate(self.source, self.text, section, key)
 
     def resolved(self) -> dict:
-        """The spec as a plain dict (what was run), for ``spec.json``."""
+        """Return the spec as a plain dict.
+
+        Returns
+        -------
+        dict
+            The spec (what was run), for ``spec.json``.
+        """
         out = {"name": self.name, "task": self.task, "repeat": self.repeat, "seed": self.seed}
         out.update({k: dict(v) for k, v in self.sections.items()})
         if self.zip_groups:
@@ -216,11 +247,17 @@ def load_spec(path_or_text: str | os.PathLike[str], *, overrides: Iterable[str] 
     overrides : iterable of str
         ``--set`` items, ``KEY=VALUE``.
     registry : Registry, optional
+        Where tasks and components are looked up (default: the default registry).
     text : str, optional
         The spec itself.
     base : str or Path, optional
         The folder that relative data paths (``[data] path``) are resolved against. Default:
         the spec file's folder; the current folder for a spec given as ``text``.
+
+    Returns
+    -------
+    Spec
+        The validated spec.
 
     Raises
     ------
@@ -489,10 +526,20 @@ def count_runs(spec: Spec) -> int:
 
 
 def expand(spec: Spec) -> list[dict]:
-    """The grid of a spec: one ``{section: {key: value}}`` dict per grid point (no repeats).
+    """Expand the grid of a spec.
 
     Axes are the list values; zipped axes advance together; the order is that of the spec
     (sections in :data:`TOP_KEYS` order, keys as written), the last axis varying fastest.
+
+    Parameters
+    ----------
+    spec : Spec
+        A spec from :func:`~sparsekit.run.spec.load_spec`.
+
+    Returns
+    -------
+    list of dict
+        One ``{section: {key: value}}`` dict per grid point (no repeats).
     """
     axes = []  # each axis: list of dotted keys, list of value tuples
     zipped = {d for g in spec.zip_groups for d in g}
@@ -513,3 +560,5 @@ def expand(spec: Spec) -> list[dict]:
                 point[sec][key] = v
         grid.append(point)
     return grid
+
+__all__ = ["Spec", "SpecError", "load_spec", "expand", "TOP_KEYS", "MAX_DEPTH"]

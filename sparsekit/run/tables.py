@@ -3,7 +3,22 @@ from __future__ import annotations
 
 
 def format_table(header, rows, title: str | None = None) -> str:
-    """Format ``rows`` (lists of cells) under ``header`` as an aligned Markdown table."""
+    """Format ``rows`` under ``header`` as an aligned Markdown table.
+
+    Parameters
+    ----------
+    header : sequence of str
+        The column names.
+    rows : sequence of sequence
+        The cells of every row.
+    title : str, optional
+        A heading printed above the table.
+
+    Returns
+    -------
+    str
+        The table.
+    """
     cells = [[str(c) for c in header]] + [[str(c) for c in r] for r in rows]
     widths = [max(len(r[i]) for r in cells) for i in range(len(header))]
     lines = []
@@ -14,3 +29,5 @@ def format_table(header, rows, title: str | None = None) -> str:
         if k == 0:
             lines.append("|" + "|".join("-" * (w + 2) for w in widths) + "|")
     return "\n".join(lines)
+
+__all__ = ["format_table"]

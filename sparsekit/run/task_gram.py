@@ -1,7 +1,7 @@
 """Task ``gram``: the Gram matrix of a kernel on the samples, timed and checked.
 
 Metrics: ``time`` (seconds for the whole n x n matrix, compiled beforehand on 8 samples when
-``warm_up``), and the ``checks`` asked for (default all): ``max_asym`` = max |K − Kᵀ| (0 up
+``warm_up``), and the ``checks`` asked for (default all): ``max_asym`` = ``max |K − Kᵀ|`` (0 up
 to round-off for a symmetric kernel), ``median`` (the median entry) and ``min_eig``, the
 smallest eigenvalue of the leading ``n_eig`` x ``n_eig`` block: ≥ 0 up to round-off for a
 positive semi-definite kernel (Schölkopf & Smola 2002, *Learning with Kernels*, Def. 2.5),
@@ -23,6 +23,18 @@ CHECKS = ("max_asym", "median", "min_eig")
 
 
 def run_gram(ctx) -> dict:
+    """Compute, time and check the Gram matrix of the kernel on the samples.
+
+    Parameters
+    ----------
+    ctx : TaskContext
+        The run's data, components, parameters (``ctx.params``) and seed.
+
+    Returns
+    -------
+    dict
+        The metrics of the module docstring: ``time`` and the ``checks`` asked for.
+    """
     samples = ctx.samples()
     p = ctx.params
     if isinstance(samples, np.ndarray):
@@ -58,3 +70,5 @@ def run_gram(ctx) -> dict:
 TASK = Task("gram", run_gram, {"dtype": "float64", "warm_up": True, "n_eig": 300,
                               "checks": ["max_asym", "median", "min_eig"]}, ("kernel",),
             {"kernel": "rbf"}, "Gram matrix: time, symmetry error, median, smallest eigenvalue")
+
+__all__ = ["run_gram"]

@@ -13,9 +13,22 @@ def _ari(y, labels):
 
 
 def run_kernel_kmeans(ctx: TaskContext) -> dict:
-    """Kernel k-means (exact or Nyström): inertia, time, residual trace, landmarks kept
-    (None when exact), and the adjusted Rand index and adjusted mutual information against y;
-    with ``return_labels``, the cluster of every sample (``labels``)."""
+    """Run kernel k-means (exact or Nyström) and report its metrics.
+
+    The metrics: inertia, time, residual trace, landmarks kept (None when exact), and the adjusted
+    Rand index and adjusted mutual information against y; with ``return_labels``, the cluster of
+    every sample (``labels``).
+
+    Parameters
+    ----------
+    ctx : TaskContext
+        The run's data, components, parameters (``ctx.params``) and seed.
+
+    Returns
+    -------
+    dict
+        The metrics.
+    """
     from ..cluster.kernel_kmeans import KernelKMeans
 
     X = ctx.samples()
@@ -42,3 +55,5 @@ TASK = Task("kernel-kmeans", run_kernel_kmeans, {"n_clusters": 2, "n_landmarks":
                                                  "method": "auto", "return_labels": False},
             ("kernel", "sampler"), {"kernel": "rbf", "sampler": "uniform"},
             "kernel k-means: inertia, time, ARI")
+
+__all__ = ["run_kernel_kmeans"]

@@ -26,8 +26,20 @@ def _method_options(p, method):
 
 
 def run_mmd(ctx: TaskContext) -> dict:
-    """MMD² between the samples of two classes (``classes``), by ``method``, with its time and
-    the difference to the exact (biased) MMD² when ``n`` ≤ ``exact_max_n``."""
+    """Estimate the MMD² between the samples of two classes (``classes``) by ``method``.
+
+    With its time and the difference to the exact (biased) MMD² when ``n`` ≤ ``exact_max_n``.
+
+    Parameters
+    ----------
+    ctx : TaskContext
+        The run's data, components, parameters (``ctx.params``) and seed.
+
+    Returns
+    -------
+    dict
+        The MMD², its time and, when computed, the difference to the exact MMD².
+    """
     from .. import stats
 
     Xa, Xb = _two_classes(ctx)
@@ -76,3 +88,5 @@ TASK = Task(
     {"kernel": "rbf"},
     "MMD² between two classes, time, Δ to exact",
 )
+
+__all__ = ["run_mmd"]

@@ -28,14 +28,26 @@ def _ridge_accuracy(Z, y, alpha, test_fraction, seed):
 
 
 def run_nystrom(ctx: TaskContext) -> dict:
-    """Nyström approximation: ‖K_E − K̂_E‖_F (absolute and, with ``relative_error``, relative)
-    on ``n_eval`` points, fit time, and the test accuracy of a ridge classifier on the features
-    (when y is given and ``ridge_alpha`` is not None).
+    """Fit a Nyström approximation and measure it.
+
+    The metrics: ‖K_E − K̂_E‖_F (absolute and, with ``relative_error``, relative) on ``n_eval``
+    points, fit time, and the test accuracy of a ridge classifier on the features (when y is given
+    and ``ridge_alpha`` is not None).
 
     The landmarks are drawn with ``ctx.seed``, the evaluation subset E with ``eval_seed``
     (default ``seed + 1``): one ``eval_seed`` for every run of a table compares all samplers
     on the same E (Cherfaoui thesis §3.3). ``lam`` sets λ of the RLS samplers that the
-    ``[sampler]`` section leaves unset (:func:`make_sampler`).
+    ``[sampler]`` section leaves unset (:func:`~sparsekit.run.tasks.make_sampler`).
+
+    Parameters
+    ----------
+    ctx : TaskContext
+        The run's data, components, parameters (``ctx.params``) and seed.
+
+    Returns
+    -------
+    dict
+        The errors, the fit time and (when computed) the test accuracy.
     """
     from ..features.nystrom import Nystroem
 
@@ -65,3 +77,5 @@ TASK = Task("nystrom", run_nystrom, {"n_components": 100, "n_eval": 2000, "ridge
                                      "relative_error": True},
             ("kernel", "sampler"), {"kernel": "rbf", "sampler": "uniform"},
             "Nyström error, fit time, downstream ridge accuracy")
+
+__all__ = ["run_nystrom"]

@@ -68,6 +68,18 @@ def _forest(X_train, y_train, classification, n_estimators, seed):
 
 
 def run_omp_forest(ctx) -> dict:
+    """Prune a random forest with the task's method and score it against its size.
+
+    Parameters
+    ----------
+    ctx : TaskContext
+        The run's data, components, parameters (``ctx.params``) and seed.
+
+    Returns
+    -------
+    dict
+        ``score``, ``scores``, ``full_forest``, ``n_trees`` and ``negative_weight_fraction``.
+    """
     from sklearn.metrics import accuracy_score, r2_score
 
     from ..ensemble import OMPForestClassifier, OMPForestRegressor
@@ -98,3 +110,5 @@ TASK = Task("omp-forest", run_omp_forest, {"method": "omp", "weights": "fitted",
                                           "problem": "auto", "test_size": 0.2,
                                           "validation_size": 0.25},
             (), {}, "random forest pruned by OMP / NN-OMP / random: test score per size")
+
+__all__ = ["run_omp_forest"]

@@ -3,8 +3,8 @@
 The protocol of Paiement (2003, M.Sc. thesis, Université de Montréal, §5.1, Table 5.1), after
 Bengio et al. (NIPS 2003), for one method and one substitution proportion ``p = |R1| / |F ∪ R1|``:
 
-1. split ``n_train + |R1|`` random points into F, R1 and R2 (|R1| = |R2| = round(p n_train),
-   |F| = n_train − |R1|);
+1. split ``n_train + |R1|`` random points into F, R1 and R2 (``|R1| = |R2| = round(p n_train)``,
+   ``|F| = n_train − |R1|``);
 2. train on F ∪ R1 and on F ∪ R2, align the second embedding on the first over F
    (least-squares affine map) and measure, for the points of F, the distance between the two:
    the training-set variability ``d_var``;
@@ -84,6 +84,18 @@ def differences(X, make, p, n_train, n_probe, rng):
 
 
 def run_out_of_sample(ctx) -> dict:
+    """Measure the out-of-sample embedding error against training-set variability.
+
+    Parameters
+    ----------
+    ctx : TaskContext
+        The run's data, components, parameters (``ctx.params``) and seed.
+
+    Returns
+    -------
+    dict
+        ``mean_difference``, ``std_difference``, ``n_differences`` and ``differences``.
+    """
     (X,) = ctx.need("X")
     p = ctx.params
     make = make_method(p["method"], p["n_components"], p["n_neighbors"], p["gamma"])
@@ -99,3 +111,5 @@ TASK = Task("out-of-sample", run_out_of_sample, {"method": "mds", "proportion": 
                                                 "n_repetitions": 1, "n_components": 2,
                                                 "n_neighbors": 10, "gamma": None},
             (), {}, "embedding: out-of-sample error against training-set variability")
+
+__all__ = ["run_out_of_sample"]

@@ -8,13 +8,25 @@ from .tasks import Task, TaskContext
 
 
 def run_palm4msa(ctx: TaskContext) -> dict:
-    """Factorize X into ``n_factors`` sparse factors (``sparsity`` non-zeros per row and column,
-    the schedule of hierarchical Palm4MSA): relative error ‖X − λ∏S‖_F/‖X‖_F, non-zeros of
-    the factors, time.
+    """Factorize X into ``n_factors`` sparse factors and measure the fit.
+
+    The factors have ``sparsity`` non-zeros per row and column (the schedule of hierarchical
+    Palm4MSA); the metrics are the relative error ‖X − λ∏S‖_F/‖X‖_F, the non-zeros of the factors
+    and the time.
 
     The spec's ``[solver]`` section names the factorizer (family ``"factorizer"``). One that
     builds its own schedule (``takes_sparsity_level``, as hierarchical Palm4MSA) gets the
     sparsity level and ``n_factors``; any other gets the schedule's factor constraints.
+
+    Parameters
+    ----------
+    ctx : TaskContext
+        The run's data, components, parameters (``ctx.params``) and seed.
+
+    Returns
+    -------
+    dict
+        ``‖X − λ∏S‖_F/‖X‖_F``, the non-zeros of the factors and the time.
     """
     from ..factorizers.hierarchical import hierarchical_constraints
 
@@ -37,3 +49,5 @@ def run_palm4msa(ctx: TaskContext) -> dict:
 TASK = Task("palm4msa", run_palm4msa, {"n_factors": 3, "sparsity": 2}, ("solver",),
             {"solver": "hierarchical-palm4msa"}, "sparse factorization: relative error, time",
             families={"solver": "factorizer"})
+
+__all__ = ["run_palm4msa"]

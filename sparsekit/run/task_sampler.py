@@ -11,12 +11,25 @@ from .tasks import Task, TaskContext, _fitted, _sampler
 
 
 def run_sampler(ctx: TaskContext) -> dict:
-    """Landmark quality of a sampler: score time and effective dimension Σ scores (samplers
-    with scores), and the relative residual trace tr(K − K̂)/tr(K) of ``n_landmarks`` drawn
-    landmarks (``n_landmarks = 0``: scores only).
+    """Measure the landmark quality of a sampler.
+
+    The metrics: score time and effective dimension Σ scores (samplers with scores), and the
+    relative residual trace tr(K − K̂)/tr(K) of ``n_landmarks`` drawn landmarks
+    (``n_landmarks = 0``: scores only).
 
     With ``warm_up``, the scores are computed once on the first 200 samples before the timed
-    call, so that compilation is not timed. ``lam`` as in :func:`run_nystrom`.
+    call, so that compilation is not timed. ``lam`` as in
+    :func:`~sparsekit.run.task_nystrom.run_nystrom`.
+
+    Parameters
+    ----------
+    ctx : TaskContext
+        The run's data, components, parameters (``ctx.params``) and seed.
+
+    Returns
+    -------
+    dict
+        The score time, effective dimension and relative residual trace.
     """
     from ..features.nystrom import Nystroem
 
@@ -57,3 +70,5 @@ TASK = Task(
     {"kernel": "rbf", "sampler": "uniform"},
     "score time, effective dimension, residual trace",
 )
+
+__all__ = ["run_sampler"]

@@ -9,13 +9,25 @@ from .tasks import Task, TaskContext
 
 
 def run_sparse_coding(ctx: TaskContext) -> dict:
-    """A solver on a dictionary and signals: time, support recovery (the true support equals
-    the atoms of the ``m`` largest |coefficients|), median and max relative residual.
+    """Run a solver on a dictionary and signals and measure the codes.
+
+    The metrics: time, support recovery (the true support equals the atoms of the ``m`` largest
+    ``|coefficients|``), median and max relative residual.
 
     Parameters the solver section leaves out follow the protocol of the solver demo: OMP and
     NN-OMP stop at ``m`` atoms, MP runs ``4 m`` steps (``max_iter`` overrides both), Frank–Wolfe
     gets the radius ``beta = beta_factor · ‖x*‖₁`` per signal (Cherfaoui thesis §5.4 uses 8)
     and ``max_iter`` (default 100) line-search steps.
+
+    Parameters
+    ----------
+    ctx : TaskContext
+        The run's data, components, parameters (``ctx.params``) and seed.
+
+    Returns
+    -------
+    dict
+        The time, the support recovery rate and the median and max relative residual.
     """
     from .._required_params import factory_signature
     from ..components import resolve
@@ -61,3 +73,5 @@ TASK = Task("sparse-coding", run_sparse_coding, {"nonnegative": False, "warm_up"
                                                  "max_iter": None, "beta_factor": 2.0}, ("solver",),
             {"solver": "omp"}, "solver on m-sparse signals: time, support recovery, residuals",
             build_components=False)
+
+__all__ = ["run_sparse_coding"]

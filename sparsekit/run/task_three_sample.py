@@ -39,17 +39,28 @@ def _class_draws(ctx):
 
 
 def run_three_sample(ctx: TaskContext) -> list:
-    """Algorithm 3S-eval of the Cherfaoui thesis (§4.6) through
-    :func:`sparsekit.stats.three_sample_error`: one row per (method, n) with the error rate
-    (``error_rate``: ``error`` of that function, renamed apart from the runner's ``error``
-    column of failed runs), its standard error ``error_se``, Δ to the exact MMD ``delta``
-    (NaN beyond ``exact_max_n``) and the mean ``time``, every method seeing the same draws.
+    """Run Algorithm 3S-eval of the Cherfaoui thesis (§4.6).
+
+    Through :func:`sparsekit.stats.three_sample_error`: one row per (method, n) with the error rate
+    (``error_rate``: ``error`` of that function, renamed apart from the runner's ``error`` column
+    of failed runs), its standard error ``error_se``, Δ to the exact MMD ``delta`` (NaN beyond
+    ``exact_max_n``) and the mean ``time``, every method seeing the same draws.
 
     The distributions: ``sample_x``/``sample_z`` draws of the data (``gaussian-pair``,
     ``graph-pair``), else the two ``classes`` of labelled data (each a label or a list of
     labels), drawn without replacement. ``methods`` is a method or a list; ``n`` a size or a
     list. The method options (``n_landmarks``, ``sampler``, ``lam``, ``n_frequencies``,
     ``block_size``) go to the methods that take them.
+
+    Parameters
+    ----------
+    ctx : TaskContext
+        The run's data, components, parameters (``ctx.params``) and seed.
+
+    Returns
+    -------
+    list of dict
+        One row per (method, n).
     """
     from ..stats import three_sample_error
     from ..stats.three_sample import METHOD_OPTIONS
@@ -76,3 +87,5 @@ TASK = Task("three-sample", run_three_sample, {"classes": [0, 1], "methods": "ny
                                                "n_frequencies": None, "block_size": None},
             ("kernel",), {"kernel": "rbf"},
             "three-sample test: error rate, Δ to exact MMD, time (a row per method and n)")
+
+__all__ = ["run_three_sample"]

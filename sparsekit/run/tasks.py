@@ -11,7 +11,8 @@ Tasks are registered like kernels and samplers: a plugin implements the ``sparse
 hook and yields one :class:`~sparsekit.registry.Registration` per task
 (:meth:`Task.registration` builds it), so that the registry's rules hold for tasks too (names
 case- and ``-``/``_``-insensitive, built-ins win a name, a plugin that claims a taken name is
-skipped with a warning, ``SPARSEKIT_DISABLE_PLUGINS``, :meth:`Registry.skipped`, ``sparsekit
+skipped with a warning, ``SPARSEKIT_DISABLE_PLUGINS``,
+:meth:`~sparsekit.registry.Registry.skipped`, ``sparsekit
 list --family task``)::
 
     # in the plugin module named by the distribution's "sparsekit" entry point
@@ -72,6 +73,7 @@ class Task:
     Parameters
     ----------
     name : str
+        The name specs use (``task = "<name>"``).
     run : callable
         ``run(ctx: TaskContext) -> dict`` of metric name to number (or short string), or a
         list of such dicts (one row of results each).
@@ -82,8 +84,10 @@ class Task:
     default_components : dict
         ``{family: name}`` used when the spec's section gives no ``name``.
     summary : str
+        One line that ``sparsekit list`` and the documentation show.
     build_components : bool, default True
-        ``False``: the task builds its components itself from ``ctx.component_params``.
+        ``False``: the task builds its components itself from ``ctx.component_params`` (when a
+        parameter depends on the data, as Frank–Wolfe's radius on the signals).
     families : dict, optional
         ``{section: family}`` where a section's components are looked up in another registry
         family than the section's name (default: none).
@@ -108,7 +112,7 @@ class Task:
         Parameters
         ----------
         section : str
-            A component section of the spec (one of :attr:`components`).
+            A component section of the spec (one of ``components``).
 
         Returns
         -------
@@ -118,8 +122,20 @@ class Task:
         return self.families.get(section, section)
 
     def registration(self, aliases: tuple = ()) -> Registration:
-        """The record that registers this task (what a ``sparsekit_tasks`` hook yields): its
-        factory, called without arguments, returns this task."""
+        """Build the record that registers this task.
+
+        What a ``sparsekit_tasks`` hook yields.
+
+        Parameters
+        ----------
+        aliases : tuple of str, default ()
+            Other names of the task.
+
+        Returns
+        -------
+        Registration
+            The record; its factory, called without arguments, returns this task.
+        """
         return Registration(self.name, functools.partial(_the_task, self), aliases=aliases,
                             summary=self.summary, accepts="any")
 
@@ -132,8 +148,22 @@ def _the_task(task: Task) -> Task:
 class TaskContext:
     """What a task's ``run`` receives: data, built components, parameters and the seed.
 
-    ``registry`` is where the task resolves the component names it builds itself (``None``: the
-    process-wide registry), the one :func:`run_task` was given.
+    Parameters
+    ----------
+    data : dict
+        What the data source returned (``X``, ``y``, ``graphs``, ``D``, ``Y``, ...).
+    components : dict
+        ``{family: component}``, built from the spec's sections.
+    params : dict
+        The task's parameters, defaults filled in.
+    seed : int
+        The run's seed.
+    component_params : dict, optional
+        ``{family: section}``: the sections the components were built from (``{"name": ...,
+        **parameters}``).
+    registry : Registry, optional
+        Where the task resolves the component names it builds itself (``None``: the
+        process-wide registry), the one :func:`run_task` was given.
     """
 
     data: dict
@@ -144,7 +174,18 @@ class TaskContext:
     registry: Registry | None = None
 
     def samples(self):
-        """The samples: vectors ``X``, or the ``graphs`` of a graph collection."""
+        """Return the samples: vectors ``X``, or the ``graphs`` of a graph collection.
+
+        Returns
+        -------
+        array-like or sequence of graphs
+            ``data["X"]``, else ``data["graphs"]``.
+
+        Raises
+        ------
+        ValueError
+            The data has neither.
+        """
         if "X" in self.data:
             return self.data["X"]
         if "graphs" in self.data:
@@ -152,6 +193,23 @@ class TaskContext:
         return self.need("X")[0]
 
     def need(self, *keys):
+        """Return the data items ``keys``, or say which are missing.
+
+        Parameters
+        ----------
+        *keys : str
+            The keys of ``data`` the task needs.
+
+        Returns
+        -------
+        list
+            ``[data[key] for key in keys]``.
+
+        Raises
+        ------
+        ValueError
+            A key is missing: the message names it and the keys the data source gave.
+        """
         missing = [k for k in keys if k not in self.data]
         if missing:
             raise ValueError(f"this task needs data with {', '.join(missing)}; the data source "
@@ -160,7 +218,19 @@ class TaskContext:
 
 
 def get_task(name: str, registry=None) -> Task:
-    """The task registered as ``name`` (case- and ``-``/``_``-insensitive).
+    """Return the task registered as ``name`` (case- and ``-``/``_``-insensitive).
+
+    Parameters
+    ----------
+    name : str
+        A task name or alias.
+    registry : Registry, optional
+        Where to look; the default registry when omitted.
+
+    Returns
+    -------
+    Task
+        The task.
 
     Raises
     ------
@@ -172,7 +242,18 @@ def get_task(name: str, registry=None) -> Task:
 
 
 def task_names(registry=None) -> list[str]:
-    """The names of the registered tasks."""
+    """Return the names of the registered tasks.
+
+    Parameters
+    ----------
+    registry : Registry, optional
+        Where to look; the default registry when omitted.
+
+    Returns
+    -------
+    list of str
+        The names, sorted.
+    """
     return (registry or default_registry()).names("task")
 
 
@@ -186,8 +267,9 @@ class _TaskPlugin:
 
 
 def register_task(task: Task, *, replace: bool = False) -> Task:
-    """Deprecated: make ``task`` available to specs in the default registry (``task =
-    "<name>"``); returns it.
+    """Make ``task`` available to specs in the default registry (deprecated).
+
+    Specs then name it as ``task = "<name>"``.
 
     Use a plugin with a ``sparsekit_tasks`` hook instead (see the module's docstring), or
     ``Registry.register`` of such a plugin object.
@@ -195,8 +277,14 @@ def register_task(task: Task, *, replace: bool = False) -> Task:
     Parameters
     ----------
     task : Task
+        The task to register.
     replace : bool, default False
         Replace a task that an earlier ``register_task`` call registered under that name.
+
+    Returns
+    -------
+    Task
+        ``task``.
 
     Raises
     ------
@@ -232,8 +320,15 @@ def register_task(task: Task, *, replace: bool = False) -> Task:
 
 
 def unregister_task(name: str) -> None:
-    """Deprecated: remove a task that :func:`register_task` registered (no-op for another
-    name)."""
+    """Remove a task that :func:`register_task` registered (deprecated).
+
+    A no-op for another name.
+
+    Parameters
+    ----------
+    name : str
+        The task's name.
+    """
     warnings.warn("sparsekit.run.unregister_task is deprecated (as register_task)",
                   DeprecationWarning, stacklevel=2)
     registry = default_registry()
@@ -244,8 +339,10 @@ def unregister_task(name: str) -> None:
 
 def run_task(name: str, params=None, data=None, components=None, seed: int = 0,
              registry=None):
-    """Run the task ``name`` once on ``data`` and return its metrics: a dict (the row of a
-    spec run), or a list of dicts for a task that reports several rows per run.
+    """Run the task ``name`` once on ``data`` and return its metrics.
+
+    The metrics are a dict (the row of a spec run), or a list of dicts for a task that reports
+    several rows per run.
 
     Parameters
     ----------
@@ -264,7 +361,8 @@ def run_task(name: str, params=None, data=None, components=None, seed: int = 0,
         as estimators copy theirs; a kernel may also be a function ``k(X, Y) -> Gram``),
         except for tasks that build their components from the data, as ``sparse-coding``.
         Each is resolved by :func:`sparsekit.components.resolve`.
-    seed : int
+    seed : int, default 0
+        The run's seed (``ctx.seed``).
     registry : Registry, optional
         Where the task and component names are resolved (default: the process-wide registry);
         the task receives it as ``ctx.registry``.
@@ -272,6 +370,7 @@ def run_task(name: str, params=None, data=None, components=None, seed: int = 0,
     Returns
     -------
     dict or list of dict
+        Metric name to number (or short string): one row, or one dict per row.
 
     Raises
     ------
@@ -317,14 +416,32 @@ def _fitted(kernel, X):
 
 
 def make_sampler(name, lam=None, registry=None, **params):
-    """The registered sampler ``name`` built with ``params``
-    (:func:`sparsekit.components.resolve`, through ``registry``; default: the process-wide
-    one); ``lam`` (when not None) goes to the samplers that take a λ, except recursive RLS.
+    """Build the registered sampler ``name`` with ``params``.
+
+    The sampler is built by :func:`sparsekit.components.resolve`, through ``registry``. ``lam``
+    (when not None) goes to the samplers that take a λ, except recursive RLS.
 
     The Chapter 3 protocol of the Cherfaoui thesis (§3.3) sets λ = (mean ‖x_i‖)⁻¹
     (``lam="inverse-mean-norm"``) for the ridge-leverage-score samplers and lets recursive RLS
     keep its adaptive λ, as the authors' code the thesis used as baseline does (thesis §3.1.2;
     Musco & Musco 2017).
+
+    Parameters
+    ----------
+    name : str
+        A registered sampler name.
+    lam : float or str, optional
+        The regularization λ for the samplers that take one (a number or a rule such as
+        ``"inverse-mean-norm"``); ignored by recursive RLS.
+    registry : Registry, optional
+        Where to look; the default registry when omitted.
+    **params
+        The sampler's other parameters.
+
+    Returns
+    -------
+    Sampler
+        The sampler.
     """
     info = (registry or default_registry()).lookup("sampler", name)
     if lam is not None and "lam" in factory_signature(info.registration.factory).names \
@@ -364,3 +481,8 @@ def __getattr__(attr):
                       DeprecationWarning, stacklevel=2)
         return dict(task.params) if attr == "QUICKMEANS_PARAMS" else task.run
     raise AttributeError(f"module {__name__!r} has no attribute {attr!r}")
+
+__all__ = [
+    "Task", "TaskContext", "get_task", "task_names", "register_task", "unregister_task",
+    "run_task", "make_sampler",
+]

@@ -53,6 +53,15 @@ MODES = ("fixed", "bernoulli")
 class Landmarks:
     """The chosen landmarks.
 
+    Parameters
+    ----------
+    indices : ndarray of int64, shape (k,)
+        Positions of the landmarks in ``X``.
+    points : array or prepared data
+        The landmark samples themselves.
+    weights : ndarray of float64, shape (k,)
+        Importance weights of the landmarks.
+
     Attributes
     ----------
     indices : ndarray of int64, shape (k,)
@@ -91,7 +100,29 @@ def check_n_landmarks(n_landmarks: Any, n: int, *, allow_none: bool) -> int | No
 
 
 def check_n_landmarks(n_landmarks: Any, n: int, *, allow_none: bool = False) -> int | None:
-    """``n_landmarks`` as an int in [1, n] (``None`` passes through when allowed)."""
+    """Check ``n_landmarks``: an int in [1, n] (``None`` passes through when allowed).
+
+    Parameters
+    ----------
+    n_landmarks : int or None
+        The requested number of landmarks.
+    n : int
+        The number of samples.
+    allow_none : bool, default False
+        Let ``None`` (no cap) through.
+
+    Returns
+    -------
+    int or None
+        ``n_landmarks`` as an int.
+
+    Raises
+    ------
+    TypeError
+        ``n_landmarks`` is not an integer (or None when allowed).
+    ValueError
+        ``n_landmarks`` is outside [1, n].
+    """
     if n_landmarks is None and allow_none:
         return None
     if isinstance(n_landmarks, bool) or not isinstance(n_landmarks, numbers.Integral):
@@ -123,16 +154,51 @@ class Sampler(ParamsMixin, ABC):
     @abstractmethod
     def sample(self, X: Any, kernel: Any, n_landmarks: int,
                random_state: RandomStateLike = None) -> Landmarks:
-        """Choose ``n_landmarks`` landmarks of ``X`` for ``kernel``."""
+        """Choose ``n_landmarks`` landmarks of ``X`` for ``kernel``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features) or sequence of graphs
+            The samples.
+        kernel : Kernel
+            The kernel the landmarks are chosen for (a sparsekit kernel object).
+        n_landmarks : int
+            Number of landmarks (a cap, or None for no cap, in ``"bernoulli"`` mode).
+        random_state : None, int or numpy.random.Generator
+            Seeds the draw.
+
+        Returns
+        -------
+        Landmarks
+            The positions, samples and importance weights of the landmarks.
+        """
 
     # -- shared steps (subclasses and plugins call these in :meth:`sample`) ------------------
     def prepare_input(self, X: Any, kernel: Any) -> Any:
-        """Check that this sampler takes ``kernel``'s input kind, fit a data-dependent
-        bandwidth on the whole ``X``, and return ``X`` prepared by the kernel (call it first in
-        :meth:`sample`; then touch the data only through ``kernel``).
+        """Check the kernel's input kind and return ``X`` prepared by the kernel.
 
-        A kernel whose bandwidth rule is still unresolved is fitted on the whole ``X`` here:
-        otherwise it would fit itself on the first block a sampler evaluates.
+        Call it first in :meth:`sample`, then touch the data only through ``kernel``. A kernel
+        whose bandwidth rule is still unresolved is fitted on the whole ``X`` here: otherwise it
+        would fit itself on the first block a sampler evaluates.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features) or sequence of graphs
+            The samples.
+        kernel : Kernel
+            The kernel the landmarks are chosen for (a sparsekit kernel object).
+
+        Returns
+        -------
+        object
+            ``X`` prepared by the kernel (:meth:`~sparsekit.kernels.base.Kernel.prepare`).
+
+        Raises
+        ------
+        TypeError
+            ``kernel`` is not a sparsekit kernel object.
+        ValueError
+            This sampler does not take the kernel's input kind (vectors or graphs).
         """
         if not callable(kernel) or not hasattr(kernel, "prepare"):
             raise TypeError(
@@ -153,8 +219,24 @@ class Sampler(ParamsMixin, ABC):
 
     @staticmethod
     def make_landmarks(Xp: Any, kernel: Any, indices: ArrayLike, weights: ArrayLike) -> Landmarks:
-        """The :class:`Landmarks` of positions ``indices`` of prepared ``Xp`` (what
-        :meth:`sample` returns); ``weights`` are the importance weights (ones if unweighted)."""
+        """Build the landmarks of positions ``indices`` of prepared ``Xp``.
+
+        Parameters
+        ----------
+        Xp : object
+            Data prepared by ``kernel``.
+        kernel : Kernel
+            The kernel that prepared ``Xp``.
+        indices : array-like of int
+            Positions of the landmarks.
+        weights : array-like of float
+            Their importance weights (ones if unweighted).
+
+        Returns
+        -------
+        Landmarks
+            What :meth:`sample` returns.
+        """
         idx = np.asarray(indices, dtype=np.int64)
         return Landmarks(idx, kernel.take(Xp, idx), np.asarray(weights, dtype=np.float64))
 
@@ -242,14 +324,23 @@ class ScoreSampler(Sampler):
 
     def scores(self, X: Any, kernel: Any, lam: float | str | None = None,
                random_state: RandomStateLike = None) -> np.ndarray:
-        """Importance scores of every sample of ``X`` (shape (n,), dtype of the kernel values).
+        """Compute the importance scores of every sample of ``X``.
 
         Parameters
         ----------
+        X : array-like of shape (n_samples, n_features) or sequence of graphs
+            The samples.
+        kernel : Kernel
+            The kernel (a sparsekit kernel object).
         lam : float or str, optional
             Overrides the sampler's ``lam`` for this call.
         random_state : None, int or Generator
             For samplers whose scores are randomized (partitions, first-pass samples).
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+            The scores, in the dtype of the kernel values.
         """
         self._check_common(lam)
         Xp = self.prepare_input(X, kernel)
@@ -263,6 +354,22 @@ class ScoreSampler(Sampler):
         In ``"bernoulli"`` mode ``n_landmarks`` caps the random number of landmarks (``None``:
         no cap). A draw above the cap keeps a uniformly random subset of ``n_landmarks`` of
         the drawn points and warns, since Theorem 1's guarantee then no longer holds.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features) or sequence of graphs
+            The samples.
+        kernel : Kernel
+            The kernel the landmarks are chosen for (a sparsekit kernel object).
+        n_landmarks : int
+            Number of landmarks (a cap, or None for no cap, in ``"bernoulli"`` mode).
+        random_state : None, int or numpy.random.Generator
+            Seeds the draw.
+
+        Returns
+        -------
+        Landmarks
+            The landmarks and their importance weights.
         """
         mode = self._check_common()
         Xp = self.prepare_input(X, kernel)
@@ -286,3 +393,5 @@ class ScoreSampler(Sampler):
                 keep = np.sort(rng.choice(len(idx), n_landmarks, replace=False))
                 idx, weights = idx[keep], weights[keep]
         return self.make_landmarks(Xp, kernel, idx, weights)
+
+__all__ = ["Landmarks", "Sampler", "ScoreSampler"]

@@ -19,10 +19,10 @@ Built-in implementations:
 - ``uniform``: the indices are drawn from n alone (the same draw as ``sample`` for the same
   seed); no chunk is read.
 - ``dac-rls``: each chunk computes the DAC scores of its rows
-  (:func:`sparsekit.samplers.rls.dac_chunk_scores`: the chunk permuted by its own generator
+  (``sparsekit.samplers.rls.dac_chunk_scores``: the chunk permuted by its own generator
   and cut into blocks of m rows, m = ``block_size``, default ⌈√n⌉ with the global n); the n
   scores come back and the landmarks are drawn ∝ scores as in memory.
-  :func:`sparsekit.samplers.rls.dac_chunk_partition` gives this partition as global index
+  ``sparsekit.samplers.rls.dac_chunk_partition`` gives this partition as global index
   arrays, so that ``DACRLSSampler(lam).scores_for_partition(X, kernel,
   dac_chunk_partition(...))`` reproduces the chunked scores in memory.
 """
@@ -39,7 +39,12 @@ from .._validation import check_random_state, check_scalar
 
 @runtime_checkable
 class ChunkedData(Protocol):
-    """Rows of X in chunks held elsewhere: what :meth:`sample_chunked` receives.
+    """Rows of X in chunks held elsewhere: what ``sample_chunked`` receives.
+
+    Parameters
+    ----------
+    *args, **kwargs
+        Not used: a protocol describes objects, it is not instantiated.
 
     Attributes
     ----------
@@ -53,22 +58,60 @@ class ChunkedData(Protocol):
     chunk_sizes: tuple[int, ...]
 
     def map_chunks(self, func: Callable[..., Any], *args: Any) -> list:
-        """``[func(chunk, i, *args) for each chunk i]``, run where the chunks are.
+        """Compute ``[func(chunk, i, *args) for each chunk i]``, where the chunks are.
 
         ``chunk`` is a 2-D ndarray holding whole rows of X (rows ``offset_i`` to
         ``offset_i + chunk_sizes[i]``); ``func`` and ``args`` are sent to the workers (keep them
-        small and picklable). Returns the results in chunk order.
+        small and picklable).
+
+        Parameters
+        ----------
+        func : callable
+            ``func(chunk, i, *args)``, a function of one chunk and its index.
+        *args
+            Further arguments of ``func``.
+
+        Returns
+        -------
+        list
+            The results, in chunk order.
         """
 
 
 def supports_chunked(sampler: Any) -> bool:
-    """Whether ``sampler`` implements ``sample_chunked`` (the capability, read from the
-    component)."""
+    """Tell whether ``sampler`` implements ``sample_chunked`` (read from the component).
+
+    Parameters
+    ----------
+    sampler : object
+        A sampler.
+
+    Returns
+    -------
+    bool
+        Whether ``sampler.sample_chunked`` is callable.
+    """
     return callable(getattr(sampler, "sample_chunked", None))
 
 
 def check_chunked_landmarks(result: Any, n: int, sampler: Any) -> tuple[np.ndarray, np.ndarray]:
-    """``(indices, weights)`` returned by ``sampler.sample_chunked``, checked.
+    """Check the ``(indices, weights)`` returned by ``sampler.sample_chunked``.
+
+    Parameters
+    ----------
+    result : object
+        What ``sample_chunked`` returned.
+    n : int
+        The number of rows of the data.
+    sampler : object
+        The sampler (named in the errors).
+
+    Returns
+    -------
+    indices : int64 ndarray of shape (s,)
+        The landmark positions.
+    weights : float64 ndarray of shape (s,)
+        Their weights.
 
     Raises
     ------
@@ -112,3 +155,5 @@ def check_numeric_lam(lam: Any) -> float:
 def chunk_seeds(n_chunks: int, seed: int) -> list:
     """One :class:`numpy.random.SeedSequence` per chunk, spawned from ``seed``."""
     return np.random.SeedSequence(int(seed)).spawn(n_chunks)
+
+__all__ = ["ChunkedData", "supports_chunked", "check_chunked_landmarks"]

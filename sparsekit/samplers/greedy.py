@@ -199,9 +199,9 @@ class GreedyTraceSampler(Sampler):
     approximate : bool, default False
         Use the poster's random-feature and sketch approximation (vectors, rbf/laplacian only).
     n_features : int, default 64
-        f, the number of random Fourier features (even: cos/sin pairs) of the approximate form.
+        The number f of random Fourier features (even: cos/sin pairs) of the approximate form.
     sketch_size : int, default 64
-        ξ, the columns of the Gaussian sketch Ξ of the approximate form.
+        The number ξ of columns of the Gaussian sketch Ξ of the approximate form.
     cache_gram : bool, default False
         Exact form only: keep the n×n Gram matrix in memory instead of re-evaluating it in row
         blocks at every step (faster for small n, n² floats of memory).
@@ -265,3 +265,5 @@ class GreedyTraceSampler(Sampler):
                 stacklevel=2,
             )
         return self.make_landmarks(Xp, kernel, idx, np.ones(idx.size))
+
+__all__ = ["GreedyTraceSampler"]

@@ -20,10 +20,27 @@ LAM_RULES = ("inverse-mean-norm",)
 
 
 def check_lam(lam, rules=LAM_RULES):
-    """Validate ``lam`` (a positive number or one of ``rules``); returns it normalized.
+    """Validate ``lam`` (a positive number or one of ``rules``) and return it normalized.
 
-    ``rules=()`` accepts numbers only (the λ of the regularized Nyström kernel in
-    :mod:`sparsekit.stats`).
+    Parameters
+    ----------
+    lam : float or str
+        The ridge parameter λ, or the name of a rule.
+    rules : tuple of str, default ("inverse-mean-norm",)
+        The rules accepted; ``()`` accepts numbers only (the λ of the regularized Nyström kernel
+        in :mod:`sparsekit.stats`).
+
+    Returns
+    -------
+    float or str
+        ``lam``: a positive float, or the rule's canonical name.
+
+    Raises
+    ------
+    TypeError
+        ``lam`` is neither a number nor a string rule.
+    ValueError
+        ``lam`` is not positive, or names an unknown rule.
     """
     if isinstance(lam, str) and rules:
         return check_option(lam, "lam rule", rules)
@@ -50,7 +67,29 @@ def inverse_mean_norm(X: np.ndarray) -> float:
 
 
 def resolve_lam(lam, Xp, kernel, rules=LAM_RULES) -> float | str:
-    """The numeric λ for prepared data ``Xp`` (rules outside ``LAM_RULES`` pass through)."""
+    """Return the numeric λ for prepared data ``Xp``.
+
+    Parameters
+    ----------
+    lam : float or str
+        The ridge parameter λ, or the name of a rule.
+    Xp : object
+        Data prepared by ``kernel``.
+    kernel : Kernel
+        The kernel (a rule that reads the raw vectors needs a vector kernel).
+    rules : tuple of str, default ("inverse-mean-norm",)
+        The rules accepted.
+
+    Returns
+    -------
+    float or str
+        The numeric λ (rules outside ``LAM_RULES`` pass through).
+
+    Raises
+    ------
+    ValueError
+        The rule cannot be applied (a graph kernel, or data of zero mean norm).
+    """
     lam = check_lam(lam, rules)
     if not isinstance(lam, str):
         return lam
@@ -63,3 +102,5 @@ def resolve_lam(lam, Xp, kernel, rules=LAM_RULES) -> float | str:
             )
         return inverse_mean_norm(Xp)
     return lam
+
+__all__ = ["resolve_lam", "check_lam"]

@@ -16,12 +16,13 @@ drawing mode.
 λ modes (``lam``):
 
 - ``"adaptive"`` (Musco & Musco's choice, used by the public port): at each level
-  λ = (Σ_i w_i² [K_S]_ii − Σ_{top k} eig(W K_S W)) / k, k = ⌈s / (4 log s)⌉. When k ≥ |S|, or
+  λ = (Σ_i w_i² [K_S]_ii − Σ_{top k} eig(W K_S W)) / k, k = ⌈s / (4 log s)⌉. When ``k ≥ |S|``, or
   when rounding makes that value non-positive, λ = 1e-5 (the port's fallback constant).
 - a number (or ``"inverse-mean-norm"``): the same λ at every level, so the scores estimate the
   ridge leverage scores of that λ (comparable with ``rls`` and ``dac-rls``).
 
-s is the ``n_landmarks`` of :meth:`sample`; :meth:`scores` uses ``level_size`` when given, else
+s is the ``n_landmarks`` of :meth:`~sparsekit.samplers.base.ScoreSampler.sample`;
+:meth:`~sparsekit.samplers.base.ScoreSampler.scores` uses ``level_size`` when given, else
 ⌈√n⌉. Cost Θ(n s²) (every level streams K_{level,S} in row blocks and solves with one Cholesky
 factor, so memory stays O(s² + block · s)).
 """
@@ -127,7 +128,9 @@ class RecursiveRLSSampler(ScoreSampler):
     lam : "adaptive", float > 0 or "inverse-mean-norm", default "adaptive"
         See the module docstring.
     level_size : int, optional
-        s, the expected dictionary size of the recursion, for :meth:`scores`; :meth:`sample`
+        The expected dictionary size s of the recursion, for
+        :meth:`~sparsekit.samplers.base.ScoreSampler.scores`;
+        :meth:`~sparsekit.samplers.base.ScoreSampler.sample`
         uses its ``n_landmarks`` (in Bernoulli mode without a cap: ``level_size`` or ⌈√n⌉).
     n_jobs : int, optional
         Threads streaming the row blocks of K_{level,S}; default: the library-wide setting
@@ -138,6 +141,7 @@ class RecursiveRLSSampler(ScoreSampler):
         replacement). ``"bernoulli"`` applies Algorithm 3 to the last-level scores, which are
         constant-factor estimates (not certified over-estimates) of the ridge leverage scores.
     rho : float in (0, 1), default 0.1
+        Failure probability ρ of the Bernoulli rule (``mode="bernoulli"``).
     """
 
     name = "recursive-rls"
@@ -174,3 +178,5 @@ class RecursiveRLSSampler(ScoreSampler):
         with single_threaded():  # the small factorizations; row blocks run on n_jobs threads
             scores = recursive_scores(Xp, kernel, s, lam, rng, default_n_jobs(self.n_jobs))
         return scores.astype(_score_dtype(Xp), copy=False)
+
+__all__ = ["RecursiveRLSSampler"]

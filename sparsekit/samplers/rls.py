@@ -60,10 +60,24 @@ def _row_step(n_cols: int) -> int:
 
 
 def exact_rls(Xp, kernel, lam: float) -> np.ndarray:
-    """Exact ridge leverage scores (2.3) of prepared ``Xp`` (float64, shape (n,)).
+    """Compute the exact ridge leverage scores (2.3) of prepared ``Xp``.
 
     Refuses (``InsufficientMemoryError``) or warns when the n x n Gram matrix would take most of
     the available memory.
+
+    Parameters
+    ----------
+    Xp : object
+        Data prepared by ``kernel``.
+    kernel : Kernel
+        The kernel.
+    lam : float
+        The ridge parameter λ > 0.
+
+    Returns
+    -------
+    ndarray of float64, shape (n,)
+        ``l_i = (K (K + λI)⁻¹)_ii``.
     """
     n = kernel.n_samples(Xp)
     check_allocation(dense_gram_bytes(n, getattr(getattr(Xp, "dtype", None), "itemsize", 8)),
@@ -88,6 +102,24 @@ def dac_rls(Xp, kernel, lam: float, blocks, n_jobs: int = 1) -> np.ndarray:
     Each sample gets the exact ridge leverage score of its own block with the global ``lam``.
     The blocks are independent: ``n_jobs`` threads each evaluate and factor whole blocks
     (:func:`sparsekit.samplers._parallel.run_blocks`), so at most ``n_jobs`` blocks are alive.
+
+    Parameters
+    ----------
+    Xp : object
+        Data prepared by ``kernel``.
+    kernel : Kernel
+        The kernel.
+    lam : float
+        The ridge parameter λ > 0.
+    blocks : sequence of array-like of int
+        A partition of the samples (disjoint index arrays covering them).
+    n_jobs : int, default 1
+        Threads, each factoring whole blocks.
+
+    Returns
+    -------
+    ndarray of float64, shape (n,)
+        The score of each sample within its block.
     """
     out = np.empty(kernel.n_samples(Xp), dtype=np.float64)
 
@@ -99,7 +131,22 @@ def dac_rls(Xp, kernel, lam: float, blocks, n_jobs: int = 1) -> np.ndarray:
 
 
 def random_partition(n: int, block_size: int, rng: np.random.Generator):
-    """Consecutive chunks of size ``block_size`` of a random permutation of ``range(n)``."""
+    """Cut a random permutation of ``range(n)`` into consecutive chunks of ``block_size``.
+
+    Parameters
+    ----------
+    n : int
+        Number of samples.
+    block_size : int
+        Size of every chunk but the last (which holds the remainder).
+    rng : numpy.random.Generator
+        The source of the permutation.
+
+    Returns
+    -------
+    list of ndarray of int
+        The chunks.
+    """
     perm = rng.permutation(n)
     return [perm[i:i + block_size] for i in range(0, n, block_size)]
 
@@ -118,8 +165,13 @@ class ExactRLSSampler(ScoreSampler):
     Parameters
     ----------
     lam : float > 0 or "inverse-mean-norm", default 1.0
+        Ridge parameter λ of the leverage scores, or the rule λ = (mean_i ‖x_i‖₂)⁻¹ (vectors
+        only).
     mode : {"fixed", "bernoulli"}, default "fixed"
+        Draw exactly ``n_landmarks`` points ∝ the scores, or keep each point independently
+        (Algorithm 3, Cherfaoui 2022, PhD thesis, §3.2).
     rho : float in (0, 1), default 0.1
+        Failure probability ρ of the Bernoulli rule (``mode="bernoulli"``).
     """
 
     name = "rls"
@@ -134,7 +186,22 @@ class ExactRLSSampler(ScoreSampler):
         return exact_rls(Xp, kernel, lam).astype(_score_dtype(Xp), copy=False)
 
     def effective_dimension(self, X: Any, kernel: Any, lam: float | str | None = None) -> float:
-        """d_eff = Σ_i l_i = tr(K (K + λI)⁻¹) (2.4)."""
+        """Compute the effective dimension d_eff = Σ_i l_i = tr(K (K + λI)⁻¹) (2.4).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features) or sequence of graphs
+            The samples.
+        kernel : Kernel
+            The kernel.
+        lam : float or str, optional
+            Overrides the sampler's ``lam``.
+
+        Returns
+        -------
+        float
+            ``d_eff``.
+        """
         return float(np.sum(self.scores(X, kernel, lam), dtype=np.float64))
 
 
@@ -144,6 +211,8 @@ class TwoPassRLSSampler(ScoreSampler):
     Parameters
     ----------
     lam : float > 0 or "inverse-mean-norm", default 1.0
+        Ridge parameter λ of the leverage scores, or the rule λ = (mean_i ‖x_i‖₂)⁻¹ (vectors
+        only).
     n_first : int, optional
         Size m of the uniform first pass; default ⌈√n⌉ (the block size of DAC-RLS, so both cost
         Θ(n m²)). Capped at n.
@@ -155,6 +224,7 @@ class TwoPassRLSSampler(ScoreSampler):
         The Bernoulli rule is refused: these scores are under-estimates (l̂_i ≤ l_i), and
         Algorithm 3 (Cherfaoui 2022, PhD thesis, §3.2) needs over-estimates.
     rho : float in (0, 1), default 0.1
+        Failure probability ρ of the Bernoulli rule (``mode="bernoulli"``).
 
     Notes
     -----
@@ -229,7 +299,7 @@ class DACRLSSampler(ScoreSampler):
     lam : float > 0 or "inverse-mean-norm", default 1.0
         The global λ used inside every block.
     block_size : int, optional
-        m; default ⌈√n⌉ (the thesis's only tested value). The partition is a random
+        The block size m; default ⌈√n⌉ (the thesis's only tested value). The partition is a random
         permutation cut into consecutive chunks (the authors' code; Algorithm 2 of the thesis,
         §3.2, leaves the partition open); the last chunk holds the remainder.
     n_jobs : int, optional
@@ -239,7 +309,10 @@ class DACRLSSampler(ScoreSampler):
         runs on one thread with single-threaded BLAS (threads of a pool and of BLAS would
         otherwise compete for the cores); ``1`` runs the blocks one after the other.
     mode : {"fixed", "bernoulli"}, default "fixed"
+        Draw exactly ``n_landmarks`` points ∝ the scores, or keep each point independently
+        (Algorithm 3, Cherfaoui 2022, PhD thesis, §3.2).
     rho : float in (0, 1), default 0.1
+        Failure probability ρ of the Bernoulli rule (``mode="bernoulli"``).
 
     Notes
     -----
@@ -279,7 +352,24 @@ class DACRLSSampler(ScoreSampler):
 
     def scores_for_partition(self, X: Any, kernel: Any, blocks: Iterable[ArrayLike],
                              lam: float | str | None = None) -> np.ndarray:
-        """DAC scores for a given partition (a sequence of disjoint index arrays covering X)."""
+        """Compute the DAC scores for a given partition of ``X``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features) or sequence of graphs
+            The samples.
+        kernel : Kernel
+            The kernel.
+        blocks : sequence of array-like of int
+            Disjoint index arrays covering the samples.
+        lam : float or str, optional
+            Overrides the sampler's ``lam``.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+            The DAC score of each sample.
+        """
         self._check_common(lam)
         Xp = self.prepare_input(X, kernel)
         n = kernel.n_samples(Xp)
@@ -297,14 +387,28 @@ class DACRLSSampler(ScoreSampler):
 
     def sample_chunked(self, data: ChunkedData, kernel: Any, n_landmarks: int,
                        random_state: RandomStateLike = None) -> tuple[np.ndarray, np.ndarray]:
-        """Landmarks of data held in row chunks (:mod:`sparsekit.samplers.chunked`): the DAC
-        scores of each chunk computed where it is (blocks inside chunks:
-        :func:`dac_chunk_partition`), the landmarks drawn ∝ scores here as :meth:`sample` does.
+        """Draw landmarks of data held in row chunks (:mod:`sparsekit.samplers.chunked`).
+
+        The DAC scores of each chunk are computed where it is (blocks inside chunks:
+        ``dac_chunk_partition``), the landmarks drawn ∝ scores here as :meth:`sample` does.
+
+        Parameters
+        ----------
+        data : ChunkedData
+            The rows of X, in chunks held elsewhere.
+        kernel : kernel object
+            The kernel the landmarks are chosen for.
+        n_landmarks : int
+            The number of landmarks.
+        random_state : None, int or numpy.random.Generator
+            Seeds the draw.
 
         Returns
         -------
-        indices : int64 array (n_landmarks,)
-        weights : float64 array (n_landmarks,)
+        indices : int64 ndarray of shape (n_landmarks,)
+            The landmark positions.
+        weights : float64 ndarray of shape (n_landmarks,)
+            Their weights, as :meth:`sample` gives them.
 
         Raises
         ------
@@ -365,3 +469,8 @@ def chunked_dac_scores(data: ChunkedData, kernel: Any, lam: Any, block_size: int
     m = dac_block_size(data.n_samples, block_size)
     seeds = chunk_seeds(len(data.chunk_sizes), integer_seed(random_state))
     return np.concatenate(data.map_chunks(dac_chunk_scores, kernel, lam, m, seeds))
+
+__all__ = [
+    "ExactRLSSampler", "TwoPassRLSSampler", "DACRLSSampler", "exact_rls", "dac_rls",
+    "random_partition",
+]

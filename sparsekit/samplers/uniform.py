@@ -41,13 +41,28 @@ class UniformSampler(Sampler):
 
     def sample_chunked(self, data: ChunkedData, kernel: Any, n_landmarks: int,
                        random_state: RandomStateLike = None) -> tuple[np.ndarray, np.ndarray]:
-        """Uniform landmarks of data held in row chunks (:mod:`sparsekit.samplers.chunked`):
-        drawn from n alone, as :meth:`sample` draws them for the same seed; no chunk is read.
+        """Draw uniform landmarks of data held in row chunks (:mod:`sparsekit.samplers.chunked`).
+
+        They are drawn from n alone, as :meth:`sample` draws them for the same seed; no chunk
+        is read.
+
+        Parameters
+        ----------
+        data : ChunkedData
+            The rows of X, in chunks held elsewhere.
+        kernel : kernel object
+            The kernel the landmarks are chosen for.
+        n_landmarks : int
+            The number of landmarks.
+        random_state : None, int or numpy.random.Generator
+            Seeds the draw.
 
         Returns
         -------
-        indices : int64 array (n_landmarks,), sorted
-        weights : float64 array of ones
+        indices : int64 ndarray of shape (n_landmarks,)
+            The landmark positions, sorted.
+        weights : float64 ndarray of shape (n_landmarks,)
+            Ones.
         """
         self._check_replace()
         return self._draw(data.n_samples, n_landmarks, random_state)
@@ -96,3 +111,5 @@ class DiagonalSampler(ScoreSampler):
                 "needs a positive semi-definite kernel"
             )
         return d
+
+__all__ = ["UniformSampler", "DiagonalSampler"]

@@ -14,3 +14,5 @@ thread or one small block per signal), which would need the whole solve resident
 to pay for the transfers; that is a separate design (batched solver on device arrays), not a
 drop-in twin of these kernels.
 """
+
+__all__: list[str] = []  # a namespace of modules: each submodule lists its names

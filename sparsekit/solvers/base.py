@@ -11,7 +11,7 @@ in scikit-learn (the Frank–Wolfe rule ``||r_k||_2 <= tol`` of Cherfaoui 2022, 
 is ``tol**2`` here).
 
 :class:`Solver` owns the frame of every solve (template method): it checks the parameters,
-validates ``D`` and ``Y`` into a :class:`Problem` (signals as rows), chooses the Gram or the
+validates ``D`` and ``Y`` into a ``Problem`` (signals as rows), chooses the Gram or the
 residual form, calls the one its subclass supplies (``_solve_gram`` / ``_solve_residual``,
 returning :class:`Codes`), warns about premature stops and returns the public
 :class:`SparseResult`.
@@ -47,16 +47,18 @@ STOP_REASONS = {
 
 
 class PrematureStopWarning(RuntimeWarning):
-    """OMP stopped before its number of atoms although the residual is not zero: the next atom is
-    linearly dependent on the support, or every atom left is orthogonal to the residual
-    (duplicate or dependent columns)."""
+    """Warn that OMP stopped before its number of atoms although the residual is not zero.
+
+    The next atom is linearly dependent on the support, or every atom left is orthogonal to the
+    residual (duplicate or dependent columns).
+    """
 
 
 @dataclass
 class SparseResult:
     """The result of a sparse solver.
 
-    Attributes
+    Parameters
     ----------
     coef : ndarray, shape (n_atoms, n_signals) or (n_atoms,)
         Coefficients ``x`` with ``Y ~ D x``, dtype of the inputs.
@@ -79,6 +81,9 @@ class SparseResult:
     steps, gaps : ndarray, optional
         Frank–Wolfe only, shape (n_steps, n_signals): the step ``gamma_k`` and the duality gap
         ``g_k`` of every iteration (NaN where not computed).
+    extra : dict, optional
+        Solver-specific details (Frank–Wolfe: ``extra["pruned"]``, the coefficients set to 0 as
+        rounding).
     """
 
     coef: np.ndarray
@@ -92,12 +97,21 @@ class SparseResult:
     extra: dict = field(default_factory=dict)
 
     def dense_path(self) -> np.ndarray:
-        """OMP path as dense coefficients, shape (n_atoms, n_signals, n_steps) ((n_atoms, n_steps)
-        for a 1-D ``y``): ``[:, j, k]`` is the ``(k+1)``-atom solution of signal ``j``.
+        """Expand the OMP path into dense coefficients.
 
         This is the layout of scikit-learn's ``orthogonal_mp(..., return_path=True)``. After a
         signal stopped its last solution is repeated (scikit-learn instead truncates every
         signal's path to the shortest one).
+
+        Returns
+        -------
+        ndarray of shape (n_atoms, n_signals, n_steps), or (n_atoms, n_steps) for a 1-D ``y``
+            ``[:, j, k]`` is the ``(k+1)``-atom solution of signal ``j``.
+
+        Raises
+        ------
+        ValueError
+            The result has no path (solve with ``return_path=True``).
         """
         if self.path is None:
             raise ValueError("this result has no path; solve with return_path=True")
@@ -125,7 +139,7 @@ class Codes:
     :meth:`Solver.solve` turns it into the public :class:`SparseResult` (signals as columns, the
     signal axis dropped for a 1-D ``y``). :meth:`empty` allocates the built-in solvers' arrays.
 
-    Attributes
+    Parameters
     ----------
     support : ndarray of int64, shape (n_signals, n_steps)
         ``support[j, k]``: the atom selected at step ``k`` for signal ``j``, ``-1`` after it
@@ -143,7 +157,7 @@ class Codes:
         per selected atom.
     values : ndarray, shape (n_signals, n_steps), optional
         ``values[j, k]``: the coefficient of atom ``support[j, k]`` (OMP's layout), scattered
-        into ``coef`` by :func:`scatter`.
+        into ``coef`` by ``scatter``.
     arrays : dict of ndarray
         Per-signal arrays with the signals on the first axis (OMP's ``path``, Frank–Wolfe's
         ``steps`` and ``gaps``), set as attributes of the result with the signals last.
@@ -163,9 +177,25 @@ class Codes:
 
     @classmethod
     def empty(cls, problem: Problem, n_steps: int, *, by_support: bool = False) -> Codes:
-        """Arrays for ``n_steps`` steps of every signal of ``problem``: support ``-1``, residual
-        norms NaN, ``n_iter`` and ``status`` 0, and zero coefficients (dense ``coef``, or
-        ``values`` per selected atom when ``by_support``)."""
+        """Allocate the arrays for ``n_steps`` steps of every signal of ``problem``.
+
+        Support ``-1``, residual norms NaN, ``n_iter`` and ``status`` 0, and zero coefficients
+        (dense ``coef``, or ``values`` per selected atom when ``by_support``).
+
+        Parameters
+        ----------
+        problem : Problem
+            The checked problem (its signals, atoms and dtype).
+        n_steps : int
+            The most steps a signal may take.
+        by_support : bool, default False
+            Store the coefficients per selected atom (``values``) instead of dense ``coef``.
+
+        Returns
+        -------
+        Codes
+            The empty codes.
+        """
         n_sig = problem.n_signals
         coef_shape = (n_sig, n_steps) if by_support else (n_sig, problem.n_atoms)
         coef = np.zeros(coef_shape, dtype=problem.dtype)
@@ -253,7 +283,7 @@ class Solver(ParamsMixin):
     ``set_params`` and at every solve; what it returns is ``problem.params``), ``_n_steps``
     (the most steps a signal may take) and ``premature_stops`` (the stop codes that warn).
     A solver with both forms chooses with its ``precompute`` parameter (``"auto"``: the Gram
-    matrix when it pays, :func:`gram_pays`); ``accepts_gram`` is True when it has
+    matrix when it pays, ``gram_pays``); ``accepts_gram`` is True when it has
     ``_solve_gram``. A subclass may also override :meth:`solve` itself (the protocol is only
     ``solve(D, Y, *, gram=None) -> SparseResult``).
     """
@@ -263,7 +293,7 @@ class Solver(ParamsMixin):
     #: default, whether the class supplies ``_solve_gram``
     accepts_gram = False
     #: stop codes (``_cpu.STOP_*``) after which a signal short of its steps with a residual
-    #: that is not zero warns with :class:`PrematureStopWarning`
+    #: that is not zero warns with :class:`~sparsekit.solvers.base.PrematureStopWarning`
     premature_stops: tuple = ()
 
     #: which of ``_solve_gram`` and ``_solve_residual`` the class supplies (set per subclass)
@@ -277,7 +307,7 @@ class Solver(ParamsMixin):
             cls.accepts_gram = cls._forms[0] or cls.accepts_gram
 
     def solve(self, D, Y, *, gram=None) -> SparseResult:
-        """Sparse codes of the columns of ``Y`` over the atoms (columns) of ``D``.
+        """Compute the sparse codes of the columns of ``Y`` over the atoms (columns) of ``D``.
 
         Parameters
         ----------
@@ -396,10 +426,25 @@ class Solver(ParamsMixin):
 # validation shared by the solvers
 # ---------------------------------------------------------------------------------------------
 def check_dictionary(D):
-    """Validate ``D`` (n_features, n_atoms); returns ``(D, squared column norms)``.
+    """Validate the dictionary ``D`` (n_features, n_atoms) and compute its column norms.
 
-    A zero column raises a ``ValueError`` naming its index: it can never be selected usefully
-    and breaks the normalised selection rules.
+    Parameters
+    ----------
+    D : array-like of shape (n_features, n_atoms)
+        The dictionary.
+
+    Returns
+    -------
+    D : ndarray of shape (n_features, n_atoms)
+        The validated dictionary.
+    norms_sq : ndarray of shape (n_atoms,)
+        The squared column norms.
+
+    Raises
+    ------
+    ValueError
+        A zero column (named by its index): it can never be selected usefully and breaks the
+        normalised selection rules.
     """
     D = check_array(D, "D")
     norms_sq = np.einsum("ij,ij->j", D, D)
@@ -414,9 +459,23 @@ def check_dictionary(D):
 
 
 def check_signals(Y, D):
-    """Validate ``Y`` against ``D``; returns ``(D, Yt, one_d)`` with ``Yt = Y.T`` C-contiguous.
+    """Validate the signals ``Y`` against the dictionary ``D``.
 
-    ``D`` is returned converted to float64 when the two dtypes differ.
+    Parameters
+    ----------
+    Y : array-like of shape (n_features, n_signals) or (n_features,)
+        The signals.
+    D : ndarray of shape (n_features, n_atoms)
+        The validated dictionary.
+
+    Returns
+    -------
+    D : ndarray
+        The dictionary, converted to float64 when the two dtypes differ.
+    Yt : ndarray of shape (n_signals, n_features)
+        ``Y.T``, C-contiguous.
+    one_d : bool
+        Whether ``Y`` was 1-D.
     """
     ndim = np.ndim(Y)
     if ndim not in (1, 2):
@@ -468,11 +527,30 @@ def check_gram(gram, D, norms_sq):
 
 
 def check_n_nonzero(value, n_atoms, name="n_nonzero_coefs"):
-    """A positive int ``<= n_atoms`` (``None`` gives 10% of the atoms, at least 1).
+    """Check a number of non-zero coefficients: a positive int ``<= n_atoms``.
 
     More non-zero coefficients than atoms is a ``ValueError``, as in scikit-learn's
     ``orthogonal_mp``: no signal can use more atoms than the dictionary has, so such a value is
     a mistake (often a transposed dictionary), not a request to clip.
+
+    Parameters
+    ----------
+    value : int or None
+        The requested number of non-zero coefficients (``None``: 10% of the atoms, at least 1).
+    n_atoms : int
+        The number of atoms.
+    name : str, default "n_nonzero_coefs"
+        The argument's name, for the error messages.
+
+    Returns
+    -------
+    int
+        The number of non-zero coefficients.
+
+    Raises
+    ------
+    ValueError
+        More than ``n_atoms``, as in scikit-learn's ``orthogonal_mp``.
     """
     if value is None:
         return max(int(0.1 * n_atoms), 1)
@@ -493,7 +571,20 @@ def n_steps_for(problem, n_nonzero_coefs, tol):
 
 
 def check_tol(tol, name="tol"):
-    """``None`` (not used, returned as -1.0 for the compute layer) or a real number >= 0."""
+    """Check a tolerance: ``None`` or a real number >= 0.
+
+    Parameters
+    ----------
+    tol : float or None
+        A tolerance.
+    name : str, default "tol"
+        The argument's name, for the error messages.
+
+    Returns
+    -------
+    float
+        ``tol``, or -1.0 for ``None`` (not used, as the compute layer reads it).
+    """
     if tol is None:
         return -1.0
     return check_scalar(tol, name, low=0.0, low_inclusive=True)
@@ -628,3 +719,5 @@ def warn_premature(problem, status, n_iter, res, solver,
             PrematureStopWarning,
             stacklevel=3,
         )
+
+__all__ = ["Solver", "SparseResult", "PrematureStopWarning"]

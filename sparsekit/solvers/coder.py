@@ -104,8 +104,22 @@ class SparseCoder(TransformerMixin, ParamsMixin):
             )
 
     def fit(self, X: DataLike, y: object = None) -> SparseCoder:
-        """Validate ``X`` against the dictionary, resolve the solver (once) and precompute the
-        Gram matrix; nothing is learned from ``X``. Returns self."""
+        """Validate ``X`` against the dictionary, resolve the solver and precompute the Gram matrix.
+
+        Nothing is learned from ``X``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The signals, one per row.
+        y : None
+            Ignored; present for scikit-learn's API.
+
+        Returns
+        -------
+        self
+            The estimator.
+        """
         precompute = check_precompute(self.precompute_gram)
         X = self._validate_input(X, reset=True)
         atoms = self._atoms()
@@ -122,8 +136,19 @@ class SparseCoder(TransformerMixin, ParamsMixin):
         return self
 
     def solve(self, X: DataLike) -> SparseResult:
-        """The solver's :class:`~sparsekit.solvers.base.SparseResult` for the rows of ``X``
-        (in the solver layout: ``coef`` has shape (n_components, n_samples))."""
+        """Run the solver on the rows of ``X``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The signals, one per row.
+
+        Returns
+        -------
+        SparseResult
+            The solver's :class:`~sparsekit.solvers.base.SparseResult`, in the solver layout:
+            ``coef`` has shape (n_components, n_samples).
+        """
         fitted = self.__sklearn_is_fitted__()
         X = self._validate_input(X, reset=False) if fitted else check_array(X, "X")
         atoms = self._atoms()
@@ -141,16 +166,58 @@ class SparseCoder(TransformerMixin, ParamsMixin):
         return check_result("solver", solver, result, registry=self.registry)
 
     def transform(self, X: DataLike, y: object = None) -> Any:
-        """Sparse codes of the rows of ``X``: shape (n_samples, n_components)."""
+        """Compute the sparse codes of the rows of ``X``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The signals, one per row.
+        y : None
+            Ignored; present for scikit-learn's API.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_components)
+            The sparse codes (in the container ``set_output`` chose).
+        """
         codes = np.ascontiguousarray(self.solve(X).coef.T)
         return self._wrap_output(codes, X)
 
     def fit_transform(self, X: DataLike, y: object = None) -> Any:
-        """``fit(X).transform(X)``."""
+        """Fit on ``X`` and return its sparse codes.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The signals, one per row.
+        y : None
+            Ignored; present for scikit-learn's API.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_components)
+            ``fit(X).transform(X)``.
+        """
         return self.fit(X, y).transform(X)
 
     def inverse_transform(self, codes: ArrayLike) -> np.ndarray:
-        """The approximations ``codes @ dictionary``, shape (n_samples, n_features)."""
+        """Compute the approximations ``codes @ dictionary``.
+
+        Parameters
+        ----------
+        codes : array-like of shape (n_samples, n_components)
+            Sparse codes, one column per atom.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_features)
+            The approximations ``codes @ dictionary``.
+
+        Raises
+        ------
+        ValueError
+            ``codes`` does not have one column per atom.
+        """
         atoms = self._atoms()
         codes = np.asarray(codes)
         if codes.ndim != 2 or codes.shape[1] != atoms.shape[0]:
@@ -159,3 +226,5 @@ class SparseCoder(TransformerMixin, ParamsMixin):
                 f"got shape {codes.shape}"
             )
         return codes @ atoms.astype(np.result_type(codes.dtype, atoms.dtype), copy=False)
+
+__all__ = ["SparseCoder"]

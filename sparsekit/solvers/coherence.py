@@ -47,9 +47,21 @@ def _abs_gram_blocks(Dn, block):
 
 
 def mutual_coherence(D: ArrayLike, *, block: int = _BLOCK) -> float:
-    """``mu(D) = max_{i != j} |<d_i, d_j>|`` of the normalised atoms.
+    """Compute the mutual coherence ``mu(D) = max_{i != j} |<d_i, d_j>|`` of the atoms.
 
     Cherfaoui 2022, PhD thesis, §2.2.3.
+
+    Parameters
+    ----------
+    D : array-like of shape (n_features, n_atoms)
+        The dictionary (atoms are columns; they are normalised here).
+    block : int, default 1024
+        Atoms per block of the Gram matrix (memory O(n_atoms · block)).
+
+    Returns
+    -------
+    float
+        ``mu(D)``.
     """
     Dn = _unit_atoms(D)
     if Dn.shape[1] < 2:
@@ -58,16 +70,21 @@ def mutual_coherence(D: ArrayLike, *, block: int = _BLOCK) -> float:
 
 
 def babel(D: ArrayLike, m: ArrayLike, *, block: int = _BLOCK) -> float | np.ndarray:
-    """Babel function ``mu_1(D, m)`` (Tropp 2004; Cherfaoui 2022, PhD thesis, §2.2.3).
+    """Compute the Babel function ``mu_1(D, m)`` (Tropp 2004; Cherfaoui 2022, §2.2.3).
 
     Parameters
     ----------
-    D : array (n_features, n_atoms)
-    m : int or sequence of int, each in ``[0, n_atoms - 1]``
+    D : array-like of shape (n_features, n_atoms)
+        The dictionary (atoms are columns; they are normalised here).
+    m : int or sequence of int
+        Sizes of the sets of atoms, each in ``[0, n_atoms - 1]``.
+    block : int, default 1024
+        Atoms per block of the Gram matrix (memory O(n_atoms · block)).
 
     Returns
     -------
-    float, or ndarray of float for a sequence of ``m``.
+    float or ndarray of float
+        ``mu_1(D, m)``: a float, or one value per entry of a sequence ``m``.
     """
     Dn = _unit_atoms(D)
     n = Dn.shape[1]
@@ -91,13 +108,21 @@ def babel(D: ArrayLike, m: ArrayLike, *, block: int = _BLOCK) -> float | np.ndar
 
 
 def exact_recovery_condition(D: ArrayLike, support: ArrayLike) -> float:
-    """``max_{i not in S} ||D_S^+ d_i||_1`` (Tropp's ERC; Cherfaoui 2022, PhD thesis, eq. 5.6).
+    """Compute Tropp's exact recovery condition (Cherfaoui 2022, PhD thesis, eq. 5.6).
 
     ERC holds if < 1.
 
     Parameters
     ----------
-    support : sequence of distinct atom indices ``S``
+    D : array-like of shape (n_features, n_atoms)
+        The dictionary (atoms are columns; they are normalised here).
+    support : sequence of int
+        The support ``S``: distinct atom indices.
+
+    Returns
+    -------
+    float
+        ``max_{i not in S} ||D_S^+ d_i||_1``; the ERC holds if it is < 1.
     """
     Dn = _unit_atoms(D)
     n = Dn.shape[1]
@@ -122,9 +147,19 @@ def exact_recovery_condition(D: ArrayLike, support: ArrayLike) -> float:
 
 
 def coherence_sparsity_bound(mu: float) -> float:
-    """``(1/mu + 1) / 2``: every ``m`` below it satisfies the ERC for all supports of size m.
+    """Compute ``(1/mu + 1) / 2``: every smaller ``m`` satisfies the ERC for all supports.
 
     An orthonormal dictionary (``mu = 0``) gives ``inf``: every support is recovered.
+
+    Parameters
+    ----------
+    mu : float in [0, 1]
+        The mutual coherence of the dictionary.
+
+    Returns
+    -------
+    float
+        ``(1/mu + 1) / 2`` (``inf`` for ``mu = 0``).
     """
     mu = check_scalar(mu, "mu", low=0.0, high=1.0, low_inclusive=True)
     if mu == 0.0:
@@ -133,7 +168,20 @@ def coherence_sparsity_bound(mu: float) -> float:
 
 
 def satisfies_coherence_condition(m: int, mu: float) -> bool:
-    """``m < (1/mu + 1) / 2`` (Tropp 2004, Thm 3.5 / Cor. 3.6; the hypothesis of Thms 4–6)."""
+    """Tell whether ``m < (1/mu + 1) / 2`` (Tropp 2004, Thm 3.5 / Cor. 3.6).
+
+    Parameters
+    ----------
+    m : int
+        The sparsity.
+    mu : float in [0, 1]
+        The mutual coherence of the dictionary.
+
+    Returns
+    -------
+    bool
+        Whether ``m < (1/mu + 1) / 2``.
+    """
     m = check_scalar(m, "m", kind=numbers.Integral, low=0)
     return bool(m < coherence_sparsity_bound(mu))
 
@@ -144,19 +192,29 @@ def _check_babel_value(babel_m1):
 
 
 def theorem5_rate(m: int, babel_m1: float, coef_l1: float, beta: float) -> float:
-    """``theta = (1/16) ((1 - mu_1(m-1)) / m) (1 - ||x*||_1 / beta)^2`` (Theorem 5).
+    """Compute the Frank–Wolfe rate ``theta`` of Theorem 5 (Cherfaoui 2022, §5.3).
 
-    Cherfaoui 2022, PhD thesis, §5.3, Theorem 5.
+    ``theta = (1/16) ((1 - mu_1(m-1)) / m) (1 - ||x*||_1 / beta)^2`` (Cherfaoui 2022, PhD
+    thesis, §5.3, Theorem 5).
 
     Eventually ``||r_{k+1}||^2 <= (1 - theta) ||r_k||^2`` for Frank–Wolfe with line search when
     ``m < (1/mu + 1)/2`` and ``||x*||_1 < beta``.
 
     Parameters
     ----------
-    m : int >= 1, the sparsity of ``y = D x*``
-    babel_m1 : float in [0, 1), ``mu_1(D, m - 1)``
-    coef_l1 : float >= 0, ``||x*||_1``
-    beta : float > coef_l1, the l1-ball radius
+    m : int >= 1
+        The sparsity of ``y = D x*``.
+    babel_m1 : float in [0, 1)
+        ``mu_1(D, m - 1)``.
+    coef_l1 : float >= 0
+        ``||x*||_1``.
+    beta : float > coef_l1
+        The radius of the l1 ball.
+
+    Returns
+    -------
+    float
+        ``theta``.
     """
     m = check_scalar(m, "m", kind=numbers.Integral, low=0)
     mu1 = _check_babel_value(babel_m1)
@@ -168,13 +226,33 @@ def theorem5_rate(m: int, babel_m1: float, coef_l1: float, beta: float) -> float
 
 
 def theorem6_factor(m: int, babel_m1: float, y_norm: float, beta: float) -> float:
-    """Per-iteration contraction of ``||r_k||^2`` from k = 0 (Theorem 6).
+    """Compute the per-iteration contraction of ``||r_k||^2`` from k = 0 (Theorem 6).
 
     Cherfaoui 2022, PhD thesis, §5.3, Theorem 6.
 
     ``1 - ((1 - mu_1(m-1)) / (4m)) (1 - tau)^2`` with
     ``tau = (2 ||y|| / beta) sqrt(m / (1 - mu_1(m-1)))``.
-    Raises ``ValueError`` when ``tau >= 1`` (``beta`` too small for the theorem).
+
+    Parameters
+    ----------
+    m : int >= 1
+        The sparsity of ``y = D x*``.
+    babel_m1 : float in [0, 1)
+        ``mu_1(D, m - 1)``.
+    y_norm : float >= 0
+        ``||y||_2``.
+    beta : float > 0
+        The radius of the l1 ball.
+
+    Returns
+    -------
+    float
+        The contraction factor of ``||r_k||^2`` per iteration.
+
+    Raises
+    ------
+    ValueError
+        ``tau >= 1`` (``beta`` too small for the theorem), or an argument out of its range.
     """
     m = check_scalar(m, "m", kind=numbers.Integral, low=0)
     mu1 = _check_babel_value(babel_m1)
@@ -190,17 +268,44 @@ def theorem6_factor(m: int, babel_m1: float, y_norm: float, beta: float) -> floa
 
 
 def mp_rate(m: int, babel_m1: float) -> float:
-    """Gribonval–Vandergheynst (2006) MP rate ``(1 - mu_1(m-1)) / m``.
+    """Compute the Gribonval–Vandergheynst (2006) MP rate ``(1 - mu_1(m-1)) / m``.
 
     The MP bound plotted in Chapter 5: ``||r_k||^2 <= (1 - rate)^k ||y||^2``.
+
+    Parameters
+    ----------
+    m : int >= 1
+        The sparsity of ``y = D x*``.
+    babel_m1 : float in [0, 1)
+        ``mu_1(D, m - 1)``.
+
+    Returns
+    -------
+    float
+        ``(1 - mu_1(m-1)) / m``.
     """
     m = check_scalar(m, "m", kind=numbers.Integral, low=0)
     return (1.0 - _check_babel_value(babel_m1)) / m
 
 
 def residual_bound(y_norm: float, rate: float, n_iter: int) -> np.ndarray:
-    """``||y|| (1 - rate)^{k/2}`` for ``k = 0..n_iter``: the bound on ``||r_k||_2`` for a rate
-    on ``||r_k||^2`` (``theta`` of Theorem 5, ``1 - factor`` of Theorem 6, or :func:`mp_rate`)."""
+    """Compute the bound ``||y|| (1 - rate)^{k/2}`` on ``||r_k||_2`` for ``k = 0..n_iter``.
+
+    Parameters
+    ----------
+    y_norm : float
+        ``||y||_2``.
+    rate : float in [0, 1]
+        A rate on ``||r_k||^2`` (``theta`` of Theorem 5, ``1 - factor`` of Theorem 6, or
+        :func:`mp_rate`).
+    n_iter : int
+        The last iteration.
+
+    Returns
+    -------
+    ndarray of shape (n_iter + 1,)
+        ``||y|| (1 - rate)^{k/2}`` for ``k = 0..n_iter``: the bound on ``||r_k||_2``.
+    """
     y_norm = check_scalar(y_norm, "y_norm", low=0.0, low_inclusive=True)
     rate = check_scalar(rate, "rate", low=0.0, low_inclusive=True, high=1.0)
     n_iter = check_scalar(n_iter, "n_iter", kind=numbers.Integral, low=0, low_inclusive=True)

@@ -22,7 +22,24 @@ def _check_dtype(dtype):
 
 
 def gaussian_dictionary(n_features, n_atoms, random_state=None, dtype=np.float64):
-    """A ``(n_features, n_atoms)`` dictionary of unit-norm Gaussian atoms."""
+    """Draw a ``(n_features, n_atoms)`` dictionary of unit-norm Gaussian atoms.
+
+    Parameters
+    ----------
+    n_features : int
+        The dimension of the atoms.
+    n_atoms : int
+        The number of atoms.
+    random_state : None, int or numpy.random.Generator
+        Seeds the draw.
+    dtype : numpy dtype, default numpy.float64
+        The dtype of the dictionary.
+
+    Returns
+    -------
+    ndarray of shape (n_features, n_atoms)
+        Gaussian atoms scaled to unit norm (the columns).
+    """
     n_features = check_scalar(n_features, "n_features", kind=numbers.Integral, low=0)
     n_atoms = check_scalar(n_atoms, "n_atoms", kind=numbers.Integral, low=0)
     rng = check_random_state(random_state)
@@ -32,14 +49,27 @@ def gaussian_dictionary(n_features, n_atoms, random_state=None, dtype=np.float64
 
 
 def sparse_signals(D, n_nonzero, n_signals=1, random_state=None):
-    """``Y = D X`` with ``n_nonzero`` non-zeros per column of ``X``.
+    """Draw signals ``Y = D X`` with ``n_nonzero`` non-zeros per column of ``X``.
 
     Supports are uniform without replacement, values i.i.d. N(0, 1).
 
+    Parameters
+    ----------
+    D : ndarray of shape (n_features, n_atoms)
+        The dictionary.
+    n_nonzero : int
+        Non-zeros per signal.
+    n_signals : int, default 1
+        The number of signals.
+    random_state : None, int or numpy.random.Generator
+        Seeds the draw.
+
     Returns
     -------
-    Y : ndarray (n_features, n_signals), dtype of ``D``
-    X : ndarray (n_atoms, n_signals), the true coefficients
+    Y : ndarray of shape (n_features, n_signals)
+        The signals, in the dtype of ``D``.
+    X : ndarray of shape (n_atoms, n_signals)
+        The true coefficients.
     """
     D = np.asarray(D)
     if D.ndim != 2:
@@ -59,15 +89,37 @@ def sparse_signals(D, n_nonzero, n_signals=1, random_state=None):
 
 def make_sparse_coding_problem(n_features, n_atoms, n_nonzero, n_signals=1, random_state=None,
                                dtype=np.float64):
-    """A Gaussian unit-norm dictionary and ``n_signals`` exactly ``n_nonzero``-sparse signals.
+    """Draw a Gaussian unit-norm dictionary and ``n_signals`` exactly sparse signals.
+
+    Each signal has exactly ``n_nonzero`` non-zero coefficients.
+
+    Parameters
+    ----------
+    n_features : int
+        The dimension of the atoms and signals.
+    n_atoms : int
+        The number of atoms.
+    n_nonzero : int
+        Non-zeros per signal.
+    n_signals : int, default 1
+        The number of signals.
+    random_state : None, int or numpy.random.Generator
+        Seeds the draw.
+    dtype : numpy dtype, default numpy.float64
+        The dtype of the dictionary and signals.
 
     Returns
     -------
-    D : (n_features, n_atoms)
-    Y : (n_features, n_signals)
-    X : (n_atoms, n_signals), true coefficients with ``Y = D X``
+    D : ndarray of shape (n_features, n_atoms)
+        The dictionary.
+    Y : ndarray of shape (n_features, n_signals)
+        The signals.
+    X : ndarray of shape (n_atoms, n_signals)
+        The true coefficients, with ``Y = D X``.
     """
     rng = check_random_state(random_state)
     D = gaussian_dictionary(n_features, n_atoms, rng, dtype)
     Y, X = sparse_signals(D, n_nonzero, n_signals, rng)
     return D, Y, X
+
+__all__ = ["gaussian_dictionary", "sparse_signals", "make_sparse_coding_problem"]

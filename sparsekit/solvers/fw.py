@@ -64,17 +64,17 @@ class FrankWolfe(Solver):
         ``beta > ||x*||_1``; the Chapter 5 experiments use ``beta = 8 ||x*||_1``;
         :func:`sparsekit.solvers.coherence.theorem6_factor` needs
         ``beta > 2 ||y|| sqrt(m / (1 - mu_1(m-1)))``.
-    step : {"line-search", "2/(k+2)"}
+    step : {"line-search", "2/(k+2)"}, default "line-search"
         Step rule (variant 2, exact line search clipped to [0, 1]; or variant 1).
-    max_iter : int > 0
+    max_iter : int > 0, default 1000
+        The most iterations.
     tol : float >= 0, optional
         Stop once ``||r_k||_2^2 <= tol``.
     gap_tol : float >= 0, optional
-        Stop once the duality gap ``g_k <= gap_tol``.
-
-    Whatever ``tol`` and ``gap_tol``, the iteration stops once the residual or the duality gap is
-    at the rounding level of ``y``, and coefficients that cannot be told from rounding are set
-    to 0 (see the module notes; ``result.extra["pruned"]`` counts them).
+        Stop once the duality gap ``g_k <= gap_tol``. Whatever ``tol`` and ``gap_tol``, the
+        iteration stops once the residual or the duality gap is at the rounding level of
+        ``y``, and coefficients that cannot be told from rounding are set to 0 (see the module
+        notes; ``result.extra["pruned"]`` counts them).
     """
 
     name = "frank-wolfe"
@@ -143,3 +143,5 @@ def prune_roundoff(coef, atom_norms, rho):
     noise = (weight <= rho * weight.sum(axis=1, keepdims=True)) & (coef != 0)
     coef[noise] = 0
     return noise.sum(axis=1).astype(np.int64)
+
+__all__ = ["FrankWolfe"]

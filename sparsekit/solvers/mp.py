@@ -66,3 +66,5 @@ class MatchingPursuit(Solver):
 
         self._iterate_residual(p, out, tol, step)
         return out
+
+__all__ = ["MatchingPursuit"]

@@ -65,3 +65,5 @@ class NonNegativeOMP(Solver):
                        floor, chol_eps, 3 * n_max + 10, out.support, out.values,
                        out.residual_norms, out.n_iter, out.status, scratch=scratch)
         return out
+
+__all__ = ["NonNegativeOMP"]

@@ -20,11 +20,12 @@ Decisions:
   ``||y||^2 <= tol`` gets no atom (scikit-learn always selects one).
 - ``n_nonzero_coefs`` above the number of atoms is a ``ValueError`` (as in scikit-learn).
 - A signal that stops before ``n_nonzero_coefs`` atoms with a residual that is not zero warns
-  with :class:`PrematureStopWarning`, as scikit-learn's "ended prematurely" warning: the next
-  atom is linearly dependent on the support (``G_ii - ||w||^2 <= eps max_i ||d_i||^2``), or
-  every atom left is orthogonal to the residual (duplicate or dependent columns, a residual
-  outside the span of ``D``). A residual that is zero (``||r||^2 <= 16 eps ||y||^2``, the
-  accuracy of the Gram form's ``||y||^2 - x_S . D_S^T y``) is an exact fit: no warning.
+  with :class:`~sparsekit.solvers.base.PrematureStopWarning`, as scikit-learn's "ended
+  prematurely" warning: the next atom is linearly dependent on the support
+  (``G_ii - ||w||^2 <= eps max_i ||d_i||^2``), or every atom left is orthogonal to the
+  residual (duplicate or dependent columns, a residual outside the span of ``D``). A residual
+  that is zero (``||r||^2 <= 16 eps ||y||^2``, the accuracy of the Gram form's
+  ``||y||^2 - x_S . D_S^T y``) is an exact fit: no warning.
 - The Gram form (Batch-OMP: correlations ``c = D^T y - G_{:,S} x_S`` and
   ``||r||^2 = ||y||^2 - x_S . D_S^T y``) is used when ``gram`` is given, or ``precompute`` is
   True, or (``"auto"``) when building ``D^T D`` is cheaper than the residual form
@@ -145,3 +146,5 @@ class OMP(Solver):
 
             self._iterate_residual(p, out, tol, step, rows=sl)
         return out
+
+__all__ = ["OMP"]

@@ -41,21 +41,22 @@ def approximation_error(model: Any, X: DataLike, norm: str = "fro", n_eval: int 
     model : Nystroem
         A fitted :class:`~sparsekit.Nystroem` (its ``kernel_`` and its map).
     X : array (n, d), sparse matrix or what the model's kernel takes (graphs)
+        The samples E is drawn from.
     norm : {"fro", "spectral", "trace"}, default "fro"
         ``"fro"``: ‖R_E‖_F = (Σ_ij (K_E − K̂_E)_ij²)^{1/2}, the measure of the Chapter 3
         experiments (Cherfaoui 2022, PhD thesis, §3.3, absolute, on 10,000 points).
-        ``"spectral"``: ‖R_E‖_2, the largest |eigenvalue| of the residual (dense below 1000
+        ``"spectral"``: ‖R_E‖_2, the largest ``|eigenvalue|`` of the residual (dense below 1000
         points, otherwise Lanczos, ``scipy.sparse.linalg.eigsh``, on the blocks).
         ``"trace"``: tr(R_E) = Σ_i k(x_i, x_i) − ‖phi(x_i)‖², equal to the nuclear norm for a
-        PSD kernel (the Nyström residual is then PSD); it needs only O(|E|) kernel values.
+        PSD kernel (the Nyström residual is then PSD); it needs only ``O(|E|)`` kernel values.
     n_eval : int, default 10000
-        |E|.
+        ``|E|``, the size of the random subset E.
     relative : bool, default False
         Divide by the same norm of K_E.
     random_state : None, int or Generator
         Draws E; default: the model's ``random_state``.
     max_memory : int, default 256 MiB
-        ``norm="spectral"``: the blocks of K_E are cached when the |E| x |E| matrix fits in
+        ``norm="spectral"``: the blocks of K_E are cached when the ``|E| x |E|`` matrix fits in
         these many bytes (otherwise recomputed at every Lanczos step).
     verbose : bool, optional
         Show progress over the Gram blocks (default: on a terminal, for long runs; see
@@ -64,6 +65,7 @@ def approximation_error(model: Any, X: DataLike, norm: str = "fro", n_eval: int 
     Returns
     -------
     float
+        The norm of the residual (divided by the norm of K_E with ``relative``).
 
     Raises
     ------
@@ -144,3 +146,5 @@ def _spectral_norm(matmat, n) -> float:
     op = LinearOperator((n, n), matvec=mv, matmat=mv, dtype=np.float64)
     vals = eigsh(op, k=1, which="LM", tol=1e-8, return_eigenvectors=False)
     return float(np.abs(vals).max())
+
+__all__ = ["approximation_error"]

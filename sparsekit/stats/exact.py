@@ -109,22 +109,26 @@ def mmd2_biased(X: DataLike, Y: DataLike, kernel: str | object = "rbf", *,
 
     Parameters
     ----------
-    X, Y : array of shape (n, d) and (m, d), or sequences of graphs for a graph kernel
+    X, Y : array-like of shape (n, d) and (m, d), or sequences of graphs
+        The two samples (sequences of graphs for a graph kernel).
     kernel : str, kernel object or function, default "rbf"
         A registered kernel name (with ``kernel_params``), a kernel object (copied) or a
         function ``k(X, Y) -> Gram``. A data-dependent bandwidth is resolved on the pooled
         samples.
+    kernel_params : dict, optional
+        Parameters of a named kernel (``{"gamma": 0.5}``).
     max_memory : int, optional
         Bytes of one Gram block (default 32 MiB); the memory used is O(block), the time
         O((n + m)²) kernel evaluations.
     n_jobs : int, optional
-        Threads (default: the current Numba / BLAS setting).
+        Threads (default: the library-wide thread setting).
     registry : Registry, optional
         Where a kernel name is resolved (default: the process-wide registry).
 
     Returns
     -------
     float
+        MMD²_b (≥ 0 for a PSD kernel).
     """
     return _run(X, Y, kernel, kernel_params, max_memory, n_jobs, False, registry)
 
@@ -132,10 +136,33 @@ def mmd2_biased(X: DataLike, Y: DataLike, kernel: str | object = "rbf", *,
 def mmd2_unbiased(X: DataLike, Y: DataLike, kernel: str | object = "rbf", *,
                   kernel_params: dict[str, Any] | None = None, max_memory: int | None = None,
                   n_jobs: int | None = None, registry: Registry | None = None) -> float:
-    """Exact unbiased MMD² (U-statistic) between ``X`` and ``Y`` (at least 2 points each).
+    """Compute the exact unbiased MMD² (U-statistic) between ``X`` and ``Y``.
 
     MMD²_u = Σ_{i≠j} k(x_i, x_j) / (n(n−1)) + Σ_{i≠j} k(z_i, z_j) / (m(m−1))
     − 2 Σ_ij k(x_i, z_j) / (n m) (Gretton et al. 2012, Eq. 3). Its expectation is the
     population MMD²; it can be negative. Parameters as :func:`mmd2_biased`.
+
+    Parameters
+    ----------
+    X, Y : array-like of shape (n, d) and (m, d), or sequences of graphs
+        The two samples, at least 2 points each.
+    kernel : str or kernel object, default "rbf"
+        A registered kernel name (with ``kernel_params``) or a kernel object. A data-dependent
+        bandwidth is resolved on the pooled samples.
+    kernel_params : dict, optional
+        Parameters of a named kernel (``{"gamma": 0.5}``).
+    max_memory : int, optional
+        Bytes of one Gram block (default 32 MiB).
+    n_jobs : int, optional
+        Threads (default: the library-wide thread setting).
+    registry : Registry, optional
+        Where a kernel name is resolved (default: the process-wide registry).
+
+    Returns
+    -------
+    float
+        MMD²_u (may be negative).
     """
     return _run(X, Y, kernel, kernel_params, max_memory, n_jobs, True, registry)
+
+__all__ = ["mmd2_biased", "mmd2_unbiased"]

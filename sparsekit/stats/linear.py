@@ -111,23 +111,31 @@ def mmd2_linear(X: DataLike, Y: DataLike, kernel: str | object = "rbf", *,
                 kernel_params: dict[str, Any] | None = None, method: str = "paired",
                 random_state: RandomStateLike = None, n_jobs: int | None = None,
                 registry: Registry | None = None) -> float:
-    """Linear-time MMD² estimate between ``X`` and ``Y``.
+    """Estimate the MMD² between ``X`` and ``Y`` in linear time.
 
     Parameters
     ----------
-    X, Y : arrays (n, d), (m, d) or sequences of graphs (graph kernel)
+    X, Y : array-like of shape (n, d) and (m, d), or sequences of graphs
+        The two samples (sequences of graphs for a graph kernel).
     kernel : str or kernel object, default "rbf"
+        A registered kernel name (with ``kernel_params``) or a kernel object. A data-dependent
+        bandwidth is resolved on the pooled samples.
+    kernel_params : dict, optional
+        Parameters of a named kernel (``{"gamma": 0.5}``).
     method : {"paired", "subsample"}, default "paired"
         ``"paired"``: Gretton's unbiased linear statistic (module docstring). ``"subsample"``:
         the exact biased MMD² of ⌈√n⌉-point uniform subsamples (Cherfaoui thesis §4.2).
-    random_state : None, int or Generator
-        Draws the subsamples (``"subsample"`` only).
+    random_state : None, int or numpy.random.Generator
+        Seeds the subsamples (``"subsample"`` only).
+    n_jobs : int, optional
+        Threads (default: the library-wide thread setting).
     registry : Registry, optional
         Where a kernel name is resolved (default: the process-wide registry).
 
     Returns
     -------
     float
+        The MMD² estimate.
     """
     method = check_option(method, "method", LINEAR_METHODS)
     kernel = resolve("kernel", kernel, kernel_params, registry=registry)
@@ -141,20 +149,32 @@ def mmd2_linear(X: DataLike, Y: DataLike, kernel: str | object = "rbf", *,
 def mmd2_block(X: DataLike, Y: DataLike, kernel: str | object = "rbf", *,
                kernel_params: dict[str, Any] | None = None, block_size: int | None = None,
                n_jobs: int | None = None, registry: Registry | None = None) -> float:
-    """Block MMD² (B-test of Zaremba, Gretton & Blaschko 2013): mean of the block MMD²_u.
+    """Compute the block MMD² (B-test of Zaremba, Gretton & Blaschko 2013).
 
     Parameters
     ----------
+    X, Y : array-like of shape (n, d) and (m, d), or sequences of graphs
+        The two samples (sequences of graphs for a graph kernel).
+    kernel : str or kernel object, default "rbf"
+        A registered kernel name (with ``kernel_params``) or a kernel object. A data-dependent
+        bandwidth is resolved on the pooled samples.
+    kernel_params : dict, optional
+        Parameters of a named kernel (``{"gamma": 0.5}``).
     block_size : int >= 2, optional
         Points per block of the smaller sample; default max(2, round(ln n)) (module docstring).
+    n_jobs : int, optional
+        Threads (default: the library-wide thread setting).
     registry : Registry, optional
         Where a kernel name is resolved (default: the process-wide registry).
 
     Returns
     -------
     float
+        The mean of the unbiased MMD² of the blocks.
     """
     kernel = resolve("kernel", kernel, kernel_params, registry=registry)
     pool = Pooled([X, Y], kernel, names=["X", "Y"])
     with threads(n_jobs):
         return float(block_values(pool, 0, 1, block_size).mean())
+
+__all__ = ["mmd2_linear", "mmd2_block"]

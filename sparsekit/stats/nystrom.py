@@ -101,13 +101,15 @@ class NystromMMD(ParamsMixin):
         Any registered landmark sampler (the thesis draws uniformly), or a sampler object
         (copied at ``fit``).
     n_landmarks : int, optional
-        s; default max(1, round(ln n)) with n the largest sample.
+        The number s of landmarks; default max(1, round(ln n)) with n the largest sample.
     lam : float > 0, default 1e-6
-        λ of the regularized kernel k̂ = ⟨φ, φ⟩ + λ δ.
+        The λ of the regularized kernel k̂ = ⟨φ, φ⟩ + λ δ.
     kernel_params, sampler_params : dict, optional
         Parameters of the named kernel / sampler.
-    random_state : None, int or Generator
+    random_state : None, int or numpy.random.Generator
+        Seeds the landmark sampler.
     n_jobs : int, optional
+        Threads (default: the library-wide thread setting).
     registry : Registry, optional
         Where ``kernel`` and ``sampler`` names are resolved (default: the process-wide
         registry).
@@ -148,7 +150,18 @@ class NystromMMD(ParamsMixin):
         self.registry = registry
 
     def fit(self, *samples):
-        """Pool ``samples``, draw the landmarks on the pool, compute the mean φ of each sample."""
+        """Pool ``samples``, draw the landmarks on the pool and compute the mean φ of each.
+
+        Parameters
+        ----------
+        *samples : array-like of shape (n_i, d), or sequences of graphs
+            Two or more samples (sequences of graphs for a graph kernel).
+
+        Returns
+        -------
+        self
+            The fitted estimator.
+        """
         if len(samples) < 1:
             raise TypeError("fit needs at least one sample")
         kernel = resolve("kernel", self.kernel, self.kernel_params, registry=self.registry)
@@ -206,7 +219,13 @@ class NystromMMD(ParamsMixin):
 
     @property
     def features_(self):
-        """φ of each fitted sample: list of float64 arrays (n_i, s) (computed on first use)."""
+        """Return φ of each fitted sample (computed on first use).
+
+        Returns
+        -------
+        list of ndarray of float64, shape (n_i, s)
+            One array per sample.
+        """
         Phi, off = self._feature_matrix(), self._offsets
         return [Phi[off[i]:off[i + 1]] for i in range(len(self.sizes_))]
 
@@ -223,7 +242,18 @@ class NystromMMD(ParamsMixin):
         return i
 
     def sq_norm_v(self, i, j) -> float:
-        """‖v‖², v = p − q over the distinct points of samples i and j (weights merged)."""
+        """Compute ‖v‖², v = p − q over the distinct points of samples i and j.
+
+        Parameters
+        ----------
+        i, j : int
+            Indices of two fitted samples (in the order given to :meth:`fit`).
+
+        Returns
+        -------
+        float
+            ‖v‖².
+        """
         i, j = self._check_index(i, "i"), self._check_index(j, "j")
         if i == j:
             return 0.0
@@ -238,29 +268,75 @@ class NystromMMD(ParamsMixin):
         return merged_sq_norm(ids, w, int(off[-1]))
 
     def mmd2(self, i=0, j=1) -> float:
-        """MMD²_k̂ between fitted samples i and j: ‖μ_i − μ_j‖² + λ‖v‖² (Lemma 5)."""
+        """Compute MMD²_k̂ between fitted samples i and j: ‖μ_i − μ_j‖² + λ‖v‖² (Lemma 5).
+
+        Parameters
+        ----------
+        i, j : int, default 0 and 1
+            Indices of two fitted samples (in the order given to :meth:`fit`).
+
+        Returns
+        -------
+        float
+            MMD²_k̂.
+        """
         i, j = self._check_index(i, "i"), self._check_index(j, "j")
         diff = self.embeddings_[i] - self.embeddings_[j]
         return float(diff @ diff) + self.lam_ * self.sq_norm_v(i, j)
 
     def mmd(self, i=0, j=1) -> float:
-        """MMD_k̂ = √MMD²_k̂ between fitted samples i and j."""
+        """Compute MMD_k̂ = √MMD²_k̂ between fitted samples i and j.
+
+        Parameters
+        ----------
+        i, j : int, default 0 and 1
+            Indices of two fitted samples (in the order given to :meth:`fit`).
+
+        Returns
+        -------
+        float
+            MMD_k̂.
+        """
         return float(np.sqrt(self.mmd2(i, j)))
 
 
 def mmd2_nystrom(X, Y, kernel="rbf", *, sampler="uniform", n_landmarks=None, lam=1e-6,
                  kernel_params=None, sampler_params=None, random_state=None,
                  n_jobs=None, registry=None) -> float:
-    """Nyström MMD² with the λ-regularized kernel between ``X`` and ``Y``.
+    """Compute the Nyström MMD² with the λ-regularized kernel between ``X`` and ``Y``.
 
     MMD²_k̂ = ‖mean φ(X) − mean φ(Y)‖² + λ‖v‖² (Cherfaoui thesis Lemma 5; see the module
     docstring), landmarks drawn by ``sampler`` from X ∪ Y. Parameters as :class:`NystromMMD`.
 
+    Parameters
+    ----------
+    X, Y : array-like of shape (n, d) and (m, d), or sequences of graphs
+        The two samples (sequences of graphs for a graph kernel).
+    kernel : str or kernel object, default "rbf"
+        Any registered kernel (graph kernels included) or a kernel object.
+    sampler : str or sampler object, default "uniform"
+        Any registered landmark sampler; the landmarks are drawn from X ∪ Y.
+    n_landmarks : int, optional
+        The number s of landmarks; default max(1, round(ln n)) with n the larger sample.
+    lam : float > 0, default 1e-6
+        The λ of the regularized kernel k̂ = ⟨φ, φ⟩ + λ δ.
+    kernel_params, sampler_params : dict, optional
+        Parameters of the named kernel / sampler.
+    random_state : None, int or numpy.random.Generator
+        Seeds the landmark sampler.
+    n_jobs : int, optional
+        Threads (default: the library-wide thread setting).
+    registry : Registry, optional
+        Where kernel and sampler names are resolved (default: the process-wide registry).
+
     Returns
     -------
     float
+        MMD²_k̂.
     """
     est = NystromMMD(kernel=kernel, sampler=sampler, n_landmarks=n_landmarks, lam=lam,
                      kernel_params=kernel_params, sampler_params=sampler_params,
                      random_state=random_state, n_jobs=n_jobs, registry=registry)
     return est.fit(X, Y).mmd2(0, 1)
+
+__all__ = ["NystromMMD", "mmd2_nystrom"]

@@ -42,14 +42,28 @@ _BATCH_BYTES = 32 * 2**20
 class PermutationTestResult:
     """Outcome of a permutation test.
 
+    Parameters
+    ----------
+    statistic : float
+        MMD² of the observed labelling.
+    p_value : float
+        Fraction of the relabellings (the observed one included) whose MMD² is at least the
+        observed one.
+    null_distribution : ndarray of shape (n_permutations,)
+        MMD² of the relabelled samples.
+    method : str
+        The estimator used.
+
     Attributes
     ----------
     statistic : float
         MMD² of the observed labelling.
     p_value : float
+        The p-value of the test.
     null_distribution : ndarray (n_permutations,)
         MMD² of the relabelled samples.
     method : str
+        The estimator used.
 
     The repr summarizes ``null_distribution`` (count, mean, std, min, max) instead of
     printing every value.
@@ -140,23 +154,40 @@ def permutation_test(X: DataLike, Y: DataLike, method: str = "nystrom",
 
     Parameters
     ----------
-    X, Y : arrays (n, d), (m, d) or sequences of graphs (graph kernel)
+    X, Y : array-like of shape (n, d) and (m, d), or sequences of graphs
+        The two samples (sequences of graphs for a graph kernel).
     method : {"nystrom", "rff", "exact"}, default "nystrom"
+        The MMD² estimator.
     kernel : str or kernel object, default "rbf"
+        A registered kernel name (with ``kernel_params``) or a kernel object. A data-dependent
+        bandwidth is resolved on the pooled samples.
+    kernel_params : dict, optional
+        Parameters of a named kernel (``{"gamma": 0.5}``).
     n_permutations : int, default 500
-    n_landmarks, sampler, sampler_params, lam
-        Nyström options (see :class:`sparsekit.stats.NystromMMD`).
+        Random relabellings of the pooled sample.
+    n_landmarks : int, optional
+        Nyström option (see :class:`sparsekit.stats.NystromMMD`).
+    sampler : str or sampler object, default "uniform"
+        Nyström option.
+    sampler_params : dict, optional
+        Nyström option.
+    lam : float, default 1e-6
+        Nyström option.
     n_frequencies : int, optional
         Random-feature option (see :func:`sparsekit.stats.mmd2_rff`).
     max_memory : int, optional
         Bytes of one Gram block (exact method).
-    random_state : None, int or Generator
+    random_state : None, int or numpy.random.Generator
+        Seeds the relabellings and the estimator.
+    n_jobs : int, optional
+        Threads (default: the library-wide thread setting).
     registry : Registry, optional
         Where kernel and sampler names are resolved (default: the process-wide registry).
 
     Returns
     -------
     PermutationTestResult
+        The statistic, p-value and null distribution.
     """
     method = check_option(method, "method", PERMUTATION_METHODS)
     P = check_scalar(n_permutations, "n_permutations", kind=numbers.Integral, low=1,
@@ -193,3 +224,5 @@ def permutation_test(X: DataLike, Y: DataLike, method: str = "nystrom",
     tol = 1e-12 * max(abs(observed), np.abs(null).max(initial=0.0))
     p_value = (1.0 + np.count_nonzero(null >= observed - tol)) / (1.0 + P)
     return PermutationTestResult(observed, float(p_value), null, method)
+
+__all__ = ["permutation_test", "PermutationTestResult"]

@@ -64,20 +64,29 @@ def mmd2_rff(X: DataLike, Y: DataLike, kernel: str | object = "rbf", *,
              kernel_params: dict[str, Any] | None = None, n_frequencies: int | None = None,
              random_state: RandomStateLike = None, n_jobs: int | None = None,
              registry: Registry | None = None) -> float:
-    """MMD² of the random-Fourier-feature kernel between ``X`` and ``Y``.
+    """Compute the MMD² of the random-Fourier-feature kernel between ``X`` and ``Y``.
 
     Parameters
     ----------
-    kernel : {"rbf", "laplacian"} or such a kernel object
+    X, Y : array-like of shape (n, d) and (m, d)
+        The two samples.
+    kernel : {"rbf", "laplacian"} or such a kernel object, default "rbf"
+        A shift-invariant kernel with a known spectral measure.
+    kernel_params : dict, optional
+        Parameters of a named kernel (``{"gamma": 0.5}``).
     n_frequencies : int, optional
         Random frequencies s (2 s features); default max(1, round(ln n)).
-    random_state : None, int or Generator
+    random_state : None, int or numpy.random.Generator
+        Seeds the random frequencies.
+    n_jobs : int, optional
+        Threads (default: the library-wide thread setting).
     registry : Registry, optional
         Where a kernel name is resolved (default: the process-wide registry).
 
     Returns
     -------
     float
+        The MMD² of the random-feature kernel (the squared distance of the mean features).
     """
     kernel = resolve("kernel", kernel, kernel_params, registry=registry)
     check_rff_kernel(kernel)
@@ -87,3 +96,5 @@ def mmd2_rff(X: DataLike, Y: DataLike, kernel: str | object = "rbf", *,
     n = pool.sizes[0]
     diff = Psi[:n].mean(axis=0) - Psi[n:].mean(axis=0)
     return float(diff @ diff)
+
+__all__ = ["mmd2_rff"]

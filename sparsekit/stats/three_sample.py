@@ -4,7 +4,7 @@ Given X ~ P_X, Z ~ P_Z (P_X ≠ P_Z) and W drawn from one of them, decide W ~ P_
 D(X, W) ≤ D(Z, W), D an MMD estimate (no threshold, no permutations). Algorithm 3S-eval
 estimates the error of that decision: at each repetition draw W, X ~ P_X and Z ~ P_Z (all of
 size n), count an error when D(X, W) > D(Z, W); report the error rate, the distance to the
-exact MMD Δ = |D̂(X, Z) − MMD_k(X, Z)| (on MMD, i.e. √MMD², where the exact MMD is
+exact MMD ``Δ = |D̂(X, Z) − MMD_k(X, Z)|`` (on MMD, i.e. √MMD², where the exact MMD is
 affordable) and the time.
 
 Estimators (``method``): ``"exact"`` (biased V-statistic), ``"unbiased"`` (U-statistic),
@@ -106,6 +106,15 @@ class PairStatistic:
 class ThreeSampleResult:
     """Decision of the three-sample test.
 
+    Parameters
+    ----------
+    w_from_x : bool
+        True when W is assigned to P_X (D(X, W) ≤ D(Z, W)).
+    mmd2_xw, mmd2_zw : float
+        The two MMD² estimates compared.
+    method : str
+        The estimator used.
+
     Attributes
     ----------
     w_from_x : bool
@@ -113,6 +122,7 @@ class ThreeSampleResult:
     mmd2_xw, mmd2_zw : float
         The two MMD² estimates compared.
     method : str
+        The estimator used.
     """
 
     w_from_x: bool
@@ -126,16 +136,24 @@ def three_sample_test(X: DataLike, Z: DataLike, W: DataLike, method: str = "nyst
                       kernel_params: dict[str, Any] | None = None,
                       random_state: RandomStateLike = None, n_jobs: int | None = None,
                       registry: Registry | None = None, **options: Any) -> ThreeSampleResult:
-    """Decide whether W comes from the distribution of X or of Z: W ~ P_X iff D(X,W) ≤ D(Z,W).
+    """Decide whether W comes from the distribution of X or of Z.
+
+    W ~ P_X iff D(X, W) ≤ D(Z, W), with D the MMD estimate of ``method``.
 
     Parameters
     ----------
-    X, Z, W : arrays (n, d) or sequences of graphs (graph kernel)
+    X, Z, W : array-like of shape (n, d), or sequences of graphs
+        The reference samples X and Z, and the sample W to assign.
     method : str, default "nystrom"
         One of ``METHODS`` (module docstring).
     kernel : str or kernel object, default "rbf"
         A data-dependent bandwidth is resolved once on X ∪ Z ∪ W.
-    random_state : None, int or Generator
+    kernel_params : dict, optional
+        Parameters of a named kernel.
+    random_state : None, int or numpy.random.Generator
+        Seeds the estimator.
+    n_jobs : int, optional
+        Threads (default: the library-wide thread setting).
     registry : Registry, optional
         Where kernel and sampler names are resolved (default: the process-wide registry).
     **options
@@ -145,6 +163,7 @@ def three_sample_test(X: DataLike, Z: DataLike, W: DataLike, method: str = "nyst
     Returns
     -------
     ThreeSampleResult
+        The decision and the two estimates.
     """
     method = check_method(method)
     pool = Pooled([X, Z, W], resolve("kernel", kernel, kernel_params, registry=registry),
@@ -179,15 +198,21 @@ def three_sample_error(sample_x: Callable[[int, np.random.Generator], Any],
     methods : iterable of str
         Estimators to evaluate (``METHODS``); each sees the same draws.
     n_repetitions : int, default 100
-    kernel : str or kernel object
+        Independent draws of X, Z and W per sample size.
+    kernel : str or kernel object, default "rbf"
         A data-dependent bandwidth is resolved on X ∪ Z ∪ W at every repetition and shared by
         all methods.
+    kernel_params : dict, optional
+        Parameters of a named kernel.
     method_options : dict, optional
         ``{method: {option: value}}``, e.g. ``{"nystrom": {"sampler": "dac-rls"}}``.
     exact_max_n : int, default 5000
         The exact MMD (for Δ, and the ``"exact"``/``"unbiased"`` methods) is computed only
         for n ≤ exact_max_n; beyond, those methods are skipped and Δ is NaN.
-    random_state : None, int or Generator
+    random_state : None, int or numpy.random.Generator
+        Seeds the draws and the estimators.
+    n_jobs : int, optional
+        Threads (default: the library-wide thread setting).
     registry : Registry, optional
         Where kernel and sampler names are resolved (default: the process-wide registry).
 
@@ -239,3 +264,5 @@ def three_sample_error(sample_x: Callable[[int, np.random.Generator], Any],
                 "time": float(np.mean(times[m])), "n_repetitions": reps,
             })
     return rows
+
+__all__ = ["three_sample_test", "three_sample_error", "ThreeSampleResult", "METHODS"]

@@ -1,6 +1,6 @@
 """Explicit feature map of the shortest-path kernel: sparse counts of (label, label, distance).
 
-Row ``g`` of :attr:`ShortestPathFeatures.counts` is ``h(G_g)``: for every feature (a distinct
+Row ``g`` of ``ShortestPathFeatures.counts`` is ``h(G_g)``: for every feature (a distinct
 triple ``(label(u), label(v), d(u, v))``, or ``d(u, v)`` alone without labels) the number of
 ordered node pairs ``u != v`` of ``G_g`` with a path ``u -> v`` that produce it.
 
@@ -11,7 +11,7 @@ Features are identified by an integer key built from *table codes*::
 where ``label_values`` (L entries) and ``distance_values`` (D entries) are tables stored with
 the features. The keys are a deterministic encoding of the triple values; two feature sets
 with different tables (graphs prepared at different times) are aligned by decoding the keys
-back to values and matching them exactly (:func:`shared_columns`), so a kernel between them
+back to values and matching them exactly (``shared_columns``), so a kernel between them
 equals the kernel computed on the union.
 """
 from __future__ import annotations
@@ -37,7 +37,7 @@ _CHUNK_ENTRIES = 2**23
 class ShortestPathFeatures:
     """Graphs prepared for the shortest-path kernel (what ``kernel.prepare`` returns).
 
-    Attributes
+    Parameters
     ----------
     counts : scipy.sparse.csr_matrix of float64, shape (n_graphs, n_features)
         Triple counts; columns follow the sorted ``keys``.
@@ -65,7 +65,25 @@ class ShortestPathFeatures:
         return self.counts.shape[0]
 
     def take(self, indices: ArrayLike) -> ShortestPathFeatures:
-        """The graphs ``indices`` (same tables, so kernels with the parent need no alignment)."""
+        """Select the graphs ``indices``.
+
+        Parameters
+        ----------
+        indices : array-like of int or bool, 1-D
+            The graphs to keep (positions, or a mask of length ``n_graphs``).
+
+        Returns
+        -------
+        ShortestPathFeatures
+            The same tables, so kernels with the parent need no alignment.
+
+        Raises
+        ------
+        TypeError
+            ``indices`` is not a 1-D integer or boolean array.
+        ValueError
+            A boolean mask of the wrong length.
+        """
         idx = np.asarray(indices)
         if idx.dtype.kind not in "iub" or idx.ndim != 1:
             raise TypeError(f"indices must be a 1-D integer or boolean array, got {idx.dtype} "
@@ -235,3 +253,5 @@ def shared_columns(A: ShortestPathFeatures, B: ShortestPathFeatures):
     cols_A = _match(keys_in_A[ok], A.keys)
     found = cols_A >= 0
     return cols_A[found], np.flatnonzero(ok)[found]
+
+__all__ = ["ShortestPathFeatures"]

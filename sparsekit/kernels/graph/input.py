@@ -16,7 +16,7 @@ Accepted graphs (one sequence may mix them):
 
 Labels are integers or strings (booleans and integral floats count as integers); one graph set
 must use one kind. They are mapped to dense codes ``0..L-1`` in sorted order of the distinct
-labels of the set (:attr:`GraphBatch.label_values` keeps the table, so two sets prepared
+labels of the set (``GraphBatch.label_values`` keeps the table, so two sets prepared
 separately are matched on label values, never on codes).
 
 Weights must be finite and non-negative (a zero is "no edge").
@@ -35,7 +35,7 @@ import numpy as np
 class GraphBatch:
     """Graphs packed as one block-diagonal CSR structure.
 
-    Attributes
+    Parameters
     ----------
     node_ptr : int64 array (n_graphs + 1,)
         Graph ``g`` owns the global nodes ``node_ptr[g]:node_ptr[g+1]``.
@@ -60,15 +60,39 @@ class GraphBatch:
 
     @property
     def n_graphs(self) -> int:
+        """Return the number of graphs in the batch.
+
+        Returns
+        -------
+        int
+            ``len(node_ptr) - 1``.
+        """
         return len(self.node_ptr) - 1
 
     @property
     def sizes(self) -> np.ndarray:
-        """Number of nodes of every graph."""
+        """Return the number of nodes of every graph.
+
+        Returns
+        -------
+        ndarray of int64, shape (n_graphs,)
+            ``np.diff(node_ptr)``.
+        """
         return np.diff(self.node_ptr)
 
     def graphs(self, start: int, stop: int) -> GraphBatch:
-        """The graphs ``start:stop`` as a batch of their own (views, same label table)."""
+        """Return the graphs ``start:stop`` as a batch of their own.
+
+        Parameters
+        ----------
+        start, stop : int
+            The slice of graphs.
+
+        Returns
+        -------
+        GraphBatch
+            Views of this batch's arrays, with the same label table.
+        """
         n0, n1 = self.node_ptr[start], self.node_ptr[stop]
         e0, e1 = self.indptr[n0], self.indptr[n1]
         return GraphBatch(self.node_ptr[start:stop + 1] - n0, self.indptr[n0:n1 + 1] - e0,
@@ -249,12 +273,17 @@ def parse_graphs(graphs: Iterable[Any], name: str = "X", *, weighted: bool = Fal
     ----------
     graphs : sequence of graphs
         See the module docstring for the accepted forms.
-    name : str
+    name : str, default "X"
         Argument name used in error messages.
-    weighted : bool
+    weighted : bool, default False
         Keep edge values as weights; otherwise every edge has weight 1.
-    with_labels : bool
+    with_labels : bool, default True
         Node labels are required (and read); otherwise they are ignored.
+
+    Returns
+    -------
+    GraphBatch
+        The graphs packed as one block-diagonal CSR structure.
     """
     graph_list = _as_graph_list(graphs, name)
     sizes, counts, targets, weights, labels = [], [], [], [], []
@@ -305,3 +334,5 @@ def parse_graphs(graphs: Iterable[Any], name: str = "X", *, weighted: bool = Fal
         label_codes = np.zeros(node_ptr[-1], dtype=np.int64)
     return GraphBatch(node_ptr, indptr, np.ascontiguousarray(indices), edge_weights,
                       label_codes, label_values)
+
+__all__ = ["GraphBatch", "parse_graphs"]

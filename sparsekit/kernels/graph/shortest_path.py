@@ -145,7 +145,25 @@ class ShortestPathKernel(Kernel):
 
     # -- data protocol ------------------------------------------------------------------
     def prepare(self, X: GraphsLike, name: str = "X") -> ShortestPathFeatures:
-        """Parse graphs and compute their feature counts once (returned as-is when prepared)."""
+        """Parse graphs and compute their feature counts once (returned as-is when prepared).
+
+        Parameters
+        ----------
+        X : sequence of graphs or ShortestPathFeatures
+            Graphs, or graphs already prepared by this kernel.
+        name : str, default "X"
+            The argument's name, for the error messages.
+
+        Returns
+        -------
+        ShortestPathFeatures
+            The graphs' feature counts.
+
+        Raises
+        ------
+        ValueError
+            ``X`` was prepared with other settings (``with_labels``, ``weighted``).
+        """
         self._check_params()
         if isinstance(X, ShortestPathFeatures):
             if X.with_labels != self.with_labels or X.weighted != self.weighted:
@@ -164,15 +182,50 @@ class ShortestPathKernel(Kernel):
                               backend=backend)
 
     def features(self, X: GraphsLike) -> scipy.sparse.csr_matrix:
-        """The explicit feature map: sparse triple counts, one row per graph."""
+        """Compute the explicit feature map: sparse triple counts, one row per graph.
+
+        Parameters
+        ----------
+        X : sequence of graphs or ShortestPathFeatures
+            Graphs, or graphs already prepared by this kernel.
+
+        Returns
+        -------
+        scipy.sparse.csr_matrix of shape (n_graphs, n_features)
+            The triple counts, one row per graph.
+        """
         return self.prepare(X).counts
 
     def take(self, X: GraphsLike, indices: ArrayLike) -> ShortestPathFeatures:
-        """The graphs ``indices`` of prepared (or raw) graphs ``X``."""
+        """Select the graphs ``indices`` of prepared (or raw) graphs ``X``.
+
+        Parameters
+        ----------
+        X : sequence of graphs or ShortestPathFeatures
+            Graphs, or graphs already prepared by this kernel.
+        indices : array-like of int or bool
+            The graphs to keep.
+
+        Returns
+        -------
+        ShortestPathFeatures
+            The selected graphs, prepared.
+        """
         return self.prepare(X).take(indices)
 
     def n_samples(self, X: GraphsLike) -> int:
-        """Number of graphs in ``X``."""
+        """Count the graphs in ``X``.
+
+        Parameters
+        ----------
+        X : sequence of graphs or ShortestPathFeatures
+            Graphs, or graphs already prepared by this kernel.
+
+        Returns
+        -------
+        int
+            The number of graphs.
+        """
         if isinstance(X, ShortestPathFeatures):
             return len(X)
         return len(self.prepare(X))
@@ -193,10 +246,22 @@ class ShortestPathKernel(Kernel):
         return K
 
     def __call__(self, X: GraphsLike, Y: GraphsLike | None = None) -> np.ndarray:
-        """Gram matrix ``K[i, j] = k(X_i, Y_j)`` (float64, shape ``(len(X), len(Y))``).
+        """Compute the Gram matrix ``K[i, j] = k(X_i, Y_j)``.
 
         ``X`` and ``Y`` are graph sequences or the output of :meth:`prepare`; ``Y = X`` when
         omitted.
+
+        Parameters
+        ----------
+        X : sequence of graphs or ShortestPathFeatures
+            The graphs of the rows.
+        Y : sequence of graphs or ShortestPathFeatures, optional
+            The graphs of the columns; ``X`` when omitted.
+
+        Returns
+        -------
+        ndarray of float64, shape (len(X), len(Y))
+            The Gram matrix.
         """
         PX = self.prepare(X, "X")
         PY = PX if Y is None else self.prepare(Y, "Y")
@@ -206,7 +271,24 @@ class ShortestPathKernel(Kernel):
 
     def blocks(self, X: GraphsLike, Y: GraphsLike | None = None, *,
                max_memory: int | None = None) -> Iterator[tuple[slice, np.ndarray]]:
-        """Yield ``(rows, block)``: the Gram matrix in row blocks of <= ``max_memory`` bytes."""
+        """Yield ``(rows, block)``: the Gram matrix in row blocks of <= ``max_memory`` bytes.
+
+        Parameters
+        ----------
+        X : sequence of graphs or ShortestPathFeatures
+            The graphs of the rows.
+        Y : sequence of graphs or ShortestPathFeatures, optional
+            The graphs of the columns; ``X`` when omitted.
+        max_memory : int, optional
+            Bytes of one block; the library's default block size when omitted.
+
+        Yields
+        ------
+        rows : slice
+            The rows of the block.
+        block : ndarray of float64
+            The Gram matrix on those rows.
+        """
         PX = self.prepare(X, "X")
         PY = PX if Y is None else self.prepare(Y, "Y")
         FX, FY = self._aligned(PX, PY)
@@ -220,8 +302,21 @@ class ShortestPathKernel(Kernel):
             yield rows, self._finish(product(rows), PX.sq_norms[rows], PY.sq_norms)
 
     def diag(self, X: GraphsLike) -> np.ndarray:
-        """``k(G_i, G_i)`` for every graph (no Gram matrix)."""
+        """Compute ``k(G_i, G_i)`` for every graph (no Gram matrix).
+
+        Parameters
+        ----------
+        X : sequence of graphs or ShortestPathFeatures
+            Graphs, or graphs already prepared by this kernel.
+
+        Returns
+        -------
+        ndarray of float64, shape (n_graphs,)
+            ``k(G_i, G_i)``.
+        """
         P = self.prepare(X, "X")
         if self.normalize:
             return (P.sq_norms > 0).astype(np.float64)
         return P.sq_norms.copy()
+
+__all__ = ["ShortestPathKernel"]
