@@ -265,7 +265,7 @@ class NystromLayer(keras.layers.Layer):
 
         Parameters
         ----------
-        input_shape : tuple
+        input_shape : tuple of int or None
             The shape of the inputs, batch dimension first.
 
         Raises
@@ -342,7 +342,7 @@ class NystromLayer(keras.layers.Layer):
 
         Parameters
         ----------
-        input_shape : tuple
+        input_shape : tuple of int or None
             The shape of the inputs, batch dimension first.
 
         Returns

@@ -256,7 +256,7 @@ class SparseFactorsDense(_SparseFactorsLayer):
 
         Parameters
         ----------
-        input_shape : tuple
+        input_shape : tuple of int or None
             The shape of the inputs, batch dimension first.
 
         Raises
@@ -292,7 +292,7 @@ class SparseFactorsDense(_SparseFactorsLayer):
 
         Parameters
         ----------
-        input_shape : tuple
+        input_shape : tuple of int or None
             The shape of the inputs, batch dimension first.
 
         Returns
@@ -460,7 +460,7 @@ class SparseFactorsConv2D(_SparseFactorsLayer):
 
         Parameters
         ----------
-        input_shape : tuple
+        input_shape : tuple of int or None
             The shape of the inputs, batch dimension first.
 
         Raises
@@ -511,7 +511,7 @@ class SparseFactorsConv2D(_SparseFactorsLayer):
 
         Parameters
         ----------
-        input_shape : tuple
+        input_shape : tuple of int or None
             The shape of the inputs, batch dimension first.
 
         Returns
