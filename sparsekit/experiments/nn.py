@@ -17,6 +17,8 @@ only when a run starts.
 """
 from __future__ import annotations
 
+from typing import Any
+
 from .._names import did_you_mean, normalize_name
 from ..run.tasks import Task, TaskContext
 from . import nn_compress, nn_nystrom
@@ -29,7 +31,7 @@ EXPERIMENTS = {
 }
 
 
-def experiment(name) -> Task:
+def experiment(name: str) -> Task:
     """Look up the entry of ``EXPERIMENTS`` named ``name`` (case- and ``-``/``_``-insensitive).
 
     Parameters
@@ -59,7 +61,7 @@ def experiment(name) -> Task:
                      f"Experiments: {', '.join(EXPERIMENTS)}")
 
 
-def run_nn(ctx) -> list:
+def run_nn(ctx: TaskContext) -> list[dict[str, Any]]:
     """Run the chosen experiment with its defaults and the parameters the spec sets.
 
     Parameters

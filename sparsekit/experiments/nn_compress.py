@@ -50,11 +50,16 @@ from __future__ import annotations
 
 import hashlib
 import time
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .._validation import check_option
-from ..run.tasks import Task
+from ..run.tasks import Task, TaskContext
+
+if TYPE_CHECKING:
+    import keras
 
 #: the thesis' grid of fine-tuning learning rates (§3.4.4.3)
 LR_GRID = (1e-3, 1e-4, 1e-5)
@@ -70,7 +75,7 @@ PARAMS = {"n_factors": 2, "sparsity": 2, "method": "all", "epochs": 100, "finetu
 _BASE: dict = {}
 
 
-def lenet(input_shape, n_classes):
+def lenet(input_shape: tuple[int, ...], n_classes: int) -> keras.Sequential:
     """Build the LeNet-style network of the experiment (see the module notes), not compiled.
 
     Parameters
@@ -101,7 +106,7 @@ def lenet(input_shape, n_classes):
     ], name="lenet")
 
 
-def images(X):
+def images(X: ArrayLike) -> np.ndarray:
     """Return ``X`` as ``(n, side, side, 1)`` float32 images divided by their largest value.
 
     Parameters
@@ -134,7 +139,8 @@ def images(X):
     return X / top if top > 0 else X
 
 
-def split(n, rng, test_fraction, val_fraction):
+def split(n: int, rng: np.random.Generator, test_fraction: float, val_fraction: float
+          ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Split ``range(n)`` into ``(train, val, test)`` index arrays of a permutation (step 1).
 
     Parameters
@@ -194,7 +200,7 @@ def _train(model, data, weights, lr, epochs, batch_size, seed):
     return model
 
 
-def accuracy(model, X, y) -> float:
+def accuracy(model: keras.Model, X: np.ndarray, y: np.ndarray) -> float:
     """Compute the classification accuracy of ``model`` on ``(X, y)``.
 
     Parameters
@@ -214,7 +220,7 @@ def accuracy(model, X, y) -> float:
     return evaluate(model, X, y)[0]
 
 
-def evaluate(model, X, y) -> tuple[float, float]:
+def evaluate(model: keras.Model, X: np.ndarray, y: np.ndarray) -> tuple[float, float]:
     """Compute the accuracy and mean cross-entropy ``−log p(y | x)`` of ``model`` on ``(X, y)``.
 
     Parameters
@@ -278,7 +284,7 @@ def _finetune(trainer, start, data, p, seed):
     return lr
 
 
-def run_compress(ctx) -> list:
+def run_compress(ctx: TaskContext) -> list[dict[str, Any]]:
     """Run the protocol of the module notes for the context's data, seed and parameters.
 
     Parameters

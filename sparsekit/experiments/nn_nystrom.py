@@ -55,9 +55,11 @@ no validation set and no Deep Fried baseline.
 """
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
-from ..run.tasks import Task
+from ..run.tasks import Task, TaskContext
 
 #: parameters both experiments share
 COMMON = {"test_fraction": 0.25, "pretrain_epochs": 20, "learning_rate": 1e-3, "batch_size": 64,
@@ -244,7 +246,7 @@ def label(kernel, adaptive) -> str:
     return f"nystrom {kernel} {'adaptive' if adaptive else 'fixed'}"
 
 
-def run_parameters(ctx) -> list:
+def run_parameters(ctx: TaskContext) -> list[dict[str, Any]]:
     """Run the experiment ``parameters`` (Fig. 2.2): accuracy against learned parameters.
 
     Parameters
@@ -289,7 +291,7 @@ def labelled_subset(y, n_per_class, rng) -> np.ndarray:
         for c in np.unique(y)]))
 
 
-def run_few_shot(ctx) -> list:
+def run_few_shot(ctx: TaskContext) -> list[dict[str, Any]]:
     """Run the experiment ``few-shot`` (Table 2.2): accuracy with few labelled examples.
 
     Parameters

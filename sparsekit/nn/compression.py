@@ -9,14 +9,20 @@ values on the frozen supports, step 4 of the thesis' procedure.
 from __future__ import annotations
 
 import numbers
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING
 
 import keras
 import numpy as np
 
+from .._typing import RandomStateLike
 from .._validation import check_option, check_random_state, check_scalar
 from .palminize import INITS
 from .sparse_factors import SparseFactorsConv2D, SparseFactorsDense, _SparseFactorsLayer
+
+if TYPE_CHECKING:
+    from ..factorizers.base import Factorizer
 
 
 @dataclass
@@ -83,7 +89,7 @@ def _eligible_kind(layer):
     return None
 
 
-def count_parameters(model) -> int:
+def count_parameters(model: keras.Model) -> int:
     """Count the parameters of a model, each sparse-factor layer by its factored form.
 
     A :class:`~sparsekit.nn.SparseFactorsDense` / :class:`~sparsekit.nn.SparseFactorsConv2D`
@@ -112,9 +118,10 @@ def count_parameters(model) -> int:
     return total
 
 
-def compress(model, n_factors: int, sparsity: int, *, init: str = "palm",
-             solver="palm4msa", layers=None, n_iter: int = 300, tol: float = 1e-6,
-             random_state=0):
+def compress(model: keras.Model, n_factors: int, sparsity: int, *, init: str = "palm",
+             solver: str | Factorizer = "palm4msa", layers: Iterable[str] | None = None,
+             n_iter: int = 300, tol: float = 1e-6, random_state: RandomStateLike = 0
+             ) -> tuple[keras.Model, list[LayerCompression]]:
     """Replace every eligible ``Dense`` / ``Conv2D`` layer of ``model`` by sparse factors.
 
     The new layers compute a product of sparse factors (Giffon 2020, PhD thesis, §3.4.3).

@@ -260,12 +260,12 @@ class NystromLayer(keras.layers.Layer):
         """L, the number of landmarks."""
         return self._landmarks_shape[0]
 
-    def build(self, input_shape):
+    def build(self, input_shape: tuple[int | None, ...]) -> None:
         """Create the landmarks and the W matrices (Keras calls this before the first call).
 
         Parameters
         ----------
-        input_shape : tuple
+        input_shape : tuple of int or None
             The shape of the inputs, batch dimension first.
 
         Raises
@@ -286,7 +286,8 @@ class NystromLayer(keras.layers.Layer):
         L = lm_shape[0]
         self.w = [self.add_weight(shape=(L, L), initializer="zeros", trainable=self.adaptive,
                                   name=f"w_{m}") for m in range(len(self._formulas))]
-        if self._landmarks0 is not None:
+        # both are set at construction from data, neither when restored from a config
+        if self._landmarks0 is not None and self.initial_w_ is not None:
             self.landmarks.assign(self._landmarks0.astype(self.variable_dtype))
             for w, w0 in zip(self.w, self.initial_w_):
                 w.assign(w0.astype(self.variable_dtype))
@@ -296,7 +297,7 @@ class NystromLayer(keras.layers.Layer):
             self.feature_extractor(inputs, training=training)
         return ops.reshape(z, (ops.shape(z)[0], -1))
 
-    def kernel_vectors(self, inputs, training=None) -> list:
+    def kernel_vectors(self, inputs: Any, training: bool | None = None) -> list[Any]:
         """Compute the kernel vectors k_m(f(x), f(L)) of each kernel, before W.
 
         Parameters
@@ -317,7 +318,7 @@ class NystromLayer(keras.layers.Layer):
         lm = self._flat_features(ops.cast(self.landmarks, self.compute_dtype), training)
         return [f(z, lm) for f in self._formulas]
 
-    def call(self, inputs, training=None):
+    def call(self, inputs: Any, training: bool | None = None) -> Any:
         """Compute the layer's output: each kernel's vectors times its W, concatenated.
 
         Parameters
@@ -336,12 +337,12 @@ class NystromLayer(keras.layers.Layer):
                 for kv, w in zip(self.kernel_vectors(inputs, training), self.w)]
         return outs[0] if len(outs) == 1 else ops.concatenate(outs, axis=-1)
 
-    def compute_output_shape(self, input_shape):
+    def compute_output_shape(self, input_shape: tuple[int | None, ...]) -> tuple[int | None, int]:
         """Return the output shape for inputs of shape ``input_shape``.
 
         Parameters
         ----------
-        input_shape : tuple
+        input_shape : tuple of int or None
             The shape of the inputs, batch dimension first.
 
         Returns
@@ -351,7 +352,7 @@ class NystromLayer(keras.layers.Layer):
         """
         return (input_shape[0], self.n_landmarks * len(self._formulas))
 
-    def get_config(self) -> dict:
+    def get_config(self) -> dict[str, Any]:
         """Return the layer's configuration (what saving a ``.keras`` file stores).
 
         Returns
@@ -373,7 +374,7 @@ class NystromLayer(keras.layers.Layer):
         return config
 
     @classmethod
-    def from_config(cls, config: dict) -> NystromLayer:
+    def from_config(cls, config: dict[str, Any]) -> NystromLayer:
         """Rebuild a layer from :meth:`get_config` (what loading a ``.keras`` file calls).
 
         Parameters

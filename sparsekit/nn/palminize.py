@@ -34,12 +34,19 @@ Decisions:
 from __future__ import annotations
 
 import numbers
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
+from numpy.typing import ArrayLike, DTypeLike
 
+from .._typing import RandomStateLike
 from .._validation import check_array, check_option, check_random_state, check_scalar
-from ..projections.base import RowColumnTopK
+from ..projections.base import Projection, RowColumnTopK
+
+if TYPE_CHECKING:
+    from ..factorizers.base import Factorizer
 
 #: How the values (and supports) of the factors are obtained: Palm4MSA's factors, Palm4MSA's
 #: supports with re-initialised values, or random supports with re-initialised values
@@ -61,7 +68,7 @@ def _check_q_k(n_factors, sparsity, shape):
     return Q, K
 
 
-def factor_shapes(shape, n_factors: int) -> list[tuple[int, int]]:
+def factor_shapes(shape: tuple[int, int], n_factors: int) -> list[tuple[int, int]]:
     """Return the shapes of ``Q`` factors whose product has ``shape = (D, F)``.
 
     They are ``D × A``, ``A × A``, …, ``A × F`` with ``A = min(D, F)``.
@@ -86,7 +93,8 @@ def factor_shapes(shape, n_factors: int) -> list[tuple[int, int]]:
     return [(D, A)] + [(A, A)] * (Q - 2) + [(A, F)]
 
 
-def splincol_constraints(shape, n_factors: int, sparsity: int) -> list[RowColumnTopK]:
+def splincol_constraints(shape: tuple[int, int], n_factors: int,
+                         sparsity: int) -> list[RowColumnTopK]:
     """The ``splincol`` projections of the ``Q`` factors at sparsity level ``K``.
 
     A factor of shape ``r × c`` keeps ``max(1, ⌊K·c/A⌋)`` entries per row and
@@ -121,7 +129,8 @@ def splincol_constraints(shape, n_factors: int, sparsity: int) -> list[RowColumn
     return out
 
 
-def reinit_values(masks, random_state=None, dtype=np.float32) -> list[np.ndarray]:
+def reinit_values(masks: Sequence[ArrayLike], random_state: RandomStateLike = None,
+                  dtype: DTypeLike = np.float32) -> list[np.ndarray]:
     """Draw values for the supports ``masks`` by the re-initialisation rule of §3.4.3.
 
     Entry ``(i, j)`` of factor ``q`` is drawn from ``N(0, σ²)`` with ``σ² = 2 / fan_in`` (He)
@@ -155,7 +164,8 @@ def reinit_values(masks, random_state=None, dtype=np.float32) -> list[np.ndarray
     return out
 
 
-def random_supports(constraints, random_state=None) -> list[np.ndarray]:
+def random_supports(constraints: Sequence[Projection],
+                    random_state: RandomStateLike = None) -> list[np.ndarray]:
     """Random supports: each constraint's ``splincol`` projection of a standard Gaussian matrix.
 
     Parameters
@@ -218,7 +228,7 @@ class PalminizedWeight:
         return out
 
 
-def relative_error(W, factors) -> float:
+def relative_error(W: ArrayLike, factors: Sequence[ArrayLike]) -> float:
     """Compute ``‖W − S_1 ⋯ S_Q‖_F² / ‖W‖_F²`` (Giffon 2020, Eq. 3.29) in float64.
 
     Parameters
@@ -266,9 +276,10 @@ def _solve(W, constraints, sparsity, solver, n_iter, tol):
     return factors, {"n_iter": int(result.n_iter), "stop_reason": str(result.stop_reason)}
 
 
-def palminize(W, n_factors: int, sparsity: int, *, init: str = "palm",
-              solver="palm4msa", n_iter: int = 300, tol: float = 1e-6,
-              random_state=None, dtype=np.float32) -> PalminizedWeight:
+def palminize(W: ArrayLike, n_factors: int, sparsity: int, *, init: str = "palm",
+              solver: str | Factorizer = "palm4msa", n_iter: int = 300, tol: float = 1e-6,
+              random_state: RandomStateLike = None,
+              dtype: DTypeLike = np.float32) -> PalminizedWeight:
     """Approximate ``W`` by a product of ``n_factors`` sparse factors (thesis §3.4.3).
 
     ``W ≈ S_1 ⋯ S_Q`` with each ``S_q`` in its ``splincol`` set of level ``K``

@@ -21,19 +21,27 @@ from ``seed``. They save and load with the model (``.keras``): the masks are wei
 from __future__ import annotations
 
 import numbers
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
 import keras
 import numpy as np
 from keras import ops
+from numpy.typing import ArrayLike
 
+from .._typing import RandomStateLike
 from .._validation import check_scalar
 from .palminize import (
+    PalminizedWeight,
     factor_shapes,
     palminize,
     random_supports,
     reinit_values,
     splincol_constraints,
 )
+
+if TYPE_CHECKING:
+    from ..factorizers.base import Factorizer
 
 
 def _to_numpy(x):
@@ -71,8 +79,11 @@ def _check_source_layer(layer, expected, weights, instead):
 class _SparseFactorsLayer(keras.layers.Layer):
     """Shared part of the sparse-factor layers: the factors, their masks and their product."""
 
-    def __init__(self, n_factors=2, sparsity=2, activation=None, use_bias=True, seed=None,
-                 factors=None, masks=None, bias=None, **kwargs):
+    def __init__(self, n_factors: int = 2, sparsity: int = 2,
+                 activation: str | Callable[..., Any] | None = None, use_bias: bool = True,
+                 seed: int | None = None, factors: Sequence[ArrayLike] | None = None,
+                 masks: Sequence[ArrayLike] | None = None, bias: ArrayLike | None = None,
+                 **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.n_factors = check_scalar(n_factors, "n_factors", kind=numbers.Integral, low=1,
                                       low_inclusive=True)
@@ -173,7 +184,7 @@ class _SparseFactorsLayer(keras.layers.Layer):
         nnz = sum(int(m.sum()) for m in self.get_masks())
         return nnz + (int(self.bias.shape[0]) if self.bias is not None else 0)
 
-    def get_config(self):
+    def get_config(self) -> dict[str, Any]:
         config = super().get_config()
         config.update({"n_factors": self.n_factors, "sparsity": self.sparsity,
                        "activation": keras.activations.serialize(self.activation),
@@ -230,19 +241,22 @@ class SparseFactorsDense(_SparseFactorsLayer):
     ((3, 8), [(16, 8), (8, 8)])
     """
 
-    def __init__(self, units, n_factors=2, sparsity=2, activation=None, use_bias=True,
-                 seed=None, factors=None, masks=None, bias=None, **kwargs):
+    def __init__(self, units: int, n_factors: int = 2, sparsity: int = 2,
+                 activation: str | Callable[..., Any] | None = None, use_bias: bool = True,
+                 seed: int | None = None, factors: Sequence[ArrayLike] | None = None,
+                 masks: Sequence[ArrayLike] | None = None, bias: ArrayLike | None = None,
+                 **kwargs: Any) -> None:
         super().__init__(n_factors, sparsity, activation, use_bias, seed, factors, masks, bias,
                          **kwargs)
         self.units = check_scalar(units, "units", kind=numbers.Integral, low=1,
                                   low_inclusive=True)
 
-    def build(self, input_shape):
+    def build(self, input_shape: tuple[int | None, ...]) -> None:
         """Create the supports and the factors' values (Keras calls this before the first call).
 
         Parameters
         ----------
-        input_shape : tuple
+        input_shape : tuple of int or None
             The shape of the inputs, batch dimension first.
 
         Raises
@@ -255,7 +269,7 @@ class SparseFactorsDense(_SparseFactorsLayer):
             raise ValueError("SparseFactorsDense needs a known last input dimension")
         self._build_factors((int(in_dim), self.units), self.units)
 
-    def call(self, inputs):
+    def call(self, inputs: Any) -> Any:
         """Apply the layer: ``a(x S_1 ⋯ S_Q + b)``.
 
         Parameters
@@ -273,12 +287,12 @@ class SparseFactorsDense(_SparseFactorsLayer):
             x = ops.matmul(x, self._factor(q))
         return self._finish(x)
 
-    def compute_output_shape(self, input_shape):
+    def compute_output_shape(self, input_shape: tuple[int | None, ...]) -> tuple[int | None, ...]:
         """Return the output shape for inputs of shape ``input_shape``.
 
         Parameters
         ----------
-        input_shape : tuple
+        input_shape : tuple of int or None
             The shape of the inputs, batch dimension first.
 
         Returns
@@ -298,15 +312,17 @@ class SparseFactorsDense(_SparseFactorsLayer):
         """
         return _to_numpy(self._product())
 
-    def get_config(self):
+    def get_config(self) -> dict[str, Any]:
         config = super().get_config()
         config["units"] = self.units
         return config
 
     @classmethod
-    def from_layer(cls, layer, n_factors: int, sparsity: int, *, init: str = "palm",
-                   solver="palm4msa", n_iter: int = 300, tol: float = 1e-6,
-                   random_state=None, name=None):
+    def from_layer(cls, layer: keras.layers.Dense, n_factors: int, sparsity: int, *,
+                   init: str = "palm", solver: str | Factorizer = "palm4msa",
+                   n_iter: int = 300, tol: float = 1e-6,
+                   random_state: RandomStateLike = None, name: str | None = None
+                   ) -> tuple[SparseFactorsDense, PalminizedWeight]:
         """Build a sparse-factor copy of a trained ``keras.layers.Dense`` layer (thesis §3.4.3).
 
         Its kernel ``W`` (``D × units``) is factorized by
@@ -408,9 +424,14 @@ class SparseFactorsConv2D(_SparseFactorsLayer):
         As for :class:`SparseFactorsDense`; unknown ``padding``.
     """
 
-    def __init__(self, filters, kernel_size, strides=1, padding="valid", data_format=None,
-                 dilation_rate=1, n_factors=2, sparsity=2, activation=None, use_bias=True,
-                 seed=None, factors=None, masks=None, bias=None, **kwargs):
+    def __init__(self, filters: int, kernel_size: int | tuple[int, int],
+                 strides: int | tuple[int, int] = 1, padding: str = "valid",
+                 data_format: str | None = None, dilation_rate: int | tuple[int, int] = 1,
+                 n_factors: int = 2, sparsity: int = 2,
+                 activation: str | Callable[..., Any] | None = None, use_bias: bool = True,
+                 seed: int | None = None, factors: Sequence[ArrayLike] | None = None,
+                 masks: Sequence[ArrayLike] | None = None, bias: ArrayLike | None = None,
+                 **kwargs: Any) -> None:
         super().__init__(n_factors, sparsity, activation, use_bias, seed, factors, masks, bias,
                          **kwargs)
         self.filters = check_scalar(filters, "filters", kind=numbers.Integral, low=1,
@@ -434,12 +455,12 @@ class SparseFactorsConv2D(_SparseFactorsLayer):
             raise ValueError("SparseFactorsConv2D needs a known number of input channels")
         return int(c)
 
-    def build(self, input_shape):
+    def build(self, input_shape: tuple[int | None, ...]) -> None:
         """Create the supports and the factors' values (Keras calls this before the first call).
 
         Parameters
         ----------
-        input_shape : tuple
+        input_shape : tuple of int or None
             The shape of the inputs, batch dimension first.
 
         Raises
@@ -465,7 +486,7 @@ class SparseFactorsConv2D(_SparseFactorsLayer):
         kh, kw = self.kernel_size
         return ops.reshape(self._product(), (kh, kw, self.in_channels, self.filters))
 
-    def call(self, inputs):
+    def call(self, inputs: Any) -> Any:
         """Apply the layer: convolution with ``reshape(S_1 ⋯ S_Q)``, bias, activation.
 
         Parameters
@@ -485,12 +506,12 @@ class SparseFactorsConv2D(_SparseFactorsLayer):
             return self.activation(out) if self.activation is not None else out
         return self._finish(out)
 
-    def compute_output_shape(self, input_shape):
+    def compute_output_shape(self, input_shape: tuple[int | None, ...]) -> tuple[int | None, ...]:
         """Return the output shape for inputs of shape ``input_shape``.
 
         Parameters
         ----------
-        input_shape : tuple
+        input_shape : tuple of int or None
             The shape of the inputs, batch dimension first.
 
         Returns
@@ -503,7 +524,7 @@ class SparseFactorsConv2D(_SparseFactorsLayer):
                                    dilation_rate=self.dilation_rate).compute_output_shape(
                                        input_shape)
 
-    def get_config(self):
+    def get_config(self) -> dict[str, Any]:
         config = super().get_config()
         config.update({"filters": self.filters, "kernel_size": self.kernel_size,
                        "strides": self.strides, "padding": self.padding,
@@ -511,9 +532,11 @@ class SparseFactorsConv2D(_SparseFactorsLayer):
         return config
 
     @classmethod
-    def from_layer(cls, layer, n_factors: int, sparsity: int, *, init: str = "palm",
-                   solver="palm4msa", n_iter: int = 300, tol: float = 1e-6,
-                   random_state=None, name=None):
+    def from_layer(cls, layer: keras.layers.Conv2D, n_factors: int, sparsity: int, *,
+                   init: str = "palm", solver: str | Factorizer = "palm4msa",
+                   n_iter: int = 300, tol: float = 1e-6,
+                   random_state: RandomStateLike = None, name: str | None = None
+                   ) -> tuple[SparseFactorsConv2D, PalminizedWeight]:
         """Build a sparse-factor copy of a trained ``keras.layers.Conv2D`` layer (thesis §3.4.3).
 
         Its filter tensor ``(kh, kw, C, F)`` reshaped to ``(kh·kw·C) × F`` is factorized by
