@@ -47,10 +47,13 @@ if TYPE_CHECKING:
     import scipy.sparse as sp
 
 
-def _check_fitted(kernel):
-    if getattr(kernel, "X_fit_", None) is None:
+def _check_fitted(kernel: DataDependentKernel) -> np.ndarray:
+    """Return ``kernel.X_fit_``; a kernel that is not fitted raises the not-fitted error."""
+    X_fit = getattr(kernel, "X_fit_", None)
+    if X_fit is None:
         raise not_fitted_error(f"this {type(kernel).__name__} is not fitted: call fit(X) on "
                                "the training points first")
+    return X_fit
 
 
 def _check_rows(kernel, X):
@@ -107,7 +110,7 @@ class DataDependentKernel(ParamsMixin, ABC):
     #: what ``fit`` and ``kernel(X)`` take (:data:`sparsekit.registry.ACCEPTS`)
     accepts = "vectors"
 
-    X_fit_ = None
+    X_fit_: np.ndarray | None = None
     #: evaluated only against the points it was fitted on (not a plain k(X, Y) kernel)
     data_dependent = True
 
@@ -162,6 +165,10 @@ class DataDependentKernel(ParamsMixin, ABC):
                              "only: call kernel(X) after kernel.fit(X_train)")
         _check_fitted(self)
         return self._evaluate(_check_rows(self, X))
+
+    def _evaluate(self, X: np.ndarray) -> np.ndarray:
+        """``k_D(X, X_fit_)`` for the checked rows ``X`` of a fitted kernel (each subclass)."""
+        raise NotImplementedError(f"{type(self).__name__} does not define _evaluate(X)")
 
 
 class CentredKernel(DataDependentKernel):
@@ -399,8 +406,8 @@ class LLEKernel(DataDependentKernel):
         w = barycenter_weights(X, X, idx, float(self.reg))
         import scipy.sparse as sp  # on first use: keeps it out of the registry's import
 
-        self.weights_ = sp.csr_matrix((w.ravel(), idx.ravel(), np.arange(0, n * k + 1, k)),
-                                      shape=(n, n))
+        self.weights_: sp.csr_matrix = sp.csr_matrix(
+            (w.ravel(), idx.ravel(), np.arange(0, n * k + 1, k)), shape=(n, n))
         return self
 
     def residual_operator(self) -> sp.csr_matrix:
@@ -411,14 +418,15 @@ class LLEKernel(DataDependentKernel):
         scipy.sparse matrix of shape (n_train, n_train)
             ``(I - W)^T (I - W)``.
         """
-        _check_fitted(self)
+        n = _check_fitted(self).shape[0]
         import scipy.sparse as sp
 
-        A = sp.identity(self.X_fit_.shape[0], format="csr") - self.weights_
+        A = sp.identity(n, format="csr") - self.weights_
         return (A.T @ A).tocsr()
 
     def gram(self) -> np.ndarray:
-        return np.identity(self.X_fit_.shape[0]) - self.residual_operator().toarray()
+        n = _check_fitted(self).shape[0]
+        return np.identity(n) - self.residual_operator().toarray()
 
     def _evaluate(self, X):
         k = min(int(self.n_neighbors), self.X_fit_.shape[0])
