@@ -235,7 +235,9 @@ def nystroem_fit(Xd: da.Array, kernel: str | Callable[..., Any] = "rbf",
     rng = check_random_state(random_state)
     idx, weights = _landmarks(Xd, kernel, sampler_obj, m, rng, random_state if integer else rng)
     # every chunk checked before the rows are gathered (a lying chunk width fails clearly)
-    points = Xd.map_blocks(check_block, d, "X", dtype=Xd.dtype)[np.asarray(idx)].compute()
+    # dask types Array.map_blocks as the module function (the array as its first argument)
+    points = Xd.map_blocks(check_block, d, "X",  # type: ignore[arg-type]
+                           dtype=Xd.dtype)[np.asarray(idx)].compute()
     ny = Nystroem(kernel, sampler=sampler, n_components=n_components,
                   sampler_params=sampler_params, rank=rank, eigen_floor=eigen_floor,
                   random_state=random_state, registry=registry)
