@@ -29,7 +29,7 @@ import warnings
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from importlib import metadata
-from typing import Any
+from typing import Any, TypeVar
 
 import pluggy
 
@@ -39,6 +39,8 @@ from ._required_params import factory_signature, missing_params_error
 from .hookspecs import COMPONENT_FAMILIES, FAMILIES, HOOK_OF_FAMILY, PROJECT, Specs, hookimpl
 
 ENTRY_POINT_GROUP = "sparsekit"
+
+_R = TypeVar("_R")
 
 #: Environment variable: comma-separated plugin names (entry-point or distribution names) that
 #: the registries of this process do not load.
@@ -922,7 +924,9 @@ def _rebuild(recipe) -> Registry:
     return reg
 
 
-def check_result(family: str, component, result, *, registry: Registry | None = None):
+def check_result(
+    family: str, component: object, result: _R, *, registry: Registry | None = None
+) -> _R:
     """Return ``result`` if it has the type ``family``'s protocol promises, else raise.
 
     ``family`` ``"sampler"``: ``sample`` returns :class:`sparsekit.samplers.Landmarks`;

@@ -25,6 +25,8 @@ sum over all rows: equal to about 1e-12 relative).
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
 
 from .._small_blas import is_skinny, one_blas_thread
@@ -34,6 +36,13 @@ from ..cluster.kernel_kmeans import INITS, KernelKMeans
 from ..components import resolve
 from ._checks import _dask_array, check_block, check_chunked, frozen_kernel
 from ._heap import chunk_task
+
+if TYPE_CHECKING:
+    import dask.array as da
+    from numpy.typing import ArrayLike
+
+    from .._typing import RandomStateLike
+    from ..registry import Registry
 
 
 @chunk_task
@@ -155,9 +164,13 @@ def _rows(parts, sizes, idx):
     return out
 
 
-def kernel_kmeans_fit(Xd, n_clusters=8, *, kernel="rbf", sampler="uniform", n_landmarks=None,
-                      n_init=3, init="k-means++", max_iter=300, tol=1e-6, kernel_params=None,
-                      sampler_params=None, random_state=None, persist=True, registry=None):
+def kernel_kmeans_fit(Xd: da.Array, n_clusters: int = 8, *, kernel: str | object = "rbf",
+                      sampler: str | object = "uniform", n_landmarks: int | None = None,
+                      n_init: int = 3, init: str | ArrayLike = "k-means++", max_iter: int = 300,
+                      tol: float = 1e-6, kernel_params: dict[str, Any] | None = None,
+                      sampler_params: dict[str, Any] | None = None,
+                      random_state: RandomStateLike = None, persist: bool = True,
+                      registry: Registry | None = None) -> KernelKMeans:
     """Fit a :class:`sparsekit.KernelKMeans` (Nyström method) on a chunked array.
 
     The method is ``"nystrom"``: the exact method needs the n × n Gram matrix.

@@ -1,11 +1,19 @@
 """Kernel Gram matrices between chunked arrays, as blocked dask arrays."""
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
 
 from ..components import resolve
 from ._checks import _dask_array, check_block, check_chunked, frozen_kernel
 from ._heap import chunk_task
+
+if TYPE_CHECKING:
+    import dask.array as da
+
+    from ..registry import Registry
 
 
 @chunk_task
@@ -13,7 +21,9 @@ def _gram_block(A, B, kernel, d):
     return np.asarray(kernel(check_block(A, d, "X"), check_block(B, d, "Y")))
 
 
-def gram(kernel, Xd, Yd=None, *, kernel_params=None, registry=None):
+def gram(kernel: str | Callable[..., Any], Xd: da.Array, Yd: da.Array | None = None, *,
+         kernel_params: dict[str, Any] | None = None, registry: Registry | None = None
+         ) -> da.Array:
     """Compute K(X, Y) as a lazy dask array whose block (i, j) is ``kernel(X_i, Y_j)``.
 
     Parameters

@@ -33,6 +33,8 @@ memory; only the mixing across chunks is lost (each block draws from one chunk).
 from __future__ import annotations
 
 import numbers
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -51,8 +53,16 @@ from ._checks import _dask_array, check_block, check_chunked, frozen_kernel
 from ._heap import chunk_task
 from .transform import transform
 
+if TYPE_CHECKING:
+    import dask.array as da
 
-def dac_rls_partition(row_chunks, block_size=None, random_state=None) -> list:
+    from .._typing import RandomStateLike
+    from ..features.nystrom import Nystroem
+    from ..registry import Registry
+
+
+def dac_rls_partition(row_chunks: Sequence[int], block_size: int | None = None,
+                      random_state: RandomStateLike = None) -> list[np.ndarray]:
     """Build the DAC-RLS partition used over the row chunks ``row_chunks``.
 
     The blocks are global index arrays (see the module docstring).
@@ -99,8 +109,10 @@ class DaskChunks:
                                    for i, blk in enumerate(blocks)]))
 
 
-def dac_rls_scores(Xd, kernel="rbf", lam=1.0, *, block_size=None, kernel_params=None,
-                   random_state=None, registry=None):
+def dac_rls_scores(Xd: da.Array, kernel: str | object = "rbf", lam: float = 1.0, *,
+                   block_size: int | None = None, kernel_params: dict[str, Any] | None = None,
+                   random_state: RandomStateLike = None, registry: Registry | None = None
+                   ) -> da.Array:
     """Compute the DAC-RLS ridge leverage scores of every row of a chunked array, lazily.
 
     Each sample gets the exact ridge leverage score of its block, K_B (K_B + λ I)⁻¹ diagonal,
@@ -169,9 +181,12 @@ def _sample_on_one_worker(sampler, X, kernel, m, rng):
             rng.bit_generator.state)
 
 
-def nystroem_fit(Xd, kernel="rbf", sampler="uniform", n_components=100, *, kernel_params=None,
-                 sampler_params=None, rank=None, eigen_floor=None, random_state=None,
-                 registry=None):
+def nystroem_fit(Xd: da.Array, kernel: str | Callable[..., Any] = "rbf",
+                 sampler: str | object = "uniform", n_components: int = 100, *,
+                 kernel_params: dict[str, Any] | None = None,
+                 sampler_params: dict[str, Any] | None = None, rank: int | None = None,
+                 eigen_floor: float | None = None, random_state: RandomStateLike = None,
+                 registry: Registry | None = None) -> Nystroem:
     """Fit a :class:`sparsekit.Nystroem` on a chunked array.
 
     The landmark stage runs as the module docstring says (chunk by chunk for a sampler with
@@ -220,14 +235,16 @@ def nystroem_fit(Xd, kernel="rbf", sampler="uniform", n_components=100, *, kerne
     rng = check_random_state(random_state)
     idx, weights = _landmarks(Xd, kernel, sampler_obj, m, rng, random_state if integer else rng)
     # every chunk checked before the rows are gathered (a lying chunk width fails clearly)
-    points = Xd.map_blocks(check_block, d, "X", dtype=Xd.dtype)[np.asarray(idx)].compute()
+    # dask types Array.map_blocks as the module function (the array as its first argument)
+    points = Xd.map_blocks(check_block, d, "X",  # type: ignore[arg-type]
+                           dtype=Xd.dtype)[np.asarray(idx)].compute()
     ny = Nystroem(kernel, sampler=sampler, n_components=n_components,
                   sampler_params=sampler_params, rank=rank, eigen_floor=eigen_floor,
                   random_state=random_state, registry=registry)
     return ny.fit_landmarks(Landmarks(idx, points, weights))
 
 
-def nystroem_transform(ny, Xd):
+def nystroem_transform(ny: Nystroem, Xd: da.Array) -> da.Array:
     """Compute phi(X) of a fitted Nystroem chunk by chunk, as a lazy dask array.
 
     :func:`sparsekit.dask.transform` does the same for any fitted transformer.

@@ -1,10 +1,17 @@
 """Sparse solvers over a chunked matrix of signals (signals as columns, chunked by column)."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
 
 from ._checks import _dask_array
 from ._heap import chunk_task
+
+if TYPE_CHECKING:
+    import dask.array as da
+
+    from ..registry import Registry
 
 
 @chunk_task
@@ -20,7 +27,8 @@ def _solve_block(Yb, D, solver, beta=None):
     return solver.solve(D, Yb).coef
 
 
-def solve(solver, D, Yd, *, registry=None, **solver_params):
+def solve(solver: str | object, D: np.ndarray, Yd: da.Array, *, registry: Registry | None = None,
+          **solver_params: Any) -> da.Array:
     """Solve for the coefficients X with Y ≈ D X, chunk of signals by chunk, lazily.
 
     The solvers treat each signal (column of Y) independently, so the result equals

@@ -19,6 +19,8 @@ The returned estimator is an in-memory ``NystromMMD`` (embeddings, support ident
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
 
 from .._small_blas import one_blas_thread
@@ -29,6 +31,12 @@ from ..stats._data import pooled_n_landmarks, support_ids
 from ..stats.nystrom import NystromMMD
 from ._checks import _dask_array, check_block, check_chunked, frozen_kernel
 from ._heap import chunk_task
+
+if TYPE_CHECKING:
+    import dask.array as da
+
+    from .._typing import RandomStateLike
+    from ..registry import Registry
 
 _KEY_MULT = np.uint64(0x9E3779B97F4A7C15)
 
@@ -86,9 +94,12 @@ def distinct_ids(kernel, keys, take) -> np.ndarray:
     return ids
 
 
-def nystrom_mmd_fit(*samples, kernel="rbf", sampler="uniform", n_landmarks=None, lam=1e-6,
-                    kernel_params=None, sampler_params=None, random_state=None,
-                    registry=None) -> NystromMMD:
+def nystrom_mmd_fit(*samples: da.Array, kernel: str | object = "rbf",
+                    sampler: str | object = "uniform", n_landmarks: int | None = None,
+                    lam: float = 1e-6, kernel_params: dict[str, Any] | None = None,
+                    sampler_params: dict[str, Any] | None = None,
+                    random_state: RandomStateLike = None,
+                    registry: Registry | None = None) -> NystromMMD:
     """Fit a :class:`sparsekit.stats.NystromMMD` on chunked samples.
 
     The samples are dask arrays of the same width. Data-dependent kernel bandwidths must be
@@ -173,7 +184,7 @@ def nystrom_mmd_fit(*samples, kernel="rbf", sampler="uniform", n_landmarks=None,
     return est
 
 
-def mmd2_nystrom(Xd, Yd, kernel="rbf", **params) -> float:
+def mmd2_nystrom(Xd: da.Array, Yd: da.Array, kernel: str | object = "rbf", **params: Any) -> float:
     """Compute the Nyström MMD² between two chunked samples.
 
     Parameters

@@ -11,6 +11,8 @@ per row through :func:`sparsekit.run.tasks.run_task` (the code behind every row 
 """
 from __future__ import annotations
 
+from typing import Any
+
 from ..registry import default_registry
 from ..run import data as sources
 from ..run.tables import format_table
@@ -23,6 +25,15 @@ from .nystrom_tables import (
     generated_dataset,
     score_timing_table,
 )
+
+
+def _one_row(*args: Any, **kwargs: Any) -> dict[str, Any]:
+    """:func:`run_task` for the tasks that report one row (``gram``, ``sparse-coding``)."""
+    row = run_task(*args, **kwargs)
+    if not isinstance(row, dict):
+        raise TypeError(f"task {args[0]!r} reported {len(row)} rows where one was expected")
+    return row
+
 
 #: One line per kernel whose row needs reading (printed under the table when it appears).
 KERNEL_NOTES = {
@@ -61,9 +72,9 @@ def kernel_table(n: int = 2000, d: int = 64, random_state: int = 0) -> str:
         if info.registration.accepts != "vectors":
             continue  # graph kernels: the graphs section (manifold kernels are another family)
         kernel = {"name": info.name}
-        f64 = run_task("gram", {"dtype": "float64", "checks": ["max_asym", "min_eig"]}, data,
+        f64 = _one_row("gram", {"dtype": "float64", "checks": ["max_asym", "min_eig"]}, data,
                        {"kernel": kernel}, seed=random_state)
-        f32 = run_task("gram", {"dtype": "float32", "checks": []}, data, {"kernel": kernel},
+        f32 = _one_row("gram", {"dtype": "float32", "checks": []}, data, {"kernel": kernel},
                        seed=random_state)
         rows.append([
             info.name, "sparsekit" if info.plugin.startswith("sparsekit.") else info.plugin,
@@ -112,7 +123,7 @@ def graph_kernel_table(n_graphs: int = 2000, random_state: int = 0) -> str:
     for with_labels in (True, False):
         for normalize in (False, True):
             kernel = {"name": "shortest-path", "with_labels": with_labels, "normalize": normalize}
-            row = run_task("gram", {"checks": ["median", "min_eig"]}, data, {"kernel": kernel},
+            row = _one_row("gram", {"checks": ["median", "min_eig"]}, data, {"kernel": kernel},
                            seed=random_state)
             rows.append([str(with_labels), str(normalize), f"{row['time'] * 1e3:.0f}",
                          f"{row['median']:.3g}", f"{row['min_eig']:.2e}"])
@@ -200,7 +211,7 @@ def reading_notes(errors, X) -> list:
     if losers:
         d_eff = ""
         if errors.n_samples <= EXACT_RLS_MAX_N:
-            sampler = make_sampler("rls", lam=LAM)
+            sampler: Any = make_sampler("rls", lam=LAM)  # effective_dimension: rls only
             d_eff = (
                 f" (d_eff = {sampler.effective_dimension(X, experiment_kernel().fit(X)):.0f} here)"
             )
@@ -246,7 +257,7 @@ def solver_table(n_features: int = 256, n_atoms: int = 1024, n_nonzero: int = 8,
     problem = sources.sparse_signals(n_features, n_atoms, n_nonzero, n_signals, seed=random_state)
     rows = []
     for name in ("omp", "mp", "nn-omp", "frank-wolfe"):
-        row = run_task("sparse-coding", {"nonnegative": name == "nn-omp"}, problem,
+        row = _one_row("sparse-coding", {"nonnegative": name == "nn-omp"}, problem,
                        {"solver": {"name": name}}, seed=random_state)
         rows.append([name, f"{row['time'] * 1e3:.0f}", f"{100 * row['support_recovery']:.1f}%",
                      f"{row['median_rel_residual']:.1e}"])

@@ -16,7 +16,7 @@ class Neighbors:
         from scipy.spatial import cKDTree  # SciPy submodules load on first use (cold start)
 
         # a private copy: the tree refers to its data, so a caller changing X must not reach it
-        self.X = np.array(X, dtype=np.float64, order="C", copy=True)
+        self.X: np.ndarray = np.array(X, dtype=np.float64, order="C", copy=True)
         self.tree = cKDTree(self.X)
 
     @property

@@ -32,21 +32,28 @@ from __future__ import annotations
 
 import numbers
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .._base import ParamsMixin
 from .._validation import check_array
 from ..exceptions import not_fitted_error
 from ._neighbors import Neighbors, bridge_components, extend_geodesics, geodesics, knn_graph
 
+if TYPE_CHECKING:
+    import scipy.sparse as sp
 
-def _check_fitted(kernel):
-    if getattr(kernel, "X_fit_", None) is None:
+
+def _check_fitted(kernel: DataDependentKernel) -> np.ndarray:
+    """Return ``kernel.X_fit_``; a kernel that is not fitted raises the not-fitted error."""
+    X_fit = getattr(kernel, "X_fit_", None)
+    if X_fit is None:
         raise not_fitted_error(f"this {type(kernel).__name__} is not fitted: call fit(X) on "
                                "the training points first")
+    return X_fit
 
 
 def _check_rows(kernel, X):
@@ -103,12 +110,12 @@ class DataDependentKernel(ParamsMixin, ABC):
     #: what ``fit`` and ``kernel(X)`` take (:data:`sparsekit.registry.ACCEPTS`)
     accepts = "vectors"
 
-    X_fit_ = None
+    X_fit_: np.ndarray | None = None
     #: evaluated only against the points it was fitted on (not a plain k(X, Y) kernel)
     data_dependent = True
 
     @abstractmethod
-    def fit(self, X):
+    def fit(self, X: ArrayLike) -> DataDependentKernel:
         """Store the training statistics of ``X``.
 
         Parameters
@@ -123,7 +130,7 @@ class DataDependentKernel(ParamsMixin, ABC):
         """
 
     @abstractmethod
-    def gram(self):
+    def gram(self) -> np.ndarray:
         """Return the ``n x n`` Gram matrix ``M`` of the training points.
 
         Returns
@@ -132,7 +139,7 @@ class DataDependentKernel(ParamsMixin, ABC):
             ``M``.
         """
 
-    def __call__(self, X, Y=None):
+    def __call__(self, X: ArrayLike, Y: None = None) -> np.ndarray:
         """Evaluate ``k_D(x, x_i)`` for the rows of ``X`` against the training points.
 
         Parameters
@@ -159,6 +166,10 @@ class DataDependentKernel(ParamsMixin, ABC):
         _check_fitted(self)
         return self._evaluate(_check_rows(self, X))
 
+    def _evaluate(self, X: np.ndarray) -> np.ndarray:
+        """``k_D(X, X_fit_)`` for the checked rows ``X`` of a fitted kernel (each subclass)."""
+        raise NotImplementedError(f"{type(self).__name__} does not define _evaluate(X)")
+
 
 class CentredKernel(DataDependentKernel):
     """A base kernel centred in feature space with the training means (kernel PCA, MDS).
@@ -178,11 +189,12 @@ class CentredKernel(DataDependentKernel):
 
     name = "centred"
 
-    def __init__(self, base="rbf", base_params=None):
+    def __init__(self, base: str | Callable[..., Any] = "rbf",
+                 base_params: Mapping[str, Any] | None = None) -> None:
         self.base = base
         self.base_params = base_params
 
-    def fit(self, X):
+    def fit(self, X: ArrayLike) -> CentredKernel:
         K = _fit_base(self, X)
         self._fit_gram(K)
         return self
@@ -196,7 +208,7 @@ class CentredKernel(DataDependentKernel):
         K += self.grand_mean_
         self._gram = K
 
-    def gram(self):
+    def gram(self) -> np.ndarray:
         _check_fitted(self)
         return self._gram
 
@@ -261,14 +273,14 @@ class IsomapGeodesicKernel(CentredKernel):
 
     name = "isomap-geodesic"
 
-    def __init__(self, n_neighbors=10, transform_neighbors=None, n_jobs=None,
-                 disconnected="connect"):
+    def __init__(self, n_neighbors: int = 10, transform_neighbors: int | None = None,
+                 n_jobs: int | None = None, disconnected: str = "connect") -> None:
         self.n_neighbors = n_neighbors
         self.transform_neighbors = transform_neighbors
         self.n_jobs = n_jobs
         self.disconnected = disconnected
 
-    def fit(self, X, landmarks=None):
+    def fit(self, X: ArrayLike, landmarks: ArrayLike | None = None) -> IsomapGeodesicKernel:
         import scipy.sparse as sp
 
         k = _check_neighbors(self.n_neighbors)
@@ -376,12 +388,13 @@ class LLEKernel(DataDependentKernel):
 
     name = "lle"
 
-    def __init__(self, n_neighbors=10, reg=1e-3, n_jobs=None):
+    def __init__(self, n_neighbors: int = 10, reg: float = 1e-3,
+                 n_jobs: int | None = None) -> None:
         self.n_neighbors = n_neighbors
         self.reg = reg
         self.n_jobs = n_jobs
 
-    def fit(self, X):
+    def fit(self, X: ArrayLike) -> LLEKernel:
         k = _check_neighbors(self.n_neighbors)
         if not isinstance(self.reg, numbers.Real) or not self.reg > 0:
             raise ValueError(f"reg must be a number > 0, got {self.reg!r}")
@@ -393,11 +406,11 @@ class LLEKernel(DataDependentKernel):
         w = barycenter_weights(X, X, idx, float(self.reg))
         import scipy.sparse as sp  # on first use: keeps it out of the registry's import
 
-        self.weights_ = sp.csr_matrix((w.ravel(), idx.ravel(), np.arange(0, n * k + 1, k)),
-                                      shape=(n, n))
+        self.weights_: sp.csr_matrix = sp.csr_matrix(
+            (w.ravel(), idx.ravel(), np.arange(0, n * k + 1, k)), shape=(n, n))
         return self
 
-    def residual_operator(self):
+    def residual_operator(self) -> sp.csr_matrix:
         """Return ``(I - W)^T (I - W)`` as a sparse matrix (its smallest eigenvectors embed).
 
         Returns
@@ -405,14 +418,15 @@ class LLEKernel(DataDependentKernel):
         scipy.sparse matrix of shape (n_train, n_train)
             ``(I - W)^T (I - W)``.
         """
-        _check_fitted(self)
+        n = _check_fitted(self).shape[0]
         import scipy.sparse as sp
 
-        A = sp.identity(self.X_fit_.shape[0], format="csr") - self.weights_
+        A = sp.identity(n, format="csr") - self.weights_
         return (A.T @ A).tocsr()
 
-    def gram(self):
-        return np.identity(self.X_fit_.shape[0]) - self.residual_operator().toarray()
+    def gram(self) -> np.ndarray:
+        n = _check_fitted(self).shape[0]
+        return np.identity(n) - self.residual_operator().toarray()
 
     def _evaluate(self, X):
         k = min(int(self.n_neighbors), self.X_fit_.shape[0])
@@ -445,12 +459,14 @@ class SpectralNormalizedKernel(DataDependentKernel):
 
     name = "spectral-normalized"
 
-    def __init__(self, base="rbf", base_params=None, zero_diagonal=False):
+    def __init__(self, base: str | Callable[..., Any] = "rbf",
+                 base_params: Mapping[str, Any] | None = None,
+                 zero_diagonal: bool = False) -> None:
         self.base = base
         self.base_params = base_params
         self.zero_diagonal = zero_diagonal
 
-    def fit(self, X):
+    def fit(self, X: ArrayLike) -> SpectralNormalizedKernel:
         K = _fit_base(self, X)
         if self.zero_diagonal:
             np.fill_diagonal(K, 0.0)
@@ -465,14 +481,14 @@ class SpectralNormalizedKernel(DataDependentKernel):
         self._gram = inv[:, None] * K * inv[None, :]
         return self
 
-    def gram(self):
+    def gram(self) -> np.ndarray:
         _check_fitted(self)
         return self._gram
 
     def _evaluate(self, X):
         return self._evaluate_with_degrees(X)[0]
 
-    def evaluate_with_degrees(self, X):
+    def evaluate_with_degrees(self, X: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
         """Compute the normalised kernel rows and the degrees of new points.
 
         Parameters

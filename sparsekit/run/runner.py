@@ -30,7 +30,7 @@ import sys
 import time
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 from .results import NO_SPACE, FolderLock, NoSpaceError, Recorder, write_atomic
 from .spec import Spec, SpecError, count_points, count_runs, expand
@@ -77,7 +77,8 @@ def plan(spec: Spec) -> list[dict]:
     return runs
 
 
-def execute_point(task_name: str, point: dict, seed: int, allow_pickle: bool = False) -> dict:
+def execute_point(task_name: str, point: dict, seed: int, allow_pickle: bool = False
+                  ) -> dict[str, Any] | list[dict[str, Any]]:
     """Run one grid point and return its metrics (raises on failure).
 
     Runs on Dask workers too.

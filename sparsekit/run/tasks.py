@@ -51,12 +51,16 @@ import functools
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 from .._names import did_you_mean, normalize_name
 from .._required_params import factory_signature
 from ..components import resolve
 from ..hookspecs import hookimpl
 from ..registry import Registration, Registry, UnknownComponentError, default_registry
+
+if TYPE_CHECKING:
+    from ..protocols import SamplerProtocol
 
 #: The deprecated entry-point group whose objects are :class:`Task` objects (see
 #: :data:`sparsekit.registry.DEPRECATED_ENTRY_POINT_GROUPS`).
@@ -173,7 +177,7 @@ class TaskContext:
     component_params: dict = field(default_factory=dict)
     registry: Registry | None = None
 
-    def samples(self):
+    def samples(self) -> Any:
         """Return the samples: vectors ``X``, or the ``graphs`` of a graph collection.
 
         Returns
@@ -192,7 +196,7 @@ class TaskContext:
             return self.data["graphs"]
         return self.need("X")[0]
 
-    def need(self, *keys):
+    def need(self, *keys: str) -> list[Any]:
         """Return the data items ``keys``, or say which are missing.
 
         Parameters
@@ -217,7 +221,7 @@ class TaskContext:
         return [self.data[k] for k in keys]
 
 
-def get_task(name: str, registry=None) -> Task:
+def get_task(name: str, registry: Registry | None = None) -> Task:
     """Return the task registered as ``name`` (case- and ``-``/``_``-insensitive).
 
     Parameters
@@ -241,7 +245,7 @@ def get_task(name: str, registry=None) -> Task:
     return (registry or default_registry()).get("task", name)
 
 
-def task_names(registry=None) -> list[str]:
+def task_names(registry: Registry | None = None) -> list[str]:
     """Return the names of the registered tasks.
 
     Parameters
@@ -337,8 +341,10 @@ def unregister_task(name: str) -> None:
         registry.unregister(plugin_name)
 
 
-def run_task(name: str, params=None, data=None, components=None, seed: int = 0,
-             registry=None):
+def run_task(name: str, params: dict[str, Any] | None = None,
+             data: dict[str, Any] | None = None, components: dict[str, Any] | None = None,
+             seed: int = 0, registry: Registry | None = None
+             ) -> dict[str, Any] | list[dict[str, Any]]:
     """Run the task ``name`` once on ``data`` and return its metrics.
 
     The metrics are a dict (the row of a spec run), or a list of dicts for a task that reports
@@ -415,7 +421,8 @@ def _fitted(kernel, X):
     return kernel.fit(X) if hasattr(kernel, "fit") else kernel
 
 
-def make_sampler(name, lam=None, registry=None, **params):
+def make_sampler(name: str, lam: float | str | None = None, registry: Registry | None = None,
+                 **params: Any) -> SamplerProtocol:
     """Build the registered sampler ``name`` with ``params``.
 
     The sampler is built by :func:`sparsekit.components.resolve`, through ``registry``. ``lam``

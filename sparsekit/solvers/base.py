@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .._base import ParamsMixin
 from .._validation import check_array, check_scalar
@@ -306,7 +307,7 @@ class Solver(ParamsMixin):
         if "accepts_gram" not in vars(cls):
             cls.accepts_gram = cls._forms[0] or cls.accepts_gram
 
-    def solve(self, D, Y, *, gram=None) -> SparseResult:
+    def solve(self, D: ArrayLike, Y: ArrayLike, *, gram: ArrayLike | None = None) -> SparseResult:
         """Compute the sparse codes of the columns of ``Y`` over the atoms (columns) of ``D``.
 
         Parameters
@@ -425,7 +426,7 @@ class Solver(ParamsMixin):
 # ---------------------------------------------------------------------------------------------
 # validation shared by the solvers
 # ---------------------------------------------------------------------------------------------
-def check_dictionary(D):
+def check_dictionary(D: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
     """Validate the dictionary ``D`` (n_features, n_atoms) and compute its column norms.
 
     Parameters
@@ -458,7 +459,7 @@ def check_dictionary(D):
     return D, norms_sq
 
 
-def check_signals(Y, D):
+def check_signals(Y: ArrayLike, D: np.ndarray) -> tuple[np.ndarray, np.ndarray, bool]:
     """Validate the signals ``Y`` against the dictionary ``D``.
 
     Parameters
@@ -526,7 +527,7 @@ def check_gram(gram, D, norms_sq):
     return G
 
 
-def check_n_nonzero(value, n_atoms, name="n_nonzero_coefs"):
+def check_n_nonzero(value: int | None, n_atoms: int, name: str = "n_nonzero_coefs") -> int:
     """Check a number of non-zero coefficients: a positive int ``<= n_atoms``.
 
     More non-zero coefficients than atoms is a ``ValueError``, as in scikit-learn's
@@ -570,7 +571,7 @@ def n_steps_for(problem, n_nonzero_coefs, tol):
     return check_n_nonzero(n_nonzero_coefs, problem.n_atoms)
 
 
-def check_tol(tol, name="tol"):
+def check_tol(tol: float | None, name: str = "tol") -> float:
     """Check a tolerance: ``None`` or a real number >= 0.
 
     Parameters

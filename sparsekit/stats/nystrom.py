@@ -33,13 +33,16 @@ Decisions:
 from __future__ import annotations
 
 import numbers
+from typing import Any
 
 import numpy as np
 
 from .._base import ParamsMixin
 from .._small_blas import one_blas_thread
+from .._typing import DataLike, RandomStateLike
 from .._validation import check_random_state, check_scalar
 from ..components import resolve
+from ..registry import Registry
 from ..samplers.lam import check_lam
 from ._data import Pooled, merged_sq_norm, pooled_n_landmarks, support, threads
 
@@ -136,9 +139,12 @@ class NystromMMD(ParamsMixin):
     True
     """
 
-    def __init__(self, kernel="rbf", sampler="uniform", n_landmarks=None, lam=1e-6,
-                 kernel_params=None, sampler_params=None, random_state=None, n_jobs=None,
-                 registry=None):
+    def __init__(self, kernel: str | object = "rbf", sampler: str | object = "uniform",
+                 n_landmarks: int | None = None, lam: float = 1e-6,
+                 kernel_params: dict[str, Any] | None = None,
+                 sampler_params: dict[str, Any] | None = None,
+                 random_state: RandomStateLike = None, n_jobs: int | None = None,
+                 registry: Registry | None = None) -> None:
         self.kernel = kernel
         self.sampler = sampler
         self.n_landmarks = n_landmarks
@@ -149,7 +155,7 @@ class NystromMMD(ParamsMixin):
         self.n_jobs = n_jobs
         self.registry = registry
 
-    def fit(self, *samples):
+    def fit(self, *samples: DataLike) -> NystromMMD:
         """Pool ``samples``, draw the landmarks on the pool and compute the mean φ of each.
 
         Parameters
@@ -218,7 +224,7 @@ class NystromMMD(ParamsMixin):
         return self._phi
 
     @property
-    def features_(self):
+    def features_(self) -> list[np.ndarray]:
         """Return φ of each fitted sample (computed on first use).
 
         Returns
@@ -241,7 +247,7 @@ class NystromMMD(ParamsMixin):
             )
         return i
 
-    def sq_norm_v(self, i, j) -> float:
+    def sq_norm_v(self, i: int, j: int) -> float:
         """Compute ‖v‖², v = p − q over the distinct points of samples i and j.
 
         Parameters
@@ -267,7 +273,7 @@ class NystromMMD(ParamsMixin):
                             np.full(self.sizes_[j], -1.0 / self.sizes_[j])])
         return merged_sq_norm(ids, w, int(off[-1]))
 
-    def mmd2(self, i=0, j=1) -> float:
+    def mmd2(self, i: int = 0, j: int = 1) -> float:
         """Compute MMD²_k̂ between fitted samples i and j: ‖μ_i − μ_j‖² + λ‖v‖² (Lemma 5).
 
         Parameters
@@ -284,7 +290,7 @@ class NystromMMD(ParamsMixin):
         diff = self.embeddings_[i] - self.embeddings_[j]
         return float(diff @ diff) + self.lam_ * self.sq_norm_v(i, j)
 
-    def mmd(self, i=0, j=1) -> float:
+    def mmd(self, i: int = 0, j: int = 1) -> float:
         """Compute MMD_k̂ = √MMD²_k̂ between fitted samples i and j.
 
         Parameters
@@ -300,9 +306,12 @@ class NystromMMD(ParamsMixin):
         return float(np.sqrt(self.mmd2(i, j)))
 
 
-def mmd2_nystrom(X, Y, kernel="rbf", *, sampler="uniform", n_landmarks=None, lam=1e-6,
-                 kernel_params=None, sampler_params=None, random_state=None,
-                 n_jobs=None, registry=None) -> float:
+def mmd2_nystrom(X: DataLike, Y: DataLike, kernel: str | object = "rbf", *,
+                 sampler: str | object = "uniform", n_landmarks: int | None = None,
+                 lam: float = 1e-6, kernel_params: dict[str, Any] | None = None,
+                 sampler_params: dict[str, Any] | None = None,
+                 random_state: RandomStateLike = None, n_jobs: int | None = None,
+                 registry: Registry | None = None) -> float:
     """Compute the Nyström MMD² with the λ-regularized kernel between ``X`` and ``Y``.
 
     MMD²_k̂ = ‖mean φ(X) − mean φ(Y)‖² + λ‖v‖² (Cherfaoui thesis Lemma 5; see the module

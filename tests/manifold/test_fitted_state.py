@@ -61,3 +61,19 @@ def test_float32_input_keeps_float32(roll, name):
     assert ref.embedding_.dtype == np.float64
     scale = np.abs(ref.embedding_).max()
     np.testing.assert_allclose(model.embedding_, ref.embedding_, rtol=0, atol=1e-4 * scale)
+
+
+@pytest.mark.parametrize("make", [
+    lambda k: k.CentredKernel().gram, lambda k: k.IsomapGeodesicKernel().gram,
+    lambda k: k.LLEKernel().gram, lambda k: k.LLEKernel().residual_operator,
+    lambda k: k.SpectralNormalizedKernel().gram,
+    lambda k: lambda: k.LLEKernel()(np.zeros((2, 3))),
+], ids=["centred", "isomap", "lle", "lle-residual", "spectral", "lle-call"])
+def test_unfitted_kernel_says_not_fitted(make):
+    """An unfitted data-dependent kernel raises NotFittedError (an AttributeError on None
+    before for LLEKernel.gram), not an error about its missing attributes."""
+    from sparsekit.exceptions import NotFittedError
+    from sparsekit.manifold import kernels
+
+    with pytest.raises(NotFittedError, match="not fitted: call fit"):
+        make(kernels)()

@@ -11,8 +11,9 @@ ROOT = Path(__file__).resolve().parents[2]
 
 SOURCE = textwrap.dedent('''\
     from dataclasses import dataclass
+    from typing import Protocol
 
-    __all__ = ["Base", "Child", "Record", "typed", "untyped", "half"]
+    __all__ = ["Base", "Child", "Record", "Proto", "typed", "untyped", "half"]
 
 
     class _Mixin:                      # a private base: its public methods count for Child
@@ -63,6 +64,14 @@ SOURCE = textwrap.dedent('''\
             return self.n
 
 
+    class Proto(Protocol):             # typing.Protocol puts an __init__ from typing.py here
+        def run(self, x: int) -> int:
+            ...
+
+        def stop(self, x):
+            ...
+
+
     def typed(x: int) -> int:
         return x
 
@@ -78,7 +87,8 @@ SOURCE = textwrap.dedent('''\
 EXPECTED = {
     "Base.__init__": True, "Base.__call__": True, "Base.size": True, "Base.untyped_size": False,
     "Base.make": True, "Base.helper": False, "Child.__init__": False, "_Mixin.inherited": False,
-    "Record.__init__": False, "Record.__len__": True, "typed": True, "untyped": False,
+    "Record.__init__": False, "Record.__len__": True, "Proto.run": True, "Proto.stop": False,
+    "typed": True, "untyped": False,
     "half": False,
 }
 
@@ -112,6 +122,7 @@ def test_counts_public_signatures_and_their_annotations(tool, fake):
     got = {name.removeprefix("sparsekit_fake_annotations."): ok for name, (_, ok) in seen.items()}
     # Record's generated __init__ has no source file: only __len__ is counted for it
     expected = dict(EXPECTED)
+    assert "Proto.__init__" not in got  # its code is typing's, not the module's
     del expected["Record.__init__"]
     assert got == expected
 
@@ -129,3 +140,15 @@ def test_main_lists_the_package_and_fails_under(tool, capsys):
     done, _, rest = total.partition(" of ")
     assert int(done) <= int(rest.split()[0])
     assert tool.main(["--fail-under", "100.1"]) == 1
+
+
+def test_protocol_inits_of_the_package_are_not_counted(tool):
+    import sparsekit.protocols
+    import sparsekit.samplers.chunked
+
+    seen = tool.collect([sparsekit.protocols, sparsekit.samplers.chunked])
+    assert not [name for name in seen if name.endswith("Protocol.__init__")]
+    assert "sparsekit.samplers.chunked.ChunkedData.__init__" not in seen
+    # every function counted has its code inside the repository
+    for func, _ in seen.values():
+        assert tool.location(func).startswith("sparsekit/")
