@@ -133,3 +133,13 @@ def test_binary_classifier_with_string_labels_keeps_the_label_order():
     T = np.column_stack([2 * t.predict_proba(X)[:, 1] - 1 for t in forest.estimators_])
     score = LinearRegression().fit(T, np.where(labels == "yes", 1.0, -1.0)).predict(T)
     np.testing.assert_array_equal(model.predict(X), np.where(score > 0, "yes", "no"))
+
+
+def test_random_baseline_draws_with_random_state(diabetes):
+    """``solver="random"`` draws its trees with ``check_random_state(random_state)``."""
+    X, y, forest = diabetes
+    for seed in (3, 4):
+        model = OMPForestRegressor(n_trees=5, forest=forest, solver="random",
+                                   random_state=seed).fit(X, y)
+        expected = np.random.RandomState(seed).choice(30, size=5, replace=False)
+        np.testing.assert_array_equal(model.selected_trees_, expected)

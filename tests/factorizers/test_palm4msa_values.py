@@ -215,3 +215,32 @@ def test_to_sparse_factors_casts_to_the_given_dtype():
     F = to_sparse_factors([np.eye(3), 2 * np.eye(3)], 1.5, np.float32)
     assert F.dtype == np.float32 and F.scale == 1.5
     np.testing.assert_array_equal(F.toarray(), 3 * np.eye(3, dtype=np.float32))
+
+
+def test_n_jobs_limits_the_threads_while_factorizing():
+    import copy
+
+    import numba
+
+    if numba.config.NUMBA_NUM_THREADS < 2:
+        pytest.skip("needs Numba with at least 2 threads")
+    seen = []
+    base = splincol(8, 2)
+
+    class Recording(type(base)):
+        def project_unchecked(self, X):
+            seen.append(numba.get_num_threads())
+            return super().project_unchecked(X)
+
+    rec = copy.copy(base)
+    rec.__class__ = Recording
+    M = np.random.default_rng(0).standard_normal((8, 8))
+    outside = numba.get_num_threads()
+    for n_jobs in (1, 2):
+        seen.clear()
+        sparsekit.get_factorizer("palm4msa", n_iter=2, tol=0, n_jobs=n_jobs).factorize(
+            M, [rec, rec])
+        assert seen and set(seen) == {n_jobs}
+        assert numba.get_num_threads() == outside
+    with pytest.raises(ValueError, match="n_jobs"):
+        sparsekit.get_factorizer("palm4msa", n_jobs=0).factorize(M, [rec, rec])
