@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -224,11 +224,12 @@ def frobenius_error_table(X: DataLike, samplers: Sequence[str] = SAMPLERS,
                 continue
             errs = []
             for _ in range(n_draws):
-                row = run_task("nystrom", {"n_components": count, "n_eval": n_eval, "lam": LAM,
-                                           "eval_seed": eval_seed, "relative_error": False,
-                                           "ridge_alpha": None},
-                               data, {"kernel": kernel, "sampler": section},
-                               seed=int(rng.integers(2**31)))
+                # the nystrom task returns one row (a dict)
+                row = cast("dict[str, Any]", run_task(
+                    "nystrom", {"n_components": count, "n_eval": n_eval, "lam": LAM,
+                                "eval_seed": eval_seed, "relative_error": False,
+                                "ridge_alpha": None},
+                    data, {"kernel": kernel, "sampler": section}, seed=int(rng.integers(2**31))))
                 errs.append(row["error_fro"])
             table.errors[(name, count)] = np.array(errs)
     return table
@@ -316,6 +317,7 @@ def score_timing_table(X: DataLike, samplers: Sequence[str] = SAMPLERS,
     kernel = dict(KERNEL) if kernel is None else kernel
     sizes = [int(s) for s in sizes if s <= X.shape[0]]
     table = TimingTable(dataset, sizes, [])
+    rng = check_random_state(random_state)
     present, missing = available_samplers(samplers)
     for s in missing:
         table.skipped[s] = "not registered"
@@ -328,9 +330,11 @@ def score_timing_table(X: DataLike, samplers: Sequence[str] = SAMPLERS,
         for n in sizes:
             if name == "rls" and n > EXACT_RLS_MAX_N:
                 continue
-            row = run_task("sampler", {"n_landmarks": 0, "lam": LAM, "warm_up": True},
-                           {"X": X[:n]}, {"kernel": kernel, "sampler": {"name": name, **params}},
-                           seed=random_state)
+            # the sampler task returns one row (a dict); run_task takes an integer seed
+            row = cast("dict[str, Any]", run_task(
+                "sampler", {"n_landmarks": 0, "lam": LAM, "warm_up": True}, {"X": X[:n]},
+                {"kernel": kernel, "sampler": {"name": name, **params}},
+                seed=int(rng.integers(2**31))))
             table.seconds[(name, n)] = row["score_time"]
     return table
 

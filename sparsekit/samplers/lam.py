@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numbers
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, overload
 
 import numpy as np
 
@@ -22,6 +22,15 @@ if TYPE_CHECKING:
     from ..kernels.base import Kernel
 
 LAM_RULES = ("inverse-mean-norm",)
+
+
+# rules=() accepts numbers only, so the result is a float
+@overload
+def check_lam(lam: float | str, rules: tuple[()]) -> float: ...
+
+
+@overload
+def check_lam(lam: float | str, rules: Sequence[str] = ...) -> float | str: ...
 
 
 def check_lam(lam: float | str, rules: Sequence[str] = LAM_RULES) -> float | str:
