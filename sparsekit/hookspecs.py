@@ -16,12 +16,22 @@ Example
 >>> type(reg.get("sampler", "my-sampler")).__name__
 'UniformSampler'
 """
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
 import pluggy
 
 PROJECT = "sparsekit"
 
 hookspec = pluggy.HookspecMarker(PROJECT)
 hookimpl = pluggy.HookimplMarker(PROJECT)
+
+# The records the hooks return are sparsekit.registry.Registration, which cannot be imported
+# here, not even under TYPE_CHECKING: the registry imports this module and tests/test_layers.py
+# forbids the cycle.
+_Registration = Any
 
 #: Every registry family (components and tasks), in the order they are listed.
 FAMILIES = ("kernel", "sampler", "solver", "factorizer", "projection", "manifold-kernel", "task")
@@ -35,7 +45,7 @@ class Specs:
     """The hook specifications of sparsekit (one per family)."""
 
     @hookspec
-    def sparsekit_kernels(self):
+    def sparsekit_kernels(self) -> Iterable[_Registration]:
         """Declare kernels.
 
         Returns
@@ -45,7 +55,7 @@ class Specs:
         """
 
     @hookspec
-    def sparsekit_samplers(self):
+    def sparsekit_samplers(self) -> Iterable[_Registration]:
         """Declare landmark samplers.
 
         Returns
@@ -55,7 +65,7 @@ class Specs:
         """
 
     @hookspec
-    def sparsekit_solvers(self):
+    def sparsekit_solvers(self) -> Iterable[_Registration]:
         """Declare sparse solvers.
 
         Returns
@@ -65,7 +75,7 @@ class Specs:
         """
 
     @hookspec
-    def sparsekit_factorizers(self):
+    def sparsekit_factorizers(self) -> Iterable[_Registration]:
         """Return the :class:`~sparsekit.registry.Registration` records of factorizers.
 
         Factorizers are components with ``factorize(M, constraints) -> FactorizationResult``
@@ -78,7 +88,7 @@ class Specs:
         """
 
     @hookspec
-    def sparsekit_manifold_kernels(self):
+    def sparsekit_manifold_kernels(self) -> Iterable[_Registration]:
         """Return the :class:`~sparsekit.registry.Registration` records of manifold kernels.
 
         Manifold kernels are the data-dependent kernels of the spectral embeddings (``fit(X)``,
@@ -92,7 +102,7 @@ class Specs:
         """
 
     @hookspec
-    def sparsekit_projections(self):
+    def sparsekit_projections(self) -> Iterable[_Registration]:
         """Declare projections.
 
         Projections are the constraint sets of Palm4MSA factors.
@@ -104,7 +114,7 @@ class Specs:
         """
 
     @hookspec
-    def sparsekit_tasks(self):
+    def sparsekit_tasks(self) -> Iterable[_Registration]:
         """Declare the tasks of ``sparsekit run``.
 
         Each record's factory, called without arguments, returns a

@@ -29,7 +29,7 @@ import warnings
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from importlib import metadata
-from typing import Any, TypeVar
+from typing import Any, TypeGuard, TypeVar
 
 import pluggy
 
@@ -875,7 +875,7 @@ def _caller_stacklevel() -> int:
     return level
 
 
-def _is_function(obj) -> bool:
+def _is_function(obj: object) -> TypeGuard[Callable[..., Any]]:
     """A plain function (not a component object), e.g. a kernel ``k(X, Y) -> Gram``."""
     import functools
     import inspect

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from ..registry import default_registry
 from ..run import data as sources
 from ..run.tables import format_table
@@ -20,6 +22,7 @@ from ..run.tasks import make_sampler, run_task
 from .nystrom_tables import (
     EXACT_RLS_MAX_N,
     LAM,
+    ErrorTable,
     experiment_kernel,
     frobenius_error_table,
     generated_dataset,
@@ -140,7 +143,7 @@ def graph_kernel_table(n_graphs: int = 2000, random_state: int = 0) -> str:
     )
 
 
-def nystrom_table(quick=True) -> str:
+def nystrom_table(quick: bool = True) -> str:
     """Run the Chapter 3 experiment on generated data: the error and timing tables.
 
     The tables come with reading notes.
@@ -182,7 +185,7 @@ TIMING_NOTE = ("score time: seconds of sampler.scores on the first n points, com
                "others grow about linearly with n")
 
 
-def reading_notes(errors, X) -> list:
+def reading_notes(errors: ErrorTable, X: np.ndarray) -> list[str]:
     """Write the notes on what a newcomer may misread in the error table.
 
     Parameters

@@ -30,10 +30,11 @@ from __future__ import annotations
 import math
 import sys
 import time
+from typing import Any
 
 import numpy as np
 
-from ..run.tasks import Task
+from ..run.tasks import Task, TaskContext
 
 
 def largest_m(mu):
@@ -170,7 +171,7 @@ def _compare(problem, p, stage):
     return rows
 
 
-def run_fw_recovery(ctx) -> list:
+def run_fw_recovery(ctx: TaskContext) -> list[dict[str, Any]]:
     """Run the Frank–Wolfe recovery experiment.
 
     Parameters

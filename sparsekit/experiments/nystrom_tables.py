@@ -21,7 +21,9 @@ Protocol (Cherfaoui thesis §3.3, Exp. 3.A and 3.B):
 """
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -30,6 +32,10 @@ from .._validation import check_array, check_random_state
 from ..registry import default_registry
 from ..run.data import generated_dataset  # noqa: F401  (the data of the tables, re-exported)
 from ..run.tasks import make_sampler, run_task
+
+if TYPE_CHECKING:
+    from .._typing import DataLike, RandomStateLike
+    from ..kernels.base import Kernel
 
 #: The samplers of the experiment, in the order of the tables.
 SAMPLERS = ("uniform", "diagonal", "two-pass-rls", "dac-rls", "recursive-rls", "greedy-trace",
@@ -45,7 +51,7 @@ KERNEL = {"name": "rbf", "bandwidth": "mean-sq-dist"}
 LAM = "inverse-mean-norm"
 
 
-def experiment_kernel():
+def experiment_kernel() -> Kernel:
     """Build the Gaussian kernel of the thesis experiments (bandwidth rule ``mean-sq-dist``).
 
     Returns
@@ -57,7 +63,7 @@ def experiment_kernel():
     return default_registry().get("kernel", params.pop("name"), **params)
 
 
-def available_samplers(names=SAMPLERS):
+def available_samplers(names: Sequence[str] = SAMPLERS) -> tuple[list[str], list[str]]:
     """Split ``names`` into registered and missing samplers.
 
     Parameters
@@ -107,7 +113,7 @@ class ErrorTable:
     errors: dict = field(default_factory=dict)
     skipped: dict = field(default_factory=dict)
 
-    def mean_std(self, sampler, count):
+    def mean_std(self, sampler: str, count: int) -> tuple[float, float]:
         """Return the mean and standard deviation of one cell.
 
         Parameters
@@ -154,9 +160,12 @@ class ErrorTable:
         return "\n".join(lines)
 
 
-def frobenius_error_table(X, samplers=SAMPLERS, landmark_counts=(20, 50), n_draws=10,
-                          n_eval=10_000, kernel=None, dataset="data", random_state=0,
-                          sampler_params=None, max_landmarks=None):
+def frobenius_error_table(X: DataLike, samplers: Sequence[str] = SAMPLERS,
+                          landmark_counts: Sequence[int] = (20, 50), n_draws: int = 10,
+                          n_eval: int = 10_000, kernel: Mapping[str, Any] | Kernel | None = None,
+                          dataset: str = "data", random_state: RandomStateLike = 0,
+                          sampler_params: Mapping[str, Mapping[str, Any]] | None = None,
+                          max_landmarks: Mapping[str, int] | None = None) -> ErrorTable:
     """Tabulate ‖K_E − K̂_E‖_F over Nyström approximations per sampler and ``|S|``.
 
     Each cell is the mean ± std over ``n_draws`` approximations.
@@ -215,11 +224,12 @@ def frobenius_error_table(X, samplers=SAMPLERS, landmark_counts=(20, 50), n_draw
                 continue
             errs = []
             for _ in range(n_draws):
-                row = run_task("nystrom", {"n_components": count, "n_eval": n_eval, "lam": LAM,
-                                           "eval_seed": eval_seed, "relative_error": False,
-                                           "ridge_alpha": None},
-                               data, {"kernel": kernel, "sampler": section},
-                               seed=int(rng.integers(2**31)))
+                # the nystrom task returns one row (a dict)
+                row = cast("dict[str, Any]", run_task(
+                    "nystrom", {"n_components": count, "n_eval": n_eval, "lam": LAM,
+                                "eval_seed": eval_seed, "relative_error": False,
+                                "ridge_alpha": None},
+                    data, {"kernel": kernel, "sampler": section}, seed=int(rng.integers(2**31))))
                 errs.append(row["error_fro"])
             table.errors[(name, count)] = np.array(errs)
     return table
@@ -268,8 +278,12 @@ class TimingTable:
         return "\n".join(lines)
 
 
-def score_timing_table(X, samplers=SAMPLERS, sizes=(1000, 2000), kernel=None, dataset="data",
-                       random_state=0, sampler_params=None):
+def score_timing_table(X: DataLike, samplers: Sequence[str] = SAMPLERS,
+                       sizes: Sequence[int] = (1000, 2000),
+                       kernel: Mapping[str, Any] | Kernel | None = None, dataset: str = "data",
+                       random_state: RandomStateLike = 0,
+                       sampler_params: Mapping[str, Mapping[str, Any]] | None = None
+                       ) -> TimingTable:
     """Time ``sampler.scores`` on the first n points of ``X`` for each n in ``sizes``.
 
     One ``sampler`` task run per sampler and n, which computes the scores on the first 200
@@ -303,6 +317,7 @@ def score_timing_table(X, samplers=SAMPLERS, sizes=(1000, 2000), kernel=None, da
     kernel = dict(KERNEL) if kernel is None else kernel
     sizes = [int(s) for s in sizes if s <= X.shape[0]]
     table = TimingTable(dataset, sizes, [])
+    rng = check_random_state(random_state)
     present, missing = available_samplers(samplers)
     for s in missing:
         table.skipped[s] = "not registered"
@@ -315,9 +330,11 @@ def score_timing_table(X, samplers=SAMPLERS, sizes=(1000, 2000), kernel=None, da
         for n in sizes:
             if name == "rls" and n > EXACT_RLS_MAX_N:
                 continue
-            row = run_task("sampler", {"n_landmarks": 0, "lam": LAM, "warm_up": True},
-                           {"X": X[:n]}, {"kernel": kernel, "sampler": {"name": name, **params}},
-                           seed=random_state)
+            # the sampler task returns one row (a dict); run_task takes an integer seed
+            row = cast("dict[str, Any]", run_task(
+                "sampler", {"n_landmarks": 0, "lam": LAM, "warm_up": True}, {"X": X[:n]},
+                {"kernel": kernel, "sampler": {"name": name, **params}},
+                seed=int(rng.integers(2**31))))
             table.seconds[(name, n)] = row["score_time"]
     return table
 

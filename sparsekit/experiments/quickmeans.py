@@ -39,10 +39,11 @@ Each run draws its split from its own seed, so a run does not depend on the runs
 from __future__ import annotations
 
 import time
+from typing import Any
 
 import numpy as np
 
-from ..run.tasks import Task
+from ..run.tasks import Task, TaskContext
 
 #: points over which the RBF bandwidth of the Nyström error is measured
 BANDWIDTH_SAMPLE = 1000
@@ -103,7 +104,7 @@ def _row(algorithm, est, centroids, nnz, fit_time, data, p, seed):
             "fit_time": fit_time, "n_iter": int(est.n_iter_)}
 
 
-def run_quickmeans(ctx) -> list:
+def run_quickmeans(ctx: TaskContext) -> list[dict[str, Any]]:
     """Compare QuicK-means with K-means from the same start (the protocol above).
 
     Parameters

@@ -31,12 +31,14 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._typing import RandomStateLike
 from .._validation import check_option, check_random_state, is_sparse
 
 RULES = ("median", "mean-sq-dist", "scale")
 
 
-def gamma_from_rule(X: np.ndarray, rule: str, *, max_samples: int = 2000, random_state=0) -> float:
+def gamma_from_rule(X: np.ndarray, rule: str, *, max_samples: int = 2000,
+                    random_state: RandomStateLike = 0) -> float:
     """Choose the gamma of ``exp(-gamma ||x - z||^2)`` by ``rule`` on the data ``X``.
 
     Parameters

@@ -28,7 +28,7 @@ import sys
 import threading
 import warnings
 from abc import ABC, abstractmethod
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
@@ -132,7 +132,8 @@ def _probe_cuda() -> bool:
 AUTO_CUDA_MIN_ENTRIES = 2**18
 
 
-def resolve_backend(backend: str, has_cuda: bool, component: str, entries=None) -> str:
+def resolve_backend(backend: str, has_cuda: bool, component: str,
+                    entries: int | None = None) -> str:
     """Turn ``"auto"|"cpu"|"cuda"`` into ``"cpu"`` or ``"cuda"`` for one component.
 
     Parameters
@@ -533,7 +534,7 @@ class CallableKernel(VectorKernel):
     name = "callable"
     sparse_native = True
 
-    def __init__(self, func, params=None):
+    def __init__(self, func: Callable[..., Any], params: dict[str, Any] | None = None) -> None:
         self.func = func
         self.params = params
         self._check_params()
@@ -637,7 +638,7 @@ class PrecomputedKernel(Kernel):
     name = "precomputed"
     accepts = "graphs"
 
-    def prepare(self, X):
+    def prepare(self, X: Any) -> PrecomputedRows:
         if isinstance(X, PrecomputedRows):
             return X
         K = check_array(X, "X")
@@ -645,10 +646,10 @@ class PrecomputedKernel(Kernel):
         index = np.arange(n) if n == m else np.full(n, -1)
         return PrecomputedRows(K, index)
 
-    def take(self, X, indices):
+    def take(self, X: Any, indices: ArrayLike) -> PrecomputedRows:
         return X[np.asarray(indices, dtype=np.intp)]
 
-    def n_samples(self, X) -> int:
+    def n_samples(self, X: Any) -> int:
         return len(X)
 
     def _training(self, B, what):
@@ -661,14 +662,14 @@ class PrecomputedKernel(Kernel):
             )
         return B
 
-    def __call__(self, X, Y=None):
+    def __call__(self, X: Any, Y: Any = None) -> np.ndarray:
         A = self.prepare(X)
         B = A if Y is None else self._training(Y, "the second argument")
         if Y is None:
             B = self._training(A, "X")
         return np.ascontiguousarray(A.K[:, B.index])
 
-    def diag(self, X):
+    def diag(self, X: Any) -> np.ndarray:
         A = self._training(X, "X")
         return A.K[np.arange(len(A)), A.index]
 

@@ -37,6 +37,7 @@ from __future__ import annotations
 import inspect
 import os
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -484,7 +485,7 @@ def source_names() -> list[str]:
     return list(SOURCES)
 
 
-def source_parameters(name) -> set:
+def source_parameters(name: str) -> set[str]:
     """Return the parameters a data source takes.
 
     Parameters
@@ -501,7 +502,7 @@ def source_parameters(name) -> set:
     return params - {"allow_pickle"}
 
 
-def load(table: dict, *, seed=0, allow_pickle=False) -> dict:
+def load(table: dict[str, Any], *, seed: int = 0, allow_pickle: bool = False) -> dict[str, Any]:
     """Load the data of a ``[data]`` table.
 
     Parameters

@@ -1,8 +1,12 @@
 """Plain-text (Markdown) tables for `sparsekit demo`, `sparsekit list` and the examples."""
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
 
-def format_table(header, rows, title: str | None = None) -> str:
+
+def format_table(header: Sequence[str], rows: Sequence[Sequence[Any]],
+                 title: str | None = None) -> str:
     """Format ``rows`` under ``header`` as an aligned Markdown table.
 
     Parameters

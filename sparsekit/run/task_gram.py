@@ -11,18 +11,19 @@ before the call (graphs ignore it). It forms the n x n matrix on purpose: this t
 from __future__ import annotations
 
 import time
+from typing import Any
 
 import numpy as np
 
 from .._memory import check_allocation
 from .._names import did_you_mean
-from .tasks import Task
+from .tasks import Task, TaskContext
 
 #: the checks the task can compute on the Gram matrix
 CHECKS = ("max_asym", "median", "min_eig")
 
 
-def run_gram(ctx) -> dict:
+def run_gram(ctx: TaskContext) -> dict[str, Any]:
     """Compute, time and check the Gram matrix of the kernel on the samples.
 
     Parameters

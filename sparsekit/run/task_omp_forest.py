@@ -22,11 +22,12 @@ for the last data and seed).
 from __future__ import annotations
 
 import hashlib
+from typing import Any
 
 import numpy as np
 
 from .._names import did_you_mean
-from .tasks import Task
+from .tasks import Task, TaskContext
 
 _FOREST_CACHE: dict = {}
 
@@ -67,7 +68,7 @@ def _forest(X_train, y_train, classification, n_estimators, seed):
     return _FOREST_CACHE[key]
 
 
-def run_omp_forest(ctx) -> dict:
+def run_omp_forest(ctx: TaskContext) -> dict[str, Any]:
     """Prune a random forest with the task's method and score it against its size.
 
     Parameters

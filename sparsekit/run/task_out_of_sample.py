@@ -21,10 +21,12 @@ substituting ``p`` of the training set does. Metrics: ``mean_difference``,
 """
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from .._names import did_you_mean
-from .tasks import Task
+from .tasks import Task, TaskContext
 
 #: method name -> estimator class name in sparsekit.manifold, and whether it takes a γ
 METHODS = {"mds": ("MDS", False), "isomap": ("Isomap", False),
@@ -83,7 +85,7 @@ def differences(X, make, p, n_train, n_probe, rng):
     return out
 
 
-def run_out_of_sample(ctx) -> dict:
+def run_out_of_sample(ctx: TaskContext) -> dict[str, Any]:
     """Measure the out-of-sample embedding error against training-set variability.
 
     Parameters

@@ -11,15 +11,29 @@ The recursive-RLS sampler adds its own ``"adaptive"`` mode (see
 from __future__ import annotations
 
 import numbers
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, overload
 
 import numpy as np
 
 from .._validation import check_option, check_positive
 
+if TYPE_CHECKING:
+    from ..kernels.base import Kernel
+
 LAM_RULES = ("inverse-mean-norm",)
 
 
-def check_lam(lam, rules=LAM_RULES):
+# rules=() accepts numbers only, so the result is a float
+@overload
+def check_lam(lam: float | str, rules: tuple[()]) -> float: ...
+
+
+@overload
+def check_lam(lam: float | str, rules: Sequence[str] = ...) -> float | str: ...
+
+
+def check_lam(lam: float | str, rules: Sequence[str] = LAM_RULES) -> float | str:
     """Validate ``lam`` (a positive number or one of ``rules``) and return it normalized.
 
     Parameters
@@ -66,7 +80,8 @@ def inverse_mean_norm(X: np.ndarray) -> float:
     return 1.0 / mean
 
 
-def resolve_lam(lam, Xp, kernel, rules=LAM_RULES) -> float | str:
+def resolve_lam(lam: float | str, Xp: Any, kernel: Kernel,
+                rules: Sequence[str] = LAM_RULES) -> float | str:
     """Return the numeric λ for prepared data ``Xp``.
 
     Parameters

@@ -28,7 +28,7 @@ from __future__ import annotations
 import math
 import numbers
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -45,6 +45,9 @@ from ._rls_cpu import cholesky_upper, inverse_upper, nystrom_factor, quadratic_r
 from .base import ScoreSampler, check_n_landmarks
 from .chunked import ChunkedData, check_numeric_lam, chunk_seeds, integer_seed
 
+if TYPE_CHECKING:
+    from ..kernels.base import Kernel
+
 #: bytes of kernel values evaluated per row block in the streamed passes
 ROW_BLOCK_BYTES = 16 * 2**20
 
@@ -59,7 +62,7 @@ def _row_step(n_cols: int) -> int:
     return max(1, ROW_BLOCK_BYTES // (8 * max(1, n_cols)))
 
 
-def exact_rls(Xp, kernel, lam: float) -> np.ndarray:
+def exact_rls(Xp: Any, kernel: Kernel, lam: float) -> np.ndarray:
     """Compute the exact ridge leverage scores (2.3) of prepared ``Xp``.
 
     Refuses (``InsufficientMemoryError``) or warns when the n x n Gram matrix would take most of
@@ -96,7 +99,8 @@ def exact_rls(Xp, kernel, lam: float) -> np.ndarray:
     return scores
 
 
-def dac_rls(Xp, kernel, lam: float, blocks, n_jobs: int = 1) -> np.ndarray:
+def dac_rls(Xp: Any, kernel: Kernel, lam: float, blocks: Sequence[ArrayLike],
+            n_jobs: int = 1) -> np.ndarray:
     """DAC-RLS scores for an explicit partition ``blocks`` (a sequence of index arrays).
 
     Each sample gets the exact ridge leverage score of its own block with the global ``lam``.
@@ -130,7 +134,7 @@ def dac_rls(Xp, kernel, lam: float, blocks, n_jobs: int = 1) -> np.ndarray:
     return out
 
 
-def random_partition(n: int, block_size: int, rng: np.random.Generator):
+def random_partition(n: int, block_size: int, rng: np.random.Generator) -> list[np.ndarray]:
     """Cut a random permutation of ``range(n)`` into consecutive chunks of ``block_size``.
 
     Parameters

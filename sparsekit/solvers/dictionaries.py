@@ -8,7 +8,9 @@ from __future__ import annotations
 import numbers
 
 import numpy as np
+from numpy.typing import ArrayLike, DTypeLike
 
+from .._typing import RandomStateLike
 from .._validation import check_random_state, check_scalar
 
 _DTYPES = (np.float32, np.float64)
@@ -21,7 +23,8 @@ def _check_dtype(dtype):
     return dt
 
 
-def gaussian_dictionary(n_features, n_atoms, random_state=None, dtype=np.float64):
+def gaussian_dictionary(n_features: int, n_atoms: int, random_state: RandomStateLike = None,
+                        dtype: DTypeLike = np.float64) -> np.ndarray:
     """Draw a ``(n_features, n_atoms)`` dictionary of unit-norm Gaussian atoms.
 
     Parameters
@@ -48,7 +51,8 @@ def gaussian_dictionary(n_features, n_atoms, random_state=None, dtype=np.float64
     return D.astype(_check_dtype(dtype), copy=False)
 
 
-def sparse_signals(D, n_nonzero, n_signals=1, random_state=None):
+def sparse_signals(D: ArrayLike, n_nonzero: int, n_signals: int = 1,
+                   random_state: RandomStateLike = None) -> tuple[np.ndarray, np.ndarray]:
     """Draw signals ``Y = D X`` with ``n_nonzero`` non-zeros per column of ``X``.
 
     Supports are uniform without replacement, values i.i.d. N(0, 1).
@@ -87,8 +91,10 @@ def sparse_signals(D, n_nonzero, n_signals=1, random_state=None):
     return D @ X, X
 
 
-def make_sparse_coding_problem(n_features, n_atoms, n_nonzero, n_signals=1, random_state=None,
-                               dtype=np.float64):
+def make_sparse_coding_problem(n_features: int, n_atoms: int, n_nonzero: int,
+                               n_signals: int = 1, random_state: RandomStateLike = None,
+                               dtype: DTypeLike = np.float64
+                               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Draw a Gaussian unit-norm dictionary and ``n_signals`` exactly sparse signals.
 
     Each signal has exactly ``n_nonzero`` non-zero coefficients.

@@ -42,6 +42,7 @@ from __future__ import annotations
 import numbers
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .._row_ranges import run_row_ranges
 from .._validation import check_array, check_option, check_positive, check_scalar
@@ -79,7 +80,8 @@ class FrankWolfe(Solver):
 
     name = "frank-wolfe"
 
-    def __init__(self, beta, step="line-search", max_iter=1000, tol=None, gap_tol=None):
+    def __init__(self, beta: float | ArrayLike, step: str = "line-search", max_iter: int = 1000,
+                 tol: float | None = None, gap_tol: float | None = None) -> None:
         self.beta = beta
         self.step = step
         self.max_iter = max_iter

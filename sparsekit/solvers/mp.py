@@ -15,6 +15,8 @@ iteration computes ``R D`` with one GEMM and updates the residuals explicitly.
 """
 from __future__ import annotations
 
+from typing import Literal
+
 import numpy as np
 
 from .._row_ranges import run_row_ranges
@@ -38,7 +40,8 @@ class MatchingPursuit(Solver):
 
     name = "mp"
 
-    def __init__(self, max_iter=None, tol=None, precompute="auto"):
+    def __init__(self, max_iter: int | None = None, tol: float | None = None,
+                 precompute: bool | Literal["auto"] = "auto") -> None:
         self.max_iter = max_iter
         self.tol = tol
         self.precompute = precompute

@@ -43,7 +43,7 @@ class NonNegativeOMP(Solver):
     name = "nn-omp"
     premature_stops = (_cpu.STOP_DEPENDENT,)
 
-    def __init__(self, n_nonzero_coefs=None, tol=None):
+    def __init__(self, n_nonzero_coefs: int | None = None, tol: float | None = None) -> None:
         self.n_nonzero_coefs = n_nonzero_coefs
         self.tol = tol
         self._check_params()

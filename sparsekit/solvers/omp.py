@@ -34,6 +34,8 @@ Decisions:
 """
 from __future__ import annotations
 
+from typing import Literal
+
 import numpy as np
 
 from .._row_ranges import run_row_ranges
@@ -83,7 +85,8 @@ class OMP(Solver):
     name = "omp"
     premature_stops = (_cpu.STOP_DEPENDENT, _cpu.STOP_RESELECTED, _cpu.STOP_NO_CORRELATION)
 
-    def __init__(self, n_nonzero_coefs=None, tol=None, precompute="auto", return_path=False):
+    def __init__(self, n_nonzero_coefs: int | None = None, tol: float | None = None,
+                 precompute: bool | Literal["auto"] = "auto", return_path: bool = False) -> None:
         self.n_nonzero_coefs = n_nonzero_coefs
         self.tol = tol
         self.precompute = precompute

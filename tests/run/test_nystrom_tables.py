@@ -132,3 +132,21 @@ def test_example_plots_tables_with_capped_samplers(tmp_path):
     timing = exp.score_timing_table(X, samplers=("diagonal", "dac-rls"), sizes=(50, 100))
     example.plot_timing(timing, str(tmp_path / "timing.png"))
     assert (tmp_path / "timing.png").stat().st_size > 1000
+
+
+@pytest.mark.parametrize("random_state", [0, np.random.default_rng(0)])
+def test_timing_table_passes_run_task_integer_seeds(monkeypatch, random_state):
+    # run_task's seed is an int (the tasks add to it); a Generator random_state seeds the draws
+    seeds = []
+    real = exp.run_task
+
+    def recording(*args, seed=0, **kwargs):
+        seeds.append(seed)
+        return real(*args, seed=seed, **kwargs)
+
+    monkeypatch.setattr(exp, "run_task", recording)
+    X = exp.generated_dataset(n=100, d=3)
+    t = exp.score_timing_table(X, samplers=("diagonal",), sizes=(50, 100),
+                               random_state=random_state)
+    assert t.samplers == ["diagonal"] and len(seeds) == 2
+    assert all(type(s) is int for s in seeds)
