@@ -109,3 +109,22 @@ def test_kernel_name_is_resolved_in_the_given_registry(rng, f):
     got = f(A, B, "rbf", kernel_params=G, registry=Registry(entry_points=False))
     want = paired(A, B) if f is mmd2_linear else blocks(A, B, 2)
     assert got == pytest.approx(want, rel=1e-12)
+
+
+def test_block_statistic_on_graphs_equals_the_direct_gram(rng):
+    from sparsekit import get_kernel
+
+    from .conftest import random_graphs
+
+    A, B = random_graphs(rng, 9, 0.3), random_graphs(rng, 8, 0.6)
+    K = get_kernel("shortest-path")(A + B)
+    xa, za = np.linspace(0, 9, 5).round().astype(int), np.linspace(0, 8, 5).round().astype(int)
+    want = []
+    for t in range(4):  # 8 // 2 = 4 blocks
+        ia, ib = np.arange(xa[t], xa[t + 1]), 9 + np.arange(za[t], za[t + 1])
+        KA, KB, KAB = K[np.ix_(ia, ia)], K[np.ix_(ib, ib)], K[np.ix_(ia, ib)]
+        p, q = len(ia), len(ib)
+        want.append((KA.sum() - np.trace(KA)) / (p * (p - 1))
+                    + (KB.sum() - np.trace(KB)) / (q * (q - 1)) - 2 * KAB.mean())
+    got = mmd2_block(A, B, "shortest-path", block_size=2)
+    assert got == pytest.approx(np.mean(want), rel=1e-12)
