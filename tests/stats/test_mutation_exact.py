@@ -14,8 +14,8 @@ def direct(A, B, k, unbiased):
     KA, KB, KAB = k(A, A), k(B, B), k(A, B)
     n, m = len(A), len(B)
     if unbiased:
-        return ((KA.sum() - np.trace(KA)) / (n * (n - 1)) + (KB.sum() - np.trace(KB)) / (m * (m - 1))
-                - 2.0 * KAB.sum() / (n * m))
+        return ((KA.sum() - np.trace(KA)) / (n * (n - 1))
+                + (KB.sum() - np.trace(KB)) / (m * (m - 1)) - 2.0 * KAB.sum() / (n * m))
     return KA.sum() / n**2 + KB.sum() / m**2 - 2.0 * KAB.sum() / (n * m)
 
 
