@@ -77,14 +77,18 @@ def test_kernel_without_fourier_features_is_refused_before_the_data_is_read():
         three_sample_test(X, X + 1, X, "rff", "polynomial")
 
 
-def test_tiny_float32_data_raises_without_floating_point_warnings(rng):
-    # median bandwidth at scale 2**-140: frequencies ~ 2**140 overflow float32
-    X = np.ldexp(rng.normal(size=(30, 4)), -140).astype(np.float32)
-    Y = np.ldexp(rng.normal(size=(25, 4)) + 0.5, -140).astype(np.float32)
+def test_projections_beyond_the_float32_range_are_refused_naming_the_scale():
+    # frequencies ~ sqrt(2 gamma) are fine, but w·x with |x| = 3e38 overflows float32: the
+    # features are NaN; the refusal comes without floating-point warnings
+    sparsekit.get_kernel("rbf")  # plugins loaded before warnings become errors
+    X = np.full((6, 4), 3e38, dtype=np.float32)
+    X[::2] *= -1
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        with pytest.raises(ValueError, match="not finite"):
-            mmd2_rff(X, Y, kernel_params={"bandwidth": "median"}, random_state=0)
+        with pytest.raises(ValueError, match=r"float32 data at scale 3e\+38 \(largest \|x\|\) "
+                                             r"are not finite"):
+            mmd2_rff(X, X[::-1].copy(), kernel_params={"gamma": 1.0}, n_frequencies=3,
+                     random_state=0)
 
 
 def test_kernel_name_is_resolved_in_the_given_registry(rng):
