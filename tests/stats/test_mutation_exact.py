@@ -67,19 +67,16 @@ def test_a_budget_below_one_row_still_takes_one_row_per_block(rng, unbiased):
     assert got == pytest.approx(direct(A, B, linear64, unbiased), rel=1e-12, abs=1e-12)
 
 
-def linear32(a, b):
-    return linear64(a, b).astype(np.float32)
-
-
 @pytest.mark.parametrize("unbiased", [False, True])
 @pytest.mark.parametrize("max_memory", [8, None])
 def test_float32_grams_are_summed_in_float64(unbiased, max_memory):
-    # products of powers of two are exact in float32, but sums such as 2**25 + 4097 or
-    # 2**24 + 1 are not: a float32 accumulation is off by at least 1
+    # the linear kernel on float32 data gives float32 Grams; products of powers of two are
+    # exact in float32, but sums such as 2**26 + 16389 or 2**24 + 1 are not: a float32
+    # accumulation is off by at least 1
     A = np.array([[4096.0], [4096.0], [1.0], [2.0**-12]])
     B = np.array([[4096.0], [2.0**-12], [1.0]])
     f = mmd2_unbiased if unbiased else mmd2_biased
-    got = f(A, B, linear32, max_memory=max_memory)
+    got = f(A.astype(np.float32), B.astype(np.float32), "linear", max_memory=max_memory)
     assert got == pytest.approx(direct(A, B, linear64, unbiased), rel=1e-13)
 
 
