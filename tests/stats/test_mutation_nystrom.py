@@ -42,6 +42,7 @@ def test_every_pair_of_three_samples_is_the_quadratic_form(rng, repeats):
         X, Z, W = rng.normal(size=(15, 2)), rng.normal(size=(9, 2)) + 0.7, rng.normal(size=(11, 2))
     est = NystromMMD(kernel_params=G, n_landmarks=6, lam=0.5, random_state=0).fit(X, Z, W)
     S = est.nystroem_.components_
+    np.testing.assert_allclose(est.kernel_(S, S), rbf_kernel(S, gamma=0.3), rtol=1e-12)
     samples = [X, Z, W]
     for i, j in [(0, 1), (1, 0), (0, 2), (2, 0), (1, 2), (2, 1)]:
         assert est.mmd2(i, j) == pytest.approx(quadratic_form(S, samples[i], samples[j], 0.5),
