@@ -9,6 +9,7 @@ module, e.g. ``sparsekit.run.demo`` -> ``sparsekit.experiments.demo``) are left 
 doctests are collected where the code lives, and collecting the alias trips pytest's check that
 a module's ``__file__`` is the file collected.
 """
+
 import os
 from pathlib import Path
 

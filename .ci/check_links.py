@@ -7,6 +7,7 @@ build wrote (fragments and query strings are ignored; so are absolute URLs, ``ma
 
 Usage: ``python .ci/check_links.py docs/_build/html``
 """
+
 import sys
 from html.parser import HTMLParser
 from pathlib import Path

@@ -1,5 +1,6 @@
 """Shared helpers for the benchmark scripts: best-of-k wall time, thread counts, value checks,
 Markdown tables."""
+
 import os
 import platform
 import sys
@@ -64,8 +65,10 @@ def machine():
     except OSError:
         pass
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg()) if hasattr(os, "getloadavg") else "?"
-    return (f"{cpu}, {os.cpu_count()} cores, Python {platform.python_version()}, "
-            f"NumPy {np.__version__}; load average {load}")
+    return (
+        f"{cpu}, {os.cpu_count()} cores, Python {platform.python_version()}, "
+        f"NumPy {np.__version__}; load average {load}"
+    )
 
 
 def _cell(value):

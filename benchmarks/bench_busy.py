@@ -21,6 +21,7 @@ Paths (default threads: sparsekit's one setting, BLAS and Numba as the process s
 
 Run ``python benchmarks/bench_busy.py`` (``--repeat N``, ``--spinners N``, ``--only NAME``).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -54,8 +55,9 @@ class Spinners:
     def __enter__(self):
         ctx = mp.get_context("spawn")  # no copy of this process's BLAS or Numba state
         self.stop = ctx.Event()
-        self.procs = [ctx.Process(target=_spin, args=(self.stop,), daemon=True)
-                      for _ in range(self.n)]
+        self.procs = [
+            ctx.Process(target=_spin, args=(self.stop,), daemon=True) for _ in range(self.n)
+        ]
         for p in self.procs:
             p.start()
         time.sleep(0.5)  # let them start spinning
@@ -91,8 +93,9 @@ def paths():
         return sparsekit.KernelKMeans(3, random_state=0).fit(X10)
 
     def same_kkm(a, b):
-        return (np.array_equal(np.asarray(a.labels_), np.asarray(b.labels_))
-                and np.isclose(a.inertia_, b.inertia_, rtol=1e-12))
+        return np.array_equal(np.asarray(a.labels_), np.asarray(b.labels_)) and np.isclose(
+            a.inertia_, b.inertia_, rtol=1e-12
+        )
 
     out = [("KernelKMeans fit, 20,000 x 10, k=3", kkm, same_kkm)]
     try:
@@ -113,14 +116,20 @@ def paths():
             return est
 
         def same_dask(a, b):  # chunked sums round differently: labels equal, inertia ~1e-12
-            return (np.array_equal(a.labels_, b.labels_)
-                    and np.isclose(a.inertia_, b.inertia_, rtol=1e-10))
+            return np.array_equal(a.labels_, b.labels_) and np.isclose(
+                a.inertia_, b.inertia_, rtol=1e-10
+            )
 
         out.append(("Dask KernelKMeans fit, 20,000 x 10 in 4 chunks, k=3", kkm_dask, same_dask))
 
     def nystroem():
-        ny = sparsekit.Nystroem("rbf", sampler="uniform", n_components=200,
-                                kernel_params={"gamma": 1.0 / 54}, random_state=0)
+        ny = sparsekit.Nystroem(
+            "rbf",
+            sampler="uniform",
+            n_components=200,
+            kernel_params={"gamma": 1.0 / 54},
+            random_state=0,
+        )
         return ny.fit(X54).transform(X54)
 
     rng = np.random.default_rng(2)
@@ -173,9 +182,11 @@ def main():
     from sparsekit._threads import blas_threads, effective_n_jobs
 
     print(machine())
-    print(f"threads: sparsekit {effective_n_jobs()}, BLAS {blas_threads()}, Numba "
-          f"{numba.get_num_threads()} ({numba.config.THREADING_LAYER}); busy = "
-          f"{args.spinners} spinning process(es); best of {args.repeat} after a warm-up run\n")
+    print(
+        f"threads: sparsekit {effective_n_jobs()}, BLAS {blas_threads()}, Numba "
+        f"{numba.get_num_threads()} ({numba.config.THREADING_LAYER}); busy = "
+        f"{args.spinners} spinning process(es); best of {args.repeat} after a warm-up run\n"
+    )
     rows = []
     for name, fn, same in paths():
         if args.only and args.only.lower() not in name.lower():  # a part of the name
@@ -186,16 +197,37 @@ def main():
             t_busy, r_busy, load_busy = timed(fn, args.repeat)
         ok = check(same(ref, r_idle) and same(ref, r_busy), f"{name}: idle and busy answers differ")
         ratio = t_busy / t_idle
-        rows.append({"path": name, "idle (s)": f"{t_idle:.3f}", "load idle": f"{load_idle:.1f}",
-                     "busy (s)": f"{t_busy:.3f}", "load busy": f"{load_busy:.1f}",
-                     "busy / idle": f"{ratio:.2f}x" + ("" if ratio < 2 else " (over 2x)"),
-                     "BLAS / Numba threads": f"{blas_threads()} / {numba.get_num_threads()}",
-                     "answers": "equal" if ok else "DIFFER"})
-        print(f"{name}: idle {t_idle:.3f} s (load {load_idle:.1f}), busy {t_busy:.3f} s "
-              f"(load {load_busy:.1f}), {ratio:.2f}x", flush=True)
+        rows.append(
+            {
+                "path": name,
+                "idle (s)": f"{t_idle:.3f}",
+                "load idle": f"{load_idle:.1f}",
+                "busy (s)": f"{t_busy:.3f}",
+                "load busy": f"{load_busy:.1f}",
+                "busy / idle": f"{ratio:.2f}x" + ("" if ratio < 2 else " (over 2x)"),
+                "BLAS / Numba threads": f"{blas_threads()} / {numba.get_num_threads()}",
+                "answers": "equal" if ok else "DIFFER",
+            }
+        )
+        print(
+            f"{name}: idle {t_idle:.3f} s (load {load_idle:.1f}), busy {t_busy:.3f} s "
+            f"(load {load_busy:.1f}), {ratio:.2f}x",
+            flush=True,
+        )
     print()
-    print_table(rows, ["path", "idle (s)", "load idle", "busy (s)", "load busy", "busy / idle",
-                       "BLAS / Numba threads", "answers"])
+    print_table(
+        rows,
+        [
+            "path",
+            "idle (s)",
+            "load idle",
+            "busy (s)",
+            "load busy",
+            "busy / idle",
+            "BLAS / Numba threads",
+            "answers",
+        ],
+    )
     finish()
 
 

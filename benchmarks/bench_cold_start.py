@@ -24,6 +24,7 @@ the end of ``import sparsekit`` (NumPy and the data included), and the second ca
 the runs, the 1-minute load average of every run (range); with ``--baseline`` the two trees
 alternate run by run. The children may write bytecode (an installed package has it).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -121,9 +122,20 @@ ENTRY_POINTS = {
 }
 
 #: the rows of ``--warm`` (issue 18: kernels, samplers, solvers, Nystroem, estimators)
-WARM_DEFAULT = ("kernel rbf", "kernel chi2", "kernel laplacian", "sampler uniform", "sampler rls",
-                "sampler dac-rls", "solver omp", "solver mp", "Nystroem uniform",
-                "KernelKMeans", "QuicKMeans", "SparseCoder")
+WARM_DEFAULT = (
+    "kernel rbf",
+    "kernel chi2",
+    "kernel laplacian",
+    "sampler uniform",
+    "sampler rls",
+    "sampler dac-rls",
+    "solver omp",
+    "solver mp",
+    "Nystroem uniform",
+    "KernelKMeans",
+    "QuicKMeans",
+    "SparseCoder",
+)
 
 CHILD = """
 import json, sys, time, warnings
@@ -181,8 +193,10 @@ def total(x):
     return s
 """
 FLOOR = "(Numba floor)"
-FLOOR_CODE = ("import os, sys\nsys.path.insert(0, os.environ['NUMBA_CACHE_DIR'])\n"
-              "import sparsekit_floor\nsparsekit_floor.total(X[0])")
+FLOOR_CODE = (
+    "import os, sys\nsys.path.insert(0, os.environ['NUMBA_CACHE_DIR'])\n"
+    "import sparsekit_floor\nsparsekit_floor.total(X[0])"
+)
 
 
 def run_warm_child(code, cache_dir, root=ROOT):
@@ -193,10 +207,13 @@ def run_warm_child(code, cache_dir, root=ROOT):
     # sources (~0.09 s of CPU), which is not start-up cost a user pays
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     t_spawn = time.time()
-    prog = (f"T_SPAWN = {t_spawn!r}\nSETUP = {SETUP.replace('DT', repr('float64'))!r}\n"
-            f"CODE = {textwrap.dedent(code)!r}\n" + WARM_CHILD)
-    proc = subprocess.run([sys.executable, "-c", prog], env=env, capture_output=True, text=True,
-                          cwd=root)
+    prog = (
+        f"T_SPAWN = {t_spawn!r}\nSETUP = {SETUP.replace('DT', repr('float64'))!r}\n"
+        f"CODE = {textwrap.dedent(code)!r}\n" + WARM_CHILD
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", prog], env=env, capture_output=True, text=True, cwd=root
+    )
     for line in proc.stdout.splitlines():
         if line.startswith("RESULT "):
             return json.loads(line[7:])
@@ -207,8 +224,15 @@ def warm(names, trees, repeat):
     """``--warm``: per entry point and tree, one process fills an empty cache, then ``repeat``
     fresh processes time the first call on it (best of ``repeat``, wall and CPU separately);
     the trees alternate run by run so that they see the same load."""
-    cols = ["entry point", "first call: wall", "CPU", "import: wall", "CPU", "second call",
-            "load avg."]
+    cols = [
+        "entry point",
+        "first call: wall",
+        "CPU",
+        "import: wall",
+        "CPU",
+        "second call",
+        "load avg.",
+    ]
     rows = {label: [] for label, _ in trees}
     names = ["(import only)", FLOOR] + list(names)
     for name in names:
@@ -218,7 +242,7 @@ def warm(names, trees, repeat):
             for label, root in trees:
                 (Path(cache) / (label or "tree")).mkdir()
                 (Path(cache) / (label or "tree") / "sparsekit_floor.py").write_text(FLOOR_MODULE)
-                run_warm_child(code, Path(cache) / (label or "tree"), root)   # fills the cache
+                run_warm_child(code, Path(cache) / (label or "tree"), root)  # fills the cache
                 best[label] = []
             loads = []
             for _ in range(repeat):
@@ -234,13 +258,17 @@ def warm(names, trees, repeat):
             imp = min(r["import"] for r in runs)
             imp_cpu = min(r["import_cpu"] for r in runs)
             second = f"{min(r['second'] for r in runs):.3f}" if code else "-"
-            row = (f"| {name} | {wall:.2f} | {cpu_:.2f} | {imp:.2f} | {imp_cpu:.2f} | {second} | "
-                   f"{load} |")
+            row = (
+                f"| {name} | {wall:.2f} | {cpu_:.2f} | {imp:.2f} | {imp_cpu:.2f} | {second} | "
+                f"{load} |"
+            )
             rows[label].append(row)
             print(f"{label or 'this tree'}: {row}", file=sys.stderr, flush=True)
     for label, root in trees:
-        print(f"\n{label or 'this tree'} ({root}), warm cache, best of {repeat} fresh "
-              "processes, seconds from interpreter start:\n")
+        print(
+            f"\n{label or 'this tree'} ({root}), warm cache, best of {repeat} fresh "
+            "processes, seconds from interpreter start:\n"
+        )
         print("| " + " | ".join(cols) + " |")
         print("|" + "|".join("---" for _ in cols) + "|")
         print("\n".join(rows[label]))
@@ -248,10 +276,10 @@ def warm(names, trees, repeat):
 
 def run_child(code, cache_dir, dtypes, root=ROOT):
     env = dict(os.environ, NUMBA_CACHE_DIR=str(cache_dir), PYTHONPATH=str(root))
-    prog = (f"SETUP = {SETUP!r}\nCODE = {textwrap.dedent(code)!r}\nDTYPES = {dtypes!r}\n"
-            + CHILD)
-    proc = subprocess.run([sys.executable, "-c", prog], env=env, capture_output=True, text=True,
-                          cwd=root)
+    prog = f"SETUP = {SETUP!r}\nCODE = {textwrap.dedent(code)!r}\nDTYPES = {dtypes!r}\n" + CHILD
+    proc = subprocess.run(
+        [sys.executable, "-c", prog], env=env, capture_output=True, text=True, cwd=root
+    )
     for line in proc.stdout.splitlines():
         if line.startswith("RESULT "):
             return json.loads(line[7:])
@@ -265,8 +293,11 @@ def main():
     parser.add_argument("--limit", type=float, default=2.0, help="per-dtype budget, seconds")
     parser.add_argument("--strict", action="store_true", help="exit 1 if a first call > limit")
     parser.add_argument("--baseline", help="another sparsekit checkout, timed row by row too")
-    parser.add_argument("--warm", action="store_true",
-                        help="time the first call in fresh processes on a filled cache instead")
+    parser.add_argument(
+        "--warm",
+        action="store_true",
+        help="time the first call in fresh processes on a filled cache instead",
+    )
     parser.add_argument("--repeat", type=int, default=3, help="--warm: fresh processes per row")
     args = parser.parse_args()
     names = list(WARM_DEFAULT) if args.warm else list(ENTRY_POINTS)
@@ -274,16 +305,23 @@ def main():
         keys = [k.strip() for k in args.only.split(",")]
         names = [n for n in ENTRY_POINTS if any(k in n for k in keys)]
     print(machine())
-    print(f"Numba threads: {os.environ.get('NUMBA_NUM_THREADS', 'default (all cores)')}; "
-          "times in seconds, one run each; load average at start "
-          f"{os.getloadavg()[0]:.1f}\n")
-    trees = [("", ROOT)] + ([("baseline ", Path(args.baseline).resolve())] if args.baseline
-                             else [])
+    print(
+        f"Numba threads: {os.environ.get('NUMBA_NUM_THREADS', 'default (all cores)')}; "
+        "times in seconds, one run each; load average at start "
+        f"{os.getloadavg()[0]:.1f}\n"
+    )
+    trees = [("", ROOT)] + ([("baseline ", Path(args.baseline).resolve())] if args.baseline else [])
     if args.warm:
         warm(names, trees, args.repeat)
         return
-    cols = ["entry point", "f64 first (CPU)", "f64 second", "f32 first (CPU)", "f32 second",
-            "f64 first, cached"]
+    cols = [
+        "entry point",
+        "f64 first (CPU)",
+        "f64 second",
+        "f32 first (CPU)",
+        "f32 second",
+        "f64 first, cached",
+    ]
     rows = {label: [] for label, _ in trees}
     over = []
     total = {label: {"f64": 0.0, "f32": 0.0} for label, _ in trees}
@@ -302,9 +340,11 @@ def main():
                 for dt in ("float64", "float32"):
                     if t[f"{dt}_first_cpu"] > args.limit:
                         over.append(f"{name} ({dt}: {t[dt + '_first_cpu']:.2f} s CPU)")
-            row = (f"| {name} | {t['float64_first']:.2f} ({t['float64_first_cpu']:.2f}) | "
-                   f"{t['float64_second']:.3f} | {t['float32_first']:.2f} "
-                   f"({t['float32_first_cpu']:.2f}) | {t['float32_second']:.3f} | {cached} |")
+            row = (
+                f"| {name} | {t['float64_first']:.2f} ({t['float64_first_cpu']:.2f}) | "
+                f"{t['float64_second']:.3f} | {t['float32_first']:.2f} "
+                f"({t['float32_first_cpu']:.2f}) | {t['float32_second']:.3f} | {cached} |"
+            )
             rows[label].append(row)
             print(f"{label or 'this tree'}: {row}", file=sys.stderr, flush=True)
     for label, root in trees:
@@ -312,8 +352,10 @@ def main():
         print("| " + " | ".join(cols) + " |")
         print("|" + "|".join("---" for _ in cols) + "|")
         print("\n".join(rows[label]))
-        print(f"\nsum of first calls (CPU time): float64 {total[label]['f64']:.1f} s, "
-              f"float32 {total[label]['f32']:.1f} s")
+        print(
+            f"\nsum of first calls (CPU time): float64 {total[label]['f64']:.1f} s, "
+            f"float32 {total[label]['f32']:.1f} s"
+        )
     if over:
         print(f"\nover the {args.limit:g} s budget: " + "; ".join(over))
         if args.strict:

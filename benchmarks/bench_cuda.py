@@ -16,6 +16,7 @@ user of ``kernel(X, Y)`` gets) and the device compute alone (inputs already on t
 left there), which shows how much of the end-to-end time is the copy of the n×m result back to
 host memory.
 """
+
 import argparse
 import math
 import os
@@ -30,17 +31,30 @@ from _timing import best_time, machine, print_table  # noqa: E402
 import sparsekit  # noqa: E402
 from sparsekit.kernels.graph import ShortestPathKernel  # noqa: E402
 
-COLUMNS = ["case", "CPU (s)", "GPU end-to-end (s)", "GPU compute (s)", "speed-up", "max abs diff",
-           "PyTorch (s)", "GPU vs PyTorch"]
+COLUMNS = [
+    "case",
+    "CPU (s)",
+    "GPU end-to-end (s)",
+    "GPU compute (s)",
+    "speed-up",
+    "max abs diff",
+    "PyTorch (s)",
+    "GPU vs PyTorch",
+]
 
 
 def _row(case, t_cpu, t_gpu, diff, t_dev=None, fmt=".4f", t_torch=None):
     """One table row: CPU and GPU times, the speed-up and the largest difference."""
-    return {"case": case, "CPU (s)": f"{t_cpu:{fmt}}", "GPU end-to-end (s)": f"{t_gpu:{fmt}}",
-            "GPU compute (s)": "-" if t_dev is None else f"{t_dev:.5f}",
-            "speed-up": f"{t_cpu / t_gpu:.2f}x", "max abs diff": f"{diff:.1e}",
-            "PyTorch (s)": "-" if t_torch is None else f"{t_torch:{fmt}}",
-            "GPU vs PyTorch": "-" if t_torch is None else f"{t_torch / t_gpu:.2f}x"}
+    return {
+        "case": case,
+        "CPU (s)": f"{t_cpu:{fmt}}",
+        "GPU end-to-end (s)": f"{t_gpu:{fmt}}",
+        "GPU compute (s)": "-" if t_dev is None else f"{t_dev:.5f}",
+        "speed-up": f"{t_cpu / t_gpu:.2f}x",
+        "max abs diff": f"{diff:.1e}",
+        "PyTorch (s)": "-" if t_torch is None else f"{t_torch:{fmt}}",
+        "GPU vs PyTorch": "-" if t_torch is None else f"{t_torch / t_gpu:.2f}x",
+    }
 
 
 def _threads_line():
@@ -48,10 +62,17 @@ def _threads_line():
 
     from sparsekit._threads import effective_n_jobs
 
-    blas = sorted({f"{i['internal_api']} {i['num_threads']}" for i in threadpool_info()
-                   if i["user_api"] == "blas"})
-    return (f"CPU side: {effective_n_jobs(None)} threads (sparsekit/Numba), BLAS threads: "
-            f"{', '.join(blas) or '?'}; GPU side: one device")
+    blas = sorted(
+        {
+            f"{i['internal_api']} {i['num_threads']}"
+            for i in threadpool_info()
+            if i["user_api"] == "blas"
+        }
+    )
+    return (
+        f"CPU side: {effective_n_jobs(None)} threads (sparsekit/Numba), BLAS threads: "
+        f"{', '.join(blas) or '?'}; GPU side: one device"
+    )
 
 
 def _rel_diff(a, b):
@@ -134,8 +155,11 @@ def bench_grams(quick):
     shapes = [(64, 48, 8)] if quick else [(5000, 5000, 128), (50_000, 1000, 54)]
     for n, m, d in shapes:
         X0, Y0 = rng.random((n, d)), rng.random((m, d))
-        for name, params in (("rbf", {"gamma": 1.0 / d}), ("laplacian", {}),
-                             ("chi2", {"gamma": 0.5})):
+        for name, params in (
+            ("rbf", {"gamma": 1.0 / d}),
+            ("laplacian", {}),
+            ("chi2", {"gamma": 0.5}),
+        ):
             for dtype in (np.float64, np.float32):
                 X, Y = X0.astype(dtype), Y0.astype(dtype)
                 cpu = sparsekit.get_kernel(name, backend="cpu", **params)
@@ -145,19 +169,32 @@ def bench_grams(quick):
                 t_dev = _device_compute_time(gpu, X, Y)
                 got = gpu(X, Y)
                 diff = float(np.abs(cpu(X, Y) - got).max())
-                _check(f"{name} GPU", _rel_diff(got, cpu(X, Y)),
-                       1e-12 if dtype == np.float64 else 1e-5)
+                _check(
+                    f"{name} GPU", _rel_diff(got, cpu(X, Y)), 1e-12 if dtype == np.float64 else 1e-5
+                )
                 t_torch = None
                 if torch is not None and name in ("rbf", "laplacian"):
                     g = float(gpu._cuda_entries(X)[1][0])
                     label = f"PyTorch {name} {n}x{m} {np.dtype(dtype).name}"
-                    t_torch = _anchor(label, lambda: best_time(
-                        lambda: torch_gram(torch, name, X, Y, g)))
+                    t_torch = _anchor(
+                        label, lambda: best_time(lambda: torch_gram(torch, name, X, Y, g))
+                    )
                     if t_torch is not None:
-                        _check(label, _rel_diff(torch_gram(torch, name, X, Y, g), got),
-                               1e-10 if dtype == np.float64 else 1e-4)
-                rows.append(_row(f"{name} {n}x{m}, d={d}, {np.dtype(dtype).name}", t_cpu,
-                                 t_gpu, diff, t_dev, t_torch=t_torch))
+                        _check(
+                            label,
+                            _rel_diff(torch_gram(torch, name, X, Y, g), got),
+                            1e-10 if dtype == np.float64 else 1e-4,
+                        )
+                rows.append(
+                    _row(
+                        f"{name} {n}x{m}, d={d}, {np.dtype(dtype).name}",
+                        t_cpu,
+                        t_gpu,
+                        diff,
+                        t_dev,
+                        t_torch=t_torch,
+                    )
+                )
     return rows
 
 
@@ -194,13 +231,23 @@ def bench_transfer(quick):
         return out
 
     rows = []
-    for label, fn in (("pageable copy_to_host", pageable), ("staged (library)", staged),
-                      ("cuda.pinned(out) + copy", registered)):
+    for label, fn in (
+        ("pageable copy_to_host", pageable),
+        ("staged (library)", staged),
+        ("cuda.pinned(out) + copy", registered),
+    ):
         assert np.array_equal(fn(), want)
         t = best_time(fn, repeat=5)
-        rows.append({"case": f"device->host {n}x{m} float64 ({n * m * 8 / 1e6:.0f} MB): {label}",
-                     "CPU (s)": "-", "GPU end-to-end (s)": f"{t:.4f}", "GPU compute (s)": "-",
-                     "speed-up": f"{n * m * 8 / t / 1e9:.1f} GB/s", "max abs diff": "0"})
+        rows.append(
+            {
+                "case": f"device->host {n}x{m} float64 ({n * m * 8 / 1e6:.0f} MB): {label}",
+                "CPU (s)": "-",
+                "GPU end-to-end (s)": f"{t:.4f}",
+                "GPU compute (s)": "-",
+                "speed-up": f"{n * m * 8 / t / 1e9:.1f} GB/s",
+                "max abs diff": "0",
+            }
+        )
     return rows
 
 
@@ -219,8 +266,9 @@ def bench_crossover(quick):
         t_gpu = best_time(lambda: gpu(X), repeat=20)
         diff = float(np.abs(cpu(X) - gpu(X)).max())
         auto = "cuda" if n * n >= AUTO_CUDA_MIN_ENTRIES else "cpu"
-        rows.append(_row(f"rbf {n}x{n}, d=54, float64 (auto: {auto})", t_cpu, t_gpu, diff,
-                         fmt=".6f"))
+        rows.append(
+            _row(f"rbf {n}x{n}, d=54, float64 (auto: {auto})", t_cpu, t_gpu, diff, fmt=".6f")
+        )
     return rows
 
 
@@ -250,8 +298,15 @@ def bench_samplers(quick):
             times[backend] = best_time(lambda: run(k), repeat=2)
             results[backend] = run(k)
         diff = max(float(np.abs(results[b] - results["cpu"]).max()) for b in ("cuda", "auto"))
-        rows.append(_row(f"{label}, n={n}, d={d} (auto: {times['auto']:.3f} s)", times["cpu"],
-                         times["cuda"], diff, fmt=".3f"))
+        rows.append(
+            _row(
+                f"{label}, n={n}, d={d} (auto: {times['auto']:.3f} s)",
+                times["cpu"],
+                times["cuda"],
+                diff,
+                fmt=".3f",
+            )
+        )
     return rows
 
 
@@ -268,8 +323,7 @@ def _random_graphs(n_graphs, n_nodes, p, weighted, seed):
 
 def bench_graphs(quick):
     rows = []
-    cases = [(10, 8, 0.3)] if quick else [(2000, 30, 0.15),
-                                                               (200, 200, 0.03)]
+    cases = [(10, 8, 0.3)] if quick else [(2000, 30, 0.15), (200, 200, 0.03)]
     for n_graphs, n_nodes, p in cases:
         for weighted in (False, True):
             graphs = _random_graphs(n_graphs, n_nodes, p, weighted, seed=n_nodes)
@@ -279,14 +333,25 @@ def bench_graphs(quick):
             t_gpu = best_time(lambda: gpu(graphs))
             diff = float(np.abs(cpu(graphs) - gpu(graphs)).max())
             kind = "weighted (Floyd-Warshall both)" if weighted else "unweighted (CPU: BFS)"
-            rows.append(_row(f"shortest-path {n_graphs} graphs x {n_nodes} nodes, {kind}",
-                             t_cpu, t_gpu, diff))
+            rows.append(
+                _row(
+                    f"shortest-path {n_graphs} graphs x {n_nodes} nodes, {kind}", t_cpu, t_gpu, diff
+                )
+            )
     return rows
 
 
-NYSTROEM_COLUMNS = ["case", "CPU (s)", "GPU (s)", "GPU fit / transform (s)",
-                    "GPU, Gram blocks to host (s)", "PyTorch (s)", "GPU vs CPU", "GPU vs PyTorch",
-                    "max rel. diff (CPU, PyTorch)"]
+NYSTROEM_COLUMNS = [
+    "case",
+    "CPU (s)",
+    "GPU (s)",
+    "GPU fit / transform (s)",
+    "GPU, Gram blocks to host (s)",
+    "PyTorch (s)",
+    "GPU vs CPU",
+    "GPU vs PyTorch",
+    "max rel. diff (CPU, PyTorch)",
+]
 
 
 def torch_nystroem(torch, X, indices, gamma):
@@ -313,18 +378,28 @@ def bench_nystroem(quick):
 
     torch = _torch()
     rows = []
-    cases = [(300, 20, 54, np.float64), (300, 20, 54, np.float32)] if quick else [
-        (50_000, 1000, 54, np.float64), (50_000, 1000, 54, np.float32),
-        (200_000, 2000, 54, np.float32)]
+    cases = (
+        [(300, 20, 54, np.float64), (300, 20, 54, np.float32)]
+        if quick
+        else [
+            (50_000, 1000, 54, np.float64),
+            (50_000, 1000, 54, np.float32),
+            (200_000, 2000, 54, np.float32),
+        ]
+    )
     X0 = np.random.default_rng(1).standard_normal((max(c[0] for c in cases), 54))
     for n, m, d, dtype in cases:
         X = np.ascontiguousarray(X0[:n, :d], dtype=dtype)
         gamma = 1.0 / d
 
         def model(backend):
-            return sparsekit.Nystroem("rbf", sampler="uniform", n_components=m,
-                                      kernel_params={"gamma": gamma, "backend": backend},
-                                      random_state=0)
+            return sparsekit.Nystroem(
+                "rbf",
+                sampler="uniform",
+                n_components=m,
+                kernel_params={"gamma": gamma, "backend": backend},
+                random_state=0,
+            )
 
         def run(backend):
             return model(backend).fit_transform(X)
@@ -350,8 +425,9 @@ def bench_nystroem(quick):
         if torch is not None:
             indices = fitted.component_indices_
             label = f"PyTorch Nystroem n={n} {np.dtype(dtype).name}"
-            t_torch = _anchor(label, lambda: best_time(
-                lambda: torch_nystroem(torch, X, indices, gamma)))
+            t_torch = _anchor(
+                label, lambda: best_time(lambda: torch_nystroem(torch, X, indices, gamma))
+            )
             if t_torch is not None:
                 Z = torch_nystroem(torch, X, indices, gamma)
                 diff_torch = _rel_diff(Z, got)
@@ -360,23 +436,32 @@ def bench_nystroem(quick):
                 # float32 eigenvalues (PyTorch) against float64 ones (sparsekit)
                 _check(label, diff_torch, 1e-9 if dtype == np.float64 else 2e-3)
         _check(f"GPU Nystroem n={n} {np.dtype(dtype).name}", diff_cpu, tol)
-        rows.append({
-            "case": f"Nystroem fit+transform n={n}, {m} comps, d={d}, {np.dtype(dtype).name}",
-            "CPU (s)": f"{t_cpu:.4f}", "GPU (s)": f"{t_gpu:.4f}",
-            "GPU fit / transform (s)": f"{t_fit:.4f} / {t_transform:.4f}"
-                                       + ("" if on_device else " (no CuPy: host GEMM)"),
-            "GPU, Gram blocks to host (s)": f"{t_host:.4f}",
-            "PyTorch (s)": "-" if t_torch is None else f"{t_torch:.4f}",
-            "GPU vs CPU": f"{t_cpu / t_gpu:.2f}x",
-            "GPU vs PyTorch": "-" if t_torch is None else f"{t_torch / t_gpu:.2f}x",
-            "max rel. diff (CPU, PyTorch)": f"{diff_cpu:.1e}, "
-                                            + ("-" if diff_torch is None else f"{diff_torch:.1e}"),
-        })
+        rows.append(
+            {
+                "case": f"Nystroem fit+transform n={n}, {m} comps, d={d}, {np.dtype(dtype).name}",
+                "CPU (s)": f"{t_cpu:.4f}",
+                "GPU (s)": f"{t_gpu:.4f}",
+                "GPU fit / transform (s)": f"{t_fit:.4f} / {t_transform:.4f}"
+                + ("" if on_device else " (no CuPy: host GEMM)"),
+                "GPU, Gram blocks to host (s)": f"{t_host:.4f}",
+                "PyTorch (s)": "-" if t_torch is None else f"{t_torch:.4f}",
+                "GPU vs CPU": f"{t_cpu / t_gpu:.2f}x",
+                "GPU vs PyTorch": "-" if t_torch is None else f"{t_torch / t_gpu:.2f}x",
+                "max rel. diff (CPU, PyTorch)": f"{diff_cpu:.1e}, "
+                + ("-" if diff_torch is None else f"{diff_torch:.1e}"),
+            }
+        )
     return rows
 
 
-SECTIONS = {"transfer": bench_transfer, "crossover": bench_crossover, "grams": bench_grams,
-            "graphs": bench_graphs, "nystroem": bench_nystroem, "samplers": bench_samplers}
+SECTIONS = {
+    "transfer": bench_transfer,
+    "crossover": bench_crossover,
+    "grams": bench_grams,
+    "graphs": bench_graphs,
+    "nystroem": bench_nystroem,
+    "samplers": bench_samplers,
+}
 
 
 def main(quick=False, sections=tuple(SECTIONS)):
@@ -400,7 +485,10 @@ def main(quick=False, sections=tuple(SECTIONS)):
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small sizes")
-    parser.add_argument("--sections", default=",".join(SECTIONS),
-                        help=f"comma-separated subset of {', '.join(SECTIONS)}")
+    parser.add_argument(
+        "--sections",
+        default=",".join(SECTIONS),
+        help=f"comma-separated subset of {', '.join(SECTIONS)}",
+    )
     args = parser.parse_args()
     main(args.quick, [name for name in args.sections.split(",") if name])

@@ -23,6 +23,7 @@ worker, and the overhead of the Dask path against the in-memory path.
 n = 10⁵). ``--quick``: n = 200,000 and 50,000.
 Run ``python benchmarks/bench_dask.py [--n-large N] [--n-compare N] [--block-size M]``.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -61,8 +62,10 @@ def make_chunk(i, rows, d=D):
 
 def lazy_data(n, chunk):
     sizes = [min(chunk, n - s) for s in range(0, n, chunk)]
-    parts = [da.from_delayed(dask.delayed(make_chunk, pure=True)(i, r), (r, D), np.float64)
-             for i, r in enumerate(sizes)]
+    parts = [
+        da.from_delayed(dask.delayed(make_chunk, pure=True)(i, r), (r, D), np.float64)
+        for i, r in enumerate(sizes)
+    ]
     return da.concatenate(parts), sizes
 
 
@@ -100,8 +103,13 @@ class PeakMemory:
 
 def large_run(n, chunk, block_size, n_landmarks, limit="2GB"):
     rows = []
-    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                       memory_limit=limit, dashboard_address=None)
+    cluster = distributed.LocalCluster(
+        n_workers=2,
+        threads_per_worker=1,
+        processes=True,
+        memory_limit=limit,
+        dashboard_address=None,
+    )
     client = distributed.Client(cluster)
     try:
         workers = set(client.scheduler_info()["workers"])
@@ -121,8 +129,9 @@ def large_run(n, chunk, block_size, n_landmarks, limit="2GB"):
         X0 = make_chunk(0, sizes[0])
         part0 = [b for b in skd.dac_rls_partition(sizes, m, random_state=0) if b.max() < sizes[0]]
         ref0 = DACRLSSampler(lam=LAM, n_jobs=1).scores_for_partition(X0, kernel, part0)
-        got0 = skd.dac_rls_scores(Xd[: sizes[0]].rechunk((sizes[0], D)), kernel, LAM,
-                                  block_size=m, random_state=0)
+        got0 = skd.dac_rls_scores(
+            Xd[: sizes[0]].rechunk((sizes[0], D)), kernel, LAM, block_size=m, random_state=0
+        )
         # Xd[:chunk] keeps chunk 0 alone, so the same seed gives the same local partition
         got0 = got0.compute()
         check(np.allclose(got0, ref0, rtol=1e-10, atol=1e-13), "DAC-RLS scores of chunk 0")
@@ -137,25 +146,40 @@ def large_run(n, chunk, block_size, n_landmarks, limit="2GB"):
         half = sizes[0] * (len(sizes) // 2) or n // 2
         with PeakMemory(client) as mem:
             t0 = time.perf_counter()
-            mmd2 = skd.mmd2_nystrom(Xd[:half], Xd[half:], kernel, n_landmarks=n_landmarks,
-                                    random_state=0)
+            mmd2 = skd.mmd2_nystrom(
+                Xd[:half], Xd[half:], kernel, n_landmarks=n_landmarks, random_state=0
+            )
             t_mmd = time.perf_counter() - t0
         peak_mmd = dict(mem.peak)
         X1 = make_chunk(1, sizes[1]) if len(sizes) > 1 else X0
         ref_mmd = NystromMMD(kernel, n_landmarks=n_landmarks, random_state=0).fit(X0, X1).mmd2()
-        got_mmd = skd.mmd2_nystrom(Xd[: sizes[0]], Xd[sizes[0]: sizes[0] + len(X1)], kernel,
-                                   n_landmarks=n_landmarks, random_state=0)
+        got_mmd = skd.mmd2_nystrom(
+            Xd[: sizes[0]],
+            Xd[sizes[0] : sizes[0] + len(X1)],
+            kernel,
+            n_landmarks=n_landmarks,
+            random_state=0,
+        )
         check(np.isclose(got_mmd, ref_mmd, rtol=1e-8), "Nyström MMD² of chunks 0 and 1")
         ref_feat = ny.transform(X0)
-        check(np.allclose(skd.nystroem_transform(ny, Xd[: sizes[0]]).compute(), ref_feat,
-                          rtol=1e-10, atol=1e-12), "Nyström features of chunk 0")
+        check(
+            np.allclose(
+                skd.nystroem_transform(ny, Xd[: sizes[0]]).compute(),
+                ref_feat,
+                rtol=1e-10,
+                atol=1e-12,
+            ),
+            "Nyström features of chunk 0",
+        )
         check(np.isfinite(colsum).all() and np.isfinite(total) and mmd2 > 0, "finite results")
         restarted = workers != set(client.scheduler_info()["workers"])
         check(not restarted, "no worker restarted")
-        for what, t, peak in [(f"DAC-RLS scores (m = {m})", t_scores, peak_scores),
-                              (f"Nyström fit, |S| = {n_landmarks} uniform", t_fit, peak_ny),
-                              ("Nyström transform (column sums back)", t_transform, peak_ny),
-                              (f"Nyström MMD², |S| = {n_landmarks}, two halves", t_mmd, peak_mmd)]:
+        for what, t, peak in [
+            (f"DAC-RLS scores (m = {m})", t_scores, peak_scores),
+            (f"Nyström fit, |S| = {n_landmarks} uniform", t_fit, peak_ny),
+            ("Nyström transform (column sums back)", t_transform, peak_ny),
+            (f"Nyström MMD², |S| = {n_landmarks}, two halves", t_mmd, peak_mmd),
+        ]:
             worst = max(peak.values()) if peak else float("nan")
             check(
                 worst <= limit_bytes, f"{what}: peak worker memory {worst / 1e9:.2f} GB <= {limit}"
@@ -170,8 +194,10 @@ def large_run(n, chunk, block_size, n_landmarks, limit="2GB"):
                     "limit": limit,
                 }
             )
-        print(f"large run: 2 workers x {worker_threads} thread(s), memory limit {limit} each; "
-              f"Σ scores = {total:.6g} (effective dimension)")
+        print(
+            f"large run: 2 workers x {worker_threads} thread(s), memory limit {limit} each; "
+            f"Σ scores = {total:.6g} (effective dimension)"
+        )
         return rows
     finally:
         client.close()
@@ -193,8 +219,9 @@ def overhead_run(n, chunk, block_size, n_landmarks, n_clusters, repeat=3):
     m = block_size or int(np.ceil(np.sqrt(n)))
     blocks = skd.dac_rls_partition(sizes, m, random_state=0)
     half = sizes[0] * (len(sizes) // 2) or n // 2  # two samples for the MMD, cut between chunks
-    cluster = distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True,
-                                       dashboard_address=None)
+    cluster = distributed.LocalCluster(
+        n_workers=1, threads_per_worker=1, processes=True, dashboard_address=None
+    )
     client = distributed.Client(cluster)
     rows = []
     try:
@@ -225,38 +252,60 @@ def overhead_run(n, chunk, block_size, n_landmarks, n_clusters, repeat=3):
 
         with thread_limit(1):
             ny = skd.nystroem_fit(Xd, kernel, "uniform", n_landmarks, random_state=0)
-        km = dict(n_clusters=n_clusters, kernel=kernel, n_landmarks=n_landmarks, n_init=1,
-                  max_iter=20, random_state=0)
+        km = dict(
+            n_clusters=n_clusters,
+            kernel=kernel,
+            n_landmarks=n_landmarks,
+            n_init=1,
+            max_iter=20,
+            random_state=0,
+        )
         mmd = dict(kernel=kernel, n_landmarks=n_landmarks, random_state=0)
         cases = [
-            (f"DAC-RLS scores (m = {m})",
-             lambda: DACRLSSampler(lam=LAM, n_jobs=1).scores_for_partition(X, kernel, blocks),
-             lambda: skd.dac_rls_scores(Xd, kernel, LAM, block_size=m, random_state=0).compute(),
-             lambda a, b: np.allclose(a, b, rtol=1e-10, atol=1e-13)),
+            (
+                f"DAC-RLS scores (m = {m})",
+                lambda: DACRLSSampler(lam=LAM, n_jobs=1).scores_for_partition(X, kernel, blocks),
+                lambda: skd.dac_rls_scores(Xd, kernel, LAM, block_size=m, random_state=0).compute(),
+                lambda a, b: np.allclose(a, b, rtol=1e-10, atol=1e-13),
+            ),
             # both sides compute every feature row and return the column sums (small)
-            (f"Nyström transform, |S| = {n_landmarks} (column sums back)",
-             lambda: ny.transform(X).sum(axis=0),
-             lambda: skd.nystroem_transform(ny, Xd).sum(axis=0).compute(),
-             lambda a, b: np.allclose(a, b, rtol=1e-9)),
-            (f"Nyström MMD², |S| = {n_landmarks}, two samples of {half:,} and {n - half:,}",
-             lambda: NystromMMD(**mmd).fit(X[:half], X[half:]).mmd2(),
-             lambda: skd.mmd2_nystrom(Xd[:half], Xd[half:], **mmd),
-             lambda a, b: np.isclose(a, b, rtol=1e-8)),
-            (f"kernel k-means, k = {n_clusters}, |S| = {n_landmarks} uniform, ≤ 20 Lloyd steps",
-             lambda: KernelKMeans(method="nystrom", **km).fit(X),
-             lambda: skd.kernel_kmeans_fit(Xd, **km),
-             lambda a, b: (np.array_equal(a.labels_, b.labels_.compute())
-                           and np.isclose(a.inertia_, b.inertia_, rtol=1e-9))),
+            (
+                f"Nyström transform, |S| = {n_landmarks} (column sums back)",
+                lambda: ny.transform(X).sum(axis=0),
+                lambda: skd.nystroem_transform(ny, Xd).sum(axis=0).compute(),
+                lambda a, b: np.allclose(a, b, rtol=1e-9),
+            ),
+            (
+                f"Nyström MMD², |S| = {n_landmarks}, two samples of {half:,} and {n - half:,}",
+                lambda: NystromMMD(**mmd).fit(X[:half], X[half:]).mmd2(),
+                lambda: skd.mmd2_nystrom(Xd[:half], Xd[half:], **mmd),
+                lambda a, b: np.isclose(a, b, rtol=1e-8),
+            ),
+            (
+                f"kernel k-means, k = {n_clusters}, |S| = {n_landmarks} uniform, ≤ 20 Lloyd steps",
+                lambda: KernelKMeans(method="nystrom", **km).fit(X),
+                lambda: skd.kernel_kmeans_fit(Xd, **km),
+                lambda a, b: (
+                    np.array_equal(a.labels_, b.labels_.compute())
+                    and np.isclose(a.inertia_, b.inertia_, rtol=1e-9)
+                ),
+            ),
         ]
         for what, mem_fn, dask_fn, same in cases:
             t_mem, c_mem, out_mem = best(mem_fn, True)
             t_dask, c_dask, out_dask = best(dask_fn, False)
             check(same(out_mem, out_dask), f"{what}: Dask = memory")
-            rows.append({"case": what, "n": f"{n:,}", "in memory, 1 thread (s)": f"{t_mem:.2f}",
-                         f"Dask, 1 worker x {worker_threads} thread (s)": f"{t_dask:.2f}",
-                         "overhead": f"{100 * (t_dask / t_mem - 1):+.0f}%",
-                         "CPU s, memory / Dask": f"{c_mem:.2f} / {c_dask:.2f}",
-                         "CPU overhead": f"{100 * (c_dask / c_mem - 1):+.0f}%"})
+            rows.append(
+                {
+                    "case": what,
+                    "n": f"{n:,}",
+                    "in memory, 1 thread (s)": f"{t_mem:.2f}",
+                    f"Dask, 1 worker x {worker_threads} thread (s)": f"{t_dask:.2f}",
+                    "overhead": f"{100 * (t_dask / t_mem - 1):+.0f}%",
+                    "CPU s, memory / Dask": f"{c_mem:.2f} / {c_dask:.2f}",
+                    "CPU overhead": f"{100 * (c_dask / c_mem - 1):+.0f}%",
+                }
+            )
             print(f"  {what}: load average {os.getloadavg()[0]:.1f}", flush=True)
         return rows
     finally:
@@ -279,10 +328,13 @@ def main(argv=None):
     if args.quick:
         args.n_large, args.n_compare, args.chunk = 200_000, 50_000, 25_000
     print(f"machine: {machine()}")
-    print(f"Dask {dask.__version__}, distributed {distributed.__version__}; data d = {D}, "
-          f"float64; rbf gamma = {GAMMA:.4g}, lambda = {LAM}\n")
-    rows = overhead_run(args.n_compare, args.chunk, args.block_size, args.n_landmarks,
-                        args.n_clusters, args.repeat)
+    print(
+        f"Dask {dask.__version__}, distributed {distributed.__version__}; data d = {D}, "
+        f"float64; rbf gamma = {GAMMA:.4g}, lambda = {LAM}\n"
+    )
+    rows = overhead_run(
+        args.n_compare, args.chunk, args.block_size, args.n_landmarks, args.n_clusters, args.repeat
+    )
     print_table(rows, list(rows[0]))
     print()
     if not args.skip_large:

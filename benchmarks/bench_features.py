@@ -13,6 +13,7 @@ entry by entry. The value check compares what both estimate: the mean absolute e
 Z Zᵀ against the exact Gaussian Gram matrix on 1,000 points. sparsekit's error must not exceed
 1.5× the anchor's (the cos/sin pair has the lower variance); the script exits 1 otherwise.
 """
+
 import argparse
 import os
 import sys
@@ -25,8 +26,15 @@ from _timing import best_time, blas_threads, check, finish, machine, print_table
 
 import sparsekit  # noqa: E402
 
-COLUMNS = ["case", "threads (sparsekit / anchor)", "sparsekit (s)", "anchor (s)", "anchor",
-           "speed-up", "Gram error sparsekit / anchor"]
+COLUMNS = [
+    "case",
+    "threads (sparsekit / anchor)",
+    "sparsekit (s)",
+    "anchor (s)",
+    "anchor",
+    "speed-up",
+    "Gram error sparsekit / anchor",
+]
 
 
 def _gram_error(Z, K):
@@ -55,25 +63,42 @@ def bench(quick):
     Xe = X[:1000]
     K = rbf_kernel(Xe, gamma=gamma)
     FastfoodAnchor, why = fastfood_anchor()
-    cases = [("random Fourier features", "sklearn RBFSampler",
-              lambda: sparsekit.RandomFourierFeatures("rbf", gamma=gamma, n_components=D,
-                                                      random_state=0),
-              lambda: RBFSampler(gamma=gamma, n_components=D, random_state=0))]
+    cases = [
+        (
+            "random Fourier features",
+            "sklearn RBFSampler",
+            lambda: sparsekit.RandomFourierFeatures(
+                "rbf", gamma=gamma, n_components=D, random_state=0
+            ),
+            lambda: RBFSampler(gamma=gamma, n_components=D, random_state=0),
+        )
+    ]
     if FastfoodAnchor is not None:
-        cases.append(("Fastfood", "sklearn_extra Fastfood",
-                      lambda: sparsekit.Fastfood(gamma=gamma, n_components=D, random_state=0),
-                      lambda: FastfoodAnchor(sigma=np.sqrt(1.0 / (2 * gamma)), n_components=D,
-                                             random_state=0)))
+        cases.append(
+            (
+                "Fastfood",
+                "sklearn_extra Fastfood",
+                lambda: sparsekit.Fastfood(gamma=gamma, n_components=D, random_state=0),
+                lambda: FastfoodAnchor(
+                    sigma=np.sqrt(1.0 / (2 * gamma)), n_components=D, random_state=0
+                ),
+            )
+        )
     else:
-        print(f"Note: scikit-learn-extra's Fastfood is not importable here ({why}); its row "
-              "is skipped and sparsekit's Fastfood is checked against the exact Gram only.\n")
+        print(
+            f"Note: scikit-learn-extra's Fastfood is not importable here ({why}); its row "
+            "is skipped and sparsekit's Fastfood is checked against the exact Gram only.\n"
+        )
     rows = []
     for name, anchor, ours, theirs in cases:
         err_ours = _gram_error(ours().fit(X).transform(Xe), K)
         err_anchor = _gram_error(theirs().fit(X).transform(Xe), K)
-        check(err_ours <= 1.5 * err_anchor,
-              f"{name}: Gram error {err_ours:.3g} > 1.5 x the anchor's {err_anchor:.3g}")
+        check(
+            err_ours <= 1.5 * err_anchor,
+            f"{name}: Gram error {err_ours:.3g} > 1.5 x the anchor's {err_anchor:.3g}",
+        )
         for limit in (None, 1):
+
             def run():
                 t_ours = best_time(lambda: ours().fit_transform(X))
                 t_anchor = best_time(lambda: theirs().fit_transform(X))
@@ -84,23 +109,37 @@ def bench(quick):
             else:
                 with sparsekit.thread_limit(limit):
                     t_ours, t_anchor, used = run()
-            rows.append({"case": f"{name} fit+transform, n={n}, d={d}, {D} features, f64",
-                         "threads (sparsekit / anchor)": used,
-                         "sparsekit (s)": f"{t_ours:.3f}", "anchor (s)": f"{t_anchor:.3f}",
-                         "anchor": anchor, "speed-up": f"{t_anchor / t_ours:.2f}x",
-                         "Gram error sparsekit / anchor": f"{err_ours:.2e} / {err_anchor:.2e}"})
+            rows.append(
+                {
+                    "case": f"{name} fit+transform, n={n}, d={d}, {D} features, f64",
+                    "threads (sparsekit / anchor)": used,
+                    "sparsekit (s)": f"{t_ours:.3f}",
+                    "anchor (s)": f"{t_anchor:.3f}",
+                    "anchor": anchor,
+                    "speed-up": f"{t_anchor / t_ours:.2f}x",
+                    "Gram error sparsekit / anchor": f"{err_ours:.2e} / {err_anchor:.2e}",
+                }
+            )
     if FastfoodAnchor is None:
-        err = _gram_error(sparsekit.Fastfood(gamma=gamma, n_components=D, random_state=0)
-                          .fit(X).transform(Xe), K)
+        err = _gram_error(
+            sparsekit.Fastfood(gamma=gamma, n_components=D, random_state=0).fit(X).transform(Xe), K
+        )
         err_rff = _gram_error(cases[0][2]().fit(X).transform(Xe), K)
         check(err <= 1.5 * err_rff, f"Fastfood: Gram error {err:.3g} > 1.5 x RFF's {err_rff:.3g}")
-        t = best_time(lambda: sparsekit.Fastfood(gamma=gamma, n_components=D,
-                                                 random_state=0).fit_transform(X))
-        rows.append({"case": f"Fastfood fit+transform, n={n}, d={d}, {D} features, f64",
-                     "threads (sparsekit / anchor)": f"{threads()} / -",
-                     "sparsekit (s)": f"{t:.3f}", "anchor (s)": "-",
-                     "anchor": "sklearn_extra Fastfood: not importable", "speed-up": "-",
-                     "Gram error sparsekit / anchor": f"{err:.2e} / - (RFF: {err_rff:.2e})"})
+        t = best_time(
+            lambda: sparsekit.Fastfood(gamma=gamma, n_components=D, random_state=0).fit_transform(X)
+        )
+        rows.append(
+            {
+                "case": f"Fastfood fit+transform, n={n}, d={d}, {D} features, f64",
+                "threads (sparsekit / anchor)": f"{threads()} / -",
+                "sparsekit (s)": f"{t:.3f}",
+                "anchor (s)": "-",
+                "anchor": "sklearn_extra Fastfood: not importable",
+                "speed-up": "-",
+                "Gram error sparsekit / anchor": f"{err:.2e} / - (RFF: {err_rff:.2e})",
+            }
+        )
     return rows
 
 

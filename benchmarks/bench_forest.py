@@ -15,6 +15,7 @@ The selected trees and the final weights are checked equal (the script exits non
 Both sides use every core (BLAS threads and Numba threads are printed); best of 3 after one
 warm-up call. Run ``python benchmarks/bench_forest.py`` (``--quick``: 2,000 samples, 100 trees).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -43,13 +44,16 @@ def main(argv=None):
     args = parser.parse_args(argv)
     n, n_trees, sizes = (2_000, 100, (20, 100)) if args.quick else (10_000, 500, (50, 150, 500))
     X, y = make_friedman1(n_samples=n, n_features=20, noise=1.0, random_state=0)
-    forest = RandomForestRegressor(n_estimators=n_trees, max_depth=12, max_features=0.5,
-                                   random_state=0, n_jobs=-1).fit(X, y)
+    forest = RandomForestRegressor(
+        n_estimators=n_trees, max_depth=12, max_features=0.5, random_state=0, n_jobs=-1
+    ).fit(X, y)
     T = np.column_stack([t.predict(X) for t in forest.estimators_])
     D, yc, _, norms, _ = centred_dictionary([T], [y])
     print(f"machine: {machine()}")
-    print(f"threads: sparsekit Numba {effective_n_jobs()} + BLAS {blas_threads()}; "
-          f"scikit-learn BLAS {blas_threads()}\n")
+    print(
+        f"threads: sparsekit Numba {effective_n_jobs()} + BLAS {blas_threads()}; "
+        f"scikit-learn BLAS {blas_threads()}\n"
+    )
     rows, ok = [], True
     for m in sizes:
         solver = OMPForestRegressor(n_trees=m)._make_solver(m, n_trees)
@@ -69,11 +73,17 @@ def main(argv=None):
         w_ref = ref / np.where(norms > 0, norms, 1.0)
         weights_ok = np.allclose(sel.weights, w_ref, rtol=1e-6, atol=1e-9 * np.abs(w_ref).max())
         ok &= same_trees and weights_ok
-        rows.append({"samples x trees": f"{n:,} x {n_trees}", "m": m,
-                     "sparsekit (s)": f"{t_ours:.4f}", "orthogonal_mp path (s)": f"{t_theirs:.4f}",
-                     "speed-up": f"{t_theirs / t_ours:.1f}x",
-                     "same trees": "yes" if same_trees else "NO",
-                     "same weights": "yes" if weights_ok else "NO"})
+        rows.append(
+            {
+                "samples x trees": f"{n:,} x {n_trees}",
+                "m": m,
+                "sparsekit (s)": f"{t_ours:.4f}",
+                "orthogonal_mp path (s)": f"{t_theirs:.4f}",
+                "speed-up": f"{t_theirs / t_ours:.1f}x",
+                "same trees": "yes" if same_trees else "NO",
+                "same weights": "yes" if weights_ok else "NO",
+            }
+        )
     print_table(rows, list(rows[0]))
     if not ok:
         print("\nFAILED: the selections differ", file=sys.stderr)

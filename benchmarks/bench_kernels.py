@@ -16,6 +16,7 @@ over the floor's. ``--cases chi2,rbf`` runs only the vector
 cases whose name starts with one of the given words (and skips the other tables);
 ``--one-thread`` runs only the one-thread rows.
 """
+
 import argparse
 import os
 import subprocess
@@ -30,17 +31,37 @@ from _timing import best_time, blas_threads, check, finish, machine, print_table
 
 import sparsekit  # noqa: E402
 
-COLUMNS = ["case", "threads (sparsekit / anchor)", "sparsekit (s)", "anchor (s)", "anchor",
-           "speed-up", "max rel. diff", "target", "floor (s)", "vs floor", "floor target"]
+COLUMNS = [
+    "case",
+    "threads (sparsekit / anchor)",
+    "sparsekit (s)",
+    "anchor (s)",
+    "anchor",
+    "speed-up",
+    "max rel. diff",
+    "target",
+    "floor (s)",
+    "vs floor",
+    "floor target",
+]
 #: largest relative difference accepted per dtype
 RTOL = {np.float64: 1e-12, np.float32: 1e-5}
 
 
 def _row(case, used, t_sk, t_anchor, anchor, err, target, t_floor, floor_target):
-    row = {"case": case, "threads (sparsekit / anchor)": used, "sparsekit (s)": f"{t_sk:.3f}",
-           "anchor (s)": f"{t_anchor:.3f}", "anchor": anchor,
-           "speed-up": f"{t_anchor / t_sk:.2f}x", "max rel. diff": f"{err:.1e}", "target": target,
-           "floor (s)": "-", "vs floor": "-", "floor target": floor_target}
+    row = {
+        "case": case,
+        "threads (sparsekit / anchor)": used,
+        "sparsekit (s)": f"{t_sk:.3f}",
+        "anchor (s)": f"{t_anchor:.3f}",
+        "anchor": anchor,
+        "speed-up": f"{t_anchor / t_sk:.2f}x",
+        "max rel. diff": f"{err:.1e}",
+        "target": target,
+        "floor (s)": "-",
+        "vs floor": "-",
+        "floor target": floor_target,
+    }
     if t_floor is not None:
         row.update({"floor (s)": f"{t_floor:.3f}", "vs floor": f"{t_sk / t_floor:.2f}x"})
     return row
@@ -63,8 +84,9 @@ def _division_floor(X):
     from sparsekit._row_ranges import run_row_ranges
 
     Y1 = X + X.dtype.type(1.0)
-    return lambda: run_row_ranges(_division_floor_rows, X.shape[0], X, Y1,
-                                  np.empty((X.shape[0], X.shape[0]), dtype=X.dtype))
+    return lambda: run_row_ranges(
+        _division_floor_rows, X.shape[0], X, Y1, np.empty((X.shape[0], X.shape[0]), dtype=X.dtype)
+    )
 
 
 def _gemm_floor(X):
@@ -88,16 +110,56 @@ def bench_vector(quick, only=None, limits=(None, 1)):
     X_chi2 = rng.random((n_small, 128))
     cases = [  # (case, sparsekit kernel, anchor function, anchor name, data, target,
         #          floor (a function of the data), floor target)
-        (f"chi2 {n_small}x{n_small}, d=128, f64", "chi2", skp.chi2_kernel, "sklearn chi2_kernel",
-         X_chi2, ">= 2x", _division_floor, "<= 1.5x"),
-        (f"chi2 {n_small}x{n_small}, d=128, f32", "chi2", skp.chi2_kernel, "sklearn chi2_kernel",
-         X_chi2.astype(np.float32), ">= 2x", _division_floor, "<= 1.5x"),
-        (f"rbf {n_rbf}x{n_rbf}, d=128, f64", "rbf", skp.rbf_kernel, "sklearn rbf_kernel f64",
-         X128, ">= 1x", _gemm_floor, "<= 1.2x"),
-        (f"rbf {n_rbf}x{n_rbf}, d=128, f32", "rbf", skp.rbf_kernel, "sklearn rbf_kernel f32",
-         X128.astype(np.float32), ">= 1.5x", _gemm_floor, "<= 1.2x"),
-        (f"laplacian {n_small}x{n_small}, d=128, f64", "laplacian", skp.laplacian_kernel,
-         "sklearn laplacian_kernel", rng.random((n_small, 128)), "-", None, "-"),
+        (
+            f"chi2 {n_small}x{n_small}, d=128, f64",
+            "chi2",
+            skp.chi2_kernel,
+            "sklearn chi2_kernel",
+            X_chi2,
+            ">= 2x",
+            _division_floor,
+            "<= 1.5x",
+        ),
+        (
+            f"chi2 {n_small}x{n_small}, d=128, f32",
+            "chi2",
+            skp.chi2_kernel,
+            "sklearn chi2_kernel",
+            X_chi2.astype(np.float32),
+            ">= 2x",
+            _division_floor,
+            "<= 1.5x",
+        ),
+        (
+            f"rbf {n_rbf}x{n_rbf}, d=128, f64",
+            "rbf",
+            skp.rbf_kernel,
+            "sklearn rbf_kernel f64",
+            X128,
+            ">= 1x",
+            _gemm_floor,
+            "<= 1.2x",
+        ),
+        (
+            f"rbf {n_rbf}x{n_rbf}, d=128, f32",
+            "rbf",
+            skp.rbf_kernel,
+            "sklearn rbf_kernel f32",
+            X128.astype(np.float32),
+            ">= 1.5x",
+            _gemm_floor,
+            "<= 1.2x",
+        ),
+        (
+            f"laplacian {n_small}x{n_small}, d=128, f64",
+            "laplacian",
+            skp.laplacian_kernel,
+            "sklearn laplacian_kernel",
+            rng.random((n_small, 128)),
+            "-",
+            None,
+            "-",
+        ),
     ]
     if only:
         cases = [c for c in cases if c[0].split()[0] in only]
@@ -118,8 +180,19 @@ def bench_vector(quick, only=None, limits=(None, 1)):
                 t_an = best_time(lambda: anchor_fn(X))
                 t_floor = None if floor is None else best_time(floor(X))
                 used = f"{threads()} / {_anchor_threads(anchor)}"
-            rows.append(_row(case, used, t_sk, t_an, anchor, err, target if limit is None else "-",
-                             t_floor, floor_target))
+            rows.append(
+                _row(
+                    case,
+                    used,
+                    t_sk,
+                    t_an,
+                    anchor,
+                    err,
+                    target if limit is None else "-",
+                    t_floor,
+                    floor_target,
+                )
+            )
     return rows
 
 
@@ -140,9 +213,13 @@ def bench_memory(quick):
         np.allclose(out[:100], k(X[:100], Y), rtol=1e-12, atol=0),
         "blocked RBF differs from one block",
     )
-    return {"case": f"rbf {n}x{m} block, cap 64 MiB", "output (MB)": f"{out.nbytes / 1e6:.0f}",
-            "peak extra (MB)": f"{peak / 1e6:.1f}", "ratio": f"{peak / out.nbytes:.3f}",
-            "target": "<= 2x output"}
+    return {
+        "case": f"rbf {n}x{m} block, cap 64 MiB",
+        "output (MB)": f"{out.nbytes / 1e6:.0f}",
+        "peak extra (MB)": f"{peak / 1e6:.1f}",
+        "ratio": f"{peak / out.nbytes:.3f}",
+        "target": "<= 2x output",
+    }
 
 
 def bench_import():
@@ -181,10 +258,14 @@ def main(quick=False, only=None, one_thread=False):
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small sizes (seconds)")
-    parser.add_argument("--cases", default="",
-                        help="comma-separated kernels (chi2, rbf, laplacian): only these vector "
-                             "cases, no other table")
-    parser.add_argument("--one-thread", action="store_true",
-                        help="only the rows limited to one thread (both sides)")
+    parser.add_argument(
+        "--cases",
+        default="",
+        help="comma-separated kernels (chi2, rbf, laplacian): only these vector "
+        "cases, no other table",
+    )
+    parser.add_argument(
+        "--one-thread", action="store_true", help="only the rows limited to one thread (both sides)"
+    )
     args = parser.parse_args()
     main(args.quick, [c.strip() for c in args.cases.split(",") if c.strip()], args.one_thread)

@@ -14,6 +14,7 @@ scikit-learn its own defaults (``n_jobs=None``: one thread for the graph, BLAS t
 eigensolver). Both are printed. Run ``python benchmarks/bench_manifold.py`` (``--quick``:
 2,000 points and 20,000 for the landmark run).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -46,8 +47,10 @@ def main(argv=None):
     args = parser.parse_args(argv)
     n, n_big = (2_000, 20_000) if args.quick else (5_000, 100_000)
     print(f"machine: {machine()}")
-    print(f"threads: sparsekit {effective_n_jobs()} (graph, neighbours) + BLAS {blas_threads()}; "
-          f"scikit-learn graph 1 + BLAS {blas_threads()}\n")
+    print(
+        f"threads: sparsekit {effective_n_jobs()} (graph, neighbours) + BLAS {blas_threads()}; "
+        f"scikit-learn graph 1 + BLAS {blas_threads()}\n"
+    )
     X, _ = make_swiss_roll(n, random_state=0)
     X_new, _ = make_swiss_roll(n, random_state=1)
     ours = Isomap(2, n_neighbors=10)
@@ -59,12 +62,20 @@ def main(argv=None):
     fit_ok = equal_up_to_sign(ours.embedding_, ref.embedding_, 1e-6)
     tr_ok = equal_up_to_sign(ours.transform(X_new), ref.transform(X_new), 1e-6)
     rows = [
-        {"case": f"Isomap fit, {n:,} points", "sparsekit (s)": f"{t_fit_ours:.3f}",
-         "scikit-learn (s)": f"{t_fit_ref:.3f}", "speed-up": f"{t_fit_ref / t_fit_ours:.1f}x",
-         "equal up to sign": "yes" if fit_ok else "NO"},
-        {"case": f"Isomap transform, {n:,} new points", "sparsekit (s)": f"{t_tr_ours:.3f}",
-         "scikit-learn (s)": f"{t_tr_ref:.3f}", "speed-up": f"{t_tr_ref / t_tr_ours:.1f}x",
-         "equal up to sign": "yes" if tr_ok else "NO"},
+        {
+            "case": f"Isomap fit, {n:,} points",
+            "sparsekit (s)": f"{t_fit_ours:.3f}",
+            "scikit-learn (s)": f"{t_fit_ref:.3f}",
+            "speed-up": f"{t_fit_ref / t_fit_ours:.1f}x",
+            "equal up to sign": "yes" if fit_ok else "NO",
+        },
+        {
+            "case": f"Isomap transform, {n:,} new points",
+            "sparsekit (s)": f"{t_tr_ours:.3f}",
+            "scikit-learn (s)": f"{t_tr_ref:.3f}",
+            "speed-up": f"{t_tr_ref / t_tr_ours:.1f}x",
+            "equal up to sign": "yes" if tr_ok else "NO",
+        },
     ]
     print_table(rows, list(rows[0]))
 
@@ -77,19 +88,32 @@ def main(argv=None):
     t0 = time.perf_counter()
     big.transform(Xb_new)
     t_tr = time.perf_counter() - t0
-    intrinsic = np.column_stack([t, Xb[:, 1]])       # position along the roll, and its height
+    intrinsic = np.column_stack([t, Xb[:, 1]])  # position along the roll, and its height
     corr = np.abs(np.corrcoef(big.embedding_.T, intrinsic.T)[:2, 2:])
     quality = float(np.max(corr, axis=1).min())
     print()
-    print_table([{"case": f"landmark Isomap, {n_big:,} points, 1,000 landmarks",
-                  "fit (embeds all points) (s)": f"{t_fit:.2f}",
-                  "transform 10,000 new (s)": f"{t_tr:.2f}",
-                  "min |corr| with the roll's coordinates": f"{quality:.3f}"}],
-                ["case", "fit (embeds all points) (s)", "transform 10,000 new (s)",
-                 "min |corr| with the roll's coordinates"])
+    print_table(
+        [
+            {
+                "case": f"landmark Isomap, {n_big:,} points, 1,000 landmarks",
+                "fit (embeds all points) (s)": f"{t_fit:.2f}",
+                "transform 10,000 new (s)": f"{t_tr:.2f}",
+                "min |corr| with the roll's coordinates": f"{quality:.3f}",
+            }
+        ],
+        [
+            "case",
+            "fit (embeds all points) (s)",
+            "transform 10,000 new (s)",
+            "min |corr| with the roll's coordinates",
+        ],
+    )
     if not (fit_ok and tr_ok and quality > 0.9):
-        print("\nFAILED: embeddings differ from scikit-learn's or the landmark embedding does "
-              "not unroll the roll", file=sys.stderr)
+        print(
+            "\nFAILED: embeddings differ from scikit-learn's or the landmark embedding does "
+            "not unroll the roll",
+            file=sys.stderr,
+        )
         return 1
     return 0
 

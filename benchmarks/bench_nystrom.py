@@ -20,6 +20,7 @@ Run: ``python benchmarks/bench_nystrom.py`` (``--quick`` for small sizes). In on
    H(p) / log n of p = l / Σ l, and the range of n p_i), for exact ridge leverage scores on
    digits and DAC-RLS scores on the mixture (exact scores need an n×n matrix there).
 """
+
 import argparse
 import os
 import sys
@@ -54,8 +55,12 @@ def bench_speed(quick):
 
     # same landmarks -> same features (checked on a slice to keep it short)
     sk = SkNystroem(kernel="rbf", gamma=gamma, n_components=m, random_state=0).fit(X)
-    ours = sparsekit.Nystroem("rbf", sampler=_GivenLandmarks(sk.component_indices_),
-                              n_components=m, kernel_params={"gamma": gamma}).fit(X)
+    ours = sparsekit.Nystroem(
+        "rbf",
+        sampler=_GivenLandmarks(sk.component_indices_),
+        n_components=m,
+        kernel_params={"gamma": gamma},
+    ).fit(X)
     diff = np.abs(ours.transform(X[:2000]) - sk.transform(X[:2000])).max()
     check(diff <= 1e-10, f"Nystroem features differ from scikit-learn's by {diff:.1e}")
 
@@ -64,13 +69,18 @@ def bench_speed(quick):
         Xd = X.astype(dtype)
 
         def run_ours():
-            return sparsekit.Nystroem("rbf", sampler="uniform", n_components=m,
-                                      kernel_params={"gamma": gamma},
-                                      random_state=0).fit_transform(Xd)
+            return sparsekit.Nystroem(
+                "rbf",
+                sampler="uniform",
+                n_components=m,
+                kernel_params={"gamma": gamma},
+                random_state=0,
+            ).fit_transform(Xd)
 
         def run_sklearn():
-            return SkNystroem(kernel="rbf", gamma=gamma, n_components=m,
-                              random_state=0).fit_transform(Xd)
+            return SkNystroem(
+                kernel="rbf", gamma=gamma, n_components=m, random_state=0
+            ).fit_transform(Xd)
 
         check(run_ours().dtype == dtype and run_sklearn().dtype == dtype, "output dtypes")
         for setting in (-1, 1):
@@ -78,14 +88,17 @@ def bench_speed(quick):
                 t_ours = best_time(run_ours, repeat=2 if quick else 3)
                 t_sk = best_time(run_sklearn, repeat=2 if quick else 3)
                 used = f"{threads()} / {blas_threads()} (BLAS)"
-            rows.append({
-                "case": f"fit+transform n={n}, d=54, m={m}, {np.dtype(dtype).name}",
-                "threads (sparsekit / sklearn)": used,
-                "sparsekit (s)": f"{t_ours:.3f}", "sklearn (s)": f"{t_sk:.3f}",
-                "speed-up": f"{t_sk / t_ours:.2f}x",
-                "max abs. diff, same landmarks": f"{diff:.1e}" if dtype == np.float64 else "-",
-                "target": ">= 1x" if setting == -1 else "-",
-            })
+            rows.append(
+                {
+                    "case": f"fit+transform n={n}, d=54, m={m}, {np.dtype(dtype).name}",
+                    "threads (sparsekit / sklearn)": used,
+                    "sparsekit (s)": f"{t_ours:.3f}",
+                    "sklearn (s)": f"{t_sk:.3f}",
+                    "speed-up": f"{t_sk / t_ours:.2f}x",
+                    "max abs. diff, same landmarks": f"{diff:.1e}" if dtype == np.float64 else "-",
+                    "target": ">= 1x" if setting == -1 else "-",
+                }
+            )
     print_table(rows, list(rows[0]))
     return rows
 
@@ -117,28 +130,56 @@ def bench_quality(quick):
     n_gen = 5000 if quick else 50_000
     # digits is small (exact Gram on every point), so it gets many draws: its differences are
     # small and 10 draws cannot tell them from noise
-    datasets = [("digits", "digits", digits, 5 if quick else 200),
-                ("mixture", f"generated mixture n={n_gen}, d=54",
-                 exp.generated_dataset(n=n_gen, d=54, random_state=0), 3 if quick else 10)]
+    datasets = [
+        ("digits", "digits", digits, 5 if quick else 200),
+        (
+            "mixture",
+            f"generated mixture n={n_gen}, d=54",
+            exp.generated_dataset(n=n_gen, d=54, random_state=0),
+            3 if quick else 10,
+        ),
+    ]
     n_eval = 2000 if quick else 10_000
     samplers = ("uniform", "dac-rls", "recursive-rls")
     rows = []
     for key, name, X, n_draws in datasets:
         n = X.shape[0]
         counts = [max(1, round(0.02 * n)), max(1, round(0.05 * n))]
-        table = exp.frobenius_error_table(X, samplers=samplers, landmark_counts=counts,
-                                          n_draws=n_draws, n_eval=n_eval, dataset=name,
-                                          random_state=0)
-        print(f"{name} (n = {n}), ‖K_E − K̂_E‖_F, mean ± std over {n_draws} draws, "
-              f"|E| = {min(n, n_eval)}:\n")
-        print_table([{"sampler": s, **{f"|S| = {c}": "{:.4g} ± {:.2g}".format(*table.mean_std(s, c))
-                                       for c in counts}} for s in samplers],
-                    ["sampler"] + [f"|S| = {c}" for c in counts])
+        table = exp.frobenius_error_table(
+            X,
+            samplers=samplers,
+            landmark_counts=counts,
+            n_draws=n_draws,
+            n_eval=n_eval,
+            dataset=name,
+            random_state=0,
+        )
+        print(
+            f"{name} (n = {n}), ‖K_E − K̂_E‖_F, mean ± std over {n_draws} draws, "
+            f"|E| = {min(n, n_eval)}:\n"
+        )
+        print_table(
+            [
+                {
+                    "sampler": s,
+                    **{
+                        f"|S| = {c}": "{:.4g} ± {:.2g}".format(*table.mean_std(s, c))
+                        for c in counts
+                    },
+                }
+                for s in samplers
+            ],
+            ["sampler"] + [f"|S| = {c}" for c in counts],
+        )
         print()
         for c, pct in zip(counts, ("2%", "5%")):
             uni = table.mean_std("uniform", c)[0]
-            row = {"dataset": name, "draws": n_draws, "|S|": f"{c} ({pct})",
-                   "uniform": f"{uni:.4g}"}
+            row = {
+                "dataset": name,
+                "draws": n_draws,
+                "|S|": f"{c} ({pct})",
+                "uniform": f"{uni:.4g}",
+            }
             verdicts = []
             for s in ("dac-rls", "recursive-rls"):
                 diff, se = _versus_uniform(table, s, c)
@@ -162,9 +203,13 @@ def score_spread(quick):
     n_gen = 5000 if quick else 50_000
     rows = []
     for name, X, sampler in [
-            ("digits", load_digits().data / 16.0, "rls"),
-            (f"generated mixture n={n_gen}, d=54",
-             exp.generated_dataset(n=n_gen, d=54, random_state=0), "dac-rls")]:
+        ("digits", load_digits().data / 16.0, "rls"),
+        (
+            f"generated mixture n={n_gen}, d=54",
+            exp.generated_dataset(n=n_gen, d=54, random_state=0),
+            "dac-rls",
+        ),
+    ]:
         kernel = exp.experiment_kernel().fit(X)
         scores = np.asarray(
             exp.make_sampler(sampler, lam=exp.LAM).scores(X, kernel, random_state=0),
@@ -173,8 +218,15 @@ def score_spread(quick):
         p = scores / scores.sum()
         n = len(p)
         entropy = float(-np.sum(p * np.log(np.where(p > 0, p, 1.0))) / np.log(n))
-        rows.append({"dataset": name, "scores": sampler, "normalized entropy": f"{entropy:.4f}",
-                     "min n p_i": f"{n * p.min():.2f}", "max n p_i": f"{n * p.max():.2f}"})
+        rows.append(
+            {
+                "dataset": name,
+                "scores": sampler,
+                "normalized entropy": f"{entropy:.4f}",
+                "min n p_i": f"{n * p.min():.2f}",
+                "max n p_i": f"{n * p.max():.2f}",
+            }
+        )
     print_table(rows, list(rows[0]))
     return rows
 
@@ -199,7 +251,10 @@ def main(quick=False, parts=PARTS):
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small sizes (about a minute)")
-    parser.add_argument("--parts", default=",".join(PARTS),
-                        help=f"comma-separated subset of {','.join(PARTS)} (default: all)")
+    parser.add_argument(
+        "--parts",
+        default=",".join(PARTS),
+        help=f"comma-separated subset of {','.join(PARTS)} (default: all)",
+    )
     args = parser.parse_args()
     main(quick=args.quick, parts=args.parts.split(","))

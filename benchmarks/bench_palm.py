@@ -19,6 +19,7 @@ script exits non-zero when the answers disagree: Palm4MSA error above pyfaust's 
 differ on more than 0.1 % of the points.
 Run ``python benchmarks/bench_palm.py`` (``--quick`` for small sizes).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -77,16 +78,22 @@ def bench_palm(n, n_iter, repeat):
     M = np.random.default_rng(0).random((n, n))
     cons = [sparsekit.get_projection("splincol", shape=(n, n), k=2) for _ in range(4)]
     solver = sparsekit.get_factorizer("palm4msa", n_iter=n_iter, tol=0, update_way="left-to-right")
-    params = ParamsPalm4MSA([pyfaust.proj.splincol((n, n), 2) for _ in range(4)],
-                            StoppingCriterion(num_its=n_iter))
+    params = ParamsPalm4MSA(
+        [pyfaust.proj.splincol((n, n), 2) for _ in range(4)], StoppingCriterion(num_its=n_iter)
+    )
     t_ours, ours = timed_runs(lambda: solver.factorize(M, cons), repeat)
     t_faust, F = timed_runs(lambda: pyfaust.fact.palm4msa(M, params), repeat)
     e_ours, e_faust = rel_err(M, ours.factors.toarray()), rel_err(M, F.toarray())
     check(e_ours <= 1.02 * e_faust, f"palm4msa error {e_ours:.4g} vs pyfaust {e_faust:.4g}")
-    return dict(case=f"palm4msa {n}x{n}, 4 splincol(2), {n_iter} it", sparsekit_s=f"{t_ours:.3f}",
-                pyfaust_s=f"{t_faust:.3f}", speedup=f"{t_faust / t_ours:.2f}x",
-                err_sparsekit=f"{e_ours:.4f}", err_pyfaust=f"{e_faust:.4f}",
-                nnz=f"{ours.factors.nnz} / {F.nnz_sum()}")
+    return dict(
+        case=f"palm4msa {n}x{n}, 4 splincol(2), {n_iter} it",
+        sparsekit_s=f"{t_ours:.3f}",
+        pyfaust_s=f"{t_faust:.3f}",
+        speedup=f"{t_faust / t_ours:.2f}x",
+        err_sparsekit=f"{e_ours:.4f}",
+        err_pyfaust=f"{e_faust:.4f}",
+        nnz=f"{ours.factors.nnz} / {F.nnz_sum()}",
+    )
 
 
 def bench_hadamard(k, repeat, more_iter):
@@ -106,11 +113,17 @@ def bench_hadamard(k, repeat, more_iter):
             max(e_ours, e_faust) <= 1e-4,
             f"hadamard {d}: error {e_ours:.3g} vs pyfaust {e_faust:.3g}",
         )
-        rows.append(dict(case=f"hierarchical Hadamard {d}, {k} factors, {n_iter} it per call "
-                              f"(pyfaust: 30)", sparsekit_s=f"{t_ours:.3f}",
-                         pyfaust_s=f"{t_faust:.3f}", speedup=f"{t_faust / t_ours:.2f}x",
-                         err_sparsekit=f"{e_ours:.2e}", err_pyfaust=f"{e_faust:.2e}",
-                         nnz=f"{ours.factors.nnz} / {F.nnz_sum()}"))
+        rows.append(
+            dict(
+                case=f"hierarchical Hadamard {d}, {k} factors, {n_iter} it per call (pyfaust: 30)",
+                sparsekit_s=f"{t_ours:.3f}",
+                pyfaust_s=f"{t_faust:.3f}",
+                speedup=f"{t_faust / t_ours:.2f}x",
+                err_sparsekit=f"{e_ours:.2e}",
+                err_pyfaust=f"{e_faust:.2e}",
+                nnz=f"{ours.factors.nnz} / {F.nnz_sum()}",
+            )
+        )
     return rows
 
 
@@ -138,10 +151,15 @@ def bench_predict(n, d, k, n_fit, repeat):
     check(agree >= 0.999, f"predict labels agree on {agree:.4%} of the points")
     t_ours = best_time(lambda: qk.predict(X), repeat=repeat)
     t_sk = best_time(lambda: km.predict(X), repeat=repeat)
-    return dict(case=f"QuicK-means predict, K={k}, D={d}, N={n:,}", sparsekit_s=f"{t_ours:.3f}",
-                sklearn_s=f"{t_sk:.3f}", speedup=f"{t_sk / t_ours:.2f}x",
-                nnz=f"{V.nnz:,} vs {k * d:,} ({k * d / V.nnz:.1f}x fewer)",
-                agreement=f"{agree:.4%}", fit_s=f"{t_fit:.1f} ({n_fit:,} pts)")
+    return dict(
+        case=f"QuicK-means predict, K={k}, D={d}, N={n:,}",
+        sparsekit_s=f"{t_ours:.3f}",
+        sklearn_s=f"{t_sk:.3f}",
+        speedup=f"{t_sk / t_ours:.2f}x",
+        nnz=f"{V.nnz:,} vs {k * d:,} ({k * d / V.nnz:.1f}x fewer)",
+        agreement=f"{agree:.4%}",
+        fit_s=f"{t_fit:.1f} ({n_fit:,} pts)",
+    )
 
 
 def bench_fit_breast_cancer(max_iter, palm_iter, seeds):
@@ -155,8 +173,9 @@ def bench_fit_breast_cancer(max_iter, palm_iter, seeds):
     for seed in seeds:
         init = X[kmeans_plusplus(X, 64, np.random.default_rng(seed))]
         t0 = time.perf_counter()
-        qk = sparsekit.QuicKMeans(64, sparsity=3, init=init, max_iter=max_iter,
-                                  palm_iter=palm_iter).fit(X)
+        qk = sparsekit.QuicKMeans(
+            64, sparsity=3, init=init, max_iter=max_iter, palm_iter=palm_iter
+        ).fit(X)
         t_qk = time.perf_counter() - t0
         t0 = time.perf_counter()
         km = KMeans(64, init=init, n_init=1, max_iter=300, tol=0, algorithm="lloyd").fit(X)
@@ -169,17 +188,33 @@ def bench_fit_breast_cancer(max_iter, palm_iter, seeds):
         nnz = qk.cluster_centers_.nnz
         ratios.append(qk.inertia_ / km.inertia_)
         nnzs.append(nnz)
-        rows.append(show(dict(
-            case=f"seed {seed}", qk_objective=f"{qk.inertia_:.4e}",
-            kmeans_objective=f"{km.inertia_:.4e} ({km.n_iter_} it)",
-            objective_ratio=f"{ratios[-1]:.4f}", nnz=f"{nnz} ({nnz / 904 - 1:+.1%})",
-            qk_iter=qk.n_iter_, qk_s=f"{t_qk:.1f}", kmeans_s=f"{t_km:.3f}")))
+        rows.append(
+            show(
+                dict(
+                    case=f"seed {seed}",
+                    qk_objective=f"{qk.inertia_:.4e}",
+                    kmeans_objective=f"{km.inertia_:.4e} ({km.n_iter_} it)",
+                    objective_ratio=f"{ratios[-1]:.4f}",
+                    nnz=f"{nnz} ({nnz / 904 - 1:+.1%})",
+                    qk_iter=qk.n_iter_,
+                    qk_s=f"{t_qk:.1f}",
+                    kmeans_s=f"{t_km:.3f}",
+                )
+            )
+        )
     r, z = np.array(ratios), np.array(nnzs)
-    rows.append(dict(case=f"{len(seeds)} seeds: mean (min-max)",
-                     qk_objective="", kmeans_objective="",
-                     objective_ratio=f"{r.mean():.4f} ({r.min():.4f}-{r.max():.4f})",
-                     nnz=f"{z.mean():.0f} ({z.min()}-{z.max()}; Table 3.3: 904)", qk_iter="",
-                     qk_s="", kmeans_s=""))
+    rows.append(
+        dict(
+            case=f"{len(seeds)} seeds: mean (min-max)",
+            qk_objective="",
+            kmeans_objective="",
+            objective_ratio=f"{r.mean():.4f} ({r.min():.4f}-{r.max():.4f})",
+            nnz=f"{z.mean():.0f} ({z.min()}-{z.max()}; Table 3.3: 904)",
+            qk_iter="",
+            qk_s="",
+            kmeans_s="",
+        )
+    )
     return rows
 
 
@@ -191,22 +226,32 @@ def main():
     )
     ap.add_argument("--repeat", type=int, default=None, help="timed runs per case (best is kept)")
     ap.add_argument("--seeds", type=int, default=5, help="seeds of the breast-cancer fit case")
-    ap.add_argument("--hadamard-iter", type=int, default=40,
-                    help="iterations per call of a second sparsekit Hadamard row (0: none)")
-    ap.add_argument("--cases", default="palm,hadamard,predict,fit",
-                    help="comma-separated subset of palm, hadamard, predict, fit")
+    ap.add_argument(
+        "--hadamard-iter",
+        type=int,
+        default=40,
+        help="iterations per call of a second sparsekit Hadamard row (0: none)",
+    )
+    ap.add_argument(
+        "--cases",
+        default="palm,hadamard,predict,fit",
+        help="comma-separated subset of palm, hadamard, predict, fit",
+    )
     args = ap.parse_args()
     from sparsekit._threads import effective_n_jobs
 
     n_threads = effective_n_jobs(args.threads if args.threads else -1)
     repeat = args.repeat or (1 if args.quick else 2)
     print(f"Machine: {machine()}")
-    print(f"Threads: sparsekit {n_threads} (Numba + BLAS), pyfaust and scikit-learn {n_threads} "
-          f"(OpenMP + BLAS via threadpoolctl); pyfaust {pyfaust.version()}")
+    print(
+        f"Threads: sparsekit {n_threads} (Numba + BLAS), pyfaust and scikit-learn {n_threads} "
+        f"(OpenMP + BLAS via threadpoolctl); pyfaust {pyfaust.version()}"
+    )
     with threadpool_limits(limits=n_threads), thread_limit(n_threads):
         sparsekit.get_factorizer("palm4msa", n_iter=2).factorize(
             np.random.default_rng(0).random((8, 8)),
-            [sparsekit.get_projection("splincol", shape=(8, 8), k=2)] * 2)  # compile
+            [sparsekit.get_projection("splincol", shape=(8, 8), k=2)] * 2,
+        )  # compile
         cases = set(args.cases.split(","))
         q = args.quick
         fact, pred, fit = [], [], []
@@ -215,24 +260,48 @@ def main():
         if "hadamard" in cases:
             fact.extend(show(r) for r in bench_hadamard(5 if q else 8, repeat, args.hadamard_iter))
         if "predict" in cases:
-            pred.append(show(bench_predict(20_000, 128, 64, 2_000, repeat) if q
-                             else bench_predict(100_000, 784, 256, 5_000, repeat)))
+            pred.append(
+                show(
+                    bench_predict(20_000, 128, 64, 2_000, repeat)
+                    if q
+                    else bench_predict(100_000, 784, 256, 5_000, repeat)
+                )
+            )
         if "fit" in cases:
-            fit += (bench_fit_breast_cancer(5, 30, [0]) if q
-                    else bench_fit_breast_cancer(50, 300, range(args.seeds)))
+            fit += (
+                bench_fit_breast_cancer(5, 30, [0])
+                if q
+                else bench_fit_breast_cancer(50, 300, range(args.seeds))
+            )
     if fact:
         print("\n### Factorization (pyfaust)\n")
-        print_table(fact, ["case", "sparsekit_s", "pyfaust_s", "speedup", "err_sparsekit",
-                           "err_pyfaust", "nnz"])
+        print_table(
+            fact,
+            ["case", "sparsekit_s", "pyfaust_s", "speedup", "err_sparsekit", "err_pyfaust", "nnz"],
+        )
     if pred:
         print("\n### QuicK-means inference (scikit-learn KMeans.predict on the dense centroids)\n")
-        print_table(pred, ["case", "sparsekit_s", "sklearn_s", "speedup", "nnz", "agreement",
-                           "fit_s"])
+        print_table(
+            pred, ["case", "sparsekit_s", "sklearn_s", "speedup", "nnz", "agreement", "fit_s"]
+        )
     if fit:
-        print("\n### QuicK-means fit (breast cancer, K = 64, sparsity 3, same K-means++ "
-              "initialization)\n")
-        print_table(fit, ["case", "qk_objective", "kmeans_objective", "objective_ratio", "nnz",
-                          "qk_iter", "qk_s", "kmeans_s"])
+        print(
+            "\n### QuicK-means fit (breast cancer, K = 64, sparsity 3, same K-means++ "
+            "initialization)\n"
+        )
+        print_table(
+            fit,
+            [
+                "case",
+                "qk_objective",
+                "kmeans_objective",
+                "objective_ratio",
+                "nnz",
+                "qk_iter",
+                "qk_s",
+                "kmeans_s",
+            ],
+        )
     if FAILURES:
         print(f"\n{len(FAILURES)} disagreement(s): {FAILURES}", file=sys.stderr)
         sys.exit(1)

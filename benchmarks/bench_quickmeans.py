@@ -19,6 +19,7 @@ Value checks (exit 1 on failure): the QuicK-means objective history does not inc
 and the labels are the nearest dense centroids (on 2,000 points).
 Run ``python benchmarks/bench_quickmeans.py`` (``--quick`` for small sizes).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -45,15 +46,17 @@ def mixture(n, d, k, seed, dtype):
 
 
 def fit_qk(X, init, n_iter):
-    return sparsekit.QuicKMeans(init.shape[0], sparsity=3, init=init, max_iter=n_iter, tol=0,
-                                n_jobs=1).fit(X)
+    return sparsekit.QuicKMeans(
+        init.shape[0], sparsity=3, init=init, max_iter=n_iter, tol=0, n_jobs=1
+    ).fit(X)
 
 
 def fit_km(X, init, n_iter):
     from sklearn.cluster import KMeans
 
-    return KMeans(init.shape[0], init=init, n_init=1, max_iter=n_iter, tol=0,
-                  algorithm="lloyd").fit(X)
+    return KMeans(
+        init.shape[0], init=init, n_init=1, max_iter=n_iter, tol=0, algorithm="lloyd"
+    ).fit(X)
 
 
 def timed(fn):
@@ -67,16 +70,18 @@ def check_fit(X, qk, label):
     check(np.all(np.diff(hist) <= 1e-9 * hist[:-1]), f"{label}: objective history increases")
     C = (qk.mean_ + qk.cluster_centers_.toarray()).astype(np.float64)
     Xs = X[:2000].astype(np.float64)
-    d2 = (Xs ** 2).sum(1)[:, None] - 2 * Xs @ C.T + (C ** 2).sum(1)[None, :]
+    d2 = (Xs**2).sum(1)[:, None] - 2 * Xs @ C.T + (C**2).sum(1)[None, :]
     nearest = np.argmin(d2, axis=1)
     gap = d2[np.arange(len(Xs)), qk.labels_[:2000]] - d2[np.arange(len(Xs)), nearest]
     check(np.all(gap <= 1e-6 * np.abs(d2).max()), f"{label}: labels are not the nearest centroids")
     inertia = 0.0
     for r0 in range(0, X.shape[0], 20_000):
-        Xb = X[r0:r0 + 20_000].astype(np.float64)
-        inertia += float(((Xb - C[qk.labels_[r0:r0 + 20_000]]) ** 2).sum())
-    check(abs(inertia - qk.inertia_) <= 1e-4 * inertia,
-          f"{label}: inertia_ {qk.inertia_:.6g} vs recomputed {inertia:.6g}")
+        Xb = X[r0 : r0 + 20_000].astype(np.float64)
+        inertia += float(((Xb - C[qk.labels_[r0 : r0 + 20_000]]) ** 2).sum())
+    check(
+        abs(inertia - qk.inertia_) <= 1e-4 * inertia,
+        f"{label}: inertia_ {qk.inertia_:.6g} vs recomputed {inertia:.6g}",
+    )
     return inertia
 
 
@@ -96,21 +101,33 @@ def bench_size(n, d, k, n_iter, repeat, dtype, slopes=True):
             best[name] = min(best.get(name, np.inf), t)
             out.setdefault(name, res)
     qk, km = out["qk"], out["km"]
-    check(qk.n_iter_ == n_iter and km.n_iter_ <= n_iter,
-          f"N={n}: iterations {qk.n_iter_} (QuicK-means) and {km.n_iter_} (K-means)")
+    check(
+        qk.n_iter_ == n_iter and km.n_iter_ <= n_iter,
+        f"N={n}: iterations {qk.n_iter_} (QuicK-means) and {km.n_iter_} (K-means)",
+    )
     obj_qk = check_fit(X, qk, f"N={n}")
-    row = dict(N=f"{n:,}", dtype=np.dtype(dtype).name, iterations=n_iter,
-               quickmeans_s=f"{best['qk']:.2f}", kmeans_s=f"{best['km']:.2f}",
-               ratio=f"{best['qk'] / best['km']:.2f}",
-               qk_per_iter_s=(f"{(best['qk'] - best['qk1']) / max(n_iter - 1, 1):.3f}"
-                              if slopes else ""),
-               km_per_iter_s=(f"{(best['km'] - best['km1']) / max(n_iter - 1, 1):.3f}"
-                              if slopes else ""),
-               objective_ratio=f"{obj_qk / km.inertia_:.4f}",
-               nnz=f"{qk.cluster_centers_.nnz:,} vs {k * d:,}")
+    row = dict(
+        N=f"{n:,}",
+        dtype=np.dtype(dtype).name,
+        iterations=n_iter,
+        quickmeans_s=f"{best['qk']:.2f}",
+        kmeans_s=f"{best['km']:.2f}",
+        ratio=f"{best['qk'] / best['km']:.2f}",
+        qk_per_iter_s=(f"{(best['qk'] - best['qk1']) / max(n_iter - 1, 1):.3f}" if slopes else ""),
+        km_per_iter_s=(f"{(best['km'] - best['km1']) / max(n_iter - 1, 1):.3f}" if slopes else ""),
+        objective_ratio=f"{obj_qk / km.inertia_:.4f}",
+        nnz=f"{qk.cluster_centers_.nnz:,} vs {k * d:,}",
+    )
     print("  " + ", ".join(f"{a}={b}" for a, b in row.items()), flush=True)
-    per = ((best["qk"] - best["qk1"]) / max(n_iter - 1, 1),
-           (best["km"] - best["km1"]) / max(n_iter - 1, 1), best["qk1"]) if slopes else None
+    per = (
+        (
+            (best["qk"] - best["qk1"]) / max(n_iter - 1, 1),
+            (best["km"] - best["km1"]) / max(n_iter - 1, 1),
+            best["qk1"],
+        )
+        if slopes
+        else None
+    )
     return row, per
 
 
@@ -123,8 +140,11 @@ def main():
     p.add_argument("--repeat", type=int, default=2)
     p.add_argument("--clusters", type=int, default=256)
     p.add_argument("--features", type=int, default=784)
-    p.add_argument("--no-slopes", action="store_true",
-                   help="skip the one-iteration fits (no per-iteration costs, no crossover)")
+    p.add_argument(
+        "--no-slopes",
+        action="store_true",
+        help="skip the one-iteration fits (no per-iteration costs, no crossover)",
+    )
     args = p.parse_args()
     sizes = args.sizes
     if sizes is None:
@@ -139,13 +159,24 @@ def main():
             fit_qk(Xw, Xw[:16].copy(), 2)
             fit_km(Xw, Xw[:16].copy(), 2)
         for n, dtype in [(n, np.float64) for n in sizes] + [(n, np.float32) for n in args.sizes32]:
-            row, per = bench_size(n, args.features, args.clusters, args.iter, args.repeat, dtype,
-                                  not args.no_slopes)
+            row, per = bench_size(
+                n, args.features, args.clusters, args.iter, args.repeat, dtype, not args.no_slopes
+            )
             rows.append(row)
             if per is not None:
                 pts.append((n, *per))
-    cols = ["N", "dtype", "iterations", "quickmeans_s", "kmeans_s", "ratio", "qk_per_iter_s",
-            "km_per_iter_s", "objective_ratio", "nnz"]
+    cols = [
+        "N",
+        "dtype",
+        "iterations",
+        "quickmeans_s",
+        "kmeans_s",
+        "ratio",
+        "qk_per_iter_s",
+        "km_per_iter_s",
+        "objective_ratio",
+        "nnz",
+    ]
     print()
     print_table(rows, cols)
     if len(pts) >= 2:
@@ -153,16 +184,22 @@ def main():
         qa, qb = np.polyfit(n, [p[1] for p in pts], 1)[::-1]
         ka, kb = np.polyfit(n, [p[2] for p in pts], 1)[::-1]
         fixed = float(np.mean([p[3] - p[1] for p in pts]))
-        print(f"\nper iteration: QuicK-means {qa:.3g} s + {qb * 1e6:.3g} s per 10^6 points, "
-              f"K-means {ka:.3g} s + {kb * 1e6:.3g} s per 10^6 points; "
-              f"QuicK-means fixed cost (initialization) {fixed:.3g} s")
+        print(
+            f"\nper iteration: QuicK-means {qa:.3g} s + {qb * 1e6:.3g} s per 10^6 points, "
+            f"K-means {ka:.3g} s + {kb * 1e6:.3g} s per 10^6 points; "
+            f"QuicK-means fixed cost (initialization) {fixed:.3g} s"
+        )
         if min(qb, ka, kb) < 0 or qa <= 0:
-            print("per-iteration costs not linear in N here (timings too noisy): no crossover "
-                  "estimate; compare the totals")
+            print(
+                "per-iteration costs not linear in N here (timings too noisy): no crossover "
+                "estimate; compare the totals"
+            )
         elif kb > qb:
-            print(f"per-iteration crossover N* ~ {(qa - ka) / (kb - qb):,.0f}; "
-                  f"with the fixed cost over {args.iter} iterations: "
-                  f"N* ~ {(qa - ka + fixed / args.iter) / (kb - qb):,.0f}")
+            print(
+                f"per-iteration crossover N* ~ {(qa - ka) / (kb - qb):,.0f}; "
+                f"with the fixed cost over {args.iter} iterations: "
+                f"N* ~ {(qa - ka + fixed / args.iter) / (kb - qb):,.0f}"
+            )
         else:
             print("no crossover: QuicK-means' per-point cost is not below K-means'")
     print(f"uptime: {os.popen('uptime').read().strip()}")

@@ -19,6 +19,7 @@ with everything on one thread (``sparsekit.thread_limit(1)``, which also limits 
 BLAS). The values are checked (the script exits 1 when they differ). Run
 ``python benchmarks/bench_samplers.py`` (``--quick`` for a small version).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -94,11 +95,12 @@ def reference_recursive(X, s, gamma, seed=0):
         if k >= SKS.shape[0]:
             lam = 1e-5
         else:
-            top = eigvalsh(SKS * w[:, None] * w[None, :],
-                           subset_by_index=[SKS.shape[0] - k, SKS.shape[0] - 1])
+            top = eigvalsh(
+                SKS * w[:, None] * w[None, :], subset_by_index=[SKS.shape[0] - k, SKS.shape[0] - 1]
+            )
             lam = max(1e-5, (np.sum(np.diag(SKS) * w**2) - np.sum(top)) / k)
         R = KS @ np.linalg.inv(SKS + np.diag(lam / w**2))
-        est = np.maximum(0.0, 1.0 - np.sum(R * KS, axis=1)) / lam   # k_ii = 1 for the RBF
+        est = np.maximum(0.0, 1.0 - np.sum(R * KS, axis=1)) / lam  # k_ii = 1 for the RBF
         if level == 0:
             return np.minimum(1.0, est)[np.argsort(perm)]
         p = np.minimum(1.0, over * est)
@@ -127,9 +129,14 @@ def _warm_up(kernel):
 
 
 def _row(case, used, t_ours, t_ref, diff):
-    return {"case": case, "threads (sparsekit / reference)": used,
-            "sparsekit (s)": f"{t_ours:.3f}", "reference (s)": f"{t_ref:.3f}",
-            "speed-up": f"{t_ref / t_ours:.2f}x", "max abs. diff": f"{diff:.1e}"}
+    return {
+        "case": case,
+        "threads (sparsekit / reference)": used,
+        "sparsekit (s)": f"{t_ours:.3f}",
+        "reference (s)": f"{t_ref:.3f}",
+        "speed-up": f"{t_ref / t_ours:.2f}x",
+        "max abs. diff": f"{diff:.1e}",
+    }
 
 
 def bench_dac(n, d, lam=1.0, repeat=3):
@@ -139,8 +146,9 @@ def bench_dac(n, d, lam=1.0, repeat=3):
     _warm_up(kernel)
     m = math.isqrt(n - 1) + 1
     blocks = random_partition(n, m, np.random.default_rng(0))
-    diff = float(np.max(np.abs(dac_rls(X, kernel, lam, blocks, 1)
-                               - reference_dac(X, lam, gamma, blocks))))
+    diff = float(
+        np.max(np.abs(dac_rls(X, kernel, lam, blocks, 1) - reference_dac(X, lam, gamma, blocks)))
+    )
     check(diff <= 1e-10, f"DAC-RLS scores differ from the reference by {diff:.1e}")
     rows = []
     for setting in THREAD_SETTINGS:
@@ -161,18 +169,22 @@ def child_dac_big(n, d):
     kernel = sparsekit.get_kernel("rbf", gamma=1.0 / d)
     _warm_up(kernel)
     tracemalloc.start()  # NumPy reports its buffers to tracemalloc: the working memory of DAC
-    t, scores = _timed(sparsekit.get_sampler("dac-rls", lam=1.0).scores, X, kernel,
-                       random_state=0)
+    t, scores = _timed(sparsekit.get_sampler("dac-rls", lam=1.0).scores, X, kernel, random_state=0)
     work = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # Linux: kilobytes
-    print(json.dumps({"time": t, "peak_bytes": peak, "work_bytes": work,
-                      "sum": float(scores.sum())}))
+    print(
+        json.dumps({"time": t, "peak_bytes": peak, "work_bytes": work, "sum": float(scores.sum())})
+    )
 
 
 def bench_dac_big(n, d):
-    proc = subprocess.run([sys.executable, os.path.abspath(__file__), "--child-dac", str(n),
-                           str(d)], capture_output=True, text=True, check=True)
+    proc = subprocess.run(
+        [sys.executable, os.path.abspath(__file__), "--child-dac", str(n), str(d)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     res = json.loads(proc.stdout.strip().splitlines()[-1])
     return res["time"], res["peak_bytes"], res["work_bytes"]
 
@@ -185,7 +197,8 @@ def bench_recursive(n, d, s, repeat=3):
 
     def ours(n_jobs):
         return sparsekit.get_sampler("recursive-rls", level_size=s, n_jobs=n_jobs).scores(
-            X, kernel, random_state=0)
+            X, kernel, random_state=0
+        )
 
     diff = float(np.max(np.abs(ours(1) - reference_recursive(X, s, gamma, 0))))
     check(diff <= 1e-6, f"recursive-RLS scores differ from the reference by {diff:.1e}")
@@ -196,15 +209,19 @@ def bench_recursive(n, d, s, repeat=3):
             t_ours = best_time(lambda: ours(n_jobs), repeat)
             t_ref = best_time(lambda: reference_recursive(X, s, gamma, 0), repeat)
             used = f"{n_jobs} / {blas_threads()} (BLAS)"
-        rows.append(_row(f"recursive-RLS scores s={s} n={n:,} d={d} (adaptive λ)", used,
-                         t_ours, t_ref, diff))
+        rows.append(
+            _row(
+                f"recursive-RLS scores s={s} n={n:,} d={d} (adaptive λ)", used, t_ours, t_ref, diff
+            )
+        )
     return rows
 
 
 def main(quick: bool = False):
     d = 54
-    n_dac, n_big, n_rec, s = (20_000, 100_000, 20_000, 200) if quick else \
-        (100_000, 1_000_000, 100_000, 500)
+    n_dac, n_big, n_rec, s = (
+        (20_000, 100_000, 20_000, 200) if quick else (100_000, 1_000_000, 100_000, 500)
+    )
     print(f"Machine: {machine()}\n")
     rows = bench_dac(n_dac, d)
     rows += bench_recursive(n_rec, d, s)
@@ -212,13 +229,28 @@ def main(quick: bool = False):
     t_big, peak, work = bench_dac_big(n_big, d)
     check(peak < 4 * GB, f"DAC-RLS at n={n_big:,}: peak RSS {peak / GB:.2f} GB >= 4 GB")
     print()
-    print_table([{"case": f"DAC-RLS scores n={n_big:,} d={d} (child process)",
-                  "threads": threads(), "time (s)": f"{t_big:.1f}",
-                  "peak RSS (GB)": f"{peak / GB:.2f}",
-                  "DAC working memory (MiB)": f"{work / 2**20:.0f}",
-                  "data (MiB)": f"{n_big * d * 8 / 2**20:.0f}", "target": "< 4 GB"}],
-                ["case", "threads", "time (s)", "peak RSS (GB)", "DAC working memory (MiB)",
-                 "data (MiB)", "target"])
+    print_table(
+        [
+            {
+                "case": f"DAC-RLS scores n={n_big:,} d={d} (child process)",
+                "threads": threads(),
+                "time (s)": f"{t_big:.1f}",
+                "peak RSS (GB)": f"{peak / GB:.2f}",
+                "DAC working memory (MiB)": f"{work / 2**20:.0f}",
+                "data (MiB)": f"{n_big * d * 8 / 2**20:.0f}",
+                "target": "< 4 GB",
+            }
+        ],
+        [
+            "case",
+            "threads",
+            "time (s)",
+            "peak RSS (GB)",
+            "DAC working memory (MiB)",
+            "data (MiB)",
+            "target",
+        ],
+    )
     finish()
     return rows, (t_big, peak, work)
 

@@ -8,6 +8,7 @@ checks the values against GraKeL (the script exits 1 when they differ) and print
 with the default threads and again with sparsekit limited to one thread (GraKeL's
 ``ShortestPath`` is single-threaded Python and NumPy).
 """
+
 import argparse
 import os
 import sys
@@ -21,8 +22,16 @@ from _timing import best_time, check, finish, machine, print_table, threads  # n
 import sparsekit  # noqa: E402
 from sparsekit.kernels.graph import ShortestPathKernel  # noqa: E402
 
-COLUMNS = ["case", "threads (sparsekit / anchor)", "sparsekit (s)", "anchor (s)", "anchor",
-           "speed-up", "max rel. diff", "target"]
+COLUMNS = [
+    "case",
+    "threads (sparsekit / anchor)",
+    "sparsekit (s)",
+    "anchor (s)",
+    "anchor",
+    "speed-up",
+    "max rel. diff",
+    "target",
+]
 
 
 def random_graphs(n_graphs, n_nodes=30, p=0.15, n_labels=5, seed=0):
@@ -45,7 +54,8 @@ def _grakel_gram(graphs, normalize=False):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         return ShortestPath(with_labels=True, normalize=normalize).fit_transform(
-            _grakel_input(graphs))
+            _grakel_input(graphs)
+        )
 
 
 def _rel_diff(K, ref):
@@ -66,11 +76,18 @@ def bench_rows(quick=False):
             t_sk = best_time(lambda: kernel(graphs), repeat=3)
             t_an = best_time(lambda: _grakel_gram(graphs), repeat=3)
             used = f"{threads()} / 1"
-        rows.append({"case": f"shortest-path {n_vs} graphs, 30 nodes",
-                     "threads (sparsekit / anchor)": used, "sparsekit (s)": f"{t_sk:.4f}",
-                     "anchor (s)": f"{t_an:.3f}", "anchor": "GraKeL ShortestPath",
-                     "speed-up": f"{t_an / t_sk:.1f}x", "max rel. diff": f"{err:.1e}",
-                     "target": ">= 10x" if not quick and limit == -1 else "-"})
+        rows.append(
+            {
+                "case": f"shortest-path {n_vs} graphs, 30 nodes",
+                "threads (sparsekit / anchor)": used,
+                "sparsekit (s)": f"{t_sk:.4f}",
+                "anchor (s)": f"{t_an:.3f}",
+                "anchor": "GraKeL ShortestPath",
+                "speed-up": f"{t_an / t_sk:.1f}x",
+                "max rel. diff": f"{err:.1e}",
+                "target": ">= 10x" if not quick and limit == -1 else "-",
+            }
+        )
 
     n_big = 500 if quick else 2000
     big = random_graphs(n_big, seed=2)

@@ -20,6 +20,7 @@ SPAMS). Times are the best of ``--repeat`` runs after one warm-up run of each si
 the two sides. Exits non-zero when an answer disagrees with its anchor. ``--quick`` runs small
 sizes. Timings on a shared machine are indicative; compare the ratios.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -66,9 +67,17 @@ def noisy_problem(n_features, n_atoms, k, n_signals, seed):
 
 
 def row(task, problem, threads, anchor, t_anchor, ours, t_ours, agree):
-    return dict(task=task, problem=problem, threads=threads, anchor=anchor,
-                anchor_s=f"{t_anchor:.3f}", sparsekit=ours, sparsekit_s=f"{t_ours:.3f}",
-                speedup=f"{t_anchor / t_ours:.2f}x", agree=agree)
+    return dict(
+        task=task,
+        problem=problem,
+        threads=threads,
+        anchor=anchor,
+        anchor_s=f"{t_anchor:.3f}",
+        sparsekit=ours,
+        sparsekit_s=f"{t_ours:.3f}",
+        speedup=f"{t_anchor / t_ours:.2f}x",
+        agree=agree,
+    )
 
 
 def check_spams(D, Y, ours, theirs):
@@ -80,8 +89,9 @@ def check_spams(D, Y, ours, theirs):
     rel = np.abs(r_ours - r_theirs) / r_theirs
     same = float(np.mean(rel <= 1e-6))
     ok = same >= 0.98 and rel.max() <= 1e-2
-    return check(ok, "OMP residuals vs SPAMS") + \
-        f" ({same:.1%} equal, max rel diff {rel.max():.1e})"
+    return (
+        check(ok, "OMP residuals vs SPAMS") + f" ({same:.1%} equal, max rel diff {rel.max():.1e})"
+    )
 
 
 def bench_omp(n_features, n_atoms, n_signals, k, repeat, thread_counts):
@@ -97,10 +107,21 @@ def bench_omp(n_features, n_atoms, n_signals, k, repeat, thread_counts):
             ours = omp.solve(D, Y).coef
             theirs = spams.omp(Yf, Df, L=k, numThreads=n).toarray()
             agree = check_spams(D, Y, ours, theirs)
-            t_ours, t_sp = pair_time(lambda: omp.solve(D, Y),
-                                     lambda: spams.omp(Yf, Df, L=k, numThreads=n), repeat)
-        rows.append(row("OMP", shape, f"{n} / {n}", "SPAMS spams.omp (numThreads)", t_sp,
-                        "omp (Gram built in the call)", t_ours, agree))
+            t_ours, t_sp = pair_time(
+                lambda: omp.solve(D, Y), lambda: spams.omp(Yf, Df, L=k, numThreads=n), repeat
+            )
+        rows.append(
+            row(
+                "OMP",
+                shape,
+                f"{n} / {n}",
+                "SPAMS spams.omp (numThreads)",
+                t_sp,
+                "omp (Gram built in the call)",
+                t_ours,
+                agree,
+            )
+        )
     n = thread_counts[-1]
     with thread_limit(n):
         G = D.T @ D
@@ -108,19 +129,54 @@ def bench_omp(n_features, n_atoms, n_signals, k, repeat, thread_counts):
         ref = orthogonal_mp(D, Y, n_nonzero_coefs=k)
         err = np.abs(omp.solve(D, Y).coef - ref).max() / np.abs(ref).max()
         agree = check(err < 1e-8, "OMP vs scikit-learn") + f" (max rel {err:.0e})"
-        t_ours, t_sk = pair_time(lambda: omp.solve(D, Y),
-                                 lambda: orthogonal_mp(D, Y, n_nonzero_coefs=k), repeat)
-        rows.append(row("OMP", shape, f"{n} / {n} (BLAS)", "sklearn orthogonal_mp", t_sk,
-                        "omp (Gram built in the call)", t_ours, agree))
-        t_ours, t_skg = pair_time(lambda: omp.solve(D, Y, gram=G),
-                                  lambda: orthogonal_mp_gram(G, DtY, n_nonzero_coefs=k), repeat)
-        rows.append(row("OMP, Gram given", shape, f"{n} / {n} (BLAS)",
-                        "sklearn orthogonal_mp_gram", t_skg, "omp gram=G", t_ours, agree))
-        t_nn = best_time(lambda: NonNegativeOMP(n_nonzero_coefs=k).solve(D, Y, gram=G),
-                         repeat=repeat)
-        rows.append(dict(task="NN-OMP", problem=shape, threads=f"{n} / -", anchor="-",
-                         anchor_s="-", sparsekit="nn-omp gram=G", sparsekit_s=f"{t_nn:.3f}",
-                         speedup="-", agree="-"))
+        t_ours, t_sk = pair_time(
+            lambda: omp.solve(D, Y), lambda: orthogonal_mp(D, Y, n_nonzero_coefs=k), repeat
+        )
+        rows.append(
+            row(
+                "OMP",
+                shape,
+                f"{n} / {n} (BLAS)",
+                "sklearn orthogonal_mp",
+                t_sk,
+                "omp (Gram built in the call)",
+                t_ours,
+                agree,
+            )
+        )
+        t_ours, t_skg = pair_time(
+            lambda: omp.solve(D, Y, gram=G),
+            lambda: orthogonal_mp_gram(G, DtY, n_nonzero_coefs=k),
+            repeat,
+        )
+        rows.append(
+            row(
+                "OMP, Gram given",
+                shape,
+                f"{n} / {n} (BLAS)",
+                "sklearn orthogonal_mp_gram",
+                t_skg,
+                "omp gram=G",
+                t_ours,
+                agree,
+            )
+        )
+        t_nn = best_time(
+            lambda: NonNegativeOMP(n_nonzero_coefs=k).solve(D, Y, gram=G), repeat=repeat
+        )
+        rows.append(
+            dict(
+                task="NN-OMP",
+                problem=shape,
+                threads=f"{n} / -",
+                anchor="-",
+                anchor_s="-",
+                sparsekit="nn-omp gram=G",
+                sparsekit_s=f"{t_nn:.3f}",
+                speedup="-",
+                agree="-",
+            )
+        )
     return rows
 
 
@@ -151,10 +207,21 @@ def bench_mp(n_features, n_atoms, n_signals, k, repeat, thread_counts):
             ref = mp_numpy(D, Y, k)
             err = np.abs(ours - ref).max() / np.abs(ref).max()
             agree = check(err < 1e-8, "MP vs NumPy reference") + f" (max rel {err:.0e})"
-            t_ours, t_ref = pair_time(lambda: MatchingPursuit(max_iter=k).solve(D, Y),
-                                      lambda: mp_numpy(D, Y, k), repeat)
-        rows.append(row("MP", shape, f"{n} / {n} (BLAS)", "NumPy loop (GEMM per it)", t_ref,
-                        "mp (auto: Gram form)", t_ours, agree))
+            t_ours, t_ref = pair_time(
+                lambda: MatchingPursuit(max_iter=k).solve(D, Y), lambda: mp_numpy(D, Y, k), repeat
+            )
+        rows.append(
+            row(
+                "MP",
+                shape,
+                f"{n} / {n} (BLAS)",
+                "NumPy loop (GEMM per it)",
+                t_ref,
+                "mp (auto: Gram form)",
+                t_ours,
+                agree,
+            )
+        )
     return rows
 
 
@@ -175,8 +242,16 @@ def bench_fw(n_features, n_atoms, n_iter, repeat, thread_counts):
         return 0.5 * np.sum((y - D @ x) ** 2)
 
     def copt_run(step):
-        return copt.minimize_frank_wolfe(f_grad, np.zeros(n_atoms), lmo, jac=True, step=step,
-                                         lipschitz=lipschitz, max_iter=n_iter, tol=0.0).x
+        return copt.minimize_frank_wolfe(
+            f_grad,
+            np.zeros(n_atoms),
+            lmo,
+            jac=True,
+            step=step,
+            lipschitz=lipschitz,
+            max_iter=n_iter,
+            tol=0.0,
+        ).x
 
     shape = f"{n_features}x{n_atoms}, 1 sig, {n_iter} it"
     rows = []
@@ -186,23 +261,47 @@ def bench_fw(n_features, n_atoms, n_iter, repeat, thread_counts):
             res = fw.solve(D, y)
             ref = copt_run("sublinear")
             err = np.abs(res.coef - ref).max() / np.abs(ref).max()
-            agree = check(res.n_iter == n_iter and err < 1e-8, "FW 2/(k+2) vs copt") + \
-                f" (iterates, max rel {err:.0e})"
-            t_ours, t_copt = pair_time(lambda: fw.solve(D, y), lambda: copt_run("sublinear"),
-                                       repeat)
-            rows.append(row("Frank-Wolfe 2/(k+2)", shape, f"{n} / {n} (BLAS)",
-                            "copt minimize_frank_wolfe sublinear", t_copt, "frank-wolfe 2/(k+2)",
-                            t_ours, agree))
+            agree = (
+                check(res.n_iter == n_iter and err < 1e-8, "FW 2/(k+2) vs copt")
+                + f" (iterates, max rel {err:.0e})"
+            )
+            t_ours, t_copt = pair_time(
+                lambda: fw.solve(D, y), lambda: copt_run("sublinear"), repeat
+            )
+            rows.append(
+                row(
+                    "Frank-Wolfe 2/(k+2)",
+                    shape,
+                    f"{n} / {n} (BLAS)",
+                    "copt minimize_frank_wolfe sublinear",
+                    t_copt,
+                    "frank-wolfe 2/(k+2)",
+                    t_ours,
+                    agree,
+                )
+            )
             ls = FrankWolfe(beta=beta, max_iter=n_iter)
             f_ours = objective(ls.solve(D, y).coef)
             f_copt = objective(copt_run("backtracking"))
-            agree = check(f_ours <= f_copt * (1 + 1e-6), "FW line search vs copt backtracking") \
+            agree = (
+                check(f_ours <= f_copt * (1 + 1e-6), "FW line search vs copt backtracking")
                 + f" (objective {f_ours:.4g} vs {f_copt:.4g})"
-            t_ours, t_copt = pair_time(lambda: ls.solve(D, y), lambda: copt_run("backtracking"),
-                                       repeat)
-            rows.append(row("Frank-Wolfe, adaptive step", shape, f"{n} / {n} (BLAS)",
-                            "copt backtracking step", t_copt, "frank-wolfe line search",
-                            t_ours, agree))
+            )
+            t_ours, t_copt = pair_time(
+                lambda: ls.solve(D, y), lambda: copt_run("backtracking"), repeat
+            )
+            rows.append(
+                row(
+                    "Frank-Wolfe, adaptive step",
+                    shape,
+                    f"{n} / {n} (BLAS)",
+                    "copt backtracking step",
+                    t_copt,
+                    "frank-wolfe line search",
+                    t_ours,
+                    agree,
+                )
+            )
     return rows
 
 
@@ -217,16 +316,35 @@ def main():
     t0 = time.perf_counter()
     warnings.simplefilter("ignore", RuntimeWarning)  # noisy signals: no premature stops here
     if args.quick:
-        rows = bench_omp(64, 256, 300, 8, repeat, threads) + \
-            bench_mp(64, 256, 300, 8, repeat, threads) + bench_fw(300, 600, 100, repeat, threads)
+        rows = (
+            bench_omp(64, 256, 300, 8, repeat, threads)
+            + bench_mp(64, 256, 300, 8, repeat, threads)
+            + bench_fw(300, 600, 100, repeat, threads)
+        )
     else:
-        rows = bench_omp(256, 1024, 2000, 16, repeat, threads) + \
-            bench_mp(256, 1024, 2000, 16, repeat, threads) + \
-            bench_fw(2000, 4000, 500, repeat, threads)
-    print(f"threads: sparsekit / anchor; best of {repeat} after a warm-up, "
-          f"{time.perf_counter() - t0:.0f} s in all\n")
-    print_table(rows, ["task", "problem", "threads", "anchor", "anchor_s", "sparsekit",
-                       "sparsekit_s", "speedup", "agree"])
+        rows = (
+            bench_omp(256, 1024, 2000, 16, repeat, threads)
+            + bench_mp(256, 1024, 2000, 16, repeat, threads)
+            + bench_fw(2000, 4000, 500, repeat, threads)
+        )
+    print(
+        f"threads: sparsekit / anchor; best of {repeat} after a warm-up, "
+        f"{time.perf_counter() - t0:.0f} s in all\n"
+    )
+    print_table(
+        rows,
+        [
+            "task",
+            "problem",
+            "threads",
+            "anchor",
+            "anchor_s",
+            "sparsekit",
+            "sparsekit_s",
+            "speedup",
+            "agree",
+        ],
+    )
     if FAILURES:
         print(f"\nanswers disagree with the anchor: {FAILURES}")
         sys.exit(1)

@@ -5,6 +5,7 @@ get the same CSR matrix (float64) and run with the same thread count (sparsekit'
 and both libraries' BLAS threads limited to it); one warm-up, then the best of 3. Exits non-zero
 when the Gram matrices differ by more than 1e-8 (relative to the largest entry).
 """
+
 import argparse
 import os
 import sys
@@ -56,8 +57,18 @@ def main(quick=False):
                 }
             )
     print(f"Machine: {machine()}\n")
-    print_table(rows, ["kernel", "input", "sparsekit (ms)", "scikit-learn (ms)", "speed-up",
-                       "threads (each side)", "max rel. diff"])
+    print_table(
+        rows,
+        [
+            "kernel",
+            "input",
+            "sparsekit (ms)",
+            "scikit-learn (ms)",
+            "speed-up",
+            "threads (each side)",
+            "max rel. diff",
+        ],
+    )
     if not ok:
         print("\nERROR: sparsekit and scikit-learn disagree beyond 1e-8", file=sys.stderr)
         return 1

@@ -23,6 +23,7 @@ compiled), both sides under the same ``thread_limit``:
 
 Exits non-zero when a check of agreement fails.
 """
+
 import argparse
 import os
 import resource
@@ -63,11 +64,21 @@ def bench_nystrom_large(quick, threads, repeat):
     n = 20_000 if quick else 100_000
     X, Y = two_samples(n, 10, np.random.default_rng(0), 1.01)
     kp = {"gamma": 0.05}
-    t = best_time(lambda: mmd2_nystrom(X, Y, kernel_params=kp, n_landmarks=20, random_state=0),
-                  repeat=repeat)
-    return [{"case": f"Nyström MMD² n={n:,}+{n:,}, d=10, s=20", "sparsekit (s)": f"{t:.3f}",
-             "anchor (s)": "", "anchor": "", "ratio": "", "threads": threads,
-             "agreement": "", "target": "< 1 s (aim 0.2 s)"}]
+    t = best_time(
+        lambda: mmd2_nystrom(X, Y, kernel_params=kp, n_landmarks=20, random_state=0), repeat=repeat
+    )
+    return [
+        {
+            "case": f"Nyström MMD² n={n:,}+{n:,}, d=10, s=20",
+            "sparsekit (s)": f"{t:.3f}",
+            "anchor (s)": "",
+            "anchor": "",
+            "ratio": "",
+            "threads": threads,
+            "agreement": "",
+            "target": "< 1 s (aim 0.2 s)",
+        }
+    ]
 
 
 def bench_mmd_5000(quick, threads, repeat, anchor_repeat):
@@ -79,43 +90,79 @@ def bench_mmd_5000(quick, threads, repeat, anchor_repeat):
     kp = {"gamma": gamma}
     rows = []
     X, Y = two_samples(n, 10, rng)
-    t_ny = best_time(lambda: mmd2_nystrom(X, Y, kernel_params=kp, n_landmarks=20,
-                                          random_state=0), repeat=repeat)
+    t_ny = best_time(
+        lambda: mmd2_nystrom(X, Y, kernel_params=kp, n_landmarks=20, random_state=0), repeat=repeat
+    )
     t_ex = best_time(lambda: mmd2_biased(X, Y, kernel_params=kp), repeat=repeat)
-    rows.append({"case": f"MMD² n={n:,}+{n:,}, d=10: Nyström (s=20) vs exact",
-                 "sparsekit (s)": f"{t_ny:.4f}", "anchor (s)": f"{t_ex:.3f}",
-                 "anchor": "sparsekit exact (blocked)", "ratio": f"{t_ex / t_ny:.0f}x",
-                 "threads": threads, "agreement": "", "target": ">= 50x"})
+    rows.append(
+        {
+            "case": f"MMD² n={n:,}+{n:,}, d=10: Nyström (s=20) vs exact",
+            "sparsekit (s)": f"{t_ny:.4f}",
+            "anchor (s)": f"{t_ex:.3f}",
+            "anchor": "sparsekit exact (blocked)",
+            "ratio": f"{t_ex / t_ny:.0f}x",
+            "threads": threads,
+            "agreement": "",
+            "target": ">= 50x",
+        }
+    )
     decisions = []
     for label, scale in (("null", 1.0), ("alternative", 1.5)):
         X, Y = two_samples(n, 10, rng, scale)
-        ours = permutation_test(X, Y, "nystrom", kernel_params=kp, n_landmarks=20,
-                                n_permutations=200, random_state=0)
+        ours = permutation_test(
+            X, Y, "nystrom", kernel_params=kp, n_landmarks=20, n_permutations=200, random_state=0
+        )
         hy = MMD(compute_kernel="rbf", gamma=gamma).test(X, Y, auto=True, random_state=0)
-        t_ours = best_time(lambda: permutation_test(X, Y, "nystrom", kernel_params=kp,
-                                                    n_landmarks=20, n_permutations=200,
-                                                    random_state=0), repeat=repeat)
-        t_stat = best_time(lambda: mmd2_nystrom(X, Y, kernel_params=kp, n_landmarks=20,
-                                                random_state=0), repeat=repeat)
-        t_hy = best_time(lambda: MMD(compute_kernel="rbf", gamma=gamma).test(
-            X, Y, auto=True, random_state=0), repeat=max(1, anchor_repeat - 1))
+        t_ours = best_time(
+            lambda: permutation_test(
+                X,
+                Y,
+                "nystrom",
+                kernel_params=kp,
+                n_landmarks=20,
+                n_permutations=200,
+                random_state=0,
+            ),
+            repeat=repeat,
+        )
+        t_stat = best_time(
+            lambda: mmd2_nystrom(X, Y, kernel_params=kp, n_landmarks=20, random_state=0),
+            repeat=repeat,
+        )
+        t_hy = best_time(
+            lambda: MMD(compute_kernel="rbf", gamma=gamma).test(X, Y, auto=True, random_state=0),
+            repeat=max(1, anchor_repeat - 1),
+        )
         same = (ours.p_value < 0.05) == (hy.pvalue < 0.05)
         decisions.append(same)
         check(same, f"decision differs from hyppo on the {label}")
         if label == "alternative":  # (on the null a rejection is a 5% event, not a failure)
             check(ours.p_value < 0.05, "Nyström permutation test misses the alternative")
-        rows.append({
-            "case": f"two-sample test, {label}, n={n:,}+{n:,}: Nyström permutation test "
-                    f"(200 perms) vs hyppo MMD (chi² approx.)",
-            "sparsekit (s)": f"{t_ours:.4f}", "anchor (s)": f"{t_hy:.3f}", "anchor": "hyppo",
-            "ratio": f"{t_hy / t_ours:.0f}x", "threads": f"{threads} / 1 worker + BLAS",
-            "agreement": f"p = {ours.p_value:.3f} vs {hy.pvalue:.3g}, same decision: {same}",
-            "target": "faster"})
-        rows.append({
-            "case": f"  statistic only ({label}): Nyström MMD² vs hyppo test",
-            "sparsekit (s)": f"{t_stat:.4f}", "anchor (s)": f"{t_hy:.3f}", "anchor": "hyppo",
-            "ratio": f"{t_hy / t_stat:.0f}x", "threads": threads, "agreement": "",
-            "target": "faster"})
+        rows.append(
+            {
+                "case": f"two-sample test, {label}, n={n:,}+{n:,}: Nyström permutation test "
+                f"(200 perms) vs hyppo MMD (chi² approx.)",
+                "sparsekit (s)": f"{t_ours:.4f}",
+                "anchor (s)": f"{t_hy:.3f}",
+                "anchor": "hyppo",
+                "ratio": f"{t_hy / t_ours:.0f}x",
+                "threads": f"{threads} / 1 worker + BLAS",
+                "agreement": f"p = {ours.p_value:.3f} vs {hy.pvalue:.3g}, same decision: {same}",
+                "target": "faster",
+            }
+        )
+        rows.append(
+            {
+                "case": f"  statistic only ({label}): Nyström MMD² vs hyppo test",
+                "sparsekit (s)": f"{t_stat:.4f}",
+                "anchor (s)": f"{t_hy:.3f}",
+                "anchor": "hyppo",
+                "ratio": f"{t_hy / t_stat:.0f}x",
+                "threads": threads,
+                "agreement": "",
+                "target": "faster",
+            }
+        )
     return rows
 
 
@@ -145,13 +192,19 @@ def bench_exact_20000(quick, threads):
     rss_sk = peak_rss_mib()
     rel = abs(ours - ref) / abs(ref)
     check(rel < 1e-9, f"exact MMD² differs from scikit-learn's by {rel:.1e}")
-    return [{"case": f"exact MMD² n={n:,}+{n:,}, d=10 (one run each)",
-             "sparsekit (s)": f"{t_ours:.2f}", "anchor (s)": f"{t_sk:.2f}",
-             "anchor": "sklearn pairwise_kernels", "ratio": f"{t_sk / t_ours:.2f}x",
-             "threads": threads,
-             "agreement": f"rel. diff {rel:.1e}; peak RSS {rss_ours:.0f} MiB (from {rss0:.0f}) "
-                          f"vs {rss_sk:.0f} MiB",
-             "target": ">= 1x, bounded memory"}]
+    return [
+        {
+            "case": f"exact MMD² n={n:,}+{n:,}, d=10 (one run each)",
+            "sparsekit (s)": f"{t_ours:.2f}",
+            "anchor (s)": f"{t_sk:.2f}",
+            "anchor": "sklearn pairwise_kernels",
+            "ratio": f"{t_sk / t_ours:.2f}x",
+            "threads": threads,
+            "agreement": f"rel. diff {rel:.1e}; peak RSS {rss_ours:.0f} MiB (from {rss0:.0f}) "
+            f"vs {rss_sk:.0f} MiB",
+            "target": ">= 1x, bounded memory",
+        }
+    ]
 
 
 def kkm_objective(K, labels):
@@ -173,43 +226,74 @@ def bench_kmeans(quick, threads, repeat):
     X, _ = make_blobs(n, n_features=20, centers=10, cluster_std=3.0, random_state=0)
     gamma = 1.0 / (2 * 20 * 9.0)
     # the sketch spans at most n_features dimensions: f >= the 500 landmarks asked for
-    for sampler, params in (("uniform", None),
-                            ("greedy-trace", {"approximate": True, "n_features": 512})):
-        est = KernelKMeans(10, sampler=sampler, sampler_params=params, n_landmarks=500,
-                           method="nystrom", n_init=1, kernel_params={"gamma": gamma},
-                           random_state=0)
+    for sampler, params in (
+        ("uniform", None),
+        ("greedy-trace", {"approximate": True, "n_features": 512}),
+    ):
+        est = KernelKMeans(
+            10,
+            sampler=sampler,
+            sampler_params=params,
+            n_landmarks=500,
+            method="nystrom",
+            n_init=1,
+            kernel_params={"gamma": gamma},
+            random_state=0,
+        )
         t = best_time(lambda: est.fit(X), repeat=1, warmup=0)
-        rows.append({"case": f"kernel k-means, Nyström {sampler}, 500 landmarks, n={n:,}, "
-                             "d=20, k=10",
-                     "sparsekit (s)": f"{t:.2f}", "anchor (s)": "", "anchor": "", "ratio": "",
-                     "threads": threads,
-                     "agreement": f"{est.nystroem_.n_components_} landmarks kept, residual "
-                                  f"trace {est.residual_trace_:.4g}, inertia {est.inertia_:.6g}",
-                     "target": "< 20 s"})
+        rows.append(
+            {
+                "case": f"kernel k-means, Nyström {sampler}, 500 landmarks, n={n:,}, d=20, k=10",
+                "sparsekit (s)": f"{t:.2f}",
+                "anchor (s)": "",
+                "anchor": "",
+                "ratio": "",
+                "threads": threads,
+                "agreement": f"{est.nystroem_.n_components_} landmarks kept, residual "
+                f"trace {est.residual_trace_:.4g}, inertia {est.inertia_:.6g}",
+                "target": "< 20 s",
+            }
+        )
     n = 1000 if quick else 5000
     X, _ = make_blobs(n, n_features=20, centers=10, cluster_std=3.0, random_state=1)
     K = rbf_kernel(X, gamma=gamma)
     t_ours = t_ts = 0.0
     obj_ours, obj_ts = [], []
     for seed in range(3):
-        ours = KernelKMeans(10, method="exact", n_init=1, kernel_params={"gamma": gamma},
-                            random_state=seed)
-        ts = TsKernelKMeans(10, kernel="rbf", kernel_params={"gamma": gamma}, n_init=1,
-                            max_iter=300, tol=1e-6, random_state=seed)
+        ours = KernelKMeans(
+            10, method="exact", n_init=1, kernel_params={"gamma": gamma}, random_state=seed
+        )
+        ts = TsKernelKMeans(
+            10,
+            kernel="rbf",
+            kernel_params={"gamma": gamma},
+            n_init=1,
+            max_iter=300,
+            tol=1e-6,
+            random_state=seed,
+        )
         t_ours += best_time(lambda: ours.fit(X), repeat=repeat, warmup=1 if seed == 0 else 0)
         t_ts += best_time(lambda: ts.fit(X), repeat=repeat, warmup=1 if seed == 0 else 0)
         obj_ours.append(kkm_objective(K, ours.labels_))
         obj_ts.append(kkm_objective(K, ts.labels_))
-        check(abs(obj_ours[-1] - ours.inertia_) <= 1e-8 * obj_ours[-1],
-              "KernelKMeans.inertia_ differs from the recomputed objective")
+        check(
+            abs(obj_ours[-1] - ours.inertia_) <= 1e-8 * obj_ours[-1],
+            "KernelKMeans.inertia_ differs from the recomputed objective",
+        )
     mo, mt = np.mean(obj_ours), np.mean(obj_ts)
     check(mo <= mt * (1 + 1e-9), f"kernel k-means objective {mo:.6g} above tslearn's {mt:.6g}")
-    rows.append({"case": f"exact kernel k-means n={n:,}, d=20, k=10 (3 seeds, total)",
-                 "sparsekit (s)": f"{t_ours:.2f}", "anchor (s)": f"{t_ts:.2f}",
-                 "anchor": "tslearn KernelKMeans", "ratio": f"{t_ts / t_ours:.2f}x",
-                 "threads": threads,
-                 "agreement": f"mean objective {mo:.6g} vs {mt:.6g}",
-                 "target": ">= 1x at <= objective"})
+    rows.append(
+        {
+            "case": f"exact kernel k-means n={n:,}, d=20, k=10 (3 seeds, total)",
+            "sparsekit (s)": f"{t_ours:.2f}",
+            "anchor (s)": f"{t_ts:.2f}",
+            "anchor": "tslearn KernelKMeans",
+            "ratio": f"{t_ts / t_ours:.2f}x",
+            "threads": threads,
+            "agreement": f"mean objective {mo:.6g} vs {mt:.6g}",
+            "target": ">= 1x at <= objective",
+        }
+    )
     return rows
 
 
@@ -220,9 +304,13 @@ def main():
     parser.add_argument(
         "--only", default="", help="comma-separated sections: large,5000,exact,kmeans"
     )
-    parser.add_argument("--repeat", type=int, default=None,
-                        help="best of N for the MMD statistics and the permutation tests (default "
-                             "3, 2 with --quick; hyppo and tslearn keep the default)")
+    parser.add_argument(
+        "--repeat",
+        type=int,
+        default=None,
+        help="best of N for the MMD statistics and the permutation tests (default "
+        "3, 2 with --quick; hyppo and tslearn keep the default)",
+    )
     args = parser.parse_args()
     threads = effective_n_jobs(args.threads)
     repeat = 2 if args.quick else 3
@@ -241,8 +329,19 @@ def main():
         for name in wanted:
             rows += sections[name]()
     print()
-    print_table(rows, ["case", "sparsekit (s)", "anchor (s)", "anchor", "ratio", "threads",
-                       "agreement", "target"])
+    print_table(
+        rows,
+        [
+            "case",
+            "sparsekit (s)",
+            "anchor (s)",
+            "anchor",
+            "ratio",
+            "threads",
+            "agreement",
+            "target",
+        ],
+    )
     if FAILURES:
         print("\nFAILED:", *FAILURES, sep="\n  ")
         sys.exit(1)

@@ -13,6 +13,7 @@ Run: ``python benchmarks/bench_threads.py`` (``--quick`` for small sizes).
    region (the chi2 kernel), with ``PASSIVE`` (what ``import sparsekit`` sets by default) and
    ``ACTIVE`` (spinning OpenMP workers).
 """
+
 import argparse
 import json
 import os
@@ -46,15 +47,18 @@ def paths(quick):
     m = 200 if quick else 1000
     s = 200 if quick else 500
     n_ny = 5000 if quick else 50_000
-    ny = sparsekit.Nystroem("rbf", sampler="uniform", n_components=m,
-                            kernel_params={"gamma": 1.0 / 54}, random_state=0).fit(X[:n_ny])
+    ny = sparsekit.Nystroem(
+        "rbf", sampler="uniform", n_components=m, kernel_params={"gamma": 1.0 / 54}, random_state=0
+    ).fit(X[:n_ny])
 
     def sampler(name, **params):
         return lambda t: sparsekit.get_sampler(name, n_jobs=t, **params).scores(
-            X, rbf, random_state=0)
+            X, rbf, random_state=0
+        )
 
-    arrays = [np.random.default_rng(3).random(2_000_000 if not quick else 500_000)
-              for _ in range(8)]
+    arrays = [
+        np.random.default_rng(3).random(2_000_000 if not quick else 500_000) for _ in range(8)
+    ]
 
     def control(t):  # independent np.exp calls (GIL released) on t threads: the machine's ceiling
         with ThreadPoolExecutor(max_workers=t) as pool:
@@ -63,8 +67,10 @@ def paths(quick):
     return [
         ("control: 8 independent np.exp calls on t threads", control),
         (f"dac-rls scores, n={n:,}, d=54 (block pool)", sampler("dac-rls", lam=1.0)),
-        (f"recursive-rls scores, s={s}, n={n:,} (row-block pool)",
-         sampler("recursive-rls", level_size=s)),
+        (
+            f"recursive-rls scores, s={s}, n={n:,} (row-block pool)",
+            sampler("recursive-rls", level_size=s),
+        ),
         (f"two-pass-rls scores, n={n:,} (row-block pool)", sampler("two-pass-rls", lam=1.0)),
         (f"Nystroem transform, n={n_ny:,}, m={m} (BLAS)", lambda t: ny.transform(X[:n_ny])),
         (f"chi2 Gram {len(Xc)}x{len(Xc)}, d=128 (Numba prange)", lambda t: chi2(Xc)),
@@ -110,11 +116,20 @@ def wait_policy():
     rows = []
     for policy in ("PASSIVE", "ACTIVE"):
         env = dict(os.environ, OMP_WAIT_POLICY=policy)
-        out = subprocess.run([sys.executable, os.path.abspath(__file__), "--child-wait"],
-                             env=env, capture_output=True, text=True, check=True).stdout
-        rows.append({"OMP_WAIT_POLICY": policy,
-                     "eigh 200x200 after a Numba region (ms)":
-                         f"{1e3 * json.loads(out.strip().splitlines()[-1])['eigh']:.2f}"})
+        out = subprocess.run(
+            [sys.executable, os.path.abspath(__file__), "--child-wait"],
+            env=env,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        eigh_ms = 1e3 * json.loads(out.strip().splitlines()[-1])["eigh"]
+        rows.append(
+            {
+                "OMP_WAIT_POLICY": policy,
+                "eigh 200x200 after a Numba region (ms)": f"{eigh_ms:.2f}",
+            }
+        )
     return rows
 
 
@@ -125,13 +140,20 @@ def main(quick=False):
         load0 = os.getloadavg()[0]
         best, same = scaling(fn, repeat=3 if quick else 5)
         check(same, f"{name}: 1 and 2 threads give different results")
-        rows.append({"path": name, "1 thread (s)": f"{best[1][0]:.3f}",
-                     "2 threads (s)": f"{best[2][0]:.3f}",
-                     "scaling": f"{best[1][0] / best[2][0]:.2f}x",
-                     "CPU s (1 / 2 threads)": f"{best[1][1]:.2f} / {best[2][1]:.2f}",
-                     "load avg (before, after)": f"{load0:.1f}, {os.getloadavg()[0]:.1f}"})
-    print(f"## 1 vs 2 threads, interleaved, best of {3 if quick else 5} "
-          f"(threading layer of Numba: {__import__('numba').threading_layer()})\n")
+        rows.append(
+            {
+                "path": name,
+                "1 thread (s)": f"{best[1][0]:.3f}",
+                "2 threads (s)": f"{best[2][0]:.3f}",
+                "scaling": f"{best[1][0] / best[2][0]:.2f}x",
+                "CPU s (1 / 2 threads)": f"{best[1][1]:.2f} / {best[2][1]:.2f}",
+                "load avg (before, after)": f"{load0:.1f}, {os.getloadavg()[0]:.1f}",
+            }
+        )
+    print(
+        f"## 1 vs 2 threads, interleaved, best of {3 if quick else 5} "
+        f"(threading layer of Numba: {__import__('numba').threading_layer()})\n"
+    )
     print_table(rows, list(rows[0]))
     print("\n## OMP_WAIT_POLICY (child processes)\n")
     print_table(wait_policy(), ["OMP_WAIT_POLICY", "eigh 200x200 after a Numba region (ms)"])

@@ -7,6 +7,7 @@ Gram matrices and Nyström transforms computed on the device and fails the sessi
 none. Used only by ``gpu_checks.sh`` (``python -m pytest -p gpu_auto_plugin ...`` with this
 folder on ``PYTHONPATH``).
 """
+
 import pytest
 
 _counts = {"grams": 0, "nystroem": 0}
@@ -41,7 +42,8 @@ def pytest_terminal_summary(terminalreporter):
     terminalreporter.write_line(
         f"backend='auto' free to use the GPU: {_counts['grams']} Gram matrices computed on "
         f"the GPU (DeviceGram), "
-        f"{_counts['nystroem']} Nystroem transforms on the device (CuPy)")
+        f"{_counts['nystroem']} Nystroem transforms on the device (CuPy)"
+    )
 
 
 def pytest_sessionfinish(session, exitstatus):

@@ -11,6 +11,7 @@ Run: ``python benchmarks/profile_dac.py`` (``--quick`` for n = 20,000). Prints
 
 The output is a Markdown table per part.
 """
+
 import argparse
 import cProfile
 import math
@@ -31,8 +32,10 @@ GROUPS = [  # (group, substrings of "file:function" in the profile), first match
     ("thread-pool hand-offs and lock waits", ("acquire", "wait", "SimpleQueue", "submit")),
     # SciPy's LAPACK/BLAS wrappers are not profiled separately: their time is the own time
     # of the functions that call them
-    ("Cholesky + triangular inverse (LAPACK/BLAS)", ("rls_from_gram", "_invert_upper",
-                                                     "potrf_upper", "trtri_upper")),
+    (
+        "Cholesky + triangular inverse (LAPACK/BLAS)",
+        ("rls_from_gram", "_invert_upper", "potrf_upper", "trtri_upper"),
+    ),
     ("kernel block: GEMM", ("numpy.dot", "matmul")),
     ("kernel block: distances (Numba)", ("scaled_sq_dist",)),
     ("kernel block: exp", ("exp",)),
@@ -69,12 +72,27 @@ def profile_groups(X, kernel, blocks):
     rows = [
         {"part": g, "seconds": f"{t:.3f}", "share": f"{t / total:.0%}"} for g, t in sums.items()
     ]
-    rows.append({"part": "other (Python, indexing, copies)", "seconds": f"{rest:.3f}",
-                 "share": f"{rest / total:.0%}"})
-    rows.append({"part": f"total ({len(blocks)} blocks, profiled)", "seconds": f"{total:.3f}",
-                 "share": "100%"})
-    rows.append({"part": "process CPU time of that run (all threads)", "seconds": f"{cpu:.3f}",
-                 "share": "-"})
+    rows.append(
+        {
+            "part": "other (Python, indexing, copies)",
+            "seconds": f"{rest:.3f}",
+            "share": f"{rest / total:.0%}",
+        }
+    )
+    rows.append(
+        {
+            "part": f"total ({len(blocks)} blocks, profiled)",
+            "seconds": f"{total:.3f}",
+            "share": "100%",
+        }
+    )
+    rows.append(
+        {
+            "part": "process CPU time of that run (all threads)",
+            "seconds": f"{cpu:.3f}",
+            "share": "-",
+        }
+    )
     return rows
 
 
@@ -109,9 +127,16 @@ def main(quick=False):
         blocks = random_partition(n, math.isqrt(n - 1) + 1, np.random.default_rng(0))
         load0 = os.getloadavg()[0]
         best = interleaved(X, kernel, blocks)
-        rows.append({"n": f"{n:,}", "blocks": len(blocks), "n_jobs=1 (s)": f"{best[1]:.3f}",
-                     "n_jobs=2 (s)": f"{best[2]:.3f}", "scaling": f"{best[1] / best[2]:.2f}x",
-                     "load avg (before, after)": f"{load0:.2f}, {os.getloadavg()[0]:.2f}"})
+        rows.append(
+            {
+                "n": f"{n:,}",
+                "blocks": len(blocks),
+                "n_jobs=1 (s)": f"{best[1]:.3f}",
+                "n_jobs=2 (s)": f"{best[2]:.3f}",
+                "scaling": f"{best[1] / best[2]:.2f}x",
+                "load avg (before, after)": f"{load0:.2f}, {os.getloadavg()[0]:.2f}",
+            }
+        )
     print(f"\n## 1 vs 2 threads, best of 5, interleaved ({os.cpu_count()} CPUs)\n")
     print_table(rows, list(rows[0]))
 

@@ -4,6 +4,7 @@ Build: ``python -m sphinx -W -b html docs docs/_build/html`` from the repository
 ``docs`` extra installed. The build and the pages it writes need no network: no intersphinx,
 and MathJax is served from the site itself (copied from the ``django-static-mathjax`` wheel).
 """
+
 import os
 import sys
 from pathlib import Path
@@ -37,9 +38,17 @@ extensions = [
 
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
 root_doc = "index"
-exclude_patterns = ["_build", "**/_generated/*.rst", "auto_examples/*.ipynb",
-                    "auto_examples/*.py", "auto_examples/*.zip", "auto_examples/*.md5",
-                    "auto_examples/*.json", "auto_examples/tables", "plugins.md"]
+exclude_patterns = [
+    "_build",
+    "**/_generated/*.rst",
+    "auto_examples/*.ipynb",
+    "auto_examples/*.py",
+    "auto_examples/*.zip",
+    "auto_examples/*.md5",
+    "auto_examples/*.json",
+    "auto_examples/tables",
+    "plugins.md",
+]
 templates_path = ["_templates"]
 
 # API pages
@@ -59,16 +68,21 @@ numpydoc_validation_checks = set()  # the checks run in tests/test_docstrings.py
 # scikit-learn, Dask, Keras and the other libraries are left as code text; so are private
 # helpers (a leading underscore), which the API reference does not document
 nitpicky = True
-_EXTERNAL = (r"numpy|np|scipy|sklearn|dask|distributed|keras|pluggy|pandas|numba|matplotlib"
-             r"|networkx|grakel|tqdm|pyfaust|tomllib|concurrent|importlib|typing|collections"
-             r"|abc|os|pathlib|threading|warnings|difflib|dataclasses")
+_EXTERNAL = (
+    r"numpy|np|scipy|sklearn|dask|distributed|keras|pluggy|pandas|numba|matplotlib"
+    r"|networkx|grakel|tqdm|pyfaust|tomllib|concurrent|importlib|typing|collections"
+    r"|abc|os|pathlib|threading|warnings|difflib|dataclasses"
+)
 nitpick_ignore_regex = [
     (r"py:.*", rf"({_EXTERNAL})(\..*)?"),
     (r"py:.*", r"(.*\.)?_[A-Za-z].*"),
 ]
 # ``hookspec`` and ``hookimpl`` are pluggy's marker objects: their docstrings are pluggy's
-nitpick_ignore = [("py:class", "PluginManager"), ("py:meth", "PluginManager.register"),
-                  ("py:meth", "PluginManager.add_hookspecs")]
+nitpick_ignore = [
+    ("py:class", "PluginManager"),
+    ("py:meth", "PluginManager.register"),
+    ("py:meth", "PluginManager.add_hookspecs"),
+]
 
 # math without a network: MathJax 3 (SVG output, one self-contained file) shipped in _static
 _MATHJAX_JS = Path(mathjax.__file__).parent / "static" / "mathjax" / "es5" / "tex-svg.js"

@@ -25,6 +25,7 @@ run); it writes ``frank_wolfe_recovery.png``, ``frank_wolfe_vs_greedy.png`` and
 ``frank_wolfe_recovery.md`` (the table) to ``DIR`` (default ``examples/output/``) and prints
 where.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -48,20 +49,37 @@ def stage(message):
 
 def inside_table_rows(rows):
     """The rows of part 1 as the table prints them."""
-    return [dict(dictionary=r["dictionary"], mu=f"{r['mu']:.4f}",
-                 bound=f"{r['sparsity_bound']:.2f}", m=r["m"], babel_m1=f"{r['babel_m1']:.4f}",
-                 max_ERC=f"{r['max_erc']:.3f}",
-                 theta=f"{r['theta']:.2e}", bound_slope=f"{r['bound_slope']:.2e}",
-                 observed_slope=f"{r['observed_slope']:.2e} (worst)",
-                 iters=f"{r['iter_min']}-{r['iter_max']}",
-                 all_in_support="yes" if r["all_in_support"] else "NO") for r in rows]
+    return [
+        dict(
+            dictionary=r["dictionary"],
+            mu=f"{r['mu']:.4f}",
+            bound=f"{r['sparsity_bound']:.2f}",
+            m=r["m"],
+            babel_m1=f"{r['babel_m1']:.4f}",
+            max_ERC=f"{r['max_erc']:.3f}",
+            theta=f"{r['theta']:.2e}",
+            bound_slope=f"{r['bound_slope']:.2e}",
+            observed_slope=f"{r['observed_slope']:.2e} (worst)",
+            iters=f"{r['iter_min']}-{r['iter_max']}",
+            all_in_support="yes" if r["all_in_support"] else "NO",
+        )
+        for r in rows
+    ]
 
 
 def compare_table_rows(rows):
     """The rows of part 4 as the table prints them."""
-    return [dict(solver=r["solver"], iterations=f"{r['median_iter']} (median)", stop=r["stop"],
-                 worst_final=f"{r['worst_final']:.1e}", seconds=f"{r['seconds']:.3f}",
-                 ms_per_iter=f"{r['ms_per_iter']:.3f}") for r in rows]
+    return [
+        dict(
+            solver=r["solver"],
+            iterations=f"{r['median_iter']} (median)",
+            stop=r["stop"],
+            worst_final=f"{r['worst_final']:.1e}",
+            seconds=f"{r['seconds']:.3f}",
+            ms_per_iter=f"{r['ms_per_iter']:.3f}",
+        )
+        for r in rows
+    ]
 
 
 def trim(curves):
@@ -102,29 +120,54 @@ def main(argv=None):
     stage(f"writing the files to {out_dir}")
 
     t0 = time.perf_counter()
-    rows = run_task("frank-wolfe-recovery",
-                    {"n_dictionaries": args.dictionaries, "n_signals": args.signals,
-                     "max_iter": args.iters, "beta_factor": 8.0, "tol": TOL,
-                     "return_curves": True, "verbose": True},
-                    SOURCES["gaussian-dictionary"](n_features=args.n_features,
-                                                   n_atoms=args.n_atoms),
-                    seed=args.seed)
+    rows = run_task(
+        "frank-wolfe-recovery",
+        {
+            "n_dictionaries": args.dictionaries,
+            "n_signals": args.signals,
+            "max_iter": args.iters,
+            "beta_factor": 8.0,
+            "tol": TOL,
+            "return_curves": True,
+            "verbose": True,
+        },
+        SOURCES["gaussian-dictionary"](n_features=args.n_features, n_atoms=args.n_atoms),
+        seed=args.seed,
+    )
     inside = [r for r in rows if r["part"] == "inside"]
-    outside = {f"m = {r['factor']} m* = {r['m']}": r["curves"] for r in rows
-               if r["part"] == "outside"}
+    outside = {
+        f"m = {r['factor']} m* = {r['m']}": r["curves"] for r in rows if r["part"] == "outside"
+    }
     compare = [r for r in rows if r["part"] == "compare"]
     print(f"computed in {time.perf_counter() - t0:.1f} s")
 
-    columns = ["dictionary", "mu", "bound", "m", "babel_m1", "max_ERC", "theta", "bound_slope",
-               "observed_slope", "iters", "all_in_support"]
+    columns = [
+        "dictionary",
+        "mu",
+        "bound",
+        "m",
+        "babel_m1",
+        "max_ERC",
+        "theta",
+        "bound_slope",
+        "observed_slope",
+        "iters",
+        "all_in_support",
+    ]
     table = markdown(inside_table_rows(inside), columns)
-    cmp_table = markdown(compare_table_rows(compare), ["solver", "iterations", "stop",
-                                                       "worst_final", "seconds", "ms_per_iter"])
-    header = (f"d = {args.n_features}, n = {args.n_atoms}, {args.dictionaries} dictionaries x "
-              f"{args.signals} signals, beta = 8 ||x*||_1, line search, stop at ||r||^2 <= {TOL:g}")
-    text = (f"# Frank-Wolfe recovery ({header})\n\nSlopes are of ln ||r_k|| per iteration.\n\n"
-            f"{table}\n\n## OMP, MP and FW on the signals of dictionary 0\n\n"
-            f"worst_final: largest ||r|| / ||y|| at the end.\n\n{cmp_table}\n")
+    cmp_table = markdown(
+        compare_table_rows(compare),
+        ["solver", "iterations", "stop", "worst_final", "seconds", "ms_per_iter"],
+    )
+    header = (
+        f"d = {args.n_features}, n = {args.n_atoms}, {args.dictionaries} dictionaries x "
+        f"{args.signals} signals, beta = 8 ||x*||_1, line search, stop at ||r||^2 <= {TOL:g}"
+    )
+    text = (
+        f"# Frank-Wolfe recovery ({header})\n\nSlopes are of ln ||r_k|| per iteration.\n\n"
+        f"{table}\n\n## OMP, MP and FW on the signals of dictionary 0\n\n"
+        f"worst_final: largest ||r|| / ||y|| at the end.\n\n{cmp_table}\n"
+    )
     print(text)
     (out_dir / "frank_wolfe_recovery.md").write_text(text)
 
@@ -166,8 +209,9 @@ def main(argv=None):
         mean = np.nanmean(np.log10(trim(r["curves"])), axis=1)
         steps = np.arange(mean.size)
         axes[0].plot(steps, mean, marker="o" if name == "OMP" else None, label=name)
-        axes[1].plot(steps * per_iter * 1e3, mean, marker="o" if name == "OMP" else None,
-                     label=name)
+        axes[1].plot(
+            steps * per_iter * 1e3, mean, marker="o" if name == "OMP" else None, label=name
+        )
     for ax, xlabel in zip(axes, ["iteration k", "time (ms, batch of signals)"]):
         ax.set_xlabel(xlabel)
         ax.set_ylabel("mean log10 ||r_k|| / ||y||")
@@ -176,8 +220,10 @@ def main(argv=None):
     fig.suptitle("OMP, MP and Frank-Wolfe on the same m-sparse signals")
     fig.tight_layout()
     fig.savefig(out_dir / "frank_wolfe_vs_greedy.png", dpi=120)
-    print(f"files written to {out_dir}: frank_wolfe_recovery.md, frank_wolfe_recovery.png, "
-          "frank_wolfe_vs_greedy.png")
+    print(
+        f"files written to {out_dir}: frank_wolfe_recovery.md, frank_wolfe_recovery.png, "
+        "frank_wolfe_vs_greedy.png"
+    )
 
 
 if __name__ == "__main__":

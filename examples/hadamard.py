@@ -11,6 +11,7 @@ installed (same thread count).
 Writes ``hadamard.png`` (time and error against the size) and ``hadamard.md`` to ``--out``
 (default ``examples/output/``); ``--quick`` runs k = 3..5.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -43,11 +44,17 @@ def run(ks):
     for k in ks:
         points = data.hadamard(n=2**k)
         H = points["X"]
-        res = run_task("palm4msa", {"n_factors": k, "sparsity": 2}, points,
-                       solver)
-        row = dict(size=f"{2**k}", factors=k, nnz=f"{res['nnz']:,}", dense=f"{4**k:,}",
-                   err=f"{res['rel_error']:.2e}", time_s=f"{res['time']:.2f}", faust_err="—",
-                   faust_s="—")
+        res = run_task("palm4msa", {"n_factors": k, "sparsity": 2}, points, solver)
+        row = dict(
+            size=f"{2**k}",
+            factors=k,
+            nnz=f"{res['nnz']:,}",
+            dense=f"{4**k:,}",
+            err=f"{res['rel_error']:.2e}",
+            time_s=f"{res['time']:.2f}",
+            faust_err="—",
+            faust_s="—",
+        )
         if faust is not None:
             t0 = time.perf_counter()
             F = faust(H)
@@ -64,8 +71,9 @@ COLUMNS = ["size", "factors", "nnz", "dense", "err", "time_s", "faust_err", "fau
 def markdown(rows):
     head = "| " + " | ".join(COLUMNS) + " |"
     sep = "|" + "|".join("---" for _ in COLUMNS) + "|"
-    return "\n".join([head, sep] + ["| " + " | ".join(str(r[c]) for c in COLUMNS) + " |"
-                                    for r in rows])
+    return "\n".join(
+        [head, sep] + ["| " + " | ".join(str(r[c]) for c in COLUMNS) + " |" for r in rows]
+    )
 
 
 def plot(rows, path):

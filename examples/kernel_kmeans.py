@@ -18,6 +18,7 @@ and time, against the number of landmarks on digits. Tables are printed; PNG fig
 
 Run: ``python examples/kernel_kmeans.py [--quick] [--out DIR]``.
 """
+
 import argparse
 import os
 import sys
@@ -60,33 +61,61 @@ def run(X, y, k, kernel_params, n_landmarks, samplers, seed, n_init):
     rows, models = [], {}
     t0 = time.perf_counter()
     km = KMeans(k, n_init=n_init, random_state=seed).fit(X)
-    rows.append({"method": "linear k-means", "landmarks": "—",
-                 "AMI": adjusted_mutual_info_score(y, km.labels_), "inertia": np.nan,
-                 "residual trace": np.nan, "time": time.perf_counter() - t0})
+    rows.append(
+        {
+            "method": "linear k-means",
+            "landmarks": "—",
+            "AMI": adjusted_mutual_info_score(y, km.labels_),
+            "inertia": np.nan,
+            "residual trace": np.nan,
+            "time": time.perf_counter() - t0,
+        }
+    )
     models["linear k-means"] = km.labels_
     configs = [("exact", "exact", {"name": "uniform"})] + [
-        (f"Nyström {name}", "nystrom", section(name)) for name in samplers]
+        (f"Nyström {name}", "nystrom", section(name)) for name in samplers
+    ]
     kernel = {"name": "rbf", **kernel_params}
     for label, method, sampler in configs:
-        row = run_task("kernel-kmeans", {"n_clusters": k, "method": method,
-                                         "n_landmarks": n_landmarks, "n_init": n_init,
-                                         "return_labels": True},
-                       {"X": X, "y": y}, {"kernel": kernel, "sampler": sampler}, seed=seed)
-        rows.append({"method": label, "landmarks": row["n_landmarks"] or "all",
-                     "AMI": row["ami"], "inertia": row["inertia"],
-                     "residual trace": row["residual_trace"], "time": row["time"]})
+        row = run_task(
+            "kernel-kmeans",
+            {
+                "n_clusters": k,
+                "method": method,
+                "n_landmarks": n_landmarks,
+                "n_init": n_init,
+                "return_labels": True,
+            },
+            {"X": X, "y": y},
+            {"kernel": kernel, "sampler": sampler},
+            seed=seed,
+        )
+        rows.append(
+            {
+                "method": label,
+                "landmarks": row["n_landmarks"] or "all",
+                "AMI": row["ami"],
+                "inertia": row["inertia"],
+                "residual trace": row["residual_trace"],
+                "time": row["time"],
+            }
+        )
         models[label] = row["labels"]
     return rows, models
 
 
 def format_table(rows):
-    lines = ["| method | landmarks | AMI | inertia (feature space) | residual trace | time (s) |",
-             "|---|---|---|---|---|---|"]
+    lines = [
+        "| method | landmarks | AMI | inertia (feature space) | residual trace | time (s) |",
+        "|---|---|---|---|---|---|",
+    ]
     for r in rows:
         inertia = "—" if np.isnan(r["inertia"]) else f"{r['inertia']:.5g}"
         trace = "—" if np.isnan(r["residual trace"]) else f"{r['residual trace']:.4g}"
-        lines.append(f"| {r['method']} | {r['landmarks']} | {r['AMI']:.3f} | {inertia} | "
-                     f"{trace} | {r['time']:.3f} |")
+        lines.append(
+            f"| {r['method']} | {r['landmarks']} | {r['AMI']:.3f} | {inertia} | "
+            f"{trace} | {r['time']:.3f} |"
+        )
     return "\n".join(lines)
 
 
@@ -125,8 +154,7 @@ def plot_sweep(sweep, path):
 
 def main(quick=False, out=DEFAULT_OUT, seed=0):
     os.makedirs(out, exist_ok=True)
-    samplers = (["uniform", "greedy-trace", "greedy-trace (sketch)"] if quick
-                else list(SAMPLERS))
+    samplers = ["uniform", "greedy-trace", "greedy-trace (sketch)"] if quick else list(SAMPLERS)
     n_init = 1 if quick else 3
 
     rings = data.circles(400 if quick else 2000, factor=0.3, noise=0.04, seed=seed)
@@ -140,11 +168,11 @@ def main(quick=False, out=DEFAULT_OUT, seed=0):
     X, y = digits["X"], digits["y"]
     if quick:
         X, y = X[:500], y[:500]
-    sq = (X ** 2).sum(1)
+    sq = (X**2).sum(1)
     sub = X[:1000]
     d2 = np.maximum(sq[:1000, None] + sq[None, :1000] - 2 * sub @ sub.T, 0)
     sigma = np.median(np.sqrt(d2[np.triu_indices(len(sub), 1)]))
-    kp = {"gamma": 1.0 / (2 * sigma ** 2)}
+    kp = {"gamma": 1.0 / (2 * sigma**2)}
     rows, _ = run(X, y, 10, kp, 50 if quick else 200, samplers, seed, n_init)
     print(f"## digits (n = {len(X)}, σ = {sigma:.3f})\n\n{format_table(rows)}\n", flush=True)
 
@@ -153,16 +181,28 @@ def main(quick=False, out=DEFAULT_OUT, seed=0):
     for name in samplers:
         sweep[name] = []
         for m in counts:
-            row = run_task("kernel-kmeans", {"n_clusters": 10, "method": "nystrom",
-                                             "n_landmarks": m, "n_init": n_init},
-                           {"X": X, "y": y}, {"kernel": {"name": "rbf", **kp},
-                                              "sampler": section(name)}, seed=seed)
-            sweep[name].append({"n_landmarks": m, "residual trace": row["residual_trace"],
-                                "AMI": row["ami"], "time": row["time"]})
+            row = run_task(
+                "kernel-kmeans",
+                {"n_clusters": 10, "method": "nystrom", "n_landmarks": m, "n_init": n_init},
+                {"X": X, "y": y},
+                {"kernel": {"name": "rbf", **kp}, "sampler": section(name)},
+                seed=seed,
+            )
+            sweep[name].append(
+                {
+                    "n_landmarks": m,
+                    "residual trace": row["residual_trace"],
+                    "AMI": row["ami"],
+                    "time": row["time"],
+                }
+            )
     lines = ["| sampler | landmarks | residual trace | AMI | time (s) |", "|---|---|---|---|---|"]
     for name, rs in sweep.items():
-        lines += [f"| {name} | {r['n_landmarks']} | {r['residual trace']:.4g} | {r['AMI']:.3f} | "
-                  f"{r['time']:.3f} |" for r in rs]
+        lines += [
+            f"| {name} | {r['n_landmarks']} | {r['residual trace']:.4g} | {r['AMI']:.3f} | "
+            f"{r['time']:.3f} |"
+            for r in rs
+        ]
     print("## digits, landmarks sweep\n\n" + "\n".join(lines) + "\n")
     sweep_png = os.path.join(out, "kernel_kmeans_digits_sweep.png")
     plot_sweep(sweep, sweep_png)

@@ -26,6 +26,7 @@ rate chosen in {1e-3, 1e-4, 1e-5} after 10 epochs); ``--repeats N`` averages ove
 0 … N − 1. The base network is trained at learning rate 1e-3 instead of the thesis' 1e-4: the
 digits' 1,150 training images give 36 steps per epoch where MNIST's 40,000 give 1,250.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -42,8 +43,19 @@ from sparsekit.experiments.nn_compress import run_compress  # noqa: E402
 from sparsekit.run import data as sources  # noqa: E402
 from sparsekit.run.tasks import TaskContext  # noqa: E402
 
-COLUMNS = ["Q", "K", "method", "accuracy", "before fine-tuning", "params", "compression",
-           "layers replaced", "mean error", "max error", "lr"]
+COLUMNS = [
+    "Q",
+    "K",
+    "method",
+    "accuracy",
+    "before fine-tuning",
+    "params",
+    "compression",
+    "layers replaced",
+    "mean error",
+    "max error",
+    "lr",
+]
 
 
 def settings(full):
@@ -84,12 +96,23 @@ def mean_rows(rows):
         groups.setdefault(key, []).append(r)
     out = []
     for (Q, K, method), rs in groups.items():
-        mean = {k: float(np.mean([r[k] for r in rs])) for k in rs[0]
-                if k not in ("method", "seed", "lr")}
+        mean = {
+            k: float(np.mean([r[k] for r in rs]))
+            for k in rs[0]
+            if k not in ("method", "seed", "lr")
+        }
         lrs = sorted({r["lr"] for r in rs})
-        out.append({**mean, "n_factors": Q, "sparsity": K, "method": method,
-                    "accuracy_std": float(np.std([r["accuracy"] for r in rs])),
-                    "lr": "/".join(f"{v:g}" for v in lrs), "n_seeds": len(rs)})
+        out.append(
+            {
+                **mean,
+                "n_factors": Q,
+                "sparsity": K,
+                "method": method,
+                "accuracy_std": float(np.std([r["accuracy"] for r in rs])),
+                "lr": "/".join(f"{v:g}" for v in lrs),
+                "n_seeds": len(rs),
+            }
+        )
     return out
 
 
@@ -98,15 +121,28 @@ def table_rows(means):
     base = means[0]
     out = []
     for r in means:
-        acc = f"{r['accuracy']:.3f}" + (f" ± {r['accuracy_std']:.3f}" if r["n_seeds"] > 1
-                                         else "")
+        acc = f"{r['accuracy']:.3f}" + (f" ± {r['accuracy_std']:.3f}" if r["n_seeds"] > 1 else "")
         is_base = r["method"] == "base"
-        out.append(dict(zip(COLUMNS, [
-            r["n_factors"], r["sparsity"], r["method"], acc,
-            "-" if is_base else f"{r['accuracy_before']:.3f}", f"{r['params']:,.0f}",
-            f"{base['params'] / r['params']:.1f}", "-" if is_base else f"{r['n_replaced']:.0f}",
-            "-" if is_base else f"{r['mean_error']:.3f}",
-            "-" if is_base else f"{r['max_error']:.3f}", r["lr"]])))
+        out.append(
+            dict(
+                zip(
+                    COLUMNS,
+                    [
+                        r["n_factors"],
+                        r["sparsity"],
+                        r["method"],
+                        acc,
+                        "-" if is_base else f"{r['accuracy_before']:.3f}",
+                        f"{r['params']:,.0f}",
+                        f"{base['params'] / r['params']:.1f}",
+                        "-" if is_base else f"{r['n_replaced']:.0f}",
+                        "-" if is_base else f"{r['mean_error']:.3f}",
+                        "-" if is_base else f"{r['max_error']:.3f}",
+                        r["lr"],
+                    ],
+                )
+            )
+        )
     return out
 
 
@@ -134,8 +170,7 @@ def plot(means, path):
     for i, m in enumerate(methods):
         vals = [acc[(q, k, m)]["accuracy"] for q, k in configs]
         errs = [acc[(q, k, m)]["accuracy_std"] for q, k in configs]
-        ax.bar(np.arange(len(configs)) + (i - 1) * width, vals, width, yerr=errs,
-               label=labels[m])
+        ax.bar(np.arange(len(configs)) + (i - 1) * width, vals, width, yerr=errs, label=labels[m])
         pts = [acc[(q, k, m)] for q, k in configs if (q, k, m) in acc]
         ax2.plot([r["params"] for r in pts], [r["accuracy"] for r in pts], "o", label=labels[m])
     for a in (ax, ax2):
@@ -161,13 +196,23 @@ def main(argv=None):
         default=str(Path(globals().get("__file__", sys.argv[0])).resolve().parent / "output"),
         help="directory for the PNG figure and the table",
     )
-    ap.add_argument("--full", action="store_true",
-                    help="Q in {2, 3}, K in {2, 14}, the thesis' settings, 40 epochs (minutes)")
-    ap.add_argument("--quick", action="store_true",
-                    help="the default quick sizes (accepted for the docs' gallery)")
-    ap.add_argument("--repeats", type=int, default=1,
-                    help="seeds 0 .. repeats-1 (split, initial weights, supports); the table "
-                         "and the figure show the mean (and the standard deviation)")
+    ap.add_argument(
+        "--full",
+        action="store_true",
+        help="Q in {2, 3}, K in {2, 14}, the thesis' settings, 40 epochs (minutes)",
+    )
+    ap.add_argument(
+        "--quick",
+        action="store_true",
+        help="the default quick sizes (accepted for the docs' gallery)",
+    )
+    ap.add_argument(
+        "--repeats",
+        type=int,
+        default=1,
+        help="seeds 0 .. repeats-1 (split, initial weights, supports); the table "
+        "and the figure show the mean (and the standard deviation)",
+    )
     args = ap.parse_args(argv)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)

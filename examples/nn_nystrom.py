@@ -27,6 +27,7 @@ undertrained there, their numbers mean nothing); ``--full`` runs the thesis' gri
 ``--landmarks`` and ``--n-samples`` change one size (``benchmarks/README.md`` gives the command
 of its tables).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -48,18 +49,30 @@ KERNELS = ["linear", "rbf", "additive-chi2"]
 def sizes(args):
     """The experiments' parameters at the chosen size."""
     if args.full:
-        par = {"n_repeats": 10, "pretrain_epochs": 20, "epochs": 50,
-               "widths": [2, 4, 8, 16, 32, 64, 128, 1024],
-               "n_landmarks": [2, 4, 8, 16, 32, 64, 128]}
+        par = {
+            "n_repeats": 10,
+            "pretrain_epochs": 20,
+            "epochs": 50,
+            "widths": [2, 4, 8, 16, 32, 64, 128, 1024],
+            "n_landmarks": [2, 4, 8, 16, 32, 64, 128],
+        }
         few = {"n_repeats": 30, "pretrain_epochs": 20, "epochs": 200, "n_per_class": [5, 20]}
         n_samples = None
     else:
-        par = {"n_repeats": 1, "pretrain_epochs": 3, "epochs": 20, "widths": [16],
-               "n_landmarks": [16]}
+        par = {
+            "n_repeats": 1,
+            "pretrain_epochs": 3,
+            "epochs": 20,
+            "widths": [16],
+            "n_landmarks": [16],
+        }
         few = {"n_repeats": 2, "pretrain_epochs": 3, "epochs": 100, "n_per_class": [5]}
         n_samples = 400
-    for key, value in (("n_repeats", args.repeats), ("widths", args.widths),
-                       ("n_landmarks", args.landmarks)):
+    for key, value in (
+        ("n_repeats", args.repeats),
+        ("widths", args.widths),
+        ("n_landmarks", args.landmarks),
+    ):
         if value is not None:
             par[key] = value
     if args.few_shot_repeats is not None:
@@ -86,10 +99,16 @@ def summarize(rows, keys):
     groups: dict = {}
     for r in rows:
         groups.setdefault(tuple(r[k] for k in keys), []).append(r)
-    return [dict(zip(keys, key), accuracy=float(np.mean([r["accuracy"] for r in g])),
-                 std=float(np.std([r["accuracy"] for r in g])),
-                 n_params=int(np.mean([r["n_params"] for r in g])), n=len(g))
-            for key, g in groups.items()]
+    return [
+        dict(
+            zip(keys, key),
+            accuracy=float(np.mean([r["accuracy"] for r in g])),
+            std=float(np.std([r["accuracy"] for r in g])),
+            n_params=int(np.mean([r["n_params"] for r in g])),
+            n=len(g),
+        )
+        for key, g in groups.items()
+    ]
 
 
 def plot_parameters(results, path):
@@ -103,8 +122,9 @@ def plot_parameters(results, path):
     for ax, (title, rows) in zip(axes[0], results):
         summary = summarize(rows, ["label", "size"])
         for lab in dict.fromkeys(s["label"] for s in summary):
-            pts = sorted((s["n_params"], s["accuracy"], s["std"]) for s in summary
-                         if s["label"] == lab)
+            pts = sorted(
+                (s["n_params"], s["accuracy"], s["std"]) for s in summary if s["label"] == lab
+            )
             x, m, sd = (np.array(v) for v in zip(*pts))
             kernel = "dense" if lab == "dense" else lab.split()[1]
             style = "--" if lab.endswith("fixed") else "-"
@@ -121,12 +141,16 @@ def plot_parameters(results, path):
 
 
 def parameters_table(results):
-    lines = ["| data | model | size | learned parameters | accuracy (std) |",
-             "|---|---|---|---|---|"]
+    lines = [
+        "| data | model | size | learned parameters | accuracy (std) |",
+        "|---|---|---|---|---|",
+    ]
     for title, rows in results:
         for s in summarize(rows, ["label", "size"]):
-            lines.append(f"| {title} | {s['label']} | {s['size']} | {s['n_params']:,} | "
-                         f"{100 * s['accuracy']:.1f} ({100 * s['std']:.1f}) |")
+            lines.append(
+                f"| {title} | {s['label']} | {s['size']} | {s['n_params']:,} | "
+                f"{100 * s['accuracy']:.1f} ({100 * s['std']:.1f}) |"
+            )
     return "\n".join(lines)
 
 
@@ -148,16 +172,23 @@ def few_shot_table(results):
 def main(argv=None):
     ap = argparse.ArgumentParser(description=(__doc__ or " ").splitlines()[0])
     ap.add_argument("--out", default=DEFAULT_OUT, help="directory for the figure and the tables")
-    ap.add_argument("--full", action="store_true",
-                    help="the thesis' sizes (10 repeats, 30 replicates, every point)")
-    ap.add_argument("--quick", action="store_true", help="the small default sizes (for the "
-                    "documentation's gallery, which passes it)")
+    ap.add_argument(
+        "--full",
+        action="store_true",
+        help="the thesis' sizes (10 repeats, 30 replicates, every point)",
+    )
+    ap.add_argument(
+        "--quick",
+        action="store_true",
+        help="the small default sizes (for the documentation's gallery, which passes it)",
+    )
     ap.add_argument("--repeats", type=int, help="repeats of the parameters experiment")
     ap.add_argument("--few-shot-repeats", type=int, help="replicates of the few-shot table")
     ap.add_argument("--widths", type=int, nargs="+", help="dense widths")
     ap.add_argument("--landmarks", type=int, nargs="+", help="numbers of landmarks L")
-    ap.add_argument("--n-samples", type=int,
-                    help="points drawn from each data set (0: all of them)")
+    ap.add_argument(
+        "--n-samples", type=int, help="points drawn from each data set (0: all of them)"
+    )
     args = ap.parse_args(argv)
     par, few, n_samples = sizes(args)
     out = Path(args.out)
@@ -170,8 +201,13 @@ def main(argv=None):
         print(f"{title}: few-shot experiment", file=sys.stderr)
         few_results.append((title, run_task("nn", few, d, seed=0)))
     plot_parameters(par_results, out / "nn_nystrom_parameters.png")
-    text = ("## Accuracy against learned parameters (Fig. 2.2)\n\n" + parameters_table(par_results)
-            + "\n\n## Few-shot accuracy, % (Table 2.2)\n\n" + few_shot_table(few_results) + "\n")
+    text = (
+        "## Accuracy against learned parameters (Fig. 2.2)\n\n"
+        + parameters_table(par_results)
+        + "\n\n## Few-shot accuracy, % (Table 2.2)\n\n"
+        + few_shot_table(few_results)
+        + "\n"
+    )
     (out / "nn_nystrom.md").write_text(text)
     print(text)
     print(f"files written to {out}")

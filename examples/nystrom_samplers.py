@@ -21,6 +21,7 @@ Run: ``python examples/nystrom_samplers.py [--quick] [--out DIR]``. The full run
 time on a laptop (greedy-trace and the 10,000-point error dominate); ``--quick`` uses 10,000
 generated points, 3 draws and 2,000 evaluation points.
 """
+
 import argparse
 import os
 import sys
@@ -44,8 +45,9 @@ def plot_errors(table, path):
     ax.set_xlabel("number of landmarks |S|")
     ax.set_ylabel(r"$\|K - \hat K\|_F$")
     ax.set_yscale("log")
-    ax.set_title(f"{table.dataset} (n = {table.n_samples}, error on {table.n_eval} points)",
-                 fontsize=9)
+    ax.set_title(
+        f"{table.dataset} (n = {table.n_samples}, error on {table.n_eval} points)", fontsize=9
+    )
     ax.legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
@@ -95,17 +97,27 @@ def main(quick=False, out=DEFAULT_OUT):
         # with more random features than landmarks (it cannot select more points than that),
         # and only up to 1% of n (Theta(n |S| (f + |S|)) with f = 2 |S| grows as |S|^2)
         greedy_cap = None if n <= 5000 else max(2, round(0.01 * n))
-        params = {} if n <= 5000 else {
-            "greedy-trace": {"approximate": True, "n_features": 2 * greedy_cap}}
+        params = (
+            {}
+            if n <= 5000
+            else {"greedy-trace": {"approximate": True, "n_features": 2 * greedy_cap}}
+        )
         errors = exp.frobenius_error_table(
-            X, landmark_counts=counts, n_draws=n_draws, n_eval=n_eval, dataset=name,
-            random_state=0, sampler_params=params,
-            max_landmarks=None if greedy_cap is None else {"greedy-trace": greedy_cap})
+            X,
+            landmark_counts=counts,
+            n_draws=n_draws,
+            n_eval=n_eval,
+            dataset=name,
+            random_state=0,
+            sampler_params=params,
+            max_landmarks=None if greedy_cap is None else {"greedy-trace": greedy_cap},
+        )
         print(errors.format(), "\n", flush=True)
         plot_errors(errors, os.path.join(out, f"nystrom_error_{slug}.png"))
         sizes = [s for s in (500, 1000, 2000, 5000, 10_000, 20_000, 50_000) if s <= n]
-        timing = exp.score_timing_table(X, sizes=sizes, dataset=name, random_state=0,
-                                        sampler_params=params)
+        timing = exp.score_timing_table(
+            X, sizes=sizes, dataset=name, random_state=0, sampler_params=params
+        )
         print(timing.format(), "\n", flush=True)
         plot_timing(timing, os.path.join(out, f"nystrom_score_time_{slug}.png"))
     print(f"figures written to {out}")
@@ -114,7 +126,8 @@ def main(quick=False, out=DEFAULT_OUT):
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=(__doc__ or " ").splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="smaller run (a few minutes)")
-    parser.add_argument("--out", default=DEFAULT_OUT,
-                        help="folder for the PNG files (default: examples/output/)")
+    parser.add_argument(
+        "--out", default=DEFAULT_OUT, help="folder for the PNG files (default: examples/output/)"
+    )
     args = parser.parse_args()
     main(quick=args.quick, out=args.out)

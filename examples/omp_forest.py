@@ -25,6 +25,7 @@ as a spec.
 Run: ``python examples/omp_forest.py [--quick] [--out DIR]`` (``--quick``: 2 repetitions,
 forests of 40 trees, sizes up to 20 and a 2,000-sample generated set).
 """
+
 import argparse
 import csv
 import os
@@ -40,8 +41,12 @@ from sparsekit.run import data, run_task  # noqa: E402
 from sparsekit.run.tables import format_table  # noqa: E402
 
 #: (label, method, weights) of the ``omp-forest`` task
-METHODS = (("OMP", "omp", "fitted"), ("OMP w/o weights", "omp", "uniform"),
-           ("NN-OMP", "nn-omp", "fitted"), ("random", "random", "uniform"))
+METHODS = (
+    ("OMP", "omp", "fitted"),
+    ("OMP w/o weights", "omp", "uniform"),
+    ("NN-OMP", "nn-omp", "fitted"),
+    ("random", "random", "uniform"),
+)
 
 
 def datasets(quick):
@@ -49,8 +54,12 @@ def datasets(quick):
     yield "diabetes", data.SOURCES["diabetes"](), "regression", 40 if quick else 100
     yield "breast cancer", data.SOURCES["breast-cancer"](), "classification", 40 if quick else 300
     n = 2_000 if quick else 20_640
-    yield (f"Friedman #1 ({n:,} x 8)", data.friedman1(n_samples=n, n_features=8, noise=1.0, seed=0),
-           "regression", 40 if quick else 300)
+    yield (
+        f"Friedman #1 ({n:,} x 8)",
+        data.friedman1(n_samples=n, n_features=8, noise=1.0, seed=0),
+        "regression",
+        40 if quick else 300,
+    )
 
 
 def run_dataset(points, problem, n_forest, sizes, repetitions):
@@ -62,9 +71,18 @@ def run_dataset(points, problem, n_forest, sizes, repetitions):
     nn_sizes, negatives = [], []
     for rep in range(repetitions):
         for m, (_, method, weights) in enumerate(METHODS):
-            row = run_task("omp-forest", {"method": method, "weights": weights,
-                                          "n_estimators": n_forest, "sizes": sizes,
-                                          "problem": problem}, points, seed=rep)
+            row = run_task(
+                "omp-forest",
+                {
+                    "method": method,
+                    "weights": weights,
+                    "n_estimators": n_forest,
+                    "sizes": sizes,
+                    "problem": problem,
+                },
+                points,
+                seed=rep,
+            )
             scores[m, rep, :] = [np.nan if s is None else s for s in row["scores"]]
             scores[-1, rep, :] = row["full_forest"]
             if method == "nn-omp":
@@ -78,7 +96,7 @@ def plot(name, sizes, scores, ylabel, path):
     fig, ax = plt.subplots(figsize=(6, 4))
     labels = [m[0] for m in METHODS] + ["full forest"]
     for label, s in zip(labels, scores):
-        reached = ~np.all(np.isnan(s), axis=0)      # NN-OMP stops before the largest sizes
+        reached = ~np.all(np.isnan(s), axis=0)  # NN-OMP stops before the largest sizes
         x = np.asarray(sizes)[reached]
         mean, std = np.nanmean(s[:, reached], axis=0), np.nanstd(s[:, reached], axis=0)
         style = "--" if label == "full forest" else "-"
@@ -97,8 +115,11 @@ def plot(name, sizes, scores, ylabel, path):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=(__doc__ or " ").splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small and fast run")
-    parser.add_argument("--out", default=os.path.join("examples", "output"),
-                        help="directory for the figures and the CSV (default: examples/output)")
+    parser.add_argument(
+        "--out",
+        default=os.path.join("examples", "output"),
+        help="directory for the figures and the CSV (default: examples/output)",
+    )
     args = parser.parse_args(argv)
     os.makedirs(args.out, exist_ok=True)
     repetitions = 2 if args.quick else 10
@@ -115,8 +136,11 @@ def main(argv=None):
             cells = []
             for size in shown:
                 col = s[:, sizes.index(size)]
-                cells.append("—" if np.all(np.isnan(col)) else
-                             f"{np.nanmean(col):.3f} ± {np.nanstd(col):.3f}")
+                cells.append(
+                    "—"
+                    if np.all(np.isnan(col))
+                    else f"{np.nanmean(col):.3f} ± {np.nanstd(col):.3f}"
+                )
             rows.append([label] + cells)
             for j, size in enumerate(sizes):
                 for rep in range(repetitions):
@@ -126,11 +150,15 @@ def main(argv=None):
             f"{n_forest}, {repetitions} repetitions, {time.perf_counter() - t0:.0f} s)"
         )
         print(format_table(header, rows, title=title))
-        print(f"NN-OMP stopped by itself at {np.mean(nn_sizes):.1f} trees on average "
-              f"(min {min(nn_sizes)}, max {max(nn_sizes)}); OMP at {max(sizes)} trees gave "
-              f"{100 * np.mean(negatives):.0f} % negative weights.")
-        png = os.path.join(args.out, "omp_forest_" + name.split(" (")[0].replace(" ", "_")
-                           .replace("#", "").lower() + ".png")
+        print(
+            f"NN-OMP stopped by itself at {np.mean(nn_sizes):.1f} trees on average "
+            f"(min {min(nn_sizes)}, max {max(nn_sizes)}); OMP at {max(sizes)} trees gave "
+            f"{100 * np.mean(negatives):.0f} % negative weights."
+        )
+        png = os.path.join(
+            args.out,
+            "omp_forest_" + name.split(" (")[0].replace(" ", "_").replace("#", "").lower() + ".png",
+        )
         plot(name, sizes, scores, f"test {metric}", png)
         print(f"figure: {png}")
     path = os.path.join(args.out, "omp_forest.csv")

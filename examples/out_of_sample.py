@@ -27,6 +27,7 @@ grid as a spec.
 
 Run: ``python examples/out_of_sample.py [--quick] [--out DIR]``.
 """
+
 import argparse
 import csv
 import os
@@ -42,21 +43,29 @@ from sparsekit.run import data, run_task  # noqa: E402
 from sparsekit.run.tables import format_table  # noqa: E402
 
 #: table label -> method of the ``out-of-sample`` task
-METHODS = {"MDS": "mds", "Isomap": "isomap", "LLE": "lle", "spectral": "spectral",
-           "kernel PCA": "kernel-pca"}
+METHODS = {
+    "MDS": "mds",
+    "Isomap": "isomap",
+    "LLE": "lle",
+    "spectral": "spectral",
+    "kernel PCA": "kernel-pca",
+}
 
 
 def datasets(quick):
     """(name, data, γ of the spectral and kernel PCA methods): the sources of the spec."""
-    yield "swiss roll", data.swiss_roll(1500, noise=0.05, seed=0), 1.0 / (2 * 2.0 ** 2)
-    yield "digits", data.SOURCES["digits"](scale=16.0), 1.0 / (2 * 2.5 ** 2)
+    yield "swiss roll", data.swiss_roll(1500, noise=0.05, seed=0), 1.0 / (2 * 2.0**2)
+    yield "digits", data.SOURCES["digits"](scale=16.0), 1.0 / (2 * 2.5**2)
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=(__doc__ or " ").splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small and fast run")
-    parser.add_argument("--out", default=os.path.join("examples", "output"),
-                        help="directory for the figures and the CSV (default: examples/output)")
+    parser.add_argument(
+        "--out",
+        default=os.path.join("examples", "output"),
+        help="directory for the figures and the CSV (default: examples/output)",
+    )
     args = parser.parse_args(argv)
     os.makedirs(args.out, exist_ok=True)
     proportions = [0.02, 0.1] if args.quick else [0.01, 0.02, 0.03, 0.05, 0.1, 0.2]
@@ -68,9 +77,19 @@ def main(argv=None):
         for label, method in METHODS.items():
             cells, means, stds = [], [], []
             for p in proportions:
-                row = run_task("out-of-sample", {
-                    "method": method, "proportion": p, "n_train": n_train, "n_probe": n_probe,
-                    "n_repetitions": reps, "gamma": gamma}, points, seed=0)
+                row = run_task(
+                    "out-of-sample",
+                    {
+                        "method": method,
+                        "proportion": p,
+                        "n_train": n_train,
+                        "n_probe": n_probe,
+                        "n_repetitions": reps,
+                        "gamma": gamma,
+                    },
+                    points,
+                    seed=0,
+                )
                 means.append(row["mean_difference"])
                 stds.append(row["std_difference"])
                 cells.append(f"{means[-1]:+.3f} ± {stds[-1]:.3f}")
@@ -78,13 +97,20 @@ def main(argv=None):
             table.append([label] + cells)
             curves[label] = (np.array(means), np.array(stds))
         header = ["method"] + [f"p = {p:.0%}" for p in proportions]
-        print(format_table(header, table, title=(
-            f"\n{name}: (d_var - d_oos) / RMS embedding norm, N = {n_train} training points, "
-            f"{n_probe} probes x {reps} repetitions ({time.perf_counter() - t0:.0f} s)")))
+        print(
+            format_table(
+                header,
+                table,
+                title=(
+                    f"\n{name}: (d_var - d_oos) / RMS embedding norm, "
+                    f"N = {n_train} training points, {n_probe} probes x {reps} repetitions "
+                    f"({time.perf_counter() - t0:.0f} s)"
+                ),
+            )
+        )
         fig, ax = plt.subplots(figsize=(6, 4))
         for label, (m, s) in curves.items():
-            ax.errorbar(np.array(proportions) * 100, m, yerr=s, marker="o", capsize=3,
-                        label=label)
+            ax.errorbar(np.array(proportions) * 100, m, yerr=s, marker="o", capsize=3, label=label)
         ax.axhline(0.0, color="k", lw=0.8)
         ax.set_xlabel("training points substituted (%)")
         ax.set_ylabel("variability - out-of-sample error")

@@ -22,6 +22,7 @@ It writes ``quickmeans_objective.png`` (objective against iteration), ``quickmea
 (FLOPs against K) and ``quickmeans.md`` (the table) to ``--out`` (default
 ``examples/output/``). ``--quick`` runs tiny sizes.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -37,9 +38,11 @@ def datasets(quick):
     """(name, data, K): the data sources ``breast-cancer``, ``digits`` and
     ``isotropic-mixture`` of ``sparsekit run``; ``--quick`` keeps their first 300 points."""
     n_gen = 3_000 if quick else 120_000
-    out = [("breast cancer", sources.SOURCES["breast-cancer"](), 64),
-           ("digits", sources.SOURCES["digits"](), 64),
-           (f"mixture N={n_gen:,}", sources.isotropic_mixture(n_gen), 64)]
+    out = [
+        ("breast cancer", sources.SOURCES["breast-cancer"](), 64),
+        ("digits", sources.SOURCES["digits"](), 64),
+        (f"mixture N={n_gen:,}", sources.isotropic_mixture(n_gen), 64),
+    ]
     if quick:
         out = [(name, {k: v[:300] for k, v in d.items()}, 8) for name, d, _ in out]
     return out
@@ -48,20 +51,47 @@ def datasets(quick):
 def run_dataset(name, data, K, args):
     """The two rows (K-means, QuicK-means) of one data set: one run of the ``quickmeans`` task
     (:mod:`sparsekit.experiments.quickmeans`), formatted for the table."""
-    km, qk = run_task("quickmeans", {
-        "n_clusters": K, "sparsity": args.sparsity, "max_iter": args.max_iter,
-        "palm_iter": args.palm_iter, "n_eval": 500 if args.quick else 5_000,
-        "return_history": True}, data, seed=0)
-    rows = [dict(dataset=name, algorithm=r["algorithm"], objective=f"{r['objective']:.4e}",
-                 nnz=f"{r['nnz']:,}", flops=f"{r['flops']:,}",
-                 compression=f"{r['compression']:.1f}", nn1=f"{r['nn1_accuracy']:.4f}",
-                 nystrom=f"{r['nystrom_error']:.2e}", fit_s=f"{r['fit_time']:.2f}")
-            for r in (km, qk)]
+    km, qk = run_task(
+        "quickmeans",
+        {
+            "n_clusters": K,
+            "sparsity": args.sparsity,
+            "max_iter": args.max_iter,
+            "palm_iter": args.palm_iter,
+            "n_eval": 500 if args.quick else 5_000,
+            "return_history": True,
+        },
+        data,
+        seed=0,
+    )
+    rows = [
+        dict(
+            dataset=name,
+            algorithm=r["algorithm"],
+            objective=f"{r['objective']:.4e}",
+            nnz=f"{r['nnz']:,}",
+            flops=f"{r['flops']:,}",
+            compression=f"{r['compression']:.1f}",
+            nn1=f"{r['nn1_accuracy']:.4f}",
+            nystrom=f"{r['nystrom_error']:.2e}",
+            fit_s=f"{r['fit_time']:.2f}",
+        )
+        for r in (km, qk)
+    ]
     return rows, qk, km
 
 
-COLUMNS = ["dataset", "algorithm", "objective", "nnz", "flops", "compression", "nn1", "nystrom",
-           "fit_s"]
+COLUMNS = [
+    "dataset",
+    "algorithm",
+    "objective",
+    "nnz",
+    "flops",
+    "compression",
+    "nn1",
+    "nystrom",
+    "fit_s",
+]
 
 
 def markdown(rows):
@@ -139,10 +169,22 @@ def main(argv=None):
     ks = [2, 4, 8] if args.quick else [8, 16, 32, 64, 128, 256]
     n_sub = 300 if args.quick else 20_000
     sub = {k: v[:n_sub] for k, v in points.items()}
-    flops = [run_task("quickmeans", {
-        "n_clusters": k, "sparsity": args.sparsity, "max_iter": min(args.max_iter, 10),
-        "palm_iter": args.palm_iter, "n_eval": 0, "compare": False}, sub, seed=0)[0]["flops"]
-        for k in ks]
+    flops = [
+        run_task(
+            "quickmeans",
+            {
+                "n_clusters": k,
+                "sparsity": args.sparsity,
+                "max_iter": min(args.max_iter, 10),
+                "palm_iter": args.palm_iter,
+                "n_eval": 0,
+                "compare": False,
+            },
+            sub,
+            seed=0,
+        )[0]["flops"]
+        for k in ks
+    ]
     plot_flops(ks, flops, points["X"].shape[1], out / "quickmeans_flops.png")
     for f in ("quickmeans.md", "quickmeans_objective.png", "quickmeans_flops.png"):
         print(f"wrote {out / f}")

@@ -27,6 +27,7 @@ Run: ``python examples/three_sample_test.py [--quick] [--out DIR]``. Tables are 
 figures written as PNG files under ``--out`` (default ``examples/output``). The full run takes
 tens of minutes on 2 cores (the Gaussians at n = 100,000 dominate); ``--quick`` takes seconds.
 """
+
 import argparse
 import os
 import sys
@@ -68,27 +69,41 @@ def experiments(quick):
     if quick:
         sizes = {"gaussians": ([50, 200], 4), "digits": ([20, 60], 4), "graphs": ([10, 20], 3)}
     else:
-        sizes = {"gaussians": ([100, 1000, 10_000, 100_000], 50),
-                 "digits": ([10, 25, 50, 100, 200, digits_max], 100),
-                 "graphs": ([10, 20, 40, 80, 160], 50)}
-    settings = [("gaussians", gaussians, RBF, {"methods": ALL_VECTOR}),
-                ("digits", digits, RBF, {"methods": ALL_VECTOR, **halves}),
-                ("graphs", graphs, SHORTEST_PATH, {"methods": graph_methods})]
+        sizes = {
+            "gaussians": ([100, 1000, 10_000, 100_000], 50),
+            "digits": ([10, 25, 50, 100, 200, digits_max], 100),
+            "graphs": ([10, 20, 40, 80, 160], 50),
+        }
+    settings = [
+        ("gaussians", gaussians, RBF, {"methods": ALL_VECTOR}),
+        ("digits", digits, RBF, {"methods": ALL_VECTOR, **halves}),
+        ("graphs", graphs, SHORTEST_PATH, {"methods": graph_methods}),
+    ]
     out = []
     for name, data, kernel, params in settings:
         n, reps = sizes[name]
-        out.append((name, data, {"kernel": kernel},
-                    {**params, "n": n, "n_repetitions": reps, "exact_max_n": 5000}))
+        out.append(
+            (
+                name,
+                data,
+                {"kernel": kernel},
+                {**params, "n": n, "n_repetitions": reps, "exact_max_n": 5000},
+            )
+        )
     return out
 
 
 def format_table(rows):
-    lines = ["| method | n | error | ± s.e. | Δ to exact MMD | time (s) |",
-             "|---|---|---|---|---|---|"]
+    lines = [
+        "| method | n | error | ± s.e. | Δ to exact MMD | time (s) |",
+        "|---|---|---|---|---|---|",
+    ]
     for r in rows:
         delta = "—" if np.isnan(r["delta"]) else f"{r['delta']:.2e}"
-        lines.append(f"| {r['method']} | {r['n']} | {r['error_rate']:.3f} | {r['error_se']:.3f} | "
-                     f"{delta} | {r['time']:.2e} |")
+        lines.append(
+            f"| {r['method']} | {r['n']} | {r['error_rate']:.3f} | {r['error_se']:.3f} | "
+            f"{delta} | {r['time']:.2e} |"
+        )
     return "\n".join(lines)
 
 
@@ -98,8 +113,13 @@ def plot(rows, title, path):
         style = dict(marker="o", label=method, color=f"C{METHODS.index(method)}")
         mine = [r for r in rows if r["method"] == method]
         ns = [r["n"] for r in mine]
-        axes[0].errorbar(ns, [r["error_rate"] for r in mine], yerr=[r["error_se"] for r in mine],
-                         capsize=3, **style)
+        axes[0].errorbar(
+            ns,
+            [r["error_rate"] for r in mine],
+            yerr=[r["error_se"] for r in mine],
+            capsize=3,
+            **style,
+        )
         with_delta = [r for r in mine if not np.isnan(r["delta"]) and r["delta"] > 0]
         if with_delta:
             axes[1].plot([r["n"] for r in with_delta], [r["delta"] for r in with_delta], **style)

@@ -9,6 +9,7 @@ in a pluggy registry::
 
 Writing a plugin: :mod:`sparsekit.plugins` holds the plugin-author API.
 """
+
 __version__ = "0.1.0"
 
 import os as _os
@@ -58,9 +59,16 @@ _LAZY = {
 #: The plugin-author API that the top level used to export: each name still works here, with
 #: a DeprecationWarning; import it from :mod:`sparsekit.plugins`. (``PluginWarning``, the base
 #: class of every warning about a skipped plugin, stays: users filter it.)
-_PLUGIN_API = ("hookimpl", "Registration", "SkippedPlugin", "ComponentConflictError",
-               "ComponentResultError", "PluginLoadWarning", "ComponentConflictWarning",
-               "UnknownHookWarning")
+_PLUGIN_API = (
+    "hookimpl",
+    "Registration",
+    "SkippedPlugin",
+    "ComponentConflictError",
+    "ComponentResultError",
+    "PluginLoadWarning",
+    "ComponentConflictWarning",
+    "UnknownHookWarning",
+)
 
 
 def __getattr__(name):
@@ -71,9 +79,12 @@ def __getattr__(name):
     if name in _PLUGIN_API:
         import warnings
 
-        warnings.warn(f"sparsekit.{name} is deprecated: import it from sparsekit.plugins "
-                      f"(from sparsekit.plugins import {name}), the plugin-author API",
-                      DeprecationWarning, stacklevel=2)
+        warnings.warn(
+            f"sparsekit.{name} is deprecated: import it from sparsekit.plugins "
+            f"(from sparsekit.plugins import {name}), the plugin-author API",
+            DeprecationWarning,
+            stacklevel=2,
+        )
         return getattr(importlib.import_module("sparsekit.plugins"), name)
     raise AttributeError(f"module 'sparsekit' has no attribute {name!r}")
 
@@ -83,7 +94,17 @@ def __dir__():
 
 
 __all__ = list(_LAZY) + [
-    "__version__", "Registry", "UnknownComponentError", "PluginWarning", "default_registry",
-    "get_kernel", "get_sampler", "get_solver", "get_factorizer", "get_projection",
-    "get_manifold_kernel", "list_components", "show_progress",
+    "__version__",
+    "Registry",
+    "UnknownComponentError",
+    "PluginWarning",
+    "default_registry",
+    "get_kernel",
+    "get_sampler",
+    "get_solver",
+    "get_factorizer",
+    "get_projection",
+    "get_manifold_kernel",
+    "list_components",
+    "show_progress",
 ]

@@ -1,4 +1,5 @@
 """``python -m sparsekit``: the ``sparsekit`` command."""
+
 import sys
 
 from .cli import main

@@ -11,6 +11,7 @@ narrow it per instance with a descriptor, as the λ rule ``"inverse-mean-norm"``
 
 A leaf module (it imports nothing of sparsekit): the registry layer uses it.
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterable
@@ -46,8 +47,10 @@ def input_kinds(accepts: str | Iterable[str]) -> tuple[str, ...]:
         kinds = tuple(accepts)
     unknown = [k for k in kinds if k not in INPUT_KINDS]
     if unknown or not kinds:
-        raise ValueError(f"unknown accepts={accepts!r}: use one of {list(ACCEPTS)} or a tuple "
-                         f"of {list(INPUT_KINDS)}")
+        raise ValueError(
+            f"unknown accepts={accepts!r}: use one of {list(ACCEPTS)} or a tuple "
+            f"of {list(INPUT_KINDS)}"
+        )
     return tuple(k for k in INPUT_KINDS if k in kinds)
 
 

@@ -1,4 +1,5 @@
 """Parameter handling shared by components and estimators (scikit-learn compatible)."""
+
 from __future__ import annotations
 
 import inspect
@@ -28,7 +29,8 @@ class ParamsMixin:
     def _param_names(cls):
         sig = inspect.signature(cls.__init__)
         return sorted(
-            p.name for p in sig.parameters.values()
+            p.name
+            for p in sig.parameters.values()
             if p.name != "self" and p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL)
         )
 
@@ -163,12 +165,18 @@ class TransformerMixin:
         if fitted is None and names is None:
             return
         if fitted is None:
-            warnings.warn(f"X has feature names, but {cls} was fitted without feature names",
-                          UserWarning, stacklevel=4)
+            warnings.warn(
+                f"X has feature names, but {cls} was fitted without feature names",
+                UserWarning,
+                stacklevel=4,
+            )
             return
         if names is None:
-            warnings.warn(f"X does not have valid feature names, but {cls} was fitted with "
-                          "feature names", UserWarning, stacklevel=4)
+            warnings.warn(
+                f"X does not have valid feature names, but {cls} was fitted with feature names",
+                UserWarning,
+                stacklevel=4,
+            )
             return
         if len(fitted) == len(names) and np.all(fitted == names):
             return
@@ -178,11 +186,17 @@ class TransformerMixin:
         if not unseen and not missing:
             message += "Feature names must be in the same order as they were in fit.\n"
         if unseen:
-            message += "Feature names unseen at fit time:\n" + "".join(
-                f"- {n}\n" for n in unseen[:5]) + ("- ...\n" if len(unseen) > 5 else "")
+            message += (
+                "Feature names unseen at fit time:\n"
+                + "".join(f"- {n}\n" for n in unseen[:5])
+                + ("- ...\n" if len(unseen) > 5 else "")
+            )
         if missing:
-            message += "Feature names seen at fit time, yet now missing:\n" + "".join(
-                f"- {n}\n" for n in missing[:5]) + ("- ...\n" if len(missing) > 5 else "")
+            message += (
+                "Feature names seen at fit time, yet now missing:\n"
+                + "".join(f"- {n}\n" for n in missing[:5])
+                + ("- ...\n" if len(missing) > 5 else "")
+            )
         raise ValueError(message)
 
     def _check_is_fitted(self):
@@ -214,8 +228,9 @@ class TransformerMixin:
         if input_features is not None:
             input_features = np.asarray(input_features, dtype=object)
             fitted = getattr(self, "feature_names_in_", None)
-            if fitted is not None and (len(fitted) != len(input_features)
-                                       or np.any(fitted != input_features)):
+            if fitted is not None and (
+                len(fitted) != len(input_features) or np.any(fitted != input_features)
+            ):
                 raise ValueError("input_features is not equal to feature_names_in_")
             if len(input_features) != self.n_features_in_:
                 raise ValueError(

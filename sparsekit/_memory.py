@@ -14,6 +14,7 @@ Available memory is the least of the limits that apply to this process:
 
 Where none is readable nothing is checked.
 """
+
 from __future__ import annotations
 
 import os
@@ -38,8 +39,9 @@ class InsufficientMemoryError(MemoryError):
     """An allocation would not fit in the available memory."""
 
 
-def available_memory(*, cgroup_root: str = CGROUP_ROOT,
-                     self_cgroup: str = "/proc/self/cgroup") -> int | None:
+def available_memory(
+    *, cgroup_root: str = CGROUP_ROOT, self_cgroup: str = "/proc/self/cgroup"
+) -> int | None:
     """Bytes of memory available to new allocations, or ``None`` when unknown.
 
     The least of the machine's available memory, the address-space limits (``RLIMIT_AS``,
@@ -47,8 +49,15 @@ def available_memory(*, cgroup_root: str = CGROUP_ROOT,
     cgroup uses (see the module's docstring). ``cgroup_root`` (where the cgroup file system is
     mounted) and ``self_cgroup`` (the process's cgroup table) can be pointed elsewhere in tests.
     """
-    found = [v for v in (_machine_available(), *_rlimit_headroom(),
-                         *_cgroup_headroom(cgroup_root, self_cgroup)) if v is not None]
+    found = [
+        v
+        for v in (
+            _machine_available(),
+            *_rlimit_headroom(),
+            *_cgroup_headroom(cgroup_root, self_cgroup),
+        )
+        if v is not None
+    ]
     return max(min(found), 0) if found else None
 
 
@@ -147,14 +156,16 @@ def _cgroup_headroom(root: str, self_cgroup: str) -> list:
         limit = _read_int(os.path.join(d, "memory.max"))
         used = _read_int(os.path.join(d, "memory.current"))
         if limit is not None and used is not None:
-            out.append(limit - used + _inactive_file(os.path.join(d, "memory.stat"),
-                                                     "inactive_file"))
+            out.append(
+                limit - used + _inactive_file(os.path.join(d, "memory.stat"), "inactive_file")
+            )
     for d in _cgroup_dirs(os.path.join(root, "memory"), v1_path):
         limit = _read_int(os.path.join(d, "memory.limit_in_bytes"))
         used = _read_int(os.path.join(d, "memory.usage_in_bytes"))
         if limit is not None and used is not None and limit < _V1_UNLIMITED:
-            out.append(limit - used + _inactive_file(os.path.join(d, "memory.stat"),
-                                                     "total_inactive_file"))
+            out.append(
+                limit - used + _inactive_file(os.path.join(d, "memory.stat"), "total_inactive_file")
+            )
     return out
 
 
@@ -163,8 +174,9 @@ def _outside_stacklevel() -> int:
     caller of this function."""
     package = os.path.dirname(os.path.abspath(__file__))
     frame, level = sys._getframe(2), 2
-    while (frame.f_back is not None
-           and os.path.abspath(frame.f_code.co_filename).startswith(package)):
+    while frame.f_back is not None and os.path.abspath(frame.f_code.co_filename).startswith(
+        package
+    ):
         frame, level = frame.f_back, level + 1
     return level
 
@@ -173,8 +185,9 @@ def _gib(nbytes: float) -> str:
     return f"{nbytes / 2**30:.1f} GiB"
 
 
-def check_allocation(nbytes: int, what: str, instead: str, *,
-                     matrices: str = "an n x n matrix") -> None:
+def check_allocation(
+    nbytes: int, what: str, instead: str, *, matrices: str = "an n x n matrix"
+) -> None:
     """Warn (:class:`LargeAllocationWarning`) or raise (:class:`InsufficientMemoryError`) when
     ``nbytes`` exceeds ``WARN_FRACTION`` / ``RAISE_FRACTION`` of the available memory.
 
@@ -184,8 +197,10 @@ def check_allocation(nbytes: int, what: str, instead: str, *,
     available = available_memory()
     if available is None or nbytes <= WARN_FRACTION * available:
         return
-    message = (f"{what} needs about {_gib(nbytes)} for {matrices} and {_gib(available)} of "
-               f"memory is available; {instead}")
+    message = (
+        f"{what} needs about {_gib(nbytes)} for {matrices} and {_gib(available)} of "
+        f"memory is available; {instead}"
+    )
     if nbytes > RAISE_FRACTION * available:
         raise InsufficientMemoryError(message)
     warnings.warn(message, LargeAllocationWarning, stacklevel=_outside_stacklevel())

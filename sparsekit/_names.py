@@ -4,6 +4,7 @@ A leaf module (it imports nothing of sparsekit), so that the registry, the spec 
 tasks and the input checks share one rule: names are case-insensitive and read ``_`` and
 spaces as ``-``; an unknown name is answered with the closest known one.
 """
+
 from __future__ import annotations
 
 import difflib

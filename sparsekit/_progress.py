@@ -12,6 +12,7 @@ On a terminal the bar is ``tqdm``'s when it is installed (an optional dependency
 without ``tqdm``, progress that was asked for explicitly is printed as plain lines, at most one
 every ``PLAIN_INTERVAL_S`` seconds and one at the end.
 """
+
 from __future__ import annotations
 
 import contextvars
@@ -106,9 +107,15 @@ class Progress:
             except ImportError:
                 tqdm = None
             if tqdm is not None:
-                self._bar = tqdm(total=self.total, desc=desc, unit=unit, file=self._stream,
-                                 delay=DELAY_S if mode == "auto" else 0.0,
-                                 leave=mode is True, dynamic_ncols=True)
+                self._bar = tqdm(
+                    total=self.total,
+                    desc=desc,
+                    unit=unit,
+                    file=self._stream,
+                    delay=DELAY_S if mode == "auto" else 0.0,
+                    leave=mode is True,
+                    dynamic_ncols=True,
+                )
                 return
         self._plain = mode is True
         if self._plain:
@@ -122,8 +129,11 @@ class Progress:
     def _write(self, final=False):
         elapsed = time.perf_counter() - self._t0
         end = f" in {elapsed:.1f} s" if final else f" ({elapsed:.1f} s)"
-        print(f"{self.desc}: {self.count}/{self.total} {self.unit}{end}", file=self._stream,
-              flush=True)
+        print(
+            f"{self.desc}: {self.count}/{self.total} {self.unit}{end}",
+            file=self._stream,
+            flush=True,
+        )
 
     def update(self, n: int = 1) -> None:
         with self._lock:

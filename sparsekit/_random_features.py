@@ -8,6 +8,7 @@ without importing the feature-map estimators. The mathematics (Bochner's theorem
 s^(-1/2) [cos, sin] scaling and the spectral densities) is documented in
 :mod:`sparsekit.features.rff`.
 """
+
 from __future__ import annotations
 
 import copy
@@ -26,8 +27,9 @@ BLOCK_BYTES = 64 * 2**20
 
 def check_n_components(n_components) -> int:
     """Output width of a random Fourier feature map: an integer >= 1."""
-    return check_scalar(n_components, "n_components", kind=numbers.Integral, low=1,
-                        low_inclusive=True)
+    return check_scalar(
+        n_components, "n_components", kind=numbers.Integral, low=1, low_inclusive=True
+    )
 
 
 def n_frequencies(n_components: int) -> int:
@@ -145,13 +147,19 @@ def cast_frequencies(W, X, gamma) -> np.ndarray:
     with np.errstate(over="ignore"):
         W = np.ascontiguousarray(W, dtype=X.dtype)
     if not np.isfinite(W).all():  # e.g. float32 data below ~1e-38: sqrt(2 gamma) ~ 1 / scale
-        scale = float(np.abs(X.data if hasattr(X, "data") and not isinstance(X, np.ndarray)
-                             else X).max()) if X.size else 0.0
+        scale = (
+            float(
+                np.abs(X.data if hasattr(X, "data") and not isinstance(X, np.ndarray) else X).max()
+            )
+            if X.size
+            else 0.0
+        )
         raise ValueError(
             f"the random Fourier features of {X.dtype} data at scale {scale:.3g} (largest "
             f"|x|) are not finite: their frequencies (about sqrt(2 gamma), gamma = "
             f"{gamma:.3g}) exceed the {X.dtype} range; fit on float64 data or rescale the "
-            "data (e.g. divide it by its largest absolute value)")
+            "data (e.g. divide it by its largest absolute value)"
+        )
     return W
 
 

@@ -7,6 +7,7 @@ Nothing here compiles at import time; the loop keeps the dtype of its inputs. It
 ``nogil`` Numba kernel over a row range, run on row ranges from several threads by
 :func:`sparsekit._row_ranges.run_row_ranges`.
 """
+
 import numpy as np
 from numba import njit
 

@@ -10,6 +10,7 @@ factory is called (so that a ``TypeError`` raised inside a factory is never re-l
 names the component, each missing parameter with the first sentence of its description in the
 factory's NumPy-style docstring, and the call that supplies it.
 """
+
 from __future__ import annotations
 
 import functools
@@ -30,15 +31,20 @@ def missing_params_error(family: str, name: str, factory, params: dict) -> TypeE
     missing = [p for p in factory_signature(factory).required if p not in params]
     if not missing:
         return None
-    lines = [f"{family} {name!r} needs the parameter{'s' if len(missing) > 1 else ''} "
-             f"{', '.join(missing)}, which {'have' if len(missing) > 1 else 'has'} no default:"]
+    lines = [
+        f"{family} {name!r} needs the parameter{'s' if len(missing) > 1 else ''} "
+        f"{', '.join(missing)}, which {'have' if len(missing) > 1 else 'has'} no default:"
+    ]
     for p in missing:
         kind, what = _described(factory, p)
         lines.append(f"  {p}" + (f" : {kind}" if kind else "") + (f" -- {what}" if what else ""))
     given = "".join(f", {k}={v!r}" for k, v in params.items())
     needed = "".join(f", {p}=..." for p in missing)
-    call = (f"sparsekit.get_{family}({name!r}{given}{needed})" if family in _SHORTCUTS
-            else f"default_registry().get({family!r}, {name!r}{given}{needed})")
+    call = (
+        f"sparsekit.get_{family}({name!r}{given}{needed})"
+        if family in _SHORTCUTS
+        else f"default_registry().get({family!r}, {name!r}{given}{needed})"
+    )
     hint = f"Pass {'them' if len(missing) > 1 else 'it'} by name, e.g. {call}"
     if family in _ESTIMATOR_PARAMS:
         as_dict = ", ".join(f"{p!r}: ..." for p in missing)
@@ -72,8 +78,9 @@ def _cached_signature(factory) -> FactorySignature:
         sig = inspect.signature(factory)
     except (TypeError, ValueError):
         return FactorySignature((), (), True)
-    params = [p for p in sig.parameters.values()
-              if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+    params = [
+        p for p in sig.parameters.values() if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
+    ]
     return FactorySignature(
         tuple(p.name for p in params),
         tuple(p.name for p in params if p.default is p.empty),
@@ -116,7 +123,7 @@ def _from_docstring(doc: str, param: str) -> tuple[str, str] | None:
         if not m or param not in [n.strip() for n in m.group(1).split(",")]:
             continue
         body = []
-        for nxt in lines[i + 1:]:
+        for nxt in lines[i + 1 :]:
             if not nxt.startswith(" ") or not nxt.strip():
                 break
             body.append(nxt.strip())

@@ -9,6 +9,7 @@ Rows are independent, so the results do not depend on the number of threads.
 The thread count comes from :func:`sparsekit._threads.effective_n_jobs` (an explicit
 ``n_jobs``, else Numba's current setting, which :func:`sparsekit._threads.thread_limit` sets).
 """
+
 from __future__ import annotations
 
 import os
@@ -40,8 +41,9 @@ def _pool(n_threads: int) -> ThreadPoolExecutor:
     with _POOLS_LOCK:
         pool = _POOLS.get(n_threads)
         if pool is None:
-            pool = ThreadPoolExecutor(max_workers=n_threads, initializer=_mark_worker,
-                                      thread_name_prefix="sparsekit-rows")
+            pool = ThreadPoolExecutor(
+                max_workers=n_threads, initializer=_mark_worker, thread_name_prefix="sparsekit-rows"
+            )
             _POOLS[n_threads] = pool
         return pool
 
@@ -50,8 +52,9 @@ def _mark_worker():
     _IN_WORKER.active = True
 
 
-def run_row_ranges(kernel, n_rows: int, *args, n_jobs=None, min_rows: int = 2,
-                   scratch=None) -> None:
+def run_row_ranges(
+    kernel, n_rows: int, *args, n_jobs=None, min_rows: int = 2, scratch=None
+) -> None:
     """Call ``kernel(lo, hi, *args)`` on ranges covering ``range(n_rows)``, in parallel.
 
     Runs on the calling thread alone when one thread is allowed, when ``n_rows < min_rows``
@@ -63,8 +66,13 @@ def run_row_ranges(kernel, n_rows: int, *args, n_jobs=None, min_rows: int = 2,
     allocate nothing themselves, which keeps NumPy's allocation code out of their compile.
     """
     if scratch is not None:
-        run_row_ranges(lambda lo, hi, *a: kernel(lo, hi, *a, *scratch()), n_rows, *args,
-                       n_jobs=n_jobs, min_rows=min_rows)
+        run_row_ranges(
+            lambda lo, hi, *a: kernel(lo, hi, *a, *scratch()),
+            n_rows,
+            *args,
+            n_jobs=n_jobs,
+            min_rows=min_rows,
+        )
         return
     n_threads = min(effective_n_jobs(n_jobs), n_rows)
     if n_threads <= 1 or n_rows < min_rows or getattr(_IN_WORKER, "active", False):
@@ -73,7 +81,8 @@ def run_row_ranges(kernel, n_rows: int, *args, n_jobs=None, min_rows: int = 2,
     n_ranges = min(n_rows, RANGES_PER_THREAD * n_threads)
     bounds = [(n_rows * r) // n_ranges for r in range(n_ranges + 1)]
     pool = _pool(n_threads)
-    futures = [pool.submit(kernel, lo, hi, *args)
-               for lo, hi in zip(bounds[:-1], bounds[1:]) if hi > lo]
+    futures = [
+        pool.submit(kernel, lo, hi, *args) for lo, hi in zip(bounds[:-1], bounds[1:]) if hi > lo
+    ]
     for fut in futures:
         fut.result()

@@ -12,6 +12,7 @@ The limit also lowers :func:`sparsekit._threads.effective_n_jobs` to 1 (it reads
 limit), so a loop that also runs the library's own thread pools resolves its ``n_jobs`` before
 entering, or limits only its products.
 """
+
 from __future__ import annotations
 
 from contextlib import contextmanager

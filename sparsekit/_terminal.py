@@ -1,6 +1,7 @@
 """Text bound for a terminal: non-printable characters escaped, so that strings from a spec
 or a plugin (``ESC[2J`` clears the screen, ``ESC]0;...BEL`` retitles the window) print as
 visible escapes instead of acting on the terminal."""
+
 from __future__ import annotations
 
 _NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}

@@ -18,6 +18,7 @@ process's value when the first holder enters, keeps the smallest of the holders'
 force (each thread counting with its innermost request), and restores the saved value when the
 last holder leaves, whatever order the threads enter and leave in.
 """
+
 from __future__ import annotations
 
 import os

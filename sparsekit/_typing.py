@@ -1,4 +1,5 @@
 """Type aliases of the public signatures (for type checkers and readers; no runtime checks)."""
+
 from __future__ import annotations
 
 from collections.abc import Sequence

@@ -1,4 +1,5 @@
 """Input checks shared by every component (run once, at the component boundary)."""
+
 from __future__ import annotations
 
 import numbers
@@ -24,16 +25,30 @@ class ComplexDataError(TypeError, ValueError):
 
 @overload
 def check_array(
-    X: DataLike, name: str = "X", *, ndim: int = 2, dtype: DTypeLike | None = None,
-    allow_empty: bool = False, nonnegative: bool = False, finite: bool = True, copy: bool = False,
+    X: DataLike,
+    name: str = "X",
+    *,
+    ndim: int = 2,
+    dtype: DTypeLike | None = None,
+    allow_empty: bool = False,
+    nonnegative: bool = False,
+    finite: bool = True,
+    copy: bool = False,
     accept_sparse: Literal[False] = False,
 ) -> np.ndarray: ...
 
 
 @overload
 def check_array(
-    X: DataLike, name: str = "X", *, ndim: int = 2, dtype: DTypeLike | None = None,
-    allow_empty: bool = False, nonnegative: bool = False, finite: bool = True, copy: bool = False,
+    X: DataLike,
+    name: str = "X",
+    *,
+    ndim: int = 2,
+    dtype: DTypeLike | None = None,
+    allow_empty: bool = False,
+    nonnegative: bool = False,
+    finite: bool = True,
+    copy: bool = False,
     accept_sparse: bool,
 ) -> np.ndarray | spmatrix: ...
 
@@ -97,8 +112,16 @@ def check_array(
                 f"{name} is a scipy.sparse matrix, which this component does not accept; pass "
                 f"a dense array ({name}.toarray())"
             )
-        return _check_sparse(X, name, ndim=ndim, dtype=dtype, allow_empty=allow_empty,
-                             nonnegative=nonnegative, finite=finite, copy=copy)
+        return _check_sparse(
+            X,
+            name,
+            ndim=ndim,
+            dtype=dtype,
+            allow_empty=allow_empty,
+            nonnegative=nonnegative,
+            finite=finite,
+            copy=copy,
+        )
     try:
         arr = np.asarray(X)
     except Exception as exc:  # ragged lists and the like
@@ -118,9 +141,7 @@ def check_array(
             f"Complex data not supported: {name} has complex dtype {arr.dtype}; pass real values"
         )
     if kind not in "biuf":
-        raise TypeError(
-            f"{name} has dtype {arr.dtype}; pass a numeric array (float32 or float64)"
-        )
+        raise TypeError(f"{name} has dtype {arr.dtype}; pass a numeric array (float32 or float64)")
     if arr.ndim != ndim:
         shape_hint = "(n_samples, n_features)" if ndim == 2 else f"{ndim}-D"
         extra = (
@@ -161,8 +182,10 @@ def _check_values(values, name, *, finite, nonnegative) -> None:
 
 def _empty_message(name, shape) -> str:
     what = "sample(s)" if shape[0] == 0 else "feature(s)"
-    return (f"{name} is empty: 0 {what} (shape={tuple(shape)}) while a minimum of 1 is "
-            "required; at least one sample and one feature are needed")
+    return (
+        f"{name} is empty: 0 {what} (shape={tuple(shape)}) while a minimum of 1 is "
+        "required; at least one sample and one feature are needed"
+    )
 
 
 def is_sparse(X) -> bool:
@@ -224,8 +247,12 @@ def _check_sparse(X, name, *, ndim, dtype, allow_empty, nonnegative, finite, cop
 
 
 def check_pair(
-    X: DataLike, Y: DataLike | None = None, *, names: Sequence[str] = ("X", "Y"),
-    nonnegative: bool = False, accept_sparse: bool = False,
+    X: DataLike,
+    Y: DataLike | None = None,
+    *,
+    names: Sequence[str] = ("X", "Y"),
+    nonnegative: bool = False,
+    accept_sparse: bool = False,
 ) -> tuple[np.ndarray | spmatrix, np.ndarray | spmatrix]:
     """Validate ``X`` and an optional ``Y`` with the same feature count and a common dtype.
 
@@ -277,9 +304,16 @@ def check_pair(
     return X, Y
 
 
-def check_scalar(value: Any, name: str, *, kind: type = numbers.Real, low: float | None = None,
-                 high: float | None = None, low_inclusive: bool = False,
-                 high_inclusive: bool = True) -> Any:
+def check_scalar(
+    value: Any,
+    name: str,
+    *,
+    kind: type = numbers.Real,
+    low: float | None = None,
+    high: float | None = None,
+    low_inclusive: bool = False,
+    high_inclusive: bool = True,
+) -> Any:
     """Check a scalar's type and range.
 
     Parameters
@@ -310,9 +344,7 @@ def check_scalar(value: Any, name: str, *, kind: type = numbers.Real, low: float
         ``value`` is not finite or is outside the range.
     """
     is_kind = isinstance(value, kind)  # a flag, so that ``value`` keeps its type for the checks
-    if isinstance(value, bool) or not is_kind or (
-        isinstance(value, np.ndarray) and value.ndim
-    ):
+    if isinstance(value, bool) or not is_kind or (isinstance(value, np.ndarray) and value.ndim):
         want = "an integer" if kind is numbers.Integral else "a real number"
         raise TypeError(f"{name} must be {want}, got {value!r} ({type(value).__name__})")
     if kind is numbers.Real and not np.isfinite(value):
@@ -381,8 +413,10 @@ def check_option(value: Any, name: str, options: Iterable[str]) -> str:
     for opt in options:
         if key == normalize_name(opt):
             return opt
-    raise ValueError(f"unknown {name} {value!r}.{did_you_mean(key, options, cutoff=0.6)} "
-                     f"Choose one of {list(options)}.")
+    raise ValueError(
+        f"unknown {name} {value!r}.{did_you_mean(key, options, cutoff=0.6)} "
+        f"Choose one of {list(options)}."
+    )
 
 
 def check_random_state(seed: RandomStateLike) -> np.random.Generator:

@@ -7,6 +7,7 @@ float64 and float32, which fills the cache with exactly the specializations real
 Where the cache lives: ``NUMBA_CACHE_DIR`` when set, else ``__pycache__`` folders next to the
 modules (or Numba's per-user cache when those are not writable).
 """
+
 from __future__ import annotations
 
 import os
@@ -39,8 +40,9 @@ def _kernels():
         A = np.ones((3, 4), dtype=dt)
         _cpu.copy_rows(A, np.empty_like(A))
 
-    return [(f"kernel {n}", gram(n)) for n in ("rbf", "laplacian", "chi2", "additive-chi2")] + \
-        [("kernel copy_rows", copy_rows)]
+    return [(f"kernel {n}", gram(n)) for n in ("rbf", "laplacian", "chi2", "additive-chi2")] + [
+        ("kernel copy_rows", copy_rows)
+    ]
 
 
 def _graphs():
@@ -51,6 +53,7 @@ def _graphs():
             A = np.array([[0, 1, 0], [1, 0, 2.5], [0, 2.5, 0]])
             graphs = [(A, np.array([0, 1, 0])), (A[:2, :2], np.array([1, 1]))]
             get_kernel("shortest-path", weighted=weighted)(graphs)
+
         return fn
 
     # graph distances are int32 / float64 whatever the data: one dtype compiles everything
@@ -62,10 +65,13 @@ def _samplers():
 
     def greedy(approximate):
         return lambda dt: get_sampler("greedy-trace", approximate=approximate).sample(
-            _data(dt)[0], get_kernel("rbf"), 5, 0)
+            _data(dt)[0], get_kernel("rbf"), 5, 0
+        )
 
-    return [("sampler greedy-trace", greedy(False)),
-            ("sampler greedy-trace (approximate)", greedy(True))]
+    return [
+        ("sampler greedy-trace", greedy(False)),
+        ("sampler greedy-trace (approximate)", greedy(True)),
+    ]
 
 
 def _features():
@@ -73,10 +79,16 @@ def _features():
     from .features.rff import RandomFourierFeatures
 
     return [
-        ("RandomFourierFeatures", lambda dt: RandomFourierFeatures(
-            n_components=8, random_state=0).fit_transform(_data(dt)[0])),
-        ("Fastfood", lambda dt: Fastfood(n_components=8, random_state=0).fit_transform(
-            _data(dt)[0])),
+        (
+            "RandomFourierFeatures",
+            lambda dt: RandomFourierFeatures(n_components=8, random_state=0).fit_transform(
+                _data(dt)[0]
+            ),
+        ),
+        (
+            "Fastfood",
+            lambda dt: Fastfood(n_components=8, random_state=0).fit_transform(_data(dt)[0]),
+        ),
     ]
 
 
@@ -87,6 +99,7 @@ def _solvers():
         def fn(dt):
             _, D, Y = _data(dt)
             get_solver(name, **params).solve(D, Y[:, signals])
+
         return fn
 
     return [
@@ -128,8 +141,9 @@ def _applications():
         from .cluster.kernel_kmeans import KernelKMeans
 
         X = _data(dt)[0]
-        KernelKMeans(2, method="nystrom", n_landmarks=8, n_init=1, max_iter=2,
-                     random_state=0).fit(X)  # the cluster sums' scatter-add
+        KernelKMeans(2, method="nystrom", n_landmarks=8, n_init=1, max_iter=2, random_state=0).fit(
+            X
+        )  # the cluster sums' scatter-add
 
     def mmd_support(dt):
         from .stats._data import support
@@ -137,10 +151,13 @@ def _applications():
         X = _data(dt)[0]
         support(get_kernel("rbf"), np.concatenate([X, X[:3]]))
 
-    return [("Isomap (Dijkstra, extension)", isomap), ("sparse-input kernels", sparse_gram),
-            ("QuicK-means (sparse factors)", quickmeans),
-            ("kernel k-means (cluster sums)", kernel_kmeans),
-            ("MMD support identities (repeated points)", mmd_support)]
+    return [
+        ("Isomap (Dijkstra, extension)", isomap),
+        ("sparse-input kernels", sparse_gram),
+        ("QuicK-means (sparse factors)", quickmeans),
+        ("kernel k-means (cluster sums)", kernel_kmeans),
+        ("MMD support identities (repeated points)", mmd_support),
+    ]
 
 
 def entry_points(families=FAMILIES):
@@ -148,8 +165,14 @@ def entry_points(families=FAMILIES):
     unknown = sorted(set(families) - set(FAMILIES))
     if unknown:
         raise ValueError(f"unknown warm-up families {unknown}; choose from {list(FAMILIES)}")
-    makers = {"kernels": _kernels, "graphs": _graphs, "samplers": _samplers,
-              "features": _features, "solvers": _solvers, "applications": _applications}
+    makers = {
+        "kernels": _kernels,
+        "graphs": _graphs,
+        "samplers": _samplers,
+        "features": _features,
+        "solvers": _solvers,
+        "applications": _applications,
+    }
     out = []
     for family in FAMILIES:
         if family in families:
@@ -165,8 +188,10 @@ def cache_location() -> str:
         return os.path.abspath(config.CACHE_DIR)
     from .solvers import _cpu
 
-    return os.path.dirname(os.path.dirname(_cpu.omp_gram._cache._cache_path)) + \
-        " (the __pycache__ folder of each module)"
+    return (
+        os.path.dirname(os.path.dirname(_cpu.omp_gram._cache._cache_path))
+        + " (the __pycache__ folder of each module)"
+    )
 
 
 def _progress(total, stream):
@@ -202,8 +227,11 @@ def warm_up(families=FAMILIES, dtypes=("float64", "float32"), stream=None) -> fl
                 bar.set_description(f"{label} {dt}")
                 bar.update(1)
             else:
-                print(f"[{n}/{len(jobs)}] {label} {dt}: {time.perf_counter() - t:.2f} s",
-                      file=stream, flush=True)
+                print(
+                    f"[{n}/{len(jobs)}] {label} {dt}: {time.perf_counter() - t:.2f} s",
+                    file=stream,
+                    flush=True,
+                )
     if bar is not None:
         bar.close()
     return time.perf_counter() - t0

@@ -1,5 +1,6 @@
 """The ``sparsekit`` command (also ``python -m sparsekit``): ``list``, ``demo``, ``warmup``, ``run``
 and ``--version``."""
+
 from __future__ import annotations
 
 import argparse
@@ -32,29 +33,56 @@ def _cmd_list(args) -> int:
 
         data = {
             "components": [
-                {"family": i.family, "name": i.name, "aliases": list(i.aliases),
-                 "plugin": i.plugin, "summary": i.summary, "accepts": i.registration.accepts}
+                {
+                    "family": i.family,
+                    "name": i.name,
+                    "aliases": list(i.aliases),
+                    "plugin": i.plugin,
+                    "summary": i.summary,
+                    "accepts": i.registration.accepts,
+                }
                 for i in components
             ],
-            "tasks": [{"name": i.name, "aliases": list(i.aliases), "plugin": i.plugin,
-                       "summary": i.summary} for i in tasks],
+            "tasks": [
+                {
+                    "name": i.name,
+                    "aliases": list(i.aliases),
+                    "plugin": i.plugin,
+                    "summary": i.summary,
+                }
+                for i in tasks
+            ],
             "skipped": [dataclasses.asdict(s) for s in skipped],
         }
         print(printable_json(json.dumps(data, indent=2, ensure_ascii=False)))
         return 0
-    rows = [[i.family, _cell(i.name), _cell(", ".join(i.aliases) or "-"), _cell(i.plugin),
-             _cell(i.summary)] for i in components]
+    rows = [
+        [
+            i.family,
+            _cell(i.name),
+            _cell(", ".join(i.aliases) or "-"),
+            _cell(i.plugin),
+            _cell(i.summary),
+        ]
+        for i in components
+    ]
     print(format_table(["family", "name", "aliases", "plugin", "summary"], rows))
     if tasks:
         print("\ntasks of `sparsekit run` (sparsekit list --family task):\n")
-        rows = [[_cell(i.name), _cell(", ".join(i.aliases) or "-"), _cell(i.plugin),
-                 _cell(i.summary)] for i in tasks]
+        rows = [
+            [_cell(i.name), _cell(", ".join(i.aliases) or "-"), _cell(i.plugin), _cell(i.summary)]
+            for i in tasks
+        ]
         print(format_table(["task", "aliases", "plugin", "summary"], rows))
     if skipped:
-        print("\nskipped plugins and components "
-              "(SPARSEKIT_DISABLE_PLUGINS=name,... blocks a plugin):\n")
-        rows = [[_cell(s.plugin), s.family or "-", _cell(s.name or "-"), _cell(s.reason)]
-                for s in skipped]
+        print(
+            "\nskipped plugins and components "
+            "(SPARSEKIT_DISABLE_PLUGINS=name,... blocks a plugin):\n"
+        )
+        rows = [
+            [_cell(s.plugin), s.family or "-", _cell(s.name or "-"), _cell(s.reason)]
+            for s in skipped
+        ]
         print(format_table(["plugin", "family", "name", "reason"], rows))
     return 0
 
@@ -87,8 +115,11 @@ def _cmd_demo(args) -> int:
     for k, name in enumerate(names, 1):
         module, func = DEMO_SECTIONS[name]
         # progress on stderr, so that stdout keeps only the tables
-        print(f"[{k}/{len(names)}] running {name!r} (a first run also compiles its Numba code)...",
-              file=sys.stderr, flush=True)
+        print(
+            f"[{k}/{len(names)}] running {name!r} (a first run also compiles its Numba code)...",
+            file=sys.stderr,
+            flush=True,
+        )
         t0 = time.perf_counter()
         table = getattr(importlib.import_module(module), func)()
         print(table)
@@ -103,8 +134,10 @@ def _cmd_warmup(args) -> int:
     if not _known(families, FAMILIES, "warm-up famil(ies)"):
         return 2
     elapsed = warm_up(families)
-    print(f"compiled sparsekit's Numba kernels ({', '.join(families)}; float64 and float32) in "
-          f"{elapsed:.1f} s; cache: {cache_location()}")
+    print(
+        f"compiled sparsekit's Numba kernels ({', '.join(families)}; float64 and float32) in "
+        f"{elapsed:.1f} s; cache: {cache_location()}"
+    )
     return 0
 
 
@@ -125,8 +158,14 @@ def _cmd_run(args) -> int:
         if args.dry_run:
             dry_run(spec, stream=stream, yes=args.yes)
             return 0
-        out = run_spec(spec, out=args.out, yes=args.yes, allow_pickle=args.allow_pickle,
-                       scheduler=args.scheduler, stream=stream)
+        out = run_spec(
+            spec,
+            out=args.out,
+            yes=args.yes,
+            allow_pickle=args.allow_pickle,
+            scheduler=args.scheduler,
+            stream=stream,
+        )
     except Interrupted as exc:
         print(f"sparsekit run: {printable(exc)}", file=sys.stderr)
         return 130
@@ -136,8 +175,14 @@ def _cmd_run(args) -> int:
     except NoSpaceError as exc:
         print(f"sparsekit run: error: {printable(exc)}", file=sys.stderr)
         return 1
-    except (SpecError, ValueError, FileNotFoundError, ConnectionError, ModuleNotFoundError,
-            FolderInUseError) as exc:
+    except (
+        SpecError,
+        ValueError,
+        FileNotFoundError,
+        ConnectionError,
+        ModuleNotFoundError,
+        FolderInUseError,
+    ) as exc:
         message = printable(exc, keep="\n")
         print(f"sparsekit run: error: {message}", file=sys.stderr)
         return 2
@@ -163,8 +208,11 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command")
     p_list = sub.add_parser("list", help="list every registered component")
     p_list.add_argument("--family", choices=list(FAMILIES), help="only this family")
-    p_list.add_argument("--json", action="store_true",
-                        help="machine-readable output: {'components': [...], 'skipped': [...]}")
+    p_list.add_argument(
+        "--json",
+        action="store_true",
+        help="machine-readable output: {'components': [...], 'skipped': [...]}",
+    )
     p_list.set_defaults(func=_cmd_list)
     p_demo = sub.add_parser("demo", help="run the demo on generated data and print result tables")
     p_demo.add_argument(
@@ -183,19 +231,35 @@ def build_parser() -> argparse.ArgumentParser:
     p_warm.set_defaults(func=_cmd_warmup)
     p_run = sub.add_parser("run", help="run the experiments of a spec file (TOML)")
     p_run.add_argument("spec", help="the spec file (see examples/specs/)")
-    p_run.add_argument("--out", help="output folder (default runs/<spec-name>-<timestamp>/); "
-                       "an existing one is resumed: finished runs are skipped")
-    p_run.add_argument("--dry-run", action="store_true",
-                       help="print the expanded grid and stop (a sweep larger than its "
-                            "max_runs needs --yes)")
-    p_run.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
-                       help="override a spec value, e.g. --set data.n_samples=500 (repeatable)")
+    p_run.add_argument(
+        "--out",
+        help="output folder (default runs/<spec-name>-<timestamp>/); "
+        "an existing one is resumed: finished runs are skipped",
+    )
+    p_run.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="print the expanded grid and stop (a sweep larger than its max_runs needs --yes)",
+    )
+    p_run.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override a spec value, e.g. --set data.n_samples=500 (repeatable)",
+    )
     p_run.add_argument("--repeat", type=int, help="runs per grid point (seeds seed, seed+1, ...)")
     p_run.add_argument("--seed", type=int, help="first seed")
-    p_run.add_argument("--yes", action="store_true",
-                       help="run (or list, with --dry-run) a sweep larger than its max_runs")
-    p_run.add_argument("--allow-pickle", action="store_true",
-                       help="allow pickled graph collections (unpickling runs code)")
+    p_run.add_argument(
+        "--yes",
+        action="store_true",
+        help="run (or list, with --dry-run) a sweep larger than its max_runs",
+    )
+    p_run.add_argument(
+        "--allow-pickle",
+        action="store_true",
+        help="allow pickled graph collections (unpickling runs code)",
+    )
     p_run.add_argument("--scheduler", help="run on Dask: a scheduler ADDRESS or local:N")
     p_run.set_defaults(func=_cmd_run)
     return parser

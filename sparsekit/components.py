@@ -13,6 +13,7 @@ statistics function, a Dask entry point or a task (a family's *spec*) into a com
   :class:`~sparsekit.kernels.base.CallableKernel`) and ``"precomputed"`` (a
   :class:`~sparsekit.kernels.base.PrecomputedKernel`: the data is the Gram matrix).
 """
+
 from __future__ import annotations
 
 import copy
@@ -40,8 +41,13 @@ FUNCTION_FAMILIES = ("kernel",)
 PRECOMPUTED_FAMILIES = ("kernel",)
 
 
-def resolve(family: str, spec: Any, params: Mapping[str, Any] | None = None, *,
-            registry: Registry | None = None) -> Any:
+def resolve(
+    family: str,
+    spec: Any,
+    params: Mapping[str, Any] | None = None,
+    *,
+    registry: Registry | None = None,
+) -> Any:
     """The component that ``spec`` names in ``family``.
 
     Estimators call this once, in ``fit`` (never inside a loop), with their ``registry``
@@ -79,8 +85,10 @@ def resolve(family: str, spec: Any, params: Mapping[str, Any] | None = None, *,
     """
     fam = Registry._check_family(family)
     if params is not None and not isinstance(params, Mapping):
-        raise TypeError(f"{fam}_params must be a dict of keyword parameters or None, got "
-                        f"{type(params).__name__}")
+        raise TypeError(
+            f"{fam}_params must be a dict of keyword parameters or None, got "
+            f"{type(params).__name__}"
+        )
     params = dict(params or {})
     if isinstance(spec, str):
         if fam in PRECOMPUTED_FAMILIES and normalize_name(spec) == "precomputed":
@@ -89,8 +97,7 @@ def resolve(family: str, spec: Any, params: Mapping[str, Any] | None = None, *,
             from .kernels.base import PrecomputedKernel
 
             return PrecomputedKernel()
-        return (registry if registry is not None else default_registry()).get(fam, spec,
-                                                                              **params)
+        return (registry if registry is not None else default_registry()).get(fam, spec, **params)
     if fam in FUNCTION_FAMILIES and _is_function(spec):
         from .kernels.base import CallableKernel
 
@@ -129,7 +136,13 @@ def get_kernel(name: str | Callable[..., Any] | object, **params: Any) -> Any:
         return CallableKernel(name, dict(params) if params else None)
     return kernel_by_name(default_registry(), name, params)
 
+
 __all__ = [
-    "get_kernel", "get_sampler", "get_solver", "get_projection", "list_components", "resolve",
+    "get_kernel",
+    "get_sampler",
+    "get_solver",
+    "get_projection",
+    "list_components",
+    "resolve",
     "default_registry",
 ]

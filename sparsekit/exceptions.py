@@ -14,6 +14,7 @@ Earlier releases defined it in ``sparsekit._base`` and ``sparsekit.cluster.kerne
 too; those import paths give this same class, with a ``DeprecationWarning``
 (``old_import_path``).
 """
+
 from __future__ import annotations
 
 import threading
@@ -39,7 +40,7 @@ def _create():
         where scikit-learn is installed.
         """
 
-    NotFittedError.__module__ = __name__          # where pickle finds it
+    NotFittedError.__module__ = __name__  # where pickle finds it
     NotFittedError.__qualname__ = "NotFittedError"
     return NotFittedError
 
@@ -50,7 +51,7 @@ def __getattr__(name):
     with _LOCK:
         cls = globals().get("NotFittedError")
         if cls is None:
-            cls = globals()["NotFittedError"] = _create()   # later reads skip __getattr__
+            cls = globals()["NotFittedError"] = _create()  # later reads skip __getattr__
     return cls
 
 
@@ -92,7 +93,9 @@ def old_import_path(module: str):
         warnings.warn(
             f"{module}.NotFittedError is deprecated; import sparsekit.NotFittedError (or "
             "sparsekit.exceptions.NotFittedError), which is the same class",
-            DeprecationWarning, stacklevel=2)
+            DeprecationWarning,
+            stacklevel=2,
+        )
         return globals()["__getattr__"]("NotFittedError")
 
     return __getattr__

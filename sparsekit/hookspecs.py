@@ -16,6 +16,7 @@ Example
 >>> type(reg.get("sampler", "my-sampler")).__name__
 'UniformSampler'
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterable

@@ -27,6 +27,7 @@
 Every name is imported on first use, so ``from sparsekit.plugins import hookimpl`` costs no
 more than the module that defines it.
 """
+
 from __future__ import annotations
 
 import importlib
@@ -66,29 +67,91 @@ _SOURCES = {
     "ManifoldKernel": "sparsekit.manifold.kernels",
     "Task": "sparsekit.run.tasks",
     "TaskContext": "sparsekit.run.tasks",
-    **{name: "sparsekit.protocols" for name in (
-        "KernelProtocol", "SamplerProtocol", "SolverProtocol", "FactorizerProtocol",
-        "ProjectionProtocol", "ManifoldKernelProtocol", "TaskProtocol", "PROTOCOLS")},
-    **{name: "sparsekit.validation" for name in (
-        "check_array", "check_pair", "check_scalar", "check_positive", "check_option",
-        "check_random_state", "check_n_landmarks", "check_dictionary", "check_signals",
-        "check_tol", "check_n_nonzero")},
+    **{
+        name: "sparsekit.protocols"
+        for name in (
+            "KernelProtocol",
+            "SamplerProtocol",
+            "SolverProtocol",
+            "FactorizerProtocol",
+            "ProjectionProtocol",
+            "ManifoldKernelProtocol",
+            "TaskProtocol",
+            "PROTOCOLS",
+        )
+    },
+    **{
+        name: "sparsekit.validation"
+        for name in (
+            "check_array",
+            "check_pair",
+            "check_scalar",
+            "check_positive",
+            "check_option",
+            "check_random_state",
+            "check_n_landmarks",
+            "check_dictionary",
+            "check_signals",
+            "check_tol",
+            "check_n_nonzero",
+        )
+    },
 }
 
 #: Names whose object has another name in its module.
 _RENAMED = {"ManifoldKernel": "DataDependentKernel", "HOOKS": "HOOK_OF_FAMILY"}
 
 __all__ = [
-    "hookimpl", "HOOKS", "Registration", "Registry", "ComponentInfo", "SkippedPlugin",
-    "check_result", "UnknownComponentError", "ComponentConflictError", "ComponentResultError",
-    "PluginWarning", "PluginLoadWarning", "ComponentConflictWarning", "UnknownHookWarning",
-    "INPUT_KINDS", "input_kinds", "Kernel", "VectorKernel", "Sampler", "ScoreSampler",
-    "Landmarks", "Solver", "SparseResult", "Factorizer", "FactorizationResult", "Projection",
-    "ManifoldKernel", "Task", "TaskContext", "KernelProtocol", "SamplerProtocol",
-    "SolverProtocol", "FactorizerProtocol", "ProjectionProtocol", "ManifoldKernelProtocol",
-    "TaskProtocol", "PROTOCOLS", "check_array", "check_pair", "check_scalar", "check_positive",
-    "check_option", "check_random_state", "check_n_landmarks", "check_dictionary",
-    "check_signals", "check_tol", "check_n_nonzero", "check_constraints", "ChunkedData",
+    "hookimpl",
+    "HOOKS",
+    "Registration",
+    "Registry",
+    "ComponentInfo",
+    "SkippedPlugin",
+    "check_result",
+    "UnknownComponentError",
+    "ComponentConflictError",
+    "ComponentResultError",
+    "PluginWarning",
+    "PluginLoadWarning",
+    "ComponentConflictWarning",
+    "UnknownHookWarning",
+    "INPUT_KINDS",
+    "input_kinds",
+    "Kernel",
+    "VectorKernel",
+    "Sampler",
+    "ScoreSampler",
+    "Landmarks",
+    "Solver",
+    "SparseResult",
+    "Factorizer",
+    "FactorizationResult",
+    "Projection",
+    "ManifoldKernel",
+    "Task",
+    "TaskContext",
+    "KernelProtocol",
+    "SamplerProtocol",
+    "SolverProtocol",
+    "FactorizerProtocol",
+    "ProjectionProtocol",
+    "ManifoldKernelProtocol",
+    "TaskProtocol",
+    "PROTOCOLS",
+    "check_array",
+    "check_pair",
+    "check_scalar",
+    "check_positive",
+    "check_option",
+    "check_random_state",
+    "check_n_landmarks",
+    "check_dictionary",
+    "check_signals",
+    "check_tol",
+    "check_n_nonzero",
+    "check_constraints",
+    "ChunkedData",
     "Codes",
 ]
 

@@ -22,6 +22,7 @@ component without one takes vectors. A registration reads it from its factory.
 The result types are imported from here on first use (``sparsekit.protocols.Landmarks``), so
 that importing this module costs nothing.
 """
+
 from __future__ import annotations
 
 import importlib
@@ -35,9 +36,19 @@ if TYPE_CHECKING:  # pragma: no cover
     from .samplers.base import Landmarks
     from .solvers.base import SparseResult
 
-__all__ = ["KernelProtocol", "SamplerProtocol", "SolverProtocol", "FactorizerProtocol",
-           "ProjectionProtocol", "ManifoldKernelProtocol", "TaskProtocol", "PROTOCOLS",
-           "Landmarks", "SparseResult", "FactorizationResult"]
+__all__ = [
+    "KernelProtocol",
+    "SamplerProtocol",
+    "SolverProtocol",
+    "FactorizerProtocol",
+    "ProjectionProtocol",
+    "ManifoldKernelProtocol",
+    "TaskProtocol",
+    "PROTOCOLS",
+    "Landmarks",
+    "SparseResult",
+    "FactorizationResult",
+]
 
 #: The result types of the families, imported on first use: name -> module.
 RESULT_TYPES = {
@@ -160,8 +171,9 @@ class SamplerProtocol(Protocol):
         Not used: a protocol describes objects, it is not instantiated.
     """
 
-    def sample(self, X: Any, kernel: KernelProtocol, n_landmarks: int,
-               random_state: Any = None) -> Landmarks:
+    def sample(
+        self, X: Any, kernel: KernelProtocol, n_landmarks: int, random_state: Any = None
+    ) -> Landmarks:
         """Choose ``n_landmarks`` samples of ``X`` for ``kernel``.
 
         Parameters

@@ -19,6 +19,7 @@ claims a name that is already taken is skipped with a :class:`PluginWarning` nam
 components always win a name. The user blocks a plugin with ``SPARSEKIT_DISABLE_PLUGINS=name,...``
 or ``Registry(disable=[...])``.
 """
+
 from __future__ import annotations
 
 import builtins
@@ -82,7 +83,8 @@ FAMILY_NOTES = {
         "Use it through the manifold estimators (sparsekit.manifold: Isomap, "
         "LocallyLinearEmbedding, SpectralEmbedding, ...) or build it with "
         "sparsekit.get_manifold_kernel({name!r}); `sparsekit list --family kernel` lists the "
-        "kernels k(X, Y)."),
+        "kernels k(X, Y)."
+    ),
 }
 
 BUILTIN_PLUGINS = (
@@ -323,8 +325,14 @@ class Registry:
     False
     """
 
-    def __init__(self, *, builtins: bool = True, entry_points: bool = True, plugins: Iterable = (),
-                 disable: Iterable[str] = ()):
+    def __init__(
+        self,
+        *,
+        builtins: bool = True,
+        entry_points: bool = True,
+        plugins: Iterable = (),
+        disable: Iterable[str] = (),
+    ):
         if isinstance(disable, str):
             disable = [disable]
         self._pm = pluggy.PluginManager(PROJECT)
@@ -335,14 +343,18 @@ class Registry:
         self._tables: dict[str, dict[str, ComponentInfo]] | None = None
         self._disabled_by_arg = {normalize_name(n) for n in disable}
         self._disabled_by_env = _disabled_from_env()
-        self._skipped_plugins: list[SkippedPlugin] = []   # whole plugins (load time)
-        self._skipped_records: list[SkippedPlugin] = []   # components (table build time)
+        self._skipped_plugins: list[SkippedPlugin] = []  # whole plugins (load time)
+        self._skipped_records: list[SkippedPlugin] = []  # components (table build time)
         self._warned: set[str] = set()
         self._providers: dict[type, ComponentInfo] = {}
         # what rebuilds this registry when it is unpickled: see __reduce__
         self._recipe: dict[str, Any] = {
-            "builtins": builtins, "entry_points": entry_points,
-            "disable": sorted(self._disabled_by_arg), "plugins": [], "blocked": []}
+            "builtins": builtins,
+            "entry_points": entry_points,
+            "disable": sorted(self._disabled_by_arg),
+            "plugins": [],
+            "blocked": [],
+        }
         if builtins:
             for modname in BUILTIN_PLUGINS:
                 self._pm.register(importlib.import_module(modname), name=modname)
@@ -404,8 +416,10 @@ class Registry:
         default registry of the new process; plugin modules travel by name."""
         if self is _default:
             return (default_registry, ())
-        plugins = [(_ModuleRef(p.__name__) if isinstance(p, type(importlib)) else p, n)
-                   for p, n in self._recipe["plugins"]]
+        plugins = [
+            (_ModuleRef(p.__name__) if isinstance(p, type(importlib)) else p, n)
+            for p, n in self._recipe["plugins"]
+        ]
         return (_rebuild, ({**self._recipe, "plugins": plugins},))
 
     @property
@@ -453,11 +467,15 @@ class Registry:
             if not caller.has_spec():
                 close = closest_match(caller.name, sorted(hooks), cutoff=0.6)
                 hint = f"did you mean {close!r}? " if close else ""
-                reason = (f"it implements {caller.name!r}, which is not a sparsekit hook; {hint}"
-                          f"the hooks are {sorted(hooks)}")
+                reason = (
+                    f"it implements {caller.name!r}, which is not a sparsekit hook; {hint}"
+                    f"the hooks are {sorted(hooks)}"
+                )
                 self._skipped_plugins.append(SkippedPlugin(name, reason))
-                self._warn(f"sparsekit plugin {name!r}: {reason} (that function is ignored)",
-                           UnknownHookWarning)
+                self._warn(
+                    f"sparsekit plugin {name!r}: {reason} (that function is ignored)",
+                    UnknownHookWarning,
+                )
         for hook in sorted(hooks):
             func = getattr(plugin, hook, None)
             if callable(func) and self._pm.parse_hookimpl_opts(plugin, hook) is None:
@@ -486,7 +504,8 @@ class Registry:
                 raise
             except BaseException as exc:
                 self._skip_plugin(
-                    ep.name, f"failed to load ({ep.value}): {type(exc).__name__}: {exc}")
+                    ep.name, f"failed to load ({ep.value}): {type(exc).__name__}: {exc}"
+                )
                 continue
             try:
                 self._pm.register(plugin, name=ep.name)  # pluggy validates the hooks' arguments
@@ -525,17 +544,21 @@ class Registry:
             obj = ep.load()
             record = obj if isinstance(obj, Registration) else obj.registration()
             if not isinstance(record, Registration):
-                raise TypeError(f"registration() returned {type(record).__name__}, not a "
-                                "Registration")
+                raise TypeError(
+                    f"registration() returned {type(record).__name__}, not a Registration"
+                )
             self._pm.register(_RecordPlugin(family, record), name=name)
         except KeyboardInterrupt:
             raise
         except BaseException as exc:
             self._skip_plugin(name, f"failed to load ({ep.value}): {type(exc).__name__}: {exc}")
             return
-        self._warn(f"sparsekit plugin {name!r}: the entry-point group {group!r} is deprecated; "
-                   f"yield the {family}'s Registration from the {HOOK_OF_FAMILY[family]} hook "
-                   f"of a plugin in the {ENTRY_POINT_GROUP!r} group instead", DeprecationWarning)
+        self._warn(
+            f"sparsekit plugin {name!r}: the entry-point group {group!r} is deprecated; "
+            f"yield the {family}'s Registration from the {HOOK_OF_FAMILY[family]} hook "
+            f"of a plugin in the {ENTRY_POINT_GROUP!r} group instead",
+            DeprecationWarning,
+        )
 
     # -- tables ----------------------------------------------------------------------------
     def _ordered_impls(self, hook):
@@ -572,9 +595,13 @@ class Registry:
             for rec in records:
                 if not isinstance(rec, Registration):
                     self._skip_record(
-                        plugin_name, family, None,
+                        plugin_name,
+                        family,
+                        None,
                         f"yielded {type(rec).__name__} {rec!r} from {hook_name}; expected "
-                        "sparsekit.Registration", PluginLoadWarning)
+                        "sparsekit.Registration",
+                        PluginLoadWarning,
+                    )
                     continue
                 self._add(table, family, plugin_name, rec)
         return table
@@ -589,8 +616,11 @@ class Registry:
         info = ComponentInfo(
             family=family,
             name=normalize_name(rec.name),
-            aliases=tuple(dict.fromkeys(
-                a for a in map(normalize_name, rec.aliases) if a != normalize_name(rec.name))),
+            aliases=tuple(
+                dict.fromkeys(
+                    a for a in map(normalize_name, rec.aliases) if a != normalize_name(rec.name)
+                )
+            ),
             plugin=plugin_name,
             summary=rec.summary,
             registration=rec,
@@ -606,11 +636,14 @@ class Registry:
                 )
             owner = "built-in " if other.plugin in BUILTIN_PLUGINS else ""
             self._skip_record(
-                plugin_name, family, info.name,
+                plugin_name,
+                family,
+                info.name,
                 f"the name {key!r} is already taken by {owner}plugin {other.plugin!r} "
                 f"({family} {other.name!r}); rename the component, or disable one plugin "
                 f"({DISABLE_ENV}={plugin_name} or Registry(disable=[{plugin_name!r}]))",
-                ComponentConflictWarning)
+                ComponentConflictWarning,
+            )
             return
         for key in (info.name, *info.aliases):
             table[key] = info
@@ -678,8 +711,11 @@ class Registry:
             if close:
                 hint = f" Did you mean {other_table[close].name!r} (a {other})?"
         skipped = [s for s in self._skipped_records if s.family == family and s.name == key]
-        why = f" ({skipped[0].plugin!r} provides one but it was skipped: {skipped[0].reason})" \
-            if skipped else ""
+        why = (
+            f" ({skipped[0].plugin!r} provides one but it was skipped: {skipped[0].reason})"
+            if skipped
+            else ""
+        )
         raise UnknownComponentError(
             f"unknown {family} {name!r}.{hint} Available {family}s: {', '.join(available)}.{why}"
         )
@@ -698,20 +734,26 @@ class Registry:
             raise WrongFamilyError(
                 f"{name!r} is not a {family}: it is the {other.replace('-', ' ')} "
                 f"{info.name!r} (family {other!r}, plugin {info.plugin!r}). "
-                + FAMILY_NOTES[other].format(name=info.name), family=other)
+                + FAMILY_NOTES[other].format(name=info.name),
+                family=other,
+            )
         factory = info.registration.factory
         if other == "solver" and not callable(getattr(factory, "factorize", None)):
             return None  # a sparse coding solver, not a factorizer registered as a solver
         shortcut = {"factorizer": "get_factorizer", "solver": "get_solver"}[other]
         if other == "factorizer":
-            why = (f"{info.name!r} is a factorizer (factorize(M, constraints)), no longer a "
-                   f"solver: use sparsekit.{shortcut}({info.name!r}) or the registry family "
-                   "'factorizer'; looking it up as a solver is deprecated")
+            why = (
+                f"{info.name!r} is a factorizer (factorize(M, constraints)), no longer a "
+                f"solver: use sparsekit.{shortcut}({info.name!r}) or the registry family "
+                "'factorizer'; looking it up as a solver is deprecated"
+            )
         else:
-            why = (f"factorizer {info.name!r} of plugin {info.plugin!r} is registered through "
-                   "the sparsekit_solvers hook; factorizers are a family of their own: yield "
-                   "its Registration from the sparsekit_factorizers hook (registering a "
-                   "factorizer as a solver is deprecated)")
+            why = (
+                f"factorizer {info.name!r} of plugin {info.plugin!r} is registered through "
+                "the sparsekit_solvers hook; factorizers are a family of their own: yield "
+                "its Registration from the sparsekit_factorizers hook (registering a "
+                "factorizer as a solver is deprecated)"
+            )
         warnings.warn(why, DeprecationWarning, stacklevel=_caller_stacklevel())
         return info
 
@@ -749,7 +791,8 @@ class Registry:
                 raise TypeError(
                     "the registry builds components from names; a kernel function k(X, Y) -> "
                     "Gram is wrapped by sparsekit.get_kernel(function) (or "
-                    "sparsekit.kernels.base.CallableKernel(function)), not by Registry.get")
+                    "sparsekit.kernels.base.CallableKernel(function)), not by Registry.get"
+                )
             _check_component_object(fam, name_or_object)
             if params:
                 raise TypeError(
@@ -841,8 +884,10 @@ def _hook_records(hook, hook_name: str):
             iterator = iter(result)
             for rec in iterator:
                 if len(records) == MAX_REGISTRATIONS_PER_HOOK:
-                    reason = (f"yielded more than {MAX_REGISTRATIONS_PER_HOOK:,} registrations "
-                              f"from {hook_name} (cut there)")
+                    reason = (
+                        f"yielded more than {MAX_REGISTRATIONS_PER_HOOK:,} registrations "
+                        f"from {hook_name} (cut there)"
+                    )
                     break
                 records.append(rec)
     except KeyboardInterrupt:
@@ -859,8 +904,14 @@ def _hook_records(hook, hook_name: str):
     return (None, reason) if reason is not None else (records, None)
 
 
-_REQUIRED_METHOD = {"kernel": "__call__", "sampler": "sample", "solver": "solve",
-                    "factorizer": "factorize", "manifold-kernel": "gram", "task": "run"}
+_REQUIRED_METHOD = {
+    "kernel": "__call__",
+    "sampler": "sample",
+    "solver": "solve",
+    "factorizer": "factorize",
+    "manifold-kernel": "gram",
+    "task": "run",
+}
 
 
 def _caller_stacklevel() -> int:
@@ -880,8 +931,12 @@ def _is_function(obj: object) -> TypeGuard[Callable[..., Any]]:
     import functools
     import inspect
 
-    return (inspect.isfunction(obj) or inspect.isbuiltin(obj) or inspect.ismethod(obj)
-            or isinstance(obj, functools.partial))
+    return (
+        inspect.isfunction(obj)
+        or inspect.isbuiltin(obj)
+        or inspect.ismethod(obj)
+        or isinstance(obj, functools.partial)
+    )
 
 
 def _check_component_object(family: str, obj) -> None:
@@ -891,7 +946,8 @@ def _check_component_object(family: str, obj) -> None:
         what = "a registered kernel name (str), a kernel object or a function k(X, Y) -> Gram"
     else:
         what = f"a registered {family} name (str) or a {family} object" + (
-            f" with {method}(...)" if method else "")
+            f" with {method}(...)" if method else ""
+        )
     if obj is None or isinstance(obj, (int, float, complex)):
         raise TypeError(f"{family} must be {what}; got {obj!r}")
     if isinstance(obj, type):
@@ -901,10 +957,14 @@ def _check_component_object(family: str, obj) -> None:
         )
     if family == "kernel" and getattr(obj, "data_dependent", False):
         name = getattr(obj, "name", type(obj).__name__)
-        raise TypeError(f"kernel must be {what}; got the manifold kernel {type(obj).__name__}. "
-                        + FAMILY_NOTES["manifold-kernel"].format(name=name))
+        raise TypeError(
+            f"kernel must be {what}; got the manifold kernel {type(obj).__name__}. "
+            + FAMILY_NOTES["manifold-kernel"].format(name=name)
+        )
     if method and not callable(getattr(obj, method, None)):
         raise TypeError(f"{family} must be {what}; got {type(obj).__name__}")
+
+
 @dataclass(frozen=True)
 class _ModuleRef:
     """A plugin module in a pickled registry: imported again by name."""
@@ -913,8 +973,9 @@ class _ModuleRef:
 
 
 def _rebuild(recipe) -> Registry:
-    reg = Registry(builtins=recipe["builtins"], entry_points=recipe["entry_points"],
-                   disable=recipe["disable"])
+    reg = Registry(
+        builtins=recipe["builtins"], entry_points=recipe["entry_points"], disable=recipe["disable"]
+    )
     for name in recipe["blocked"]:
         reg.block(name)
     for plugin, name in recipe["plugins"]:
@@ -1054,8 +1115,10 @@ def kernel_by_name(registry: Registry, name: str | object, params: dict) -> Any:
         warnings.warn(
             f"sparsekit.get_kernel({name!r}) is deprecated: {name!r} is a manifold kernel "
             f"(data-dependent, not a kernel k(X, Y)); use "
-            f"sparsekit.get_manifold_kernel({name!r})", DeprecationWarning,
-            stacklevel=_caller_stacklevel())
+            f"sparsekit.get_manifold_kernel({name!r})",
+            DeprecationWarning,
+            stacklevel=_caller_stacklevel(),
+        )
         return registry.get(exc.family, name, **params)
 
 
@@ -1190,16 +1253,37 @@ def __getattr__(name: str) -> Any:
     # component classes, which the registry does not import). The deprecated alias looks the
     # module up when it is used, so that this module imports nothing above it.
     if name == "resolve":
-        warnings.warn("sparsekit.registry.resolve is deprecated: use sparsekit.components.resolve",
-                      DeprecationWarning, stacklevel=2)
+        warnings.warn(
+            "sparsekit.registry.resolve is deprecated: use sparsekit.components.resolve",
+            DeprecationWarning,
+            stacklevel=2,
+        )
         return importlib.import_module("sparsekit.components").resolve
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
+
 __all__ = [
-    "Registry", "Registration", "ComponentInfo", "SkippedPlugin", "default_registry",
-    "get_kernel", "get_sampler", "get_solver", "get_projection",
-    "get_factorizer", "get_manifold_kernel", "WrongFamilyError", "list_components",
-    "UnknownComponentError", "ComponentConflictError", "ComponentResultError", "PluginWarning",
-    "PluginLoadWarning", "ComponentConflictWarning", "UnknownHookWarning", "ACCEPTS",
-    "BUILTIN_PLUGINS", "MAX_REGISTRATIONS_PER_HOOK",
+    "Registry",
+    "Registration",
+    "ComponentInfo",
+    "SkippedPlugin",
+    "default_registry",
+    "get_kernel",
+    "get_sampler",
+    "get_solver",
+    "get_projection",
+    "get_factorizer",
+    "get_manifold_kernel",
+    "WrongFamilyError",
+    "list_components",
+    "UnknownComponentError",
+    "ComponentConflictError",
+    "ComponentResultError",
+    "PluginWarning",
+    "PluginLoadWarning",
+    "ComponentConflictWarning",
+    "UnknownHookWarning",
+    "ACCEPTS",
+    "BUILTIN_PLUGINS",
+    "MAX_REGISTRATIONS_PER_HOOK",
 ]

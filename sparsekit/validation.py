@@ -11,6 +11,7 @@ Samplers
 Solvers (dictionary atoms are columns, signals are the columns of ``Y``)
     :func:`check_dictionary`, :func:`check_signals`, :func:`check_tol`, :func:`check_n_nonzero`
 """
+
 from ._validation import (
     check_array,
     check_option,
@@ -23,7 +24,15 @@ from .samplers.base import check_n_landmarks
 from .solvers.base import check_dictionary, check_n_nonzero, check_signals, check_tol
 
 __all__ = [
-    "check_array", "check_pair", "check_scalar", "check_positive", "check_option",
-    "check_random_state", "check_n_landmarks", "check_dictionary", "check_signals", "check_tol",
+    "check_array",
+    "check_pair",
+    "check_scalar",
+    "check_positive",
+    "check_option",
+    "check_random_state",
+    "check_n_landmarks",
+    "check_dictionary",
+    "check_signals",
+    "check_tol",
     "check_n_nonzero",
 ]

@@ -4,6 +4,7 @@ CUDA kernels are tested against the CPU ones on every run through Numba's simula
 machine with a GPU, run the suite with NUMBA_ENABLE_CUDASIM=0 to test the real device.
 The variable must be set before Numba is first imported, hence at the top of this file.
 """
+
 import os
 
 os.environ.setdefault("NUMBA_ENABLE_CUDASIM", "1")

@@ -1,4 +1,5 @@
 """The CI's internal-link check of the built site finds missing targets and nothing else."""
+
 import importlib.util
 from pathlib import Path
 
@@ -17,11 +18,13 @@ def test_check_links_reports_missing_targets_only(tmp_path, capsys):
     (tmp_path / "_static").mkdir()
     (tmp_path / "_static" / "style.css").write_text("")
     (tmp_path / "api" / "page.html").write_text(
-        '<a href="../index.html#top">home</a><img src="../_static/missing.png">')
+        '<a href="../index.html#top">home</a><img src="../_static/missing.png">'
+    )
     (tmp_path / "index.html").write_text(
         '<link href="_static/style.css"><a href="api/page.html?x=1">api</a>'
         '<a href="https://example.org/">out</a><a href="#here">here</a>'
-        '<a href="mailto:a@b.c">mail</a><a href="api/gone.html">gone</a>')
+        '<a href="mailto:a@b.c">mail</a><a href="api/gone.html">gone</a>'
+    )
     check = _module()
     assert check.main([str(tmp_path)]) == 1
     out = capsys.readouterr().out

@@ -1,4 +1,5 @@
 """The ``sparsekit`` command line."""
+
 import subprocess
 import sys
 
@@ -64,8 +65,9 @@ def test_list_json_is_machine_readable(capsys):
 
 
 def test_python_dash_m_sparsekit():
-    out = subprocess.run([sys.executable, "-m", "sparsekit", "--version"], capture_output=True,
-                         text=True, check=True).stdout
+    out = subprocess.run(
+        [sys.executable, "-m", "sparsekit", "--version"], capture_output=True, text=True, check=True
+    ).stdout
     assert out.strip() == f"sparsekit {sparsekit.__version__}"
 
 
@@ -96,8 +98,12 @@ def test_nystrom_reading_notes_explain_rls_losing_to_uniform():
 
     X = exp.generated_dataset(n=300, d=5, random_state=0)
     table = exp.ErrorTable("data", 300, 300, [5, 30], ["uniform", "dac-rls", "rls", "greedy-trace"])
-    table.errors = {("uniform", 5): np.array([10.0]), ("dac-rls", 5): np.array([12.0]),
-                    ("rls", 5): np.array([9.0]), ("greedy-trace", 5): np.array([3.0])}
+    table.errors = {
+        ("uniform", 5): np.array([10.0]),
+        ("dac-rls", 5): np.array([12.0]),
+        ("rls", 5): np.array([9.0]),
+        ("greedy-trace", 5): np.array([3.0]),
+    }
     notes = demo.reading_notes(table, X)
     line = next(n for n in notes if "lose to uniform" in n)
     d_eff = exp.make_sampler("rls", lam=exp.LAM).effective_dimension(
@@ -126,8 +132,12 @@ def test_demo_unknown_section(capsys):
 
 
 def test_console_script_entry_point_runs():
-    out = subprocess.run([sys.executable, "-m", "sparsekit.cli", "list", "--family", "kernel"],
-                         capture_output=True, text=True, check=True).stdout
+    out = subprocess.run(
+        [sys.executable, "-m", "sparsekit.cli", "list", "--family", "kernel"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     assert "| rbf " in out
 
 
@@ -135,8 +145,11 @@ def test_demo_solvers_section_recovers_supports():
     from sparsekit.run.demo import solver_table
 
     table = solver_table(n_features=64, n_atoms=128, n_nonzero=2, n_signals=20)
-    rows = {line.split("|")[1].strip(): line.split("|") for line in table.splitlines()[3:]
-            if line.startswith("|")}
+    rows = {
+        line.split("|")[1].strip(): line.split("|")
+        for line in table.splitlines()[3:]
+        if line.startswith("|")
+    }
     assert set(rows) == {"omp", "mp", "nn-omp", "frank-wolfe"}
     assert rows["omp"][3].strip() == "100.0%" and float(rows["omp"][4]) < 1e-10
     bound = table.splitlines()[0].split("guaranteed recovery below m = ")[1].rstrip(")")

@@ -6,6 +6,7 @@
 - ``registry=``: a private registry whose components the default registry does not have is the
   one that resolves names, in every entry point.
 """
+
 import importlib
 import sys
 import warnings
@@ -80,20 +81,40 @@ def test_resolve_names_objects_functions_and_precomputed(private):
     assert isinstance(resolve("sampler", "private-uniform", registry=private), _PrivateUniform)
 
 
-@pytest.mark.parametrize("family, spec, params, match", [
-    ("kernel", None, None, "kernel must be a registered kernel name or a kernel object, got None"),
-    ("kernel", RBFKernel, None, "pass an instance, e.g. RBFKernel()"),
-    ("sampler", 3, None, "sampler must be a registered sampler name"),
-    ("solver", object(), None, r"solver object with solve\(...\)"),
-    ("kernel", RBFKernel(), {"gamma": 1.0}, "kernel_params can only be given with a kernel "
-                                            "name or a function"),
-    ("sampler", UniformSampler(), {"replace": True}, "sampler_params can only be given with a "
-                                                     "sampler name, not"),
-    ("kernel", "precomputed", {"gamma": 1.0}, "kernel_params cannot be given with "
-                                              "kernel='precomputed'"),
-    ("kernel", "rbf", [("gamma", 1.0)], "kernel_params must be a dict"),
-    ("sampler", lambda X: X, None, "sampler must be a registered sampler name"),
-])
+@pytest.mark.parametrize(
+    "family, spec, params, match",
+    [
+        (
+            "kernel",
+            None,
+            None,
+            "kernel must be a registered kernel name or a kernel object, got None",
+        ),
+        ("kernel", RBFKernel, None, "pass an instance, e.g. RBFKernel()"),
+        ("sampler", 3, None, "sampler must be a registered sampler name"),
+        ("solver", object(), None, r"solver object with solve\(...\)"),
+        (
+            "kernel",
+            RBFKernel(),
+            {"gamma": 1.0},
+            "kernel_params can only be given with a kernel name or a function",
+        ),
+        (
+            "sampler",
+            UniformSampler(),
+            {"replace": True},
+            "sampler_params can only be given with a sampler name, not",
+        ),
+        (
+            "kernel",
+            "precomputed",
+            {"gamma": 1.0},
+            "kernel_params cannot be given with kernel='precomputed'",
+        ),
+        ("kernel", "rbf", [("gamma", 1.0)], "kernel_params must be a dict"),
+        ("sampler", lambda X: X, None, "sampler must be a registered sampler name"),
+    ],
+)
 def test_resolve_rejects_what_cannot_be_a_component(family, spec, params, match):
     with pytest.raises(TypeError, match=match):
         resolve(family, spec, params)
@@ -160,12 +181,19 @@ def test_estimators_and_stats_never_fit_the_callers_objects(samples):
     assert sampler.calls == 0 and est.nystroem_.sampler_.calls == 1
     assert est.nystroem_.sampler_ is not sampler
     stats.mmd2_nystrom(X, Y, kernel, sampler=sampler, n_landmarks=5, random_state=0)
-    stats.three_sample_test(X, Y, X[:10], kernel=kernel, sampler=sampler, n_landmarks=4,
-                            random_state=0)
-    stats.permutation_test(X, Y, kernel=kernel, sampler=sampler, n_landmarks=4,
-                           n_permutations=5, random_state=0)
-    for fn in (stats.mmd2_biased, stats.mmd2_unbiased, stats.mmd2_linear, stats.mmd2_block,
-               stats.mmd2_rff):
+    stats.three_sample_test(
+        X, Y, X[:10], kernel=kernel, sampler=sampler, n_landmarks=4, random_state=0
+    )
+    stats.permutation_test(
+        X, Y, kernel=kernel, sampler=sampler, n_landmarks=4, n_permutations=5, random_state=0
+    )
+    for fn in (
+        stats.mmd2_biased,
+        stats.mmd2_unbiased,
+        stats.mmd2_linear,
+        stats.mmd2_block,
+        stats.mmd2_rff,
+    ):
         fn(X, Y, kernel)
     assert kernel.gamma_ is None and sampler.calls == 0
 
@@ -186,8 +214,9 @@ def test_solver_objects_are_copied_by_the_coder_the_forest_and_run_task():
     sampler = _CountingUniform()
     from sparsekit.run import run_task
 
-    run_task("sampler", {"n_landmarks": 5}, {"X": X}, components={"sampler": sampler,
-                                                                   "kernel": "linear"})
+    run_task(
+        "sampler", {"n_landmarks": 5}, {"X": X}, components={"sampler": sampler, "kernel": "linear"}
+    )
     assert sampler.calls == 0
 
 
@@ -206,18 +235,23 @@ def _entry_points_with_a_kernel_name(X, Y):
         "mmd2_nystrom": lambda k: stats.mmd2_nystrom(X, Y, k),
         "three_sample_test": lambda k: stats.three_sample_test(X, Y, X, kernel=k),
         "three_sample_error": lambda k: stats.three_sample_error(
-            lambda n, rng: X[:n], lambda n, rng: Y[:n], [5], n_repetitions=1, kernel=k),
+            lambda n, rng: X[:n], lambda n, rng: Y[:n], [5], n_repetitions=1, kernel=k
+        ),
         "permutation_test": lambda k: stats.permutation_test(X, Y, kernel=k),
-        "run_task": lambda k: run_task("nystrom", {"n_components": 5}, {"X": X},
-                                       components={"kernel": k}),
+        "run_task": lambda k: run_task(
+            "nystrom", {"n_components": 5}, {"X": X}, components={"kernel": k}
+        ),
     }
 
 
 @pytest.mark.parametrize("entry", sorted(_entry_points_with_a_kernel_name(None, None)))
 def test_a_misspelt_kernel_gets_the_closest_name_everywhere(entry, samples):
     call = _entry_points_with_a_kernel_name(*samples)[entry]
-    with pytest.raises(UnknownComponentError, match=r"unknown kernel 'rbff'\. Did you mean "
-                                                    r"'rbf'\? Available kernels: "):
+    with pytest.raises(
+        UnknownComponentError,
+        match=r"unknown kernel 'rbff'\. Did you mean "
+        r"'rbf'\? Available kernels: ",
+    ):
         call("rbff")
 
 
@@ -255,9 +289,11 @@ def _linear_mmd2_unbiased(X, Y):
 def test_stats_resolve_kernel_names_in_the_given_registry(samples, private):
     X, Y = samples
     assert stats.mmd2_biased(X, Y, "private-linear", registry=private) == pytest.approx(
-        _linear_mmd2_biased(X, Y), rel=1e-12)
+        _linear_mmd2_biased(X, Y), rel=1e-12
+    )
     assert stats.mmd2_unbiased(X, Y, "private-linear", registry=private) == pytest.approx(
-        _linear_mmd2_unbiased(X, Y), rel=1e-12)
+        _linear_mmd2_unbiased(X, Y), rel=1e-12
+    )
     for fn in (stats.mmd2_biased, stats.mmd2_linear, stats.mmd2_block, stats.mmd2_nystrom):
         fn(X, Y, "private-linear", registry=private)
         with pytest.raises(UnknownComponentError):
@@ -265,21 +301,43 @@ def test_stats_resolve_kernel_names_in_the_given_registry(samples, private):
     # the Nyström MMD with every point a landmark is the exact (biased) MMD² of the linear kernel,
     # plus λ‖v‖² = λ (1/n + 1/m)
     lam = 1e-3
-    est = stats.NystromMMD("private-linear", sampler="private-uniform", n_landmarks=70,
-                           lam=lam, registry=private).fit(X, Y)
+    est = stats.NystromMMD(
+        "private-linear", sampler="private-uniform", n_landmarks=70, lam=lam, registry=private
+    ).fit(X, Y)
     assert isinstance(est.kernel_, _PrivateLinear)
     assert isinstance(est.nystroem_.sampler_, _PrivateUniform)
     assert est.mmd2() == pytest.approx(
-        _linear_mmd2_biased(X, Y) + lam * (1 / len(X) + 1 / len(Y)), rel=1e-9)
-    res = stats.three_sample_test(X, Y, X[:10], kernel="private-linear",
-                                  sampler="private-uniform", registry=private, random_state=0)
+        _linear_mmd2_biased(X, Y) + lam * (1 / len(X) + 1 / len(Y)), rel=1e-9
+    )
+    res = stats.three_sample_test(
+        X,
+        Y,
+        X[:10],
+        kernel="private-linear",
+        sampler="private-uniform",
+        registry=private,
+        random_state=0,
+    )
     assert res.w_from_x  # W = X[:10] comes from P_X
-    stats.permutation_test(X, Y, kernel="private-linear", sampler="private-uniform",
-                           n_permutations=5, registry=private, random_state=0)
-    rows = stats.three_sample_error(lambda n, rng: X[:n], lambda n, rng: Y[:n], [6],
-                                    methods=("nystrom",), n_repetitions=1,
-                                    kernel="private-linear", registry=private,
-                                    method_options={"nystrom": {"sampler": "private-uniform"}})
+    stats.permutation_test(
+        X,
+        Y,
+        kernel="private-linear",
+        sampler="private-uniform",
+        n_permutations=5,
+        registry=private,
+        random_state=0,
+    )
+    rows = stats.three_sample_error(
+        lambda n, rng: X[:n],
+        lambda n, rng: Y[:n],
+        [6],
+        methods=("nystrom",),
+        n_repetitions=1,
+        kernel="private-linear",
+        registry=private,
+        method_options={"nystrom": {"sampler": "private-uniform"}},
+    )
     assert rows[0]["method"] == "nystrom"
     with pytest.raises(UnknownComponentError):
         stats.NystromMMD(sampler="private-uniform").fit(X, Y)
@@ -287,8 +345,9 @@ def test_stats_resolve_kernel_names_in_the_given_registry(samples, private):
 
 def test_estimators_resolve_names_in_the_given_registry(samples, private):
     X, _ = samples
-    ny = sparsekit.Nystroem("private-linear", sampler="private-uniform", n_components=len(X),
-                            registry=private).fit(X)
+    ny = sparsekit.Nystroem(
+        "private-linear", sampler="private-uniform", n_components=len(X), registry=private
+    ).fit(X)
     Z = ny.transform(X)
     np.testing.assert_allclose(Z @ Z.T, X @ X.T, atol=1e-9)  # S = X: the exact linear Gram
     with pytest.raises(UnknownComponentError):
@@ -296,16 +355,19 @@ def test_estimators_resolve_names_in_the_given_registry(samples, private):
     rng = np.random.default_rng(2)
     dictionary = rng.standard_normal((12, 6))
     signals = rng.standard_normal((4, 6))
-    coder = sparsekit.SparseCoder(dictionary, solver="private-omp",
-                                  solver_params={"n_nonzero_coefs": 3}, registry=private)
+    coder = sparsekit.SparseCoder(
+        dictionary, solver="private-omp", solver_params={"n_nonzero_coefs": 3}, registry=private
+    )
     codes = coder.fit_transform(signals)
     assert isinstance(coder.solver_, _PrivateOMP)
-    np.testing.assert_allclose(codes, orthogonal_mp(dictionary.T, signals.T, n_nonzero_coefs=3).T,
-                               atol=1e-10)
+    np.testing.assert_allclose(
+        codes, orthogonal_mp(dictionary.T, signals.T, n_nonzero_coefs=3).T, atol=1e-10
+    )
     y = X[:, 0] + X[:, 1] ** 2
     ref = sparsekit.OMPForestRegressor(3, solver="omp", n_estimators=8, random_state=0).fit(X, y)
-    got = sparsekit.OMPForestRegressor(3, solver="private-omp", n_estimators=8, random_state=0,
-                                       registry=private).fit(X, y)
+    got = sparsekit.OMPForestRegressor(
+        3, solver="private-omp", n_estimators=8, random_state=0, registry=private
+    ).fit(X, y)
     np.testing.assert_allclose(got.predict(X), ref.predict(X), rtol=1e-12)
 
 
@@ -314,18 +376,25 @@ def test_tasks_resolve_names_in_the_run_tasks_registry(samples, private):
     from sparsekit.run import run_task
     from sparsekit.run.tasks import make_sampler
 
-    out = run_task("sampler", {"n_landmarks": 6}, {"X": X},
-                   components={"kernel": "private-linear", "sampler": "private-uniform"},
-                   registry=private)
+    out = run_task(
+        "sampler",
+        {"n_landmarks": 6},
+        {"X": X},
+        components={"kernel": "private-linear", "sampler": "private-uniform"},
+        registry=private,
+    )
     assert out["n_landmarks"] == 6
     assert isinstance(make_sampler("private-uniform", registry=private), _PrivateUniform)
-    out = run_task("mmd", {"method": "nystrom", "sampler": "private-uniform"},
-                   {"X": np.vstack([X, X + 1.0]), "y": np.repeat([0, 1], len(X))},
-                   components={"kernel": "private-linear"}, registry=private)
+    out = run_task(
+        "mmd",
+        {"method": "nystrom", "sampler": "private-uniform"},
+        {"X": np.vstack([X, X + 1.0]), "y": np.repeat([0, 1], len(X))},
+        components={"kernel": "private-linear"},
+        registry=private,
+    )
     assert out["mmd2"] > 0
     with pytest.raises(UnknownComponentError):
-        run_task("sampler", {"n_landmarks": 6}, {"X": X},
-                 components={"kernel": "private-linear"})
+        run_task("sampler", {"n_landmarks": 6}, {"X": X}, components={"kernel": "private-linear"})
 
 
 def test_kernel_functions_and_precomputed_reach_every_estimator(samples):
@@ -340,5 +409,4 @@ def test_kernel_functions_and_precomputed_reach_every_estimator(samples):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         ny = sparsekit.Nystroem("precomputed", n_components=len(X)).fit(X @ X.T)
-    np.testing.assert_allclose(ny.transform(X @ X.T) @ ny.transform(X @ X.T).T, X @ X.T,
-                               atol=1e-8)
+    np.testing.assert_allclose(ny.transform(X @ X.T) @ ny.transform(X @ X.T).T, X @ X.T, atol=1e-8)

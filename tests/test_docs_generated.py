@@ -4,6 +4,7 @@
 the ``sparsekit run`` reference (every built-in task with its parameters, every data source with
 its parameters) and the table of built-in components; these tests run it without Sphinx.
 """
+
 import importlib
 import importlib.util
 from pathlib import Path
@@ -42,7 +43,7 @@ def test_api_pages_list_every_name_of_every_all(ext, tmp_path):
 def test_each_object_has_one_primary_listing(ext):
     modules = ext.public_modules()
     primary = ext.primary_listings(modules)
-    assert "sparsekit.linalg.sparse_factors.SparseFactors" in primary   # its home module
+    assert "sparsekit.linalg.sparse_factors.SparseFactors" in primary  # its home module
     assert "sparsekit.linalg.SparseFactors" not in primary
     assert "sparsekit.SparseFactors" not in primary
     assert "sparsekit.features.nystrom.Nystroem" in primary

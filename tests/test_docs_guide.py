@@ -4,6 +4,7 @@ Each page's blocks run in order in one namespace (a page is one session). A top-
 ``print(...)  # text`` line states what it prints: the printed line must begin the comment
 (``# (3000, 100) True`` or ``# True: symmetric``), so the values shown on the pages are checked.
 """
+
 import re
 from pathlib import Path
 

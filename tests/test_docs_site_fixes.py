@@ -1,6 +1,7 @@
 """Two fixes of how the built site looks, run without Sphinx: a class whose base defines
 ``__new__(*args, **kwargs)`` shows its own constructor's parameters, and a wide first figure
 gets a thumbnail of its first panel instead of a shrunken strip."""
+
 import importlib.util
 import sys
 from pathlib import Path
@@ -23,13 +24,15 @@ def test_linear_operator_subclass_shows_its_constructor():
     from sparsekit.linalg import SparseFactors
 
     ext = load("sparsekit_docs")
-    got = ext.constructor_signature(None, "class", "SparseFactors", SparseFactors, {},
-                                    "(*args, **kwargs)", None)
+    got = ext.constructor_signature(
+        None, "class", "SparseFactors", SparseFactors, {}, "(*args, **kwargs)", None
+    )
     assert got == ("(factors, scale=1.0, *, shape=None, dtype=None)", None)
     # any other signature is left to autodoc
     assert ext.constructor_signature(None, "class", "X", SparseFactors, {}, "(a, b)", None) is None
-    assert ext.constructor_signature(None, "function", "f", len, {}, "(*args, **kwargs)",
-                                     None) is None
+    assert (
+        ext.constructor_signature(None, "function", "f", len, {}, "(*args, **kwargs)", None) is None
+    )
 
 
 def test_wide_first_figure_gets_a_thumbnail_of_its_left_panel(tmp_path):
@@ -49,15 +52,18 @@ def test_wide_first_figure_gets_a_thumbnail_of_its_left_panel(tmp_path):
     Image.fromarray(np.full((300, 400, 3), 128, np.uint8)).save(images / "sphx_glr_tall_001.png")
     for stem in ("wide", "tall"):
         Image.new("RGB", (400, 280), "white").save(images / "thumb" / f"sphx_glr_{stem}_thumb.png")
-    app = SimpleNamespace(srcdir=str(tmp_path),
-                          config=SimpleNamespace(sphinx_gallery_conf={"gallery_dirs":
-                                                                      "auto_examples"}))
+    app = SimpleNamespace(
+        srcdir=str(tmp_path),
+        config=SimpleNamespace(sphinx_gallery_conf={"gallery_dirs": "auto_examples"}),
+    )
     gallery.crop_wide_thumbnails(app)
     thumb = np.asarray(Image.open(images / "thumb" / "sphx_glr_wide_thumb.png").convert("RGB"))
     # the left 143 x 100 px (the box's 400:280 aspect, inside the red panel) fill the box
     assert thumb.shape == (280, 400, 3)
     assert (thumb[..., 0] > 200).all() and (thumb[..., 1:] < 50).all()
     untouched = np.asarray(Image.open(images / "thumb" / "sphx_glr_tall_thumb.png"))
-    assert (untouched == 255).all()                            # not wide: left as it was
+    assert (untouched == 255).all()  # not wide: left as it was
     assert sorted(p.name for p in (images / "thumb").iterdir()) == [
-        "sphx_glr_tall_thumb.png", "sphx_glr_wide_thumb.png"]   # no temporary file left
+        "sphx_glr_tall_thumb.png",
+        "sphx_glr_wide_thumb.png",
+    ]  # no temporary file left

@@ -10,6 +10,7 @@ applies except those in :data:`EXCLUDED_CHECKS`, each with its reason.
 
 A failure lists every failing name with the codes it fails and their messages, one name a line.
 """
+
 from __future__ import annotations
 
 import importlib
@@ -55,7 +56,8 @@ def public_modules() -> tuple[list, list[str]]:
     because an optional extra is missing."""
     package = importlib.import_module(PACKAGE)
     names = [PACKAGE] + [
-        info.name for info in pkgutil.walk_packages(package.__path__, PACKAGE + ".")
+        info.name
+        for info in pkgutil.walk_packages(package.__path__, PACKAGE + ".")
         if not any(part.startswith("_") for part in info.name.split("."))
     ]
     modules, missing = [], []
@@ -129,7 +131,7 @@ def _members(cls):
 def _inherits_doc(cls, klass, name) -> bool:
     """Whether ``klass.name`` overrides a method of a later class of ``cls``'s MRO that has a
     docstring (what ``inspect.getdoc`` and Sphinx show for it)."""
-    later = cls.__mro__[cls.__mro__.index(klass) + 1:]
+    later = cls.__mro__[cls.__mro__.index(klass) + 1 :]
     return any(getattr(vars(base).get(name), "__doc__", None) for base in later)
 
 
@@ -164,8 +166,12 @@ def test_every_public_module_has_all():
 
 def test_all_names_exist():
     modules, _ = public_modules()
-    broken = [f"{m.__name__}.{item}" for m in modules for item in getattr(m, "__all__", ())
-              if not hasattr(m, item)]
+    broken = [
+        f"{m.__name__}.{item}"
+        for m in modules
+        for item in getattr(m, "__all__", ())
+        if not hasattr(m, item)
+    ]
     assert not broken, "names in __all__ that the module lacks:\n" + "\n".join(broken)
 
 

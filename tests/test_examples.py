@@ -1,4 +1,5 @@
 """The example scripts write every file under one --out folder (default examples/output/)."""
+
 import importlib.util
 import os
 import subprocess
@@ -23,8 +24,13 @@ def _run(script, *args):
         **os.environ,
         "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
     }
-    return subprocess.run([sys.executable, str(EXAMPLES / script), *args], capture_output=True,
-                          text=True, env=env, cwd=ROOT)
+    return subprocess.run(
+        [sys.executable, str(EXAMPLES / script), *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=ROOT,
+    )
 
 
 def test_output_folder_is_ignored_by_git():
@@ -33,8 +39,21 @@ def test_output_folder_is_ignored_by_git():
 
 def test_frank_wolfe_example_writes_under_out(tmp_path):
     out = tmp_path / "fw"
-    run = _run("frank_wolfe_recovery.py", "--n-features", "60", "--n-atoms", "120",
-               "--dictionaries", "1", "--signals", "3", "--iters", "60", "--out", str(out))
+    run = _run(
+        "frank_wolfe_recovery.py",
+        "--n-features",
+        "60",
+        "--n-atoms",
+        "120",
+        "--dictionaries",
+        "1",
+        "--signals",
+        "3",
+        "--iters",
+        "60",
+        "--out",
+        str(out),
+    )
     assert run.returncode == 0, run.stderr
     written = sorted(p.name for p in out.iterdir())
     assert written == [
@@ -63,13 +82,19 @@ def test_nystrom_example_writes_under_out(tmp_path, monkeypatch, capsys):
         "__defaults__",
         (("uniform", "diagonal"),) + example.exp.frobenius_error_table.__defaults__[1:],
     )
-    monkeypatch.setattr(example.exp.score_timing_table, "__defaults__",
-                        (("diagonal",),) + example.exp.score_timing_table.__defaults__[1:])
+    monkeypatch.setattr(
+        example.exp.score_timing_table,
+        "__defaults__",
+        (("diagonal",),) + example.exp.score_timing_table.__defaults__[1:],
+    )
     out = tmp_path / "ny"
     example.main(quick=True, out=str(out))
     assert sorted(p.name for p in out.iterdir()) == [
-        "nystrom_error_digits.png", "nystrom_error_generated.png",
-        "nystrom_score_time_digits.png", "nystrom_score_time_generated.png"]
+        "nystrom_error_digits.png",
+        "nystrom_error_generated.png",
+        "nystrom_score_time_digits.png",
+        "nystrom_score_time_generated.png",
+    ]
     captured = capsys.readouterr()
     assert f"figures written to {out}" in captured.out
     assert f"writing the figures to {out}" in captured.err

@@ -1,6 +1,7 @@
 """One family per protocol: factorizers and manifold kernels are families of their own, one
 vocabulary for what a component accepts, one Protocol per family, and the plugin-author API in
 ``sparsekit.plugins`` (the old spellings keep working, with a DeprecationWarning)."""
+
 import json
 import subprocess
 import sys
@@ -58,8 +59,7 @@ def test_plugin_factorizer_is_listed_in_its_family(reg, monkeypatch, capsys):
     assert cli.main(["list", "--json"]) == 0
     rows = json.loads(capsys.readouterr().out)["components"]
     factorizers = {r["name"]: r["plugin"] for r in rows if r["family"] == "factorizer"}
-    assert set(factorizers) == {"palm4msa", "hierarchical-palm4msa", "recording-palm",
-                                "level-palm"}
+    assert set(factorizers) == {"palm4msa", "hierarchical-palm4msa", "recording-palm", "level-palm"}
     assert cli.main(["list", "--family", "factorizer"]) == 0
     table = capsys.readouterr().out
     assert "recording-palm" in table and "omp" not in table
@@ -73,7 +73,7 @@ def test_quickmeans_uses_the_plugin_factorizer(reg):
     kw = dict(n_clusters=4, sparsity=2, max_iter=4, palm_iter=15, random_state=0)
     ref = sparsekit.QuicKMeans(**kw).fit(X)
     with warnings.catch_warnings():
-        warnings.simplefilter("error", DeprecationWarning)   # the new family: no deprecated path
+        warnings.simplefilter("error", DeprecationWarning)  # the new family: no deprecated path
         got = sparsekit.QuicKMeans(factorizer="recording-palm", registry=reg, **kw).fit(X)
     np.testing.assert_array_equal(got.labels_, ref.labels_)
     np.testing.assert_allclose(got.objective_history_, ref.objective_history_, rtol=1e-12)
@@ -83,8 +83,9 @@ def test_quickmeans_uses_the_plugin_factorizer(reg):
 
 def _rel_error(result, X):
     """‖X − λ S_1 ⋯ S_Q‖_F / ‖X‖_F from the dense factors (not the result's own property)."""
-    dense = np.linalg.multi_dot([f.toarray() for f in result.factors.factors]) \
-        * result.factors.scale
+    dense = (
+        np.linalg.multi_dot([f.toarray() for f in result.factors.factors]) * result.factors.scale
+    )
     return np.linalg.norm(X - dense) / np.linalg.norm(X)
 
 
@@ -98,10 +99,20 @@ def test_palm4msa_task_uses_the_plugin_factorizers(reg):
     params = {"n_factors": 4, "sparsity": 2}
     with warnings.catch_warnings():
         warnings.simplefilter("error", DeprecationWarning)
-        flat = run_task("palm4msa", params, {"X": X},
-                        {"solver": {"name": "recording-palm", "n_iter": 40}}, registry=reg)
-        level = run_task("palm4msa", params, {"X": X},
-                         {"solver": {"name": "level-palm", "n_iter": 30}}, registry=reg)
+        flat = run_task(
+            "palm4msa",
+            params,
+            {"X": X},
+            {"solver": {"name": "recording-palm", "n_iter": 40}},
+            registry=reg,
+        )
+        level = run_task(
+            "palm4msa",
+            params,
+            {"X": X},
+            {"solver": {"name": "level-palm", "n_iter": 30}},
+            registry=reg,
+        )
     facts, _ = hierarchical_constraints(X.shape, 4, 2)
     assert RecordingPalm.calls == [((16, 16), len(facts), [])]
     direct = Palm4MSA(n_iter=40).factorize(X, facts)
@@ -109,7 +120,7 @@ def test_palm4msa_task_uses_the_plugin_factorizers(reg):
     assert flat["nnz"] == direct.factors.nnz
     direct = HierarchicalPalm4MSA(n_iter=30).factorize(X, 2, n_factors=4)
     assert level["rel_error"] == pytest.approx(_rel_error(direct, X), rel=1e-9, abs=1e-12)
-    assert level["rel_error"] < 1e-8       # the butterfly factorization of Hadamard 16
+    assert level["rel_error"] < 1e-8  # the butterfly factorization of Hadamard 16
 
 
 def test_a_sparse_solver_is_not_a_factorizer(reg):
@@ -130,7 +141,7 @@ def test_factorizer_registered_as_a_solver_still_works_with_a_warning():
     old = Registry(entry_points=False, plugins=[OldPlugin()])
     with pytest.warns(DeprecationWarning, match="sparsekit_factorizers") as record:
         assert isinstance(old.get("factorizer", "old-palm"), RecordingPalm)
-    assert record[0].filename == __file__    # attributed to the caller, not to sparsekit
+    assert record[0].filename == __file__  # attributed to the caller, not to sparsekit
 
 
 def test_get_solver_palm4msa_warns_at_the_caller():
@@ -141,19 +152,24 @@ def test_get_solver_palm4msa_warns_at_the_caller():
 
 def _import_warnings(statement):
     """The DeprecationWarnings that ``statement`` raises in a fresh interpreter."""
-    code = ("import warnings, json\n"
-            "with warnings.catch_warnings(record=True) as w:\n"
-            "    warnings.simplefilter('always')\n"
-            f"    {statement}\n"
-            "print(json.dumps([str(x.message) for x in w "
-            "if issubclass(x.category, DeprecationWarning)]))\n")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True, timeout=120)
+    code = (
+        "import warnings, json\n"
+        "with warnings.catch_warnings(record=True) as w:\n"
+        "    warnings.simplefilter('always')\n"
+        f"    {statement}\n"
+        "print(json.dumps([str(x.message) for x in w "
+        "if issubclass(x.category, DeprecationWarning)]))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120
+    )
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-@pytest.mark.parametrize("old, new", [
-    ("palm4msa", "palm4msa"), ("hierarchical", "hierarchical"), ("factorization", "base")])
+@pytest.mark.parametrize(
+    "old, new",
+    [("palm4msa", "palm4msa"), ("hierarchical", "hierarchical"), ("factorization", "base")],
+)
 def test_old_module_paths_are_the_new_modules_with_a_warning(old, new):
     import importlib
 
@@ -181,8 +197,9 @@ def _blobs():
 
 
 @pytest.mark.parametrize("name", MANIFOLD + ("isomap",))
-@pytest.mark.parametrize("entry", ["Nystroem", "KernelKMeans", "mmd2_biased", "mmd2_nystrom",
-                                   "Registry.get", "resolve"])
+@pytest.mark.parametrize(
+    "entry", ["Nystroem", "KernelKMeans", "mmd2_biased", "mmd2_nystrom", "Registry.get", "resolve"]
+)
 def test_vector_kernel_entry_points_refuse_manifold_kernels_clearly(entry, name):
     from sparsekit import stats
     from sparsekit.components import resolve
@@ -214,10 +231,12 @@ def test_manifold_kernel_objects_are_refused_where_a_kernel_is_expected():
     from sparsekit.manifold.kernels import LLEKernel
 
     X = _blobs()
-    for call in (lambda: resolve("kernel", LLEKernel()),
-                 lambda: Registry(entry_points=False).get("kernel", LLEKernel()),
-                 lambda: sparsekit.Nystroem(kernel=LLEKernel(), n_components=5).fit(X),
-                 lambda: stats.mmd2_biased(X[:20], X[20:], kernel=LLEKernel())):
+    for call in (
+        lambda: resolve("kernel", LLEKernel()),
+        lambda: Registry(entry_points=False).get("kernel", LLEKernel()),
+        lambda: sparsekit.Nystroem(kernel=LLEKernel(), n_components=5).fit(X),
+        lambda: stats.mmd2_biased(X[:20], X[20:], kernel=LLEKernel()),
+    ):
         with pytest.raises(TypeError, match="got the manifold kernel LLEKernel.*get_manifold"):
             call()
 
@@ -233,7 +252,7 @@ def test_manifold_kernels_have_their_own_family():
     # the centred geodesic Gram: -1/2 H D_G^2 H, with scikit-learn's geodesic distances
     D = Isomap(n_neighbors=8, n_components=2).fit(X).dist_matrix_
     H = np.eye(len(X)) - 1.0 / len(X)
-    np.testing.assert_allclose(k.gram(), -0.5 * H @ (D ** 2) @ H, atol=1e-9)
+    np.testing.assert_allclose(k.gram(), -0.5 * H @ (D**2) @ H, atol=1e-9)
 
 
 def test_get_kernel_of_a_manifold_kernel_still_builds_it_with_a_warning():
@@ -249,12 +268,20 @@ def test_demo_kernel_table_reads_the_kernel_family_only(monkeypatch):
     import sparsekit.experiments.demo as demo
 
     built = []
-    monkeypatch.setattr(demo, "run_task", lambda task, params, data, components, seed:
-                        built.append(components["kernel"]["name"]) or
-                        {"time": 0.0, "max_asym": 0.0, "min_eig": 0.0})
+    monkeypatch.setattr(
+        demo,
+        "run_task",
+        lambda task, params, data, components, seed: (
+            built.append(components["kernel"]["name"])
+            or {"time": 0.0, "max_asym": 0.0, "min_eig": 0.0}
+        ),
+    )
     demo.kernel_table(n=20, d=3)
-    vectors = [i.name for i in sparsekit.default_registry().list("kernel")
-               if i.registration.accepts == "vectors"]
+    vectors = [
+        i.name
+        for i in sparsekit.default_registry().list("kernel")
+        if i.registration.accepts == "vectors"
+    ]
     assert sorted(set(built)) == sorted(vectors) and not set(built) & set(MANIFOLD)
 
 
@@ -264,11 +291,11 @@ def test_registration_reads_accepts_from_its_factory():
     from sparsekit.kernels.graph import ShortestPathKernel
     from sparsekit.samplers import GreedyTraceSampler, UniformSampler
 
-    assert Registration("a", RBFKernel).accepts == "vectors"           # Kernel.accepts = "vectors"
-    assert Registration("b", ShortestPathKernel).accepts == "graphs"   # a str
-    assert Registration("c", UniformSampler).accepts == "any"          # a tuple of both kinds
-    assert Registration("d", GreedyTraceSampler).accepts == "any"      # a descriptor on the class
-    assert Registration("e", Palm4MSA).accepts == "vectors"            # none declared
+    assert Registration("a", RBFKernel).accepts == "vectors"  # Kernel.accepts = "vectors"
+    assert Registration("b", ShortestPathKernel).accepts == "graphs"  # a str
+    assert Registration("c", UniformSampler).accepts == "any"  # a tuple of both kinds
+    assert Registration("d", GreedyTraceSampler).accepts == "any"  # a descriptor on the class
+    assert Registration("e", Palm4MSA).accepts == "vectors"  # none declared
     assert Registration("f", UniformSampler, accepts="vectors").accepts == "vectors"  # given
 
     class Odd:
@@ -284,8 +311,9 @@ def test_builtin_registrations_say_what_their_components_accept():
         declared = getattr(info.registration.factory, "accepts", "vectors")
         kinds = plugins.input_kinds(declared)
         assert info.registration.accepts == ("any" if len(kinds) == 2 else kinds[0]), info.name
-    assert {i.registration.accepts for i in Registry(entry_points=False).list("projection")} \
-        == {"any"}
+    assert {i.registration.accepts for i in Registry(entry_points=False).list("projection")} == {
+        "any"
+    }
 
 
 def test_input_kinds_reads_every_spelling():
@@ -307,10 +335,12 @@ def _instance(info):
     factory = info.registration.factory
     if info.family == "task":
         return factory()
-    kw = {"shape": (4, 4), "k": 2, "mask": np.eye(4, dtype=bool), "matrix": np.eye(4),
-          "beta": 1.0}
-    required = [p.name for p in inspect.signature(factory).parameters.values()
-                if p.default is p.empty and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+    kw = {"shape": (4, 4), "k": 2, "mask": np.eye(4, dtype=bool), "matrix": np.eye(4), "beta": 1.0}
+    required = [
+        p.name
+        for p in inspect.signature(factory).parameters.values()
+        if p.default is p.empty and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
+    ]
     return factory(**{name: kw[name] for name in required})
 
 
@@ -323,7 +353,7 @@ def test_every_builtin_component_satisfies_its_protocol(family):
     for info in infos:
         component = _instance(info)
         assert isinstance(component, protocol), (family, info.name)
-        for other_family, other in plugins.PROTOCOLS.items():   # and not another's
+        for other_family, other in plugins.PROTOCOLS.items():  # and not another's
             if {family, other_family} == {"solver", "factorizer"}:
                 assert not isinstance(component, other), (info.name, other_family)
 
@@ -348,8 +378,10 @@ def test_protocols_reference_the_result_types():
 
 # -- sparsekit.plugins and the top level --------------------------------------------------------
 def test_every_name_of_sparsekit_plugins_imports_without_warning():
-    caught = _import_warnings("from sparsekit.plugins import *; import sparsekit.plugins as p; "
-                              "[getattr(p, n) for n in p.__all__]")
+    caught = _import_warnings(
+        "from sparsekit.plugins import *; import sparsekit.plugins as p; "
+        "[getattr(p, n) for n in p.__all__]"
+    )
     assert caught == []
     for name in plugins.__all__:
         assert getattr(plugins, name) is not None, name
@@ -368,9 +400,15 @@ def test_plugin_names_at_the_top_level_warn_and_are_the_same_objects(name):
 
 def test_user_names_stay_at_the_top_level_without_warning():
     caught = _import_warnings(
-        "import sparsekit; [getattr(sparsekit, n) for n in sparsekit.__all__]")
+        "import sparsekit; [getattr(sparsekit, n) for n in sparsekit.__all__]"
+    )
     assert caught == []
-    assert {"PluginWarning", "UnknownComponentError", "Registry", "get_factorizer",
-            "get_manifold_kernel"} <= set(sparsekit.__all__)
+    assert {
+        "PluginWarning",
+        "UnknownComponentError",
+        "Registry",
+        "get_factorizer",
+        "get_manifold_kernel",
+    } <= set(sparsekit.__all__)
     assert sparsekit.PluginWarning is plugins.PluginWarning
     assert issubclass(plugins.ComponentConflictWarning, sparsekit.PluginWarning)

@@ -17,6 +17,7 @@ submodule ``x`` when it is one); importing ``pkg.sub`` is an edge to ``pkg.sub``
 the package ``pkg`` whose ``__init__`` Python also runs, as in other import-graph tools (every
 package's ``__init__`` importing its own modules would otherwise be a cycle).
 """
+
 from __future__ import annotations
 
 import ast
@@ -35,8 +36,13 @@ PACKAGE = ROOT / "sparsekit"
 KNOWN_CYCLES: set = set()
 
 #: Modules the registry layer is made of, and the only sparsekit modules they may import.
-REGISTRY_LAYER = {"sparsekit.registry", "sparsekit.hookspecs", "sparsekit._names",
-                  "sparsekit._accepts", "sparsekit._required_params"}
+REGISTRY_LAYER = {
+    "sparsekit.registry",
+    "sparsekit.hookspecs",
+    "sparsekit._names",
+    "sparsekit._accepts",
+    "sparsekit._required_params",
+}
 
 
 def _module_name(path: Path) -> str:
@@ -57,7 +63,7 @@ def _resolve(module: str, is_package: bool, level: int, target: str | None) -> s
     base = module.split(".")
     if not is_package:
         base = base[:-1]
-    base = base[:len(base) - (level - 1)]
+    base = base[: len(base) - (level - 1)]
     return ".".join(base + ([target] if target else []))
 
 
@@ -75,8 +81,10 @@ def import_graph() -> dict:
             elif isinstance(node, ast.ImportFrom):
                 base = _resolve(name, is_package, node.level, node.module)
                 # "from pkg import sub" names the submodule when it is one
-                targets = [f"{base}.{a.name}" if f"{base}.{a.name}" in modules else base
-                           for a in node.names]
+                targets = [
+                    f"{base}.{a.name}" if f"{base}.{a.name}" in modules else base
+                    for a in node.names
+                ]
             else:
                 continue
             for target in targets:
@@ -167,15 +175,24 @@ def test_compute_modules_import_nothing_above_them():
 def _import_alone(modules, at_once: int = 4):
     """Import each module in an interpreter of its own (``at_once`` at a time); returns the
     failures."""
-    script = ("import importlib, sys, warnings\n"
-              "warnings.simplefilter('ignore')\n"
-              "importlib.import_module(sys.argv[1])\n")
+    script = (
+        "import importlib, sys, warnings\n"
+        "warnings.simplefilter('ignore')\n"
+        "importlib.import_module(sys.argv[1])\n"
+    )
     failures, todo = {}, list(modules)
     while todo:
         batch, todo = todo[:at_once], todo[at_once:]
-        procs = {m: subprocess.Popen([sys.executable, "-c", script, m], cwd=ROOT,
-                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-                 for m in batch}
+        procs = {
+            m: subprocess.Popen(
+                [sys.executable, "-c", script, m],
+                cwd=ROOT,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+            for m in batch
+        }
         for m, proc in procs.items():
             _, err = proc.communicate(timeout=300)
             if proc.returncode:

@@ -1,5 +1,6 @@
 """The memory guard: what "available" means (machine, RLIMIT_AS, cgroups), and every path that
 forms an n x n (or m x m, n x m) matrix warns above half of it and refuses above 90 %."""
+
 import os
 import subprocess
 import sys
@@ -58,12 +59,13 @@ def test_available_memory_honours_a_lowered_address_space_limit(limit, field):
         print(outcome)
     """)
     env = {**os.environ, "NUMBA_ENABLE_CUDASIM": "1", "PYTHONPATH": str(ROOT)}
-    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
-                         cwd=ROOT, timeout=120)
+    res = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=ROOT, timeout=120
+    )
     assert res.returncode == 0, res.stderr
     numbers, outcome = res.stdout.strip().splitlines()[-2:]
     free, avail = map(int, numbers.split())
-    assert free > 1024 * MiB                      # the machine itself has more
+    assert free > 1024 * MiB  # the machine itself has more
     assert 200 * MiB < avail <= 256 * MiB
     assert "KernelPCA on 6000 samples" in outcome and "n_landmarks=" in outcome
 
@@ -83,32 +85,31 @@ def test_available_memory_honours_cgroup_v2_limits_of_the_cgroup_and_its_ancesto
     _write(root / "app" / "worker" / "memory.max", f"{1024 * MiB}\n")
     _write(root / "app" / "worker" / "memory.current", f"{700 * MiB}\n")
     _write(root / "app" / "worker" / "memory.stat", f"anon 1\ninactive_file {100 * MiB}\n")
-    _write(root / "app" / "memory.max", "max\n")              # no limit one level up
+    _write(root / "app" / "memory.max", "max\n")  # no limit one level up
     _write(root / "app" / "memory.current", f"{900 * MiB}\n")
     got = _memory.available_memory(cgroup_root=str(root), self_cgroup=str(self_cgroup))
     assert got == 424 * MiB
     # a tighter ancestor wins
     _write(root / "memory.max", f"{1000 * MiB}\n")
     _write(root / "memory.current", f"{950 * MiB}\n")
-    assert _memory.available_memory(cgroup_root=str(root),
-                                    self_cgroup=str(self_cgroup)) == 50 * MiB
+    assert _memory.available_memory(cgroup_root=str(root), self_cgroup=str(self_cgroup)) == 50 * MiB
     # a namespaced container sees its own cgroup at the root ("0::/")
     self_cgroup.write_text("0::/\n")
-    assert _memory.available_memory(cgroup_root=str(root),
-                                    self_cgroup=str(self_cgroup)) == 50 * MiB
+    assert _memory.available_memory(cgroup_root=str(root), self_cgroup=str(self_cgroup)) == 50 * MiB
 
 
 def test_available_memory_honours_cgroup_v1_limits(tmp_path):
     self_cgroup = tmp_path / "self_cgroup"
     self_cgroup.write_text("5:cpu,cpuacct:/\n4:memory:/docker/abc\n0::/\n")
     mem = tmp_path / "cgroup" / "memory"
-    _write(mem / "memory.limit_in_bytes", "9223372036854771712\n")     # v1's "unlimited"
+    _write(mem / "memory.limit_in_bytes", "9223372036854771712\n")  # v1's "unlimited"
     _write(mem / "memory.usage_in_bytes", f"{5000 * MiB}\n")
     _write(mem / "docker" / "abc" / "memory.limit_in_bytes", f"{512 * MiB}\n")
     _write(mem / "docker" / "abc" / "memory.usage_in_bytes", f"{300 * MiB}\n")
     _write(mem / "docker" / "abc" / "memory.stat", f"cache 5\ntotal_inactive_file {8 * MiB}\n")
-    got = _memory.available_memory(cgroup_root=str(tmp_path / "cgroup"),
-                                   self_cgroup=str(self_cgroup))
+    got = _memory.available_memory(
+        cgroup_root=str(tmp_path / "cgroup"), self_cgroup=str(self_cgroup)
+    )
     assert got == 220 * MiB
 
 
@@ -122,25 +123,50 @@ CASES = [
     ("KernelPCA", lambda X: KernelPCA(2).fit(X), 2 * 8 * N * N, "pass n_landmarks=m"),
     ("MDS", lambda X: MDS(2).fit(X), 2 * 8 * N * N, "pass n_landmarks=m"),
     ("Isomap", lambda X: Isomap(2, n_neighbors=8).fit(X), 2 * 8 * N * N, "pass n_landmarks=m"),
-    ("SpectralEmbedding", lambda X: SpectralEmbedding(2).fit(X), 3 * 8 * N * N,
-     "pass n_landmarks=m"),
-    ("LaplacianEigenmaps", lambda X: LaplacianEigenmaps(2).fit(X), 3 * 8 * N * N,
-     "pass n_landmarks=m"),
-    ("SpectralClustering", lambda X: SpectralClustering(2, random_state=0).fit(X),
-     3 * 8 * N * N, "pass n_landmarks=m"),
-    ("Isomap landmarks", lambda X: Isomap(2, n_neighbors=8, n_landmarks=30).fit(X),
-     8 * (2 * 30 * N + 30 * 30), "smaller n_landmarks="),
-    ("Nystroem", lambda X: Nystroem(n_components=N).fit(X), 6 * 8 * N * N,
-     r"smaller n_components="),
-    ("KernelKMeans exact", lambda X: KernelKMeans(2, method="exact", random_state=0).fit(X),
-     2 * 8 * N * N, "method='nystrom' with n_landmarks="),
+    (
+        "SpectralEmbedding",
+        lambda X: SpectralEmbedding(2).fit(X),
+        3 * 8 * N * N,
+        "pass n_landmarks=m",
+    ),
+    (
+        "LaplacianEigenmaps",
+        lambda X: LaplacianEigenmaps(2).fit(X),
+        3 * 8 * N * N,
+        "pass n_landmarks=m",
+    ),
+    (
+        "SpectralClustering",
+        lambda X: SpectralClustering(2, random_state=0).fit(X),
+        3 * 8 * N * N,
+        "pass n_landmarks=m",
+    ),
+    (
+        "Isomap landmarks",
+        lambda X: Isomap(2, n_neighbors=8, n_landmarks=30).fit(X),
+        8 * (2 * 30 * N + 30 * 30),
+        "smaller n_landmarks=",
+    ),
+    (
+        "Nystroem",
+        lambda X: Nystroem(n_components=N).fit(X),
+        6 * 8 * N * N,
+        r"smaller n_components=",
+    ),
+    (
+        "KernelKMeans exact",
+        lambda X: KernelKMeans(2, method="exact", random_state=0).fit(X),
+        2 * 8 * N * N,
+        "method='nystrom' with n_landmarks=",
+    ),
     ("gram task", _gram_task, 3 * 8 * N * N, "data.n_samples="),
 ]
 
 
 @pytest.mark.parametrize("name, fit, need, option", CASES, ids=[c[0] for c in CASES])
-def test_dense_paths_refuse_above_90_percent_and_name_the_way_out(monkeypatch, X, name, fit,
-                                                                  need, option):
+def test_dense_paths_refuse_above_90_percent_and_name_the_way_out(
+    monkeypatch, X, name, fit, need, option
+):
     monkeypatch.setattr(_memory, "available_memory", lambda: int(need / 0.95))
     with pytest.raises(_memory.InsufficientMemoryError, match=option) as info:
         fit(X)

@@ -1,4 +1,5 @@
 """The CI's mypy baseline check: normalised entries, multiset comparison, new errors fail."""
+
 import importlib.util
 from pathlib import Path
 

@@ -1,5 +1,6 @@
 """One ``NotFittedError`` for the whole library: every estimator raises it before ``fit``; it is
 scikit-learn's ``NotFittedError`` (a subclass), a ``ValueError`` and an ``AttributeError``."""
+
 import pathlib
 import pickle
 import subprocess
@@ -16,16 +17,28 @@ from sparsekit.manifold import IsomapGeodesicKernel, LLEKernel, SpectralNormaliz
 from sparsekit.stats import NystromMMD
 
 #: the methods that need a fitted estimator
-USES = ("transform", "predict", "predict_proba", "decision_function", "score", "staged_predict",
-        "staged_decision_function", "get_feature_names_out", "mmd2", "mmd", "sq_norm_v")
+USES = (
+    "transform",
+    "predict",
+    "predict_proba",
+    "decision_function",
+    "score",
+    "staged_predict",
+    "staged_decision_function",
+    "get_feature_names_out",
+    "mmd2",
+    "mmd",
+    "sq_norm_v",
+)
 
 
 def public_estimators():
     found = {}
     for name in sorted(sparsekit._LAZY):
         obj = getattr(sparsekit, name)
-        if isinstance(obj, type) and hasattr(obj, "fit") \
-                and getattr(obj, "_requires_fit", True):      # SparseCoder needs no fit
+        if (
+            isinstance(obj, type) and hasattr(obj, "fit") and getattr(obj, "_requires_fit", True)
+        ):  # SparseCoder needs no fit
             found[name] = obj
     found["NystromMMD"] = NystromMMD
     return found
@@ -41,10 +54,23 @@ def assert_is_the_not_fitted_error(exc):
 
 
 def test_every_public_estimator_is_listed():
-    assert {"Nystroem", "RandomFourierFeatures", "Fastfood", "QuicKMeans", "KernelKMeans",
-            "OMPForestRegressor", "OMPForestClassifier", "KernelPCA", "MDS", "Isomap",
-            "LocallyLinearEmbedding", "SpectralEmbedding", "LaplacianEigenmaps",
-            "SpectralClustering", "NystromMMD"} <= set(ESTIMATORS)
+    assert {
+        "Nystroem",
+        "RandomFourierFeatures",
+        "Fastfood",
+        "QuicKMeans",
+        "KernelKMeans",
+        "OMPForestRegressor",
+        "OMPForestClassifier",
+        "KernelPCA",
+        "MDS",
+        "Isomap",
+        "LocallyLinearEmbedding",
+        "SpectralEmbedding",
+        "LaplacianEigenmaps",
+        "SpectralClustering",
+        "NystromMMD",
+    } <= set(ESTIMATORS)
 
 
 @pytest.mark.parametrize("name", list(ESTIMATORS))
@@ -54,8 +80,13 @@ def test_using_an_unfitted_estimator_raises_the_not_fitted_error(name):
     uses = [m for m in USES if callable(getattr(estimator, m, None))]
     assert uses
     for method in uses:
-        args = {"score": (X, np.zeros(6)), "mmd2": (), "mmd": (), "sq_norm_v": (0, 1),
-                "get_feature_names_out": ()}.get(method, (X,))
+        args = {
+            "score": (X, np.zeros(6)),
+            "mmd2": (),
+            "mmd": (),
+            "sq_norm_v": (0, 1),
+            "get_feature_names_out": (),
+        }.get(method, (X,))
         with pytest.raises(NotFittedError) as info:
             out = getattr(estimator, method)(*args)
             if method.startswith("staged_"):
@@ -70,8 +101,11 @@ def test_nystrom_mmd_features_before_fit():
     assert not hasattr(NystromMMD(), "features_")
 
 
-@pytest.mark.parametrize("kernel", [IsomapGeodesicKernel(), LLEKernel(),
-                                    SpectralNormalizedKernel()], ids=lambda k: type(k).__name__)
+@pytest.mark.parametrize(
+    "kernel",
+    [IsomapGeodesicKernel(), LLEKernel(), SpectralNormalizedKernel()],
+    ids=lambda k: type(k).__name__,
+)
 def test_unfitted_data_dependent_kernels_raise_it_too(kernel):
     with pytest.raises(NotFittedError) as info:
         kernel(np.zeros((2, 3)))
@@ -84,8 +118,11 @@ def test_one_class_object():
     err = pickle.loads(pickle.dumps(NotFittedError("x")))
     assert type(err) is NotFittedError and err.args == ("x",)
     package = pathlib.Path(sparsekit.__file__).parent
-    defining = sorted(str(p.relative_to(package)) for p in package.rglob("*.py")
-                      if "class NotFittedError" in p.read_text(encoding="utf-8"))
+    defining = sorted(
+        str(p.relative_to(package))
+        for p in package.rglob("*.py")
+        if "class NotFittedError" in p.read_text(encoding="utf-8")
+    )
     assert defining == ["exceptions.py"]
 
 
@@ -110,8 +147,9 @@ def test_every_import_path_gives_the_one_class(module):
 
 
 def _run(code):
-    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          check=True).stdout.split()
+    return subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout.split()
 
 
 def test_estimator_modules_do_not_import_sklearn_until_an_error_is_raised():
@@ -125,7 +163,8 @@ def test_estimator_modules_do_not_import_sklearn_until_an_error_is_raised():
         "try:\n"
         "    Nystroem().transform([[0.0]])\n"
         "except sklearn.exceptions.NotFittedError as e:\n"
-        "    print(type(e) is NotFittedError)\n")
+        "    print(type(e) is NotFittedError)\n"
+    )
     assert out == ["False", "True"]
 
 
@@ -139,5 +178,6 @@ def test_without_sklearn_it_is_a_value_and_attribute_error():
         "    Nystroem().transform([[0.0]])\n"
         "except NotFittedError as e:\n"
         "    print(isinstance(e, ValueError), isinstance(e, AttributeError),\n"
-        "          [c.__name__ for c in NotFittedError.__mro__[1:3]])\n")
+        "          [c.__name__ for c in NotFittedError.__mro__[1:3]])\n"
+    )
     assert out == ["True", "True", "['ValueError',", "'AttributeError']"]

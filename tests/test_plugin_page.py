@@ -1,6 +1,7 @@
 """docs/plugins.md's package as written: the page's file blocks are written to an empty folder,
 installed with pip (no setup.py, no copy of plugins/), and every component and the task are used
 by name in a fresh interpreter, against independent references."""
+
 import importlib.util
 import json
 import os
@@ -45,38 +46,65 @@ def page_site(tmp_path_factory):
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)
     site = tmp / "site"
-    cmd = [sys.executable, "-m", "pip", "install", "--no-deps", "--target", str(site),
-           "--disable-pip-version-check", "--retries", "0", "--timeout", "20"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "pip",
+        "install",
+        "--no-deps",
+        "--target",
+        str(site),
+        "--disable-pip-version-check",
+        "--retries",
+        "0",
+        "--timeout",
+        "20",
+    ]
     if _can_build_without_isolation():
-        cmd.append("--no-build-isolation")   # this environment's setuptools, offline
+        cmd.append("--no-build-isolation")  # this environment's setuptools, offline
     out = subprocess.run([*cmd, str(src)], capture_output=True, text=True, timeout=300)
-    if out.returncode != 0 and re.search(r"No matching distribution found for (setuptools|wheel)"
-                                         r"|Could not find a version that satisfies", out.stderr):
-        pytest.skip("pip cannot fetch the build requirements (setuptools, wheel) here, and this "
-                    f"environment's setuptools cannot build alone:\n{out.stderr[-500:]}")
+    if out.returncode != 0 and re.search(
+        r"No matching distribution found for (setuptools|wheel)"
+        r"|Could not find a version that satisfies",
+        out.stderr,
+    ):
+        pytest.skip(
+            "pip cannot fetch the build requirements (setuptools, wheel) here, and this "
+            f"environment's setuptools cannot build alone:\n{out.stderr[-500:]}"
+        )
     assert out.returncode == 0, f"the page's package does not install:\n{out.stdout}\n{out.stderr}"
     return site
 
 
 def _run(args, site):
     """``python *args`` with the page's package first on the path, then this checkout."""
-    env = {**os.environ,
-           "PYTHONPATH": os.pathsep.join([str(site), str(ROOT), os.environ.get("PYTHONPATH", "")])}
-    return subprocess.run([sys.executable, *args], capture_output=True, text=True, env=env,
-                          cwd=ROOT, timeout=300)
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(site), str(ROOT), os.environ.get("PYTHONPATH", "")]),
+    }
+    return subprocess.run(
+        [sys.executable, *args], capture_output=True, text=True, env=env, cwd=ROOT, timeout=300
+    )
 
 
 def test_page_shows_a_complete_installable_distribution():
     files = page_files()
-    assert {"pyproject.toml", "setup.cfg", "sparsekit_example_plugin/__init__.py",
-            "sparsekit_example_plugin/plugin.py", "sparsekit_example_plugin/kernels.py",
-            "sparsekit_example_plugin/samplers.py", "sparsekit_example_plugin/solvers.py",
-            "sparsekit_example_plugin/factorizers.py", "sparsekit_example_plugin/projections.py",
-            "sparsekit_example_plugin/tasks.py"} <= set(files)
+    assert {
+        "pyproject.toml",
+        "setup.cfg",
+        "sparsekit_example_plugin/__init__.py",
+        "sparsekit_example_plugin/plugin.py",
+        "sparsekit_example_plugin/kernels.py",
+        "sparsekit_example_plugin/samplers.py",
+        "sparsekit_example_plugin/solvers.py",
+        "sparsekit_example_plugin/factorizers.py",
+        "sparsekit_example_plugin/projections.py",
+        "sparsekit_example_plugin/tasks.py",
+    } <= set(files)
     assert "build-backend" in files["pyproject.toml"]
 
 
-USE_BY_NAME = r'''
+USE_BY_NAME = r"""
 import json, warnings, numpy as np, sparsekit, sparsekit_example_plugin
 from sparsekit import Registry
 from sklearn.gaussian_process.kernels import RationalQuadratic
@@ -150,20 +178,22 @@ out["tasks"] = [[i.name, i.plugin] for i in sparsekit.default_registry().list("t
 caught.__exit__(None, None, None)
 out["warnings"] = [f"{w.category.__name__}: {w.message}" for w in record]
 print(json.dumps(out))
-'''
+"""
 
 
 def test_page_package_installs_and_every_component_works_by_name(page_site):
     run = _run(["-c", USE_BY_NAME], page_site)
     assert run.returncode == 0, run.stderr
-    assert "Warning" not in run.stderr, run.stderr    # no conflict with another copy, no skip
+    assert "Warning" not in run.stderr, run.stderr  # no conflict with another copy, no skip
     out = json.loads(run.stdout)
-    assert pathlib.Path(out["module"]).is_relative_to(page_site)   # the page's copy was used
-    assert out["components"] == [["factorizer", "als", ["alternating-least-squares"]],
-                                 ["kernel", "rational-quadratic", ["rq"]],
-                                 ["projection", "band", ["banded"]],
-                                 ["sampler", "kmeans-pp", ["d2"]],
-                                 ["solver", "fista", ["lasso"]]]
+    assert pathlib.Path(out["module"]).is_relative_to(page_site)  # the page's copy was used
+    assert out["components"] == [
+        ["factorizer", "als", ["alternating-least-squares"]],
+        ["kernel", "rational-quadratic", ["rq"]],
+        ["projection", "band", ["banded"]],
+        ["sampler", "kmeans-pp", ["d2"]],
+        ["solver", "fista", ["lasso"]],
+    ]
     assert out["kernel_err"] < 1e-12
     assert out["clusters"] == [0, 1, 2, 3] and out["weights"] == [1.0] * 4
     assert out["lasso_err"] < 1e-6
@@ -186,10 +216,21 @@ def test_page_package_installs_and_every_component_works_by_name(page_site):
 def test_page_spec_runs_the_plugin_task(page_site, tmp_path):
     spec = tmp_path / "alignment.toml"
     spec.write_text(page_spec())
-    run = _run(["-W", "always::DeprecationWarning", "-m", "sparsekit", "run", str(spec),
-                "--out", str(tmp_path / "out")], page_site)
+    run = _run(
+        [
+            "-W",
+            "always::DeprecationWarning",
+            "-m",
+            "sparsekit",
+            "run",
+            str(spec),
+            "--out",
+            str(tmp_path / "out"),
+        ],
+        page_site,
+    )
     assert run.returncode == 0, run.stderr
-    assert "Warning" not in run.stderr, run.stderr     # no deprecated path, shown or not
+    assert "Warning" not in run.stderr, run.stderr  # no deprecated path, shown or not
     rows = [
         json.loads(line) for line in (tmp_path / "out" / "results.jsonl").read_text().splitlines()
     ]

@@ -1,5 +1,6 @@
 """The separately installed plugin in plugins/ is found through its entry point; the core
 works without it."""
+
 import os
 from importlib import metadata
 
@@ -95,9 +96,11 @@ def test_example_plugin_registers_one_component_per_family():
     # tests/test_plugin_page.py
     # checks the exact set of the page's package
     assert set(infos) - {("projection", "band"), ("factorizer", "als")} == {
-        ("kernel", "rational-quadratic"), ("sampler", "kmeans-pp"), ("solver", "fista")}
+        ("kernel", "rational-quadratic"),
+        ("sampler", "kmeans-pp"),
+        ("solver", "fista"),
+    }
     assert infos["sampler", "kmeans-pp"].aliases == ("d2",)
-
 
 
 @needs_example
@@ -114,11 +117,16 @@ def test_example_plugin_registers_its_task_through_the_hook_without_deprecation(
         warnings.simplefilter("always")
         reg = Registry()
         info = reg.lookup("task", "kernel-alignment")
-        row = run_task("kernel-alignment", data={"X": X, "y": (X[:, 0] > 0).astype(int)},
-                       components={"kernel": "rq"}, registry=reg)
+        row = run_task(
+            "kernel-alignment",
+            data={"X": X, "y": (X[:, 0] > 0).astype(int)},
+            components={"kernel": "rq"},
+            registry=reg,
+        )
     assert info.plugin == "example-plugin"
     assert [str(w.message) for w in caught if issubclass(w.category, DeprecationWarning)] == []
     assert -1 <= row["alignment"] <= 1
+
 
 @needs_example
 @pytest.mark.parametrize("dtype, rtol", [(np.float64, 1e-12), (np.float32, 1e-5)])
@@ -141,8 +149,10 @@ def test_example_factorizer_reaches_the_truncated_svd_error(rng):
     """Alternating least squares without constraints, two factors of inner dimension 3: the
     error of the best rank-3 approximation (Eckart–Young), in float64 and float32."""
     if "als" not in Registry().names("factorizer"):
-        pytest.skip("an install older than the example factorizer: pip install "
-                    f"./plugins/{EXAMPLE_DIST} again")
+        pytest.skip(
+            "an install older than the example factorizer: pip install "
+            f"./plugins/{EXAMPLE_DIST} again"
+        )
     M = rng.normal(size=(20, 3)) @ rng.normal(size=(3, 15)) + 0.05 * rng.normal(size=(20, 15))
     s = np.linalg.svd(M, compute_uv=False)
     best = np.sqrt((s[3:] ** 2).sum()) / np.linalg.norm(M)
@@ -170,8 +180,9 @@ def test_example_sampler_seeds_one_landmark_per_cluster(rng):
 @needs_example
 def test_example_sampler_and_kernel_by_name_in_nystroem(rng):
     X = rng.normal(size=(120, 3))
-    ny = sparsekit.Nystroem(kernel="rational-quadratic", sampler="kmeans-pp", n_components=120,
-                            random_state=0).fit(X)
+    ny = sparsekit.Nystroem(
+        kernel="rational-quadratic", sampler="kmeans-pp", n_components=120, random_state=0
+    ).fit(X)
     Z = ny.transform(X)
     np.testing.assert_allclose(
         Z @ Z.T, sparsekit.get_kernel("rq")(X), atol=1e-8
@@ -196,7 +207,7 @@ def test_example_solver_matches_scikit_learn_lasso(rng):
         )
         np.testing.assert_allclose(res.coef[:, j], ref, atol=1e-7)
         nz = np.flatnonzero(res.coef[:, j])
-        assert set(res.support[: nz.size, j]) == set(nz) and (res.support[nz.size:, j] == -1).all()
+        assert set(res.support[: nz.size, j]) == set(nz) and (res.support[nz.size :, j] == -1).all()
     one = sparsekit.get_solver("fista", alpha=2.0, max_iter=20000, tol=1e-12).solve(D, Y[:, 0])
     np.testing.assert_allclose(one.coef, res.coef[:, 0], atol=1e-12)
     assert isinstance(one.n_iter, int) and one.residual_norms[0] == pytest.approx(
@@ -213,14 +224,18 @@ def test_docs_show_the_example_plugin_files_verbatim():
     doc = (root / "docs" / "plugins.md").read_text()
     blocks = re.findall(r"<!-- file: (\S+) -->\n```\w*\n(.*?)```", doc, flags=re.S)
     assert {name for name, _ in blocks} >= {
-        "setup.cfg", "sparsekit_example_plugin/plugin.py", "sparsekit_example_plugin/kernels.py",
-        "sparsekit_example_plugin/samplers.py", "sparsekit_example_plugin/solvers.py"}
+        "setup.cfg",
+        "sparsekit_example_plugin/plugin.py",
+        "sparsekit_example_plugin/kernels.py",
+        "sparsekit_example_plugin/samplers.py",
+        "sparsekit_example_plugin/solvers.py",
+    }
     for name, code in blocks:
         assert code == (root / "plugins" / EXAMPLE_DIST / name).read_text(), name
 
 
 # -- an installed plugin that claims built-in names ---------------------------------------------
-CLASH_MODULE = '''
+CLASH_MODULE = """
 from sparsekit import Registration, hookimpl
 
 class Fake:
@@ -235,7 +250,7 @@ def sparsekit_kernels():
 @hookimpl
 def sparsekit_sampler():   # typo of sparsekit_samplers
     yield Registration("never", Fake)
-'''
+"""
 
 
 @pytest.fixture
@@ -253,40 +268,65 @@ def _run(code, site, **env):
     import subprocess
     import sys
 
-    full_env = {**os.environ, **env,
-                "PYTHONPATH": os.pathsep.join([str(site), os.environ.get("PYTHONPATH", "")])}
-    return subprocess.run([sys.executable, *code], capture_output=True, text=True, env=full_env,
-                          cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    full_env = {
+        **os.environ,
+        **env,
+        "PYTHONPATH": os.pathsep.join([str(site), os.environ.get("PYTHONPATH", "")]),
+    }
+    return subprocess.run(
+        [sys.executable, *code],
+        capture_output=True,
+        text=True,
+        env=full_env,
+        cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+    )
 
 
 def test_installed_plugin_claiming_rbf_leaves_library_usable(clashing_install):
-    out = _run(["-c", "import sparsekit; k = sparsekit.get_kernel('rbf'); "
-                      "print(type(k).__name__, type(sparsekit.get_kernel('clash-only')).__name__)"],
-               clashing_install)
+    out = _run(
+        [
+            "-c",
+            "import sparsekit; k = sparsekit.get_kernel('rbf'); "
+            "print(type(k).__name__, type(sparsekit.get_kernel('clash-only')).__name__)",
+        ],
+        clashing_install,
+    )
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["RBFKernel", "Fake"]
-    assert "ComponentConflictWarning" in out.stderr and "'clash'" in out.stderr \
+    assert (
+        "ComponentConflictWarning" in out.stderr
+        and "'clash'" in out.stderr
         and "sparsekit.kernels._plugin" in out.stderr
+    )
     assert "UnknownHookWarning" in out.stderr and "sparsekit_sampler" in out.stderr
 
     listing = _run(["-m", "sparsekit", "list"], clashing_install)
     assert listing.returncode == 0, listing.stderr
-    skipped = listing.stdout[listing.stdout.index("skipped"):]
+    skipped = listing.stdout[listing.stdout.index("skipped") :]
     row = next(line for line in skipped.splitlines() if "| rbf " in line)
     assert "clash" in row and "already taken by built-in plugin" in row
     assert any("sparsekit_sampler" in line for line in skipped.splitlines())
 
 
 def test_disable_environment_variable_blocks_installed_plugin(clashing_install):
-    out = _run(["-m", "sparsekit", "list", "--json"], clashing_install,
-               SPARSEKIT_DISABLE_PLUGINS="sparsekit-clash")
+    out = _run(
+        ["-m", "sparsekit", "list", "--json"],
+        clashing_install,
+        SPARSEKIT_DISABLE_PLUGINS="sparsekit-clash",
+    )
     assert out.returncode == 0 and "Warning" not in out.stderr, out.stderr
     import json
 
     data = json.loads(out.stdout)
     assert "clash-only" not in {c["name"] for c in data["components"]}
-    assert data["skipped"] == [{"plugin": "clash", "family": None, "name": None,
-                                "reason": "disabled by SPARSEKIT_DISABLE_PLUGINS"}]
+    assert data["skipped"] == [
+        {
+            "plugin": "clash",
+            "family": None,
+            "name": None,
+            "reason": "disabled by SPARSEKIT_DISABLE_PLUGINS",
+        }
+    ]
 
 
 # -- estimators take registry= and check what third-party components return ---------------------

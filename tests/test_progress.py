@@ -1,4 +1,5 @@
 """Progress of the slow paths, and the memory check before n x n allocations."""
+
 import io
 import threading
 import warnings
@@ -96,12 +97,15 @@ def data():
     return np.random.default_rng(0).normal(size=(100, 3))
 
 
-@pytest.mark.parametrize("sampler, expected", [
-    (ExactRLSSampler(lam=1e-2), "exact RLS, n=100 (Gram, Cholesky): 2/2 step in"),
-    (DACRLSSampler(lam=1e-2, block_size=10, n_jobs=2), "dac-rls blocks: 10/10 block in"),
-    (RecursiveRLSSampler(lam=1e-2, level_size=10), "recursive-rls levels: "),
-    (GreedyTraceSampler(), "greedy-trace landmarks: 5/5 landmark in"),
-])
+@pytest.mark.parametrize(
+    "sampler, expected",
+    [
+        (ExactRLSSampler(lam=1e-2), "exact RLS, n=100 (Gram, Cholesky): 2/2 step in"),
+        (DACRLSSampler(lam=1e-2, block_size=10, n_jobs=2), "dac-rls blocks: 10/10 block in"),
+        (RecursiveRLSSampler(lam=1e-2, level_size=10), "recursive-rls levels: "),
+        (GreedyTraceSampler(), "greedy-trace landmarks: 5/5 landmark in"),
+    ],
+)
 def test_slow_samplers_report_progress_when_asked(sampler, expected, data, capsys):
     kernel = sparsekit.get_kernel("rbf", gamma=0.5)
     sampler.sample(data, kernel, 5, random_state=0)
@@ -133,7 +137,7 @@ def test_exact_rls_refuses_and_names_the_cheaper_samplers(monkeypatch, data):
         _memory.InsufficientMemoryError, match="exact RLS .*'dac-rls' or 'recursive-rls'"
     ):
         ExactRLSSampler().scores(data, kernel)
-    monkeypatch.setattr(_memory, "available_memory", lambda: int(need / 0.6))   # 60% of RAM
+    monkeypatch.setattr(_memory, "available_memory", lambda: int(need / 0.6))  # 60% of RAM
     with pytest.warns(_memory.LargeAllocationWarning, match="needs about 0.0 GiB"):
         scores = ExactRLSSampler(lam=1.0).scores(data, kernel)
     assert scores.shape == (100,)
@@ -160,4 +164,3 @@ def test_greedy_cached_gram_refuses_and_names_streaming(monkeypatch, data):
 def test_unknown_available_memory_checks_nothing(monkeypatch):
     monkeypatch.setattr(_memory, "available_memory", lambda: None)
     _memory.check_allocation(10**18, "anything", "nothing")
-

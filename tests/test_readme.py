@@ -1,6 +1,7 @@
 """README.md as written: its tour runs and prints what its comments say, its two quick-start
 commands are the ones the installation guide gives, and its relative links name files of the
 repository."""
+
 import re
 from pathlib import Path
 
@@ -35,8 +36,12 @@ def test_tour_runs_and_prints_what_it_says():
 
 def test_quick_start_commands_match_the_installation_guide():
     """The two commands are the ones users copy: the guide's are the same, letter for letter."""
-    commands = [line for block in fenced("bash") for line in block.splitlines()
-                if line.startswith("python3 -m venv .venv")]
+    commands = [
+        line
+        for block in fenced("bash")
+        for line in block.splitlines()
+        if line.startswith("python3 -m venv .venv")
+    ]
     assert commands == [
         "python3 -m venv .venv && .venv/bin/pip install . && .venv/bin/sparsekit demo",
         'python3 -m venv .venv && .venv/bin/pip install ".[test]" '

@@ -1,4 +1,5 @@
 """Registry contract: lookup by name, aliases, errors, conflicts, entry points, failing plugins."""
+
 import warnings
 
 import numpy as np
@@ -316,8 +317,10 @@ def test_entry_point_with_hook_typo_warns(monkeypatch):
         def sparsekit_kernel(self):
             return []
 
-    monkeypatch.setattr("sparsekit.registry._sparsekit_entry_points",
-                        lambda: [_FakeEntryPoint("typo", "typo_mod", target=Typo())])
+    monkeypatch.setattr(
+        "sparsekit.registry._sparsekit_entry_points",
+        lambda: [_FakeEntryPoint("typo", "typo_mod", target=Typo())],
+    )
     with pytest.warns(UnknownHookWarning, match="did you mean 'sparsekit_kernels'"):
         assert "rbf" in Registry().names("kernel")
 
@@ -327,11 +330,14 @@ def test_registration_rejects_unknown_accepts_with_closest():
         Registration("k", _Doubler, accepts="vector")
 
 
-@pytest.mark.parametrize("kwargs, match", [
-    (dict(name="", factory=_Doubler), "non-empty str"),
-    (dict(name="k", factory=3), "factory must be callable"),
-    (dict(name="k", factory=_Doubler, aliases="kk"), r"write aliases=\('kk',\)"),
-])
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        (dict(name="", factory=_Doubler), "non-empty str"),
+        (dict(name="k", factory=3), "factory must be callable"),
+        (dict(name="k", factory=_Doubler, aliases="kk"), r"write aliases=\('kk',\)"),
+    ],
+)
 def test_registration_rejects_bad_fields(kwargs, match):
     with pytest.raises(TypeError, match=match):
         Registration(**kwargs)
@@ -488,18 +494,22 @@ class _CustomBase(BaseException):
     pass
 
 
-@pytest.mark.parametrize("raise_it, shown", [
-    ("import sys; sys.exit(3)", "SystemExit: 3"),
-    ("raise GeneratorExit('misused')", "GeneratorExit: misused"),
-    ("raise _Custom('not an Exception')",
-     "_Custom: not an Exception"),
-])
+@pytest.mark.parametrize(
+    "raise_it, shown",
+    [
+        ("import sys; sys.exit(3)", "SystemExit: 3"),
+        ("raise GeneratorExit('misused')", "GeneratorExit: misused"),
+        ("raise _Custom('not an Exception')", "_Custom: not an Exception"),
+    ],
+)
 def test_plugin_ending_the_process_at_import_is_skipped(tmp_path, monkeypatch, raise_it, shown):
     source = f"class _Custom(BaseException):\n    pass\n\n{raise_it}\n"
     module = f"sk_exiting_{abs(hash(raise_it))}"
     ep = _module_entry_point(tmp_path, monkeypatch, "exiting", module, source)
-    monkeypatch.setattr("sparsekit.registry._sparsekit_entry_points",
-                        lambda: [ep, _FakeEntryPoint("good", "good_mod", target=_ToyPlugin())])
+    monkeypatch.setattr(
+        "sparsekit.registry._sparsekit_entry_points",
+        lambda: [ep, _FakeEntryPoint("good", "good_mod", target=_ToyPlugin())],
+    )
     reg = Registry()
     with pytest.warns(
         PluginLoadWarning, match=f"plugin 'exiting' is skipped: failed to load .*{shown}"
@@ -512,8 +522,10 @@ def test_plugin_ending_the_process_at_import_is_skipped(tmp_path, monkeypatch, r
 
 
 def test_keyboard_interrupt_in_a_plugin_still_interrupts(monkeypatch):
-    monkeypatch.setattr("sparsekit.registry._sparsekit_entry_points",
-                        lambda: [_FakeEntryPoint("ctrl-c", "m", exc=KeyboardInterrupt())])
+    monkeypatch.setattr(
+        "sparsekit.registry._sparsekit_entry_points",
+        lambda: [_FakeEntryPoint("ctrl-c", "m", exc=KeyboardInterrupt())],
+    )
     with pytest.raises(KeyboardInterrupt):
         Registry().names("kernel")
 
@@ -579,8 +591,11 @@ def test_hook_yielding_forever_is_cut_and_skipped():
 
     reg = Registry(entry_points=False, plugins=[_ToyPlugin()])
     reg.register(Endless(), name="endless")
-    with pytest.warns(PluginLoadWarning, match="plugin 'endless' is skipped: yielded more than "
-                                               "10,000 registrations from sparsekit_kernels"):
+    with pytest.warns(
+        PluginLoadWarning,
+        match="plugin 'endless' is skipped: yielded more than "
+        "10,000 registrations from sparsekit_kernels",
+    ):
         names = reg.names("kernel")
     assert state == {"yielded": limit + 1, "closed": True}
     assert "endless" not in names and "toy-doubler" in names and "rbf" in names
@@ -618,22 +633,27 @@ def test_installed_plugins_that_exit_or_yield_forever_leave_the_process_working(
     (tmp_path / "sk_endless_plugin.py").write_text(
         "import itertools\nimport sparsekit\n\n\n@sparsekit.hookimpl\ndef sparsekit_kernels():\n"
         "    for i in itertools.count():\n"
-        "        yield sparsekit.Registration(f'endless-{i}', dict)\n")
+        "        yield sparsekit.Registration(f'endless-{i}', dict)\n"
+    )
     info = tmp_path / "sparsekit_badplugins-0.1.dist-info"
     info.mkdir()
     (info / "METADATA").write_text(
         "Metadata-Version: 2.1\nName: sparsekit-badplugins\nVersion: 0.1\n"
     )
     (info / "entry_points.txt").write_text(
-        "[sparsekit]\nexiting = sk_exiting_plugin\nendless = sk_endless_plugin\n")
+        "[sparsekit]\nexiting = sk_exiting_plugin\nendless = sk_endless_plugin\n"
+    )
     root = Path(sparsekit.__file__).resolve().parents[1]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(root), str(tmp_path)])}
     env.pop("SPARSEKIT_DISABLE_PLUGINS", None)
-    code = ("import sys, sparsekit\nfrom sparsekit.cli import main\n"
-            "print('built', type(sparsekit.get_kernel('rbf')).__name__)\n"
-            "sys.exit(main(['list', '--family', 'kernel']))\n")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
-                         cwd=root, timeout=300)
+    code = (
+        "import sys, sparsekit\nfrom sparsekit.cli import main\n"
+        "print('built', type(sparsekit.get_kernel('rbf')).__name__)\n"
+        "sys.exit(main(['list', '--family', 'kernel']))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=root, timeout=300
+    )
     assert out.returncode == 0, (out.returncode, out.stdout[-2000:], out.stderr[-2000:])
     assert "built RBFKernel" in out.stdout
     assert "'exiting' is skipped: failed to load (sk_exiting_plugin): SystemExit: 3" in out.stderr

@@ -1,5 +1,6 @@
 """A component built without a parameter its factory requires: the error names the component,
 the parameter, what it is, and the call that supplies it (not Python's bare TypeError)."""
+
 import inspect
 
 import numpy as np
@@ -32,8 +33,11 @@ def test_estimator_resolving_frank_wolfe_without_beta_gets_the_same_message():
 
 def _required(factory):
     sig = inspect.signature(factory)
-    return [p.name for p in sig.parameters.values()
-            if p.default is p.empty and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+    return [
+        p.name
+        for p in sig.parameters.values()
+        if p.default is p.empty and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
+    ]
 
 
 _BUILTINS = [(i.family, i.name) for i in Registry(entry_points=False).list()]
@@ -114,6 +118,9 @@ def test_factory_signature_is_read_once_for_every_kind_of_factory():
 
     assert factory_signature(Unhashable()).names == ("q",)
     for factory in (WithKwargs, plain):
-        expected = [p.name for p in inspect.signature(factory).parameters.values()
-                    if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+        expected = [
+            p.name
+            for p in inspect.signature(factory).parameters.values()
+            if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
+        ]
         assert list(factory_signature(factory).names) == expected

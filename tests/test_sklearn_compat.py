@@ -1,6 +1,7 @@
 """scikit-learn conventions beyond the estimator checks: pandas in and out, sparse input equal to
 scikit-learn's values, kernel functions, odd random-feature widths, bandwidth rules under threads,
 overflow."""
+
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -29,11 +30,14 @@ def Xs(rng):
 
 
 # ---------------------------------------------------------------- pandas, feature names
-@pytest.mark.parametrize("make", [
-    lambda: Nystroem(n_components=7, random_state=0),
-    lambda: RandomFourierFeatures(n_components=7, random_state=0),
-    lambda: Fastfood(n_components=7, random_state=0),
-])
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: Nystroem(n_components=7, random_state=0),
+        lambda: RandomFourierFeatures(n_components=7, random_state=0),
+        lambda: Fastfood(n_components=7, random_state=0),
+    ],
+)
 def test_pandas_in_pandas_out(X, make):
     df = pd.DataFrame(X, columns=list("abcde"), index=np.arange(100, 160))
     est = make().set_output(transform="pandas")
@@ -84,8 +88,9 @@ def test_odd_width_layout(X):
     rff = RandomFourierFeatures(gamma=0.5, n_components=5, random_state=0).fit(X)
     W, b = rff.random_weights_, rff.random_offset_
     P = X @ W
-    want = np.hstack([np.cos(P[:, :2]), np.sin(P[:, :2]),
-                      np.sqrt(2) * np.cos(P[:, 2:] + b)]) / np.sqrt(3)
+    want = np.hstack(
+        [np.cos(P[:, :2]), np.sin(P[:, :2]), np.sqrt(2) * np.cos(P[:, 2:] + b)]
+    ) / np.sqrt(3)
     np.testing.assert_allclose(rff.transform(X), want, rtol=1e-12, atol=1e-14)
     assert RandomFourierFeatures(n_components=6).fit(X).random_offset_ is None
 
@@ -150,8 +155,9 @@ def test_sparse_nystroem_and_rff_equal_sklearn_and_dense(Xs):
     ny = Nystroem("rbf", n_components=20, kernel_params={"gamma": 0.2}, random_state=0).fit(Xs)
     assert sp.issparse(ny.components_)
     dense = Nystroem("rbf", n_components=20, kernel_params={"gamma": 0.2}, random_state=0)
-    np.testing.assert_allclose(ny.transform(Xs), dense.fit(Xs.toarray()).transform(Xs.toarray()),
-                               rtol=1e-8, atol=1e-10)
+    np.testing.assert_allclose(
+        ny.transform(Xs), dense.fit(Xs.toarray()).transform(Xs.toarray()), rtol=1e-8, atol=1e-10
+    )
     sk = SkNystroem(kernel="rbf", gamma=0.2, n_components=20).fit(Xs)
     sk.components_ = ny.components_  # same landmarks: same features
     sk.component_indices_ = ny.component_indices_
@@ -180,9 +186,14 @@ def test_function_kernel_in_nystroem_and_get_kernel(X):
         sparsekit.get_kernel(lambda A, B: A @ A.T)(X[:3], X)
 
 
-@pytest.mark.parametrize("bad,message", [
-    (None, "got None"), (123, "got 123"), (RBFKernel, "pass an instance"),
-])
+@pytest.mark.parametrize(
+    "bad,message",
+    [
+        (None, "got None"),
+        (123, "got 123"),
+        (RBFKernel, "pass an instance"),
+    ],
+)
 def test_wrong_kernel_objects_raise_type_error(X, bad, message):
     with pytest.raises(TypeError, match=message):
         sparsekit.get_kernel(bad)
@@ -222,8 +233,9 @@ def test_median_bandwidth_is_deterministic_under_threads(rng):
 def test_unfitted_bandwidth_uses_the_reference_points(X):
     k = RBFKernel(bandwidth="median")
     np.testing.assert_allclose(k(X[:1], X), k(X)[:1], rtol=1e-12)
-    np.testing.assert_allclose(k(X[:1], X), RBFKernel(bandwidth="median").fit(X)(X[:1], X),
-                               rtol=1e-12)
+    np.testing.assert_allclose(
+        k(X[:1], X), RBFKernel(bandwidth="median").fit(X)(X[:1], X), rtol=1e-12
+    )
     with pytest.raises(ValueError, match="at least two points.*call kernel.fit"):
         k(X[:1])
     # estimators fit the kernel on the training data, leaving the given object unchanged
@@ -232,8 +244,9 @@ def test_unfitted_bandwidth_uses_the_reference_points(X):
 
 
 # ---------------------------------------------------------------- overflow
-@pytest.mark.parametrize("dtype,scale,huge", [(np.float64, 2.0**510, 1e200),
-                                               (np.float32, 1e30, 1e30)])
+@pytest.mark.parametrize(
+    "dtype,scale,huge", [(np.float64, 2.0**510, 1e200), (np.float32, 1e30, 1e30)]
+)
 def test_rbf_overflowing_distances_are_handled(rng, dtype, scale, huge):
     X = rng.normal(size=(30, 4)).astype(dtype)
     k = sparsekit.get_kernel("rbf", gamma=0.3)
@@ -260,14 +273,23 @@ def test_precomputed_nystroem_matches_sklearn_and_the_vector_kernel(X, rng):
     X_new = rng.normal(size=(7, 5))
     for sampler in ("uniform", "rls"):
         pre = Nystroem(kernel="precomputed", sampler=sampler, n_components=15, random_state=3)
-        vec = Nystroem(kernel="rbf", sampler=sampler, n_components=15,
-                       kernel_params={"gamma": 0.2}, random_state=3)
+        vec = Nystroem(
+            kernel="rbf",
+            sampler=sampler,
+            n_components=15,
+            kernel_params={"gamma": 0.2},
+            random_state=3,
+        )
         K = skp.rbf_kernel(X, gamma=0.2)
         pre.fit(K)
         vec.fit(X)
         np.testing.assert_array_equal(pre.component_indices_, vec.component_indices_)
-        np.testing.assert_allclose(pre.transform(skp.rbf_kernel(X_new, X, gamma=0.2)),
-                                   vec.transform(X_new), rtol=1e-8, atol=1e-10)
+        np.testing.assert_allclose(
+            pre.transform(skp.rbf_kernel(X_new, X, gamma=0.2)),
+            vec.transform(X_new),
+            rtol=1e-8,
+            atol=1e-10,
+        )
         assert pre.approximation_error(K) == pytest.approx(vec.approximation_error(X), rel=1e-8)
     with pytest.raises(ValueError, match="square Gram matrix"):
         Nystroem(kernel="precomputed", n_components=3).fit(K[:10])
@@ -277,8 +299,9 @@ def test_precomputed_nystroem_matches_sklearn_and_the_vector_kernel(X, rng):
 
 @pytest.mark.parametrize("rule", ["median", "mean-sq-dist", "scale"])
 def test_bandwidth_rules_on_sparse_input_equal_dense(Xs, rule):
-    assert gamma_from_rule(Xs, rule) == pytest.approx(gamma_from_rule(Xs.toarray(), rule),
-                                                      rel=1e-10)
+    assert gamma_from_rule(Xs, rule) == pytest.approx(
+        gamma_from_rule(Xs.toarray(), rule), rel=1e-10
+    )
 
 
 def test_sparse_blocks_and_every_sampler(Xs):
@@ -295,8 +318,9 @@ def test_sparse_blocks_and_every_sampler(Xs):
 def test_sparse_l1_merge_edge_cases():
     """Empty rows, disjoint and shared supports, unsorted input indices, float32."""
     A = sp.csr_matrix(np.array([[0, 0, 0, 0], [1.5, 0, -2, 0], [0, 3, 0, 0.5], [1, 0, -2, 4]]))
-    B = sp.csr_matrix((np.array([4.0, 1.0, -1.0]), np.array([3, 0, 2]), np.array([0, 0, 3])),
-                      shape=(2, 4))  # second row stored with unsorted indices
+    B = sp.csr_matrix(
+        (np.array([4.0, 1.0, -1.0]), np.array([3, 0, 2]), np.array([0, 0, 3])), shape=(2, 4)
+    )  # second row stored with unsorted indices
     for dt in (np.float64, np.float32):
         got = sparsekit.get_kernel("laplacian", gamma=0.3)(A.astype(dt), B.astype(dt))
         want = skp.laplacian_kernel(A.toarray(), B.toarray(), gamma=0.3)

@@ -1,6 +1,7 @@
 """Skinny products on hot paths run on one BLAS thread (the library's own threads, such as
 the kernels' pools, keep their count): Nystroem's transform, the Nystroem MMD sums, the
 permutation test's statistics."""
+
 import numpy as np
 import pytest
 
@@ -40,8 +41,9 @@ def spy():
 @pytest.mark.parametrize("m,expected", [(20, 1), (80, 2)])
 def test_nystroem_transform_product(monkeypatch, two_blas_threads, m, expected):
     X = np.random.default_rng(0).standard_normal((500, 5))
-    ny = sparsekit.Nystroem("rbf", n_components=m, kernel_params={"gamma": 0.3},
-                            random_state=0).fit(X)
+    ny = sparsekit.Nystroem(
+        "rbf", n_components=m, kernel_params={"gamma": 0.3}, random_state=0
+    ).fit(X)
     ref = ny.transform(X)
     seen, dot = [], np.dot
 
@@ -121,8 +123,9 @@ def test_dask_nystrom_mmd_chunk_sums_run_on_one_blas_thread(monkeypatch, two_bla
 
 @pytest.mark.parametrize("kernel_name", ["rbf", "linear"])
 @pytest.mark.parametrize("n_x,n_y,expected", [(3, 500, 1), (500, 2, 1), (300, 200, 2)])
-def test_gram_blocks_of_few_rows_run_on_one_blas_thread(monkeypatch, two_blas_threads,
-                                                        kernel_name, n_x, n_y, expected):
+def test_gram_blocks_of_few_rows_run_on_one_blas_thread(
+    monkeypatch, two_blas_threads, kernel_name, n_x, n_y, expected
+):
     rng = np.random.default_rng(4)
     X, Y = rng.standard_normal((n_x, 6)), rng.standard_normal((n_y, 6))
     kernel = sparsekit.get_kernel(kernel_name)
@@ -150,8 +153,9 @@ def test_quickmeans_seeding_runs_on_one_blas_thread(two_blas_threads, spy):
 
 
 @pytest.mark.parametrize("k,expected", [(50, 1), (1023, 1), (1024, 2)])
-def test_nystroem_eigendecomposition_of_a_small_gram_runs_on_one_blas_thread(two_blas_threads, k,
-                                                                             expected):
+def test_nystroem_eigendecomposition_of_a_small_gram_runs_on_one_blas_thread(
+    two_blas_threads, k, expected
+):
     from sparsekit.features.nystrom import inverse_sqrt_map
 
     seen = []

@@ -1,4 +1,5 @@
 """Start-up: a fresh process's first calls import nothing they do not use."""
+
 import json
 import os
 import subprocess
@@ -9,8 +10,15 @@ ROOT = Path(__file__).resolve().parents[1]
 
 #: modules that no CPU kernel, sampler, solver or Nystroem call needs; each costs 0.05-1 s of
 #: CPU at import
-HEAVY = ("numba.cuda", "sklearn", "pandas", "scipy.sparse.linalg", "scipy.optimize",
-         "scipy.spatial", "dask")
+HEAVY = (
+    "numba.cuda",
+    "sklearn",
+    "pandas",
+    "scipy.sparse.linalg",
+    "scipy.optimize",
+    "scipy.spatial",
+    "dask",
+)
 
 #: first calls of the entry points of issue 18 (item 5), CPU path, an "auto" backend that asks
 #: for the device (600 x 600 Gram matrices are above AUTO_CUDA_MIN_ENTRIES)
@@ -44,8 +52,14 @@ def _child_env():
 
 
 def _modules(code):
-    done = subprocess.run([sys.executable, "-c", code], env=_child_env(),
-                          capture_output=True, text=True, cwd=ROOT, timeout=900)
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        env=_child_env(),
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=900,
+    )
     assert done.returncode == 0, done.stderr
     line = [x for x in done.stdout.splitlines() if x.startswith("MODULES ")][-1]
     return set(json.loads(line[8:]))
@@ -53,8 +67,14 @@ def _modules(code):
 
 def _numba_sees_a_device():
     code = "from numba import cuda; print(cuda.is_available())"
-    done = subprocess.run([sys.executable, "-c", code], env=_child_env(),
-                          capture_output=True, text=True, cwd=ROOT, timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        env=_child_env(),
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr
     return done.stdout.strip() == "True"
 
@@ -69,11 +89,19 @@ def test_first_calls_import_no_heavy_module():
 
 def test_driver_check_agrees_with_numba():
     # the cheap check may only say "no driver" where Numba finds none either
-    code = ("from sparsekit.kernels.base import _cuda_driver_loadable\n"
-            "from numba import cuda\n"
-            "print(_cuda_driver_loadable(), cuda.is_available())")
-    done = subprocess.run([sys.executable, "-c", code], env=_child_env(),
-                          capture_output=True, text=True, cwd=ROOT, timeout=300)
+    code = (
+        "from sparsekit.kernels.base import _cuda_driver_loadable\n"
+        "from numba import cuda\n"
+        "print(_cuda_driver_loadable(), cuda.is_available())"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        env=_child_env(),
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr
     loadable, available = done.stdout.split()
     assert loadable == "True" or available == "False"

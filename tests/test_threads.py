@@ -1,4 +1,5 @@
 """One thread setting: explicit n_jobs, Numba's thread count and threadpoolctl's BLAS limit."""
+
 import numba
 import numpy as np
 import pytest
@@ -82,6 +83,7 @@ def test_rls_from_gram_against_dense_inverse():
 
 
 # --- concurrency: a limit taken in one thread never outlives its holders -------------------
+
 
 def _blas_now():
     from threadpoolctl import threadpool_info

@@ -13,6 +13,7 @@ What it guards against: Numba's default ``error_model="python"`` tests every div
 was 6.4x slower in float64 and 9.7x in float32 on one thread); dropping ``fastmath``
 re-association makes a float reduction scalar.
 """
+
 import platform
 import re
 import warnings
@@ -28,12 +29,14 @@ from sparsekit.manifold import _graph_cpu
 from sparsekit.solvers import _cpu as solvers_cpu
 
 pytestmark = [
-    pytest.mark.skipif(platform.machine().lower() not in ("x86_64", "amd64"),
-                       reason="the vectorization criterion is checked on x86_64 only"),
-    pytest.mark.skipif(numba.config.DISABLE_JIT or int(numba.config.OPT) < 2
-                       or bool(numba.config.BOUNDSCHECK),
-                       reason="JIT disabled, optimization below -O2 or bounds checks on: "
-                              "nothing is vectorized"),
+    pytest.mark.skipif(
+        platform.machine().lower() not in ("x86_64", "amd64"),
+        reason="the vectorization criterion is checked on x86_64 only",
+    ),
+    pytest.mark.skipif(
+        numba.config.DISABLE_JIT or int(numba.config.OPT) < 2 or bool(numba.config.BOUNDSCHECK),
+        reason="JIT disabled, optimization below -O2 or bounds checks on: nothing is vectorized",
+    ),
 ]
 
 DTYPES = [np.float64, np.float32]
@@ -47,18 +50,33 @@ def _chi2(dt):
 
 
 def _rbf_tail(dt):
-    return kernels_cpu._scaled_sq_dist_rows, (0, 6, _rand(dt, 6, 5), _rand(dt, 6), _rand(dt, 5),
-                                              dt(-0.5))
+    return kernels_cpu._scaled_sq_dist_rows, (
+        0,
+        6,
+        _rand(dt, 6, 5),
+        _rand(dt, 6),
+        _rand(dt, 5),
+        dt(-0.5),
+    )
 
 
 def _l1(dt):
-    return kernels_cpu._l1_distances_rows, (0, 6, _rand(dt, 6, 24), _rand(dt, 5, 24),
-                                            np.empty((6, 5), dt))
+    return kernels_cpu._l1_distances_rows, (
+        0,
+        6,
+        _rand(dt, 6, 24),
+        _rand(dt, 5, 24),
+        np.empty((6, 5), dt),
+    )
 
 
 def _nearest(dt):
-    return cluster_cpu.nearest_from_scores, (_rand(dt, 3, 40), _rand(dt, 3),
-                                             np.empty(40, np.int64), np.empty(40, dt))
+    return cluster_cpu.nearest_from_scores, (
+        _rand(dt, 3, 40),
+        _rand(dt, 3),
+        np.empty(40, np.int64),
+        np.empty(40, dt),
+    )
 
 
 def _cluster_sums(dt):
@@ -66,25 +84,57 @@ def _cluster_sums(dt):
 
 
 def _geodesic(dt):
-    return _graph_cpu.geodesic_extension_rows, (_rand(dt, 4, 3), np.zeros((4, 3), np.int64),
-                                                _rand(dt, 5, 30), np.arange(4), 0, 4,
-                                                np.empty((4, 30), dt))
+    return _graph_cpu.geodesic_extension_rows, (
+        _rand(dt, 4, 3),
+        np.zeros((4, 3), np.int64),
+        _rand(dt, 5, 30),
+        np.arange(4),
+        0,
+        4,
+        np.empty((4, 30), dt),
+    )
 
 
 def _csr_chain(dt):
     i64 = np.zeros(3, np.int64)
-    return _spmm.csr_chain_block, (i64, i64, i64, i64, i64, _rand(dt, 3), _rand(dt, 4, 16),
-                                   _rand(dt, 4, 16), _rand(dt, 4, 16), _rand(dt, 4, 16))
+    return _spmm.csr_chain_block, (
+        i64,
+        i64,
+        i64,
+        i64,
+        i64,
+        _rand(dt, 3),
+        _rand(dt, 4, 16),
+        _rand(dt, 4, 16),
+        _rand(dt, 4, 16),
+        _rand(dt, 4, 16),
+    )
 
 
 def _omp_gram(dt):
     n_sig, n_atoms, n_max = 3, 20, 4
     return solvers_cpu.omp_gram, (
-        0, n_sig, _rand(dt, n_atoms, n_atoms), _rand(dt, n_sig, n_atoms), _rand(dt, n_sig),
-        n_max, -1.0, _rand(dt, n_sig), 1e-12, np.zeros((n_sig, n_max), np.int64),
-        _rand(dt, n_sig, n_max), _rand(dt, n_sig, n_max + 1), np.zeros(n_sig, np.int64),
-        np.zeros(n_sig, np.int64), _rand(dt, 1, 1, 1), False, _rand(dt, n_max, n_max),
-        _rand(dt, 3, n_max), np.zeros(n_atoms, np.bool_), _rand(dt, n_atoms))
+        0,
+        n_sig,
+        _rand(dt, n_atoms, n_atoms),
+        _rand(dt, n_sig, n_atoms),
+        _rand(dt, n_sig),
+        n_max,
+        -1.0,
+        _rand(dt, n_sig),
+        1e-12,
+        np.zeros((n_sig, n_max), np.int64),
+        _rand(dt, n_sig, n_max),
+        _rand(dt, n_sig, n_max + 1),
+        np.zeros(n_sig, np.int64),
+        np.zeros(n_sig, np.int64),
+        _rand(dt, 1, 1, 1),
+        False,
+        _rand(dt, n_max, n_max),
+        _rand(dt, 3, n_max),
+        np.zeros(n_atoms, np.bool_),
+        _rand(dt, n_atoms),
+    )
 
 
 #: (loop, its arguments for a dtype, the operation that must be vectorized)
@@ -131,7 +181,8 @@ def test_hot_loop_is_vectorized(loop, dtype):
     assert vector_ops(ir, op), (
         f"{loop} ({dispatcher.__name__}, {dtype.__name__}): no {op} on a vector type in the "
         f"optimized IR, the loop no longer vectorizes (options "
-        f"{dispatcher.targetoptions}; a loop that divides needs error_model='numpy')")
+        f"{dispatcher.targetoptions}; a loop that divides needs error_model='numpy')"
+    )
 
 
 def test_criterion_detects_a_scalar_division_loop():

@@ -1,4 +1,5 @@
 """``sparsekit warmup`` fills Numba's cache: a later process loads every kernel, compiles none."""
+
 import os
 import subprocess
 import sys
@@ -26,8 +27,9 @@ for f in (_cpu._scaled_sq_dist_rows, _cpu._l1_distances_rows, _cpu._chi2_sums_ro
 
 def _run(args, cache):
     env = dict(os.environ, NUMBA_CACHE_DIR=str(cache), PYTHONPATH=str(ROOT))
-    return subprocess.run([sys.executable, *args], env=env, capture_output=True, text=True,
-                          cwd=ROOT, timeout=600)
+    return subprocess.run(
+        [sys.executable, *args], env=env, capture_output=True, text=True, cwd=ROOT, timeout=600
+    )
 
 
 def test_warmup_fills_the_cache_for_both_dtypes(tmp_path):
@@ -41,8 +43,10 @@ def test_warmup_fills_the_cache_for_both_dtypes(tmp_path):
     assert list(cache.rglob("*.nbi")) and list(cache.rglob("*.nbc"))
     check = _run(["-c", CHECK], cache)
     assert check.returncode == 0, check.stderr
-    counts = {name: (int(h), int(m)) for name, h, m in
-              (line.split() for line in check.stdout.strip().splitlines())}
+    counts = {
+        name: (int(h), int(m))
+        for name, h, m in (line.split() for line in check.stdout.strip().splitlines())
+    }
     assert len(counts) == 3
     for name, (hits, misses) in counts.items():
         assert misses == 0 and hits == 2, (name, hits, misses)  # float64 and float32 loaded
@@ -58,6 +62,14 @@ def test_warmup_rejects_an_unknown_family(capsys):
 def test_every_family_has_entry_points_with_unique_labels():
     labels = [label for label, _ in _warmup.entry_points()]
     assert len(labels) == len(set(labels))
-    for word in ("omp", "nn-omp", "frank-wolfe", "mp", "shortest-path", "Fastfood",
-                 "greedy-trace", "chi2"):
+    for word in (
+        "omp",
+        "nn-omp",
+        "frank-wolfe",
+        "mp",
+        "shortest-path",
+        "Fastfood",
+        "greedy-trace",
+        "chi2",
+    ):
         assert any(word in label for label in labels), word

@@ -41,10 +41,18 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 #: Dunder methods that are part of a class's public interface (called through an operator).
-PUBLIC_DUNDERS = frozenset({
-    "__init__", "__call__", "__len__", "__matmul__", "__rmatmul__", "__getitem__", "__iter__",
-    "__contains__",
-})
+PUBLIC_DUNDERS = frozenset(
+    {
+        "__init__",
+        "__call__",
+        "__len__",
+        "__matmul__",
+        "__rmatmul__",
+        "__getitem__",
+        "__iter__",
+        "__contains__",
+    }
+)
 
 
 def _public_modules() -> Iterator[Any]:
@@ -75,8 +83,11 @@ def _in_package(func: Callable[..., Any]) -> bool:
     """
     code = getattr(func, "__code__", None)
     module = getattr(func, "__module__", None) or ""
-    return (code is not None and module.split(".")[0].startswith("sparsekit")
-            and Path(code.co_filename).is_file())
+    return (
+        code is not None
+        and module.split(".")[0].startswith("sparsekit")
+        and Path(code.co_filename).is_file()
+    )
 
 
 def _class_signatures(cls: type) -> Iterator[tuple[str, Callable[..., Any], str]]:
@@ -152,11 +163,17 @@ def collect(modules: list[Any]) -> dict[str, tuple[Callable[..., Any], bool]]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--list", action="store_true",
-                        help="print the unannotated signatures as path:line: name")
+    parser.add_argument(
+        "--list", action="store_true", help="print the unannotated signatures as path:line: name"
+    )
     parser.add_argument("--top-level", action="store_true", help="sparsekit.__all__ only")
-    parser.add_argument("--fail-under", type=float, default=None, metavar="PERCENT",
-                        help="exit 1 when fewer than PERCENT %% of the signatures are annotated")
+    parser.add_argument(
+        "--fail-under",
+        type=float,
+        default=None,
+        metavar="PERCENT",
+        help="exit 1 when fewer than PERCENT %% of the signatures are annotated",
+    )
     args = parser.parse_args(argv)
     os.environ.setdefault("NUMBA_ENABLE_CUDASIM", "1")
 

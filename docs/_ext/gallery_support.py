@@ -6,6 +6,7 @@ the PNG files the script wrote there (matplotlib's own scraper would find no ope
 The gallery runs a script without its docstring (``__doc__`` is empty), so the scripts read
 their argparse description as ``(__doc__ or " ").splitlines()[0]``.
 """
+
 from __future__ import annotations
 
 import os
@@ -16,8 +17,9 @@ from pathlib import Path
 from sphinx_gallery.scrapers import figure_rst
 
 #: where the examples write while the gallery runs (outside the source tree)
-OUTPUT_ROOT = Path(os.environ.get("SPARSEKIT_GALLERY_OUT",
-                                  Path(tempfile.gettempdir()) / "sparsekit-gallery"))
+OUTPUT_ROOT = Path(
+    os.environ.get("SPARSEKIT_GALLERY_OUT", Path(tempfile.gettempdir()) / "sparsekit-gallery")
+)
 
 
 def output_folder(src_file) -> Path:
@@ -75,7 +77,7 @@ def crop_wide_thumbnails(app) -> None:
     images = Path(app.srcdir) / conf["gallery_dirs"] / "images"
     box_w, box_h = conf.get("thumbnail_size", (400, 280))
     for thumb in sorted((images / "thumb").glob("sphx_glr_*_thumb.png")):
-        stem = thumb.name[len("sphx_glr_"):-len("_thumb.png")]
+        stem = thumb.name[len("sphx_glr_") : -len("_thumb.png")]
         first = images / f"sphx_glr_{stem}_001.png"
         if not first.is_file():
             continue

@@ -11,6 +11,7 @@
 Generated files go under ``docs/api/`` and ``docs/guide/_generated/`` (ignored by git) and are
 rewritten only when their text changes, so that an incremental build stays incremental.
 """
+
 from __future__ import annotations
 
 import importlib
@@ -147,12 +148,19 @@ def write_run_reference(srcdir: Path) -> None:
             defaults = ", ".join(f"``{f}`` = ``{n}``" for f, n in task.default_components.items())
             out += [f"Default components: {defaults}.", ""]
         if task.params:
-            out += _table(["parameter", "default"],
-                          [[f"``{k}``", f"``{_default(v)}``"] for k, v in task.params.items()])
+            out += _table(
+                ["parameter", "default"],
+                [[f"``{k}``", f"``{_default(v)}``"] for k, v in task.params.items()],
+            )
         else:
             out += ["No ``[params]``.", ""]
-    out += ["Data sources", "------------", "",
-            "``[data]`` takes ``source`` and the parameters of that source:", ""]
+    out += [
+        "Data sources",
+        "------------",
+        "",
+        "``[data]`` takes ``source`` and the parameters of that source:",
+        "",
+    ]
     rows = []
     for name in data.source_names():
         sig = inspect.signature(data.SOURCES[name])
@@ -160,8 +168,11 @@ def write_run_reference(srcdir: Path) -> None:
         for p in sig.parameters.values():
             if p.name == "allow_pickle":
                 continue
-            params.append(f"``{p.name}``" if p.default is inspect.Parameter.empty
-                          else f"``{p.name}={_default(p.default)}``")
+            params.append(
+                f"``{p.name}``"
+                if p.default is inspect.Parameter.empty
+                else f"``{p.name}={_default(p.default)}``"
+            )
         rows.append([f"``{name}``", ", ".join(params) or "none"])
     out += _table(["source", "parameters (default)"], rows)
     _write(srcdir / "guide" / "_generated" / "run_reference.rst", "\n".join(out) + "\n")
@@ -213,8 +224,9 @@ def resolve_alias(app, env, node, contnode):
     domain = env.get_domain("py")
 
     def resolve(name):
-        return domain.resolve_xref(env, node["refdoc"], app.builder, node["reftype"], name, node,
-                                   contnode)
+        return domain.resolve_xref(
+            env, node["refdoc"], app.builder, node["reftype"], name, node, contnode
+        )
 
     for candidate in candidates:
         parts = candidate.split(".")

@@ -1,4 +1,5 @@
 """Compute layer of the clustering estimators: nearest centroid from precomputed scores."""
+
 from numba import njit
 
 

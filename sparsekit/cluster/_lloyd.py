@@ -28,6 +28,7 @@ in :mod:`sparsekit.cluster._cpu`.
 - **Restarts** (:func:`best_of_inits`): Lloyd from ``n_init`` seedings, keeping the lowest
   objective.
 """
+
 from __future__ import annotations
 
 import math
@@ -37,13 +38,29 @@ import numpy as np
 
 from ._cpu import cluster_sums as _cluster_sums_loop
 
-__all__ = ["kmeans_plusplus", "fix_empty", "reseed_from_largest", "reassign", "DenseLloyd",
-           "lloyd", "best_of_inits", "cluster_sums", "centres", "means", "sq_dists"]
+__all__ = [
+    "kmeans_plusplus",
+    "fix_empty",
+    "reseed_from_largest",
+    "reassign",
+    "DenseLloyd",
+    "lloyd",
+    "best_of_inits",
+    "cluster_sums",
+    "centres",
+    "means",
+    "sq_dists",
+]
 
 
 # -- seeding ---------------------------------------------------------------------------------
-def kmeans_plusplus(n: int, k: int, sqdist_to: Callable[[np.ndarray], np.ndarray],
-                    rng: np.random.Generator, n_trials: int | None = None) -> np.ndarray:
+def kmeans_plusplus(
+    n: int,
+    k: int,
+    sqdist_to: Callable[[np.ndarray], np.ndarray],
+    rng: np.random.Generator,
+    n_trials: int | None = None,
+) -> np.ndarray:
     """Greedy k-means++ seeding (Arthur & Vassilvitskii 2007): indices of k distinct samples.
 
     Parameters
@@ -126,8 +143,9 @@ def fix_empty(labels: np.ndarray, own: np.ndarray, k: int) -> tuple[np.ndarray, 
     return labels, moved
 
 
-def reseed_from_largest(X: np.ndarray, labels: np.ndarray, counts: np.ndarray,
-                        V: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def reseed_from_largest(
+    X: np.ndarray, labels: np.ndarray, counts: np.ndarray, V: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
     """Give each empty cluster c the point of the largest cluster farthest from ``V[c]``.
 
     QuicK-means' repair (the reference implementation of Giffon et al.; the thesis is silent).
@@ -154,8 +172,9 @@ def reassign(D: np.ndarray, labels: np.ndarray) -> np.ndarray:
 
 
 # -- cluster statistics -----------------------------------------------------------------------
-def cluster_sums(Z: np.ndarray, labels: np.ndarray, k: int,
-                 dtype=None) -> tuple[np.ndarray, np.ndarray]:
+def cluster_sums(
+    Z: np.ndarray, labels: np.ndarray, k: int, dtype=None
+) -> tuple[np.ndarray, np.ndarray]:
     """Sums (k, s) and counts (k,) of the rows of Z per cluster, in ``dtype`` (default: Z's).
 
     Sums over row blocks add up to the sums of the whole (the chunked Lloyd step). A compiled
@@ -217,8 +236,12 @@ class DenseLloyd:
         self.centre_labels = labels
         rows = np.arange(len(labels))
         new = reassign(D, labels)
-        return (float(D[rows, labels].sum()), new, bool(np.array_equal(new, labels)),
-                float(D[rows, new].sum()))
+        return (
+            float(D[rows, labels].sum()),
+            new,
+            bool(np.array_equal(new, labels)),
+            float(D[rows, new].sum()),
+        )
 
 
 def lloyd(steps, max_iter: int, tol: float) -> tuple[np.ndarray, float, int]:
@@ -248,8 +271,9 @@ def lloyd(steps, max_iter: int, tol: float) -> tuple[np.ndarray, float, int]:
     return labels, obj, n_iter
 
 
-def best_of_inits(n, k, init, given, n_init, rng, sqdist_to, lloyd_from_seeds, max_iter, tol,
-                  n_trials=None):
+def best_of_inits(
+    n, k, init, given, n_init, rng, sqdist_to, lloyd_from_seeds, max_iter, tol, n_trials=None
+):
     """Lloyd from ``n_init`` seedings; ``(objective, labels, n_iter, steps)`` of the best.
 
     ``init`` is ``"k-means++"`` (:func:`kmeans_plusplus` with ``n_trials`` candidates per

@@ -40,6 +40,7 @@ and ``inertia_`` the objective of ``labels_`` against these centres, so
 converged the centres are the means of the clusters of ``labels_``; when ``tol`` or
 ``max_iter`` stops it first, they are the means of the clusters one assignment step earlier.
 """
+
 from __future__ import annotations
 
 import numbers
@@ -149,13 +150,23 @@ class KernelKMeans(TransformerMixin, ParamsMixin):
     1.0
     """
 
-    def __init__(self, n_clusters: int = 8, kernel: str | object = "rbf",
-                 sampler: str | object = "uniform", n_landmarks: int | None = None,
-                 n_init: int = 3, method: str = "auto", init: str | ArrayLike = "k-means++",
-                 max_iter: int = 300, tol: float = 1e-6,
-                 kernel_params: dict[str, Any] | None = None,
-                 sampler_params: dict[str, Any] | None = None, max_memory: int = 256 * 2**20,
-                 random_state: RandomStateLike = None, registry: Registry | None = None) -> None:
+    def __init__(
+        self,
+        n_clusters: int = 8,
+        kernel: str | object = "rbf",
+        sampler: str | object = "uniform",
+        n_landmarks: int | None = None,
+        n_init: int = 3,
+        method: str = "auto",
+        init: str | ArrayLike = "k-means++",
+        max_iter: int = 300,
+        tol: float = 1e-6,
+        kernel_params: dict[str, Any] | None = None,
+        sampler_params: dict[str, Any] | None = None,
+        max_memory: int = 256 * 2**20,
+        random_state: RandomStateLike = None,
+        registry: Registry | None = None,
+    ) -> None:
         self.n_clusters = n_clusters
         self.kernel = kernel
         self.sampler = sampler
@@ -198,15 +209,17 @@ class KernelKMeans(TransformerMixin, ParamsMixin):
         return kernel.prepare(self._validate_input(X, reset=fitting))
 
     def _validate_params(self):
-        k = check_scalar(self.n_clusters, "n_clusters", kind=numbers.Integral, low=1,
-                         low_inclusive=True)
+        k = check_scalar(
+            self.n_clusters, "n_clusters", kind=numbers.Integral, low=1, low_inclusive=True
+        )
         check_scalar(self.n_init, "n_init", kind=numbers.Integral, low=1, low_inclusive=True)
         check_scalar(self.max_iter, "max_iter", kind=numbers.Integral, low=1, low_inclusive=True)
         check_scalar(self.tol, "tol", low=0.0, low_inclusive=True)
         check_scalar(self.max_memory, "max_memory", low=0.0, low_inclusive=True)
         if self.n_landmarks is not None:
-            check_scalar(self.n_landmarks, "n_landmarks", kind=numbers.Integral, low=1,
-                         low_inclusive=True)
+            check_scalar(
+                self.n_landmarks, "n_landmarks", kind=numbers.Integral, low=1, low_inclusive=True
+            )
         check_option(self.method, "method", METHODS)
         if isinstance(self.init, str):
             check_option(self.init, "init", INITS)
@@ -245,7 +258,9 @@ class KernelKMeans(TransformerMixin, ParamsMixin):
             f"max_memory={self.max_memory} bytes), which uses no landmarks, so "
             f"{', '.join(given)} {'is' if len(given) == 1 else 'are'} ignored; pass "
             'method="nystrom" to cluster on Nyström features with these landmarks',
-            UserWarning, stacklevel=3)
+            UserWarning,
+            stacklevel=3,
+        )
 
     def _landmark_count(self, n):
         """Landmarks of the Nyström method for n samples: ``n_landmarks``, default min(n, 100)."""
@@ -294,7 +309,8 @@ class KernelKMeans(TransformerMixin, ParamsMixin):
                 dense_gram_bytes(n, itemsize) + 8 * n * n,
                 f"KernelKMeans(method='exact') on {n} samples",
                 "use method='nystrom' with n_landmarks= (default 100)",
-                matrices="its n x n matrices")
+                matrices="its n x n matrices",
+            )
             K = np.asarray(kernel(Xp), dtype=np.float64)
             K = 0.5 * (K + K.T)
             diag = np.diagonal(K).copy()
@@ -314,8 +330,7 @@ class KernelKMeans(TransformerMixin, ParamsMixin):
         else:
             from ..features.nystrom import Nystroem
 
-            sampler = resolve("sampler", self.sampler, self.sampler_params,
-                              registry=self.registry)
+            sampler = resolve("sampler", self.sampler, self.sampler_params, registry=self.registry)
             s = self._landmark_count(n)
             ny = Nystroem(kernel=kernel, sampler=sampler, n_components=s, random_state=rng)
             ny.fit(Xp)
@@ -334,9 +349,17 @@ class KernelKMeans(TransformerMixin, ParamsMixin):
         init = self.init if given is not None else check_option(self.init, "init", INITS)
         with one_blas_thread(is_skinny(k)):  # the steps' products have k columns (module doc)
             obj, labels, n_iter, steps = best_of_inits(
-                n, k, init, given, int(self.n_init), rng, sqdist_to,
-                lambda seeds: DenseLloyd(sqdist_to(seeds), distances, k), int(self.max_iter),
-                float(self.tol))
+                n,
+                k,
+                init,
+                given,
+                int(self.n_init),
+                rng,
+                sqdist_to,
+                lambda seeds: DenseLloyd(sqdist_to(seeds), distances, k),
+                int(self.max_iter),
+                float(self.tol),
+            )
             # the centres the last labels were assigned to, against which obj is measured
             if method == "exact":
                 H = _indicator(steps.centre_labels, k)
@@ -481,8 +504,12 @@ class KernelKMeans(TransformerMixin, ParamsMixin):
     def __sklearn_tags__(self):
         from sklearn.utils import Tags, TargetTags, TransformerTags
 
-        tags = Tags(estimator_type="clusterer", target_tags=TargetTags(required=False),
-                    transformer_tags=TransformerTags(preserves_dtype=["float64", "float32"]))
+        tags = Tags(
+            estimator_type="clusterer",
+            target_tags=TargetTags(required=False),
+            transformer_tags=TransformerTags(preserves_dtype=["float64", "float32"]),
+        )
         return tags
+
 
 __all__ = ["KernelKMeans"]

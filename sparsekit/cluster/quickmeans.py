@@ -55,6 +55,7 @@ Decisions:
 - ``labels_``/``inertia_`` are the assignment to, and the K-means objective of, the final
   operator (one last assignment step after the loop).
 """
+
 from __future__ import annotations
 
 import numbers
@@ -83,8 +84,9 @@ if TYPE_CHECKING:
 BLOCK_BYTES = 32 * 2**20
 
 
-def kmeans_plusplus(X: np.ndarray, n_clusters: int, rng: np.random.Generator,
-                    sq_norms: np.ndarray | None = None) -> np.ndarray:
+def kmeans_plusplus(
+    X: np.ndarray, n_clusters: int, rng: np.random.Generator, sq_norms: np.ndarray | None = None
+) -> np.ndarray:
     """Seed K-means by k-means++ on squared Euclidean distances (Arthur & Vassilvitskii 2007).
 
     With ``2 + ⌊ln K⌋`` greedy trials per centroid (the greedy variant used by scikit-learn),
@@ -133,18 +135,21 @@ def _assign(V, X, x_sq=None, mean=None, with_dist=True):
     dist = np.empty(n, dtype=np.float64)
     block = int(max(1, min(n, BLOCK_BYTES // max(1, K * X.itemsize))))
     for r0 in range(0, n, block):
-        Xb = X[r0:r0 + block]
+        Xb = X[r0 : r0 + block]
         scores = np.ascontiguousarray(V @ Xb.T)  # (K, b)
         b = scores.shape[1]
-        nearest_from_scores(scores, norms.astype(scores.dtype), labels[r0:r0 + b],
-                            dist[r0:r0 + b] if scores.dtype == np.float64
-                            else np.empty(b, scores.dtype))
+        nearest_from_scores(
+            scores,
+            norms.astype(scores.dtype),
+            labels[r0 : r0 + b],
+            dist[r0 : r0 + b] if scores.dtype == np.float64 else np.empty(b, scores.dtype),
+        )
         if scores.dtype != np.float64 and with_dist:
-            lab = labels[r0:r0 + b]
-            dist[r0:r0 + b] = norms[lab] - 2.0 * scores[lab, np.arange(b)]
+            lab = labels[r0 : r0 + b]
+            dist[r0 : r0 + b] = norms[lab] - 2.0 * scores[lab, np.arange(b)]
         if x_sq is None and with_dist:
             Xc = Xb if mean is None else Xb - mean
-            dist[r0:r0 + b] += np.einsum("ij,ij->i", Xc, Xc)
+            dist[r0 : r0 + b] += np.einsum("ij,ij->i", Xc, Xc)
     if x_sq is not None:
         dist += x_sq
     np.maximum(dist, 0, out=dist)
@@ -214,13 +219,25 @@ class QuicKMeans(TransformerMixin, ParamsMixin):
         dividing the data by a constant gives the same labels.
     """
 
-    def __init__(self, n_clusters: int = 8, *, n_factors: int | None = None,
-                 sparsity: int = 3, projection: str = "splincol",
-                 init: str | ArrayLike = "k-means++", max_iter: int = 50, tol: float = 1e-6,
-                 factorizer: str = "palm4msa", palm_iter: int = 300, palm_tol: float = 1e-6,
-                 hierarchical_init: bool = True, center: bool = True,
-                 random_state: RandomStateLike = None, n_jobs: int | None = None,
-                 registry: Registry | None = None) -> None:
+    def __init__(
+        self,
+        n_clusters: int = 8,
+        *,
+        n_factors: int | None = None,
+        sparsity: int = 3,
+        projection: str = "splincol",
+        init: str | ArrayLike = "k-means++",
+        max_iter: int = 50,
+        tol: float = 1e-6,
+        factorizer: str = "palm4msa",
+        palm_iter: int = 300,
+        palm_tol: float = 1e-6,
+        hierarchical_init: bool = True,
+        center: bool = True,
+        random_state: RandomStateLike = None,
+        n_jobs: int | None = None,
+        registry: Registry | None = None,
+    ) -> None:
         self.n_clusters = n_clusters
         self.n_factors = n_factors
         self.sparsity = sparsity
@@ -249,9 +266,12 @@ class QuicKMeans(TransformerMixin, ParamsMixin):
     def __sklearn_tags__(self):
         from sklearn.utils import InputTags, Tags, TargetTags, TransformerTags
 
-        return Tags(estimator_type="clusterer", target_tags=TargetTags(required=False),
-                    transformer_tags=TransformerTags(preserves_dtype=["float64", "float32"]),
-                    input_tags=InputTags(sparse=True))
+        return Tags(
+            estimator_type="clusterer",
+            target_tags=TargetTags(required=False),
+            transformer_tags=TransformerTags(preserves_dtype=["float64", "float32"]),
+            input_tags=InputTags(sparse=True),
+        )
 
     def _validate_X(self, X, fitting):
         if not fitting:
@@ -264,26 +284,35 @@ class QuicKMeans(TransformerMixin, ParamsMixin):
         return X
 
     def _params(self, n, d):
-        K = check_scalar(self.n_clusters, "n_clusters", kind=numbers.Integral, low=1,
-                         low_inclusive=True)
+        K = check_scalar(
+            self.n_clusters, "n_clusters", kind=numbers.Integral, low=1, low_inclusive=True
+        )
         if K > n:
-            raise ValueError(f"n_clusters={K} > n_samples={n}: need at least as many samples as "
-                             "clusters; lower n_clusters or pass more data")
+            raise ValueError(
+                f"n_clusters={K} > n_samples={n}: need at least as many samples as "
+                "clusters; lower n_clusters or pass more data"
+            )
         proj = check_option(self.projection, "projection", ("splincol", "identity"))
-        s = check_scalar(self.sparsity, "sparsity", kind=numbers.Integral, low=1,
-                         low_inclusive=True)
+        s = check_scalar(
+            self.sparsity, "sparsity", kind=numbers.Integral, low=1, low_inclusive=True
+        )
         if self.n_factors is None:
             Q = max(2, int(np.log2(max(K, d))))
         else:
-            Q = check_scalar(self.n_factors, "n_factors", kind=numbers.Integral, low=1,
-                             low_inclusive=True)
+            Q = check_scalar(
+                self.n_factors, "n_factors", kind=numbers.Integral, low=1, low_inclusive=True
+            )
         if proj == "splincol" and Q < 2:
-            raise ValueError("n_factors must be >= 2 with projection='splincol' (use "
-                             "projection='identity' for one unconstrained factor)")
-        max_iter = check_scalar(self.max_iter, "max_iter", kind=numbers.Integral, low=1,
-                                low_inclusive=True)
-        palm_iter = check_scalar(self.palm_iter, "palm_iter", kind=numbers.Integral, low=1,
-                                 low_inclusive=True)
+            raise ValueError(
+                "n_factors must be >= 2 with projection='splincol' (use "
+                "projection='identity' for one unconstrained factor)"
+            )
+        max_iter = check_scalar(
+            self.max_iter, "max_iter", kind=numbers.Integral, low=1, low_inclusive=True
+        )
+        palm_iter = check_scalar(
+            self.palm_iter, "palm_iter", kind=numbers.Integral, low=1, low_inclusive=True
+        )
         tol = check_scalar(self.tol, "tol", low=0.0, low_inclusive=True)
         palm_tol = check_scalar(self.palm_tol, "palm_tol", low=0.0, low_inclusive=True)
         return K, proj, min(s, min(K, d)), Q, max_iter, palm_iter, tol, palm_tol
@@ -307,8 +336,9 @@ class QuicKMeans(TransformerMixin, ParamsMixin):
             return X[rng.choice(X.shape[0], K, replace=False)].copy()
         C = check_array(init, "init", dtype=X.dtype)
         if C.shape != (K, X.shape[1]):
-            raise ValueError(f"init has shape {C.shape}; expected (n_clusters, n_features) = "
-                             f"({K}, {X.shape[1]})")
+            raise ValueError(
+                f"init has shape {C.shape}; expected (n_clusters, n_features) = ({K}, {X.shape[1]})"
+            )
         return C.copy()
 
     # -- fit ---------------------------------------------------------------------------------
@@ -330,8 +360,12 @@ class QuicKMeans(TransformerMixin, ParamsMixin):
         X = self._validate_X(X, True)
         n, d = X.shape
         K, proj, s, Q, max_iter, palm_iter, tol, palm_tol = self._params(n, d)
-        factorizer = resolve("factorizer", self.factorizer,
-                             {"n_iter": palm_iter, "tol": palm_tol}, registry=self.registry)
+        factorizer = resolve(
+            "factorizer",
+            self.factorizer,
+            {"n_iter": palm_iter, "tol": palm_tol},
+            registry=self.registry,
+        )
         if not hasattr(factorizer, "factorize"):
             raise TypeError(f"factorizer {self.factorizer!r} has no factorize method")
         if "keep_best" in factorizer.get_params():
@@ -350,12 +384,25 @@ class QuicKMeans(TransformerMixin, ParamsMixin):
                 x_sq = np.einsum("ij,ij->i", X, X)
             if schedule is not None and self.hierarchical_init:
                 factors, lam, *_ = hierarchical_dense(
-                    U0, *schedule, n_iter=palm_iter, n_iter_global=palm_iter, tol=palm_tol,
-                    safeguard=False, update_way="right-to-left")
+                    U0,
+                    *schedule,
+                    n_iter=palm_iter,
+                    n_iter_global=palm_iter,
+                    tol=palm_tol,
+                    safeguard=False,
+                    update_way="right-to-left",
+                )
             else:
-                factors, lam, *_ = run_palm(U0, facts, default_factors(facts, dtype), 1.0,
-                                            n_iter=palm_iter, tol=palm_tol, safeguard=False,
-                                            update_way="right-to-left")
+                factors, lam, *_ = run_palm(
+                    U0,
+                    facts,
+                    default_factors(facts, dtype),
+                    1.0,
+                    n_iter=palm_iter,
+                    tol=palm_tol,
+                    safeguard=False,
+                    update_way="right-to-left",
+                )
             V = self._operator(factors, lam, dtype)
             history = []
             g_prev = None
@@ -370,8 +417,13 @@ class QuicKMeans(TransformerMixin, ParamsMixin):
                     # re-seeding can move a point far from its centroid; it is kept only when
                     # the objective still decreases (else the empty cluster gets weight 0)
                     step = self._update(
-                        X, *_lloyd.reseed_from_largest(X, labels, counts, V.toarray()), state,
-                        explore, facts, factorizer)
+                        X,
+                        *_lloyd.reseed_from_largest(X, labels, counts, V.toarray()),
+                        state,
+                        explore,
+                        facts,
+                        factorizer,
+                    )
                     if g_prev is not None and step[1] > g_prev:
                         step = None
                 if step is None:
@@ -380,8 +432,11 @@ class QuicKMeans(TransformerMixin, ParamsMixin):
                 V = state[2]
                 history.append(g)
                 # a rejected refit with a last iterate to go on from is not convergence
-                if explore is None and g_prev is not None and (
-                        g_prev == 0 or abs(g_prev - g) <= tol * g_prev):
+                if (
+                    explore is None
+                    and g_prev is not None
+                    and (g_prev == 0 or abs(g_prev - g) <= tol * g_prev)
+                ):
                     break
                 g_prev = g
             labels, dist = _assign(V, X, x_sq)
@@ -413,8 +468,9 @@ class QuicKMeans(TransformerMixin, ParamsMixin):
         e_prev = _weighted_error(target, w, V.toarray())
         cons = [Constant(np.diag(w))] + facts
         start, start_lam = explore if explore is not None else (factors, lam)
-        res = factorizer.factorize(target, cons, init_factors=[np.diag(w)] + start,
-                                   init_scale=start_lam)
+        res = factorizer.factorize(
+            target, cons, init_factors=[np.diag(w)] + start, init_scale=start_lam
+        )
         new = [S.toarray() for S in res.factors.factors[1:]]
         V_new = self._operator(new, res.factors.scale, dtype)
         e_new = _weighted_error(target, w, V_new.toarray())
@@ -537,8 +593,13 @@ class QuicKMeans(TransformerMixin, ParamsMixin):
 
 def _within(X, U, labels):
     """``Σ_n ‖x_n − u_{t_n}‖²`` (float64, one compiled pass over ``X``)."""
-    return float(within_cluster_sum(X, np.ascontiguousarray(U, dtype=np.float64),
-                                    np.ascontiguousarray(labels, dtype=np.int64)))
+    return float(
+        within_cluster_sum(
+            X,
+            np.ascontiguousarray(U, dtype=np.float64),
+            np.ascontiguousarray(labels, dtype=np.int64),
+        )
+    )
 
 
 def _weighted_error(target, w, V):
@@ -559,5 +620,6 @@ def _check_scale(X, name):
             "the K-means sums would overflow to inf; divide X by a constant (e.g. its largest "
             "absolute value): K-means is scale-equivariant, the labels stay the same"
         )
+
 
 __all__ = ["QuicKMeans", "kmeans_plusplus"]

@@ -16,6 +16,7 @@ cluster.
 Large results are lazy dask arrays; small ones (a fitted ``Nystroem``) are in memory. Run them
 on a ``distributed`` cluster by creating a ``distributed.Client`` first, as with any dask code.
 """
+
 from .cluster import kernel_kmeans_fit
 from .gram import gram
 from .nystrom import dac_rls_partition, dac_rls_scores, nystroem_fit, nystroem_transform
@@ -23,5 +24,15 @@ from .solvers import solve
 from .stats import mmd2_nystrom, nystrom_mmd_fit
 from .transform import transform
 
-__all__ = ["gram", "dac_rls_scores", "dac_rls_partition", "nystroem_fit", "nystroem_transform",
-           "solve", "nystrom_mmd_fit", "mmd2_nystrom", "kernel_kmeans_fit", "transform"]
+__all__ = [
+    "gram",
+    "dac_rls_scores",
+    "dac_rls_partition",
+    "nystroem_fit",
+    "nystroem_transform",
+    "solve",
+    "nystrom_mmd_fit",
+    "mmd2_nystrom",
+    "kernel_kmeans_fit",
+    "transform",
+]

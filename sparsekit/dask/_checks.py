@@ -1,5 +1,6 @@
 """Input checks of the Dask backend: chunked 2-D arrays with whole rows, kernels whose parameters
 do not depend on the chunk they see."""
+
 from __future__ import annotations
 
 import math
@@ -29,20 +30,29 @@ def check_chunked(X, name="X", n_features=None):
     """
     da = _dask_array()
     if not isinstance(X, da.Array):
-        raise TypeError(f"{name} must be a dask.array.Array (e.g. dask.array.from_array(X, "
-                        f"chunks=(100_000, -1))), got {type(X).__name__}")
+        raise TypeError(
+            f"{name} must be a dask.array.Array (e.g. dask.array.from_array(X, "
+            f"chunks=(100_000, -1))), got {type(X).__name__}"
+        )
     if X.ndim != 2:
         raise ValueError(f"{name} must be 2-D (samples as rows), got {X.ndim} dimension(s)")
     if not np.issubdtype(X.dtype, np.number) or np.issubdtype(X.dtype, np.complexfloating):
         raise TypeError(f"{name} must hold real numbers, got dtype {X.dtype}")
     d = X.shape[1]
-    if d is None or (isinstance(d, float) and math.isnan(d)) or any(
-            isinstance(c, float) and math.isnan(c) for c in X.chunks[1]):
-        raise ValueError(f"{name} has an unknown number of features (chunk sizes NaN); call "
-                         f"{name}.compute_chunk_sizes() first, with every chunk of the same width")
+    if (
+        d is None
+        or (isinstance(d, float) and math.isnan(d))
+        or any(isinstance(c, float) and math.isnan(c) for c in X.chunks[1])
+    ):
+        raise ValueError(
+            f"{name} has an unknown number of features (chunk sizes NaN); call "
+            f"{name}.compute_chunk_sizes() first, with every chunk of the same width"
+        )
     if n_features is not None and d != n_features:
-        raise ValueError(f"{name} has {d} features but {n_features} are expected (the data it is "
-                         "compared with, or the fitted model)")
+        raise ValueError(
+            f"{name} has {d} features but {n_features} are expected (the data it is "
+            "compared with, or the fitted model)"
+        )
     if X.shape[0] == 0 or d == 0:
         raise ValueError(f"{name} is empty (shape {X.shape})")
     if len(X.chunks[1]) > 1:
@@ -55,8 +65,10 @@ def check_block(block, n_features, name="X"):
     delayed pieces may lie about their shape)."""
     block = np.asarray(block)
     if block.ndim != 2 or block.shape[1] != n_features:
-        raise ValueError(f"a chunk of {name} has shape {block.shape} but {name} declares "
-                         f"{n_features} features: every chunk must hold rows of the same width")
+        raise ValueError(
+            f"a chunk of {name} has shape {block.shape} but {name} declares "
+            f"{n_features} features: every chunk must hold rows of the same width"
+        )
     return block
 
 
@@ -80,7 +92,8 @@ def frozen_kernel(kernel, n_features):
             f"kernel {getattr(kernel, 'name', '?')!r} has the data-dependent bandwidth rule "
             f"{rule!r}, which the Dask backend cannot apply chunk by chunk; fit the kernel first "
             "(kernel.fit(sample) on a sample of the data, or on the in-memory data) or give "
-            "gamma/sigma")
+            "gamma/sigma"
+        )
     if isinstance(rule, str):  # fitted: freeze the resolved value, so that no later fit redoes it
         # effective_gamma names the data's scale where the rule's gamma is no float64
         gamma = kernel.effective_gamma(n_features)

@@ -18,6 +18,7 @@ start (``MALLOC_TRIM_THRESHOLD_`` in the process's initial environment, ``/proc/
 below :data:`TASK_TRIM_THRESHOLD`; elsewhere (other C libraries, processes on glibc's dynamic
 thresholds, which adapt by themselves) it does nothing.
 """
+
 from __future__ import annotations
 
 import functools
@@ -51,7 +52,7 @@ def startup_thresholds(environ_path="/proc/self/environ") -> dict:
         for entry in entries:
             if entry.startswith(key):
                 try:
-                    found[name] = max(int(entry[len(key):]), 0)
+                    found[name] = max(int(entry[len(key) :]), 0)
                 except ValueError:
                     pass
     return found
@@ -76,8 +77,10 @@ def _setup():
     except (OSError, AttributeError):
         return
     _libc = libc
-    _restore = {_M_TRIM_THRESHOLD: start["trim"],
-                _M_MMAP_THRESHOLD: start.get("mmap", DEFAULT_MMAP_THRESHOLD)}
+    _restore = {
+        _M_TRIM_THRESHOLD: start["trim"],
+        _M_MMAP_THRESHOLD: start.get("mmap", DEFAULT_MMAP_THRESHOLD),
+    }
 
 
 @contextmanager
@@ -109,6 +112,7 @@ def keep_heap():
 
 def chunk_task(func):
     """Decorator: run ``func`` (a per-chunk task of the Dask backend) inside :func:`keep_heap`."""
+
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
         with keep_heap():

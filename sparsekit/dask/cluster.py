@@ -23,6 +23,7 @@ For the same ``random_state`` the labels, inertia and centres equal those of
 ``KernelKMeans(method="nystrom", ...).fit(X)`` (sums over chunks round differently from one
 sum over all rows: equal to about 1e-12 relative).
 """
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
@@ -109,8 +110,12 @@ class _ChunkedLloyd:
         import dask
 
         C = _node(C)
-        res = dask.persist(*[_delayed(_step_chunk)(z, q, lab, C, self.k)
-                             for z, q, lab in zip(self.Z, self.zsq, labels)])
+        res = dask.persist(
+            *[
+                _delayed(_step_chunk)(z, q, lab, C, self.k)
+                for z, q, lab in zip(self.Z, self.zsq, labels)
+            ]
+        )
         stats = dask.compute(*[r[2] for r in res])
         self.labels = [r[0] for r in res]
         self.own = [r[1] for r in res]
@@ -131,8 +136,9 @@ class _ChunkedLloyd:
         flat, _ = fix_empty(flat, own, self.k)
         cuts = np.cumsum(self.sizes)[:-1]
         self.labels = list(dask.persist(*[_node(part) for part in np.split(flat, cuts)]))
-        sums = dask.compute(*[_delayed(_sums_chunk)(z, lab, self.k)
-                              for z, lab in zip(self.Z, self.labels)])
+        sums = dask.compute(
+            *[_delayed(_sums_chunk)(z, lab, self.k) for z, lab in zip(self.Z, self.labels)]
+        )
         self.sums = sum(s[0] for s in sums)
         self.counts = sum(s[1] for s in sums)
         return self.labels
@@ -156,21 +162,32 @@ def _rows(parts, sizes, idx):
     starts = np.concatenate([[0], np.cumsum(sizes)])
     which = np.searchsorted(starts, idx, side="right") - 1
     chunks = sorted(set(which.tolist()))
-    got = dask.compute(*[_delayed(np.take)(parts[c], idx[which == c] - starts[c], axis=0)
-                         for c in chunks])
+    got = dask.compute(
+        *[_delayed(np.take)(parts[c], idx[which == c] - starts[c], axis=0) for c in chunks]
+    )
     out = np.empty((len(idx),) + got[0].shape[1:], dtype=got[0].dtype)
     for c, rows in zip(chunks, got):
         out[which == c] = rows
     return out
 
 
-def kernel_kmeans_fit(Xd: da.Array, n_clusters: int = 8, *, kernel: str | object = "rbf",
-                      sampler: str | object = "uniform", n_landmarks: int | None = None,
-                      n_init: int = 3, init: str | ArrayLike = "k-means++", max_iter: int = 300,
-                      tol: float = 1e-6, kernel_params: dict[str, Any] | None = None,
-                      sampler_params: dict[str, Any] | None = None,
-                      random_state: RandomStateLike = None, persist: bool = True,
-                      registry: Registry | None = None) -> KernelKMeans:
+def kernel_kmeans_fit(
+    Xd: da.Array,
+    n_clusters: int = 8,
+    *,
+    kernel: str | object = "rbf",
+    sampler: str | object = "uniform",
+    n_landmarks: int | None = None,
+    n_init: int = 3,
+    init: str | ArrayLike = "k-means++",
+    max_iter: int = 300,
+    tol: float = 1e-6,
+    kernel_params: dict[str, Any] | None = None,
+    sampler_params: dict[str, Any] | None = None,
+    random_state: RandomStateLike = None,
+    persist: bool = True,
+    registry: Registry | None = None,
+) -> KernelKMeans:
     """Fit a :class:`sparsekit.KernelKMeans` (Nyström method) on a chunked array.
 
     The method is ``"nystrom"``: the exact method needs the n × n Gram matrix.
@@ -217,10 +234,21 @@ def kernel_kmeans_fit(Xd: da.Array, n_clusters: int = 8, *, kernel: str | object
     from .nystrom import nystroem_fit
 
     da = _dask_array()
-    est = KernelKMeans(n_clusters, kernel=kernel, sampler=sampler, n_landmarks=n_landmarks,
-                       n_init=n_init, method="nystrom", init=init, max_iter=max_iter, tol=tol,
-                       kernel_params=kernel_params, sampler_params=sampler_params,
-                       random_state=random_state, registry=registry)
+    est = KernelKMeans(
+        n_clusters,
+        kernel=kernel,
+        sampler=sampler,
+        n_landmarks=n_landmarks,
+        n_init=n_init,
+        method="nystrom",
+        init=init,
+        max_iter=max_iter,
+        tol=tol,
+        kernel_params=kernel_params,
+        sampler_params=sampler_params,
+        random_state=random_state,
+        registry=registry,
+    )
     k = est._validate_params()
     Xd = check_chunked(Xd, "X")
     n, d = Xd.shape
@@ -229,9 +257,14 @@ def kernel_kmeans_fit(Xd: da.Array, n_clusters: int = 8, *, kernel: str | object
     kernel_obj = frozen_kernel(resolve("kernel", kernel, kernel_params, registry=registry), d)
     given = est._init_indices(n, k)
     rng = check_random_state(random_state)
-    ny = nystroem_fit(Xd, kernel_obj, resolve("sampler", sampler, sampler_params,
-                                              registry=registry),
-                      est._landmark_count(n), random_state=rng, registry=registry)
+    ny = nystroem_fit(
+        Xd,
+        kernel_obj,
+        resolve("sampler", sampler, sampler_params, registry=registry),
+        est._landmark_count(n),
+        random_state=rng,
+        registry=registry,
+    )
 
     sizes = [int(c) for c in Xd.chunks[0] if c > 0]
     blocks = [b for b, c in zip(Xd.to_delayed().ravel(), Xd.chunks[0]) if c > 0]
@@ -246,28 +279,39 @@ def kernel_kmeans_fit(Xd: da.Array, n_clusters: int = 8, *, kernel: str | object
 
     def sqdist_to(idx):
         C = _node(_rows(Z, sizes, np.asarray(idx)))
-        return np.concatenate(dask.compute(*[_delayed(_distances_chunk)(z, q, C)
-                                             for z, q in zip(Z, zsq)]))
+        return np.concatenate(
+            dask.compute(*[_delayed(_distances_chunk)(z, q, C) for z, q in zip(Z, zsq)])
+        )
 
     init_rule = init if given is not None else check_option(init, "init", INITS)
     # one BLAS thread for the chunks' skinny products, also where they run on this process's
     # threads (each chunk task takes the same limit for workers in other processes)
     with one_blas_thread(is_skinny(k)):
         obj, labels, n_iter, steps = best_of_inits(
-            n, k, init_rule, given, int(n_init), rng, sqdist_to,
+            n,
+            k,
+            init_rule,
+            given,
+            int(n_init),
+            rng,
+            sqdist_to,
             lambda seeds: _ChunkedLloyd(Z, zsq, sizes, _rows(Z, sizes, np.asarray(seeds)), k),
-            int(max_iter), float(tol))
+            int(max_iter),
+            float(tol),
+        )
 
     est.kernel_ = ny.kernel_
     est.method_ = "nystrom"
     est.nystroem_ = ny
     est.n_features_in_ = d
     est.residual_trace_ = max(diag_total - zsq_total, 0.0)
-    est.labels_ = da.concatenate([da.from_delayed(lab, (size,), np.int64)
-                                  for lab, size in zip(labels, sizes)])
+    est.labels_ = da.concatenate(
+        [da.from_delayed(lab, (size,), np.int64) for lab, size in zip(labels, sizes)]
+    )
     est.n_iter_ = n_iter
     est.cluster_centers_ = steps.last_centres
     est.inertia_ = obj + est.residual_trace_
     return est
+
 
 __all__ = ["kernel_kmeans_fit"]

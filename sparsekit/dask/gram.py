@@ -1,4 +1,5 @@
 """Kernel Gram matrices between chunked arrays, as blocked dask arrays."""
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -21,9 +22,14 @@ def _gram_block(A, B, kernel, d):
     return np.asarray(kernel(check_block(A, d, "X"), check_block(B, d, "Y")))
 
 
-def gram(kernel: str | Callable[..., Any], Xd: da.Array, Yd: da.Array | None = None, *,
-         kernel_params: dict[str, Any] | None = None, registry: Registry | None = None
-         ) -> da.Array:
+def gram(
+    kernel: str | Callable[..., Any],
+    Xd: da.Array,
+    Yd: da.Array | None = None,
+    *,
+    kernel_params: dict[str, Any] | None = None,
+    registry: Registry | None = None,
+) -> da.Array:
     """Compute K(X, Y) as a lazy dask array whose block (i, j) is ``kernel(X_i, Y_j)``.
 
     Parameters
@@ -51,7 +57,9 @@ def gram(kernel: str | Callable[..., Any], Xd: da.Array, Yd: da.Array | None = N
     d = Xd.shape[1]
     kernel = frozen_kernel(resolve("kernel", kernel, kernel_params, registry=registry), d)
     dtype = np.result_type(Xd.dtype, Yd.dtype, np.float32)
-    return da.blockwise(_gram_block, "ij", Xd, "ik", Yd, "jk", dtype=dtype, concatenate=True,
-                        kernel=kernel, d=d)
+    return da.blockwise(
+        _gram_block, "ij", Xd, "ik", Yd, "jk", dtype=dtype, concatenate=True, kernel=kernel, d=d
+    )
+
 
 __all__ = ["gram"]

@@ -30,6 +30,7 @@ partition as global index arrays, so that
 chunked scores in memory. With chunks much larger than m, the blocks are the same size as in
 memory; only the mixing across chunks is lost (each block draws from one chunk).
 """
+
 from __future__ import annotations
 
 import numbers
@@ -61,8 +62,9 @@ if TYPE_CHECKING:
     from ..registry import Registry
 
 
-def dac_rls_partition(row_chunks: Sequence[int], block_size: int | None = None,
-                      random_state: RandomStateLike = None) -> list[np.ndarray]:
+def dac_rls_partition(
+    row_chunks: Sequence[int], block_size: int | None = None, random_state: RandomStateLike = None
+) -> list[np.ndarray]:
     """Build the DAC-RLS partition used over the row chunks ``row_chunks``.
 
     The blocks are global index arrays (see the module docstring).
@@ -105,14 +107,23 @@ class DaskChunks:
 
         d = self._Xd.shape[1]
         blocks = self._Xd.to_delayed().ravel()
-        return list(dask.compute(*[_delayed(_run_on_chunk)(blk, i, d, func, args)
-                                   for i, blk in enumerate(blocks)]))
+        return list(
+            dask.compute(
+                *[_delayed(_run_on_chunk)(blk, i, d, func, args) for i, blk in enumerate(blocks)]
+            )
+        )
 
 
-def dac_rls_scores(Xd: da.Array, kernel: str | object = "rbf", lam: float = 1.0, *,
-                   block_size: int | None = None, kernel_params: dict[str, Any] | None = None,
-                   random_state: RandomStateLike = None, registry: Registry | None = None
-                   ) -> da.Array:
+def dac_rls_scores(
+    Xd: da.Array,
+    kernel: str | object = "rbf",
+    lam: float = 1.0,
+    *,
+    block_size: int | None = None,
+    kernel_params: dict[str, Any] | None = None,
+    random_state: RandomStateLike = None,
+    registry: Registry | None = None,
+) -> da.Array:
     """Compute the DAC-RLS ridge leverage scores of every row of a chunked array, lazily.
 
     Each sample gets the exact ridge leverage score of its block, K_B (K_B + λ I)⁻¹ diagonal,
@@ -150,10 +161,14 @@ def dac_rls_scores(Xd: da.Array, kernel: str | object = "rbf", lam: float = 1.0,
     kernel = frozen_kernel(resolve("kernel", kernel, kernel_params, registry=registry), d)
     m = dac_block_size(n, block_size)
     seeds = chunk_seeds(len(Xd.chunks[0]), integer_seed(random_state))
-    parts = [da.from_delayed(_delayed(_run_on_chunk)(blk, i, d, dac_chunk_scores,
-                                                     (kernel, lam, m, seeds)),
-                             (size,), np.float64)
-             for i, (blk, size) in enumerate(zip(Xd.to_delayed().ravel(), Xd.chunks[0]))]
+    parts = [
+        da.from_delayed(
+            _delayed(_run_on_chunk)(blk, i, d, dac_chunk_scores, (kernel, lam, m, seeds)),
+            (size,),
+            np.float64,
+        )
+        for i, (blk, size) in enumerate(zip(Xd.to_delayed().ravel(), Xd.chunks[0]))
+    ]
     return da.concatenate(parts)
 
 
@@ -177,16 +192,26 @@ def _landmarks(Xd, kernel, sampler, m, rng, random_state):
 
 def _sample_on_one_worker(sampler, X, kernel, m, rng):
     land = sampler.sample(X, kernel, m, rng)
-    return (np.asarray(land.indices, dtype=np.int64), np.asarray(land.weights, dtype=np.float64),
-            rng.bit_generator.state)
+    return (
+        np.asarray(land.indices, dtype=np.int64),
+        np.asarray(land.weights, dtype=np.float64),
+        rng.bit_generator.state,
+    )
 
 
-def nystroem_fit(Xd: da.Array, kernel: str | Callable[..., Any] = "rbf",
-                 sampler: str | object = "uniform", n_components: int = 100, *,
-                 kernel_params: dict[str, Any] | None = None,
-                 sampler_params: dict[str, Any] | None = None, rank: int | None = None,
-                 eigen_floor: float | None = None, random_state: RandomStateLike = None,
-                 registry: Registry | None = None) -> Nystroem:
+def nystroem_fit(
+    Xd: da.Array,
+    kernel: str | Callable[..., Any] = "rbf",
+    sampler: str | object = "uniform",
+    n_components: int = 100,
+    *,
+    kernel_params: dict[str, Any] | None = None,
+    sampler_params: dict[str, Any] | None = None,
+    rank: int | None = None,
+    eigen_floor: float | None = None,
+    random_state: RandomStateLike = None,
+    registry: Registry | None = None,
+) -> Nystroem:
     """Fit a :class:`sparsekit.Nystroem` on a chunked array.
 
     The landmark stage runs as the module docstring says (chunk by chunk for a sampler with
@@ -229,18 +254,33 @@ def nystroem_fit(Xd: da.Array, kernel: str | Callable[..., Any] = "rbf",
     n, d = Xd.shape
     kernel = frozen_kernel(resolve("kernel", kernel, kernel_params, registry=registry), d)
     sampler_obj = resolve("sampler", sampler, sampler_params, registry=registry)
-    m = check_n_landmarks(check_scalar(n_components, "n_components", kind=numbers.Integral, low=1,
-                                       low_inclusive=True), n)
+    m = check_n_landmarks(
+        check_scalar(
+            n_components, "n_components", kind=numbers.Integral, low=1, low_inclusive=True
+        ),
+        n,
+    )
     integer = isinstance(random_state, (int, np.integer)) and not isinstance(random_state, bool)
     rng = check_random_state(random_state)
     idx, weights = _landmarks(Xd, kernel, sampler_obj, m, rng, random_state if integer else rng)
     # every chunk checked before the rows are gathered (a lying chunk width fails clearly)
     # dask types Array.map_blocks as the module function (the array as its first argument)
-    points = Xd.map_blocks(check_block, d, "X",  # type: ignore[arg-type]
-                           dtype=Xd.dtype)[np.asarray(idx)].compute()
-    ny = Nystroem(kernel, sampler=sampler, n_components=n_components,
-                  sampler_params=sampler_params, rank=rank, eigen_floor=eigen_floor,
-                  random_state=random_state, registry=registry)
+    points = Xd.map_blocks(
+        check_block,
+        d,
+        "X",  # type: ignore[arg-type]
+        dtype=Xd.dtype,
+    )[np.asarray(idx)].compute()
+    ny = Nystroem(
+        kernel,
+        sampler=sampler,
+        n_components=n_components,
+        sampler_params=sampler_params,
+        rank=rank,
+        eigen_floor=eigen_floor,
+        random_state=random_state,
+        registry=registry,
+    )
     return ny.fit_landmarks(Landmarks(idx, points, weights))
 
 
@@ -269,5 +309,6 @@ def nystroem_transform(ny: Nystroem, Xd: da.Array) -> da.Array:
     Xd = check_chunked(Xd, "X", n_features=getattr(ny, "n_features_in_", None))
     dtype = np.result_type(Xd.dtype, ny.normalization_.dtype)
     return transform(ny, Xd, n_features_out=ny.n_components_, dtype=dtype)
+
 
 __all__ = ["dac_rls_scores", "dac_rls_partition", "nystroem_fit", "nystroem_transform"]

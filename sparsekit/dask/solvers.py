@@ -1,4 +1,5 @@
 """Sparse solvers over a chunked matrix of signals (signals as columns, chunked by column)."""
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
@@ -18,8 +19,10 @@ if TYPE_CHECKING:
 def _solve_block(Yb, D, solver, beta=None):
     Yb = np.asarray(Yb)
     if Yb.ndim != 2 or Yb.shape[0] != D.shape[0]:
-        raise ValueError(f"a chunk of Y has shape {Yb.shape} but the dictionary has "
-                         f"{D.shape[0]} rows: every chunk must hold whole signals (columns)")
+        raise ValueError(
+            f"a chunk of Y has shape {Yb.shape} but the dictionary has "
+            f"{D.shape[0]} rows: every chunk must hold whole signals (columns)"
+        )
     if beta is not None:
         import copy
 
@@ -27,8 +30,14 @@ def _solve_block(Yb, D, solver, beta=None):
     return solver.solve(D, Yb).coef
 
 
-def solve(solver: str | object, D: np.ndarray, Yd: da.Array, *, registry: Registry | None = None,
-          **solver_params: Any) -> da.Array:
+def solve(
+    solver: str | object,
+    D: np.ndarray,
+    Yd: da.Array,
+    *,
+    registry: Registry | None = None,
+    **solver_params: Any,
+) -> da.Array:
     """Solve for the coefficients X with Y ≈ D X, chunk of signals by chunk, lazily.
 
     The solvers treat each signal (column of Y) independently, so the result equals
@@ -78,10 +87,35 @@ def solve(solver: str | object, D: np.ndarray, Yd: da.Array, *, registry: Regist
         if beta.shape[0] != Yd.shape[1]:
             raise ValueError(f"beta has {beta.shape[0]} entries for {Yd.shape[1]} signals")
         args = [da.from_array(beta, chunks=(Yd.chunks[1],))]
-        return da.blockwise(_solve_block, "ij", Yd, "kj", Dd, None, solver, None, args[0], "j",
-                            dtype=dtype, concatenate=True, new_axes={"i": D.shape[1]},
-                            adjust_chunks=None)
-    return da.blockwise(_solve_block, "ij", Yd, "kj", Dd, None, solver, None, dtype=dtype,
-                        concatenate=True, new_axes={"i": D.shape[1]})
+        return da.blockwise(
+            _solve_block,
+            "ij",
+            Yd,
+            "kj",
+            Dd,
+            None,
+            solver,
+            None,
+            args[0],
+            "j",
+            dtype=dtype,
+            concatenate=True,
+            new_axes={"i": D.shape[1]},
+            adjust_chunks=None,
+        )
+    return da.blockwise(
+        _solve_block,
+        "ij",
+        Yd,
+        "kj",
+        Dd,
+        None,
+        solver,
+        None,
+        dtype=dtype,
+        concatenate=True,
+        new_axes={"i": D.shape[1]},
+    )
+
 
 __all__ = ["solve"]

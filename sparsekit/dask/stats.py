@@ -17,6 +17,7 @@ The returned estimator is an in-memory ``NystromMMD`` (embeddings, support ident
 ``mmd2``/``mmd`` compare any two of the samples; φ of a sample, if needed, is
 ``nystroem_transform(est.nystroem_, Xd)`` (``features_`` is not stored).
 """
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
@@ -68,9 +69,9 @@ def _mmd_chunk(block, ny, d):
     step = max(1, SUM_BLOCK_BYTES // (8 * len(S)))
     ones = np.ones(min(step, len(Xp)))
     for r0 in range(0, len(Xp), step):
-        Kb = np.asarray(kernel(Xp[r0:r0 + step], S), dtype=np.float64)
+        Kb = np.asarray(kernel(Xp[r0 : r0 + step], S), dtype=np.float64)
         with one_blas_thread():  # a matrix-vector product: faster than Kb.sum(axis=0)
-            sums += ones[:len(Kb)] @ Kb
+            sums += ones[: len(Kb)] @ Kb
     return sums, row_keys(Xp)
 
 
@@ -94,12 +95,17 @@ def distinct_ids(kernel, keys, take) -> np.ndarray:
     return ids
 
 
-def nystrom_mmd_fit(*samples: da.Array, kernel: str | object = "rbf",
-                    sampler: str | object = "uniform", n_landmarks: int | None = None,
-                    lam: float = 1e-6, kernel_params: dict[str, Any] | None = None,
-                    sampler_params: dict[str, Any] | None = None,
-                    random_state: RandomStateLike = None,
-                    registry: Registry | None = None) -> NystromMMD:
+def nystrom_mmd_fit(
+    *samples: da.Array,
+    kernel: str | object = "rbf",
+    sampler: str | object = "uniform",
+    n_landmarks: int | None = None,
+    lam: float = 1e-6,
+    kernel_params: dict[str, Any] | None = None,
+    sampler_params: dict[str, Any] | None = None,
+    random_state: RandomStateLike = None,
+    registry: Registry | None = None,
+) -> NystromMMD:
     """Fit a :class:`sparsekit.stats.NystromMMD` on chunked samples.
 
     The samples are dask arrays of the same width. Data-dependent kernel bandwidths must be
@@ -153,25 +159,42 @@ def nystrom_mmd_fit(*samples: da.Array, kernel: str | object = "rbf",
     n = int(sum(sizes))
     s = pooled_n_landmarks(n_landmarks, max(sizes), n)
     ny = nystroem_fit(
-        pool, kernel_obj, sampler_obj, s, random_state=check_random_state(random_state),
+        pool,
+        kernel_obj,
+        sampler_obj,
+        s,
+        random_state=check_random_state(random_state),
         registry=registry,
     )
 
     shared = dask.delayed(ny, pure=True, traverse=False)
-    per_sample = [[dask.delayed(_mmd_chunk, pure=True)(b, shared, d)
-                   for b, rows in zip(A.to_delayed().ravel(), A.chunks[0]) if rows > 0]
-                  for A in arrays]
+    per_sample = [
+        [
+            dask.delayed(_mmd_chunk, pure=True)(b, shared, d)
+            for b, rows in zip(A.to_delayed().ravel(), A.chunks[0])
+            if rows > 0
+        ]
+        for A in arrays
+    ]
     (results,) = dask.compute(per_sample)
     # mean φ = (mean K(x, S)) M: the mean is taken before the product with M
     means = np.stack([sum(r[0] for r in parts) / size for parts, size in zip(results, sizes)])
     embeddings = means @ ny.normalization_.astype(np.float64)
     keys = np.concatenate([r[1] for parts in results for r in parts])
-    ids = distinct_ids(kernel_obj, keys,
-                       lambda idx: kernel_obj.prepare(np.asarray(pool[idx].compute())))
+    ids = distinct_ids(
+        kernel_obj, keys, lambda idx: kernel_obj.prepare(np.asarray(pool[idx].compute()))
+    )
 
-    est = NystromMMD(kernel=kernel, sampler=sampler, n_landmarks=n_landmarks, lam=lam,
-                     kernel_params=kernel_params, sampler_params=sampler_params,
-                     random_state=random_state, registry=registry)
+    est = NystromMMD(
+        kernel=kernel,
+        sampler=sampler,
+        n_landmarks=n_landmarks,
+        lam=lam,
+        kernel_params=kernel_params,
+        sampler_params=sampler_params,
+        random_state=random_state,
+        registry=registry,
+    )
     est.kernel_ = kernel_obj
     est.nystroem_ = ny
     est.lam_ = lam
@@ -202,5 +225,6 @@ def mmd2_nystrom(Xd: da.Array, Yd: da.Array, kernel: str | object = "rbf", **par
         ``nystrom_mmd_fit(Xd, Yd, ...).mmd2(0, 1)``.
     """
     return nystrom_mmd_fit(Xd, Yd, kernel=kernel, **params).mmd2(0, 1)
+
 
 __all__ = ["nystrom_mmd_fit", "mmd2_nystrom"]

@@ -1,4 +1,5 @@
 """One chunk-wise transform for any fitted transformer: ``transform(est, Xd)``."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -16,8 +17,9 @@ def _transform_block(block, est, d):
 
 def _check_fitted(est) -> None:
     if not callable(getattr(est, "transform", None)):
-        raise TypeError(f"est must be a fitted transformer (with transform), got "
-                        f"{type(est).__name__}")
+        raise TypeError(
+            f"est must be a fitted transformer (with transform), got {type(est).__name__}"
+        )
     is_fitted = getattr(est, "__sklearn_is_fitted__", None)
     if callable(is_fitted) and not is_fitted():
         from ..exceptions import not_fitted_error
@@ -25,8 +27,7 @@ def _check_fitted(est) -> None:
         raise not_fitted_error(f"this {type(est).__name__} is not fitted yet: call fit first")
 
 
-def transform(est: Any, Xd: Any, *, n_features_out: int | None = None,
-              dtype: Any = None) -> Any:
+def transform(est: Any, Xd: Any, *, n_features_out: int | None = None, dtype: Any = None) -> Any:
     """Apply ``est.transform`` to a chunked array, chunk by chunk, as a lazy dask array.
 
     Works for any fitted transformer whose ``transform`` maps rows independently
@@ -72,7 +73,14 @@ def transform(est: Any, Xd: Any, *, n_features_out: int | None = None,
         n_features_out = probe.shape[1] if n_features_out is None else n_features_out
         dtype = probe.dtype if dtype is None else dtype
     shared = dask.delayed(est, pure=True, traverse=False)  # one graph node: the fitted map
-    return da.map_blocks(_transform_block, Xd, shared, d=d, dtype=dtype,
-                         chunks=(Xd.chunks[0], (int(n_features_out),)))
+    return da.map_blocks(
+        _transform_block,
+        Xd,
+        shared,
+        d=d,
+        dtype=dtype,
+        chunks=(Xd.chunks[0], (int(n_features_out),)),
+    )
+
 
 __all__ = ["transform"]

@@ -14,6 +14,7 @@ the intercept ``b = mean(y) - sum_i w_i mean(t_i)``.
 Several targets (one-vs-rest class indicators) are stacked into one signal, each block centred
 on its own (one intercept per block), so that every tree gets one weight shared by all blocks.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -52,7 +53,7 @@ def centred_dictionary(T_blocks, y_blocks):
     Returns ``(D, y, means, norms, y_means)`` where ``D`` has unit-norm columns (a constant tree,
     whose centred column is 0, keeps a zero column and can never be selected).
     """
-    means = np.stack([T.mean(axis=0) for T in T_blocks])            # (n_blocks, n_trees)
+    means = np.stack([T.mean(axis=0) for T in T_blocks])  # (n_blocks, n_trees)
     y_means = np.array([y.mean() for y in y_blocks])
     D = np.concatenate([T - mu for T, mu in zip(T_blocks, means)], axis=0)
     y = np.concatenate([t - m for t, m in zip(y_blocks, y_means)])
@@ -86,8 +87,10 @@ def select(T_blocks, y_blocks, solver, *, n_trees, uniform, rng=None) -> Selecti
     # shift the intercept, so it is left out of the selection
     usable = np.flatnonzero(norms > 0)
     if usable.size == 0:
-        raise ValueError("every tree predicts a constant on these samples: nothing to select "
-                         "(too few samples, or a constant target)")
+        raise ValueError(
+            "every tree predicts a constant on these samples: nothing to select "
+            "(too few samples, or a constant target)"
+        )
     nnls_weights = False
     if isinstance(solver, str):  # "random"
         order = rng.choice(n_total, size=n_trees, replace=False)
@@ -106,26 +109,28 @@ def select(T_blocks, y_blocks, solver, *, n_trees, uniform, rng=None) -> Selecti
         if order.size == 0:
             raise ValueError(
                 f"solver {getattr(solver, 'name', solver)!r} selected no tree: the centred "
-                "targets are 0 or no tree correlates with them")
+                "targets are 0 or no tree correlates with them"
+            )
     k = order.size
     path = np.zeros((k, k))
     path_b = np.zeros((k, len(y_blocks)))
     for j in range(k):
-        sel = order[:j + 1]
+        sel = order[: j + 1]
         if uniform:
-            path[j, :j + 1] = 1.0 / (j + 1)
+            path[j, : j + 1] = 1.0 / (j + 1)
             path_b[j] = 0.0
             continue
         if j == k - 1 and not isinstance(solver, str):
-            alpha = final_alpha                       # the solver's own solution
+            alpha = final_alpha  # the solver's own solution
         elif solved_path is not None:
-            alpha = np.asarray(solved_path[j, :j + 1], dtype=np.float64)
+            alpha = np.asarray(solved_path[j, : j + 1], dtype=np.float64)
         elif nnls_weights:
             alpha = nnls(D[:, sel], y)[0]
         else:
             alpha = np.linalg.lstsq(D[:, sel], y, rcond=None)[0]
-        path[j, :j + 1], path_b[j] = _raw(alpha, sel, norms, means, y_means)
+        path[j, : j + 1], path_b[j] = _raw(alpha, sel, norms, means, y_means)
     weights = np.zeros(n_total)
     weights[order] = path[-1]
-    return Selection(order=order, weights=weights, intercepts=path_b[-1], path=path,
-                     path_intercepts=path_b)
+    return Selection(
+        order=order, weights=weights, intercepts=path_b[-1], path=path, path_intercepts=path_b
+    )

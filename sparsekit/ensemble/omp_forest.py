@@ -32,6 +32,7 @@ Decisions:
 
 scikit-learn is needed here (the forests are its estimators): install ``sparsekit[forest]``.
 """
+
 from __future__ import annotations
 
 import numbers
@@ -73,18 +74,24 @@ def _check_fitted(estimator):
 
 def _check_forest(forest, kind):
     """The trees of a fitted forest (``FrozenEstimator`` unwrapped), or a clear error."""
-    inner = getattr(forest, "estimator", forest) if type(forest).__name__ == "FrozenEstimator" \
+    inner = (
+        getattr(forest, "estimator", forest)
+        if type(forest).__name__ == "FrozenEstimator"
         else forest
+    )
     if not hasattr(inner, "fit"):
-        raise TypeError(f"forest must be a scikit-learn forest {kind} (e.g. RandomForest{kind}) "
-                        f"or None, got {type(forest).__name__}")
+        raise TypeError(
+            f"forest must be a scikit-learn forest {kind} (e.g. RandomForest{kind}) "
+            f"or None, got {type(forest).__name__}"
+        )
     try:
         check_is_fitted(inner, "estimators_")
     except NotFittedError:
         raise ValueError(
             f"forest {type(inner).__name__} is not fitted: fit it first (wrap it in "
             "sklearn.frozen.FrozenEstimator so that clone() keeps it fitted), or pass "
-            "forest=None to let the estimator fit one") from None
+            "forest=None to let the estimator fit one"
+        ) from None
     trees = np.ravel(inner.estimators_)
     if trees.size == 0 or not all(hasattr(t, "predict") for t in trees):
         raise TypeError(f"forest {type(inner).__name__} has no trees with predict()")
@@ -100,12 +107,19 @@ class _OMPForestBase(ParamsMixin):
 
     _forest_kind = ""
 
-    def __init__(self, n_trees: int = 10, *, solver: str | object = "omp",
-                 weights: str = "fitted", forest: object = None, n_estimators: int = 100,
-                 forest_params: dict[str, Any] | None = None,
-                 solver_params: dict[str, Any] | None = None,
-                 random_state: int | np.random.RandomState | None = None,
-                 registry: Registry | None = None) -> None:
+    def __init__(
+        self,
+        n_trees: int = 10,
+        *,
+        solver: str | object = "omp",
+        weights: str = "fitted",
+        forest: object = None,
+        n_estimators: int = 100,
+        forest_params: dict[str, Any] | None = None,
+        solver_params: dict[str, Any] | None = None,
+        random_state: int | np.random.RandomState | None = None,
+        registry: Registry | None = None,
+    ) -> None:
         self.n_trees = n_trees
         self.solver = solver
         self.weights = weights
@@ -118,8 +132,11 @@ class _OMPForestBase(ParamsMixin):
 
     # -- parameters ---------------------------------------------------------------------------
     def _check_fit_params(self):
-        if not isinstance(self.n_trees, numbers.Integral) or isinstance(self.n_trees, bool) \
-                or self.n_trees < 1:
+        if (
+            not isinstance(self.n_trees, numbers.Integral)
+            or isinstance(self.n_trees, bool)
+            or self.n_trees < 1
+        ):
             raise ValueError(f"n_trees must be an integer >= 1, got {self.n_trees!r}")
         if self.weights not in _UNIFORM_OR_FITTED:
             raise ValueError(f"weights must be one of {_UNIFORM_OR_FITTED}, got {self.weights!r}")
@@ -158,27 +175,36 @@ class _OMPForestBase(ParamsMixin):
             raise ValueError(
                 f"n_trees={self.n_trees} must be <= n_estimators={self.n_estimators}: the forest "
                 f"fitted here has n_estimators trees to prune; raise n_estimators to at least "
-                f"{self.n_trees} or lower n_trees")
+                f"{self.n_trees} or lower n_trees"
+            )
         cls = getattr(ensemble, f"RandomForest{self._forest_kind}")
-        forest = cls(n_estimators=self.n_estimators, random_state=self.random_state,
-                     **(self.forest_params or {})).fit(X, y)
+        forest = cls(
+            n_estimators=self.n_estimators,
+            random_state=self.random_state,
+            **(self.forest_params or {}),
+        ).fit(X, y)
         return forest, list(forest.estimators_)
 
     # -- fitting ------------------------------------------------------------------------------
     def _fit(self, X, y):
         self._check_fit_params()
-        X, y = validate_data(self, X, y, dtype=(np.float64, np.float32),
-                             y_numeric=self._forest_kind == "Regressor")
+        X, y = validate_data(
+            self, X, y, dtype=(np.float64, np.float32), y_numeric=self._forest_kind == "Regressor"
+        )
         if X.shape[0] < 2:
             raise ValueError(f"n_samples={X.shape[0]}: OMP forests need at least 2 samples")
         forest, trees = self._fit_forest(X, y)
         if getattr(forest, "n_features_in_", X.shape[1]) != X.shape[1]:
-            raise ValueError(f"X has {X.shape[1]} features but the forest was fitted on "
-                             f"{forest.n_features_in_}")
+            raise ValueError(
+                f"X has {X.shape[1]} features but the forest was fitted on {forest.n_features_in_}"
+            )
         if self.n_trees > len(trees):
             warnings.warn(
                 f"n_trees={self.n_trees} is larger than the given forest's {len(trees)} trees: "
-                f"at most {len(trees)} are selected", UserWarning, stacklevel=3)
+                f"at most {len(trees)} are selected",
+                UserWarning,
+                stacklevel=3,
+            )
         n_trees = min(int(self.n_trees), len(trees))
         T_blocks, y_blocks = self._blocks(forest, trees, X, y)
         rng = check_random_state(self.random_state)
@@ -204,10 +230,10 @@ class _OMPForestBase(ParamsMixin):
 
     def _staged_scores(self, X):
         """Yield the score arrays of the pruned forests with 1, 2, ... selected trees."""
-        outputs = self._outputs(X)           # (n_selected, n_samples[, n_classes])
+        outputs = self._outputs(X)  # (n_selected, n_samples[, n_classes])
         acc = np.zeros(outputs.shape[1:])
         for j in range(self.n_trees_):
-            acc = np.tensordot(self.path_coef_[j, :j + 1], outputs[:j + 1], axes=1)
+            acc = np.tensordot(self.path_coef_[j, : j + 1], outputs[: j + 1], axes=1)
             yield acc + self._path_intercepts[j]
 
     def _scores(self, X):
@@ -216,16 +242,22 @@ class _OMPForestBase(ParamsMixin):
         outputs = self._outputs(X)
         w = self.path_coef_[-1]
         keep = w != 0
-        acc = np.tensordot(w[keep], outputs[keep], axes=1) if keep.any() \
+        acc = (
+            np.tensordot(w[keep], outputs[keep], axes=1)
+            if keep.any()
             else np.zeros(outputs.shape[1:])
+        )
         return acc + self.intercept_
 
     def __sklearn_tags__(self):
         from sklearn.utils import InputTags, Tags, TargetTags
 
         # the base of scikit-learn's Regressor/ClassifierMixin tags (they set the type)
-        return Tags(estimator_type=None, target_tags=TargetTags(required=True),
-                    input_tags=InputTags(allow_nan=False))
+        return Tags(
+            estimator_type=None,
+            target_tags=TargetTags(required=True),
+            input_tags=InputTags(allow_nan=False),
+        )
 
 
 class OMPForestRegressor(RegressorMixin, _OMPForestBase):
@@ -415,14 +447,16 @@ class OMPForestClassifier(ClassifierMixin, _OMPForestBase):
     def _blocks(self, forest, trees, X, y):
         classes = np.unique(y)
         if classes.size < 2:
-            raise ValueError(f"y has a single class ({classes[0]!r}): OMP forest "
-                             "classification needs at least two classes")
+            raise ValueError(
+                f"y has a single class ({classes[0]!r}): OMP forest "
+                "classification needs at least two classes"
+            )
         forest_classes = np.asarray(getattr(forest, "classes_", classes))
         missing = np.setdiff1d(classes, forest_classes)
         if missing.size or forest_classes.ndim != 1:
             raise ValueError(f"y has classes the forest never saw: {missing.tolist()}")
         self.classes_ = forest_classes
-        P = self._tree_probabilities(trees, X)              # (n_trees, n_samples, n_classes)
+        P = self._tree_probabilities(trees, X)  # (n_trees, n_samples, n_classes)
         # one block per class of the forest (a class absent from y has target -1 throughout)
         T_blocks = [2.0 * P[:, :, c].T - 1.0 for c in range(forest_classes.size)]
         y_blocks = [np.where(y == cls, 1.0, -1.0) for cls in forest_classes]
@@ -495,5 +529,6 @@ class OMPForestClassifier(ClassifierMixin, _OMPForestBase):
         X = validate_data(self, X, dtype=(np.float64, np.float32), reset=False)
         for scores in self._staged_scores(X):
             yield self.classes_[np.argmax(scores, axis=1)]
+
 
 __all__ = ["OMPForestRegressor", "OMPForestClassifier"]

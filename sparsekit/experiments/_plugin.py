@@ -1,4 +1,5 @@
 """The tasks of the theses' protocols, registered through the same hook as third-party tasks."""
+
 from ..plugins import hookimpl
 
 

@@ -9,6 +9,7 @@ per row through :func:`sparsekit.run.tasks.run_task` (the code behind every row 
 - ``nystrom``: the ``nystrom`` and ``sampler`` tasks (:mod:`sparsekit.experiments.nystrom_tables`);
 - ``solvers``: the ``sparse-coding`` task for MP, OMP, NN-OMP and Frank–Wolfe.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -41,10 +42,10 @@ def _one_row(*args: Any, **kwargs: Any) -> dict[str, Any]:
 #: One line per kernel whose row needs reading (printed under the table when it appears).
 KERNEL_NOTES = {
     "additive-chi2": "additive-chi2: -Σ (x-z)²/(x+z) is minus a distance, only conditionally "
-                     "positive definite, so large negative eigenvalues are expected; exp(γ times "
-                     "it), the chi2 row, is PSD",
+    "positive definite, so large negative eigenvalues are expected; exp(γ times "
+    "it), the chi2 row, is PSD",
     "sigmoid": "sigmoid: tanh(γ<x, z> + c0) is not PSD in general, so a negative eigenvalue is "
-               "expected",
+    "expected",
 }
 
 
@@ -75,15 +76,26 @@ def kernel_table(n: int = 2000, d: int = 64, random_state: int = 0) -> str:
         if info.registration.accepts != "vectors":
             continue  # graph kernels: the graphs section (manifold kernels are another family)
         kernel = {"name": info.name}
-        f64 = _one_row("gram", {"dtype": "float64", "checks": ["max_asym", "min_eig"]}, data,
-                       {"kernel": kernel}, seed=random_state)
-        f32 = _one_row("gram", {"dtype": "float32", "checks": []}, data, {"kernel": kernel},
-                       seed=random_state)
-        rows.append([
-            info.name, "sparsekit" if info.plugin.startswith("sparsekit.") else info.plugin,
-            f"{f64['time'] * 1e3:.0f}", f"{f32['time'] * 1e3:.0f}", f"{f64['max_asym']:.1e}",
-            f"{f64['min_eig']:.2e}",
-        ])
+        f64 = _one_row(
+            "gram",
+            {"dtype": "float64", "checks": ["max_asym", "min_eig"]},
+            data,
+            {"kernel": kernel},
+            seed=random_state,
+        )
+        f32 = _one_row(
+            "gram", {"dtype": "float32", "checks": []}, data, {"kernel": kernel}, seed=random_state
+        )
+        rows.append(
+            [
+                info.name,
+                "sparsekit" if info.plugin.startswith("sparsekit.") else info.plugin,
+                f"{f64['time'] * 1e3:.0f}",
+                f"{f32['time'] * 1e3:.0f}",
+                f"{f64['max_asym']:.1e}",
+                f"{f64['min_eig']:.2e}",
+            ]
+        )
     table = format_table(
         [
             "kernel",
@@ -126,10 +138,22 @@ def graph_kernel_table(n_graphs: int = 2000, random_state: int = 0) -> str:
     for with_labels in (True, False):
         for normalize in (False, True):
             kernel = {"name": "shortest-path", "with_labels": with_labels, "normalize": normalize}
-            row = _one_row("gram", {"checks": ["median", "min_eig"]}, data, {"kernel": kernel},
-                           seed=random_state)
-            rows.append([str(with_labels), str(normalize), f"{row['time'] * 1e3:.0f}",
-                         f"{row['median']:.3g}", f"{row['min_eig']:.2e}"])
+            row = _one_row(
+                "gram",
+                {"checks": ["median", "min_eig"]},
+                data,
+                {"kernel": kernel},
+                seed=random_state,
+            )
+            rows.append(
+                [
+                    str(with_labels),
+                    str(normalize),
+                    f"{row['time'] * 1e3:.0f}",
+                    f"{row['median']:.3g}",
+                    f"{row['min_eig']:.2e}",
+                ]
+            )
     return format_table(
         [
             "with_labels",
@@ -166,12 +190,19 @@ def nystrom_table(quick: bool = True) -> str:
     if quick:
         n, d, counts, draws, n_eval, sizes = 1000, 20, (20, 50), 3, 1000, (250, 500, 1000)
     else:
-        n, d, counts, draws, n_eval, sizes = 20_000, 54, (200, 400, 1000), 10, 5000, (
-            1000, 2000, 5000, 10_000, 20_000)
+        n, d, counts, draws, n_eval, sizes = (
+            20_000,
+            54,
+            (200, 400, 1000),
+            10,
+            5000,
+            (1000, 2000, 5000, 10_000, 20_000),
+        )
     X = generated_dataset(n=n, d=d, random_state=0)
     name = f"generated Gaussian mixture, d = {d}"
-    errors = frobenius_error_table(X, landmark_counts=counts, n_draws=draws, n_eval=n_eval,
-                                   dataset=name, random_state=0)
+    errors = frobenius_error_table(
+        X, landmark_counts=counts, n_draws=draws, n_eval=n_eval, dataset=name, random_state=0
+    )
     timing = score_timing_table(X, sizes=sizes, dataset=name, random_state=0)
     notes = "\n".join(f"- {line}" for line in [*reading_notes(errors, X), TIMING_NOTE])
     return errors.format() + "\n\n" + timing.format() + "\n" + notes
@@ -180,9 +211,11 @@ def nystrom_table(quick: bool = True) -> str:
 #: RLS samplers, whose guarantees need about d_eff log d_eff landmarks.
 RLS_SAMPLERS = ("rls", "two-pass-rls", "dac-rls", "recursive-rls")
 
-TIMING_NOTE = ("score time: seconds of sampler.scores on the first n points, compiled "
-               "beforehand; exact rls forms the n x n Gram matrix and factors it (n^3), the "
-               "others grow about linearly with n")
+TIMING_NOTE = (
+    "score time: seconds of sampler.scores on the first n points, compiled "
+    "beforehand; exact rls forms the n x n Gram matrix and factors it (n^3), the "
+    "others grow about linearly with n"
+)
 
 
 def reading_notes(errors: ErrorTable, X: np.ndarray) -> list[str]:
@@ -200,17 +233,24 @@ def reading_notes(errors: ErrorTable, X: np.ndarray) -> list[str]:
     list of str
         One line for each thing of the table a newcomer may misread.
     """
-    lines = [f"error: ‖K - K̂‖_F on {errors.n_eval} points, mean ± std over draws of the "
-             "landmarks; lower is better"]
+    lines = [
+        f"error: ‖K - K̂‖_F on {errors.n_eval} points, mean ± std over draws of the "
+        "landmarks; lower is better"
+    ]
     if "greedy-trace" in errors.samplers:
-        lines.append("greedy-trace: deterministic (std 0); it adds the point that lowers "
-                     "tr(K - K̂) the most, which bounds ‖K - K̂‖_F")
+        lines.append(
+            "greedy-trace: deterministic (std 0); it adds the point that lowers "
+            "tr(K - K̂) the most, which bounds ‖K - K̂‖_F"
+        )
     smallest = min(errors.landmark_counts)
     if ("uniform", smallest) not in errors.errors:
         return lines
     uniform = errors.mean_std("uniform", smallest)[0]
-    losers = [s for s in RLS_SAMPLERS
-              if (s, smallest) in errors.errors and errors.mean_std(s, smallest)[0] > uniform]
+    losers = [
+        s
+        for s in RLS_SAMPLERS
+        if (s, smallest) in errors.errors and errors.mean_std(s, smallest)[0] > uniform
+    ]
     if losers:
         d_eff = ""
         if errors.n_samples <= EXACT_RLS_MAX_N:
@@ -222,12 +262,18 @@ def reading_notes(errors: ErrorTable, X: np.ndarray) -> list[str]:
             f"{', '.join(losers)} lose to uniform at |S| = {smallest}: ridge leverage scores "
             f"carry guarantees from about d_eff log d_eff landmarks on{d_eff}; below that, "
             "drawing by score favours isolated points over the dense clusters that hold most "
-            "of ‖K‖_F")
+            "of ‖K‖_F"
+        )
     return lines
 
 
-def solver_table(n_features: int = 256, n_atoms: int = 1024, n_nonzero: int = 8,
-                 n_signals: int = 200, random_state: int = 0) -> str:
+def solver_table(
+    n_features: int = 256,
+    n_atoms: int = 1024,
+    n_nonzero: int = 8,
+    n_signals: int = 200,
+    random_state: int = 0,
+) -> str:
     """Recover ``n_signals`` exactly ``n_nonzero``-sparse signals with MP, OMP, NN-OMP and FW.
 
     One ``sparse-coding`` task run per solver, with the task's protocol: OMP and NN-OMP stop
@@ -260,17 +306,31 @@ def solver_table(n_features: int = 256, n_atoms: int = 1024, n_nonzero: int = 8,
     problem = sources.sparse_signals(n_features, n_atoms, n_nonzero, n_signals, seed=random_state)
     rows = []
     for name in ("omp", "mp", "nn-omp", "frank-wolfe"):
-        row = _one_row("sparse-coding", {"nonnegative": name == "nn-omp"}, problem,
-                       {"solver": {"name": name}}, seed=random_state)
-        rows.append([name, f"{row['time'] * 1e3:.0f}", f"{100 * row['support_recovery']:.1f}%",
-                     f"{row['median_rel_residual']:.1e}"])
+        row = _one_row(
+            "sparse-coding",
+            {"nonnegative": name == "nn-omp"},
+            problem,
+            {"solver": {"name": name}},
+            seed=random_state,
+        )
+        rows.append(
+            [
+                name,
+                f"{row['time'] * 1e3:.0f}",
+                f"{100 * row['support_recovery']:.1f}%",
+                f"{row['median_rel_residual']:.1e}",
+            ]
+        )
     mu = mutual_coherence(problem["D"])
     bound = coherence_sparsity_bound(mu)
-    title = (f"Sparse recovery: D {n_features}x{n_atoms} Gaussian, {n_signals} signals with "
-             f"{n_nonzero} atoms (coherence {mu:.3f}; guaranteed recovery below m = "
-             f"{bound:.1f})")
-    table = format_table(["solver", "batch (ms)", "support recovered", "median ‖r‖/‖y‖"],
-                         rows, title=title)
+    title = (
+        f"Sparse recovery: D {n_features}x{n_atoms} Gaussian, {n_signals} signals with "
+        f"{n_nonzero} atoms (coherence {mu:.3f}; guaranteed recovery below m = "
+        f"{bound:.1f})"
+    )
+    table = format_table(
+        ["solver", "batch (ms)", "support recovered", "median ‖r‖/‖y‖"], rows, title=title
+    )
     notes = [
         f"guaranteed recovery below m = {bound:.1f}: for m < (1 + 1/coherence)/2 OMP recovers "
         "every m-sparse signal, whatever its support (Tropp 2004, Thm 3.5), a worst-case bound",
@@ -284,7 +344,11 @@ def solver_table(n_features: int = 256, n_atoms: int = 1024, n_nonzero: int = 8,
 
 
 #: Demo sections: name -> function returning a printable table.
-SECTIONS = {"kernels": kernel_table, "graphs": graph_kernel_table, "nystrom": nystrom_table,
-            "solvers": solver_table}
+SECTIONS = {
+    "kernels": kernel_table,
+    "graphs": graph_kernel_table,
+    "nystrom": nystrom_table,
+    "solvers": solver_table,
+}
 
 __all__ = ["kernel_table", "graph_kernel_table", "nystrom_table", "solver_table", "reading_notes"]

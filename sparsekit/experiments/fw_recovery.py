@@ -25,6 +25,7 @@ rows also hold ``curves``: ‖r_k‖/‖y‖ per iteration (rows) and signal (co
 signal stopped; ``inside`` rows add ``mp_rate``, the matching pursuit rate of Gribonval &
 Vandergheynst (2006) for the plot beside Theorem 5's bound.
 """
+
 from __future__ import annotations
 
 import math
@@ -93,18 +94,28 @@ def _inside(draw, rng, p, stage):
         l1 = np.abs(X).sum(axis=0)
         beta = p["beta_factor"] * l1
         res = _fw(beta, p).solve(D, Y)
-        in_support = all(set(res.support[: res.n_iter[j], j].tolist())
-                         <= set(np.flatnonzero(X[:, j]).tolist()) for j in range(k))
+        in_support = all(
+            set(res.support[: res.n_iter[j], j].tolist()) <= set(np.flatnonzero(X[:, j]).tolist())
+            for j in range(k)
+        )
         erc = max(exact_recovery_condition(D, np.flatnonzero(X[:, j])) for j in range(k))
         theta = theorem5_rate(m, mu1, float(l1[0]), float(beta[0]))
         rel = relative_curves(res, Y)
-        row = {"part": "inside", "dictionary": t, "mu": float(mu),
-               "sparsity_bound": float(coherence_sparsity_bound(mu)), "m": m,
-               "babel_m1": float(mu1), "max_erc": float(erc), "theta": float(theta),
-               "bound_slope": 0.5 * math.log1p(-theta),
-               "observed_slope": worst_slope(rel),
-               "iter_min": int(res.n_iter.min()), "iter_max": int(res.n_iter.max()),
-               "all_in_support": bool(in_support)}
+        row = {
+            "part": "inside",
+            "dictionary": t,
+            "mu": float(mu),
+            "sparsity_bound": float(coherence_sparsity_bound(mu)),
+            "m": m,
+            "babel_m1": float(mu1),
+            "max_erc": float(erc),
+            "theta": float(theta),
+            "bound_slope": 0.5 * math.log1p(-theta),
+            "observed_slope": worst_slope(rel),
+            "iter_min": int(res.n_iter.min()),
+            "iter_max": int(res.n_iter.max()),
+            "all_in_support": bool(in_support),
+        }
         if p["return_curves"]:
             row.update(curves=rel, mp_rate=float(mp_rate(m, mu1)))
         rows.append(row)
@@ -126,9 +137,14 @@ def _outside(draw, rng, p, m_star, stage):
         res = _fw(p["beta_factor"] * np.abs(X).sum(axis=0), p).solve(D, Y)
         rel = relative_curves(res, Y)
         last = rel[res.n_iter, np.arange(rel.shape[1])]
-        row = {"part": "outside", "factor": factor, "m": m, "mean_final": float(np.mean(last)),
-               "worst_final": float(np.max(last)),
-               "observed_slope": worst_slope(rel)}
+        row = {
+            "part": "outside",
+            "factor": factor,
+            "m": m,
+            "mean_final": float(np.mean(last)),
+            "worst_final": float(np.max(last)),
+            "observed_slope": worst_slope(rel),
+        }
         if p["return_curves"]:
             row["curves"] = rel
         rows.append(row)
@@ -161,10 +177,15 @@ def _compare(problem, p, stage):
         per_iter = elapsed / max(int(np.max(res.n_iter)), 1)
         rel = relative_curves(res, Y)
         reasons, counts = np.unique(res.stop_reason, return_counts=True)
-        row = {"part": "compare", "solver": name, "median_iter": int(np.median(res.n_iter)),
-               "stop": ", ".join(f"{r}: {c}" for r, c in zip(reasons, counts)),
-               "worst_final": float(np.max(rel[res.n_iter, np.arange(rel.shape[1])])),
-               "seconds": elapsed, "ms_per_iter": per_iter * 1e3}
+        row = {
+            "part": "compare",
+            "solver": name,
+            "median_iter": int(np.median(res.n_iter)),
+            "stop": ", ".join(f"{r}: {c}" for r, c in zip(reasons, counts)),
+            "worst_final": float(np.max(rel[res.n_iter, np.arange(rel.shape[1])])),
+            "seconds": elapsed,
+            "ms_per_iter": per_iter * 1e3,
+        }
         if p["return_curves"]:
             row["curves"] = rel
         rows.append(row)
@@ -200,11 +221,24 @@ def run_fw_recovery(ctx: TaskContext) -> list[dict[str, Any]]:
     return rows
 
 
-TASK = Task("frank-wolfe-recovery", run_fw_recovery,
-            {"n_dictionaries": 4, "n_signals": 25, "max_iter": 3000, "beta_factor": 8.0,
-             "tol": 1e-20, "outside_factors": [2, 5, 20], "compare": True,
-             "return_curves": False, "verbose": False},
-            (), {}, "Frank–Wolfe on m-sparse signals: recovery inside and outside the coherence "
-                    "hypotheses, against OMP and MP (a row per dictionary, sparsity and solver)")
+TASK = Task(
+    "frank-wolfe-recovery",
+    run_fw_recovery,
+    {
+        "n_dictionaries": 4,
+        "n_signals": 25,
+        "max_iter": 3000,
+        "beta_factor": 8.0,
+        "tol": 1e-20,
+        "outside_factors": [2, 5, 20],
+        "compare": True,
+        "return_curves": False,
+        "verbose": False,
+    },
+    (),
+    {},
+    "Frank–Wolfe on m-sparse signals: recovery inside and outside the coherence "
+    "hypotheses, against OMP and MP (a row per dictionary, sparsity and solver)",
+)
 
 __all__ = ["run_fw_recovery"]

@@ -15,6 +15,7 @@ takes the chosen experiment's default, and setting one that the chosen experimen
 is an error. Adding an experiment is adding an entry. Keras (the ``nn`` extra) is imported
 only when a run starts.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -52,13 +53,16 @@ def experiment(name: str) -> Task:
         Unknown name (the closest one is suggested).
     """
     if not isinstance(name, str):
-        raise TypeError(f"experiment must be a string, one of {', '.join(EXPERIMENTS)}; "
-                        f"got {name!r}")
+        raise TypeError(
+            f"experiment must be a string, one of {', '.join(EXPERIMENTS)}; got {name!r}"
+        )
     for key, entry in EXPERIMENTS.items():
         if normalize_name(key) == normalize_name(name):
             return entry
-    raise ValueError(f"unknown nn experiment {name!r}.{did_you_mean(name, list(EXPERIMENTS))} "
-                     f"Experiments: {', '.join(EXPERIMENTS)}")
+    raise ValueError(
+        f"unknown nn experiment {name!r}.{did_you_mean(name, list(EXPERIMENTS))} "
+        f"Experiments: {', '.join(EXPERIMENTS)}"
+    )
 
 
 def run_nn(ctx: TaskContext) -> list[dict[str, Any]]:
@@ -83,11 +87,17 @@ def run_nn(ctx: TaskContext) -> list[dict[str, Any]]:
     given = {k: v for k, v in ctx.params.items() if k != "experiment" and v is not None}
     foreign = sorted(k for k in given if k not in entry.params)
     if foreign:
-        raise ValueError(f"nn experiment {entry.name!r} has no parameter {foreign[0]!r}; its "
-                         f"parameters: {', '.join(sorted(entry.params))}")
-    sub = TaskContext(data=ctx.data, components=ctx.components,
-                      params={**entry.params, **given}, seed=ctx.seed,
-                      component_params=ctx.component_params)
+        raise ValueError(
+            f"nn experiment {entry.name!r} has no parameter {foreign[0]!r}; its "
+            f"parameters: {', '.join(sorted(entry.params))}"
+        )
+    sub = TaskContext(
+        data=ctx.data,
+        components=ctx.components,
+        params={**entry.params, **given},
+        seed=ctx.seed,
+        component_params=ctx.component_params,
+    )
     return entry.run(sub)
 
 
@@ -101,8 +111,15 @@ def _params() -> dict:
 #: the task's parameters: ``experiment`` and every experiment's (``None``: its default)
 PARAMS = _params()
 
-TASK = Task("nn", run_nn, PARAMS, (), {},
-            "neural-network experiments (Giffon 2020): experiment = " +
-            " | ".join(f'"{k}"' for k in EXPERIMENTS) + " (needs the nn extra)")
+TASK = Task(
+    "nn",
+    run_nn,
+    PARAMS,
+    (),
+    {},
+    "neural-network experiments (Giffon 2020): experiment = "
+    + " | ".join(f'"{k}"' for k in EXPERIMENTS)
+    + " (needs the nn extra)",
+)
 
 __all__ = ["run_nn", "experiment", "EXPERIMENTS"]

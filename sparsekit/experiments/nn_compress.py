@@ -46,6 +46,7 @@ The base network of a ``(data, seed, training parameters)`` is trained once per 
 kept for the next runs (the runs of a sweep over ``(Q, K)`` compress the same network, as in the
 thesis).
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -67,9 +68,21 @@ LR_GRID = (1e-3, 1e-4, 1e-5)
 METHODS = ("palm", "reinit", "random")
 
 #: the experiment's parameters and their defaults
-PARAMS = {"n_factors": 2, "sparsity": 2, "method": "all", "epochs": 100, "finetune_epochs": None,
-          "lr": 1e-3, "batch_size": 32, "select_lr": True, "select_epochs": 10, "palm_iter": 300,
-          "solver": "palm4msa", "test_fraction": 0.25, "val_fraction": 0.15}
+PARAMS = {
+    "n_factors": 2,
+    "sparsity": 2,
+    "method": "all",
+    "epochs": 100,
+    "finetune_epochs": None,
+    "lr": 1e-3,
+    "batch_size": 32,
+    "select_lr": True,
+    "select_epochs": 10,
+    "palm_iter": 300,
+    "solver": "palm4msa",
+    "test_fraction": 0.25,
+    "val_fraction": 0.15,
+}
 
 #: the base network of the latest ``(data, seed, training parameters)``: weights, accuracy, time
 _BASE: dict = {}
@@ -93,17 +106,20 @@ def lenet(input_shape: tuple[int, ...], n_classes: int) -> keras.Sequential:
     import keras
     from keras import layers
 
-    return keras.Sequential([
-        keras.Input(input_shape),
-        layers.Conv2D(16, 3, padding="same", activation="relu", name="conv1"),
-        layers.MaxPooling2D(2, name="pool1"),
-        layers.Conv2D(32, 3, padding="same", activation="relu", name="conv2"),
-        layers.MaxPooling2D(2, name="pool2"),
-        layers.Flatten(name="flatten"),
-        layers.Dense(64, activation="relu", name="fc1"),
-        layers.Dense(32, activation="relu", name="fc2"),
-        layers.Dense(n_classes, activation="softmax", name="out"),
-    ], name="lenet")
+    return keras.Sequential(
+        [
+            keras.Input(input_shape),
+            layers.Conv2D(16, 3, padding="same", activation="relu", name="conv1"),
+            layers.MaxPooling2D(2, name="pool1"),
+            layers.Conv2D(32, 3, padding="same", activation="relu", name="conv2"),
+            layers.MaxPooling2D(2, name="pool2"),
+            layers.Flatten(name="flatten"),
+            layers.Dense(64, activation="relu", name="fc1"),
+            layers.Dense(32, activation="relu", name="fc2"),
+            layers.Dense(n_classes, activation="softmax", name="out"),
+        ],
+        name="lenet",
+    )
 
 
 def images(X: ArrayLike) -> np.ndarray:
@@ -128,8 +144,10 @@ def images(X: ArrayLike) -> np.ndarray:
     if X.ndim == 2:
         side = int(round(np.sqrt(X.shape[1])))
         if side * side != X.shape[1]:
-            raise ValueError(f"nn compress: X has {X.shape[1]} features, not a square image; "
-                             "give square grey images (n, side * side) or (n, side, side)")
+            raise ValueError(
+                f"nn compress: X has {X.shape[1]} features, not a square image; "
+                "give square grey images (n, side * side) or (n, side, side)"
+            )
         X = X.reshape(len(X), side, side)
     if X.ndim == 3:
         X = X[..., None]
@@ -139,8 +157,9 @@ def images(X: ArrayLike) -> np.ndarray:
     return X / top if top > 0 else X
 
 
-def split(n: int, rng: np.random.Generator, test_fraction: float, val_fraction: float
-          ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def split(
+    n: int, rng: np.random.Generator, test_fraction: float, val_fraction: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Split ``range(n)`` into ``(train, val, test)`` index arrays of a permutation (step 1).
 
     Parameters
@@ -166,14 +185,13 @@ def split(n: int, rng: np.random.Generator, test_fraction: float, val_fraction: 
     idx = rng.permutation(n)
     n_test = max(1, int(test_fraction * n))
     n_val = max(1, int(val_fraction * (n - n_test)))
-    return idx[n_test + n_val:], idx[n_test:n_test + n_val], idx[:n_test]
+    return idx[n_test + n_val :], idx[n_test : n_test + n_val], idx[:n_test]
 
 
 def _compile(model, lr):
     import keras
 
-    model.compile(optimizer=keras.optimizers.RMSprop(lr),
-                  loss="sparse_categorical_crossentropy")
+    model.compile(optimizer=keras.optimizers.RMSprop(lr), loss="sparse_categorical_crossentropy")
 
 
 def _train(model, data, weights, lr, epochs, batch_size, seed):
@@ -195,8 +213,7 @@ def _train(model, data, weights, lr, epochs, batch_size, seed):
     if epochs:
         rng = np.random.default_rng(seed)
         order = np.concatenate([rng.permutation(len(Xtr)) for _ in range(epochs)])
-        model.fit(Xtr[order], ytr[order], epochs=1, batch_size=batch_size, shuffle=False,
-                  verbose=0)
+        model.fit(Xtr[order], ytr[order], epochs=1, batch_size=batch_size, shuffle=False, verbose=0)
     return model
 
 
@@ -260,8 +277,12 @@ def _base(data, n_classes, p, seed):
         _compile(model, p["lr"])
         _train(model, data, None, p["lr"], p["epochs"], p["batch_size"], seed)
         _BASE.clear()
-        _BASE.update(key=key, weights=[np.array(w.value, copy=True) for w in model.weights],
-                     scores=evaluate(model, Xte, yte), time=time.perf_counter() - t0)
+        _BASE.update(
+            key=key,
+            weights=[np.array(w.value, copy=True) for w in model.weights],
+            scores=evaluate(model, Xte, yte),
+            time=time.perf_counter() - t0,
+        )
     else:
         for var, w in zip(model.weights, _BASE["weights"]):
             var.assign(w)
@@ -312,23 +333,30 @@ def run_compress(ctx: TaskContext) -> list[dict[str, Any]]:
     X = images(X)
     y = np.asarray(y)
     classes, y = np.unique(y, return_inverse=True)
-    tr, va, te = split(len(X), np.random.default_rng(ctx.seed), p["test_fraction"],
-                       p["val_fraction"])
+    tr, va, te = split(
+        len(X), np.random.default_rng(ctx.seed), p["test_fraction"], p["val_fraction"]
+    )
     data = ((X[tr], y[tr]), (X[va], y[va]), (X[te], y[te]))
     Xte, yte = data[2]
     Q, K = p["n_factors"], p["sparsity"]
     base, (base_acc, base_loss), base_time = _base(data, len(classes), p, ctx.seed)
     common = {"n_factors": Q, "sparsity": K}
     rows = []
-    methods = METHODS if p["method"] == "all" else (check_option(p["method"], "method",
-                                                                   METHODS),)
+    methods = METHODS if p["method"] == "all" else (check_option(p["method"], "method", METHODS),)
     # the variants of one (Q, K) have the same layers and variable shapes (the supports are
     # variables): the first one's model is compiled once and trains every variant's values
     trainer = None
     for method in methods:
         t0 = time.perf_counter()
-        compressed, report = compress(base, Q, K, init=method, solver=p["solver"],
-                                      n_iter=p["palm_iter"], random_state=ctx.seed)
+        compressed, report = compress(
+            base,
+            Q,
+            K,
+            init=method,
+            solver=p["solver"],
+            n_iter=p["palm_iter"],
+            random_state=ctx.seed,
+        )
         replaced = [r for r in report if r.replaced]
         before = accuracy(compressed, Xte, yte)
         start = [np.array(w.value, copy=True) for w in compressed.weights]
@@ -338,27 +366,62 @@ def run_compress(ctx: TaskContext) -> list[dict[str, Any]]:
         lr = _finetune(trainer, start, data, p, ctx.seed)
         errors = [r.relative_error for r in replaced]
         acc, loss = evaluate(trainer, Xte, yte)
-        rows.append({"method": method, **common, "accuracy": acc, "loss": loss,
-                     "accuracy_before": before, "params": count_parameters(compressed),
-                     "params_compressed": sum(r.params_after for r in replaced),
-                     "n_replaced": len(replaced),
-                     "mean_error": float(np.mean(errors)) if errors else 0.0,
-                     "max_error": float(np.max(errors)) if errors else 0.0, "lr": lr,
-                     "fit_time": time.perf_counter() - t0})
+        rows.append(
+            {
+                "method": method,
+                **common,
+                "accuracy": acc,
+                "loss": loss,
+                "accuracy_before": before,
+                "params": count_parameters(compressed),
+                "params_compressed": sum(r.params_after for r in replaced),
+                "n_replaced": len(replaced),
+                "mean_error": float(np.mean(errors)) if errors else 0.0,
+                "max_error": float(np.max(errors)) if errors else 0.0,
+                "lr": lr,
+                "fit_time": time.perf_counter() - t0,
+            }
+        )
     base_compressed = sum(r.params_before for r in replaced)
-    rows.insert(0, {"method": "base", **common, "accuracy": base_acc, "loss": base_loss,
-                    "accuracy_before": base_acc,
-                    "params": count_parameters(base), "params_compressed": base_compressed,
-                    "n_replaced": 0, "mean_error": 0.0, "max_error": 0.0, "lr": p["lr"],
-                    "fit_time": base_time})
+    rows.insert(
+        0,
+        {
+            "method": "base",
+            **common,
+            "accuracy": base_acc,
+            "loss": base_loss,
+            "accuracy_before": base_acc,
+            "params": count_parameters(base),
+            "params_compressed": base_compressed,
+            "n_replaced": 0,
+            "mean_error": 0.0,
+            "max_error": 0.0,
+            "lr": p["lr"],
+            "fit_time": base_time,
+        },
+    )
     return rows
 
 
 #: the experiment, as an entry of :data:`sparsekit.experiments.nn.EXPERIMENTS`
-COMPRESS = Task("compress", run_compress, PARAMS,
-                summary="a LeNet-style network compressed by products of sparse factors, "
-                        "Palm4MSA init vs re-init vs random supports, after fine-tuning "
-                        "(Giffon 2020, Table 3.6)")
+COMPRESS = Task(
+    "compress",
+    run_compress,
+    PARAMS,
+    summary="a LeNet-style network compressed by products of sparse factors, "
+    "Palm4MSA init vs re-init vs random supports, after fine-tuning "
+    "(Giffon 2020, Table 3.6)",
+)
 
-__all__ = ["COMPRESS", "run_compress", "lenet", "images", "split", "accuracy", "evaluate",
-           "PARAMS", "LR_GRID", "METHODS"]
+__all__ = [
+    "COMPRESS",
+    "run_compress",
+    "lenet",
+    "images",
+    "split",
+    "accuracy",
+    "evaluate",
+    "PARAMS",
+    "LR_GRID",
+    "METHODS",
+]

@@ -53,6 +53,7 @@ a LeNet-sized convolutional part, not VGG19; the learning rate is 1e-3 (the thes
 epochs of 40,000+ points makes far more steps than 50 epochs of about 1,300 points); there is
 no validation set and no Deep Fried baseline.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -62,17 +63,34 @@ import numpy as np
 from ..run.tasks import Task, TaskContext
 
 #: parameters both experiments share
-COMMON = {"test_fraction": 0.25, "pretrain_epochs": 20, "learning_rate": 1e-3, "batch_size": 64,
-          "kernels": ["linear", "rbf", "additive-chi2"], "image_shape": None}
+COMMON = {
+    "test_fraction": 0.25,
+    "pretrain_epochs": 20,
+    "learning_rate": 1e-3,
+    "batch_size": 64,
+    "kernels": ["linear", "rbf", "additive-chi2"],
+    "image_shape": None,
+}
 
 #: the parameters of experiment ``parameters`` and their defaults (Fig. 2.2's grid)
-PARAMETERS_PARAMS = {**COMMON, "epochs": 50, "n_repeats": 10,
-                     "widths": [2, 4, 8, 16, 32, 64, 128, 1024],
-                     "n_landmarks": [2, 4, 8, 16, 32, 64, 128], "adaptive": [True, False]}
+PARAMETERS_PARAMS = {
+    **COMMON,
+    "epochs": 50,
+    "n_repeats": 10,
+    "widths": [2, 4, 8, 16, 32, 64, 128, 1024],
+    "n_landmarks": [2, 4, 8, 16, 32, 64, 128],
+    "adaptive": [True, False],
+}
 
 #: the parameters of experiment ``few-shot`` and their defaults (Table 2.2's settings)
-FEW_SHOT_PARAMS = {**COMMON, "epochs": 200, "n_repeats": 30, "n_per_class": [5, 20],
-                   "width": 64, "n_landmarks": 32}
+FEW_SHOT_PARAMS = {
+    **COMMON,
+    "epochs": 200,
+    "n_repeats": 30,
+    "n_per_class": [5, 20],
+    "width": 64,
+    "n_landmarks": 32,
+}
 
 
 def image_shape(n_features, given=None) -> tuple:
@@ -81,15 +99,19 @@ def image_shape(n_features, given=None) -> tuple:
     if given is not None:
         shape = tuple(int(s) for s in given)
         if len(shape) != 3 or int(np.prod(shape)) != n_features:
-            raise ValueError(f"image_shape={list(given)} must be [height, width, channels] with "
-                             f"height · width · channels = {n_features} (the data's features)")
+            raise ValueError(
+                f"image_shape={list(given)} must be [height, width, channels] with "
+                f"height · width · channels = {n_features} (the data's features)"
+            )
         return shape
     for channels in (1, 3):
         side = int(round((n_features / channels) ** 0.5))
         if side * side * channels == n_features:
             return (side, side, channels)
-    raise ValueError(f"cannot read {n_features} features as square images with 1 or 3 "
-                     "channels; give image_shape = [height, width, channels]")
+    raise ValueError(
+        f"cannot read {n_features} features as square images with 1 or 3 "
+        "channels; give image_shape = [height, width, channels]"
+    )
 
 
 def stratified_split(y, test_fraction, rng):
@@ -139,8 +161,10 @@ def _seed_keras(seed):
 def _compile(model, learning_rate):
     keras = _keras()
 
-    model.compile(optimizer=keras.optimizers.Adam(learning_rate),
-                  loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    model.compile(
+        optimizer=keras.optimizers.Adam(learning_rate),
+        loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+    )
     return model
 
 
@@ -150,26 +174,36 @@ def pretrain_features(X_train, y_train, X_test, shape, n_classes, p, seed):
     keras = _keras()
     layers = keras.layers
     _seed_keras(seed)
-    conv = keras.Sequential([keras.Input(shape),
-                             layers.Conv2D(16, 3, padding="same", activation="relu"),
-                             layers.MaxPooling2D(2),
-                             layers.Conv2D(32, 3, padding="same", activation="relu"),
-                             layers.MaxPooling2D(2), layers.Flatten()])
+    conv = keras.Sequential(
+        [
+            keras.Input(shape),
+            layers.Conv2D(16, 3, padding="same", activation="relu"),
+            layers.MaxPooling2D(2),
+            layers.Conv2D(32, 3, padding="same", activation="relu"),
+            layers.MaxPooling2D(2),
+            layers.Flatten(),
+        ]
+    )
     if p["pretrain_epochs"]:
         net = _compile(keras.Sequential([conv, layers.Dense(n_classes)]), p["learning_rate"])
         images = X_train.reshape((-1, *shape)).astype(np.float32)
-        net.fit(images, y_train, epochs=p["pretrain_epochs"], batch_size=p["batch_size"],
-                verbose=0)
+        net.fit(images, y_train, epochs=p["pretrain_epochs"], batch_size=p["batch_size"], verbose=0)
     conv.trainable = False
 
     def feats(X):
-        return np.asarray(keras.ops.convert_to_numpy(
-            conv(X.reshape((-1, *shape)).astype(np.float32), training=False)), dtype=np.float64)
+        return np.asarray(
+            keras.ops.convert_to_numpy(
+                conv(X.reshape((-1, *shape)).astype(np.float32), training=False)
+            ),
+            dtype=np.float64,
+        )
+
     return feats(X_train), feats(X_test)
 
 
-def _fresh_model(kind, F_train, y_train, n_classes, seed, width, kernel, n_landmarks, adaptive,
-                 F_bandwidth):
+def _fresh_model(
+    kind, F_train, y_train, n_classes, seed, width, kernel, n_landmarks, adaptive, F_bandwidth
+):
     keras = _keras()
     from ..nn import NystromLayer
 
@@ -177,13 +211,25 @@ def _fresh_model(kind, F_train, y_train, n_classes, seed, width, kernel, n_landm
     if kind == "dense":
         hidden = keras.layers.Dense(int(width), activation="relu")
     else:
-        hidden = NystromLayer(make_kernel(kernel, F_train if F_bandwidth is None else F_bandwidth),
-                              n_landmarks=int(n_landmarks), x=F_train, y=y_train,
-                              adaptive=bool(adaptive), random_state=seed)
-    model = keras.Sequential([keras.Input((F_train.shape[1],)), hidden,
-                              keras.layers.Dense(n_classes)])
-    key = (kind, F_train.shape[1], n_classes, int(width) if kind == "dense" else
-           repr((hidden.get_config()["kernel"], int(n_landmarks), bool(adaptive))))
+        hidden = NystromLayer(
+            make_kernel(kernel, F_train if F_bandwidth is None else F_bandwidth),
+            n_landmarks=int(n_landmarks),
+            x=F_train,
+            y=y_train,
+            adaptive=bool(adaptive),
+            random_state=seed,
+        )
+    model = keras.Sequential(
+        [keras.Input((F_train.shape[1],)), hidden, keras.layers.Dense(n_classes)]
+    )
+    key = (
+        kind,
+        F_train.shape[1],
+        n_classes,
+        int(width)
+        if kind == "dense"
+        else repr((hidden.get_config()["kernel"], int(n_landmarks), bool(adaptive))),
+    )
     return model, key
 
 
@@ -194,8 +240,23 @@ def _reset_optimizer(model):
             v.assign(np.zeros(v.shape, dtype=v.dtype))
 
 
-def train_top(kind, F_train, y_train, F_test, y_test, n_classes, p, seed, *, width=None,
-              kernel=None, n_landmarks=None, adaptive=True, F_bandwidth=None, cache=None):
+def train_top(
+    kind,
+    F_train,
+    y_train,
+    F_test,
+    y_test,
+    n_classes,
+    p,
+    seed,
+    *,
+    width=None,
+    kernel=None,
+    n_landmarks=None,
+    adaptive=True,
+    F_bandwidth=None,
+    cache=None,
+):
     """Train one top model (step 3) and return ``(n_params, accuracy)`` (step 4).
 
     ``epochs`` passes over the data run as one Keras epoch over the data repeated ``epochs``
@@ -204,8 +265,9 @@ def train_top(kind, F_train, y_train, F_test, y_test, n_classes, p, seed, *, wid
     the same architecture takes the fresh weights (new landmarks, W = K_LL^{-1/2}, new
     initialisations) and a reset optimizer, without compiling its training step again.
     """
-    model, key = _fresh_model(kind, F_train, y_train, n_classes, seed, width, kernel,
-                              n_landmarks, adaptive, F_bandwidth)
+    model, key = _fresh_model(
+        kind, F_train, y_train, n_classes, seed, width, kernel, n_landmarks, adaptive, F_bandwidth
+    )
     if cache is not None and key in cache:
         cached = cache[key]
         cached.set_weights(model.get_weights())
@@ -216,8 +278,13 @@ def train_top(kind, F_train, y_train, F_test, y_test, n_classes, p, seed, *, wid
         if cache is not None:
             cache[key] = model
     reps = int(p["epochs"])
-    model.fit(np.tile(F_train.astype(np.float32), (reps, 1)), np.tile(y_train, reps), epochs=1,
-              batch_size=p["batch_size"], verbose=0)
+    model.fit(
+        np.tile(F_train.astype(np.float32), (reps, 1)),
+        np.tile(y_train, reps),
+        epochs=1,
+        batch_size=p["batch_size"],
+        verbose=0,
+    )
     logits = _keras().ops.convert_to_numpy(model(F_test.astype(np.float32)))
     n_params = int(sum(np.prod(w.shape) for w in model.trainable_weights))
     return n_params, float(np.mean(np.argmax(logits, axis=1) == y_test))
@@ -266,29 +333,65 @@ def run_parameters(ctx: TaskContext) -> list[dict[str, Any]]:
     for r in range(int(p["n_repeats"])):
         seed = _repeat_seed(ctx.seed, r)
         for w in p["widths"]:
-            n_params, acc = train_top("dense", F_train, y_train, F_test, y_test, C, p, seed,
-                                      width=w, cache=cache)
-            rows.append({"label": "dense", "model": "dense", "kernel": "", "adaptive": True,
-                         "size": int(w),
-                         "repeat": r, "n_params": n_params, "accuracy": acc})
+            n_params, acc = train_top(
+                "dense", F_train, y_train, F_test, y_test, C, p, seed, width=w, cache=cache
+            )
+            rows.append(
+                {
+                    "label": "dense",
+                    "model": "dense",
+                    "kernel": "",
+                    "adaptive": True,
+                    "size": int(w),
+                    "repeat": r,
+                    "n_params": n_params,
+                    "accuracy": acc,
+                }
+            )
         for kernel in p["kernels"]:
             for adaptive in p["adaptive"]:
                 for L in p["n_landmarks"]:
-                    n_params, acc = train_top("nystrom", F_train, y_train, F_test, y_test, C, p,
-                                              seed, kernel=kernel, n_landmarks=L,
-                                              adaptive=adaptive, cache=cache)
-                    rows.append({"label": label(kernel, adaptive), "model": "nystrom",
-                                 "kernel": kernel, "adaptive": bool(adaptive),
-                                 "size": int(L), "repeat": r,
-                                 "n_params": n_params, "accuracy": acc})
+                    n_params, acc = train_top(
+                        "nystrom",
+                        F_train,
+                        y_train,
+                        F_test,
+                        y_test,
+                        C,
+                        p,
+                        seed,
+                        kernel=kernel,
+                        n_landmarks=L,
+                        adaptive=adaptive,
+                        cache=cache,
+                    )
+                    rows.append(
+                        {
+                            "label": label(kernel, adaptive),
+                            "model": "nystrom",
+                            "kernel": kernel,
+                            "adaptive": bool(adaptive),
+                            "size": int(L),
+                            "repeat": r,
+                            "n_params": n_params,
+                            "accuracy": acc,
+                        }
+                    )
     return rows
 
 
 def labelled_subset(y, n_per_class, rng) -> np.ndarray:
     """``n_per_class`` indices of each class (all of a smaller class), sorted."""
-    return np.sort(np.concatenate([
-        rng.choice(np.flatnonzero(y == c), min(n_per_class, int(np.sum(y == c))), replace=False)
-        for c in np.unique(y)]))
+    return np.sort(
+        np.concatenate(
+            [
+                rng.choice(
+                    np.flatnonzero(y == c), min(n_per_class, int(np.sum(y == c))), replace=False
+                )
+                for c in np.unique(y)
+            ]
+        )
+    )
 
 
 def run_few_shot(ctx: TaskContext) -> list[dict[str, Any]]:
@@ -313,29 +416,65 @@ def run_few_shot(ctx: TaskContext) -> list[dict[str, Any]]:
             seed = _repeat_seed(ctx.seed, r)
             idx = labelled_subset(y_train, int(k), np.random.default_rng(seed))
             Fl, yl = F_train[idx], y_train[idx]
-            n_params, acc = train_top("dense", Fl, yl, F_test, y_test, C, p, seed,
-                                      width=p["width"], cache=cache)
-            rows.append({"label": "dense", "model": "dense", "kernel": "",
-                         "n_per_class": int(k), "repeat": r,
-                         "n_params": n_params, "accuracy": acc})
+            n_params, acc = train_top(
+                "dense", Fl, yl, F_test, y_test, C, p, seed, width=p["width"], cache=cache
+            )
+            rows.append(
+                {
+                    "label": "dense",
+                    "model": "dense",
+                    "kernel": "",
+                    "n_per_class": int(k),
+                    "repeat": r,
+                    "n_params": n_params,
+                    "accuracy": acc,
+                }
+            )
             L = min(int(p["n_landmarks"]), len(idx))
             for kernel in p["kernels"]:
                 # the bandwidth from the whole (unlabelled) training set's features
-                n_params, acc = train_top("nystrom", Fl, yl, F_test, y_test, C, p, seed,
-                                          kernel=kernel, n_landmarks=L, adaptive=True,
-                                          F_bandwidth=F_train, cache=cache)
-                rows.append({"label": label(kernel, True), "model": "nystrom", "kernel": kernel,
-                             "n_per_class": int(k),
-                             "repeat": r, "n_params": n_params, "accuracy": acc})
+                n_params, acc = train_top(
+                    "nystrom",
+                    Fl,
+                    yl,
+                    F_test,
+                    y_test,
+                    C,
+                    p,
+                    seed,
+                    kernel=kernel,
+                    n_landmarks=L,
+                    adaptive=True,
+                    F_bandwidth=F_train,
+                    cache=cache,
+                )
+                rows.append(
+                    {
+                        "label": label(kernel, True),
+                        "model": "nystrom",
+                        "kernel": kernel,
+                        "n_per_class": int(k),
+                        "repeat": r,
+                        "n_params": n_params,
+                        "accuracy": acc,
+                    }
+                )
     return rows
 
 
 #: the two experiments, as entries of :data:`sparsekit.experiments.nn.EXPERIMENTS`
-PARAMETERS = Task("parameters", run_parameters, PARAMETERS_PARAMS,
-                  summary="accuracy against learned parameters: dense vs (adaptive) Nyström "
-                          "(Giffon 2020, Fig. 2.2)")
-FEW_SHOT = Task("few-shot", run_few_shot, FEW_SHOT_PARAMS,
-                summary="few-shot accuracy with 5 and 20 labelled points per class "
-                        "(Giffon 2020, Table 2.2)")
+PARAMETERS = Task(
+    "parameters",
+    run_parameters,
+    PARAMETERS_PARAMS,
+    summary="accuracy against learned parameters: dense vs (adaptive) Nyström "
+    "(Giffon 2020, Fig. 2.2)",
+)
+FEW_SHOT = Task(
+    "few-shot",
+    run_few_shot,
+    FEW_SHOT_PARAMS,
+    summary="few-shot accuracy with 5 and 20 labelled points per class (Giffon 2020, Table 2.2)",
+)
 
 __all__ = ["run_parameters", "run_few_shot"]

@@ -19,6 +19,7 @@ Protocol (Cherfaoui thesis §3.3, Exp. 3.A and 3.B):
 ``examples/nystrom_samplers.py`` runs the full one and draws the figures;
 ``examples/specs/nystrom_samplers.toml`` runs the same task as a spec.
 """
+
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
@@ -38,8 +39,15 @@ if TYPE_CHECKING:
     from ..kernels.base import Kernel
 
 #: The samplers of the experiment, in the order of the tables.
-SAMPLERS = ("uniform", "diagonal", "two-pass-rls", "dac-rls", "recursive-rls", "greedy-trace",
-            "rls")
+SAMPLERS = (
+    "uniform",
+    "diagonal",
+    "two-pass-rls",
+    "dac-rls",
+    "recursive-rls",
+    "greedy-trace",
+    "rls",
+)
 
 #: Exact RLS is O(n^3) time and O(n^2) memory: skipped above this many points.
 EXACT_RLS_MAX_N = 5000
@@ -141,8 +149,10 @@ class ErrorTable:
         str
             One row per sampler, one column per ``|S|``, ``mean ± std``.
         """
-        head = (f"Frobenius error ‖K − K̂‖_F on {self.n_eval} points — {self.dataset} "
-                f"(n = {self.n_samples})")
+        head = (
+            f"Frobenius error ‖K − K̂‖_F on {self.n_eval} points — {self.dataset} "
+            f"(n = {self.n_samples})"
+        )
         cols = [f"|S|={c}" for c in self.landmark_counts]
         width = max(16, *(len(c) for c in cols))
         lines = [head, f"{'sampler':<14}" + "".join(f"{c:>{width + 2}}" for c in cols)]
@@ -160,12 +170,18 @@ class ErrorTable:
         return "\n".join(lines)
 
 
-def frobenius_error_table(X: DataLike, samplers: Sequence[str] = SAMPLERS,
-                          landmark_counts: Sequence[int] = (20, 50), n_draws: int = 10,
-                          n_eval: int = 10_000, kernel: Mapping[str, Any] | Kernel | None = None,
-                          dataset: str = "data", random_state: RandomStateLike = 0,
-                          sampler_params: Mapping[str, Mapping[str, Any]] | None = None,
-                          max_landmarks: Mapping[str, int] | None = None) -> ErrorTable:
+def frobenius_error_table(
+    X: DataLike,
+    samplers: Sequence[str] = SAMPLERS,
+    landmark_counts: Sequence[int] = (20, 50),
+    n_draws: int = 10,
+    n_eval: int = 10_000,
+    kernel: Mapping[str, Any] | Kernel | None = None,
+    dataset: str = "data",
+    random_state: RandomStateLike = 0,
+    sampler_params: Mapping[str, Mapping[str, Any]] | None = None,
+    max_landmarks: Mapping[str, int] | None = None,
+) -> ErrorTable:
     """Tabulate ‖K_E − K̂_E‖_F over Nyström approximations per sampler and ``|S|``.
 
     Each cell is the mean ± std over ``n_draws`` approximations.
@@ -225,11 +241,23 @@ def frobenius_error_table(X: DataLike, samplers: Sequence[str] = SAMPLERS,
             errs = []
             for _ in range(n_draws):
                 # the nystrom task returns one row (a dict)
-                row = cast("dict[str, Any]", run_task(
-                    "nystrom", {"n_components": count, "n_eval": n_eval, "lam": LAM,
-                                "eval_seed": eval_seed, "relative_error": False,
-                                "ridge_alpha": None},
-                    data, {"kernel": kernel, "sampler": section}, seed=int(rng.integers(2**31))))
+                row = cast(
+                    "dict[str, Any]",
+                    run_task(
+                        "nystrom",
+                        {
+                            "n_components": count,
+                            "n_eval": n_eval,
+                            "lam": LAM,
+                            "eval_seed": eval_seed,
+                            "relative_error": False,
+                            "ridge_alpha": None,
+                        },
+                        data,
+                        {"kernel": kernel, "sampler": section},
+                        seed=int(rng.integers(2**31)),
+                    ),
+                )
                 errs.append(row["error_fro"])
             table.errors[(name, count)] = np.array(errs)
     return table
@@ -267,23 +295,29 @@ class TimingTable:
         str
             One row per sampler, one column per n.
         """
-        lines = [f"Score computation time (s) — {self.dataset}",
-                 f"{'sampler':<14}" + "".join(f"{'n=' + str(n):>12}" for n in self.sizes)]
+        lines = [
+            f"Score computation time (s) — {self.dataset}",
+            f"{'sampler':<14}" + "".join(f"{'n=' + str(n):>12}" for n in self.sizes),
+        ]
         for s in self.samplers:
-            cells = [f"{self.seconds[(s, n)]:.3g}" if (s, n) in self.seconds else "—"
-                     for n in self.sizes]
+            cells = [
+                f"{self.seconds[(s, n)]:.3g}" if (s, n) in self.seconds else "—" for n in self.sizes
+            ]
             lines.append(f"{s:<14}" + "".join(f"{c:>12}" for c in cells))
         for s, why in self.skipped.items():
             lines.append(f"  ({s}: {why})")
         return "\n".join(lines)
 
 
-def score_timing_table(X: DataLike, samplers: Sequence[str] = SAMPLERS,
-                       sizes: Sequence[int] = (1000, 2000),
-                       kernel: Mapping[str, Any] | Kernel | None = None, dataset: str = "data",
-                       random_state: RandomStateLike = 0,
-                       sampler_params: Mapping[str, Mapping[str, Any]] | None = None
-                       ) -> TimingTable:
+def score_timing_table(
+    X: DataLike,
+    samplers: Sequence[str] = SAMPLERS,
+    sizes: Sequence[int] = (1000, 2000),
+    kernel: Mapping[str, Any] | Kernel | None = None,
+    dataset: str = "data",
+    random_state: RandomStateLike = 0,
+    sampler_params: Mapping[str, Mapping[str, Any]] | None = None,
+) -> TimingTable:
     """Time ``sampler.scores`` on the first n points of ``X`` for each n in ``sizes``.
 
     One ``sampler`` task run per sampler and n, which computes the scores on the first 200
@@ -331,15 +365,27 @@ def score_timing_table(X: DataLike, samplers: Sequence[str] = SAMPLERS,
             if name == "rls" and n > EXACT_RLS_MAX_N:
                 continue
             # the sampler task returns one row (a dict); run_task takes an integer seed
-            row = cast("dict[str, Any]", run_task(
-                "sampler", {"n_landmarks": 0, "lam": LAM, "warm_up": True}, {"X": X[:n]},
-                {"kernel": kernel, "sampler": {"name": name, **params}},
-                seed=int(rng.integers(2**31))))
+            row = cast(
+                "dict[str, Any]",
+                run_task(
+                    "sampler",
+                    {"n_landmarks": 0, "lam": LAM, "warm_up": True},
+                    {"X": X[:n]},
+                    {"kernel": kernel, "sampler": {"name": name, **params}},
+                    seed=int(rng.integers(2**31)),
+                ),
+            )
             table.seconds[(name, n)] = row["score_time"]
     return table
 
+
 __all__ = [
-    "frobenius_error_table", "score_timing_table", "ErrorTable", "TimingTable",
-    "experiment_kernel", "available_samplers", "KERNEL",
+    "frobenius_error_table",
+    "score_timing_table",
+    "ErrorTable",
+    "TimingTable",
+    "experiment_kernel",
+    "available_samplers",
+    "KERNEL",
     "LAM",
 ]

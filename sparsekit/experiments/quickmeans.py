@@ -36,6 +36,7 @@ with which QuicK-means is Lloyd's K-means up to the refit's error), ``max_iter``
 Each run draws its split from its own seed, so a run does not depend on the runs before it
 (a spec's runs are independent and resumable).
 """
+
 from __future__ import annotations
 
 import time
@@ -96,12 +97,22 @@ def _row(algorithm, est, centroids, nnz, fit_time, data, p, seed):
     X_train, y_train, X_test, y_test = data
     K, d = centroids.shape
     pred = partitioned_1nn(est.predict(X_test), est.labels_, X_train, y_train, X_test)
-    err = (nystrom_error(X_train, centroids, p["n_eval"], np.random.default_rng(seed + 1))
-           if p["n_eval"] else float("nan"))
-    return {"algorithm": algorithm, "objective": float(est.inertia_), "nnz": int(nnz),
-            "flops": 2 * int(nnz), "compression": K * d / nnz,
-            "nn1_accuracy": float(np.mean(pred == y_test)), "nystrom_error": err,
-            "fit_time": fit_time, "n_iter": int(est.n_iter_)}
+    err = (
+        nystrom_error(X_train, centroids, p["n_eval"], np.random.default_rng(seed + 1))
+        if p["n_eval"]
+        else float("nan")
+    )
+    return {
+        "algorithm": algorithm,
+        "objective": float(est.inertia_),
+        "nnz": int(nnz),
+        "flops": 2 * int(nnz),
+        "compression": K * d / nnz,
+        "nn1_accuracy": float(np.mean(pred == y_test)),
+        "nystrom_error": err,
+        "fit_time": fit_time,
+        "n_iter": int(est.n_iter_),
+    }
 
 
 def run_quickmeans(ctx: TaskContext) -> list[dict[str, Any]]:
@@ -124,26 +135,36 @@ def run_quickmeans(ctx: TaskContext) -> list[dict[str, Any]]:
     X, y = ctx.need("X", "y")
     p = ctx.params
     K = p["n_clusters"]
-    X_train, y_train, X_test, y_test = data = split(X, np.asarray(y),
-                                                    np.random.default_rng(ctx.seed),
-                                                    p["test_fraction"])
+    X_train, y_train, X_test, y_test = data = split(
+        X, np.asarray(y), np.random.default_rng(ctx.seed), p["test_fraction"]
+    )
     if K > len(X_train):
-        raise ValueError(f"quickmeans: n_clusters={K} is more than the {len(X_train)} training "
-                         "points; lower n_clusters or use more samples")
+        raise ValueError(
+            f"quickmeans: n_clusters={K} is more than the {len(X_train)} training "
+            "points; lower n_clusters or use more samples"
+        )
     init = X_train[kmeans_plusplus(X_train, K, np.random.default_rng(ctx.seed))]
     rows = []
     if p["compare"]:
         t0 = time.perf_counter()
-        km = KMeans(K, init=init, n_init=1, max_iter=p["max_iter"], tol=0,
-                    algorithm="lloyd").fit(X_train)
+        km = KMeans(K, init=init, n_init=1, max_iter=p["max_iter"], tol=0, algorithm="lloyd").fit(
+            X_train
+        )
         t_km = time.perf_counter() - t0
-        rows.append(_row("K-means", km, km.cluster_centers_, K * X.shape[1], t_km, data, p,
-                         ctx.seed))
+        rows.append(
+            _row("K-means", km, km.cluster_centers_, K * X.shape[1], t_km, data, p, ctx.seed)
+        )
     t0 = time.perf_counter()
-    qk = QuicKMeans(K, n_factors=p["n_factors"], sparsity=p["sparsity"],
-                    projection=p["projection"], init=init,
-                    max_iter=p["max_iter"], palm_iter=p["palm_iter"],
-                    random_state=ctx.seed).fit(X_train)
+    qk = QuicKMeans(
+        K,
+        n_factors=p["n_factors"],
+        sparsity=p["sparsity"],
+        projection=p["projection"],
+        init=init,
+        max_iter=p["max_iter"],
+        palm_iter=p["palm_iter"],
+        random_state=ctx.seed,
+    ).fit(X_train)
     t_qk = time.perf_counter() - t0
     V = qk.cluster_centers_
     row = _row("QuicK-means", qk, qk.mean_ + V.toarray(), V.nnz, t_qk, data, p, ctx.seed)
@@ -154,13 +175,28 @@ def run_quickmeans(ctx: TaskContext) -> list[dict[str, Any]]:
 
 
 #: the task's parameters and their defaults (Table 3.3's settings)
-PARAMS = {"n_clusters": 64, "sparsity": 3, "n_factors": None, "projection": "splincol",
-          "max_iter": 50, "palm_iter": 300, "test_fraction": 0.2, "n_eval": 5000,
-          "compare": True, "return_history": False}
+PARAMS = {
+    "n_clusters": 64,
+    "sparsity": 3,
+    "n_factors": None,
+    "projection": "splincol",
+    "max_iter": 50,
+    "palm_iter": 300,
+    "test_fraction": 0.2,
+    "n_eval": 5000,
+    "compare": True,
+    "return_history": False,
+}
 
 
-TASK = Task("quickmeans", run_quickmeans, PARAMS, (), {},
-            "QuicK-means against K-means from the same K-means++ start: objective, nnz, FLOPs, "
-            "compression, 1-NN accuracy, Nyström error, fit time (a row per algorithm)")
+TASK = Task(
+    "quickmeans",
+    run_quickmeans,
+    PARAMS,
+    (),
+    {},
+    "QuicK-means against K-means from the same K-means++ start: objective, nnz, FLOPs, "
+    "compression, 1-NN accuracy, Nyström error, fit time (a row per algorithm)",
+)
 
 __all__ = ["run_quickmeans"]

@@ -7,9 +7,16 @@ constraints are projections (:mod:`sparsekit.projections`); QuicK-means
 (:class:`sparsekit.QuicKMeans`, parameter ``factorizer``) and the ``palm4msa`` task of
 ``sparsekit run`` resolve their factorizer in this family.
 """
+
 from .base import FactorizationResult, Factorizer
 from .hierarchical import HierarchicalPalm4MSA, hierarchical_constraints
 from .palm4msa import Palm4MSA, PlateauWarning
 
-__all__ = ["Factorizer", "FactorizationResult", "Palm4MSA", "HierarchicalPalm4MSA",
-           "hierarchical_constraints", "PlateauWarning"]
+__all__ = [
+    "Factorizer",
+    "FactorizationResult",
+    "Palm4MSA",
+    "HierarchicalPalm4MSA",
+    "hierarchical_constraints",
+    "PlateauWarning",
+]

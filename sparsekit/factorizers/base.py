@@ -6,6 +6,7 @@ constraint set given by a projection (:mod:`sparsekit.projections`):
 own (hook ``sparsekit_factorizers``, :func:`sparsekit.get_factorizer`), apart from the sparse
 coding solvers (``solve(D, Y) -> SparseResult``, family ``"solver"``).
 """
+
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
@@ -73,8 +74,9 @@ class Factorizer(ParamsMixin, ABC):
     takes_sparsity_level = False
 
     @abstractmethod
-    def factorize(self, M: ArrayLike, constraints: Sequence[Any], **kwargs: Any
-                  ) -> FactorizationResult:
+    def factorize(
+        self, M: ArrayLike, constraints: Sequence[Any], **kwargs: Any
+    ) -> FactorizationResult:
         """Factorize ``M`` under ``constraints`` (one projection per factor, left to right).
 
         Parameters
@@ -97,17 +99,21 @@ def __getattr__(name):
     if name == "FactorizationSolver":
         import warnings
 
-        warnings.warn("FactorizationSolver is deprecated: subclass "
-                      "sparsekit.plugins.Factorizer (factorizers are a family of their own)",
-                      DeprecationWarning, stacklevel=2)
+        warnings.warn(
+            "FactorizationSolver is deprecated: subclass "
+            "sparsekit.plugins.Factorizer (factorizers are a family of their own)",
+            DeprecationWarning,
+            stacklevel=2,
+        )
         return Factorizer
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def resolve_projection(spec, q, registry=None):
     """A projection from an object or a ``(name, params)`` pair."""
-    if isinstance(spec, Projection) or (callable(spec) and hasattr(spec, "shape")
-                                        and hasattr(spec, "project_unchecked")):
+    if isinstance(spec, Projection) or (
+        callable(spec) and hasattr(spec, "shape") and hasattr(spec, "project_unchecked")
+    ):
         return spec
     if isinstance(spec, tuple) and len(spec) == 2 and isinstance(spec[0], str):
         from ..registry import default_registry
@@ -123,8 +129,9 @@ def check_target(M, name="M"):
     return check_array(M, name)
 
 
-def check_constraints(shape: tuple[int, int], constraints: Sequence[Any],
-                      name: str = "constraints") -> list[Projection]:
+def check_constraints(
+    shape: tuple[int, int], constraints: Sequence[Any], name: str = "constraints"
+) -> list[Projection]:
     """Resolve the projections; check that their shapes chain from ``shape[0]`` to ``shape[1]``.
 
     Parameters
@@ -171,5 +178,6 @@ def check_constraints(shape: tuple[int, int], constraints: Sequence[Any],
     if all(p.is_constant for p in projs):
         raise ValueError(f"{name}: every factor is constant; at least one must be free")
     return projs
+
 
 __all__ = ["Factorizer", "FactorizationResult"]

@@ -25,6 +25,7 @@ implemented.
 For the ``2^Q × 2^Q`` Hadamard matrix with ``s = 2`` this is FAµST's schedule: factors with 2
 per row and column, residuals with ``2^Q / 2^k`` per row and column.
 """
+
 from __future__ import annotations
 
 import numbers
@@ -49,8 +50,9 @@ def _per_row_col(budget, shape):
     return k_row, k_col
 
 
-def hierarchical_constraints(shape: tuple[int, int], n_factors: int, sparsity: int, *,
-                             projection: str = "splincol") -> tuple[list, list]:
+def hierarchical_constraints(
+    shape: tuple[int, int], n_factors: int, sparsity: int, *, projection: str = "splincol"
+) -> tuple[list, list]:
     """Factor and residual constraints of hierarchical Palm4MSA for an ``m × n`` target.
 
     Parameters
@@ -100,8 +102,9 @@ def hierarchical_constraints(shape: tuple[int, int], n_factors: int, sparsity: i
     return facts, res
 
 
-def hierarchical_dense(U, fact_projs, res_projs, *, n_iter, n_iter_global, tol, safeguard,
-                       update_way):
+def hierarchical_dense(
+    U, fact_projs, res_projs, *, n_iter, n_iter_global, tol, safeguard, update_way
+):
     """The compute core of :class:`HierarchicalPalm4MSA` on dense arrays."""
     dtype = U.dtype
     T = U
@@ -112,16 +115,30 @@ def hierarchical_dense(U, fact_projs, res_projs, *, n_iter, n_iter_global, tol, 
     stop = "max_iter"
     for k in range(len(fact_projs)):
         pair = [fact_projs[k], res_projs[k]]
-        f, lam2, _, it, _ = run_palm(T, pair, default_factors(pair, dtype, update_way), 1.0,
-                                     n_iter=n_iter, tol=tol, safeguard=safeguard,
-                                     update_way=update_way)
+        f, lam2, _, it, _ = run_palm(
+            T,
+            pair,
+            default_factors(pair, dtype, update_way),
+            1.0,
+            n_iter=n_iter,
+            tol=tol,
+            safeguard=safeguard,
+            update_way=update_way,
+        )
         total += it
         lam = lam2 if k == 0 else lam * lam2
         factors = left + f
-        projs = list(fact_projs[:k + 1]) + [res_projs[k]]
-        factors, lam, hist, it, stop = run_palm(U, projs, factors, lam, n_iter=n_iter_global,
-                                                tol=tol, safeguard=safeguard,
-                                                update_way=update_way)
+        projs = list(fact_projs[: k + 1]) + [res_projs[k]]
+        factors, lam, hist, it, stop = run_palm(
+            U,
+            projs,
+            factors,
+            lam,
+            n_iter=n_iter_global,
+            tol=tol,
+            safeguard=safeguard,
+            update_way=update_way,
+        )
         total += it
         if hist:
             history.append(hist[-1])
@@ -156,9 +173,15 @@ class HierarchicalPalm4MSA(Factorizer):
     name = "hierarchical-palm4msa"
     takes_sparsity_level = True
 
-    def __init__(self, n_iter: int = 300, n_iter_global: int | None = None, tol: float = 1e-6,
-                 update_way: str = "right-to-left", safeguard: bool = False,
-                 n_jobs: int | None = None) -> None:
+    def __init__(
+        self,
+        n_iter: int = 300,
+        n_iter_global: int | None = None,
+        tol: float = 1e-6,
+        update_way: str = "right-to-left",
+        safeguard: bool = False,
+        n_jobs: int | None = None,
+    ) -> None:
         self.n_iter = n_iter
         self.n_iter_global = n_iter_global
         self.tol = tol
@@ -166,8 +189,9 @@ class HierarchicalPalm4MSA(Factorizer):
         self.safeguard = safeguard
         self.n_jobs = n_jobs
 
-    def factorize(self, M: ArrayLike, constraints: Any, *,
-                  n_factors: int | None = None) -> FactorizationResult:
+    def factorize(
+        self, M: ArrayLike, constraints: Any, *, n_factors: int | None = None
+    ) -> FactorizationResult:
         """Approximate ``M`` by ``λ S_1 ⋯ S_Q`` level by level.
 
         Parameters
@@ -188,8 +212,17 @@ class HierarchicalPalm4MSA(Factorizer):
         from .palm4msa import Palm4MSA
 
         n_iter, tol, way = Palm4MSA(self.n_iter, self.tol, self.update_way)._checked()
-        n_glob = n_iter if self.n_iter_global is None else check_scalar(
-            self.n_iter_global, "n_iter_global", kind=numbers.Integral, low=1, low_inclusive=True)
+        n_glob = (
+            n_iter
+            if self.n_iter_global is None
+            else check_scalar(
+                self.n_iter_global,
+                "n_iter_global",
+                kind=numbers.Integral,
+                low=1,
+                low_inclusive=True,
+            )
+        )
         U = check_target(M)
         if isinstance(constraints, numbers.Integral) and not isinstance(constraints, bool):
             if n_factors is None:
@@ -212,17 +245,28 @@ class HierarchicalPalm4MSA(Factorizer):
         res = list(res)
         # every level's factors must chain: S_1..S_k, T_k
         for k in range(len(facts)):
-            level = check_constraints(U.shape, facts[:k + 1] + [res[k]],
-                                      name=f"constraints of level {k + 1}")
-            facts[:k + 1] = level[:-1]
+            level = check_constraints(
+                U.shape, facts[: k + 1] + [res[k]], name=f"constraints of level {k + 1}"
+            )
+            facts[: k + 1] = level[:-1]
             res[k] = level[-1]
         with thread_limit(effective_n_jobs(self.n_jobs)):
             factors, lam, hist, it, stop = hierarchical_dense(
-                U, facts, res, n_iter=n_iter, n_iter_global=n_glob, tol=tol,
-                safeguard=bool(self.safeguard), update_way=way)
+                U,
+                facts,
+                res,
+                n_iter=n_iter,
+                n_iter_global=n_glob,
+                tol=tol,
+                safeguard=bool(self.safeguard),
+                update_way=way,
+            )
         return FactorizationResult(
-            factors=to_sparse_factors(factors, lam, U.dtype), objective=np.asarray(hist),
-            n_iter=it, stop_reason=stop, target_norm=float(np.linalg.norm(U)),
+            factors=to_sparse_factors(factors, lam, U.dtype),
+            objective=np.asarray(hist),
+            n_iter=it,
+            stop_reason=stop,
+            target_norm=float(np.linalg.norm(U)),
         )
 
 

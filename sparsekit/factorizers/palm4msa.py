@@ -48,6 +48,7 @@ Decisions:
 - Products with factors of density below ``SPARSE_DENSITY`` use the CSR kernels of
   :mod:`sparsekit.linalg`; denser ones (and the prefix/suffix products) use BLAS.
 """
+
 from __future__ import annotations
 
 import numbers
@@ -243,8 +244,9 @@ def _objective(U, prod, lam):
     return _sqnorm(D)
 
 
-def palm4msa_dense(U, projs, factors, lam, *, n_iter, tol, safeguard=True, vectors=None,
-                   keep_best=False, last=None):
+def palm4msa_dense(
+    U, projs, factors, lam, *, n_iter, tol, safeguard=True, vectors=None, keep_best=False, last=None
+):
     """Palm4MSA on dense arrays, right-to-left sweeps (the compute core of :class:`Palm4MSA`).
 
     Parameters
@@ -314,8 +316,8 @@ def palm4msa_dense(U, projs, factors, lam, *, n_iter, tol, safeguard=True, vecto
                     else:
                         G = L_T @ E
                     if R is not None:
-                        if _chain_pays(F[q + 1:], R.shape[0] * R.shape[0]):
-                            G = _apply_chain(F[q + 1:], np.ascontiguousarray(G.T)).T
+                        if _chain_pays(F[q + 1 :], R.shape[0] * R.shape[0]):
+                            G = _apply_chain(F[q + 1 :], np.ascontiguousarray(G.T)).T
                         else:
                             G = G @ R.T
                     step = F[q].dense - (dtype.type(lam / c)) * G
@@ -354,18 +356,48 @@ def palm4msa_dense(U, projs, factors, lam, *, n_iter, tol, safeguard=True, vecto
     return [fac.dense for fac in F], lam, history, it, stop
 
 
-def run_palm(U, projs, factors, lam, *, n_iter, tol, safeguard, update_way, vectors=None,
-             keep_best=False, last=None):
+def run_palm(
+    U,
+    projs,
+    factors,
+    lam,
+    *,
+    n_iter,
+    tol,
+    safeguard,
+    update_way,
+    vectors=None,
+    keep_best=False,
+    last=None,
+):
     """:func:`palm4msa_dense` in either sweep direction."""
     if update_way == "right-to-left":
-        return palm4msa_dense(U, projs, factors, lam, n_iter=n_iter, tol=tol,
-                              safeguard=safeguard, vectors=vectors, keep_best=keep_best,
-                              last=last)
+        return palm4msa_dense(
+            U,
+            projs,
+            factors,
+            lam,
+            n_iter=n_iter,
+            tol=tol,
+            safeguard=safeguard,
+            vectors=vectors,
+            keep_best=keep_best,
+            last=last,
+        )
     tprojs = [_Transposed(p) for p in projs[::-1]]
     tfactors = [np.ascontiguousarray(f.T) for f in factors[::-1]]
-    out, lam, hist, it, stop = palm4msa_dense(np.ascontiguousarray(U.T), tprojs, tfactors, lam,
-                                              n_iter=n_iter, tol=tol, safeguard=safeguard,
-                                              vectors=vectors, keep_best=keep_best, last=last)
+    out, lam, hist, it, stop = palm4msa_dense(
+        np.ascontiguousarray(U.T),
+        tprojs,
+        tfactors,
+        lam,
+        n_iter=n_iter,
+        tol=tol,
+        safeguard=safeguard,
+        vectors=vectors,
+        keep_best=keep_best,
+        last=last,
+    )
     if last:
         last["factors"] = [np.ascontiguousarray(f.T) for f in last["factors"][::-1]]
     return [np.ascontiguousarray(f.T) for f in out[::-1]], lam, hist, it, stop
@@ -384,7 +416,10 @@ def _warn_plateau(result, n_iter, tol):
         "iterations because the iterates stopped improving (a plateau of this non-convex "
         "problem), not because the fit is good. Try 'hierarchical-palm4msa' (factors peeled "
         "off one at a time), init_factors, or looser constraints; tol=0 runs all n_iter "
-        "iterations.", PlateauWarning, stacklevel=3)
+        "iterations.",
+        PlateauWarning,
+        stacklevel=3,
+    )
 
 
 def check_init(init_factors, projs, dtype):
@@ -399,8 +434,9 @@ def check_init(init_factors, projs, dtype):
     for q, (f, p) in enumerate(zip(init_factors, projs)):
         arr = f.toarray() if sp.issparse(f) else np.asarray(f)
         if arr.shape != p.shape:
-            raise ValueError(f"init_factors[{q}] has shape {arr.shape}, its constraint has "
-                             f"shape {p.shape}")
+            raise ValueError(
+                f"init_factors[{q}] has shape {arr.shape}, its constraint has shape {p.shape}"
+            )
         if not np.isfinite(arr).all():
             raise ValueError(f"init_factors[{q}] contains NaN or inf")
         out.append(np.array(arr, dtype=dtype))
@@ -452,9 +488,15 @@ class Palm4MSA(Factorizer):
 
     name = "palm4msa"
 
-    def __init__(self, n_iter: int = 300, tol: float = 1e-6, update_way: str = "right-to-left",
-                 safeguard: bool = False, keep_best: bool = False,
-                 n_jobs: int | None = None) -> None:
+    def __init__(
+        self,
+        n_iter: int = 300,
+        tol: float = 1e-6,
+        update_way: str = "right-to-left",
+        safeguard: bool = False,
+        keep_best: bool = False,
+        n_jobs: int | None = None,
+    ) -> None:
         self.n_iter = n_iter
         self.tol = tol
         self.update_way = update_way
@@ -463,15 +505,21 @@ class Palm4MSA(Factorizer):
         self.n_jobs = n_jobs
 
     def _checked(self):
-        n_iter = check_scalar(self.n_iter, "n_iter", kind=numbers.Integral, low=1,
-                              low_inclusive=True)
+        n_iter = check_scalar(
+            self.n_iter, "n_iter", kind=numbers.Integral, low=1, low_inclusive=True
+        )
         tol = check_scalar(self.tol, "tol", low=0.0, low_inclusive=True)
         way = check_option(self.update_way, "update_way", UPDATE_WAYS)
         return n_iter, tol, way
 
-    def factorize(self, M: ArrayLike, constraints: Sequence[Any], *,
-                  init_factors: Sequence[ArrayLike] | None = None,
-                  init_scale: float = 1.0) -> FactorizationResult:
+    def factorize(
+        self,
+        M: ArrayLike,
+        constraints: Sequence[Any],
+        *,
+        init_factors: Sequence[ArrayLike] | None = None,
+        init_scale: float = 1.0,
+    ) -> FactorizationResult:
         """Approximate ``M`` by ``λ S_1 ⋯ S_Q`` with ``S_q`` in ``constraints[q]``.
 
         Parameters
@@ -500,16 +548,30 @@ class Palm4MSA(Factorizer):
             factors = check_init(init_factors, projs, U.dtype)
         last = {}
         with thread_limit(effective_n_jobs(self.n_jobs)):
-            factors, lam, hist, it, stop = run_palm(U, projs, factors, lam, n_iter=n_iter, tol=tol,
-                                                    safeguard=bool(self.safeguard), update_way=way,
-                                                    keep_best=bool(self.keep_best), last=last)
+            factors, lam, hist, it, stop = run_palm(
+                U,
+                projs,
+                factors,
+                lam,
+                n_iter=n_iter,
+                tol=tol,
+                safeguard=bool(self.safeguard),
+                update_way=way,
+                keep_best=bool(self.keep_best),
+                last=last,
+            )
         extra = {"last": to_sparse_factors(last["factors"], last["scale"], U.dtype)} if last else {}
         result = FactorizationResult(
-            factors=to_sparse_factors(factors, lam, U.dtype), objective=np.asarray(hist),
-            n_iter=it, stop_reason=stop, target_norm=float(np.linalg.norm(U)), extra=extra,
+            factors=to_sparse_factors(factors, lam, U.dtype),
+            objective=np.asarray(hist),
+            n_iter=it,
+            stop_reason=stop,
+            target_norm=float(np.linalg.norm(U)),
+            extra=extra,
         )
         if init_factors is None and stop == "tol" and it <= PLATEAU_ITERS:
             _warn_plateau(result, n_iter, tol)
         return result
+
 
 __all__ = ["Palm4MSA", "PlateauWarning", "PLATEAU_ITERS", "PLATEAU_ERROR"]

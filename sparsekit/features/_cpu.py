@@ -9,6 +9,7 @@ Nothing here compiles at import time; every function keeps the dtype of its inpu
 serial ``nogil`` Numba kernels over a row range, run on row ranges from several threads by
 :func:`sparsekit._row_ranges.run_row_ranges` (no ``parallel=True``: short first-call compiles).
 """
+
 import numpy as np
 from numba import njit
 
@@ -56,8 +57,18 @@ def fastfood_project(X, B, perm, G, C, n_out, out):
     out : (n, >= n_out) array of the dtype of X
     """
     d_pad = B.shape[1]
-    run_row_ranges(_fastfood_rows, X.shape[0], X, B, perm, G, C, n_out, out,
-                   scratch=lambda: (np.empty(d_pad, dtype=X.dtype), np.empty(d_pad, dtype=X.dtype)))
+    run_row_ranges(
+        _fastfood_rows,
+        X.shape[0],
+        X,
+        B,
+        perm,
+        G,
+        C,
+        n_out,
+        out,
+        scratch=lambda: (np.empty(d_pad, dtype=X.dtype), np.empty(d_pad, dtype=X.dtype)),
+    )
 
 
 @njit(cache=True, nogil=True)

@@ -2,6 +2,7 @@
 :class:`Fastfood`): ``fit`` (validation, output width, bandwidth, random offset), ``transform``
 and ``fit_transform``. A subclass draws its frequencies in :meth:`_draw` and says in
 :meth:`_projection` how a row block is projected on them."""
+
 from __future__ import annotations
 
 import abc
@@ -101,8 +102,9 @@ class FourierFeatureMap(TransformerMixin, ParamsMixin, abc.ABC):
         """
         self._check_is_fitted()
         Xv = self._validate_input(X, reset=False)
-        out = fourier_transform(Xv, self.n_components_, self.random_offset_, self.n_frequencies_,
-                                self._projection(Xv))
+        out = fourier_transform(
+            Xv, self.n_components_, self.random_offset_, self.n_frequencies_, self._projection(Xv)
+        )
         return self._wrap_output(out, X)
 
     def fit_transform(self, X: DataLike, y: object = None) -> Any:

@@ -24,6 +24,7 @@ matrix) and CuPy is installed (the ``cuda`` extra) and works; otherwise the host
 unchanged. A CuPy that is installed but cannot run (driver or library mismatch) is reported
 once with a ``RuntimeWarning``.
 """
+
 from __future__ import annotations
 
 import math

@@ -21,6 +21,7 @@ frequencies are the first rows of ceil(n_components / (2 d')) stacked
 blocks (the rows of a block are exchangeable, so the last block may be cut). Only the Gaussian
 kernel is provided (the construction relies on the spherical symmetry of its spectral density).
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -63,8 +64,13 @@ class Fastfood(FourierFeatureMap):
 
     _fitted_attribute = "scales_"
 
-    def __init__(self, gamma: float | None = None, sigma: float | None = None,
-                 n_components: int = 100, random_state: RandomStateLike = None) -> None:
+    def __init__(
+        self,
+        gamma: float | None = None,
+        sigma: float | None = None,
+        n_components: int = 100,
+        random_state: RandomStateLike = None,
+    ) -> None:
         self.gamma = gamma
         self.sigma = sigma
         self.n_components = n_components
@@ -109,9 +115,15 @@ class Fastfood(FourierFeatureMap):
 
     def _project_into(self, X, out):
         dt = X.dtype
-        _cpu.fastfood_project(X, self.signs_.astype(dt, copy=False), self.permutations_,
-                              self.gaussians_.astype(dt, copy=False),
-                              self.scales_.astype(dt, copy=False), self.n_frequencies_, out)
+        _cpu.fastfood_project(
+            X,
+            self.signs_.astype(dt, copy=False),
+            self.permutations_,
+            self.gaussians_.astype(dt, copy=False),
+            self.scales_.astype(dt, copy=False),
+            self.n_frequencies_,
+            out,
+        )
 
     def _projection(self, X):
         s = self.n_frequencies_
@@ -122,5 +134,6 @@ class Fastfood(FourierFeatureMap):
             return P
 
         return project
+
 
 __all__ = ["Fastfood"]

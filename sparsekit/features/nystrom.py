@@ -28,6 +28,7 @@ Decisions:
 - Vector input may be NumPy, pandas or ``scipy.sparse`` (the landmarks ``components_`` then
   stay sparse and K(x, S) is computed by the kernel's sparse path, never densifying X).
 """
+
 from __future__ import annotations
 
 import numbers
@@ -180,11 +181,18 @@ class Nystroem(TransformerMixin, ParamsMixin):
     _fitted_attribute = "normalization_"
     _accepts_sparse = True
 
-    def __init__(self, kernel: str | object = "rbf", sampler: str | object = "uniform",
-                 n_components: int = 100, kernel_params: dict[str, Any] | None = None,
-                 sampler_params: dict[str, Any] | None = None, rank: int | None = None,
-                 eigen_floor: float | None = None, random_state: RandomStateLike = None,
-                 registry: Registry | None = None) -> None:
+    def __init__(
+        self,
+        kernel: str | object = "rbf",
+        sampler: str | object = "uniform",
+        n_components: int = 100,
+        kernel_params: dict[str, Any] | None = None,
+        sampler_params: dict[str, Any] | None = None,
+        rank: int | None = None,
+        eigen_floor: float | None = None,
+        random_state: RandomStateLike = None,
+        registry: Registry | None = None,
+    ) -> None:
         self.kernel = kernel
         self.sampler = sampler
         self.n_components = n_components
@@ -231,8 +239,14 @@ class Nystroem(TransformerMixin, ParamsMixin):
         self._check_sampler_takes(kernel, sampler)
         kernel.fit(Xp)
         landmarks = self._sample(Xp, kernel, sampler, m)
-        self._normalize(kernel, landmarks, rank, floor, n_samples=n,
-                        source=f"sampler {type(sampler).__name__} returned")
+        self._normalize(
+            kernel,
+            landmarks,
+            rank,
+            floor,
+            n_samples=n,
+            source=f"sampler {type(sampler).__name__} returned",
+        )
         self.sampler_ = sampler
         return Xp
 
@@ -281,8 +295,13 @@ class Nystroem(TransformerMixin, ParamsMixin):
         k = kernel.n_samples(points)
         rank, floor = self._check_rank_and_floor(k)
         kernel.fit(points)
-        self._normalize(kernel, Landmarks(landmarks.indices, points, landmarks.weights), rank,
-                        floor, n_samples=None)
+        self._normalize(
+            kernel,
+            Landmarks(landmarks.indices, points, landmarks.weights),
+            rank,
+            floor,
+            n_samples=None,
+        )
         self.sampler_ = sampler
         return self
 
@@ -315,20 +334,26 @@ class Nystroem(TransformerMixin, ParamsMixin):
 
     def _landmark_count(self, n):
         """``n_components`` checked, at most ``n`` (with a warning), within the memory limit."""
-        m = check_scalar(self.n_components, "n_components", kind=numbers.Integral, low=1,
-                         low_inclusive=True)
+        m = check_scalar(
+            self.n_components, "n_components", kind=numbers.Integral, low=1, low_inclusive=True
+        )
         if m > n:
             warnings.warn(
                 f"n_components={m} is larger than the number of samples ({n}); using all "
                 f"{n} samples as landmarks (n_components_ = {n}), which evaluates the full "
                 "kernel matrix",
-                UserWarning, stacklevel=4,
+                UserWarning,
+                stacklevel=4,
             )
             m = n
         # peak of the landmark eigenproblem: K_S, its symmetrised float64 copy, LAPACK's copy,
         # its workspace (2 m^2) and the eigenvectors: 6 m^2 float64 (peak memory measured)
-        check_allocation(6 * 8 * m * m, f"Nystroem with {m} landmarks", "use fewer landmarks "
-                         "(a smaller n_components=)", matrices="its m x m matrices")
+        check_allocation(
+            6 * 8 * m * m,
+            f"Nystroem with {m} landmarks",
+            "use fewer landmarks (a smaller n_components=)",
+            matrices="its m x m matrices",
+        )
         return m
 
     def _check_rank_and_floor(self, m):
@@ -352,8 +377,11 @@ class Nystroem(TransformerMixin, ParamsMixin):
         registry = self.registry if self.registry is not None else default_registry()
         graph_ok = _graph_samplers(registry) if data_kind == "graphs" else []
         hint = f" Samplers that accept graphs: {', '.join(graph_ok)}." if graph_ok else ""
-        what = ("opaque samples (rows of a Gram matrix)" if isinstance(kernel, PrecomputedKernel)
-                else data_kind)
+        what = (
+            "opaque samples (rows of a Gram matrix)"
+            if isinstance(kernel, PrecomputedKernel)
+            else data_kind
+        )
         raise ValueError(
             f"sampler {getattr(sampler, 'name', type(sampler).__name__)!r} needs "
             f"{' or '.join(accepts)} but kernel {getattr(kernel, 'name', '?')!r} takes "
@@ -363,8 +391,12 @@ class Nystroem(TransformerMixin, ParamsMixin):
     def _sample(self, Xp, kernel, sampler, m):
         """The sampler's :class:`~sparsekit.samplers.Landmarks` (its type checked)."""
         rng = check_random_state(self.random_state)
-        return check_result("sampler", sampler, sampler.sample(Xp, kernel, m, random_state=rng),
-                            registry=self.registry)
+        return check_result(
+            "sampler",
+            sampler,
+            sampler.sample(Xp, kernel, m, random_state=rng),
+            registry=self.registry,
+        )
 
     def _normalize(self, kernel, landmarks, rank, floor, n_samples, source="fit_landmarks got"):
         """Set the fitted attributes from the landmarks: K_S and its inverse square root
@@ -377,8 +409,13 @@ class Nystroem(TransformerMixin, ParamsMixin):
             high, bad = "n_samples", k != kernel.n_samples(points)
         else:
             high, bad = str(n_samples), False
-        if bad or indices.ndim != 1 or indices.size == 0 or indices.min() < 0 \
-                or (n_samples is not None and indices.max() >= n_samples):
+        if (
+            bad
+            or indices.ndim != 1
+            or indices.size == 0
+            or indices.min() < 0
+            or (n_samples is not None and indices.max() >= n_samples)
+        ):
             raise ValueError(
                 f"{source} invalid landmark indices (need a non-empty 1-D array of "
                 f"positions in [0, {high}){'' if n_samples is not None else ', one per point'})"
@@ -386,8 +423,9 @@ class Nystroem(TransformerMixin, ParamsMixin):
         K_S = np.asarray(kernel(points))
         if rank is not None and rank > k:
             raise ValueError(f"rank={rank} but the sampler returned only {k} landmarks")
-        M, evals, _ = inverse_sqrt_map(K_S, rank=rank, eigen_floor=floor,
-                                       eigh=_nystrom_cuda.eigh_for(kernel, k))
+        M, evals, _ = inverse_sqrt_map(
+            K_S, rank=rank, eigen_floor=floor, eigh=_nystrom_cuda.eigh_for(kernel, k)
+        )
         self.kernel_ = kernel
         self.components_ = points
         self.component_indices_ = indices
@@ -463,9 +501,16 @@ class Nystroem(TransformerMixin, ParamsMixin):
         return self._wrap_output(self._features(self._fit(X)), X)
 
     # -- quality -----------------------------------------------------------------------------
-    def approximation_error(self, X: DataLike, norm: str = "fro", n_eval: int = 10_000,
-                            relative: bool = False, random_state: RandomStateLike = None,
-                            max_memory: int = 256 * 2**20, verbose: bool | None = None) -> float:
+    def approximation_error(
+        self,
+        X: DataLike,
+        norm: str = "fro",
+        n_eval: int = 10_000,
+        relative: bool = False,
+        random_state: RandomStateLike = None,
+        max_memory: int = 256 * 2**20,
+        verbose: bool | None = None,
+    ) -> float:
         """Compute ‖K_E − K̂_E‖ on a random subset E of ``X``.
 
         E is all of ``X`` when it has at most ``n_eval`` points; K̂_E = phi(E) phi(E)ᵀ. This is
@@ -502,8 +547,16 @@ class Nystroem(TransformerMixin, ParamsMixin):
         """
         from ..stats.approximation import approximation_error
 
-        return approximation_error(self, X, norm=norm, n_eval=n_eval, relative=relative,
-                                   random_state=random_state, max_memory=max_memory,
-                                   verbose=verbose)
+        return approximation_error(
+            self,
+            X,
+            norm=norm,
+            n_eval=n_eval,
+            relative=relative,
+            random_state=random_state,
+            max_memory=max_memory,
+            verbose=verbose,
+        )
+
 
 __all__ = ["Nystroem"]

@@ -20,6 +20,7 @@ Spectral densities, in the parameterisation of :mod:`sparsekit.kernels.rbf`:
 - laplacian: k = exp(-gamma ||x - z||_1) = prod_k ``exp(-gamma |x_k - z_k|)``, whose Fourier
   transform is a product of Cauchy densities: w_k ~ Cauchy(0, gamma) i.i.d.
 """
+
 from __future__ import annotations
 
 from .._random_features import (
@@ -86,9 +87,14 @@ class RandomFourierFeatures(FourierFeatureMap):
     _fitted_attribute = "random_weights_"
     _accepts_sparse = True
 
-    def __init__(self, kernel: str | object = "rbf", gamma: float | None = None,
-                 sigma: float | None = None, n_components: int = 100,
-                 random_state: RandomStateLike = None) -> None:
+    def __init__(
+        self,
+        kernel: str | object = "rbf",
+        gamma: float | None = None,
+        sigma: float | None = None,
+        n_components: int = 100,
+        random_state: RandomStateLike = None,
+    ) -> None:
         self.kernel = kernel
         self.gamma = gamma
         self.sigma = sigma
@@ -101,9 +107,11 @@ class RandomFourierFeatures(FourierFeatureMap):
     def _draw(self, X, kernel, gamma, n_freq, rng):
         self.kernel_ = kernel
         self.random_weights_ = cast_frequencies(
-            draw_frequencies(kernel, gamma, X.shape[1], n_freq, rng), X, gamma)
+            draw_frequencies(kernel, gamma, X.shape[1], n_freq, rng), X, gamma
+        )
 
     def _projection(self, X):
         return gemm_projection(X, self.random_weights_)
+
 
 __all__ = ["RandomFourierFeatures"]

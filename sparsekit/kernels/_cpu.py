@@ -8,6 +8,7 @@ a row range, run on row ranges from several threads by
 contraction (vectorized reductions); the float64 tests against scikit-learn at rtol 1e-10
 bound its effect.
 """
+
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
@@ -58,8 +59,9 @@ def _exp_pool():
 
     with _POOL_LOCK:
         if _POOL is None:
-            _POOL = ThreadPoolExecutor(max_workers=max(1, usable_cpus() - 1),
-                                       thread_name_prefix="sparsekit-exp")
+            _POOL = ThreadPoolExecutor(
+                max_workers=max(1, usable_cpus() - 1), thread_name_prefix="sparsekit-exp"
+            )
         return _POOL
 
 

@@ -14,6 +14,7 @@ rows, so device memory is ``O(m d + STAGING_BYTES)`` whatever ``n``.
 Imported only when ``backend="cuda"`` is chosen. Tested against the CPU kernels with
 ``NUMBA_ENABLE_CUDASIM=1`` in CI, and on a GPU (``benchmarks/bench_cuda.py``).
 """
+
 import math
 import threading
 
@@ -164,7 +165,7 @@ class DeviceGram:
             r1 = min(Xb.shape[0], r0 + self._chunk)
             grid = (math.ceil(cols / _THREADS[0]), math.ceil((r1 - r0) / _THREADS[1]))
             with _device_lock:
-                d_out = self._out[:r1 - r0]
+                d_out = self._out[: r1 - r0]
                 d_X = cuda.to_device(np.ascontiguousarray(Xb[r0:r1]))
                 self._entries[grid, _THREADS](d_X, self._Yt, *self._args, d_out)
                 host = _staging_view(r1 - r0, cols, self._dtype)

@@ -13,6 +13,7 @@ imported, or when the installed Numba has no such module (Numba's own CUDA targe
 simulator). The alias is removed again afterwards, so other code keeps seeing the NumPy it
 installed.
 """
+
 import importlib
 import importlib.util
 import sys

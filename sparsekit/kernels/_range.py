@@ -10,6 +10,7 @@ with NumPy's overflow, the other entries are right, and
 ``warnings.simplefilter("error", RuntimeWarning)`` turns it into an error. The check of the
 result costs a pass over it only where the data's scale lets a value overflow.
 """
+
 from __future__ import annotations
 
 import math
@@ -60,10 +61,12 @@ class ProductScale:
         self.ay = self.ax if Y is None else max_abs(Y)
         d = X.shape[1]
         info = np.finfo(X.dtype)
-        self.log_bound = (math.log(d) + log_or_minus_inf(self.ax) + log_or_minus_inf(self.ay))
+        self.log_bound = math.log(d) + log_or_minus_inf(self.ax) + log_or_minus_inf(self.ay)
         small = math.log(float(info.tiny) / float(info.eps))
-        self.scaled = (self.log_bound > math.log(float(info.max) / 4)
-                       or -math.inf < self.log_bound - math.log(d) < small)
+        self.scaled = (
+            self.log_bound > math.log(float(info.max) / 4)
+            or -math.inf < self.log_bound - math.log(d) < small
+        )
         self.fx = exponent(self.ax) if self.scaled else 0
         self.fy = exponent(self.ay) if self.scaled else 0
         source = X if Y is None else Y
@@ -109,8 +112,9 @@ def sq_norms_exact(X, row_sq_norms, factor=1.0):
     ax = max_abs(X)
     info = np.finfo(X.dtype)
     log_sq = 2 * log_or_minus_inf(ax)
-    if (ax == 0.0 or math.log(float(info.tiny) / float(info.eps)) <= log_sq
-            <= math.log(float(info.max) / (4 * X.shape[1]))):
+    if ax == 0.0 or math.log(float(info.tiny) / float(info.eps)) <= log_sq <= math.log(
+        float(info.max) / (4 * X.shape[1])
+    ):
         return scale_values(row_sq_norms(X), factor)
     f = exponent(ax)
     return times_factor(row_sq_norms(times_power_of_two(X, -f)), factor, 2 * f)

@@ -9,6 +9,7 @@ pairs, not n_X n_Y n_features.
   k of (|x_ik| + |y_jk| - |x_ik - y_jk|), clipped at 0 (the absolute rounding error is about
   eps (||x_i||_1 + ||y_j||_1), as for the GEMM form of squared distances).
 """
+
 import numpy as np
 from numba import njit, prange
 
@@ -41,9 +42,16 @@ def _shared_column_sums(xptr, xind, xval, ycptr, yrow, yval, out, l1):
 def _run(X, Y, out, l1):
     Yc = Y.tocsc()
     idx = np.int64
-    _shared_column_sums(X.indptr.astype(idx, copy=False), X.indices.astype(idx, copy=False),
-                        X.data, Yc.indptr.astype(idx, copy=False),
-                        Yc.indices.astype(idx, copy=False), Yc.data, out, l1)
+    _shared_column_sums(
+        X.indptr.astype(idx, copy=False),
+        X.indices.astype(idx, copy=False),
+        X.data,
+        Yc.indptr.astype(idx, copy=False),
+        Yc.indices.astype(idx, copy=False),
+        Yc.data,
+        out,
+        l1,
+    )
     return out
 
 

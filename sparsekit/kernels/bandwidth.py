@@ -27,6 +27,7 @@ float). The RBF kernel evaluates such a pair exactly by scaling its data by the 
 two; :func:`gamma_from_rule` returns the float gamma and refuses, naming the scale, where it
 does not exist.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -37,8 +38,9 @@ from .._validation import check_option, check_random_state, is_sparse
 RULES = ("median", "mean-sq-dist", "scale")
 
 
-def gamma_from_rule(X: np.ndarray, rule: str, *, max_samples: int = 2000,
-                    random_state: RandomStateLike = 0) -> float:
+def gamma_from_rule(
+    X: np.ndarray, rule: str, *, max_samples: int = 2000, random_state: RandomStateLike = 0
+) -> float:
     """Choose the gamma of ``exp(-gamma ||x - z||^2)`` by ``rule`` on the data ``X``.
 
     Parameters
@@ -92,8 +94,9 @@ def out_of_range_message(rule, g: float, e: int) -> str:
     )
 
 
-def gamma_parts_from_rule(X: np.ndarray, rule: str, *, max_samples: int = 2000,
-                          random_state=0) -> tuple[float, int]:
+def gamma_parts_from_rule(
+    X: np.ndarray, rule: str, *, max_samples: int = 2000, random_state=0
+) -> tuple[float, int]:
     """``(g, e)`` with gamma = g * 2^(-2e) the gamma chosen by ``rule`` on the (validated) ``X``.
 
     ``e`` is the binary exponent of max |X| (max |X| = m 2^e, 0.5 <= m < 1; 0 for X = 0) and
@@ -145,5 +148,6 @@ def _gamma(X64, rule, sparse, max_samples, random_state) -> float:
             "bandwidth='median' needs points at distinct positions (median distance is 0)"
         )
     return 1.0 / (2.0 * med * med)
+
 
 __all__ = ["gamma_from_rule"]

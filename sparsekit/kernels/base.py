@@ -19,6 +19,7 @@ without a sparse path
 (the chi2 kernels) densify one row block of ``X`` and one row tile of ``Y`` at a time (at most
 ``SPARSE_TILE_BYTES`` each), never the whole matrix.
 """
+
 from __future__ import annotations
 
 import ctypes
@@ -132,8 +133,9 @@ def _probe_cuda() -> bool:
 AUTO_CUDA_MIN_ENTRIES = 2**18
 
 
-def resolve_backend(backend: str, has_cuda: bool, component: str,
-                    entries: int | None = None) -> str:
+def resolve_backend(
+    backend: str, has_cuda: bool, component: str, entries: int | None = None
+) -> str:
     """Turn ``"auto"|"cpu"|"cuda"`` into ``"cpu"`` or ``"cuda"`` for one component.
 
     Parameters
@@ -164,9 +166,7 @@ def resolve_backend(backend: str, has_cuda: bool, component: str,
         return "cpu"
     if backend == "cuda":
         if not has_cuda:
-            raise ValueError(
-                f"{component} has no CUDA implementation; use backend='cpu' or 'auto'"
-            )
+            raise ValueError(f"{component} has no CUDA implementation; use backend='cpu' or 'auto'")
         from numba import config, cuda
 
         if not (config.ENABLE_CUDASIM or cuda.is_available()):
@@ -335,8 +335,9 @@ class VectorKernel(Kernel):
     def _prepare(self, X, Y, same):
         return None
 
-    def __call__(self, X: Any, Y: Any = None, *, out: np.ndarray | None = None,
-                 max_memory: int | None = None) -> np.ndarray:
+    def __call__(
+        self, X: Any, Y: Any = None, *, out: np.ndarray | None = None, max_memory: int | None = None
+    ) -> np.ndarray:
         """Compute the Gram matrix ``K[i, j] = k(X[i], Y[j])`` (``Y = X`` when omitted).
 
         Parameters
@@ -363,8 +364,12 @@ class VectorKernel(Kernel):
         n, m = X.shape[0], Y.shape[0]
         if out is None:
             out = np.empty((n, m), dtype=X.dtype)
-        elif (not isinstance(out, np.ndarray) or out.shape != (n, m) or out.dtype != X.dtype
-              or not out.flags.c_contiguous):
+        elif (
+            not isinstance(out, np.ndarray)
+            or out.shape != (n, m)
+            or out.dtype != X.dtype
+            or not out.flags.c_contiguous
+        ):
             raise ValueError(
                 f"out must be a C-contiguous {X.dtype} array of shape {(n, m)}, got "
                 f"{getattr(out, 'dtype', type(out))} {getattr(out, 'shape', '')}"
@@ -376,8 +381,9 @@ class VectorKernel(Kernel):
             fill(r0, r1, out[r0:r1])
         return out
 
-    def blocks(self, X: Any, Y: Any = None, *,
-               max_memory: int | None = None) -> Iterator[tuple[slice, np.ndarray]]:
+    def blocks(
+        self, X: Any, Y: Any = None, *, max_memory: int | None = None
+    ) -> Iterator[tuple[slice, np.ndarray]]:
         """Yield the Gram matrix in row blocks of at most ``max_memory`` bytes.
 
         Each item is ``(rows, block)``.
@@ -449,8 +455,12 @@ class VectorKernel(Kernel):
                 return self._sparse_tile_filler(X, Y)
             backend = "cpu"
         else:
-            backend = resolve_backend(getattr(self, "backend", "cpu"), self.has_cuda, self.name,
-                                      entries=X.shape[0] * Y.shape[0])
+            backend = resolve_backend(
+                getattr(self, "backend", "cpu"),
+                self.has_cuda,
+                self.name,
+                entries=X.shape[0] * Y.shape[0],
+            )
         if backend == "cuda":
             from . import _cuda
 
@@ -465,6 +475,7 @@ class VectorKernel(Kernel):
             def fill(r0, r1, out):
                 self._fill(X[r0:r1], Y, ctx, out, r0, same)
                 return out
+
         return fill
 
     def _sparse_tile_filler(self, X, Y):
@@ -482,8 +493,9 @@ class VectorKernel(Kernel):
                     Yt = Y[c0:c1].toarray()
                     part = np.empty((a1 - a0, c1 - c0), dtype=X.dtype)
                     self._fill(Xb, Yt, self._prepare(Xb, Yt, False), part, 0, False)
-                    out[a0 - r0:a1 - r0, c0:c1] = part
+                    out[a0 - r0 : a1 - r0, c0:c1] = part
             return out
+
         return fill
 
     def _cuda_entries(self, X):  # pragma: no cover - only kernels with has_cuda
@@ -573,8 +585,8 @@ class CallableKernel(VectorKernel):
         out = np.empty(n, dtype=X.dtype)
         step = 256
         for r0 in range(0, n, step):
-            Xb = X[r0:r0 + step]
-            out[r0:r0 + Xb.shape[0]] = np.diagonal(self._evaluate(Xb, Xb))
+            Xb = X[r0 : r0 + step]
+            out[r0 : r0 + Xb.shape[0]] = np.diagonal(self._evaluate(Xb, Xb))
         return out
 
 
@@ -582,16 +594,20 @@ def _as_kernel_object(kernel, registry=None, params=None):
     """Deprecated: ``sparsekit.components.resolve("kernel", kernel, params, registry=registry)``
     (a registered name, ``"precomputed"``, a function or a kernel object, copied)."""
     return importlib.import_module("sparsekit.components").resolve(
-        "kernel", kernel, params, registry=registry)
+        "kernel", kernel, params, registry=registry
+    )
 
 
 def __getattr__(name: str) -> Any:
     # as_kernel_object moved up to sparsekit.components.resolve (the layer above the kernels);
     # the deprecated alias finds that module when it is used, so that no import runs upwards
     if name == "as_kernel_object":
-        warnings.warn("sparsekit.kernels.base.as_kernel_object is deprecated: use "
-                      "sparsekit.components.resolve('kernel', kernel, params, registry=...)",
-                      DeprecationWarning, stacklevel=2)
+        warnings.warn(
+            "sparsekit.kernels.base.as_kernel_object is deprecated: use "
+            "sparsekit.components.resolve('kernel', kernel, params, registry=...)",
+            DeprecationWarning,
+            stacklevel=2,
+        )
         return _as_kernel_object
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
@@ -673,7 +689,12 @@ class PrecomputedKernel(Kernel):
         A = self._training(X, "X")
         return A.K[np.arange(len(A)), A.index]
 
+
 __all__ = [
-    "Kernel", "VectorKernel", "CallableKernel", "PrecomputedKernel",
-    "resolve_backend", "cuda_usable",
+    "Kernel",
+    "VectorKernel",
+    "CallableKernel",
+    "PrecomputedKernel",
+    "resolve_backend",
+    "cuda_usable",
 ]

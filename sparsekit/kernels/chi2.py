@@ -12,6 +12,7 @@ Every term is computed without overflow or underflow where its true value is a f
 it, d max|x| > max float) makes an additive-chi2 entry -inf, with a ``RuntimeWarning`` naming
 the data's scale (:mod:`sparsekit.kernels._range`); the exponential kernel's limit, 0, is right.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -57,6 +58,7 @@ class AdditiveChi2Kernel(VectorKernel):
             fill(r0, r1, out)
             warn_if_not_finite(out, "additive-chi2", scale)
             return out
+
         return checked
 
     def _diag(self, X):
@@ -106,5 +108,6 @@ class Chi2Kernel(VectorKernel):
         from . import _cuda
 
         return _cuda.chi2_entries, (X.dtype.type(-self.gamma), np.bool_(True), X.dtype.type(0.5))
+
 
 __all__ = ["AdditiveChi2Kernel", "Chi2Kernel"]

@@ -13,6 +13,7 @@ exactly, so an entry is inf only where its true value exceeds the largest float,
 call warns (``RuntimeWarning`` naming the kernel and the data's scale) instead of returning inf
 silently.
 """
+
 from __future__ import annotations
 
 import math
@@ -88,8 +89,9 @@ class PolynomialKernel(VectorKernel):
     name = "polynomial"
     sparse_native = True
 
-    def __init__(self, degree: int = 3, gamma: float | None = None, coef0: float = 1.0,
-                 backend: str = "auto"):
+    def __init__(
+        self, degree: int = 3, gamma: float | None = None, coef0: float = 1.0, backend: str = "auto"
+    ):
         self.degree: int = degree
         self.gamma: float | None = gamma
         self.coef0: float = coef0
@@ -132,5 +134,6 @@ class PolynomialKernel(VectorKernel):
             np.power(d, self.degree, out=d)
         warn_if_not_finite(d, "polynomial", _max_abs(X))
         return d
+
 
 __all__ = ["LinearKernel", "PolynomialKernel"]

@@ -29,6 +29,7 @@ kernel with a rule computes gamma for each call from the call's reference points
 ``X`` when ``Y`` is omitted) without storing it, so results do not depend on which call comes
 first and concurrent calls are safe.
 """
+
 from __future__ import annotations
 
 import copy
@@ -85,8 +86,13 @@ class RBFKernel(VectorKernel):
     has_cuda = True
     sparse_native = True
 
-    def __init__(self, gamma: float | None = None, sigma: float | None = None,
-                 bandwidth: str | None = None, backend: str = "auto"):
+    def __init__(
+        self,
+        gamma: float | None = None,
+        sigma: float | None = None,
+        bandwidth: str | None = None,
+        backend: str = "auto",
+    ):
         self.gamma: float | None = gamma
         self.sigma: float | None = sigma
         self.bandwidth: str | None = bandwidth
@@ -240,9 +246,9 @@ class RBFKernel(VectorKernel):
 
     def _fill(self, Xb, Y, ctx, out, row0, same):
         Xc, Yc, xsq, ysq, gamma = ctx
-        cross_products(Xc[row0:row0 + Xb.shape[0]], Yc, out)
+        cross_products(Xc[row0 : row0 + Xb.shape[0]], Yc, out)
         gamma = out.dtype.type(gamma)
-        _cpu.scaled_sq_dist_from_inner_inplace(out, xsq[row0:row0 + Xb.shape[0]], ysq, -gamma)
+        _cpu.scaled_sq_dist_from_inner_inplace(out, xsq[row0 : row0 + Xb.shape[0]], ysq, -gamma)
         _cpu.exp_inplace(out)
         if same:  # exact zero distance of x_i to itself (as scikit-learn): k(x_i, x_i) = 1
             idx = np.arange(Xb.shape[0])
@@ -331,5 +337,6 @@ class LaplacianKernel(VectorKernel):
         from . import _cuda
 
         return _cuda.laplacian_entries, (X.dtype.type(self._gamma(X.shape[1])),)
+
 
 __all__ = ["RBFKernel", "LaplacianKernel"]

@@ -2,6 +2,7 @@
 
 Pure array functions; nothing here knows about operators or estimators.
 """
+
 import numpy as np
 from numba import njit, prange
 

@@ -10,6 +10,7 @@ Costs (thesis, Table 3.3 convention): one product with a vector takes ``flops = 
 (a multiply and an add per non-zero); the storage is ``nnz`` values plus the CSR indices
 (``nbytes``).
 """
+
 from __future__ import annotations
 
 import numbers
@@ -51,8 +52,9 @@ def _chain_by_column_blocks(chain, X, out):
             buf_a = np.empty((width, c1 - c0), dtype)
             buf_b = np.empty((width, c1 - c0), dtype)
             block_out = np.empty((out.shape[0], c1 - c0), dtype)
-            csr_chain_block(n_rows, ptr_off, nnz_off, indptr, indices, data, B, buf_a, buf_b,
-                            block_out)
+            csr_chain_block(
+                n_rows, ptr_off, nnz_off, indptr, indices, data, B, buf_a, buf_b, block_out
+            )
             out[:, c0:c1] = block_out
 
     run_row_ranges(blocks, n_blocks)
@@ -129,9 +131,14 @@ class SparseFactors(LinearOperator):
     #: the last vector of :meth:`norm2`'s power iteration (its warm start)
     _power_vector: np.ndarray | None
 
-    def __init__(self, factors: Iterable[ArrayLike | sp.spmatrix | sp.sparray],
-                 scale: float = 1.0, *, shape: tuple[int, int] | None = None,
-                 dtype: DTypeLike | None = None):
+    def __init__(
+        self,
+        factors: Iterable[ArrayLike | sp.spmatrix | sp.sparray],
+        scale: float = 1.0,
+        *,
+        shape: tuple[int, int] | None = None,
+        dtype: DTypeLike | None = None,
+    ):
         factors = list(factors)
         dtype = _factor_dtype(factors, dtype)
         csr = [_as_csr(f, q, dtype) for q, f in enumerate(factors)]
@@ -225,8 +232,13 @@ class SparseFactors(LinearOperator):
         """
         q = self._check_split(q)
         n = self.shape[0]
-        return SparseFactors._from_csr(self._csr[:q], self._csr_t[:q], 1.0,
-                                       (n, self._csr[q - 1].shape[1]) if q else (n, n), self.dtype)
+        return SparseFactors._from_csr(
+            self._csr[:q],
+            self._csr_t[:q],
+            1.0,
+            (n, self._csr[q - 1].shape[1]) if q else (n, n),
+            self.dtype,
+        )
 
     def right(self, q: int) -> SparseFactors:
         """Return the partial product ``S_{q+1} ⋯ S_Q`` of the factors after the first ``q``.
@@ -246,8 +258,13 @@ class SparseFactors(LinearOperator):
         q = self._check_split(q)
         n = self.shape[1]
         Q = self.n_factors
-        return SparseFactors._from_csr(self._csr[q:], self._csr_t[q:], 1.0,
-                                       (self._csr[q].shape[0], n) if q < Q else (n, n), self.dtype)
+        return SparseFactors._from_csr(
+            self._csr[q:],
+            self._csr_t[q:],
+            1.0,
+            (self._csr[q].shape[0], n) if q < Q else (n, n),
+            self.dtype,
+        )
 
     def _check_split(self, q):
         integral = isinstance(q, numbers.Integral) and not isinstance(q, bool)
@@ -266,8 +283,9 @@ class SparseFactors(LinearOperator):
         dtype = np.result_type(self.dtype, X2.dtype)
         if dtype.kind != "f":
             dtype = np.dtype(np.float64)
-        chain = ([self._transposed(q) for q in range(self.n_factors)] if transpose
-                 else self._csr[::-1])
+        chain = (
+            [self._transposed(q) for q in range(self.n_factors)] if transpose else self._csr[::-1]
+        )
         if dtype != self.dtype:
             chain = [S.astype(dtype) for S in chain]
         n_out = self.shape[1] if transpose else self.shape[0]
@@ -299,8 +317,9 @@ class SparseFactors(LinearOperator):
     def _transpose(self):
         Q = self.n_factors
         csr_t = [self._transposed(q) for q in range(Q)][::-1]
-        return SparseFactors._from_csr(csr_t, self._csr[::-1], self.scale,
-                                       (self.shape[1], self.shape[0]), self.dtype)
+        return SparseFactors._from_csr(
+            csr_t, self._csr[::-1], self.scale, (self.shape[1], self.shape[0]), self.dtype
+        )
 
     _adjoint = _transpose
 
@@ -329,10 +348,15 @@ class SparseFactors(LinearOperator):
                 raise ValueError(f"shapes {self.shape} and {other.shape} do not align")
             dtype = np.result_type(self.dtype, other.dtype)
             if not self._csr:
-                return SparseFactors(other._csr, self.scale * other.scale, shape=other.shape,
-                                     dtype=dtype)
-            return SparseFactors(self._csr + other._csr, self.scale * other.scale,
-                                 shape=(self.shape[0], other.shape[1]), dtype=dtype)
+                return SparseFactors(
+                    other._csr, self.scale * other.scale, shape=other.shape, dtype=dtype
+                )
+            return SparseFactors(
+                self._csr + other._csr,
+                self.scale * other.scale,
+                shape=(self.shape[0], other.shape[1]),
+                dtype=dtype,
+            )
         if sp.issparse(other):
             other = other.toarray()
         if isinstance(other, np.ndarray) or np.ndim(other) in (1, 2):
@@ -385,8 +409,14 @@ class SparseFactors(LinearOperator):
         return Y
 
     # -- norms -------------------------------------------------------------------------------
-    def norm2(self, *, tol: float = 1e-6, max_iter: int = 100, warm_start: bool = True,
-              random_state: int | np.random.Generator | None = 0) -> float:
+    def norm2(
+        self,
+        *,
+        tol: float = 1e-6,
+        max_iter: int = 100,
+        warm_start: bool = True,
+        random_state: int | np.random.Generator | None = 0,
+    ) -> float:
         """Compute the spectral norm ``‖A‖_2`` by power iteration on ``AᵀA``.
 
         Iterates ``v ← Aᵀ A v / ‖Aᵀ A v‖`` until the relative change of ``‖A v‖`` is below
@@ -445,8 +475,10 @@ class SparseFactors(LinearOperator):
         """
         # values of Any type: np.savez's stub would read the ``allow_pickle`` key into **arrays
         arrays: dict[str, Any] = {
-            "scale": np.array(self.scale), "shape": np.array(self.shape, dtype=np.int64),
-            "n_factors": np.array(self.n_factors), "dtype": np.array(self.dtype.str),
+            "scale": np.array(self.scale),
+            "shape": np.array(self.shape, dtype=np.int64),
+            "n_factors": np.array(self.n_factors),
+            "dtype": np.array(self.dtype.str),
         }
         for q, S in enumerate(self._csr):
             arrays[f"f{q}_data"] = S.data
@@ -471,16 +503,22 @@ class SparseFactors(LinearOperator):
         """
         with np.load(path, allow_pickle=False) as z:
             factors = [
-                sp.csr_matrix((z[f"f{q}_data"], z[f"f{q}_indices"], z[f"f{q}_indptr"]),
-                              shape=tuple(z[f"f{q}_shape"]))
+                sp.csr_matrix(
+                    (z[f"f{q}_data"], z[f"f{q}_indices"], z[f"f{q}_indptr"]),
+                    shape=tuple(z[f"f{q}_shape"]),
+                )
                 for q in range(int(z["n_factors"]))
             ]
-            return cls(factors, float(z["scale"]), shape=tuple(z["shape"]),
-                       dtype=np.dtype(str(z["dtype"])))
+            return cls(
+                factors, float(z["scale"]), shape=tuple(z["shape"]), dtype=np.dtype(str(z["dtype"]))
+            )
 
     def __repr__(self):
         shapes = " x ".join(f"{S.shape[0]}x{S.shape[1]}" for S in self._csr) or "identity"
-        return (f"<SparseFactors {self.shape[0]}x{self.shape[1]}, scale={self.scale:.6g}, "
-                f"factors {shapes}, nnz={self.nnz}, dtype={self.dtype}>")
+        return (
+            f"<SparseFactors {self.shape[0]}x{self.shape[1]}, scale={self.scale:.6g}, "
+            f"factors {shapes}, nnz={self.nnz}, dtype={self.dtype}>"
+        )
+
 
 __all__ = ["SparseFactors"]

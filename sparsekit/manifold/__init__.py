@@ -5,6 +5,7 @@
 data-dependent kernel, its eigendecomposition, and the Nyström formula that embeds new points
 (Bengio et al., NIPS 2003; Paiement 2003, M.Sc. thesis, Université de Montréal).
 """
+
 from .embedding import (
     MDS,
     Isomap,
@@ -22,6 +23,17 @@ from .kernels import (
     SpectralNormalizedKernel,
 )
 
-__all__ = ["KernelPCA", "MDS", "Isomap", "LocallyLinearEmbedding", "SpectralEmbedding",
-           "LaplacianEigenmaps", "SpectralClustering", "DataDependentKernel", "CentredKernel",
-           "IsomapGeodesicKernel", "LLEKernel", "SpectralNormalizedKernel"]
+__all__ = [
+    "KernelPCA",
+    "MDS",
+    "Isomap",
+    "LocallyLinearEmbedding",
+    "SpectralEmbedding",
+    "LaplacianEigenmaps",
+    "SpectralClustering",
+    "DataDependentKernel",
+    "CentredKernel",
+    "IsomapGeodesicKernel",
+    "LLEKernel",
+    "SpectralNormalizedKernel",
+]

@@ -1,4 +1,5 @@
 """Top or bottom eigenpairs of a symmetric (possibly indefinite) Gram matrix, signs fixed."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -25,13 +26,15 @@ def top_eigenpairs(M, k, *, skip=0):
 
     n = M.shape[0]
     if k + skip > n:
-        raise ValueError(f"asked for {k} components (+{skip} skipped) of a {n} x {n} Gram "
-                         "matrix: use fewer components or more training points")
+        raise ValueError(
+            f"asked for {k} components (+{skip} skipped) of a {n} x {n} Gram "
+            "matrix: use fewer components or more training points"
+        )
     if n <= DENSE_MAX or k + skip >= 10:
         dense = M.toarray() if sp.issparse(M) else np.asarray(M)
         w, V = scipy.linalg.eigh(dense, subset_by_index=(n - k - skip, n - 1 - skip))
     else:
-        v0 = np.random.default_rng(0).uniform(-1.0, 1.0, n)   # deterministic start
+        v0 = np.random.default_rng(0).uniform(-1.0, 1.0, n)  # deterministic start
         w, V = spla.eigsh(M, k=k + skip, which="LA", v0=v0)
         keep = np.argsort(w)[::-1][skip:]
         w, V = w[keep], V[:, keep]

@@ -11,6 +11,7 @@ nothing is compiled twice.
   geodesic from a point outside the graph to every column of ``G`` through its neighbours in the
   graph (the point is an endpoint of the path, never an intermediate node).
 """
+
 import numpy as np
 from numba import njit
 
@@ -57,7 +58,7 @@ def dijkstra_rows(indptr, indices, weights, sources, a, b, out):
                 heap_d[i] = d_last
                 heap_v[i] = v_last
             if done[u]:
-                continue            # a stale entry: u was settled with a shorter distance
+                continue  # a stale entry: u was settled with a shorter distance
             done[u] = True
             for e in range(indptr[u], indptr[u + 1]):
                 v = indices[e]
@@ -96,4 +97,4 @@ def geodesic_extension_rows(nbr_dist, nbr_idx, G, order, a, b, out):
             dk = nbr_dist[q, k]
             gk = G[nbr_idx[q, k]]
             for j in range(n_cols):
-                row[j] = min(row[j], dk + gk[j])   # branch-free: the loop vectorizes
+                row[j] = min(row[j], dk + gk[j])  # branch-free: the loop vectorizes

@@ -14,6 +14,7 @@ memory of a fit on 3,000 samples (float64 matrices of ``8 m^2`` bytes):
 - :class:`LLEKernel`: sparse weights and a sparse eigensolver, no dense ``n x n`` matrix: not
   checked.
 """
+
 from __future__ import annotations
 
 from .._memory import check_allocation
@@ -41,11 +42,16 @@ def check_fit_memory(name: str, kernel, n: int, landmarks) -> None:
     if landmarks is None:
         what = f"{name} on {n} samples"
         matrices = "its n x n matrices"
-        instead = ("pass n_landmarks=m (m < n, e.g. 2000) to solve the eigenproblem on m "
-                   "landmarks and embed every point by the Nyström formula")
+        instead = (
+            "pass n_landmarks=m (m < n, e.g. 2000) to solve the eigenproblem on m "
+            "landmarks and embed every point by the Nyström formula"
+        )
     else:
         what = f"{name} with n_landmarks={m} on {n} samples"
-        matrices = "its n x m matrices" if isinstance(kernel, IsomapGeodesicKernel) else \
-            "its m x m matrices"
+        matrices = (
+            "its n x m matrices"
+            if isinstance(kernel, IsomapGeodesicKernel)
+            else "its m x m matrices"
+        )
         instead = "use a smaller n_landmarks="
     check_allocation(nbytes, what, instead, matrices=matrices)

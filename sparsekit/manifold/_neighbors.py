@@ -1,4 +1,5 @@
 """Nearest neighbours, the symmetric k-NN graph, and threaded drivers of the graph kernels."""
+
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
@@ -30,10 +31,13 @@ class Neighbors:
         """
         extra = 1 if exclude_self else 0
         if k + extra > self.n_samples:
-            raise ValueError(f"n_neighbors={k} needs more than {k + extra - 1} other points, "
-                             f"got {self.n_samples} fitted points: lower n_neighbors")
-        d, i = self.tree.query(np.asarray(X, dtype=np.float64), k=k + extra,
-                               workers=effective_n_jobs(n_jobs))
+            raise ValueError(
+                f"n_neighbors={k} needs more than {k + extra - 1} other points, "
+                f"got {self.n_samples} fitted points: lower n_neighbors"
+            )
+        d, i = self.tree.query(
+            np.asarray(X, dtype=np.float64), k=k + extra, workers=effective_n_jobs(n_jobs)
+        )
         d, i = np.atleast_2d(d), np.atleast_2d(i)
         if exclude_self:
             d, i = _drop_self(d, i)
@@ -45,7 +49,7 @@ def _drop_self(d, i):
     rows = np.arange(i.shape[0])[:, None]
     is_self = i == rows
     has_self = is_self.any(axis=1)
-    is_self[~has_self, -1] = True           # a duplicate point took the self slot: drop the last
+    is_self[~has_self, -1] = True  # a duplicate point took the self slot: drop the last
     keep = ~is_self
     k = i.shape[1] - 1
     return d[keep].reshape(-1, k), i[keep].reshape(-1, k)
@@ -62,7 +66,7 @@ def knn_graph(dist, idx, n):
 
     rows = np.repeat(np.arange(n), idx.shape[1])
     A = sp.csr_matrix((dist.ravel(), (rows, idx.ravel())), shape=(n, n))
-    A = A.maximum(A.T).tocsr()          # prunes the zeros; d(i, j) = d(j, i), so no other loss
+    A = A.maximum(A.T).tocsr()  # prunes the zeros; d(i, j) = d(j, i), so no other loss
     zero = dist.ravel() == 0
     if zero.any():
         r, c = rows[zero], idx.ravel()[zero]
@@ -80,7 +84,7 @@ def _add_edges(graph, rows, cols, weights):
     r = np.concatenate([coo.row, rows, cols])
     c = np.concatenate([coo.col, cols, rows])
     w = np.concatenate([coo.data, weights, weights])
-    out = sp.csr_matrix((w, (r, c)), shape=graph.shape)   # duplicates summed: 0 + 0 stays 0
+    out = sp.csr_matrix((w, (r, c)), shape=graph.shape)  # duplicates summed: 0 + 0 stays 0
     out.sort_indices()
     return out
 

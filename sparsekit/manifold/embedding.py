@@ -30,6 +30,7 @@ O(m^2) memory and O(m^3) time instead of O(n^2) and O(n^3). With all points as l
 the full fit. Isomap keeps every point in its neighbourhood graph and runs its shortest paths
 from the landmarks only.
 """
+
 from __future__ import annotations
 
 import numbers
@@ -62,7 +63,7 @@ class _NystromEmbedding(TransformerMixin, ParamsMixin):
     """The shared fit / transform; subclasses give ``_make_kernel`` and ``_eigen``."""
 
     _fitted_attribute = "embedding_"
-    _scale = "eigenvector"        # or "sqrt" (MDS scale)
+    _scale = "eigenvector"  # or "sqrt" (MDS scale)
 
     @property
     def _n_features_out(self):
@@ -90,9 +91,11 @@ class _NystromEmbedding(TransformerMixin, ParamsMixin):
         if not isinstance(k, numbers.Integral) or isinstance(k, bool) or k < 1:
             raise ValueError(f"{name} must be an integer >= 1, got {k!r}")
         if self.n_landmarks is not None and (
-                not isinstance(self.n_landmarks, numbers.Integral) or self.n_landmarks < 1):
-            raise ValueError(f"n_landmarks must be None or an integer >= 1, got "
-                             f"{self.n_landmarks!r}")
+            not isinstance(self.n_landmarks, numbers.Integral) or self.n_landmarks < 1
+        ):
+            raise ValueError(
+                f"n_landmarks must be None or an integer >= 1, got {self.n_landmarks!r}"
+            )
 
     def _landmarks(self, X):
         """Indices of the training rows of the eigenproblem (all rows by default)."""
@@ -102,8 +105,9 @@ class _NystromEmbedding(TransformerMixin, ParamsMixin):
         registry = self.registry if self.registry is not None else default_registry()
         sampler = registry.get("sampler", self.sampler)
         kernel = registry.get("kernel", "rbf", bandwidth="median")
-        found = sampler.sample(X, kernel, min(int(self.n_landmarks), n),
-                               random_state=self.random_state)
+        found = sampler.sample(
+            X, kernel, min(int(self.n_landmarks), n), random_state=self.random_state
+        )
         return np.sort(np.asarray(found.indices, dtype=np.int64))
 
     def _base_kernel(self):
@@ -133,12 +137,12 @@ class _NystromEmbedding(TransformerMixin, ParamsMixin):
         self._check_method_params()
         X = self._validate_input(X, reset=True)
         if X.shape[0] < 2:
-            raise ValueError(f"n_samples={X.shape[0]}: a spectral embedding needs at least 2 "
-                             "samples")
+            raise ValueError(
+                f"n_samples={X.shape[0]}: a spectral embedding needs at least 2 samples"
+            )
         if self._n_requested() > X.shape[0]:
             name = "n_clusters" if isinstance(self, SpectralClustering) else "n_components"
-            raise ValueError(f"{name}={self._n_requested()} is larger than "
-                             f"n_samples={X.shape[0]}")
+            raise ValueError(f"{name}={self._n_requested()} is larger than n_samples={X.shape[0]}")
         landmarks = self._landmarks(X)
         kernel = self._make_kernel()
         check_fit_memory(type(self).__name__, kernel, X.shape[0], landmarks)
@@ -174,7 +178,7 @@ class _NystromEmbedding(TransformerMixin, ParamsMixin):
         A = self._coefficients()
         out = np.empty((X.shape[0], A.shape[1]))
         for a in range(0, X.shape[0], _BLOCK_ROWS):
-            out[a:a + _BLOCK_ROWS] = self._embed_block(X[a:a + _BLOCK_ROWS], A)
+            out[a : a + _BLOCK_ROWS] = self._embed_block(X[a : a + _BLOCK_ROWS], A)
         return out
 
     def _embed_block(self, X, A):
@@ -225,14 +229,19 @@ class _NystromEmbedding(TransformerMixin, ParamsMixin):
         values, vectors = top_eigenpairs(kernel.gram(), int(self._n_requested()))
         keep = values > values.max(initial=0.0) * 1e-12
         if not keep.any():
-            raise ValueError(f"the {method} Gram matrix has no positive eigenvalue among the "
-                             f"top {values.size}: the data may be degenerate")
+            raise ValueError(
+                f"the {method} Gram matrix has no positive eigenvalue among the "
+                f"top {values.size}: the data may be degenerate"
+            )
         if not keep.all():
             import warnings
 
-            warnings.warn(f"{method}: only {int(keep.sum())} of the {values.size} requested "
-                          "components have a positive eigenvalue; the others are dropped",
-                          UserWarning, stacklevel=3)
+            warnings.warn(
+                f"{method}: only {int(keep.sum())} of the {values.size} requested "
+                "components have a positive eigenvalue; the others are dropped",
+                UserWarning,
+                stacklevel=3,
+            )
         return values[keep], vectors[:, keep]
 
 
@@ -268,7 +277,8 @@ class _CommonParams:
 
 
 class KernelPCA(_NystromEmbedding):
-    __doc__ = """Kernel principal component analysis (Schölkopf, Smola & Müller 1998).
+    __doc__ = (
+        """Kernel principal component analysis (Schölkopf, Smola & Müller 1998).
 
     The centred Gram ``H K H`` of a registered kernel is eigendecomposed; the embedding of any
     point is its projection ``sum_i v_ik k_c(x, x_i) / sqrt(l_k)`` on the principal axes, the
@@ -276,11 +286,15 @@ class KernelPCA(_NystromEmbedding):
     each component.
 
     Parameters
-    ----------""" + _CommonParams.n_components + """
+    ----------"""
+        + _CommonParams.n_components
+        + """
     kernel : str, kernel object or callable, default "rbf"
         A registered kernel name, a kernel object or a function ``k(X, Y) -> Gram``.
     kernel_params : dict, optional
-        Parameters of a named kernel (``{"gamma": 0.1}``).""" + _CommonParams.doc + """
+        Parameters of a named kernel (``{"gamma": 0.1}``)."""
+        + _CommonParams.doc
+        + """
     Attributes
     ----------
     embedding_ : ndarray of shape (n_samples, n_components)
@@ -292,13 +306,21 @@ class KernelPCA(_NystromEmbedding):
     landmarks_ : ndarray of int or None
         The training rows of the eigenproblem (None: all of them).
     """
+    )
 
     _scale = "sqrt"
 
-    def __init__(self, n_components: int = 2, *, kernel: str | object = "rbf",
-                 kernel_params: dict[str, Any] | None = None, n_landmarks: int | None = None,
-                 sampler: str | object = "uniform", random_state: int | None = None,
-                 registry: Registry | None = None) -> None:
+    def __init__(
+        self,
+        n_components: int = 2,
+        *,
+        kernel: str | object = "rbf",
+        kernel_params: dict[str, Any] | None = None,
+        n_landmarks: int | None = None,
+        sampler: str | object = "uniform",
+        random_state: int | None = None,
+        registry: Registry | None = None,
+    ) -> None:
         self.n_components = n_components
         self.kernel = kernel
         self.kernel_params = kernel_params
@@ -315,7 +337,8 @@ class KernelPCA(_NystromEmbedding):
 
 
 class MDS(KernelPCA):
-    __doc__ = """Classical (Torgerson–Gower) multidimensional scaling with an out-of-sample map.
+    __doc__ = (
+        """Classical (Torgerson–Gower) multidimensional scaling with an out-of-sample map.
 
     ``M = -1/2 H D^2 H`` for the squared Euclidean distances ``D^2``; coordinates
     ``sqrt(l_k) v_k``; a new point ``e_k(x) = -1/(2 sqrt(l_k)) sum_i v_ik (d^2(x, x_i) - a_i)``
@@ -324,11 +347,20 @@ class MDS(KernelPCA):
     projection (up to signs).
 
     Parameters
-    ----------""" + _CommonParams.n_components + _CommonParams.doc
+    ----------"""
+        + _CommonParams.n_components
+        + _CommonParams.doc
+    )
 
-    def __init__(self, n_components: int = 2, *, n_landmarks: int | None = None,
-                 sampler: str | object = "uniform", random_state: int | None = None,
-                 registry: Registry | None = None) -> None:
+    def __init__(
+        self,
+        n_components: int = 2,
+        *,
+        n_landmarks: int | None = None,
+        sampler: str | object = "uniform",
+        random_state: int | None = None,
+        registry: Registry | None = None,
+    ) -> None:
         self.n_components = n_components
         self.n_landmarks = n_landmarks
         self.sampler = sampler
@@ -340,7 +372,8 @@ class MDS(KernelPCA):
 
 
 class Isomap(_NystromEmbedding):
-    __doc__ = """Isomap (Tenenbaum, de Silva & Langford 2000) with its out-of-sample extension.
+    __doc__ = (
+        """Isomap (Tenenbaum, de Silva & Langford 2000) with its out-of-sample extension.
 
     Classical MDS on the geodesic distances of the symmetric k-nearest-neighbour graph
     (Dijkstra from every training point, in parallel); a new point reaches the graph through its
@@ -357,25 +390,39 @@ class Isomap(_NystromEmbedding):
     ``kernel_.scale_**2``).
 
     Parameters
-    ----------""" + _CommonParams.n_components + """
+    ----------"""
+        + _CommonParams.n_components
+        + """
     n_neighbors : int, default 5
         Neighbours of each point in the neighbourhood graph.
     transform_neighbors : int, optional
-        Neighbours of a new point (default ``n_neighbors``).""" + _CommonParams.landmarks + """
+        Neighbours of a new point (default ``n_neighbors``)."""
+        + _CommonParams.landmarks
+        + """
     n_jobs : int, optional
         Threads for the shortest paths.
     disconnected : {"connect", "raise"}, default "connect"
         What a disconnected neighbourhood graph does: link every pair of components by its
         shortest link with a warning (scikit-learn's behaviour), or raise ``ValueError``
-        (increase ``n_neighbors``).""" + _CommonParams.registry
+        (increase ``n_neighbors``)."""
+        + _CommonParams.registry
+    )
 
     _scale = "sqrt"
 
-    def __init__(self, n_components: int = 2, *, n_neighbors: int = 5,
-                 transform_neighbors: int | None = None, n_landmarks: int | None = None,
-                 sampler: str | object = "uniform", random_state: int | None = None,
-                 n_jobs: int | None = None, disconnected: str = "connect",
-                 registry: Registry | None = None) -> None:
+    def __init__(
+        self,
+        n_components: int = 2,
+        *,
+        n_neighbors: int = 5,
+        transform_neighbors: int | None = None,
+        n_landmarks: int | None = None,
+        sampler: str | object = "uniform",
+        random_state: int | None = None,
+        n_jobs: int | None = None,
+        disconnected: str = "connect",
+        registry: Registry | None = None,
+    ) -> None:
         self.n_components = n_components
         self.n_neighbors = n_neighbors
         self.transform_neighbors = transform_neighbors
@@ -387,8 +434,9 @@ class Isomap(_NystromEmbedding):
         self.registry = registry
 
     def _make_kernel(self):
-        return IsomapGeodesicKernel(self.n_neighbors, self.transform_neighbors, self.n_jobs,
-                                    self.disconnected)
+        return IsomapGeodesicKernel(
+            self.n_neighbors, self.transform_neighbors, self.n_jobs, self.disconnected
+        )
 
     def _fit_kernel(self, kernel, X, landmarks):
         kernel.fit(X, landmarks=landmarks)
@@ -405,7 +453,8 @@ class Isomap(_NystromEmbedding):
 
 
 class LocallyLinearEmbedding(_NystromEmbedding):
-    __doc__ = """Locally linear embedding (Roweis & Saul 2000) with its out-of-sample extension.
+    __doc__ = (
+        """Locally linear embedding (Roweis & Saul 2000) with its out-of-sample extension.
 
     The bottom eigenvectors of ``(I - W)^T (I - W)`` after the constant one; a new point gets
     ``y_k(x) = sum_j w(x, x_j) y_jk / l_k`` with its barycentric weights on its nearest training
@@ -416,19 +465,32 @@ class LocallyLinearEmbedding(_NystromEmbedding):
     embedding back only up to the regularisation (about ``reg``).
 
     Parameters
-    ----------""" + _CommonParams.n_components + """
+    ----------"""
+        + _CommonParams.n_components
+        + """
     n_neighbors : int, default 5
         Neighbours whose barycentric weights reconstruct each point.
     reg : float, default 1e-3
-        Regularisation of the local Gram matrices (times their trace).""" + (
-        _CommonParams.landmarks) + """
+        Regularisation of the local Gram matrices (times their trace)."""
+        + (_CommonParams.landmarks)
+        + """
     n_jobs : int, optional
-        Threads for the nearest neighbours and the local weights.""" + _CommonParams.registry
+        Threads for the nearest neighbours and the local weights."""
+        + _CommonParams.registry
+    )
 
-    def __init__(self, n_components: int = 2, *, n_neighbors: int = 5, reg: float = 1e-3,
-                 n_landmarks: int | None = None, sampler: str | object = "uniform",
-                 random_state: int | None = None, n_jobs: int | None = None,
-                 registry: Registry | None = None) -> None:
+    def __init__(
+        self,
+        n_components: int = 2,
+        *,
+        n_neighbors: int = 5,
+        reg: float = 1e-3,
+        n_landmarks: int | None = None,
+        sampler: str | object = "uniform",
+        random_state: int | None = None,
+        n_jobs: int | None = None,
+        registry: Registry | None = None,
+    ) -> None:
         self.n_components = n_components
         self.n_neighbors = n_neighbors
         self.reg = reg
@@ -447,7 +509,8 @@ class LocallyLinearEmbedding(_NystromEmbedding):
 
 
 class SpectralEmbedding(_NystromEmbedding):
-    __doc__ = """Spectral embedding with the Ng–Jordan–Weiss normalisation and its extension.
+    __doc__ = (
+        """Spectral embedding with the Ng–Jordan–Weiss normalisation and its extension.
 
     The top eigenvectors of ``S^{-1/2} K~ S^{-1/2}`` for an affinity ``K~`` and degrees ``S``; a
     new point ``y_k(x) = (1/l_k) sum_i v_ik K~(x, x_i) / sqrt(S(x) S_i)`` (Paiement 2003,
@@ -461,12 +524,24 @@ class SpectralEmbedding(_NystromEmbedding):
     embedding (its self-affinity 1 enters the sums).
 
     Parameters
-    ----------""" + _CommonParams.n_components + _CommonParams.affinity + _CommonParams.doc
+    ----------"""
+        + _CommonParams.n_components
+        + _CommonParams.affinity
+        + _CommonParams.doc
+    )
 
-    def __init__(self, n_components: int = 2, *, kernel: str | object = "rbf",
-                 kernel_params: dict[str, Any] | None = None, zero_diagonal: bool = False,
-                 n_landmarks: int | None = None, sampler: str | object = "uniform",
-                 random_state: int | None = None, registry: Registry | None = None) -> None:
+    def __init__(
+        self,
+        n_components: int = 2,
+        *,
+        kernel: str | object = "rbf",
+        kernel_params: dict[str, Any] | None = None,
+        zero_diagonal: bool = False,
+        n_landmarks: int | None = None,
+        sampler: str | object = "uniform",
+        random_state: int | None = None,
+        registry: Registry | None = None,
+    ) -> None:
         self.n_components = n_components
         self.kernel = kernel
         self.kernel_params = kernel_params
@@ -488,7 +563,8 @@ class SpectralEmbedding(_NystromEmbedding):
 
 
 class LaplacianEigenmaps(SpectralEmbedding):
-    __doc__ = """Laplacian eigenmaps (Belkin & Niyogi 2003) with the out-of-sample extension.
+    __doc__ = (
+        """Laplacian eigenmaps (Belkin & Niyogi 2003) with the out-of-sample extension.
 
     Solutions of ``(S - K~) y = s S y`` after the constant one: ``y = S^{-1/2} v`` for the
     eigenvectors ``v`` of ``S^{-1/2} K~ S^{-1/2}`` (eigenvalue ``l = 1 - s``); a new point
@@ -496,7 +572,11 @@ class LaplacianEigenmaps(SpectralEmbedding):
     embeddings (Bengio et al., NIPS 2003). Same parameters as :class:`SpectralEmbedding`.
 
     Parameters
-    ----------""" + _CommonParams.n_components + _CommonParams.affinity + _CommonParams.doc
+    ----------"""
+        + _CommonParams.n_components
+        + _CommonParams.affinity
+        + _CommonParams.doc
+    )
 
     def _eigen(self, kernel):
         return top_eigenpairs(kernel.gram(), int(self._n_requested()), skip=1)
@@ -529,14 +609,24 @@ def _kmeans(Y, k, rng, n_init, max_iter=300):
         return sq_distances(means(Z, labels, k))
 
     inertia, labels, _, steps = best_of_inits(
-        len(Z), k, "k-means++", None, n_init, rng, lambda idx: sq_distances(Z[idx]),
-        lambda seeds: DenseLloyd(sq_distances(Z[seeds]), distances, k), max_iter, 0.0,
-        n_trials=1)
+        len(Z),
+        k,
+        "k-means++",
+        None,
+        n_init,
+        rng,
+        lambda idx: sq_distances(Z[idx]),
+        lambda seeds: DenseLloyd(sq_distances(Z[seeds]), distances, k),
+        max_iter,
+        0.0,
+        n_trials=1,
+    )
     return inertia, means(Z, steps.centre_labels, k).astype(Y.dtype, copy=False), labels
 
 
 class SpectralClustering(SpectralEmbedding):
-    __doc__ = """Spectral clustering (Ng, Jordan & Weiss 2002) that can also label new points.
+    __doc__ = (
+        """Spectral clustering (Ng, Jordan & Weiss 2002) that can also label new points.
 
     The :class:`SpectralEmbedding` with ``n_components = n_clusters`` eigenvectors, each row
     normalised to unit length, then k-means (k-means++ seeding, ``n_init`` runs). ``predict``
@@ -547,10 +637,13 @@ class SpectralClustering(SpectralEmbedding):
     Parameters
     ----------
     n_clusters : int, default 2
-        Number of clusters (and of eigenvectors in the embedding).""" + _CommonParams.affinity + """
+        Number of clusters (and of eigenvectors in the embedding)."""
+        + _CommonParams.affinity
+        + """
     n_init : int, default 10
-        Runs of k-means from different seeds; the one of least inertia is kept.""" + (
-        _CommonParams.doc) + """
+        Runs of k-means from different seeds; the one of least inertia is kept."""
+        + (_CommonParams.doc)
+        + """
     Attributes
     ----------
     labels_ : ndarray of shape (n_samples,)
@@ -560,16 +653,25 @@ class SpectralClustering(SpectralEmbedding):
     embedding_, eigenvalues_, eigenvectors_ : ndarray
         As :class:`SpectralEmbedding`.
     """
+    )
 
     # set by fit (declared for type checkers; no class attributes are created)
     labels_: np.ndarray
     cluster_centers_: np.ndarray
 
-    def __init__(self, n_clusters: int = 2, *, kernel: str | object = "rbf",
-                 kernel_params: dict[str, Any] | None = None, zero_diagonal: bool = False,
-                 n_init: int = 10, n_landmarks: int | None = None,
-                 sampler: str | object = "uniform", random_state: int | None = None,
-                 registry: Registry | None = None) -> None:
+    def __init__(
+        self,
+        n_clusters: int = 2,
+        *,
+        kernel: str | object = "rbf",
+        kernel_params: dict[str, Any] | None = None,
+        zero_diagonal: bool = False,
+        n_init: int = 10,
+        n_landmarks: int | None = None,
+        sampler: str | object = "uniform",
+        random_state: int | None = None,
+        registry: Registry | None = None,
+    ) -> None:
         self.n_clusters = n_clusters
         self.kernel = kernel
         self.kernel_params = kernel_params
@@ -608,7 +710,8 @@ class SpectralClustering(SpectralEmbedding):
         super().fit(X)
         rng = np.random.default_rng(self.random_state)
         _, self.cluster_centers_, self.labels_ = _kmeans(
-            self._normalise_rows(self.embedding_), int(self.n_clusters), rng, int(self.n_init))
+            self._normalise_rows(self.embedding_), int(self.n_clusters), rng, int(self.n_init)
+        )
         return self
 
     def fit_predict(self, X: DataLike, y: object = None) -> np.ndarray:
@@ -642,8 +745,9 @@ class SpectralClustering(SpectralEmbedding):
             The cluster of each row: the centre nearest its normalised Nyström embedding.
         """
         if getattr(self, "cluster_centers_", None) is None:
-            raise not_fitted_error(f"this {type(self).__name__} is not fitted yet: call "
-                                   "fit(X) before predict")
+            raise not_fitted_error(
+                f"this {type(self).__name__} is not fitted yet: call fit(X) before predict"
+            )
         Y = self._normalise_rows(self._embed(self._validate_input(X, reset=False)))
         return ((Y[:, None, :] - self.cluster_centers_[None]) ** 2).sum(2).argmin(1)
 
@@ -652,7 +756,13 @@ class SpectralClustering(SpectralEmbedding):
         tags.estimator_type = "clusterer"
         return tags
 
+
 __all__ = [
-    "KernelPCA", "MDS", "Isomap", "LocallyLinearEmbedding", "SpectralEmbedding",
-    "LaplacianEigenmaps", "SpectralClustering",
+    "KernelPCA",
+    "MDS",
+    "Isomap",
+    "LocallyLinearEmbedding",
+    "SpectralEmbedding",
+    "LaplacianEigenmaps",
+    "SpectralClustering",
 ]

@@ -28,6 +28,7 @@ says so.
   ``k(x, y) = k~(x, y) / sqrt(S(x) S(y))`` with degrees ``S(x) = sum_i k~(x, x_i)``
   (Ng, Jordan & Weiss 2002), training diagonal set to 0 or kept (``zero_diagonal``).
 """
+
 from __future__ import annotations
 
 import numbers
@@ -51,16 +52,18 @@ def _check_fitted(kernel: DataDependentKernel) -> np.ndarray:
     """Return ``kernel.X_fit_``; a kernel that is not fitted raises the not-fitted error."""
     X_fit = getattr(kernel, "X_fit_", None)
     if X_fit is None:
-        raise not_fitted_error(f"this {type(kernel).__name__} is not fitted: call fit(X) on "
-                               "the training points first")
+        raise not_fitted_error(
+            f"this {type(kernel).__name__} is not fitted: call fit(X) on the training points first"
+        )
     return X_fit
 
 
 def _check_rows(kernel, X):
     X = check_array(X, "X")
     if X.shape[1] != kernel.X_fit_.shape[1]:
-        raise ValueError(f"X has {X.shape[1]} features, but the kernel was fitted on "
-                         f"{kernel.X_fit_.shape[1]}")
+        raise ValueError(
+            f"X has {X.shape[1]} features, but the kernel was fitted on {kernel.X_fit_.shape[1]}"
+        )
     return X
 
 
@@ -76,8 +79,9 @@ def resolve_base(base: Any, params: Mapping[str, Any] | None = None) -> Any:
     from ..components import resolve
 
     if not isinstance(base, str) and (isinstance(base, type) or not callable(base)):
-        raise TypeError(f"base must be a kernel name, a kernel object or a callable k(X, Y), "
-                        f"got {base!r}")
+        raise TypeError(
+            f"base must be a kernel name, a kernel object or a callable k(X, Y), got {base!r}"
+        )
     if params and not isinstance(base, str):
         raise TypeError("base_params can only be given with a kernel name")
     return resolve("kernel", base, params)
@@ -87,7 +91,7 @@ def _fit_base(kernel, X):
     """Store a copy of ``X`` as ``kernel.X_fit_``, resolve ``kernel.base`` (with
     ``kernel.base_params``) into ``kernel.base_``, and return the training Gram ``k~(X, X)``
     as a new float64 array."""
-    X = check_array(X, "X").copy()       # kept: the caller may change its array later
+    X = check_array(X, "X").copy()  # kept: the caller may change its array later
     kernel.X_fit_ = X
     kernel.base_ = resolve_base(kernel.base, kernel.base_params)
     return np.array(kernel.base_(X, X), dtype=np.float64)
@@ -161,8 +165,10 @@ class DataDependentKernel(ParamsMixin, ABC):
             ``Y`` is given.
         """
         if Y is not None:
-            raise ValueError(f"{type(self).__name__} is evaluated against its training points "
-                             "only: call kernel(X) after kernel.fit(X_train)")
+            raise ValueError(
+                f"{type(self).__name__} is evaluated against its training points "
+                "only: call kernel(X) after kernel.fit(X_train)"
+            )
         _check_fitted(self)
         return self._evaluate(_check_rows(self, X))
 
@@ -189,8 +195,9 @@ class CentredKernel(DataDependentKernel):
 
     name = "centred"
 
-    def __init__(self, base: str | Callable[..., Any] = "rbf",
-                 base_params: Mapping[str, Any] | None = None) -> None:
+    def __init__(
+        self, base: str | Callable[..., Any] = "rbf", base_params: Mapping[str, Any] | None = None
+    ) -> None:
         self.base = base
         self.base_params = base_params
 
@@ -273,8 +280,13 @@ class IsomapGeodesicKernel(CentredKernel):
 
     name = "isomap-geodesic"
 
-    def __init__(self, n_neighbors: int = 10, transform_neighbors: int | None = None,
-                 n_jobs: int | None = None, disconnected: str = "connect") -> None:
+    def __init__(
+        self,
+        n_neighbors: int = 10,
+        transform_neighbors: int | None = None,
+        n_jobs: int | None = None,
+        disconnected: str = "connect",
+    ) -> None:
         self.n_neighbors = n_neighbors
         self.transform_neighbors = transform_neighbors
         self.n_jobs = n_jobs
@@ -287,12 +299,13 @@ class IsomapGeodesicKernel(CentredKernel):
         if self.transform_neighbors is not None:
             _check_neighbors(self.transform_neighbors, "transform_neighbors")
         if self.disconnected not in ("raise", "connect"):
-            raise ValueError(f"disconnected must be 'connect' or 'raise', got "
-                             f"{self.disconnected!r}")
+            raise ValueError(
+                f"disconnected must be 'connect' or 'raise', got {self.disconnected!r}"
+            )
         X = check_array(X, "X")
         n = X.shape[0]
         self.scale_ = _power_of_two_scale(X)
-        self.neighbors_ = Neighbors(X / self.scale_ if self.scale_ != 1.0 else X)   # a copy
+        self.neighbors_ = Neighbors(X / self.scale_ if self.scale_ != 1.0 else X)  # a copy
         X = self.neighbors_.X
         dist, idx = self.neighbors_.query(X, k, exclude_self=True, n_jobs=self.n_jobs)
         graph = knn_graph(dist, idx, n)
@@ -302,16 +315,20 @@ class IsomapGeodesicKernel(CentredKernel):
                 raise ValueError(
                     f"the {k}-nearest-neighbour graph has {n_comp} connected components, so "
                     "some geodesic distances are infinite: increase n_neighbors, or pass "
-                    "disconnected='connect' to link the components by their shortest links")
+                    "disconnected='connect' to link the components by their shortest links"
+                )
             graph, _ = bridge_components(X, graph)
             import warnings
 
-            warnings.warn(f"the {k}-nearest-neighbour graph had {n_comp} connected "
-                          "components; each pair was joined by its shortest link, as "
-                          "scikit-learn does (increase n_neighbors to avoid it)",
-                          UserWarning, stacklevel=3)
+            warnings.warn(
+                f"the {k}-nearest-neighbour graph had {n_comp} connected "
+                "components; each pair was joined by its shortest link, as "
+                "scikit-learn does (increase n_neighbors to avoid it)",
+                UserWarning,
+                stacklevel=3,
+            )
         sources = np.arange(n) if landmarks is None else np.asarray(landmarks, dtype=np.int64)
-        G = geodesics(graph, sources, n_jobs=self.n_jobs)          # (m, n), all finite
+        G = geodesics(graph, sources, n_jobs=self.n_jobs)  # (m, n), all finite
         self.landmarks_ = sources
         if landmarks is None:
             # the graph is undirected, so G is symmetric: it is its own node -> landmark table
@@ -319,7 +336,7 @@ class IsomapGeodesicKernel(CentredKernel):
             self.X_fit_ = X
             K = np.square(G)
         else:
-            self.node_geodesics_ = np.ascontiguousarray(G.T)      # (n, m): node -> landmark
+            self.node_geodesics_ = np.ascontiguousarray(G.T)  # (n, m): node -> landmark
             self.X_fit_ = X[sources]
             K = np.square(G[:, sources])
         K *= -0.5
@@ -342,7 +359,7 @@ def _power_of_two_scale(X):
     """1.0, or the power of two near ``max |X|`` when that is outside ``[2**-100, 2**100]``
     (squares of distances would overflow or underflow); dividing by it is exact."""
     m = float(np.abs(X).max())
-    if m == 0.0 or 2.0 ** -100 <= m <= 2.0 ** 100:
+    if m == 0.0 or 2.0**-100 <= m <= 2.0**100:
         return 1.0
     return float(2.0 ** np.frexp(m)[1])
 
@@ -360,7 +377,7 @@ def barycenter_weights(X, Z, idx, reg):
         A = Z[idx[q]] - X[q]
         C = A @ A.T
         trace = np.trace(C)
-        C.flat[::k + 1] += reg * trace if trace > 0 else reg
+        C.flat[:: k + 1] += reg * trace if trace > 0 else reg
         w = np.linalg.solve(C, ones)
         W[q] = w / w.sum()
     return W
@@ -388,8 +405,7 @@ class LLEKernel(DataDependentKernel):
 
     name = "lle"
 
-    def __init__(self, n_neighbors: int = 10, reg: float = 1e-3,
-                 n_jobs: int | None = None) -> None:
+    def __init__(self, n_neighbors: int = 10, reg: float = 1e-3, n_jobs: int | None = None) -> None:
         self.n_neighbors = n_neighbors
         self.reg = reg
         self.n_jobs = n_jobs
@@ -400,14 +416,15 @@ class LLEKernel(DataDependentKernel):
             raise ValueError(f"reg must be a number > 0, got {self.reg!r}")
         X = check_array(X, "X")
         n = X.shape[0]
-        self.neighbors_ = Neighbors(X)           # a float64 copy of X, shared with X_fit_
+        self.neighbors_ = Neighbors(X)  # a float64 copy of X, shared with X_fit_
         X = self.X_fit_ = self.neighbors_.X
         _, idx = self.neighbors_.query(X, k, exclude_self=True, n_jobs=self.n_jobs)
         w = barycenter_weights(X, X, idx, float(self.reg))
         import scipy.sparse as sp  # on first use: keeps it out of the registry's import
 
         self.weights_: sp.csr_matrix = sp.csr_matrix(
-            (w.ravel(), idx.ravel(), np.arange(0, n * k + 1, k)), shape=(n, n))
+            (w.ravel(), idx.ravel(), np.arange(0, n * k + 1, k)), shape=(n, n)
+        )
         return self
 
     def residual_operator(self) -> sp.csr_matrix:
@@ -459,9 +476,12 @@ class SpectralNormalizedKernel(DataDependentKernel):
 
     name = "spectral-normalized"
 
-    def __init__(self, base: str | Callable[..., Any] = "rbf",
-                 base_params: Mapping[str, Any] | None = None,
-                 zero_diagonal: bool = False) -> None:
+    def __init__(
+        self,
+        base: str | Callable[..., Any] = "rbf",
+        base_params: Mapping[str, Any] | None = None,
+        zero_diagonal: bool = False,
+    ) -> None:
         self.base = base
         self.base_params = base_params
         self.zero_diagonal = zero_diagonal
@@ -471,12 +491,16 @@ class SpectralNormalizedKernel(DataDependentKernel):
         if self.zero_diagonal:
             np.fill_diagonal(K, 0.0)
         if (K < 0).any():
-            raise ValueError("the affinity has negative values: spectral normalisation needs "
-                             "a non-negative kernel (e.g. 'rbf')")
+            raise ValueError(
+                "the affinity has negative values: spectral normalisation needs "
+                "a non-negative kernel (e.g. 'rbf')"
+            )
         self.degrees_ = K.sum(axis=1)
         if (self.degrees_ <= 0).any():
-            raise ValueError("a training point has zero affinity to all others: use a wider "
-                             "kernel (smaller gamma)")
+            raise ValueError(
+                "a training point has zero affinity to all others: use a wider "
+                "kernel (smaller gamma)"
+            )
         inv = 1.0 / np.sqrt(self.degrees_)
         self._gram = inv[:, None] * K * inv[None, :]
         return self
@@ -509,10 +533,14 @@ class SpectralNormalizedKernel(DataDependentKernel):
     def _evaluate_with_degrees(self, X):
         K = np.asarray(self.base_(X, self.X_fit_), dtype=np.float64)
         S = K.sum(axis=1)
-        S = np.where(S > 0, S, np.inf)        # a point far from all data gets k = 0
+        S = np.where(S > 0, S, np.inf)  # a point far from all data gets k = 0
         return K / np.sqrt(S)[:, None] / np.sqrt(self.degrees_)[None, :], S
 
+
 __all__ = [
-    "DataDependentKernel", "CentredKernel", "IsomapGeodesicKernel", "LLEKernel",
+    "DataDependentKernel",
+    "CentredKernel",
+    "IsomapGeodesicKernel",
+    "LLEKernel",
     "SpectralNormalizedKernel",
 ]

@@ -13,6 +13,7 @@ Keras reads its backend from ``KERAS_BACKEND`` (or ``~/.keras/keras.json``); whe
 an installed backend, importing this package selects JAX (:mod:`sparsekit.nn._backend`).
 ``import sparsekit`` never imports Keras.
 """
+
 from ._backend import choose_backend
 
 choose_backend()
@@ -30,5 +31,11 @@ from .compression import LayerCompression, compress, count_parameters  # noqa: E
 from .nystrom import NystromLayer  # noqa: E402
 from .sparse_factors import SparseFactorsConv2D, SparseFactorsDense  # noqa: E402
 
-__all__ = ["NystromLayer", "SparseFactorsDense", "SparseFactorsConv2D", "compress",
-           "count_parameters", "LayerCompression"]
+__all__ = [
+    "NystromLayer",
+    "SparseFactorsDense",
+    "SparseFactorsConv2D",
+    "compress",
+    "count_parameters",
+    "LayerCompression",
+]

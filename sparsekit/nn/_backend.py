@@ -7,6 +7,7 @@ sparsekit[nn]`` would leave ``import sparsekit.nn`` failing. Decision: where Ker
 imported yet, ``KERAS_BACKEND`` is unset and the backend Keras would pick is not installed, set
 ``KERAS_BACKEND=jax`` (when JAX is installed). A working configuration is never changed.
 """
+
 from __future__ import annotations
 
 import importlib.util
@@ -16,8 +17,13 @@ import sys
 from pathlib import Path
 
 #: the package each Keras backend imports
-BACKEND_PACKAGES = {"tensorflow": "tensorflow", "jax": "jax", "torch": "torch",
-                    "numpy": "numpy", "openvino": "openvino"}
+BACKEND_PACKAGES = {
+    "tensorflow": "tensorflow",
+    "jax": "jax",
+    "torch": "torch",
+    "numpy": "numpy",
+    "openvino": "openvino",
+}
 
 
 def configured_backend() -> str:

@@ -23,6 +23,7 @@ derivative; back-propagation then uses the backend's subgradient of |t| at 0 (JA
 
 The L1 and chi2 formulas form a (batch, landmarks, features) tensor: memory grows as B·L·D.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -77,6 +78,7 @@ def _polynomial_formula(kernel, d):
 
     def f(Z, L):
         return _ops().power(gamma * _linear(Z, L) + coef0, degree)
+
     return {"degree": degree, "gamma": gamma, "coef0": coef0}, f
 
 
@@ -85,6 +87,7 @@ def _rbf_formula(kernel, d):
 
     def f(Z, L):
         return _ops().exp(-gamma * _sq_dist(Z, L))
+
     return {"gamma": gamma}, f
 
 
@@ -93,12 +96,14 @@ def _laplacian_formula(kernel, d):
 
     def f(Z, L):
         return _ops().exp(-gamma * _l1(Z, L))
+
     return {"gamma": gamma}, f
 
 
 def _additive_chi2_formula(kernel, d):
     def f(Z, L):
         return -_chi2_sums(Z, L)
+
     return {}, f
 
 
@@ -107,6 +112,7 @@ def _chi2_formula(kernel, d):
 
     def f(Z, L):
         return _ops().exp(-gamma * _chi2_sums(Z, L))
+
     return {"gamma": gamma}, f
 
 

@@ -8,6 +8,7 @@ one more; a class with fewer points than its share gives all its points and the 
 at a time, to the class with points left that has the fewest landmarks (ties drawn at random).
 Within a class the sampler draws its share from that class's rows only.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -47,7 +48,8 @@ def select_landmarks(features, n_landmarks, kernel, sampler, y=None, rng=None) -
         if share[c] == len(rows):
             out.append(rows)
             continue
-        lm = check_result("sampler", sampler,
-                          sampler.sample(features[rows], kernel, int(share[c]), rng))
+        lm = check_result(
+            "sampler", sampler, sampler.sample(features[rows], kernel, int(share[c]), rng)
+        )
         out.append(rows[np.asarray(lm.indices, dtype=np.int64)])
     return np.sort(np.concatenate(out))

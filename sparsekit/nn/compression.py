@@ -6,6 +6,7 @@ The returned model computes with :class:`~sparsekit.nn.SparseFactorsDense` and
 the other layers' weights; fine-tuning it (``model.compile``, ``model.fit``) changes only the
 values on the frozen supports, step 4 of the thesis' procedure.
 """
+
 from __future__ import annotations
 
 import numbers
@@ -118,10 +119,18 @@ def count_parameters(model: keras.Model) -> int:
     return total
 
 
-def compress(model: keras.Model, n_factors: int, sparsity: int, *, init: str = "palm",
-             solver: str | Factorizer = "palm4msa", layers: Iterable[str] | None = None,
-             n_iter: int = 300, tol: float = 1e-6, random_state: RandomStateLike = 0
-             ) -> tuple[keras.Model, list[LayerCompression]]:
+def compress(
+    model: keras.Model,
+    n_factors: int,
+    sparsity: int,
+    *,
+    init: str = "palm",
+    solver: str | Factorizer = "palm4msa",
+    layers: Iterable[str] | None = None,
+    n_iter: int = 300,
+    tol: float = 1e-6,
+    random_state: RandomStateLike = 0,
+) -> tuple[keras.Model, list[LayerCompression]]:
     """Replace every eligible ``Dense`` / ``Conv2D`` layer of ``model`` by sparse factors.
 
     The new layers compute a product of sparse factors (Giffon 2020, PhD thesis, §3.4.3).
@@ -198,8 +207,10 @@ def compress(model: keras.Model, n_factors: int, sparsity: int, *, init: str = "
     if not model.built:
         raise ValueError("model is not built: build it (or call it on data) before compressing")
     if not isinstance(model, keras.Sequential) and not hasattr(model, "_operations"):
-        raise ValueError(f"model is a subclassed keras.Model ({type(model).__name__}); compress "
-                         "rebuilds Sequential and functional models only")
+        raise ValueError(
+            f"model is a subclassed keras.Model ({type(model).__name__}); compress "
+            "rebuilds Sequential and functional models only"
+        )
     names = [layer.name for layer in model.layers]
     if layers is not None:
         if isinstance(layers, str):
@@ -207,8 +218,9 @@ def compress(model: keras.Model, n_factors: int, sparsity: int, *, init: str = "
         layers = set(layers)
         unknown = sorted(layers - set(names))
         if unknown:
-            raise ValueError(f"layers names {unknown}, which are not layers of the model; its "
-                             f"layers are {names}")
+            raise ValueError(
+                f"layers names {unknown}, which are not layers of the model; its layers are {names}"
+            )
     rng = check_random_state(random_state)
     report, replacements = [], {}
     for layer in model.layers:
@@ -223,20 +235,32 @@ def compress(model: keras.Model, n_factors: int, sparsity: int, *, init: str = "
         elif layers is not None and layer.name not in layers:
             reason = "not in layers"
         elif K >= min(shape):
-            reason = (f"sparsity={K} >= min{shape} = {min(shape)}: splincol would keep every "
-                      "entry")
+            reason = f"sparsity={K} >= min{shape} = {min(shape)}: splincol would keep every entry"
         if reason:
-            report.append(LayerCompression(layer.name, kind, shape, False, reason, 0.0, before,
-                                           before))
+            report.append(
+                LayerCompression(layer.name, kind, shape, False, reason, 0.0, before, before)
+            )
             continue
         cls = SparseFactorsDense if kind == "Dense" else SparseFactorsConv2D
-        new, fact = cls.from_layer(layer, Q, K, init=init, solver=solver, n_iter=n_iter,
-                                   tol=tol, random_state=rng)
+        new, fact = cls.from_layer(
+            layer, Q, K, init=init, solver=solver, n_iter=n_iter, tol=tol, random_state=rng
+        )
         replacements[layer.name] = new
         bias = int(layer.bias.shape[0]) if layer.use_bias else 0
-        report.append(LayerCompression(
-            layer.name, kind, shape, True, "", fact.relative_error, before, fact.nnz + bias,
-            fact.extra.get("n_iter", 0), fact.extra.get("stop_reason", "")))
+        report.append(
+            LayerCompression(
+                layer.name,
+                kind,
+                shape,
+                True,
+                "",
+                fact.relative_error,
+                before,
+                fact.nnz + bias,
+                fact.extra.get("n_iter", 0),
+                fact.extra.get("stop_reason", ""),
+            )
+        )
 
     def clone(layer):
         if layer.name in replacements:

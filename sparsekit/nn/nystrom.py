@@ -34,6 +34,7 @@ Decisions:
 - Landmarks are stored raw (a non-trainable weight) and go through the feature extractor at
   every call, as in the thesis: when the extractor trains, the landmarks' features follow.
 """
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -59,8 +60,10 @@ def _features(extractor, x, batch=FEATURE_BATCH) -> np.ndarray:
     """The flattened features of ``x`` (float64 NumPy), in batches."""
     if extractor is None:
         return np.asarray(x, dtype=np.float64).reshape(len(x), -1)
-    parts = [ops.convert_to_numpy(extractor(x[i:i + batch], training=False))
-             for i in range(0, len(x), batch)]
+    parts = [
+        ops.convert_to_numpy(extractor(x[i : i + batch], training=False))
+        for i in range(0, len(x), batch)
+    ]
     out = np.concatenate(parts).astype(np.float64)
     return out.reshape(len(x), -1)
 
@@ -162,17 +165,30 @@ class NystromLayer(keras.layers.Layer):
     (4, 3)
     """
 
-    def __init__(self, kernel: Any = "rbf", landmarks: Any = None, *,
-                 sampler: Any = "uniform", n_landmarks: int | None = None, x: Any = None,
-                 y: Any = None, adaptive: bool = True, feature_extractor: Any = None,
-                 random_state: RandomStateLike = None, eigen_floor: float | None = None,
-                 landmarks_shape: Sequence[int] | None = None, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        kernel: Any = "rbf",
+        landmarks: Any = None,
+        *,
+        sampler: Any = "uniform",
+        n_landmarks: int | None = None,
+        x: Any = None,
+        y: Any = None,
+        adaptive: bool = True,
+        feature_extractor: Any = None,
+        random_state: RandomStateLike = None,
+        eigen_floor: float | None = None,
+        landmarks_shape: Sequence[int] | None = None,
+        **kwargs: Any,
+    ) -> None:
         super().__init__(**kwargs)
         if not isinstance(adaptive, (bool, np.bool_)):
             raise TypeError(f"adaptive must be True or False, got {adaptive!r}")
         if feature_extractor is not None and not callable(feature_extractor):
-            raise TypeError("feature_extractor must be a Keras layer or model (callable), got "
-                            f"{type(feature_extractor).__name__}")
+            raise TypeError(
+                "feature_extractor must be a Keras layer or model (callable), got "
+                f"{type(feature_extractor).__name__}"
+            )
         specs = list(kernel) if isinstance(kernel, (list, tuple)) else [kernel]
         if not specs:
             raise ValueError("kernel is an empty sequence; give at least one kernel")
@@ -182,8 +198,15 @@ class NystromLayer(keras.layers.Layer):
         self.eigen_floor = eigen_floor
         self.landmark_indices_ = None
         self.initial_w_ = None
-        given = [n for n, v in (("landmarks", landmarks), ("n_landmarks", n_landmarks),
-                                ("landmarks_shape", landmarks_shape)) if v is not None]
+        given = [
+            n
+            for n, v in (
+                ("landmarks", landmarks),
+                ("n_landmarks", n_landmarks),
+                ("landmarks_shape", landmarks_shape),
+            )
+            if v is not None
+        ]
         if len(given) != 1:
             raise ValueError(
                 "give exactly one of landmarks (an array) or n_landmarks (with x to draw them "
@@ -203,44 +226,60 @@ class NystromLayer(keras.layers.Layer):
             if x_arr is None:
                 raise ValueError("y is given without x: y labels the rows of x")
             if y.ndim != 1 or len(y) != len(x_arr):
-                raise ValueError(f"y must have shape ({len(x_arr)},) to label the rows of x, "
-                                 f"got shape {y.shape}")
+                raise ValueError(
+                    f"y must have shape ({len(x_arr)},) to label the rows of x, got shape {y.shape}"
+                )
         if x_arr is not None and (x_arr.ndim < 2 or len(x_arr) == 0):
-            raise ValueError(f"x must be a non-empty array of shape (n, ...) with one input per "
-                             f"row, got shape {x_arr.shape}")
+            raise ValueError(
+                f"x must be a non-empty array of shape (n, ...) with one input per "
+                f"row, got shape {x_arr.shape}"
+            )
         if feature_extractor is None:
             for name, arr in (("landmarks", landmarks), ("x", x_arr)):
                 if arr is not None and np.ndim(arr) != 2:
                     raise ValueError(
                         f"{name} must be 2-D (samples, features) without a feature_extractor, "
-                        f"got shape {np.shape(arr)}; flatten it or give a feature_extractor")
+                        f"got shape {np.shape(arr)}; flatten it or give a feature_extractor"
+                    )
         ref = None if x_arr is None else _features(feature_extractor, x_arr)
         if landmarks is not None:
             L0 = np.asarray(landmarks)
             if L0.ndim < 2 or len(L0) == 0:
-                raise ValueError(f"landmarks must be an array of shape (L, ...) with one "
-                                 f"landmark per row, got shape {L0.shape}")
+                raise ValueError(
+                    f"landmarks must be an array of shape (L, ...) with one "
+                    f"landmark per row, got shape {L0.shape}"
+                )
         else:
             if ref is None or x_arr is None:
-                raise ValueError("n_landmarks needs x, the training inputs to draw the "
-                                 "landmarks from (NystromLayer(..., n_landmarks=L, x=X_train))")
+                raise ValueError(
+                    "n_landmarks needs x, the training inputs to draw the "
+                    "landmarks from (NystromLayer(..., n_landmarks=L, x=X_train))"
+                )
             for k in kernels:
                 self._fit_rule(k, ref)
-            idx = select_landmarks(kernels[0].prepare(ref), n_landmarks, kernels[0],
-                                   resolve("sampler", sampler), y,
-                                   check_random_state(random_state))
+            idx = select_landmarks(
+                kernels[0].prepare(ref),
+                n_landmarks,
+                kernels[0],
+                resolve("sampler", sampler),
+                y,
+                check_random_state(random_state),
+            )
             self.landmark_indices_ = idx
             L0 = x_arr[idx]
         FL = _features(feature_extractor, L0)
         if ref is not None and ref.shape[1] != FL.shape[1]:
-            raise ValueError(f"x has {ref.shape[1]} features and the landmarks {FL.shape[1]}; "
-                             "they must live in the same input space")
+            raise ValueError(
+                f"x has {ref.shape[1]} features and the landmarks {FL.shape[1]}; "
+                "they must live in the same input space"
+            )
         for k in kernels:
             self._fit_rule(k, FL if ref is None else ref)
         self._landmarks0 = np.asarray(L0, dtype=np.float64)
         self._landmarks_shape = tuple(L0.shape)
-        self.initial_w_ = [inverse_sqrt_map(k(k.prepare(FL)), eigen_floor=eigen_floor)[0]
-                           for k in kernels]
+        self.initial_w_ = [
+            inverse_sqrt_map(k(k.prepare(FL)), eigen_floor=eigen_floor)[0] for k in kernels
+        ]
         self._set_formulas(kernels, FL.shape[1])
 
     @staticmethod
@@ -276,16 +315,25 @@ class NystromLayer(keras.layers.Layer):
         lm_shape = self._landmarks_shape
         if self.feature_extractor is None:
             if len(input_shape) != 2:
-                raise ValueError(f"NystromLayer without a feature_extractor takes inputs of shape "
-                                 f"(batch, features), got {tuple(input_shape)}")
+                raise ValueError(
+                    f"NystromLayer without a feature_extractor takes inputs of shape "
+                    f"(batch, features), got {tuple(input_shape)}"
+                )
         if tuple(input_shape[1:]) != tuple(lm_shape[1:]) and None not in input_shape[1:]:
-            raise ValueError(f"inputs of shape {tuple(input_shape)} do not match the landmarks' "
-                             f"shape {lm_shape}: each input must have shape {lm_shape[1:]}")
-        self.landmarks = self.add_weight(shape=lm_shape, initializer="zeros", trainable=False,
-                                         name="landmarks")
+            raise ValueError(
+                f"inputs of shape {tuple(input_shape)} do not match the landmarks' "
+                f"shape {lm_shape}: each input must have shape {lm_shape[1:]}"
+            )
+        self.landmarks = self.add_weight(
+            shape=lm_shape, initializer="zeros", trainable=False, name="landmarks"
+        )
         L = lm_shape[0]
-        self.w = [self.add_weight(shape=(L, L), initializer="zeros", trainable=self.adaptive,
-                                  name=f"w_{m}") for m in range(len(self._formulas))]
+        self.w = [
+            self.add_weight(
+                shape=(L, L), initializer="zeros", trainable=self.adaptive, name=f"w_{m}"
+            )
+            for m in range(len(self._formulas))
+        ]
         # both are set at construction from data, neither when restored from a config
         if self._landmarks0 is not None and self.initial_w_ is not None:
             self.landmarks.assign(self._landmarks0.astype(self.variable_dtype))
@@ -293,8 +341,11 @@ class NystromLayer(keras.layers.Layer):
                 w.assign(w0.astype(self.variable_dtype))
 
     def _flat_features(self, inputs, training=None):
-        z = inputs if self.feature_extractor is None else \
-            self.feature_extractor(inputs, training=training)
+        z = (
+            inputs
+            if self.feature_extractor is None
+            else self.feature_extractor(inputs, training=training)
+        )
         return ops.reshape(z, (ops.shape(z)[0], -1))
 
     def kernel_vectors(self, inputs: Any, training: bool | None = None) -> list[Any]:
@@ -333,8 +384,10 @@ class NystromLayer(keras.layers.Layer):
         tensor of shape (batch, L * n_kernels)
             The Nyström features.
         """
-        outs = [ops.matmul(kv, ops.cast(w, self.compute_dtype))
-                for kv, w in zip(self.kernel_vectors(inputs, training), self.w)]
+        outs = [
+            ops.matmul(kv, ops.cast(w, self.compute_dtype))
+            for kv, w in zip(self.kernel_vectors(inputs, training), self.w)
+        ]
         return outs[0] if len(outs) == 1 else ops.concatenate(outs, axis=-1)
 
     def compute_output_shape(self, input_shape: tuple[int | None, ...]) -> tuple[int | None, int]:
@@ -363,14 +416,17 @@ class NystromLayer(keras.layers.Layer):
             extractor.
         """
         config = super().get_config()
-        config.update({
-            "kernel": [dict(s) for s in self._kernel_specs],
-            "landmarks_shape": list(self._landmarks_shape),
-            "adaptive": self.adaptive,
-            "eigen_floor": self.eigen_floor,
-            "feature_extractor": None if self.feature_extractor is None
-            else keras.saving.serialize_keras_object(self.feature_extractor),
-        })
+        config.update(
+            {
+                "kernel": [dict(s) for s in self._kernel_specs],
+                "landmarks_shape": list(self._landmarks_shape),
+                "adaptive": self.adaptive,
+                "eigen_floor": self.eigen_floor,
+                "feature_extractor": None
+                if self.feature_extractor is None
+                else keras.saving.serialize_keras_object(self.feature_extractor),
+            }
+        )
         return config
 
     @classmethod
@@ -392,7 +448,9 @@ class NystromLayer(keras.layers.Layer):
         config["kernel"] = [get_kernel(s["name"], **s["params"]) for s in config["kernel"]]
         if config.get("feature_extractor") is not None:
             config["feature_extractor"] = keras.saving.deserialize_keras_object(
-                config["feature_extractor"])
+                config["feature_extractor"]
+            )
         return cls(**config)
+
 
 __all__ = ["NystromLayer"]

@@ -31,6 +31,7 @@ Decisions:
   projection, with the same levels, of a standard Gaussian matrix; its values follow the
   re-initialisation rule.
 """
+
 from __future__ import annotations
 
 import numbers
@@ -93,8 +94,9 @@ def factor_shapes(shape: tuple[int, int], n_factors: int) -> list[tuple[int, int
     return [(D, A)] + [(A, A)] * (Q - 2) + [(A, F)]
 
 
-def splincol_constraints(shape: tuple[int, int], n_factors: int,
-                         sparsity: int) -> list[RowColumnTopK]:
+def splincol_constraints(
+    shape: tuple[int, int], n_factors: int, sparsity: int
+) -> list[RowColumnTopK]:
     """The ``splincol`` projections of the ``Q`` factors at sparsity level ``K``.
 
     A factor of shape ``r × c`` keeps ``max(1, ⌊K·c/A⌋)`` entries per row and
@@ -129,8 +131,9 @@ def splincol_constraints(shape: tuple[int, int], n_factors: int,
     return out
 
 
-def reinit_values(masks: Sequence[ArrayLike], random_state: RandomStateLike = None,
-                  dtype: DTypeLike = np.float32) -> list[np.ndarray]:
+def reinit_values(
+    masks: Sequence[ArrayLike], random_state: RandomStateLike = None, dtype: DTypeLike = np.float32
+) -> list[np.ndarray]:
     """Draw values for the supports ``masks`` by the re-initialisation rule of §3.4.3.
 
     Entry ``(i, j)`` of factor ``q`` is drawn from ``N(0, σ²)`` with ``σ² = 2 / fan_in`` (He)
@@ -164,8 +167,9 @@ def reinit_values(masks: Sequence[ArrayLike], random_state: RandomStateLike = No
     return out
 
 
-def random_supports(constraints: Sequence[Projection],
-                    random_state: RandomStateLike = None) -> list[np.ndarray]:
+def random_supports(
+    constraints: Sequence[Projection], random_state: RandomStateLike = None
+) -> list[np.ndarray]:
     """Random supports: each constraint's ``splincol`` projection of a standard Gaussian matrix.
 
     Parameters
@@ -256,11 +260,16 @@ def _solve(W, constraints, sparsity, solver, n_iter, tol):
 
     if isinstance(solver, str):
         name = check_option(solver, "solver", SOLVERS)
-        solver = (Palm4MSA(n_iter=n_iter, tol=tol) if name == "palm4msa"
-                  else HierarchicalPalm4MSA(n_iter=n_iter, tol=tol))
+        solver = (
+            Palm4MSA(n_iter=n_iter, tol=tol)
+            if name == "palm4msa"
+            else HierarchicalPalm4MSA(n_iter=n_iter, tol=tol)
+        )
     elif not hasattr(solver, "factorize"):
-        raise TypeError(f"solver must be one of {list(SOLVERS)} or a factorization solver (an "
-                        f"object with factorize(M, constraints)), got {solver!r}")
+        raise TypeError(
+            f"solver must be one of {list(SOLVERS)} or a factorization solver (an "
+            f"object with factorize(M, constraints)), got {solver!r}"
+        )
     if isinstance(solver, HierarchicalPalm4MSA) and len(constraints) > 1:
         # the residuals of the level schedule, the last one being the last factor's set
         _, residuals = hierarchical_constraints(W.shape, len(constraints), sparsity)
@@ -276,10 +285,18 @@ def _solve(W, constraints, sparsity, solver, n_iter, tol):
     return factors, {"n_iter": int(result.n_iter), "stop_reason": str(result.stop_reason)}
 
 
-def palminize(W: ArrayLike, n_factors: int, sparsity: int, *, init: str = "palm",
-              solver: str | Factorizer = "palm4msa", n_iter: int = 300, tol: float = 1e-6,
-              random_state: RandomStateLike = None,
-              dtype: DTypeLike = np.float32) -> PalminizedWeight:
+def palminize(
+    W: ArrayLike,
+    n_factors: int,
+    sparsity: int,
+    *,
+    init: str = "palm",
+    solver: str | Factorizer = "palm4msa",
+    n_iter: int = 300,
+    tol: float = 1e-6,
+    random_state: RandomStateLike = None,
+    dtype: DTypeLike = np.float32,
+) -> PalminizedWeight:
     """Approximate ``W`` by a product of ``n_factors`` sparse factors (thesis §3.4.3).
 
     ``W ≈ S_1 ⋯ S_Q`` with each ``S_q`` in its ``splincol`` set of level ``K``
@@ -327,8 +344,10 @@ def palminize(W: ArrayLike, n_factors: int, sparsity: int, *, init: str = "palm"
     init = check_option(init, "init", INITS)
     constraints = splincol_constraints(W.shape, n_factors, sparsity)
     if not np.any(W):
-        raise ValueError("W is all zeros: there is nothing to factorize (relative error "
-                         "‖W − W̃‖²/‖W‖² is undefined)")
+        raise ValueError(
+            "W is all zeros: there is nothing to factorize (relative error "
+            "‖W − W̃‖²/‖W‖² is undefined)"
+        )
     rng = check_random_state(random_state)
     extra: dict = {}
     if init == "random":
@@ -343,5 +362,14 @@ def palminize(W: ArrayLike, n_factors: int, sparsity: int, *, init: str = "palm"
     return PalminizedWeight(factors, masks, relative_error(W, factors), init, extra)
 
 
-__all__ = ["INITS", "SOLVERS", "PalminizedWeight", "factor_shapes", "palminize",
-           "random_supports", "reinit_values", "relative_error", "splincol_constraints"]
+__all__ = [
+    "INITS",
+    "SOLVERS",
+    "PalminizedWeight",
+    "factor_shapes",
+    "palminize",
+    "random_supports",
+    "reinit_values",
+    "relative_error",
+    "splincol_constraints",
+]

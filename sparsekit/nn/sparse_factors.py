@@ -18,6 +18,7 @@ The layers are written with ``keras.ops`` only (any Keras 3 backend). Build one 
 ``splincol`` supports of level ``sparsity`` with the re-initialisation rule of §3.4.3, drawn
 from ``seed``. They save and load with the model (``.keras``): the masks are weights.
 """
+
 from __future__ import annotations
 
 import numbers
@@ -56,8 +57,9 @@ def _check_arrays(values, name):
     if values is None:
         return None
     if isinstance(values, np.ndarray) or not hasattr(values, "__len__"):
-        raise TypeError(f"{name} must be a list of 2-D arrays (one per factor), got "
-                        f"{type(values).__name__}")
+        raise TypeError(
+            f"{name} must be a list of 2-D arrays (one per factor), got {type(values).__name__}"
+        )
     out = [np.asarray(v) for v in values]
     for q, v in enumerate(out):
         if v.ndim != 2:
@@ -69,26 +71,39 @@ def _check_source_layer(layer, expected, weights, instead):
     """Raise unless ``layer`` is a built instance of the Keras class ``expected``; ``weights``
     names what is factorized, ``instead`` the ``from_layer`` method for the other layer type."""
     if not isinstance(layer, expected):
-        raise TypeError(f"layer must be a keras.layers.{expected.__name__}, got "
-                        f"{type(layer).__name__}; use {instead}")
+        raise TypeError(
+            f"layer must be a keras.layers.{expected.__name__}, got "
+            f"{type(layer).__name__}; use {instead}"
+        )
     if not layer.built:
-        raise ValueError(f"layer {layer.name!r} is not built: call it on data (or build "
-                         f"the model) before factorizing its {weights}")
+        raise ValueError(
+            f"layer {layer.name!r} is not built: call it on data (or build "
+            f"the model) before factorizing its {weights}"
+        )
 
 
 class _SparseFactorsLayer(keras.layers.Layer):
     """Shared part of the sparse-factor layers: the factors, their masks and their product."""
 
-    def __init__(self, n_factors: int = 2, sparsity: int = 2,
-                 activation: str | Callable[..., Any] | None = None, use_bias: bool = True,
-                 seed: int | None = None, factors: Sequence[ArrayLike] | None = None,
-                 masks: Sequence[ArrayLike] | None = None, bias: ArrayLike | None = None,
-                 **kwargs: Any) -> None:
+    def __init__(
+        self,
+        n_factors: int = 2,
+        sparsity: int = 2,
+        activation: str | Callable[..., Any] | None = None,
+        use_bias: bool = True,
+        seed: int | None = None,
+        factors: Sequence[ArrayLike] | None = None,
+        masks: Sequence[ArrayLike] | None = None,
+        bias: ArrayLike | None = None,
+        **kwargs: Any,
+    ) -> None:
         super().__init__(**kwargs)
-        self.n_factors = check_scalar(n_factors, "n_factors", kind=numbers.Integral, low=1,
-                                      low_inclusive=True)
-        self.sparsity = check_scalar(sparsity, "sparsity", kind=numbers.Integral, low=1,
-                                     low_inclusive=True)
+        self.n_factors = check_scalar(
+            n_factors, "n_factors", kind=numbers.Integral, low=1, low_inclusive=True
+        )
+        self.sparsity = check_scalar(
+            sparsity, "sparsity", kind=numbers.Integral, low=1, low_inclusive=True
+        )
         if seed is not None:
             seed = check_scalar(seed, "seed", kind=numbers.Integral, low=0, low_inclusive=True)
         self.seed = seed
@@ -119,33 +134,46 @@ class _SparseFactorsLayer(keras.layers.Layer):
             splincol_constraints(shape, self.n_factors, self.sparsity)  # checks the level
         for q, (m, s) in enumerate(zip(masks, shapes)):
             if m.shape != s:
-                raise ValueError(f"factor {q} must have shape {s} for a weight of shape {shape} "
-                                 f"and n_factors={self.n_factors}, got {m.shape}")
+                raise ValueError(
+                    f"factor {q} must have shape {s} for a weight of shape {shape} "
+                    f"and n_factors={self.n_factors}, got {m.shape}"
+                )
         masks = [np.asarray(m != 0) for m in masks]
         values = self._init_factors
         if values is None:
             values = reinit_values(masks, rng)
         self.factor_values, self.factor_masks = [], []
         for q, (v, m) in enumerate(zip(values, masks)):
-            self.factor_values.append(self.add_weight(
-                shape=m.shape, initializer=keras.initializers.Constant(np.where(m, v, 0)),
-                name=f"values_{q}"))
-            self.factor_masks.append(self.add_weight(
-                shape=m.shape, initializer=keras.initializers.Constant(m.astype(np.float32)),
-                trainable=False, name=f"mask_{q}"))
+            self.factor_values.append(
+                self.add_weight(
+                    shape=m.shape,
+                    initializer=keras.initializers.Constant(np.where(m, v, 0)),
+                    name=f"values_{q}",
+                )
+            )
+            self.factor_masks.append(
+                self.add_weight(
+                    shape=m.shape,
+                    initializer=keras.initializers.Constant(m.astype(np.float32)),
+                    trainable=False,
+                    name=f"mask_{q}",
+                )
+            )
         self.bias = None
         if self.use_bias:
             b = np.zeros(n_out) if self._init_bias is None else self._init_bias
             if b.shape != (n_out,):
                 raise ValueError(f"bias must have shape ({n_out},), got {b.shape}")
-            self.bias = self.add_weight(shape=(n_out,),
-                                        initializer=keras.initializers.Constant(b), name="bias")
+            self.bias = self.add_weight(
+                shape=(n_out,), initializer=keras.initializers.Constant(b), name="bias"
+            )
         # the arrays live in the variables from now on
         self._init_factors = self._init_masks = self._init_bias = None
 
     def _factor(self, q):
-        return ops.multiply(self.factor_values[q], ops.cast(self.factor_masks[q],
-                                                            self.factor_values[q].dtype))
+        return ops.multiply(
+            self.factor_values[q], ops.cast(self.factor_masks[q], self.factor_values[q].dtype)
+        )
 
     def _product(self):
         out = self._factor(0)
@@ -186,9 +214,15 @@ class _SparseFactorsLayer(keras.layers.Layer):
 
     def get_config(self) -> dict[str, Any]:
         config = super().get_config()
-        config.update({"n_factors": self.n_factors, "sparsity": self.sparsity,
-                       "activation": keras.activations.serialize(self.activation),
-                       "use_bias": self.use_bias, "seed": self.seed})
+        config.update(
+            {
+                "n_factors": self.n_factors,
+                "sparsity": self.sparsity,
+                "activation": keras.activations.serialize(self.activation),
+                "use_bias": self.use_bias,
+                "seed": self.seed,
+            }
+        )
         return config
 
 
@@ -241,15 +275,23 @@ class SparseFactorsDense(_SparseFactorsLayer):
     ((3, 8), [(16, 8), (8, 8)])
     """
 
-    def __init__(self, units: int, n_factors: int = 2, sparsity: int = 2,
-                 activation: str | Callable[..., Any] | None = None, use_bias: bool = True,
-                 seed: int | None = None, factors: Sequence[ArrayLike] | None = None,
-                 masks: Sequence[ArrayLike] | None = None, bias: ArrayLike | None = None,
-                 **kwargs: Any) -> None:
-        super().__init__(n_factors, sparsity, activation, use_bias, seed, factors, masks, bias,
-                         **kwargs)
-        self.units = check_scalar(units, "units", kind=numbers.Integral, low=1,
-                                  low_inclusive=True)
+    def __init__(
+        self,
+        units: int,
+        n_factors: int = 2,
+        sparsity: int = 2,
+        activation: str | Callable[..., Any] | None = None,
+        use_bias: bool = True,
+        seed: int | None = None,
+        factors: Sequence[ArrayLike] | None = None,
+        masks: Sequence[ArrayLike] | None = None,
+        bias: ArrayLike | None = None,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(
+            n_factors, sparsity, activation, use_bias, seed, factors, masks, bias, **kwargs
+        )
+        self.units = check_scalar(units, "units", kind=numbers.Integral, low=1, low_inclusive=True)
 
     def build(self, input_shape: tuple[int | None, ...]) -> None:
         """Create the supports and the factors' values (Keras calls this before the first call).
@@ -318,11 +360,19 @@ class SparseFactorsDense(_SparseFactorsLayer):
         return config
 
     @classmethod
-    def from_layer(cls, layer: keras.layers.Dense, n_factors: int, sparsity: int, *,
-                   init: str = "palm", solver: str | Factorizer = "palm4msa",
-                   n_iter: int = 300, tol: float = 1e-6,
-                   random_state: RandomStateLike = None, name: str | None = None
-                   ) -> tuple[SparseFactorsDense, PalminizedWeight]:
+    def from_layer(
+        cls,
+        layer: keras.layers.Dense,
+        n_factors: int,
+        sparsity: int,
+        *,
+        init: str = "palm",
+        solver: str | Factorizer = "palm4msa",
+        n_iter: int = 300,
+        tol: float = 1e-6,
+        random_state: RandomStateLike = None,
+        name: str | None = None,
+    ) -> tuple[SparseFactorsDense, PalminizedWeight]:
         """Build a sparse-factor copy of a trained ``keras.layers.Dense`` layer (thesis §3.4.3).
 
         Its kernel ``W`` (``D × units``) is factorized by
@@ -363,16 +413,33 @@ class SparseFactorsDense(_SparseFactorsLayer):
         ValueError
             ``layer`` is not built, or the factorization's arguments are invalid.
         """
-        _check_source_layer(layer, keras.layers.Dense, "kernel",
-                            "SparseFactorsConv2D.from_layer for a Conv2D")
+        _check_source_layer(
+            layer, keras.layers.Dense, "kernel", "SparseFactorsConv2D.from_layer for a Conv2D"
+        )
         W = _to_numpy(layer.kernel)
-        fact = palminize(W, n_factors, sparsity, init=init, solver=solver, n_iter=n_iter,
-                         tol=tol, random_state=random_state)
+        fact = palminize(
+            W,
+            n_factors,
+            sparsity,
+            init=init,
+            solver=solver,
+            n_iter=n_iter,
+            tol=tol,
+            random_state=random_state,
+        )
         bias = _to_numpy(layer.bias) if layer.use_bias else None
-        new = cls(layer.units, n_factors=n_factors, sparsity=sparsity,
-                  activation=layer.activation, use_bias=layer.use_bias,
-                  factors=fact.factors, masks=fact.masks, bias=bias,
-                  name=name or layer.name, dtype=layer.dtype_policy)
+        new = cls(
+            layer.units,
+            n_factors=n_factors,
+            sparsity=sparsity,
+            activation=layer.activation,
+            use_bias=layer.use_bias,
+            factors=fact.factors,
+            masks=fact.masks,
+            bias=bias,
+            name=name or layer.name,
+            dtype=layer.dtype_policy,
+        )
         return new, fact
 
 
@@ -424,18 +491,30 @@ class SparseFactorsConv2D(_SparseFactorsLayer):
         As for :class:`SparseFactorsDense`; unknown ``padding``.
     """
 
-    def __init__(self, filters: int, kernel_size: int | tuple[int, int],
-                 strides: int | tuple[int, int] = 1, padding: str = "valid",
-                 data_format: str | None = None, dilation_rate: int | tuple[int, int] = 1,
-                 n_factors: int = 2, sparsity: int = 2,
-                 activation: str | Callable[..., Any] | None = None, use_bias: bool = True,
-                 seed: int | None = None, factors: Sequence[ArrayLike] | None = None,
-                 masks: Sequence[ArrayLike] | None = None, bias: ArrayLike | None = None,
-                 **kwargs: Any) -> None:
-        super().__init__(n_factors, sparsity, activation, use_bias, seed, factors, masks, bias,
-                         **kwargs)
-        self.filters = check_scalar(filters, "filters", kind=numbers.Integral, low=1,
-                                    low_inclusive=True)
+    def __init__(
+        self,
+        filters: int,
+        kernel_size: int | tuple[int, int],
+        strides: int | tuple[int, int] = 1,
+        padding: str = "valid",
+        data_format: str | None = None,
+        dilation_rate: int | tuple[int, int] = 1,
+        n_factors: int = 2,
+        sparsity: int = 2,
+        activation: str | Callable[..., Any] | None = None,
+        use_bias: bool = True,
+        seed: int | None = None,
+        factors: Sequence[ArrayLike] | None = None,
+        masks: Sequence[ArrayLike] | None = None,
+        bias: ArrayLike | None = None,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(
+            n_factors, sparsity, activation, use_bias, seed, factors, masks, bias, **kwargs
+        )
+        self.filters = check_scalar(
+            filters, "filters", kind=numbers.Integral, low=1, low_inclusive=True
+        )
         self.kernel_size = _pair(kernel_size, "kernel_size")
         self.strides = _pair(strides, "strides")
         self.dilation_rate = _pair(dilation_rate, "dilation_rate")
@@ -445,8 +524,9 @@ class SparseFactorsConv2D(_SparseFactorsLayer):
         self.padding = padding
         data_format = keras.config.image_data_format() if data_format is None else data_format
         if data_format not in ("channels_last", "channels_first"):
-            raise ValueError("data_format must be 'channels_last' or 'channels_first', got "
-                             f"{data_format!r}")
+            raise ValueError(
+                f"data_format must be 'channels_last' or 'channels_first', got {data_format!r}"
+            )
         self.data_format = data_format
 
     def _channels(self, input_shape):
@@ -499,8 +579,14 @@ class SparseFactorsConv2D(_SparseFactorsLayer):
         tensor
             The layer's output.
         """
-        out = ops.conv(inputs, self._kernel(), strides=self.strides, padding=self.padding,
-                       data_format=self.data_format, dilation_rate=self.dilation_rate)
+        out = ops.conv(
+            inputs,
+            self._kernel(),
+            strides=self.strides,
+            padding=self.padding,
+            data_format=self.data_format,
+            dilation_rate=self.dilation_rate,
+        )
         if self.bias is not None and self.data_format == "channels_first":
             out = ops.add(out, ops.reshape(self.bias, (1, self.filters, 1, 1)))
             return self.activation(out) if self.activation is not None else out
@@ -519,24 +605,43 @@ class SparseFactorsConv2D(_SparseFactorsLayer):
         tuple
             The output shape of the equivalent ``keras.layers.Conv2D``.
         """
-        return keras.layers.Conv2D(self.filters, self.kernel_size, strides=self.strides,
-                                   padding=self.padding, data_format=self.data_format,
-                                   dilation_rate=self.dilation_rate).compute_output_shape(
-                                       input_shape)
+        return keras.layers.Conv2D(
+            self.filters,
+            self.kernel_size,
+            strides=self.strides,
+            padding=self.padding,
+            data_format=self.data_format,
+            dilation_rate=self.dilation_rate,
+        ).compute_output_shape(input_shape)
 
     def get_config(self) -> dict[str, Any]:
         config = super().get_config()
-        config.update({"filters": self.filters, "kernel_size": self.kernel_size,
-                       "strides": self.strides, "padding": self.padding,
-                       "data_format": self.data_format, "dilation_rate": self.dilation_rate})
+        config.update(
+            {
+                "filters": self.filters,
+                "kernel_size": self.kernel_size,
+                "strides": self.strides,
+                "padding": self.padding,
+                "data_format": self.data_format,
+                "dilation_rate": self.dilation_rate,
+            }
+        )
         return config
 
     @classmethod
-    def from_layer(cls, layer: keras.layers.Conv2D, n_factors: int, sparsity: int, *,
-                   init: str = "palm", solver: str | Factorizer = "palm4msa",
-                   n_iter: int = 300, tol: float = 1e-6,
-                   random_state: RandomStateLike = None, name: str | None = None
-                   ) -> tuple[SparseFactorsConv2D, PalminizedWeight]:
+    def from_layer(
+        cls,
+        layer: keras.layers.Conv2D,
+        n_factors: int,
+        sparsity: int,
+        *,
+        init: str = "palm",
+        solver: str | Factorizer = "palm4msa",
+        n_iter: int = 300,
+        tol: float = 1e-6,
+        random_state: RandomStateLike = None,
+        name: str | None = None,
+    ) -> tuple[SparseFactorsConv2D, PalminizedWeight]:
         """Build a sparse-factor copy of a trained ``keras.layers.Conv2D`` layer (thesis §3.4.3).
 
         Its filter tensor ``(kh, kw, C, F)`` reshaped to ``(kh·kw·C) × F`` is factorized by
@@ -577,22 +682,44 @@ class SparseFactorsConv2D(_SparseFactorsLayer):
             ``layer`` is not built or is a grouped convolution; invalid factorization
             arguments.
         """
-        _check_source_layer(layer, keras.layers.Conv2D, "filters",
-                            "SparseFactorsDense.from_layer for a Dense")
+        _check_source_layer(
+            layer, keras.layers.Conv2D, "filters", "SparseFactorsDense.from_layer for a Dense"
+        )
         if getattr(layer, "groups", 1) != 1:
-            raise ValueError(f"layer {layer.name!r} is a grouped convolution (groups="
-                             f"{layer.groups}); only groups=1 has one (S·S·C) × F weight matrix")
+            raise ValueError(
+                f"layer {layer.name!r} is a grouped convolution (groups="
+                f"{layer.groups}); only groups=1 has one (S·S·C) × F weight matrix"
+            )
         K = _to_numpy(layer.kernel)
         W = K.reshape(-1, K.shape[-1])
-        fact = palminize(W, n_factors, sparsity, init=init, solver=solver, n_iter=n_iter,
-                         tol=tol, random_state=random_state)
+        fact = palminize(
+            W,
+            n_factors,
+            sparsity,
+            init=init,
+            solver=solver,
+            n_iter=n_iter,
+            tol=tol,
+            random_state=random_state,
+        )
         bias = _to_numpy(layer.bias) if layer.use_bias else None
-        new = cls(layer.filters, layer.kernel_size, strides=layer.strides,
-                  padding=layer.padding, data_format=layer.data_format,
-                  dilation_rate=layer.dilation_rate, n_factors=n_factors, sparsity=sparsity,
-                  activation=layer.activation, use_bias=layer.use_bias,
-                  factors=fact.factors, masks=fact.masks, bias=bias,
-                  name=name or layer.name, dtype=layer.dtype_policy)
+        new = cls(
+            layer.filters,
+            layer.kernel_size,
+            strides=layer.strides,
+            padding=layer.padding,
+            data_format=layer.data_format,
+            dilation_rate=layer.dilation_rate,
+            n_factors=n_factors,
+            sparsity=sparsity,
+            activation=layer.activation,
+            use_bias=layer.use_bias,
+            factors=fact.factors,
+            masks=fact.masks,
+            bias=bias,
+            name=name or layer.name,
+            dtype=layer.dtype_policy,
+        )
         return new, fact
 
 
@@ -603,8 +730,10 @@ def _pair(value, name):
         a, b = value
     except (TypeError, ValueError):
         raise ValueError(f"{name} must be an int or a pair of ints, got {value!r}") from None
-    return (check_scalar(a, name, kind=numbers.Integral, low=1, low_inclusive=True),
-            check_scalar(b, name, kind=numbers.Integral, low=1, low_inclusive=True))
+    return (
+        check_scalar(a, name, kind=numbers.Integral, low=1, low_inclusive=True),
+        check_scalar(b, name, kind=numbers.Integral, low=1, low_inclusive=True),
+    )
 
 
 __all__ = ["SparseFactorsDense", "SparseFactorsConv2D"]

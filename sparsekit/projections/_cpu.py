@@ -4,6 +4,7 @@ Plain NumPy: a row-wise ``np.partition`` finds the thresholds in O(columns) per 
 masks are elementwise; a Numba twin was no faster and its selection routine cost seconds of
 compilation on the first call.
 """
+
 import numpy as np
 
 

@@ -29,6 +29,7 @@ Decisions:
 - Values equal those of ``pyfaust.proj`` (``sp``, ``splin``, ``spcol``, ``splincol``,
   ``supp``, ``const``, ``proj_id``) on matrices without ties.
 """
+
 from __future__ import annotations
 
 import numbers
@@ -91,8 +92,9 @@ class Projection(ABC):
     #: what input a projection takes (sparsekit._accepts): a matrix, not samples
     accepts = "any"
 
-    def __init__(self, shape: tuple[int, int], *, normalized: bool = True,
-                 nonnegative: bool = False):
+    def __init__(
+        self, shape: tuple[int, int], *, normalized: bool = True, nonnegative: bool = False
+    ):
         self.shape: tuple[int, int] = _check_shape(shape)
         self.normalized: bool = bool(normalized)
         self.nonnegative: bool = bool(nonnegative)
@@ -166,8 +168,10 @@ class Projection(ABC):
 
     def __repr__(self):
         extra = "".join(f", {k}={v!r}" for k, v in self._repr_items())
-        return (f"{type(self).__name__}(shape={self.shape}{extra}, normalized={self.normalized}, "
-                f"nonnegative={self.nonnegative})")
+        return (
+            f"{type(self).__name__}(shape={self.shape}{extra}, normalized={self.normalized}, "
+            f"nonnegative={self.nonnegative})"
+        )
 
     def _repr_items(self):
         return ()
@@ -202,8 +206,9 @@ class GlobalTopK(Projection):
 
     name = "global-top-k"
 
-    def __init__(self, shape: tuple[int, int], k: int, *, normalized: bool = True,
-                 nonnegative: bool = False):
+    def __init__(
+        self, shape: tuple[int, int], k: int, *, normalized: bool = True, nonnegative: bool = False
+    ):
         super().__init__(shape, normalized=normalized, nonnegative=nonnegative)
         self.k: int = _check_k(k, "k", self.shape[0] * self.shape[1], "number of entries")
 
@@ -240,8 +245,9 @@ class RowTopK(Projection):
 
     name = "splin"
 
-    def __init__(self, shape: tuple[int, int], k: int, *, normalized: bool = True,
-                 nonnegative: bool = False):
+    def __init__(
+        self, shape: tuple[int, int], k: int, *, normalized: bool = True, nonnegative: bool = False
+    ):
         super().__init__(shape, normalized=normalized, nonnegative=nonnegative)
         self.k: int = _check_k(k, "k", self.shape[1], "number of columns")
 
@@ -269,8 +275,9 @@ class ColumnTopK(Projection):
 
     name = "spcol"
 
-    def __init__(self, shape: tuple[int, int], k: int, *, normalized: bool = True,
-                 nonnegative: bool = False):
+    def __init__(
+        self, shape: tuple[int, int], k: int, *, normalized: bool = True, nonnegative: bool = False
+    ):
         super().__init__(shape, normalized=normalized, nonnegative=nonnegative)
         self.k: int = _check_k(k, "k", self.shape[0], "number of rows")
 
@@ -306,8 +313,15 @@ class RowColumnTopK(Projection):
 
     name = "splincol"
 
-    def __init__(self, shape: tuple[int, int], k: int, k_col: int | None = None, *,
-                 normalized: bool = True, nonnegative: bool = False):
+    def __init__(
+        self,
+        shape: tuple[int, int],
+        k: int,
+        k_col: int | None = None,
+        *,
+        normalized: bool = True,
+        nonnegative: bool = False,
+    ):
         super().__init__(shape, normalized=normalized, nonnegative=nonnegative)
         self.k: int = _check_k(k, "k", self.shape[1], "number of columns")
         self.k_col: int = (
@@ -394,14 +408,22 @@ class Identity(Projection):
 
     name = "identity"
 
-    def __init__(self, shape: tuple[int, int], *, normalized: bool = False,
-                 nonnegative: bool = False):
+    def __init__(
+        self, shape: tuple[int, int], *, normalized: bool = False, nonnegative: bool = False
+    ):
         super().__init__(shape, normalized=normalized, nonnegative=nonnegative)
 
     def _project(self, M):
         return M.copy()
 
+
 __all__ = [
-    "Projection", "GlobalTopK", "RowTopK", "ColumnTopK", "RowColumnTopK", "SupportMask",
-    "Constant", "Identity",
+    "Projection",
+    "GlobalTopK",
+    "RowTopK",
+    "ColumnTopK",
+    "RowColumnTopK",
+    "SupportMask",
+    "Constant",
+    "Identity",
 ]

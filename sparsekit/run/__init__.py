@@ -15,21 +15,47 @@
 The theses' protocols (the ``quickmeans`` and ``frank-wolfe-recovery`` tasks, the Nyström
 tables, ``sparsekit demo``) are in :mod:`sparsekit.experiments`.
 """
+
 import importlib
 
 #: The public names, each imported from its module at first use: the registry imports this
 #: package for its built-in tasks (``sparsekit.run._plugin``), and a lookup of a kernel must not
 #: pay for the spec parser and the runner.
 _NAMES = {
-    "dry_run": "runner", "execute_point": "runner", "plan": "runner", "run_spec": "runner",
-    "Spec": "spec", "SpecError": "spec", "expand": "spec", "load_spec": "spec",
-    "Task": "tasks", "TaskContext": "tasks", "get_task": "tasks", "register_task": "tasks",
-    "run_task": "tasks", "task_names": "tasks", "unregister_task": "tasks",
+    "dry_run": "runner",
+    "execute_point": "runner",
+    "plan": "runner",
+    "run_spec": "runner",
+    "Spec": "spec",
+    "SpecError": "spec",
+    "expand": "spec",
+    "load_spec": "spec",
+    "Task": "tasks",
+    "TaskContext": "tasks",
+    "get_task": "tasks",
+    "register_task": "tasks",
+    "run_task": "tasks",
+    "task_names": "tasks",
+    "unregister_task": "tasks",
 }
 
-__all__ = ["Spec", "SpecError", "load_spec", "expand", "plan", "run_spec", "dry_run",
-           "execute_point", "Task", "TaskContext", "register_task", "unregister_task",
-           "get_task", "task_names", "run_task"]
+__all__ = [
+    "Spec",
+    "SpecError",
+    "load_spec",
+    "expand",
+    "plan",
+    "run_spec",
+    "dry_run",
+    "execute_point",
+    "Task",
+    "TaskContext",
+    "register_task",
+    "unregister_task",
+    "get_task",
+    "task_names",
+    "run_task",
+]
 
 
 def __getattr__(name):

@@ -1,4 +1,5 @@
 """The engine's built-in tasks, registered through the same hook as third-party tasks."""
+
 from ..plugins import hookimpl
 
 
@@ -18,7 +19,16 @@ def sparsekit_tasks():
         task_three_sample,
     )
 
-    for module in (task_nystrom, task_sampler, task_sparse_coding, task_kernel_kmeans, task_mmd,
-                   task_three_sample, task_palm4msa, task_gram, task_out_of_sample,
-                   task_omp_forest):
+    for module in (
+        task_nystrom,
+        task_sampler,
+        task_sparse_coding,
+        task_kernel_kmeans,
+        task_mmd,
+        task_three_sample,
+        task_palm4msa,
+        task_gram,
+        task_out_of_sample,
+        task_omp_forest,
+    ):
         yield module.TASK.registration()

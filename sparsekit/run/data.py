@@ -32,6 +32,7 @@ be readable when the spec is validated, before any run starts (``resolve_path``)
 spec then holds the absolute path. The functions called directly read a relative path from
 the current folder.
 """
+
 from __future__ import annotations
 
 import inspect
@@ -41,8 +42,13 @@ from typing import Any
 
 import numpy as np
 
-_TOY = {"iris": "load_iris", "digits": "load_digits", "wine": "load_wine",
-        "breast-cancer": "load_breast_cancer", "diabetes": "load_diabetes"}
+_TOY = {
+    "iris": "load_iris",
+    "digits": "load_digits",
+    "wine": "load_wine",
+    "breast-cancer": "load_breast_cancer",
+    "diabetes": "load_diabetes",
+}
 
 
 def _toy(name):
@@ -57,8 +63,10 @@ def _toy(name):
             X = X / scale
         return {"X": np.ascontiguousarray(X, dtype=np.float64), "y": y}
 
-    load.__doc__ = (f"scikit-learn's {name} data set (``n_samples``: a random subset; "
-                    "``scale``: X divided by it).")
+    load.__doc__ = (
+        f"scikit-learn's {name} data set (``n_samples``: a random subset; "
+        "``scale``: X divided by it)."
+    )
     return load
 
 
@@ -94,8 +102,7 @@ def gaussian_mixture(n_samples=2000, n_features=20, n_clusters=10, seed=0):
     return {"X": X, "y": y}
 
 
-def isotropic_mixture(n_samples=120_000, n_features=54, n_clusters=10, center_scale=3.0,
-                      seed=0):
+def isotropic_mixture(n_samples=120_000, n_features=54, n_clusters=10, center_scale=3.0, seed=0):
     """A balanced mixture of unit Gaussians: centers ``center_scale · N(0, I)``, each point's
     component uniform over the ``n_clusters`` (``y``), then unit Gaussian noise (the generated
     data set of the QuicK-means experiments; one generator seeded with ``seed``, in that
@@ -133,6 +140,7 @@ def random_graph_draw(p, min_nodes=10, max_nodes=14, n_labels=3):
     """A draw ``(n, rng) -> graphs`` of n random labelled graphs: each has a uniform number of
     nodes in [min_nodes, max_nodes], edges independently with probability ``p`` and uniform
     node labels in 0..n_labels-1, as an ``(adjacency, labels)`` pair."""
+
     def draw(n, rng):
         out = []
         for _ in range(n):
@@ -148,6 +156,7 @@ def gaussian_pair(var_x=1.0, var_z=1.001, n_features=1, seed=0):
     """Two centred Gaussians N(0, var_x I) and N(0, var_z I), as draws ``sample_x`` and
     ``sample_z`` (``(n, rng) -> (n, n_features) array``) for the three-sample test; the points
     come from the generator of the task, not from ``seed``."""
+
     def normal(var):
         return lambda n, rng: rng.normal(0.0, np.sqrt(var), (n, n_features))
 
@@ -158,8 +167,10 @@ def graph_pair(p_x=0.3, p_z=0.4, min_nodes=10, max_nodes=14, n_labels=3, seed=0)
     """Random labelled graphs of edge density ``p_x`` and ``p_z`` (:func:`random_graph_draw`),
     as draws ``sample_x`` and ``sample_z`` for the three-sample test (the graphs come from the
     generator of the task, not from ``seed``)."""
-    return {"sample_x": random_graph_draw(p_x, min_nodes, max_nodes, n_labels),
-            "sample_z": random_graph_draw(p_z, min_nodes, max_nodes, n_labels)}
+    return {
+        "sample_x": random_graph_draw(p_x, min_nodes, max_nodes, n_labels),
+        "sample_z": random_graph_draw(p_z, min_nodes, max_nodes, n_labels),
+    }
 
 
 def gaussian_dictionary(n_features=1000, n_atoms=2000, seed=0):
@@ -184,8 +195,9 @@ def friedman1(n_samples=2000, n_features=8, noise=1.0, seed=0):
     features, the others are noise."""
     from sklearn.datasets import make_friedman1
 
-    X, y = make_friedman1(n_samples=n_samples, n_features=n_features, noise=noise,
-                          random_state=seed)
+    X, y = make_friedman1(
+        n_samples=n_samples, n_features=n_features, noise=noise, random_state=seed
+    )
     return {"X": X, "y": y}
 
 
@@ -193,8 +205,9 @@ def blobs(n_samples=1000, n_features=2, n_clusters=3, cluster_std=1.0, seed=0):
     """Isotropic Gaussian blobs (scikit-learn's ``make_blobs``)."""
     from sklearn.datasets import make_blobs
 
-    X, y = make_blobs(n_samples, n_features, centers=n_clusters, cluster_std=cluster_std,
-                      random_state=seed)
+    X, y = make_blobs(
+        n_samples, n_features, centers=n_clusters, cluster_std=cluster_std, random_state=seed
+    )
     return {"X": X, "y": y}
 
 
@@ -213,9 +226,9 @@ def sample_image_patches(patch=16, grid=2):
         h, w = img.shape[0] // grid, img.shape[1] // grid
         for r in range(grid):
             for c in range(grid):
-                region = img[r * h:(r + 1) * h, c * w:(c + 1) * w]
+                region = img[r * h : (r + 1) * h, c * w : (c + 1) * w]
                 nr, nc = h // patch, w // patch
-                cut = region[:nr * patch, :nc * patch].reshape(nr, patch, nc, patch, 3)
+                cut = region[: nr * patch, : nc * patch].reshape(nr, patch, nc, patch, 3)
                 Xs.append(cut.transpose(0, 2, 1, 3, 4).reshape(nr * nc, -1))
                 ys.append(np.full(nr * nc, (i * grid + r) * grid + c))
     return {"X": np.concatenate(Xs).astype(np.float64) / 255.0, "y": np.concatenate(ys)}
@@ -265,8 +278,10 @@ def hadamard(n=32, seed=0):
 
 
 #: Sources that read ``path``: what the path names, and the file types they read.
-PATH_SOURCES = {"file": ("data file", (".npy", ".npz", ".csv", ".parquet")),
-                "graphs": ("graph collection", (".pkl", ".pickle"))}
+PATH_SOURCES = {
+    "file": ("data file", (".npy", ".npz", ".csv", ".parquet")),
+    "graphs": ("graph collection", (".pkl", ".pickle")),
+}
 
 
 def resolve_path(source: str, path, base=None) -> str:
@@ -304,22 +319,28 @@ def resolve_path(source: str, path, base=None) -> str:
     folder = Path(base if base is not None else ".").absolute()
     # resolve() keeps the meaning of '..' after a symbolic link, as the system reads it
     p = given if given.is_absolute() else (folder / given).resolve()
-    hint = "" if given.is_absolute() else (
-        f" (a relative path is read from the spec's folder, {str(folder)!r})")
+    hint = (
+        ""
+        if given.is_absolute()
+        else (f" (a relative path is read from the spec's folder, {str(folder)!r})")
+    )
     if not p.exists():
         raise FileNotFoundError(f"{what} {str(p)!r} does not exist{hint}")
     try:
         if p.is_dir():
             if source == "file":
-                raise ValueError(f"{what} {str(p)!r} is a folder; path names a file "
-                                 f"({', '.join(suffixes)})")
+                raise ValueError(
+                    f"{what} {str(p)!r} is a folder; path names a file ({', '.join(suffixes)})"
+                )
             with os.scandir(p) as entries:
                 next(entries, None)
         else:
             if p.suffix.lower() not in suffixes:
-                raise ValueError(f"{what} {str(p)!r}: unsupported file type {p.suffix!r}; "
-                                 f"{source!r} reads {', '.join(suffixes)}"
-                                 + (" or a folder of edge lists" if source == "graphs" else ""))
+                raise ValueError(
+                    f"{what} {str(p)!r}: unsupported file type {p.suffix!r}; "
+                    f"{source!r} reads {', '.join(suffixes)}"
+                    + (" or a folder of edge lists" if source == "graphs" else "")
+                )
             if not p.is_file():
                 raise ValueError(f"{what} {str(p)!r} is not a regular file")
             with open(p, "rb") as fh:
@@ -350,8 +371,10 @@ def file(path, target=None, seed=0):
     elif suffix == ".npz":
         with np.load(p, allow_pickle=False) as z:
             if "X" not in z:
-                raise ValueError(f"{p}: an .npz data file holds an array named 'X' (and "
-                                 f"optionally 'y'); found {sorted(z.files)}")
+                raise ValueError(
+                    f"{p}: an .npz data file holds an array named 'X' (and "
+                    f"optionally 'y'); found {sorted(z.files)}"
+                )
             X, y = z["X"], (z["y"] if "y" in z else None)
     elif suffix in (".csv", ".parquet"):
         X, y = _table(p, suffix, target)
@@ -361,8 +384,10 @@ def file(path, target=None, seed=0):
         )
     X = np.asarray(X)
     if X.ndim != 2 or not np.issubdtype(X.dtype, np.number):
-        raise ValueError(f"{p}: X must be a 2-D numeric array (samples as rows), got shape "
-                         f"{X.shape} of dtype {X.dtype}")
+        raise ValueError(
+            f"{p}: X must be a 2-D numeric array (samples as rows), got shape "
+            f"{X.shape} of dtype {X.dtype}"
+        )
     if y is not None and len(y) != len(X):
         raise ValueError(f"{p}: y has {len(y)} entries for {len(X)} samples")
     out = {"X": np.ascontiguousarray(X, dtype=np.float64)}
@@ -402,11 +427,16 @@ def _table(p, suffix, target):
 
     # pandas' own dtypes (pandas 3 reads text as StringDtype) are no NumPy dtypes, so
     # np.issubdtype cannot read them; booleans stay refused, as NumPy counts them
-    bad = [c for c in frame.columns
-           if not is_numeric_dtype(frame[c].dtype) or is_bool_dtype(frame[c].dtype)]
+    bad = [
+        c
+        for c in frame.columns
+        if not is_numeric_dtype(frame[c].dtype) or is_bool_dtype(frame[c].dtype)
+    ]
     if bad:
-        raise ValueError(f"{p}: feature columns must be numeric; {bad[:5]} are not (name a "
-                         "label column with target = \"...\")")
+        raise ValueError(
+            f"{p}: feature columns must be numeric; {bad[:5]} are not (name a "
+            'label column with target = "...")'
+        )
     return frame.to_numpy(dtype=np.float64), y
 
 
@@ -423,8 +453,10 @@ def graphs(path, allow_pickle=False, seed=0):
         if p.suffix.lower() not in (".pkl", ".pickle"):
             raise ValueError(f"{p}: a graph collection is a folder of edge lists or a .pkl file")
         if not allow_pickle:
-            raise PermissionError(f"{p}: loading a pickle runs code from the file; pass "
-                                  "--allow-pickle if you trust it")
+            raise PermissionError(
+                f"{p}: loading a pickle runs code from the file; pass "
+                "--allow-pickle if you trust it"
+            )
         import pickle
 
         with open(p, "rb") as fh:
@@ -525,5 +557,6 @@ def load(table: dict[str, Any], *, seed: int = 0, allow_pickle: bool = False) ->
     if name == "graphs":
         params["allow_pickle"] = allow_pickle
     return SOURCES[name](**params)
+
 
 __all__ = ["load", "source_names", "source_parameters"]

@@ -1,5 +1,6 @@
 """Deprecated: moved to :mod:`sparsekit.experiments.nystrom_tables` (the theses' protocols are not
 part of the engine). Importing this module gives that module, with a :class:`DeprecationWarning`."""
+
 import sys
 import warnings
 

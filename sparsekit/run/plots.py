@@ -10,6 +10,7 @@
     file = "error.png"             # optional; default "<y>-vs-<x>.png"
     logy = true                    # optional
 """
+
 from __future__ import annotations
 
 from collections import defaultdict
@@ -58,8 +59,10 @@ def draw(plot: dict, rows: list, out: Path) -> Path:
     for key in ("x", "y", "group"):
         name = plot.get(key)
         if name is not None and not any(name in r for r in rows):
-            raise ValueError(f"plot {key} = {name!r} is not a column of the results."
-                             f"{did_you_mean(name, columns)} Columns: {', '.join(columns)}")
+            raise ValueError(
+                f"plot {key} = {name!r} is not a column of the results."
+                f"{did_you_mean(name, columns)} Columns: {', '.join(columns)}"
+            )
     series = defaultdict(lambda: defaultdict(list))
     for r in rows:
         if plot["y"] in r and r[plot["y"]] is not None:
@@ -87,5 +90,6 @@ def draw(plot: dict, rows: list, out: Path) -> Path:
     fig.savefig(path, dpi=120)
     plt.close(fig)
     return path
+
 
 __all__ = ["draw"]

@@ -13,6 +13,7 @@ disk or a second process loses nothing that finished.
 - Recording a run (its rows in both files and in memory) is not cut by Ctrl-C: a SIGINT that
   arrives meanwhile is raised once the run is recorded (``deferred_interrupt``).
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -35,8 +36,9 @@ except ImportError:  # pragma: no cover - Windows: no lock (see FolderLock)
     fcntl = None
 
 #: errno values that mean "no room to write": full disk, file-size limit, quota
-NO_SPACE = frozenset(getattr(errno, name) for name in ("ENOSPC", "EFBIG", "EDQUOT")
-                     if hasattr(errno, name))
+NO_SPACE = frozenset(
+    getattr(errno, name) for name in ("ENOSPC", "EFBIG", "EDQUOT") if hasattr(errno, name)
+)
 
 LOCK_NAME = ".lock"
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
@@ -53,7 +55,7 @@ class NoSpaceError(OSError):
 def _write_all(fd: int, data: bytes) -> None:
     view = memoryview(data)
     while view:
-        view = view[os.write(fd, view):]
+        view = view[os.write(fd, view) :]
 
 
 def _fsync_dir(folder: Path) -> None:
@@ -97,8 +99,10 @@ def deferred_interrupt():
     signals; elsewhere, or where SIGINT has a handler other than Python's default, the block
     runs as it is.
     """
-    if (threading.current_thread() is not threading.main_thread()
-            or signal.getsignal(signal.SIGINT) is not signal.default_int_handler):
+    if (
+        threading.current_thread() is not threading.main_thread()
+        or signal.getsignal(signal.SIGINT) is not signal.default_int_handler
+    ):
         yield
         return
     received = []
@@ -150,13 +154,17 @@ class FolderLock:
             os.close(fd)
             raise FolderInUseError(
                 f"{self.folder} is in use by {holder}, which holds {self.path}; wait for it "
-                "to end, or write into another folder (--out)") from None
+                "to end, or write into another folder (--out)"
+            ) from None
         except BaseException:
             os.close(fd)
             raise
         try:
-            me = {"pid": os.getpid(), "host": platform.node(),
-                  "started": datetime.now(timezone.utc).isoformat(timespec="seconds")}
+            me = {
+                "pid": os.getpid(),
+                "host": platform.node(),
+                "started": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            }
             os.ftruncate(fd, 0)
             os.pwrite(fd, (json.dumps(me) + "\n").encode(), 0)
         except BaseException:
@@ -215,16 +223,21 @@ def read_results(path: Path) -> tuple[list, bool]:
             changed = True
             continue
         last = groups[-1] if groups else None
-        if (last is not None and last[0]["run_id"] == row["run_id"] and "row" in last[0]
-                and row.get("row") == len(last)):
+        if (
+            last is not None
+            and last[0]["run_id"] == row["run_id"]
+            and "row" in last[0]
+            and row.get("row") == len(last)
+        ):
             last.append(row)
         else:
             groups.append([row])
     latest = {}
     for i, group in enumerate(groups):
         first = group[0]
-        whole = (first.get("status") != "ok" or "row" not in first
-                 or len(group) == first.get("n_rows"))
+        whole = (
+            first.get("status") != "ok" or "row" not in first or len(group) == first.get("n_rows")
+        )
         if not whole or first.get("row", 0) != 0:
             changed = True
             continue
@@ -305,7 +318,8 @@ class Recorder:
             self._columns = columns
             print("  ".join(f"{c[:20]:>20}" for c in columns), file=self.stream, flush=True)
         cells = [_short(row.get(c)) for c in columns[:-1]] + [
-            (row["error"][:120] if row["status"] != "ok" else _short(row.get(columns[-1])))]
+            (row["error"][:120] if row["status"] != "ok" else _short(row.get(columns[-1])))
+        ]
         print("  ".join(f"{c:>20}" for c in cells), file=self.stream, flush=True)
 
 
@@ -354,5 +368,6 @@ def _short(v) -> str:
     if isinstance(v, float):
         return f"{v:.4g}"
     return str(v)[:20] if v is not None else "-"
+
 
 __all__ = ["read_results", "FolderInUseError", "NoSpaceError"]

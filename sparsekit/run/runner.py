@@ -19,6 +19,7 @@ draws) gives one row each, with the same ``run_id``, their index ``row`` and the
 already recorded with status ``ok`` and all their rows (resume); a failed run runs again and its
 latest outcome replaces the earlier one (one outcome per run id, in both files).
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -77,8 +78,9 @@ def plan(spec: Spec) -> list[dict]:
     return runs
 
 
-def execute_point(task_name: str, point: dict, seed: int, allow_pickle: bool = False
-                  ) -> dict[str, Any] | list[dict[str, Any]]:
+def execute_point(
+    task_name: str, point: dict, seed: int, allow_pickle: bool = False
+) -> dict[str, Any] | list[dict[str, Any]]:
     """Run one grid point and return its metrics (raises on failure).
 
     Runs on Dask workers too.
@@ -104,8 +106,13 @@ def execute_point(task_name: str, point: dict, seed: int, allow_pickle: bool = F
 
     task = get_task(task_name)
     data = data_mod.load(point["data"], seed=seed, allow_pickle=allow_pickle)
-    return run_task(task.name, point.get("params", {}), data,
-                    {f: point.get(f, {}) for f in task.components}, seed=seed)
+    return run_task(
+        task.name,
+        point.get("params", {}),
+        data,
+        {f: point.get(f, {}) for f in task.components},
+        seed=seed,
+    )
 
 
 def _safe_point(task_name, point, seed, allow_pickle):
@@ -125,11 +132,17 @@ def machine_info(scheduler=None) -> dict:
     from .. import __version__
     from .._threads import effective_n_jobs, usable_cpus
 
-    return {"sparsekit": __version__, "python": platform.python_version(),
-            "platform": platform.platform(), "machine": platform.node(),
-            "processor": platform.processor() or platform.machine(), "cpus": usable_cpus(),
-            "threads": effective_n_jobs(), "scheduler": scheduler,
-            "started": datetime.now(timezone.utc).isoformat(timespec="seconds")}
+    return {
+        "sparsekit": __version__,
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "machine": platform.node(),
+        "processor": platform.processor() or platform.machine(),
+        "cpus": usable_cpus(),
+        "threads": effective_n_jobs(),
+        "scheduler": scheduler,
+        "started": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+    }
 
 
 def check_size(spec: Spec, yes: bool) -> None:
@@ -137,10 +150,12 @@ def check_size(spec: Spec, yes: bool) -> None:
     of its lists (:func:`~sparsekit.run.spec.count_runs`), before any grid is built."""
     n_runs = count_runs(spec)
     if n_runs > spec.max_runs and not yes:
-        raise SpecError(f"{spec.source}: the sweep of {count_points(spec):,} grid point(s) x "
-                        f"{spec.repeat} repeat(s) expands to {n_runs:,} runs, more than the limit "
-                        f"of {spec.max_runs}; pass --yes to go ahead (or set max_runs = {n_runs} "
-                        "in the spec)")
+        raise SpecError(
+            f"{spec.source}: the sweep of {count_points(spec):,} grid point(s) x "
+            f"{spec.repeat} repeat(s) expands to {n_runs:,} runs, more than the limit "
+            f"of {spec.max_runs}; pass --yes to go ahead (or set max_runs = {n_runs} "
+            "in the spec)"
+        )
 
 
 def dry_run(spec: Spec, stream: TextIO | None = None, yes: bool = False) -> list[dict]:
@@ -171,8 +186,11 @@ def dry_run(spec: Spec, stream: TextIO | None = None, yes: bool = False) -> list
         if grid
         else []
     )
-    print(f"{spec.name}: task {spec.task!r}, {count_points(spec)} grid point(s) x {spec.repeat} "
-          f"repeat(s) = {len(runs)} run(s)", file=stream)
+    print(
+        f"{spec.name}: task {spec.task!r}, {count_points(spec)} grid point(s) x {spec.repeat} "
+        f"repeat(s) = {len(runs)} run(s)",
+        file=stream,
+    )
     for i, (r, g) in enumerate(zip(runs, grid)):
         desc = ", ".join(f"{k}={g[k]!r}" for k in varying) or "(single point)"
         print(f"  [{i}] {r['run_id']} seed={r['seed']} {desc}", file=stream)
@@ -230,23 +248,30 @@ def connect(scheduler: str, timeout: float | None = None, worker_timeout: float 
     if scheduler.startswith("local:"):
         count = scheduler.split(":", 1)[1]
         if not re.fullmatch(r"[0-9]+", count) or int(count) < 1:
-            raise ValueError(f"--scheduler {scheduler!r}: expected local:N with N an integer "
-                             ">= 1 (the number of worker processes), e.g. local:4")
+            raise ValueError(
+                f"--scheduler {scheduler!r}: expected local:N with N an integer "
+                ">= 1 (the number of worker processes), e.g. local:4"
+            )
         cpus = os.cpu_count() or 1
         if int(count) > MAX_LOCAL_WORKERS_PER_CPU * cpus:
-            raise ValueError(f"--scheduler {scheduler!r}: {int(count):,} worker processes on a "
-                             f"machine with {cpus} CPU(s); local:N takes at most "
-                             f"{MAX_LOCAL_WORKERS_PER_CPU * cpus} (each worker is a process "
-                             f"of its own), e.g. local:{cpus}")
+            raise ValueError(
+                f"--scheduler {scheduler!r}: {int(count):,} worker processes on a "
+                f"machine with {cpus} CPU(s); local:N takes at most "
+                f"{MAX_LOCAL_WORKERS_PER_CPU * cpus} (each worker is a process "
+                f"of its own), e.g. local:{cpus}"
+            )
         try:
-            cluster = LocalCluster(n_workers=int(count), threads_per_worker=1, processes=True,
-                                   dashboard_address=None)
+            cluster = LocalCluster(
+                n_workers=int(count), threads_per_worker=1, processes=True, dashboard_address=None
+            )
             client = Client(cluster)
         except Exception as exc:  # noqa: BLE001 (whatever Dask raised, one clear error)
             if cluster is not None:
                 cluster.close()
-            raise ConnectionError(f"could not start the local Dask cluster {scheduler!r} "
-                                  f"({type(exc).__name__}: {exc})") from None
+            raise ConnectionError(
+                f"could not start the local Dask cluster {scheduler!r} "
+                f"({type(exc).__name__}: {exc})"
+            ) from None
     else:
         try:
             kind = _scheduler_identity(scheduler, timeout).get("type")
@@ -256,14 +281,18 @@ def connect(scheduler: str, timeout: float | None = None, worker_timeout: float 
         except Exception as exc:  # noqa: BLE001 (garbage from a non-Dask server raises anything)
             why = f"{type(exc).__name__}: {str(exc)[:200]}"
             if isinstance(exc, CommClosedError):
-                what = (f"the server at {scheduler!r} closed the connection during Dask's "
-                        "handshake (is it a Dask scheduler?)")
+                what = (
+                    f"the server at {scheduler!r} closed the connection during Dask's "
+                    "handshake (is it a Dask scheduler?)"
+                )
             elif isinstance(exc, (OSError, TimeoutError)):
                 what = f"could not reach the Dask scheduler at {scheduler!r} within {timeout:g} s"
             else:  # it answered, with bytes that are not Dask's protocol
                 what = f"the server at {scheduler!r} is not a Dask scheduler"
-            raise ConnectionError(f"{what} ({why}); check the address (tcp://HOST:PORT) and that "
-                                  "a Dask scheduler is running there") from None
+            raise ConnectionError(
+                f"{what} ({why}); check the address (tcp://HOST:PORT) and that "
+                "a Dask scheduler is running there"
+            ) from None
     try:
         client.wait_for_workers(1, timeout=worker_timeout)
     except Exception as exc:  # noqa: BLE001
@@ -272,7 +301,8 @@ def connect(scheduler: str, timeout: float | None = None, worker_timeout: float 
             cluster.close()
         raise ConnectionError(
             f"the Dask scheduler at {scheduler!r} has no worker after {worker_timeout:g} s "
-            f"({type(exc).__name__}); start workers with `dask worker {scheduler}`") from None
+            f"({type(exc).__name__}); start workers with `dask worker {scheduler}`"
+        ) from None
     return client, cluster
 
 
@@ -284,9 +314,16 @@ class Interrupted(KeyboardInterrupt):
     """
 
 
-def run_spec(spec: Spec, *, out: str | os.PathLike[str] | None = None, yes: bool = False,
-             allow_pickle: bool = False, scheduler: str | None = None,
-             stream: TextIO | None = None, progress: bool | None = None) -> Path:
+def run_spec(
+    spec: Spec,
+    *,
+    out: str | os.PathLike[str] | None = None,
+    yes: bool = False,
+    allow_pickle: bool = False,
+    scheduler: str | None = None,
+    stream: TextIO | None = None,
+    progress: bool | None = None,
+) -> Path:
     """Run every point of the spec not already in ``out``.
 
     Rows are recorded as runs finish. With ``scheduler``, grid points run as Dask tasks
@@ -331,8 +368,11 @@ def run_spec(spec: Spec, *, out: str | os.PathLike[str] | None = None, yes: bool
     client = cluster = None
     if scheduler is not None:  # fail fast, before any output is written
         client, cluster = connect(scheduler)
-    resume = ("re-run the same command to resume" if out is not None else
-              "re-run the same command with --out {} to resume")
+    resume = (
+        "re-run the same command to resume"
+        if out is not None
+        else "re-run the same command with --out {} to resume"
+    )
     out = Path(out) if out is not None else default_out(spec)
     resume = resume.format(out)
     try:
@@ -367,8 +407,12 @@ def _run_locked(spec, runs, out, client, scheduler, allow_pickle, stream, progre
     )
     rec.header(varying)
     stream = stream or sys.stdout
-    print(f"{spec.name}: {len(runs)} run(s), {len(runs) - len(todo)} already in {out}, "
-          f"{len(todo)} to run", file=stream, flush=True)
+    print(
+        f"{spec.name}: {len(runs)} run(s), {len(runs) - len(todo)} already in {out}, "
+        f"{len(todo)} to run",
+        file=stream,
+        flush=True,
+    )
     try:
         _execute(spec, todo, rec, client, allow_pickle, progress)
         for plot in spec.plots:
@@ -384,8 +428,12 @@ def _run_locked(spec, runs, out, client, scheduler, allow_pickle, stream, progre
             f"interrupted after {len(recorded)} of {len(runs)} runs; {resume}"
         ) from None
     failed = [r for r in rec.rows if r.get("status") != "ok"]
-    print(f"results: {out / 'results.csv'} and {out / 'results.jsonl'}"
-          + (f" ({len(failed)} failed run(s))" if failed else ""), file=stream, flush=True)
+    print(
+        f"results: {out / 'results.csv'} and {out / 'results.jsonl'}"
+        + (f" ({len(failed)} failed run(s))" if failed else ""),
+        file=stream,
+        flush=True,
+    )
 
 
 def _execute(spec, todo, rec, client, allow_pickle, progress):
@@ -393,16 +441,27 @@ def _execute(spec, todo, rec, client, allow_pickle, progress):
     from .._progress import Progress
 
     def record(r, status, result, elapsed):
-        row = {"run_id": r["run_id"], "task": spec.task, **flatten(r["point"]),
-               "repeat": r["repeat"], "seed": r["seed"], "status": status,
-               "error": result if status != "ok" else "", "wall_time": elapsed}
+        row = {
+            "run_id": r["run_id"],
+            "task": spec.task,
+            **flatten(r["point"]),
+            "repeat": r["repeat"],
+            "seed": r["seed"],
+            "status": status,
+            "error": result if status != "ok" else "",
+            "wall_time": elapsed,
+        }
         if isinstance(result, list) and not result:  # a run with nothing to report
             rec.add_rows([{**row, "n_rows": 0}])
         elif status != "ok" or isinstance(result, dict):
             rec.add_rows([{**row, **(result if status == "ok" else {})}])
         else:  # several rows from one run
-            rec.add_rows([{**row, "row": i, "n_rows": len(result), **metrics}
-                          for i, metrics in enumerate(result)])
+            rec.add_rows(
+                [
+                    {**row, "row": i, "n_rows": len(result), **metrics}
+                    for i, metrics in enumerate(result)
+                ]
+            )
 
     with Progress(len(todo), f"{spec.name} runs", unit="run", verbose=progress) as bar:
         if client is None:
@@ -414,8 +473,12 @@ def _execute(spec, todo, rec, client, allow_pickle, progress):
         else:
             from distributed import as_completed
 
-            futures = {client.submit(_timed_point, spec.task, r["point"], r["seed"], allow_pickle,
-                                     pure=False): r for r in todo}
+            futures = {
+                client.submit(
+                    _timed_point, spec.task, r["point"], r["seed"], allow_pickle, pure=False
+                ): r
+                for r in todo
+            }
             for fut in as_completed(futures):
                 status, result, elapsed = fut.result()
                 record(futures[fut], status, result, elapsed)
@@ -426,5 +489,6 @@ def _timed_point(task_name, point, seed, allow_pickle):
     t0 = time.perf_counter()
     status, result = _safe_point(task_name, point, seed, allow_pickle)
     return status, result, time.perf_counter() - t0
+
 
 __all__ = ["run_spec", "dry_run", "plan", "execute_point", "Interrupted"]

@@ -35,6 +35,7 @@ Every list value is a sweep axis; the runs are the Cartesian product of the axes
 the axes named together in one ``zip`` group advance together (they must have equal lengths).
 A parameter whose value is itself a list is written as a list of lists (``[[1, 2]]``).
 """
+
 from __future__ import annotations
 
 import itertools
@@ -59,8 +60,21 @@ except ModuleNotFoundError:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
 #: Keys of the top level of a spec.
-TOP_KEYS = ("name", "description", "task", "repeat", "seed", "max_runs", "data", "kernel",
-            "sampler", "solver", "params", "sweep", "plot")
+TOP_KEYS = (
+    "name",
+    "description",
+    "task",
+    "repeat",
+    "seed",
+    "max_runs",
+    "data",
+    "kernel",
+    "sampler",
+    "solver",
+    "params",
+    "sweep",
+    "plot",
+)
 #: Sections that name a registered component (``name = ...`` plus the factory's parameters):
 #: the component families that a spec has a top-level key for.
 COMPONENT_SECTIONS = tuple(f for f in COMPONENT_FAMILIES if f in TOP_KEYS)
@@ -197,8 +211,9 @@ def parse_value(raw: str):
     except tomllib.TOMLDecodeError:
         return raw
     except RecursionError:  # tomllib parses nested lists and tables recursively
-        raise SpecError(f"--set value: malformed TOML: nested more than {MAX_DEPTH} levels "
-                        "deep") from None
+        raise SpecError(
+            f"--set value: malformed TOML: nested more than {MAX_DEPTH} levels deep"
+        ) from None
 
 
 def nesting_depth(value) -> int:
@@ -235,9 +250,14 @@ def apply_overrides(doc: dict, overrides) -> dict:
     return doc
 
 
-def load_spec(path_or_text: str | os.PathLike[str], *, overrides: Iterable[str] = (),
-              registry: Registry | None = None, text: str | None = None,
-              base: str | os.PathLike[str] | None = None) -> Spec:
+def load_spec(
+    path_or_text: str | os.PathLike[str],
+    *,
+    overrides: Iterable[str] = (),
+    registry: Registry | None = None,
+    text: str | None = None,
+    base: str | os.PathLike[str] | None = None,
+) -> Spec:
     """Read and validate a spec file (or, with ``text=``, a spec given as a string).
 
     Parameters
@@ -282,8 +302,9 @@ def load_spec(path_or_text: str | os.PathLike[str], *, overrides: Iterable[str] 
     try:
         doc = tomllib.loads(text)
     except RecursionError:  # tomllib parses nested lists and tables recursively
-        raise SpecError(f"{source}: malformed TOML: lists or tables nested more than "
-                        f"{MAX_DEPTH} levels deep") from None
+        raise SpecError(
+            f"{source}: malformed TOML: lists or tables nested more than {MAX_DEPTH} levels deep"
+        ) from None
     except tomllib.TOMLDecodeError as exc:
         line, col = getattr(exc, "lineno", None), getattr(exc, "colno", None)
         if line is None:  # Python < 3.14: "(at line L, column C)" in the message
@@ -293,10 +314,12 @@ def load_spec(path_or_text: str | os.PathLike[str], *, overrides: Iterable[str] 
         raise SpecError(f"{source}: malformed TOML at {where}: {exc}") from None
     doc = apply_overrides(doc, overrides)
     if nesting_depth(doc) > MAX_DEPTH:
-        raise SpecError(f"{source}: malformed TOML: lists or tables nested more than "
-                        f"{MAX_DEPTH} levels deep")
-    return validate(doc, source=source, text=text, default_name=default_name, registry=registry,
-                    base=base)
+        raise SpecError(
+            f"{source}: malformed TOML: lists or tables nested more than {MAX_DEPTH} levels deep"
+        )
+    return validate(
+        doc, source=source, text=text, default_name=default_name, registry=registry, base=base
+    )
 
 
 def _check_int(spec_where, value, name, low):
@@ -312,8 +335,9 @@ def factory_parameters(factory) -> tuple[set, bool]:
     return set(signature.names), signature.var_keyword
 
 
-def validate(doc: dict, *, source="<string>", text="", default_name="spec", registry=None,
-             base=None) -> Spec:
+def validate(
+    doc: dict, *, source="<string>", text="", default_name="spec", registry=None, base=None
+) -> Spec:
     """Validate a parsed spec (see :func:`load_spec`) and return a :class:`Spec`.
 
     Relative data paths are resolved against ``base`` (default: the current folder) and
@@ -330,19 +354,24 @@ def validate(doc: dict, *, source="<string>", text="", default_name="spec", regi
 
     for key in doc:
         if key not in TOP_KEYS:
-            raise SpecError(f"{where(None, key)}: unknown key {key!r}.{closest(key, TOP_KEYS)} "
-                            f"Valid keys: {', '.join(TOP_KEYS)}")
+            raise SpecError(
+                f"{where(None, key)}: unknown key {key!r}.{closest(key, TOP_KEYS)} "
+                f"Valid keys: {', '.join(TOP_KEYS)}"
+            )
     if "task" not in doc:
-        raise SpecError(f"{source}: the spec names no task; add task = \"...\" "
-                        f"(one of {', '.join(task_names)})")
+        raise SpecError(
+            f'{source}: the spec names no task; add task = "..." (one of {", ".join(task_names)})'
+        )
     task_name = doc["task"]
     try:
         task = registry.get("task", task_name) if isinstance(task_name, str) else None
     except UnknownComponentError:
         task = None
     if task is None:
-        raise SpecError(f"{where(None, 'task')}: unknown task {task_name!r}."
-                        f"{closest(task_name, task_names)} Tasks: {', '.join(task_names)}")
+        raise SpecError(
+            f"{where(None, 'task')}: unknown task {task_name!r}."
+            f"{closest(task_name, task_names)} Tasks: {', '.join(task_names)}"
+        )
     sections = {}
     for sec in ("data", "kernel", "sampler", "solver", "params"):
         if sec in doc:
@@ -352,19 +381,25 @@ def validate(doc: dict, *, source="<string>", text="", default_name="spec", regi
     needed = set(task.components)
     for sec in COMPONENT_SECTIONS:
         if sec in sections and sec not in needed:
-            raise SpecError(f"{where(sec, None)}: task {task.name!r} takes no [{sec}] section "
-                            f"(it uses: {', '.join(['data', *task.components, 'params'])})")
+            raise SpecError(
+                f"{where(sec, None)}: task {task.name!r} takes no [{sec}] section "
+                f"(it uses: {', '.join(['data', *task.components, 'params'])})"
+            )
     for sec in task.components:
         sections.setdefault(sec, {})
     if "data" not in sections or "source" not in sections["data"]:
-        raise SpecError(f"{where('data', None)}: the spec needs [data] with source = \"...\" "
-                        f"(one of {', '.join(data_mod.source_names())})")
+        raise SpecError(
+            f'{where("data", None)}: the spec needs [data] with source = "..." '
+            f"(one of {', '.join(data_mod.source_names())})"
+        )
     # data source and its parameters
     for src in _values(sections["data"]["source"]):
         if src not in data_mod.source_names():
-            raise SpecError(f"{where('data', 'source')}: unknown data source {src!r}."
-                            f"{closest(src, data_mod.source_names())} Sources: "
-                            f"{', '.join(data_mod.source_names())}")
+            raise SpecError(
+                f"{where('data', 'source')}: unknown data source {src!r}."
+                f"{closest(src, data_mod.source_names())} Sources: "
+                f"{', '.join(data_mod.source_names())}"
+            )
         allowed = data_mod.source_parameters(src)
         for key in sections["data"]:
             if key != "source" and key not in allowed:
@@ -378,8 +413,10 @@ def validate(doc: dict, *, source="<string>", text="", default_name="spec", regi
         table = sections[sec]
         names = _values(table.get("name", task.default_components.get(sec)))
         if names == [None]:
-            raise SpecError(f"{where(sec, None)}: [{sec}] needs name = \"...\" (see `sparsekit "
-                            f"list --family {sec}`)")
+            raise SpecError(
+                f'{where(sec, None)}: [{sec}] needs name = "..." (see `sparsekit '
+                f"list --family {sec}`)"
+            )
         for name in names:
             try:
                 info = registry.lookup(task.family_of(sec), name)
@@ -388,9 +425,11 @@ def validate(doc: dict, *, source="<string>", text="", default_name="spec", regi
             accepted, var_kw = factory_parameters(info.registration.factory)
             for key in table:
                 if key != "name" and not var_kw and key not in accepted:
-                    raise SpecError(f"{where(sec, key)}: {sec} {info.name!r} has no parameter "
-                                    f"{key!r}.{closest(key, accepted)} Parameters: "
-                                    f"{', '.join(sorted(accepted)) or 'none'}")
+                    raise SpecError(
+                        f"{where(sec, key)}: {sec} {info.name!r} has no parameter "
+                        f"{key!r}.{closest(key, accepted)} Parameters: "
+                        f"{', '.join(sorted(accepted)) or 'none'}"
+                    )
     params = sections.setdefault("params", {})
     for key in params:
         if key not in task.params:
@@ -410,27 +449,35 @@ def validate(doc: dict, *, source="<string>", text="", default_name="spec", regi
         raise SpecError(f"{where(None, 'sweep')}: sweep must be a table ([sweep])")
     for key in sweep:
         if key != "zip":
-            raise SpecError(f"{where('sweep', key)}: unknown key {key!r} in [sweep]."
-                            f"{closest(key, ['zip'])} Valid: zip")
+            raise SpecError(
+                f"{where('sweep', key)}: unknown key {key!r} in [sweep]."
+                f"{closest(key, ['zip'])} Valid: zip"
+            )
     groups = sweep.get("zip", [])
     if groups and all(isinstance(g, str) for g in groups):
         groups = [groups]
     for group in groups:
         if not isinstance(group, list) or len(group) < 2:
-            raise SpecError(f"{where('sweep', 'zip')}: each zip group is a list of at least two "
-                            "dotted keys, e.g. [[\"sampler.name\", \"params.n_components\"]]")
+            raise SpecError(
+                f"{where('sweep', 'zip')}: each zip group is a list of at least two "
+                'dotted keys, e.g. [["sampler.name", "params.n_components"]]'
+            )
         lengths = {}
         for dotted in group:
             sec, _, key = str(dotted).partition(".")
             if sec not in sections or key not in sections[sec]:
                 known = [f"{s}.{k}" for s, t in sections.items() for k in t]
-                raise SpecError(f"{where('sweep', 'zip')}: zip names {dotted!r}, which the spec "
-                                f"does not set.{closest(dotted, known)}")
+                raise SpecError(
+                    f"{where('sweep', 'zip')}: zip names {dotted!r}, which the spec "
+                    f"does not set.{closest(dotted, known)}"
+                )
             value = sections[sec][key]
             lengths[dotted] = len(value) if isinstance(value, list) else 1
         if len(set(lengths.values())) != 1:
-            raise SpecError(f"{where('sweep', 'zip')}: zipped lists must have equal lengths, got "
-                            + ", ".join(f"{k}: {n}" for k, n in lengths.items()))
+            raise SpecError(
+                f"{where('sweep', 'zip')}: zipped lists must have equal lengths, got "
+                + ", ".join(f"{k}: {n}" for k, n in lengths.items())
+            )
         zip_groups.append(list(group))
     plots = doc.get("plot", [])
     if isinstance(plots, dict):
@@ -442,12 +489,19 @@ def validate(doc: dict, *, source="<string>", text="", default_name="spec", regi
             raise SpecError(f"{where(None, 'plot')}: each [[plot]] needs x and y (column names)")
         for key in plot:
             if key not in PLOT_KEYS:
-                raise SpecError(f"{where('plot', key)}: unknown key {key!r} in [[plot]]."
-                                f"{closest(key, PLOT_KEYS)} Valid: {', '.join(PLOT_KEYS)}")
-        if "file" in plot and (not str(plot["file"]).endswith(".png") or "/" in str(plot["file"])
-                               or "\\" in str(plot["file"])):
-            raise SpecError(f"{where('plot', 'file')}: plot file {plot['file']!r} must be a "
-                            "plain file name ending in .png (written into --out)")
+                raise SpecError(
+                    f"{where('plot', key)}: unknown key {key!r} in [[plot]]."
+                    f"{closest(key, PLOT_KEYS)} Valid: {', '.join(PLOT_KEYS)}"
+                )
+        if "file" in plot and (
+            not str(plot["file"]).endswith(".png")
+            or "/" in str(plot["file"])
+            or "\\" in str(plot["file"])
+        ):
+            raise SpecError(
+                f"{where('plot', 'file')}: plot file {plot['file']!r} must be a "
+                "plain file name ending in .png (written into --out)"
+            )
     name = doc.get("name", default_name)
     if "name" in doc:
         _check_name(name, where(None, "name"))
@@ -479,9 +533,11 @@ def _check_name(name, name_where) -> None:
     elif not name.isprintable():
         problem = "holds control or other non-printable characters"
     if problem:
-        raise SpecError(f"{name_where}: name {name!r} {problem}; the name is the default output "
-                        "folder runs/<name>-<timestamp>, so it must be a plain folder name such "
-                        "as \"nystrom-samplers\" (choose any folder with --out)")
+        raise SpecError(
+            f"{name_where}: name {name!r} {problem}; the name is the default output "
+            "folder runs/<name>-<timestamp>, so it must be a plain folder name such "
+            'as "nystrom-samplers" (choose any folder with --out)'
+        )
 
 
 def _check_data_paths(table: dict, path_where, base) -> None:
@@ -560,5 +616,6 @@ def expand(spec: Spec) -> list[dict]:
                 point[sec][key] = v
         grid.append(point)
     return grid
+
 
 __all__ = ["Spec", "SpecError", "load_spec", "expand", "TOP_KEYS", "MAX_DEPTH"]

@@ -1,12 +1,14 @@
 """Plain-text (Markdown) tables for `sparsekit demo`, `sparsekit list` and the examples."""
+
 from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import Any
 
 
-def format_table(header: Sequence[str], rows: Sequence[Sequence[Any]],
-                 title: str | None = None) -> str:
+def format_table(
+    header: Sequence[str], rows: Sequence[Sequence[Any]], title: str | None = None
+) -> str:
     """Format ``rows`` under ``header`` as an aligned Markdown table.
 
     Parameters
@@ -33,5 +35,6 @@ def format_table(header: Sequence[str], rows: Sequence[Sequence[Any]],
         if k == 0:
             lines.append("|" + "|".join("-" * (w + 2) for w in widths) + "|")
     return "\n".join(lines)
+
 
 __all__ = ["format_table"]

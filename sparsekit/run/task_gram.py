@@ -8,6 +8,7 @@ positive semi-definite kernel (Schölkopf & Smola 2002, *Learning with Kernels*,
 negative for kernels that are not (additive χ², sigmoid). ``dtype`` casts vector samples
 before the call (graphs ignore it). It forms the n x n matrix on purpose: this task measures it.
 """
+
 from __future__ import annotations
 
 import time
@@ -42,9 +43,12 @@ def run_gram(ctx: TaskContext) -> dict[str, Any]:
         samples = np.ascontiguousarray(samples, dtype=np.dtype(p["dtype"]))
     itemsize = samples.dtype.itemsize if isinstance(samples, np.ndarray) else 8
     # K and the two temporaries of max |K - K^T|
-    check_allocation(3 * itemsize * len(samples) ** 2, f"the gram task on {len(samples)} samples",
-                     "it forms the whole matrix on purpose: use fewer samples (e.g. --set "
-                     "data.n_samples=N)", matrices="its n x n matrices")
+    check_allocation(
+        3 * itemsize * len(samples) ** 2,
+        f"the gram task on {len(samples)} samples",
+        "it forms the whole matrix on purpose: use fewer samples (e.g. --set data.n_samples=N)",
+        matrices="its n x n matrices",
+    )
     kernel = ctx.components["kernel"]
     kernel = kernel.fit(samples) if hasattr(kernel, "fit") else kernel
     if p["warm_up"]:
@@ -55,8 +59,10 @@ def run_gram(ctx: TaskContext) -> dict[str, Any]:
     checks = [p["checks"]] if isinstance(p["checks"], str) else list(p["checks"])
     unknown = [c for c in checks if c not in CHECKS]
     if unknown:
-        raise ValueError(f"gram: unknown check {unknown[0]!r}.{did_you_mean(unknown[0], CHECKS)} "
-                         f"Checks: {', '.join(CHECKS)}")
+        raise ValueError(
+            f"gram: unknown check {unknown[0]!r}.{did_you_mean(unknown[0], CHECKS)} "
+            f"Checks: {', '.join(CHECKS)}"
+        )
     out = {"time": elapsed}
     if "max_asym" in checks:
         out["max_asym"] = float(np.abs(K - K.T).max())
@@ -68,8 +74,18 @@ def run_gram(ctx: TaskContext) -> dict[str, Any]:
     return out
 
 
-TASK = Task("gram", run_gram, {"dtype": "float64", "warm_up": True, "n_eig": 300,
-                              "checks": ["max_asym", "median", "min_eig"]}, ("kernel",),
-            {"kernel": "rbf"}, "Gram matrix: time, symmetry error, median, smallest eigenvalue")
+TASK = Task(
+    "gram",
+    run_gram,
+    {
+        "dtype": "float64",
+        "warm_up": True,
+        "n_eig": 300,
+        "checks": ["max_asym", "median", "min_eig"],
+    },
+    ("kernel",),
+    {"kernel": "rbf"},
+    "Gram matrix: time, symmetry error, median, smallest eigenvalue",
+)
 
 __all__ = ["run_gram"]

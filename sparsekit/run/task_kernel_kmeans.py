@@ -1,4 +1,5 @@
 """The ``kernel-kmeans`` task: kernel k-means (exact or Nyström) against the labels."""
+
 from __future__ import annotations
 
 import time
@@ -35,12 +36,22 @@ def run_kernel_kmeans(ctx: TaskContext) -> dict:
     p = ctx.params
     kernel = _fitted(ctx.components["kernel"], X)
     t0 = time.perf_counter()
-    km = KernelKMeans(p["n_clusters"], kernel=kernel, sampler=ctx.components["sampler"],
-                      n_landmarks=p["n_landmarks"], n_init=p["n_init"], method=p["method"],
-                      random_state=ctx.seed).fit(X)
-    out = {"time": time.perf_counter() - t0, "inertia": float(km.inertia_), "method": km.method_,
-           "residual_trace": float(km.residual_trace_),
-           "n_landmarks": None if km.nystroem_ is None else int(km.nystroem_.n_components_)}
+    km = KernelKMeans(
+        p["n_clusters"],
+        kernel=kernel,
+        sampler=ctx.components["sampler"],
+        n_landmarks=p["n_landmarks"],
+        n_init=p["n_init"],
+        method=p["method"],
+        random_state=ctx.seed,
+    ).fit(X)
+    out = {
+        "time": time.perf_counter() - t0,
+        "inertia": float(km.inertia_),
+        "method": km.method_,
+        "residual_trace": float(km.residual_trace_),
+        "n_landmarks": None if km.nystroem_ is None else int(km.nystroem_.n_components_),
+    }
     if "y" in ctx.data:
         from sklearn.metrics import adjusted_mutual_info_score
 
@@ -51,9 +62,13 @@ def run_kernel_kmeans(ctx: TaskContext) -> dict:
     return out
 
 
-TASK = Task("kernel-kmeans", run_kernel_kmeans, {"n_clusters": 2, "n_landmarks": None, "n_init": 3,
-                                                 "method": "auto", "return_labels": False},
-            ("kernel", "sampler"), {"kernel": "rbf", "sampler": "uniform"},
-            "kernel k-means: inertia, time, ARI")
+TASK = Task(
+    "kernel-kmeans",
+    run_kernel_kmeans,
+    {"n_clusters": 2, "n_landmarks": None, "n_init": 3, "method": "auto", "return_labels": False},
+    ("kernel", "sampler"),
+    {"kernel": "rbf", "sampler": "uniform"},
+    "kernel k-means: inertia, time, ARI",
+)
 
 __all__ = ["run_kernel_kmeans"]

@@ -1,4 +1,5 @@
 """The ``mmd`` task: MMD² between two classes."""
+
 from __future__ import annotations
 
 import time
@@ -14,8 +15,10 @@ def _two_classes(ctx):
     a, b = ctx.params["classes"]
     Xa, Xb = X[y == a], X[y == b]
     if not len(Xa) or not len(Xb):
-        raise ValueError(f"classes {a!r} and {b!r}: one of them has no sample (labels: "
-                         f"{sorted(set(np.asarray(y).tolist()))[:10]})")
+        raise ValueError(
+            f"classes {a!r} and {b!r}: one of them has no sample (labels: "
+            f"{sorted(set(np.asarray(y).tolist()))[:10]})"
+        )
     return Xa, Xb
 
 
@@ -60,8 +63,9 @@ def run_mmd(ctx: TaskContext) -> dict:
     elif method == "rff":
         value = stats.mmd2_rff(Xa, Xb, kernel, random_state=ctx.seed, **opts)
     elif method == "nystrom":
-        value = stats.mmd2_nystrom(Xa, Xb, kernel, random_state=ctx.seed, registry=ctx.registry,
-                                   **opts)
+        value = stats.mmd2_nystrom(
+            Xa, Xb, kernel, random_state=ctx.seed, registry=ctx.registry, **opts
+        )
     else:
         methods = ["exact", "unbiased", "linear", "block", "rff", "nystrom"]
         raise ValueError(f"mmd: unknown method {method!r}.{did_you_mean(method, methods)}")

@@ -1,4 +1,5 @@
 """The ``nystrom`` task: Nyström error, fit time and downstream ridge accuracy."""
+
 from __future__ import annotations
 
 import time
@@ -55,27 +56,44 @@ def run_nystrom(ctx: TaskContext) -> dict:
     p = ctx.params
     kernel = _fitted(ctx.components["kernel"], X)
     t0 = time.perf_counter()
-    ny = Nystroem(kernel, sampler=_sampler(ctx), n_components=p["n_components"],
-                  random_state=ctx.seed).fit(X)
+    ny = Nystroem(
+        kernel, sampler=_sampler(ctx), n_components=p["n_components"], random_state=ctx.seed
+    ).fit(X)
     fit_time = time.perf_counter() - t0
     eval_seed = ctx.seed + 1 if p["eval_seed"] is None else p["eval_seed"]
     out = {"n_landmarks": int(ny.n_components_), "fit_time": fit_time}
-    out["error_fro"] = float(ny.approximation_error(X, norm="fro", n_eval=p["n_eval"],
-                                                    random_state=eval_seed))
+    out["error_fro"] = float(
+        ny.approximation_error(X, norm="fro", n_eval=p["n_eval"], random_state=eval_seed)
+    )
     if p["relative_error"]:
-        out["rel_error_fro"] = float(ny.approximation_error(X, norm="fro", n_eval=p["n_eval"],
-                                                            relative=True, random_state=eval_seed))
+        out["rel_error_fro"] = float(
+            ny.approximation_error(
+                X, norm="fro", n_eval=p["n_eval"], relative=True, random_state=eval_seed
+            )
+        )
     if "y" in ctx.data and p["ridge_alpha"] is not None:
-        key, value = _ridge_accuracy(ny.transform(X), ctx.data["y"], p["ridge_alpha"],
-                                     p["test_fraction"], ctx.seed)
+        key, value = _ridge_accuracy(
+            ny.transform(X), ctx.data["y"], p["ridge_alpha"], p["test_fraction"], ctx.seed
+        )
         out[key] = value
     return out
 
 
-TASK = Task("nystrom", run_nystrom, {"n_components": 100, "n_eval": 2000, "ridge_alpha": 1e-3,
-                                     "test_fraction": 0.25, "lam": None, "eval_seed": None,
-                                     "relative_error": True},
-            ("kernel", "sampler"), {"kernel": "rbf", "sampler": "uniform"},
-            "Nyström error, fit time, downstream ridge accuracy")
+TASK = Task(
+    "nystrom",
+    run_nystrom,
+    {
+        "n_components": 100,
+        "n_eval": 2000,
+        "ridge_alpha": 1e-3,
+        "test_fraction": 0.25,
+        "lam": None,
+        "eval_seed": None,
+        "relative_error": True,
+    },
+    ("kernel", "sampler"),
+    {"kernel": "rbf", "sampler": "uniform"},
+    "Nyström error, fit time, downstream ridge accuracy",
+)
 
 __all__ = ["run_nystrom"]

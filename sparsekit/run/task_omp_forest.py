@@ -19,6 +19,7 @@ itself), ``score`` (at the largest size reached), ``full_forest`` (the unpruned 
 the data and the seed only, so runs that differ in the method alone share it (kept in memory
 for the last data and seed).
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -34,9 +35,11 @@ _FOREST_CACHE: dict = {}
 
 def _is_classification(y, problem):
     if problem not in ("auto", "regression", "classification"):
-        raise ValueError(f"omp-forest: problem must be 'auto', 'regression' or "
-                         f"'classification', got {problem!r}."
-                         f"{did_you_mean(problem, ['auto', 'regression', 'classification'])}")
+        raise ValueError(
+            f"omp-forest: problem must be 'auto', 'regression' or "
+            f"'classification', got {problem!r}."
+            f"{did_you_mean(problem, ['auto', 'regression', 'classification'])}"
+        )
     if problem == "auto":
         return np.issubdtype(np.asarray(y).dtype, np.integer)
     return problem == "classification"
@@ -46,10 +49,15 @@ def _split(X, y, classification, p, seed):
     from sklearn.model_selection import train_test_split
 
     X_rest, X_test, y_rest, y_test = train_test_split(
-        X, y, test_size=p["test_size"], random_state=seed, stratify=y if classification else None)
+        X, y, test_size=p["test_size"], random_state=seed, stratify=y if classification else None
+    )
     X_train, _, y_train, _ = train_test_split(
-        X_rest, y_rest, test_size=p["validation_size"], random_state=seed,
-        stratify=y_rest if classification else None)
+        X_rest,
+        y_rest,
+        test_size=p["validation_size"],
+        random_state=seed,
+        stratify=y_rest if classification else None,
+    )
     return X_train, y_train, X_rest, y_rest, X_test, y_test
 
 
@@ -57,14 +65,20 @@ def _forest(X_train, y_train, classification, n_estimators, seed):
     """The random forest of step 2, fitted once per (data, size, seed)."""
     from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
 
-    key = (hashlib.sha1(np.ascontiguousarray(X_train).tobytes()
-                        + np.ascontiguousarray(y_train).tobytes()).hexdigest(),
-           classification, n_estimators, seed)
+    key = (
+        hashlib.sha1(
+            np.ascontiguousarray(X_train).tobytes() + np.ascontiguousarray(y_train).tobytes()
+        ).hexdigest(),
+        classification,
+        n_estimators,
+        seed,
+    )
     if key not in _FOREST_CACHE:
         Forest = RandomForestClassifier if classification else RandomForestRegressor
         _FOREST_CACHE.clear()
-        _FOREST_CACHE[key] = Forest(n_estimators=n_estimators, random_state=seed,
-                                    n_jobs=-1).fit(X_train, y_train)
+        _FOREST_CACHE[key] = Forest(n_estimators=n_estimators, random_state=seed, n_jobs=-1).fit(
+            X_train, y_train
+        )
     return _FOREST_CACHE[key]
 
 
@@ -95,21 +109,41 @@ def run_omp_forest(ctx: TaskContext) -> dict[str, Any]:
     X_train, y_train, X_rest, y_rest, X_test, y_test = _split(X, y, classification, p, ctx.seed)
     forest = _forest(X_train, y_train, classification, p["n_estimators"], ctx.seed)
     Pruned = OMPForestClassifier if classification else OMPForestRegressor
-    model = Pruned(n_trees=max(sizes), forest=forest, solver=p["method"], weights=p["weights"],
-                   random_state=ctx.seed, registry=ctx.registry).fit(X_rest, y_rest)
+    model = Pruned(
+        n_trees=max(sizes),
+        forest=forest,
+        solver=p["method"],
+        weights=p["weights"],
+        random_state=ctx.seed,
+        registry=ctx.registry,
+    ).fit(X_rest, y_rest)
     staged = list(model.staged_predict(X_test))
     scores = [float(score(y_test, staged[s - 1])) if s <= len(staged) else None for s in sizes]
     reached = [s for s in scores if s is not None]
-    return {"score": reached[-1] if reached else None, "scores": scores,
-            "full_forest": float(score(y_test, forest.predict(X_test))),
-            "n_trees": int(model.n_trees_),
-            "negative_weight_fraction": float(model.negative_weight_fraction_)}
+    return {
+        "score": reached[-1] if reached else None,
+        "scores": scores,
+        "full_forest": float(score(y_test, forest.predict(X_test))),
+        "n_trees": int(model.n_trees_),
+        "negative_weight_fraction": float(model.negative_weight_fraction_),
+    }
 
 
-TASK = Task("omp-forest", run_omp_forest, {"method": "omp", "weights": "fitted",
-                                          "n_estimators": 100, "sizes": [1, 2, 5, 10, 20],
-                                          "problem": "auto", "test_size": 0.2,
-                                          "validation_size": 0.25},
-            (), {}, "random forest pruned by OMP / NN-OMP / random: test score per size")
+TASK = Task(
+    "omp-forest",
+    run_omp_forest,
+    {
+        "method": "omp",
+        "weights": "fitted",
+        "n_estimators": 100,
+        "sizes": [1, 2, 5, 10, 20],
+        "problem": "auto",
+        "test_size": 0.2,
+        "validation_size": 0.25,
+    },
+    (),
+    {},
+    "random forest pruned by OMP / NN-OMP / random: test score per size",
+)
 
 __all__ = ["run_omp_forest"]

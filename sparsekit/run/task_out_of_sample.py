@@ -19,6 +19,7 @@ A positive difference means that embedding a point by the Nyström formula moves
 substituting ``p`` of the training set does. Metrics: ``mean_difference``,
 ``std_difference``, ``n_differences`` and ``differences`` (every value, in order).
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -29,9 +30,13 @@ from .._names import did_you_mean
 from .tasks import Task, TaskContext
 
 #: method name -> estimator class name in sparsekit.manifold, and whether it takes a γ
-METHODS = {"mds": ("MDS", False), "isomap": ("Isomap", False),
-           "lle": ("LocallyLinearEmbedding", False), "spectral": ("SpectralEmbedding", True),
-           "kernel-pca": ("KernelPCA", True)}
+METHODS = {
+    "mds": ("MDS", False),
+    "isomap": ("Isomap", False),
+    "lle": ("LocallyLinearEmbedding", False),
+    "spectral": ("SpectralEmbedding", True),
+    "kernel-pca": ("KernelPCA", True),
+}
 
 
 def make_method(name, n_components=2, n_neighbors=10, gamma=None):
@@ -39,8 +44,10 @@ def make_method(name, n_components=2, n_neighbors=10, gamma=None):
     from .. import manifold
 
     if name not in METHODS:
-        raise ValueError(f"out-of-sample: unknown method {name!r}.{did_you_mean(name, METHODS)} "
-                         f"Methods: {', '.join(METHODS)}")
+        raise ValueError(
+            f"out-of-sample: unknown method {name!r}.{did_you_mean(name, METHODS)} "
+            f"Methods: {', '.join(METHODS)}"
+        )
     cls = getattr(manifold, METHODS[name][0])
     if name == "isomap":
         return lambda: cls(n_components, n_neighbors=n_neighbors, disconnected="connect")
@@ -64,14 +71,16 @@ def differences(X, make, p, n_train, n_probe, rng):
     n_r = max(1, int(round(p * n_train)))
     n_f = n_train - n_r
     if n_f < 2 or n_f + 2 * n_r > len(X):
-        raise ValueError(f"out-of-sample: n_train={n_train} and proportion={p} need "
-                         f"{n_f + 2 * n_r} points (with |F| >= 2); the data have {len(X)}")
+        raise ValueError(
+            f"out-of-sample: n_train={n_train} and proportion={p} need "
+            f"{n_f + 2 * n_r} points (with |F| >= 2); the data have {len(X)}"
+        )
     perm = rng.permutation(len(X))[: n_f + 2 * n_r]
-    F, R1, R2 = perm[:n_f], perm[n_f:n_f + n_r], perm[n_f + n_r:]
+    F, R1, R2 = perm[:n_f], perm[n_f : n_f + n_r], perm[n_f + n_r :]
     train1 = np.concatenate([F, R1])
     e1 = make().fit(X[train1]).embedding_
     e2 = make().fit(X[np.concatenate([F, R2])]).embedding_
-    scale = np.sqrt(np.mean(np.sum(e1 ** 2, axis=1)))
+    scale = np.sqrt(np.mean(np.sum(e1**2, axis=1)))
     e2_on_1 = align(e2[:n_f], e1[:n_f])(e2[:n_f])
     d_var = np.linalg.norm(e2_on_1 - e1[:n_f], axis=1)
     out = []
@@ -102,16 +111,35 @@ def run_out_of_sample(ctx: TaskContext) -> dict[str, Any]:
     p = ctx.params
     make = make_method(p["method"], p["n_components"], p["n_neighbors"], p["gamma"])
     rng = np.random.default_rng(ctx.seed)
-    diffs = [d for _ in range(p["n_repetitions"])
-             for d in differences(X, make, p["proportion"], p["n_train"], p["n_probe"], rng)]
-    return {"mean_difference": float(np.mean(diffs)), "std_difference": float(np.std(diffs)),
-            "n_differences": len(diffs), "differences": diffs}
+    diffs = [
+        d
+        for _ in range(p["n_repetitions"])
+        for d in differences(X, make, p["proportion"], p["n_train"], p["n_probe"], rng)
+    ]
+    return {
+        "mean_difference": float(np.mean(diffs)),
+        "std_difference": float(np.std(diffs)),
+        "n_differences": len(diffs),
+        "differences": diffs,
+    }
 
 
-TASK = Task("out-of-sample", run_out_of_sample, {"method": "mds", "proportion": 0.05,
-                                                "n_train": 400, "n_probe": 10,
-                                                "n_repetitions": 1, "n_components": 2,
-                                                "n_neighbors": 10, "gamma": None},
-            (), {}, "embedding: out-of-sample error against training-set variability")
+TASK = Task(
+    "out-of-sample",
+    run_out_of_sample,
+    {
+        "method": "mds",
+        "proportion": 0.05,
+        "n_train": 400,
+        "n_probe": 10,
+        "n_repetitions": 1,
+        "n_components": 2,
+        "n_neighbors": 10,
+        "gamma": None,
+    },
+    (),
+    {},
+    "embedding: out-of-sample error against training-set variability",
+)
 
 __all__ = ["run_out_of_sample"]

@@ -1,5 +1,6 @@
 """The ``palm4msa`` task: a sparse factorization by a registered factorizer (Palm4MSA or its
 hierarchical variant by default)."""
+
 from __future__ import annotations
 
 import time
@@ -39,15 +40,25 @@ def run_palm4msa(ctx: TaskContext) -> dict:
     else:
         facts, _ = hierarchical_constraints(X.shape, p["n_factors"], p["sparsity"])
         res = factorizer.factorize(X, facts)
-    return {"time": time.perf_counter() - t0, "rel_error": float(res.relative_error),
-            "nnz": int(res.factors.nnz), "n_iter": int(res.n_iter),
-            "stop_reason": str(res.stop_reason)}
+    return {
+        "time": time.perf_counter() - t0,
+        "rel_error": float(res.relative_error),
+        "nnz": int(res.factors.nnz),
+        "n_iter": int(res.n_iter),
+        "stop_reason": str(res.stop_reason),
+    }
 
 
 #: The spec section keeps the name ``[solver]`` (specs written before factorizers had a family
 #: of their own run unchanged); it is resolved in the factorizer family.
-TASK = Task("palm4msa", run_palm4msa, {"n_factors": 3, "sparsity": 2}, ("solver",),
-            {"solver": "hierarchical-palm4msa"}, "sparse factorization: relative error, time",
-            families={"solver": "factorizer"})
+TASK = Task(
+    "palm4msa",
+    run_palm4msa,
+    {"n_factors": 3, "sparsity": 2},
+    ("solver",),
+    {"solver": "hierarchical-palm4msa"},
+    "sparse factorization: relative error, time",
+    families={"solver": "factorizer"},
+)
 
 __all__ = ["run_palm4msa"]

@@ -40,7 +40,7 @@ def run_sampler(ctx: TaskContext) -> dict:
     out = {}
     if hasattr(sampler, "scores"):
         if p["warm_up"]:
-            sampler.scores(X[:min(200, len(X))], kernel, random_state=ctx.seed)
+            sampler.scores(X[: min(200, len(X))], kernel, random_state=ctx.seed)
         t0 = time.perf_counter()
         scores = np.asarray(sampler.scores(X, kernel, random_state=ctx.seed))
         out["score_time"] = time.perf_counter() - t0

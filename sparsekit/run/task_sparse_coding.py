@@ -1,4 +1,5 @@
 """The ``sparse-coding`` task: a sparse solver on m-sparse signals."""
+
 from __future__ import annotations
 
 import time
@@ -43,9 +44,11 @@ def run_sparse_coding(ctx: TaskContext) -> dict:
     name = table.pop("name", "omp")
     info = (ctx.registry or default_registry()).lookup("solver", name)
     accepted = factory_signature(info.registration.factory).names
-    defaults = {"n_nonzero_coefs": p["max_iter"] or m,
-                "max_iter": p["max_iter"] or (100 if "beta" in accepted else 4 * m),
-                "beta": p["beta_factor"] * np.abs(coef).sum(axis=0)}
+    defaults = {
+        "n_nonzero_coefs": p["max_iter"] or m,
+        "max_iter": p["max_iter"] or (100 if "beta" in accepted else 4 * m),
+        "beta": p["beta_factor"] * np.abs(coef).sum(axis=0),
+    }
     for key, value in defaults.items():
         if key in accepted and key not in table:
             table[key] = value
@@ -64,14 +67,23 @@ def run_sparse_coding(ctx: TaskContext) -> dict:
         [set(top[:, j]) == set(np.flatnonzero(coef[:, j])) for j in range(Y.shape[1])]
     )
     rel = np.linalg.norm(Y - D @ result.coef, axis=0) / np.linalg.norm(Y, axis=0)
-    return {"time": elapsed, "support_recovery": float(recovered),
-            "median_rel_residual": float(np.median(rel)), "max_rel_residual": float(rel.max()),
-            "mean_nnz": float(np.mean(np.count_nonzero(result.coef, axis=0)))}
+    return {
+        "time": elapsed,
+        "support_recovery": float(recovered),
+        "median_rel_residual": float(np.median(rel)),
+        "max_rel_residual": float(rel.max()),
+        "mean_nnz": float(np.mean(np.count_nonzero(result.coef, axis=0))),
+    }
 
 
-TASK = Task("sparse-coding", run_sparse_coding, {"nonnegative": False, "warm_up": True,
-                                                 "max_iter": None, "beta_factor": 2.0}, ("solver",),
-            {"solver": "omp"}, "solver on m-sparse signals: time, support recovery, residuals",
-            build_components=False)
+TASK = Task(
+    "sparse-coding",
+    run_sparse_coding,
+    {"nonnegative": False, "warm_up": True, "max_iter": None, "beta_factor": 2.0},
+    ("solver",),
+    {"solver": "omp"},
+    "solver on m-sparse signals: time, support recovery, residuals",
+    build_components=False,
+)
 
 __all__ = ["run_sparse_coding"]

@@ -1,4 +1,5 @@
 """The ``three-sample`` task: the three-sample test (Algorithm 3S-eval)."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -19,18 +20,23 @@ def _class_draws(ctx):
     for value in ctx.params["classes"]:
         pool = X[np.isin(y, list(_labels(value)))]
         if not len(pool):
-            raise ValueError(f"three-sample: class {value!r} has no sample (labels: "
-                             f"{sorted(set(np.asarray(y).tolist()))[:10]})")
+            raise ValueError(
+                f"three-sample: class {value!r} has no sample (labels: "
+                f"{sorted(set(np.asarray(y).tolist()))[:10]})"
+            )
         pools.append(pool)
     if len(pools) != 2:
-        raise ValueError(f"three-sample: classes names two classes (P_X, P_Z), got "
-                         f"{ctx.params['classes']!r}")
+        raise ValueError(
+            f"three-sample: classes names two classes (P_X, P_Z), got {ctx.params['classes']!r}"
+        )
 
     def draw(pool):
         def sample(n, rng):
             if n > len(pool):
-                raise ValueError(f"three-sample: n={n} is more than the {len(pool)} samples of "
-                                 "a class (draws are without replacement)")
+                raise ValueError(
+                    f"three-sample: n={n} is more than the {len(pool)} samples of "
+                    "a class (draws are without replacement)"
+                )
             return pool[rng.choice(len(pool), n, replace=False)]
 
         return sample
@@ -73,19 +79,39 @@ def run_three_sample(ctx: TaskContext) -> list:
     methods = [p["methods"]] if isinstance(p["methods"], str) else list(p["methods"])
     sizes = [int(n) for n in np.atleast_1d(p["n"])]
     options = {m: _method_options(p, m) for m in methods if m in METHOD_OPTIONS}
-    rows = three_sample_error(sample_x, sample_z, sizes, methods=methods,
-                              n_repetitions=p["n_repetitions"], kernel=ctx.components["kernel"],
-                              method_options={m: o for m, o in options.items() if o},
-                              exact_max_n=p["exact_max_n"], random_state=ctx.seed,
-                              registry=ctx.registry)
+    rows = three_sample_error(
+        sample_x,
+        sample_z,
+        sizes,
+        methods=methods,
+        n_repetitions=p["n_repetitions"],
+        kernel=ctx.components["kernel"],
+        method_options={m: o for m, o in options.items() if o},
+        exact_max_n=p["exact_max_n"],
+        random_state=ctx.seed,
+        registry=ctx.registry,
+    )
     return [{("error_rate" if k == "error" else k): v for k, v in r.items()} for r in rows]
 
 
-TASK = Task("three-sample", run_three_sample, {"classes": [0, 1], "methods": "nystrom", "n": 100,
-                                               "n_repetitions": 10, "exact_max_n": 5000,
-                                               "n_landmarks": None, "sampler": None, "lam": None,
-                                               "n_frequencies": None, "block_size": None},
-            ("kernel",), {"kernel": "rbf"},
-            "three-sample test: error rate, Δ to exact MMD, time (a row per method and n)")
+TASK = Task(
+    "three-sample",
+    run_three_sample,
+    {
+        "classes": [0, 1],
+        "methods": "nystrom",
+        "n": 100,
+        "n_repetitions": 10,
+        "exact_max_n": 5000,
+        "n_landmarks": None,
+        "sampler": None,
+        "lam": None,
+        "n_frequencies": None,
+        "block_size": None,
+    },
+    ("kernel",),
+    {"kernel": "rbf"},
+    "three-sample test: error rate, Δ to exact MMD, time (a row per method and n)",
+)
 
 __all__ = ["run_three_sample"]

@@ -45,6 +45,7 @@ One implementation per protocol
 and the example scripts call it, so a table of the demo, an example's figure and a row of
 ``sparsekit run`` come from the same code.
 """
+
 from __future__ import annotations
 
 import functools
@@ -140,8 +141,13 @@ class Task:
         Registration
             The record; its factory, called without arguments, returns this task.
         """
-        return Registration(self.name, functools.partial(_the_task, self), aliases=aliases,
-                            summary=self.summary, accepts="any")
+        return Registration(
+            self.name,
+            functools.partial(_the_task, self),
+            aliases=aliases,
+            summary=self.summary,
+            accepts="any",
+        )
 
 
 def _the_task(task: Task) -> Task:
@@ -216,8 +222,10 @@ class TaskContext:
         """
         missing = [k for k in keys if k not in self.data]
         if missing:
-            raise ValueError(f"this task needs data with {', '.join(missing)}; the data source "
-                             f"gave {', '.join(sorted(self.data))}")
+            raise ValueError(
+                f"this task needs data with {', '.join(missing)}; the data source "
+                f"gave {', '.join(sorted(self.data))}"
+            )
         return [self.data[k] for k in keys]
 
 
@@ -298,9 +306,13 @@ def register_task(task: Task, *, replace: bool = False) -> Task:
         The name is taken (by an earlier call, unless ``replace=True``; or by a plugin, whose
         task cannot be replaced: built-in tasks win their names).
     """
-    warnings.warn("sparsekit.run.register_task is deprecated: register the task through the "
-                  "sparsekit_tasks hook of a plugin (yield task.registration()); see "
-                  "sparsekit.run.tasks", DeprecationWarning, stacklevel=2)
+    warnings.warn(
+        "sparsekit.run.register_task is deprecated: register the task through the "
+        "sparsekit_tasks hook of a plugin (yield task.registration()); see "
+        "sparsekit.run.tasks",
+        DeprecationWarning,
+        stacklevel=2,
+    )
     if not isinstance(task, Task):
         raise TypeError(
             f"register_task takes a sparsekit.run.tasks.Task, got {type(task).__name__}"
@@ -313,9 +325,11 @@ def register_task(task: Task, *, replace: bool = False) -> Task:
         info = None
     if info is not None:
         if info.plugin != plugin_name:
-            raise ValueError(f"a task named {task.name!r} is already registered (by plugin "
-                             f"{info.plugin!r}, which register_task cannot replace); choose "
-                             "another name")
+            raise ValueError(
+                f"a task named {task.name!r} is already registered (by plugin "
+                f"{info.plugin!r}, which register_task cannot replace); choose "
+                "another name"
+            )
         if not replace:
             raise ValueError(f"a task named {task.name!r} is already registered")
         registry.unregister(plugin_name)
@@ -333,18 +347,25 @@ def unregister_task(name: str) -> None:
     name : str
         The task's name.
     """
-    warnings.warn("sparsekit.run.unregister_task is deprecated (as register_task)",
-                  DeprecationWarning, stacklevel=2)
+    warnings.warn(
+        "sparsekit.run.unregister_task is deprecated (as register_task)",
+        DeprecationWarning,
+        stacklevel=2,
+    )
     registry = default_registry()
     plugin_name = REGISTER_TASK_PLUGIN.format(name=normalize_name(name))
     if plugin_name in registry.plugins:
         registry.unregister(plugin_name)
 
 
-def run_task(name: str, params: dict[str, Any] | None = None,
-             data: dict[str, Any] | None = None, components: dict[str, Any] | None = None,
-             seed: int = 0, registry: Registry | None = None
-             ) -> dict[str, Any] | list[dict[str, Any]]:
+def run_task(
+    name: str,
+    params: dict[str, Any] | None = None,
+    data: dict[str, Any] | None = None,
+    components: dict[str, Any] | None = None,
+    seed: int = 0,
+    registry: Registry | None = None,
+) -> dict[str, Any] | list[dict[str, Any]]:
     """Run the task ``name`` once on ``data`` and return its metrics.
 
     The metrics are a dict (the row of a spec run), or a list of dicts for a task that reports
@@ -388,9 +409,11 @@ def run_task(name: str, params: dict[str, Any] | None = None,
     params = dict(params or {})
     unknown = [k for k in params if k not in task.params]
     if unknown:
-        raise ValueError(f"task {task.name!r} has no parameter {unknown[0]!r}."
-                         f"{did_you_mean(unknown[0], task.params)} Parameters: "
-                         f"{', '.join(sorted(task.params))}")
+        raise ValueError(
+            f"task {task.name!r} has no parameter {unknown[0]!r}."
+            f"{did_you_mean(unknown[0], task.params)} Parameters: "
+            f"{', '.join(sorted(task.params))}"
+        )
     merged = {**task.params, **params}
     components = dict(components or {})
     built, sections = {}, {}
@@ -409,11 +432,19 @@ def run_task(name: str, params: dict[str, Any] | None = None,
         elif isinstance(value, dict):
             sections[family] = dict(value)
         else:  # the task builds it from its parameters, which may depend on the data
-            raise TypeError(f"task {task.name!r} builds its {family} itself: give "
-                            f"components={{{family!r}: {{'name': ..., **parameters}}}}, not "
-                            f"a {type(value).__name__} object")
-    ctx = TaskContext(data=dict(data or {}), components=built, params=merged, seed=seed,
-                      component_params=sections, registry=registry)
+            raise TypeError(
+                f"task {task.name!r} builds its {family} itself: give "
+                f"components={{{family!r}: {{'name': ..., **parameters}}}}, not "
+                f"a {type(value).__name__} object"
+            )
+    ctx = TaskContext(
+        data=dict(data or {}),
+        components=built,
+        params=merged,
+        seed=seed,
+        component_params=sections,
+        registry=registry,
+    )
     return task.run(ctx)
 
 
@@ -421,8 +452,9 @@ def _fitted(kernel, X):
     return kernel.fit(X) if hasattr(kernel, "fit") else kernel
 
 
-def make_sampler(name: str, lam: float | str | None = None, registry: Registry | None = None,
-                 **params: Any) -> SamplerProtocol:
+def make_sampler(
+    name: str, lam: float | str | None = None, registry: Registry | None = None, **params: Any
+) -> SamplerProtocol:
     """Build the registered sampler ``name`` with ``params``.
 
     The sampler is built by :func:`sparsekit.components.resolve`, through ``registry``. ``lam``
@@ -451,8 +483,11 @@ def make_sampler(name: str, lam: float | str | None = None, registry: Registry |
         The sampler.
     """
     info = (registry or default_registry()).lookup("sampler", name)
-    if lam is not None and "lam" in factory_signature(info.registration.factory).names \
-            and info.name != "recursive-rls":
+    if (
+        lam is not None
+        and "lam" in factory_signature(info.registration.factory).names
+        and info.name != "recursive-rls"
+    ):
         params["lam"] = lam
     return resolve("sampler", name, params, registry=registry)
 
@@ -471,10 +506,17 @@ def _sampler(ctx):
 #: Functions of the built-in tasks that this module held (each now in its task's module):
 #: name -> task. Reached through the registry (``get_task(task).run``), with a warning.
 _MOVED_RUN_FUNCTIONS = {
-    "run_nystrom": "nystrom", "run_sampler": "sampler", "run_sparse_coding": "sparse-coding",
-    "run_kernel_kmeans": "kernel-kmeans", "run_mmd": "mmd", "run_three_sample": "three-sample",
-    "run_palm4msa": "palm4msa", "run_gram": "gram", "run_out_of_sample": "out-of-sample",
-    "run_omp_forest": "omp-forest", "run_fw_recovery": "frank-wolfe-recovery",
+    "run_nystrom": "nystrom",
+    "run_sampler": "sampler",
+    "run_sparse_coding": "sparse-coding",
+    "run_kernel_kmeans": "kernel-kmeans",
+    "run_mmd": "mmd",
+    "run_three_sample": "three-sample",
+    "run_palm4msa": "palm4msa",
+    "run_gram": "gram",
+    "run_out_of_sample": "out-of-sample",
+    "run_omp_forest": "omp-forest",
+    "run_fw_recovery": "frank-wolfe-recovery",
     "run_quickmeans": "quickmeans",
 }
 
@@ -482,14 +524,24 @@ _MOVED_RUN_FUNCTIONS = {
 def __getattr__(attr):
     if attr in _MOVED_RUN_FUNCTIONS or attr == "QUICKMEANS_PARAMS":
         task = get_task(_MOVED_RUN_FUNCTIONS.get(attr, "quickmeans"))
-        warnings.warn(f"sparsekit.run.tasks.{attr} is deprecated: the built-in tasks live in "
-                      f"modules of their own; use get_task({task.name!r})."
-                      f"{'params' if attr == 'QUICKMEANS_PARAMS' else 'run'}",
-                      DeprecationWarning, stacklevel=2)
+        warnings.warn(
+            f"sparsekit.run.tasks.{attr} is deprecated: the built-in tasks live in "
+            f"modules of their own; use get_task({task.name!r})."
+            f"{'params' if attr == 'QUICKMEANS_PARAMS' else 'run'}",
+            DeprecationWarning,
+            stacklevel=2,
+        )
         return dict(task.params) if attr == "QUICKMEANS_PARAMS" else task.run
     raise AttributeError(f"module {__name__!r} has no attribute {attr!r}")
 
+
 __all__ = [
-    "Task", "TaskContext", "get_task", "task_names", "register_task", "unregister_task",
-    "run_task", "make_sampler",
+    "Task",
+    "TaskContext",
+    "get_task",
+    "task_names",
+    "register_task",
+    "unregister_task",
+    "run_task",
+    "make_sampler",
 ]

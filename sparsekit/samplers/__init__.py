@@ -18,6 +18,7 @@ Every sampler has ``sample(X, kernel, n_landmarks, random_state=None) -> Landmar
 ``accepts`` attribute; score-based samplers also ``scores(X, kernel, lam=None)`` and the drawing
 modes ``"fixed"`` and ``"bernoulli"`` (see :mod:`sparsekit.samplers.base`).
 """
+
 from .base import Landmarks, Sampler, ScoreSampler
 from .greedy import GreedyTraceSampler
 from .recursive import RecursiveRLSSampler
@@ -25,7 +26,14 @@ from .rls import DACRLSSampler, ExactRLSSampler, TwoPassRLSSampler
 from .uniform import DiagonalSampler, UniformSampler
 
 __all__ = [
-    "Landmarks", "Sampler", "ScoreSampler", "UniformSampler", "DiagonalSampler",
-    "ExactRLSSampler", "TwoPassRLSSampler", "DACRLSSampler", "RecursiveRLSSampler",
+    "Landmarks",
+    "Sampler",
+    "ScoreSampler",
+    "UniformSampler",
+    "DiagonalSampler",
+    "ExactRLSSampler",
+    "TwoPassRLSSampler",
+    "DACRLSSampler",
+    "RecursiveRLSSampler",
     "GreedyTraceSampler",
 ]

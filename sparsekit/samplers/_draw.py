@@ -12,6 +12,7 @@ Both return ``(indices, weights)`` with sorted int64 indices and the inverse inc
 probabilities as float64 weights (1 / p_i for the Bernoulli rule; 1 / min(1, s q_i), q = w / Σw,
 the first-order inclusion probability, for fixed-size draws).
 """
+
 from __future__ import annotations
 
 import numpy as np

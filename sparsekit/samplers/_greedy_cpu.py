@@ -8,6 +8,7 @@ get crit = −inf.
 The updates are serial ``nogil`` Numba kernels over a range of points, run on ranges from
 several threads by :func:`sparsekit._row_ranges.run_row_ranges` (no ``parallel=True``).
 """
+
 import numpy as np
 from numba import njit
 
@@ -23,8 +24,9 @@ def sketch_step(D, P, c, u, thr, crit, n_jobs=None):
     D holds (Ψ Ψᵀ − CᵀC) Ξ, the sketched residual Gram rows (poster: M − N). ``n_jobs``:
     threads (default: :func:`sparsekit._threads.effective_n_jobs`).
     """
-    run_row_ranges(_sketch_rows, D.shape[0], D, P, c, u, thr, crit, n_jobs=n_jobs,
-                   min_rows=MIN_PARALLEL_ROWS)
+    run_row_ranges(
+        _sketch_rows, D.shape[0], D, P, c, u, thr, crit, n_jobs=n_jobs, min_rows=MIN_PARALLEL_ROWS
+    )
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
@@ -47,8 +49,19 @@ def exact_step(num, P, c, Rc, cc, thr, crit, n_jobs=None):
     num[i] = ‖(K − CᵀC) e_i‖² before the update (R − c cᵀ replaces the residual R).
     O(1) per point: threads pay only for large n. ``n_jobs`` as :func:`sketch_step`.
     """
-    run_row_ranges(_exact_rows, num.shape[0], num, P, c, Rc, cc, thr, crit, n_jobs=n_jobs,
-                   min_rows=16 * MIN_PARALLEL_ROWS)
+    run_row_ranges(
+        _exact_rows,
+        num.shape[0],
+        num,
+        P,
+        c,
+        Rc,
+        cc,
+        thr,
+        crit,
+        n_jobs=n_jobs,
+        min_rows=16 * MIN_PARALLEL_ROWS,
+    )
 
 
 @njit(cache=True, nogil=True, error_model="numpy")

@@ -10,6 +10,7 @@ parallel: 0.43 s on 1 thread, 0.22 s on 2 for the same work.
 Both functions work on a Fortran-ordered float64 square array in place and return LAPACK's
 ``info`` (0 on success).
 """
+
 from __future__ import annotations
 
 import ctypes
@@ -31,8 +32,9 @@ def _lapack_function(name: str, n_chars: int):
     get_pointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
     address = get_pointer(capsule, get_name(capsule))
     # (char* x n_chars, int* n, double* a, int* lda, int* info)
-    prototype = ctypes.CFUNCTYPE(None, *([ctypes.c_char_p] * n_chars), _INT_P, ctypes.c_void_p,
-                                 _INT_P, _INT_P)
+    prototype = ctypes.CFUNCTYPE(
+        None, *([ctypes.c_char_p] * n_chars), _INT_P, ctypes.c_void_p, _INT_P, _INT_P
+    )
     return prototype(address)
 
 
@@ -47,8 +49,7 @@ def _get(name: str, n_chars: int):
 
 
 def _check(A: np.ndarray) -> None:
-    if A.dtype != np.float64 or not A.flags.f_contiguous or A.ndim != 2 \
-            or A.shape[0] != A.shape[1]:
+    if A.dtype != np.float64 or not A.flags.f_contiguous or A.ndim != 2 or A.shape[0] != A.shape[1]:
         raise ValueError("expected a square Fortran-ordered float64 array")
 
 
@@ -67,6 +68,7 @@ def trtri_upper(U: np.ndarray) -> int:
     _check(U)
     n = ctypes.c_int(U.shape[0])
     info = ctypes.c_int(0)
-    _get("dtrtri", 2)(b"U", b"N", ctypes.byref(n), U.ctypes.data, ctypes.byref(n),
-                      ctypes.byref(info))
+    _get("dtrtri", 2)(
+        b"U", b"N", ctypes.byref(n), U.ctypes.data, ctypes.byref(n), ctypes.byref(info)
+    )
     return info.value

@@ -9,6 +9,7 @@ Numba and the kernels' ``exp`` run on one thread (the library's process-wide BLA
 ``set_num_threads``, which :func:`sparsekit._threads.effective_n_jobs` reads). The blocks' heavy
 steps (BLAS, LAPACK, NumPy ufuncs) release the GIL, so the threads run them in parallel.
 """
+
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor

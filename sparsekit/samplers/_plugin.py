@@ -4,6 +4,7 @@ Every built-in sampler accepts graphs (it touches the data only through the kern
 parameters that read raw vectors: ``lam="inverse-mean-norm"`` and ``greedy-trace`` with
 ``approximate=True``; the sampler object's ``accepts`` attribute tells.
 """
+
 from ..plugins import Registration, hookimpl
 from .greedy import GreedyTraceSampler
 from .recursive import RecursiveRLSSampler
@@ -19,10 +20,20 @@ def sparsekit_samplers():
         summary="uniform landmarks, with or without replacement",
         accepts="any",
     )
-    yield Registration("diagonal", DiagonalSampler, aliases=("drineas-mahoney",),
-                       summary="landmarks ∝ k(x_i, x_i) (Drineas & Mahoney 2005)", accepts="any")
-    yield Registration("rls", ExactRLSSampler, aliases=("exact-rls",),
-                       summary="exact ridge leverage scores (Cholesky; n×n Gram)", accepts="any")
+    yield Registration(
+        "diagonal",
+        DiagonalSampler,
+        aliases=("drineas-mahoney",),
+        summary="landmarks ∝ k(x_i, x_i) (Drineas & Mahoney 2005)",
+        accepts="any",
+    )
+    yield Registration(
+        "rls",
+        ExactRLSSampler,
+        aliases=("exact-rls",),
+        summary="exact ridge leverage scores (Cholesky; n×n Gram)",
+        accepts="any",
+    )
     yield Registration(
         "two-pass-rls",
         TwoPassRLSSampler,
@@ -44,6 +55,10 @@ def sparsekit_samplers():
         summary="recursive RLS (Musco & Musco 2017), user or adaptive λ",
         accepts="any",
     )
-    yield Registration("greedy-trace", GreedyTraceSampler, aliases=("greedy",),
-                       summary="greedy residual-trace minimization, exact or random-feature sketch",
-                       accepts="any")
+    yield Registration(
+        "greedy-trace",
+        GreedyTraceSampler,
+        aliases=("greedy",),
+        summary="greedy residual-trace minimization, exact or random-feature sketch",
+        accepts="any",
+    )

@@ -10,6 +10,7 @@ With K + λI = UᵀU (Cholesky, upper U), (K + λI)⁻¹ = U⁻¹ U⁻ᵀ, so [(
 norm of row i of U⁻¹: one ``potrf`` and one ``trtri`` (2m³/3 flops) instead of an LU inverse
 (2m³).
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -75,7 +76,7 @@ def cholesky_upper(A: np.ndarray, what: str) -> np.ndarray:
     """Upper Cholesky factor U (UᵀU = A) of a float64 SPD matrix (Fortran order, lower triangle
     zero; LAPACK with the GIL released)."""
     A = np.array(A, dtype=np.float64, order="C")
-    U = A.T                       # A is symmetric: the same matrix in Fortran order
+    U = A.T  # A is symmetric: the same matrix in Fortran order
     if potrf_upper(U) != 0:
         raise _not_pd(what)
     return np.asfortranarray(np.triu(U))

@@ -28,6 +28,7 @@ landmarks from their scores in one of two modes (see :mod:`sparsekit.samplers._d
   independently with probability p_i = min(1, 16 l_i log(Σ_j l_j / ρ)); the number of landmarks
   is random and ``n_landmarks`` is only a cap.
 """
+
 from __future__ import annotations
 
 import numbers
@@ -152,8 +153,9 @@ class Sampler(ParamsMixin, ABC):
     accepts = ("vectors", "graphs")
 
     @abstractmethod
-    def sample(self, X: Any, kernel: Any, n_landmarks: int,
-               random_state: RandomStateLike = None) -> Landmarks:
+    def sample(
+        self, X: Any, kernel: Any, n_landmarks: int, random_state: RandomStateLike = None
+    ) -> Landmarks:
         """Choose ``n_landmarks`` landmarks of ``X`` for ``kernel``.
 
         Parameters
@@ -241,8 +243,10 @@ class Sampler(ParamsMixin, ABC):
         return Landmarks(idx, kernel.take(Xp, idx), np.asarray(weights, dtype=np.float64))
 
     def _graph_hint(self) -> str:
-        return "use a sampler that accepts graphs (uniform, diagonal, rls, two-pass-rls, " \
-               "dac-rls, recursive-rls, greedy-trace with approximate=False)"
+        return (
+            "use a sampler that accepts graphs (uniform, diagonal, rls, two-pass-rls, "
+            "dac-rls, recursive-rls, greedy-trace with approximate=False)"
+        )
 
 
 class _LamAccepts:
@@ -253,8 +257,12 @@ class _LamAccepts:
 
     def __get__(self, obj, cls):
         lam = getattr(obj, "lam", None) if obj is not None else None
-        if obj is not None and obj.uses_lam and isinstance(lam, str) \
-                and normalize_name(lam) == "inverse-mean-norm":
+        if (
+            obj is not None
+            and obj.uses_lam
+            and isinstance(lam, str)
+            and normalize_name(lam) == "inverse-mean-norm"
+        ):
             return ("vectors",)
         return ("vectors", "graphs")
 
@@ -322,8 +330,13 @@ class ScoreSampler(Sampler):
         samplers whose score computation depends on it (recursive RLS).
         """
 
-    def scores(self, X: Any, kernel: Any, lam: float | str | None = None,
-               random_state: RandomStateLike = None) -> np.ndarray:
+    def scores(
+        self,
+        X: Any,
+        kernel: Any,
+        lam: float | str | None = None,
+        random_state: RandomStateLike = None,
+    ) -> np.ndarray:
         """Compute the importance scores of every sample of ``X``.
 
         Parameters
@@ -347,8 +360,9 @@ class ScoreSampler(Sampler):
         lam_value = self._resolve_lam(Xp, kernel, lam) if self.uses_lam else None
         return self._scores(Xp, kernel, lam_value, check_random_state(random_state))
 
-    def sample(self, X: Any, kernel: Any, n_landmarks: int,
-               random_state: RandomStateLike = None) -> Landmarks:
+    def sample(
+        self, X: Any, kernel: Any, n_landmarks: int, random_state: RandomStateLike = None
+    ) -> Landmarks:
         """Draw landmarks from the scores (``mode="fixed"`` or ``"bernoulli"``).
 
         In ``"bernoulli"`` mode ``n_landmarks`` caps the random number of landmarks (``None``:
@@ -393,5 +407,6 @@ class ScoreSampler(Sampler):
                 keep = np.sort(rng.choice(len(idx), n_landmarks, replace=False))
                 idx, weights = idx[keep], weights[keep]
         return self.make_landmarks(Xp, kernel, idx, weights)
+
 
 __all__ = ["Landmarks", "Sampler", "ScoreSampler"]

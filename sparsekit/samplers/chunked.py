@@ -26,6 +26,7 @@ Built-in implementations:
   arrays, so that ``DACRLSSampler(lam).scores_for_partition(X, kernel,
   dac_chunk_partition(...))`` reproduces the chunked scores in memory.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -123,17 +124,26 @@ def check_chunked_landmarks(result: Any, n: int, sampler: Any) -> tuple[np.ndarr
     """
     who = f"sampler {getattr(sampler, 'name', type(sampler).__name__)!r}"
     if not isinstance(result, tuple) or len(result) != 2:
-        raise TypeError(f"{who}: sample_chunked must return (indices, weights), got "
-                        f"{type(result).__name__}")
+        raise TypeError(
+            f"{who}: sample_chunked must return (indices, weights), got {type(result).__name__}"
+        )
     indices = np.asarray(result[0])
     weights = np.asarray(result[1], dtype=np.float64)
-    if indices.ndim != 1 or indices.size == 0 or indices.dtype.kind not in "iu" \
-            or indices.min() < 0 or indices.max() >= n:
-        raise ValueError(f"{who}: sample_chunked returned invalid landmark indices (need a "
-                         f"non-empty 1-D integer array of positions in [0, {n}))")
+    if (
+        indices.ndim != 1
+        or indices.size == 0
+        or indices.dtype.kind not in "iu"
+        or indices.min() < 0
+        or indices.max() >= n
+    ):
+        raise ValueError(
+            f"{who}: sample_chunked returned invalid landmark indices (need a "
+            f"non-empty 1-D integer array of positions in [0, {n}))"
+        )
     if weights.shape != indices.shape:
-        raise ValueError(f"{who}: sample_chunked returned {weights.size} weights for "
-                         f"{indices.size} landmarks")
+        raise ValueError(
+            f"{who}: sample_chunked returned {weights.size} weights for {indices.size} landmarks"
+        )
     return indices.astype(np.int64, copy=False), weights
 
 
@@ -147,13 +157,16 @@ def integer_seed(random_state: RandomStateLike) -> int:
 def check_numeric_lam(lam: Any) -> float:
     """λ as a number: a rule such as ``"inverse-mean-norm"`` needs a pass over all the data."""
     if isinstance(lam, (str, bool)):
-        raise TypeError(f"lam must be a number for chunked data (got {lam!r}); compute the "
-                        "rule's value on the data first")
+        raise TypeError(
+            f"lam must be a number for chunked data (got {lam!r}); compute the "
+            "rule's value on the data first"
+        )
     return check_scalar(lam, "lam", low=0.0)
 
 
 def chunk_seeds(n_chunks: int, seed: int) -> list:
     """One :class:`numpy.random.SeedSequence` per chunk, spawned from ``seed``."""
     return np.random.SeedSequence(int(seed)).spawn(n_chunks)
+
 
 __all__ = ["ChunkedData", "supports_chunked", "check_chunked_landmarks"]

@@ -28,6 +28,7 @@ are broken uniformly at random as in the poster. When no point is selectable any
 residual trace is numerically 0) the selection stops early with a warning. Landmarks are
 returned in selection order, so every prefix is the greedy solution of its size.
 """
+
 from __future__ import annotations
 
 import numbers
@@ -62,8 +63,9 @@ def _pick(crit: np.ndarray, rng: np.random.Generator) -> int:
     return int(cand[0]) if cand.size == 1 else int(rng.choice(cand))
 
 
-def greedy_sketch_select(Psi: np.ndarray, Xi: np.ndarray, n_select: int,
-                         rng: np.random.Generator) -> np.ndarray:
+def greedy_sketch_select(
+    Psi: np.ndarray, Xi: np.ndarray, n_select: int, rng: np.random.Generator
+) -> np.ndarray:
     """The poster's greedy selection on explicit features ``Psi`` (n, f) with sketch ``Xi`` (n, ξ).
 
     Returns the selected row indices (int64, selection order; fewer than ``n_select`` when the
@@ -74,7 +76,7 @@ def greedy_sketch_select(Psi: np.ndarray, Xi: np.ndarray, n_select: int,
     n = Psi.shape[0]
     P = np.einsum("ij,ij->i", Psi, Psi)
     thr = SELECTABLE_RTOL * max(float(P.max()), np.finfo(np.float64).tiny)
-    D = Psi @ (Psi.T @ Xi)                                   # M = ΨΨᵀΞ, O(n f ξ)
+    D = Psi @ (Psi.T @ Xi)  # M = ΨΨᵀΞ, O(n f ξ)
     crit = np.where(P > thr, np.einsum("ij,ij->i", D, D) / np.where(P > thr, P, 1.0), -np.inf)
     C = np.zeros((n_select, n))
     chosen = []
@@ -112,16 +114,20 @@ def check_positive_diagonal(P, kernel):
         )
 
 
-def greedy_exact_select(Xp, kernel, n_select: int, rng: np.random.Generator,
-                        cache_gram: bool = False, n_jobs: int = 1) -> np.ndarray:
+def greedy_exact_select(
+    Xp, kernel, n_select: int, rng: np.random.Generator, cache_gram: bool = False, n_jobs: int = 1
+) -> np.ndarray:
     """Exact greedy residual-trace selection through the kernel (indices in selection order).
 
     Without ``cache_gram`` every step streams K in row blocks, ``n_jobs`` blocks at a time.
     """
     n = kernel.n_samples(Xp)
     if cache_gram:
-        check_allocation(dense_gram_bytes(n), f"greedy-trace with cache_gram=True on {n} samples",
-                         "use cache_gram=False, which streams the Gram matrix in row blocks")
+        check_allocation(
+            dense_gram_bytes(n),
+            f"greedy-trace with cache_gram=True on {n} samples",
+            "use cache_gram=False, which streams the Gram matrix in row blocks",
+        )
     K = _gram64(kernel, Xp) if cache_gram else None
     step = _row_step(n)
 
@@ -166,8 +172,11 @@ def greedy_exact_select(Xp, kernel, n_select: int, rng: np.random.Generator,
             j = _pick(crit, rng)
             if j < 0:
                 break
-            col = K[:, j].copy() if K is not None else \
-                _gram64(kernel, Xp, kernel.take(Xp, np.array([j])))[:, 0]
+            col = (
+                K[:, j].copy()
+                if K is not None
+                else _gram64(kernel, Xp, kernel.take(Xp, np.array([j])))[:, 0]
+            )
             c = col - C[:k].T @ C[:k, j] if k else col
             c /= np.sqrt(P[j])
             c[~(P > thr)] = 0.0
@@ -215,8 +224,13 @@ class GreedyTraceSampler(Sampler):
     name = "greedy-trace"
     accepts = _Accepts()
 
-    def __init__(self, approximate: bool = False, n_features: int = 64, sketch_size: int = 64,
-                 cache_gram: bool = False):
+    def __init__(
+        self,
+        approximate: bool = False,
+        n_features: int = 64,
+        sketch_size: int = 64,
+        cache_gram: bool = False,
+    ):
         self.approximate: bool = approximate
         self.n_features: int = n_features
         self.sketch_size: int = sketch_size
@@ -227,18 +241,21 @@ class GreedyTraceSampler(Sampler):
         for flag in ("approximate", "cache_gram"):
             if not isinstance(getattr(self, flag), (bool, np.bool_)):
                 raise TypeError(f"{flag} must be True or False, got {getattr(self, flag)!r}")
-        f = check_scalar(self.n_features, "n_features", kind=numbers.Integral, low=2,
-                         low_inclusive=True)
+        f = check_scalar(
+            self.n_features, "n_features", kind=numbers.Integral, low=2, low_inclusive=True
+        )
         if f % 2:
             raise ValueError(f"n_features must be even (cos/sin pairs), got {f}; use {f + 1}")
-        check_scalar(self.sketch_size, "sketch_size", kind=numbers.Integral, low=1,
-                     low_inclusive=True)
+        check_scalar(
+            self.sketch_size, "sketch_size", kind=numbers.Integral, low=1, low_inclusive=True
+        )
 
     def _graph_hint(self) -> str:
         return "approximate=True reads the raw vectors; use approximate=False with graph kernels"
 
-    def sample(self, X: Any, kernel: Any, n_landmarks: int,
-               random_state: RandomStateLike = None) -> Landmarks:
+    def sample(
+        self, X: Any, kernel: Any, n_landmarks: int, random_state: RandomStateLike = None
+    ) -> Landmarks:
         self._check_params()
         Xp = self.prepare_input(X, kernel)  # refuses graphs first when approximate=True
         if self.approximate and getattr(kernel, "name", None) not in ("rbf", "laplacian"):
@@ -255,8 +272,9 @@ class GreedyTraceSampler(Sampler):
             Xi = rng.standard_normal((n, int(self.sketch_size))) / np.sqrt(self.sketch_size)
             idx = greedy_sketch_select(Psi, Xi, s, rng)
         else:
-            idx = greedy_exact_select(Xp, kernel, s, rng, cache_gram=bool(self.cache_gram),
-                                      n_jobs=default_n_jobs(None))
+            idx = greedy_exact_select(
+                Xp, kernel, s, rng, cache_gram=bool(self.cache_gram), n_jobs=default_n_jobs(None)
+            )
         if idx.size < s:
             warnings.warn(
                 f"greedy-trace stopped after {idx.size} of {s} landmarks: the residual trace is "
@@ -265,5 +283,6 @@ class GreedyTraceSampler(Sampler):
                 stacklevel=2,
             )
         return self.make_landmarks(Xp, kernel, idx, np.ones(idx.size))
+
 
 __all__ = ["GreedyTraceSampler"]

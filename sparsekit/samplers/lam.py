@@ -8,6 +8,7 @@
 The recursive-RLS sampler adds its own ``"adaptive"`` mode (see
 :mod:`sparsekit.samplers.recursive`).
 """
+
 from __future__ import annotations
 
 import numbers
@@ -60,9 +61,7 @@ def check_lam(lam: float | str, rules: Sequence[str] = LAM_RULES) -> float | str
         return check_option(lam, "lam rule", rules)
     if isinstance(lam, bool) or not isinstance(lam, numbers.Real):
         named = f" or one of {list(rules)}" if rules else ""
-        raise TypeError(
-            f"lam must be a positive number{named}, got {lam!r} ({type(lam).__name__})"
-        )
+        raise TypeError(f"lam must be a positive number{named}, got {lam!r} ({type(lam).__name__})")
     if not lam > 0:
         raise ValueError(f"lam must be > 0 (the ridge parameter λ), got {lam!r}; try lam=1.0")
     return check_positive(lam, "lam")
@@ -80,8 +79,9 @@ def inverse_mean_norm(X: np.ndarray) -> float:
     return 1.0 / mean
 
 
-def resolve_lam(lam: float | str, Xp: Any, kernel: Kernel,
-                rules: Sequence[str] = LAM_RULES) -> float | str:
+def resolve_lam(
+    lam: float | str, Xp: Any, kernel: Kernel, rules: Sequence[str] = LAM_RULES
+) -> float | str:
     """Return the numeric λ for prepared data ``Xp``.
 
     Parameters
@@ -109,13 +109,17 @@ def resolve_lam(lam: float | str, Xp: Any, kernel: Kernel,
     if not isinstance(lam, str):
         return lam
     if lam == "inverse-mean-norm":
-        if getattr(kernel, "accepts", "vectors") != "vectors" or not isinstance(Xp, np.ndarray) \
-                or Xp.ndim != 2:
+        if (
+            getattr(kernel, "accepts", "vectors") != "vectors"
+            or not isinstance(Xp, np.ndarray)
+            or Xp.ndim != 2
+        ):
             raise ValueError(
                 "lam='inverse-mean-norm' reads the raw vectors and cannot be used with a graph "
                 "kernel; give lam as a number"
             )
         return inverse_mean_norm(Xp)
     return lam
+
 
 __all__ = ["resolve_lam", "check_lam"]

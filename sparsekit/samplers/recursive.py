@@ -26,6 +26,7 @@ s is the ``n_landmarks`` of :meth:`~sparsekit.samplers.base.ScoreSampler.sample`
 ⌈√n⌉. Cost Θ(n s²) (every level streams K_{level,S} in row blocks and solves with one Cholesky
 factor, so memory stays O(s² + block · s)).
 """
+
 from __future__ import annotations
 
 import math
@@ -69,9 +70,9 @@ def level_estimates(Xp, kernel, rows, S_idx, w, lam, kdiag, n_jobs=1) -> np.ndar
     step = _row_step(S_idx.size)
 
     def work(r0):
-        part = rows[r0:r0 + step]
+        part = rows[r0 : r0 + step]
         q = quadratic_rows(_gram64(kernel, kernel.take(Xp, part), XS), Uinv)
-        out[r0:r0 + step] = np.maximum(0.0, kdiag[part] - q) / lam
+        out[r0 : r0 + step] = np.maximum(0.0, kdiag[part] - q) / lam
 
     run_blocks(work, range(0, rows.size, step), n_jobs)
     return out
@@ -91,7 +92,7 @@ def recursive_scores(
         sizes.append(math.ceil(sizes[-1] / 2))
     perm = rng.permutation(n)
     kdiag = np.asarray(kernel.diag(Xp), dtype=np.float64)
-    sample = np.arange(sizes[-1])           # positions in perm of the current dictionary
+    sample = np.arange(sizes[-1])  # positions in perm of the current dictionary
     w = np.ones(sample.size)
 
     def lam_at(S_idx, w):
@@ -146,8 +147,14 @@ class RecursiveRLSSampler(ScoreSampler):
 
     name = "recursive-rls"
 
-    def __init__(self, lam: float | str = "adaptive", level_size: int | None = None,
-                 n_jobs: int | None = None, mode: str = "fixed", rho: float = 0.1):
+    def __init__(
+        self,
+        lam: float | str = "adaptive",
+        level_size: int | None = None,
+        n_jobs: int | None = None,
+        mode: str = "fixed",
+        rho: float = 0.1,
+    ):
         self.lam: float | str = lam
         self.level_size: int | None = level_size
         self.n_jobs: int | None = n_jobs
@@ -161,8 +168,9 @@ class RecursiveRLSSampler(ScoreSampler):
 
     def _check_level_size(self):
         if self.level_size is not None:
-            check_scalar(self.level_size, "level_size", kind=numbers.Integral, low=1,
-                         low_inclusive=True)
+            check_scalar(
+                self.level_size, "level_size", kind=numbers.Integral, low=1, low_inclusive=True
+            )
         if self.n_jobs is not None:
             check_scalar(self.n_jobs, "n_jobs", kind=numbers.Integral, low=1, low_inclusive=True)
 
@@ -178,5 +186,6 @@ class RecursiveRLSSampler(ScoreSampler):
         with single_threaded():  # the small factorizations; row blocks run on n_jobs threads
             scores = recursive_scores(Xp, kernel, s, lam, rng, default_n_jobs(self.n_jobs))
         return scores.astype(_score_dtype(Xp), copy=False)
+
 
 __all__ = ["RecursiveRLSSampler"]

@@ -23,6 +23,7 @@ Cholesky factorization (see :mod:`sparsekit.samplers._rls_cpu`).
   Θ(Σ m_i³) = Θ(n m²) (the conclusion of Chapter 3, thesis §3.4, prints "Θ(nm)", a typo for the
   Θ(nm²) of §3.2).
 """
+
 from __future__ import annotations
 
 import math
@@ -83,9 +84,11 @@ def exact_rls(Xp: Any, kernel: Kernel, lam: float) -> np.ndarray:
         ``l_i = (K (K + λI)⁻¹)_ii``.
     """
     n = kernel.n_samples(Xp)
-    check_allocation(dense_gram_bytes(n, getattr(getattr(Xp, "dtype", None), "itemsize", 8)),
-                     f"exact RLS ('rls') of {n} samples", "use 'dac-rls' or 'recursive-rls', "
-                     "which never form the n x n Gram matrix")
+    check_allocation(
+        dense_gram_bytes(n, getattr(getattr(Xp, "dtype", None), "itemsize", 8)),
+        f"exact RLS ('rls') of {n} samples",
+        "use 'dac-rls' or 'recursive-rls', which never form the n x n Gram matrix",
+    )
     with progress(2, f"exact RLS, n={n} (Gram, Cholesky)", unit="step") as bar:
         with single_threaded_numba():
             K = _gram64(kernel, Xp)
@@ -99,8 +102,9 @@ def exact_rls(Xp: Any, kernel: Kernel, lam: float) -> np.ndarray:
     return scores
 
 
-def dac_rls(Xp: Any, kernel: Kernel, lam: float, blocks: Sequence[ArrayLike],
-            n_jobs: int = 1) -> np.ndarray:
+def dac_rls(
+    Xp: Any, kernel: Kernel, lam: float, blocks: Sequence[ArrayLike], n_jobs: int = 1
+) -> np.ndarray:
     """DAC-RLS scores for an explicit partition ``blocks`` (a sequence of index arrays).
 
     Each sample gets the exact ridge leverage score of its own block with the global ``lam``.
@@ -152,7 +156,7 @@ def random_partition(n: int, block_size: int, rng: np.random.Generator) -> list[
         The chunks.
     """
     perm = rng.permutation(n)
-    return [perm[i:i + block_size] for i in range(0, n, block_size)]
+    return [perm[i : i + block_size] for i in range(0, n, block_size)]
 
 
 def _score_dtype(Xp):
@@ -239,8 +243,14 @@ class TwoPassRLSSampler(ScoreSampler):
     name = "two-pass-rls"
     overestimates = False
 
-    def __init__(self, lam: float | str = 1.0, n_first: int | None = None,
-                 n_jobs: int | None = None, mode: str = "fixed", rho: float = 0.1):
+    def __init__(
+        self,
+        lam: float | str = 1.0,
+        n_first: int | None = None,
+        n_jobs: int | None = None,
+        mode: str = "fixed",
+        rho: float = 0.1,
+    ):
         self.lam: float | str = lam
         self.n_first: int | None = n_first
         self.n_jobs: int | None = n_jobs
@@ -261,7 +271,7 @@ class TwoPassRLSSampler(ScoreSampler):
         m = min(n, math.isqrt(n - 1) + 1 if self.n_first is None else int(self.n_first))
         first = np.sort(rng.choice(n, m, replace=False))
         S0 = kernel.take(Xp, first)
-        M = nystrom_factor(_gram64(kernel, S0))          # K_{S0}^{+1/2} = M Mᵀ
+        M = nystrom_factor(_gram64(kernel, S0))  # K_{S0}^{+1/2} = M Mᵀ
         r = M.shape[1]
         out = np.zeros(n, dtype=np.float64)
         if r == 0:
@@ -327,8 +337,14 @@ class DACRLSSampler(ScoreSampler):
 
     name = "dac-rls"
 
-    def __init__(self, lam: float | str = 1.0, block_size: int | None = None,
-                 n_jobs: int | None = None, mode: str = "fixed", rho: float = 0.1):
+    def __init__(
+        self,
+        lam: float | str = 1.0,
+        block_size: int | None = None,
+        n_jobs: int | None = None,
+        mode: str = "fixed",
+        rho: float = 0.1,
+    ):
         self.lam: float | str = lam
         self.block_size: int | None = block_size
         self.n_jobs: int | None = n_jobs
@@ -339,8 +355,9 @@ class DACRLSSampler(ScoreSampler):
 
     def _check_sizes(self):
         if self.block_size is not None:
-            check_scalar(self.block_size, "block_size", kind=numbers.Integral, low=1,
-                         low_inclusive=True)
+            check_scalar(
+                self.block_size, "block_size", kind=numbers.Integral, low=1, low_inclusive=True
+            )
         if self.n_jobs is not None:
             check_scalar(self.n_jobs, "n_jobs", kind=numbers.Integral, low=1, low_inclusive=True)
 
@@ -354,8 +371,9 @@ class DACRLSSampler(ScoreSampler):
         blocks = random_partition(n, m, rng)
         return dac_rls(Xp, kernel, lam, blocks, self._n_jobs()).astype(_score_dtype(Xp), copy=False)
 
-    def scores_for_partition(self, X: Any, kernel: Any, blocks: Iterable[ArrayLike],
-                             lam: float | str | None = None) -> np.ndarray:
+    def scores_for_partition(
+        self, X: Any, kernel: Any, blocks: Iterable[ArrayLike], lam: float | str | None = None
+    ) -> np.ndarray:
         """Compute the DAC scores for a given partition of ``X``.
 
         Parameters
@@ -386,11 +404,13 @@ class DACRLSSampler(ScoreSampler):
         if not np.all(seen == 1):
             raise ValueError("blocks must be disjoint and cover every sample exactly once")
         lam_value = self._resolve_lam(Xp, kernel, lam)
-        return dac_rls(Xp, kernel, lam_value, [b for b in parts if b.size], self._n_jobs()) \
-            .astype(_score_dtype(Xp), copy=False)
+        return dac_rls(Xp, kernel, lam_value, [b for b in parts if b.size], self._n_jobs()).astype(
+            _score_dtype(Xp), copy=False
+        )
 
-    def sample_chunked(self, data: ChunkedData, kernel: Any, n_landmarks: int,
-                       random_state: RandomStateLike = None) -> tuple[np.ndarray, np.ndarray]:
+    def sample_chunked(
+        self, data: ChunkedData, kernel: Any, n_landmarks: int, random_state: RandomStateLike = None
+    ) -> tuple[np.ndarray, np.ndarray]:
         """Draw landmarks of data held in row chunks (:mod:`sparsekit.samplers.chunked`).
 
         The DAC scores of each chunk are computed where it is (blocks inside chunks:
@@ -422,8 +442,9 @@ class DACRLSSampler(ScoreSampler):
             ``lam`` given as a rule (it needs a pass over all the data: compute its value).
         """
         if self.mode != "fixed":
-            raise ValueError("the chunked DAC-RLS path draws a fixed number of landmarks; use "
-                             "mode='fixed'")
+            raise ValueError(
+                "the chunked DAC-RLS path draws a fixed number of landmarks; use mode='fixed'"
+            )
         n_landmarks = check_n_landmarks(n_landmarks, data.n_samples)
         scores = chunked_dac_scores(data, kernel, self.lam, self.block_size, random_state)
         return _draw.fixed_size(scores, n_landmarks, check_random_state(random_state))
@@ -442,8 +463,9 @@ def _chunk_blocks(size: int, m: int, seed_seq) -> list:
     return random_partition(size, m, np.random.default_rng(seed_seq))
 
 
-def dac_chunk_partition(chunk_sizes: Sequence[int], block_size: int | None = None,
-                        random_state: RandomStateLike = None) -> list:
+def dac_chunk_partition(
+    chunk_sizes: Sequence[int], block_size: int | None = None, random_state: RandomStateLike = None
+) -> list:
     """The DAC-RLS partition over row chunks of sizes ``chunk_sizes``, as global index arrays
     (module docstring)."""
     n = int(sum(chunk_sizes))
@@ -456,8 +478,9 @@ def dac_chunk_partition(chunk_sizes: Sequence[int], block_size: int | None = Non
     return blocks
 
 
-def dac_chunk_scores(chunk: np.ndarray, index: int, kernel: Any, lam: float, m: int,
-                     seeds: Sequence) -> np.ndarray:
+def dac_chunk_scores(
+    chunk: np.ndarray, index: int, kernel: Any, lam: float, m: int, seeds: Sequence
+) -> np.ndarray:
     """DAC-RLS scores (float64) of the rows of chunk ``index``, its blocks drawn with
     ``seeds[index]`` (a function of one chunk, run where the chunk is)."""
     blocks = _chunk_blocks(chunk.shape[0], m, seeds[index])
@@ -465,8 +488,9 @@ def dac_chunk_scores(chunk: np.ndarray, index: int, kernel: Any, lam: float, m: 
     return scores.astype(np.float64)
 
 
-def chunked_dac_scores(data: ChunkedData, kernel: Any, lam: Any, block_size: int | None,
-                       random_state: RandomStateLike) -> np.ndarray:
+def chunked_dac_scores(
+    data: ChunkedData, kernel: Any, lam: Any, block_size: int | None, random_state: RandomStateLike
+) -> np.ndarray:
     """The DAC-RLS scores of every row of ``data``, computed chunk by chunk (module docstring);
     float64 of shape (n,)."""
     lam = check_numeric_lam(lam)
@@ -474,7 +498,12 @@ def chunked_dac_scores(data: ChunkedData, kernel: Any, lam: Any, block_size: int
     seeds = chunk_seeds(len(data.chunk_sizes), integer_seed(random_state))
     return np.concatenate(data.map_chunks(dac_chunk_scores, kernel, lam, m, seeds))
 
+
 __all__ = [
-    "ExactRLSSampler", "TwoPassRLSSampler", "DACRLSSampler", "exact_rls", "dac_rls",
+    "ExactRLSSampler",
+    "TwoPassRLSSampler",
+    "DACRLSSampler",
+    "exact_rls",
+    "dac_rls",
     "random_partition",
 ]

@@ -6,6 +6,7 @@
 - ``diagonal``: Drineas & Mahoney (2005), p_i = K_ii / Σ_j K_jj (Cherfaoui 2022, PhD thesis,
   §3.1.2); for kernels with a constant diagonal (RBF, Laplacian) this is uniform sampling.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -32,15 +33,17 @@ class UniformSampler(Sampler):
     def __init__(self, replace: bool = False) -> None:
         self.replace = replace
 
-    def sample(self, X: Any, kernel: Any, n_landmarks: int,
-               random_state: RandomStateLike = None) -> Landmarks:
+    def sample(
+        self, X: Any, kernel: Any, n_landmarks: int, random_state: RandomStateLike = None
+    ) -> Landmarks:
         self._check_replace()
         Xp = self.prepare_input(X, kernel)
         idx, weights = self._draw(kernel.n_samples(Xp), n_landmarks, random_state)
         return self.make_landmarks(Xp, kernel, idx, weights)
 
-    def sample_chunked(self, data: ChunkedData, kernel: Any, n_landmarks: int,
-                       random_state: RandomStateLike = None) -> tuple[np.ndarray, np.ndarray]:
+    def sample_chunked(
+        self, data: ChunkedData, kernel: Any, n_landmarks: int, random_state: RandomStateLike = None
+    ) -> tuple[np.ndarray, np.ndarray]:
         """Draw uniform landmarks of data held in row chunks (:mod:`sparsekit.samplers.chunked`).
 
         They are drawn from n alone, as :meth:`sample` draws them for the same seed; no chunk
@@ -111,5 +114,6 @@ class DiagonalSampler(ScoreSampler):
                 "needs a positive semi-definite kernel"
             )
         return d
+
 
 __all__ = ["UniformSampler", "DiagonalSampler"]

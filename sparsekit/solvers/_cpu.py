@@ -18,6 +18,7 @@ Two kinds of kernels:
 
 A ``status`` entry per signal records why it stopped (see the ``STOP_*`` constants).
 """
+
 import numpy as np
 from numba import njit
 
@@ -125,8 +126,24 @@ def _dot(a, b):
 # Matching Pursuit
 # ---------------------------------------------------------------------------------------------
 @njit(cache=True, nogil=True, error_model="numpy")
-def mp_gram(lo, hi, G, C0, y_sq, norms_sq, inv_norms, n_iter_max, tol, corr_floor,
-            coef, support, res, n_iter, status, c):
+def mp_gram(
+    lo,
+    hi,
+    G,
+    C0,
+    y_sq,
+    norms_sq,
+    inv_norms,
+    n_iter_max,
+    tol,
+    corr_floor,
+    coef,
+    support,
+    res,
+    n_iter,
+    status,
+    c,
+):
     """Matching Pursuit on correlations for the signals ``lo <= j < hi`` (Mallat & Zhang 1993;
     Cherfaoui 2022, PhD thesis, §2.2, Alg. 1 with the MP update).
 
@@ -168,8 +185,26 @@ def mp_gram(lo, hi, G, C0, y_sq, norms_sq, inv_norms, n_iter_max, tol, corr_floo
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def mp_step(lo, hi, k, rows, C, Dt, R, norms_sq, inv_norms, n_iter_max, tol, corr_floor,
-            coef, support, res, n_iter, status, active):
+def mp_step(
+    lo,
+    hi,
+    k,
+    rows,
+    C,
+    Dt,
+    R,
+    norms_sq,
+    inv_norms,
+    n_iter_max,
+    tol,
+    corr_floor,
+    coef,
+    support,
+    res,
+    n_iter,
+    status,
+    active,
+):
     """One Matching Pursuit step for the signals ``rows[lo:hi]`` given their correlations ``C``."""
     d = Dt.shape[1]
     for t in range(lo, hi):
@@ -204,8 +239,28 @@ def mp_step(lo, hi, k, rows, C, Dt, R, norms_sq, inv_norms, n_iter_max, tol, cor
 # Orthogonal Matching Pursuit
 # ---------------------------------------------------------------------------------------------
 @njit(cache=True, nogil=True, error_model="numpy")
-def omp_gram(lo, hi, G, C0, y_sq, n_max, tol, corr_floor, chol_eps,
-             idx, vals, res, n_iter, status, path, want_path, L, V, in_support, c):
+def omp_gram(
+    lo,
+    hi,
+    G,
+    C0,
+    y_sq,
+    n_max,
+    tol,
+    corr_floor,
+    chol_eps,
+    idx,
+    vals,
+    res,
+    n_iter,
+    status,
+    path,
+    want_path,
+    L,
+    V,
+    in_support,
+    c,
+):
     """Batch-OMP (Cholesky-updated) on the Gram matrix for the signals ``lo <= j < hi``
     (Rubinstein, Zibulevsky & Elad 2008, Alg. 2).
 
@@ -273,8 +328,32 @@ def omp_gram(lo, hi, G, C0, y_sq, n_max, tol, corr_floor, chol_eps,
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def omp_step(lo, hi, k, rows, C, Dt, Yt, R, norms_sq, n_max, tol, corr_floor, chol_eps,
-             L, cs, idx, vals, res, n_iter, status, active, path, want_path, g):
+def omp_step(
+    lo,
+    hi,
+    k,
+    rows,
+    C,
+    Dt,
+    Yt,
+    R,
+    norms_sq,
+    n_max,
+    tol,
+    corr_floor,
+    chol_eps,
+    L,
+    cs,
+    idx,
+    vals,
+    res,
+    n_iter,
+    status,
+    active,
+    path,
+    want_path,
+    g,
+):
     """One OMP step for the signals ``rows[lo:hi]`` given their correlations ``C = R D``.
 
     The Cholesky row needs ``<d_s, d_i>`` for the selected atoms (``k`` dot products of length
@@ -336,8 +415,29 @@ def omp_step(lo, hi, k, rows, C, Dt, Yt, R, norms_sq, n_max, tol, corr_floor, ch
 # Non-negative OMP
 # ---------------------------------------------------------------------------------------------
 @njit(cache=True, nogil=True, error_model="numpy")
-def nnomp_gram(lo, hi, G, C0, y_sq, n_max, tol, corr_floor, chol_eps, nnls_max_iter,
-               idx, vals, res, n_iter, status, Gs, L, W, passive, in_support, c):
+def nnomp_gram(
+    lo,
+    hi,
+    G,
+    C0,
+    y_sq,
+    n_max,
+    tol,
+    corr_floor,
+    chol_eps,
+    nnls_max_iter,
+    idx,
+    vals,
+    res,
+    n_iter,
+    status,
+    Gs,
+    L,
+    W,
+    passive,
+    in_support,
+    c,
+):
     """Non-negative OMP for the signals ``lo <= j < hi`` (Bruckstein, Elad & Zibulevsky 2008;
     Cherfaoui 2022, PhD thesis, Ch. 6, Alg. 7).
 
@@ -507,8 +607,32 @@ def nnomp_gram(lo, hi, G, C0, y_sq, n_max, tol, corr_floor, chol_eps, nnls_max_i
 # Frank–Wolfe on the l1 ball
 # ---------------------------------------------------------------------------------------------
 @njit(cache=True, nogil=True, error_model="numpy")
-def fw_step(lo, hi, k, rows, C, Dt, R, Yk, beta, line_search, max_iter, tol, gap_tol,
-            res_floor, gap_floor, coef, support, res, steps, gaps, n_iter, status, active, u):
+def fw_step(
+    lo,
+    hi,
+    k,
+    rows,
+    C,
+    Dt,
+    R,
+    Yk,
+    beta,
+    line_search,
+    max_iter,
+    tol,
+    gap_tol,
+    res_floor,
+    gap_floor,
+    coef,
+    support,
+    res,
+    steps,
+    gaps,
+    n_iter,
+    status,
+    active,
+    u,
+):
     """One Frank–Wolfe iteration on ``{||x||_1 <= beta}`` for the signals ``rows[lo:hi]``
     (Cherfaoui 2022, PhD thesis, Ch. 5, Alg. 5).
 

@@ -6,6 +6,7 @@ iteration computes the correlations ``C = R D`` of the still-active signals with
 GEMM (the physical floor of an iteration) and hands them to a step kernel run over ranges of
 signals on several threads.
 """
+
 from __future__ import annotations
 
 import numpy as np

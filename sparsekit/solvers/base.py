@@ -16,6 +16,7 @@ residual form, calls the one its subclass supplies (``_solve_gram`` / ``_solve_r
 returning :class:`Codes`), warns about premature stops and returns the public
 :class:`SparseResult`.
 """
+
 from __future__ import annotations
 
 import numbers
@@ -129,7 +130,7 @@ class SparseResult:
             for k in range(n_steps):
                 kk = min(k, kj - 1)
                 if kk >= 0:
-                    out[idx[:kk + 1], j, k] = path[kk, :kk + 1, j]
+                    out[idx[: kk + 1], j, k] = path[kk, : kk + 1, j]
         return out[:, 0, :] if one else out
 
 
@@ -266,8 +267,14 @@ def prepare(D, Y) -> Problem:
     D, Yt, one_d = check_signals(Y, D)
     norms_sq = np.einsum("ij,ij->j", D, D)
     y_sq = np.einsum("ij,ij->i", Yt, Yt, dtype=np.float64)
-    return Problem(D=D, Yt=Yt, norms_sq=norms_sq, y_sq=y_sq,
-                   corr_floor=correlation_floor(Yt, norms_sq), one_d=one_d)
+    return Problem(
+        D=D,
+        Yt=Yt,
+        norms_sq=norms_sq,
+        y_sq=y_sq,
+        corr_floor=correlation_floor(Yt, norms_sq),
+        one_d=one_d,
+    )
 
 
 class Solver(ParamsMixin):
@@ -302,8 +309,10 @@ class Solver(ParamsMixin):
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
-        cls._forms = (cls._solve_gram is not Solver._solve_gram,
-                      cls._solve_residual is not Solver._solve_residual)
+        cls._forms = (
+            cls._solve_gram is not Solver._solve_gram,
+            cls._solve_residual is not Solver._solve_residual,
+        )
         if "accepts_gram" not in vars(cls):
             cls.accepts_gram = cls._forms[0] or cls.accepts_gram
 
@@ -349,13 +358,26 @@ class Solver(ParamsMixin):
         problem.n_steps = self._n_steps(problem)
         if use_gram and use_residual:
             use_gram = gram is not None or gram_pays(
-                problem.n_atoms, problem.n_signals, problem.n_steps, problem.dtype.itemsize,
-                check_precompute(getattr(self, "precompute", "auto")))
-        codes = (self._solve_gram(problem, problem.gram(gram)) if use_gram
-                 else self._solve_residual(problem))
+                problem.n_atoms,
+                problem.n_signals,
+                problem.n_steps,
+                problem.dtype.itemsize,
+                check_precompute(getattr(self, "precompute", "auto")),
+            )
+        codes = (
+            self._solve_gram(problem, problem.gram(gram))
+            if use_gram
+            else self._solve_residual(problem)
+        )
         if self.premature_stops:
-            warn_premature(problem, codes.status, codes.n_iter, codes.residual_norms,
-                           self.name.upper(), reasons=self.premature_stops)
+            warn_premature(
+                problem,
+                codes.status,
+                codes.n_iter,
+                codes.residual_norms,
+                self.name.upper(),
+                reasons=self.premature_stops,
+            )
         return result_of(codes, problem)
 
     def _check_params(self):
@@ -393,8 +415,15 @@ class Solver(ParamsMixin):
         raise NotImplementedError
 
     @staticmethod
-    def _iterate_residual(problem: Problem, codes: Codes, tol: float, step: Callable, *,
-                          rows: slice | None = None, done=None) -> None:
+    def _iterate_residual(
+        problem: Problem,
+        codes: Codes,
+        tol: float,
+        step: Callable,
+        *,
+        rows: slice | None = None,
+        done=None,
+    ) -> None:
         """The residual form's loop for the signals ``rows`` (a slice; None: all).
 
         Starts from ``R = Y`` (a copy, signals as rows), ``residual_norms[:, 0] = ||y||``,
@@ -419,8 +448,9 @@ class Solver(ParamsMixin):
         if done is not None:
             status[done] = _cpu.STOP_TOL
             active[done] = False
-        run_correlation_steps(R, problem.D, active, problem.n_steps,
-                              lambda k, act, C: step(k, act, C, R, active))
+        run_correlation_steps(
+            R, problem.D, active, problem.n_steps, lambda k, act, C: step(k, act, C, R, active)
+        )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -480,9 +510,7 @@ def check_signals(Y: ArrayLike, D: np.ndarray) -> tuple[np.ndarray, np.ndarray, 
     """
     ndim = np.ndim(Y)
     if ndim not in (1, 2):
-        raise ValueError(
-            f"Y must be 1-D (one signal) or 2-D (n_features, n_signals), got {ndim}-D"
-        )
+        raise ValueError(f"Y must be 1-D (one signal) or 2-D (n_features, n_signals), got {ndim}-D")
     Y = check_array(Y, "Y", ndim=ndim)
     one_d = ndim == 1
     n_rows = Y.shape[0]
@@ -510,9 +538,7 @@ def check_gram(gram, D, norms_sq):
     given = check_array(gram, "gram")
     G = given.astype(D.dtype, copy=False)
     if G.shape != (n_atoms, n_atoms):
-        raise ValueError(
-            f"gram must be D.T @ D of shape ({n_atoms}, {n_atoms}), got {G.shape}"
-        )
+        raise ValueError(f"gram must be D.T @ D of shape ({n_atoms}, {n_atoms}), got {G.shape}")
     diag = np.diagonal(G)
     low_precision = given.dtype == np.float32 or D.dtype == np.float32
     tol = 1e-4 if low_precision else 1e-8
@@ -670,10 +696,20 @@ def nan_rows(n_sig, n_cols, dtype):
 
 def result_of(codes: Codes, problem: Problem) -> SparseResult:
     """The public :class:`SparseResult` of a solver's :class:`Codes` (see :func:`finish`)."""
-    coef = codes.coef if codes.coef is not None else scatter(codes.support, codes.values,
-                                                             problem.n_atoms)
-    out = finish(coef, codes.support, codes.residual_norms, codes.n_iter, codes.status,
-                 problem.one_d, **codes.arrays)
+    coef = (
+        codes.coef
+        if codes.coef is not None
+        else scatter(codes.support, codes.values, problem.n_atoms)
+    )
+    out = finish(
+        coef,
+        codes.support,
+        codes.residual_norms,
+        codes.n_iter,
+        codes.status,
+        problem.one_d,
+        **codes.arrays,
+    )
     for key, value in codes.extra.items():
         if problem.one_d and isinstance(value, np.ndarray) and value.shape == (1,):
             value = value[0].item()
@@ -698,8 +734,14 @@ def scatter(idx, vals, n_atoms):
 ZERO_RESIDUAL_EPS = 16.0
 
 
-def warn_premature(problem, status, n_iter, res, solver,
-                   reasons=(_cpu.STOP_DEPENDENT, _cpu.STOP_RESELECTED, _cpu.STOP_NO_CORRELATION)):
+def warn_premature(
+    problem,
+    status,
+    n_iter,
+    res,
+    solver,
+    reasons=(_cpu.STOP_DEPENDENT, _cpu.STOP_RESELECTED, _cpu.STOP_NO_CORRELATION),
+):
     """Warn (:class:`PrematureStopWarning`) when a signal stopped for one of ``reasons`` before
     its number of atoms with a residual that is not zero.
 
@@ -707,7 +749,7 @@ def warn_premature(problem, status, n_iter, res, solver,
     points at the caller of :meth:`Solver.solve`.
     """
     last = res[np.arange(res.shape[0]), n_iter].astype(np.float64)
-    zero = last ** 2 <= ZERO_RESIDUAL_EPS * np.finfo(problem.dtype).eps * problem.y_sq
+    zero = last**2 <= ZERO_RESIDUAL_EPS * np.finfo(problem.dtype).eps * problem.y_sq
     # a broadcast comparison: np.isin's set machinery costs more than a small solve
     stopped = (np.asarray(status)[:, None] == np.asarray(reasons)).any(axis=1)
     bad = int(np.count_nonzero(stopped & ~zero))
@@ -720,5 +762,6 @@ def warn_premature(problem, status, n_iter, res, solver,
             PrematureStopWarning,
             stacklevel=3,
         )
+
 
 __all__ = ["Solver", "SparseResult", "PrematureStopWarning"]

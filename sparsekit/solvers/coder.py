@@ -9,6 +9,7 @@ scikit-learn's ``orthogonal_mp``): ``solve(D, Y)`` with atoms as the columns of 
 signals as the columns of ``Y``. The coder passes ``D = dictionary.T`` and ``Y = X.T`` (a
 transposed view of C-contiguous rows, no copy) and returns ``coef.T``.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -77,9 +78,15 @@ class SparseCoder(TransformerMixin, ParamsMixin):
     _fitted_attribute = "solver_"
     _requires_fit = False
 
-    def __init__(self, dictionary: ArrayLike, *, solver: str | object = "omp",
-                 solver_params: dict[str, Any] | None = None,
-                 precompute_gram: bool | str = "auto", registry: Registry | None = None) -> None:
+    def __init__(
+        self,
+        dictionary: ArrayLike,
+        *,
+        solver: str | object = "omp",
+        solver_params: dict[str, Any] | None = None,
+        precompute_gram: bool | str = "auto",
+        registry: Registry | None = None,
+    ) -> None:
         self.dictionary = dictionary
         self.solver = solver
         self.solver_params = solver_params
@@ -153,16 +160,22 @@ class SparseCoder(TransformerMixin, ParamsMixin):
         X = self._validate_input(X, reset=False) if fitted else check_array(X, "X")
         atoms = self._atoms()
         self._check_width(X, atoms)
-        solver = self.solver_ if fitted else resolve("solver", self.solver, self.solver_params,
-                                                     registry=self.registry)
+        solver = (
+            self.solver_
+            if fitted
+            else resolve("solver", self.solver, self.solver_params, registry=self.registry)
+        )
         gram = self.gram_ if fitted else None
         if atoms.dtype != X.dtype:  # outputs keep the dtype of X
             atoms = atoms.astype(X.dtype)
             # a float64 Gram rounds exactly enough to float32; a float32 one is too coarse for
             # float64 signals, so the solver then computes its own
             gram = gram.astype(X.dtype) if gram is not None and X.dtype == np.float32 else None
-        result = (solver.solve(atoms.T, X.T, gram=gram) if gram is not None
-                  else solver.solve(atoms.T, X.T))
+        result = (
+            solver.solve(atoms.T, X.T, gram=gram)
+            if gram is not None
+            else solver.solve(atoms.T, X.T)
+        )
         return check_result("solver", solver, result, registry=self.registry)
 
     def transform(self, X: DataLike, y: object = None) -> Any:
@@ -226,5 +239,6 @@ class SparseCoder(TransformerMixin, ParamsMixin):
                 f"got shape {codes.shape}"
             )
         return codes @ atoms.astype(np.result_type(codes.dtype, atoms.dtype), copy=False)
+
 
 __all__ = ["SparseCoder"]

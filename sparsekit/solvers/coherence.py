@@ -18,6 +18,7 @@ Decision on a misprint (thesis §5.3, proof of Theorem 5 in App. B.1): Theorem 5
 the square ``(1 - ||x*||_1 / beta)^2``; the proof writes ``eps^2 / (4 beta^2)`` as
 ``(1/16) (1 - ||x*||_1 / beta)``, without it. The theorem statement is followed.
 """
+
 from __future__ import annotations
 
 import numbers
@@ -141,7 +142,7 @@ def exact_recovery_condition(D: ArrayLike, support: ArrayLike) -> float:
     P = np.linalg.pinv(Dn[:, S])  # (|S|, n_features)
     best = 0.0
     for a in range(0, rest.size, _BLOCK):
-        cols = rest[a:a + _BLOCK]
+        cols = rest[a : a + _BLOCK]
         best = max(best, float(np.abs(P @ Dn[:, cols]).sum(axis=0).max()))
     return best
 
@@ -187,8 +188,9 @@ def satisfies_coherence_condition(m: int, mu: float) -> bool:
 
 
 def _check_babel_value(babel_m1):
-    return check_scalar(babel_m1, "babel_m1", low=0.0, low_inclusive=True, high=1.0,
-                        high_inclusive=False)
+    return check_scalar(
+        babel_m1, "babel_m1", low=0.0, low_inclusive=True, high=1.0, high_inclusive=False
+    )
 
 
 def theorem5_rate(m: int, babel_m1: float, coef_l1: float, beta: float) -> float:
@@ -314,7 +316,13 @@ def residual_bound(y_norm: float, rate: float, n_iter: int) -> np.ndarray:
 
 
 __all__ = [
-    "mutual_coherence", "babel", "exact_recovery_condition", "coherence_sparsity_bound",
-    "satisfies_coherence_condition", "theorem5_rate", "theorem6_factor", "mp_rate",
+    "mutual_coherence",
+    "babel",
+    "exact_recovery_condition",
+    "coherence_sparsity_bound",
+    "satisfies_coherence_condition",
+    "theorem5_rate",
+    "theorem6_factor",
+    "mp_rate",
     "residual_bound",
 ]

@@ -3,6 +3,7 @@
 Atoms are i.i.d. standard Gaussian columns normalised to unit l2 norm; a signal is ``y = D x``
 with a support of ``m`` atoms drawn uniformly without replacement and ``N(0, 1)`` coefficients.
 """
+
 from __future__ import annotations
 
 import numbers
@@ -23,8 +24,12 @@ def _check_dtype(dtype):
     return dt
 
 
-def gaussian_dictionary(n_features: int, n_atoms: int, random_state: RandomStateLike = None,
-                        dtype: DTypeLike = np.float64) -> np.ndarray:
+def gaussian_dictionary(
+    n_features: int,
+    n_atoms: int,
+    random_state: RandomStateLike = None,
+    dtype: DTypeLike = np.float64,
+) -> np.ndarray:
     """Draw a ``(n_features, n_atoms)`` dictionary of unit-norm Gaussian atoms.
 
     Parameters
@@ -51,8 +56,9 @@ def gaussian_dictionary(n_features: int, n_atoms: int, random_state: RandomState
     return D.astype(_check_dtype(dtype), copy=False)
 
 
-def sparse_signals(D: ArrayLike, n_nonzero: int, n_signals: int = 1,
-                   random_state: RandomStateLike = None) -> tuple[np.ndarray, np.ndarray]:
+def sparse_signals(
+    D: ArrayLike, n_nonzero: int, n_signals: int = 1, random_state: RandomStateLike = None
+) -> tuple[np.ndarray, np.ndarray]:
     """Draw signals ``Y = D X`` with ``n_nonzero`` non-zeros per column of ``X``.
 
     Supports are uniform without replacement, values i.i.d. N(0, 1).
@@ -91,10 +97,14 @@ def sparse_signals(D: ArrayLike, n_nonzero: int, n_signals: int = 1,
     return D @ X, X
 
 
-def make_sparse_coding_problem(n_features: int, n_atoms: int, n_nonzero: int,
-                               n_signals: int = 1, random_state: RandomStateLike = None,
-                               dtype: DTypeLike = np.float64
-                               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def make_sparse_coding_problem(
+    n_features: int,
+    n_atoms: int,
+    n_nonzero: int,
+    n_signals: int = 1,
+    random_state: RandomStateLike = None,
+    dtype: DTypeLike = np.float64,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Draw a Gaussian unit-norm dictionary and ``n_signals`` exactly sparse signals.
 
     Each signal has exactly ``n_nonzero`` non-zero coefficients.
@@ -127,5 +137,6 @@ def make_sparse_coding_problem(n_features: int, n_atoms: int, n_nonzero: int,
     D = gaussian_dictionary(n_features, n_atoms, rng, dtype)
     Y, X = sparse_signals(D, n_nonzero, n_signals, rng)
     return D, Y, X
+
 
 __all__ = ["gaussian_dictionary", "sparse_signals", "make_sparse_coding_problem"]

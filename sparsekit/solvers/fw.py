@@ -37,6 +37,7 @@ them per signal). ``eps`` is the machine epsilon of the dtype.
 ``result.residual_norms`` is the history ``||r_k||_2``, ``result.steps`` the ``gamma_k`` and
 ``result.gaps`` the ``g_k``; ``result.support[k]`` is ``i_k`` (atoms may be selected again).
 """
+
 from __future__ import annotations
 
 import numbers
@@ -80,8 +81,14 @@ class FrankWolfe(Solver):
 
     name = "frank-wolfe"
 
-    def __init__(self, beta: float | ArrayLike, step: str = "line-search", max_iter: int = 1000,
-                 tol: float | None = None, gap_tol: float | None = None) -> None:
+    def __init__(
+        self,
+        beta: float | ArrayLike,
+        step: str = "line-search",
+        max_iter: int = 1000,
+        tol: float | None = None,
+        gap_tol: float | None = None,
+    ) -> None:
         self.beta = beta
         self.step = step
         self.max_iter = max_iter
@@ -126,11 +133,33 @@ class FrankWolfe(Solver):
         res_floor = gap_floor * gap_floor
 
         def one_step(k, rows, C, R, active):
-            run_row_ranges(_cpu.fw_step, rows.size, k, rows, C, Dt, R, Yk, beta, line_search,
-                           max_iter, tol, gap_tol, res_floor, gap_floor, out.coef, out.support,
-                           out.residual_norms, steps, gaps, out.n_iter, out.status, active,
-                           min_rows=_cpu.STEP_PARALLEL_MIN_ROWS,
-                           scratch=lambda: (np.empty(p.n_features, dtype=p.dtype),))
+            run_row_ranges(
+                _cpu.fw_step,
+                rows.size,
+                k,
+                rows,
+                C,
+                Dt,
+                R,
+                Yk,
+                beta,
+                line_search,
+                max_iter,
+                tol,
+                gap_tol,
+                res_floor,
+                gap_floor,
+                out.coef,
+                out.support,
+                out.residual_norms,
+                steps,
+                gaps,
+                out.n_iter,
+                out.status,
+                active,
+                min_rows=_cpu.STEP_PARALLEL_MIN_ROWS,
+                scratch=lambda: (np.empty(p.n_features, dtype=p.dtype),),
+            )
 
         # y = 0 (to rounding): x = 0 is the answer
         self._iterate_residual(p, out, tol, one_step, done=p.y_sq <= res_floor)
@@ -145,5 +174,6 @@ def prune_roundoff(coef, atom_norms, rho):
     noise = (weight <= rho * weight.sum(axis=1, keepdims=True)) & (coef != 0)
     coef[noise] = 0
     return noise.sum(axis=1).astype(np.int64)
+
 
 __all__ = ["FrankWolfe"]

@@ -13,6 +13,7 @@ With the Gram matrix (``precompute``), the correlations are updated as ``c -= a 
 ``||r||^2 -= <d_i, r>^2 / ||d_i||^2`` (accurate to about ``eps ||y||^2``); without it, each
 iteration computes ``R D`` with one GEMM and updates the residuals explicitly.
 """
+
 from __future__ import annotations
 
 from typing import Literal
@@ -40,8 +41,12 @@ class MatchingPursuit(Solver):
 
     name = "mp"
 
-    def __init__(self, max_iter: int | None = None, tol: float | None = None,
-                 precompute: bool | Literal["auto"] = "auto") -> None:
+    def __init__(
+        self,
+        max_iter: int | None = None,
+        tol: float | None = None,
+        precompute: bool | Literal["auto"] = "auto",
+    ) -> None:
         self.max_iter = max_iter
         self.tol = tol
         self.precompute = precompute
@@ -50,10 +55,24 @@ class MatchingPursuit(Solver):
     # p.params: tol for the compute layer (-1.0: none), from Solver._check_params
     def _solve_gram(self, p, G):
         out, tol = Codes.empty(p, p.n_steps), p.params
-        run_row_ranges(_cpu.mp_gram, p.n_signals, G, p.correlations(), p.y_sq, p.norms_sq,
-                       1.0 / np.sqrt(p.norms_sq), p.n_steps, tol, p.corr_floor, out.coef,
-                       out.support, out.residual_norms, out.n_iter, out.status,
-                       scratch=lambda: (np.empty(p.n_atoms, dtype=G.dtype),))
+        run_row_ranges(
+            _cpu.mp_gram,
+            p.n_signals,
+            G,
+            p.correlations(),
+            p.y_sq,
+            p.norms_sq,
+            1.0 / np.sqrt(p.norms_sq),
+            p.n_steps,
+            tol,
+            p.corr_floor,
+            out.coef,
+            out.support,
+            out.residual_norms,
+            out.n_iter,
+            out.status,
+            scratch=lambda: (np.empty(p.n_atoms, dtype=G.dtype),),
+        )
         return out
 
     def _solve_residual(self, p):
@@ -62,12 +81,30 @@ class MatchingPursuit(Solver):
         Dt = p.Dt
 
         def step(k, rows, C, R, active):
-            run_row_ranges(_cpu.mp_step, rows.size, k, rows, C, Dt, R, p.norms_sq, inv_norms,
-                           p.n_steps, tol, p.corr_floor, out.coef, out.support,
-                           out.residual_norms, out.n_iter, out.status, active,
-                           min_rows=_cpu.STEP_PARALLEL_MIN_ROWS)
+            run_row_ranges(
+                _cpu.mp_step,
+                rows.size,
+                k,
+                rows,
+                C,
+                Dt,
+                R,
+                p.norms_sq,
+                inv_norms,
+                p.n_steps,
+                tol,
+                p.corr_floor,
+                out.coef,
+                out.support,
+                out.residual_norms,
+                out.n_iter,
+                out.status,
+                active,
+                min_rows=_cpu.STEP_PARALLEL_MIN_ROWS,
+            )
 
         self._iterate_residual(p, out, tol, step)
         return out
+
 
 __all__ = ["MatchingPursuit"]

@@ -19,6 +19,7 @@ Decisions (on Cherfaoui 2022, PhD thesis, Ch. 6, Alg. 7):
   0 after NNLS; it stays in ``support``.
 - NN-OMP always works on the Gram matrix ``D^T D`` (given or built once per call).
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -57,13 +58,34 @@ class NonNegativeOMP(Solver):
 
         def scratch():
             m = n_max + 1  # one more row and column: the right-hand side of the NNLS
-            return (np.empty((m, m), dtype=dt), np.empty((m, m), dtype=dt),
-                    np.empty((2, m), dtype=dt), np.zeros(m, dtype=np.bool_),
-                    np.zeros(p.n_atoms, dtype=np.bool_), np.empty(p.n_atoms, dtype=dt))
+            return (
+                np.empty((m, m), dtype=dt),
+                np.empty((m, m), dtype=dt),
+                np.empty((2, m), dtype=dt),
+                np.zeros(m, dtype=np.bool_),
+                np.zeros(p.n_atoms, dtype=np.bool_),
+                np.empty(p.n_atoms, dtype=dt),
+            )
 
-        run_row_ranges(_cpu.nnomp_gram, p.n_signals, G, p.correlations(), p.y_sq, n_max, tol,
-                       floor, chol_eps, 3 * n_max + 10, out.support, out.values,
-                       out.residual_norms, out.n_iter, out.status, scratch=scratch)
+        run_row_ranges(
+            _cpu.nnomp_gram,
+            p.n_signals,
+            G,
+            p.correlations(),
+            p.y_sq,
+            n_max,
+            tol,
+            floor,
+            chol_eps,
+            3 * n_max + 10,
+            out.support,
+            out.values,
+            out.residual_norms,
+            out.n_iter,
+            out.status,
+            scratch=scratch,
+        )
         return out
+
 
 __all__ = ["NonNegativeOMP"]

@@ -32,6 +32,7 @@ Decisions:
   (``n_atoms < n_signals * n_steps``); its residual norms come from the normal equations and are
   accurate to about ``eps ||y||``. The residual form recomputes ``r = y - D_S x_S`` explicitly.
 """
+
 from __future__ import annotations
 
 from typing import Literal
@@ -85,8 +86,13 @@ class OMP(Solver):
     name = "omp"
     premature_stops = (_cpu.STOP_DEPENDENT, _cpu.STOP_RESELECTED, _cpu.STOP_NO_CORRELATION)
 
-    def __init__(self, n_nonzero_coefs: int | None = None, tol: float | None = None,
-                 precompute: bool | Literal["auto"] = "auto", return_path: bool = False) -> None:
+    def __init__(
+        self,
+        n_nonzero_coefs: int | None = None,
+        tol: float | None = None,
+        precompute: bool | Literal["auto"] = "auto",
+        return_path: bool = False,
+    ) -> None:
         self.n_nonzero_coefs = n_nonzero_coefs
         self.tol = tol
         self.precompute = precompute
@@ -116,12 +122,32 @@ class OMP(Solver):
         n_max, tol, dt = p.n_steps, p.params, G.dtype
 
         def scratch():
-            return (np.empty((n_max, n_max), dtype=dt), np.empty((3, n_max), dtype=dt),
-                    np.zeros(p.n_atoms, dtype=np.bool_), np.empty(p.n_atoms, dtype=dt))
+            return (
+                np.empty((n_max, n_max), dtype=dt),
+                np.empty((3, n_max), dtype=dt),
+                np.zeros(p.n_atoms, dtype=np.bool_),
+                np.empty(p.n_atoms, dtype=dt),
+            )
 
-        run_row_ranges(_cpu.omp_gram, p.n_signals, G, p.correlations(), p.y_sq, n_max, tol,
-                       floor, chol_eps, out.support, out.values, out.residual_norms, out.n_iter,
-                       out.status, path, want_path, scratch=scratch)
+        run_row_ranges(
+            _cpu.omp_gram,
+            p.n_signals,
+            G,
+            p.correlations(),
+            p.y_sq,
+            n_max,
+            tol,
+            floor,
+            chol_eps,
+            out.support,
+            out.values,
+            out.residual_norms,
+            out.n_iter,
+            out.status,
+            path,
+            want_path,
+            scratch=scratch,
+        )
         return out
 
     def _solve_residual(self, p):
@@ -135,19 +161,47 @@ class OMP(Solver):
             Yt = p.Yt[sl]
             L = np.zeros((b - a, n_max, n_max), dtype=p.dtype)
             cs = np.zeros((b - a, n_max), dtype=p.dtype)
-            idx_c, vals_c, res_c, it_c, st = (out.support[sl], out.values[sl],
-                                              out.residual_norms[sl], out.n_iter[sl],
-                                              out.status[sl])
+            idx_c, vals_c, res_c, it_c, st = (
+                out.support[sl],
+                out.values[sl],
+                out.residual_norms[sl],
+                out.n_iter[sl],
+                out.status[sl],
+            )
             path_c = path[sl] if want_path else path
             floor = corr_floor[sl]
 
             def step(k, rows, C, R, active):
-                run_row_ranges(_cpu.omp_step, rows.size, k, rows, C, Dt, Yt, R, p.norms_sq, n_max,
-                               tol, floor, chol_eps, L, cs, idx_c, vals_c, res_c, it_c, st,
-                               active, path_c, want_path, min_rows=_cpu.STEP_PARALLEL_MIN_ROWS,
-                               scratch=lambda: (np.empty(n_max, dtype=p.dtype),))
+                run_row_ranges(
+                    _cpu.omp_step,
+                    rows.size,
+                    k,
+                    rows,
+                    C,
+                    Dt,
+                    Yt,
+                    R,
+                    p.norms_sq,
+                    n_max,
+                    tol,
+                    floor,
+                    chol_eps,
+                    L,
+                    cs,
+                    idx_c,
+                    vals_c,
+                    res_c,
+                    it_c,
+                    st,
+                    active,
+                    path_c,
+                    want_path,
+                    min_rows=_cpu.STEP_PARALLEL_MIN_ROWS,
+                    scratch=lambda: (np.empty(n_max, dtype=p.dtype),),
+                )
 
             self._iterate_residual(p, out, tol, step, rows=sl)
         return out
+
 
 __all__ = ["OMP"]

@@ -16,6 +16,7 @@ a graph kernel — and a kernel by registered name or as an object:
 Evaluation of a fitted feature map: :func:`approximation_error` (‖K_E − K̂_E‖ of a Nyström
 map on a subset E of the data).
 """
+
 from .approximation import approximation_error
 from .exact import mmd2_biased, mmd2_unbiased
 from .linear import mmd2_block, mmd2_linear
@@ -25,7 +26,18 @@ from .rff import mmd2_rff
 from .three_sample import METHODS, ThreeSampleResult, three_sample_error, three_sample_test
 
 __all__ = [
-    "mmd2_biased", "mmd2_unbiased", "mmd2_linear", "mmd2_block", "mmd2_rff", "mmd2_nystrom",
-    "NystromMMD", "three_sample_test", "three_sample_error", "ThreeSampleResult", "METHODS",
-    "permutation_test", "PermutationTestResult", "approximation_error",
+    "mmd2_biased",
+    "mmd2_unbiased",
+    "mmd2_linear",
+    "mmd2_block",
+    "mmd2_rff",
+    "mmd2_nystrom",
+    "NystromMMD",
+    "three_sample_test",
+    "three_sample_error",
+    "ThreeSampleResult",
+    "METHODS",
+    "permutation_test",
+    "PermutationTestResult",
+    "approximation_error",
 ]

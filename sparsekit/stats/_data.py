@@ -5,6 +5,7 @@ and a kernel by name, object or function (resolved by :func:`sparsekit.component
 The samples are validated and prepared once, as one pooled set
 (so a graph kernel aligns all their features together), and addressed by index ranges.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -187,8 +188,11 @@ def pooled_n_landmarks(n_landmarks, n_max: int, n_pool: int) -> int:
     """``n_landmarks`` (default ``default_n_landmarks(n_max)``) as an int in [1, n_pool]."""
     if n_landmarks is None:
         return min(default_n_landmarks(n_max), n_pool)
-    if isinstance(n_landmarks, numbers.Integral) and not isinstance(n_landmarks, bool) \
-            and n_landmarks > n_pool:
+    if (
+        isinstance(n_landmarks, numbers.Integral)
+        and not isinstance(n_landmarks, bool)
+        and n_landmarks > n_pool
+    ):
         raise ValueError(
             f"n_landmarks={n_landmarks} is larger than the pooled samples ({n_pool} points); "
             f"choose n_landmarks <= {n_pool}"

@@ -6,6 +6,7 @@ is finite: no NaN). A row's hash only selects where to look: every candidate wit
 is compared entry by entry before the rows are declared equal, so a hash collision costs time,
 never a wrong identity.
 """
+
 import numpy as np
 from numba import njit
 

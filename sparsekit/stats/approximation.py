@@ -5,6 +5,7 @@ evaluation points E, the residual of the Gram matrix is R_E = K_E − phi(E) phi
 one of its norms. The Gram matrix of E is computed in row blocks and never held whole (except for
 the spectral norm, when it fits ``max_memory``).
 """
+
 from __future__ import annotations
 
 import numbers
@@ -26,9 +27,16 @@ BLOCK_BYTES = 64 * 2**20
 _DENSE_SPECTRAL_MAX = 1000
 
 
-def approximation_error(model: Any, X: DataLike, norm: str = "fro", n_eval: int = 10_000,
-                        relative: bool = False, random_state: RandomStateLike = None,
-                        max_memory: int = 256 * 2**20, verbose: bool | None = None) -> float:
+def approximation_error(
+    model: Any,
+    X: DataLike,
+    norm: str = "fro",
+    n_eval: int = 10_000,
+    relative: bool = False,
+    random_state: RandomStateLike = None,
+    max_memory: int = 256 * 2**20,
+    verbose: bool | None = None,
+) -> float:
     """‖K_E − phi(E) phi(E)ᵀ‖ of a fitted Nyström map on a random subset E of ``X``.
 
     E is ``n_eval`` points of ``X`` drawn uniformly without replacement (all of ``X`` when it
@@ -108,13 +116,16 @@ def approximation_error(model: Any, X: DataLike, norm: str = "fro", n_eval: int 
             Kb = gram_block(r0)
             if relative:
                 ref2 += float(np.einsum("ij,ij->", Kb, Kb))
-            Kb -= Phi[r0:r0 + len(Kb)] @ Phi.T
+            Kb -= Phi[r0 : r0 + len(Kb)] @ Phi.T
             err2 += float(np.einsum("ij,ij->", Kb, Kb))
         err = np.sqrt(err2)
         return float(err / np.sqrt(ref2)) if relative else float(err)
     cached = n_e * n_e * 8 <= max_memory
-    blocks = [gram_block(r0) for r0 in iterate(starts, "Gram blocks", unit="block",
-                                               verbose=verbose)] if cached else None
+    blocks = (
+        [gram_block(r0) for r0 in iterate(starts, "Gram blocks", unit="block", verbose=verbose)]
+        if cached
+        else None
+    )
 
     def gram_matvec(v, subtract):
         w = Phi.T @ v if subtract else None
@@ -123,7 +134,7 @@ def approximation_error(model: Any, X: DataLike, norm: str = "fro", n_eval: int 
             Kb = blocks[i] if cached else gram_block(r0)
             part = Kb @ v
             if subtract:
-                part -= Phi[r0:r0 + len(Kb)] @ w
+                part -= Phi[r0 : r0 + len(Kb)] @ w
             parts.append(part)
         return np.vstack(parts)
 
@@ -146,5 +157,6 @@ def _spectral_norm(matmat, n) -> float:
     op = LinearOperator((n, n), matvec=mv, matmat=mv, dtype=np.float64)
     vals = eigsh(op, k=1, which="LM", tol=1e-8, return_eigenvectors=False)
     return float(np.abs(vals).max())
+
 
 __all__ = ["approximation_error"]

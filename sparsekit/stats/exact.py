@@ -14,6 +14,7 @@ S_BB = Σ_ij k(z_i, z_j), S_AB = Σ_ij k(x_i, z_j):
 The symmetric sums are taken over the upper block triangle (each off-diagonal block counted
 twice), so the kernel is evaluated on n²/2 + m²/2 + n m pairs.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -43,7 +44,7 @@ def sym_sum(kernel, data, r0: int, r1: int, max_memory=None) -> float:
         b = min(r1, a + step)
         Kb = np.asarray(kernel(take_rows(kernel, data, a, b), take_rows(kernel, data, a, r1)))
         diag_block = float(Kb[:, : b - a].sum(dtype=np.float64))
-        rest = float(Kb[:, b - a:].sum(dtype=np.float64))
+        rest = float(Kb[:, b - a :].sum(dtype=np.float64))
         total += diag_block + 2.0 * rest
     return total
 
@@ -80,8 +81,7 @@ def v_statistic(sums, n, m) -> float:
 
 def u_statistic(sums, n, m) -> float:
     s_aa, s_bb, s_ab, tr_a, tr_b = sums
-    return ((s_aa - tr_a) / (n * (n - 1)) + (s_bb - tr_b) / (m * (m - 1))
-            - 2.0 * s_ab / (n * m))
+    return (s_aa - tr_a) / (n * (n - 1)) + (s_bb - tr_b) / (m * (m - 1)) - 2.0 * s_ab / (n * m)
 
 
 def _run(X, Y, kernel, kernel_params, max_memory, n_jobs, unbiased, registry):
@@ -98,9 +98,16 @@ def _run(X, Y, kernel, kernel_params, max_memory, n_jobs, unbiased, registry):
     return u_statistic(sums, n, m) if unbiased else v_statistic(sums, n, m)
 
 
-def mmd2_biased(X: DataLike, Y: DataLike, kernel: str | object = "rbf", *,
-                kernel_params: dict[str, Any] | None = None, max_memory: int | None = None,
-                n_jobs: int | None = None, registry: Registry | None = None) -> float:
+def mmd2_biased(
+    X: DataLike,
+    Y: DataLike,
+    kernel: str | object = "rbf",
+    *,
+    kernel_params: dict[str, Any] | None = None,
+    max_memory: int | None = None,
+    n_jobs: int | None = None,
+    registry: Registry | None = None,
+) -> float:
     """Exact biased MMD² (V-statistic) between the samples ``X`` and ``Y``.
 
     MMD²_b = (1/n²) Σ k(x_i, x_j) + (1/m²) Σ k(z_i, z_j) − (2/(n m)) Σ k(x_i, z_j)
@@ -133,9 +140,16 @@ def mmd2_biased(X: DataLike, Y: DataLike, kernel: str | object = "rbf", *,
     return _run(X, Y, kernel, kernel_params, max_memory, n_jobs, False, registry)
 
 
-def mmd2_unbiased(X: DataLike, Y: DataLike, kernel: str | object = "rbf", *,
-                  kernel_params: dict[str, Any] | None = None, max_memory: int | None = None,
-                  n_jobs: int | None = None, registry: Registry | None = None) -> float:
+def mmd2_unbiased(
+    X: DataLike,
+    Y: DataLike,
+    kernel: str | object = "rbf",
+    *,
+    kernel_params: dict[str, Any] | None = None,
+    max_memory: int | None = None,
+    n_jobs: int | None = None,
+    registry: Registry | None = None,
+) -> float:
     """Compute the exact unbiased MMD² (U-statistic) between ``X`` and ``Y``.
 
     MMD²_u = Σ_{i≠j} k(x_i, x_j) / (n(n−1)) + Σ_{i≠j} k(z_i, z_j) / (m(m−1))
@@ -164,5 +178,6 @@ def mmd2_unbiased(X: DataLike, Y: DataLike, kernel: str | object = "rbf", *,
         MMD²_u (may be negative).
     """
     return _run(X, Y, kernel, kernel_params, max_memory, n_jobs, True, registry)
+
 
 __all__ = ["mmd2_biased", "mmd2_unbiased"]

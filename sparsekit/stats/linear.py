@@ -14,6 +14,7 @@
   blocks of B points. Default B = max(2, round(ln n)), the s = log n budget of the thesis's
   experiments (§4.6; at least 2 because a U-statistic needs two points per block).
 """
+
 from __future__ import annotations
 
 import math
@@ -58,8 +59,12 @@ def linear_terms(pool: Pooled, i: int, j: int) -> np.ndarray:
     even_x = k.take(pool.data, xi + 2 * np.arange(m) + 1)
     odd_z = k.take(pool.data, zi + 2 * np.arange(m))
     even_z = k.take(pool.data, zi + 2 * np.arange(m) + 1)
-    return (_kernel_pairs(k, odd_x, even_x) + _kernel_pairs(k, odd_z, even_z)
-            - _kernel_pairs(k, odd_x, even_z) - _kernel_pairs(k, even_x, odd_z))
+    return (
+        _kernel_pairs(k, odd_x, even_x)
+        + _kernel_pairs(k, odd_z, even_z)
+        - _kernel_pairs(k, odd_x, even_z)
+        - _kernel_pairs(k, even_x, odd_z)
+    )
 
 
 def subsample_statistic(pool: Pooled, i: int, j: int, rng) -> float:
@@ -68,8 +73,9 @@ def subsample_statistic(pool: Pooled, i: int, j: int, rng) -> float:
     a = int(pool.offsets[i]) + np.sort(rng.choice(n, int(math.ceil(math.sqrt(n))), replace=False))
     b = int(pool.offsets[j]) + np.sort(rng.choice(m, int(math.ceil(math.sqrt(m))), replace=False))
     k = pool.kernel
-    sub = Pooled.from_prepared(k, k.take(pool.data, np.concatenate([a, b])), (len(a), len(b)),
-                               pool.kind)
+    sub = Pooled.from_prepared(
+        k, k.take(pool.data, np.concatenate([a, b])), (len(a), len(b)), pool.kind
+    )
     return v_statistic(kernel_sums(sub, 0, 1), len(a), len(b))
 
 
@@ -98,19 +104,29 @@ def block_values(pool: Pooled, i: int, j: int, block_size=None) -> np.ndarray:
         # one Gram of the block pair [X_t; Z_t] gives K_XX, K_ZZ and K_XZ in one kernel call
         rows = np.concatenate([np.arange(xa[t], xa[t + 1]), np.arange(za[t], za[t + 1])])
         p, q = xa[t + 1] - xa[t], za[t + 1] - za[t]
-        K = np.asarray(k(data[rows] if isinstance(data, np.ndarray) else k.take(data, rows)),
-                       dtype=np.float64)
+        K = np.asarray(
+            k(data[rows] if isinstance(data, np.ndarray) else k.take(data, rows)), dtype=np.float64
+        )
         d = np.diagonal(K)
-        out[t] = ((K[:p, :p].sum() - d[:p].sum()) / (p * (p - 1))
-                  + (K[p:, p:].sum() - d[p:].sum()) / (q * (q - 1))
-                  - 2.0 * K[:p, p:].sum() / (p * q))
+        out[t] = (
+            (K[:p, :p].sum() - d[:p].sum()) / (p * (p - 1))
+            + (K[p:, p:].sum() - d[p:].sum()) / (q * (q - 1))
+            - 2.0 * K[:p, p:].sum() / (p * q)
+        )
     return out
 
 
-def mmd2_linear(X: DataLike, Y: DataLike, kernel: str | object = "rbf", *,
-                kernel_params: dict[str, Any] | None = None, method: str = "paired",
-                random_state: RandomStateLike = None, n_jobs: int | None = None,
-                registry: Registry | None = None) -> float:
+def mmd2_linear(
+    X: DataLike,
+    Y: DataLike,
+    kernel: str | object = "rbf",
+    *,
+    kernel_params: dict[str, Any] | None = None,
+    method: str = "paired",
+    random_state: RandomStateLike = None,
+    n_jobs: int | None = None,
+    registry: Registry | None = None,
+) -> float:
     """Estimate the MMD² between ``X`` and ``Y`` in linear time.
 
     Parameters
@@ -146,9 +162,16 @@ def mmd2_linear(X: DataLike, Y: DataLike, kernel: str | object = "rbf", *,
         return subsample_statistic(pool, 0, 1, check_random_state(random_state))
 
 
-def mmd2_block(X: DataLike, Y: DataLike, kernel: str | object = "rbf", *,
-               kernel_params: dict[str, Any] | None = None, block_size: int | None = None,
-               n_jobs: int | None = None, registry: Registry | None = None) -> float:
+def mmd2_block(
+    X: DataLike,
+    Y: DataLike,
+    kernel: str | object = "rbf",
+    *,
+    kernel_params: dict[str, Any] | None = None,
+    block_size: int | None = None,
+    n_jobs: int | None = None,
+    registry: Registry | None = None,
+) -> float:
     """Compute the block MMD² (B-test of Zaremba, Gretton & Blaschko 2013).
 
     Parameters
@@ -176,5 +199,6 @@ def mmd2_block(X: DataLike, Y: DataLike, kernel: str | object = "rbf", *,
     pool = Pooled([X, Y], kernel, names=["X", "Y"])
     with threads(n_jobs):
         return float(block_values(pool, 0, 1, block_size).mean())
+
 
 __all__ = ["mmd2_linear", "mmd2_block"]

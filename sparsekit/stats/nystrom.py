@@ -30,6 +30,7 @@ Decisions:
   n × s matrix Φ (``features_`` computes it when read). Each sample is validated once; the
   pool is prepared once and passed on as prepared data.
 """
+
 from __future__ import annotations
 
 import numbers
@@ -56,8 +57,13 @@ def fit_nystroem(pool: Pooled, sampler, n_landmarks: int, random_state, registry
     """The :class:`~sparsekit.Nystroem` map fitted on the pool (landmarks drawn from it)."""
     from ..features.nystrom import Nystroem
 
-    ny = Nystroem(kernel=pool.kernel, sampler=sampler, n_components=n_landmarks,
-                  random_state=random_state, registry=registry)
+    ny = Nystroem(
+        kernel=pool.kernel,
+        sampler=sampler,
+        n_components=n_landmarks,
+        random_state=random_state,
+        registry=registry,
+    )
     ny._fit(pool.data, prepared=True)  # the pool is validated and prepared by this kernel
     return ny
 
@@ -76,9 +82,13 @@ def landmark_sums(ny, pool: Pooled) -> np.ndarray:
         blocks = kernel.blocks(data, S, max_memory=block_bytes)
     else:
         step = max(1, block_bytes // (8 * sums.shape[1]))
-        blocks = ((slice(r0, min(pool.n, r0 + step)),
-                   np.asarray(kernel(pool.rows(r0, min(pool.n, r0 + step)), S)))
-                  for r0 in range(0, pool.n, step))
+        blocks = (
+            (
+                slice(r0, min(pool.n, r0 + step)),
+                np.asarray(kernel(pool.rows(r0, min(pool.n, r0 + step)), S)),
+            )
+            for r0 in range(0, pool.n, step)
+        )
     ones = None
     for rows, Kb in blocks:
         if ones is None or len(ones) < len(Kb):
@@ -88,7 +98,7 @@ def landmark_sums(ny, pool: Pooled) -> np.ndarray:
             for i in range(len(pool.sizes)):
                 a, b = max(rows.start, int(off[i])), min(rows.stop, int(off[i + 1]))
                 if a < b:  # a matrix-vector product (BLAS), much faster than .sum(axis=0)
-                    sums[i] += ones[:b - a] @ Kb[a - rows.start:b - rows.start]
+                    sums[i] += ones[: b - a] @ Kb[a - rows.start : b - rows.start]
     return sums
 
 
@@ -139,12 +149,18 @@ class NystromMMD(ParamsMixin):
     True
     """
 
-    def __init__(self, kernel: str | object = "rbf", sampler: str | object = "uniform",
-                 n_landmarks: int | None = None, lam: float = 1e-6,
-                 kernel_params: dict[str, Any] | None = None,
-                 sampler_params: dict[str, Any] | None = None,
-                 random_state: RandomStateLike = None, n_jobs: int | None = None,
-                 registry: Registry | None = None) -> None:
+    def __init__(
+        self,
+        kernel: str | object = "rbf",
+        sampler: str | object = "uniform",
+        n_landmarks: int | None = None,
+        lam: float = 1e-6,
+        kernel_params: dict[str, Any] | None = None,
+        sampler_params: dict[str, Any] | None = None,
+        random_state: RandomStateLike = None,
+        n_jobs: int | None = None,
+        registry: Registry | None = None,
+    ) -> None:
         self.kernel = kernel
         self.sampler = sampler
         self.n_landmarks = n_landmarks
@@ -191,13 +207,15 @@ class NystromMMD(ParamsMixin):
             ny = fit_nystroem(pool, sampler, s, check_random_state(seed), self.registry)
             if features:
                 Phi = np.asarray(ny._features(pool.data), dtype=np.float64)
-                means = np.stack([Phi[off[i]:off[i + 1]].mean(axis=0)
-                                  for i in range(len(pool.sizes))])
+                means = np.stack(
+                    [Phi[off[i] : off[i + 1]].mean(axis=0) for i in range(len(pool.sizes))]
+                )
             else:
                 Phi = None
                 sizes = np.asarray(pool.sizes, dtype=np.float64)
-                means = (landmark_sums(ny, pool) / sizes[:, None]) @ \
-                    ny.normalization_.astype(np.float64)
+                means = (landmark_sums(ny, pool) / sizes[:, None]) @ ny.normalization_.astype(
+                    np.float64
+                )
         self.kernel_ = pool.kernel
         self.nystroem_ = ny
         self.lam_ = lam
@@ -215,12 +233,12 @@ class NystromMMD(ParamsMixin):
         if "_pool_data" not in self.__dict__:
             from ..exceptions import not_fitted_error
 
-            raise not_fitted_error("features_: this NystromMMD is not fitted yet: call "
-                                   "fit(*samples) first")
+            raise not_fitted_error(
+                "features_: this NystromMMD is not fitted yet: call fit(*samples) first"
+            )
         if self._phi is None:
             with threads(self.n_jobs):
-                self._phi = np.asarray(self.nystroem_._features(self._pool_data),
-                                       dtype=np.float64)
+                self._phi = np.asarray(self.nystroem_._features(self._pool_data), dtype=np.float64)
         return self._phi
 
     @property
@@ -233,7 +251,7 @@ class NystromMMD(ParamsMixin):
             One array per sample.
         """
         Phi, off = self._feature_matrix(), self._offsets
-        return [Phi[off[i]:off[i + 1]] for i in range(len(self.sizes_))]
+        return [Phi[off[i] : off[i + 1]] for i in range(len(self.sizes_))]
 
     def _check_index(self, i, name):
         if not hasattr(self, "embeddings_"):
@@ -269,8 +287,12 @@ class NystromMMD(ParamsMixin):
         ids = np.concatenate(
             [self.support_ids_[off[i] : off[i + 1]], self.support_ids_[off[j] : off[j + 1]]]
         )
-        w = np.concatenate([np.full(self.sizes_[i], 1.0 / self.sizes_[i]),
-                            np.full(self.sizes_[j], -1.0 / self.sizes_[j])])
+        w = np.concatenate(
+            [
+                np.full(self.sizes_[i], 1.0 / self.sizes_[i]),
+                np.full(self.sizes_[j], -1.0 / self.sizes_[j]),
+            ]
+        )
         return merged_sq_norm(ids, w, int(off[-1]))
 
     def mmd2(self, i: int = 0, j: int = 1) -> float:
@@ -306,12 +328,20 @@ class NystromMMD(ParamsMixin):
         return float(np.sqrt(self.mmd2(i, j)))
 
 
-def mmd2_nystrom(X: DataLike, Y: DataLike, kernel: str | object = "rbf", *,
-                 sampler: str | object = "uniform", n_landmarks: int | None = None,
-                 lam: float = 1e-6, kernel_params: dict[str, Any] | None = None,
-                 sampler_params: dict[str, Any] | None = None,
-                 random_state: RandomStateLike = None, n_jobs: int | None = None,
-                 registry: Registry | None = None) -> float:
+def mmd2_nystrom(
+    X: DataLike,
+    Y: DataLike,
+    kernel: str | object = "rbf",
+    *,
+    sampler: str | object = "uniform",
+    n_landmarks: int | None = None,
+    lam: float = 1e-6,
+    kernel_params: dict[str, Any] | None = None,
+    sampler_params: dict[str, Any] | None = None,
+    random_state: RandomStateLike = None,
+    n_jobs: int | None = None,
+    registry: Registry | None = None,
+) -> float:
     """Compute the Nyström MMD² with the λ-regularized kernel between ``X`` and ``Y``.
 
     MMD²_k̂ = ‖mean φ(X) − mean φ(Y)‖² + λ‖v‖² (Cherfaoui thesis Lemma 5; see the module
@@ -343,9 +373,18 @@ def mmd2_nystrom(X: DataLike, Y: DataLike, kernel: str | object = "rbf", *,
     float
         MMD²_k̂.
     """
-    est = NystromMMD(kernel=kernel, sampler=sampler, n_landmarks=n_landmarks, lam=lam,
-                     kernel_params=kernel_params, sampler_params=sampler_params,
-                     random_state=random_state, n_jobs=n_jobs, registry=registry)
+    est = NystromMMD(
+        kernel=kernel,
+        sampler=sampler,
+        n_landmarks=n_landmarks,
+        lam=lam,
+        kernel_params=kernel_params,
+        sampler_params=sampler_params,
+        random_state=random_state,
+        n_jobs=n_jobs,
+        registry=registry,
+    )
     return est.fit(X, Y).mmd2(0, 1)
+
 
 __all__ = ["NystromMMD", "mmd2_nystrom"]

@@ -15,6 +15,7 @@ below the nominal level under H0) for any number of permutations.
 The permutations are drawn from ``random_state`` after one draw reserved for the features, so
 two methods given the same seed use the same permutations.
 """
+
 from __future__ import annotations
 
 import numbers
@@ -81,11 +82,17 @@ class PermutationTestResult:
 
     def __repr__(self):
         null = np.asarray(self.null_distribution, dtype=np.float64).ravel()
-        summary = (f"mean={null.mean():.4g}, std={null.std():.4g}, min={null.min():.4g}, "
-                   f"max={null.max():.4g}" if null.size else "empty")
-        return (f"{type(self).__name__}(statistic={self.statistic:.6g}, "
-                f"p_value={self.p_value:.6g}, method={self.method!r}, "
-                f"n_permutations={null.size}, null_distribution=<{summary}>)")
+        summary = (
+            f"mean={null.mean():.4g}, std={null.std():.4g}, min={null.min():.4g}, "
+            f"max={null.max():.4g}"
+            if null.size
+            else "empty"
+        )
+        return (
+            f"{type(self).__name__}(statistic={self.statistic:.6g}, "
+            f"p_value={self.p_value:.6g}, method={self.method!r}, "
+            f"n_permutations={null.size}, null_distribution=<{summary}>)"
+        )
 
 
 def _label_batches(rng, n_a, n, n_permutations):
@@ -141,15 +148,24 @@ def _exact_statistics(pool, W, max_memory):
     return T
 
 
-def permutation_test(X: DataLike, Y: DataLike, method: str = "nystrom",
-                     kernel: str | object = "rbf", *, kernel_params: dict[str, Any] | None = None,
-                     n_permutations: int = 500, n_landmarks: int | None = None,
-                     sampler: str | object = "uniform",
-                     sampler_params: dict[str, Any] | None = None, lam: float = 1e-6,
-                     n_frequencies: int | None = None, max_memory: int | None = None,
-                     random_state: RandomStateLike = None,
-                     n_jobs: int | None = None,
-                     registry: Registry | None = None) -> PermutationTestResult:
+def permutation_test(
+    X: DataLike,
+    Y: DataLike,
+    method: str = "nystrom",
+    kernel: str | object = "rbf",
+    *,
+    kernel_params: dict[str, Any] | None = None,
+    n_permutations: int = 500,
+    n_landmarks: int | None = None,
+    sampler: str | object = "uniform",
+    sampler_params: dict[str, Any] | None = None,
+    lam: float = 1e-6,
+    n_frequencies: int | None = None,
+    max_memory: int | None = None,
+    random_state: RandomStateLike = None,
+    n_jobs: int | None = None,
+    registry: Registry | None = None,
+) -> PermutationTestResult:
     """Two-sample permutation test of P = Q with an MMD² statistic (module docstring).
 
     Parameters
@@ -190,8 +206,9 @@ def permutation_test(X: DataLike, Y: DataLike, method: str = "nystrom",
         The statistic, p-value and null distribution.
     """
     method = check_option(method, "method", PERMUTATION_METHODS)
-    P = check_scalar(n_permutations, "n_permutations", kind=numbers.Integral, low=1,
-                     low_inclusive=True)
+    P = check_scalar(
+        n_permutations, "n_permutations", kind=numbers.Integral, low=1, low_inclusive=True
+    )
     kernel = resolve("kernel", kernel, kernel_params, registry=registry)
     if method == "rff":
         check_rff_kernel(kernel)
@@ -203,8 +220,14 @@ def permutation_test(X: DataLike, Y: DataLike, method: str = "nystrom",
         raise ValueError("both samples need at least one point")
     with threads(n_jobs):
         if method == "nystrom":
-            est = NystromMMD(kernel=pool.kernel, sampler=sampler, sampler_params=sampler_params,
-                             n_landmarks=n_landmarks, lam=lam, registry=registry)
+            est = NystromMMD(
+                kernel=pool.kernel,
+                sampler=sampler,
+                sampler_params=sampler_params,
+                n_landmarks=n_landmarks,
+                lam=lam,
+                registry=registry,
+            )
             est._fit_pool(pool, feature_seed, features=True)
             Phi = est._feature_matrix()
             dup = None if est._distinct else _duplicate_matrix(est.support_ids_)
@@ -217,12 +240,15 @@ def permutation_test(X: DataLike, Y: DataLike, method: str = "nystrom",
             def stats(W):
                 return _feature_statistics(Phi, W)
         else:
+
             def stats(W):
                 return _exact_statistics(pool, W, max_memory)
+
         values = np.concatenate([stats(W) for W in _label_batches(rng, n_a, n, P)])
     observed, null = float(values[0]), values[1:]
     tol = 1e-12 * max(abs(observed), np.abs(null).max(initial=0.0))
     p_value = (1.0 + np.count_nonzero(null >= observed - tol)) / (1.0 + P)
     return PermutationTestResult(observed, float(p_value), null, method)
+
 
 __all__ = ["permutation_test", "PermutationTestResult"]

@@ -7,6 +7,7 @@ have such a map (rbf, laplacian); graph kernels do not.
 
 The default number of frequencies is s = max(1, round(ln n)) (thesis §4.6), i.e. 2s features.
 """
+
 from __future__ import annotations
 
 import numbers
@@ -41,10 +42,12 @@ def rff_features(pool: Pooled, n_frequencies, random_state):
     if n_frequencies is None:
         s = default_n_landmarks(max(pool.sizes))
     else:
-        s = check_scalar(n_frequencies, "n_frequencies", kind=numbers.Integral, low=1,
-                         low_inclusive=True)
-    rff = RandomFourierFeatures(kernel=pool.kernel, n_components=2 * s,
-                                random_state=check_random_state(random_state))
+        s = check_scalar(
+            n_frequencies, "n_frequencies", kind=numbers.Integral, low=1, low_inclusive=True
+        )
+    rff = RandomFourierFeatures(
+        kernel=pool.kernel, n_components=2 * s, random_state=check_random_state(random_state)
+    )
     with np.errstate(over="ignore", invalid="ignore"):  # said below, with the reason
         Psi = rff.fit_transform(pool.data)
     if not np.isfinite(Psi).all():
@@ -60,10 +63,17 @@ def rff_features(pool: Pooled, n_frequencies, random_state):
     return np.asarray(Psi, dtype=np.float64), rff
 
 
-def mmd2_rff(X: DataLike, Y: DataLike, kernel: str | object = "rbf", *,
-             kernel_params: dict[str, Any] | None = None, n_frequencies: int | None = None,
-             random_state: RandomStateLike = None, n_jobs: int | None = None,
-             registry: Registry | None = None) -> float:
+def mmd2_rff(
+    X: DataLike,
+    Y: DataLike,
+    kernel: str | object = "rbf",
+    *,
+    kernel_params: dict[str, Any] | None = None,
+    n_frequencies: int | None = None,
+    random_state: RandomStateLike = None,
+    n_jobs: int | None = None,
+    registry: Registry | None = None,
+) -> float:
     """Compute the MMD² of the random-Fourier-feature kernel between ``X`` and ``Y``.
 
     Parameters
@@ -96,5 +106,6 @@ def mmd2_rff(X: DataLike, Y: DataLike, kernel: str | object = "rbf", *,
     n = pool.sizes[0]
     diff = Psi[:n].mean(axis=0) - Psi[n:].mean(axis=0)
     return float(diff @ diff)
+
 
 __all__ = ["mmd2_rff"]

@@ -14,6 +14,7 @@ both distances) and ``"nystrom"`` (landmarks drawn once on X ∪ Z ∪ W and sha
 The decision compares MMD² values, which orders like MMD where both are ≥ 0 and stays defined
 for the unbiased estimators' negative values.
 """
+
 from __future__ import annotations
 
 import numbers
@@ -81,7 +82,9 @@ class PairStatistic:
         elif self.method == "rff":
             Psi, _ = rff_features(self.pool, self.options.get("n_frequencies"), rng)
             off = self.pool.offsets
-            self.means = [Psi[off[i]:off[i + 1]].mean(axis=0) for i in range(len(self.pool.sizes))]
+            self.means = [
+                Psi[off[i] : off[i + 1]].mean(axis=0) for i in range(len(self.pool.sizes))
+            ]
         return self
 
     def value(self, i, j) -> float:
@@ -131,11 +134,19 @@ class ThreeSampleResult:
     method: str
 
 
-def three_sample_test(X: DataLike, Z: DataLike, W: DataLike, method: str = "nystrom",
-                      kernel: str | object = "rbf", *,
-                      kernel_params: dict[str, Any] | None = None,
-                      random_state: RandomStateLike = None, n_jobs: int | None = None,
-                      registry: Registry | None = None, **options: Any) -> ThreeSampleResult:
+def three_sample_test(
+    X: DataLike,
+    Z: DataLike,
+    W: DataLike,
+    method: str = "nystrom",
+    kernel: str | object = "rbf",
+    *,
+    kernel_params: dict[str, Any] | None = None,
+    random_state: RandomStateLike = None,
+    n_jobs: int | None = None,
+    registry: Registry | None = None,
+    **options: Any,
+) -> ThreeSampleResult:
     """Decide whether W comes from the distribution of X or of Z.
 
     W ~ P_X iff D(X, W) ≤ D(Z, W), with D the MMD estimate of ``method``.
@@ -166,8 +177,11 @@ def three_sample_test(X: DataLike, Z: DataLike, W: DataLike, method: str = "nyst
         The decision and the two estimates.
     """
     method = check_method(method)
-    pool = Pooled([X, Z, W], resolve("kernel", kernel, kernel_params, registry=registry),
-                  names=["X", "Z", "W"])
+    pool = Pooled(
+        [X, Z, W],
+        resolve("kernel", kernel, kernel_params, registry=registry),
+        names=["X", "Z", "W"],
+    )
     with threads(n_jobs):
         stat = PairStatistic(method, pool, options, registry).fit(check_random_state(random_state))
         d_x, d_z = stat.value(0, 2), stat.value(1, 2)
@@ -178,15 +192,21 @@ def _sqrt0(v):
     return float(np.sqrt(max(v, 0.0)))
 
 
-def three_sample_error(sample_x: Callable[[int, np.random.Generator], Any],
-                       sample_z: Callable[[int, np.random.Generator], Any], sizes: Iterable[int],
-                       methods: Iterable[str] = ("exact", "linear", "block", "rff", "nystrom"),
-                       *, n_repetitions: int = 100, kernel: str | object = "rbf",
-                       kernel_params: dict[str, Any] | None = None,
-                       method_options: Mapping[str, Mapping[str, Any]] | None = None,
-                       exact_max_n: int = 5000, random_state: RandomStateLike = None,
-                       n_jobs: int | None = None,
-                       registry: Registry | None = None) -> list[dict]:
+def three_sample_error(
+    sample_x: Callable[[int, np.random.Generator], Any],
+    sample_z: Callable[[int, np.random.Generator], Any],
+    sizes: Iterable[int],
+    methods: Iterable[str] = ("exact", "linear", "block", "rff", "nystrom"),
+    *,
+    n_repetitions: int = 100,
+    kernel: str | object = "rbf",
+    kernel_params: dict[str, Any] | None = None,
+    method_options: Mapping[str, Mapping[str, Any]] | None = None,
+    exact_max_n: int = 5000,
+    random_state: RandomStateLike = None,
+    n_jobs: int | None = None,
+    registry: Registry | None = None,
+) -> list[dict]:
     """Algorithm 3S-eval: error rate, Δ to the exact MMD and time of three-sample tests.
 
     Parameters
@@ -228,8 +248,9 @@ def three_sample_error(sample_x: Callable[[int, np.random.Generator], Any],
     method_options = dict(method_options or {})
     for m, opts in method_options.items():
         _check_options(check_method(m), opts)
-    reps = check_scalar(n_repetitions, "n_repetitions", kind=numbers.Integral, low=1,
-                        low_inclusive=True)
+    reps = check_scalar(
+        n_repetitions, "n_repetitions", kind=numbers.Integral, low=1, low_inclusive=True
+    )
     rng = check_random_state(random_state)
     base_kernel = resolve("kernel", kernel, kernel_params, registry=registry)
     rows = []
@@ -244,8 +265,9 @@ def three_sample_error(sample_x: Callable[[int, np.random.Generator], Any],
             W, X, Z = sample_x(n, rng), sample_x(n, rng), sample_z(n, rng)
             pool = Pooled([X, Z, W], resolve("kernel", base_kernel), names=["X", "Z", "W"])
             with threads(n_jobs):
-                exact_xz = (_sqrt0(v_statistic(kernel_sums(pool, 0, 1), n, n))
-                            if with_exact else np.nan)
+                exact_xz = (
+                    _sqrt0(v_statistic(kernel_sums(pool, 0, 1), n, n)) if with_exact else np.nan
+                )
                 for m in active:
                     stat = PairStatistic(m, pool, method_options.get(m, {}), registry)
                     t0 = time.perf_counter()
@@ -257,12 +279,18 @@ def three_sample_error(sample_x: Callable[[int, np.random.Generator], Any],
                         deltas[m].append(abs(_sqrt0(stat.value(0, 1)) - exact_xz))
         for m in active:
             err = float(np.mean(errors[m]))
-            rows.append({
-                "method": m, "n": n, "error": err,
-                "error_se": float(np.sqrt(err * (1 - err) / reps)),
-                "delta": float(np.mean(deltas[m])) if deltas[m] else float("nan"),
-                "time": float(np.mean(times[m])), "n_repetitions": reps,
-            })
+            rows.append(
+                {
+                    "method": m,
+                    "n": n,
+                    "error": err,
+                    "error_se": float(np.sqrt(err * (1 - err) / reps)),
+                    "delta": float(np.mean(deltas[m])) if deltas[m] else float("nan"),
+                    "time": float(np.mean(times[m])),
+                    "n_repetitions": reps,
+                }
+            )
     return rows
+
 
 __all__ = ["three_sample_test", "three_sample_error", "ThreeSampleResult", "METHODS"]

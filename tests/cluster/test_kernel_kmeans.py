@@ -1,4 +1,5 @@
 """KernelKMeans: exact and Nyström Lloyd against references, rings, residual trace, bad input."""
+
 import numpy as np
 import pytest
 from sklearn.cluster import KMeans
@@ -30,17 +31,27 @@ def test_exact_with_linear_kernel_equals_kmeans_from_the_same_init():
     ref = KMeans(4, init=X[seeds], n_init=1, algorithm="lloyd", tol=0, max_iter=100).fit(X)
     np.testing.assert_array_equal(km.labels_, ref.labels_)
     assert km.inertia_ == pytest.approx(ref.inertia_, rel=1e-9)
-    np.testing.assert_allclose(km.transform(X) ** 2,
-                               ((X[:, None, :] - ref.cluster_centers_[None]) ** 2).sum(-1),
-                               rtol=1e-8, atol=1e-8)
+    np.testing.assert_allclose(
+        km.transform(X) ** 2,
+        ((X[:, None, :] - ref.cluster_centers_[None]) ** 2).sum(-1),
+        rtol=1e-8,
+        atol=1e-8,
+    )
 
 
-@pytest.mark.parametrize("method,sampler", [("exact", "uniform"), ("nystrom", "uniform"),
-                                            ("nystrom", "greedy-trace")])
+@pytest.mark.parametrize(
+    "method,sampler", [("exact", "uniform"), ("nystrom", "uniform"), ("nystrom", "greedy-trace")]
+)
 def test_rbf_kernel_kmeans_separates_two_rings(rings, method, sampler):
     X, y = rings
-    km = KernelKMeans(2, kernel_params={"gamma": 5.0}, method=method, sampler=sampler,
-                      n_landmarks=60, random_state=0).fit(X)
+    km = KernelKMeans(
+        2,
+        kernel_params={"gamma": 5.0},
+        method=method,
+        sampler=sampler,
+        n_landmarks=60,
+        random_state=0,
+    ).fit(X)
     assert ami(y, km.labels_) > 0.95
     assert ami(y, KMeans(2, n_init=3, random_state=0).fit_predict(X)) < 0.1
 
@@ -51,8 +62,9 @@ def test_inertia_and_residual_trace_in_feature_space(rings):
     exact = KernelKMeans(2, kernel_params={"gamma": 5.0}, method="exact", random_state=0).fit(X)
     assert exact.residual_trace_ == 0.0
     assert exact.inertia_ == pytest.approx(objective(K, exact.labels_), rel=1e-10)
-    ny = KernelKMeans(2, kernel_params={"gamma": 5.0}, method="nystrom", n_landmarks=15,
-                      random_state=0).fit(X)
+    ny = KernelKMeans(
+        2, kernel_params={"gamma": 5.0}, method="nystrom", n_landmarks=15, random_state=0
+    ).fit(X)
     Z = ny.nystroem_.transform(X)
     assert ny.residual_trace_ == pytest.approx(np.trace(K) - np.trace(Z @ Z.T), rel=1e-9)
     # inertia_ counts the distances in the kernel feature space: Nyström part + residual
@@ -89,8 +101,9 @@ def test_exact_transform_and_predict_on_new_points(rings):
 def test_float32_output_dtype(rings):
     X = rings[0].astype(np.float32)
     for method in ("exact", "nystrom"):
-        km = KernelKMeans(2, kernel_params={"gamma": 5.0}, method=method, n_landmarks=20,
-                          random_state=0).fit(X)
+        km = KernelKMeans(
+            2, kernel_params={"gamma": 5.0}, method=method, n_landmarks=20, random_state=0
+        ).fit(X)
         assert km.transform(X).dtype == np.float32
 
 
@@ -120,11 +133,18 @@ def test_graphs_with_the_shortest_path_kernel():
     graphs = random_graphs(rng, 20, 0.35, (10, 10)) + random_graphs(rng, 20, 0.9, (10, 10))
     y = np.repeat([0, 1], 20)
     for method in ("exact", "nystrom"):
-        km = KernelKMeans(2, kernel="shortest-path", kernel_params={"normalize": True},
-                          method=method, n_landmarks=10, random_state=0).fit(graphs)
+        km = KernelKMeans(
+            2,
+            kernel="shortest-path",
+            kernel_params={"normalize": True},
+            method=method,
+            n_landmarks=10,
+            random_state=0,
+        ).fit(graphs)
         assert ami(y, km.labels_) == pytest.approx(1.0)
-        np.testing.assert_array_equal(km.predict(graphs[:3] + graphs[-3:]),
-                                      km.labels_[[0, 1, 2, -3, -2, -1]])
+        np.testing.assert_array_equal(
+            km.predict(graphs[:3] + graphs[-3:]), km.labels_[[0, 1, 2, -3, -2, -1]]
+        )
 
 
 def test_bad_input(rings):
@@ -161,8 +181,11 @@ def test_bad_input(rings):
 def test_auto_exact_path_warns_that_landmark_parameters_are_ignored(rings):
     X, _ = rings
     kw = dict(kernel_params={"gamma": 5.0}, random_state=0)
-    with pytest.warns(UserWarning, match=r"sampler='greedy-trace', n_landmarks=20 are ignored"
-                                         r".*method=\"nystrom\""):
+    with pytest.warns(
+        UserWarning,
+        match=r"sampler='greedy-trace', n_landmarks=20 are ignored"
+        r".*method=\"nystrom\"",
+    ):
         km = KernelKMeans(2, sampler="greedy-trace", n_landmarks=20, **kw).fit(X)
     # they were indeed ignored: the fit is the plain exact one
     assert km.method_ == "exact" and km.nystroem_ is None
@@ -187,8 +210,9 @@ def test_no_landmark_warning_for_defaults_or_an_explicit_method(rings, recwarn):
 @pytest.mark.parametrize("method", ["exact", "nystrom"])
 def test_changing_X_after_fit_leaves_the_model_unchanged(rings, method):
     X = np.ascontiguousarray(rings[0])  # already in the kernel's form: nothing copies it on input
-    km = KernelKMeans(2, kernel_params={"gamma": 5.0}, method=method, n_landmarks=40,
-                      random_state=0).fit(X)
+    km = KernelKMeans(
+        2, kernel_params={"gamma": 5.0}, method=method, n_landmarks=40, random_state=0
+    ).fit(X)
     Xn = rings[0][:9] + 0.01
     before_d, before_l = km.transform(Xn), km.predict(Xn)
     X[:] = 0.0
@@ -214,13 +238,12 @@ def test_kernel_and_sampler_names_are_looked_up_in_the_given_registry(rings, met
     X, _ = rings
     registry = Registry(builtins=False, entry_points=False, plugins=[Plugin()])
     kw = dict(method=method, n_landmarks=2, init=np.array([0, 1]), random_state=0)
-    ours = KernelKMeans(2, kernel="my-linear", sampler="my-uniform", registry=registry,
-                        **kw).fit(X)
+    ours = KernelKMeans(2, kernel="my-linear", sampler="my-uniform", registry=registry, **kw).fit(X)
     ref = KernelKMeans(2, kernel="linear", sampler="uniform", **kw).fit(X)
     np.testing.assert_array_equal(ours.labels_, ref.labels_)
     assert ours.inertia_ == pytest.approx(ref.inertia_, rel=1e-12)
     assert ours.get_params()["registry"] is registry
     with pytest.raises(UnknownComponentError, match="my-linear"):
-        KernelKMeans(2, kernel="my-linear", **kw).fit(X)   # not in the default registry
+        KernelKMeans(2, kernel="my-linear", **kw).fit(X)  # not in the default registry
     with pytest.raises(UnknownComponentError, match="rbf"):
-        KernelKMeans(2, registry=registry, **kw).fit(X)    # the default kernel is not in it
+        KernelKMeans(2, registry=registry, **kw).fit(X)  # the default kernel is not in it

@@ -1,5 +1,6 @@
 """Kernel k-means' skinny products: the cluster sums are a compiled scatter-add equal to the
 one-hot product they replace, and Lloyd's products run on one BLAS thread."""
+
 import tracemalloc
 
 import numpy as np
@@ -56,6 +57,7 @@ def test_lloyd_products_run_on_one_blas_thread(monkeypatch):
             def wrapped(*args):
                 seen.append((name, blas_threads()))
                 return f(*args)
+
             monkeypatch.setattr(module, name, wrapped)
 
         spy(kkm, "sq_dists", kkm.sq_dists)
@@ -101,8 +103,9 @@ def test_many_clusters_keep_threaded_blas(monkeypatch):
 
         monkeypatch.setattr(kkm, "sq_dists", spy)
         X = np.random.default_rng(4).standard_normal((400, 3))
-        KernelKMeans(70, method="nystrom", n_landmarks=100, n_init=1, max_iter=3,
-                     random_state=0).fit(X)
+        KernelKMeans(
+            70, method="nystrom", n_landmarks=100, n_init=1, max_iter=3, random_state=0
+        ).fit(X)
         assert seen and all(t == 2 for t in seen), seen
 
 
@@ -126,8 +129,9 @@ def test_dask_lloyd_products_run_on_one_blas_thread(monkeypatch, scheduler):
         monkeypatch.setattr(dask_cluster, "sq_dists", spy)
         X = np.random.default_rng(5).standard_normal((600, 4))
         with dask.config.set(scheduler=scheduler):
-            est = dask_cluster.kernel_kmeans_fit(da.from_array(X, chunks=(200, 4)), 3,
-                                                 n_landmarks=40, n_init=2, random_state=0)
+            est = dask_cluster.kernel_kmeans_fit(
+                da.from_array(X, chunks=(200, 4)), 3, n_landmarks=40, n_init=2, random_state=0
+            )
         ref = KernelKMeans(3, method="nystrom", n_landmarks=40, n_init=2, random_state=0).fit(X)
         assert seen and all(t == 1 for t in seen), seen
         np.testing.assert_array_equal(np.asarray(est.labels_), ref.labels_)

@@ -92,12 +92,18 @@ def test_fix_empty_never_empties_a_cluster_and_takes_distinct_points():
         new, moved = _fix_empty(labels, own, k)
         counts = np.bincount(new, minlength=k)
         assert counts.min() >= 1
-        assert moved == int((new != labels).sum()) == int((np.bincount(labels, minlength=k) == 0)
-                                                          .sum())
+        assert (
+            moved
+            == int((new != labels).sum())
+            == int((np.bincount(labels, minlength=k) == 0).sum())
+        )
         # brute force: each moved point is the farthest one that could be moved at its turn
         moved_own = np.sort(own[new != labels])[::-1]
-        movable = [i for i in range(12) if new[i] == labels[i]
-                   and np.bincount(new, minlength=k)[labels[i]] > 1]
+        movable = [
+            i
+            for i in range(12)
+            if new[i] == labels[i] and np.bincount(new, minlength=k)[labels[i]] > 1
+        ]
         # a point still movable at the end was movable at every turn
         if movable and moved_own.size:
             assert moved_own.min() >= own[movable].max()
@@ -146,8 +152,9 @@ def test_stopping_tolerance_counts_iterations(blobs):
 @pytest.mark.parametrize("method", ["exact", "nystrom"])
 def test_linear_kernel_equals_sklearn_kmeans_from_the_same_seeds(blobs, method):
     seeds = np.array([10, 60, 110, 160, 210])
-    km = KernelKMeans(5, kernel="linear", method=method, init=seeds, tol=0,
-                      n_landmarks=2, random_state=0).fit(blobs)
+    km = KernelKMeans(
+        5, kernel="linear", method=method, init=seeds, tol=0, n_landmarks=2, random_state=0
+    ).fit(blobs)
     ref = KMeans(5, init=blobs[seeds], n_init=1, algorithm="lloyd", tol=0).fit(blobs)
     np.testing.assert_array_equal(km.labels_, ref.labels_)
     assert km.inertia_ == pytest.approx(ref.inertia_, rel=1e-8)
@@ -160,10 +167,19 @@ def test_linear_kernel_equals_sklearn_kmeans_from_the_same_seeds(blobs, method):
 def test_a_fit_stopped_early_equals_sklearn_kmeans_stopped_there(blobs, method, max_iter):
     # KernelKMeans' first assignment (to the seeds) is one of scikit-learn's iterations
     seeds = np.array([0, 1, 2, 3, 4])
-    km = KernelKMeans(5, kernel="linear", method=method, init=seeds, tol=0, max_iter=max_iter,
-                      n_landmarks=2, random_state=0).fit(blobs)
-    ref = KMeans(5, init=blobs[seeds], n_init=1, algorithm="lloyd", tol=0,
-                 max_iter=max_iter + 1).fit(blobs)
+    km = KernelKMeans(
+        5,
+        kernel="linear",
+        method=method,
+        init=seeds,
+        tol=0,
+        max_iter=max_iter,
+        n_landmarks=2,
+        random_state=0,
+    ).fit(blobs)
+    ref = KMeans(
+        5, init=blobs[seeds], n_init=1, algorithm="lloyd", tol=0, max_iter=max_iter + 1
+    ).fit(blobs)
     assert km.n_iter_ == max_iter
     np.testing.assert_array_equal(km.labels_, ref.labels_)
     assert km.inertia_ == pytest.approx(ref.inertia_, rel=1e-10)
@@ -175,8 +191,15 @@ def test_a_fit_stopped_early_equals_sklearn_kmeans_stopped_there(blobs, method, 
 @pytest.mark.parametrize("method", ["exact", "nystrom"])
 @pytest.mark.parametrize("stop", [{"tol": 0.05}, {"tol": 1e9}, {"max_iter": 2}])
 def test_inertia_is_minus_the_score_of_the_training_data(blobs, method, stop):
-    km = KernelKMeans(5, kernel="rbf", kernel_params={"gamma": 0.02}, method=method,
-                      n_landmarks=40, random_state=0, **stop).fit(blobs)
+    km = KernelKMeans(
+        5,
+        kernel="rbf",
+        kernel_params={"gamma": 0.02},
+        method=method,
+        n_landmarks=40,
+        random_state=0,
+        **stop,
+    ).fit(blobs)
     assert km.inertia_ == pytest.approx(-km.score(blobs), rel=1e-9)
     D = km.transform(blobs) ** 2  # brute force over the centres kept by the model
     assert km.inertia_ == pytest.approx(D[np.arange(len(blobs)), km.labels_].sum(), rel=1e-9)
@@ -187,10 +210,12 @@ def test_labels_follow_a_permutation_of_the_samples(blobs):
     seeds = np.array([10, 60, 110, 160, 210])
     perm = np.random.default_rng(1).permutation(len(blobs))
     inv = np.argsort(perm)
-    a = KernelKMeans(5, kernel="rbf", kernel_params={"gamma": 0.05}, method="exact", init=seeds,
-                     tol=0).fit(blobs)
-    b = KernelKMeans(5, kernel="rbf", kernel_params={"gamma": 0.05}, method="exact",
-                     init=inv[seeds], tol=0).fit(blobs[perm])
+    a = KernelKMeans(
+        5, kernel="rbf", kernel_params={"gamma": 0.05}, method="exact", init=seeds, tol=0
+    ).fit(blobs)
+    b = KernelKMeans(
+        5, kernel="rbf", kernel_params={"gamma": 0.05}, method="exact", init=inv[seeds], tol=0
+    ).fit(blobs[perm])
     np.testing.assert_array_equal(b.labels_, a.labels_[perm])
     assert b.inertia_ == pytest.approx(a.inertia_, rel=1e-10)
 
@@ -202,10 +227,12 @@ def test_n_init_keeps_the_lowest_objective(blobs):
         # init="random" draws k distinct indices per seeding from the fit's generator
         rng = np.random.default_rng(seed)
         draws = [rng.choice(len(blobs), 5, replace=False) for _ in range(6)]
-        singles = [KMeans(5, init=blobs[d], n_init=1, algorithm="lloyd", tol=0).fit(blobs)
-                   for d in draws]
-        km = KernelKMeans(5, kernel="linear", method="exact", init="random", n_init=6, tol=0,
-                          random_state=seed).fit(blobs)
+        singles = [
+            KMeans(5, init=blobs[d], n_init=1, algorithm="lloyd", tol=0).fit(blobs) for d in draws
+        ]
+        km = KernelKMeans(
+            5, kernel="linear", method="exact", init="random", n_init=6, tol=0, random_state=seed
+        ).fit(blobs)
         best = min(singles, key=lambda r: r.inertia_)
         assert km.inertia_ == pytest.approx(best.inertia_, rel=1e-8)
         assert km.inertia_ == pytest.approx(objective(K, km.labels_), rel=1e-8)
@@ -246,22 +273,25 @@ def test_kmeanspp_on_coincident_points_returns_distinct_indices():
 
 @pytest.mark.parametrize("method", ["exact", "nystrom"])
 def test_random_state_makes_fits_reproducible(blobs, method):
-    kw = dict(kernel="rbf", kernel_params={"gamma": 0.05}, method=method, n_landmarks=30,
-              random_state=7)
+    kw = dict(
+        kernel="rbf", kernel_params={"gamma": 0.05}, method=method, n_landmarks=30, random_state=7
+    )
     a, b = KernelKMeans(5, **kw).fit(blobs), KernelKMeans(5, **kw).fit(blobs)
     np.testing.assert_array_equal(a.labels_, b.labels_)
     assert a.inertia_ == b.inertia_
     if method == "nystrom":
-        np.testing.assert_array_equal(a.nystroem_.component_indices_,
-                                      b.nystroem_.component_indices_)
+        np.testing.assert_array_equal(
+            a.nystroem_.component_indices_, b.nystroem_.component_indices_
+        )
 
 
 # -- method="auto" and max_memory ---------------------------------------------------------------
 def test_max_memory_switches_auto_to_the_landmark_path(blobs):
     n = len(blobs)
     at = KernelKMeans(5, method="auto", max_memory=8 * n * n, random_state=0).fit(blobs)
-    below = KernelKMeans(5, method="auto", max_memory=8 * n * n - 1, n_landmarks=20,
-                         random_state=0).fit(blobs)
+    below = KernelKMeans(
+        5, method="auto", max_memory=8 * n * n - 1, n_landmarks=20, random_state=0
+    ).fit(blobs)
     assert at.method_ == "exact" and at.nystroem_ is None and at.residual_trace_ == 0.0
     assert below.method_ == "nystrom"
     assert below.nystroem_ is not None and below.cluster_centers_.shape == (5, 20)

@@ -1,6 +1,7 @@
 """The shared k-means module (sparsekit.cluster._lloyd): k-means++ draws by D² sampling, checked
 against the seeding distribution computed by brute force (every sequence of draws enumerated)
 with a chi-square test, and QuicK-means' seeding is the same function."""
+
 import itertools
 
 import numpy as np
@@ -149,6 +150,7 @@ def test_a_uniform_rounded_up_to_a_subnormal_potential_draws_no_point_of_weight_
     sq = np.full((6, 6), tiny)
     sq[[0, 0, 1, 5, 5, 1], [1, 5, 5, 0, 1, 0]] = 0.0
     np.fill_diagonal(sq, 0.0)
-    seeds = _lloyd.kmeans_plusplus(6, 2, lambda idx: sq[:, idx],
-                                   _StubGenerator(np.nextafter(1.0, 0.0)), n_trials=1)
+    seeds = _lloyd.kmeans_plusplus(
+        6, 2, lambda idx: sq[:, idx], _StubGenerator(np.nextafter(1.0, 0.0)), n_trials=1
+    )
     assert seeds[0] == 0 and seeds[1] == 4

@@ -1,5 +1,6 @@
 """QuicK-means: Proposition 1 (monotone objective), equality with K-means for exact factors,
 inference through the sparse factors, bad input."""
+
 import pickle
 
 import numpy as np
@@ -53,18 +54,28 @@ def test_unconstrained_factors_equal_kmeans():
     X = blobs(n=240, d=5, k=4, seed=1)
     init = X[[0, 50, 100, 150]]
     km = KMeans(4, init=init, n_init=1, max_iter=20, tol=0, algorithm="lloyd").fit(X)
-    qk = QuicKMeans(4, n_factors=1, projection="identity", init=init, max_iter=20, tol=0,
-                    palm_iter=2000, palm_tol=0).fit(X)
+    qk = QuicKMeans(
+        4,
+        n_factors=1,
+        projection="identity",
+        init=init,
+        max_iter=20,
+        tol=0,
+        palm_iter=2000,
+        palm_tol=0,
+    ).fit(X)
     np.testing.assert_array_equal(qk.labels_, km.labels_)
-    np.testing.assert_allclose(qk.mean_ + qk.cluster_centers_.toarray(), km.cluster_centers_,
-                               atol=1e-8)
+    np.testing.assert_allclose(
+        qk.mean_ + qk.cluster_centers_.toarray(), km.cluster_centers_, atol=1e-8
+    )
     assert qk.inertia_ == pytest.approx(km.inertia_, rel=1e-10)
 
 
 def test_factorizer_by_name_and_float32_pickle():
     X = blobs(n=120, d=6, k=3, seed=2).astype(np.float32)
-    qk = QuicKMeans(4, sparsity=2, max_iter=4, palm_iter=10, factorizer="palm",
-                    random_state=1).fit(X)
+    qk = QuicKMeans(4, sparsity=2, max_iter=4, palm_iter=10, factorizer="palm", random_state=1).fit(
+        X
+    )
     assert qk.cluster_centers_.dtype == np.float32
     assert qk.transform(X).dtype == np.float32
     again = pickle.loads(pickle.dumps(qk))
@@ -129,8 +140,16 @@ def test_safeguard_keeps_previous_factors_when_the_refit_is_worse():
 
     reg = Registry(entry_points=False, plugins=[Plugin()])
     X = blobs(n=200, d=6, k=4, seed=3)
-    qk = QuicKMeans(4, sparsity=2, max_iter=6, palm_iter=20, tol=0, factorizer="scrambler",
-                    random_state=0, registry=reg).fit(X)
+    qk = QuicKMeans(
+        4,
+        sparsity=2,
+        max_iter=6,
+        palm_iter=20,
+        tol=0,
+        factorizer="scrambler",
+        random_state=0,
+        registry=reg,
+    ).fit(X)
     h = qk.objective_history_
     assert h.size >= 2 and np.all(np.diff(h) <= 1e-9 * h[0])
 
@@ -146,8 +165,9 @@ def test_centring_makes_the_fit_translation_invariant():
     b = QuicKMeans(5, init=init + shift, **kw).fit(X + shift)
     np.testing.assert_array_equal(a.labels_, b.labels_)
     np.testing.assert_allclose(b.mean_ - a.mean_, shift, rtol=1e-12)
-    np.testing.assert_allclose(a.cluster_centers_.toarray(), b.cluster_centers_.toarray(),
-                               atol=1e-6)
+    np.testing.assert_allclose(
+        a.cluster_centers_.toarray(), b.cluster_centers_.toarray(), atol=1e-6
+    )
     assert b.inertia_ == pytest.approx(a.inertia_, rel=1e-6)
     np.testing.assert_array_equal(b.predict(X + shift), a.predict(X))
     np.testing.assert_allclose(b.transform(X + shift), a.transform(X), rtol=1e-6, atol=1e-6)
@@ -172,8 +192,13 @@ def _recording_factorizer(stop_reason):
             init = [np.asarray(f, dtype=float) for f in init_factors]
             NoProgress.calls.append(init)
             last = SparseFactors(init[:1] + [2.0 * f for f in init[1:]], init_scale)
-            return FactorizationResult(SparseFactors(init, init_scale), np.array([1.0]), 1,
-                                       stop_reason=stop_reason, extra={"last": last})
+            return FactorizationResult(
+                SparseFactors(init, init_scale),
+                np.array([1.0]),
+                1,
+                stop_reason=stop_reason,
+                extra={"last": last},
+            )
 
     return NoProgress
 
@@ -193,8 +218,15 @@ def test_rejected_refit_goes_on_from_its_last_iterate(stop_reason):
 
     reg = Registry(entry_points=False, plugins=[Plugin()])
     X = blobs(n=200, d=6, k=4, seed=3)
-    qk = QuicKMeans(4, sparsity=2, max_iter=4, palm_iter=20, factorizer="no-progress",
-                    random_state=0, registry=reg).fit(X)
+    qk = QuicKMeans(
+        4,
+        sparsity=2,
+        max_iter=4,
+        palm_iter=20,
+        factorizer="no-progress",
+        random_state=0,
+        registry=reg,
+    ).fit(X)
     calls = NoProgress.calls
     h = qk.objective_history_
     assert np.all(h == h[0])  # nothing accepted: the objective stays where it started
@@ -217,8 +249,9 @@ def test_feature_names_and_pandas_output_as_scikit_learn_estimators():
     df = pd.DataFrame(X, columns=["a", "b", "c"])
     qk = QuicKMeans(3, max_iter=2, palm_iter=5, random_state=0).fit(df)
     np.testing.assert_array_equal(qk.feature_names_in_, ["a", "b", "c"])
-    np.testing.assert_array_equal(qk.get_feature_names_out(),
-                                  ["quickmeans0", "quickmeans1", "quickmeans2"])
+    np.testing.assert_array_equal(
+        qk.get_feature_names_out(), ["quickmeans0", "quickmeans1", "quickmeans2"]
+    )
     with pytest.raises(ValueError, match="feature names should match"):
         qk.predict(df[["b", "a", "c"]])
     with pytest.warns(UserWarning, match="does not have valid feature names"):

@@ -1,4 +1,5 @@
 """The QuicK-means and Hadamard examples run at quick size and write their table and figures."""
+
 import importlib.util
 from pathlib import Path
 

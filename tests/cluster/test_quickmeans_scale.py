@@ -1,4 +1,5 @@
 """QuicKMeans refuses data whose K-means sums would overflow (instead of inf or NaN results)."""
+
 import numpy as np
 import pytest
 
@@ -12,13 +13,16 @@ def _blobs(rng):
     return X
 
 
-@pytest.mark.parametrize("scale", [2.0 ** 505, 1e300])
+@pytest.mark.parametrize("scale", [2.0**505, 1e300])
 def test_fit_on_data_beyond_the_range_is_refused_naming_the_scale(scale, rng):
     # at 2^505 the sums overflowed inside the iterations (the labels changed); at 1e300
     # inertia_ was inf and transform gave inf distances
     X = _blobs(rng) * scale
-    with pytest.raises(ValueError, match=r"X is too large for float64 arithmetic \(largest "
-                                         r"\|x\| = .*divide X by a constant"):
+    with pytest.raises(
+        ValueError,
+        match=r"X is too large for float64 arithmetic \(largest "
+        r"\|x\| = .*divide X by a constant",
+    ):
         QuicKMeans(n_clusters=3, random_state=0).fit(X)
 
 
@@ -29,6 +33,5 @@ def test_transform_and_score_of_data_beyond_the_range_are_refused(rng):
         with pytest.raises(ValueError, match="too large for float64 arithmetic"):
             method(X * 1e300)
     # at the largest accepted scale the labels are those of the unscaled data
-    s = 2.0 ** 500
-    assert np.array_equal(QuicKMeans(n_clusters=3, random_state=0).fit(X * s).labels_,
-                          q.labels_)
+    s = 2.0**500
+    assert np.array_equal(QuicKMeans(n_clusters=3, random_state=0).fit(X * s).labels_, q.labels_)

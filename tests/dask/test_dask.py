@@ -1,4 +1,5 @@
 """The Dask backend on a local cluster of 2 worker processes equals the in-memory results."""
+
 import sys
 import time
 
@@ -16,8 +17,9 @@ from sparsekit.samplers.rls import DACRLSSampler  # noqa: E402
 
 @pytest.fixture(scope="module")
 def client():
-    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                       dashboard_address=None)
+    cluster = distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+    )
     c = distributed.Client(cluster)
     yield c
     c.close()
@@ -40,8 +42,11 @@ def test_gram_blocks_equal_in_memory(client, data):
     G = skd.gram(KERNEL, Xd, Yd)
     assert G.chunks == (Xd.chunks[0], (40, 40, 40, 10))
     np.testing.assert_allclose(G.compute(), KERNEL(X, X[:130]), rtol=1e-12, atol=1e-14)
-    np.testing.assert_allclose(skd.gram("rbf", Xd[:50], kernel_params={"gamma": 0.1}).compute(),
-                               sparsekit.get_kernel("rbf", gamma=0.1)(X[:50]), rtol=1e-12)
+    np.testing.assert_allclose(
+        skd.gram("rbf", Xd[:50], kernel_params={"gamma": 0.1}).compute(),
+        sparsekit.get_kernel("rbf", gamma=0.1)(X[:50]),
+        rtol=1e-12,
+    )
 
 
 def test_dac_rls_scores_equal_in_memory_partition(client, data):
@@ -75,7 +80,8 @@ def test_nystroem_dac_rls_draws_from_chunked_scores(client, data):
     X, Xd = data
     ny = skd.nystroem_fit(Xd, KERNEL, "dac-rls", 30, sampler_params={"lam": 0.05}, random_state=4)
     scores = DACRLSSampler(lam=0.05).scores_for_partition(
-        X, KERNEL, skd.dac_rls_partition(Xd.chunks[0], random_state=4))
+        X, KERNEL, skd.dac_rls_partition(Xd.chunks[0], random_state=4)
+    )
     idx, weights = _draw.fixed_size(scores, 30, np.random.default_rng(4))
     np.testing.assert_array_equal(ny.component_indices_, idx)
     np.testing.assert_allclose(ny.landmark_weights_, weights)
@@ -88,15 +94,19 @@ def test_nystroem_recursive_rls_on_one_worker_equals_in_memory(client, data):
     ny = skd.nystroem_fit(Xd, "rbf", "recursive-rls", 25, **kw)
     ref = sparsekit.Nystroem("rbf", "recursive-rls", 25, **kw).fit(X)
     np.testing.assert_array_equal(ny.component_indices_, ref.component_indices_)
-    np.testing.assert_allclose(skd.nystroem_transform(ny, Xd).compute(), ref.transform(X),
-                               rtol=1e-9, atol=1e-11)
+    np.testing.assert_allclose(
+        skd.nystroem_transform(ny, Xd).compute(), ref.transform(X), rtol=1e-9, atol=1e-11
+    )
 
 
-@pytest.mark.parametrize("name, params", [
-    ("omp", {"n_nonzero_coefs": 3}),
-    ("mp", {"max_iter": 12}),
-    ("frank-wolfe", {"max_iter": 40}),
-])
+@pytest.mark.parametrize(
+    "name, params",
+    [
+        ("omp", {"n_nonzero_coefs": 3}),
+        ("mp", {"max_iter": 12}),
+        ("frank-wolfe", {"max_iter": 40}),
+    ],
+)
 def test_batched_solvers_equal_in_memory(client, name, params):
     from sparsekit.solvers.dictionaries import make_sparse_coding_problem
 
@@ -119,8 +129,10 @@ def test_bad_inputs(data):
     # chunks whose real width differs from the declared one (built from delayed pieces)
     import dask
 
-    pieces = [da.from_delayed(dask.delayed(lambda w=w: np.ones((10, w)))(), (10, 5), float)
-              for w in (5, 4)]
+    pieces = [
+        da.from_delayed(dask.delayed(lambda w=w: np.ones((10, w)))(), (10, 5), float)
+        for w in (5, 4)
+    ]
     lying = da.concatenate(pieces)
     with pytest.raises(ValueError, match=r"a chunk of X has shape \(10, 4\) but X declares 5"):
         skd.gram(KERNEL, lying).compute(scheduler="sync")
@@ -141,8 +153,10 @@ def test_fitted_bandwidth_rule_is_frozen(client, data):
 def test_runner_on_the_cluster_equals_local(client, tmp_path):
     from sparsekit.run import load_spec, run_spec
 
-    text = ('task = "nystrom"\n[data]\nsource = "blobs"\nn_samples = 80\n[kernel]\nname = "rbf"\n'
-            'gamma = 0.3\n[sampler]\nname = "uniform"\n[params]\nn_components = [5, 10]\n')
+    text = (
+        'task = "nystrom"\n[data]\nsource = "blobs"\nn_samples = 80\n[kernel]\nname = "rbf"\n'
+        'gamma = 0.3\n[sampler]\nname = "uniform"\n[params]\nn_components = [5, 10]\n'
+    )
     spec = load_spec("s.toml", text=text)
     run_spec(spec, out=tmp_path / "local")
     run_spec(spec, out=tmp_path / "dask", scheduler=client.scheduler.address)
@@ -179,8 +193,15 @@ def blobs():
 @pytest.mark.parametrize("sampler, init", [("uniform", "k-means++"), ("recursive-rls", "random")])
 def test_kernel_kmeans_equals_in_memory(client, blobs, sampler, init):
     X, Xd = blobs
-    kw = dict(n_clusters=4, sampler=sampler, n_landmarks=20, n_init=2, init=init,
-              kernel_params={"gamma": 0.1}, random_state=3)
+    kw = dict(
+        n_clusters=4,
+        sampler=sampler,
+        n_landmarks=20,
+        n_init=2,
+        init=init,
+        kernel_params={"gamma": 0.1},
+        random_state=3,
+    )
     ref = sparsekit.KernelKMeans(method="nystrom", **kw).fit(X)
     km = skd.kernel_kmeans_fit(Xd, **kw)
     # recursive-rls runs on one worker: the seeding after it draws from the same generator state
@@ -199,8 +220,7 @@ def test_kernel_kmeans_stopped_early_reports_one_partition(client, blobs, stop):
     """labels_, cluster_centers_ and inertia_ describe one partition (scikit-learn's rule), as
     in memory: inertia_ is -score of the training data, labels_ its predictions."""
     X, Xd = blobs
-    kw = dict(n_clusters=6, n_landmarks=30, kernel_params={"gamma": 0.02}, random_state=0,
-              **stop)
+    kw = dict(n_clusters=6, n_landmarks=30, kernel_params={"gamma": 0.02}, random_state=0, **stop)
     ref = sparsekit.KernelKMeans(method="nystrom", **kw).fit(X)
     km = skd.kernel_kmeans_fit(Xd, **kw)
     labels = km.labels_.compute()
@@ -293,8 +313,10 @@ def test_bad_inputs_of_kernel_kmeans_and_mmd(blobs):
         skd.kernel_kmeans_fit(X, 3)
     import dask
 
-    pieces = [da.from_delayed(dask.delayed(lambda w=w: np.ones((10, w)))(), (10, 2), float)
-              for w in (2, 3)]
+    pieces = [
+        da.from_delayed(dask.delayed(lambda w=w: np.ones((10, w)))(), (10, 2), float)
+        for w in (2, 3)
+    ]
     with pytest.raises(ValueError, match=r"a chunk of X has shape \(10, 3\) but X declares 2"):
         with dask.config.set(scheduler="sync"):
             skd.kernel_kmeans_fit(da.concatenate(pieces), 2, n_landmarks=3, kernel="linear")

@@ -1,6 +1,7 @@
 """The Dask entry points resolve through sparsekit.components (copy rule, registry=), a plugin
 sampler's sample_chunked capability runs chunk by chunk, and any fitted transformer maps chunk
 by chunk."""
+
 import numpy as np
 import pytest
 
@@ -88,27 +89,42 @@ def test_a_plugin_sampler_with_sample_chunked_runs_chunk_by_chunk(data, private)
 
 def test_every_entry_point_resolves_in_the_given_registry(data, private):
     X, Xd = data
-    np.testing.assert_allclose(skd.gram("private-linear", Xd[:20], registry=private).compute(),
-                               X[:20] @ X[:20].T, rtol=1e-12)
+    np.testing.assert_allclose(
+        skd.gram("private-linear", Xd[:20], registry=private).compute(),
+        X[:20] @ X[:20].T,
+        rtol=1e-12,
+    )
     scores = skd.dac_rls_scores(Xd, "private-linear", lam=0.5, registry=private).compute()
     assert scores.shape == (120,) and np.all((scores > 0) & (scores <= 1))
     D = np.linalg.qr(np.random.default_rng(0).standard_normal((8, 8)))[0]
     Y = D[:, :2] @ np.array([[1.0, 0.5], [2.0, -1.0]])
-    coef = skd.solve("private-omp", D, da.from_array(Y, chunks=(-1, 1)), registry=private,
-                     n_nonzero_coefs=2).compute()
+    coef = skd.solve(
+        "private-omp", D, da.from_array(Y, chunks=(-1, 1)), registry=private, n_nonzero_coefs=2
+    ).compute()
     np.testing.assert_allclose(D @ coef, Y, atol=1e-12)
     Yd = da.from_array(X[:50] + 1.0, chunks=(25, -1))
-    est = skd.nystrom_mmd_fit(Xd, Yd, kernel="private-linear", sampler="top-norm",
-                              n_landmarks=4, registry=private)
+    est = skd.nystrom_mmd_fit(
+        Xd, Yd, kernel="private-linear", sampler="top-norm", n_landmarks=4, registry=private
+    )
     assert isinstance(est.kernel_, _PrivateLinear)
-    km = skd.kernel_kmeans_fit(Xd, 2, kernel="private-linear", sampler="top-norm",
-                               n_landmarks=4, n_init=1, registry=private, random_state=0)
+    km = skd.kernel_kmeans_fit(
+        Xd,
+        2,
+        kernel="private-linear",
+        sampler="top-norm",
+        n_landmarks=4,
+        n_init=1,
+        registry=private,
+        random_state=0,
+    )
     assert km.cluster_centers_.shape == (2, 4)
-    for call in (lambda: skd.gram("private-linear", Xd),
-                 lambda: skd.nystroem_fit(Xd, "rbf", "top-norm", 3),
-                 lambda: skd.solve("private-omp", D, da.from_array(Y, chunks=(-1, 1))),
-                 lambda: skd.nystrom_mmd_fit(Xd, kernel="private-linear"),
-                 lambda: skd.kernel_kmeans_fit(Xd, 2, kernel="private-linear")):
+    for call in (
+        lambda: skd.gram("private-linear", Xd),
+        lambda: skd.nystroem_fit(Xd, "rbf", "top-norm", 3),
+        lambda: skd.solve("private-omp", D, da.from_array(Y, chunks=(-1, 1))),
+        lambda: skd.nystrom_mmd_fit(Xd, kernel="private-linear"),
+        lambda: skd.kernel_kmeans_fit(Xd, 2, kernel="private-linear"),
+    ):
         with pytest.raises(UnknownComponentError):
             call()
 

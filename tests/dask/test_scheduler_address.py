@@ -1,5 +1,6 @@
 """`--scheduler`: a bad address fails within seconds with one clear error (exit 2), never a
 hang, a traceback or an allocation of exabytes. Loopback servers only."""
+
 import os
 import socket
 import subprocess
@@ -17,14 +18,21 @@ from sparsekit.run import runner  # noqa: E402
 from sparsekit.run.runner import connect  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
-SPEC = ('task = "nystrom"\n[data]\nsource = "blobs"\nn_samples = 40\n[kernel]\nname = "rbf"\n'
-        'gamma = 0.3\n[sampler]\nname = "uniform"\n[params]\nn_components = 5\n')
+SPEC = (
+    'task = "nystrom"\n[data]\nsource = "blobs"\nn_samples = 40\n[kernel]\nname = "rbf"\n'
+    'gamma = 0.3\n[sampler]\nname = "uniform"\n[params]\nn_components = 5\n'
+)
 
 #: what a server that is not Dask may answer: bytes read as an impossible frame count, an HTTP
 #: reply (its first 8 bytes read as a 3.07 EiB frame length), one frame whose length is cut
 #: short (struct.error), one byte, nothing at all
-GARBAGE = {"ff": b"\xff" * 16, "http": b"HTTP/1.1 400 Bad Request\r\n\r\n",
-           "frames": b"\x01" + b"\x00" * 7 + b"\xff" * 8, "short": b"\x01", "closed": b""}
+GARBAGE = {
+    "ff": b"\xff" * 16,
+    "http": b"HTTP/1.1 400 Bad Request\r\n\r\n",
+    "frames": b"\x01" + b"\x00" * 7 + b"\xff" * 8,
+    "short": b"\x01",
+    "closed": b"",
+}
 
 
 @pytest.fixture
@@ -61,8 +69,9 @@ def _closed_port():
         return s.getsockname()[1]
 
 
-@pytest.mark.parametrize("address", ["local:0", "local:x", "local:-1", "local:", "local:1.5",
-                                     "local: 2", "local:1_0"])
+@pytest.mark.parametrize(
+    "address", ["local:0", "local:x", "local:-1", "local:", "local:1.5", "local: 2", "local:1_0"]
+)
 def test_local_needs_a_positive_integer_and_is_refused_at_once(address, monkeypatch):
     import distributed
 
@@ -108,7 +117,7 @@ def test_a_closed_port_is_one_clear_connection_error():
 
 
 def test_a_server_that_never_answers_times_out():
-    with socket.create_server(("127.0.0.1", 0)) as srv:   # listens, never accepts or answers
+    with socket.create_server(("127.0.0.1", 0)) as srv:  # listens, never accepts or answers
         address = f"tcp://127.0.0.1:{srv.getsockname()[1]}"
         t0 = time.perf_counter()
         with pytest.raises(ConnectionError, match=address):
@@ -128,8 +137,9 @@ def test_a_scheduler_without_workers_is_refused_after_the_worker_timeout():
 
 
 @pytest.mark.parametrize("garbage_server", ["http", "frames"], indirect=True)
-def test_cli_exits_2_with_the_address_and_writes_nothing(garbage_server, tmp_path, capsys,
-                                                         monkeypatch):
+def test_cli_exits_2_with_the_address_and_writes_nothing(
+    garbage_server, tmp_path, capsys, monkeypatch
+):
     monkeypatch.setattr(runner, "SCHEDULER_TIMEOUT_S", 2)
     spec = tmp_path / "s.toml"
     spec.write_text(SPEC)
@@ -147,9 +157,24 @@ def test_cli_local_0_exits_2_at_once(tmp_path):
     spec = tmp_path / "s.toml"
     spec.write_text(SPEC)
     env = {**os.environ, "NUMBA_ENABLE_CUDASIM": "1", "PYTHONPATH": str(ROOT)}
-    res = subprocess.run([sys.executable, "-m", "sparsekit", "run", str(spec), "--out",
-                          str(tmp_path / "out"), "--scheduler", "local:0"], cwd=ROOT, env=env,
-                         capture_output=True, text=True, timeout=60)
+    res = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "sparsekit",
+            "run",
+            str(spec),
+            "--out",
+            str(tmp_path / "out"),
+            "--scheduler",
+            "local:0",
+        ],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert res.returncode == 2
     assert "local:N with N an integer >= 1" in res.stderr
     assert not (tmp_path / "out").exists()

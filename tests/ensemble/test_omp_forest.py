@@ -1,5 +1,6 @@
 """OMP forests: parity with scikit-learn's OMP on the tree dictionary, the least-squares limit,
 NN-OMP's signs, staged predictions, the binary formulation, bad input, estimator checks."""
+
 import numpy as np
 import pytest
 from sklearn.datasets import load_diabetes, make_classification
@@ -60,7 +61,7 @@ def test_nn_omp_weights_are_non_negative_where_omp_has_negative_ones(diabetes):
     assert omp.negative_weight_fraction_ > 0
     assert nn.negative_weight_fraction_ == 0
     assert np.all(nn.coef_ >= 0)
-    assert nn.n_trees_ < 60   # the natural stop picks a smaller forest
+    assert nn.n_trees_ < 60  # the natural stop picks a smaller forest
     # every prefix solution is a non-negative least squares (Algorithm 7's k-step iterate)
     assert np.all(nn.path_coef_ >= 0)
     assert np.any(np.tril(omp.path_coef_) < 0)
@@ -111,8 +112,9 @@ def test_binary_classifier_is_the_signed_formulation():
 
 
 def test_multiclass_shares_one_weight_per_tree():
-    X, y = make_classification(n_samples=300, n_features=8, n_informative=5, n_classes=3,
-                               random_state=0)
+    X, y = make_classification(
+        n_samples=300, n_features=8, n_informative=5, n_classes=3, random_state=0
+    )
     model = OMPForestClassifier(n_trees=10, n_estimators=40, random_state=0).fit(X, y)
     assert model.decision_function(X).shape == (300, 3)
     assert model.score(X, y) > 0.9
@@ -123,7 +125,8 @@ def test_float32_input_and_prefit_forest_untouched(diabetes):
     X, y, forest = diabetes
     before = [t.tree_.value.copy() for t in forest.estimators_[:3]]
     model = OMPForestRegressor(n_trees=5, forest=FrozenEstimator(forest)).fit(
-        X.astype(np.float32), y)
+        X.astype(np.float32), y
+    )
     assert model.predict(X.astype(np.float32)).shape == (X.shape[0],)
     for t, v in zip(forest.estimators_[:3], before):
         np.testing.assert_array_equal(t.tree_.value, v)
@@ -142,6 +145,7 @@ def test_bad_input(diabetes):
     with pytest.raises(UnknownComponentError, match="nn-omp"):
         OMPForestRegressor(solver="nnomp_", forest=forest).fit(X, y)
     from sklearn.exceptions import NotFittedError
+
     with pytest.raises(NotFittedError):
         OMPForestRegressor().predict(X)
     model = OMPForestRegressor(n_trees=3, forest=forest).fit(X, y)
@@ -162,13 +166,17 @@ def test_n_trees_larger_than_n_estimators_raises(Pruned):
 
 
 def test_n_trees_larger_than_a_given_forest_warns_and_clips(diabetes):
-    X, y, forest = diabetes                                   # 60 trees
+    X, y, forest = diabetes  # 60 trees
     with pytest.warns(UserWarning, match=r"n_trees=80 is larger than the given forest's 60"):
         model = OMPForestRegressor(n_trees=80, forest=forest).fit(X, y)
     assert model.n_trees_ == 60
 
 
-@parametrize_with_checks([OMPForestRegressor(n_trees=3, n_estimators=5, random_state=0),
-                          OMPForestClassifier(n_trees=3, n_estimators=5, random_state=0)])
+@parametrize_with_checks(
+    [
+        OMPForestRegressor(n_trees=3, n_estimators=5, random_state=0),
+        OMPForestClassifier(n_trees=3, n_estimators=5, random_state=0),
+    ]
+)
 def test_sklearn_estimator_checks(estimator, check):
     check(estimator)

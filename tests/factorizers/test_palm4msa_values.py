@@ -4,6 +4,7 @@ the default start, keep_best in both sweep directions and the Lanczos norm estim
 Oracles: one PALM sweep written out in NumPy with exact spectral norms and pyfaust's splincol
 projection, closed forms (a warm start that is exact, or exact but outside the constraint set;
 the Eckart-Young bound), the Ritz value of a Krylov space built by brute force, and SVD."""
+
 import warnings
 
 import numpy as np
@@ -29,7 +30,7 @@ def palm_sweep(U, S, lam, margin, projs):
         L = np.eye(U.shape[0])
         for s in S[:q]:
             L = L @ s
-        c = margin * lam ** 2 * np.linalg.norm(L, 2) ** 2 * np.linalg.norm(R, 2) ** 2
+        c = margin * lam**2 * np.linalg.norm(L, 2) ** 2 * np.linalg.norm(R, 2) ** 2
         G = lam * L.T @ (lam * L @ S[q] @ R - U) @ R.T
         S[q] = projs[q](S[q] - G / c)
         R = S[q] @ R
@@ -50,18 +51,20 @@ def test_safeguard_retries_with_the_step_constant_doubled(worse_start):
     M, cons, init, lam0 = worse_start
     f0 = float(np.sum((M - lam0 * np.linalg.multi_dot(init)) ** 2))
     projs = [P.splincol((32, 32), 2) for _ in range(3)]
-    sweeps = [palm_sweep(M, init, lam0, 1.001 * 2 ** r, projs) for r in range(5)]
+    sweeps = [palm_sweep(M, init, lam0, 1.001 * 2**r, projs) for r in range(5)]
     accepted = next(r for r, s in enumerate(sweeps) if s[2] <= f0)
-    assert accepted >= 1        # the plain step (r = 0) is refused from this start
+    assert accepted >= 1  # the plain step (r = 0) is refused from this start
     res = sparsekit.get_factorizer("palm4msa", n_iter=1, tol=0, safeguard=True).factorize(
-        M, cons, init_factors=init, init_scale=lam0)
+        M, cons, init_factors=init, init_scale=lam0
+    )
     S, lam, f = sweeps[accepted]
     assert res.stop_reason == "max_iter" and res.n_iter == 1
     assert res.objective[0] == pytest.approx(f, rel=1e-6)
     np.testing.assert_allclose(res.factors.toarray(), lam * np.linalg.multi_dot(S), atol=1e-5)
     # without the safeguard the same start takes the plain step
     plain = sparsekit.get_factorizer("palm4msa", n_iter=1, tol=0).factorize(
-        M, cons, init_factors=init, init_scale=lam0)
+        M, cons, init_factors=init, init_scale=lam0
+    )
     assert plain.objective[0] == pytest.approx(sweeps[0][2], rel=1e-6)
 
 
@@ -69,16 +72,20 @@ def test_safeguard_stops_after_its_retries_and_returns_the_start():
     """An exact warm start outside the constraint set: the projection of the (unchanged) step
     loses rank, so every retry ends above 0 (Eckart-Young: >= 2 for I_4 at rank 2)."""
     M = np.eye(4)
-    cons = [sparsekit.get_projection("support", mask=np.ones((4, 4), bool)),
-            sparsekit.get_projection("sp", shape=(4, 4), k=2)]
+    cons = [
+        sparsekit.get_projection("support", mask=np.ones((4, 4), bool)),
+        sparsekit.get_projection("sp", shape=(4, 4), k=2),
+    ]
     init = [np.eye(4) / 2, np.eye(4) / 2]
     safe = sparsekit.get_factorizer("palm4msa", n_iter=3, tol=0, safeguard=True).factorize(
-        M, cons, init_factors=init, init_scale=4.0)
+        M, cons, init_factors=init, init_scale=4.0
+    )
     assert safe.stop_reason == "safeguard"
     assert safe.n_iter == 0 and safe.objective.size == 0
     np.testing.assert_array_equal(safe.factors.toarray(), M)
     plain = sparsekit.get_factorizer("palm4msa", n_iter=3, tol=0).factorize(
-        M, cons, init_factors=init, init_scale=4.0)
+        M, cons, init_factors=init, init_scale=4.0
+    )
     assert plain.stop_reason == "max_iter" and plain.n_iter == 3
     assert np.all(plain.objective >= 2 - 1e-9)
 
@@ -89,7 +96,8 @@ def test_safeguard_accepts_an_exact_fit_and_stops_by_tol():
     cons = [sparsekit.get_projection("support", mask=np.eye(4, dtype=bool)) for _ in range(2)]
     init = [np.eye(4) / 2, np.eye(4) / 2]
     res = sparsekit.get_factorizer("palm4msa", n_iter=5, tol=0, safeguard=True).factorize(
-        M, cons, init_factors=init, init_scale=4.0)
+        M, cons, init_factors=init, init_scale=4.0
+    )
     assert res.stop_reason == "tol" and res.n_iter == 1
     np.testing.assert_array_equal(res.objective, [0.0])
     np.testing.assert_array_equal(res.factors.toarray(), M)
@@ -106,20 +114,30 @@ def test_default_start_zeroes_the_first_free_factor_from_the_right():
     # first iteration from there: S_1 = P(0 - ∇/c) with L = I, R = D, λ = 1
     M = np.random.default_rng(2).standard_normal((6, 6))
     res = sparsekit.get_factorizer("palm4msa", n_iter=1, tol=0).factorize(M, cons)
-    S, lam, _ = palm_sweep(M, [np.zeros((6, 6)), D], 1.0, 1.001,
-                           [P.splincol((6, 6), 2), lambda X: D])
+    S, lam, _ = palm_sweep(
+        M, [np.zeros((6, 6)), D], 1.0, 1.001, [P.splincol((6, 6), 2), lambda X: D]
+    )
     np.testing.assert_allclose(res.factors.toarray(), lam * S[0] @ D, rtol=1e-5, atol=1e-8)
 
 
 def test_run_palm_returns_the_last_iterate_by_default():
     M = np.random.default_rng(2).standard_normal((32, 32))
     cons = [splincol(32, 2) for _ in range(3)]
-    out = run_palm(M, cons, default_factors(cons, np.float64), 1.0, n_iter=40, tol=0,
-                   safeguard=False, update_way="right-to-left")
+    out = run_palm(
+        M,
+        cons,
+        default_factors(cons, np.float64),
+        1.0,
+        n_iter=40,
+        tol=0,
+        safeguard=False,
+        update_way="right-to-left",
+    )
     hist = out[2]
     assert np.argmin(hist) < len(hist) - 1 and len(hist) == 40
-    assert hist[-1] == pytest.approx(np.sum((M - out[1] * np.linalg.multi_dot(out[0])) ** 2),
-                                     rel=1e-9)
+    assert hist[-1] == pytest.approx(
+        np.sum((M - out[1] * np.linalg.multi_dot(out[0])) ** 2), rel=1e-9
+    )
 
 
 def test_keep_best_left_to_right_keeps_the_last_iterate_in_extra(worse_start):
@@ -127,18 +145,21 @@ def test_keep_best_left_to_right_keeps_the_last_iterate_in_extra(worse_start):
     f0 = float(np.sum((M - lam0 * np.linalg.multi_dot(init)) ** 2))
     kw = dict(n_iter=5, tol=0, update_way="left-to-right")
     plain = sparsekit.get_factorizer("palm4msa", **kw).factorize(
-        M, cons, init_factors=init, init_scale=lam0)
+        M, cons, init_factors=init, init_scale=lam0
+    )
     best = sparsekit.get_factorizer("palm4msa", keep_best=True, **kw).factorize(
-        M, cons, init_factors=init, init_scale=lam0)
+        M, cons, init_factors=init, init_scale=lam0
+    )
     h = plain.objective
-    assert min(f0, h.min()) < h[-1]       # the last iterate is not the best one
+    assert min(f0, h.min()) < h[-1]  # the last iterate is not the best one
     last = best.extra["last"]
     assert [F.shape for F in last.factors] == [(32, 32)] * 3
     np.testing.assert_allclose(last.toarray(), plain.factors.toarray(), atol=1e-12)
     for F, G in zip(last.factors, plain.factors.factors):
         np.testing.assert_allclose(F.toarray(), G.toarray(), atol=1e-12)
     assert float(np.sum((M - best.factors.toarray()) ** 2)) == pytest.approx(
-        min(f0, h.min()), rel=1e-9)
+        min(f0, h.min()), rel=1e-9
+    )
 
 
 class _Counting:
@@ -168,7 +189,7 @@ def test_lanczos_tests_convergence_every_fourth_step_and_keeps_the_ritz_vector(t
     A = (Qu * s) @ Qv.T
     counter, vectors = [0], {}
     value = _sq_norm2(_Counting(A, counter), "k", vectors)
-    assert value == pytest.approx(top ** 2, rel=1e-6)
+    assert value == pytest.approx(top**2, rel=1e-6)
     assert counter[0] == products  # A and A^T once per step, tested after steps 4, 8, ...
     # the top right singular vector is kept for the next call's warm start
     assert abs(vectors["k"] @ Qv[:, 0]) == pytest.approx(1.0, abs=1e-6)
@@ -188,7 +209,7 @@ def test_lanczos_at_max_steps_returns_the_largest_ritz_value():
 
 
 def test_float32_iterates_stay_float32_when_a_projection_returns_float64():
-    """"float32 stays float32": a projection (e.g. a plugin's) that returns float64 gives the
+    """ "float32 stays float32": a projection (e.g. a plugin's) that returns float64 gives the
     very same float32 iterates as one that keeps the dtype."""
     import copy
 
@@ -239,7 +260,8 @@ def test_n_jobs_limits_the_threads_while_factorizing():
     for n_jobs in (1, 2):
         seen.clear()
         sparsekit.get_factorizer("palm4msa", n_iter=2, tol=0, n_jobs=n_jobs).factorize(
-            M, [rec, rec])
+            M, [rec, rec]
+        )
         assert seen and set(seen) == {n_jobs}
         assert numba.get_num_threads() == outside
     with pytest.raises(ValueError, match="n_jobs"):

@@ -1,4 +1,5 @@
 """Fastfood: the Numba FWHT, the structured projection against its dense form, unbiasedness."""
+
 import numpy as np
 import pytest
 from scipy import stats
@@ -18,8 +19,12 @@ def test_fwht_equals_hadamard_matrix(size, dtype):
     B = A.copy()
     _cpu.fwht_inplace(B)
     assert B.dtype == dtype
-    np.testing.assert_allclose(B, expected, rtol=1e-5 if dtype == np.float32 else 1e-12,
-                               atol=1e-5 if dtype == np.float32 else 1e-12)
+    np.testing.assert_allclose(
+        B,
+        expected,
+        rtol=1e-5 if dtype == np.float32 else 1e-12,
+        atol=1e-5 if dtype == np.float32 else 1e-12,
+    )
 
 
 def dense_frequencies(ff):
@@ -29,8 +34,9 @@ def dense_frequencies(ff):
     blocks = []
     for b in range(ff.signs_.shape[0]):
         P = np.eye(d_pad)[ff.permutations_[b]]  # (P y)_k = y[perm[k]]
-        blocks.append(np.diag(ff.scales_[b]) @ H @ np.diag(ff.gaussians_[b]) @ P @ H
-                      @ np.diag(ff.signs_[b]))
+        blocks.append(
+            np.diag(ff.scales_[b]) @ H @ np.diag(ff.gaussians_[b]) @ P @ H @ np.diag(ff.signs_[b])
+        )
     return np.vstack(blocks)[: ff.n_frequencies_, : ff.n_features_in_]
 
 
@@ -49,9 +55,17 @@ def full_frequencies(ff):
     """All d' columns of every block of V (no truncation to n_features or n_frequencies)."""
     d_pad = ff.padded_dim_
     H = hadamard(d_pad)
-    return np.vstack([np.diag(ff.scales_[b]) @ H @ np.diag(ff.gaussians_[b])
-                      @ np.eye(d_pad)[ff.permutations_[b]] @ H @ np.diag(ff.signs_[b])
-                      for b in range(ff.signs_.shape[0])])
+    return np.vstack(
+        [
+            np.diag(ff.scales_[b])
+            @ H
+            @ np.diag(ff.gaussians_[b])
+            @ np.eye(d_pad)[ff.permutations_[b]]
+            @ H
+            @ np.diag(ff.signs_[b])
+            for b in range(ff.signs_.shape[0])
+        ]
+    )
 
 
 @pytest.mark.parametrize("d", [16, 10])
@@ -70,10 +84,12 @@ def test_row_norms_follow_the_scaled_chi_law(d):
     law = stats.chi(df=16, scale=np.sqrt(2 * gamma))
     assert stats.kstest(norms, law.cdf).pvalue > 0.01
     # the test separates close laws: one degree of freedom less, or a 5% larger scale
-    for wrong in (stats.chi(df=15, scale=np.sqrt(2 * gamma)),
-                  stats.chi(df=16, scale=1.05 * np.sqrt(2 * gamma))):
+    for wrong in (
+        stats.chi(df=15, scale=np.sqrt(2 * gamma)),
+        stats.chi(df=16, scale=1.05 * np.sqrt(2 * gamma)),
+    ):
         assert stats.kstest(norms, wrong.cdf).pvalue < 1e-4
-    assert np.mean(norms ** 2) == pytest.approx(2 * gamma * 16, rel=0.05)
+    assert np.mean(norms**2) == pytest.approx(2 * gamma * 16, rel=0.05)
 
 
 def test_projections_of_a_point_are_gaussian_with_variance_2_gamma_norm2():
@@ -95,8 +111,7 @@ def test_sigma_is_the_bandwidth_of_the_gaussian_kernel():
     by_sigma = Fastfood(sigma=sigma, n_components=64, random_state=5).fit(X)
     by_gamma = Fastfood(gamma=1 / (2 * sigma**2), n_components=64, random_state=5).fit(X)
     assert by_sigma.gamma_ == pytest.approx(1 / (2 * sigma**2), rel=1e-15)
-    np.testing.assert_allclose(by_sigma.transform(X), by_gamma.transform(X), rtol=1e-13,
-                               atol=1e-15)
+    np.testing.assert_allclose(by_sigma.transform(X), by_gamma.transform(X), rtol=1e-13, atol=1e-15)
     acc = np.zeros((5, 5))
     for seed in range(20):
         Z = Fastfood(sigma=sigma, n_components=2000, random_state=seed).fit_transform(X)
@@ -133,8 +148,9 @@ def test_many_row_blocks(monkeypatch):
     X = np.random.default_rng(0).normal(size=(31, 4))
     expected = Fastfood(n_components=12, random_state=0).fit_transform(X)
     monkeypatch.setattr(_random_features, "BLOCK_BYTES", 64)
-    np.testing.assert_array_equal(Fastfood(n_components=12, random_state=0).fit_transform(X),
-                                  expected)
+    np.testing.assert_array_equal(
+        Fastfood(n_components=12, random_state=0).fit_transform(X), expected
+    )
 
 
 def test_errors():

@@ -1,4 +1,5 @@
 """Nystroem: K̂ = K_{X,S} K_S⁺ K_{S,X}, parity with scikit-learn, truncation, errors, graphs."""
+
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -51,12 +52,15 @@ def nystrom_gram(K_XS, K_S):
     return K_XS @ np.linalg.pinv(K_S, hermitian=True) @ K_XS.T
 
 
-@pytest.mark.parametrize("name, params", [
-    ("rbf", {"gamma": 0.3}),
-    ("laplacian", {"gamma": 0.5}),
-    ("polynomial", {"degree": 2}),
-    ("linear", {}),          # rank 4 < 15 landmarks: K_S is singular, the floor matters
-])
+@pytest.mark.parametrize(
+    "name, params",
+    [
+        ("rbf", {"gamma": 0.3}),
+        ("laplacian", {"gamma": 0.5}),
+        ("polynomial", {"degree": 2}),
+        ("linear", {}),  # rank 4 < 15 landmarks: K_S is singular, the floor matters
+    ],
+)
 def test_features_reproduce_pseudo_inverse_formula(X, name, params):
     idx = np.arange(0, 120, 8)
     ny = Nystroem(name, sampler=FixedSampler(idx), n_components=15, kernel_params=params).fit(X)
@@ -69,17 +73,21 @@ def test_features_reproduce_pseudo_inverse_formula(X, name, params):
     assert ny.n_components_ == 15 and Z.shape == (120, 15)
 
 
-@pytest.mark.parametrize("name, params, sk_kernel", [
-    ("rbf", {"gamma": 0.2}, "rbf"),
-    ("laplacian", {"gamma": 0.3}, "laplacian"),
-    ("polynomial", {"degree": 3, "gamma": 0.5, "coef0": 1.0}, "polynomial"),
-    ("chi2", {"gamma": 0.5}, "chi2"),
-])
+@pytest.mark.parametrize(
+    "name, params, sk_kernel",
+    [
+        ("rbf", {"gamma": 0.2}, "rbf"),
+        ("laplacian", {"gamma": 0.3}, "laplacian"),
+        ("polynomial", {"degree": 3, "gamma": 0.5, "coef0": 1.0}, "polynomial"),
+        ("chi2", {"gamma": 0.5}, "chi2"),
+    ],
+)
 def test_equals_scikit_learn_with_same_landmarks(X, name, params, sk_kernel):
     data = np.abs(X) if name == "chi2" else X
     sk = SkNystroem(kernel=sk_kernel, n_components=30, random_state=0, **params).fit(data)
-    ny = Nystroem(name, sampler=FixedSampler(sk.component_indices_), n_components=30,
-                  kernel_params=params).fit(data)
+    ny = Nystroem(
+        name, sampler=FixedSampler(sk.component_indices_), n_components=30, kernel_params=params
+    ).fit(data)
     # same map, not only the same Gram: scikit-learn's U S^-1/2 V is the symmetric root
     np.testing.assert_allclose(ny.transform(data), sk.transform(data), rtol=1e-8, atol=1e-9)
 
@@ -95,8 +103,12 @@ def test_eigen_floor_drops_null_directions(X):
     # the landmarks themselves are reproduced exactly
     np.testing.assert_allclose(Z[:3] @ Z[:3].T, kern(X[:3]), atol=1e-10)
     # an explicit floor above every eigenvalue but the largest keeps a rank-1 map
-    ny1 = Nystroem("rbf", sampler=FixedSampler(idx), n_components=5,
-                   eigen_floor=float(ny.eigenvalues_[1]) * 1.0001).fit(X)
+    ny1 = Nystroem(
+        "rbf",
+        sampler=FixedSampler(idx),
+        n_components=5,
+        eigen_floor=float(ny.eigenvalues_[1]) * 1.0001,
+    ).fit(X)
     assert np.linalg.matrix_rank(ny1.transform(X), tol=1e-8) == 1
 
 
@@ -108,8 +120,9 @@ def test_rank_truncation(X):
     lam, U = lam[::-1], U[:, ::-1]
     errors = []
     for k in (2, 5, 10, 20):
-        ny = Nystroem("rbf", sampler=FixedSampler(idx), n_components=20, rank=k,
-                      kernel_params={"gamma": 0.5}).fit(X)
+        ny = Nystroem(
+            "rbf", sampler=FixedSampler(idx), n_components=20, rank=k, kernel_params={"gamma": 0.5}
+        ).fit(X)
         Z = ny.transform(X)
         assert Z.shape == (120, k) and ny.n_components_ == k
         C = kern(X, X[idx]) @ U[:, :k]
@@ -129,8 +142,9 @@ def test_inverse_sqrt_map_is_symmetric_root():
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_dtype_kept(X, dtype):
-    Z = Nystroem("rbf", sampler=TinyUniform(), n_components=20,
-                 random_state=0).fit_transform(X.astype(dtype))
+    Z = Nystroem("rbf", sampler=TinyUniform(), n_components=20, random_state=0).fit_transform(
+        X.astype(dtype)
+    )
     assert Z.dtype == dtype
     Z64 = Nystroem("rbf", sampler=TinyUniform(), n_components=20, random_state=0).fit_transform(X)
     np.testing.assert_allclose(Z @ Z.T, Z64 @ Z64.T, atol=1e-3 if dtype == np.float32 else 1e-12)
@@ -146,8 +160,12 @@ def test_blocks_equal_one_shot(X, monkeypatch):
 
 
 def test_kernel_by_name_with_bandwidth_rule_and_object_not_mutated(X):
-    ny = Nystroem("gaussian", sampler=TinyUniform(), n_components=10,
-                  kernel_params={"bandwidth": "mean-sq-dist"}).fit(X)
+    ny = Nystroem(
+        "gaussian",
+        sampler=TinyUniform(),
+        n_components=10,
+        kernel_params={"bandwidth": "mean-sq-dist"},
+    ).fit(X)
     assert ny.kernel_.gamma_ == pytest.approx(
         get_kernel("rbf", bandwidth="mean-sq-dist").fit(X).gamma_
     )
@@ -159,9 +177,11 @@ def test_kernel_by_name_with_bandwidth_rule_and_object_not_mutated(X):
 
 def exact_errors(K, Z):
     R = K - Z @ Z.T
-    return {"fro": np.linalg.norm(R), "spectral": np.abs(np.linalg.eigvalsh(R)).max(),
-            "trace": np.trace(R)}, {"fro": np.linalg.norm(K), "spectral": np.linalg.norm(K, 2),
-                                    "trace": np.trace(K)}
+    return {
+        "fro": np.linalg.norm(R),
+        "spectral": np.abs(np.linalg.eigvalsh(R)).max(),
+        "trace": np.trace(R),
+    }, {"fro": np.linalg.norm(K), "spectral": np.linalg.norm(K, 2), "trace": np.trace(K)}
 
 
 @pytest.mark.parametrize("norm", ["fro", "spectral", "trace"])
@@ -170,7 +190,8 @@ def test_approximation_error_on_all_points(X, norm):
     err, ref = exact_errors(get_kernel("rbf")(X), ny.transform(X))
     assert ny.approximation_error(X, norm=norm) == pytest.approx(err[norm], rel=1e-9)
     assert ny.approximation_error(X, norm=norm, relative=True) == pytest.approx(
-        err[norm] / ref[norm], rel=1e-9)
+        err[norm] / ref[norm], rel=1e-9
+    )
 
 
 @pytest.mark.parametrize("norm", ["fro", "spectral", "trace"])
@@ -234,7 +255,8 @@ def test_non_vector_data_goes_through_the_kernel_protocol():
     S = kern.take(words, ny.component_indices_)
     np.testing.assert_allclose(Z @ Z.T, nystrom_gram(kern(words, S), kern(S)), atol=1e-8)
     assert ny.approximation_error(words, norm="trace") == pytest.approx(
-        np.trace(kern(words) - Z @ Z.T), abs=1e-8)
+        np.trace(kern(words) - Z @ Z.T), abs=1e-8
+    )
     with pytest.raises(ValueError, match="needs vectors but kernel 'bag-of-letters' takes graphs"):
         Nystroem(kern, sampler=VectorOnly(), n_components=5).fit(words)
 
@@ -283,6 +305,7 @@ def test_errors(X):
 
 # -- with the registered samplers and the shortest-path graph kernel ------------------------
 
+
 def random_graphs(n_graphs, seed=0):
     rng = np.random.default_rng(seed)
     graphs = []
@@ -295,31 +318,39 @@ def random_graphs(n_graphs, seed=0):
 
 
 def test_registered_uniform_sampler_by_name_matches_sklearn_gram(X):
-    ny = Nystroem("rbf", sampler="uniform", n_components=25, kernel_params={"gamma": 0.3},
-                  random_state=0).fit(X)
+    ny = Nystroem(
+        "rbf", sampler="uniform", n_components=25, kernel_params={"gamma": 0.3}, random_state=0
+    ).fit(X)
     assert len(np.unique(ny.component_indices_)) == 25
     # scikit-learn's own fit on exactly these landmarks: given as many rows as components it
     # keeps them all, in the order of its permutation component_indices_
     landmarks = X[ny.component_indices_]
     sk = SkNystroem(kernel="rbf", gamma=0.3, n_components=25, random_state=0).fit(landmarks)
     assert sorted(sk.component_indices_) == list(range(25))
-    ours = Nystroem("rbf", sampler=FixedSampler(ny.component_indices_[sk.component_indices_]),
-                    n_components=25, kernel_params={"gamma": 0.3}).fit(X)
+    ours = Nystroem(
+        "rbf",
+        sampler=FixedSampler(ny.component_indices_[sk.component_indices_]),
+        n_components=25,
+        kernel_params={"gamma": 0.3},
+    ).fit(X)
     np.testing.assert_allclose(ours.transform(X), sk.transform(X), rtol=1e-8, atol=1e-10)
     # the order of the landmarks permutes the features only: the same Gram either way
     Z = ny.transform(X)
     np.testing.assert_allclose(Z @ Z.T, sk.transform(X) @ sk.transform(X).T, atol=1e-10)
-    with_replacement = Nystroem("rbf", sampler="uniform", sampler_params={"replace": True},
-                                n_components=100, random_state=0).fit(X)
+    with_replacement = Nystroem(
+        "rbf", sampler="uniform", sampler_params={"replace": True}, n_components=100, random_state=0
+    ).fit(X)
     assert with_replacement.sampler_.replace is True
 
 
-@pytest.mark.parametrize("sampler, params", [("uniform", {}), ("dac-rls", {"lam": 1.0}),
-                                             ("rls", {"lam": 1.0})])
+@pytest.mark.parametrize(
+    "sampler, params", [("uniform", {}), ("dac-rls", {"lam": 1.0}), ("rls", {"lam": 1.0})]
+)
 def test_shortest_path_graph_kernel(sampler, params):
     graphs = random_graphs(30)
-    ny = Nystroem("shortest-path", sampler=sampler, sampler_params=params, n_components=10,
-                  random_state=0).fit(graphs)
+    ny = Nystroem(
+        "shortest-path", sampler=sampler, sampler_params=params, n_components=10, random_state=0
+    ).fit(graphs)
     kern = get_kernel("shortest-path")
     Gp = kern.prepare(graphs)
     S = kern.take(Gp, ny.component_indices_)
@@ -338,14 +369,23 @@ def test_vector_only_sampler_on_graphs_names_graph_samplers():
 
 
 @settings(max_examples=25, deadline=None)
-@given(seed=st.integers(0, 2**16), n=st.integers(5, 40), k=st.integers(1, 5),
-       gamma=st.floats(0.05, 5.0))
+@given(
+    seed=st.integers(0, 2**16),
+    n=st.integers(5, 40),
+    k=st.integers(1, 5),
+    gamma=st.floats(0.05, 5.0),
+)
 def test_property_residual_is_psd_and_landmarks_are_exact(seed, n, k, gamma):
     """K̂ ⪯ K (the Nyström residual is PSD) and K̂ equals K on the landmarks."""
     X = np.random.default_rng(seed).normal(size=(n, 3))
     k = min(k, n)
-    ny = Nystroem("rbf", sampler=TinyUniform(), n_components=k, kernel_params={"gamma": gamma},
-                  random_state=seed).fit(X)
+    ny = Nystroem(
+        "rbf",
+        sampler=TinyUniform(),
+        n_components=k,
+        kernel_params={"gamma": gamma},
+        random_state=seed,
+    ).fit(X)
     Z = ny.transform(X)
     K = get_kernel("rbf", gamma=gamma)(X)
     assert np.linalg.eigvalsh(K - Z @ Z.T).min() > -1e-8
@@ -360,7 +400,8 @@ def test_fit_landmarks_reproduces_the_pseudo_inverse_formula(X, rank):
     kernel = get_kernel("rbf", gamma=0.3)
     S = X[idx]
     ny = Nystroem(kernel, sampler="dac-rls", rank=rank).fit_landmarks(
-        Landmarks(idx, S, np.full(len(idx), 0.5)))
+        Landmarks(idx, S, np.full(len(idx), 0.5))
+    )
     Z = ny.transform(X)
     K_XS, K_S = kernel(X, S), kernel(S)
     if rank is None:
@@ -368,8 +409,9 @@ def test_fit_landmarks_reproduces_the_pseudo_inverse_formula(X, rank):
     else:  # the best rank-r version: K_XS U_r Λ_r^-1 U_rᵀ K_SX
         evals, U = np.linalg.eigh(K_S)
         U_r, l_r = U[:, ::-1][:, :rank], evals[::-1][:rank]
-        np.testing.assert_allclose(Z @ Z.T, K_XS @ U_r @ np.diag(1 / l_r) @ U_r.T @ K_XS.T,
-                                   atol=1e-8)
+        np.testing.assert_allclose(
+            Z @ Z.T, K_XS @ U_r @ np.diag(1 / l_r) @ U_r.T @ K_XS.T, atol=1e-8
+        )
     np.testing.assert_array_equal(ny.component_indices_, idx)
     np.testing.assert_array_equal(ny.landmark_weights_, 0.5)
     assert ny.n_features_in_ == X.shape[1] and ny.sampler_.name == "dac-rls"

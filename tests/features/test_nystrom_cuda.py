@@ -4,6 +4,7 @@ Numba's simulator runs the Gram kernels and the chunked transfers; CuPy (cuBLAS)
 available on it, so the GEMM and the eigensolver are stood in for by host computations on the
 simulator's device arrays. On a GPU with CuPy the same tests run with cuBLAS (``gpu_checks.sh``).
 """
+
 import warnings
 
 import numpy as np
@@ -49,13 +50,20 @@ def ops(monkeypatch):
 
 
 def _nystroem(backend, m, dtype=np.float64, **kw):
-    return sparsekit.Nystroem("rbf", sampler="uniform", n_components=m, random_state=0,
-                              kernel_params={"gamma": 0.2, "backend": backend}, **kw)
+    return sparsekit.Nystroem(
+        "rbf",
+        sampler="uniform",
+        n_components=m,
+        random_state=0,
+        kernel_params={"gamma": 0.2, "backend": backend},
+        **kw,
+    )
 
 
 @pytest.mark.parametrize("dtype,rtol", [(np.float64, 1e-10), (np.float32, 2e-4)])
-def test_device_features_equal_host_and_sklearn_over_many_chunks(ops, dtype, rtol, monkeypatch,
-                                                                 rng):
+def test_device_features_equal_host_and_sklearn_over_many_chunks(
+    ops, dtype, rtol, monkeypatch, rng
+):
     from sklearn.kernel_approximation import Nystroem as SkNystroem
 
     n, m, d = 75, 23, 5
@@ -94,10 +102,12 @@ def test_device_rank_truncation_and_fit_transform(ops, monkeypatch, rng):
 @pytest.mark.parametrize("name,params", [("laplacian", {"gamma": 0.3}), ("chi2", {"gamma": 0.5})])
 def test_device_features_of_other_kernels(ops, name, params, rng):
     X = rng.random((30, 4))
-    cpu = sparsekit.Nystroem(name, n_components=9, random_state=1,
-                             kernel_params={**params, "backend": "cpu"}).fit(X)
-    gpu = sparsekit.Nystroem(name, n_components=9, random_state=1,
-                             kernel_params={**params, "backend": "cuda"}).fit(X)
+    cpu = sparsekit.Nystroem(
+        name, n_components=9, random_state=1, kernel_params={**params, "backend": "cpu"}
+    ).fit(X)
+    gpu = sparsekit.Nystroem(
+        name, n_components=9, random_state=1, kernel_params={**params, "backend": "cuda"}
+    ).fit(X)
     np.testing.assert_allclose(gpu.transform(X), cpu.transform(X), rtol=1e-10, atol=1e-12)
 
 
@@ -108,15 +118,21 @@ def test_host_path_when_not_on_the_device(monkeypatch, rng):
     _nystroem("cpu", 5).fit_transform(X)  # the CPU was asked for
     sparsekit.Nystroem("linear", n_components=5, random_state=0).fit_transform(X)  # no CUDA path
     assert calls == []
-    assert _nystrom_cuda.device_features(_nystroem("cpu", 5).fit(X).kernel_, X[:5],
-                                         np.eye(5), [[1.0]]) is None
+    assert (
+        _nystrom_cuda.device_features(_nystroem("cpu", 5).fit(X).kernel_, X[:5], np.eye(5), [[1.0]])
+        is None
+    )
 
 
 def test_without_cupy_the_host_path_gives_the_same_features(monkeypatch, rng):
     monkeypatch.setattr(_nystrom_cuda, "device_ops", lambda: None)
     X = rng.random((30, 4))
-    np.testing.assert_allclose(_nystroem("cuda", 8).fit_transform(X),
-                               _nystroem("cpu", 8).fit_transform(X), rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(
+        _nystroem("cuda", 8).fit_transform(X),
+        _nystroem("cpu", 8).fit_transform(X),
+        rtol=1e-10,
+        atol=1e-12,
+    )
 
 
 def test_auto_uses_the_device_only_from_the_threshold(monkeypatch, rng):
@@ -141,8 +157,11 @@ def test_cupy_that_cannot_run_is_reported_once(monkeypatch):
     import types
 
     broken = types.ModuleType("cupy")
-    broken.cuda = types.SimpleNamespace(Stream=lambda **kw: (_ for _ in ()).throw(
-        RuntimeError("CUDA driver version is insufficient")))
+    broken.cuda = types.SimpleNamespace(
+        Stream=lambda **kw: (_ for _ in ()).throw(
+            RuntimeError("CUDA driver version is insufficient")
+        )
+    )
     monkeypatch.setitem(sys.modules, "cupy", broken)
     monkeypatch.setattr(config, "ENABLE_CUDASIM", False)
     monkeypatch.setattr(_nystrom_cuda, "_state", {"ops": None, "checked": False})

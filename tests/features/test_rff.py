@@ -1,4 +1,5 @@
 """Random Fourier features: unbiasedness (the sqrt(2/s) misprint), spectral laws, dtypes, errors."""
+
 import numpy as np
 import pytest
 from sklearn.metrics.pairwise import laplacian_kernel, rbf_kernel
@@ -18,8 +19,9 @@ def X4():
 def mean_gram(kernel, X, n_seeds=40, n_components=2000):
     acc = np.zeros((len(X), len(X)))
     for seed in range(n_seeds):
-        Z = RandomFourierFeatures(kernel, gamma=GAMMA, n_components=n_components,
-                                  random_state=seed).fit_transform(X)
+        Z = RandomFourierFeatures(
+            kernel, gamma=GAMMA, n_components=n_components, random_state=seed
+        ).fit_transform(X)
         acc += Z @ Z.T
     return acc / n_seeds
 
@@ -50,8 +52,11 @@ def test_gaussian_frequencies_have_variance_two_gamma():
 
 def test_laplacian_frequencies_are_cauchy_with_scale_gamma():
     X = np.zeros((2, 50))
-    W = RandomFourierFeatures("laplace", gamma=GAMMA, n_components=4000,
-                              random_state=0).fit(X).random_weights_
+    W = (
+        RandomFourierFeatures("laplace", gamma=GAMMA, n_components=4000, random_state=0)
+        .fit(X)
+        .random_weights_
+    )
     # the median of |w| for Cauchy(0, gamma) is gamma
     assert abs(np.median(np.abs(W)) - GAMMA) < 0.02 * GAMMA
 
@@ -143,12 +148,14 @@ def test_errors(X4):
 def test_float32_data_whose_frequencies_overflow_is_refused_naming_the_scale():
     """Data at 1e-39: the median rule's gamma is ~1e78, frequencies ~1e39 exceed float32."""
     X = (np.random.default_rng(0).random((50, 3)) * 1e-39).astype(np.float32)
-    rff = RandomFourierFeatures(get_kernel("rbf", bandwidth="median"), n_components=20,
-                                random_state=0)
+    rff = RandomFourierFeatures(
+        get_kernel("rbf", bandwidth="median"), n_components=20, random_state=0
+    )
     with pytest.raises(
         ValueError, match=r"features of float32 data at scale 9.97e-40 .*rescale the data"
     ):
         rff.fit(X)
-    Z = RandomFourierFeatures(get_kernel("rbf", bandwidth="median"), n_components=20,
-                              random_state=0).fit_transform(X.astype(np.float64))
+    Z = RandomFourierFeatures(
+        get_kernel("rbf", bandwidth="median"), n_components=20, random_state=0
+    ).fit_transform(X.astype(np.float64))
     assert np.isfinite(Z).all()

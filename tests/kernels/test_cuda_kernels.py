@@ -1,4 +1,5 @@
 """CUDA Gram kernels against the CPU ones (Numba's simulator unless a GPU is used)."""
+
 import numpy as np
 import pytest
 
@@ -7,8 +8,10 @@ from sparsekit.kernels.base import cuda_usable, resolve_backend
 
 
 @pytest.mark.parametrize("dtype,rtol", [(np.float64, 1e-12), (np.float32, 1e-5)])
-@pytest.mark.parametrize("name,params", [("rbf", {"gamma": 0.3}), ("laplacian", {}),
-                                         ("chi2", {"gamma": 0.5}), ("additive-chi2", {})])
+@pytest.mark.parametrize(
+    "name,params",
+    [("rbf", {"gamma": 0.3}), ("laplacian", {}), ("chi2", {"gamma": 0.5}), ("additive-chi2", {})],
+)
 def test_cuda_equals_cpu(name, params, dtype, rtol, rng):
     X = rng.random((9, 4)).astype(dtype)
     X[0, 1] = 0.0
@@ -34,8 +37,9 @@ def test_auto_never_picks_the_simulator():
     assert resolve_backend("auto", False, "linear") == "cpu"
 
 
-@pytest.mark.parametrize("name,params", [("rbf", {"gamma": 0.3}), ("laplacian", {}),
-                                         ("chi2", {"gamma": 0.5})])
+@pytest.mark.parametrize(
+    "name,params", [("rbf", {"gamma": 0.3}), ("laplacian", {}), ("chi2", {"gamma": 0.5})]
+)
 @pytest.mark.parametrize("max_memory", [1, 3 * 6 * 8, None])
 def test_cuda_row_blocks_equal_cpu(name, params, max_memory, rng):
     # blocks of 1 row, of a few rows (3 against Y, the last one shorter; 1 when Y = X) and one
@@ -46,8 +50,7 @@ def test_cuda_row_blocks_equal_cpu(name, params, max_memory, rng):
     gpu = sparsekit.get_kernel(name, backend="cuda", **params)
     for args in ((X, Y), (X,)):
         want = cpu(*args)
-        np.testing.assert_allclose(gpu(*args, max_memory=max_memory), want, rtol=1e-12,
-                                   atol=1e-14)
+        np.testing.assert_allclose(gpu(*args, max_memory=max_memory), want, rtol=1e-12, atol=1e-14)
         rows = [(r.start, r.stop) for r, _ in gpu.blocks(*args, max_memory=max_memory)]
         streamed = np.vstack([b for _, b in gpu.blocks(*args, max_memory=max_memory)])
         np.testing.assert_allclose(streamed, want, rtol=1e-12, atol=1e-14)
@@ -85,8 +88,9 @@ def test_cuda_chunks_through_a_small_staging_buffer(monkeypatch, rng):
     monkeypatch.setattr(_cuda, "STAGING_BYTES", 2 * 6 * 8)  # two output rows per chunk
     X, Y = rng.random((7, 4)), rng.random((6, 4))
     gpu = sparsekit.get_kernel("rbf", gamma=0.7, backend="cuda")
-    np.testing.assert_allclose(gpu(X, Y), sparsekit.get_kernel("rbf", gamma=0.7,
-                                                               backend="cpu")(X, Y), rtol=1e-12)
+    np.testing.assert_allclose(
+        gpu(X, Y), sparsekit.get_kernel("rbf", gamma=0.7, backend="cpu")(X, Y), rtol=1e-12
+    )
     np.testing.assert_array_equal(np.diag(gpu(X)), np.ones(7))
 
 
@@ -151,8 +155,9 @@ def test_auto_keeps_small_grams_on_the_cpu(monkeypatch, rng):
     assert calls == []
     K = k(big)  # 64 entries: GPU (the simulator here)
     assert calls == [(8, 3)]
-    np.testing.assert_allclose(K, sparsekit.get_kernel("rbf", gamma=0.5, backend="cpu")(big),
-                               rtol=1e-12)
+    np.testing.assert_allclose(
+        K, sparsekit.get_kernel("rbf", gamma=0.5, backend="cpu")(big), rtol=1e-12
+    )
     assert base.resolve_backend("auto", True, "rbf", entries=39) == "cpu"
     assert base.resolve_backend("cuda", True, "rbf", entries=1) == "cuda"  # explicit wins
 
@@ -175,8 +180,8 @@ def test_cuda_grid_of_several_blocks_equals_scikit_learn(name, rng):
 
     assert _cuda._THREADS == (32, 8)  # the shapes below are chosen for this block
     skname, params = SK_KERNELS[name]
-    X = rng.random((11, 3))   # 2 blocks of 8 rows
-    Y = rng.random((37, 3))   # 2 blocks of 32 columns
+    X = rng.random((11, 3))  # 2 blocks of 8 rows
+    Y = rng.random((37, 3))  # 2 blocks of 32 columns
     X[0, 1] = Y[3, 2] = 0.0
     want = getattr(skp, skname)(X, Y, **params)
     got = sparsekit.get_kernel(name, backend="cuda", **params)(X, Y)
@@ -187,9 +192,10 @@ def test_cuda_grid_of_several_blocks_equals_scikit_learn(name, rng):
 def test_cuda_square_gram_of_several_blocks_equals_scikit_learn(dtype, rtol, rng):
     from sklearn.metrics import pairwise as skp
 
-    X = rng.normal(size=(35, 3)).astype(dtype)   # 2 x 5 blocks, Y = X
+    X = rng.normal(size=(35, 3)).astype(dtype)  # 2 x 5 blocks, Y = X
     got = sparsekit.get_kernel("rbf", gamma=0.25, backend="cuda")(X)
     assert got.dtype == dtype
-    np.testing.assert_allclose(got, skp.rbf_kernel(X.astype(np.float64), gamma=0.25), rtol=rtol,
-                               atol=rtol * 1e-2)
+    np.testing.assert_allclose(
+        got, skp.rbf_kernel(X.astype(np.float64), gamma=0.25), rtol=rtol, atol=rtol * 1e-2
+    )
     np.testing.assert_array_equal(np.diag(got), np.ones(35, dtype=dtype))

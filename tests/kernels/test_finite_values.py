@@ -4,6 +4,7 @@ Where the true value of a kernel is a finite float, the kernel returns it (resca
 reordering its arithmetic as needed); where it is not, it warns instead of returning inf
 silently.
 """
+
 import re
 
 import numpy as np
@@ -55,8 +56,10 @@ def test_chi2_near_the_largest_float_equals_the_exact_sums(dtype, top, backend, 
 
 
 @pytest.mark.parametrize("backend", ["cpu", "cuda"])
-@pytest.mark.parametrize("dtype,scale", [(np.float32, 1e-30), (np.float32, 1e20),
-                                         (np.float64, 1e-250), (np.float64, 1e200)])
+@pytest.mark.parametrize(
+    "dtype,scale",
+    [(np.float32, 1e-30), (np.float32, 1e20), (np.float64, 1e-250), (np.float64, 1e200)],
+)
 def test_chi2_of_small_and_large_data_equals_scikit_learn_in_float64(dtype, scale, backend, rng):
     # (x - z)^2 underflows (small data) or overflows (large data) though the term does not
     X = (rng.random((9, 4)) * scale).astype(dtype)
@@ -72,8 +75,13 @@ def test_chi2_of_small_and_large_data_equals_scikit_learn_in_float64(dtype, scal
 
 
 # -- RBF bandwidth rules at any scale of the data ------------------------------------------
-RULE_SCALES = [(np.float64, 1e-300), (np.float64, 1e300), (np.float64, 1e-310),
-               (np.float32, 1e-38), (np.float32, 1e-42)]
+RULE_SCALES = [
+    (np.float64, 1e-300),
+    (np.float64, 1e300),
+    (np.float64, 1e-310),
+    (np.float32, 1e-38),
+    (np.float32, 1e-42),
+]
 
 
 def _scaled(X, scale, dtype):
@@ -96,14 +104,18 @@ def test_rbf_bandwidth_rules_give_the_gram_of_the_unscaled_data(rule, dtype, sca
     atol = 1e-12 if dtype == np.float64 else 1e-6
     fitted = sparsekit.get_kernel("rbf", bandwidth=rule).fit(X)
     unfitted = sparsekit.get_kernel("rbf", bandwidth=rule)
-    for got in (fitted(X), unfitted(X), fitted(X, max_memory=7 * 40 * 8),
-                sparsekit.get_kernel("rbf", bandwidth=rule, backend="cuda").fit(X)(X)):
+    for got in (
+        fitted(X),
+        unfitted(X),
+        fitted(X, max_memory=7 * 40 * 8),
+        sparsekit.get_kernel("rbf", bandwidth=rule, backend="cuda").fit(X)(X),
+    ):
         assert got.dtype == dtype
         np.testing.assert_allclose(got, skp.rbf_kernel(X1, gamma=g1), rtol=rtol, atol=atol)
-    np.testing.assert_allclose(fitted(Y, X), skp.rbf_kernel(Y1, X1, gamma=g1), rtol=rtol,
-                               atol=atol)
-    np.testing.assert_allclose(unfitted(Y, X), skp.rbf_kernel(Y1, X1, gamma=g1), rtol=rtol,
-                               atol=atol)
+    np.testing.assert_allclose(fitted(Y, X), skp.rbf_kernel(Y1, X1, gamma=g1), rtol=rtol, atol=atol)
+    np.testing.assert_allclose(
+        unfitted(Y, X), skp.rbf_kernel(Y1, X1, gamma=g1), rtol=rtol, atol=atol
+    )
 
 
 @pytest.mark.parametrize("scale", [1e-300, 1e300])
@@ -145,17 +157,23 @@ def test_rbf_gamma_beyond_the_float32_range_gives_the_limits_not_nan(backend, rn
     np.testing.assert_array_equal(K * (1 - np.eye(12, 5)), 0.0)
 
 
-@pytest.mark.parametrize("dtype,scale", [(np.float64, 1e-300), (np.float64, 1e300),
-                                         (np.float32, 1e-38)])
+@pytest.mark.parametrize(
+    "dtype,scale", [(np.float64, 1e-300), (np.float64, 1e300), (np.float32, 1e-38)]
+)
 def test_nystroem_with_a_median_bandwidth_fits_data_far_from_one(dtype, scale, rng):
     X, X1 = _scaled(rng.normal(size=(60, 5)), scale, dtype)
-    params = dict(kernel="rbf", kernel_params={"bandwidth": "median"}, n_components=20,
-                  random_state=0)
+    params = dict(
+        kernel="rbf", kernel_params={"bandwidth": "median"}, n_components=20, random_state=0
+    )
     got = sparsekit.Nystroem(**params).fit(X).transform(X)
     want = sparsekit.Nystroem(**params).fit(X1).transform(X1)
     assert got.dtype == dtype
-    np.testing.assert_allclose(got, want, rtol=1e-4 if dtype == np.float32 else 1e-8,
-                               atol=1e-5 if dtype == np.float32 else 1e-10)
+    np.testing.assert_allclose(
+        got,
+        want,
+        rtol=1e-4 if dtype == np.float32 else 1e-8,
+        atol=1e-5 if dtype == np.float32 else 1e-10,
+    )
 
 
 # -- values beyond the range: a warning, never a silent inf ---------------------------------
@@ -168,10 +186,15 @@ def _no_warning(f, *args):
 
 
 @pytest.mark.parametrize("sparse", [False, True])
-@pytest.mark.parametrize("name,params,scale", [
-    ("linear", {}, 1e200), ("linear", {}, 1e300),
-    ("polynomial", {}, 1e300), ("polynomial", {"degree": 2, "coef0": 0.0}, 1e160),
-])
+@pytest.mark.parametrize(
+    "name,params,scale",
+    [
+        ("linear", {}, 1e200),
+        ("linear", {}, 1e300),
+        ("polynomial", {}, 1e300),
+        ("polynomial", {"degree": 2, "coef0": 0.0}, 1e160),
+    ],
+)
 def test_values_beyond_the_range_warn_naming_kernel_and_scale(name, params, scale, sparse, rng):
     import scipy.sparse as sp
 
@@ -179,8 +202,9 @@ def test_values_beyond_the_range_warn_naming_kernel_and_scale(name, params, scal
     Xs = X * scale
     k = sparsekit.get_kernel(name, **params)
     data = sp.csr_matrix(Xs) if sparse else Xs
-    match = (rf"{name} kernel values exceed the float64 range .* data at scale "
-             + re.escape(f"{np.abs(Xs).max():.3g}"))
+    match = rf"{name} kernel values exceed the float64 range .* data at scale " + re.escape(
+        f"{np.abs(Xs).max():.3g}"
+    )
     with pytest.warns(RuntimeWarning, match=match):
         K = k(data)
     assert np.isinf(K).any()
@@ -188,8 +212,7 @@ def test_values_beyond_the_range_warn_naming_kernel_and_scale(name, params, scal
         k.diag(data)
     # ordinary data: no warning, and the values of scikit-learn
     want = (skp.linear_kernel if name == "linear" else skp.polynomial_kernel)(X, **params)
-    np.testing.assert_allclose(_no_warning(k, sp.csr_matrix(X) if sparse else X), want,
-                               rtol=1e-10)
+    np.testing.assert_allclose(_no_warning(k, sp.csr_matrix(X) if sparse else X), want, rtol=1e-10)
 
 
 @pytest.mark.parametrize("sparse", [False, True])
@@ -204,12 +227,17 @@ def test_polynomial_products_that_overflow_on_the_way_are_exact(sparse, rng):
         A, B = sp.csr_matrix(A), sp.csr_matrix(B)
     want = skp.polynomial_kernel(X, Y, gamma=1e100, degree=2, coef0=0.0)
     np.testing.assert_allclose(_no_warning(k, A, B), want, rtol=1e-12)
-    np.testing.assert_allclose(_no_warning(k.diag, A),
-                               np.diag(skp.polynomial_kernel(X, gamma=1e100, degree=2, coef0=0.0)),
-                               rtol=1e-12)
+    np.testing.assert_allclose(
+        _no_warning(k.diag, A),
+        np.diag(skp.polynomial_kernel(X, gamma=1e100, degree=2, coef0=0.0)),
+        rtol=1e-12,
+    )
     lin = sparsekit.get_kernel("linear")
-    np.testing.assert_allclose(_no_warning(lin, A / 1e120, B / 1e120),  # <x, z> ~ 1e160
-                               skp.linear_kernel(X, Y) * 1e160, rtol=1e-12)
+    np.testing.assert_allclose(
+        _no_warning(lin, A / 1e120, B / 1e120),  # <x, z> ~ 1e160
+        skp.linear_kernel(X, Y) * 1e160,
+        rtol=1e-12,
+    )
 
 
 # Numba's CUDA simulator computes with NumPy scalars, which warn where x + z overflows

@@ -1,4 +1,5 @@
 """numba-cuda on NumPy >= 2.5: its array overloads load with ``numpy.row_stack`` aliased."""
+
 import importlib
 import os
 import subprocess
@@ -77,7 +78,8 @@ def test_cuda_modules_load_the_overloads_before_their_kernels(tmp_path):
         print("ok")
     """)
     env = {**os.environ, "NUMBA_ENABLE_CUDASIM": "1"}
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                          env=env, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=120
+    )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "ok"

@@ -1,5 +1,6 @@
 """Shortest-path graph kernel: parity with GraKeL, weighted/directed references, input forms,
 the CUDA path (simulator), the prepared-data protocol, PSD/symmetry and bad input."""
+
 import warnings
 from collections import Counter
 
@@ -38,10 +39,10 @@ def graph_collection(seed=0, n_graphs=110):
     several components."""
     rng = np.random.default_rng(seed)
     graphs = [
-        (np.zeros((1, 1)), np.array([3])),                      # one node
-        (np.zeros((4, 4)), np.array([0, 1, 1, 2])),             # four isolated nodes
+        (np.zeros((1, 1)), np.array([3])),  # one node
+        (np.zeros((4, 4)), np.array([0, 1, 1, 2])),  # four isolated nodes
         disconnected_graph(rng, 4, 5),
-        disconnected_graph(rng, 1, 6),                          # an isolated node + a component
+        disconnected_graph(rng, 1, 6),  # an isolated node + a component
     ]
     while len(graphs) < n_graphs:
         n = int(rng.integers(2, 16))
@@ -54,8 +55,10 @@ def graph_collection(seed=0, n_graphs=110):
 
 
 def grakel_input(graphs):
-    return [[A, {i: (lab.item() if hasattr(lab, "item") else lab) for i, lab in enumerate(L)}]
-            for A, L in graphs]
+    return [
+        [A, {i: (lab.item() if hasattr(lab, "item") else lab) for i, lab in enumerate(L)}]
+        for A, L in graphs
+    ]
 
 
 def grakel_fit_transform(graphs, with_labels, normalize):
@@ -64,7 +67,8 @@ def grakel_fit_transform(graphs, with_labels, normalize):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # GraKeL divides 0 by 0 for graphs without paths
         return ShortestPath(with_labels=with_labels, normalize=normalize).fit_transform(
-            grakel_input(graphs))
+            grakel_input(graphs)
+        )
 
 
 def assert_matches_grakel(K, Kg):
@@ -127,8 +131,12 @@ def test_cross_kernel_of_separately_prepared_sets_equals_grakel_transform(normal
     rng = np.random.default_rng(3)
     X = [random_graph(rng, int(rng.integers(3, 12)), 0.3, n_labels=4) for _ in range(25)]
     # Y: other sizes (other maximal distances), labels partly unseen in X (labels 2..7)
-    Y = [(A, L + 2) for A, L in (random_graph(rng, int(rng.integers(2, 20)), 0.15, n_labels=6)
-                                 for _ in range(15))]
+    Y = [
+        (A, L + 2)
+        for A, L in (
+            random_graph(rng, int(rng.integers(2, 20)), 0.15, n_labels=6) for _ in range(15)
+        )
+    ]
     k = ShortestPathKernel(normalize=normalize)
     PX, PY = k.prepare(X), k.prepare(Y)
     assert not np.array_equal(PX.distance_values, PY.distance_values)
@@ -177,8 +185,9 @@ def weighted_collection(rng, n_graphs, weights):
 
 
 @pytest.mark.parametrize("with_labels", [True, False])
-@pytest.mark.parametrize("weights", [np.arange(1.0, 6.0), np.array([0.5, 1.0, 1.5, 2.25])],
-                         ids=["integer", "dyadic"])
+@pytest.mark.parametrize(
+    "weights", [np.arange(1.0, 6.0), np.array([0.5, 1.0, 1.5, 2.25])], ids=["integer", "dyadic"]
+)
 def test_weighted_equals_scipy_reference(with_labels, weights):
     rng = np.random.default_rng(5)
     graphs = weighted_collection(rng, 30, weights)
@@ -256,13 +265,17 @@ def test_dense_sparse_networkx_and_stack_inputs_agree():
             np.testing.assert_array_equal(k(other), K)
         np.testing.assert_array_equal(k(nxg, graphs), K)
     stack = np.stack([A for A, _ in graphs])
-    np.testing.assert_array_equal(ShortestPathKernel(with_labels=False)(stack),
-                                  ShortestPathKernel(with_labels=False)(list(stack)))
+    np.testing.assert_array_equal(
+        ShortestPathKernel(with_labels=False)(stack),
+        ShortestPathKernel(with_labels=False)(list(stack)),
+    )
 
 
 def test_sparse_explicit_zeros_are_not_edges_and_self_loops_are_ignored():
-    A = sp.csr_matrix((np.array([1.0, 0.0, 1.0, 0.0]), np.array([1, 2, 0, 0]),
-                       np.array([0, 2, 4, 4])), shape=(3, 3))  # 0-1 edge, stored zeros elsewhere
+    A = sp.csr_matrix(
+        (np.array([1.0, 0.0, 1.0, 0.0]), np.array([1, 2, 0, 0]), np.array([0, 2, 4, 4])),
+        shape=(3, 3),
+    )  # 0-1 edge, stored zeros elsewhere
     B = np.zeros((3, 3))
     B[0, 1] = B[1, 0] = 1.0
     k = ShortestPathKernel(with_labels=False)
@@ -451,8 +464,9 @@ def test_property_matches_brute_force(graphs, with_labels):
     K = k(graphs if with_labels else [A for A, _ in graphs])
     np.testing.assert_array_equal(K, reference_gram(graphs, with_labels=with_labels))
     np.testing.assert_array_equal(K, K.T)
-    np.testing.assert_array_equal(k.diag(graphs if with_labels else [A for A, _ in graphs]),
-                                  np.diag(K))
+    np.testing.assert_array_equal(
+        k.diag(graphs if with_labels else [A for A, _ in graphs]), np.diag(K)
+    )
 
 
 # -- bad input -----------------------------------------------------------------------------
@@ -464,34 +478,37 @@ def _g(n=3):
     return A, np.arange(n)
 
 
-@pytest.mark.parametrize("graphs,err,match", [
-    ([], ValueError, "X is empty"),
-    ([(np.zeros((3, 4)), [0, 1, 2])], ValueError, r"X\[0\] adjacency must be a square"),
-    ([_g(), (sp.csr_matrix((2, 3)), [0, 1])], ValueError, r"X\[1\] adjacency must be a square"),
-    ([(_g()[0], [0, 1])], ValueError, r"X\[0\] labels has 2 labels but the graph has 3 nodes"),
-    ([(_g()[0], {0: 1, 1: 1, 5: 2})], ValueError, "keys are not the node indices"),
-    ([(_g()[0] * -1, [0, 1, 2])], ValueError, "negative weights"),
-    ([(sp.csr_matrix(_g()[0] * -2), [0, 1, 2])], ValueError, "negative weights"),
-    ([(np.array([[0, -1], [1, 0]]), [0, 1])], ValueError, "negative weights"),
-    ([(np.array([[0, np.nan], [1, 0]]), [0, 1])], ValueError, "contains NaN"),
-    ([(sp.csr_matrix(np.array([[0, np.nan], [1, 0]])), [0, 1])], ValueError, "contains NaN"),
-    ([(np.array([[0, np.inf], [1, 0]]), [0, 1])], ValueError, "contains inf"),
-    ([(np.zeros((0, 0)), [])], ValueError, "has no nodes"),
-    ([_g(), "not a graph"], TypeError, r"X\[1\] is a str, not a graph"),
-    ([_g(), 42], TypeError, r"X\[1\] is a int, not a graph"),
-    ([(_g()[0], [0, 1, 2], "extra")], TypeError, "not a graph"),
-    ([(np.array([["a", "b"], ["c", "d"]]), [0, 1])], TypeError, "numeric"),
-    (np.zeros((3, 3)), TypeError, "single 2-D array"),
-    (sp.csr_matrix((3, 3)), TypeError, "single graph"),
-    ("graphs", TypeError, "sequence of graphs"),
-    (5, TypeError, "sequence of graphs"),
-    ([_g()[0]], ValueError, "no node labels but with_labels=True"),
-    ([_g(), (_g()[0], ["a", "b", "c"])], TypeError, "mixes integer and string"),
-    ([(_g()[0], [0.5, 1, 2])], TypeError, "non-integral float labels"),
-    ([(_g()[0], [[0], [1], [2]])], ValueError, "must be 1-D"),
-    ([(_g()[0], [None, 1, 2])], TypeError, "integers or strings"),
-    ([(_g()[0], 7)], TypeError, "sequence of node labels"),
-])
+@pytest.mark.parametrize(
+    "graphs,err,match",
+    [
+        ([], ValueError, "X is empty"),
+        ([(np.zeros((3, 4)), [0, 1, 2])], ValueError, r"X\[0\] adjacency must be a square"),
+        ([_g(), (sp.csr_matrix((2, 3)), [0, 1])], ValueError, r"X\[1\] adjacency must be a square"),
+        ([(_g()[0], [0, 1])], ValueError, r"X\[0\] labels has 2 labels but the graph has 3 nodes"),
+        ([(_g()[0], {0: 1, 1: 1, 5: 2})], ValueError, "keys are not the node indices"),
+        ([(_g()[0] * -1, [0, 1, 2])], ValueError, "negative weights"),
+        ([(sp.csr_matrix(_g()[0] * -2), [0, 1, 2])], ValueError, "negative weights"),
+        ([(np.array([[0, -1], [1, 0]]), [0, 1])], ValueError, "negative weights"),
+        ([(np.array([[0, np.nan], [1, 0]]), [0, 1])], ValueError, "contains NaN"),
+        ([(sp.csr_matrix(np.array([[0, np.nan], [1, 0]])), [0, 1])], ValueError, "contains NaN"),
+        ([(np.array([[0, np.inf], [1, 0]]), [0, 1])], ValueError, "contains inf"),
+        ([(np.zeros((0, 0)), [])], ValueError, "has no nodes"),
+        ([_g(), "not a graph"], TypeError, r"X\[1\] is a str, not a graph"),
+        ([_g(), 42], TypeError, r"X\[1\] is a int, not a graph"),
+        ([(_g()[0], [0, 1, 2], "extra")], TypeError, "not a graph"),
+        ([(np.array([["a", "b"], ["c", "d"]]), [0, 1])], TypeError, "numeric"),
+        (np.zeros((3, 3)), TypeError, "single 2-D array"),
+        (sp.csr_matrix((3, 3)), TypeError, "single graph"),
+        ("graphs", TypeError, "sequence of graphs"),
+        (5, TypeError, "sequence of graphs"),
+        ([_g()[0]], ValueError, "no node labels but with_labels=True"),
+        ([_g(), (_g()[0], ["a", "b", "c"])], TypeError, "mixes integer and string"),
+        ([(_g()[0], [0.5, 1, 2])], TypeError, "non-integral float labels"),
+        ([(_g()[0], [[0], [1], [2]])], ValueError, "must be 1-D"),
+        ([(_g()[0], [None, 1, 2])], TypeError, "integers or strings"),
+        ([(_g()[0], 7)], TypeError, "sequence of node labels"),
+    ],
+)
 def test_bad_graph_input(graphs, err, match):
     with pytest.raises(err, match=match):
         ShortestPathKernel()(graphs)
@@ -516,13 +533,16 @@ def test_networkx_node_without_label():
         ShortestPathKernel(with_labels=False, weighted=True)([D])
 
 
-@pytest.mark.parametrize("params,err,match", [
-    ({"backend": "gpu"}, ValueError, "unknown backend 'gpu'"),
-    ({"backend": 3}, TypeError, "backend must be one of"),
-    ({"with_labels": "yes"}, TypeError, "with_labels must be True or False"),
-    ({"normalize": 1}, TypeError, "normalize must be True or False"),
-    ({"weighted": None}, TypeError, "weighted must be True or False"),
-])
+@pytest.mark.parametrize(
+    "params,err,match",
+    [
+        ({"backend": "gpu"}, ValueError, "unknown backend 'gpu'"),
+        ({"backend": 3}, TypeError, "backend must be one of"),
+        ({"with_labels": "yes"}, TypeError, "with_labels must be True or False"),
+        ({"normalize": 1}, TypeError, "normalize must be True or False"),
+        ({"weighted": None}, TypeError, "weighted must be True or False"),
+    ],
+)
 def test_bad_parameters(params, err, match):
     with pytest.raises(err, match=match):
         ShortestPathKernel(**params)

@@ -1,4 +1,5 @@
 """Vector kernels: parity with scikit-learn, properties, block-wise evaluation, bad input."""
+
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -22,8 +23,13 @@ RTOL = {np.float64: 1e-10, np.float32: 1e-5}
 CASES = [
     ("linear", {}, skp.linear_kernel, {}, False),
     ("polynomial", {}, skp.polynomial_kernel, {}, False),
-    ("polynomial", {"degree": 2, "gamma": 0.3, "coef0": -0.5}, skp.polynomial_kernel,
-     {"degree": 2, "gamma": 0.3, "coef0": -0.5}, False),
+    (
+        "polynomial",
+        {"degree": 2, "gamma": 0.3, "coef0": -0.5},
+        skp.polynomial_kernel,
+        {"degree": 2, "gamma": 0.3, "coef0": -0.5},
+        False,
+    ),
     ("rbf", {}, skp.rbf_kernel, {}, False),
     ("rbf", {"gamma": 0.7}, skp.rbf_kernel, {"gamma": 0.7}, False),
     ("gaussian", {"sigma": 2.0}, skp.rbf_kernel, {"gamma": 1 / 8.0}, False),
@@ -107,8 +113,11 @@ shapes = st.tuples(st.integers(1, 12), st.integers(1, 6))
 
 
 @settings(max_examples=40, deadline=None)
-@given(data=st.data(), name=st.sampled_from(["rbf", "laplacian", "chi2", "polynomial", "linear"]),
-       dtype=st.sampled_from([np.float32, np.float64]))
+@given(
+    data=st.data(),
+    name=st.sampled_from(["rbf", "laplacian", "chi2", "polynomial", "linear"]),
+    dtype=st.sampled_from([np.float32, np.float64]),
+)
 def test_symmetric_psd_and_dtype_kept(data, name, dtype):
     nonneg = name == "chi2"
     shape = data.draw(shapes)
@@ -124,8 +133,11 @@ def test_symmetric_psd_and_dtype_kept(data, name, dtype):
 
 
 @settings(max_examples=30, deadline=None)
-@given(data=st.data(), name=st.sampled_from(["rbf", "laplacian", "chi2", "additive-chi2"]),
-       cap_rows=st.integers(1, 13))
+@given(
+    data=st.data(),
+    name=st.sampled_from(["rbf", "laplacian", "chi2", "additive-chi2"]),
+    cap_rows=st.integers(1, 13),
+)
 def test_blockwise_equals_one_shot_property(data, name, cap_rows):
     n, m, d = (
         data.draw(st.integers(1, 25)),
@@ -214,14 +226,19 @@ def test_chi2_rejects_negative(cls):
         cls().diag(np.array([[0.5, -0.1]]))
 
 
-@pytest.mark.parametrize("kwargs,match", [
-    ({"gamma": 0}, "gamma must be > 0"), ({"gamma": -1.0}, "gamma must be > 0"),
-    ({"sigma": 0.0}, "sigma must be > 0"), ({"sigma": -2}, "sigma must be > 0"),
-    ({"gamma": float("nan")}, "gamma must be finite"),
-    ({"bandwidth": "silverman"}, "unknown bandwidth 'silverman'"),
-    ({"gamma": 1.0, "sigma": 1.0}, "only one of gamma, sigma, bandwidth"),
-    ({"gamma": "1"}, "gamma must be a real number"),
-])
+@pytest.mark.parametrize(
+    "kwargs,match",
+    [
+        ({"gamma": 0}, "gamma must be > 0"),
+        ({"gamma": -1.0}, "gamma must be > 0"),
+        ({"sigma": 0.0}, "sigma must be > 0"),
+        ({"sigma": -2}, "sigma must be > 0"),
+        ({"gamma": float("nan")}, "gamma must be finite"),
+        ({"bandwidth": "silverman"}, "unknown bandwidth 'silverman'"),
+        ({"gamma": 1.0, "sigma": 1.0}, "only one of gamma, sigma, bandwidth"),
+        ({"gamma": "1"}, "gamma must be a real number"),
+    ],
+)
 def test_rbf_bad_parameters(kwargs, match):
     with pytest.raises((ValueError, TypeError), match=match):
         RBFKernel(**kwargs)
@@ -281,14 +298,17 @@ def test_rbf_float32_accurate_far_from_origin(offset, rng):
     )
 
 
-@pytest.mark.parametrize("name,bad,match", [
-    ("rbf", {"gamma": -1.0}, "gamma must be > 0"),
-    ("rbf", {"gamma": 1.0, "bandwidth": "median"}, "only one of gamma, sigma, bandwidth"),
-    ("laplacian", {"gamma": 0.0}, "gamma must be > 0"),
-    ("chi2", {"gamma": -2.0}, "gamma must be > 0"),
-    ("polynomial", {"degree": -1}, "degree must be >= 0"),
-    ("linear", {"backend": "tpu"}, "unknown backend 'tpu'"),
-])
+@pytest.mark.parametrize(
+    "name,bad,match",
+    [
+        ("rbf", {"gamma": -1.0}, "gamma must be > 0"),
+        ("rbf", {"gamma": 1.0, "bandwidth": "median"}, "only one of gamma, sigma, bandwidth"),
+        ("laplacian", {"gamma": 0.0}, "gamma must be > 0"),
+        ("chi2", {"gamma": -2.0}, "gamma must be > 0"),
+        ("polynomial", {"degree": -1}, "degree must be >= 0"),
+        ("linear", {"backend": "tpu"}, "unknown backend 'tpu'"),
+    ],
+)
 def test_set_params_and_direct_assignment_are_validated(name, bad, match):
     k = sparsekit.get_kernel(name)
     with pytest.raises(ValueError, match=match):
@@ -331,7 +351,7 @@ def test_threaded_exp_branch_equals_scikit_learn(rng):
     from sparsekit._threads import thread_limit
     from sparsekit.kernels import _cpu
 
-    X, Y = rng.normal(size=(409, 5)), rng.normal(size=(401, 5))   # > 2 * 65,536 entries
+    X, Y = rng.normal(size=(409, 5)), rng.normal(size=(401, 5))  # > 2 * 65,536 entries
     assert X.shape[0] * Y.shape[0] >= 2 * _cpu.EXP_ENTRIES_PER_THREAD
     with thread_limit(2):
         K = RBFKernel(gamma=0.2)(X, Y)

@@ -1,4 +1,5 @@
 """SparseFactors: products, transposes and partial products equal the dense product."""
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -36,10 +37,20 @@ def test_products_equal_dense(dtype, tol):
     Y = rng.standard_normal((7, 3)).astype(dtype)
     scale = np.abs(M).max()
     assert isinstance(A, LinearOperator) and A.shape == (7, 6) and A.dtype == dtype
-    for got, want in [(A.matvec(x), M @ x), (A @ x, M @ x), (A.matmat(X), M @ X), (A @ X, M @ X),
-                      (A.rmatvec(y), M.T @ y), (A.rmatmat(Y), M.T @ Y), (A.T @ y, M.T @ y),
-                      (A.H @ Y, M.T @ Y), (Y.T @ A, Y.T @ M), (A.toarray(), M),
-                      (A.T.toarray(), M.T), (aslinearoperator(A) @ X, M @ X)]:
+    for got, want in [
+        (A.matvec(x), M @ x),
+        (A @ x, M @ x),
+        (A.matmat(X), M @ X),
+        (A @ X, M @ X),
+        (A.rmatvec(y), M.T @ y),
+        (A.rmatmat(Y), M.T @ Y),
+        (A.T @ y, M.T @ y),
+        (A.H @ Y, M.T @ Y),
+        (Y.T @ A, Y.T @ M),
+        (A.toarray(), M),
+        (A.T.toarray(), M.T),
+        (aslinearoperator(A) @ X, M @ X),
+    ]:
         assert got.dtype == dtype
         np.testing.assert_allclose(got, want, rtol=tol, atol=tol * scale * 10)
 
@@ -81,10 +92,12 @@ def test_partial_products_and_composition():
     Q = len(factors)
     for q in range(Q + 1):
         L, R = A.left(q), A.right(q)
-        np.testing.assert_allclose(L.toarray(), dense(factors[:q], 1.0) if q else np.eye(7),
-                                   atol=1e-12)
-        np.testing.assert_allclose(R.toarray(), dense(factors[q:], 1.0) if q < Q else np.eye(6),
-                                   atol=1e-12)
+        np.testing.assert_allclose(
+            L.toarray(), dense(factors[:q], 1.0) if q else np.eye(7), atol=1e-12
+        )
+        np.testing.assert_allclose(
+            R.toarray(), dense(factors[q:], 1.0) if q < Q else np.eye(6), atol=1e-12
+        )
         # the partial products share the factors (no densified copy)
         assert all(a is b for a, b in zip(L.factors, A.factors[:q]))
         np.testing.assert_allclose((L @ R).toarray() * 1.7, A.toarray(), atol=1e-12)

@@ -1,5 +1,6 @@
 """SparseFactors: values of every product path, float32 end to end, validation, composition,
 the power iteration and persistence, each against dense NumPy products of the same factors."""
+
 import warnings
 
 import numpy as np
@@ -37,9 +38,15 @@ def test_float32_end_to_end(monkeypatch, width, column_block):
     X = rng.standard_normal((4, width)).astype(np.float32)
     Y = rng.standard_normal((5, width)).astype(np.float32)
     tol = 1e-5 * np.abs(M).sum()
-    for got, want in [(A @ X, M @ X), (A.T @ Y, M.T @ Y), (Y.T @ A, Y.T @ M),
-                      (A @ X[:, 0], M @ X[:, 0]), (A.rmatvec(Y[:, 0]), M.T @ Y[:, 0]),
-                      (A.toarray(), M), (A.T.toarray(), M.T)]:
+    for got, want in [
+        (A @ X, M @ X),
+        (A.T @ Y, M.T @ Y),
+        (Y.T @ A, Y.T @ M),
+        (A @ X[:, 0], M @ X[:, 0]),
+        (A.rmatvec(Y[:, 0]), M.T @ Y[:, 0]),
+        (A.toarray(), M),
+        (A.T.toarray(), M.T),
+    ]:
         assert got.dtype == np.float32
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=tol)
 
@@ -169,8 +176,9 @@ def test_factor_conversion_and_dtype_rules():
     assert SparseFactors([sp.csr_matrix(f) for f in f32]).dtype == np.float32
     assert SparseFactors(F, dtype=np.float32).dtype == np.float32
     assert SparseFactors(F, dtype=np.float32).factors[0].dtype == np.float32
-    np.testing.assert_allclose(SparseFactors(F, dtype="float32").toarray(), dense(f32), rtol=1e-5,
-                               atol=1e-6)
+    np.testing.assert_allclose(
+        SparseFactors(F, dtype="float32").toarray(), dense(f32), rtol=1e-5, atol=1e-6
+    )
     with pytest.raises(TypeError, match="dtype must be float32 or float64"):
         SparseFactors(F, dtype=np.int64)
     with pytest.raises(TypeError, match="factor 0 has dtype complex128"):
@@ -215,8 +223,10 @@ def test_counts():
     nnz = sum(np.count_nonzero(f) for f in F)
     assert A.nnz == nnz and A.flops == 2 * nnz and A.n_factors == 4
     assert A.nbytes == nnz * (8 + 4) + sum((s[0] + 1) * 4 for s in SHAPES) + 8
-    assert SparseFactors([f.astype(np.float32) for f in F]).nbytes == nnz * 8 + sum(
-        (s[0] + 1) * 4 for s in SHAPES) + 8
+    assert (
+        SparseFactors([f.astype(np.float32) for f in F]).nbytes
+        == nnz * 8 + sum((s[0] + 1) * 4 for s in SHAPES) + 8
+    )
     fs = A.factors
     fs.clear()  # a copy of the list: the operator keeps its factors
     assert A.n_factors == 4
@@ -250,9 +260,13 @@ def test_norm2_defaults_and_edge_cases():
 
 
 def test_save_load_every_dtype_and_the_identity(tmp_path):
-    for i, A in enumerate([SparseFactors(factors_of(seed=20), -2.5),
-                           SparseFactors(factors_of(np.float32, seed=21)),
-                           SparseFactors([], 4.0, shape=(3, 3), dtype=np.float32)]):
+    for i, A in enumerate(
+        [
+            SparseFactors(factors_of(seed=20), -2.5),
+            SparseFactors(factors_of(np.float32, seed=21)),
+            SparseFactors([], 4.0, shape=(3, 3), dtype=np.float32),
+        ]
+    ):
         path = tmp_path / f"op{i}.npz"
         A.save(path)
         B = SparseFactors.load(path)
@@ -264,10 +278,12 @@ def test_save_load_every_dtype_and_the_identity(tmp_path):
 def test_repr():
     A = SparseFactors(factors_of(seed=22)[:2], 0.5)
     nnz = A.nnz
-    assert repr(A) == (f"<SparseFactors 5x3, scale=0.5, factors 5x9 x 9x3, nnz={nnz}, "
-                       "dtype=float64>")
+    assert repr(A) == (
+        f"<SparseFactors 5x3, scale=0.5, factors 5x9 x 9x3, nnz={nnz}, dtype=float64>"
+    )
     assert repr(SparseFactors([], shape=(2, 2))) == (
-        "<SparseFactors 2x2, scale=1, factors identity, nnz=0, dtype=float64>")
+        "<SparseFactors 2x2, scale=1, factors identity, nnz=0, dtype=float64>"
+    )
 
 
 def test_half_precision_operands_on_both_paths(monkeypatch):

@@ -1,5 +1,6 @@
 """Spectral embeddings: parity with scikit-learn, the Nyström extension's invariants, landmark
 training, bad input, and scikit-learn's estimator checks."""
+
 import warnings
 
 import numpy as np
@@ -50,8 +51,11 @@ def test_numba_dijkstra_equals_scipy(roll):
     ref = kneighbors_graph(X, 6, mode="distance")
     assert abs(graph - ref.maximum(ref.T)).max() == 0
     sources = np.array([0, 7, 299, 150])
-    np.testing.assert_allclose(geodesics(graph, sources, n_jobs=2),
-                               shortest_path(graph, directed=False)[sources], rtol=1e-12)
+    np.testing.assert_allclose(
+        geodesics(graph, sources, n_jobs=2),
+        shortest_path(graph, directed=False)[sources],
+        rtol=1e-12,
+    )
 
 
 def test_kernel_pca_equals_sklearn(roll):
@@ -65,8 +69,9 @@ def test_kernel_pca_equals_sklearn(roll):
 def test_classical_mds_equals_sklearn_and_pca(roll):
     X, X_new = roll
     ours = MDS(2).fit(X)
-    assert_equal_up_to_sign(ours.embedding_, skm.ClassicalMDS(n_components=2).fit(X).embedding_,
-                            1e-9)
+    assert_equal_up_to_sign(
+        ours.embedding_, skm.ClassicalMDS(n_components=2).fit(X).embedding_, 1e-9
+    )
     # with Euclidean distances the out-of-sample MDS map is the PCA projection
     assert_equal_up_to_sign(ours.transform(X_new), skd.PCA(2).fit(X).transform(X_new), 1e-9)
 
@@ -87,28 +92,33 @@ def test_lle_gram_has_a_constant_top_eigenvector(roll):
     M = kernel.gram()
     np.testing.assert_allclose(M @ np.ones(len(X)), np.ones(len(X)), atol=1e-10)
     assert np.linalg.eigvalsh(M).max() == pytest.approx(1.0, abs=1e-9)
-    np.testing.assert_allclose(kernel(X[:5]).sum(axis=1), 1.0)      # barycentric rows
+    np.testing.assert_allclose(kernel(X[:5]).sum(axis=1), 1.0)  # barycentric rows
 
 
-@pytest.mark.parametrize("make", [
-    lambda: KernelPCA(3, kernel_params={"gamma": 0.02}),
-    lambda: MDS(3),
-    lambda: Isomap(3, n_neighbors=8),
-    lambda: SpectralEmbedding(3, kernel_params={"gamma": 0.05}, zero_diagonal=False),
-    lambda: LaplacianEigenmaps(3, kernel_params={"gamma": 0.05}, zero_diagonal=False),
-], ids=["kpca", "mds", "isomap", "spectral", "laplacian"])
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: KernelPCA(3, kernel_params={"gamma": 0.02}),
+        lambda: MDS(3),
+        lambda: Isomap(3, n_neighbors=8),
+        lambda: SpectralEmbedding(3, kernel_params={"gamma": 0.05}, zero_diagonal=False),
+        lambda: LaplacianEigenmaps(3, kernel_params={"gamma": 0.05}, zero_diagonal=False),
+    ],
+    ids=["kpca", "mds", "isomap", "spectral", "laplacian"],
+)
 def test_transform_of_training_points_reproduces_the_embedding(roll, make):
     X, _ = roll
     model = make().fit(X)
-    np.testing.assert_allclose(model.transform(X), model.embedding_, rtol=0,
-                               atol=1e-9 * np.abs(model.embedding_).max())
+    np.testing.assert_allclose(
+        model.transform(X), model.embedding_, rtol=0, atol=1e-9 * np.abs(model.embedding_).max()
+    )
 
 
 def test_spectral_zero_diagonal_does_not_reproduce_training_points(roll):
     X, _ = roll
     model = SpectralEmbedding(2, kernel_params={"gamma": 0.05}, zero_diagonal=True).fit(X)
     gap = np.abs(model.transform(X) - model.embedding_).max() / np.abs(model.embedding_).max()
-    assert gap > 1e-3     # the self-affinity enters the sums (documented convention)
+    assert gap > 1e-3  # the self-affinity enters the sums (documented convention)
 
 
 def test_lle_reproduces_training_points_up_to_the_regularisation(roll):
@@ -118,14 +128,18 @@ def test_lle_reproduces_training_points_up_to_the_regularisation(roll):
     assert gap < 0.1
 
 
-@pytest.mark.parametrize("make", [
-    lambda: KernelPCA(2, kernel_params={"gamma": 0.02}),
-    lambda: MDS(2),
-    lambda: Isomap(2, n_neighbors=8),
-    lambda: LocallyLinearEmbedding(2, n_neighbors=10),
-    lambda: SpectralEmbedding(2, kernel_params={"gamma": 0.05}),
-    lambda: LaplacianEigenmaps(2, kernel_params={"gamma": 0.05}),
-], ids=["kpca", "mds", "isomap", "lle", "spectral", "laplacian"])
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: KernelPCA(2, kernel_params={"gamma": 0.02}),
+        lambda: MDS(2),
+        lambda: Isomap(2, n_neighbors=8),
+        lambda: LocallyLinearEmbedding(2, n_neighbors=10),
+        lambda: SpectralEmbedding(2, kernel_params={"gamma": 0.05}),
+        lambda: LaplacianEigenmaps(2, kernel_params={"gamma": 0.05}),
+    ],
+    ids=["kpca", "mds", "isomap", "lle", "spectral", "laplacian"],
+)
 def test_new_points_near_training_points_land_near_them(roll, make):
     X, _ = roll
     model = make().fit(X)
@@ -135,21 +149,28 @@ def test_new_points_near_training_points_land_near_them(roll, make):
     assert np.abs(model.transform(near) - ref).max() < 0.02 * scale
 
 
-@pytest.mark.parametrize("make", [
-    lambda **kw: KernelPCA(2, kernel_params={"gamma": 0.02}, **kw),
-    lambda **kw: MDS(2, **kw),
-    lambda **kw: Isomap(2, n_neighbors=8, **kw),
-    lambda **kw: LocallyLinearEmbedding(2, n_neighbors=10, **kw),
-    lambda **kw: SpectralEmbedding(2, kernel_params={"gamma": 0.05}, zero_diagonal=False, **kw),
-    lambda **kw: LaplacianEigenmaps(2, kernel_params={"gamma": 0.05}, zero_diagonal=False, **kw),
-], ids=["kpca", "mds", "isomap", "lle", "spectral", "laplacian"])
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda **kw: KernelPCA(2, kernel_params={"gamma": 0.02}, **kw),
+        lambda **kw: MDS(2, **kw),
+        lambda **kw: Isomap(2, n_neighbors=8, **kw),
+        lambda **kw: LocallyLinearEmbedding(2, n_neighbors=10, **kw),
+        lambda **kw: SpectralEmbedding(2, kernel_params={"gamma": 0.05}, zero_diagonal=False, **kw),
+        lambda **kw: LaplacianEigenmaps(
+            2, kernel_params={"gamma": 0.05}, zero_diagonal=False, **kw
+        ),
+    ],
+    ids=["kpca", "mds", "isomap", "lle", "spectral", "laplacian"],
+)
 def test_all_points_as_landmarks_equals_the_full_fit(roll, make):
     X, _ = roll
     full = make().fit(X)
     landmarked = make(n_landmarks=len(X), random_state=0).fit(X)
     assert landmarked.landmarks_ is not None and len(landmarked.landmarks_) == len(X)
-    atol = (1e-1 if isinstance(full, LocallyLinearEmbedding) else 1e-8) * \
-        np.abs(full.embedding_).max()
+    atol = (1e-1 if isinstance(full, LocallyLinearEmbedding) else 1e-8) * np.abs(
+        full.embedding_
+    ).max()
     assert_equal_up_to_sign(landmarked.embedding_, full.embedding_, atol)
 
 
@@ -168,8 +189,9 @@ def test_spectral_clustering_separates_rings_and_labels_new_points():
     match = max(np.mean(model.labels_ == y), np.mean(model.labels_ != y))
     assert match == 1.0
     pred = model.predict(X_new)
-    same_map = np.mean(pred == y_new) if np.mean(model.labels_ == y) == 1 else \
-        np.mean(pred != y_new)
+    same_map = (
+        np.mean(pred == y_new) if np.mean(model.labels_ == y) == 1 else np.mean(pred != y_new)
+    )
     assert same_map > 0.98
 
 
@@ -193,6 +215,7 @@ def test_bad_input():
     with pytest.raises(ValueError, match="n_components=10 is larger than n_samples=5"):
         KernelPCA(10).fit(two_blobs[:5])
     from sparsekit.exceptions import NotFittedError
+
     with pytest.raises(NotFittedError):
         Isomap().transform(two_blobs)
     model = MDS(2).fit(two_blobs)
@@ -210,9 +233,17 @@ def test_bad_input():
 
 with warnings.catch_warnings():  # sparsekit does not depend on scikit-learn's BaseEstimator
     warnings.filterwarnings("ignore", message=".*does not inherit from")
-    _CHECKS = parametrize_with_checks([
-        KernelPCA(2), MDS(2), Isomap(2), LocallyLinearEmbedding(2, n_neighbors=5),
-        SpectralEmbedding(2), LaplacianEigenmaps(2), SpectralClustering(2, random_state=0)])
+    _CHECKS = parametrize_with_checks(
+        [
+            KernelPCA(2),
+            MDS(2),
+            Isomap(2),
+            LocallyLinearEmbedding(2, n_neighbors=5),
+            SpectralEmbedding(2),
+            LaplacianEigenmaps(2),
+            SpectralClustering(2, random_state=0),
+        ]
+    )
 
 
 @_CHECKS

@@ -1,4 +1,5 @@
 """What a fitted embedding keeps: its own copy of the training points, and the input's dtype."""
+
 import numpy as np
 import pytest
 from sklearn.datasets import make_swiss_roll
@@ -44,7 +45,7 @@ def test_changing_X_after_fit_leaves_the_model_unchanged(roll, name):
     X = X.copy()
     model = ESTIMATORS[name]().fit(X)
     before = _outputs(model, X_new)
-    X[:] = np.random.default_rng(0).normal(size=X.shape)      # the caller reuses its array
+    X[:] = np.random.default_rng(0).normal(size=X.shape)  # the caller reuses its array
     for a, b in zip(before, _outputs(model, X_new)):
         np.testing.assert_array_equal(a, b)
 
@@ -63,12 +64,18 @@ def test_float32_input_keeps_float32(roll, name):
     np.testing.assert_allclose(model.embedding_, ref.embedding_, rtol=0, atol=1e-4 * scale)
 
 
-@pytest.mark.parametrize("make", [
-    lambda k: k.CentredKernel().gram, lambda k: k.IsomapGeodesicKernel().gram,
-    lambda k: k.LLEKernel().gram, lambda k: k.LLEKernel().residual_operator,
-    lambda k: k.SpectralNormalizedKernel().gram,
-    lambda k: lambda: k.LLEKernel()(np.zeros((2, 3))),
-], ids=["centred", "isomap", "lle", "lle-residual", "spectral", "lle-call"])
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda k: k.CentredKernel().gram,
+        lambda k: k.IsomapGeodesicKernel().gram,
+        lambda k: k.LLEKernel().gram,
+        lambda k: k.LLEKernel().residual_operator,
+        lambda k: k.SpectralNormalizedKernel().gram,
+        lambda k: lambda: k.LLEKernel()(np.zeros((2, 3))),
+    ],
+    ids=["centred", "isomap", "lle", "lle-residual", "spectral", "lle-call"],
+)
 def test_unfitted_kernel_says_not_fitted(make):
     """An unfitted data-dependent kernel raises NotFittedError (an AttributeError on None
     before for LLEKernel.gram), not an error about its missing attributes."""

@@ -1,6 +1,7 @@
 """Isomap's neighbourhood graph against scikit-learn's: duplicate points (edges of length 0),
 disconnected graphs (every pair of components linked by its shortest link) and coordinates
 whose squares overflow or underflow."""
+
 import warnings
 
 import numpy as np
@@ -19,13 +20,14 @@ def assert_equal_up_to_sign(a, b, atol):
 
 def sklearn_isomap(X, n_components, n_neighbors):
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore")   # its disconnected-graph and sparsity warnings
-        return skm.Isomap(n_components=n_components, n_neighbors=n_neighbors,
-                          eigen_solver="dense").fit(X)
+        warnings.simplefilter("ignore")  # its disconnected-graph and sparsity warnings
+        return skm.Isomap(
+            n_components=n_components, n_neighbors=n_neighbors, eigen_solver="dense"
+        ).fit(X)
 
 
 def test_a_duplicate_point_keeps_its_zero_length_edge():
-    X = np.vstack([np.arange(10.0)[:, None], [[0.0]]])      # a chain and a copy of point 0
+    X = np.vstack([np.arange(10.0)[:, None], [[0.0]]])  # a chain and a copy of point 0
     ours = Isomap(1, n_neighbors=2).fit(X)
     ref = sklearn_isomap(X, 1, 2)
     assert abs(abs(ref.embedding_[0, 0]) - 4.0909090909) < 1e-9
@@ -39,9 +41,9 @@ def test_a_duplicate_point_keeps_its_zero_length_edge():
 def test_repeated_rows_embed_like_sklearn():
     rng = np.random.default_rng(0)
     Y = rng.normal(size=(60, 3))
-    X = np.vstack([Y, Y[:20], Y[:5]])          # some rows twice, some three times
+    X = np.vstack([Y, Y[:20], Y[:5]])  # some rows twice, some three times
     with warnings.catch_warnings():
-        warnings.simplefilter("error")         # the graph is connected: no warning either
+        warnings.simplefilter("error")  # the graph is connected: no warning either
         ours = Isomap(2, n_neighbors=5).fit(X)
     ref = sklearn_isomap(X, 2, 5)
     assert_equal_up_to_sign(ours.embedding_, ref.embedding_, 1e-8)

@@ -1,4 +1,5 @@
 """The out-of-sample example runs at its quick size and writes its files under --out."""
+
 import csv
 import importlib.util
 from pathlib import Path
@@ -28,7 +29,9 @@ def test_quick_run_writes_figures_and_differences(tmp_path, capsys):
     load().main(["--quick", "--out", str(tmp_path)])
     assert "d_var - d_oos" in capsys.readouterr().out
     assert sorted(p.name for p in tmp_path.glob("*.png")) == [
-        "out_of_sample_digits.png", "out_of_sample_swiss_roll.png"]
+        "out_of_sample_digits.png",
+        "out_of_sample_swiss_roll.png",
+    ]
     rows = list(csv.DictReader(open(tmp_path / "out_of_sample.csv")))
     methods = {r["method"] for r in rows}
     assert methods == {"MDS", "Isomap", "LLE", "spectral", "kernel PCA"}

@@ -2,6 +2,7 @@
 the code under test: scikit-learn's ``SpectralEmbedding`` / ``spectral_embedding`` /
 ``SpectralClustering`` / ``KMeans``, SciPy's dense eigensolver, and the Nyström formula
 computed by brute force."""
+
 import numpy as np
 import pytest
 import scipy.linalg
@@ -35,7 +36,7 @@ def _top_normalised_eigenpairs(K, k, skip=0):
     """Top eigenpairs of ``S^-1/2 K S^-1/2`` by SciPy's dense solver, decreasing."""
     inv = 1.0 / np.sqrt(K.sum(1))
     w, V = scipy.linalg.eigh(inv[:, None] * K * inv[None, :])
-    order = np.argsort(w)[::-1][skip:skip + k]
+    order = np.argsort(w)[::-1][skip : skip + k]
     return w[order], V[:, order]
 
 
@@ -52,7 +53,8 @@ def test_laplacian_eigenmaps_equals_sklearn_spectral_embedding(data, d):
     X, _ = data
     ours = LaplacianEigenmaps(d, kernel_params={"gamma": GAMMA}, zero_diagonal=True).fit(X)
     sk = SkSpectralEmbedding(d, affinity="precomputed", random_state=0).fit_transform(
-        rbf_kernel(X, gamma=GAMMA))
+        rbf_kernel(X, gamma=GAMMA)
+    )
     _assert_equal_up_to_sign(ours.embedding_, sk, atol=1e-8)
 
 
@@ -62,8 +64,12 @@ def test_spectral_embedding_equals_sklearn_eigenvectors(data):
     X, _ = data
     ours = SpectralEmbedding(3, kernel_params={"gamma": GAMMA}, zero_diagonal=True).fit(X)
     degrees = _affinity(X, True).sum(1)
-    sk = spectral_embedding(rbf_kernel(X, gamma=GAMMA), n_components=3, drop_first=False,
-                            random_state=0) * np.sqrt(degrees)[:, None]
+    sk = (
+        spectral_embedding(
+            rbf_kernel(X, gamma=GAMMA), n_components=3, drop_first=False, random_state=0
+        )
+        * np.sqrt(degrees)[:, None]
+    )
     _assert_equal_up_to_sign(ours.embedding_, sk, atol=1e-8)
     np.testing.assert_allclose(np.linalg.norm(ours.embedding_, axis=0), 1.0, atol=1e-12)
 
@@ -76,8 +82,7 @@ def test_spectral_and_laplacian_training_embedding_against_scipy(data, zero_diag
     w, V = _top_normalised_eigenpairs(K, 3)
     np.testing.assert_allclose(se.eigenvalues_, w, atol=1e-12)
     _assert_equal_up_to_sign(se.embedding_, V, atol=1e-10)
-    le = LaplacianEigenmaps(2, kernel_params={"gamma": GAMMA},
-                            zero_diagonal=zero_diagonal).fit(X)
+    le = LaplacianEigenmaps(2, kernel_params={"gamma": GAMMA}, zero_diagonal=zero_diagonal).fit(X)
     w, V = _top_normalised_eigenpairs(K, 2, skip=1)
     np.testing.assert_allclose(le.eigenvalues_, w, atol=1e-12)
     _assert_equal_up_to_sign(le.embedding_, V / np.sqrt(K.sum(1))[:, None], atol=1e-10)
@@ -137,10 +142,12 @@ def _unit_rows(Y):
 @pytest.mark.parametrize("zero_diagonal", [False, True])
 def test_spectral_clustering_labels_equal_sklearn(blobs, zero_diagonal):
     X, y, _ = blobs
-    ours = SpectralClustering(3, kernel_params={"gamma": GAMMA}, zero_diagonal=zero_diagonal,
-                              random_state=0).fit(X)
+    ours = SpectralClustering(
+        3, kernel_params={"gamma": GAMMA}, zero_diagonal=zero_diagonal, random_state=0
+    ).fit(X)
     sk = SkSpectralClustering(3, affinity="precomputed", random_state=0).fit(
-        rbf_kernel(X, gamma=GAMMA))
+        rbf_kernel(X, gamma=GAMMA)
+    )
     assert adjusted_rand_score(ours.labels_, sk.labels_) == 1.0
     assert adjusted_rand_score(ours.labels_, y) == 1.0
     np.testing.assert_array_equal(ours.fit_predict(X), ours.labels_)
@@ -171,11 +178,11 @@ def test_spectral_clustering_runs_kmeans_on_unit_rows(blobs):
 
 
 @pytest.mark.parametrize("zero_diagonal", [False, True])
-def test_predict_is_the_nearest_centre_of_the_normalised_nystrom_embedding(blobs,
-                                                                           zero_diagonal):
+def test_predict_is_the_nearest_centre_of_the_normalised_nystrom_embedding(blobs, zero_diagonal):
     X, _, X_new = blobs
-    sc = SpectralClustering(3, kernel_params={"gamma": GAMMA}, zero_diagonal=zero_diagonal,
-                            random_state=0).fit(X)
+    sc = SpectralClustering(
+        3, kernel_params={"gamma": GAMMA}, zero_diagonal=zero_diagonal, random_state=0
+    ).fit(X)
     K = _affinity(X, zero_diagonal)
     w, V = _top_normalised_eigenpairs(K, 3)
     V = V * np.sign((sc.eigenvectors_ * V).sum(0))
@@ -201,8 +208,9 @@ def test_n_init_keeps_the_best_kmeans_run():
     X = np.random.default_rng(1).uniform(size=(120, 2))
     inertias = []
     for n_init in (1, 2, 5, 10, 20):
-        sc = SpectralClustering(6, kernel_params={"gamma": 2.0}, n_init=n_init,
-                                random_state=1).fit(X)
+        sc = SpectralClustering(6, kernel_params={"gamma": 2.0}, n_init=n_init, random_state=1).fit(
+            X
+        )
         Z = _unit_rows(sc.embedding_)
         _kmeans_fixed_point(Z, sc.labels_, sc.cluster_centers_)
         inertias.append(_inertia(Z, sc.labels_))
@@ -253,9 +261,8 @@ def test_kmeans_plus_plus_seeds_one_centre_per_distinct_point(scale):
     Y = np.repeat(points, 5, axis=0)
     for seed in range(20):
         inertia, centres, _ = _kmeans(Y, 6, np.random.default_rng(seed), 1, max_iter=1)
-        assert inertia <= 1e-20 * scale ** 2, seed
-        np.testing.assert_allclose(np.sort(centres, axis=0), np.sort(points, axis=0),
-                                   rtol=1e-12)
+        assert inertia <= 1e-20 * scale**2, seed
+        np.testing.assert_allclose(np.sort(centres, axis=0), np.sort(points, axis=0), rtol=1e-12)
 
 
 def test_spectral_clustering_defaults_and_type_follow_sklearn(blobs):
@@ -284,8 +291,7 @@ def test_two_samples_are_enough():
 def test_one_landmark_gives_the_nystrom_formula_of_one_point(data):
     # one landmark l: M = [1], v = [1], so y(x) = k(x, l) / sqrt(S(x) S(l)) = sqrt(k(x, l))
     X, _ = data
-    se = SpectralEmbedding(1, kernel_params={"gamma": GAMMA}, n_landmarks=1,
-                           random_state=0).fit(X)
+    se = SpectralEmbedding(1, kernel_params={"gamma": GAMMA}, n_landmarks=1, random_state=0).fit(X)
     landmark = X[se.landmarks_[0]]
     expected = np.sqrt(np.exp(-GAMMA * ((X - landmark) ** 2).sum(1)))
     np.testing.assert_allclose(se.embedding_[:, 0], expected, rtol=1e-12)

@@ -1,5 +1,6 @@
 """palminize (supports, variants, initialisation rule), compress (report against NumPy, parameter
 counts by hand, eligibility, errors) and the ``compress`` experiment at tiny sizes."""
+
 import numpy as np
 import pytest
 
@@ -101,14 +102,16 @@ def test_palminize_errors():
 
 def small_model(seed=0):
     keras.utils.set_random_seed(seed)
-    return keras.Sequential([
-        keras.Input((6, 6, 1)),
-        keras.layers.Conv2D(8, 3, padding="same", activation="relu", name="conv"),
-        keras.layers.MaxPooling2D(2, name="pool"),
-        keras.layers.Flatten(name="flat"),
-        keras.layers.Dense(12, activation="relu", name="hidden"),
-        keras.layers.Dense(3, name="out"),
-    ])
+    return keras.Sequential(
+        [
+            keras.Input((6, 6, 1)),
+            keras.layers.Conv2D(8, 3, padding="same", activation="relu", name="conv"),
+            keras.layers.MaxPooling2D(2, name="pool"),
+            keras.layers.Flatten(name="flat"),
+            keras.layers.Dense(12, activation="relu", name="hidden"),
+            keras.layers.Dense(3, name="out"),
+        ]
+    )
 
 
 @pytest.fixture(scope="module")
@@ -147,8 +150,10 @@ def test_compress_report_matches_numpy_and_hand_counts(trained):
         return np.linalg.multi_dot([f.astype(np.float64) for f in layer.get_factors()])
 
     Xp = np.pad(x.astype(np.float64), ((0, 0), (1, 1), (1, 1), (0, 0)))
-    pt = np.stack([Xp[:, i:i + 3, j:j + 3, :].reshape(len(x), -1)
-                   for i in range(6) for j in range(6)], axis=1).reshape(len(x), 6, 6, 9)
+    pt = np.stack(
+        [Xp[:, i : i + 3, j : j + 3, :].reshape(len(x), -1) for i in range(6) for j in range(6)],
+        axis=1,
+    ).reshape(len(x), 6, 6, 9)
     h = np.maximum(pt @ prod(conv) + np.asarray(conv.bias.value), 0)
     h = h.reshape(len(x), 3, 2, 3, 2, 8).max(axis=(2, 4)).reshape(len(x), -1)
     h = np.maximum(h @ prod(hidden) + np.asarray(hidden.bias.value), 0)
@@ -165,8 +170,10 @@ def test_compress_keeps_ineligible_layers_and_the_original_model(trained):
     assert rows["hidden"].replaced and not rows["out"].replaced
     assert isinstance(small.get_layer("hidden"), SparseFactorsDense)
     assert type(small.get_layer("conv")) is keras.layers.Conv2D
-    np.testing.assert_array_equal(np.asarray(small.get_layer("conv").kernel.value),
-                                  np.asarray(model.get_layer("conv").kernel.value))
+    np.testing.assert_array_equal(
+        np.asarray(small.get_layer("conv").kernel.value),
+        np.asarray(model.get_layer("conv").kernel.value),
+    )
     assert rows["out"].params_after == rows["out"].params_before == 39
     # fine-tuning the compressed model leaves the original untouched (no shared buffers)
     small.compile(optimizer="sgd", loss="mse")
@@ -252,8 +259,16 @@ def test_experiment_entry_point_at_tiny_sizes():
 
     digits = load_digits()
     data = {"X": digits.data[:200], "y": digits.target[:200]}
-    params = {"n_factors": 2, "sparsity": 2, "epochs": 1, "finetune_epochs": 1,
-              "select_lr": False, "palm_iter": 5, "batch_size": 64, "experiment": "compress"}
+    params = {
+        "n_factors": 2,
+        "sparsity": 2,
+        "epochs": 1,
+        "finetune_epochs": 1,
+        "select_lr": False,
+        "palm_iter": 5,
+        "batch_size": 64,
+        "experiment": "compress",
+    }
     rows = exp.run_compress(TaskContext(data, {}, params, seed=0))
     assert [r["method"] for r in rows] == ["base", "palm", "reinit", "random"]
     base = rows[0]
@@ -270,8 +285,7 @@ def test_experiment_entry_point_at_tiny_sizes():
     alone = exp.run_compress(TaskContext(data, {}, {**params, "method": "random"}, seed=0))
     assert alone[1] | {"fit_time": 0} == rand | {"fit_time": 0}
     # K = 14 leaves conv1 (9 x 16) and out (32 x 10) dense; the base network is reused
-    params.update(sparsity=14, method="palm", finetune_epochs=1, select_lr=True,
-                  select_epochs=1)
+    params.update(sparsity=14, method="palm", finetune_epochs=1, select_lr=True, select_epochs=1)
     rows14 = exp.run_compress(TaskContext(data, {}, params, seed=0))
     assert [r["method"] for r in rows14] == ["base", "palm"]
     assert rows14[0]["accuracy"] == base["accuracy"]

@@ -1,4 +1,5 @@
 """examples/nn_compress.py writes its table and figure under --out (tiny sizes)."""
+
 import importlib.util
 from pathlib import Path
 
@@ -15,11 +16,23 @@ def test_example_writes_table_and_figure_under_out(tmp_path, monkeypatch, capsys
     example = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(example)
     digits = example.sources.SOURCES["digits"]()
-    monkeypatch.setitem(example.sources.SOURCES, "digits",
-                        lambda: {k: v[:150] for k, v in digits.items()})
-    monkeypatch.setattr(example, "settings", lambda full: (
-        [(2, 2), (3, 14)], {"epochs": 1, "finetune_epochs": 0, "select_lr": False,
-                            "palm_iter": 3, "batch_size": 64}))
+    monkeypatch.setitem(
+        example.sources.SOURCES, "digits", lambda: {k: v[:150] for k, v in digits.items()}
+    )
+    monkeypatch.setattr(
+        example,
+        "settings",
+        lambda full: (
+            [(2, 2), (3, 14)],
+            {
+                "epochs": 1,
+                "finetune_epochs": 0,
+                "select_lr": False,
+                "palm_iter": 3,
+                "batch_size": 64,
+            },
+        ),
+    )
     out = tmp_path / "nn"
     rows = example.main(["--out", str(out), "--repeats", "2"])
     assert sorted(p.name for p in out.iterdir()) == ["nn_compress.md", "nn_compress.png"]

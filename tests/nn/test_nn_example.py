@@ -1,4 +1,5 @@
 """``examples/nn_nystrom.py`` writes its figure and tables under ``--out``."""
+
 import importlib.util
 from pathlib import Path
 
@@ -18,10 +19,24 @@ def test_example_writes_figure_and_tables_under_out(tmp_path, monkeypatch, capsy
 
     def tiny(args):
         par, few, _ = real(args)
-        par.update(n_repeats=1, pretrain_epochs=0, epochs=1, widths=[2], n_landmarks=[3],
-                   kernels=["rbf"], adaptive=[True, False])
-        few.update(n_repeats=2, pretrain_epochs=0, epochs=1, n_per_class=[2], width=2,
-                   n_landmarks=3, kernels=["linear"])
+        par.update(
+            n_repeats=1,
+            pretrain_epochs=0,
+            epochs=1,
+            widths=[2],
+            n_landmarks=[3],
+            kernels=["rbf"],
+            adaptive=[True, False],
+        )
+        few.update(
+            n_repeats=2,
+            pretrain_epochs=0,
+            epochs=1,
+            n_per_class=[2],
+            width=2,
+            n_landmarks=3,
+            kernels=["linear"],
+        )
         return par, few, 60
 
     monkeypatch.setattr(example, "sizes", tiny)

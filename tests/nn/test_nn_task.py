@@ -4,6 +4,7 @@
 Oracles: closed-form parameter counts, scikit-learn's pairwise distances, the photographs of
 ``load_sample_images`` read directly.
 """
+
 import numpy as np
 import pytest
 from sklearn.datasets import load_sample_images
@@ -53,13 +54,28 @@ def test_unknown_experiment_and_foreign_parameter_are_refused(digits):
 
 
 def test_parameters_experiment_rows_and_parameter_counts(digits):
-    rows = run_task("nn", {**TINY, "experiment": "parameters", "widths": [3],
-                           "n_landmarks": [4], "kernels": ["rbf", "additive-chi2"],
-                           "adaptive": [True, False]}, digits, seed=0)
+    rows = run_task(
+        "nn",
+        {
+            **TINY,
+            "experiment": "parameters",
+            "widths": [3],
+            "n_landmarks": [4],
+            "kernels": ["rbf", "additive-chi2"],
+            "adaptive": [True, False],
+        },
+        digits,
+        seed=0,
+    )
     C, D = 10, 2 * 2 * 32  # 8x8 images pooled twice: 2x2 maps of 32 filters
     by = {r["label"]: r for r in rows}
-    assert set(by) == {"dense", "nystrom rbf adaptive", "nystrom rbf fixed",
-                       "nystrom additive-chi2 adaptive", "nystrom additive-chi2 fixed"}
+    assert set(by) == {
+        "dense",
+        "nystrom rbf adaptive",
+        "nystrom rbf fixed",
+        "nystrom additive-chi2 adaptive",
+        "nystrom additive-chi2 fixed",
+    }
     assert by["dense"]["n_params"] == D * 3 + 3 + 3 * C + C
     assert by["nystrom rbf adaptive"]["n_params"] == 4 * 4 + 4 * C + C
     assert by["nystrom rbf fixed"]["n_params"] == 4 * C + C
@@ -67,8 +83,18 @@ def test_parameters_experiment_rows_and_parameter_counts(digits):
 
 
 def test_few_shot_experiment_rows(digits):
-    rows = run_task("nn", {**TINY, "experiment": "few-shot", "n_per_class": [2],
-                           "n_landmarks": 50, "width": 2, "kernels": ["linear"]}, digits)
+    rows = run_task(
+        "nn",
+        {
+            **TINY,
+            "experiment": "few-shot",
+            "n_per_class": [2],
+            "n_landmarks": 50,
+            "width": 2,
+            "kernels": ["linear"],
+        },
+        digits,
+    )
     assert [r["label"] for r in rows] == ["dense", "nystrom linear adaptive"]
     # L is capped at the labelled points: 2 per class, 10 classes
     assert rows[1]["n_params"] == 20 * 20 + 20 * 10 + 10
@@ -99,6 +125,5 @@ def test_sample_image_patches_are_the_photographs_regions():
     # the first patch of class 5: flower.jpg, top-right region
     h, w = flower.shape[0] // 2, flower.shape[1] // 2
     first = np.flatnonzero(d["y"] == 5)[0]
-    np.testing.assert_array_equal(d["X"][first].reshape(16, 16, 3),
-                                  flower[:16, w:w + 16] / 255.0)
+    np.testing.assert_array_equal(d["X"][first].reshape(16, 16, 3), flower[:16, w : w + 16] / 255.0)
     assert h // 16 * (w // 16) == 260

@@ -3,6 +3,7 @@
 Oracles: scikit-learn's pairwise kernels (forward pass), central finite differences in float64
 (gradients), ``numpy.linalg.pinv`` (the Nyström approximation K_XL K_LL^+ K_LX).
 """
+
 import json
 import os
 import subprocess
@@ -24,15 +25,23 @@ ROOT = Path(__file__).resolve().parents[2]
 #: (sparsekit kernel, scikit-learn's formula with the same constants)
 KERNELS = {
     "linear": (sparsekit.get_kernel("linear"), pairwise.linear_kernel),
-    "polynomial": (sparsekit.get_kernel("polynomial", degree=3, gamma=0.5, coef0=1.0),
-                   lambda A, B: pairwise.polynomial_kernel(A, B, degree=3, gamma=0.5, coef0=1.0)),
-    "rbf": (sparsekit.get_kernel("rbf", gamma=0.7),
-            lambda A, B: pairwise.rbf_kernel(A, B, gamma=0.7)),
-    "laplacian": (sparsekit.get_kernel("laplacian", gamma=0.3),
-                  lambda A, B: pairwise.laplacian_kernel(A, B, gamma=0.3)),
+    "polynomial": (
+        sparsekit.get_kernel("polynomial", degree=3, gamma=0.5, coef0=1.0),
+        lambda A, B: pairwise.polynomial_kernel(A, B, degree=3, gamma=0.5, coef0=1.0),
+    ),
+    "rbf": (
+        sparsekit.get_kernel("rbf", gamma=0.7),
+        lambda A, B: pairwise.rbf_kernel(A, B, gamma=0.7),
+    ),
+    "laplacian": (
+        sparsekit.get_kernel("laplacian", gamma=0.3),
+        lambda A, B: pairwise.laplacian_kernel(A, B, gamma=0.3),
+    ),
     "additive-chi2": (sparsekit.get_kernel("additive-chi2"), pairwise.additive_chi2_kernel),
-    "chi2": (sparsekit.get_kernel("chi2", gamma=0.8),
-             lambda A, B: pairwise.chi2_kernel(A, B, gamma=0.8)),
+    "chi2": (
+        sparsekit.get_kernel("chi2", gamma=0.8),
+        lambda A, B: pairwise.chi2_kernel(A, B, gamma=0.8),
+    ),
 }
 PSD = ["linear", "polynomial", "rbf", "laplacian", "chi2"]
 
@@ -50,29 +59,44 @@ def data():
 
 
 def test_import_sparsekit_imports_no_keras():
-    code = ("import sys, sparsekit\n"
-            "sparsekit.get_kernel('rbf')\n"
-            "from sparsekit.registry import default_registry\n"
-            "default_registry().get('task', 'nn')\n"
-            "import sparsekit.experiments.nn, sparsekit.experiments.nn_nystrom\n"
-            "print(sorted(m for m in sys.modules if m.split('.')[0] in "
-            "('keras', 'jax', 'tensorflow', 'torch')))\n")
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=300)
+    code = (
+        "import sys, sparsekit\n"
+        "sparsekit.get_kernel('rbf')\n"
+        "from sparsekit.registry import default_registry\n"
+        "default_registry().get('task', 'nn')\n"
+        "import sparsekit.experiments.nn, sparsekit.experiments.nn_nystrom\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in "
+        "('keras', 'jax', 'tensorflow', 'torch')))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"
 
 
 def test_import_selects_jax_only_where_keras_would_fail(tmp_path):
-    code = ("import os, sparsekit.nn, keras\n"
-            "print(os.environ.get('KERAS_BACKEND'), keras.backend.backend())\n")
+    code = (
+        "import os, sparsekit.nn, keras\n"
+        "print(os.environ.get('KERAS_BACKEND'), keras.backend.backend())\n"
+    )
     env = {k: v for k, v in os.environ.items() if k != "KERAS_BACKEND"}
     env.update(PYTHONPATH=str(ROOT), KERAS_HOME=str(tmp_path))
-    for configured, expected in (("tensorflow-not-installed", "jax jax"),
-                                 ("jax", "None jax")):
+    for configured, expected in (("tensorflow-not-installed", "jax jax"), ("jax", "None jax")):
         (tmp_path / "keras.json").write_text(json.dumps({"backend": configured}))
-        done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                              cwd=ROOT, env=env, timeout=300)
+        done = subprocess.run(
+            [sys.executable, "-c", code],
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
+            env=env,
+            timeout=300,
+        )
         assert done.returncode == 0, done.stderr
         assert done.stdout.strip().splitlines()[-1] == expected
 
@@ -88,14 +112,16 @@ def test_kernel_vectors_equal_the_kernel_in_float32(name, data):
     kv = _np(layer.kernel_vectors(x.astype(np.float32))[0])
     assert np.max(np.abs(kv - K)) <= 1e-6 * max(1.0, np.abs(K).max())
     out = _np(layer(x.astype(np.float32)))
-    np.testing.assert_allclose(out, K @ layer.initial_w_[0], rtol=0,
-                               atol=1e-4 * np.abs(K @ layer.initial_w_[0]).max())
+    np.testing.assert_allclose(
+        out, K @ layer.initial_w_[0], rtol=0, atol=1e-4 * np.abs(K @ layer.initial_w_[0]).max()
+    )
 
 
 def test_rbf_bandwidth_rule_is_resolved_on_the_training_features(data):
     x, y = data
-    layer = NystromLayer(sparsekit.get_kernel("rbf", bandwidth="mean-sq-dist"), n_landmarks=6,
-                         x=x, random_state=0)
+    layer = NystromLayer(
+        sparsekit.get_kernel("rbf", bandwidth="mean-sq-dist"), n_landmarks=6, x=x, random_state=0
+    )
     sq = pairwise.euclidean_distances(x, squared=True)
     gamma = 1.0 / (2.0 * sq.mean())  # the library's rule, sigma^2 = mean squared distance
     assert layer.kernels_[0].gamma == pytest.approx(gamma, rel=1e-10)
@@ -111,8 +137,7 @@ def test_gradients_match_finite_differences(name, data):
     with jax.enable_x64(True):
         import jax.numpy as jnp
 
-        layer = NystromLayer(KERNELS[name][0], n_landmarks=4, x=x, random_state=0,
-                             dtype="float64")
+        layer = NystromLayer(KERNELS[name][0], n_landmarks=4, x=x, random_state=0, dtype="float64")
         layer(x)
         R = jnp.asarray(rng.standard_normal((len(x), 4)))
         ntv = [v.value for v in layer.non_trainable_variables]
@@ -143,8 +168,9 @@ def test_non_adaptive_inner_products_are_the_nystrom_approximation(name, data):
     kernel, reference = KERNELS[name]
     # 7 landmarks in 5 dimensions: the linear kernel's K_LL is singular (rank 5)
     with jax.enable_x64(True):
-        layer = NystromLayer(kernel, n_landmarks=7, x=x, y=y, adaptive=False, random_state=0,
-                             dtype="float64")
+        layer = NystromLayer(
+            kernel, n_landmarks=7, x=x, y=y, adaptive=False, random_state=0, dtype="float64"
+        )
         phi = _np(layer(x))
     L = x[layer.landmark_indices_]
     K_xl = reference(x, L)
@@ -156,8 +182,10 @@ def test_non_adaptive_inner_products_are_the_nystrom_approximation(name, data):
 
 def _model(layer, d, n_classes=4):
     model = keras.Sequential([keras.Input((d,)), layer, keras.layers.Dense(n_classes)])
-    model.compile(optimizer=keras.optimizers.Adam(0.05),
-                  loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    model.compile(
+        optimizer=keras.optimizers.Adam(0.05),
+        loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+    )
     return model
 
 
@@ -179,25 +207,31 @@ def test_adaptive_w_trains_and_frozen_w_does_not(adaptive, data):
 
 def test_multiple_kernels_are_concatenated(data):
     x, y = data
-    layer = NystromLayer(["rbf", "linear", KERNELS["chi2"][0]], n_landmarks=8, x=x, y=y,
-                         random_state=0)
+    layer = NystromLayer(
+        ["rbf", "linear", KERNELS["chi2"][0]], n_landmarks=8, x=x, y=y, random_state=0
+    )
     out = _np(layer(x.astype(np.float32)))
     assert out.shape == (len(x), 24) and len(layer.w) == 3
     L = x[layer.landmark_indices_]
-    blocks = [pairwise.rbf_kernel(x, L, gamma=1 / 5), x @ L.T,
-              pairwise.chi2_kernel(x, L, gamma=0.8)]
+    blocks = [
+        pairwise.rbf_kernel(x, L, gamma=1 / 5),
+        x @ L.T,
+        pairwise.chi2_kernel(x, L, gamma=0.8),
+    ]
     for m, K in enumerate(blocks):
         ref = K @ layer.initial_w_[m]
-        np.testing.assert_allclose(out[:, 8 * m:8 * (m + 1)], ref, atol=1e-4 * np.abs(ref).max())
+        np.testing.assert_allclose(out[:, 8 * m : 8 * (m + 1)], ref, atol=1e-4 * np.abs(ref).max())
 
 
 def test_landmarks_go_through_the_feature_extractor(data):
     x, y = data
     images = x.reshape(40, 5, 1)
-    extractor = keras.Sequential([keras.Input((5, 1)), keras.layers.Flatten(),
-                                  keras.layers.Dense(3, activation="relu")])
-    layer = NystromLayer("rbf", n_landmarks=6, x=images, y=y, feature_extractor=extractor,
-                         random_state=0)
+    extractor = keras.Sequential(
+        [keras.Input((5, 1)), keras.layers.Flatten(), keras.layers.Dense(3, activation="relu")]
+    )
+    layer = NystromLayer(
+        "rbf", n_landmarks=6, x=images, y=y, feature_extractor=extractor, random_state=0
+    )
     feats = _np(extractor(images.astype(np.float32)))
     K = pairwise.rbf_kernel(feats, feats[layer.landmark_indices_], gamma=1 / 3)
     kv = _np(layer.kernel_vectors(images.astype(np.float32))[0])
@@ -208,16 +242,23 @@ def test_landmarks_go_through_the_feature_extractor(data):
 def test_model_saves_and_loads_as_keras_file(data, tmp_path):
     x, y = data
     images = x.reshape(40, 5, 1).astype(np.float32)
-    extractor = keras.Sequential([keras.Input((5, 1)), keras.layers.Flatten(),
-                                  keras.layers.Dense(4, activation="relu")])
-    layer = NystromLayer([sparsekit.get_kernel("rbf", bandwidth="median"), "linear"],
-                         n_landmarks=6, x=images, y=y, feature_extractor=extractor,
-                         random_state=0)
+    extractor = keras.Sequential(
+        [keras.Input((5, 1)), keras.layers.Flatten(), keras.layers.Dense(4, activation="relu")]
+    )
+    layer = NystromLayer(
+        [sparsekit.get_kernel("rbf", bandwidth="median"), "linear"],
+        n_landmarks=6,
+        x=images,
+        y=y,
+        feature_extractor=extractor,
+        random_state=0,
+    )
     feats = _np(extractor(images))  # before training: the rule is resolved at construction
     med = np.median(pairwise.euclidean_distances(feats)[np.triu_indices(40, 1)])
     model = keras.Sequential([keras.Input((5, 1)), layer, keras.layers.Dense(4)])
-    model.compile(optimizer="adam",
-                  loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    model.compile(
+        optimizer="adam", loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+    )
     model.fit(images, y, epochs=1, verbose=0)
     path = tmp_path / "model.keras"
     model.save(path)
@@ -249,8 +290,7 @@ def test_stratified_draw_is_class_balanced(data):
     assert len(np.unique(idx)) == 10
     assert sorted(np.bincount(y[idx])) == [2, 2, 3, 3]
     # any registered sampler draws within each class
-    idx = select_landmarks(x, 8, KERNELS["rbf"][0], sparsekit.get_sampler("rls", lam=0.1), y,
-                           rng)
+    idx = select_landmarks(x, 8, KERNELS["rbf"][0], sparsekit.get_sampler("rls", lam=0.1), y, rng)
     assert list(np.bincount(y[idx])) == [2, 2, 2, 2]
     layer = NystromLayer("rbf", n_landmarks=8, x=x, y=y, sampler="dac-rls", random_state=0)
     assert list(np.bincount(y[layer.landmark_indices_])) == [2, 2, 2, 2]
@@ -323,9 +363,11 @@ def test_forward_pass_runs_on_another_keras_backend():
         "    assert np.abs(out[:, :5] - want).max() < 1e-4 * np.abs(want).max(), name\n"
         "    want = (x @ L.T) @ layer.initial_w_[1]\n"
         "    assert np.abs(out[:, 5:] - want).max() < 1e-4 * np.abs(want).max(), name\n"
-        "print('ok')\n")
+        "print('ok')\n"
+    )
     env = {**os.environ, "PYTHONPATH": str(ROOT), "KERAS_BACKEND": "numpy"}
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          cwd=ROOT, env=env, timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, env=env, timeout=300
+    )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip().splitlines()[-1] == "ok"

@@ -1,6 +1,7 @@
 """SparseFactorsDense / SparseFactorsConv2D: values against sparsekit's SparseFactors, a plain
 Keras Conv2D and a NumPy patch-matrix convolution; gradients against finite differences; the
 frozen supports; saving and loading."""
+
 import subprocess
 import sys
 
@@ -36,7 +37,7 @@ def patches(X, S):
     out = np.empty((N, H, W, S * S * C), dtype=np.float64)
     for i in range(H):
         for j in range(W):
-            out[:, i, j] = Xp[:, i:i + S, j:j + S, :].reshape(N, -1)
+            out[:, i, j] = Xp[:, i : i + S, j : j + S, :].reshape(N, -1)
     return out
 
 
@@ -57,8 +58,9 @@ def test_conv_forward_equals_keras_conv_and_numpy_patches():
     S, C, F = 3, 4, 6
     factors = sparse_factors((S * S * C, F), 2, 2, seed=3)
     bias = np.random.default_rng(4).standard_normal(F).astype(np.float32)
-    layer = SparseFactorsConv2D(F, S, padding="same", n_factors=2, sparsity=2, factors=factors,
-                                bias=bias)
+    layer = SparseFactorsConv2D(
+        F, S, padding="same", n_factors=2, sparsity=2, factors=factors, bias=bias
+    )
     X = np.random.default_rng(5).standard_normal((2, 5, 6, C)).astype(np.float32)
     got = np.asarray(layer(X))
     W = SparseFactors(factors, dtype=np.float32).toarray()  # (S·S·C) x F
@@ -76,16 +78,16 @@ def test_conv_strides_valid_padding_and_channels_first():
     factors = sparse_factors((3 * 3 * 2, 5), 2, 2, seed=6)
     X = np.random.default_rng(7).standard_normal((2, 7, 7, 2)).astype(np.float32)
     W = SparseFactors(factors, dtype=np.float32).toarray().reshape(3, 3, 2, 5)
-    last = SparseFactorsConv2D(5, 3, strides=2, padding="valid", factors=factors,
-                               use_bias=False)
+    last = SparseFactorsConv2D(5, 3, strides=2, padding="valid", factors=factors, use_bias=False)
     plain = keras.layers.Conv2D(5, 3, strides=2, padding="valid", use_bias=False)
     plain.build(X.shape)
     plain.kernel.assign(W)
     np.testing.assert_allclose(np.asarray(last(X)), np.asarray(plain(X)), rtol=1e-6, atol=1e-6)
     assert last.compute_output_shape(X.shape) == tuple(last(X).shape)
     bias = np.arange(5, dtype=np.float32)
-    first = SparseFactorsConv2D(5, 3, strides=2, data_format="channels_first", factors=factors,
-                                bias=bias)
+    first = SparseFactorsConv2D(
+        5, 3, strides=2, data_format="channels_first", factors=factors, bias=bias
+    )
     Xf = np.transpose(X, (0, 3, 1, 2))
     want = np.transpose(np.asarray(plain(X)), (0, 3, 1, 2)) + bias[:, None, None]
     # the same convolution in the other layout (XLA's CPU convolution: float32 rounding)
@@ -109,13 +111,13 @@ def test_gradients_equal_finite_differences_and_vanish_off_support(kind):
     rng = np.random.default_rng(8)
     if kind == "dense":
         factors = sparse_factors((10, 6), 3, 2, seed=9)
-        layer = SparseFactorsDense(6, n_factors=3, sparsity=2, factors=factors,
-                                   activation="tanh")
+        layer = SparseFactorsDense(6, n_factors=3, sparsity=2, factors=factors, activation="tanh")
         x = rng.standard_normal((5, 10)).astype(np.float32)
     else:
         factors = sparse_factors((3 * 3 * 2, 4), 2, 2, seed=9)
-        layer = SparseFactorsConv2D(4, 3, padding="same", n_factors=2, sparsity=2,
-                                    factors=factors, activation="tanh")
+        layer = SparseFactorsConv2D(
+            4, 3, padding="same", n_factors=2, sparsity=2, factors=factors, activation="tanh"
+        )
         x = rng.standard_normal((2, 4, 4, 2)).astype(np.float32)
     y = layer(x)
     r = rng.standard_normal(y.shape).astype(np.float32)
@@ -142,9 +144,13 @@ def test_training_keeps_the_support_frozen():
     rng = np.random.default_rng(10)
     factors = sparse_factors((12, 8), 2, 2, seed=11)
     masks = [f != 0 for f in factors]
-    model = keras.Sequential([keras.Input((12,)),
-                              SparseFactorsDense(8, n_factors=2, sparsity=2, factors=factors),
-                              keras.layers.Dense(3)])
+    model = keras.Sequential(
+        [
+            keras.Input((12,)),
+            SparseFactorsDense(8, n_factors=2, sparsity=2, factors=factors),
+            keras.layers.Dense(3),
+        ]
+    )
     model.compile(optimizer=keras.optimizers.Adam(0.05), loss="mse")
     x = rng.standard_normal((64, 12)).astype(np.float32)
     y = rng.standard_normal((64, 3)).astype(np.float32)
@@ -160,13 +166,23 @@ def test_training_keeps_the_support_frozen():
 
 
 def test_save_and_load_round_trip(tmp_path):
-    model = keras.Sequential([
-        keras.Input((6, 6, 2)),
-        SparseFactorsConv2D(4, 3, padding="same", n_factors=3, sparsity=2, seed=1,
-                            activation="relu", name="sfconv"),
-        keras.layers.Flatten(),
-        SparseFactorsDense(5, n_factors=2, sparsity=3, seed=2, name="sfdense"),
-    ])
+    model = keras.Sequential(
+        [
+            keras.Input((6, 6, 2)),
+            SparseFactorsConv2D(
+                4,
+                3,
+                padding="same",
+                n_factors=3,
+                sparsity=2,
+                seed=1,
+                activation="relu",
+                name="sfconv",
+            ),
+            keras.layers.Flatten(),
+            SparseFactorsDense(5, n_factors=2, sparsity=3, seed=2, name="sfdense"),
+        ]
+    )
     x = np.random.default_rng(12).standard_normal((3, 6, 6, 2)).astype(np.float32)
     path = tmp_path / "model.keras"
     model.save(path)
@@ -179,7 +195,11 @@ def test_save_and_load_round_trip(tmp_path):
             assert np.array_equal(m0, m1)
     cfg = loaded.get_layer("sfconv").get_config()
     assert (cfg["filters"], cfg["kernel_size"], cfg["n_factors"], cfg["sparsity"]) == (
-        4, (3, 3), 3, 2)
+        4,
+        (3, 3),
+        3,
+        2,
+    )
 
 
 def test_fresh_layer_draws_random_supports_of_its_level():
@@ -207,8 +227,7 @@ def test_from_layer_dense_keeps_bias_and_activation():
 
 
 def test_import_sparsekit_does_not_import_keras():
-    code = ("import sys, sparsekit\n"
-            "assert 'keras' not in sys.modules and 'jax' not in sys.modules\n")
+    code = "import sys, sparsekit\nassert 'keras' not in sys.modules and 'jax' not in sys.modules\n"
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert run.returncode == 0, run.stderr
 

@@ -1,4 +1,5 @@
 """Projections: constraint satisfied, idempotent, deterministic ties, equal to pyfaust.proj."""
+
 import numpy as np
 import pytest
 
@@ -55,12 +56,15 @@ def test_constraints_hold_and_idempotent(shape, nonneg):
 
 def test_ties_go_to_the_lowest_index():
     M = np.array([[1.0, -1.0, 1.0, 0.5], [2.0, 2.0, 2.0, 2.0]])
-    np.testing.assert_array_equal(project("splin", (2, 4), k=2, normalized=False)(M),
-                                  [[1.0, -1.0, 0, 0], [2.0, 2.0, 0, 0]])
-    np.testing.assert_array_equal(project("sp", (2, 4), k=3, normalized=False)(M),
-                                  [[0, 0, 0, 0], [2.0, 2.0, 2.0, 0]])
-    np.testing.assert_array_equal(project("spcol", (4, 2), k=1, normalized=False)(M.T),
-                                  [[1.0, 2.0], [0, 0], [0, 0], [0, 0]])
+    np.testing.assert_array_equal(
+        project("splin", (2, 4), k=2, normalized=False)(M), [[1.0, -1.0, 0, 0], [2.0, 2.0, 0, 0]]
+    )
+    np.testing.assert_array_equal(
+        project("sp", (2, 4), k=3, normalized=False)(M), [[0, 0, 0, 0], [2.0, 2.0, 2.0, 0]]
+    )
+    np.testing.assert_array_equal(
+        project("spcol", (4, 2), k=1, normalized=False)(M.T), [[1.0, 2.0], [0, 0], [0, 0], [0, 0]]
+    )
 
 
 def test_constant_identity_support():
@@ -103,8 +107,15 @@ def test_listed_and_third_party_registration():
     from sparsekit.projections.base import Projection
 
     names = {i.name for i in sparsekit.list_components("projection")}
-    assert {"global-top-k", "splin", "spcol", "splincol", "support", "constant",
-            "identity"} <= names
+    assert {
+        "global-top-k",
+        "splin",
+        "spcol",
+        "splincol",
+        "support",
+        "constant",
+        "identity",
+    } <= names
     assert sparsekit.default_registry().lookup("projection", "sp").name == "global-top-k"
 
     class Diagonal(Projection):

@@ -1,4 +1,5 @@
 """Values equal those of pyfaust.proj on random matrices (no ties)."""
+
 import warnings
 
 import numpy as np
@@ -26,8 +27,9 @@ def test_top_k_projections_equal_pyfaust(shape, k, pos, name):
     theirs = getattr(P, name)(shape, kk, pos=pos)(M)
     np.testing.assert_allclose(ours, theirs, rtol=1e-12, atol=1e-14)
     unnormalized = sparsekit.get_projection(name, shape=shape, k=kk, normalized=False)(M)
-    np.testing.assert_allclose(unnormalized, getattr(P, name)(shape, kk, normalized=False)(M),
-                               atol=1e-14)
+    np.testing.assert_allclose(
+        unnormalized, getattr(P, name)(shape, kk, normalized=False)(M), atol=1e-14
+    )
 
 
 @pytest.mark.parametrize("shape", SHAPES)
@@ -37,8 +39,11 @@ def test_support_constant_identity_equal_pyfaust(shape):
     S = (rng.random(shape) < 0.3).astype(float)
     for pos in (False, True):
         np.testing.assert_allclose(
-            sparsekit.get_projection("support", mask=S, nonnegative=pos)(M), P.supp(S, pos=pos)(M),
-            atol=1e-14)
+            sparsekit.get_projection("support", mask=S, nonnegative=pos)(M),
+            P.supp(S, pos=pos)(M),
+            atol=1e-14,
+        )
     np.testing.assert_allclose(sparsekit.get_projection("constant", matrix=S)(M), P.const(S)(M))
-    np.testing.assert_allclose(sparsekit.get_projection("identity", shape=shape)(M),
-                               P.proj_id(shape)(M))
+    np.testing.assert_allclose(
+        sparsekit.get_projection("identity", shape=shape)(M), P.proj_id(shape)(M)
+    )

@@ -1,5 +1,6 @@
 """The Chapter 3 experiment tables (sparsekit.run.nystrom_tables), computed by the nystrom and
 sampler tasks, and the demo's Nyström section."""
+
 import numpy as np
 import pytest
 
@@ -17,8 +18,14 @@ def test_generated_dataset_is_deterministic_and_unbalanced():
 
 def test_error_table_all_landmarks_is_exact_and_more_landmarks_help():
     X = exp.generated_dataset(n=150, d=4, random_state=0)
-    table = exp.frobenius_error_table(X, samplers=("uniform",), landmark_counts=(5, 60, 150),
-                                      n_draws=3, n_eval=100, random_state=0)
+    table = exp.frobenius_error_table(
+        X,
+        samplers=("uniform",),
+        landmark_counts=(5, 60, 150),
+        n_draws=3,
+        n_eval=100,
+        random_state=0,
+    )
     assert table.samplers == ["uniform"] and table.n_eval == 100
     e5, e60, e150 = (table.mean_std("uniform", c)[0] for c in (5, 60, 150))
     assert e150 < 1e-6 < e60 < e5
@@ -34,15 +41,25 @@ def test_error_table_matches_direct_computation():
     from sparsekit.samplers.rls import DACRLSSampler
 
     X = exp.generated_dataset(n=120, d=3, random_state=0)
-    table = exp.frobenius_error_table(X, samplers=("uniform", "dac-rls"), landmark_counts=(10,),
-                                      n_draws=2, n_eval=50, random_state=4)
+    table = exp.frobenius_error_table(
+        X,
+        samplers=("uniform", "dac-rls"),
+        landmark_counts=(10,),
+        n_draws=2,
+        n_eval=50,
+        random_state=4,
+    )
     rng = np.random.default_rng(4)
     eval_seed = int(rng.integers(2**31))
     for name in ("uniform", "dac-rls"):
         sampler = DACRLSSampler(lam="inverse-mean-norm") if name == "dac-rls" else "uniform"
         for draw in range(2):
-            ny = Nystroem(exp.experiment_kernel(), sampler=sampler, n_components=10,
-                          random_state=int(rng.integers(2**31))).fit(X)
+            ny = Nystroem(
+                exp.experiment_kernel(),
+                sampler=sampler,
+                n_components=10,
+                random_state=int(rng.integers(2**31)),
+            ).fit(X)
             expected = ny.approximation_error(X, n_eval=50, random_state=eval_seed)
             assert table.errors[(name, 10)][draw] == pytest.approx(expected, rel=1e-12)
 
@@ -50,8 +67,9 @@ def test_error_table_matches_direct_computation():
 def test_skips_are_reported(monkeypatch):
     monkeypatch.setattr(exp, "EXACT_RLS_MAX_N", 50)
     X = exp.generated_dataset(n=80, d=3)
-    table = exp.frobenius_error_table(X, samplers=("rls", "no-such-sampler", "uniform"),
-                                      landmark_counts=(5,), n_draws=1)
+    table = exp.frobenius_error_table(
+        X, samplers=("rls", "no-such-sampler", "uniform"), landmark_counts=(5,), n_draws=1
+    )
     assert table.samplers == ["uniform"]
     assert "not registered" in table.skipped["no-such-sampler"]
     assert "n > 50" in table.skipped["rls"]
@@ -94,7 +112,7 @@ def test_demo_table_quick_lists_every_sampler(monkeypatch):
     assert set(rows) == set(exp.SAMPLERS)
     for name, line in rows.items():
         assert line.count("±") == 2, line
-        printed = [cell.strip() for cell in line[len(name):].split("  ") if "±" in cell]
+        printed = [cell.strip() for cell in line[len(name) :].split("  ") if "±" in cell]
         want = []
         for c in (20, 50):
             assert table.errors[(name, c)].shape == (3,)
@@ -107,8 +125,13 @@ def test_demo_table_quick_lists_every_sampler(monkeypatch):
 
 def test_max_landmarks_caps_one_sampler_and_says_so():
     X = exp.generated_dataset(n=300, d=4, random_state=2)
-    table = exp.frobenius_error_table(X, samplers=("uniform", "diagonal"), landmark_counts=(5, 20),
-                                      n_draws=1, max_landmarks={"diagonal": 10})
+    table = exp.frobenius_error_table(
+        X,
+        samplers=("uniform", "diagonal"),
+        landmark_counts=(5, 20),
+        n_draws=1,
+        max_landmarks={"diagonal": 10},
+    )
     assert ("diagonal", 5) in table.errors and ("diagonal", 20) not in table.errors
     assert ("uniform", 20) in table.errors
     assert "|S| <= 10" in table.skipped["diagonal"]
@@ -124,8 +147,13 @@ def test_example_plots_tables_with_capped_samplers(tmp_path):
     example = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(example)
     X = exp.generated_dataset(n=200, d=3, random_state=1)
-    table = exp.frobenius_error_table(X, samplers=("uniform", "diagonal"), landmark_counts=(5, 20),
-                                      n_draws=2, max_landmarks={"diagonal": 10})
+    table = exp.frobenius_error_table(
+        X,
+        samplers=("uniform", "diagonal"),
+        landmark_counts=(5, 20),
+        n_draws=2,
+        max_landmarks={"diagonal": 10},
+    )
     out = tmp_path / "errors.png"
     example.plot_errors(table, str(out))
     assert out.stat().st_size > 1000
@@ -146,7 +174,8 @@ def test_timing_table_passes_run_task_integer_seeds(monkeypatch, random_state):
 
     monkeypatch.setattr(exp, "run_task", recording)
     X = exp.generated_dataset(n=100, d=3)
-    t = exp.score_timing_table(X, samplers=("diagonal",), sizes=(50, 100),
-                               random_state=random_state)
+    t = exp.score_timing_table(
+        X, samplers=("diagonal",), sizes=(50, 100), random_state=random_state
+    )
     assert t.samplers == ["diagonal"] and len(seeds) == 2
     assert all(type(s) is int for s in seeds)

@@ -5,6 +5,7 @@ Machine failures are real ones, in a child process: a file-size limit (``RLIMIT_
 ignores ``SIGXFSZ``, so writes past the limit fail with ``EFBIG`` as on a full disk) and
 ``SIGINT``.
 """
+
 import csv
 import json
 import os
@@ -45,15 +46,23 @@ sys.exit(main(sys.argv[1:]))
 
 def _spec(tmp_path, n_runs):
     path = tmp_path / "spec.toml"
-    path.write_text('task = "test-echo"\n[data]\nsource = "uniform"\nn_samples = 4\n'
-                    f"n_features = 2\n[params]\nk = {list(range(n_runs))}\n")
+    path.write_text(
+        'task = "test-echo"\n[data]\nsource = "uniform"\nn_samples = 4\n'
+        f"n_features = 2\n[params]\nk = {list(range(n_runs))}\n"
+    )
     return path
 
 
 def _child(args, *, fsize=0, slow=0.0, wait=True):
     env = {**os.environ, "PYTHONPATH": str(ROOT), "FSIZE": str(fsize), "SLOW": str(slow)}
-    proc = subprocess.Popen([sys.executable, "-c", CHILD, *map(str, args)], env=env, cwd=ROOT,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", CHILD, *map(str, args)],
+        env=env,
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     if not wait:
         return proc
     out, err = proc.communicate(timeout=120)
@@ -174,8 +183,9 @@ def test_a_failed_run_that_succeeds_later_is_recorded_once_as_ok(tmp_path, capsy
     if scheduler == "dask":
         distributed = pytest.importorskip("distributed")
         # worker threads of this process: they see the task registered here
-        cluster = distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
-                                           dashboard_address=None)
+        cluster = distributed.LocalCluster(
+            n_workers=1, threads_per_worker=1, processes=False, dashboard_address=None
+        )
         args = ["--scheduler", cluster.scheduler_address]
     failing = {0, 2}
 
@@ -214,18 +224,24 @@ def test_files_with_earlier_outcomes_are_cleaned_on_resume(tmp_path):
     from sparsekit.run.results import read_results
 
     path = tmp_path / "results.jsonl"
-    rows = [{"run_id": "a", "status": "error", "error": "boom"},
-            {"run_id": "b", "status": "ok", "error": "", "v": 1},
-            {"run_id": "a", "status": "ok", "error": "", "v": 2},
-            {"run_id": "c", "status": "ok", "error": "", "row": 0, "n_rows": 2},
-            {"run_id": "c", "status": "ok", "error": "", "row": 1, "n_rows": 2},
-            {"run_id": "d", "status": "ok", "error": "", "row": 0, "n_rows": 2},
-            {"run_id": "b", "status": "ok", "error": "", "v": 3}]
+    rows = [
+        {"run_id": "a", "status": "error", "error": "boom"},
+        {"run_id": "b", "status": "ok", "error": "", "v": 1},
+        {"run_id": "a", "status": "ok", "error": "", "v": 2},
+        {"run_id": "c", "status": "ok", "error": "", "row": 0, "n_rows": 2},
+        {"run_id": "c", "status": "ok", "error": "", "row": 1, "n_rows": 2},
+        {"run_id": "d", "status": "ok", "error": "", "row": 0, "n_rows": 2},
+        {"run_id": "b", "status": "ok", "error": "", "v": 3},
+    ]
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
     kept, changed = read_results(path)
     assert changed
     assert [(r["run_id"], r.get("v"), r.get("row")) for r in kept] == [
-        ("a", 2, None), ("c", None, 0), ("c", None, 1), ("b", 3, None)]
+        ("a", 2, None),
+        ("c", None, 0),
+        ("c", None, 1),
+        ("b", 3, None),
+    ]
     path.write_text("".join(json.dumps(r) + "\n" for r in kept))
     assert read_results(path) == (kept, False)
 
@@ -272,8 +288,9 @@ def test_ctrl_c_on_the_dask_path_keeps_what_finished(tmp_path, capsys, monkeypat
             raise KeyboardInterrupt
 
     register_task(Task("test-echo", lambda ctx: {"k": ctx.params["k"]}, {"k": 0}))
-    cluster = distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
-                                       dashboard_address=None)
+    cluster = distributed.LocalCluster(
+        n_workers=1, threads_per_worker=1, processes=False, dashboard_address=None
+    )
     try:
         spec, out = _spec(tmp_path, 3), tmp_path / "out"
         args = ["run", str(spec), "--out", str(out), "--scheduler", cluster.scheduler_address]
@@ -285,8 +302,10 @@ def test_ctrl_c_on_the_dask_path_keeps_what_finished(tmp_path, capsys, monkeypat
                 pytest.fail("Ctrl-C escaped `sparsekit run` as a traceback")
             assert rc == 130
         assert len(_lines(out)) == 1
-        assert ("interrupted after 1 of 3 runs; re-run the same command to resume"
-                in capsys.readouterr().err)
+        assert (
+            "interrupted after 1 of 3 runs; re-run the same command to resume"
+            in capsys.readouterr().err
+        )
         assert main(args) == 0
     finally:
         unregister_task("test-echo")
@@ -310,8 +329,10 @@ def test_ctrl_c_while_a_run_is_recorded_keeps_it_in_both_files(tmp_path, monkeyp
     register_task(Task("test-echo-inproc", lambda ctx: {"k": ctx.params["k"]}, {"k": 0}))
     try:
         spec = tmp_path / "spec.toml"
-        spec.write_text('task = "test-echo-inproc"\n[data]\nsource = "uniform"\nn_samples = 4\n'
-                        "n_features = 2\n[params]\nk = [0, 1, 2]\n")
+        spec.write_text(
+            'task = "test-echo-inproc"\n[data]\nsource = "uniform"\nn_samples = 4\n'
+            "n_features = 2\n[params]\nk = [0, 1, 2]\n"
+        )
         out = tmp_path / "out"
         assert main(["run", str(spec), "--out", str(out)]) == 130
     finally:

@@ -1,4 +1,5 @@
 """``sparsekit run``: the example specs at a small size, output, resume, data sources, plugins."""
+
 import csv
 import json
 from pathlib import Path
@@ -21,40 +22,93 @@ SPECS = Path(__file__).resolve().parents[2] / "examples" / "specs"
 
 #: --set overrides that make each example spec small
 SMALL = {
-    "nystrom_samplers": ["data.n_samples=400", "data.n_features=5", "repeat=1",
-                         'sampler.name=["uniform", "dac-rls"]', "params.n_components=[10, 30]",
-                         "params.n_eval=200"],
-    "frank_wolfe_recovery": ["data.n_features=40", "data.n_atoms=60", "params.n_dictionaries=1",
-                             "params.n_signals=3", "params.max_iter=40"],
-    "sparse_coding": ["data.n_features=32", "data.n_atoms=48", "data.n_nonzero=[2]",
-                      "data.n_signals=5", "params.warm_up=false"],
-    "kernel_kmeans": ["data.n_samples=120", "repeat=1", "params.n_landmarks=20",
-                      'sampler.name="uniform"'],
+    "nystrom_samplers": [
+        "data.n_samples=400",
+        "data.n_features=5",
+        "repeat=1",
+        'sampler.name=["uniform", "dac-rls"]',
+        "params.n_components=[10, 30]",
+        "params.n_eval=200",
+    ],
+    "frank_wolfe_recovery": [
+        "data.n_features=40",
+        "data.n_atoms=60",
+        "params.n_dictionaries=1",
+        "params.n_signals=3",
+        "params.max_iter=40",
+    ],
+    "sparse_coding": [
+        "data.n_features=32",
+        "data.n_atoms=48",
+        "data.n_nonzero=[2]",
+        "data.n_signals=5",
+        "params.warm_up=false",
+    ],
+    "kernel_kmeans": [
+        "data.n_samples=120",
+        "repeat=1",
+        "params.n_landmarks=20",
+        'sampler.name="uniform"',
+    ],
     "three_sample_gaussians": ["params.n=[[20]]", "params.n_repetitions=2"],
     "three_sample_digits": ["params.n=[[20]]", "params.n_repetitions=2"],
     "three_sample_graphs": ["params.n=[[8]]", "params.n_repetitions=2"],
     "mmd": ['params.method=["exact", "nystrom"]', "params.n_landmarks=20"],
-    "quickmeans": ["data.n_samples=[120, 120, 200]", "params.n_clusters=4", "params.max_iter=2",
-                   "params.palm_iter=5", "params.n_eval=60"],
+    "quickmeans": [
+        "data.n_samples=[120, 120, 200]",
+        "params.n_clusters=4",
+        "params.max_iter=2",
+        "params.palm_iter=5",
+        "params.n_eval=60",
+    ],
     "palm4msa": ["data.n=[8]", "params.n_factors=[3]", "solver.n_iter=20"],
-    "out_of_sample": ["data.n_samples=200", 'params.method=["mds", "lle"]',
-                      "params.proportion=[0.1]", "params.n_train=60", "params.n_probe=2",
-                      "params.n_repetitions=1"],
-    "omp_forest": ['data.source=["diabetes"]', "repeat=1", "params.n_estimators=[10]",
-                   "params.sizes=[[2, 5]]"],
+    "out_of_sample": [
+        "data.n_samples=200",
+        'params.method=["mds", "lle"]',
+        "params.proportion=[0.1]",
+        "params.n_train=60",
+        "params.n_probe=2",
+        "params.n_repetitions=1",
+    ],
+    "omp_forest": [
+        'data.source=["diabetes"]',
+        "repeat=1",
+        "params.n_estimators=[10]",
+        "params.sizes=[[2, 5]]",
+    ],
     # random convolutions (no pretraining), one pass, one model of each kind
-    "nn_nystrom_parameters": ['data.source=["digits"]', "data.n_samples=80",
-                              "params.n_repeats=1", "params.pretrain_epochs=0",
-                              "params.epochs=1", "params.widths=[[2]]",
-                              "params.n_landmarks=[[3]]", 'params.kernels=[["rbf"]]',
-                              "params.adaptive=[[true]]"],
-    "nn_few_shot": ['data.source=["digits"]', "data.n_samples=80", "params.n_repeats=1",
-                    "params.pretrain_epochs=0", "params.epochs=1", "params.n_per_class=[[2]]",
-                    "params.width=2", "params.n_landmarks=3", 'params.kernels=[["linear"]]'],
+    "nn_nystrom_parameters": [
+        'data.source=["digits"]',
+        "data.n_samples=80",
+        "params.n_repeats=1",
+        "params.pretrain_epochs=0",
+        "params.epochs=1",
+        "params.widths=[[2]]",
+        "params.n_landmarks=[[3]]",
+        'params.kernels=[["rbf"]]',
+        "params.adaptive=[[true]]",
+    ],
+    "nn_few_shot": [
+        'data.source=["digits"]',
+        "data.n_samples=80",
+        "params.n_repeats=1",
+        "params.pretrain_epochs=0",
+        "params.epochs=1",
+        "params.n_per_class=[[2]]",
+        "params.width=2",
+        "params.n_landmarks=3",
+        'params.kernels=[["linear"]]',
+    ],
     # no fine-tuning epoch: one compiled network (the base one)
-    "nn_compress": ["data.n_samples=120", "params.n_factors=[2]", "params.sparsity=[2]",
-                    "params.epochs=1", "params.finetune_epochs=0", "params.select_lr=false",
-                    "params.palm_iter=5"],
+    "nn_compress": [
+        "data.n_samples=120",
+        "params.n_factors=[2]",
+        "params.sparsity=[2]",
+        "params.epochs=1",
+        "params.finetune_epochs=0",
+        "params.select_lr=false",
+        "params.palm_iter=5",
+    ],
 }
 
 
@@ -86,24 +140,49 @@ def test_example_spec_runs_small(name, tmp_path, capsys):
         assert len(list(csv.DictReader(fh))) == len(rows)
     printed = capsys.readouterr().out
     assert "results:" in printed
-    if name in ("nystrom_samplers", "frank_wolfe_recovery", "sparse_coding",
-                "out_of_sample", "quickmeans") or "three" in name:
+    if (
+        name
+        in (
+            "nystrom_samplers",
+            "frank_wolfe_recovery",
+            "sparse_coding",
+            "out_of_sample",
+            "quickmeans",
+        )
+        or "three" in name
+    ):
         assert "plot: " in printed and list(tmp_path.glob("*.png"))
 
 
 def test_metric_values_are_right(tmp_path):
     """Exact values where they are known: OMP recovers m-sparse supports on an incoherent
     dictionary, the Nyström error vanishes when every point is a landmark, exact MMD has Δ = 0."""
-    point = {"data": {"source": "sparse-signals", "n_features": 64, "n_atoms": 80, "n_nonzero": 2,
-                      "n_signals": 10}, "solver": {"name": "omp"}, "params": {}}
+    point = {
+        "data": {
+            "source": "sparse-signals",
+            "n_features": 64,
+            "n_atoms": 80,
+            "n_nonzero": 2,
+            "n_signals": 10,
+        },
+        "solver": {"name": "omp"},
+        "params": {},
+    }
     res = execute_point("sparse-coding", point, seed=0)
     assert res["support_recovery"] == 1.0 and res["max_rel_residual"] < 1e-10
-    point = {"data": {"source": "blobs", "n_samples": 40}, "kernel": {"name": "rbf", "gamma": 0.1},
-             "sampler": {"name": "uniform"}, "params": {"n_components": 40}}
+    point = {
+        "data": {"source": "blobs", "n_samples": 40},
+        "kernel": {"name": "rbf", "gamma": 0.1},
+        "sampler": {"name": "uniform"},
+        "params": {"n_components": 40},
+    }
     res = execute_point("nystrom", point, seed=0)
     assert res["rel_error_fro"] < 1e-6 and res["ridge_accuracy"] >= 0.9
-    point = {"data": {"source": "blobs", "n_samples": 60}, "kernel": {"name": "rbf", "gamma": 0.1},
-             "params": {"method": "exact"}}
+    point = {
+        "data": {"source": "blobs", "n_samples": 60},
+        "kernel": {"name": "rbf", "gamma": 0.1},
+        "params": {"method": "exact"},
+    }
     res = execute_point("mmd", point, seed=0)
     from sparsekit.stats import mmd2_biased
 
@@ -138,7 +217,7 @@ def test_resume_skips_finished_rows(tmp_path, monkeypatch):
     assert len(calls) == 2
     first = _rows(tmp_path)
     # a crash after the first row: keep only it, plus a line cut in the middle
-    (tmp_path / "results.jsonl").write_text(json.dumps(first[0]) + "\n{\"run_id\": \"ab")
+    (tmp_path / "results.jsonl").write_text(json.dumps(first[0]) + '\n{"run_id": "ab')
     run_spec(spec, out=tmp_path)
     assert len(calls) == 3
     rows = [r for r in _rows_tolerant(tmp_path)]
@@ -164,17 +243,20 @@ def test_a_task_may_return_several_rows_and_resume_keeps_them_whole(tmp_path, mo
 
     def several(ctx):
         calls.append(ctx.params["k"])
-        return [{"k": ctx.params["k"], "part": i, "value": ctx.params["k"] * 10 + i}
-                for i in range(3)]
+        return [
+            {"k": ctx.params["k"], "part": i, "value": ctx.params["k"] * 10 + i} for i in range(3)
+        ]
 
     register_task(Task("several-rows", several, {"k": 0}))
     try:
-        spec = load_spec("m.toml", text='task = "several-rows"\n[data]\nsource = "iris"\n'
-                                        '[params]\nk = [1, 2]\n')
+        spec = load_spec(
+            "m.toml", text='task = "several-rows"\n[data]\nsource = "iris"\n[params]\nk = [1, 2]\n'
+        )
         run_spec(spec, out=tmp_path)
         rows = _rows(tmp_path)
         assert [(r["params.k"], r["row"], r["n_rows"], r["value"]) for r in rows] == [
-            (k, i, 3, k * 10 + i) for k in (1, 2) for i in range(3)]
+            (k, i, 3, k * 10 + i) for k in (1, 2) for i in range(3)
+        ]
         assert len({r["run_id"] for r in rows}) == 2 and calls == [1, 2]
         with open(tmp_path / "results.csv") as fh:
             assert [int(r["value"]) for r in csv.DictReader(fh)] == [10, 11, 12, 20, 21, 22]
@@ -185,7 +267,8 @@ def test_a_task_may_return_several_rows_and_resume_keeps_them_whole(tmp_path, mo
         assert calls == [1, 2, 2]
         rows = _rows(tmp_path)
         assert sorted((r["params.k"], r["row"]) for r in rows) == [
-            (k, i) for k in (1, 2) for i in range(3)]
+            (k, i) for k in (1, 2) for i in range(3)
+        ]
         run_spec(spec, out=tmp_path)
         assert calls == [1, 2, 2]  # nothing left to run
     finally:
@@ -195,9 +278,14 @@ def test_a_task_may_return_several_rows_and_resume_keeps_them_whole(tmp_path, mo
 def test_results_jsonl_is_strict_json_with_nan_and_inf_as_null(tmp_path):
     """Standard JSON has no NaN or Infinity: strict readers (jq, JavaScript) reject Python's
     ``NaN`` token, so non-finite metrics are written as ``null``; the CSV keeps them."""
+
     def non_finite(ctx):
-        return {"missing": float("nan"), "big": np.float64(np.inf), "curve": [1.0, float("nan")],
-                "value": 2.5}
+        return {
+            "missing": float("nan"),
+            "big": np.float64(np.inf),
+            "curve": [1.0, float("nan")],
+            "value": 2.5,
+        }
 
     register_task(Task("non-finite", non_finite, {}))
     try:
@@ -249,8 +337,12 @@ def test_cli_error_names_line(tmp_path, capsys):
 def test_failed_run_is_a_row_and_exit_code(tmp_path, capsys):
     np.save(tmp_path / "one-d.npy", np.arange(5.0))  # readable, so it fails only when run
     spec_file = tmp_path / "s.toml"
-    spec_file.write_text(SMALL_SPEC.replace('source = "blobs"\nn_samples = 60',
-                                            f'source = "file"\npath = "{tmp_path / "one-d.npy"}"'))
+    spec_file.write_text(
+        SMALL_SPEC.replace(
+            'source = "blobs"\nn_samples = 60',
+            f'source = "file"\npath = "{tmp_path / "one-d.npy"}"',
+        )
+    )
     assert main(["run", str(spec_file), "--out", str(tmp_path / "o")]) == 1
     rows = _rows(tmp_path / "o")
     assert rows[0]["status"] == "error" and "2-D numeric array" in rows[0]["error"]
@@ -331,8 +423,10 @@ def test_plugin_task_runs_by_name(tmp_path):
     try:
         with pytest.raises(ValueError, match="already registered"):
             register_task(Task("test-mean", run))
-        spec = load_spec("s.toml", text='task = "test-mean"\n[data]\nsource = "iris"\n'
-                                        "[params]\nscale = [1.0, 2.0]\n")
+        spec = load_spec(
+            "s.toml",
+            text='task = "test-mean"\n[data]\nsource = "iris"\n[params]\nscale = [1.0, 2.0]\n',
+        )
         run_spec(spec, out=tmp_path)
         from sklearn.datasets import load_iris
 
@@ -347,8 +441,10 @@ def test_plugin_task_runs_by_name(tmp_path):
 
 
 def test_plots_named_in_the_spec(tmp_path, capsys):
-    text = SMALL_SPEC + ('[[plot]]\nx = "params.n_components"\ny = "error_fro"\nfile = "e.png"\n'
-                         '[[plot]]\nx = "params.n_components"\ny = "eror_fro"\n')
+    text = SMALL_SPEC + (
+        '[[plot]]\nx = "params.n_components"\ny = "error_fro"\nfile = "e.png"\n'
+        '[[plot]]\nx = "params.n_components"\ny = "eror_fro"\n'
+    )
     run_spec(load_spec("s.toml", text=text), out=tmp_path)
     out = capsys.readouterr().out
     assert (tmp_path / "e.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
@@ -370,8 +466,11 @@ def test_graph_collection_through_a_task(tmp_path):
         g = nx.gnp_random_graph(8, 0.2 + 0.5 * (i % 2), seed=i)
         nx.write_edgelist(g, tmp_path / f"{i:02d}.edgelist", data=False)
     (tmp_path / "labels.txt").write_text("\n".join(str(i % 2) for i in range(16)))
-    point = {"data": {"source": "graphs", "path": str(tmp_path)},
-             "kernel": {"name": "shortest-path", "with_labels": False},
-             "sampler": {"name": "uniform"}, "params": {"n_clusters": 2, "method": "exact"}}
+    point = {
+        "data": {"source": "graphs", "path": str(tmp_path)},
+        "kernel": {"name": "shortest-path", "with_labels": False},
+        "sampler": {"name": "uniform"},
+        "params": {"n_clusters": 2, "method": "exact"},
+    }
     res = execute_point("kernel-kmeans", point, seed=0)
     assert res["ari"] == 1.0 and res["method"] == "exact"

@@ -1,4 +1,5 @@
 """Spec parsing and validation: every error names the line and the closest valid name."""
+
 import pytest
 
 from sparsekit.run import SpecError, expand, load_spec
@@ -32,7 +33,11 @@ def test_product_sweep_and_repeat_expand():
     spec = _load(BASE)
     grid = expand(spec)
     assert [(g["sampler"]["name"], g["params"]["n_components"]) for g in grid] == [
-        ("uniform", 10), ("uniform", 20), ("dac-rls", 10), ("dac-rls", 20)]
+        ("uniform", 10),
+        ("uniform", 20),
+        ("dac-rls", 10),
+        ("dac-rls", 20),
+    ]
     assert all(g["kernel"] == {"name": "rbf", "gamma": 0.5} for g in grid)
 
 
@@ -40,7 +45,9 @@ def test_zip_sweep_advances_together():
     spec = _load(BASE + '\n[sweep]\nzip = [["sampler.name", "params.n_components"]]\n')
     grid = expand(spec)
     assert [(g["sampler"]["name"], g["params"]["n_components"]) for g in grid] == [
-        ("uniform", 10), ("dac-rls", 20)]
+        ("uniform", 10),
+        ("dac-rls", 20),
+    ]
 
 
 def test_zip_lengths_must_match():
@@ -53,9 +60,11 @@ def test_zip_lengths_must_match():
 
 
 def test_list_of_lists_is_one_value():
-    spec = _load(BASE.replace('task = "nystrom"', 'task = "mmd"').replace(
-        '[sampler]\nname = ["uniform", "dac-rls"]\n', "").replace(
-        "n_components = [10, 20]", "classes = [[0, 1]]"))
+    spec = _load(
+        BASE.replace('task = "nystrom"', 'task = "mmd"')
+        .replace('[sampler]\nname = ["uniform", "dac-rls"]\n', "")
+        .replace("n_components = [10, 20]", "classes = [[0, 1]]")
+    )
     assert [g["params"]["classes"] for g in expand(spec)] == [[0, 1]]
 
 

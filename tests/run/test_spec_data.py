@@ -1,5 +1,6 @@
 """Data files of a spec: checked before any run starts, paths relative to the spec's folder,
 CSV columns read with the pandas installed (pandas 3 reads text as its own string dtype)."""
+
 import json
 from pathlib import Path
 
@@ -20,6 +21,7 @@ from sparsekit.run import (
 @pytest.fixture
 def data_sum_task():
     """A task reporting what it read: the oracle is NumPy on the same file."""
+
     def run(ctx):
         (X,) = ctx.need("X")
         return {"n": int(X.shape[0]), "total": float(X.sum())}
@@ -40,8 +42,11 @@ def _rows(out):
 def test_missing_data_file_is_a_validation_error_with_its_line(tmp_path, capsys, data_sum_task):
     spec_file = tmp_path / "s.toml"
     spec_file.write_text(_spec("missing.npy") + "[params]\n")
-    with pytest.raises(SpecError, match=r"s\.toml, line 5: data file .*missing\.npy' does not "
-                                        r"exist \(a relative path is read from the spec's folder"):
+    with pytest.raises(
+        SpecError,
+        match=r"s\.toml, line 5: data file .*missing\.npy' does not "
+        r"exist \(a relative path is read from the spec's folder",
+    ):
         load_spec(spec_file)
     assert main(["run", str(spec_file), "--out", str(tmp_path / "o"), "--repeat", "3"]) == 2
     err = capsys.readouterr().err
@@ -52,8 +57,9 @@ def test_missing_data_file_is_a_validation_error_with_its_line(tmp_path, capsys,
 def test_missing_file_in_a_path_sweep_is_found_before_any_run(tmp_path, capsys, data_sum_task):
     np.save(tmp_path / "a.npy", np.ones((3, 2)))
     spec_file = tmp_path / "s.toml"
-    spec_file.write_text(f'task = "{data_sum_task}"\n[data]\nsource = "file"\n'
-                         'path = ["a.npy", "b.npy"]\n')
+    spec_file.write_text(
+        f'task = "{data_sum_task}"\n[data]\nsource = "file"\npath = ["a.npy", "b.npy"]\n'
+    )
     assert main(["run", str(spec_file), "--out", str(tmp_path / "o")]) == 2
     assert "line 4: data file" in capsys.readouterr().err
     assert not (tmp_path / "o").exists()
@@ -89,8 +95,7 @@ def test_absolute_path_still_works(tmp_path, monkeypatch, capsys, data_sum_task)
     assert load_spec(spec_file).sections["data"]["path"] == str(tmp_path / "x.npy")
 
 
-def test_spec_given_as_text_reads_from_base_or_current_folder(tmp_path, monkeypatch,
-                                                              data_sum_task):
+def test_spec_given_as_text_reads_from_base_or_current_folder(tmp_path, monkeypatch, data_sum_task):
     np.save(tmp_path / "x.npy", np.ones((2, 2)))
     spec = load_spec("s.toml", text=_spec("x.npy"), base=tmp_path)
     assert spec.sections["data"]["path"] == str(tmp_path / "x.npy")
@@ -103,8 +108,10 @@ def test_path_that_cannot_be_read_as_data_is_a_validation_error(tmp_path, data_s
     (tmp_path / "folder").mkdir()
     (tmp_path / "x.txt").write_text("1 2\n")
     spec_file = tmp_path / "s.toml"
-    for path, message in [("folder", "is a folder; path names a file"),
-                          ("x.txt", "unsupported file type '.txt'")]:
+    for path, message in [
+        ("folder", "is a folder; path names a file"),
+        ("x.txt", "unsupported file type '.txt'"),
+    ]:
         spec_file.write_text(_spec(path))
         with pytest.raises(SpecError, match=rf"line 5: data file .*{message}"):
             load_spec(spec_file)
@@ -120,8 +127,10 @@ def test_graph_collection_path_is_relative_to_the_spec(tmp_path):
     folder.mkdir()
     nx.write_edgelist(nx.path_graph(3), folder / "0.edgelist", data=False)
     spec_file = tmp_path / "g.toml"
-    spec_file.write_text('task = "gram"\n[data]\nsource = "graphs"\npath = "graphs"\n'
-                         '[kernel]\nname = "shortest-path"\n')
+    spec_file.write_text(
+        'task = "gram"\n[data]\nsource = "graphs"\npath = "graphs"\n'
+        '[kernel]\nname = "shortest-path"\n'
+    )
     assert load_spec(spec_file).sections["data"]["path"] == str(folder)
     spec_file.write_text(spec_file.read_text().replace('"graphs"\n[kernel]', '"nope"\n[kernel]'))
     with pytest.raises(SpecError, match=r"line 4: graph collection .*nope' does not exist"):
@@ -129,6 +138,7 @@ def test_graph_collection_path_is_relative_to_the_spec(tmp_path):
 
 
 # -- CSV columns with the installed pandas -----------------------------------------------------
+
 
 def _csv_with_text(tmp_path):
     X = np.random.default_rng(1).standard_normal((6, 2))
@@ -145,8 +155,11 @@ def test_csv_text_column_asks_for_target_with_installed_pandas(tmp_path):
     """pandas 3 reads text as StringDtype, which np.issubdtype cannot interpret (a TypeError
     before); the intended message names the column and the target key."""
     path, X, colour = _csv_with_text(tmp_path)
-    with pytest.raises(ValueError, match=r"feature columns must be numeric; \['colour'\] are not "
-                                         r"\(name a label column with target = "):
+    with pytest.raises(
+        ValueError,
+        match=r"feature columns must be numeric; \['colour'\] are not "
+        r"\(name a label column with target = ",
+    ):
         data_mod.file(path)
     d = data_mod.file(path, target="colour")
     np.testing.assert_array_equal(d["X"], X)  # repr round-trips the floats exactly
@@ -156,12 +169,18 @@ def test_csv_text_column_asks_for_target_with_installed_pandas(tmp_path):
 def test_pandas_extension_dtypes_are_read_by_kind(tmp_path):
     import pandas as pd
 
-    frame = pd.DataFrame({"a": pd.array([1, 2, 3], dtype="Int64"), "b": [0.5, 1.5, 2.5],
-                          "name": pd.array(["x", "y", "z"], dtype="string"),
-                          "flag": [True, False, True]})
+    frame = pd.DataFrame(
+        {
+            "a": pd.array([1, 2, 3], dtype="Int64"),
+            "b": [0.5, 1.5, 2.5],
+            "name": pd.array(["x", "y", "z"], dtype="string"),
+            "flag": [True, False, True],
+        }
+    )
     frame.to_parquet(tmp_path / "t.parquet")
     with pytest.raises(ValueError, match=r"\['name', 'flag'\] are not"):
         data_mod.file(tmp_path / "t.parquet")
     frame.drop(columns=["name", "flag"]).to_parquet(tmp_path / "n.parquet")
-    np.testing.assert_array_equal(data_mod.file(tmp_path / "n.parquet")["X"],
-                                  [[1, 0.5], [2, 1.5], [3, 2.5]])
+    np.testing.assert_array_equal(
+        data_mod.file(tmp_path / "n.parquet")["X"], [[1, 0.5], [2, 1.5], [3, 2.5]]
+    )

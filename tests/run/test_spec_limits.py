@@ -1,5 +1,6 @@
 """Specs that would exhaust the process or escape the output folder are refused at validation:
 TOML nested thousands deep, sweeps of billions of runs, output names that are paths."""
+
 import time
 
 import pytest
@@ -24,6 +25,7 @@ n_eval = 60
 
 
 # -- TOML nested thousands deep ----------------------------------------------------------------
+
 
 @pytest.mark.parametrize("depth", [40, 5000])
 def test_deeply_nested_toml_is_malformed_toml(tmp_path, capsys, depth):
@@ -51,17 +53,23 @@ def test_deeply_nested_set_value_is_malformed_toml(tmp_path, capsys):
 
 
 def test_ordinary_nesting_is_accepted():
-    spec = load_spec("s.toml", text=SPEC.replace('task = "nystrom"', 'task = "mmd"').replace(
-        "n_components = [5, 10]\nn_eval = 60", "classes = [[0, 1], [1, 2]]"))
+    spec = load_spec(
+        "s.toml",
+        text=SPEC.replace('task = "nystrom"', 'task = "mmd"').replace(
+            "n_components = [5, 10]\nn_eval = 60", "classes = [[0, 1], [1, 2]]"
+        ),
+    )
     assert [p["params"]["classes"] for p in runner.expand(spec)] == [[0, 1], [1, 2]]
 
 
 # -- sweep size counted before the grid is built -----------------------------------------------
 
-HUGE = (SPEC.replace("n_samples = 60", f"n_samples = {list(range(10, 1010))}")
-        .replace("n_components = [5, 10]", f"n_components = {list(range(1, 1001))}")
-        .replace("n_eval = 60", f"n_eval = {list(range(1, 1001))}")
-        .replace('task = "nystrom"', 'task = "nystrom"\nrepeat = 20'))
+HUGE = (
+    SPEC.replace("n_samples = 60", f"n_samples = {list(range(10, 1010))}")
+    .replace("n_components = [5, 10]", f"n_components = {list(range(1, 1001))}")
+    .replace("n_eval = 60", f"n_eval = {list(range(1, 1001))}")
+    .replace('task = "nystrom"', 'task = "nystrom"\nrepeat = 20')
+)
 
 
 def _no_grid(*args, **kwargs):
@@ -104,18 +112,24 @@ def test_dry_run_obeys_the_limit_and_yes_overrides_it(tmp_path, capsys):
     assert main(["run", str(spec_file), "--dry-run", "--set", "max_runs=4"]) == 0
 
 
-@pytest.mark.parametrize("extra", [
-    "",
-    "repeat = 3\n",
-    '[sweep]\nzip = [["data.n_samples", "params.n_components"]]\n',
-    'repeat = 2\n[sweep]\nzip = [["data.n_samples", "params.n_components"]]\n',
-])
+@pytest.mark.parametrize(
+    "extra",
+    [
+        "",
+        "repeat = 3\n",
+        '[sweep]\nzip = [["data.n_samples", "params.n_components"]]\n',
+        'repeat = 2\n[sweep]\nzip = [["data.n_samples", "params.n_components"]]\n',
+    ],
+)
 def test_count_matches_the_plan(extra):
     """The count without the grid equals the length of the plan built from it (brute force)."""
     from sparsekit.run.spec import count_points, count_runs
 
-    text = SPEC.replace("n_samples = 60", "n_samples = [60, 70, 80]").replace(
-        "[5, 10]", "[5, 10, 15]").replace("gamma = 0.5", "gamma = [0.5, 1.0]")
+    text = (
+        SPEC.replace("n_samples = 60", "n_samples = [60, 70, 80]")
+        .replace("[5, 10]", "[5, 10, 15]")
+        .replace("gamma = 0.5", "gamma = [0.5, 1.0]")
+    )
     if extra.startswith("repeat"):
         text = extra.split("\n", 1)[0] + "\n" + text
         extra = extra.split("\n", 1)[1]
@@ -127,19 +141,23 @@ def test_count_matches_the_plan(extra):
 
 # -- output names stay inside runs/ ------------------------------------------------------------
 
-@pytest.mark.parametrize("name, problem", [
-    ('"../../escaped"', "path separator"),
-    ('"/tmp/escaped"', "path separator"),
-    ('"..\\\\escaped"', "path separator"),
-    ('"C:escaped"', "path separator"),
-    ('".."', "starts with '.'"),
-    ('".hidden"', "starts with '.'"),
-    ('"a\\u001b[2Jb"', "non-printable"),
-    ('"a\\u0000b"', "non-printable"),
-    ('"a\\nb"', "non-printable"),
-    ('""', "non-empty string"),
-    ("3", "non-empty string"),
-])
+
+@pytest.mark.parametrize(
+    "name, problem",
+    [
+        ('"../../escaped"', "path separator"),
+        ('"/tmp/escaped"', "path separator"),
+        ('"..\\\\escaped"', "path separator"),
+        ('"C:escaped"', "path separator"),
+        ('".."', "starts with '.'"),
+        ('".hidden"', "starts with '.'"),
+        ('"a\\u001b[2Jb"', "non-printable"),
+        ('"a\\u0000b"', "non-printable"),
+        ('"a\\nb"', "non-printable"),
+        ('""', "non-empty string"),
+        ("3", "non-empty string"),
+    ],
+)
 def test_name_that_is_not_a_plain_folder_name_is_refused(name, problem):
     with pytest.raises(SpecError, match=rf"s\.toml, line 1: name .* {problem}.*--out"):
         load_spec("s.toml", text=f"name = {name}\n" + SPEC)

@@ -1,5 +1,6 @@
 """Tasks are a registry family: the sparsekit_tasks hook, the registry's rules (clash, disable
 list, skipped()), `sparsekit list --family task`, and the deprecated ways that still work."""
+
 import importlib
 import warnings
 
@@ -12,9 +13,21 @@ from sparsekit.cli import main
 from sparsekit.registry import ComponentConflictWarning, Registry, UnknownComponentError
 from sparsekit.run import Task, get_task, register_task, run_task, task_names, unregister_task
 
-BUILTIN_TASKS = {"nystrom", "sampler", "sparse-coding", "kernel-kmeans", "mmd", "three-sample",
-                 "quickmeans", "palm4msa", "gram", "out-of-sample", "omp-forest",
-                 "frank-wolfe-recovery", "nn"}
+BUILTIN_TASKS = {
+    "nystrom",
+    "sampler",
+    "sparse-coding",
+    "kernel-kmeans",
+    "mmd",
+    "three-sample",
+    "quickmeans",
+    "palm4msa",
+    "gram",
+    "out-of-sample",
+    "omp-forest",
+    "frank-wolfe-recovery",
+    "nn",
+}
 
 
 def _mean(ctx):
@@ -40,7 +53,10 @@ def test_builtin_tasks_are_registered_through_the_hook():
     assert {i.name for i in infos} == BUILTIN_TASKS
     assert {i.plugin for i in infos} == {"sparsekit.run._plugin", "sparsekit.experiments._plugin"}
     assert {i.name for i in infos if i.plugin == "sparsekit.experiments._plugin"} == {
-        "quickmeans", "frank-wolfe-recovery", "nn"}
+        "quickmeans",
+        "frank-wolfe-recovery",
+        "nn",
+    }
     assert BUILTIN_TASKS <= set(task_names())
 
 
@@ -59,10 +75,12 @@ def test_plugin_task_runs_and_names_are_case_and_dash_insensitive():
     reg = Registry(entry_points=False, plugins=[_TaskPlugin(MEAN)])
     X = np.arange(6.0).reshape(3, 2)
     assert run_task("Test_Mean_Hook", {"scale": 2.0}, {"X": X}, registry=reg) == {
-        "scaled_mean": pytest.approx(2 * X.mean())}
+        "scaled_mean": pytest.approx(2 * X.mean())
+    }
     assert get_task("test-mean-hook", reg) is MEAN
-    with pytest.raises(UnknownComponentError, match="unknown task 'test-mean-hok'.*Did you mean "
-                                                    "'test-mean-hook'"):
+    with pytest.raises(
+        UnknownComponentError, match="unknown task 'test-mean-hok'.*Did you mean 'test-mean-hook'"
+    ):
         get_task("test-mean-hok", reg)
 
 
@@ -87,8 +105,10 @@ class _FakeEntryPoint:
 
 def _tasks_group(monkeypatch, *eps):
     monkeypatch.setattr("sparsekit.registry._sparsekit_entry_points", lambda: [])
-    monkeypatch.setattr("sparsekit.registry._deprecated_entry_points",
-                        lambda group: list(eps) if group == "sparsekit.tasks" else [])
+    monkeypatch.setattr(
+        "sparsekit.registry._deprecated_entry_points",
+        lambda group: list(eps) if group == "sparsekit.tasks" else [],
+    )
 
 
 def test_deprecated_entry_point_group_keeps_working_with_the_registry_rules(monkeypatch):
@@ -151,10 +171,12 @@ def test_kernel_functions_are_wrapped_by_get_kernel_not_by_the_registry():
 
 
 def test_thesis_protocols_moved_to_experiments_with_the_old_paths_kept():
-    for old, new in [("sparsekit.run.demo", "sparsekit.experiments.demo"),
-                     ("sparsekit.run.nystrom_tables", "sparsekit.experiments.nystrom_tables"),
-                     ("sparsekit.run.task_quickmeans", "sparsekit.experiments.quickmeans"),
-                     ("sparsekit.run.task_fw_recovery", "sparsekit.experiments.fw_recovery")]:
+    for old, new in [
+        ("sparsekit.run.demo", "sparsekit.experiments.demo"),
+        ("sparsekit.run.nystrom_tables", "sparsekit.experiments.nystrom_tables"),
+        ("sparsekit.run.task_quickmeans", "sparsekit.experiments.quickmeans"),
+        ("sparsekit.run.task_fw_recovery", "sparsekit.experiments.fw_recovery"),
+    ]:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", DeprecationWarning)
             assert importlib.import_module(old) is importlib.import_module(new)

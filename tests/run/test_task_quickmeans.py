@@ -1,5 +1,6 @@
 """The ``quickmeans`` task: K-means and QuicK-means from the same start, and every metric of
 a row against a direct computation."""
+
 import numpy as np
 import pytest
 from scipy.spatial.distance import cdist, pdist
@@ -16,8 +17,12 @@ def digits():
 def test_unconstrained_factors_give_kmeans_from_the_same_start(digits, K):
     """With unconstrained factors QuicK-means is Lloyd's K-means: from the same start the two
     objectives agree (ratio 1); K-means from another start ends ~1 % away on these data."""
-    km, qk = run_task("quickmeans", {"n_clusters": K, "projection": "identity", "max_iter": 20,
-                                     "palm_iter": 300, "n_eval": 0}, digits, seed=1)
+    km, qk = run_task(
+        "quickmeans",
+        {"n_clusters": K, "projection": "identity", "max_iter": 20, "palm_iter": 300, "n_eval": 0},
+        digits,
+        seed=1,
+    )
     assert (km["algorithm"], qk["algorithm"]) == ("K-means", "QuicK-means")
     assert qk["objective"] / km["objective"] == pytest.approx(1.0, abs=1e-9)
     assert qk["nn1_accuracy"] == km["nn1_accuracy"]
@@ -32,8 +37,13 @@ def test_rows_match_a_direct_computation(digits):
 
     X, y = digits["X"], digits["y"]
     K, seed, n_eval = 5, 3, 100
-    params = {"n_clusters": K, "max_iter": 3, "palm_iter": 10, "n_eval": n_eval,
-              "return_history": True}
+    params = {
+        "n_clusters": K,
+        "max_iter": 3,
+        "palm_iter": 10,
+        "n_eval": n_eval,
+        "return_history": True,
+    }
     km_row, qk_row = run_task("quickmeans", params, digits, seed=seed)
     perm = np.random.default_rng(seed).permutation(len(X))
     te, tr = perm[:40], perm[40:]  # 20 % of 200 points for the test set
@@ -46,7 +56,7 @@ def test_rows_match_a_direct_computation(digits):
         hits = 0
         for i, c in enumerate(assign):
             pool = np.flatnonzero(labels == c)
-            hits += ytr[pool[cdist(Xte[i:i + 1], Xtr[pool]).argmin()]] == yte[i]
+            hits += ytr[pool[cdist(Xte[i : i + 1], Xtr[pool]).argmin()]] == yte[i]
         return hits / len(te)
 
     def nystrom(landmarks):
@@ -55,8 +65,11 @@ def test_rows_match_a_direct_computation(digits):
         gamma = 1.0 / np.mean(pdist(S[rng.choice(n_eval, n_eval, replace=False)], "sqeuclidean"))
         k = lambda A, B: np.exp(-gamma * cdist(A, B, "sqeuclidean"))  # noqa: E731
         G = k(S, S)
-        approx = k(S, landmarks) @ np.linalg.pinv(k(landmarks, landmarks), hermitian=True) \
+        approx = (
+            k(S, landmarks)
+            @ np.linalg.pinv(k(landmarks, landmarks), hermitian=True)
             @ k(landmarks, S)
+        )
         return np.linalg.norm(G - approx) / np.linalg.norm(G)
 
     V = qk.cluster_centers_

@@ -1,5 +1,6 @@
 """The tasks as a library (run_task): the code behind `sparsekit demo`, the examples and
 `sparsekit run`, with values checked against direct computations."""
+
 import json
 import os
 from pathlib import Path
@@ -21,8 +22,9 @@ def test_gram_task_values_and_dtypes():
     assert row["max_asym"] == 0.0
     assert row["median"] == pytest.approx(np.median(K), rel=1e-12)
     assert row["min_eig"] == pytest.approx(np.linalg.eigvalsh(K[:20, :20]).min(), abs=1e-12)
-    row32 = run_task("gram", {"n_eig": 20, "dtype": "float32"}, {"X": X},
-                     {"kernel": {"name": "linear"}})
+    row32 = run_task(
+        "gram", {"n_eig": 20, "dtype": "float32"}, {"X": X}, {"kernel": {"name": "linear"}}
+    )
     assert row32["median"] == pytest.approx(np.median(K), rel=1e-5)
     assert row32["median"] != row["median"]  # the float32 Gram matrix was formed
     only = run_task("gram", {"checks": ["median"]}, {"X": X}, {"kernel": {"name": "linear"}})
@@ -56,31 +58,57 @@ def test_nystrom_task_protocol_parameters():
 
     X = 20.0 * data_mod.generated_dataset(n=300, d=3, random_state=0)  # λ = 1/mean‖x‖ far from 1
     kernel = {"name": "rbf", "bandwidth": "mean-sq-dist"}
-    params = {"n_components": 15, "n_eval": 100, "lam": "inverse-mean-norm", "eval_seed": 7,
-              "relative_error": False}
-    row = run_task("nystrom", params, {"X": X}, {"kernel": kernel, "sampler": {"name": "dac-rls"}},
-                   seed=3)
+    params = {
+        "n_components": 15,
+        "n_eval": 100,
+        "lam": "inverse-mean-norm",
+        "eval_seed": 7,
+        "relative_error": False,
+    }
+    row = run_task(
+        "nystrom", params, {"X": X}, {"kernel": kernel, "sampler": {"name": "dac-rls"}}, seed=3
+    )
     assert set(row) == {"n_landmarks", "fit_time", "error_fro"}
-    ny = Nystroem("rbf", kernel_params={"bandwidth": "mean-sq-dist"},
-                  sampler=DACRLSSampler(lam="inverse-mean-norm"), n_components=15,
-                  random_state=3).fit(X)
-    assert row["error_fro"] == pytest.approx(ny.approximation_error(X, n_eval=100, random_state=7),
-                                             rel=1e-12)
-    own = run_task("nystrom", params, {"X": X},
-                   {"kernel": kernel, "sampler": {"name": "dac-rls", "lam": 1e-4}}, seed=3)
+    ny = Nystroem(
+        "rbf",
+        kernel_params={"bandwidth": "mean-sq-dist"},
+        sampler=DACRLSSampler(lam="inverse-mean-norm"),
+        n_components=15,
+        random_state=3,
+    ).fit(X)
+    assert row["error_fro"] == pytest.approx(
+        ny.approximation_error(X, n_eval=100, random_state=7), rel=1e-12
+    )
+    own = run_task(
+        "nystrom",
+        params,
+        {"X": X},
+        {"kernel": kernel, "sampler": {"name": "dac-rls", "lam": 1e-4}},
+        seed=3,
+    )
     assert own["error_fro"] != row["error_fro"]  # the section's λ wins
-    ny1 = Nystroem("rbf", kernel_params={"bandwidth": "mean-sq-dist"},
-                   sampler=DACRLSSampler(lam=1e-4), n_components=15, random_state=3).fit(X)
-    assert own["error_fro"] == pytest.approx(ny1.approximation_error(X, n_eval=100, random_state=7),
-                                             rel=1e-12)
+    ny1 = Nystroem(
+        "rbf",
+        kernel_params={"bandwidth": "mean-sq-dist"},
+        sampler=DACRLSSampler(lam=1e-4),
+        n_components=15,
+        random_state=3,
+    ).fit(X)
+    assert own["error_fro"] == pytest.approx(
+        ny1.approximation_error(X, n_eval=100, random_state=7), rel=1e-12
+    )
 
 
 def test_sampler_task_scores_only():
     from sparsekit import get_kernel, get_sampler
 
     X = data_mod.generated_dataset(n=200, d=3, random_state=1)
-    row = run_task("sampler", {"n_landmarks": 0, "lam": "inverse-mean-norm"}, {"X": X},
-                   {"kernel": {"name": "rbf", "gamma": 0.5}, "sampler": {"name": "rls"}})
+    row = run_task(
+        "sampler",
+        {"n_landmarks": 0, "lam": "inverse-mean-norm"},
+        {"X": X},
+        {"kernel": {"name": "rbf", "gamma": 0.5}, "sampler": {"name": "rls"}},
+    )
     assert set(row) == {"score_time", "sum_scores", "max_score"}
     scores = get_sampler("rls", lam="inverse-mean-norm").scores(X, get_kernel("rbf", gamma=0.5))
     assert row["sum_scores"] == pytest.approx(scores.sum(), rel=1e-10)
@@ -92,8 +120,12 @@ def test_out_of_sample_task_is_exact_on_planar_data():
     rng = np.random.default_rng(0)
     P = rng.normal(size=(120, 2))
     X = P @ rng.normal(size=(2, 5))
-    row = run_task("out-of-sample", {"method": "mds", "proportion": 0.1, "n_train": 60,
-                                     "n_probe": 5, "n_repetitions": 2}, {"X": X}, seed=0)
+    row = run_task(
+        "out-of-sample",
+        {"method": "mds", "proportion": 0.1, "n_train": 60, "n_probe": 5, "n_repetitions": 2},
+        {"X": X},
+        seed=0,
+    )
     assert row["n_differences"] == 10 and len(row["differences"]) == 10
     assert np.abs(row["differences"]).max() < 1e-8
     with pytest.raises(ValueError, match="unknown method 'isomapp'.*'isomap'"):
@@ -106,28 +138,39 @@ def test_out_of_sample_task_is_exact_on_planar_data():
 def test_omp_forest_task_uniform_weights_over_all_trees_is_the_forest():
     """The random baseline with uniform weights, keeping every tree, predicts as the forest."""
     points = data_mod.friedman1(n_samples=300, seed=0)
-    row = run_task("omp-forest", {"method": "random", "weights": "uniform", "n_estimators": 8,
-                                  "sizes": [2, 8, 20]}, points, seed=1)
+    row = run_task(
+        "omp-forest",
+        {"method": "random", "weights": "uniform", "n_estimators": 8, "sizes": [2, 8, 20]},
+        points,
+        seed=1,
+    )
     assert row["scores"][1] == pytest.approx(row["full_forest"], rel=1e-10)
     assert row["scores"][2] is None and row["score"] == row["scores"][1]
     assert row["n_trees"] == 8
-    cls = run_task("omp-forest", {"method": "omp", "n_estimators": 10, "sizes": [3]},
-                   data_mod.SOURCES["breast-cancer"](), seed=0)
+    cls = run_task(
+        "omp-forest",
+        {"method": "omp", "n_estimators": 10, "sizes": [3]},
+        data_mod.SOURCES["breast-cancer"](),
+        seed=0,
+    )
     assert 0.8 < cls["score"] <= 1.0 and cls["n_trees"] == 3  # accuracy: classification
 
 
 def test_spec_point_equals_run_task():
     """A spec's grid point and a direct call give the same row (one implementation)."""
-    point = {"data": {"source": "swiss-roll", "n_samples": 200},
-             "params": {"method": "isomap", "proportion": 0.1, "n_train": 80, "n_probe": 3}}
+    point = {
+        "data": {"source": "swiss-roll", "n_samples": 200},
+        "params": {"method": "isomap", "proportion": 0.1, "n_train": 80, "n_probe": 3},
+    }
     via_spec = execute_point("out-of-sample", point, seed=2)
     direct = run_task("out-of-sample", point["params"], data_mod.swiss_roll(200, seed=2), seed=2)
     assert via_spec["differences"] == direct["differences"]
 
 
 def test_new_data_sources():
-    np.testing.assert_array_equal(data_mod.uniform(5, 3, seed=4)["X"],
-                                  np.random.default_rng(4).random((5, 3)))
+    np.testing.assert_array_equal(
+        data_mod.uniform(5, 3, seed=4)["X"], np.random.default_rng(4).random((5, 3))
+    )
     graphs = data_mod.random_graphs(n_graphs=3, n_nodes=6, p=0.5, seed=1)["graphs"]
     A, labels = graphs[0]
     assert A.shape == (6, 6) and (A == A.T).all() and not A.diagonal().any()
@@ -146,19 +189,31 @@ def test_kernel_kmeans_task_landmarks_and_labels():
     from sklearn.metrics import adjusted_mutual_info_score
 
     points = data_mod.circles(200, factor=0.3, noise=0.02, seed=0)
-    exact = run_task("kernel-kmeans", {"method": "exact", "return_labels": True}, points,
-                     {"kernel": {"name": "rbf", "gamma": 5.0}})
+    exact = run_task(
+        "kernel-kmeans",
+        {"method": "exact", "return_labels": True},
+        points,
+        {"kernel": {"name": "rbf", "gamma": 5.0}},
+    )
     assert exact["n_landmarks"] is None and exact["ami"] == 1.0
     assert exact["ami"] == adjusted_mutual_info_score(points["y"], exact["labels"])
-    ny = run_task("kernel-kmeans", {"method": "nystrom", "n_landmarks": 20}, points,
-                  {"kernel": {"name": "rbf", "gamma": 5.0}, "sampler": {"name": "uniform"}})
+    ny = run_task(
+        "kernel-kmeans",
+        {"method": "nystrom", "n_landmarks": 20},
+        points,
+        {"kernel": {"name": "rbf", "gamma": 5.0}, "sampler": {"name": "uniform"}},
+    )
     assert ny["n_landmarks"] == 20 and "labels" not in ny
 
 
 def test_palm4msa_task_counts_the_butterfly_non_zeros():
     """The Hadamard matrix of order n = 2^k as k factors with 2 non-zeros per row: 2 n k."""
-    row = run_task("palm4msa", {"n_factors": 4, "sparsity": 2}, data_mod.hadamard(n=16),
-                   {"solver": {"name": "hierarchical-palm4msa", "n_iter": 30}})
+    row = run_task(
+        "palm4msa",
+        {"n_factors": 4, "sparsity": 2},
+        data_mod.hadamard(n=16),
+        {"solver": {"name": "hierarchical-palm4msa", "n_iter": 30}},
+    )
     assert row["nnz"] == 2 * 16 * 4 and row["rel_error"] < 1e-10
 
 
@@ -204,19 +259,36 @@ def test_three_sample_task_is_the_library_protocol_and_the_example_spec():
     from sparsekit.stats import three_sample_error
 
     data = SOURCES["graph-pair"](p_x=0.2, p_z=0.5, min_nodes=6, max_nodes=8)
-    rows = run_task("three-sample", {"methods": ["exact", "block"], "n": [6, 10],
-                                     "n_repetitions": 2}, data,
-                    {"kernel": {"name": "shortest-path", "normalize": True}}, seed=3)
-    ref = three_sample_error(data["sample_x"], data["sample_z"], [6, 10], ["exact", "block"],
-                             n_repetitions=2, kernel="shortest-path",
-                             kernel_params={"normalize": True}, random_state=3)
+    rows = run_task(
+        "three-sample",
+        {"methods": ["exact", "block"], "n": [6, 10], "n_repetitions": 2},
+        data,
+        {"kernel": {"name": "shortest-path", "normalize": True}},
+        seed=3,
+    )
+    ref = three_sample_error(
+        data["sample_x"],
+        data["sample_z"],
+        [6, 10],
+        ["exact", "block"],
+        n_repetitions=2,
+        kernel="shortest-path",
+        kernel_params={"normalize": True},
+        random_state=3,
+    )
     keys = ("method", "n", "error_se", "delta")
     assert [tuple(r[k] for k in keys) + (r["error_rate"],) for r in rows] == [
-        tuple(r[k] for k in keys) + (r["error"],) for r in ref]
+        tuple(r[k] for k in keys) + (r["error"],) for r in ref
+    ]
 
-    spec = load_spec(SPECS / "three_sample_digits.toml",
-                     overrides=["params.n=[[15]]", "params.n_repetitions=3",
-                                'params.methods=[["exact", "nystrom"]]'])
+    spec = load_spec(
+        SPECS / "three_sample_digits.toml",
+        overrides=[
+            "params.n=[[15]]",
+            "params.n_repetitions=3",
+            'params.methods=[["exact", "nystrom"]]',
+        ],
+    )
     import tempfile
 
     with tempfile.TemporaryDirectory() as out:
@@ -225,19 +297,32 @@ def test_three_sample_task_is_the_library_protocol_and_the_example_spec():
             from_spec = [json.loads(line) for line in fh]
     digits = SOURCES["digits"](scale=16.0)
     low, high = digits["X"][digits["y"] <= 4], digits["X"][digits["y"] >= 5]
-    ref = three_sample_error(lambda n, rng: low[rng.choice(len(low), n, replace=False)],
-                             lambda n, rng: high[rng.choice(len(high), n, replace=False)], [15],
-                             ["exact", "nystrom"], n_repetitions=3, kernel="rbf",
-                             kernel_params={"bandwidth": "mean-sq-dist"}, random_state=0)
+    ref = three_sample_error(
+        lambda n, rng: low[rng.choice(len(low), n, replace=False)],
+        lambda n, rng: high[rng.choice(len(high), n, replace=False)],
+        [15],
+        ["exact", "nystrom"],
+        n_repetitions=3,
+        kernel="rbf",
+        kernel_params={"bandwidth": "mean-sq-dist"},
+        random_state=0,
+    )
     assert [(r["method"], r["error_rate"], r["delta"]) for r in from_spec] == [
-        (r["method"], r["error"], r["delta"]) for r in ref]
+        (r["method"], r["error"], r["delta"]) for r in ref
+    ]
     example = _load_example("three_sample_test")
     name, data, components, params = example.experiments(quick=True)[1]
     assert name == "digits"
-    rows = run_task("three-sample", {**params, "n": [15], "n_repetitions": 3,
-                                     "methods": ["exact", "nystrom"]}, data, components, seed=0)
+    rows = run_task(
+        "three-sample",
+        {**params, "n": [15], "n_repetitions": 3, "methods": ["exact", "nystrom"]},
+        data,
+        components,
+        seed=0,
+    )
     assert [(r["method"], r["error_rate"], r["delta"]) for r in rows] == [
-        (r["method"], r["error_rate"], r["delta"]) for r in from_spec]
+        (r["method"], r["error_rate"], r["delta"]) for r in from_spec
+    ]
 
 
 def test_frank_wolfe_recovery_task_protocol():
@@ -251,9 +336,12 @@ def test_frank_wolfe_recovery_task_protocol():
     from sparsekit.solvers.dictionaries import gaussian_dictionary
 
     data = SOURCES["gaussian-dictionary"](n_features=60, n_atoms=120)
-    rows = run_task("frank-wolfe-recovery", {"n_dictionaries": 2, "n_signals": 4,
-                                             "max_iter": 200, "outside_factors": [2, 100]},
-                    data, seed=1)
+    rows = run_task(
+        "frank-wolfe-recovery",
+        {"n_dictionaries": 2, "n_signals": 4, "max_iter": 200, "outside_factors": [2, 100]},
+        data,
+        seed=1,
+    )
     assert [r["part"] for r in rows] == ["inside"] * 2 + ["outside"] + ["compare"] * 4
     mu = mutual_coherence(gaussian_dictionary(60, 120, np.random.default_rng(1)))
     first = rows[0]
@@ -272,16 +360,42 @@ def test_frank_wolfe_spec_prints_the_example_table(tmp_path, capsys):
     from sparsekit.run import load_spec, run_spec
 
     example = _load_example("frank_wolfe_recovery")
-    example.main(["--n-features", "60", "--n-atoms", "120", "--dictionaries", "2", "--signals",
-                  "3", "--iters", "60", "--seed", "2", "--out", str(tmp_path / "ex")])
+    example.main(
+        [
+            "--n-features",
+            "60",
+            "--n-atoms",
+            "120",
+            "--dictionaries",
+            "2",
+            "--signals",
+            "3",
+            "--iters",
+            "60",
+            "--seed",
+            "2",
+            "--out",
+            str(tmp_path / "ex"),
+        ]
+    )
     printed = capsys.readouterr().out
-    spec = load_spec(SPECS / "frank_wolfe_recovery.toml",
-                     overrides=["data.n_features=60", "data.n_atoms=120", "params.n_dictionaries=2",
-                                "params.n_signals=3", "params.max_iter=60", "seed=2"])
+    spec = load_spec(
+        SPECS / "frank_wolfe_recovery.toml",
+        overrides=[
+            "data.n_features=60",
+            "data.n_atoms=120",
+            "params.n_dictionaries=2",
+            "params.n_signals=3",
+            "params.max_iter=60",
+            "seed=2",
+        ],
+    )
     run_spec(spec, out=tmp_path / "spec", stream=open(os.devnull, "w"))
     with open(tmp_path / "spec" / "results.jsonl") as fh:  # NaN is written as null
-        rows = [{k: float("nan") if v is None else v for k, v in json.loads(line).items()}
-                for line in fh]
+        rows = [
+            {k: float("nan") if v is None else v for k, v in json.loads(line).items()}
+            for line in fh
+        ]
     inside = example.inside_table_rows([r for r in rows if r["part"] == "inside"])
     assert len(inside) == 2
     for r in inside:

@@ -1,6 +1,7 @@
 """What ``sparsekit run`` and ``sparsekit list`` print holds no terminal controls: strings from
 a spec or a plugin (``ESC[2J`` clears the screen, ``ESC]0;...BEL`` retitles the window, U+009B
 is a CSI, U+202E reverses the text) print as visible escapes."""
+
 import json
 
 import pytest
@@ -27,8 +28,9 @@ def test_printable_escapes_controls_only():
     assert printable("a\x9bb\u202ec\U000e0001") == "a\\x9bb\\u202ec\\U000e0001"
     assert printable("two\nlines", keep="\n") == "two\nlines"
     assert printable("two\nlines") == "two\\nlines"
-    text = json.dumps({"k\x9b": ["\u202e", "\U000e0001", ATTACK, "é"]}, ensure_ascii=False,
-                      indent=2)
+    text = json.dumps(
+        {"k\x9b": ["\u202e", "\U000e0001", ATTACK, "é"]}, ensure_ascii=False, indent=2
+    )
     safe = printable_json(text)
     assert _clean(safe) and "\U000e0001" not in safe and "é" in safe
     assert json.loads(safe) == json.loads(text)
@@ -49,8 +51,10 @@ def echo_task():
 
 def test_run_rows_print_spec_strings_escaped(tmp_path, capsys, echo_task):
     spec_file = tmp_path / "s.toml"
-    spec_file.write_text('task = "test-echo"\n[data]\nsource = "iris"\n[params]\n'
-                         'label = ["plain", "\\u001b[2J\\u001b]0;pwned\\u0007"]\n')
+    spec_file.write_text(
+        'task = "test-echo"\n[data]\nsource = "iris"\n[params]\n'
+        'label = ["plain", "\\u001b[2J\\u001b]0;pwned\\u0007"]\n'
+    )
     assert main(["run", str(spec_file), "--out", str(tmp_path / "o")]) == 1
     out = capsys.readouterr().out
     assert _clean(out)
@@ -67,8 +71,12 @@ def _evil_plugin():
     class Evil:
         @hookimpl
         def sparsekit_samplers(self):
-            yield Registration("evil" + ATTACK.lower(), object, aliases=("\x9b2Jalias",),
-                               summary="summary \u202e" + ATTACK)
+            yield Registration(
+                "evil" + ATTACK.lower(),
+                object,
+                aliases=("\x9b2Jalias",),
+                summary="summary \u202e" + ATTACK,
+            )
 
     reg = Registry(entry_points=False)
     reg.register(Evil(), name="plugin\x1b[31m")
@@ -79,8 +87,9 @@ def test_run_error_naming_plugin_components_is_escaped(tmp_path, capsys, monkeyp
     """An unknown sampler: the message lists the registered names, a plugin's among them."""
     monkeypatch.setattr(sparsekit.registry, "default_registry", _evil_plugin)
     spec_file = tmp_path / "s.toml"
-    spec_file.write_text('task = "nystrom"\n[data]\nsource = "blobs"\n[sampler]\n'
-                         'name = "unifrom\\u001b[2J"\n')
+    spec_file.write_text(
+        'task = "nystrom"\n[data]\nsource = "blobs"\n[sampler]\nname = "unifrom\\u001b[2J"\n'
+    )
     assert main(["run", str(spec_file), "--out", str(tmp_path / "o")]) == 2
     err = capsys.readouterr().err
     assert "line 5: unknown sampler" in err and "evil\\x1b[2j\\x1b]0;pwned\\x07" in err

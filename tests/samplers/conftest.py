@@ -1,4 +1,5 @@
 """Fixtures of the sampler tests: small clustered data and a toy graph kernel."""
+
 import numpy as np
 import pytest
 

@@ -1,4 +1,5 @@
 """Bad input gets a clear ValueError / TypeError naming the argument."""
+
 import numpy as np
 import pytest
 
@@ -48,7 +49,7 @@ def test_lambda_wrong_type_and_unknown_rules(X_small, rbf):
     with pytest.raises(ValueError, match="unknown lam rule 'inverse-mean'.*inverse-mean-norm"):
         sparsekit.get_sampler("dac-rls", lam="inverse-mean")
     with pytest.raises(ValueError, match="unknown lam rule 'adaptive'"):
-        sparsekit.get_sampler("dac-rls", lam="adaptive")       # only recursive-rls adapts λ
+        sparsekit.get_sampler("dac-rls", lam="adaptive")  # only recursive-rls adapts λ
     assert sparsekit.get_sampler("recursive-rls", lam="adaptive").lam == "adaptive"
     with pytest.raises(ValueError, match="non-zero mean norm"):
         sparsekit.get_sampler("rls", lam="inverse-mean-norm").scores(np.zeros((5, 2)), rbf)

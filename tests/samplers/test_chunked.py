@@ -1,4 +1,5 @@
 """The sample_chunked capability of samplers, on chunks held in memory (no Dask needed)."""
+
 import numpy as np
 import pytest
 
@@ -59,15 +60,17 @@ def test_dac_chunked_scores_are_the_in_memory_scores_of_the_chunk_partition(X):
     kernel = sparsekit.get_kernel("rbf", gamma=0.5)
     sizes = [40, 30, 20]
     data = ListChunks(X, sizes)
-    idx, weights = DACRLSSampler(lam=0.1, block_size=7).sample_chunked(data, kernel, 10,
-                                                                       random_state=5)
+    idx, weights = DACRLSSampler(lam=0.1, block_size=7).sample_chunked(
+        data, kernel, 10, random_state=5
+    )
     assert data.visited == [0, 1, 2]
     blocks = dac_chunk_partition(sizes, 7, random_state=5)
     # every block lies inside one chunk; together they cover every row once
     bounds = np.cumsum([0, *sizes])
-    assert all(np.searchsorted(bounds, b.min(), "right") == np.searchsorted(bounds, b.max(),
-                                                                           "right")
-               for b in blocks)
+    assert all(
+        np.searchsorted(bounds, b.min(), "right") == np.searchsorted(bounds, b.max(), "right")
+        for b in blocks
+    )
     np.testing.assert_array_equal(np.sort(np.concatenate(blocks)), np.arange(90))
     scores = DACRLSSampler(lam=0.1).scores_for_partition(X, kernel, blocks)
     ref_idx, ref_w = _draw.fixed_size(scores, 10, np.random.default_rng(5))

@@ -1,4 +1,5 @@
 """Drawing modes, landmark records, and the Bernoulli rule's guarantee (Theorem 1)."""
+
 import numpy as np
 import pytest
 from scipy.sparse.linalg import LinearOperator, eigsh
@@ -45,8 +46,8 @@ def test_fixed_size_draw_follows_the_scores():
     counts = np.bincount([_draw.fixed_size(scores, 1, rng)[0][0] for _ in range(6000)], minlength=5)
     np.testing.assert_allclose(counts / 6000, scores / scores.sum(), atol=0.02)
     idx, w = _draw.fixed_size(scores, 4, rng)
-    np.testing.assert_array_equal(idx, [1, 2, 3, 4])          # zero-score point never drawn
-    idx, _ = _draw.fixed_size(scores, 5, rng)                 # ... unless nothing else is left
+    np.testing.assert_array_equal(idx, [1, 2, 3, 4])  # zero-score point never drawn
+    idx, _ = _draw.fixed_size(scores, 5, rng)  # ... unless nothing else is left
     np.testing.assert_array_equal(idx, np.arange(5))
 
 
@@ -57,9 +58,11 @@ def test_second_draw_without_replacement_matches_successive_draws():
     pairs = np.zeros(3)
     for _ in range(6000):
         idx, _ = _draw.fixed_size(q, 2, rng)
-        pairs[3 - idx.sum()] += 1                               # index left out
-    out_prob = [sum(q[i] * q[j] / (1 - q[i]) for i in range(3) for j in range(3)
-                    if len({i, j, k}) == 3) for k in range(3)]
+        pairs[3 - idx.sum()] += 1  # index left out
+    out_prob = [
+        sum(q[i] * q[j] / (1 - q[i]) for i in range(3) for j in range(3) if len({i, j, k}) == 3)
+        for k in range(3)
+    ]
     np.testing.assert_allclose(pairs / 6000, out_prob, atol=0.02)
 
 
@@ -91,10 +94,11 @@ def test_uniform_with_replacement_repeats_and_without_does_not():
 
 def test_diagonal_sampler_draws_proportionally_to_the_diagonal():
     X = np.array([[0.5], [1.0], [2.0], [3.0]])
-    kernel = sparsekit.get_kernel("linear")                    # k_ii = x_i²
+    kernel = sparsekit.get_kernel("linear")  # k_ii = x_i²
     sampler = sparsekit.get_sampler("diagonal")
-    counts = np.bincount([sampler.sample(X, kernel, 1, random_state=s).indices[0]
-                          for s in range(3000)], minlength=4)
+    counts = np.bincount(
+        [sampler.sample(X, kernel, 1, random_state=s).indices[0] for s in range(3000)], minlength=4
+    )
     p = X[:, 0] ** 2 / np.sum(X[:, 0] ** 2)
     np.testing.assert_allclose(counts / 3000, p, atol=0.03)
 
@@ -112,7 +116,7 @@ def _top_eigenvalue_of_residual(K, S):
     """Largest eigenvalue of K − K̂, K̂ = K_{X,S} K_S⁺ K_{S,X} (Lanczos, no n×n K̂ formed)."""
     w, V = np.linalg.eigh(K[np.ix_(S, S)])
     keep = w > 1e-10 * w[-1]
-    F = K[:, S] @ (V[:, keep] / np.sqrt(w[keep]))            # K̂ = F Fᵀ
+    F = K[:, S] @ (V[:, keep] / np.sqrt(w[keep]))  # K̂ = F Fᵀ
     op = LinearOperator(K.shape, matvec=lambda v: K @ v - F @ (F.T @ v), dtype=np.float64)
     return float(eigsh(op, k=1, which="LA", return_eigenvectors=False, tol=1e-8)[0])
 
@@ -136,7 +140,7 @@ def test_bernoulli_rule_sandwiches_the_gram_matrix_with_few_landmarks(name, para
     X = _blob_and_isolated_points(n, 2)
     kernel = sparsekit.get_kernel("rbf", gamma=0.5)
     K = kernel(X)
-    assert np.linalg.norm(K, 2) > 100 * lam                      # the bound λ is not vacuous
+    assert np.linalg.norm(K, 2) > 100 * lam  # the bound λ is not vacuous
     sampler = sparsekit.get_sampler(name, lam=lam, mode="bernoulli", rho=rho, **params)
     good, sizes = 0, []
     with threadpool_limits(1, user_api="blas"):  # many small products: threads only wait
@@ -147,11 +151,12 @@ def test_bernoulli_rule_sandwiches_the_gram_matrix_with_few_landmarks(name, para
             assert len(S) <= 32 * np.log(scores.sum() / rho) * scores.sum()
             sizes.append(len(S))
         # the check can fail: uniform subsets of as many points usually miss an isolated point
-        uniform = [np.random.default_rng(seed).choice(n, min(sizes), replace=False)
-                   for seed in range(5)]
+        uniform = [
+            np.random.default_rng(seed).choice(n, min(sizes), replace=False) for seed in range(5)
+        ]
         assert sum(_top_eigenvalue_of_residual(K, U) > lam for U in uniform) >= 4
     assert good >= (1 - rho) * n_seeds
-    assert np.mean(sizes) < max_fraction * n                     # the rule does compress
+    assert np.mean(sizes) < max_fraction * n  # the rule does compress
 
 
 def test_bernoulli_cap_keeps_n_landmarks_and_warns(X_small):
@@ -175,10 +180,16 @@ def test_rls_samplers_find_a_small_far_cluster_that_uniform_misses():
         return np.linalg.norm(K - F)
 
     found, errs = {}, {}
-    for name, kw in [("uniform", {}), ("rls", {"lam": 1.0}), ("dac-rls", {"lam": 1.0}),
-                     ("recursive-rls", {"lam": 1.0})]:
-        draws = [sparsekit.get_sampler(name, **kw).sample(X, kernel, 12, random_state=s).indices
-                 for s in range(10)]
+    for name, kw in [
+        ("uniform", {}),
+        ("rls", {"lam": 1.0}),
+        ("dac-rls", {"lam": 1.0}),
+        ("recursive-rls", {"lam": 1.0}),
+    ]:
+        draws = [
+            sparsekit.get_sampler(name, **kw).sample(X, kernel, 12, random_state=s).indices
+            for s in range(10)
+        ]
         found[name] = np.mean([np.any(d >= 290) for d in draws])
         errs[name] = np.mean([error(d) for d in draws])
     assert found["uniform"] < 0.7

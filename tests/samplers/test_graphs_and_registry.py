@@ -1,4 +1,5 @@
 """Samplers on graph kernels (through the kernel protocol only), and their registrations."""
+
 import numpy as np
 import pytest
 
@@ -7,9 +8,16 @@ from sparsekit import Registry
 from sparsekit.samplers.rls import ExactRLSSampler
 
 NAMES = {"uniform", "diagonal", "rls", "two-pass-rls", "dac-rls", "recursive-rls", "greedy-trace"}
-GRAPH_CAPABLE = [("uniform", {}), ("diagonal", {}), ("rls", {"lam": 0.5}),
-                 ("two-pass-rls", {"lam": 0.5}), ("dac-rls", {"lam": 0.5}),
-                 ("recursive-rls", {}), ("recursive-rls", {"lam": 0.5}), ("greedy-trace", {})]
+GRAPH_CAPABLE = [
+    ("uniform", {}),
+    ("diagonal", {}),
+    ("rls", {"lam": 0.5}),
+    ("two-pass-rls", {"lam": 0.5}),
+    ("dac-rls", {"lam": 0.5}),
+    ("recursive-rls", {}),
+    ("recursive-rls", {"lam": 0.5}),
+    ("greedy-trace", {}),
+]
 
 
 def test_every_sampler_is_registered_by_name_with_its_aliases():
@@ -25,7 +33,7 @@ def test_every_sampler_is_registered_by_name_with_its_aliases():
 def test_accepts_attribute_says_which_samplers_take_graphs():
     for name in NAMES:
         cls = type(sparsekit.get_sampler(name))
-        assert "graphs" in cls.accepts                         # with some parameters
+        assert "graphs" in cls.accepts  # with some parameters
     assert sparsekit.get_sampler("dac-rls", lam="inverse-mean-norm").accepts == ("vectors",)
     assert sparsekit.get_sampler("greedy-trace", approximate=True).accepts == ("vectors",)
     assert sparsekit.get_sampler("greedy-trace").accepts == ("vectors", "graphs")
@@ -41,8 +49,9 @@ def test_graph_capable_samplers_work_on_graphs(name, params, graphs, graph_kerne
     # landmarks: the features have rank 4, so a 4th greedy pick is a tie at rounding level)
     sampler = sparsekit.get_sampler(name, **params)
     on_graphs = sampler.sample(graphs, graph_kernel, 3, random_state=1)
-    on_vectors = sampler.sample(F / np.sqrt(10.0), sparsekit.get_kernel("linear"), 3,
-                                random_state=1)
+    on_vectors = sampler.sample(
+        F / np.sqrt(10.0), sparsekit.get_kernel("linear"), 3, random_state=1
+    )
     np.testing.assert_array_equal(on_graphs.indices, on_vectors.indices)
     np.testing.assert_allclose(on_graphs.weights, on_vectors.weights, rtol=1e-8)
 
@@ -54,9 +63,14 @@ def test_graph_scores_equal_the_scores_of_the_explicit_features(graphs, graph_ke
     np.testing.assert_allclose(on_graphs, on_vectors, atol=1e-10)
 
 
-@pytest.mark.parametrize("name,params", [("dac-rls", {"lam": "inverse-mean-norm"}),
-                                         ("rls", {"lam": "inverse-mean-norm"}),
-                                         ("greedy-trace", {"approximate": True})])
+@pytest.mark.parametrize(
+    "name,params",
+    [
+        ("dac-rls", {"lam": "inverse-mean-norm"}),
+        ("rls", {"lam": "inverse-mean-norm"}),
+        ("greedy-trace", {"approximate": True}),
+    ],
+)
 def test_vector_only_configurations_refuse_graphs(name, params, graphs, graph_kernel):
     with pytest.raises(ValueError, match="graphs|raw vectors"):
         sparsekit.get_sampler(name, **params).sample(graphs, graph_kernel, 4)
@@ -75,5 +89,6 @@ def test_samplers_with_the_shortest_path_graph_kernel():
         lm = sparsekit.get_sampler(name, **params).sample(graphs, kernel, 5, random_state=0)
         assert len(np.unique(lm.indices)) == len(lm) > 0
         on_vectors = sparsekit.get_sampler(name, **params).sample(
-            features, sparsekit.get_kernel("linear"), 5, random_state=0)
+            features, sparsekit.get_kernel("linear"), 5, random_state=0
+        )
         np.testing.assert_array_equal(lm.indices, on_vectors.indices)

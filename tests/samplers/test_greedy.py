@@ -1,4 +1,5 @@
 """Greedy residual-trace selection: exact form against brute force, sketch form, quality."""
+
 import numpy as np
 import pytest
 
@@ -26,8 +27,9 @@ def _brute_force_greedy(K, n_landmarks):
     "kernel_name,params", [("rbf", {"gamma": 0.4}), ("polynomial", {"degree": 3})]
 )
 @pytest.mark.parametrize("row_bytes", [None, 8 * 40 * 6])
-def test_exact_greedy_equals_brute_force_trace_minimization(monkeypatch, kernel_name, params,
-                                                            row_bytes):
+def test_exact_greedy_equals_brute_force_trace_minimization(
+    monkeypatch, kernel_name, params, row_bytes
+):
     if row_bytes is not None:  # rows of K streamed 6 at a time: blocks spread over 2 threads
         from sparsekit.samplers import rls
 
@@ -36,7 +38,7 @@ def test_exact_greedy_equals_brute_force_trace_minimization(monkeypatch, kernel_
     kernel = sparsekit.get_kernel(kernel_name, **params)
     want = _brute_force_greedy(kernel(X), 6)
     got = GreedyTraceSampler().sample(X, kernel, 6, random_state=0).indices
-    np.testing.assert_array_equal(got, want)                  # selection order kept
+    np.testing.assert_array_equal(got, want)  # selection order kept
     cached = greedy_exact_select(X, kernel, 6, np.random.default_rng(0), cache_gram=True)
     np.testing.assert_array_equal(cached, want)
     parallel = greedy_exact_select(X, kernel, 6, np.random.default_rng(0), n_jobs=2)
@@ -45,7 +47,7 @@ def test_exact_greedy_equals_brute_force_trace_minimization(monkeypatch, kernel_
 
 def test_sketch_with_exact_features_and_identity_sketch_is_the_exact_greedy():
     X = clustered(50, d=6, seed=2)
-    kernel = sparsekit.get_kernel("linear")                    # explicit feature map: X itself
+    kernel = sparsekit.get_kernel("linear")  # explicit feature map: X itself
     exact = greedy_exact_select(X, kernel, 5, np.random.default_rng(0))
     sketch = greedy_sketch_select(X, np.eye(50), 5, np.random.default_rng(0))
     np.testing.assert_array_equal(sketch, exact)
@@ -53,7 +55,7 @@ def test_sketch_with_exact_features_and_identity_sketch_is_the_exact_greedy():
 
 def test_greedy_stops_when_the_residual_vanishes():
     X = clustered(30, d=3, seed=1)
-    kernel = sparsekit.get_kernel("linear")                    # rank 3
+    kernel = sparsekit.get_kernel("linear")  # rank 3
     with pytest.warns(UserWarning, match="stopped after 3 of 5"):
         lm = GreedyTraceSampler().sample(X, kernel, 5)
     assert len(lm) == 3
@@ -66,13 +68,28 @@ def test_greedy_residual_trace_beats_uniform_and_the_sketch_is_close_to_exact():
     K = kernel(X)
     n_landmarks = 20
     exact = _residual_trace(K, GreedyTraceSampler().sample(X, kernel, n_landmarks).indices)
-    approx = np.mean([_residual_trace(K, GreedyTraceSampler(approximate=True, n_features=64,
-                                                            sketch_size=64)
-                                      .sample(X, kernel, n_landmarks, random_state=s).indices)
-                      for s in range(3)])
-    uniform = np.mean([_residual_trace(K, sparsekit.get_sampler("uniform")
-                                       .sample(X, kernel, n_landmarks, random_state=s).indices)
-                       for s in range(10)])
+    approx = np.mean(
+        [
+            _residual_trace(
+                K,
+                GreedyTraceSampler(approximate=True, n_features=64, sketch_size=64)
+                .sample(X, kernel, n_landmarks, random_state=s)
+                .indices,
+            )
+            for s in range(3)
+        ]
+    )
+    uniform = np.mean(
+        [
+            _residual_trace(
+                K,
+                sparsekit.get_sampler("uniform")
+                .sample(X, kernel, n_landmarks, random_state=s)
+                .indices,
+            )
+            for s in range(10)
+        ]
+    )
     assert exact <= approx < uniform
     assert approx < exact + 0.5 * (uniform - exact)
 
@@ -81,5 +98,6 @@ def test_approximate_greedy_needs_a_shift_invariant_vector_kernel(X_small):
     with pytest.raises(ValueError, match="rbf' or 'laplacian"):
         GreedyTraceSampler(approximate=True).sample(X_small, sparsekit.get_kernel("linear"), 5)
     lm = GreedyTraceSampler(approximate=True, n_features=32, sketch_size=16).sample(
-        X_small, sparsekit.get_kernel("laplacian", gamma=0.2), 5, random_state=0)
+        X_small, sparsekit.get_kernel("laplacian", gamma=0.2), 5, random_state=0
+    )
     assert len(np.unique(lm.indices)) == 5

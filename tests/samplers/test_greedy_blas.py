@@ -1,5 +1,6 @@
 """greedy-trace: a step's matrix-vector products run on one BLAS thread, while its row-range
 updates keep the thread count resolved before the limit."""
+
 import numpy as np
 import pytest
 
@@ -24,8 +25,11 @@ def test_greedy_steps_run_on_one_blas_thread(monkeypatch, approximate, cache_gra
         monkeypatch.setattr(greedy, name, spy)
         X = np.random.default_rng(0).standard_normal((300, 4))
         kernel = sparsekit.get_kernel("rbf", gamma=0.5)
-        params = {"approximate": approximate, "n_features": 64} if approximate else \
-            {"cache_gram": cache_gram}
+        params = (
+            {"approximate": approximate, "n_features": 64}
+            if approximate
+            else {"cache_gram": cache_gram}
+        )
         got = sparsekit.get_sampler("greedy-trace", **params).sample(X, kernel, 8, random_state=0)
         assert len(got.indices) == 8
         assert len(seen) == 8

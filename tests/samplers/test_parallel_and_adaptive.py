@@ -1,5 +1,6 @@
 """Score samplers against dense reference computations, with several row blocks and blocks
 spread over worker threads; recursive RLS with its adaptive λ."""
+
 import math
 
 import numpy as np
@@ -29,7 +30,7 @@ def test_dac_scores_equal_exact_scores_of_each_block(n_jobs):
     perm = np.random.default_rng(5).permutation(300)
     want = np.empty(300)
     for a in range(0, 300, 23):
-        b = perm[a:a + 23]
+        b = perm[a : a + 23]
         want[b] = _block_rls(K[np.ix_(b, b)], lam)
     np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-12)
 
@@ -79,8 +80,9 @@ def test_recursive_scores_equal_the_dense_reference(monkeypatch, lam, n_jobs, ro
     X = clustered(500, d=3, seed=4)
     kernel = sparsekit.get_kernel("rbf", gamma=0.5)
     K = kernel(X)
-    got = RecursiveRLSSampler(lam=lam, level_size=40, n_jobs=n_jobs).scores(X, kernel,
-                                                                             random_state=3)
+    got = RecursiveRLSSampler(lam=lam, level_size=40, n_jobs=n_jobs).scores(
+        X, kernel, random_state=3
+    )
     want = _reference_recursive(K, 40, lam, 3)
     np.testing.assert_allclose(got, want, rtol=1e-7, atol=1e-9)
     if lam == 0.5:  # a fixed λ: the estimates track the exact scores of that λ
@@ -116,8 +118,9 @@ def test_exact_rls_factors_small_grams_on_one_blas_thread(monkeypatch, n, thread
     original = rls_module.rls_from_gram
 
     def spy(K, lam, overwrite=False):
-        seen.append(max(info["num_threads"] for info in threadpool_info()
-                        if info["user_api"] == "blas"))
+        seen.append(
+            max(info["num_threads"] for info in threadpool_info() if info["user_api"] == "blas")
+        )
         return original(K, lam, overwrite=overwrite)
 
     monkeypatch.setattr(rls_module, "rls_from_gram", spy)

@@ -2,6 +2,7 @@
 
 Exact (eqs. 2.1–2.4), DAC (Corollaries 1–2), two-pass and recursive scores.
 """
+
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -17,16 +18,17 @@ from .test_parallel_and_adaptive import _reference_recursive
 
 def _exact_three_ways(K, lam):
     n = K.shape[0]
-    l21 = np.diag(K @ np.linalg.inv(K + lam * np.eye(n)))                      # (2.1)
+    l21 = np.diag(K @ np.linalg.inv(K + lam * np.eye(n)))  # (2.1)
     w, U = np.linalg.eigh(K)
     w = np.clip(w, 0.0, None)
-    l22 = (U**2 * (w / (w + lam))).sum(axis=1)                                   # (2.2)
-    l23 = 1.0 - lam * np.diag(np.linalg.inv(K + lam * np.eye(n)))                # (2.3)
+    l22 = (U**2 * (w / (w + lam))).sum(axis=1)  # (2.2)
+    l23 = 1.0 - lam * np.diag(np.linalg.inv(K + lam * np.eye(n)))  # (2.3)
     return l21, l22, l23, float(np.sum(w / (w + lam)))
 
 
-@pytest.mark.parametrize("kernel_name,params", [("rbf", {"gamma": 0.3}), ("linear", {}),
-                                                ("polynomial", {"degree": 2})])
+@pytest.mark.parametrize(
+    "kernel_name,params", [("rbf", {"gamma": 0.3}), ("linear", {}), ("polynomial", {"degree": 2})]
+)
 @pytest.mark.parametrize("lam", [1e-2, 0.5, 4.0])
 def test_exact_rls_matches_the_three_formulas_and_deff(kernel_name, params, lam, X_small):
     kernel = sparsekit.get_kernel(kernel_name, **params)
@@ -63,7 +65,7 @@ def test_dac_overestimates_exact_for_any_partition(seed, lam):
     exact = ExactRLSSampler(lam=lam).scores(X, kernel)
     blocks = _random_partition(60, np.random.default_rng(seed))
     dac = DACRLSSampler(lam=lam, n_jobs=1).scores_for_partition(X, kernel, blocks)
-    assert np.all(dac >= exact - 1e-10)                                          # Corollary 1
+    assert np.all(dac >= exact - 1e-10)  # Corollary 1
 
 
 def test_dac_one_block_equals_exact_and_singletons_give_kii_over_kii_plus_lambda(X_small):
@@ -130,7 +132,7 @@ def test_two_pass_scores_underestimate_exact_and_equal_it_with_every_point():
     exact = ExactRLSSampler(lam=lam).scores(X, kernel)
     for seed in range(3):
         approx = TwoPassRLSSampler(lam=lam, n_first=30).scores(X, kernel, random_state=seed)
-        assert np.all(approx <= exact + 1e-9)    # K̃ ⪯ K and A ↦ A(A+λI)⁻¹ is operator monotone
+        assert np.all(approx <= exact + 1e-9)  # K̃ ⪯ K and A ↦ A(A+λI)⁻¹ is operator monotone
         assert approx.sum() > 0.5 * exact.sum()
     full = TwoPassRLSSampler(lam=lam, n_first=150).scores(X, kernel, random_state=0)
     np.testing.assert_allclose(full, exact, atol=1e-7)
@@ -176,8 +178,9 @@ def test_recursive_adaptive_mode_and_parallel_rows_are_deterministic():
     assert len(np.unique(a.indices)) == 40
     # the default (adaptive λ, levels down to ⌈√n⌉ = 30) equals the dense reference
     scores = RecursiveRLSSampler().scores(X, kernel, random_state=0)
-    np.testing.assert_allclose(scores, _reference_recursive(kernel(X), 30, "adaptive", 0),
-                               rtol=1e-7, atol=1e-9)
+    np.testing.assert_allclose(
+        scores, _reference_recursive(kernel(X), 30, "adaptive", 0), rtol=1e-7, atol=1e-9
+    )
 
 
 def test_inverse_mean_norm_rule_equals_its_number(X_small):

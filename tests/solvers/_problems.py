@@ -1,4 +1,5 @@
 """Small random problems shared by the solver tests."""
+
 import numpy as np
 
 

@@ -1,4 +1,5 @@
 """Bad input gets a clear error naming the argument (never a Numba typing error)."""
+
 import numpy as np
 import pytest
 

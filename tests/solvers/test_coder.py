@@ -47,8 +47,9 @@ def test_top_level_export_and_sklearn_layout(problem):
         sparsekit.SparseCoder(dictionary, solver_params={"n_nonzero_coefs": 4}).fit(X).transform(X)
     )
     assert codes.shape == (4, 50)
-    np.testing.assert_allclose(codes, orthogonal_mp(dictionary.T, X.T, n_nonzero_coefs=4).T,
-                               rtol=1e-8, atol=1e-12)
+    np.testing.assert_allclose(
+        codes, orthogonal_mp(dictionary.T, X.T, n_nonzero_coefs=4).T, rtol=1e-8, atol=1e-12
+    )
 
 
 def test_codes_equal_sklearn_sparse_coder(problem):
@@ -58,11 +59,16 @@ def test_codes_equal_sklearn_sparse_coder(problem):
     ours = SparseCoder(dictionary, solver="omp", solver_params={"n_nonzero_coefs": 5})
     np.testing.assert_allclose(ours.fit_transform(X), sk.fit_transform(X), rtol=1e-8, atol=1e-10)
     # transform works without fit, as in scikit-learn
-    np.testing.assert_allclose(SparseCoder(dictionary, solver_params={"n_nonzero_coefs": 5})
-                               .transform(X), sk.transform(X), rtol=1e-8, atol=1e-10)
+    np.testing.assert_allclose(
+        SparseCoder(dictionary, solver_params={"n_nonzero_coefs": 5}).transform(X),
+        sk.transform(X),
+        rtol=1e-8,
+        atol=1e-10,
+    )
     codes = ours.transform(X)
-    np.testing.assert_allclose(ours.inverse_transform(codes), sk.inverse_transform(codes),
-                               rtol=1e-12)
+    np.testing.assert_allclose(
+        ours.inverse_transform(codes), sk.inverse_transform(codes), rtol=1e-12
+    )
 
 
 def test_in_a_pipeline(problem):
@@ -78,12 +84,15 @@ def test_in_a_pipeline(problem):
     assert (np.count_nonzero(codes, axis=1) == 3).all()
 
 
-@pytest.mark.parametrize("name,params", [
-    ("omp", {"n_nonzero_coefs": 5}),
-    ("mp", {"max_iter": 12}),
-    ("nn-omp", {"n_nonzero_coefs": 5}),
-    ("frank-wolfe", {"beta": 3.0, "max_iter": 30}),
-])
+@pytest.mark.parametrize(
+    "name,params",
+    [
+        ("omp", {"n_nonzero_coefs": 5}),
+        ("mp", {"max_iter": 12}),
+        ("nn-omp", {"n_nonzero_coefs": 5}),
+        ("frank-wolfe", {"beta": 3.0, "max_iter": 30}),
+    ],
+)
 def test_coder_equals_solver(registry, problem, name, params):
     dictionary, X = problem
     coder = sparsekit.SparseCoder(dictionary, solver=name, solver_params=params, registry=registry)
@@ -92,8 +101,9 @@ def test_coder_equals_solver(registry, problem, name, params):
     np.testing.assert_allclose(coder.transform(X), direct.coef.T, rtol=1e-12, atol=1e-14)
     assert coder.n_components_ == 50 and coder.n_features_in_ == 30
     assert (coder.gram_ is not None) == (name != "frank-wolfe")
-    np.testing.assert_allclose(coder.inverse_transform(coder.transform(X)),
-                               (dictionary.T @ direct.coef).T, rtol=1e-12)
+    np.testing.assert_allclose(
+        coder.inverse_transform(coder.transform(X)), (dictionary.T @ direct.coef).T, rtol=1e-12
+    )
 
 
 def test_coder_params_and_solver_object(registry, problem):
@@ -141,7 +151,10 @@ def test_dtype_follows_x(solver):
     assert got64.dtype == np.float64 and got32.dtype == np.float32
     np.testing.assert_allclose(got64, x, rtol=1e-10, atol=1e-12)
     np.testing.assert_allclose(got32, x, rtol=1e-4, atol=1e-5)
-    got = SparseCoder(D.astype(np.float32), solver=solver,
-                      solver_params={"n_nonzero_coefs": 2}).fit(X).transform(X)
+    got = (
+        SparseCoder(D.astype(np.float32), solver=solver, solver_params={"n_nonzero_coefs": 2})
+        .fit(X)
+        .transform(X)
+    )
     assert got.dtype == np.float64
     np.testing.assert_allclose(got, x, rtol=1e-6, atol=1e-6)

@@ -109,14 +109,12 @@ def test_theorem_rates_reject_out_of_hypothesis_values():
 
 
 def test_generators():
-    D, Y, X = make_sparse_coding_problem(50, 80, 4, n_signals=6, random_state=0,
-                                         dtype=np.float32)
+    D, Y, X = make_sparse_coding_problem(50, 80, 4, n_signals=6, random_state=0, dtype=np.float32)
     assert D.dtype == np.float32 and Y.dtype == np.float32
     np.testing.assert_allclose(np.linalg.norm(D, axis=0), 1, rtol=1e-6)
     assert ((X != 0).sum(axis=0) == 4).all()
     np.testing.assert_allclose(Y, D @ X, rtol=1e-6)
-    D2, _, X2 = make_sparse_coding_problem(50, 80, 4, n_signals=6, random_state=0,
-                                           dtype=np.float32)
+    D2, _, X2 = make_sparse_coding_problem(50, 80, 4, n_signals=6, random_state=0, dtype=np.float32)
     np.testing.assert_array_equal(D, D2)
     np.testing.assert_array_equal(X, X2)
     assert gaussian_dictionary(10, 20, random_state=1).shape == (10, 20)

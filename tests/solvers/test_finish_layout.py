@@ -1,5 +1,6 @@
 """OMP and NNOMP results in the public layout: coefficients scattered straight into a
 C-contiguous (n_atoms, n_signals) array that ``finish`` returns without a transposing copy."""
+
 import numpy as np
 import pytest
 from scipy.optimize import nnls
@@ -37,8 +38,7 @@ def test_omp_layout_and_values(dtype, order, precompute):
     res = OMP(n_nonzero_coefs=4, precompute=precompute).solve(D, Y)
     assert res.coef.shape == (50, 30) and res.coef.dtype == dtype and res.coef.flags.c_contiguous
     assert res.support.shape == (4, 30) and res.support.flags.c_contiguous
-    ref = orthogonal_mp(D.astype(np.float64), np.asarray(Y, dtype=np.float64),
-                        n_nonzero_coefs=4)
+    ref = orthogonal_mp(D.astype(np.float64), np.asarray(Y, dtype=np.float64), n_nonzero_coefs=4)
     tol = 1e-10 if dtype == np.float64 else 1e-3
     np.testing.assert_allclose(res.coef, ref, rtol=tol, atol=tol)
     one = OMP(n_nonzero_coefs=4, precompute=precompute).solve(D, Y[:, 3])

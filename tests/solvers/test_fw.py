@@ -189,10 +189,13 @@ def _issue_case(rng, n_features, n_atoms, m):
 
 
 @pytest.mark.parametrize("step", ["line-search", "2/(k+2)"])
-@pytest.mark.parametrize("shape, m, condition", [
-    ((1000, 2000), 3, "erc"),          # 3-sparse on a 1000 x 2000 Gaussian dictionary
-    ((400, 800), 2, "coherence"),      # m < (1/mu + 1)/2 checked on the whole dictionary
-])
+@pytest.mark.parametrize(
+    "shape, m, condition",
+    [
+        ((1000, 2000), 3, "erc"),  # 3-sparse on a 1000 x 2000 Gaussian dictionary
+        ((400, 800), 2, "coherence"),  # m < (1/mu + 1)/2 checked on the whole dictionary
+    ],
+)
 def test_support_stays_inside_the_true_support(step, shape, m, condition):
     """Theorem 4 (Cherfaoui thesis §5.3; Tropp 2004, Thm 3.1): under the exact recovery
     condition, or m < (1/mu + 1)/2, every selected atom is in the support of y, for any step

@@ -1,5 +1,6 @@
 """The residual strategy's per-iteration products: skinny ones on one BLAS thread, while the
 step (the library's own threads) runs outside the limit."""
+
 import numpy as np
 import pytest
 
@@ -7,8 +8,9 @@ from sparsekit._threads import blas_limit, blas_threads, effective_n_jobs
 from sparsekit.solvers._driver import run_correlation_steps
 
 
-@pytest.mark.parametrize("n_active,n_atoms,expected", [(1, 100, 1), (30, 100, 1), (200, 40, 1),
-                                                       (200, 100, 2)])
+@pytest.mark.parametrize(
+    "n_active,n_atoms,expected", [(1, 100, 1), (30, 100, 1), (200, 40, 1), (200, 100, 2)]
+)
 def test_skinny_correlations_run_on_one_blas_thread(monkeypatch, n_active, n_atoms, expected):
     with blas_limit(2):
         if blas_threads() < 2:

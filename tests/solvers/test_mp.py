@@ -35,8 +35,9 @@ def test_matches_reference_and_never_increases(problem, precompute):
         np.testing.assert_allclose(res.coef[:, j], x, rtol=1e-9, atol=1e-12)
         np.testing.assert_allclose(res.residual_norms[:, j], norms, rtol=1e-7, atol=1e-12)
     assert (np.diff(res.residual_norms, axis=0) <= 1e-12).all()
-    np.testing.assert_allclose(res.residual_norms[-1], np.linalg.norm(Y - D @ res.coef, axis=0),
-                               rtol=1e-7)
+    np.testing.assert_allclose(
+        res.residual_norms[-1], np.linalg.norm(Y - D @ res.coef, axis=0), rtol=1e-7
+    )
     # MP may select an atom again (OMP never does)
     assert any(len(set(res.support[:, j])) < 40 for j in range(Y.shape[1]))
 
@@ -53,7 +54,7 @@ def test_non_unit_atoms_use_normalised_selection(problem):
 @pytest.mark.parametrize("precompute", [True, False])
 def test_tolerance_and_batch_equals_single(problem, precompute):
     D, Y = problem
-    tol = 0.2 * float(np.min(np.sum(Y ** 2, axis=0)))
+    tol = 0.2 * float(np.min(np.sum(Y**2, axis=0)))
     solver = MatchingPursuit(max_iter=500, tol=tol, precompute=precompute)
     batch = solver.solve(D, Y)
     assert (batch.stop_reason == "tol").all()

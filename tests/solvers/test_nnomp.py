@@ -40,8 +40,11 @@ def test_matches_reference_nnls(problem):
         x, S = reference_nnomp(D, Y[:, j], 25)
         assert res.support[: res.n_iter[j], j].tolist() == S
         np.testing.assert_allclose(res.coef[:, j], x, rtol=1e-8, atol=1e-10)
-        np.testing.assert_allclose(res.residual_norms[res.n_iter[j], j],
-                                   np.linalg.norm(Y[:, j] - D @ res.coef[:, j]), rtol=1e-6)
+        np.testing.assert_allclose(
+            res.residual_norms[res.n_iter[j], j],
+            np.linalg.norm(Y[:, j] - D @ res.coef[:, j]),
+            rtol=1e-6,
+        )
 
 
 def test_stops_when_no_atom_correlates_positively(problem):
@@ -75,8 +78,9 @@ def test_batch_equals_single_and_float32(problem):
     solver = NonNegativeOMP(n_nonzero_coefs=10)
     batch = solver.solve(D, Y)
     for j in range(3):
-        np.testing.assert_allclose(solver.solve(D, Y[:, j]).coef, batch.coef[:, j], rtol=1e-12,
-                                   atol=1e-14)
+        np.testing.assert_allclose(
+            solver.solve(D, Y[:, j]).coef, batch.coef[:, j], rtol=1e-12, atol=1e-14
+        )
     r32 = solver.solve(D.astype(np.float32), Y.astype(np.float32))
     assert r32.coef.dtype == np.float32 and (r32.coef >= 0).all()
     np.testing.assert_allclose(r32.coef, batch.coef, atol=2e-3)

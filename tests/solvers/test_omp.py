@@ -27,14 +27,15 @@ def test_matches_sklearn_by_count(problem, precompute, k):
     np.testing.assert_allclose(res.coef, ref, rtol=1e-8, atol=1e-12)
     assert (res.n_iter == k).all()
     # the reported residual is the true one
-    np.testing.assert_allclose(res.residual_norms[k], np.linalg.norm(Y - D @ res.coef, axis=0),
-                               rtol=1e-7)
+    np.testing.assert_allclose(
+        res.residual_norms[k], np.linalg.norm(Y - D @ res.coef, axis=0), rtol=1e-7
+    )
 
 
 @pytest.mark.parametrize("precompute", [True, False])
 def test_matches_sklearn_by_tolerance(problem, precompute):
     D, Y = problem
-    tol = 0.3 * float(np.min(np.sum(Y ** 2, axis=0)))
+    tol = 0.3 * float(np.min(np.sum(Y**2, axis=0)))
     res = OMP(tol=tol, precompute=precompute).solve(D, Y)
     ref = orthogonal_mp(D, Y, tol=tol)
     np.testing.assert_allclose(res.coef, ref, rtol=1e-8, atol=1e-12)
@@ -53,9 +54,9 @@ def test_precomputed_gram_matches_sklearn_gram(problem):
     res = OMP(n_nonzero_coefs=7).solve(D, Y, gram=G)
     ref = orthogonal_mp_gram(G, D.T @ Y, n_nonzero_coefs=7)
     np.testing.assert_allclose(res.coef, ref, rtol=1e-8, atol=1e-12)
-    tol = 0.5 * float(np.min(np.sum(Y ** 2, axis=0)))
+    tol = 0.5 * float(np.min(np.sum(Y**2, axis=0)))
     res = OMP(tol=tol).solve(D, Y, gram=G)
-    ref = orthogonal_mp_gram(G, D.T @ Y, tol=tol, norms_squared=np.sum(Y ** 2, axis=0))
+    ref = orthogonal_mp_gram(G, D.T @ Y, tol=tol, norms_squared=np.sum(Y**2, axis=0))
     np.testing.assert_allclose(res.coef, ref, rtol=1e-8, atol=1e-12)
 
 
@@ -112,8 +113,9 @@ def test_batched_equals_one_at_a_time(problem, precompute):
 def test_float32_kept_and_close_to_float64(problem, precompute):
     D, Y = problem
     r64 = OMP(n_nonzero_coefs=5, precompute=precompute).solve(D, Y)
-    r32 = OMP(n_nonzero_coefs=5, precompute=precompute).solve(D.astype(np.float32),
-                                                             Y.astype(np.float32))
+    r32 = OMP(n_nonzero_coefs=5, precompute=precompute).solve(
+        D.astype(np.float32), Y.astype(np.float32)
+    )
     assert r32.coef.dtype == np.float32 and r32.residual_norms.dtype == np.float32
     np.testing.assert_array_equal(r32.support, r64.support)
     np.testing.assert_allclose(r32.coef, r64.coef, rtol=1e-3, atol=1e-4)
@@ -128,8 +130,11 @@ def test_n_nonzero_above_the_number_of_atoms_raises_as_scikit_learn():
     with pytest.raises(ValueError):
         orthogonal_mp(D, y, n_nonzero_coefs=7)
     for solver in (OMP(n_nonzero_coefs=7), NonNegativeOMP(n_nonzero_coefs=7)):
-        with pytest.raises(ValueError, match=r"n_nonzero_coefs=7 is larger than the number of "
-                                             r"atoms \(6"):
+        with pytest.raises(
+            ValueError,
+            match=r"n_nonzero_coefs=7 is larger than the number of "
+            r"atoms \(6",
+        ):
             solver.solve(D, y)
     assert OMP(n_nonzero_coefs=6).solve(D, y).n_iter == 6  # the bound itself is fine
 
@@ -150,8 +155,9 @@ def test_duplicate_column_stops_prematurely_with_warning(precompute):
     with pytest.warns(PrematureStopWarning, match="1 signal"):
         res = OMP(n_nonzero_coefs=4, precompute=precompute).solve(D, y)
     assert res.n_iter == 3
-    np.testing.assert_allclose(D @ res.coef, D[:, :3] @ np.linalg.lstsq(D[:, :3], y, rcond=None)[0],
-                               atol=1e-10)
+    np.testing.assert_allclose(
+        D @ res.coef, D[:, :3] @ np.linalg.lstsq(D[:, :3], y, rcond=None)[0], atol=1e-10
+    )
 
 
 @pytest.mark.parametrize("precompute", [True, False])

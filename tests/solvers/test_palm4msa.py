@@ -1,4 +1,5 @@
 """Palm4MSA and hierarchical Palm4MSA: oracles, monotone safeguard, registry, bad input."""
+
 import numpy as np
 import pytest
 from scipy.linalg import hadamard
@@ -27,7 +28,8 @@ def test_registered_and_protocols():
     assert type(old) is type(palm) and old.n_iter == 7
     with pytest.warns(DeprecationWarning, match="factorizer"):
         assert type(sparsekit.default_registry().get("solver", "hierarchical")) is type(
-            sparsekit.get_factorizer("hierarchical-palm4msa"))
+            sparsekit.get_factorizer("hierarchical-palm4msa")
+        )
     with pytest.raises(UnknownComponentError, match="Did you mean 'palm4msa'"):
         sparsekit.get_solver("palm4mas")
     with pytest.raises(UnknownComponentError, match="Did you mean 'palm4msa'"):
@@ -42,14 +44,17 @@ def test_exact_product_is_recovered_from_its_support():
     S1 = rng.standard_normal((12, 8)) * (rng.random((12, 8)) < 0.3)
     S2 = rng.standard_normal((8, 10)) * (rng.random((8, 10)) < 0.3)
     M = S1 @ S2
-    cons = [sparsekit.get_projection("support", mask=S1 != 0),
-            sparsekit.get_projection("support", mask=S2 != 0)]
+    cons = [
+        sparsekit.get_projection("support", mask=S1 != 0),
+        sparsekit.get_projection("support", mask=S2 != 0),
+    ]
     res = sparsekit.get_solver("palm4msa", n_iter=3000, tol=0).factorize(M, cons)
     assert res.relative_error < 1e-6
     np.testing.assert_allclose(res.factors.toarray(), M, atol=1e-5 * np.abs(M).max())
     # the objective is the squared Frobenius error of the returned operator
-    assert res.objective[-1] == pytest.approx(np.linalg.norm(M - res.factors.toarray()) ** 2,
-                                              rel=1e-6, abs=1e-20)
+    assert res.objective[-1] == pytest.approx(
+        np.linalg.norm(M - res.factors.toarray()) ** 2, rel=1e-6, abs=1e-20
+    )
 
 
 def test_safeguard_objective_never_increases_and_factors_satisfy_constraints():
@@ -71,8 +76,7 @@ def test_first_iteration_from_default_init_is_a_projected_gradient_step():
     """With the default init (identities, zero right-most factor) the first sweep sets the
     right-most factor to P(U / 1.001) and then λ by its closed form."""
     M = np.random.default_rng(2).standard_normal((6, 6))
-    cons = [sparsekit.get_projection("identity", shape=(6, 6)),
-            splincol((6, 6), 2)]
+    cons = [sparsekit.get_projection("identity", shape=(6, 6)), splincol((6, 6), 2)]
     res = sparsekit.get_solver("palm4msa", n_iter=1, tol=0).factorize(M, cons)
     S2 = cons[1](M / 1.001)
     # then S1 is updated from the identity with L = I, R = S2, λ = 1
@@ -90,8 +94,9 @@ def test_left_to_right_and_float32():
     res = sparsekit.get_solver("palm4msa", n_iter=30, update_way="left-to-right").factorize(M, cons)
     assert res.factors.dtype == np.float32 and res.factors.shape == (16, 24)
     assert res.relative_error < 0.9
-    rt = sparsekit.get_solver("palm4msa", n_iter=30).factorize(M.T, [splincol((24, 16), 2, 3),
-                                                                     splincol((16, 16), 3)])
+    rt = sparsekit.get_solver("palm4msa", n_iter=30).factorize(
+        M.T, [splincol((24, 16), 2, 3), splincol((16, 16), 3)]
+    )
     # left-to-right on M is right-to-left on M^T
     np.testing.assert_allclose(res.factors.toarray(), rt.factors.toarray().T, atol=1e-5)
 
@@ -104,8 +109,11 @@ def test_warm_start_and_constant_factor():
     res = sparsekit.get_solver("palm4msa", n_iter=20).factorize(M, cons)
     np.testing.assert_allclose(res.factors.factors[0].toarray(), D)
     again = sparsekit.get_solver("palm4msa", n_iter=1, tol=0, safeguard=True).factorize(
-        M, cons, init_factors=[F.toarray() for F in res.factors.factors],
-        init_scale=res.factors.scale)
+        M,
+        cons,
+        init_factors=[F.toarray() for F in res.factors.factors],
+        init_scale=res.factors.scale,
+    )
     assert again.objective[0] <= res.objective[-1] * (1 + 1e-12)
 
 
@@ -191,7 +199,7 @@ def test_step_size_norms_are_accurate_with_clustered_spectra_and_warm_starts():
     warm = np.zeros(32)
     warm[:16] = rng.standard_normal(16)
     vectors = {"k": warm / np.linalg.norm(warm)}
-    assert _sq_norm2(A, "k", vectors) == pytest.approx(1.0005 ** 2, rel=1e-6)
+    assert _sq_norm2(A, "k", vectors) == pytest.approx(1.0005**2, rel=1e-6)
     # a slowly moving, clustered operator, warm-started call after call (as within Palm4MSA)
     U0 = ortho_group.rvs(64, random_state=3)
     vectors = {}

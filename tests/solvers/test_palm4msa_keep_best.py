@@ -1,4 +1,5 @@
 """Palm4MSA's keep_best option: the returned factors are the best iterate, the last one is kept."""
+
 import numpy as np
 import pytest
 
@@ -18,7 +19,7 @@ def test_keep_best_returns_the_lowest_iterate_and_the_last_one_in_extra():
     assert h.argmin() < h.size - 1  # the objective went up after its minimum (splincol)
     best = sparsekit.get_solver("palm4msa", n_iter=40, tol=0, keep_best=True).factorize(M, cons)
     # the same iterations, then the returned iterate's objective
-    np.testing.assert_allclose(best.objective[:h.size], h, rtol=1e-12)
+    np.testing.assert_allclose(best.objective[: h.size], h, rtol=1e-12)
     err = float(np.sum((M - best.factors.toarray()) ** 2))
     assert err == pytest.approx(h.min(), rel=1e-9)
     assert best.objective[-1] == pytest.approx(h.min(), rel=1e-12)
@@ -32,10 +33,12 @@ def test_keep_best_includes_the_warm_start():
     f0 = float(np.sum((M - start.toarray()) ** 2))
     init = [S.toarray() for S in start.factors]
     plain = sparsekit.get_solver("palm4msa", n_iter=5, tol=0).factorize(
-        M, cons, init_factors=init, init_scale=start.scale)
+        M, cons, init_factors=init, init_scale=start.scale
+    )
     assert plain.objective.min() > f0  # every iteration from this start is worse
     res = sparsekit.get_solver("palm4msa", n_iter=5, tol=0, keep_best=True).factorize(
-        M, cons, init_factors=init, init_scale=start.scale)
+        M, cons, init_factors=init, init_scale=start.scale
+    )
     np.testing.assert_allclose(res.factors.toarray(), start.toarray(), atol=1e-12)
     assert res.objective[-1] == pytest.approx(f0, rel=1e-12)
     np.testing.assert_allclose(res.extra["last"].toarray(), plain.factors.toarray(), atol=1e-12)

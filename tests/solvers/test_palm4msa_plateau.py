@@ -1,4 +1,5 @@
 """A flat Palm4MSA fit that stops by ``tol`` on a plateau, far from its target, says so."""
+
 import warnings
 
 import numpy as np
@@ -15,8 +16,11 @@ def _butterfly_constraints(n=32, n_factors=5, k=2):
 
 def test_flat_hadamard_32_stopping_by_tol_on_a_plateau_warns():
     H = hadamard(32).astype(float)
-    with pytest.warns(PlateauWarning, match=r"stopped by tol=1e-06 after 3 of n_iter=200 "
-                                            r"iterations with relative error 0\.968"):
+    with pytest.warns(
+        PlateauWarning,
+        match=r"stopped by tol=1e-06 after 3 of n_iter=200 "
+        r"iterations with relative error 0\.968",
+    ):
         res = sparsekit.get_solver("palm4msa", n_iter=200).factorize(H, _butterfly_constraints())
     assert res.stop_reason == "tol" and res.n_iter == 3
     # the tol rule is not what holds the fit back: all 200 iterations end at the same error ...
@@ -43,9 +47,12 @@ def test_no_plateau_warning_for_a_good_fit_a_long_run_or_a_warm_start():
         # a warm start near a poor point is the caller's choice (QuicK-means refits)
         H = hadamard(32).astype(float)
         cold = sparsekit.get_solver("palm4msa", n_iter=200, tol=0).factorize(
-            H, _butterfly_constraints())
+            H, _butterfly_constraints()
+        )
         warm = sparsekit.get_solver("palm4msa", n_iter=200).factorize(
-            H, _butterfly_constraints(),
+            H,
+            _butterfly_constraints(),
             init_factors=[f.toarray() for f in cold.factors.factors],
-            init_scale=cold.factors.scale)
+            init_scale=cold.factors.scale,
+        )
         assert warm.stop_reason == "tol" and warm.relative_error > 0.5

@@ -1,4 +1,5 @@
 """Threaded row ranges (many signals, several threads) agree with one signal on one thread."""
+
 import numpy as np
 import pytest
 
@@ -19,14 +20,17 @@ def problem():
     return unit_gaussian(rng, 12, 20), rng.standard_normal((12, N_SIG))
 
 
-@pytest.mark.parametrize("make", [
-    lambda: OMP(n_nonzero_coefs=4, precompute=False, return_path=True),
-    lambda: OMP(n_nonzero_coefs=4, precompute=True, return_path=True),
-    lambda: MatchingPursuit(max_iter=6, precompute=False),
-    lambda: MatchingPursuit(max_iter=6, precompute=True),
-    lambda: NonNegativeOMP(n_nonzero_coefs=4),
-    lambda: FrankWolfe(beta=5.0, max_iter=8),
-])
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: OMP(n_nonzero_coefs=4, precompute=False, return_path=True),
+        lambda: OMP(n_nonzero_coefs=4, precompute=True, return_path=True),
+        lambda: MatchingPursuit(max_iter=6, precompute=False),
+        lambda: MatchingPursuit(max_iter=6, precompute=True),
+        lambda: NonNegativeOMP(n_nonzero_coefs=4),
+        lambda: FrankWolfe(beta=5.0, max_iter=8),
+    ],
+)
 def test_parallel_batch_equals_serial_single(problem, make):
     D, Y = problem
     batch = make().solve(D, Y)
@@ -34,18 +38,22 @@ def test_parallel_batch_equals_serial_single(problem, make):
         one = make().solve(D, Y[:, j])
         np.testing.assert_allclose(batch.coef[:, j], one.coef, rtol=1e-12, atol=1e-14)
         np.testing.assert_array_equal(batch.support[:, j], one.support)
-        np.testing.assert_allclose(batch.residual_norms[:, j], one.residual_norms, rtol=1e-10,
-                                   atol=1e-14)
+        np.testing.assert_allclose(
+            batch.residual_norms[:, j], one.residual_norms, rtol=1e-10, atol=1e-14
+        )
         if batch.path is not None:
             np.testing.assert_allclose(batch.path[..., j], one.path, rtol=1e-12, atol=1e-14)
 
 
-@pytest.mark.parametrize("make", [
-    lambda: OMP(n_nonzero_coefs=4, precompute=False),
-    lambda: OMP(n_nonzero_coefs=4, precompute=True),
-    lambda: NonNegativeOMP(n_nonzero_coefs=4),
-    lambda: FrankWolfe(beta=5.0, max_iter=8),
-])
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: OMP(n_nonzero_coefs=4, precompute=False),
+        lambda: OMP(n_nonzero_coefs=4, precompute=True),
+        lambda: NonNegativeOMP(n_nonzero_coefs=4),
+        lambda: FrankWolfe(beta=5.0, max_iter=8),
+    ],
+)
 def test_thread_count_does_not_change_the_result(problem, make, monkeypatch):
     """Every signal is solved by one thread, so 1 or 2 threads give identical bits; the
     2-thread run really splits the signals over ranges (counted through the kernel calls)."""

@@ -1,5 +1,6 @@
 """OMP and NN-OMP paths that other tests leave out: many signals on the parallel kernels and in
 several chunks, both stopping rules at once, NN-OMP's tolerance."""
+
 import numpy as np
 import pytest
 from sklearn.linear_model import orthogonal_mp
@@ -34,13 +35,18 @@ def problem():
 
 def sklearn_by_count(D, Y, counts):
     """scikit-learn's OMP codes with a per-signal number of atoms."""
-    return np.column_stack([orthogonal_mp(D, Y[:, j], n_nonzero_coefs=int(k)) if k else
-                            np.zeros(D.shape[1]) for j, k in enumerate(counts)])
+    return np.column_stack(
+        [
+            orthogonal_mp(D, Y[:, j], n_nonzero_coefs=int(k)) if k else np.zeros(D.shape[1])
+            for j, k in enumerate(counts)
+        ]
+    )
 
 
 @pytest.mark.parametrize("precompute, factor_signals", [(True, None), (False, None), (False, 70)])
-def test_many_signals_with_tolerance_equal_scikit_learn(monkeypatch, problem, precompute,
-                                                        factor_signals):
+def test_many_signals_with_tolerance_equal_scikit_learn(
+    monkeypatch, problem, precompute, factor_signals
+):
     # tol lets signals finish at different iterations, so the parallel step kernels run on
     # subsets of the rows; factor_signals cuts the residual form into chunks of 70 signals
     D, Y = problem
@@ -51,7 +57,7 @@ def test_many_signals_with_tolerance_equal_scikit_learn(monkeypatch, problem, pr
     res = OMP(tol=tol, precompute=precompute).solve(D, Y)
     ref = orthogonal_mp(D, Y, tol=tol)
     np.testing.assert_allclose(res.coef, ref, rtol=1e-8, atol=1e-10)
-    assert len(set(res.n_iter.tolist())) > 5                      # stops at many iterations
+    assert len(set(res.n_iter.tolist())) > 5  # stops at many iterations
     r2 = np.sum((Y - D @ res.coef) ** 2, axis=0)
     assert (r2 <= tol * (1 + 1e-10)).all() and (res.stop_reason == "tol").all()
 
@@ -63,7 +69,7 @@ def test_tolerance_and_count_together_stop_at_whichever_comes_first(problem, pre
     res = OMP(n_nonzero_coefs=k_max, tol=tol, precompute=precompute).solve(D, Y)
     by_tol = np.count_nonzero(orthogonal_mp(D, Y, tol=tol), axis=0)
     counts = np.minimum(by_tol, k_max)
-    assert (by_tol < k_max).any() and (by_tol > k_max).any()       # both rules decide somewhere
+    assert (by_tol < k_max).any() and (by_tol > k_max).any()  # both rules decide somewhere
     np.testing.assert_array_equal(res.n_iter, counts)
     np.testing.assert_allclose(res.coef, sklearn_by_count(D, Y, counts), rtol=1e-8, atol=1e-10)
     stopped_by_tol = by_tol <= k_max

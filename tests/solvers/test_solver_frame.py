@@ -2,6 +2,7 @@
 (``_solve_residual`` / ``_solve_gram``) gets the validation, the layouts, the choice of form and
 the warnings; a third-party solver written against the older protocol (its own ``solve``)
 keeps working."""
+
 import numbers
 import warnings
 
@@ -101,8 +102,10 @@ def test_a_plugin_solver_supplies_its_mathematics_and_gets_the_layouts(problem):
         x, support = thresholding(D, Y[:, j], 3)
         np.testing.assert_allclose(res.coef[:, j], x, rtol=1e-10, atol=1e-12)
         assert res.support[:, j].tolist() == support.tolist()
-        np.testing.assert_allclose(res.residual_norms[[0, 3], j],
-                                   [np.linalg.norm(Y[:, j]), np.linalg.norm(Y[:, j] - D @ x)])
+        np.testing.assert_allclose(
+            res.residual_norms[[0, 3], j],
+            [np.linalg.norm(Y[:, j]), np.linalg.norm(Y[:, j] - D @ x)],
+        )
     one = Thresholding(k=3).solve(D, Y[:, 1])
     assert one.coef.shape == (30,) and one.n_iter == 3 and one.stop_reason == "max_iter"
     np.testing.assert_allclose(one.coef, res.coef[:, 1], rtol=1e-12, atol=1e-14)
@@ -129,7 +132,7 @@ def test_a_plugin_solver_gets_the_input_and_parameter_checks(problem):
     with pytest.raises(ValueError, match="thresholding does not use a Gram matrix"):
         solver.solve(D, Y, gram=D.T @ D)
     assert not Thresholding.accepts_gram
-    solver.k = -1                           # set after construction: checked at the solve
+    solver.k = -1  # set after construction: checked at the solve
     with pytest.raises(ValueError, match="k must be > 0"):
         solver.solve(D, Y)
 
@@ -149,11 +152,14 @@ def test_the_shared_parameters_are_checked_for_a_plugin(problem):
     D, Y = problem
     res = CountThresholding(n_nonzero_coefs=5).solve(D, Y)
     assert res.support.shape == (5, 4)
-    assert CountThresholding().solve(D, Y).support.shape == (3, 4)     # 10% of 30 atoms
+    assert CountThresholding().solve(D, Y).support.shape == (3, 4)  # 10% of 30 atoms
     # with tol alone, at most min(n_atoms, n_features) = 20 atoms (the rank of D)
     assert CountThresholding(tol=0.5).solve(D, Y).support.shape == (20, 4)
-    with pytest.raises(ValueError, match=r"n_nonzero_coefs=31 is larger than the number of "
-                                         r"atoms \(30"):
+    with pytest.raises(
+        ValueError,
+        match=r"n_nonzero_coefs=31 is larger than the number of "
+        r"atoms \(30",
+    ):
         CountThresholding(n_nonzero_coefs=31).solve(D, Y)
     with pytest.raises(TypeError, match="n_nonzero_coefs must be an integer"):
         CountThresholding(n_nonzero_coefs=2.5).solve(D, Y)
@@ -179,8 +185,7 @@ def test_a_gram_only_solver_accepts_a_checked_gram(problem):
     np.testing.assert_allclose(coder.transform(Y.T), ref.coef.T, rtol=1e-12, atol=1e-14)
 
 
-@pytest.mark.parametrize("precompute, form", [(True, "gram"), (False, None),
-                                              ("auto", "gram")])
+@pytest.mark.parametrize("precompute, form", [(True, "gram"), (False, None), ("auto", "gram")])
 def test_a_solver_with_both_forms_chooses_by_precompute(problem, precompute, form):
     D, Y = problem
     # "auto": 30 atoms < 4 signals x 10 steps, so building D^T D pays
@@ -202,8 +207,9 @@ def test_premature_stops_warn_at_the_callers_line(problem):
             out.status[1] = _cpu.STOP_DEPENDENT
             return out
 
-    with pytest.warns(PrematureStopWarning,
-                      match="THRESHOLDING ended prematurely for 1 signal") as rec:
+    with pytest.warns(
+        PrematureStopWarning, match="THRESHOLDING ended prematurely for 1 signal"
+    ) as rec:
         res = Stops(k=2).solve(D, Y)
     assert rec[0].filename == __file__
     assert res.stop_reason[1] == "linear_dependence"
@@ -211,7 +217,7 @@ def test_premature_stops_warn_at_the_callers_line(problem):
         Stops(k=2).solve(D, Y)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        Thresholding(k=2).solve(D, Y)    # no premature_stops: no warning
+        Thresholding(k=2).solve(D, Y)  # no premature_stops: no warning
 
 
 def test_a_subclass_without_mathematics_is_a_type_error(problem):
@@ -293,9 +299,16 @@ def test_a_solver_overriding_solve_keeps_working(problem):
     res = solver.solve(D, Y)
     assert list(res.stop_reason) == ["tol"] * 4
     for j in range(4):
-        ref = Lasso(alpha=0.5 / 20, fit_intercept=False, tol=1e-14,
-                    max_iter=100_000).fit(D, Y[:, j]).coef_
+        ref = (
+            Lasso(alpha=0.5 / 20, fit_intercept=False, tol=1e-14, max_iter=100_000)
+            .fit(D, Y[:, j])
+            .coef_
+        )
         np.testing.assert_allclose(res.coef[:, j], ref, atol=1e-7)
-    codes = SparseCoder(D.T, solver="old-fista", registry=reg,
-                        solver_params={"alpha": 0.5, "max_iter": 20000, "tol": 1e-12})
+    codes = SparseCoder(
+        D.T,
+        solver="old-fista",
+        registry=reg,
+        solver_params={"alpha": 0.5, "max_iter": 20000, "tol": 1e-12},
+    )
     np.testing.assert_allclose(codes.fit_transform(Y.T), res.coef.T, atol=1e-12)

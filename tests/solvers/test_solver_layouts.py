@@ -2,6 +2,7 @@
 and dtypes: the selections (support, iterations, stop reasons) are equal to those of NumPy /
 SciPy brute-force solvers and scikit-learn's ``orthogonal_mp``, the coefficients agree to the
 dtype's precision, and every memory layout of the same data gives the same bits."""
+
 import numpy as np
 import pytest
 from scipy.optimize import nnls
@@ -79,8 +80,10 @@ SOLVERS = {
     "omp-gram": (lambda: OMP(n_nonzero_coefs=N_STEPS, precompute=True), brute_omp),
     "omp-residual": (lambda: OMP(n_nonzero_coefs=N_STEPS, precompute=False), brute_omp),
     "nn-omp": (lambda: NonNegativeOMP(n_nonzero_coefs=N_STEPS), brute_nnomp),
-    "frank-wolfe": (lambda: FrankWolfe(beta=20.0, max_iter=N_STEPS),
-                    lambda D, y, k: brute_fw(D, y, k, 20.0)),
+    "frank-wolfe": (
+        lambda: FrankWolfe(beta=20.0, max_iter=N_STEPS),
+        lambda D, y, k: brute_fw(D, y, k, 20.0),
+    ),
 }
 
 
@@ -90,9 +93,11 @@ def layouts(D, Y):
     wide_D[:, ::2] = D
     wide_Y = np.zeros((Y.shape[0], 3 * Y.shape[1]), dtype=Y.dtype)
     wide_Y[:, 1::3] = Y
-    return {"C": (np.ascontiguousarray(D), np.ascontiguousarray(Y)),
-            "F": (np.asfortranarray(D), np.asfortranarray(Y)),
-            "strided": (wide_D[:, ::2], wide_Y[:, 1::3])}
+    return {
+        "C": (np.ascontiguousarray(D), np.ascontiguousarray(Y)),
+        "F": (np.asfortranarray(D), np.asfortranarray(Y)),
+        "strided": (wide_D[:, ::2], wide_Y[:, 1::3]),
+    }
 
 
 FIELDS = ("coef", "support", "residual_norms", "n_iter", "stop_reason", "steps", "gaps")
@@ -116,7 +121,7 @@ def assert_same_bits(a, b):
 def problem():
     rng = np.random.default_rng(21)
     D, Y, _ = sparse_problem(rng, 40, 60, 3, 5)
-    return D, Y + 0.05 * rng.standard_normal(Y.shape)   # noisy: every step has work to do
+    return D, Y + 0.05 * rng.standard_normal(Y.shape)  # noisy: every step has work to do
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
@@ -138,10 +143,13 @@ def test_every_layout_gives_the_reference_selection_and_the_same_bits(problem, w
         assert ref.n_iter[j] == n
         assert ref.support[:n, j].tolist() == support and (ref.support[n:, j] == -1).all()
         np.testing.assert_allclose(ref.coef[:, j], x, rtol=rtol, atol=rtol * scale)
-        np.testing.assert_allclose(ref.residual_norms[n, j],
-                                   np.linalg.norm(Y[:, j].astype(np.float64) - D64 @ x),
-                                   rtol=50 * rtol, atol=rtol * np.linalg.norm(Y[:, j]))
-    one = make().solve(D, Y[:, 2])     # one 1-D signal: the signal axis dropped
+        np.testing.assert_allclose(
+            ref.residual_norms[n, j],
+            np.linalg.norm(Y[:, j].astype(np.float64) - D64 @ x),
+            rtol=50 * rtol,
+            atol=rtol * np.linalg.norm(Y[:, j]),
+        )
+    one = make().solve(D, Y[:, 2])  # one 1-D signal: the signal axis dropped
     assert one.coef.shape == (60,) and isinstance(one.n_iter, int)
     assert isinstance(one.stop_reason, str) and one.stop_reason == ref.stop_reason[2]
     assert one.support.tolist() == ref.support[:, 2].tolist()
@@ -152,10 +160,12 @@ def test_every_layout_gives_the_reference_selection_and_the_same_bits(problem, w
 def test_omp_matches_scikit_learn_in_both_dtypes_and_mixed_inputs(problem, precompute):
     D, Y = problem
     ref = orthogonal_mp(D, Y, n_nonzero_coefs=N_STEPS)
-    for Dx, Yx, dtype, rtol in [(D, Y, np.float64, 1e-10),
-                                (D.astype(np.float32), Y.astype(np.float32), np.float32, 2e-4),
-                                (D.astype(np.float32), Y, np.float64, 1e-5)]:
+    for Dx, Yx, dtype, rtol in [
+        (D, Y, np.float64, 1e-10),
+        (D.astype(np.float32), Y.astype(np.float32), np.float32, 2e-4),
+        (D.astype(np.float32), Y, np.float64, 1e-5),
+    ]:
         res = OMP(n_nonzero_coefs=N_STEPS, precompute=precompute).solve(Dx, Yx)
-        assert res.coef.dtype == dtype       # float32 kept; float32 D with float64 Y: float64
+        assert res.coef.dtype == dtype  # float32 kept; float32 D with float64 Y: float64
         np.testing.assert_array_equal(res.coef != 0, ref != 0)
         np.testing.assert_allclose(res.coef, ref, rtol=rtol, atol=rtol * np.abs(ref).max())

@@ -17,6 +17,7 @@ def gaussian_mmd2(gamma, var_p, var_q):
     E exp(-gamma (x - x')²) = 1 / sqrt(1 + 2 gamma (a + b)) for independent x ~ N(0, a),
     x' ~ N(0, b).
     """
+
     def e(a, b):
         return 1.0 / np.sqrt(1.0 + 2.0 * gamma * (a + b))
 

@@ -1,4 +1,5 @@
 """Clear errors for bad input to the MMD estimators and tests."""
+
 import numpy as np
 import pytest
 
@@ -63,10 +64,12 @@ def test_graph_kernel_given_vectors(f, XY):
 
 def test_rff_without_random_features(rng):
     G1, G2 = random_graphs(rng, 5, 0.5), random_graphs(rng, 5, 0.5)
-    for call in (lambda: mmd2_rff(G1, G2, "shortest-path"),
-                 lambda: permutation_test(G1, G2, "rff", "shortest-path"),
-                 lambda: three_sample_test(G1, G2, G1, "rff", "shortest-path"),
-                 lambda: mmd2_rff(np.ones((3, 2)), np.zeros((3, 2)), "linear")):
+    for call in (
+        lambda: mmd2_rff(G1, G2, "shortest-path"),
+        lambda: permutation_test(G1, G2, "rff", "shortest-path"),
+        lambda: three_sample_test(G1, G2, G1, "rff", "shortest-path"),
+        lambda: mmd2_rff(np.ones((3, 2)), np.zeros((3, 2)), "linear"),
+    ):
         with pytest.raises(ValueError, match="no random Fourier features.*Nyström"):
             call()
 
@@ -100,6 +103,7 @@ def test_other_bad_arguments(XY, rng):
         NystromMMD().fit(X, Y).mmd2(0, 2)
     with pytest.raises(TypeError, match="kernel_params can only be given with a kernel name"):
         from sparsekit import get_kernel
+
         mmd2_biased(X, Y, get_kernel("rbf"), kernel_params={"gamma": 1.0})
     with pytest.raises(ValueError, match="n_repetitions must be"):
         three_sample_error(lambda n, r: X, lambda n, r: Y, [5], n_repetitions=0)

@@ -1,4 +1,5 @@
 """MMD statistics with a data-dependent bandwidth at the edges of the floating range."""
+
 import numpy as np
 import pytest
 
@@ -42,9 +43,13 @@ def test_median_bandwidth_out_of_the_float64_range_names_the_data_scale(f, scale
     X = rng.normal(size=(30, 4)) * scale
     Y = rng.normal(size=(25, 4)) * scale
     exponent = "+300" if scale > 1 else "-300"
-    with pytest.raises(ValueError, match=(
+    with pytest.raises(
+        ValueError,
+        match=(
             rf"bandwidth='median' gives gamma ~ {gamma} for data at scale 1e\{exponent} "
-            r"\(largest \|x\|\), outside the float64 range.*rescale the data")):
+            r"\(largest \|x\|\), outside the float64 range.*rescale the data"
+        ),
+    ):
         f(X, Y, kernel_params=MEDIAN, **_kw(f))
 
 
@@ -52,9 +57,13 @@ def test_random_features_beyond_the_float32_range_are_refused_naming_the_scale(r
     # float32 data at 2^-140 (subnormal): frequencies ~ 1e42 are no float32, the features NaN
     X = np.ldexp(rng.normal(size=(30, 4)), -140).astype(np.float32)
     Y = np.ldexp(rng.normal(size=(25, 4)) + 0.5, -140).astype(np.float32)
-    with pytest.raises(ValueError, match=r"random Fourier features of float32 data at scale "
-                                         r"\S+ \(largest \|x\|\) are not finite.*float64"):
+    with pytest.raises(
+        ValueError,
+        match=r"random Fourier features of float32 data at scale "
+        r"\S+ \(largest \|x\|\) are not finite.*float64",
+    ):
         mmd2_rff(X, Y, kernel_params=MEDIAN, random_state=0)
     # the same points in float64 are fine
-    assert np.isfinite(mmd2_rff(X.astype(np.float64), Y.astype(np.float64),
-                                kernel_params=MEDIAN, random_state=0))
+    assert np.isfinite(
+        mmd2_rff(X.astype(np.float64), Y.astype(np.float64), kernel_params=MEDIAN, random_state=0)
+    )

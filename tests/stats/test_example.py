@@ -1,4 +1,5 @@
 """The three-sample example runs at its quick size and writes its tables and figures."""
+
 import importlib.util
 from pathlib import Path
 
@@ -15,7 +16,10 @@ def test_three_sample_example_quick(tmp_path, capsys):
     written = load("three_sample_test").main(quick=True, out=str(tmp_path))
     out = capsys.readouterr().out
     assert [Path(p).name for p in written] == [
-        "three_sample_gaussians.png", "three_sample_digits.png", "three_sample_graphs.png"]
+        "three_sample_gaussians.png",
+        "three_sample_digits.png",
+        "three_sample_graphs.png",
+    ]
     assert all(Path(p).stat().st_size > 5000 for p in written)
     for name in ("gaussians", "digits", "graphs"):
         assert f"## {name}" in out

@@ -1,4 +1,5 @@
 """MMD estimators against direct computations and their statistical properties."""
+
 import numpy as np
 import pytest
 from sklearn.metrics.pairwise import rbf_kernel
@@ -36,8 +37,9 @@ def direct(KA, KB, KAB, unbiased):
 def test_exact_equals_direct_computation(rng, unbiased, max_memory):
     A = rng.normal(size=(137, 4))
     B = rng.normal(size=(91, 4)) + 0.2
-    want = direct(rbf_kernel(A, gamma=0.3), rbf_kernel(B, gamma=0.3), rbf_kernel(A, B, gamma=0.3),
-                  unbiased)
+    want = direct(
+        rbf_kernel(A, gamma=0.3), rbf_kernel(B, gamma=0.3), rbf_kernel(A, B, gamma=0.3), unbiased
+    )
     f = mmd2_unbiased if unbiased else mmd2_biased
     got = f(A, B, "rbf", kernel_params=G, max_memory=max_memory)
     assert got == pytest.approx(want, rel=1e-12, abs=1e-14)
@@ -46,8 +48,12 @@ def test_exact_equals_direct_computation(rng, unbiased, max_memory):
 def test_exact_float32_and_kernel_object(rng):
     A = rng.normal(size=(60, 3)).astype(np.float32)
     B = rng.normal(size=(70, 3)).astype(np.float32)
-    want = direct(rbf_kernel(A.astype(float), gamma=0.3), rbf_kernel(B.astype(float), gamma=0.3),
-                  rbf_kernel(A.astype(float), B.astype(float), gamma=0.3), False)
+    want = direct(
+        rbf_kernel(A.astype(float), gamma=0.3),
+        rbf_kernel(B.astype(float), gamma=0.3),
+        rbf_kernel(A.astype(float), B.astype(float), gamma=0.3),
+        False,
+    )
     got = mmd2_biased(A, B, sparsekit.get_kernel("rbf", gamma=0.3))
     assert got == pytest.approx(want, rel=1e-5)
 
@@ -67,8 +73,8 @@ def explicit_quadratic_form(est, A, B, lam):
     support, inverse = np.unique(pool, axis=0, return_inverse=True)
     inverse = inverse.ravel()
     v = np.zeros(len(support))
-    np.add.at(v, inverse[:len(A)], 1.0 / len(A))
-    np.add.at(v, inverse[len(A):], -1.0 / len(B))
+    np.add.at(v, inverse[: len(A)], 1.0 / len(A))
+    np.add.at(v, inverse[len(A) :], -1.0 / len(B))
     Phi = est.nystroem_.transform(support)
     return v @ (Phi @ Phi.T + lam * np.eye(len(support))) @ v
 
@@ -76,12 +82,19 @@ def explicit_quadratic_form(est, A, B, lam):
 @pytest.mark.parametrize("sampler", ["uniform", "greedy-trace", "dac-rls"])
 def test_nystrom_equals_explicit_quadratic_form_with_repeated_points(rng, sampler):
     base = rng.normal(size=(40, 3))
-    A = base[rng.integers(0, 40, 70)]       # repeats inside A ...
+    A = base[rng.integers(0, 40, 70)]  # repeats inside A ...
     B = np.concatenate([base[rng.integers(0, 40, 30)], rng.normal(size=(25, 3))])  # ... and across
     lam = 0.05
     params = {"lam": 0.1} if sampler == "dac-rls" else None
-    est = NystromMMD("rbf", sampler=sampler, sampler_params=params, n_landmarks=8, lam=lam,
-                     kernel_params=G, random_state=1).fit(A, B)
+    est = NystromMMD(
+        "rbf",
+        sampler=sampler,
+        sampler_params=params,
+        n_landmarks=8,
+        lam=lam,
+        kernel_params=G,
+        random_state=1,
+    ).fit(A, B)
     assert est.mmd2() == pytest.approx(explicit_quadratic_form(est, A, B, lam), rel=1e-10)
     # merged weights: ‖v‖² over the distinct points, not 1/n_A + 1/n_B
     assert abs(est.sq_norm_v(0, 1) - (1 / 70 + 1 / 55)) > 1e-3
@@ -95,11 +108,13 @@ def test_nystrom_with_all_points_as_landmarks_tends_to_exact(rng):
         got = mmd2_nystrom(A, B, kernel_params=G, n_landmarks=95, lam=lam, random_state=0)
         assert abs(got - exact) <= tol * max(exact, 1e-3) + lam * (1 / 50 + 1 / 45) * 1.001
     assert mmd2_nystrom(A, B, kernel_params=G, n_landmarks=95, lam=1e-9) == pytest.approx(
-        exact, rel=1e-6)
+        exact, rel=1e-6
+    )
 
 
 class FixedSampler:
     """Returns the given indices of the pool as landmarks."""
+
     accepts = ("vectors", "graphs")
 
     def __init__(self, idx):
@@ -116,8 +131,9 @@ def test_lemma4_positive_on_a_common_support_where_the_nystrom_part_vanishes():
     A = np.array(a1 + a1 + a2)
     B = np.array(a1 + a2 + a2)
     lam = 1e-3
-    est = NystromMMD("rbf", sampler=FixedSampler([6]), n_landmarks=1, lam=lam,
-                     kernel_params={"gamma": 1.0}).fit(A, B, np.array(z))
+    est = NystromMMD(
+        "rbf", sampler=FixedSampler([6]), n_landmarks=1, lam=lam, kernel_params={"gamma": 1.0}
+    ).fit(A, B, np.array(z))
     assert abs(float(np.ptp(est.features_[0]))) < 1e-15
     assert est.mmd2(0, 1) == pytest.approx(lam * 2 / 9, rel=1e-9)
     assert est.mmd2(0, 1) > 0
@@ -128,8 +144,15 @@ def test_nystrom_on_graphs_with_all_landmarks_equals_exact(rng):
     A = random_graphs(rng, 14, 0.3)
     B = random_graphs(rng, 11, 0.7)
     exact = mmd2_biased(A, B, "shortest-path", kernel_params={"normalize": True})
-    got = mmd2_nystrom(A, B, "shortest-path", kernel_params={"normalize": True}, n_landmarks=25,
-                       lam=1e-12, random_state=0)
+    got = mmd2_nystrom(
+        A,
+        B,
+        "shortest-path",
+        kernel_params={"normalize": True},
+        n_landmarks=25,
+        lam=1e-12,
+        random_state=0,
+    )
     assert got == pytest.approx(exact, rel=1e-6)
 
 
@@ -145,8 +168,9 @@ def test_rff_converges_to_exact(rng):
     A = rng.normal(size=(200, 3))
     B = rng.normal(size=(200, 3)) + 0.5
     exact = mmd2_biased(A, B, kernel_params=G)
-    got = np.mean([mmd2_rff(A, B, kernel_params=G, n_frequencies=4000, random_state=s)
-                   for s in range(3)])
+    got = np.mean(
+        [mmd2_rff(A, B, kernel_params=G, n_frequencies=4000, random_state=s) for s in range(3)]
+    )
     assert got == pytest.approx(exact, rel=0.05)
 
 
@@ -155,25 +179,50 @@ def test_linear_block_and_u_statistics_are_unbiased(estimator):
     gamma, vp, vq, n = 0.5, 1.0, 2.0, 60
     truth = gaussian_mmd2(gamma, vp, vq)
     rng = np.random.default_rng(3)
-    f = {"unbiased": mmd2_unbiased, "linear": mmd2_linear,
-         "block": lambda a, b, **kw: mmd2_block(a, b, block_size=6, **kw)}[estimator]
-    vals = np.array([f(rng.normal(0, np.sqrt(vp), (n, 1)), rng.normal(0, np.sqrt(vq), (n, 1)),
-                       kernel="rbf", kernel_params={"gamma": gamma}) for _ in range(400)])
+    f = {
+        "unbiased": mmd2_unbiased,
+        "linear": mmd2_linear,
+        "block": lambda a, b, **kw: mmd2_block(a, b, block_size=6, **kw),
+    }[estimator]
+    vals = np.array(
+        [
+            f(
+                rng.normal(0, np.sqrt(vp), (n, 1)),
+                rng.normal(0, np.sqrt(vq), (n, 1)),
+                kernel="rbf",
+                kernel_params={"gamma": gamma},
+            )
+            for _ in range(400)
+        ]
+    )
     se = vals.std(ddof=1) / np.sqrt(len(vals))
     assert abs(vals.mean() - truth) < 3 * se
     # and the biased V-statistic is detectably biased at this size (the test has power)
     if estimator == "unbiased":
         rng = np.random.default_rng(3)
-        v = np.array([mmd2_biased(rng.normal(0, 1, (n, 1)), rng.normal(0, np.sqrt(2), (n, 1)),
-                                  kernel_params={"gamma": gamma}) for _ in range(400)])
+        v = np.array(
+            [
+                mmd2_biased(
+                    rng.normal(0, 1, (n, 1)),
+                    rng.normal(0, np.sqrt(2), (n, 1)),
+                    kernel_params={"gamma": gamma},
+                )
+                for _ in range(400)
+            ]
+        )
         assert v.mean() - truth > 3 * v.std(ddof=1) / 20
 
 
 def test_linear_paired_statistic_value(rng):
     A, B = rng.normal(size=(7, 2)), rng.normal(size=(9, 2))
     k = lambda a, b: float(rbf_kernel(a[None], b[None], gamma=0.3)[0, 0])  # noqa: E731
-    h = [k(A[2 * i], A[2 * i + 1]) + k(B[2 * i], B[2 * i + 1]) - k(A[2 * i], B[2 * i + 1])
-         - k(A[2 * i + 1], B[2 * i]) for i in range(3)]
+    h = [
+        k(A[2 * i], A[2 * i + 1])
+        + k(B[2 * i], B[2 * i + 1])
+        - k(A[2 * i], B[2 * i + 1])
+        - k(A[2 * i + 1], B[2 * i])
+        for i in range(3)
+    ]
     assert mmd2_linear(A, B, kernel_params=G) == pytest.approx(np.mean(h), rel=1e-12)
 
 
@@ -182,10 +231,17 @@ def test_block_statistic_value(rng):
     got = mmd2_block(A, B, kernel_params=G, block_size=2)
     xa = np.linspace(0, 9, 5).round().astype(int)
     za = np.linspace(0, 8, 5).round().astype(int)
-    want = np.mean([direct(rbf_kernel(A[xa[t]:xa[t + 1]], gamma=0.3),
-                           rbf_kernel(B[za[t]:za[t + 1]], gamma=0.3),
-                           rbf_kernel(A[xa[t]:xa[t + 1]], B[za[t]:za[t + 1]], gamma=0.3), True)
-                    for t in range(4)])
+    want = np.mean(
+        [
+            direct(
+                rbf_kernel(A[xa[t] : xa[t + 1]], gamma=0.3),
+                rbf_kernel(B[za[t] : za[t + 1]], gamma=0.3),
+                rbf_kernel(A[xa[t] : xa[t + 1]], B[za[t] : za[t + 1]], gamma=0.3),
+                True,
+            )
+            for t in range(4)
+        ]
+    )
     assert got == pytest.approx(want, rel=1e-12)  # 8 // 2 = 4 blocks, sizes (2|3, 2)
 
 
@@ -202,7 +258,7 @@ def test_bandwidth_rule_is_resolved_on_the_pooled_samples(rng):
     A, B = rng.normal(size=(80, 2)), rng.normal(size=(60, 2)) * 2
     pooled = np.concatenate([A, B])
     mean = pooled.mean(0)
-    sigma2 = 2 * ((pooled ** 2).sum(1).mean() - mean @ mean)
+    sigma2 = 2 * ((pooled**2).sum(1).mean() - mean @ mean)
     gamma = 1 / (2 * sigma2)
     want = mmd2_biased(A, B, kernel_params={"gamma": gamma})
     assert mmd2_biased(A, B, kernel_params={"bandwidth": "mean-sq-dist"}) == pytest.approx(want)
@@ -242,9 +298,10 @@ def test_features_and_embeddings_of_the_fitted_samples(rng):
 def test_nystrom_handles_entries_whose_squared_distances_overflow(rng):
     A, B = rng.normal(size=(50, 3)), rng.normal(size=(40, 3)) * 1.3
     want = mmd2_nystrom(A, B, kernel_params=G, n_landmarks=10, random_state=0)
-    c = 2.0 ** 510  # ‖c a - c b‖² overflows float64; gamma / c² gives the same kernel values
-    got = mmd2_nystrom(A * c, B * c, kernel_params={"gamma": 0.3 / c**2}, n_landmarks=10,
-                       random_state=0)
+    c = 2.0**510  # ‖c a - c b‖² overflows float64; gamma / c² gives the same kernel values
+    got = mmd2_nystrom(
+        A * c, B * c, kernel_params={"gamma": 0.3 / c**2}, n_landmarks=10, random_state=0
+    )
     assert np.isfinite(got) and got == pytest.approx(want, rel=1e-9)
 
 

@@ -3,6 +3,7 @@
 Oracles: the Gram matrices written out with NumPy (sums of exact products of powers of two),
 and the block sizes the ``max_memory`` rule fixes (rows = bytes // (8 × columns), at least 1).
 """
+
 import numpy as np
 import pytest
 
@@ -14,8 +15,11 @@ def direct(A, B, k, unbiased):
     KA, KB, KAB = k(A, A), k(B, B), k(A, B)
     n, m = len(A), len(B)
     if unbiased:
-        return ((KA.sum() - np.trace(KA)) / (n * (n - 1))
-                + (KB.sum() - np.trace(KB)) / (m * (m - 1)) - 2.0 * KAB.sum() / (n * m))
+        return (
+            (KA.sum() - np.trace(KA)) / (n * (n - 1))
+            + (KB.sum() - np.trace(KB)) / (m * (m - 1))
+            - 2.0 * KAB.sum() / (n * m)
+        )
     return KA.sum() / n**2 + KB.sum() / m**2 - 2.0 * KAB.sum() / (n * m)
 
 
@@ -87,7 +91,8 @@ def test_kernel_name_is_resolved_in_the_given_registry(rng, f):
         f(A, B, "rbf", registry=Registry(builtins=False, entry_points=False))
     reg = Registry(entry_points=False)
     assert f(A, B, "linear", registry=reg) == pytest.approx(
-        direct(A, B, linear64, f is mmd2_unbiased), rel=1e-12, abs=1e-12)
+        direct(A, B, linear64, f is mmd2_unbiased), rel=1e-12, abs=1e-12
+    )
 
 
 def test_unbiased_accepts_two_points_per_sample(rng):

@@ -4,6 +4,7 @@ Oracles: the statistics written out with scikit-learn's ``rbf_kernel`` on the pa
 and subsamples the definitions name (Gretton et al. 2012 §6; Zaremba et al. 2013), and the
 chunk sizes of the row-wise kernel evaluation seen by a recording kernel function.
 """
+
 import math
 
 import numpy as np
@@ -23,22 +24,31 @@ def k(a, b):
 def u_stat(A, B):
     KA, KB, KAB = k(A, A), k(B, B), k(A, B)
     n, m = len(A), len(B)
-    return ((KA.sum() - np.trace(KA)) / (n * (n - 1)) + (KB.sum() - np.trace(KB)) / (m * (m - 1))
-            - 2 * KAB.mean())
+    return (
+        (KA.sum() - np.trace(KA)) / (n * (n - 1))
+        + (KB.sum() - np.trace(KB)) / (m * (m - 1))
+        - 2 * KAB.mean()
+    )
 
 
 def paired(A, B):
     m = min(len(A), len(B)) // 2
-    return np.mean([k(A[[2 * i]], A[[2 * i + 1]])[0, 0] + k(B[[2 * i]], B[[2 * i + 1]])[0, 0]
-                    - k(A[[2 * i]], B[[2 * i + 1]])[0, 0] - k(A[[2 * i + 1]], B[[2 * i]])[0, 0]
-                    for i in range(m)])
+    return np.mean(
+        [
+            k(A[[2 * i]], A[[2 * i + 1]])[0, 0]
+            + k(B[[2 * i]], B[[2 * i + 1]])[0, 0]
+            - k(A[[2 * i]], B[[2 * i + 1]])[0, 0]
+            - k(A[[2 * i + 1]], B[[2 * i]])[0, 0]
+            for i in range(m)
+        ]
+    )
 
 
 def blocks(A, B, size):
     b = min(len(A), len(B)) // size
     xa = np.linspace(0, len(A), b + 1).round().astype(int)
     za = np.linspace(0, len(B), b + 1).round().astype(int)
-    return np.mean([u_stat(A[xa[t]:xa[t + 1]], B[za[t]:za[t + 1]]) for t in range(b)])
+    return np.mean([u_stat(A[xa[t] : xa[t + 1]], B[za[t] : za[t + 1]]) for t in range(b)])
 
 
 def test_linear_needs_one_pair_in_each_sample(rng):
@@ -91,11 +101,12 @@ def test_default_block_size_uses_the_larger_sample(rng):
     assert mmd2_block(B, A, kernel_params=G) == pytest.approx(blocks(B, A, 5), rel=1e-12)
 
 
-@pytest.mark.parametrize("method, options, oracle", [
-    ("block", {"block_size": 3}, lambda a, b: blocks(a, b, 3)), ("linear", {}, paired)])
+@pytest.mark.parametrize(
+    "method, options, oracle",
+    [("block", {"block_size": 3}, lambda a, b: blocks(a, b, 3)), ("linear", {}, paired)],
+)
 def test_three_sample_pairs_use_the_right_rows_of_the_pool(rng, method, options, oracle):
-    X, Z, W = (rng.normal(size=(13, 2)), rng.normal(size=(11, 2)) + 0.5,
-               rng.normal(size=(12, 2)))
+    X, Z, W = (rng.normal(size=(13, 2)), rng.normal(size=(11, 2)) + 0.5, rng.normal(size=(12, 2)))
     res = three_sample_test(X, Z, W, method, kernel_params=G, **options)
     assert res.mmd2_xw == pytest.approx(oracle(X, W), rel=1e-12)
     assert res.mmd2_zw == pytest.approx(oracle(Z, W), rel=1e-12)
@@ -124,7 +135,10 @@ def test_block_statistic_on_graphs_equals_the_direct_gram(rng):
         ia, ib = np.arange(xa[t], xa[t + 1]), 9 + np.arange(za[t], za[t + 1])
         KA, KB, KAB = K[np.ix_(ia, ia)], K[np.ix_(ib, ib)], K[np.ix_(ia, ib)]
         p, q = len(ia), len(ib)
-        want.append((KA.sum() - np.trace(KA)) / (p * (p - 1))
-                    + (KB.sum() - np.trace(KB)) / (q * (q - 1)) - 2 * KAB.mean())
+        want.append(
+            (KA.sum() - np.trace(KA)) / (p * (p - 1))
+            + (KB.sum() - np.trace(KB)) / (q * (q - 1))
+            - 2 * KAB.mean()
+        )
     got = mmd2_block(A, B, "shortest-path", block_size=2)
     assert got == pytest.approx(np.mean(want), rel=1e-12)

@@ -4,6 +4,7 @@ Oracle: the closed form MMD²_k̂ = (1/s) Σ_j |mean_A e^{i w_jᵀx} − mean_B 
 (Zhao & Meng 2015), written with NumPy from the s frequencies w_j of a random Fourier map
 fitted on the pooled samples with the same seed.
 """
+
 import math
 import warnings
 
@@ -20,8 +21,11 @@ G = {"gamma": 0.3}
 
 def closed_form(A, B, s, seed, kernel="rbf", params=G):
     P = np.concatenate([A, B])
-    rff = RandomFourierFeatures(kernel=sparsekit.get_kernel(kernel, **params), n_components=2 * s,
-                                random_state=np.random.default_rng(seed)).fit(P)
+    rff = RandomFourierFeatures(
+        kernel=sparsekit.get_kernel(kernel, **params),
+        n_components=2 * s,
+        random_state=np.random.default_rng(seed),
+    ).fit(P)
     W = np.asarray(rff.random_weights_, dtype=np.float64)
     assert W.shape[1] == s
 
@@ -51,8 +55,11 @@ def test_float32_features_are_averaged_in_float64(rng):
     A = (rng.normal(size=(3000, 2)) * 3).astype(np.float32)
     B = (rng.normal(size=(2000, 2)) * 3 + 1.0).astype(np.float32)
     s = 5
-    rff = RandomFourierFeatures(kernel=sparsekit.get_kernel("rbf", **G), n_components=2 * s,
-                                random_state=np.random.default_rng(1))
+    rff = RandomFourierFeatures(
+        kernel=sparsekit.get_kernel("rbf", **G),
+        n_components=2 * s,
+        random_state=np.random.default_rng(1),
+    )
     Psi = np.asarray(rff.fit_transform(np.concatenate([A, B])), dtype=np.float64)
     d = Psi[:3000].mean(axis=0) - Psi[3000:].mean(axis=0)
     got = mmd2_rff(A, B, kernel_params=G, n_frequencies=s, random_state=1)
@@ -85,16 +92,27 @@ def test_projections_beyond_the_float32_range_are_refused_naming_the_scale():
     X[::2] *= -1
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        with pytest.raises(ValueError, match=r"float32 data at scale 3e\+38 \(largest \|x\|\) "
-                                             r"are not finite"):
-            mmd2_rff(X, X[::-1].copy(), kernel_params={"gamma": 1.0}, n_frequencies=3,
-                     random_state=0)
+        with pytest.raises(
+            ValueError,
+            match=r"float32 data at scale 3e\+38 \(largest \|x\|\) "
+            r"are not finite",
+        ):
+            mmd2_rff(
+                X, X[::-1].copy(), kernel_params={"gamma": 1.0}, n_frequencies=3, random_state=0
+            )
 
 
 def test_kernel_name_is_resolved_in_the_given_registry(rng):
     A, B = rng.normal(size=(8, 2)), rng.normal(size=(8, 2))
     with pytest.raises(UnknownComponentError):
         mmd2_rff(A, B, "rbf", registry=Registry(builtins=False, entry_points=False))
-    got = mmd2_rff(A, B, "rbf", kernel_params=G, n_frequencies=2, random_state=0,
-                   registry=Registry(entry_points=False))
+    got = mmd2_rff(
+        A,
+        B,
+        "rbf",
+        kernel_params=G,
+        n_frequencies=2,
+        random_state=0,
+        registry=Registry(entry_points=False),
+    )
     assert got == pytest.approx(closed_form(A, B, 2, 0), rel=1e-10)

@@ -1,6 +1,7 @@
 """Values of the permutation test (null distribution, p-value, the ridge term without repeated
 points) and of the 3S-eval harness (error, error_se, delta, time), against brute force from
 scikit-learn's RBF Gram matrix with the same random stream."""
+
 import time
 
 import numpy as np
@@ -13,8 +14,11 @@ G = {"gamma": 0.5}
 
 
 def biased_mmd2(A, B):
-    return (rbf_kernel(A, A, **G).mean() + rbf_kernel(B, B, **G).mean()
-            - 2 * rbf_kernel(A, B, **G).mean())
+    return (
+        rbf_kernel(A, A, **G).mean()
+        + rbf_kernel(B, B, **G).mean()
+        - 2 * rbf_kernel(A, B, **G).mean()
+    )
 
 
 @pytest.mark.parametrize("rows", [None, 4, 1, 0])
@@ -62,8 +66,10 @@ def test_batches_of_permutations_do_not_change_the_values(monkeypatch, method):
     assert split.null_distribution.shape == (30,)
     # the same stream relabels in batches: the draws differ, the law does not; the observed
     # labelling stays first
-    assert split.p_value == (1 + np.sum(split.null_distribution >= split.statistic
-                                        - 1e-12 * split.statistic)) / 31
+    assert (
+        split.p_value
+        == (1 + np.sum(split.null_distribution >= split.statistic - 1e-12 * split.statistic)) / 31
+    )
 
 
 def test_nystrom_ridge_term_without_repeated_points():
@@ -76,8 +82,9 @@ def test_nystrom_ridge_term_without_repeated_points():
     without = permutation_test(X, Y, "nystrom", lam=0.1, **kw)
     shift = 0.3 * (1 / 14 + 1 / 10)
     assert with_lam.statistic == pytest.approx(without.statistic + shift, rel=1e-10)
-    np.testing.assert_allclose(with_lam.null_distribution, without.null_distribution + shift,
-                               rtol=1e-10)
+    np.testing.assert_allclose(
+        with_lam.null_distribution, without.null_distribution + shift, rtol=1e-10
+    )
 
 
 def normal(scale):
@@ -87,9 +94,16 @@ def normal(scale):
 def test_three_sample_error_values_by_brute_force():
     n, reps = 8, 25
     t0 = time.perf_counter()
-    (row,) = three_sample_error(normal(1.0), normal(1.4), [n], methods=["exact"],
-                                n_repetitions=reps, kernel="rbf", kernel_params=G,
-                                random_state=4)
+    (row,) = three_sample_error(
+        normal(1.0),
+        normal(1.4),
+        [n],
+        methods=["exact"],
+        n_repetitions=reps,
+        kernel="rbf",
+        kernel_params=G,
+        random_state=4,
+    )
     wall = time.perf_counter() - t0
     rng = np.random.default_rng(4)  # the exact method draws nothing besides the samples
     errors = []
@@ -107,33 +121,53 @@ def test_three_sample_error_values_by_brute_force():
 
 def test_three_sample_error_delta_of_an_approximate_method():
     n, reps = 10, 6
-    (row,) = three_sample_error(normal(1.0), normal(2.0), [n], methods=["linear"],
-                                n_repetitions=reps, kernel="rbf", kernel_params=G,
-                                random_state=3)
+    (row,) = three_sample_error(
+        normal(1.0),
+        normal(2.0),
+        [n],
+        methods=["linear"],
+        n_repetitions=reps,
+        kernel="rbf",
+        kernel_params=G,
+        random_state=3,
+    )
     rng = np.random.default_rng(3)
     deltas = []
     for _ in range(reps):
         _w, X, Z = normal(1.0)(n, rng), normal(1.0)(n, rng), normal(2.0)(n, rng)  # W first
-        h = (rbf_kernel(X[::2], X[1::2], **G).diagonal() + rbf_kernel(Z[::2], Z[1::2], **G)
-             .diagonal() - rbf_kernel(X[::2], Z[1::2], **G).diagonal()
-             - rbf_kernel(X[1::2], Z[::2], **G).diagonal())
+        h = (
+            rbf_kernel(X[::2], X[1::2], **G).diagonal()
+            + rbf_kernel(Z[::2], Z[1::2], **G).diagonal()
+            - rbf_kernel(X[::2], Z[1::2], **G).diagonal()
+            - rbf_kernel(X[1::2], Z[::2], **G).diagonal()
+        )
         deltas.append(abs(np.sqrt(max(h.mean(), 0)) - np.sqrt(max(biased_mmd2(X, Z), 0))))
     assert row["delta"] == pytest.approx(np.mean(deltas), rel=1e-8)
 
 
 def test_three_sample_error_boundaries_and_defaults():
     # the smallest sample size and a single repetition are accepted
-    (row,) = three_sample_error(normal(1.0), normal(3.0), [2], methods=["exact"],
-                                n_repetitions=1, kernel_params=G, random_state=0)
+    (row,) = three_sample_error(
+        normal(1.0),
+        normal(3.0),
+        [2],
+        methods=["exact"],
+        n_repetitions=1,
+        kernel_params=G,
+        random_state=0,
+    )
     assert row["n"] == 2 and row["n_repetitions"] == 1 and row["error_se"] == 0.0
     with pytest.raises(ValueError, match="n_repetitions"):
-        three_sample_error(normal(1.0), normal(3.0), [4], methods=["exact"], n_repetitions=0,
-                           kernel_params=G)
+        three_sample_error(
+            normal(1.0), normal(3.0), [4], methods=["exact"], n_repetitions=0, kernel_params=G
+        )
     with pytest.raises(ValueError, match="n"):
-        three_sample_error(normal(1.0), normal(3.0), [1], methods=["exact"], n_repetitions=1,
-                           kernel_params=G)
-    (row,) = three_sample_error(normal(1.0), normal(3.0), [4], methods=["linear"],
-                                kernel_params=G, random_state=0)
+        three_sample_error(
+            normal(1.0), normal(3.0), [1], methods=["exact"], n_repetitions=1, kernel_params=G
+        )
+    (row,) = three_sample_error(
+        normal(1.0), normal(3.0), [4], methods=["linear"], kernel_params=G, random_state=0
+    )
     assert row["n_repetitions"] == 100  # the documented default
 
 
@@ -151,8 +185,9 @@ def test_rff_permutation_statistic_has_no_ridge_term():
 
     rng = np.random.default_rng(8)
     X, Y = rng.normal(size=(14, 2)), rng.normal(size=(10, 2)) + 0.5
-    r = permutation_test(X, Y, "rff", kernel_params=G, n_frequencies=30, n_permutations=5,
-                         random_state=0)
+    r = permutation_test(
+        X, Y, "rff", kernel_params=G, n_frequencies=30, n_permutations=5, random_state=0
+    )
     # same seed stream as the test: one integer for the frequencies
     seed = int(np.random.default_rng(0).integers(2**63))
     ref = mmd2_rff(X, Y, kernel_params=G, n_frequencies=30, random_state=seed)

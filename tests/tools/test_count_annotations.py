@@ -1,5 +1,6 @@
 """tools/count_annotations.py: which signatures of a small module it counts, and which it calls
 annotated (checked by hand against the module's source)."""
+
 import importlib.util
 import sys
 import textwrap
@@ -9,7 +10,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 
-SOURCE = textwrap.dedent('''\
+SOURCE = textwrap.dedent("""\
     from dataclasses import dataclass
     from typing import Protocol
 
@@ -82,13 +83,23 @@ SOURCE = textwrap.dedent('''\
 
     def half(x: int):                  # no return annotation
         return x
-''')
+""")
 
 EXPECTED = {
-    "Base.__init__": True, "Base.__call__": True, "Base.size": True, "Base.untyped_size": False,
-    "Base.make": True, "Base.helper": False, "Child.__init__": False, "_Mixin.inherited": False,
-    "Record.__init__": False, "Record.__len__": True, "Proto.run": True, "Proto.stop": False,
-    "typed": True, "untyped": False,
+    "Base.__init__": True,
+    "Base.__call__": True,
+    "Base.size": True,
+    "Base.untyped_size": False,
+    "Base.make": True,
+    "Base.helper": False,
+    "Child.__init__": False,
+    "_Mixin.inherited": False,
+    "Record.__init__": False,
+    "Record.__len__": True,
+    "Proto.run": True,
+    "Proto.stop": False,
+    "typed": True,
+    "untyped": False,
     "half": False,
 }
 
@@ -96,7 +107,8 @@ EXPECTED = {
 @pytest.fixture(scope="module")
 def tool():
     spec = importlib.util.spec_from_file_location(
-        "count_annotations_tool", ROOT / "tools" / "count_annotations.py")
+        "count_annotations_tool", ROOT / "tools" / "count_annotations.py"
+    )
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod

@@ -1,4 +1,5 @@
 """tools/mutate.py: the mutants it makes from a small module (ids, operators, valid code)."""
+
 import importlib.util
 import sys
 import textwrap
@@ -50,21 +51,37 @@ def test_mutants_of_a_small_module(mutate, tmp_path):
     p = path.as_posix()
     # ids: line and column of the changed token (a binary operator's right operand, a keyword's
     # name, the second operand of and/or)
-    expected = {"7:22:1.0->0.0", "9:8:negate-condition", "9:12:<-><=", "9:18:and->or",
-                "9:23:!=->==", "9:23:0->1", "10:9:return-None", "10:20:+->-", "10:24:*->/",
-                "10:24:2->3", "11:5:drop-call", "11:30:drop-kwarg-stacklevel", "11:41:2->3",
-                "12:11:drop-minus", "13:5:/=->*=", "13:5:drop-augassign", "14:5:drop-raise"}
-    assert {m.id[len(p) + 1:] for m in mutants} == expected  # docstrings, f-strings, module
+    expected = {
+        "7:22:1.0->0.0",
+        "9:8:negate-condition",
+        "9:12:<-><=",
+        "9:18:and->or",
+        "9:23:!=->==",
+        "9:23:0->1",
+        "10:9:return-None",
+        "10:20:+->-",
+        "10:24:*->/",
+        "10:24:2->3",
+        "11:5:drop-call",
+        "11:30:drop-kwarg-stacklevel",
+        "11:41:2->3",
+        "12:11:drop-minus",
+        "13:5:/=->*=",
+        "13:5:drop-augassign",
+        "14:5:drop-raise",
+    }
+    assert {m.id[len(p) + 1 :] for m in mutants} == expected  # docstrings, f-strings, module
     # constants, import lines and the `pragma: no mutate` line give no mutant
     assert len({m.id for m in mutants}) == len(mutants)
     original = SOURCE.encode()
     for m in mutants:
         mutated = mutate.apply(original, m)
         compile(mutated, "mod.py", "exec")
-        changed = [i for i, (a, b) in enumerate(zip(original.splitlines(), mutated.splitlines()))
-                   if a != b]
+        changed = [
+            i for i, (a, b) in enumerate(zip(original.splitlines(), mutated.splitlines())) if a != b
+        ]
         assert changed == [m.line - 1], m.id
-    by_id = {m.id[len(p) + 1:]: m for m in mutants}
+    by_id = {m.id[len(p) + 1 :]: m for m in mutants}
     assert b"if (a <= b) and b != 0:" in mutate.apply(original, by_id["9:12:<-><="])
     assert b"warnings.warn('careful')" in mutate.apply(
         original, by_id["11:30:drop-kwarg-stacklevel"]

@@ -4,6 +4,7 @@ projection and a task of ``sparsekit run``, each registered by a hook of
 
 ``docs/plugins.md`` of sparsekit walks through these files.
 """
+
 from .factorizers import AlternatingLeastSquares
 from .kernels import RationalQuadraticKernel
 from .projections import BandProjection
@@ -11,5 +12,11 @@ from .samplers import KMeansPPSampler
 from .solvers import FISTASolver
 from .tasks import KERNEL_ALIGNMENT
 
-__all__ = ["RationalQuadraticKernel", "KMeansPPSampler", "FISTASolver", "AlternatingLeastSquares",
-           "BandProjection", "KERNEL_ALIGNMENT"]
+__all__ = [
+    "RationalQuadraticKernel",
+    "KMeansPPSampler",
+    "FISTASolver",
+    "AlternatingLeastSquares",
+    "BandProjection",
+    "KERNEL_ALIGNMENT",
+]

@@ -1,4 +1,5 @@
 """A factorizer plugin: subclass Factorizer and return a FactorizationResult."""
+
 import functools
 import numbers
 
@@ -35,15 +36,18 @@ class AlternatingLeastSquares(Factorizer):
         self.random_state = random_state
 
     def factorize(self, M, constraints, *, init_factors=None, init_scale=1.0):
-        n_iter = check_scalar(self.n_iter, "n_iter", kind=numbers.Integral, low=1,
-                              low_inclusive=True)
+        n_iter = check_scalar(
+            self.n_iter, "n_iter", kind=numbers.Integral, low=1, low_inclusive=True
+        )
         tol = check_scalar(self.tol, "tol", low=0.0, low_inclusive=True)
         M = check_array(M, "M")
-        projs = check_constraints(M.shape, constraints)   # objects or (name, params) pairs
-        if init_factors is None:                          # random factors in the sets
+        projs = check_constraints(M.shape, constraints)  # objects or (name, params) pairs
+        if init_factors is None:  # random factors in the sets
             rng = check_random_state(self.random_state)
-            S = [p.initial(M.dtype) if p.is_constant else p(rng.standard_normal(p.shape))
-                 for p in projs]
+            S = [
+                p.initial(M.dtype) if p.is_constant else p(rng.standard_normal(p.shape))
+                for p in projs
+            ]
         else:
             S = [np.asarray(f, dtype=M.dtype) for f in init_factors]
         chain = functools.partial(functools.reduce, np.matmul)
@@ -52,7 +56,7 @@ class AlternatingLeastSquares(Factorizer):
             for q, proj in enumerate(projs):
                 if not proj.is_constant:
                     L = chain(S[:q], np.eye(M.shape[0], dtype=M.dtype))
-                    R = chain(S[q + 1:], np.eye(S[q].shape[1], dtype=M.dtype))
+                    R = chain(S[q + 1 :], np.eye(S[q].shape[1], dtype=M.dtype))
                     S[q] = proj(np.linalg.pinv(L) @ M @ np.linalg.pinv(R)).astype(M.dtype)
             P = chain(S)
             lam = float(np.vdot(M, P) / np.vdot(P, P)) if np.any(P) else lam
@@ -60,6 +64,10 @@ class AlternatingLeastSquares(Factorizer):
             if len(objective) > 1 and abs(objective[-2] - objective[-1]) <= tol * objective[-2]:
                 stop = "tol"
                 break
-        return FactorizationResult(SparseFactors(S, lam, dtype=M.dtype), np.asarray(objective),
-                                   len(objective), stop_reason=stop,
-                                   target_norm=float(np.linalg.norm(M)))
+        return FactorizationResult(
+            SparseFactors(S, lam, dtype=M.dtype),
+            np.asarray(objective),
+            len(objective),
+            stop_reason=stop,
+            target_norm=float(np.linalg.norm(M)),
+        )

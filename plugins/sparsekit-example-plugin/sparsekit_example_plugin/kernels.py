@@ -1,4 +1,5 @@
 """A kernel plugin: subclass VectorKernel and fill Gram blocks."""
+
 import numpy as np
 
 from sparsekit.plugins import VectorKernel, check_positive
@@ -30,12 +31,12 @@ class RationalQuadraticKernel(VectorKernel):
 
     def _fill(self, Xb, Y, ctx, out, row0, same):  # the Gram block of the rows Xb, into out
         x_sq, y_sq = ctx
-        np.dot(Xb, Y.T, out=out)                       # squared distances, by BLAS
+        np.dot(Xb, Y.T, out=out)  # squared distances, by BLAS
         out *= -2
-        out += x_sq[row0:row0 + len(Xb), None]
+        out += x_sq[row0 : row0 + len(Xb), None]
         out += y_sq[None, :]
-        np.maximum(out, 0, out=out)                    # rounding can make them slightly < 0
-        out *= out.dtype.type(1.0 / (2.0 * self.alpha * self.length_scale ** 2))
+        np.maximum(out, 0, out=out)  # rounding can make them slightly < 0
+        out *= out.dtype.type(1.0 / (2.0 * self.alpha * self.length_scale**2))
         out += 1
         out **= out.dtype.type(-self.alpha)
 

@@ -1,4 +1,5 @@
 """A projection plugin: subclass Projection and select the entries to keep."""
+
 import numbers
 
 import numpy as np
@@ -25,8 +26,9 @@ class BandProjection(Projection):
 
     def __init__(self, shape, bandwidth, *, normalized=True, nonnegative=False):
         super().__init__(shape, normalized=normalized, nonnegative=nonnegative)
-        self.bandwidth = check_scalar(bandwidth, "bandwidth", kind=numbers.Integral, low=0,
-                                      low_inclusive=True)
+        self.bandwidth = check_scalar(
+            bandwidth, "bandwidth", kind=numbers.Integral, low=0, low_inclusive=True
+        )
         rows, cols = np.indices(self.shape)
         self._keep = np.abs(rows - cols) <= self.bandwidth
 

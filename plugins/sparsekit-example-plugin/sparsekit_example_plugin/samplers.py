@@ -1,4 +1,5 @@
 """A sampler plugin: subclass Sampler and return Landmarks."""
+
 import numpy as np
 
 from sparsekit.plugins import Landmarks, Sampler, check_n_landmarks, check_random_state
@@ -21,7 +22,7 @@ class KMeansPPSampler(Sampler):
         pass
 
     def sample(self, X, kernel, n_landmarks, random_state=None) -> Landmarks:
-        Xp = self.prepare_input(X, kernel)          # validated, prepared by the kernel
+        Xp = self.prepare_input(X, kernel)  # validated, prepared by the kernel
         n = kernel.n_samples(Xp)
         m = check_n_landmarks(n_landmarks, n)
         rng = check_random_state(random_state)

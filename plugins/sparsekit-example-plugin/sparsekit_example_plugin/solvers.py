@@ -1,4 +1,5 @@
 """A solver plugin: subclass Solver and supply the mathematics; the base class does the rest."""
+
 import numbers
 
 import numpy as np
@@ -30,12 +31,12 @@ class FISTASolver(Solver):
         check_positive(self.tol, "tol")
 
     def _solve_residual(self, problem) -> Codes:
-        D, Y = problem.D, problem.Yt        # validated; Y holds the signals as rows
+        D, Y = problem.D, problem.Yt  # validated; Y holds the signals as rows
         dtype = D.dtype
         step = 1.0 / np.linalg.norm(D, 2) ** 2
         thresh = dtype.type(self.alpha * step)
         n_sig, n_atoms = problem.n_signals, problem.n_atoms
-        x = np.zeros((n_sig, n_atoms), dtype=dtype)   # one row of coefficients per signal
+        x = np.zeros((n_sig, n_atoms), dtype=dtype)  # one row of coefficients per signal
         z, t = x.copy(), 1.0
         active = np.ones(n_sig, dtype=bool)
         n_iter = np.zeros(n_sig, dtype=np.int64)
@@ -58,6 +59,10 @@ class FISTASolver(Solver):
         order = np.argsort(-np.abs(x), axis=1, kind="stable")
         n_nz = (x != 0).sum(axis=1)
         support = np.where(np.arange(n_atoms) < n_nz[:, None], order, -1)
-        return Codes(coef=x, support=support[:, : max(int(n_nz.max()), 1)],
-                     residual_norms=res[:, : int(n_iter.max()) + 1], n_iter=n_iter,
-                     status=np.where(active, "max_iter", "tol"))
+        return Codes(
+            coef=x,
+            support=support[:, : max(int(n_nz.max()), 1)],
+            residual_norms=res[:, : int(n_iter.max()) + 1],
+            n_iter=n_iter,
+            status=np.where(active, "max_iter", "tol"),
+        )

@@ -1,4 +1,5 @@
 """Extra kernels for sparsekit (cosine similarity, sigmoid), provided as a plugin."""
+
 from .kernels import CosineKernel, SigmoidKernel
 
 __all__ = ["CosineKernel", "SigmoidKernel"]

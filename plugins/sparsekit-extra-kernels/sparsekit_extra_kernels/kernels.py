@@ -1,4 +1,5 @@
 """Cosine-similarity and sigmoid kernels, built on sparsekit's public kernel base class."""
+
 import numpy as np
 
 from sparsekit.plugins import VectorKernel, check_scalar
@@ -29,7 +30,7 @@ class CosineKernel(VectorKernel):
     def _fill(self, Xb, Y, ctx, out, row0, same):
         xn, yn = ctx
         np.dot(Xb, Y.T, out=out)
-        out /= xn[row0:row0 + len(Xb), None]
+        out /= xn[row0 : row0 + len(Xb), None]
         out /= yn[None, :]
 
     def _diag(self, X):

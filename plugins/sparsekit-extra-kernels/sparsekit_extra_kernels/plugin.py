@@ -1,4 +1,5 @@
 """The entry point module: registers the extra kernels with sparsekit's kernel hook."""
+
 from sparsekit.plugins import Registration, hookimpl
 
 from .kernels import CosineKernel, SigmoidKernel
@@ -6,7 +7,9 @@ from .kernels import CosineKernel, SigmoidKernel
 
 @hookimpl
 def sparsekit_kernels():
-    yield Registration("cosine", CosineKernel, aliases=("cosine-similarity",),
-                       summary="<x, z> / (||x|| ||z||)")
-    yield Registration("sigmoid", SigmoidKernel, aliases=("tanh",),
-                       summary="tanh(gamma <x, z> + coef0), not PSD")
+    yield Registration(
+        "cosine", CosineKernel, aliases=("cosine-similarity",), summary="<x, z> / (||x|| ||z||)"
+    )
+    yield Registration(
+        "sigmoid", SigmoidKernel, aliases=("tanh",), summary="tanh(gamma <x, z> + coef0), not PSD"
+    )

@@ -13,6 +13,7 @@ serial ``nogil`` Numba kernels over a range of graphs run on ranges from several
   ``d[i, k] + d[k, j]`` are those of the textbook algorithm (and of GraKeL's
   ``floyd_warshall``), so the distances are bit-identical to it and to the CUDA step kernel.
 """
+
 import numpy as np
 from numba import njit
 
@@ -22,8 +23,16 @@ from ..._row_ranges import run_row_ranges
 def bfs_distances(node_ptr, indptr, indices, dist_ptr, dist):
     """Hop distances of every graph of the batch into ``dist`` (int32, -1 = unreachable)."""
     n_max = int(np.diff(node_ptr).max(initial=0))
-    run_row_ranges(_bfs_graphs, node_ptr.shape[0] - 1, node_ptr, indptr, indices, dist_ptr, dist,
-                   scratch=lambda: (np.empty(n_max, dtype=np.int64),))
+    run_row_ranges(
+        _bfs_graphs,
+        node_ptr.shape[0] - 1,
+        node_ptr,
+        indptr,
+        indices,
+        dist_ptr,
+        dist,
+        scratch=lambda: (np.empty(n_max, dtype=np.int64),),
+    )
 
 
 @njit(cache=True, nogil=True)
@@ -58,8 +67,16 @@ def floyd_warshall_distances(node_ptr, indptr, indices, weights, dist_ptr, dist)
     ``d[i, j]`` starts at the weight of edge ``i -> j`` (``inf`` without an edge, 0 on the
     diagonal, whatever self-loops say) and is relaxed through every intermediate node ``k``.
     """
-    run_row_ranges(_floyd_warshall_graphs, node_ptr.shape[0] - 1, node_ptr, indptr, indices,
-                   weights, dist_ptr, dist)
+    run_row_ranges(
+        _floyd_warshall_graphs,
+        node_ptr.shape[0] - 1,
+        node_ptr,
+        indptr,
+        indices,
+        weights,
+        dist_ptr,
+        dist,
+    )
 
 
 @njit(cache=True, nogil=True)

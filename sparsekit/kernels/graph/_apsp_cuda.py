@@ -14,6 +14,7 @@ Unweighted graphs use weight 1 (exact integer hop counts in float64).
 Imported only when ``backend="cuda"`` is chosen; tested against the CPU path with
 ``NUMBA_ENABLE_CUDASIM=1``.
 """
+
 import math
 
 import numpy as np

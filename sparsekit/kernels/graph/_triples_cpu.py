@@ -11,14 +11,16 @@ The keys are written by a serial ``nogil`` kernel over ranges of graphs, graphs 
 threads (:func:`sparsekit._row_ranges.run_row_ranges`); they are sorted by (graph, key) and
 run-length encoded with NumPy, which also gathers the (key, count) runs into CSR order.
 """
+
 import numpy as np
 from numba import njit
 
 from ..._row_ranges import run_row_ranges
 
 
-def count_triples(node_ptr, dist_ptr, codes, label_codes, n_labels, n_distances,
-                  pair_ptr, keys, counts, n_unique):
+def count_triples(
+    node_ptr, dist_ptr, codes, label_codes, n_labels, n_distances, pair_ptr, keys, counts, n_unique
+):
     """Sorted distinct keys and their counts of every graph.
 
     Graph ``g`` writes its ``n_unique[g]`` runs at ``keys[pair_ptr[g]:]`` and
@@ -30,8 +32,19 @@ def count_triples(node_ptr, dist_ptr, codes, label_codes, n_labels, n_distances,
     """
     n_graphs = node_ptr.shape[0] - 1
     n_keys = np.zeros(n_graphs, dtype=np.int64)
-    run_row_ranges(_triple_keys_graphs, n_graphs, node_ptr, dist_ptr, codes, label_codes,
-                   n_labels, n_distances, pair_ptr, keys, n_keys)
+    run_row_ranges(
+        _triple_keys_graphs,
+        n_graphs,
+        node_ptr,
+        dist_ptr,
+        codes,
+        label_codes,
+        n_labels,
+        n_distances,
+        pair_ptr,
+        keys,
+        n_keys,
+    )
     graph = np.repeat(np.arange(n_graphs, dtype=np.int64), n_keys)
     slot = np.arange(graph.size, dtype=np.int64) - np.repeat(np.cumsum(n_keys) - n_keys, n_keys)
     raw = keys[pair_ptr[graph] + slot]
@@ -49,15 +62,17 @@ def count_triples(node_ptr, dist_ptr, codes, label_codes, n_labels, n_distances,
     run_len = np.diff(np.append(first, raw.size))
     n_unique[:] = np.bincount(run_graph, minlength=n_graphs)
     run_slot = np.arange(first.size, dtype=np.int64) - np.repeat(
-        np.cumsum(n_unique) - n_unique, n_unique)
+        np.cumsum(n_unique) - n_unique, n_unique
+    )
     dest = pair_ptr[run_graph] + run_slot
     keys[dest] = raw[first]
     counts[dest] = run_len
 
 
 @njit(cache=True, nogil=True)
-def _triple_keys_graphs(lo, hi, node_ptr, dist_ptr, codes, label_codes, n_labels, n_distances,
-                        pair_ptr, keys, n_keys):
+def _triple_keys_graphs(
+    lo, hi, node_ptr, dist_ptr, codes, label_codes, n_labels, n_distances, pair_ptr, keys, n_keys
+):
     """The (unsorted) keys of the graphs ``lo <= g < hi`` at ``keys[pair_ptr[g]:]``, and their
     number ``n_keys[g]``."""
     for g in range(lo, hi):

@@ -14,6 +14,7 @@ with different tables (graphs prepared at different times) are aligned by decodi
 back to values and matching them exactly (``shared_columns``), so a kernel between them
 equals the kernel computed on the union.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -86,8 +87,10 @@ class ShortestPathFeatures:
         """
         idx = np.asarray(indices)
         if idx.dtype.kind not in "iub" or idx.ndim != 1:
-            raise TypeError(f"indices must be a 1-D integer or boolean array, got {idx.dtype} "
-                            f"of shape {idx.shape}")
+            raise TypeError(
+                f"indices must be a 1-D integer or boolean array, got {idx.dtype} "
+                f"of shape {idx.shape}"
+            )
         if idx.dtype.kind == "b":
             if len(idx) != len(self):
                 raise ValueError(f"boolean indices have length {len(idx)}, expected {len(self)}")
@@ -95,9 +98,15 @@ class ShortestPathFeatures:
         if idx.size and (idx.min() < -len(self) or idx.max() >= len(self)):
             raise ValueError(f"indices out of range for {len(self)} graphs")
         idx = idx.astype(np.intp)
-        return ShortestPathFeatures(self.counts[idx], self.keys, self.label_values,
-                                    self.distance_values, self.sq_norms[idx],
-                                    self.with_labels, self.weighted)
+        return ShortestPathFeatures(
+            self.counts[idx],
+            self.keys,
+            self.label_values,
+            self.distance_values,
+            self.sq_norms[idx],
+            self.with_labels,
+            self.weighted,
+        )
 
 
 def all_pairs_distances(batch: GraphBatch, weighted: bool, backend: str):
@@ -108,12 +117,14 @@ def all_pairs_distances(batch: GraphBatch, weighted: bool, backend: str):
     if backend == "cuda":
         from . import _apsp_cuda
 
-        dist = _apsp_cuda.floyd_warshall_distances(batch.node_ptr, batch.indptr, batch.indices,
-                                                   batch.weights, dist_ptr)
+        dist = _apsp_cuda.floyd_warshall_distances(
+            batch.node_ptr, batch.indptr, batch.indices, batch.weights, dist_ptr
+        )
     elif weighted:
         dist = np.empty(dist_ptr[-1], dtype=np.float64)
-        _apsp_cpu.floyd_warshall_distances(batch.node_ptr, batch.indptr, batch.indices,
-                                           batch.weights, dist_ptr, dist)
+        _apsp_cpu.floyd_warshall_distances(
+            batch.node_ptr, batch.indptr, batch.indices, batch.weights, dist_ptr, dist
+        )
     else:
         hops = np.empty(dist_ptr[-1], dtype=np.int32)
         _apsp_cpu.bfs_distances(batch.node_ptr, batch.indptr, batch.indices, dist_ptr, hops)
@@ -159,9 +170,18 @@ def _chunk_runs(batch, n_labels, weighted, backend):
     keys = np.empty(pair_ptr[-1], dtype=np.int64)
     counts = np.empty(pair_ptr[-1], dtype=np.float64)
     n_unique = np.empty(len(sizes), dtype=np.int64)
-    _triples_cpu.count_triples(batch.node_ptr, dist_ptr, codes, batch.label_codes,
-                               np.int64(n_labels), np.int64(len(table)), pair_ptr, keys,
-                               counts, n_unique)
+    _triples_cpu.count_triples(
+        batch.node_ptr,
+        dist_ptr,
+        codes,
+        batch.label_codes,
+        np.int64(n_labels),
+        np.int64(len(table)),
+        pair_ptr,
+        keys,
+        counts,
+        n_unique,
+    )
     row_ptr = np.zeros(len(sizes) + 1, dtype=np.int64)
     np.cumsum(n_unique, out=row_ptr[1:])
     row_keys = np.empty(row_ptr[-1], dtype=np.int64)
@@ -170,8 +190,9 @@ def _chunk_runs(batch, n_labels, weighted, backend):
     return row_keys, row_counts, n_unique, table
 
 
-def build_features(batch: GraphBatch, *, with_labels: bool, weighted: bool,
-                   backend: str = "cpu") -> ShortestPathFeatures:
+def build_features(
+    batch: GraphBatch, *, with_labels: bool, weighted: bool, backend: str = "cpu"
+) -> ShortestPathFeatures:
     """Shortest-path feature counts of a parsed batch (APSP, triple keys, CSR).
 
     Graphs are processed in chunks of at most ``_CHUNK_ENTRIES`` distance-matrix entries, so
@@ -182,8 +203,10 @@ def build_features(batch: GraphBatch, *, with_labels: bool, weighted: bool,
     import scipy.sparse as sp
 
     n_labels = len(batch.label_values) if with_labels else 1
-    parts = [_chunk_runs(batch.graphs(a, b), n_labels, weighted, backend)
-             for a, b in _chunks(batch.sizes, _CHUNK_ENTRIES)]
+    parts = [
+        _chunk_runs(batch.graphs(a, b), n_labels, weighted, backend)
+        for a, b in _chunks(batch.sizes, _CHUNK_ENTRIES)
+    ]
     distance_values = parts[0][3]
     if len(parts) > 1:
         distance_values = np.unique(np.concatenate([table for *_, table in parts]))
@@ -200,24 +223,41 @@ def build_features(batch: GraphBatch, *, with_labels: bool, weighted: bool,
     row_ptr = np.zeros(n_graphs + 1, dtype=np.int64)
     np.cumsum(n_unique, out=row_ptr[1:])
     vocabulary, columns = np.unique(row_keys, return_inverse=True)
-    matrix = sp.csr_matrix((row_counts, columns.ravel().astype(np.int32, copy=False), row_ptr),
-                           shape=(n_graphs, len(vocabulary)))
+    matrix = sp.csr_matrix(
+        (row_counts, columns.ravel().astype(np.int32, copy=False), row_ptr),
+        shape=(n_graphs, len(vocabulary)),
+    )
     matrix.has_sorted_indices = True
-    sq_norms = np.bincount(np.repeat(np.arange(n_graphs), n_unique),
-                           weights=row_counts * row_counts, minlength=n_graphs)
-    return ShortestPathFeatures(matrix, vocabulary, batch.label_values if with_labels else None,
-                                distance_values, sq_norms, with_labels, weighted)
+    sq_norms = np.bincount(
+        np.repeat(np.arange(n_graphs), n_unique),
+        weights=row_counts * row_counts,
+        minlength=n_graphs,
+    )
+    return ShortestPathFeatures(
+        matrix,
+        vocabulary,
+        batch.label_values if with_labels else None,
+        distance_values,
+        sq_norms,
+        with_labels,
+        weighted,
+    )
 
 
 def _same_tables(A: ShortestPathFeatures, B: ShortestPathFeatures) -> bool:
     if A.keys is B.keys:
         return True
-    same_labels = (A.label_values is B.label_values or (
-        A.label_values is not None and B.label_values is not None
+    same_labels = A.label_values is B.label_values or (
+        A.label_values is not None
+        and B.label_values is not None
         and A.label_values.dtype.kind == B.label_values.dtype.kind
-        and np.array_equal(A.label_values, B.label_values)))
-    return (same_labels and np.array_equal(A.distance_values, B.distance_values)
-            and np.array_equal(A.keys, B.keys))
+        and np.array_equal(A.label_values, B.label_values)
+    )
+    return (
+        same_labels
+        and np.array_equal(A.distance_values, B.distance_values)
+        and np.array_equal(A.keys, B.keys)
+    )
 
 
 def _match(values_from, values_to):
@@ -253,5 +293,6 @@ def shared_columns(A: ShortestPathFeatures, B: ShortestPathFeatures):
     cols_A = _match(keys_in_A[ok], A.keys)
     found = cols_A >= 0
     return cols_A[found], np.flatnonzero(ok)[found]
+
 
 __all__ = ["ShortestPathFeatures"]

@@ -21,6 +21,7 @@ separately are matched on label values, never on codes).
 
 Weights must be finite and non-negative (a zero is "no edge").
 """
+
 from __future__ import annotations
 
 import numbers
@@ -95,9 +96,14 @@ class GraphBatch:
         """
         n0, n1 = self.node_ptr[start], self.node_ptr[stop]
         e0, e1 = self.indptr[n0], self.indptr[n1]
-        return GraphBatch(self.node_ptr[start:stop + 1] - n0, self.indptr[n0:n1 + 1] - e0,
-                          self.indices[e0:e1], self.weights[e0:e1], self.label_codes[n0:n1],
-                          self.label_values)
+        return GraphBatch(
+            self.node_ptr[start : stop + 1] - n0,
+            self.indptr[n0 : n1 + 1] - e0,
+            self.indices[e0:e1],
+            self.weights[e0:e1],
+            self.label_codes[n0:n1],
+            self.label_values,
+        )
 
 
 def _issparse(obj) -> bool:
@@ -184,8 +190,9 @@ def _networkx_parts(G, where, weighted, with_labels):
             "it first (e.g. nx.Graph(G) or keep the lightest edge of each pair)"
         )
     nodes = list(G.nodes)
-    A = nx.to_scipy_sparse_array(G, nodelist=nodes, weight="weight" if weighted else None,
-                                 format="csr")
+    A = nx.to_scipy_sparse_array(
+        G, nodelist=nodes, weight="weight" if weighted else None, format="csr"
+    )
     labels = None
     if with_labels:
         missing = [u for u in nodes if "label" not in G.nodes[u]]
@@ -265,8 +272,9 @@ def _split_graph(g, where, with_labels):
     )
 
 
-def parse_graphs(graphs: Iterable[Any], name: str = "X", *, weighted: bool = False,
-                 with_labels: bool = True) -> GraphBatch:
+def parse_graphs(
+    graphs: Iterable[Any], name: str = "X", *, weighted: bool = False, with_labels: bool = True
+) -> GraphBatch:
     """Validate ``graphs`` and pack them into a :class:`GraphBatch`.
 
     Parameters
@@ -332,7 +340,9 @@ def parse_graphs(graphs: Iterable[Any], name: str = "X", *, weighted: bool = Fal
     else:
         label_values = None
         label_codes = np.zeros(node_ptr[-1], dtype=np.int64)
-    return GraphBatch(node_ptr, indptr, np.ascontiguousarray(indices), edge_weights,
-                      label_codes, label_values)
+    return GraphBatch(
+        node_ptr, indptr, np.ascontiguousarray(indices), edge_weights, label_codes, label_values
+    )
+
 
 __all__ = ["GraphBatch", "parse_graphs"]

@@ -43,6 +43,7 @@ per graph in parallel, CSR built without Python loops over pairs); kernel calls 
 multiply count matrices. Graphs prepared separately are aligned on the values of their
 triples (see :mod:`sparsekit.kernels.graph.feature_map`).
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
@@ -81,8 +82,11 @@ def _use_dense_product(A, B):
     n, f = A.shape
     m = B.shape[0]
     entries = (n + m) * f
-    return f > 0 and entries * 8 <= _DENSE_PRODUCT_BYTES and (
-        A.nnz + B.nnz >= _DENSE_PRODUCT_DENSITY * entries)
+    return (
+        f > 0
+        and entries * 8 <= _DENSE_PRODUCT_BYTES
+        and (A.nnz + B.nnz >= _DENSE_PRODUCT_DENSITY * entries)
+    )
 
 
 def _row_products(A, B):
@@ -129,8 +133,13 @@ class ShortestPathKernel(Kernel):
     accepts = "graphs"
     has_cuda = True
 
-    def __init__(self, with_labels: bool = True, normalize: bool = False, weighted: bool = False,
-                 backend: str = "auto"):
+    def __init__(
+        self,
+        with_labels: bool = True,
+        normalize: bool = False,
+        weighted: bool = False,
+        backend: str = "auto",
+    ):
         self.with_labels: bool = with_labels
         self.normalize: bool = normalize
         self.weighted: bool = weighted
@@ -178,8 +187,9 @@ class ShortestPathKernel(Kernel):
         if backend == "auto" and not self.weighted:
             backend = "cpu"  # hop counts: BFS on the CPU beats Floyd–Warshall on a GPU
         backend = resolve_backend(backend, self.has_cuda, self.name)
-        return build_features(batch, with_labels=self.with_labels, weighted=self.weighted,
-                              backend=backend)
+        return build_features(
+            batch, with_labels=self.with_labels, weighted=self.weighted, backend=backend
+        )
 
     def features(self, X: GraphsLike) -> scipy.sparse.csr_matrix:
         """Compute the explicit feature map: sparse triple counts, one row per graph.
@@ -269,8 +279,9 @@ class ShortestPathKernel(Kernel):
         K = _row_products(FX, FY)(slice(None))
         return self._finish(K, PX.sq_norms, PY.sq_norms)
 
-    def blocks(self, X: GraphsLike, Y: GraphsLike | None = None, *,
-               max_memory: int | None = None) -> Iterator[tuple[slice, np.ndarray]]:
+    def blocks(
+        self, X: GraphsLike, Y: GraphsLike | None = None, *, max_memory: int | None = None
+    ) -> Iterator[tuple[slice, np.ndarray]]:
         """Yield ``(rows, block)``: the Gram matrix in row blocks of <= ``max_memory`` bytes.
 
         Parameters
@@ -292,8 +303,11 @@ class ShortestPathKernel(Kernel):
         PX = self.prepare(X, "X")
         PY = PX if Y is None else self.prepare(Y, "Y")
         FX, FY = self._aligned(PX, PY)
-        budget = (_DEFAULT_BLOCK_BYTES if max_memory is None
-                  else check_scalar(max_memory, "max_memory", low=0))
+        budget = (
+            _DEFAULT_BLOCK_BYTES
+            if max_memory is None
+            else check_scalar(max_memory, "max_memory", low=0)
+        )
         n, m = FX.shape[0], FY.shape[0]
         step = int(max(1, min(n, budget // max(1, 8 * m))))
         product = _row_products(FX, FY)
@@ -318,5 +332,6 @@ class ShortestPathKernel(Kernel):
         if self.normalize:
             return (P.sq_norms > 0).astype(np.float64)
         return P.sq_norms.copy()
+
 
 __all__ = ["ShortestPathKernel"]
