@@ -266,9 +266,9 @@ def nystroem_fit(
     # every chunk checked before the rows are gathered (a lying chunk width fails clearly)
     # dask types Array.map_blocks as the module function (the array as its first argument)
     points = Xd.map_blocks(
-        check_block,
+        check_block,  # type: ignore[arg-type]
         d,
-        "X",  # type: ignore[arg-type]
+        "X",
         dtype=Xd.dtype,
     )[np.asarray(idx)].compute()
     ny = Nystroem(
