@@ -5,7 +5,6 @@ import numbers
 
 import numpy as np
 
-from sparsekit import SparseFactors
 from sparsekit.plugins import (
     FactorizationResult,
     Factorizer,
@@ -64,6 +63,10 @@ class AlternatingLeastSquares(Factorizer):
             if len(objective) > 1 and abs(objective[-2] - objective[-1]) <= tol * objective[-2]:
                 stop = "tol"
                 break
+        # imported here, not at the top: the registry imports every plugin module when it is built,
+        # and SparseFactors brings scipy.sparse.linalg with it
+        from sparsekit import SparseFactors
+
         return FactorizationResult(
             SparseFactors(S, lam, dtype=M.dtype),
             np.asarray(objective),
