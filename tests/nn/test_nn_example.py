@@ -46,5 +46,7 @@ def test_example_writes_figure_and_tables_under_out(tmp_path, monkeypatch, capsy
     text = (out / "nn_nystrom.md").read_text()
     assert "| digits | nystrom rbf fixed | 3 |" in text
     assert "| nystrom linear adaptive |" in text and "image patches 2" in text
+    # the gallery includes the file inside the example's page: no Markdown heading of its own
+    assert not [line for line in text.splitlines() if line.startswith("#")]
     assert [len(rows) for _, rows in par] == [3, 3] and [len(rows) for _, rows in few] == [4, 4]
     assert f"files written to {out}" in capsys.readouterr().out
