@@ -81,28 +81,12 @@ def solve(
     dtype = np.result_type(D.dtype, Yd.dtype)
     Dd = dask.delayed(D, pure=True, traverse=False)
     beta = getattr(solver, "beta", None)
-    args = []
+    per_signal: tuple = ()  # a per-signal beta travels with its chunk of signals
     if beta is not None and np.ndim(beta) == 1:
         beta = np.asarray(beta)
         if beta.shape[0] != Yd.shape[1]:
             raise ValueError(f"beta has {beta.shape[0]} entries for {Yd.shape[1]} signals")
-        args = [da.from_array(beta, chunks=(Yd.chunks[1],))]
-        return da.blockwise(
-            _solve_block,
-            "ij",
-            Yd,
-            "kj",
-            Dd,
-            None,
-            solver,
-            None,
-            args[0],
-            "j",
-            dtype=dtype,
-            concatenate=True,
-            new_axes={"i": D.shape[1]},
-            adjust_chunks=None,
-        )
+        per_signal = (da.from_array(beta, chunks=(Yd.chunks[1],)), "j")
     return da.blockwise(
         _solve_block,
         "ij",
@@ -112,6 +96,7 @@ def solve(
         None,
         solver,
         None,
+        *per_signal,
         dtype=dtype,
         concatenate=True,
         new_axes={"i": D.shape[1]},

@@ -371,32 +371,15 @@ def run_palm(
     last=None,
 ):
     """:func:`palm4msa_dense` in either sweep direction."""
+    options = dict(
+        n_iter=n_iter, tol=tol, safeguard=safeguard, vectors=vectors, keep_best=keep_best, last=last
+    )
     if update_way == "right-to-left":
-        return palm4msa_dense(
-            U,
-            projs,
-            factors,
-            lam,
-            n_iter=n_iter,
-            tol=tol,
-            safeguard=safeguard,
-            vectors=vectors,
-            keep_best=keep_best,
-            last=last,
-        )
+        return palm4msa_dense(U, projs, factors, lam, **options)
     tprojs = [_Transposed(p) for p in projs[::-1]]
     tfactors = [np.ascontiguousarray(f.T) for f in factors[::-1]]
     out, lam, hist, it, stop = palm4msa_dense(
-        np.ascontiguousarray(U.T),
-        tprojs,
-        tfactors,
-        lam,
-        n_iter=n_iter,
-        tol=tol,
-        safeguard=safeguard,
-        vectors=vectors,
-        keep_best=keep_best,
-        last=last,
+        np.ascontiguousarray(U.T), tprojs, tfactors, lam, **options
     )
     if last:
         last["factors"] = [np.ascontiguousarray(f.T) for f in last["factors"][::-1]]

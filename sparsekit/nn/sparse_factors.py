@@ -416,31 +416,19 @@ class SparseFactorsDense(_SparseFactorsLayer):
         _check_source_layer(
             layer, keras.layers.Dense, "kernel", "SparseFactorsConv2D.from_layer for a Conv2D"
         )
-        W = _to_numpy(layer.kernel)
-        fact = palminize(
-            W,
+        fact, common = _palminized(
+            layer,
+            _to_numpy(layer.kernel),
             n_factors,
             sparsity,
+            name,
             init=init,
             solver=solver,
             n_iter=n_iter,
             tol=tol,
             random_state=random_state,
         )
-        bias = _to_numpy(layer.bias) if layer.use_bias else None
-        new = cls(
-            layer.units,
-            n_factors=n_factors,
-            sparsity=sparsity,
-            activation=layer.activation,
-            use_bias=layer.use_bias,
-            factors=fact.factors,
-            masks=fact.masks,
-            bias=bias,
-            name=name or layer.name,
-            dtype=layer.dtype_policy,
-        )
-        return new, fact
+        return cls(layer.units, **common), fact
 
 
 @keras.saving.register_keras_serializable(package="sparsekit")
@@ -691,18 +679,18 @@ class SparseFactorsConv2D(_SparseFactorsLayer):
                 f"{layer.groups}); only groups=1 has one (S·S·C) × F weight matrix"
             )
         K = _to_numpy(layer.kernel)
-        W = K.reshape(-1, K.shape[-1])
-        fact = palminize(
-            W,
+        fact, common = _palminized(
+            layer,
+            K.reshape(-1, K.shape[-1]),
             n_factors,
             sparsity,
+            name,
             init=init,
             solver=solver,
             n_iter=n_iter,
             tol=tol,
             random_state=random_state,
         )
-        bias = _to_numpy(layer.bias) if layer.use_bias else None
         new = cls(
             layer.filters,
             layer.kernel_size,
@@ -710,17 +698,27 @@ class SparseFactorsConv2D(_SparseFactorsLayer):
             padding=layer.padding,
             data_format=layer.data_format,
             dilation_rate=layer.dilation_rate,
-            n_factors=n_factors,
-            sparsity=sparsity,
-            activation=layer.activation,
-            use_bias=layer.use_bias,
-            factors=fact.factors,
-            masks=fact.masks,
-            bias=bias,
-            name=name or layer.name,
-            dtype=layer.dtype_policy,
+            **common,
         )
         return new, fact
+
+
+def _palminized(layer, W, n_factors, sparsity, name, **factorization):
+    """Factor a trained layer's weight matrix ``W`` (:func:`palminize`) and return the
+    factorization with the constructor arguments both sparse-factor layers take from it."""
+    fact = palminize(W, n_factors, sparsity, **factorization)
+    common = dict(
+        n_factors=n_factors,
+        sparsity=sparsity,
+        activation=layer.activation,
+        use_bias=layer.use_bias,
+        factors=fact.factors,
+        masks=fact.masks,
+        bias=_to_numpy(layer.bias) if layer.use_bias else None,
+        name=name or layer.name,
+        dtype=layer.dtype_policy,
+    )
+    return fact, common
 
 
 def _pair(value, name):
