@@ -26,8 +26,9 @@ run's seed ``s``:
      K_LL^{-1/2}, trained (``adaptive``) or frozen (non-adaptive);
 
    kernels by registry name; ``"rbf"`` takes the thesis' bandwidth, gamma = 1 / mean
-   ||x - x'||² over the pairs of training features (authors' code, see the digest), every other
-   name its registry defaults. The thesis' "Chi2" kernel (Eq. 1.9) is ``"additive-chi2"``;
+   ||x - x'||² over the pairs of training features (the code released with Giffon et al.,
+   IJCNN 2019), every other name its registry defaults. The thesis' "Chi2" kernel (Eq. 1.9)
+   is ``"additive-chi2"``;
 4. accuracy on the test set and the number of learned parameters of the top model (the
    trainable weights: W for the adaptive layer, the hidden layer for dense, and the softmax
    layer for both; the frozen convolutions are not counted, as in Fig. 2.2).
