@@ -4,6 +4,7 @@ Usage (from the repository root)::
 
     python tools/mutate.py sparsekit/projections/base.py --tests tests/projections
     python tools/mutate.py sparsekit/linalg --tests tests/linalg --max 80 --seed 1
+    python tools/mutate.py sparsekit/dask --tests tests/dask --max-total 60   # one package sample
 
 Each mutant is a small, plausible bug made on the module's syntax tree: a comparison swapped
 (``<`` and ``<=``, ``>`` and ``>=``, ``==`` and ``!=``, ``is``/``in`` and their negations), an
@@ -405,6 +406,13 @@ def main(argv=None):
     ap.add_argument(
         "--max", type=int, default=None, help="test a random sample of N mutants per module"
     )
+    ap.add_argument(
+        "--max-total",
+        type=int,
+        default=None,
+        help="test a random sample of N mutants drawn from all the targets together "
+        "(a package's score from one sample; the report adds a total row)",
+    )
     ap.add_argument("--seed", type=int, default=0, help="seed of the sample (default 0)")
     ap.add_argument(
         "--timeout",
@@ -439,6 +447,12 @@ def main(argv=None):
             ms = sorted(random.Random(args.seed).sample(ms, args.max), key=lambda m: (m.line, m.id))
         if ms:
             plan[f] = ms
+    if args.max_total is not None and not args.only:
+        pooled = [m for ms in plan.values() for m in ms]
+        if len(pooled) > args.max_total:
+            chosen = {m.id for m in random.Random(args.seed).sample(pooled, args.max_total)}
+            plan = {f: [m for m in ms if m.id in chosen] for f, ms in plan.items()}
+            plan = {f: ms for f, ms in plan.items() if ms}
     if args.list:
         for ms in plan.values():
             for m in ms:
@@ -452,7 +466,7 @@ def main(argv=None):
         if any(i.startswith(f.resolve().relative_to(ROOT).as_posix() + ":") for f in plan)
         and i not in {m.id for ms in plan.values() for m in ms}
     )
-    if stale and args.max is None and not args.only:
+    if stale and args.max is None and args.max_total is None and not args.only:
         print(
             f"{args.equivalent.name} lists mutants that these modules no longer make (their "
             f"lines moved?): {', '.join(stale)}; `--list` prints the current ids",
@@ -528,6 +542,10 @@ def report(results, plan, equivalent, args):
     print(f"\n{'module':{width}}  mutants  killed  equivalent  survived  score")
     for rel, n, k, e, s, score in rows:
         print(f"{rel:{width}}  {n:7d}  {k:6d}  {e:10d}  {s:8d}  {score:5.1f}%")
+    if len(rows) > 1:
+        n, k, e, s = (sum(r[i] for r in rows) for i in (1, 2, 3, 4))
+        score = 100.0 * k / (n - e) if n > e else 100.0
+        print(f"{'total':{width}}  {n:7d}  {k:6d}  {e:10d}  {s:8d}  {score:5.1f}%")
     if survivors:
         print("\nSurviving mutants (not listed as equivalent):")
         for r in survivors:

@@ -95,3 +95,43 @@ def test_equivalent_list_reads_ids_and_reasons(mutate, tmp_path):
     assert mutate.read_equivalent(path) == {"a.py:1:2:op": "a reason", "b.py:3:4:other": ""}
     listed = mutate.read_equivalent(ROOT / "tools" / "mutation_equivalent.txt")
     assert listed and all(reason for reason in listed.values())  # every entry says why
+
+
+def test_max_total_draws_one_sample_from_all_targets(mutate, tmp_path, capsys):
+    a, b = tmp_path / "a.py", tmp_path / "b.py"
+    a.write_text(SOURCE)
+    b.write_text(SOURCE)
+    every = {m.id for m in mutate.collect(a)} | {m.id for m in mutate.collect(b)}
+
+    def listed(*options):
+        argv = [str(a), str(b), "--tests", "tests/tools", "--list", *options]
+        assert mutate.main(argv) == 0
+        return capsys.readouterr().out.split()
+
+    assert set(listed()) == every
+    sample = listed("--max-total", "7", "--seed", "3")
+    assert len(sample) == len(set(sample)) == 7 and set(sample) <= every
+    assert sample == listed("--max-total", "7", "--seed", "3")  # the seed fixes the sample
+    assert sample != listed("--max-total", "7", "--seed", "4")
+    # one pool, not N per module: a sample of all but one mutant leaves out one mutant in all
+    assert len(listed("--max-total", str(len(every) - 1))) == len(every) - 1
+    assert {p.split(":")[0] for p in listed("--max-total", str(len(every) - 1))} == {str(a), str(b)}
+
+
+def test_report_adds_a_total_row_over_several_modules(mutate, capsys):
+    from types import SimpleNamespace
+
+    rows = [
+        ("p/a.py:1:1:x", "p/a.py", "killed"),
+        ("p/a.py:2:1:x", "p/a.py", "survived"),
+        ("p/b.py:1:1:x", "p/b.py", "timeout"),
+        ("p/b.py:2:1:x", "p/b.py", "survived"),  # listed as equivalent below
+        ("p/b.py:3:1:x", "p/b.py", "killed"),
+    ]
+    results = [mutate.Result(i, mod, 1, "x", st, 0.1, "") for i, mod, st in rows]
+    plan = {mutate.ROOT / "p/a.py": [], mutate.ROOT / "p/b.py": []}
+    args = SimpleNamespace(json=None, fail_under=0.0)
+    assert mutate.report(results, plan, {"p/b.py:2:1:x": "why"}, args) == 0
+    lines = capsys.readouterr().out.splitlines()
+    total = next(line for line in lines if line.startswith("total"))
+    assert total.split() == ["total", "5", "3", "1", "1", "75.0%"]  # 3 killed of 5 - 1
