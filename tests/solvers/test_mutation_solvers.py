@@ -121,11 +121,12 @@ def test_frank_wolfe_zero_step_stops_the_signal():
 
 def test_frank_wolfe_prunes_rounding_level_coefficients_in_the_solve():
     """With the 2/(k+2) rule an atom picked with both signs can keep a coefficient of about
-    1e-18 (these seeds give three such signals); the solve zeroes it (``extra["pruned"]``
+    1e-18 (6 of these 60 seeds give one such signal here; the exact count depends on the
+    platform's rounding, so many seeds are tried); the solve zeroes it (``extra["pruned"]``
     counts it), so that every coefficient left passes the rule
     |x_i| ||d_i|| > 16 eps sum_j |x_j| ||d_j||, checked here by brute force."""
     total = 0
-    for seed in (14, 20, 37):
+    for seed in range(60):
         rng = np.random.default_rng(seed)
         D, Y, X = sparse_problem(rng, 10, 15, 2, 8)
         beta = 8.0 * np.abs(X).sum(axis=0)
