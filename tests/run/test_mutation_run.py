@@ -260,3 +260,152 @@ def test_plot_has_one_legend_entry_per_group_titled_by_the_group(tmp_path, monke
     assert [t.get_text() for t in legend.get_texts()] == ["uniform", "rls"]
     lines = fig.axes[0].get_lines()
     np.testing.assert_allclose(lines[1].get_ydata(), [0.5, 1.0, 1.5])
+
+
+# ---------------------------------------------------------------- metrics reported by tasks
+
+
+def _rbf(A, B, gamma):
+    from scipy.spatial.distance import cdist
+
+    return np.exp(-gamma * cdist(A, B, "sqeuclidean"))
+
+
+def test_sampler_task_relative_residual_trace_is_the_nystrom_residual():
+    """rel_residual_trace = tr(K − K_nm K_mm⁺ K_mn) / tr(K) over all points (n ≤ n_eval), for
+    the landmarks the same sampler draws with the run's seed."""
+    from sparsekit import Nystroem, get_kernel
+
+    X = np.random.default_rng(2).standard_normal((120, 3))
+    kernel = {"name": "rbf", "gamma": 0.7}
+    row = run_task(
+        "sampler",
+        {"n_landmarks": 12, "n_eval": 1000, "warm_up": False},
+        {"X": X},
+        {"kernel": kernel, "sampler": "uniform"},
+        seed=5,
+    )
+    ny = Nystroem(
+        get_kernel("rbf", gamma=0.7), sampler="uniform", n_components=12, random_state=5
+    ).fit(X)
+    idx = np.asarray(ny.component_indices_)
+    assert row["n_landmarks"] == len(idx) == len(set(idx.tolist())) == 12
+    K = _rbf(X, X, 0.7)
+    K_hat = K[:, idx] @ np.linalg.pinv(K[np.ix_(idx, idx)]) @ K[idx, :]
+    expected = np.trace(K - K_hat) / np.trace(K)
+    assert 0.0 < expected < 1.0
+    assert row["rel_residual_trace"] == pytest.approx(expected, rel=1e-6)
+    every = run_task(
+        "sampler",
+        {"n_landmarks": 120, "n_eval": 1000, "warm_up": False},
+        {"X": X},
+        {"kernel": kernel, "sampler": "uniform"},
+    )
+    assert abs(every["rel_residual_trace"]) < 1e-8  # all points as landmarks: K̂ = K
+
+
+def test_mmd_task_delta_exact_is_the_estimate_minus_the_biased_mmd():
+    """delta_exact = estimate − biased MMD²: negative for the unbiased estimate (it drops the
+    k(x, x) = 1 terms of the RBF kernel), zero for the exact one; absent above exact_max_n."""
+    from sklearn.datasets import load_iris
+
+    X, y = load_iris(return_X_y=True)
+    A, B = X[y == 0], X[y == 1]
+    Kaa, Kbb, Kab = _rbf(A, A, 0.1), _rbf(B, B, 0.1), _rbf(A, B, 0.1)
+    m, n = len(A), len(B)
+    biased = Kaa.mean() + Kbb.mean() - 2 * Kab.mean()
+    unbiased = (Kaa.sum() - m) / (m * (m - 1)) + (Kbb.sum() - n) / (n * (n - 1)) - 2 * Kab.mean()
+    kernel = {"kernel": {"name": "rbf", "gamma": 0.1}}
+    row = run_task("mmd", {"method": "unbiased"}, {"X": X, "y": y}, kernel)
+    assert row["mmd2"] == pytest.approx(unbiased, rel=1e-10)
+    assert row["delta_exact"] == pytest.approx(unbiased - biased, rel=1e-8)
+    assert row["delta_exact"] < 0
+    small = run_task("mmd", {"method": "unbiased", "exact_max_n": 99}, {"X": X, "y": y}, kernel)
+    assert "delta_exact" not in small
+    at_n = run_task("mmd", {"method": "unbiased", "exact_max_n": 100}, {"X": X, "y": y}, kernel)
+    assert at_n["delta_exact"] == pytest.approx(unbiased - biased, rel=1e-8)
+
+
+def test_sparse_coding_protocol_gives_frank_wolfe_its_radius_and_mp_four_m_steps(monkeypatch):
+    """Frank–Wolfe gets beta = beta_factor · ‖x*‖₁ per signal and 100 steps, and its codes stay
+    in that ℓ1 ball; MP runs 4 m steps (m: the signals' sparsity)."""
+    from sparsekit.solvers.fw import FrankWolfe
+    from sparsekit.solvers.mp import MatchingPursuit
+
+    seen = {}
+    for cls in (FrankWolfe, MatchingPursuit):
+        original = cls.solve
+
+        def spy(self, D, Y, *args, _original=original, **kwargs):
+            result = _original(self, D, Y, *args, **kwargs)
+            seen[type(self).__name__] = (self, result)
+            return result
+
+        monkeypatch.setattr(cls, "solve", spy)
+    problem = data_mod.sparse_signals(20, 30, 3, 4, seed=2)
+    radius = np.abs(problem["coef"]).sum(axis=0)
+    run_task(
+        "sparse-coding",
+        {"warm_up": False, "beta_factor": 0.5},
+        problem,
+        {"solver": {"name": "frank-wolfe"}},
+    )
+    fw, result = seen["FrankWolfe"]
+    np.testing.assert_allclose(fw.beta, 0.5 * radius, rtol=1e-12)
+    assert fw.max_iter == 100
+    assert (np.abs(result.coef).sum(axis=0) <= 0.5 * radius * (1 + 1e-9)).all()
+    run_task("sparse-coding", {"warm_up": False}, problem, {"solver": {"name": "mp"}})
+    assert seen["MatchingPursuit"][0].max_iter == 4 * 3
+
+
+# ---------------------------------------------------------------- Dask connection errors
+
+
+def test_local_cluster_without_a_worker_closes_its_client_and_cluster(monkeypatch):
+    distributed = pytest.importorskip("distributed")
+    from sparsekit.run.runner import connect
+
+    closed = []
+
+    class Cluster:
+        def __init__(self, **kwargs):
+            pass
+
+        def close(self):
+            closed.append("cluster")
+
+    class Client:
+        def __init__(self, cluster):
+            pass
+
+        def wait_for_workers(self, n, timeout):
+            raise TimeoutError("no worker")
+
+        def close(self):
+            closed.append("client")
+
+    monkeypatch.setattr(distributed, "LocalCluster", Cluster)
+    monkeypatch.setattr(distributed, "Client", Client)
+    with pytest.raises(ConnectionError, match="'local:1' has no worker after 0.5 s"):
+        connect("local:1", worker_timeout=0.5)
+    assert closed == ["client", "cluster"]
+
+
+def test_scheduler_error_says_whether_the_server_closed_or_was_unreachable(monkeypatch):
+    pytest.importorskip("distributed")
+    import distributed.comm
+    from distributed.comm import CommClosedError
+
+    from sparsekit.run.runner import connect
+
+    for exc, says in [
+        (CommClosedError("closed"), "closed the connection during Dask's handshake"),
+        (OSError("refused"), "could not reach the Dask scheduler at 'tcp://h:1' within 1 s"),
+    ]:
+
+        async def fail(*args, _exc=exc, **kwargs):
+            raise _exc
+
+        monkeypatch.setattr(distributed.comm, "connect", fail)
+        with pytest.raises(ConnectionError, match=says):
+            connect("tcp://h:1", timeout=1)
