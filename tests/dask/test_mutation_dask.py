@@ -239,3 +239,27 @@ def test_transform_infers_width_and_dtype_from_one_row():
     assert Z.dtype == np.float32 and Z.compute().dtype == np.float32
     Z = skd.transform(_Doubling(), Xd, dtype=np.float64)
     assert Z.shape == (23, 6) and Z.dtype == np.float64
+
+
+# -- DAC-RLS: the block size --------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "block_size, sizes", [(None, [6, 6, 2, 6, 6, 6, 4]), (5, [5, 5, 4] + [5] * 4 + [2])]
+)
+def test_dac_rls_scores_use_blocks_of_block_size_inside_each_chunk(block_size, sizes):
+    """On b equal points the RBF Gram is the all-ones J_b, and diag J_b (J_b + λI)⁻¹ = 1/(b + λ)
+    for every point (J_b has the eigenvalue b on the constant vector): each score reveals the size
+    of its block. Default m = ⌈√36⌉ = 6; chunks of 14 and 22 rows, each cut into blocks of m and
+    its remainder."""
+    lam = 0.25
+    X = np.ones((36, 2))
+    scores = skd.dac_rls_scores(
+        da.from_array(X, chunks=((14, 22), (2,))),
+        "rbf",
+        lam=lam,
+        block_size=block_size,
+        kernel_params={"gamma": 0.5},
+        random_state=0,
+    ).compute()
+    expected = np.concatenate([np.full(b, 1 / (b + lam)) for b in sizes])
+    np.testing.assert_allclose(np.sort(scores[:14]), np.sort(expected[:14]), rtol=1e-12)
+    np.testing.assert_allclose(np.sort(scores[14:]), np.sort(expected[14:]), rtol=1e-12)
