@@ -211,6 +211,18 @@ def test_solve_merges_row_chunks_of_the_signals():
         np.testing.assert_allclose(coef.compute(), ref, rtol=1e-12, atol=1e-14)
 
 
+def test_solve_refuses_row_chunks_that_hold_more_rows_than_declared():
+    """A chunk built from a delayed piece may hold more rows than it declares: merging the row
+    chunks keeps every row, so the signals no longer match the dictionary (never truncated)."""
+    D = np.linalg.qr(np.random.default_rng(0).standard_normal((6, 6)))[0]
+    pieces = [
+        da.from_delayed(dask.delayed(lambda r=r: np.ones((r, 2)))(), (3, 2), float) for r in (4, 3)
+    ]
+    Yd = da.concatenate(pieces)  # declares 6 rows, holds 7
+    with pytest.raises(ValueError, match=r"shape \(7, 2\) but the dictionary has 6 rows"):
+        skd.solve("omp", D, Yd, n_nonzero_coefs=1).compute(scheduler="sync")
+
+
 def test_solve_refuses_signals_that_are_not_a_dask_array():
     D = np.eye(4)
     with pytest.raises(TypeError, match=r"Yd must be a dask.array.Array, got ndarray"):
