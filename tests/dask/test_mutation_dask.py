@@ -1,0 +1,277 @@
+"""Value tests of the Dask backend's rules that the equality-with-memory tests leave open:
+float32 Grams, −0.0 keys in the duplicate merge, the row blocks of the MMD sums, empty and
+single-row chunks, row-chunked signals, seeds given as a RandomState, the inferred output dtype
+of ``transform`` and the parameters recorded on the fitted k-means.
+
+Everything runs on Dask's local schedulers (no cluster): the rules are about values, not about
+where the tasks run."""
+
+import numpy as np
+import pytest
+
+da = pytest.importorskip("dask.array")
+dask = pytest.importorskip("dask")
+
+from sklearn.metrics.pairwise import rbf_kernel  # noqa: E402
+
+import sparsekit  # noqa: E402
+import sparsekit.dask as skd  # noqa: E402
+import sparsekit.dask.stats as dask_stats  # noqa: E402
+from sparsekit.kernels.rbf import RBFKernel  # noqa: E402
+from sparsekit.stats import NystromMMD  # noqa: E402
+
+
+def _first_equal_rows(X):
+    """Brute force: the index of the first row equal (entry by entry, ``==``) to each row."""
+    return np.array([int(np.flatnonzero((X == X[i]).all(axis=1))[0]) for i in range(len(X))])
+
+
+# -- gram: float32 end to end ------------------------------------------------------------------
+def test_gram_of_float32_data_is_float32_with_the_rbf_values():
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((70, 3)).astype(np.float32)
+    Y = rng.standard_normal((45, 3)).astype(np.float32)
+    G = skd.gram(
+        "rbf",
+        da.from_array(X, chunks=(20, -1)),
+        da.from_array(Y, chunks=(15, -1)),
+        kernel_params={"gamma": 0.4},
+    )
+    assert G.dtype == np.float32
+    values = G.compute()
+    assert values.dtype == np.float32  # declared and computed dtypes agree
+    ref = rbf_kernel(X.astype(np.float64), Y.astype(np.float64), gamma=0.4)  # scikit-learn
+    np.testing.assert_allclose(values, ref, rtol=2e-5, atol=1e-6)
+
+
+def test_gram_of_integer_data_is_float64_with_the_rbf_values():
+    X = np.random.default_rng(1).integers(-3, 4, size=(30, 2))
+    G = skd.gram("rbf", da.from_array(X, chunks=(7, -1)), kernel_params={"gamma": 0.25})
+    assert G.dtype == np.float64
+    values = G.compute()
+    assert values.dtype == np.float64
+    np.testing.assert_allclose(values, rbf_kernel(X.astype(float), gamma=0.25), rtol=1e-12)
+
+
+# -- the Nyström MMD: −0.0 keys, row blocks, chunks of one row ----------------------------------
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_row_keys_count_minus_zero_as_zero(dtype):
+    rows = np.array([[0.0, 1.5, 0.0], [-0.0, 1.5, -0.0], [0.0, 1.5, -0.0]], dtype=dtype)
+    assert np.signbit(rows[1]).any()  # the pattern really holds −0.0
+    keys = dask_stats.row_keys(rows)
+    assert keys[0] == keys[1] == keys[2]
+    assert dask_stats.row_keys(np.array([[0.0, 2.5]], dtype=dtype))[0] != keys[0]
+
+
+def test_minus_zero_rows_are_one_point_in_the_chunked_mmd():
+    rng = np.random.default_rng(4)
+    X = rng.standard_normal((30, 2))
+    Y = rng.standard_normal((25, 2)) + 0.5
+    X[3] = [0.0, 1.0]
+    Y[10] = [-0.0, 1.0]  # equal to X[3] (== holds), another bit pattern, another sample
+    X[20] = [-0.0, -0.0]
+    Y[0] = [0.0, 0.0]
+    kw = dict(n_landmarks=8, lam=1e-3, kernel_params={"gamma": 0.5}, random_state=0)
+    est = skd.nystrom_mmd_fit(
+        da.from_array(X, chunks=(9, -1)), da.from_array(Y, chunks=(9, -1)), **kw
+    )
+    pool = np.concatenate([X, Y])
+    expected = _first_equal_rows(pool)  # brute force
+    assert expected[30 + 10] == 3 and expected[30] == 20
+    np.testing.assert_array_equal(est.support_ids_, expected)
+    ref = NystromMMD(**kw).fit(X, Y)
+    assert est.mmd2(0, 1) == pytest.approx(ref.mmd2(0, 1), rel=1e-10)
+    assert est.sq_norm_v(0, 1) == pytest.approx(ref.sq_norm_v(0, 1), rel=1e-12)
+
+
+class _RecordingRBF(RBFKernel):
+    """An RBF kernel that records how many rows each call gets (in this process)."""
+
+    calls: list = []
+
+    def __call__(self, X, Y=None):
+        type(self).calls.append(len(X))
+        return super().__call__(X, Y)
+
+
+def test_mmd_chunk_sums_run_in_row_blocks_of_sum_block_bytes(monkeypatch):
+    """A chunk's Σ K(x, S) is summed over row blocks of SUM_BLOCK_BYTES // (8 |S|) rows (the
+    float64 block of K(x, S) within the bound, the fewest blocks); the sums equal the in-memory
+    estimator's."""
+    rng = np.random.default_rng(2)
+    X, Y = rng.standard_normal((47, 3)), rng.standard_normal((31, 3)) - 0.2
+    s = 6
+    monkeypatch.setattr(dask_stats, "SUM_BLOCK_BYTES", 8 * s * 7 + 5)  # 7 rows of K(x, S)
+    kernel = _RecordingRBF(gamma=0.3)
+    _RecordingRBF.calls = []
+    with dask.config.set(scheduler="sync"):
+        est = skd.nystrom_mmd_fit(
+            da.from_array(X, chunks=(20, -1)),
+            da.from_array(Y, chunks=(31, -1)),
+            kernel=kernel,
+            n_landmarks=s,
+            lam=1e-2,
+            random_state=1,
+        )
+    chunk_blocks = []  # the row counts expected from the chunks 20, 20, 7 and 31
+    for rows in (20, 20, 7, 31):
+        chunk_blocks += [min(7, rows - r0) for r0 in range(0, rows, 7)]
+    # the chunk tasks are the last kernel calls (in the order the scheduler ran them)
+    assert sorted(_RecordingRBF.calls[-len(chunk_blocks) :]) == sorted(chunk_blocks)
+    ref = NystromMMD(kernel=RBFKernel(gamma=0.3), n_landmarks=s, lam=1e-2, random_state=1)
+    ref.fit(X, Y)
+    np.testing.assert_allclose(est.embeddings_, ref.embeddings_, rtol=1e-12, atol=1e-14)
+    assert est.mmd2(0, 1) == pytest.approx(ref.mmd2(0, 1), rel=1e-10)
+
+
+def test_chunked_mmd_counts_chunks_of_one_row():
+    rng = np.random.default_rng(3)
+    X, Y = rng.standard_normal((21, 2)), rng.standard_normal((13, 2)) + 0.4
+    Y[12] = X[0]  # the one-row chunk holds a point shared with X
+    kw = dict(n_landmarks=5, lam=1e-3, kernel_params={"gamma": 0.7}, random_state=5)
+    est = skd.nystrom_mmd_fit(
+        da.from_array(X, chunks=((1, 10, 10), (2,))),
+        da.from_array(Y, chunks=((12, 1), (2,))),
+        **kw,
+    )
+    ref = NystromMMD(**kw).fit(X, Y)
+    np.testing.assert_allclose(est.embeddings_, ref.embeddings_, rtol=1e-12, atol=1e-14)
+    np.testing.assert_array_equal(est.support_ids_, _first_equal_rows(np.concatenate([X, Y])))
+    assert est.mmd2(0, 1) == pytest.approx(ref.mmd2(0, 1), rel=1e-10)
+
+
+# -- Nyström: a RandomState seed --------------------------------------------------------------
+def test_nystroem_fit_with_a_random_state_object_equals_in_memory():
+    X = np.random.default_rng(6).standard_normal((90, 3))
+    kw = dict(kernel_params={"gamma": 0.2})
+    ny = skd.nystroem_fit(
+        da.from_array(X, chunks=(25, -1)),
+        "rbf",
+        "uniform",
+        12,
+        random_state=np.random.RandomState(7),
+        **kw,
+    )
+    ref = sparsekit.Nystroem("rbf", "uniform", 12, random_state=np.random.RandomState(7), **kw)
+    ref.fit(X)
+    np.testing.assert_array_equal(ny.component_indices_, ref.component_indices_)
+    np.testing.assert_allclose(ny.transform(X), ref.transform(X), rtol=1e-10, atol=1e-12)
+
+
+# -- kernel k-means: recorded parameters, empty chunks ------------------------------------------
+@pytest.fixture(scope="module")
+def blobs():
+    from sklearn.datasets import make_blobs
+
+    X, _ = make_blobs(90, centers=3, cluster_std=0.8, random_state=2)
+    return X
+
+
+def test_kernel_kmeans_fit_records_and_validates_its_parameters(blobs):
+    X = blobs
+    Xd = da.from_array(X, chunks=(30, -1))
+    kw = dict(
+        n_clusters=3,
+        n_landmarks=10,
+        n_init=1,
+        max_iter=2,
+        tol=1e-3,
+        kernel_params={"gamma": 0.3},
+        random_state=0,
+    )
+    km = skd.kernel_kmeans_fit(Xd, **kw)
+    ref = sparsekit.KernelKMeans(method="nystrom", **kw)
+    assert km.get_params() == ref.get_params()
+    ref.fit(X)
+    np.testing.assert_array_equal(km.labels_.compute(), ref.labels_)
+    with pytest.raises(ValueError, match="max_iter"):
+        skd.kernel_kmeans_fit(Xd, 3, max_iter=0, kernel_params={"gamma": 0.3})
+
+
+def test_kernel_kmeans_skips_empty_chunks(blobs):
+    X = blobs
+    Xd = da.from_array(X, chunks=((30, 0, 45, 0, 15), (2,)))
+    kw = dict(n_clusters=3, n_landmarks=10, n_init=2, kernel_params={"gamma": 0.3}, random_state=1)
+    km = skd.kernel_kmeans_fit(Xd, **kw)
+    ref = sparsekit.KernelKMeans(method="nystrom", **kw).fit(X)
+    assert km.labels_.chunks == ((30, 45, 15),)
+    np.testing.assert_array_equal(km.labels_.compute(), ref.labels_)
+    assert km.inertia_ == pytest.approx(ref.inertia_, rel=1e-10)
+
+
+# -- solve: row-chunked signals, non-dask input -------------------------------------------------
+def test_solve_merges_row_chunks_of_the_signals():
+    from sparsekit.solvers.dictionaries import make_sparse_coding_problem
+
+    D, Y, _ = make_sparse_coding_problem(20, 40, 3, 9, 1)
+    ref = sparsekit.get_solver("omp", n_nonzero_coefs=3).solve(D, Y).coef
+    for chunks in [(7, -1), (7, 4)]:  # rows cut, columns whole or cut
+        coef = skd.solve("omp", D, da.from_array(Y, chunks=chunks), n_nonzero_coefs=3)
+        assert coef.chunks[1] == da.from_array(Y, chunks=chunks).chunks[1]
+        np.testing.assert_allclose(coef.compute(), ref, rtol=1e-12, atol=1e-14)
+
+
+def test_solve_refuses_row_chunks_that_hold_more_rows_than_declared():
+    """A chunk built from a delayed piece may hold more rows than it declares: merging the row
+    chunks keeps every row, so the signals no longer match the dictionary (never truncated)."""
+    D = np.linalg.qr(np.random.default_rng(0).standard_normal((6, 6)))[0]
+    pieces = [
+        da.from_delayed(dask.delayed(lambda r=r: np.ones((r, 2)))(), (3, 2), float) for r in (4, 3)
+    ]
+    Yd = da.concatenate(pieces)  # declares 6 rows, holds 7
+    with pytest.raises(ValueError, match=r"shape \(7, 2\) but the dictionary has 6 rows"):
+        skd.solve("omp", D, Yd, n_nonzero_coefs=1).compute(scheduler="sync")
+
+
+def test_solve_refuses_signals_that_are_not_a_dask_array():
+    D = np.eye(4)
+    with pytest.raises(TypeError, match=r"Yd must be a dask.array.Array, got ndarray"):
+        skd.solve("omp", D, np.ones((4, 2)), n_nonzero_coefs=1)
+
+
+# -- transform: the inferred width and dtype -----------------------------------------------------
+class _Doubling:
+    """A fitted transformer without get_feature_names_out: x -> [x, 2x] in float32."""
+
+    def transform(self, X):
+        X = np.asarray(X, dtype=np.float32)
+        return np.hstack([X, 2 * X])
+
+
+def test_transform_infers_width_and_dtype_from_one_row():
+    X = np.random.default_rng(8).integers(0, 5, size=(23, 3))
+    Xd = da.from_array(X, chunks=(6, -1))
+    Z = skd.transform(_Doubling(), Xd)
+    assert Z.shape == (23, 6) and Z.dtype == np.float32
+    values = Z.compute()
+    assert values.dtype == np.float32
+    np.testing.assert_array_equal(values, np.hstack([X, 2 * X]).astype(np.float32))
+    # width given, dtype inferred (and the reverse): the probe fills in only what is missing
+    Z = skd.transform(_Doubling(), Xd, n_features_out=6)
+    assert Z.dtype == np.float32 and Z.compute().dtype == np.float32
+    Z = skd.transform(_Doubling(), Xd, dtype=np.float64)
+    assert Z.shape == (23, 6) and Z.dtype == np.float64
+
+
+# -- DAC-RLS: the block size --------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "block_size, sizes", [(None, [6, 6, 2, 6, 6, 6, 4]), (5, [5, 5, 4] + [5] * 4 + [2])]
+)
+def test_dac_rls_scores_use_blocks_of_block_size_inside_each_chunk(block_size, sizes):
+    """On b equal points the RBF Gram is the all-ones J_b, and diag J_b (J_b + λI)⁻¹ = 1/(b + λ)
+    for every point (J_b has the eigenvalue b on the constant vector): each score reveals the size
+    of its block. Default m = ⌈√36⌉ = 6; chunks of 14 and 22 rows, each cut into blocks of m and
+    its remainder."""
+    lam = 0.25
+    X = np.ones((36, 2))
+    scores = skd.dac_rls_scores(
+        da.from_array(X, chunks=((14, 22), (2,))),
+        "rbf",
+        lam=lam,
+        block_size=block_size,
+        kernel_params={"gamma": 0.5},
+        random_state=0,
+    ).compute()
+    expected = np.concatenate([np.full(b, 1 / (b + lam)) for b in sizes])
+    np.testing.assert_allclose(np.sort(scores[:14]), np.sort(expected[:14]), rtol=1e-12)
+    np.testing.assert_allclose(np.sort(scores[14:]), np.sort(expected[14:]), rtol=1e-12)
