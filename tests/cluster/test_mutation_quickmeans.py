@@ -9,8 +9,7 @@ import pytest
 from sklearn.cluster import KMeans
 
 from sparsekit import QuicKMeans
-from sparsekit.cluster import _lloyd
-from sparsekit.cluster import quickmeans as qkm
+from sparsekit.cluster import _lloyd, quickmeans as qkm
 from sparsekit.factorizers.palm4msa import Palm4MSA
 from sparsekit.plugins import Registration, Registry, hookimpl
 
