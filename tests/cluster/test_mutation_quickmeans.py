@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 from sklearn.cluster import KMeans
 
-from sparsekit import QuicKMeans
+from sparsekit import QuicKMeans, SparseFactors
 from sparsekit.cluster import _lloyd, quickmeans as qkm
 from sparsekit.factorizers.palm4msa import Palm4MSA
-from sparsekit.plugins import Registration, Registry, hookimpl
+from sparsekit.plugins import FactorizationResult, Factorizer, Registration, Registry, hookimpl
 
 
 def blobs(n=300, d=12, k=6, seed=0):
@@ -89,10 +89,9 @@ def _recording_palm():
     return RecordingPalm, Registry(entry_points=False, plugins=[Plugin()])
 
 
-def test_every_refit_returns_its_best_iterate_never_worse_than_its_warm_start():
-    """QuicK-means asks the factorizer for its best iterate (``keep_best``): splincol Palm4MSA
-    is not monotone, and on these blobs its last iterate is worse than the warm start in
-    several refits; the best iterate, the warm start included, never is."""
+@pytest.fixture(scope="module")
+def recorded_fit():
+    """A splincol fit on blobs where clusters empty out: ``(fitted, refit records)``."""
     RecordingPalm, reg = _recording_palm()
     X = blobs(seed=1)
     qk = QuicKMeans(
@@ -104,11 +103,27 @@ def test_every_refit_returns_its_best_iterate_never_worse_than_its_warm_start():
         factorizer="recording-palm4msa",
         registry=reg,
     ).fit(X)
-    calls = RecordingPalm.calls
-    assert len(calls) >= qk.n_iter_ >= 2  # two refits in an iteration whose re-seed is undone
+    return qk, list(RecordingPalm.calls)
+
+
+def test_every_refit_returns_its_best_iterate_never_worse_than_its_warm_start(recorded_fit):
+    """QuicK-means asks the factorizer for its best iterate (``keep_best``): splincol Palm4MSA
+    is not monotone, and on these blobs its last iterate is worse than the warm start in
+    several refits; the best iterate, the warm start included, never is."""
+    qk, calls = recorded_fit
+    assert len(calls) >= qk.n_iter_ >= 2
     for keep_best, warm, got in calls:
         assert keep_best is True
         assert got <= warm * (1 + 1e-9)
+
+
+def test_a_reseed_that_would_raise_the_objective_is_undone(recorded_fit):
+    """An iteration with an empty cluster refits first with the re-seeded labels; when that
+    objective exceeds the previous one it is undone and the plain labels are refitted (a
+    second refit in that iteration, which happens on these blobs): the objective never rises
+    (Proposition 1)."""
+    qk, calls = recorded_fit
+    assert len(calls) > qk.n_iter_  # at least one re-seed undone
     h = qk.objective_history_
     assert np.all(np.diff(h) <= 1e-9 * h[0])
 
@@ -140,6 +155,79 @@ def test_splincol_with_one_factor_is_refused_naming_the_fix():
     X = blobs(n=30, d=3, k=2)
     with pytest.raises(ValueError, match="n_factors must be >= 2 with projection='splincol'"):
         QuicKMeans(2, n_factors=1).fit(X)
+
+
+def test_an_empty_cluster_is_reseeded_when_that_lowers_the_objective():
+    """Three tight groups, one initial centroid far from all of them: its cluster is empty at
+    the first assignment. Re-seeding it from the largest cluster lowers the objective, so it
+    is kept, and (unconstrained factors) the fit ends at the three groups: the brute-force
+    optimum. Without the re-seed the far centroid keeps weight 0 and stays empty."""
+    rng = np.random.default_rng(0)
+    groups = np.repeat(np.arange(3), 10)
+    X = np.array([[0.0, 0.0], [10.0, 0.0], [20.0, 0.0]])[groups]
+    X = X + 0.3 * rng.standard_normal(X.shape)
+    init = np.array([[5.0, 0.0], [20.0, 0.0], [1000.0, 0.0]])
+    qk = QuicKMeans(
+        3, n_factors=1, projection="identity", init=init, max_iter=20, palm_iter=200, tol=0
+    ).fit(X)
+    # the same partition as the groups, up to the names of the clusters
+    assert len(set(zip(qk.labels_.tolist(), groups.tolist()))) == 3
+    best = sum(((X[groups == j] - X[groups == j].mean(0)) ** 2).sum() for j in range(3))
+    assert qk.inertia_ == pytest.approx(best, rel=1e-9)
+    h = qk.objective_history_
+    assert np.all(np.diff(h) <= 1e-9 * h[0])
+
+
+class _ExactMeans(Factorizer):
+    """Returns the exact cluster means ``M / w`` behind the target ``M = D_w U`` (its constant
+    first factor holds ``w``): QuicK-means with it is Lloyd's K-means."""
+
+    name = "exact-means"
+
+    def __init__(self, n_iter=1, tol=0.0):
+        self.n_iter, self.tol = n_iter, tol
+
+    def factorize(self, M, constraints, *, init_factors=None, init_scale=1.0):
+        W = np.asarray(init_factors[0], dtype=M.dtype)
+        U = M / np.diag(W)[:, None]
+        return FactorizationResult(
+            SparseFactors([W, U], 1.0), np.array([0.0]), 1, stop_reason="tol"
+        )
+
+
+def test_iterations_stop_on_the_relative_change_of_the_objective_whatever_its_value():
+    """With exact means the objectives are Lloyd's (brute force): here 1, then 9/16, then 9/16
+    again. The first is exactly 1.0 (points on a grid of 1/4, four per cluster: every sum is
+    exact): a change from 1 to 9/16 is far above ``tol``, so the iterations go on to the third,
+    where the objective no longer changes."""
+
+    class Plugin:
+        @hookimpl
+        def sparsekit_factorizers(self):
+            yield Registration("exact-means", _ExactMeans)
+
+    grid = [[4, 1], [0, 2], [0, 1], [4, 3], [2, 0], [0, 4], [1, 4], [3, 1]]
+    grid += [[0, 4], [0, 0], [0, 2], [3, 3], [4, 3], [3, 0], [4, 4], [1, 3]]
+    X = np.array(grid, dtype=np.float64) / 4
+    init = np.array([[-0.147, 4.702], [1.459, 0.967], [4.854, 0.408], [2.501, 0.59]]) / 4
+    labels, objectives = brute_sq_dists(X, init).argmin(1), []
+    for _ in range(3):
+        U = np.stack([X[labels == j].mean(0) for j in range(4)])
+        objectives.append(((X - U[labels]) ** 2).sum())
+        labels = brute_sq_dists(X, U).argmin(1)
+    assert objectives == [1.0, 0.5625, 0.5625]
+    qk = QuicKMeans(
+        4,
+        n_factors=1,
+        projection="identity",
+        init=init,
+        center=False,
+        factorizer="exact-means",
+        registry=Registry(entry_points=False, plugins=[Plugin()]),
+    ).fit(X)
+    assert qk.n_iter_ == 3
+    np.testing.assert_array_equal(qk.objective_history_, objectives)
+    np.testing.assert_array_equal(qk.labels_, labels)
 
 
 # -- initialization -----------------------------------------------------------------------------
