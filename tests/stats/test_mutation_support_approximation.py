@@ -6,7 +6,8 @@ import pytest
 import scipy.sparse as sp
 
 from sparsekit import Nystroem, get_kernel
-from sparsekit.stats import approximation_error
+from sparsekit.kernels.linear import LinearKernel
+from sparsekit.stats import approximation_error, mmd2_biased
 from sparsekit.stats._data import support, support_ids
 
 from .conftest import random_graphs
@@ -155,3 +156,20 @@ def test_lanczos_spectral_norm_is_accurate_on_a_clustered_spectrum():
     Z = ny.transform(X)
     expected = np.abs(np.linalg.eigvalsh(_residual(X @ X.T, Z))).max()
     assert approximation_error(ny, X, norm="spectral") == pytest.approx(expected, rel=1e-8)
+
+
+class _UnitRowsLinear(LinearKernel):
+    """The linear kernel of the rows scaled to unit norm: a vector kernel with its own prepare."""
+
+    def prepare(self, X):
+        A = super().prepare(X)
+        return A / np.linalg.norm(A, axis=1, keepdims=True)
+
+
+def test_pooled_samples_go_through_a_vector_kernels_own_prepare():
+    rng = np.random.default_rng(7)
+    X, Y = rng.normal(size=(20, 3)) + 1.0, rng.normal(size=(15, 3))
+    Xn = X / np.linalg.norm(X, axis=1, keepdims=True)
+    Yn = Y / np.linalg.norm(Y, axis=1, keepdims=True)
+    expected = float(np.sum((Xn.mean(0) - Yn.mean(0)) ** 2))  # V-statistic of a linear kernel
+    assert mmd2_biased(X, Y, _UnitRowsLinear()) == pytest.approx(expected, rel=1e-10)
