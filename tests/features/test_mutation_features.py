@@ -52,6 +52,27 @@ def test_transform_evaluates_the_gram_block_once_when_it_fits_64_mib(X):
     np.testing.assert_allclose(Z @ Z.T, expected, atol=1e-8)
 
 
+def test_transform_row_blocks_are_sized_by_the_number_of_landmarks(X, monkeypatch):
+    from sparsekit.features import nystrom
+
+    k, rank = 12, 3
+    blocks = []
+
+    def rbf(A, B):
+        if len(B) == k:
+            blocks.append(len(A))
+        return rbf_kernel(A, B, gamma=0.5)
+
+    ny = Nystroem(rbf, n_components=k, rank=rank, random_state=0).fit(X)
+    # K(x, S) has k columns (not the rank): 10 of its float64 rows per block
+    monkeypatch.setattr(nystrom, "BLOCK_BYTES", 10 * 8 * k)
+    blocks.clear()
+    Z = ny.transform(X)
+    assert blocks == [10] * 15
+    monkeypatch.undo()
+    np.testing.assert_allclose(Z, ny.transform(X), rtol=1e-12)
+
+
 class _OutOfRangeSampler:
     name = "out-of-range"
     accepts = ("vectors", "graphs")
