@@ -168,3 +168,11 @@ def test_dijkstra_heap_is_large_enough_from_every_source(curve, graph):
         out,
     )
     np.testing.assert_allclose(out, dijkstra(g, directed=False), rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("bad", [0, -1, 2.5, True])
+def test_a_bad_transform_neighbors_is_refused_at_fit_naming_it(bad):
+    """0 would otherwise fall back to ``n_neighbors`` silently (``k = 0 or n_neighbors``)."""
+    X = np.random.default_rng(0).standard_normal((20, 3))
+    with pytest.raises(ValueError, match=r"transform_neighbors must be an integer >= 1"):
+        IsomapGeodesicKernel(n_neighbors=5, transform_neighbors=bad).fit(X)
