@@ -6,6 +6,7 @@ the shortest-path kernel at key ranges where a packed sort key would overflow.
 Oracles: scikit-learn's pairwise kernels, brute-force medians and triple counts, closed forms.
 """
 
+import warnings
 from collections import Counter
 
 import numpy as np
@@ -14,7 +15,7 @@ import scipy.sparse as sp
 from sklearn.metrics import pairwise as skp
 
 import sparsekit
-from sparsekit.kernels import Chi2Kernel, LaplacianKernel, RBFKernel, base
+from sparsekit.kernels import AdditiveChi2Kernel, Chi2Kernel, LaplacianKernel, RBFKernel, base
 from sparsekit.kernels.bandwidth import gamma_from_rule
 from sparsekit.kernels.base import CallableKernel
 from sparsekit.kernels.graph import ShortestPathKernel
@@ -220,3 +221,46 @@ def test_pair_given_as_a_list_with_nested_labels_blames_the_labels():
         ShortestPathKernel(with_labels=False)([[A, labels]]),
         ShortestPathKernel(with_labels=False)([np.array(A)]),
     )
+
+
+# -- sparse rows --------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "name,skfun",
+    [
+        ("laplacian", skp.laplacian_kernel),
+        ("rbf", skp.rbf_kernel),
+        ("linear", skp.linear_kernel),
+        ("polynomial", skp.polynomial_kernel),
+    ],
+)
+def test_kernels_with_a_sparse_formula_equal_scikit_learn_on_csr_rows(name, skfun, rng):
+    # rows of different L1 norms, so that every entry depends on both of its rows' norms
+    X = rng.normal(size=(13, 7)) * rng.uniform(0.5, 3.0, size=(13, 1))
+    Y = rng.normal(size=(9, 7)) * rng.uniform(0.5, 3.0, size=(9, 1))
+    X[rng.random(X.shape) < 0.5] = 0.0
+    Y[rng.random(Y.shape) < 0.5] = 0.0
+    k = sparsekit.get_kernel(name)
+    np.testing.assert_allclose(
+        k(sp.csr_matrix(X), sp.csr_matrix(Y)), skfun(X, Y), rtol=1e-10, atol=1e-12
+    )
+    np.testing.assert_allclose(k(sp.csr_matrix(X)), skfun(X), rtol=1e-10, atol=1e-12)
+
+
+# -- additive chi2 at the top of the range ------------------------------------------------------
+@pytest.mark.parametrize("backend", ["cpu", "cuda"])
+@pytest.mark.parametrize("d", [10, 18, 20])
+def test_additive_chi2_sum_rounded_past_the_range_is_never_a_silent_inf(d, backend):
+    # x = (s, ..., s), z = 0 with d s = max float32 exactly: the true entry -d s is finite, but
+    # a float32 sum of d terms s rounds past the largest float; then the call must warn
+    top = float(np.finfo(np.float32).max)
+    s = np.float32(top / d)
+    if d * float(s) != top:
+        s = np.nextafter(s, np.float32(np.inf)) if d * float(s) < top else np.nextafter(s, 0)
+    assert d * float(s) == top  # exact: a 24-bit float32 times a small integer
+    X = np.full((1, d), s, dtype=np.float32)
+    Y = np.zeros((1, d), dtype=np.float32)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        K = AdditiveChi2Kernel(backend=backend)(X, Y)
+    warned = any("additive-chi2 kernel values exceed" in str(w.message) for w in caught)
+    assert K[0, 0] == np.float32(-top) or (K[0, 0] == -np.inf and warned)
