@@ -6,6 +6,10 @@ the shortest-path kernel at key ranges where a packed sort key would overflow.
 Oracles: scikit-learn's pairwise kernels, brute-force medians and triple counts, closed forms.
 """
 
+import os
+import subprocess
+import sys
+import textwrap
 import warnings
 from collections import Counter
 
@@ -264,3 +268,34 @@ def test_additive_chi2_sum_rounded_past_the_range_is_never_a_silent_inf(d, backe
         K = AdditiveChi2Kernel(backend=backend)(X, Y)
     warned = any("additive-chi2 kernel values exceed" in str(w.message) for w in caught)
     assert K[0, 0] == np.float32(-top) or (K[0, 0] == -np.inf and warned)
+
+
+# -- numba-cuda on NumPy >= 2.5 -----------------------------------------------------------------
+def test_the_graph_cuda_module_loads_the_overloads_before_its_kernels(tmp_path):
+    # as the vector kernels' CUDA module does (test_numba_cuda_compat.py): importing the
+    # shortest-path CUDA module alone runs the compatibility import before its kernel compiles
+    (tmp_path / "fake_overloads_graph.py").write_text("import numpy\nALIAS = numpy.row_stack\n")
+    script = textwrap.dedent(f"""
+        import sys
+        sys.path.insert(0, {str(tmp_path)!r})
+        import numpy as np
+        import sparsekit
+        from sparsekit.kernels import _numba_cuda_compat
+        import numba.np.arrayobj
+        if hasattr(np, "row_stack"):
+            del np.row_stack
+            np.__all__ = [name for name in np.__all__ if name != "row_stack"]
+        _numba_cuda_compat.ARRAY_OVERLOADS = "fake_overloads_graph"
+        assert "sparsekit.kernels._cuda" not in sys.modules
+        from sparsekit.kernels.graph import _apsp_cuda
+        assert "sparsekit.kernels._cuda" not in sys.modules
+        assert sys.modules["fake_overloads_graph"].ALIAS is np.vstack
+        assert not hasattr(np, "row_stack")
+        print("ok")
+    """)
+    env = {**os.environ, "NUMBA_ENABLE_CUDASIM": "1"}
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "ok"
