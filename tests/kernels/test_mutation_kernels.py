@@ -299,3 +299,14 @@ def test_the_graph_cuda_module_loads_the_overloads_before_its_kernels(tmp_path):
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "ok"
+
+
+# -- the GPU path has no rescaling --------------------------------------------------------------
+@pytest.mark.parametrize("scale", [1e-300, 1e300])
+def test_rbf_rule_on_the_cuda_backend_at_extreme_scales_equals_scikit_learn(scale, rng):
+    # the rule's gamma is no float64 at these scales; the kernel falls back to the CPU's exact
+    # rescaled evaluation instead of exponentiating 0 * inf on the device
+    X = rng.normal(size=(15, 4))
+    want = skp.rbf_kernel(X, gamma=gamma_from_rule(X, "median"))
+    got = RBFKernel(bandwidth="median", backend="cuda")(X * scale)
+    np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12)
