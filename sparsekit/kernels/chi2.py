@@ -51,10 +51,11 @@ class AdditiveChi2Kernel(VectorKernel):
     def _block_filler(self, X, Y, same, block_rows):
         fill = super()._block_filler(X, Y, same, block_rows)
         # each term is at most max(x, z), and rounding makes a sum of d terms at most (1 + eps)^d
-        # times its exact value: a sum can exceed the range only past d max|x| (1 + eps)^d
+        # times its exact value: a sum can exceed the range only past d max|x| (1 + eps)^d (four
+        # more factors 1 + eps cover the rounding of this bound itself, in float64)
         d, info = X.shape[1], np.finfo(X.dtype)
         scale = max(max_abs(X), 0.0 if same else max_abs(Y))
-        if d * scale * (1.0 + float(info.eps)) ** d <= float(info.max):
+        if d * scale * (1.0 + float(info.eps)) ** (d + 4) <= float(info.max):
             return fill
 
         def checked(r0, r1, out):  # on every backend
