@@ -9,8 +9,9 @@ The additive kernel is conditionally positive definite only (not PSD).
 
 Every term is computed without overflow or underflow where its true value is a float
 (:func:`sparsekit.kernels._cpu.chi2_sums`). A sum of terms beyond the largest float (data near
-it, d max|x| > max float) makes an additive-chi2 entry -inf, with a ``RuntimeWarning`` naming
-the data's scale (:mod:`sparsekit.kernels._range`); the exponential kernel's limit, 0, is right.
+it, d max|x| > max float), or rounded past it, makes an additive-chi2 entry -inf, with a
+``RuntimeWarning`` naming the data's scale (:mod:`sparsekit.kernels._range`); the exponential
+kernel's limit, 0, is right.
 """
 
 from __future__ import annotations
@@ -49,9 +50,12 @@ class AdditiveChi2Kernel(VectorKernel):
 
     def _block_filler(self, X, Y, same, block_rows):
         fill = super()._block_filler(X, Y, same, block_rows)
-        # each term is at most max(x, z): a sum can exceed the range only past d max|x|
+        # each term is at most max(x, z), and rounding makes a sum of d terms at most (1 + eps)^d
+        # times its exact value: a sum can exceed the range only past d max|x| (1 + eps)^d (four
+        # more factors 1 + eps cover the rounding of this bound itself, in float64)
+        d, info = X.shape[1], np.finfo(X.dtype)
         scale = max(max_abs(X), 0.0 if same else max_abs(Y))
-        if X.shape[1] * scale <= float(np.finfo(X.dtype).max):
+        if d * scale * (1.0 + float(info.eps)) ** (d + 4) <= float(info.max):
             return fill
 
         def checked(r0, r1, out):  # on every backend
