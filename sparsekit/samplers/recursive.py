@@ -41,7 +41,7 @@ from ._parallel import default_n_jobs, run_blocks, single_threaded
 from ._rls_cpu import cholesky_upper, inverse_upper, quadratic_rows
 from .base import ScoreSampler
 from .lam import LAM_RULES
-from .rls import _gram64, _row_step, _score_dtype
+from .rls import _gram64, _score_dtype, _stream_step
 
 ADAPTIVE_FLOOR = 1e-5
 
@@ -67,7 +67,7 @@ def level_estimates(Xp, kernel, rows, S_idx, w, lam, kdiag, n_jobs=1) -> np.ndar
     A.flat[:: A.shape[0] + 1] += lam / (w * w)
     Uinv = inverse_upper(cholesky_upper(A, "K_S + lam*W^-2"))
     out = np.empty(rows.size, dtype=np.float64)
-    step = _row_step(S_idx.size)
+    step = _stream_step(rows.size, S_idx.size)
 
     def work(r0):
         part = rows[r0 : r0 + step]
