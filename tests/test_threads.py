@@ -296,4 +296,6 @@ def test_triangular_product_is_scipys_dtrmm(r, n):
     flags = type(_lapack._FUNCTIONS["dtrmm"])._flags_
     assert not flags & ctypes._FUNCFLAG_PYTHONAPI  # a plain C call: ctypes releases the GIL
     with pytest.raises(ValueError, match="Fortran-ordered"):
-        _lapack.trmm_upper_t(U, np.ascontiguousarray(rng.standard_normal((r, n + 2))))
+        _lapack.trmm_upper_t(U, np.asfortranarray(rng.standard_normal((r + 1, 2))))  # rows
+    with pytest.raises(ValueError, match="Fortran-ordered"):
+        _lapack.trmm_upper_t(U, np.ones((r, 3), dtype=np.float32, order="F"))
