@@ -141,8 +141,9 @@ def test_streamed_passes_cut_every_level_and_give_the_same_scores_on_any_thread_
     monkeypatch, name, params
 ):
     """Every streamed pass is cut into at least MIN_ROW_BLOCKS row blocks (a small level is
-    shared by the threads) of at most STREAM_BLOCK_BYTES of kernel values, and the cut does not
-    depend on n_jobs: 1 and 3 threads give bitwise equal scores."""
+    shared by the threads) of at most STREAM_BLOCK_BYTES of kernel values, not below
+    MIN_BLOCK_ROWS rows, and the cut does not depend on n_jobs: 1 and 3 threads give bitwise
+    equal scores."""
     from sparsekit.samplers import recursive
 
     cuts = []
@@ -157,6 +158,10 @@ def test_streamed_passes_cut_every_level_and_give_the_same_scores_on_any_thread_
     monkeypatch.setattr(rls_module, "run_blocks", spy)
     X = clustered(2000, d=3, seed=5)
     kernel = sparsekit.get_kernel("rbf", gamma=0.5)
+    sparsekit.get_sampler(name, n_jobs=2, **params).scores(X[:256], kernel, random_state=2)
+    assert set(cuts) == {1}  # 256 rows: one block (MIN_BLOCK_ROWS = 1024)
+    cuts.clear()
+    monkeypatch.setattr(rls_module, "MIN_BLOCK_ROWS", 1)
     one = sparsekit.get_sampler(name, n_jobs=1, **params).scores(X, kernel, random_state=2)
     assert cuts and min(cuts) >= rls_module.MIN_ROW_BLOCKS
     three = sparsekit.get_sampler(name, n_jobs=3, **params).scores(X, kernel, random_state=2)
