@@ -16,6 +16,7 @@ LAPACK's ``info`` (0 on success).
 from __future__ import annotations
 
 import ctypes
+from collections.abc import Callable
 
 import numpy as np
 
@@ -63,7 +64,7 @@ def _trmm_function():
     return prototype(_pointer(cython_blas, "dtrmm"))
 
 
-_FUNCTIONS = {}
+_FUNCTIONS: dict[str, Callable[..., None]] = {}
 
 
 def _get(name: str, n_chars: int):
