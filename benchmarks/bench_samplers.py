@@ -17,7 +17,8 @@ Both sides: best of 3 after one warm-up run (Numba compiled, imports done), firs
 default threads (sparsekit's blocks on every usable CPU, the reference's BLAS likewise), then
 with everything on one thread (``sparsekit.thread_limit(1)``, which also limits the reference's
 BLAS). The values are checked (the script exits 1 when they differ). Run
-``python benchmarks/bench_samplers.py`` (``--quick`` for a small version).
+``python benchmarks/bench_samplers.py`` (``--quick`` for a small version; ``--only dac`` or
+``--only recursive`` for the rows of one sampler in the first table).
 """
 
 from __future__ import annotations
@@ -217,15 +218,18 @@ def bench_recursive(n, d, s, repeat=3):
     return rows
 
 
-def main(quick: bool = False):
+def main(quick: bool = False, only: str | None = None):
     d = 54
     n_dac, n_big, n_rec, s = (
         (20_000, 100_000, 20_000, 200) if quick else (100_000, 1_000_000, 100_000, 500)
     )
     print(f"Machine: {machine()}\n")
-    rows = bench_dac(n_dac, d)
-    rows += bench_recursive(n_rec, d, s)
+    rows = bench_dac(n_dac, d) if only in (None, "dac") else []
+    rows += bench_recursive(n_rec, d, s) if only in (None, "recursive") else []
     print_table(rows, list(rows[0]))
+    if only is not None:
+        finish()
+        return rows, None
     t_big, peak, work = bench_dac_big(n_big, d)
     check(peak < 4 * GB, f"DAC-RLS at n={n_big:,}: peak RSS {peak / GB:.2f} GB >= 4 GB")
     print()
@@ -261,4 +265,8 @@ if __name__ == "__main__":
         sys.exit(0)
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small sizes (about a minute)")
-    main(quick=parser.parse_args().quick)
+    parser.add_argument(
+        "--only", choices=("dac", "recursive"), help="only the first table's rows of one sampler"
+    )
+    args = parser.parse_args()
+    main(quick=args.quick, only=args.only)

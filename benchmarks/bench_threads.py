@@ -1,6 +1,10 @@
 """Threads: how the threaded paths scale from 1 to 2 threads, and the OMP_WAIT_POLICY effect.
 
-Run: ``python benchmarks/bench_threads.py`` (``--quick`` for small sizes).
+Run: ``python benchmarks/bench_threads.py`` (``--quick`` for small sizes; ``--only WORD`` runs
+the paths whose name contains WORD (repeatable) and skips the OMP_WAIT_POLICY part;
+``--save FILE.npz`` writes each path's 1-thread answer, ``--compare FILE.npz`` checks the
+answers against such a file (another tree's, before a change: the script exits 1 when one
+differs beyond rounding) and prints the largest difference).
 
 1. Each threaded path runs with 1 and with 2 threads (``sparsekit.thread_limit``: Numba, BLAS
    and sparsekit's own pools; the samplers' ``n_jobs`` set alike), interleaved (1, 2, 1, 2, ...)
@@ -9,6 +13,9 @@ Run: ``python benchmarks/bench_threads.py`` (``--quick`` for small sizes).
    perfect scaling) and the load average before and after. Results are checked equal across
    thread counts (the script exits 1 otherwise). The first row is a control: independent
    GIL-free NumPy calls on 1 and 2 threads, the scaling the machine allows at that moment.
+   Paths: the RLS samplers (DAC, recursive, two-pass), the Nyström transform, the chi2 and RBF
+   Gram matrices, the exact MMD², the OMP batch, the kernel k-means fit and Isomap's shortest
+   paths (landmark Isomap: Dijkstra from every landmark on a thread pool).
 2. ``OMP_WAIT_POLICY``: child processes time a 200 x 200 ``eigh`` right after a Numba parallel
    region (the chi2 kernel), with ``PASSIVE`` (what ``import sparsekit`` sets by default) and
    ``ACTIVE`` (spinning OpenMP workers).
@@ -64,6 +71,37 @@ def paths(quick):
         with ThreadPoolExecutor(max_workers=t) as pool:
             return np.array([a.sum() for a in pool.map(np.exp, arrays)])
 
+    A = make_data(2_000 if quick else 10_000, 10, seed=4)
+    B = make_data(2_000 if quick else 10_000, 10, seed=5) + 0.1
+
+    def mmd(t):
+        from sparsekit.stats import mmd2_unbiased
+
+        return np.array([mmd2_unbiased(A, B, "rbf", kernel_params={"gamma": 0.1})])
+
+    rng = np.random.default_rng(6)
+    D = rng.standard_normal((128, 512))
+    D /= np.linalg.norm(D, axis=0)
+    Y = rng.standard_normal((128, 1_500 if quick else 30_000))
+    omp = sparsekit.get_solver("omp", n_nonzero_coefs=10)
+    n_kkm = 2_000 if quick else 6_000
+    X10 = make_data(n_kkm, 10, seed=7)
+
+    def kkm(t):
+        est = sparsekit.KernelKMeans(8, method="exact", n_init=1, random_state=0).fit(X10)
+        return np.r_[est.labels_, est.inertia_]
+
+    from sklearn.datasets import make_swiss_roll
+
+    n_iso = 5_000 if quick else 20_000
+    roll, _ = make_swiss_roll(n_iso, random_state=0)
+
+    def isomap(t):
+        est = sparsekit.Isomap(
+            2, n_neighbors=10, n_landmarks=500, sampler="uniform", random_state=0
+        ).fit(roll)
+        return np.abs(est.embedding_)  # the sign of each component is arbitrary
+
     return [
         ("control: 8 independent np.exp calls on t threads", control),
         (f"dac-rls scores, n={n:,}, d=54 (block pool)", sampler("dac-rls", lam=1.0)),
@@ -75,13 +113,21 @@ def paths(quick):
         (f"Nystroem transform, n={n_ny:,}, m={m} (BLAS)", lambda t: ny.transform(X[:n_ny])),
         (f"chi2 Gram {len(Xc)}x{len(Xc)}, d=128 (Numba prange)", lambda t: chi2(Xc)),
         (f"rbf Gram {len(Xr)}x{len(Xr)}, d=128 (BLAS, Numba, exp pool)", lambda t: rbf(Xr)),
+        (f"exact MMD² (unbiased), {len(A):,} + {len(B):,} x 10 (Gram blocks)", mmd),
+        (
+            f"OMP batch, 128 x 512, {Y.shape[1]:,} signals, k=10 (row ranges)",
+            lambda t: omp.solve(D, Y).coef,
+        ),
+        (f"KernelKMeans fit (exact), {n_kkm:,} x 10, k=8, one init", kkm),
+        (f"Isomap fit, swiss roll {n_iso:,}, 500 landmarks (Dijkstra pool)", isomap),
     ]
 
 
 def scaling(fn, repeat=5):
+    """(best (wall, CPU) per thread count, 1 and 2 threads agree, the 1-thread answer)."""
     best = {1: (np.inf, 0.0), 2: (np.inf, 0.0)}
     with sparsekit.thread_limit(1):
-        ref = fn(1)
+        ref = np.asarray(fn(1), dtype=np.float64)
     with sparsekit.thread_limit(2):
         same = np.allclose(fn(2), ref, rtol=1e-12, atol=1e-14)
     for _ in range(repeat):
@@ -92,7 +138,7 @@ def scaling(fn, repeat=5):
                 wall, cpu = time.perf_counter() - t0, time.process_time() - c0
             if wall < best[t][0]:
                 best[t] = (wall, cpu)
-    return best, same
+    return best, same, ref
 
 
 def wait_policy_child():
@@ -133,13 +179,26 @@ def wait_policy():
     return rows
 
 
-def main(quick=False):
+def main(quick=False, only=None, save=None, compare=None):
     print(f"Machine: {machine()}\n")
-    rows = []
+    rows, answers = [], {}
+    previous = dict(np.load(compare)) if compare else {}
     for name, fn in paths(quick):
+        if only and not any(word.lower() in name.lower() for word in only):
+            continue
         load0 = os.getloadavg()[0]
-        best, same = scaling(fn, repeat=3 if quick else 5)
+        best, same, answers[name] = scaling(fn, repeat=3 if quick else 5)
         check(same, f"{name}: 1 and 2 threads give different results")
+        if compare:
+            if name not in previous:
+                print(f"{name}: not in {compare}, not compared")
+            else:
+                diff = float(np.max(np.abs(answers[name] - previous[name]), initial=0.0))
+                print(f"{name}: largest difference from {compare}: {diff:.1e}")
+                check(
+                    np.allclose(answers[name], previous[name], rtol=1e-10, atol=1e-12),
+                    f"{name}: the answer differs from {compare}",
+                )
         rows.append(
             {
                 "path": name,
@@ -155,8 +214,11 @@ def main(quick=False):
         f"(threading layer of Numba: {__import__('numba').threading_layer()})\n"
     )
     print_table(rows, list(rows[0]))
-    print("\n## OMP_WAIT_POLICY (child processes)\n")
-    print_table(wait_policy(), ["OMP_WAIT_POLICY", "eigh 200x200 after a Numba region (ms)"])
+    if save:
+        np.savez(save, **answers)
+    if not only:
+        print("\n## OMP_WAIT_POLICY (child processes)\n")
+        print_table(wait_policy(), ["OMP_WAIT_POLICY", "eigh 200x200 after a Numba region (ms)"])
     finish()
 
 
@@ -166,4 +228,10 @@ if __name__ == "__main__":
         sys.exit(0)
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small sizes")
-    main(parser.parse_args().quick)
+    parser.add_argument(
+        "--only", action="append", metavar="WORD", help="run the paths whose name has WORD"
+    )
+    parser.add_argument("--save", metavar="FILE", help="write the 1-thread answers (.npz)")
+    parser.add_argument("--compare", metavar="FILE", help="check the answers against a --save file")
+    args = parser.parse_args()
+    main(args.quick, args.only, args.save, args.compare)

@@ -272,3 +272,30 @@ def test_nested_limits_in_one_thread_innermost_wins(known_setting):
             assert n == 2 and set(_blas_now()) == {2}
         assert set(_blas_now()) == {1} and numba.get_num_threads() == 1
     assert (_blas_now(), numba.get_num_threads()) == known_setting
+
+
+@pytest.mark.parametrize("r, n", [(1, 1), (7, 0), (60, 333)])
+def test_triangular_product_is_scipys_dtrmm(r, n):
+    """``trmm_upper_t`` (BLAS through ctypes, GIL released) computes Uᵀ B as SciPy's wrapper of
+    the same routine does, bit for bit, and reads only the upper triangle of U."""
+    import ctypes
+
+    from scipy.linalg import blas
+
+    from sparsekit.samplers import _lapack
+
+    rng = np.random.default_rng(r + n)
+    U = np.asfortranarray(np.triu(rng.standard_normal((r, r))))
+    B = np.asfortranarray(rng.standard_normal((r, n)))
+    want = blas.dtrmm(1.0, U, B, side=0, lower=0, trans_a=1)
+    np.testing.assert_allclose(want, U.T @ B, rtol=1e-12, atol=1e-12)
+    U[np.tril_indices(r, -1)] = np.nan  # not read
+    got = _lapack.trmm_upper_t(U, B)
+    assert got is B
+    np.testing.assert_array_equal(got, want)
+    flags = type(_lapack._FUNCTIONS["dtrmm"])._flags_
+    assert not flags & ctypes._FUNCFLAG_PYTHONAPI  # a plain C call: ctypes releases the GIL
+    with pytest.raises(ValueError, match="Fortran-ordered"):
+        _lapack.trmm_upper_t(U, np.asfortranarray(rng.standard_normal((r + 1, 2))))  # rows
+    with pytest.raises(ValueError, match="Fortran-ordered"):
+        _lapack.trmm_upper_t(U, np.ones((r, 3), dtype=np.float32, order="F"))

@@ -14,9 +14,8 @@ norm of row i of U⁻¹: one ``potrf`` and one ``trtri`` (2m³/3 flops) instead 
 from __future__ import annotations
 
 import numpy as np
-from scipy.linalg import blas
 
-from ._lapack import potrf_upper, trtri_upper
+from ._lapack import potrf_upper, trmm_upper_t, trtri_upper
 
 
 class NotPositiveDefiniteError(ValueError):
@@ -94,8 +93,9 @@ def quadratic_rows(B: np.ndarray, Uinv: np.ndarray) -> np.ndarray:
     """q_i = B[i] A⁻¹ B[i]ᵀ for A = UᵀU, as ‖U⁻ᵀ B[i]ᵀ‖², given ``Uinv`` = U⁻¹.
 
     One triangular matrix product (TRMM, n r² flops), about twice as fast as a triangular solve
-    or a dense product with A⁻¹ in OpenBLAS. ``B`` (C-contiguous float64) is overwritten.
+    or a dense product with A⁻¹ in OpenBLAS. ``B`` (C-contiguous float64) is overwritten. The
+    product releases the GIL (:mod:`._lapack`), so row-block workers run it in parallel.
     """
     B = np.ascontiguousarray(B, dtype=np.float64)
-    Z = blas.dtrmm(1.0, Uinv, B.T, side=0, lower=0, trans_a=1, overwrite_b=1)  # U⁻ᵀ Bᵀ
+    Z = trmm_upper_t(np.asfortranarray(Uinv, dtype=np.float64), B.T)  # U⁻ᵀ Bᵀ
     return np.einsum("ij,ij->j", Z, Z)

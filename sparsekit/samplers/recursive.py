@@ -41,7 +41,7 @@ from ._parallel import default_n_jobs, run_blocks, single_threaded
 from ._rls_cpu import cholesky_upper, inverse_upper, quadratic_rows
 from .base import ScoreSampler
 from .lam import LAM_RULES
-from .rls import _gram64, _row_step, _score_dtype
+from .rls import _gram64, _score_dtype, _stream_step
 
 ADAPTIVE_FLOOR = 1e-5
 
@@ -57,17 +57,18 @@ def adaptive_lambda(SKS: np.ndarray, w: np.ndarray, k: int) -> float:
     return lam if lam > ADAPTIVE_FLOOR else ADAPTIVE_FLOOR
 
 
-def level_estimates(Xp, kernel, rows, S_idx, w, lam, kdiag, n_jobs=1) -> np.ndarray:
+def level_estimates(Xp, kernel, rows, S_idx, w, lam, kdiag, n_jobs=1, K_S=None) -> np.ndarray:
     """(1/λ) max(0, k_ii − K_{i,S}(K_S + λW⁻²)⁻¹K_{S,i}) for the samples ``rows`` (float64).
 
-    K_{rows,S} is streamed in row blocks, ``n_jobs`` blocks at a time.
+    K_{rows,S} is streamed in row blocks, ``n_jobs`` blocks at a time. ``K_S`` (float64,
+    overwritten), when given, is the Gram matrix of the dictionary, already evaluated.
     """
     XS = kernel.take(Xp, S_idx)
-    A = _gram64(kernel, XS)
+    A = _gram64(kernel, XS) if K_S is None else K_S
     A.flat[:: A.shape[0] + 1] += lam / (w * w)
     Uinv = inverse_upper(cholesky_upper(A, "K_S + lam*W^-2"))
     out = np.empty(rows.size, dtype=np.float64)
-    step = _row_step(S_idx.size)
+    step = _stream_step(rows.size, S_idx.size)
 
     def work(r0):
         part = rows[r0 : r0 + step]
@@ -95,16 +96,16 @@ def recursive_scores(
     sample = np.arange(sizes[-1])  # positions in perm of the current dictionary
     w = np.ones(sample.size)
 
-    def lam_at(S_idx, w):
-        if isinstance(lam, str):  # "adaptive"
-            return adaptive_lambda(_gram64(kernel, kernel.take(Xp, S_idx)), w, k)
-        return float(lam)
+    def estimates(rows, S_idx, w):  # the level's estimates; K_S evaluated once for λ and A
+        K_S = _gram64(kernel, kernel.take(Xp, S_idx))
+        lam_l = adaptive_lambda(K_S, w, k) if isinstance(lam, str) else float(lam)  # "adaptive"
+        return level_estimates(Xp, kernel, rows, S_idx, w, lam_l, kdiag, n_jobs, K_S)
 
     bar = progress(n_levels, "recursive-rls levels", unit="level")
     for level in range(n_levels - 1, 0, -1):
         rows = perm[: sizes[level]]
         S_idx = perm[sample]
-        est = level_estimates(Xp, kernel, rows, S_idx, w, lam_at(S_idx, w), kdiag, n_jobs)
+        est = estimates(rows, S_idx, w)
         p = np.minimum(1.0, oversample * est)
         sample = np.flatnonzero(rng.random(rows.size) < p)
         if sample.size == 0:
@@ -115,7 +116,7 @@ def recursive_scores(
         bar.update()
     S_idx = perm[sample]
     everyone = np.arange(n)  # the last level holds every sample; stream them in data order
-    est = level_estimates(Xp, kernel, everyone, S_idx, w, lam_at(S_idx, w), kdiag, n_jobs)
+    est = estimates(everyone, S_idx, w)
     bar.update()
     bar.close()
     return np.minimum(1.0, est)

@@ -132,3 +132,42 @@ def test_exact_rls_factors_small_grams_on_one_blas_thread(monkeypatch, n, thread
     K = kernel(X)
     expected = np.diag(K @ np.linalg.inv(K + np.eye(n)))
     np.testing.assert_allclose(scores, expected, atol=1e-8)
+
+
+@pytest.mark.parametrize(
+    "name, params", [("recursive-rls", {"level_size": 30}), ("two-pass-rls", {"lam": 0.5})]
+)
+def test_streamed_passes_cut_every_level_and_give_the_same_scores_on_any_thread_count(
+    monkeypatch, name, params
+):
+    """Every streamed pass is cut into at least MIN_ROW_BLOCKS row blocks (a small level is
+    shared by the threads) of at most STREAM_BLOCK_BYTES of kernel values, not below
+    MIN_BLOCK_ROWS rows, and the cut does not depend on n_jobs: 1 and 3 threads give bitwise
+    equal scores."""
+    from sparsekit.samplers import recursive
+
+    cuts = []
+    original = recursive.run_blocks
+
+    def spy(work, items, n_jobs):
+        items = list(items)
+        cuts.append(len(items))
+        return original(work, items, n_jobs)
+
+    monkeypatch.setattr(recursive, "run_blocks", spy)
+    monkeypatch.setattr(rls_module, "run_blocks", spy)
+    X = clustered(2000, d=3, seed=5)
+    kernel = sparsekit.get_kernel("rbf", gamma=0.5)
+    sparsekit.get_sampler(name, n_jobs=2, **params).scores(X[:256], kernel, random_state=2)
+    assert set(cuts) == {1}  # 256 rows: one block (MIN_BLOCK_ROWS = 1024)
+    cuts.clear()
+    monkeypatch.setattr(rls_module, "MIN_BLOCK_ROWS", 1)
+    one = sparsekit.get_sampler(name, n_jobs=1, **params).scores(X, kernel, random_state=2)
+    assert cuts and min(cuts) >= rls_module.MIN_ROW_BLOCKS
+    three = sparsekit.get_sampler(name, n_jobs=3, **params).scores(X, kernel, random_state=2)
+    np.testing.assert_array_equal(one, three)
+    cuts.clear()
+    monkeypatch.setattr(rls_module, "STREAM_BLOCK_BYTES", 8 * 50 * 7)  # < 20 rows per block
+    few = sparsekit.get_sampler(name, n_jobs=2, **params).scores(X, kernel, random_state=2)
+    assert max(cuts) > 100  # the pass over all 2000 rows: the bytes bound the cut, not the floor
+    np.testing.assert_allclose(few, one, rtol=1e-10, atol=1e-13)
