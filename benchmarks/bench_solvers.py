@@ -1,11 +1,12 @@
 """Sparse solvers against the anchors users would pick, side by side, same data and threads.
 
-1. Batched OMP, D of 256 x 1024 unit-norm Gaussian atoms, 2,000 signals (16-sparse plus 1%
-   noise), 16 atoms each: sparsekit's ``omp`` against SPAMS ``spams.omp`` (C++ Batch-OMP,
-   OpenMP over signals; ``numThreads`` = sparsekit's thread count, Fortran-ordered inputs) at one
-   thread and at every core, and against scikit-learn's ``orthogonal_mp`` /
-   ``orthogonal_mp_gram``. Checked: coefficients equal to scikit-learn's (1e-8), residual norms
-   equal to SPAMS's (see ``check_spams``).
+1. Batched OMP on three shapes of unit-norm Gaussian dictionaries, signals k-sparse plus 1%
+   noise, k atoms each: 64 x 256 with 4,000 signals and k = 5, 128 x 512 with 6,000 and
+   k = 10, 256 x 1024 with 2,000 and k = 16. sparsekit's ``omp`` against SPAMS ``spams.omp``
+   (C++ Batch-OMP, OpenMP over signals; ``numThreads`` = sparsekit's thread count,
+   Fortran-ordered inputs) at one thread and at every core, and (256 x 1024 only) against
+   scikit-learn's ``orthogonal_mp`` / ``orthogonal_mp_gram``. Checked: coefficients equal to
+   scikit-learn's (1e-8), residual norms equal to SPAMS's (see ``check_spams``).
 2. Batched MP on the same problem against a NumPy reference loop (one GEMM ``D^T R`` per
    iteration, the residual form of the algorithm); coefficients compared.
 3. Frank–Wolfe on the l1 ball, 2,000 x 4,000 Gaussian dictionary, one 8-sparse signal plus 1%
@@ -16,9 +17,10 @@
 
 Every row prints the thread count of each side (sparsekit: Numba + BLAS through
 ``sparsekit._threads.thread_limit``; the anchor: the same BLAS limit, plus ``numThreads`` for
-SPAMS). Times are the best of ``--repeat`` runs after one warm-up run of each side, alternating
-the two sides. Exits non-zero when an answer disagrees with its anchor. ``--quick`` runs small
-sizes. Timings on a shared machine are indicative; compare the ratios.
+SPAMS). The load average is printed before and after the run. Times are the best of
+``--repeat`` runs after one warm-up run of each side, alternating the two sides. Exits non-zero
+when an answer disagrees with its anchor. ``--quick`` runs small sizes; ``--cases`` picks the
+sections (``omp,mp,fw``). Timings on a shared machine are indicative; compare the ratios.
 """
 
 from __future__ import annotations
@@ -72,9 +74,9 @@ def row(task, problem, threads, anchor, t_anchor, ours, t_ours, agree):
         problem=problem,
         threads=threads,
         anchor=anchor,
-        anchor_s=f"{t_anchor:.3f}",
+        anchor_s=f"{t_anchor:.4f}",
         sparsekit=ours,
-        sparsekit_s=f"{t_ours:.3f}",
+        sparsekit_s=f"{t_ours:.4f}",
         speedup=f"{t_anchor / t_ours:.2f}x",
         agree=agree,
     )
@@ -94,7 +96,11 @@ def check_spams(D, Y, ours, theirs):
     )
 
 
-def bench_omp(n_features, n_atoms, n_signals, k, repeat, thread_counts):
+#: the OMP shapes (n_features, n_atoms, n_signals, k); scikit-learn runs on the last one
+OMP_SHAPES = ((64, 256, 4000, 5), (128, 512, 6000, 10), (256, 1024, 2000, 16))
+
+
+def bench_omp(n_features, n_atoms, n_signals, k, repeat, thread_counts, sklearn=True):
     import spams
 
     D, Y, _ = noisy_problem(n_features, n_atoms, k, n_signals, seed=1)
@@ -122,6 +128,8 @@ def bench_omp(n_features, n_atoms, n_signals, k, repeat, thread_counts):
                 agree,
             )
         )
+    if not sklearn:
+        return rows
     n = thread_counts[-1]
     with thread_limit(n):
         G = D.T @ D
@@ -309,27 +317,34 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small sizes, one repeat")
     parser.add_argument("--repeat", type=int, default=5, help="best of this many runs")
+    parser.add_argument(
+        "--cases",
+        default="omp,mp,fw",
+        help="comma-separated subset of omp, mp, fw (default: all)",
+    )
     args = parser.parse_args()
+    cases = {c.strip().lower() for c in args.cases.split(",") if c.strip()}
+    unknown = cases - {"omp", "mp", "fw"}
+    if unknown:
+        parser.error(f"--cases: unknown {sorted(unknown)}; choose from omp, mp, fw")
     print(machine())
     threads = sorted({1, usable_cpus()})
     repeat = 1 if args.quick else args.repeat
     t0 = time.perf_counter()
     warnings.simplefilter("ignore", RuntimeWarning)  # noisy signals: no premature stops here
-    if args.quick:
-        rows = (
-            bench_omp(64, 256, 300, 8, repeat, threads)
-            + bench_mp(64, 256, 300, 8, repeat, threads)
-            + bench_fw(300, 600, 100, repeat, threads)
-        )
-    else:
-        rows = (
-            bench_omp(256, 1024, 2000, 16, repeat, threads)
-            + bench_mp(256, 1024, 2000, 16, repeat, threads)
-            + bench_fw(2000, 4000, 500, repeat, threads)
-        )
+    rows = []
+    if "omp" in cases:
+        shapes = [(64, 256, 300, 8)] if args.quick else OMP_SHAPES
+        for i, (m, n, n_sig, k) in enumerate(shapes):
+            rows += bench_omp(m, n, n_sig, k, repeat, threads, sklearn=i == len(shapes) - 1)
+    if "mp" in cases:
+        mp_shape = (64, 256, 300, 8) if args.quick else (256, 1024, 2000, 16)
+        rows += bench_mp(*mp_shape, repeat, threads)
+    if "fw" in cases:
+        rows += bench_fw(*((300, 600, 100) if args.quick else (2000, 4000, 500)), repeat, threads)
     print(
         f"threads: sparsekit / anchor; best of {repeat} after a warm-up, "
-        f"{time.perf_counter() - t0:.0f} s in all\n"
+        f"{time.perf_counter() - t0:.0f} s in all; after the run: {machine()}\n"
     )
     print_table(
         rows,

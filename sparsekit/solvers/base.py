@@ -29,12 +29,19 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from .._base import ParamsMixin
+from .._small_blas import one_blas_thread
 from .._validation import check_array, check_scalar
 from . import _cpu
 from ._driver import run_correlation_steps
 
 #: bytes a solver may spend on the Gram matrix D^T D when ``precompute="auto"``
 GRAM_AUTO_MAX_BYTES = 512 * 2**20
+
+#: a Gram matrix ``D.T @ D`` of at most this many multiply-adds (``n_features * n_atoms**2``,
+#: about 15 ms on one core) is built on one BLAS thread: threaded OpenBLAS keeps its threads
+#: spinning after a call, and they took the cores from the solver's pool that runs next
+#: (OMP, 256 x 1024, 2,000 signals, 2 threads: 52 ms instead of 61 ms, best of 30)
+GRAM_ONE_THREAD_MAX_MADDS = 2**28
 
 STOP_REASONS = {
     _cpu.STOP_RUNNING: "running",
@@ -252,7 +259,9 @@ class Problem:
         """``D.T @ D``: the validated user matrix, or computed with BLAS."""
         if gram is not None:
             return check_gram(gram, self.D, self.norms_sq)
-        G = self.D.T @ self.D
+        n_features, n_atoms = self.D.shape
+        with one_blas_thread(n_features * n_atoms * n_atoms <= GRAM_ONE_THREAD_MAX_MADDS):
+            G = self.D.T @ self.D
         return np.ascontiguousarray(G)
 
     def correlations(self):
@@ -649,11 +658,19 @@ def check_precompute(value):
     raise ValueError(f"precompute must be True, False or 'auto', got {value!r}")
 
 
+_REASON_NAMES = np.array(
+    [STOP_REASONS.get(code, "") for code in range(max(STOP_REASONS) + 1)], dtype=object
+)
+
+
 def stop_reasons(status, one_d):
     """The stop reasons as strings (``_cpu.STOP_*`` codes are named by ``STOP_REASONS``)."""
     status = np.asarray(status)
     if status.dtype.kind in "iu":
-        names = np.array([STOP_REASONS[int(s)] for s in status], dtype=object)
+        bad = (status < 0) | (status >= _REASON_NAMES.size)
+        if bad.any():
+            raise KeyError(int(status[bad][0]))
+        names = _REASON_NAMES[status]
     else:
         names = status.astype(object)
     return names[0] if one_d else names
@@ -724,9 +741,15 @@ def scatter(idx, vals, n_atoms):
     of ``SparseResult.coef``: the values are scattered straight into it, and :func:`finish`
     returns it without a transposing copy.
     """
-    coef = np.zeros((n_atoms, idx.shape[0]), dtype=vals.dtype)
-    rows, pos = np.nonzero(idx >= 0)
-    coef[idx[rows, pos], rows] = vals[rows, pos]
+    n_sig = idx.shape[0]
+    coef = np.zeros((n_atoms, n_sig), dtype=vals.dtype)
+    # flat positions into coef: one np.put (half the time of a 2-D fancy assignment)
+    flat = idx * n_sig + np.arange(n_sig)[:, None]
+    used = idx >= 0
+    if used.all():
+        coef.put(flat, vals)
+    else:
+        coef.put(flat[used], vals[used])
     return coef.T
 
 

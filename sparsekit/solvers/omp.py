@@ -41,6 +41,7 @@ import numpy as np
 
 from .._row_ranges import run_row_ranges
 from . import _cpu
+from ._driver import run_correlation_blocks
 
 # n_steps_for, scatter, warn_premature, ZERO_RESIDUAL_EPS: their names here are kept (public
 # before they moved into the frame)
@@ -129,25 +130,31 @@ class OMP(Solver):
                 np.empty(p.n_atoms, dtype=dt),
             )
 
-        run_row_ranges(
-            _cpu.omp_gram,
-            p.n_signals,
-            G,
-            p.correlations(),
-            p.y_sq,
-            n_max,
-            tol,
-            floor,
-            chol_eps,
-            out.support,
-            out.values,
-            out.residual_norms,
-            out.n_iter,
-            out.status,
-            path,
-            want_path,
-            scratch=scratch,
-        )
+        def solve_block(rows, C, L, V, in_support, c):
+            _cpu.omp_gram(
+                0,
+                C.shape[0],
+                G,
+                C,
+                p.y_sq[rows],
+                n_max,
+                tol,
+                floor[rows],
+                chol_eps,
+                out.support[rows],
+                out.values[rows],
+                out.residual_norms[rows],
+                out.n_iter[rows],
+                out.status[rows],
+                path[rows] if want_path else path,
+                want_path,
+                L,
+                V,
+                in_support,
+                c,
+            )
+
+        run_correlation_blocks(solve_block, p.Yt, p.D, scratch=scratch)
         return out
 
     def _solve_residual(self, p):

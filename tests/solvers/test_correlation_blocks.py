@@ -1,0 +1,107 @@
+"""The Gram form of OMP computes its correlations block by block in the pool's threads
+(``solvers._driver.run_correlation_blocks``): the blocks cover every signal once, hold the
+product ``Yt @ D``, do not depend on the thread count, and OMP's result equals scikit-learn's."""
+
+import numpy as np
+import pytest
+from sklearn.linear_model import orthogonal_mp_gram
+
+from sparsekit._threads import thread_limit
+from sparsekit.solvers import _driver
+from sparsekit.solvers.omp import OMP
+
+
+def blocks_of(Yt, D):
+    """Run the driver, recording each block's rows and copying its correlations."""
+    seen = []
+    out = np.full((Yt.shape[0], D.shape[1]), np.nan, dtype=D.dtype)
+
+    def solve_block(rows, C):
+        seen.append((rows.start, rows.stop))
+        out[rows] = C
+
+    _driver.run_correlation_blocks(solve_block, Yt, D)
+    return sorted(seen), out
+
+
+@pytest.mark.parametrize("n_sig", [1, 2, 3, 17, 33, 250, 1001])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_blocks_cover_the_signals_and_hold_the_product(n_sig, dtype, monkeypatch):
+    monkeypatch.setattr(_driver, "CORRELATION_BLOCK_BYTES", 40 * 37 * 8)  # small blocks
+    rng = np.random.default_rng(n_sig)
+    D = rng.standard_normal((9, 37)).astype(dtype)
+    Yt = rng.standard_normal((n_sig, 9)).astype(dtype)
+    with thread_limit(2):
+        seen, out = blocks_of(Yt, D)
+    starts = [a for a, _ in seen]
+    assert starts[0] == 0 and [b for _, b in seen][-1] == n_sig
+    assert all(b == a2 for (_, b), (a2, _) in zip(seen[:-1], seen[1:]))  # no gap, no overlap
+    assert all(a % _driver.BLOCK_ALIGN == 0 for a in starts)
+    assert n_sig == 1 or all(b - a >= 2 for a, b in seen)  # never a one-row product
+    if n_sig >= 2 * _driver.MIN_BLOCKS * _driver.BLOCK_ALIGN:
+        assert len(seen) >= _driver.MIN_BLOCKS
+    tol = 1e-12 if dtype == np.float64 else 1e-5
+    np.testing.assert_allclose(
+        out, Yt.astype(np.float64) @ D.astype(np.float64), rtol=tol, atol=tol
+    )
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_blocks_and_results_do_not_depend_on_the_thread_count(dtype, monkeypatch):
+    monkeypatch.setattr(_driver, "CORRELATION_BLOCK_BYTES", 48 * 64 * 8)
+    rng = np.random.default_rng(3)
+    D = rng.standard_normal((20, 64))
+    D /= np.linalg.norm(D, axis=0)
+    Y = rng.standard_normal((20, 1003))
+    D, Y = D.astype(dtype), Y.astype(dtype)
+    results = []
+    for n in (1, 2):
+        with thread_limit(n):
+            results.append(
+                (
+                    blocks_of(np.ascontiguousarray(Y.T), D),
+                    OMP(n_nonzero_coefs=6, precompute=True).solve(D, Y),
+                )
+            )
+    (seen1, c1), res1 = results[0]
+    (seen2, c2), res2 = results[1]
+    assert seen1 == seen2 and len(seen1) > 1
+    np.testing.assert_array_equal(c1, c2)
+    np.testing.assert_array_equal(res1.coef, res2.coef)
+    np.testing.assert_array_equal(res1.support, res2.support)
+    np.testing.assert_array_equal(res1.residual_norms, res2.residual_norms)
+    if dtype == np.float64:
+        G = D.T @ D
+        ref = orthogonal_mp_gram(G, D.T @ Y, n_nonzero_coefs=6)
+        np.testing.assert_allclose(res1.coef, ref, rtol=1e-9, atol=1e-12)
+
+
+def test_a_small_gram_is_built_on_one_blas_thread(monkeypatch):
+    """Threaded BLAS would leave its threads spinning while the solver's pool runs."""
+    from contextlib import contextmanager
+
+    from sparsekit._threads import blas_threads
+    from sparsekit.solvers import base
+
+    asked = []
+    real = base.one_blas_thread
+
+    @contextmanager
+    def spy(when=True):
+        with real(when):
+            asked.append((when, blas_threads()))
+            yield
+
+    monkeypatch.setattr(base, "one_blas_thread", spy)
+    rng = np.random.default_rng(0)
+    D = rng.standard_normal((16, 40))
+    problem = base.prepare(D, rng.standard_normal((16, 5)))
+    with thread_limit(2):
+        G = problem.gram()
+    np.testing.assert_allclose(G, D.T @ D, rtol=1e-12, atol=1e-12)
+    assert asked == [(True, 1)]
+    monkeypatch.setattr(base, "GRAM_ONE_THREAD_MAX_MADDS", 16 * 40 * 40 - 1)
+    asked.clear()
+    with thread_limit(2):
+        problem.gram()
+    assert asked and asked[0][0] is False
