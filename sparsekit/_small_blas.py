@@ -17,9 +17,6 @@ from __future__ import annotations
 
 from contextlib import contextmanager
 
-import numpy as np
-
-from ._row_ranges import run_blocks
 from ._threads import blas_limit
 
 #: a product whose output has a side of at most this runs on one BLAS thread
@@ -31,12 +28,6 @@ SKINNY_DIM = 64
 #: 500 x 500 ``eigh`` from 0.1 s to 0.6-2.3 s (measured); one thread costs at most a few
 #: milliseconds at this size (``potrf`` 600: 9.7 ms against 7.1 ms on an idle machine).
 THREADED_FACTOR_MIN_ROWS = 1024
-
-#: bytes of the left operand per row block of :func:`dot_in_row_blocks`
-PRODUCT_BLOCK_BYTES = 1 << 20
-
-#: fewest rows per block of :func:`dot_in_row_blocks` (each block packs all of B again)
-PRODUCT_MIN_ROWS = 32
 
 
 def is_skinny(*sides: int) -> bool:
@@ -54,41 +45,3 @@ def one_blas_thread(when: bool = True):
             yield
     else:
         yield
-
-
-def dot_in_row_blocks(A, B, out):
-    """``out = A @ B`` in row blocks of A, each on one thread and one BLAS thread.
-
-    The blocks (about ``PRODUCT_BLOCK_BYTES`` of A, at least ``PRODUCT_MIN_ROWS`` rows) depend
-    only on the shapes, and :func:`sparsekit._row_ranges.run_blocks` shares them out
-    dynamically among the library's threads: a thread that shares its core with another
-    process takes fewer blocks, where a multi-threaded BLAS call splits the product evenly and
-    waits for that thread at every step. A product of one block is one call, on one BLAS
-    thread when it is skinny (:func:`is_skinny`), else with BLAS's threads.
-
-    Parameters
-    ----------
-    A : ndarray of shape (n, k)
-        The left operand (its rows are split).
-    B : ndarray of shape (k, m)
-        The right operand.
-    out : ndarray of shape (n, m)
-        C-contiguous, of the product's dtype; written in place.
-
-    Returns
-    -------
-    ndarray
-        ``out``.
-    """
-    n, k = A.shape
-    step = int(min(max(1, n), max(PRODUCT_MIN_ROWS, PRODUCT_BLOCK_BYTES // max(1, k * A.itemsize))))
-    if step >= n:
-        with one_blas_thread(is_skinny(n, B.shape[1])):
-            return np.dot(A, B, out=out)
-
-    def block(i):
-        lo, hi = i * step, min(n, (i + 1) * step)
-        np.dot(A[lo:hi], B, out=out[lo:hi])
-
-    run_blocks(block, -(-n // step))
-    return out

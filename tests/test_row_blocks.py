@@ -1,7 +1,7 @@
 """Work shared out in blocks, each on one thread and one BLAS thread (a machine where another
 process holds a core slows one thread down; the other takes more blocks instead of waiting).
 
-Oracles: scikit-learn's ``rbf_kernel``, NumPy's product, the block counts the shapes fix, and
+Oracles: scikit-learn's ``rbf_kernel``, the block counts the shapes fix, and
 a block that cannot finish before all the others have (a static split would never let it).
 """
 
@@ -12,7 +12,7 @@ import pytest
 from sklearn.metrics.pairwise import rbf_kernel
 
 import sparsekit
-from sparsekit import _row_ranges, _small_blas
+from sparsekit import _row_ranges
 from sparsekit._threads import blas_limit, blas_threads
 from sparsekit.kernels import rbf
 
@@ -151,29 +151,3 @@ def test_fill_block_rows_rule():
     assert rbf.fill_block_rows(10_000, 1_000_000, 8) == 32
     assert rbf.fill_block_rows(20, 1_000_000, 8) == 20
     assert rbf.fill_block_rows(10_000, 200, 4) == (1 << 20) // (200 * 4)
-
-
-@pytest.mark.parametrize("n", [5, 40, 3000])
-def test_dot_in_row_blocks_equals_numpy_whatever_the_threads(rng, n, two_blas_threads):
-    A, B = rng.normal(size=(n, 300)), rng.normal(size=(300, 70))
-    outs = []
-    for threads in (1, 2):
-        out = np.empty((n, 70))
-        with sparsekit.thread_limit(threads):
-            assert _small_blas.dot_in_row_blocks(A, B, out) is out
-        outs.append(out)
-    np.testing.assert_array_equal(outs[0], outs[1])
-    np.testing.assert_allclose(outs[1], A @ B, rtol=1e-12, atol=1e-12)
-
-
-def test_nystroem_transform_in_blocks_equals_the_formula(rng):
-    # 7,000 rows of K(x, S) with 20 landmarks: two blocks of the product, and K(x, S) from
-    # scikit-learn times the normalization
-    X = rng.normal(size=(7000, 3))
-    ny = sparsekit.Nystroem("rbf", n_components=20, kernel_params={"gamma": 0.4}, random_state=0)
-    got = ny.fit(X).transform(X)
-    assert 7000 > _small_blas.PRODUCT_BLOCK_BYTES // (8 * 20)
-    want = rbf_kernel(X, ny.components_, gamma=0.4) @ ny.normalization_
-    np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-12)
-    with sparsekit.thread_limit(1):
-        np.testing.assert_array_equal(ny.transform(X), got)

@@ -39,7 +39,7 @@ import numpy as np
 
 from .._base import ParamsMixin, TransformerMixin
 from .._memory import check_allocation
-from .._small_blas import THREADED_FACTOR_MIN_ROWS, dot_in_row_blocks, one_blas_thread
+from .._small_blas import THREADED_FACTOR_MIN_ROWS, is_skinny, one_blas_thread
 from .._typing import DataLike, RandomStateLike
 from .._validation import check_random_state, check_scalar, is_sparse
 from ..components import resolve
@@ -455,6 +455,7 @@ class Nystroem(TransformerMixin, ParamsMixin):
         n = kernel.n_samples(Xp)
         k = M.shape[0]
         step = int(max(1, min(n, BLOCK_BYTES // max(1, 8 * k))))
+        skinny = is_skinny(M.shape[1])
         out = None
         for r0 in range(0, n, step):
             r1 = min(n, r0 + step)
@@ -463,7 +464,8 @@ class Nystroem(TransformerMixin, ParamsMixin):
                 dtype = np.result_type(Kb.dtype, M.dtype)
                 Mt = M.astype(dtype, copy=False)
                 out = np.empty((n, M.shape[1]), dtype=dtype)
-            dot_in_row_blocks(Kb.astype(dtype, copy=False), Mt, out[r0:r1])
+            with one_blas_thread(skinny):  # only the product: the kernel runs its own threads
+                np.dot(Kb.astype(dtype, copy=False), Mt, out=out[r0:r1])
         return out
 
     def transform(self, X: DataLike) -> Any:
