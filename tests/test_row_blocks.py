@@ -96,22 +96,39 @@ def test_nested_run_blocks_run_on_the_block_thread():
 @pytest.mark.parametrize("dtype,rtol", [(np.float64, 1e-10), (np.float32, 1e-4)])
 @pytest.mark.parametrize("same", [False, True])
 def test_rbf_gram_in_blocks_equals_scikit_learn_whatever_the_threads(rng, dtype, rtol, same):
+    # X against itself in one call keeps its symmetric product: max_memory cuts it into two
+    # calls of 400 rows, each filled in several blocks
     X = rng.normal(size=(700, 6)).astype(dtype)
     Y = None if same else rng.normal(size=(1100, 6)).astype(dtype)
     m = 700 if same else 1100
-    step = rbf.fill_block_rows(700, m, np.dtype(dtype).itemsize)
-    assert step < 700  # several blocks
+    rows = 400 if same else 700
+    max_memory = rows * m * np.dtype(dtype).itemsize
+    assert rbf.fill_block_rows(rows, m, np.dtype(dtype).itemsize) < rows  # several blocks
     k = sparsekit.get_kernel("rbf", gamma=0.3)
     with sparsekit.thread_limit(1):
-        K1 = k(X, Y)
+        K1 = k(X, Y, max_memory=max_memory)
     with sparsekit.thread_limit(2):
-        K2 = k(X, Y)
+        K2 = k(X, Y, max_memory=max_memory)
     np.testing.assert_array_equal(K1, K2)
     want = rbf_kernel(X.astype(np.float64), None if same else Y.astype(np.float64), gamma=0.3)
     assert K2.dtype == dtype
     np.testing.assert_allclose(K2, want, rtol=rtol, atol=0)
     if same:
         np.testing.assert_array_equal(np.diag(K2), np.ones(700, dtype=dtype))
+
+
+def test_the_gram_of_x_in_one_call_keeps_its_symmetric_product(monkeypatch, rng):
+    X = rng.normal(size=(700, 6))
+    seen, dot = [], np.dot
+
+    def spy_dot(a, b, out=None):
+        seen.append(a.shape[0])
+        return dot(a, b, out=out)
+
+    monkeypatch.setattr(np, "dot", spy_dot)
+    K = sparsekit.get_kernel("rbf", gamma=0.3)(X)
+    assert seen == [700]  # one product of X with itself (BLAS's syrk), not row blocks
+    np.testing.assert_allclose(K, rbf_kernel(X, gamma=0.3), rtol=1e-10, atol=0)
 
 
 def test_rbf_gram_in_blocks_of_max_memory_equals_scikit_learn(rng):
