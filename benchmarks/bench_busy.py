@@ -20,6 +20,9 @@ Paths (default threads: sparsekit's one setting, BLAS and Numba as the process s
 - exact unbiased MMD², 3,000 + 3,000 points x 10, RBF kernel.
 
 Run ``python benchmarks/bench_busy.py`` (``--repeat N``, ``--spinners N``, ``--only NAME``).
+To compare two checkouts of sparsekit, run the script with ``PYTHONPATH=<checkout>`` for each and
+the same ``--answers FILE``: the first run stores each path's answer there, later runs check
+theirs against it (relative 1e-10) and exit 1 when they differ.
 """
 
 from __future__ import annotations
@@ -159,6 +162,13 @@ def paths():
     return out
 
 
+def answer_array(result):
+    """The numbers of a path's answer (fitted estimators: labels and inertia)."""
+    if hasattr(result, "labels_"):
+        return np.append(np.asarray(result.labels_, dtype=np.float64), result.inertia_)
+    return np.asarray(result, dtype=np.float64)
+
+
 def timed(fn, repeat):
     """(best wall time of ``repeat`` runs, the last result, load average before the runs)."""
     before = load()
@@ -175,7 +185,14 @@ def main():
     parser.add_argument("--repeat", type=int, default=3, help="runs per measurement (best of)")
     parser.add_argument("--spinners", type=int, default=1, help="busy processes (cores held)")
     parser.add_argument("--only", default=None, help="run only the paths whose name has this")
+    parser.add_argument(
+        "--answers",
+        default=None,
+        help="an .npz file: stores each path's answer when absent, else checks them against it",
+    )
     args = parser.parse_args()
+    stored = dict(np.load(args.answers)) if args.answers and os.path.exists(args.answers) else None
+    answers = {}
 
     import numba
 
@@ -196,6 +213,15 @@ def main():
         with Spinners(args.spinners):
             t_busy, r_busy, load_busy = timed(fn, args.repeat)
         ok = check(same(ref, r_idle) and same(ref, r_busy), f"{name}: idle and busy answers differ")
+        answers[name] = answer_array(ref)
+        if stored is not None and name in stored:
+            ok = (
+                check(
+                    np.allclose(answers[name], stored[name], rtol=1e-10, atol=1e-12),
+                    f"{name}: the answer differs from the one stored in {args.answers}",
+                )
+                and ok
+            )
         ratio = t_busy / t_idle
         rows.append(
             {
@@ -214,6 +240,9 @@ def main():
             f"(load {load_busy:.1f}), {ratio:.2f}x",
             flush=True,
         )
+    if args.answers and stored is None:
+        np.savez(args.answers, **answers)
+    print(f"sparsekit imported from {os.path.dirname(sparsekit.__file__)}")
     print()
     print_table(
         rows,

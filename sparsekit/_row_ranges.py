@@ -8,6 +8,12 @@ Rows are independent, so the results do not depend on the number of threads.
 
 The thread count comes from :func:`sparsekit._threads.effective_n_jobs` (an explicit
 ``n_jobs``, else Numba's current setting, which :func:`sparsekit._threads.thread_limit` sets).
+
+:func:`run_blocks` runs the blocks of a pipeline (a BLAS product and element-wise passes on the
+same rows, or a kernel block and its sum) on the same pool, each block on one thread and one
+BLAS thread, the threads taking the next block as they finish: on a machine where another
+process holds a core, the thread that shares that core takes fewer blocks, instead of every
+step of a multi-threaded BLAS call or of a static split waiting for it.
 """
 
 from __future__ import annotations
@@ -16,7 +22,7 @@ import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
-from ._threads import effective_n_jobs
+from ._threads import blas_limit, effective_n_jobs
 
 #: ranges per thread: more ranges than threads balance the load when a thread is descheduled
 RANGES_PER_THREAD = 4
@@ -86,3 +92,68 @@ def run_row_ranges(
     ]
     for fut in futures:
         fut.result()
+
+
+def run_blocks(work, n_blocks: int, *, n_jobs=None) -> None:
+    """Call ``work(i)`` for every ``i`` in ``range(n_blocks)``, each block on one thread.
+
+    The calling thread and ``n_jobs - 1`` threads of the library's pool take the blocks in
+    order, each the next one left when it has finished its last (a dynamic split): a thread
+    slowed down by another process on its core takes fewer blocks. The blocks must be
+    independent (each writes its own part of an output); the split of the work into blocks is
+    the caller's and should not depend on the thread count, so that results do not either.
+
+    Inside a block BLAS runs on one thread (the process-wide limit of
+    :func:`sparsekit._threads.blas_limit`, held by the calling thread for the duration), and the
+    library's own pools are not entered: :func:`run_row_ranges`, :func:`run_blocks` and
+    everything that reads :func:`sparsekit._threads.effective_n_jobs` run on the block's thread.
+
+    Parameters
+    ----------
+    work : callable
+        ``work(i) -> None``; it should release the GIL for most of its time (BLAS, NumPy
+        ufuncs, ``nogil`` Numba kernels) for the threads to run in parallel.
+    n_blocks : int
+        The number of blocks.
+    n_jobs : int, optional
+        Threads (default: :func:`sparsekit._threads.effective_n_jobs`, resolved before the BLAS
+        limit is taken). Blocks called from a pool thread run on that thread.
+
+    Raises
+    ------
+    Exception
+        The first exception a block raised, once every thread has stopped.
+    """
+    n_threads = min(effective_n_jobs(n_jobs), n_blocks)
+    if getattr(_IN_WORKER, "active", False):
+        n_threads = 1
+    if n_blocks <= 0:
+        return
+    was_worker = getattr(_IN_WORKER, "active", False)
+    blocks = iter(range(n_blocks))  # ``next`` on a range iterator is atomic under the GIL
+    failed = []
+
+    def drain():
+        for i in blocks:
+            if failed:  # another thread failed: leave the remaining blocks
+                return
+            try:
+                work(i)
+            except BaseException as exc:
+                failed.append(exc)
+                return
+
+    with blas_limit(1):
+        _IN_WORKER.active = True  # nested pool calls from the caller's blocks run inline
+        try:
+            futures = []
+            if n_threads > 1:
+                pool = _pool(n_threads)
+                futures = [pool.submit(drain) for _ in range(n_threads - 1)]
+            drain()
+            for fut in futures:
+                fut.result()
+        finally:
+            _IN_WORKER.active = was_worker
+    if failed:
+        raise failed[0]

@@ -36,6 +36,7 @@ import copy
 
 import numpy as np
 
+from .._row_ranges import run_blocks
 from .._typing import DataLike
 from .._validation import check_option, check_scalar, is_sparse
 from . import _cpu
@@ -246,10 +247,29 @@ class RBFKernel(VectorKernel):
 
     def _fill(self, Xb, Y, ctx, out, row0, same):
         Xc, Yc, xsq, ysq, gamma = ctx
-        cross_products(Xc[row0 : row0 + Xb.shape[0]], Yc, out)
         gamma = out.dtype.type(gamma)
-        _cpu.scaled_sq_dist_from_inner_inplace(out, xsq[row0 : row0 + Xb.shape[0]], ysq, -gamma)
-        _cpu.exp_inplace(out)
+        n = Xb.shape[0]
+        # X X^T in one call is a symmetric product (NumPy calls BLAS's syrk: half the flops of
+        # the row blocks' products), so the whole Gram of X keeps it
+        whole_sym = same and n == Xc.shape[0]
+        step = n if is_sparse(Xc) or whole_sym else fill_block_rows(n, out.shape[1], out.itemsize)
+        if step >= n:  # sparse rows, X X^T, a Gram of one block: three passes, threaded inside
+            cross_products(Xc[row0 : row0 + n], Yc, out)
+            _cpu.scaled_sq_dist_from_inner_inplace(out, xsq[row0 : row0 + n], ysq, -gamma)
+            _cpu.exp_inplace(out)
+        else:
+            # one pass per row block (product, distances, exp while the block is in cache),
+            # blocks shared out dynamically: see fill_block_rows
+            def block(i):
+                lo, hi = i * step, min(n, (i + 1) * step)
+                part = out[lo:hi]
+                np.dot(Xc[row0 + lo : row0 + hi], Yc.T, out=part)
+                _cpu.scaled_sq_dist_from_inner_inplace(
+                    part, xsq[row0 + lo : row0 + hi], ysq, -gamma
+                )
+                _cpu.exp_inplace(part, n_threads=1)
+
+            run_blocks(block, -(-n // step))
         if same:  # exact zero distance of x_i to itself (as scikit-learn): k(x_i, x_i) = 1
             idx = np.arange(Xb.shape[0])
             out[idx, row0 + idx] = 1.0
@@ -262,6 +282,30 @@ class RBFKernel(VectorKernel):
         from . import _cuda
 
         return _cuda.rbf_entries, (X.dtype.type(self._gamma_at(X.shape[1], 0, X.dtype)),)
+
+
+#: bytes of Gram output per block of the dense CPU pass (product, distances, exp): a block
+#: stays in the cache between the three steps
+FILL_BLOCK_BYTES = 1 << 20
+
+#: fewest rows per block: every block's product packs all of Y again
+FILL_MIN_ROWS = 32
+
+
+def fill_block_rows(n_rows: int, n_cols: int, itemsize: int) -> int:
+    """Rows per block of the dense RBF Gram pass: about ``FILL_BLOCK_BYTES`` of output, at
+    least ``FILL_MIN_ROWS`` rows (all of them when fewer).
+
+    The blocks depend only on the shape, never on the thread count, so a Gram matrix is the
+    same whatever the threads. They are run by :func:`sparsekit._row_ranges.run_blocks`, each on
+    one thread and one BLAS thread, the threads taking the next block as they finish; the former
+    three passes (a multi-threaded BLAS product, then distances and exp split evenly between
+    the threads) waited at each pass for the slowest thread, which on a machine where another
+    process holds a core is the one sharing that core. The whole Gram of X with itself in one
+    call keeps the three passes: its product is symmetric (BLAS's ``syrk``, half the flops).
+    """
+    rows = FILL_BLOCK_BYTES // max(1, n_cols * itemsize)
+    return int(min(max(1, n_rows), max(FILL_MIN_ROWS, rows)))
 
 
 def _column_sums(A):
