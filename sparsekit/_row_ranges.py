@@ -131,7 +131,7 @@ def run_blocks(work, n_blocks: int, *, n_jobs=None) -> None:
         return
     was_worker = getattr(_IN_WORKER, "active", False)
     blocks = iter(range(n_blocks))  # ``next`` on a range iterator is atomic under the GIL
-    failed = []
+    failed: list[BaseException] = []
 
     def drain():
         for i in blocks:
