@@ -168,3 +168,27 @@ def test_fill_block_rows_rule():
     assert rbf.fill_block_rows(10_000, 1_000_000, 8) == 32
     assert rbf.fill_block_rows(20, 1_000_000, 8) == 20
     assert rbf.fill_block_rows(10_000, 200, 4) == (1 << 20) // (200 * 4)
+
+
+def test_run_row_ranges_with_scratch_keeps_min_rows_and_splits_in_a_new_thread():
+    def ranges(n_rows, **kw):
+        seen = []
+        _row_ranges.run_row_ranges(
+            lambda lo, hi, work: seen.append((lo, hi, work.shape)),
+            n_rows,
+            n_jobs=2,
+            scratch=lambda: (np.empty(3),),
+            **kw,
+        )
+        return sorted(seen)
+
+    # fewer rows than min_rows: one range on the caller, with its scratch
+    assert ranges(50, min_rows=100) == [(0, 50, (3,))]
+    # a thread that never ran a pool block is not a worker: the rows are split
+    out = []
+    t = threading.Thread(target=lambda: out.append(ranges(50)))
+    t.start()
+    t.join()
+    (split,) = out
+    assert len(split) > 1 and split[0][0] == 0 and split[-1][1] == 50
+    assert all(b == a2 for (_, b, _), (a2, _, _) in zip(split[:-1], split[1:]))

@@ -299,3 +299,12 @@ def test_triangular_product_is_scipys_dtrmm(r, n):
         _lapack.trmm_upper_t(U, np.asfortranarray(rng.standard_normal((r + 1, 2))))  # rows
     with pytest.raises(ValueError, match="Fortran-ordered"):
         _lapack.trmm_upper_t(U, np.ones((r, 3), dtype=np.float32, order="F"))
+    # U itself: square, Fortran-ordered float64 (a C-ordered U would be read transposed)
+    bad = [np.asfortranarray(U[:, :-1]), U.astype(np.float32, order="F")]
+    bad += [np.ascontiguousarray(U)] if r > 1 else []
+    for bad_U in bad:
+        for factor in (_lapack.potrf_upper, _lapack.trtri_upper):
+            with pytest.raises(ValueError, match="square Fortran-ordered float64"):
+                factor(bad_U.copy(order="K"))
+        with pytest.raises(ValueError, match="square Fortran-ordered float64"):
+            _lapack.trmm_upper_t(bad_U, B)

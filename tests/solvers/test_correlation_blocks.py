@@ -8,6 +8,7 @@ from sklearn.linear_model import orthogonal_mp_gram
 
 from sparsekit._threads import thread_limit
 from sparsekit.solvers import _driver
+from sparsekit.solvers.mp import MatchingPursuit
 from sparsekit.solvers.omp import OMP
 
 
@@ -105,3 +106,42 @@ def test_a_small_gram_is_built_on_one_blas_thread(monkeypatch):
     with thread_limit(2):
         problem.gram()
     assert asked and asked[0][0] is False
+
+
+def expected_block_rows(n_sig, n_atoms, itemsize):
+    """The documented layout: at most CORRELATION_BLOCK_BYTES of correlations per block, at
+    least MIN_BLOCKS blocks while they are few, rounded up to BLOCK_ALIGN rows."""
+    budget = max(_driver.CORRELATION_BLOCK_BYTES // (n_atoms * itemsize), 1)
+    rows = min(budget, -(-n_sig // _driver.MIN_BLOCKS))
+    return _driver.BLOCK_ALIGN * max(1, -(-rows // _driver.BLOCK_ALIGN))
+
+
+@pytest.mark.parametrize(
+    "n_sig, block_bytes",
+    [(1000, 32 * 37 * 8), (1000, 2**20), (5000, 2**20), (5000, 100 * 37 * 8)],
+)
+def test_blocks_have_the_documented_number_of_rows(n_sig, block_bytes, monkeypatch):
+    # 9 features, 37 atoms: a budget counted in features, or a block count that ignores
+    # MIN_BLOCKS, gives other widths
+    monkeypatch.setattr(_driver, "CORRELATION_BLOCK_BYTES", block_bytes)
+    rng = np.random.default_rng(0)
+    D, Yt = rng.standard_normal((9, 37)), rng.standard_normal((n_sig, 9))
+    seen, _ = blocks_of(Yt, D)
+    width = expected_block_rows(n_sig, 37, 8)
+    assert [b - a for a, b in seen[:-1]] == [width] * (len(seen) - 1)
+    assert seen[-1][1] == n_sig and 0 < seen[-1][1] - seen[-1][0] <= width + 1
+
+
+def test_residual_steps_with_as_many_active_signals_as_features_equal_one_signal_at_a_time():
+    # 4 features, 8 signals: the 4 exactly 1-sparse ones meet tol at the first step, leaving 4
+    # active signals (as many as features, fewer than all): each step must correlate those 4
+    rng = np.random.default_rng(1)
+    D = rng.standard_normal((4, 6))
+    D /= np.linalg.norm(D, axis=0)
+    Y = np.hstack([2.0 * D[:, :4], rng.standard_normal((4, 4))])
+    solver = MatchingPursuit(max_iter=5, tol=1e-20, precompute=False)
+    batch = solver.solve(D, Y)
+    for j in range(Y.shape[1]):
+        alone = solver.solve(D, Y[:, j : j + 1])
+        np.testing.assert_allclose(batch.coef[:, j], alone.coef[:, 0], rtol=1e-12, atol=1e-14)
+    assert (batch.n_iter[:4] == 1).all() and (batch.n_iter[4:] == 5).all()
