@@ -72,6 +72,7 @@ def main():
     with threadpool_limits(1), thread_limit(1):
         Xw = mixture(300, 40, 16, seed=0, dtype=np.float64)
         fit_qk(Xw, Xw[:16].copy(), 2)  # compilation, imports
+        fit_km(Xw, Xw[:16].copy(), 2)
         install()
         for n in sizes:
             X = mixture(n, 784, 256, seed=1, dtype=np.float64)
