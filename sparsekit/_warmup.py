@@ -130,12 +130,13 @@ def _applications():
 
     def quickmeans(dt):
         from .cluster.quickmeans import QuicKMeans
-        from .linalg import sparse_factors
+        from .linalg import _spmm, sparse_factors
 
         X = np.random.default_rng(0).random((40, 8)).astype(dt)
         qk = QuicKMeans(n_clusters=4, sparsity=2, max_iter=2, palm_iter=3, random_state=0).fit(X)
         wide = np.zeros((8, 2 * sparse_factors.COLUMN_BLOCK), dtype=dt)
         qk.cluster_centers_ @ wide  # the column-block chain of wide operands (predict)
+        _spmm.dense_to_csr_pair(np.eye(2, dtype=dt))  # Palm4MSA's factors of 128 x 128 and more
 
     def kernel_kmeans(dt):
         from .cluster.kernel_kmeans import KernelKMeans

@@ -61,7 +61,7 @@ from scipy.linalg.lapack import dstev as stev
 
 from .._threads import effective_n_jobs, thread_limit
 from .._validation import check_option, check_scalar
-from ..linalg._spmm import csr_times_dense
+from ..linalg._spmm import csr_matmat, dense_to_csr_pair
 from .base import FactorizationResult, Factorizer, check_constraints, check_target
 
 #: factors sparser than this (and with at least SPARSE_MIN_SIZE entries) are multiplied through
@@ -91,18 +91,17 @@ class PlateauWarning(UserWarning):
 
 
 class _Factor:
-    """A dense factor with its CSR forms (of ``S`` and ``Sᵀ``) when sparse enough."""
+    """A dense factor with the CSR arrays (``indptr, indices, data``) of ``S`` and ``Sᵀ`` when
+    sparse enough."""
 
-    __slots__ = ("dense", "csr", "csr_t")
+    __slots__ = ("dense", "csr", "csr_t", "nnz")
 
     def __init__(self, dense):
         self.dense = dense
-        nnz = np.count_nonzero(dense)
+        self.nnz = nnz = np.count_nonzero(dense)
         if dense.size >= SPARSE_MIN_SIZE and nnz <= SPARSE_DENSITY * dense.size:
-            import scipy.sparse as sp  # on first use: keeps it out of the registry's import
-
-            self.csr = sp.csr_matrix(dense)
-            self.csr_t = sp.csr_matrix(dense.T)
+            arrays = dense_to_csr_pair(dense)
+            self.csr, self.csr_t = arrays[:3], arrays[3:]
         else:
             self.csr = self.csr_t = None
 
@@ -111,7 +110,7 @@ class _Factor:
         if B is None:
             return self.dense.copy()
         if self.csr is not None:
-            return csr_times_dense(self.csr, B)
+            return _csr_times(self.csr, self.dense.shape[0], B)
         return self.dense @ B
 
     def t_times(self, B):
@@ -119,8 +118,14 @@ class _Factor:
         if B is None:
             return np.ascontiguousarray(self.dense.T)
         if self.csr_t is not None:
-            return csr_times_dense(self.csr_t, B)
+            return _csr_times(self.csr_t, self.dense.shape[1], B)
         return self.dense.T @ B
+
+
+def _csr_times(csr, n_rows, B):
+    indptr, indices, data = csr
+    B = np.ascontiguousarray(B, dtype=data.dtype)
+    return csr_matmat(indptr, indices, data, B, np.empty((n_rows, B.shape[1]), dtype=data.dtype))
 
 
 class _Transposed:
@@ -139,7 +144,7 @@ def _chain_pays(chain, dense_size):
     """Multiply through the CSR factors of ``chain`` rather than one dense GEMM with their
     product: all are sparse, and their non-zeros are below 1/8 of the product's entries (the
     GEMM runs several times faster per operation than the sparse kernel)."""
-    return all(f.csr is not None for f in chain) and 8 * sum(f.csr.nnz for f in chain) <= dense_size
+    return all(f.csr is not None for f in chain) and 8 * sum(f.nnz for f in chain) <= dense_size
 
 
 def _apply_chain(chain, B):

@@ -68,3 +68,44 @@ def csr_chain_block(n_rows, ptr_off, nnz_off, indptr, indices, data, B, buf_a, b
                 for c in range(n_cols):
                     dst[i, c] += v * src[j, c]
         src = dst
+
+
+@njit(cache=True, nogil=True)
+def dense_to_csr_pair(D):
+    """The CSR arrays of ``D`` and of ``Dᵀ`` (``indptr, indices, data`` each; exact zeros and
+    ``-0.0`` dropped, column and row indices increasing: scipy's ``csr_matrix(D)`` layout).
+
+    One counting pass and one filling pass over ``D``, with ``int32`` indices as scipy uses for
+    such sizes.
+    """
+    n_rows, n_cols = D.shape
+    indptr = np.zeros(n_rows + 1, np.int32)
+    t_indptr = np.zeros(n_cols + 1, np.int32)
+    for i in range(n_rows):
+        for j in range(n_cols):
+            if D[i, j] != 0:
+                indptr[i + 1] += 1
+                t_indptr[j + 1] += 1
+    for i in range(n_rows):
+        indptr[i + 1] += indptr[i]
+    for j in range(n_cols):
+        t_indptr[j + 1] += t_indptr[j]
+    nnz = indptr[n_rows]
+    indices = np.empty(nnz, np.int32)
+    data = np.empty(nnz, D.dtype)
+    t_indices = np.empty(nnz, np.int32)
+    t_data = np.empty(nnz, D.dtype)
+    fill = t_indptr[:n_cols].copy()
+    p = 0
+    for i in range(n_rows):
+        for j in range(n_cols):
+            v = D[i, j]
+            if v != 0:
+                indices[p] = j
+                data[p] = v
+                p += 1
+                q = fill[j]
+                t_indices[q] = i
+                t_data[q] = v
+                fill[j] = q + 1
+    return indptr, indices, data, t_indptr, t_indices, t_data

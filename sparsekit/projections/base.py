@@ -39,7 +39,7 @@ import numpy as np
 from numpy.typing import ArrayLike, DTypeLike
 
 from .._validation import check_array
-from ._cpu import top_k_rows_mask
+from ._cpu import SMALL_K, small_k_union_mask, top_k_rows_mask
 
 
 def _check_shape(shape: tuple[int, int]) -> tuple[int, int]:
@@ -181,12 +181,17 @@ def _keep(M, mask):
     return np.where(mask, M, M.dtype.type(0))
 
 
-def row_mask(A, k):
-    return top_k_rows_mask(A, k)
-
-
-def col_mask(A, k):
-    return top_k_rows_mask(np.ascontiguousarray(A.T), k).T
+def union_mask(A, k_row, k_col):
+    """The ``k_row`` largest of every row of ``A`` or the ``k_col`` largest of every column
+    (0: none), ties to the lowest index; compiled for small counts, by partitions otherwise."""
+    if k_row <= SMALL_K and k_col <= SMALL_K:
+        return small_k_union_mask(A, k_row, k_col, np.empty(A.shape, dtype=bool))
+    mask = np.zeros(A.shape, dtype=bool)
+    if k_row:
+        mask |= top_k_rows_mask(A, k_row)
+    if k_col:
+        mask |= top_k_rows_mask(np.ascontiguousarray(A.T), k_col).T
+    return mask
 
 
 class GlobalTopK(Projection):
@@ -252,7 +257,7 @@ class RowTopK(Projection):
         self.k: int = _check_k(k, "k", self.shape[1], "number of columns")
 
     def _project(self, M):
-        return _keep(M, row_mask(np.abs(M), self.k))
+        return _keep(M, union_mask(np.abs(M), self.k, 0))
 
     def _repr_items(self):
         return (("k", self.k),)
@@ -282,7 +287,7 @@ class ColumnTopK(Projection):
         self.k: int = _check_k(k, "k", self.shape[0], "number of rows")
 
     def _project(self, M):
-        return _keep(M, col_mask(np.abs(M), self.k))
+        return _keep(M, union_mask(np.abs(M), 0, self.k))
 
     def _repr_items(self):
         return (("k", self.k),)
@@ -334,8 +339,7 @@ class RowColumnTopK(Projection):
             )
 
     def _project(self, M):
-        A = np.abs(M)
-        return _keep(M, row_mask(A, self.k) | col_mask(A, self.k_col))
+        return _keep(M, union_mask(np.abs(M), self.k, self.k_col))
 
     def _repr_items(self):
         return (("k", self.k), ("k_col", self.k_col))

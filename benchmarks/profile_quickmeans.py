@@ -1,0 +1,117 @@
+"""Where a QuicK-means fit spends its time: the factorization against the assignment steps.
+
+Run: ``python benchmarks/profile_quickmeans.py`` (``--quick`` for N = 2,000). One fit of
+``QuicKMeans(256, sparsity=3, tol=0)`` on the Gaussian mixture of ``bench_quickmeans.py``
+(``D = 784``, ``K = 256``, float64, one thread, ``--iter`` iterations, K-means++ start), after a
+warm-up fit on a small set. Timers wrap module-level functions and methods (wall time, calls
+from the calling thread): the hierarchical initialization, the refits (``factorize``), the
+assignments, and inside every Palm4MSA run the spectral norms (Lanczos, ``_sq_norm2``), the
+sparse products (``_csr_times``), the projections (``project_unchecked``) and the CSR
+construction of each new factor (``_Factor``); "rest of Palm4MSA" is the dense products, the
+element-wise updates and the Python around them. It also counts the factor updates (one
+projection each), so that the cost per update can be compared with the K-means iteration.
+"""
+
+import argparse
+import os
+import sys
+import time
+from collections import defaultdict
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _timing import machine, print_table  # noqa: E402
+from bench_quickmeans import fit_km, fit_qk, mixture  # noqa: E402
+from threadpoolctl import threadpool_limits  # noqa: E402
+
+from sparsekit._threads import thread_limit  # noqa: E402
+from sparsekit.cluster import quickmeans  # noqa: E402
+from sparsekit.cluster.quickmeans import kmeans_plusplus  # noqa: E402
+from sparsekit.factorizers import palm4msa  # noqa: E402
+from sparsekit.projections.base import Projection  # noqa: E402
+
+SPENT = defaultdict(float)
+CALLS = defaultdict(int)
+
+
+def _timer(name, fn):
+    def timed(*args, **kwargs):
+        t0 = time.perf_counter()
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            SPENT[name] += time.perf_counter() - t0
+            CALLS[name] += 1
+
+    return timed
+
+
+def install():
+    for module, names in {
+        quickmeans: ("hierarchical_dense", "_assign"),
+        palm4msa: ("palm4msa_dense", "_sq_norm2", "_csr_times"),
+    }.items():
+        for name in names:
+            setattr(module, name, _timer(name, getattr(module, name)))
+    Projection.project_unchecked = _timer("project", Projection.project_unchecked)
+    palm4msa._Factor.__init__ = _timer("factor", palm4msa._Factor.__init__)
+    palm4msa.Palm4MSA.factorize = _timer("factorize", palm4msa.Palm4MSA.factorize)
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--quick", action="store_true", help="N = 2,000")
+    p.add_argument("--sizes", type=int, nargs="*", default=None)
+    p.add_argument("--iter", type=int, default=3)
+    args = p.parse_args()
+    sizes = args.sizes or ([2000] if args.quick else [5000, 100000])
+    print(machine())
+    print(f"uptime: {os.popen('uptime').read().strip()}")
+    rows = []
+    with threadpool_limits(1), thread_limit(1):
+        Xw = mixture(300, 40, 16, seed=0, dtype=np.float64)
+        fit_qk(Xw, Xw[:16].copy(), 2)  # compilation, imports
+        fit_km(Xw, Xw[:16].copy(), 2)
+        install()
+        for n in sizes:
+            X = mixture(n, 784, 256, seed=1, dtype=np.float64)
+            init = X[kmeans_plusplus(X[:100_000], 256, np.random.default_rng(0))].copy()
+            t0 = time.perf_counter()
+            fit_km(X, init, args.iter)
+            km = time.perf_counter() - t0
+            SPENT.clear()
+            CALLS.clear()
+            t0 = time.perf_counter()
+            fit_qk(X, init, args.iter)
+            total = time.perf_counter() - t0
+            palm = SPENT["palm4msa_dense"]
+            inner = sum(SPENT[k] for k in ("_sq_norm2", "_csr_times", "project", "factor"))
+            updates = CALLS["project"]
+            rows.append(
+                {
+                    "N": f"{n:,}",
+                    "iterations": args.iter,
+                    "fit (s)": f"{total:.2f}",
+                    "K-means (s)": f"{km:.2f}",
+                    "hierarchical init (s)": f"{SPENT['hierarchical_dense']:.2f}",
+                    "refits (s)": f"{SPENT['factorize']:.2f}",
+                    "assignments (s)": f"{SPENT['_assign']:.2f}",
+                    "Palm4MSA (s)": f"{palm:.2f} ({palm / total:.0%})",
+                    "norms": f"{SPENT['_sq_norm2'] / palm:.0%}",
+                    "sparse products": f"{SPENT['_csr_times'] / palm:.0%}",
+                    "projections": f"{SPENT['project'] / palm:.0%}",
+                    "factor CSR": f"{SPENT['factor'] / palm:.0%}",
+                    "rest of Palm4MSA": f"{(palm - inner) / palm:.0%}",
+                    "factor updates": f"{updates:,}",
+                    "ms per update": f"{1e3 * palm / max(updates, 1):.2f}",
+                }
+            )
+            print("  " + ", ".join(f"{k}={v}" for k, v in rows[-1].items()), flush=True)
+    print()
+    print_table(rows, list(rows[0]))
+    print(f"uptime: {os.popen('uptime').read().strip()}")
+
+
+if __name__ == "__main__":
+    main()
