@@ -6,7 +6,8 @@ bound by memory bandwidth, not by arithmetic. Two passes over the Gram matrix:
 - :func:`symmetrize_inplace`: ``K <- (K + Kᵀ) / 2`` (kernels round differently in the two
   triangles), tile pair by tile pair on the pool, without the two n x n temporaries of
   ``0.5 * (K + K.T)``. Each entry is ``0.5 * (K[r, c] + K[c, r])``, so the values are those of
-  that expression bit for bit, and the result is exactly symmetric.
+  that expression bit for bit, and the result is exactly symmetric; tile pairs that are
+  symmetric already (the built-in vector kernels' Grams are) are only read, not written.
 - :func:`row_cluster_sums`: ``S[j, c] = Σ_{i ∈ C_j} K[i, c]``, the per-cluster sums of every
   row of a symmetric K (``S = (K H)ᵀ`` for the 0/1 indicator H of the clusters), as a compiled
   scatter-add of the rows of K by label over strips of columns
@@ -49,7 +50,9 @@ def symmetrize_inplace(K: np.ndarray, n_jobs: int | None = None) -> np.ndarray:
     Returns
     -------
     ndarray
-        ``K``, now exactly symmetric; every entry equals that of ``0.5 * (K + K.T)``.
+        ``K``, now exactly symmetric; every entry equals that of ``0.5 * (K + K.T)``
+        (a tile pair that is already symmetric is left as it is: ``0.5 * (a + a) == a`` for every
+        finite a below half the largest float).
     """
     n = K.shape[0]
     b = SYM_TILE
@@ -60,6 +63,8 @@ def symmetrize_inplace(K: np.ndarray, n_jobs: int | None = None) -> np.ndarray:
         i, j = pairs[p]
         A = K[i * b : (i + 1) * b, j * b : (j + 1) * b]
         B = K[j * b : (j + 1) * b, i * b : (i + 1) * b]
+        if np.array_equal(A, B.T):  # already symmetric (the built-in kernels' Grams): no write
+            return
         M = A + B.T
         M *= 0.5
         A[...] = M  # on the diagonal A is B and M is symmetric: both writes agree
