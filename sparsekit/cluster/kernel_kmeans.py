@@ -7,8 +7,9 @@ residual-trace landmarks): with φ the kernel feature map and centres c_1..c_k �
 
 - **Exact** (``method="exact"``; ``"auto"`` for small n): Lloyd through the Gram matrix K. For
   a cluster C_j with indicator column ``h_j / |C_j|`` (matrix H),
-  ‖φ(x_i) − c_j‖² = K_ii − 2 (K H)_ij + (Hᵀ K H)_jj. Θ(n² k) per iteration, n² memory
-  (the Gram matrix is held: use it only where it fits, ``max_memory``).
+  ‖φ(x_i) − c_j‖² = K_ii − 2 (K H)_ij + (Hᵀ K H)_jj. Θ(n²) per iteration (one pass over K:
+  the per-cluster sums of every row, a scatter-add by label, :mod:`sparsekit.cluster._exact`),
+  n² memory (the Gram matrix is held: use it only where it fits, ``max_memory``).
 - **Nyström** (``method="nystrom"``): Lloyd on the features z_i = P_S φ(x_i) (coordinates in
   an orthonormal basis of ℋ_S = span{φ(x_s), s ∈ S}, :class:`sparsekit.Nystroem`) with
   landmarks S from any registered sampler; the poster's choice is ``"greedy-trace"``
