@@ -15,7 +15,12 @@ differs beyond rounding) and prints the largest difference).
    GIL-free NumPy calls on 1 and 2 threads, the scaling the machine allows at that moment.
    Paths: the RLS samplers (DAC, recursive, two-pass), the Nyström transform, the chi2 and RBF
    Gram matrices, the exact MMD², the OMP batch, the kernel k-means fit and Isomap's shortest
-   paths (landmark Isomap: Dijkstra from every landmark on a thread pool).
+   paths (landmark Isomap: Dijkstra from every landmark on a thread pool). The ``memory read``
+   rows are a STREAM-like control for the exact kernel k-means: one read of an array the size
+   of its Gram matrix (fixed 6 MB row blocks on the block pool, each reduced by NumPy's sum or
+   by a BLAS dot on one thread), the read bandwidth 1 and 2 threads reach; the ``Lloyd pass``
+   row is the pass over the Gram matrix of one exact Lloyd step (``--only memory --only
+   lloyd --only kernelkmeans`` runs these with the fit).
 2. ``OMP_WAIT_POLICY``: child processes time a 200 x 200 ``eigh`` right after a Numba parallel
    region (the chi2 kernel), with ``PASSIVE`` (what ``import sparsekit`` sets by default) and
    ``ACTIVE`` (spinning OpenMP workers).
@@ -91,6 +96,37 @@ def paths(quick):
         est = sparsekit.KernelKMeans(8, method="exact", n_init=1, random_state=0).fit(X10)
         return np.r_[est.labels_, est.inertia_]
 
+    # the memory-bandwidth ceiling of a loop that reads a Gram of the kernel k-means size once:
+    # fixed row blocks of 6 MB, each reduced on one thread of the block pool (one BLAS thread)
+    from sparsekit._row_ranges import run_blocks
+
+    G = np.random.default_rng(8).random((n_kkm, n_kkm))
+    step = max(1, 6 * 2**20 // G.strides[0])
+    n_blocks = -(-n_kkm // step)
+    ones = np.ones(step * n_kkm)
+
+    def read(reduce):
+        def fn(t):
+            out = np.empty(n_blocks)
+
+            def work(b):
+                block = G[b * step : (b + 1) * step].reshape(-1)
+                out[b] = reduce(block, ones[: block.size])
+
+            run_blocks(work, n_blocks)
+            return out
+
+        return fn
+
+    labels8 = np.random.default_rng(9).integers(0, 8, n_kkm)
+
+    def lloyd_pass(t):
+        from sparsekit.cluster._exact import row_cluster_sums  # not in trees before it
+
+        return row_cluster_sums(G, labels8, 8)
+
+    gram_mb = G.nbytes / 1e6
+
     from sklearn.datasets import make_swiss_roll
 
     n_iso = 5_000 if quick else 20_000
@@ -118,6 +154,18 @@ def paths(quick):
             f"OMP batch, 128 x 512, {Y.shape[1]:,} signals, k=10 (row ranges)",
             lambda t: omp.solve(D, Y).coef,
         ),
+        (
+            f"memory read: {n_kkm:,}² float64 ({gram_mb:.0f} MB), NumPy sum per row block",
+            read(lambda block, ones: block.sum()),
+        ),
+        (
+            f"memory read: {n_kkm:,}² float64 ({gram_mb:.0f} MB), BLAS dot per row block",
+            read(np.dot),
+        ),
+        (
+            f"kernel k-means Lloyd pass: per-cluster row sums of a {gram_mb:.0f} MB Gram, k=8",
+            lloyd_pass,
+        ),
         (f"KernelKMeans fit (exact), {n_kkm:,} x 10, k=8, one init", kkm),
         (f"Isomap fit, swiss roll {n_iso:,}, 500 landmarks (Dijkstra pool)", isomap),
     ]
@@ -139,6 +187,11 @@ def scaling(fn, repeat=5):
             if wall < best[t][0]:
                 best[t] = (wall, cpu)
     return best, same, ref
+
+
+def _secs(t):
+    """Seconds with three decimals, four below 0.1 s (the memory-read rows take milliseconds)."""
+    return f"{t:.4f}" if t < 0.1 else f"{t:.3f}"
 
 
 def wait_policy_child():
@@ -202,8 +255,8 @@ def main(quick=False, only=None, save=None, compare=None):
         rows.append(
             {
                 "path": name,
-                "1 thread (s)": f"{best[1][0]:.3f}",
-                "2 threads (s)": f"{best[2][0]:.3f}",
+                "1 thread (s)": _secs(best[1][0]),
+                "2 threads (s)": _secs(best[2][0]),
                 "scaling": f"{best[1][0] / best[2][0]:.2f}x",
                 "CPU s (1 / 2 threads)": f"{best[1][1]:.2f} / {best[2][1]:.2f}",
                 "load avg (before, after)": f"{load0:.1f}, {os.getloadavg()[0]:.1f}",

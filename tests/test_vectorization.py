@@ -70,6 +70,16 @@ def _l1(dt):
     )
 
 
+def _label_sums(dt):
+    return cluster_cpu.label_sums_cols, (
+        3,
+        37,
+        _rand(dt, 40, 40),
+        np.zeros(40, np.intp),
+        np.empty((3, 40), dt),
+    )
+
+
 def _nearest(dt):
     return cluster_cpu.nearest_from_scores, (
         _rand(dt, 3, 40),
@@ -144,6 +154,7 @@ HOT_LOOPS = {
     "laplacian L1 distances": (_l1, ARITH),
     "kernel k-means nearest centroid": (_nearest, ARITH),
     "kernel k-means cluster sums (scatter-add)": (_cluster_sums, "fadd"),
+    "exact kernel k-means row cluster sums (column strips)": (_label_sums, "fadd"),
     "geodesic extension": (_geodesic, ARITH),
     "sparse factor chain (AXPY)": (_csr_chain, ARITH),
     "batch OMP correlation update": (_omp_gram, ARITH),

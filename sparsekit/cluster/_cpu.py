@@ -53,3 +53,23 @@ def cluster_sums(Z, labels, sums):
         for c in range(s):
             sums[j, c] += Z[i, c]
     return sums
+
+
+@njit(cache=True, nogil=True)
+def label_sums_cols(lo, hi, K, labels, out):
+    """``out[j, c] = Σ_{i: labels[i] = j} K[i, c]`` for the columns ``lo <= c < hi``.
+
+    A scatter-add of the rows of K restricted to a strip of columns: for a symmetric K,
+    ``out[:, c]`` are the per-cluster sums of row c (``(K H)[c]`` for the 0/1 indicator H),
+    read from K once without a one-hot matrix. Each entry is summed over i in increasing
+    order whatever the strips, so the result does not depend on how the columns are split.
+    ``out`` (k, n) is zeroed here on the strip; every label must lie in [0, k).
+    """
+    out[:, lo:hi] = 0.0
+    w = hi - lo
+    for i in range(K.shape[0]):
+        src = K[i, lo:hi]
+        dst = out[labels[i], lo:hi]
+        for c in range(w):  # from 0: no negative-index wrap-around, so the loop vectorizes
+            dst[c] += src[c]
+    return out

@@ -7,8 +7,9 @@ residual-trace landmarks): with φ the kernel feature map and centres c_1..c_k �
 
 - **Exact** (``method="exact"``; ``"auto"`` for small n): Lloyd through the Gram matrix K. For
   a cluster C_j with indicator column ``h_j / |C_j|`` (matrix H),
-  ‖φ(x_i) − c_j‖² = K_ii − 2 (K H)_ij + (Hᵀ K H)_jj. Θ(n² k) per iteration, n² memory
-  (the Gram matrix is held: use it only where it fits, ``max_memory``).
+  ‖φ(x_i) − c_j‖² = K_ii − 2 (K H)_ij + (Hᵀ K H)_jj. Θ(n²) per iteration (one pass over K:
+  the per-cluster sums of every row, a scatter-add by label, :mod:`sparsekit.cluster._exact`),
+  n² memory (the Gram matrix is held: use it only where it fits, ``max_memory``).
 - **Nyström** (``method="nystrom"``): Lloyd on the features z_i = P_S φ(x_i) (coordinates in
   an orthonormal basis of ℋ_S = span{φ(x_s), s ∈ S}, :class:`sparsekit.Nystroem`) with
   landmarks S from any registered sampler; the poster's choice is ``"greedy-trace"``
@@ -53,10 +54,13 @@ from numpy.typing import ArrayLike
 from .._base import ParamsMixin, TransformerMixin
 from .._memory import check_allocation, dense_gram_bytes
 from .._small_blas import is_skinny, one_blas_thread
+from .._threads import effective_n_jobs
 from .._typing import DataLike, RandomStateLike
 from .._validation import check_option, check_random_state, check_scalar, looks_like_graphs
 from ..components import resolve
 from ..exceptions import old_import_path
+from ..kernels.base import VectorKernel
+from ._exact import distances as exact_distances, symmetrize_inplace
 from ._lloyd import DenseLloyd, best_of_inits, means, sq_dists
 
 if TYPE_CHECKING:
@@ -70,6 +74,12 @@ METHODS = ("auto", "exact", "nystrom")
 INITS = ("k-means++", "random")
 #: Bytes of one row block of kernel values / distances outside the exact Gram.
 _BLOCK_BYTES = 32 * 2**20
+
+
+def _returns_new_array(kernel):
+    """Whether the kernel's Gram matrix is a new array (vector kernels write a fresh ``out``),
+    so that the fit may overwrite it."""
+    return isinstance(kernel, VectorKernel) and type(kernel).__call__ is VectorKernel.__call__
 
 
 def _indicator(labels, k):
@@ -305,24 +315,32 @@ class KernelKMeans(TransformerMixin, ParamsMixin):
         rng = check_random_state(self.random_state)
         if method == "exact":
             itemsize = getattr(getattr(Xp, "dtype", None), "itemsize", 8)
-            check_allocation(  # the Gram (converted to float64) and its symmetrised copy
+            # the Gram (converted to float64) and a second n x n matrix: the copy made when the
+            # kernel's array may not be overwritten (a vector kernel's is symmetrised in place)
+            check_allocation(
                 dense_gram_bytes(n, itemsize) + 8 * n * n,
                 f"KernelKMeans(method='exact') on {n} samples",
                 "use method='nystrom' with n_landmarks= (default 100)",
                 matrices="its n x n matrices",
             )
-            K = np.asarray(kernel(Xp), dtype=np.float64)
-            K = 0.5 * (K + K.T)
+            raw = kernel(Xp)
+            K = np.asarray(raw, dtype=np.float64, order="C")
+            if K is raw and not _returns_new_array(kernel):
+                K = K.copy()  # the kernel's array may be the caller's: symmetrised in place
+            del raw
+            n_threads = effective_n_jobs()  # before the one-BLAS-thread limit below
+            K = symmetrize_inplace(K, n_threads)
             diag = np.diagonal(K).copy()
+            last: dict[str, Any] = {}  # the centres' norms of the last step, for the model
 
             def sqdist_to(idx):
-                return diag[:, None] + diag[idx][None, :] - 2.0 * K[:, idx]
+                # K is symmetric: the rows K[idx] are the columns K[:, idx], read contiguously
+                return (diag[None, :] + diag[idx][:, None] - 2.0 * K[idx]).T
 
             def distances(labels):
-                H = _indicator(labels, k)
-                KH = K @ H
-                cc = np.einsum("ij,ij->j", H, KH)
-                return np.maximum(diag[:, None] - 2.0 * KH + cc[None, :], 0.0)
+                D, last["cc"] = exact_distances(K, diag, labels, k, n_threads)
+                last["labels"] = labels
+                return D
 
             self.nystroem_ = None
             self.residual_trace_ = 0.0
@@ -363,7 +381,10 @@ class KernelKMeans(TransformerMixin, ParamsMixin):
             # the centres the last labels were assigned to, against which obj is measured
             if method == "exact":
                 H = _indicator(steps.centre_labels, k)
-                cc = np.einsum("ij,ij->j", H, K @ H)
+                if last["labels"] is steps.centre_labels:
+                    cc = last["cc"]
+                else:  # the best of several inits was not the last run
+                    cc = exact_distances(K, diag, steps.centre_labels, k, n_threads)[1]
             else:
                 centres = means(Z, steps.centre_labels, k)
         self.kernel_ = kernel

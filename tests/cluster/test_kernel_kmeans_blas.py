@@ -72,23 +72,6 @@ def test_lloyd_products_run_on_one_blas_thread(monkeypatch):
         assert blas_threads() == 2  # the limit is lifted after the loop
 
 
-def test_exact_lloyd_runs_on_one_blas_thread(monkeypatch):
-    with blas_limit(2):
-        if blas_threads() < 2:
-            pytest.skip("BLAS runs on one thread here")
-        seen = []
-        indicator = kkm._indicator
-
-        def spy(labels, k):
-            seen.append(blas_threads())
-            return indicator(labels, k)
-
-        monkeypatch.setattr(kkm, "_indicator", spy)
-        X = np.random.default_rng(3).standard_normal((300, 3))
-        KernelKMeans(3, method="exact", n_init=2, random_state=0).fit(X)
-        assert seen and all(t == 1 for t in seen), seen
-
-
 def test_many_clusters_keep_threaded_blas(monkeypatch):
     """Products with more than SKINNY_DIM columns are not skinny: BLAS keeps its threads."""
     with blas_limit(2):
