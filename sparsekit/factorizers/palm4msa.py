@@ -46,7 +46,11 @@ Decisions:
   the first increase.
 - ``update_way="left-to-right"`` runs the same algorithm on ``Uᵀ`` with transposed factors.
 - Products with factors of density below ``SPARSE_DENSITY`` use the CSR kernels of
-  :mod:`sparsekit.linalg`; denser ones (and the prefix/suffix products) use BLAS.
+  :mod:`sparsekit.linalg`; denser ones (and the prefix/suffix products) use BLAS. When every
+  factor is sparse, the gradient is computed in whichever of two product orders multiplies
+  fewer non-zeros by columns: the residual ``λ L S_q R − U`` first, or ``λ Rᵀ (S_qᵀ Lᵀ) − Uᵀ``
+  first (the products then act on the target's rows; for a wide target such as QuicK-means'
+  centroids, ``K × D`` with ``D > K``, about half the work). The two differ by rounding only.
 """
 
 from __future__ import annotations
