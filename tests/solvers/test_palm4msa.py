@@ -182,6 +182,49 @@ def test_sparse_kernel_path_equals_dense_path(monkeypatch):
     np.testing.assert_allclose(sparse.factors.toarray(), dense.factors.toarray(), atol=1e-10)
 
 
+@pytest.mark.parametrize("update_way", ["right-to-left", "left-to-right"])
+def test_narrow_gradient_order_gives_the_residual_first_iterates(monkeypatch, update_way):
+    """The gradient with its products on the target's rows (``_gradient_narrow``) equals the
+    residual-first order, factor by factor, on a wide target with a constant first factor
+    (QuicK-means' layout) and on its transpose."""
+    import sparsekit.factorizers.palm4msa as mod
+
+    rng = np.random.default_rng(7)
+    M = rng.standard_normal((24, 60))
+    cons = [
+        sparsekit.get_projection("constant", matrix=np.diag(rng.random(24) + 0.5)),
+        splincol((24, 24), 2),
+        splincol((24, 24), 2),
+        sparsekit.get_projection("splincol", shape=(24, 60), k=2, k_col=2),
+    ]
+    monkeypatch.setattr(mod, "SPARSE_MIN_SIZE", 0)
+    runs = {}
+    for narrow in (False, True):
+        monkeypatch.setattr(mod, "_narrow_pays", lambda F, q, shape, narrow=narrow: narrow)
+        fz = sparsekit.get_factorizer("palm4msa", n_iter=20, tol=0, update_way=update_way)
+        runs[narrow] = fz.factorize(M, cons)
+    np.testing.assert_allclose(runs[True].objective, runs[False].objective, rtol=1e-9)
+    np.testing.assert_allclose(
+        runs[True].factors.toarray(), runs[False].factors.toarray(), atol=1e-10
+    )
+    assert runs[True].objective[-1] < 0.9 * runs[True].objective[0]  # it does fit
+
+
+def test_narrow_order_is_chosen_for_a_wide_target_only():
+    """The cost rule picks the narrow order where the left chain would act on more columns."""
+    import sparsekit.factorizers.palm4msa as mod
+
+    def factors(shapes):
+        return [mod._Factor(np.eye(*s)) for s in shapes]
+
+    wide = factors([(256, 256)] * 3 + [(256, 784)])
+    assert mod._narrow_pays(wide, 2, (256, 784))
+    tall = factors([(784, 256)] + [(256, 256)] * 3)
+    assert not mod._narrow_pays(tall, 2, (784, 256))
+    small = factors([(16, 16)] * 3)  # dense factors: no CSR, residual-first order
+    assert not mod._narrow_pays(small, 1, (16, 16))
+
+
 def test_step_size_norms_are_accurate_with_clustered_spectra_and_warm_starts():
     """The squared spectral norms in ``c = 1.001 λ² ‖L‖² ‖R‖²`` are accurate to 1e-6 even when
     the top singular values are clustered (near-orthogonal factors) and the warm start lies in
