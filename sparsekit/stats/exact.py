@@ -31,8 +31,10 @@ from ._data import Pooled, take_rows, threads
 #: Bytes of one Gram block (its rows times all the columns it is computed against).
 DEFAULT_BLOCK_BYTES = 32 * 2**20
 
-#: Bytes of one square tile of the threaded path (at most ``max_memory``): a tile stays in a
-#: core's cache from the kernel's passes to its sum.
+#: Bytes of one square tile of the threaded path (at most ``max_memory``; 1024 x 1024 float64).
+#: Each kernel call runs some Python under the GIL (checks, centring: tens of microseconds), so
+#: tiles must be large for two threads to overlap: on two cores 1 MiB tiles scaled 1.1x, 4 to
+#: 8 MiB tiles 1.6-1.8x (benchmarks/README.md, "Threads").
 POOL_TILE_BYTES = 8 * 2**20
 
 #: Fewest kernel entries (n² / 2 + m² / 2 + n m) for which the tiles go to the thread pool: a
