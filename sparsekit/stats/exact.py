@@ -12,7 +12,11 @@ S_BB = Σ_ij k(z_i, z_j), S_AB = Σ_ij k(x_i, z_j):
       MMD²_u = (S_AA − tr K_AA) / (n (n − 1)) + (S_BB − tr K_BB) / (m (m − 1)) − 2 S_AB / (n m)
 
 The symmetric sums are taken over the upper block triangle (each off-diagonal block counted
-twice), so the kernel is evaluated on n²/2 + m²/2 + n m pairs.
+twice), so the kernel is evaluated on n²/2 + m²/2 + n m pairs. With the library's vector kernels
+on the CPU the blocks are square tiles evaluated on the block pool
+(:func:`sparsekit._row_ranges.run_blocks`: each tile on one thread and one BLAS thread, the
+threads taking the next tile as they finish); each tile is reduced to its float64 sum and the
+sums are added in the tiles' order, so the statistic does not depend on the thread count.
 """
 
 from __future__ import annotations
@@ -270,10 +274,15 @@ def mmd2_biased(
     kernel_params : dict, optional
         Parameters of a named kernel (``{"gamma": 0.5}``).
     max_memory : int, optional
-        Bytes of one Gram block (default 32 MiB); the memory used is O(block), the time
-        O((n + m)²) kernel evaluations.
+        Bytes of one Gram block (default 32 MiB); the memory used is O(block) per thread, the
+        time O((n + m)²) kernel evaluations. A library vector kernel on the CPU (from 2**18
+        kernel evaluations on) evaluates
+        square tiles of at most 8 MiB (and ``max_memory``), shared out to the threads, each
+        tile summed in float64; a user's function, a graph kernel or the GPU gets row blocks
+        of ``max_memory`` bytes, one after the other on the calling thread.
     n_jobs : int, optional
-        Threads (default: the library-wide thread setting).
+        Threads (default: the library-wide thread setting). The tiles are cut from the
+        shapes and ``max_memory`` only, so the result is the same on any number of threads.
     registry : Registry, optional
         Where a kernel name is resolved (default: the process-wide registry).
 
@@ -311,9 +320,9 @@ def mmd2_unbiased(
     kernel_params : dict, optional
         Parameters of a named kernel (``{"gamma": 0.5}``).
     max_memory : int, optional
-        Bytes of one Gram block (default 32 MiB).
+        Bytes of one Gram block (default 32 MiB; see :func:`mmd2_biased`).
     n_jobs : int, optional
-        Threads (default: the library-wide thread setting).
+        Threads (default: the library-wide thread setting; the result does not depend on it).
     registry : Registry, optional
         Where a kernel name is resolved (default: the process-wide registry).
 
