@@ -276,10 +276,10 @@ def mmd2_biased(
     max_memory : int, optional
         Bytes of one Gram block (default 32 MiB); the memory used is O(block) per thread, the
         time O((n + m)²) kernel evaluations. A library vector kernel on the CPU (from 2**18
-        kernel evaluations on) evaluates
-        square tiles of at most 8 MiB (and ``max_memory``), shared out to the threads, each
-        tile summed in float64; a user's function, a graph kernel or the GPU gets row blocks
-        of ``max_memory`` bytes, one after the other on the calling thread.
+        kernel evaluations on) evaluates square tiles of at most 8 MiB (and ``max_memory``),
+        shared out to the threads, each tile summed in float64; a user's function, a graph
+        kernel or the GPU gets row blocks of ``max_memory`` bytes, one after the other on the
+        calling thread.
     n_jobs : int, optional
         Threads (default: the library-wide thread setting). The tiles are cut from the
         shapes and ``max_memory`` only, so the result is the same on any number of threads.
