@@ -58,7 +58,7 @@ def _block_step(n_cols: int, max_memory) -> int:
 
 def _tile_side(max_memory) -> int:
     budget = POOL_TILE_BYTES if max_memory is None else min(POOL_TILE_BYTES, int(max_memory))
-    return max(1, math.isqrt(budget // 8))
+    return max(1, math.isqrt(max(0, budget) // 8))
 
 
 def _sym_blocks(r0: int, r1: int, max_memory, tiles: bool = False) -> list:
@@ -127,8 +127,9 @@ def _pool_safe(kernel, data) -> bool:
         return False
     if not (isinstance(data, np.ndarray) or hasattr(data, "tocsr")):
         return False
+    # no size given: "auto" counts as the GPU wherever a device is usable
     backend = getattr(kernel, "backend", "cpu")
-    return resolve_backend(backend, kernel.has_cuda, kernel.name, entries=0) == "cpu"
+    return resolve_backend(backend, kernel.has_cuda, kernel.name) == "cpu"
 
 
 def _pooled(kernel, data, n_entries: int) -> bool:

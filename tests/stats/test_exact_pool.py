@@ -155,3 +155,26 @@ def test_a_failing_tile_raises_its_error(rng, pooled, monkeypatch):
     monkeypatch.setattr(exact, "_block_sum", failing)
     with pytest.raises(RuntimeError, match="tile failed"):
         mmd2_unbiased(A, B, "rbf", max_memory=8 * 10**2, n_jobs=2)
+
+
+def test_kernels_that_may_use_the_gpu_keep_the_calling_thread(rng, pooled, monkeypatch):
+    # "auto" on a machine with a usable device: the row blocks, on the calling thread
+    import sparsekit.kernels.base as base
+
+    A, B = rng.normal(size=(30, 2)), rng.normal(size=(20, 2))
+    k = sparsekit.get_kernel("rbf", gamma=0.5, backend="auto")
+    assert exact._pool_safe(k, A)
+    monkeypatch.setattr(base, "cuda_usable", lambda: True)
+    assert not exact._pool_safe(k, A)
+    got = mmd2_biased(A, B, k, max_memory=8 * 5**2)  # blocks too small for the GPU
+    assert not pooled
+    want = brute(
+        rbf_kernel(A, gamma=0.5), rbf_kernel(B, gamma=0.5), rbf_kernel(A, B, gamma=0.5), False
+    )
+    assert got == pytest.approx(want, rel=1e-12)
+    assert exact._pool_safe(sparsekit.get_kernel("rbf", gamma=0.5, backend="cpu"), A)
+    assert not exact._pool_safe(sparsekit.get_kernel("shortest-path"), A)
+
+
+def test_a_budget_below_one_entry_gives_tiles_of_one_entry():
+    assert exact._tile_side(0) == exact._tile_side(-5) == exact._tile_side(7) == 1
