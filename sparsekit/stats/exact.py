@@ -12,11 +12,17 @@ S_BB = Σ_ij k(z_i, z_j), S_AB = Σ_ij k(x_i, z_j):
       MMD²_u = (S_AA − tr K_AA) / (n (n − 1)) + (S_BB − tr K_BB) / (m (m − 1)) − 2 S_AB / (n m)
 
 The symmetric sums are taken over the upper block triangle (each off-diagonal block counted
-twice), so the kernel is evaluated on n²/2 + m²/2 + n m pairs.
+twice), so the kernel is evaluated on n²/2 + m²/2 + n m pairs. With the library's vector kernels
+on the CPU the blocks are square tiles evaluated on the block pool
+(:func:`sparsekit._row_ranges.run_blocks`: each tile on one thread and one BLAS thread, the
+threads taking the next tile as they finish); each tile is reduced to its float64 sum and the
+sums are added in the tiles' order, so the statistic does not depend on the thread count.
 """
 
 from __future__ import annotations
 
+import math
+import threading
 from typing import Any
 
 import numpy as np
@@ -29,46 +35,190 @@ from ._data import Pooled, take_rows, threads
 #: Bytes of one Gram block (its rows times all the columns it is computed against).
 DEFAULT_BLOCK_BYTES = 32 * 2**20
 
+#: Bytes of one square tile of the threaded path (at most ``max_memory``; 1024 x 1024 float64).
+#: Each kernel call runs some Python under the GIL (checks, centring: tens of microseconds), so
+#: tiles must be large for two threads to overlap: on two cores 1 MiB tiles scaled 1.1x, 4 to
+#: 8 MiB tiles 1.6-1.8x (benchmarks/README.md, "Threads").
+POOL_TILE_BYTES = 8 * 2**20
+
+#: Fewest kernel entries (n² / 2 + m² / 2 + n m) for which the tiles go to the thread pool: a
+#: hand-off costs tens of microseconds, more than a small Gram matrix.
+POOL_MIN_ENTRIES = 2**18
+
+# how a block's sum counts: all of it once (a block of K_AB or a diagonal tile), its diagonal
+# square once and the rest twice (a row block of the upper block triangle), all of it twice (an
+# off-diagonal tile of the upper triangle)
+_ONCE, _ROW_TRIANGLE, _TWICE = 0, 1, 2
+
 
 def _block_step(n_cols: int, max_memory) -> int:
     budget = DEFAULT_BLOCK_BYTES if max_memory is None else int(max_memory)
     return int(max(1, budget // max(1, 8 * n_cols)))
 
 
+def _tile_side(max_memory) -> int:
+    budget = POOL_TILE_BYTES if max_memory is None else min(POOL_TILE_BYTES, int(max_memory))
+    return max(1, math.isqrt(max(0, budget) // 8))
+
+
+def _sym_blocks(r0: int, r1: int, max_memory, tiles: bool = False) -> list:
+    """Blocks ``(a, b, c0, c1, count)`` whose weighted sums add up to Σ_ij k(x_i, x_j) over the
+    rows r0:r1: row blocks ``(a, b, a, r1)`` of the upper block triangle, or (``tiles``) the
+    square tiles of that triangle."""
+    if not tiles:
+        step = _block_step(r1 - r0, max_memory)
+        return [(a, min(r1, a + step), a, r1, _ROW_TRIANGLE) for a in range(r0, r1, step)]
+    side = _tile_side(max_memory)
+    blocks = []
+    for a in range(r0, r1, side):
+        b = min(r1, a + side)
+        blocks.append((a, b, a, b, _ONCE))
+        blocks.extend((a, b, c, min(r1, c + side), _TWICE) for c in range(b, r1, side))
+    return blocks
+
+
+def _cross_blocks(a0: int, a1: int, b0: int, b1: int, max_memory, tiles: bool = False) -> list:
+    """Blocks ``(a, b, c0, c1, count)`` of the rows a0:a1 against the columns b0:b1: row blocks
+    against all the columns, or (``tiles``) square tiles."""
+    if not tiles:
+        step = _block_step(b1 - b0, max_memory)
+        return [(a, min(a1, a + step), b0, b1, _ONCE) for a in range(a0, a1, step)]
+    side = _tile_side(max_memory)
+    return [
+        (a, min(a1, a + side), c, min(b1, c + side), _ONCE)
+        for a in range(a0, a1, side)
+        for c in range(b0, b1, side)
+    ]
+
+
+def _block_sum(kernel, data, block, cols, out=None) -> float:
+    """The weighted float64 sum of the Gram block ``k(rows a:b, cols)`` (``cols`` the rows
+    c0:c1). ``out``, when given, is a flat work array the block is written into (a vector
+    kernel's ``out``)."""
+    a, b, c0, c1, count = block
+    rows = take_rows(kernel, data, a, b)
+    if out is None:
+        Kb = np.asarray(kernel(rows, cols))
+    else:
+        Kb = kernel(rows, cols, out=out[: (b - a) * (c1 - c0)].reshape(b - a, c1 - c0))
+    if count == _ROW_TRIANGLE:
+        diag_block = float(Kb[:, : b - a].sum(dtype=np.float64))
+        rest = float(Kb[:, b - a :].sum(dtype=np.float64))
+        return diag_block + 2.0 * rest
+    total = float(Kb.sum(dtype=np.float64))
+    return 2.0 * total if count == _TWICE else total
+
+
+def _entries(block) -> int:
+    a, b, c0, c1, _ = block
+    return (b - a) * (c1 - c0)
+
+
+def _pool_safe(kernel, data) -> bool:
+    """Whether the blocks may be evaluated from several threads at once: one of the library's
+    vector kernels on the CPU (they release the GIL and share nothing between calls). A user's
+    function or kernel class, a graph kernel and a GPU kernel are called from one thread, one
+    block after the other, as before."""
+    from ..kernels.base import CallableKernel, VectorKernel, resolve_backend
+
+    if not isinstance(kernel, VectorKernel) or isinstance(kernel, CallableKernel):
+        return False
+    if not type(kernel).__module__.startswith("sparsekit."):
+        return False
+    if not (isinstance(data, np.ndarray) or hasattr(data, "tocsr")):
+        return False
+    # no size given: "auto" counts as the GPU wherever a device is usable
+    backend = getattr(kernel, "backend", "cpu")
+    return resolve_backend(backend, kernel.has_cuda, kernel.name) == "cpu"
+
+
+def _pooled(kernel, data, n_entries: int) -> bool:
+    """Whether the sums go to the thread pool in tiles (see :func:`block_sums`)."""
+    return n_entries >= POOL_MIN_ENTRIES and _pool_safe(kernel, data)
+
+
+def block_sums(kernel, data, blocks, pooled: bool = False) -> np.ndarray:
+    """The weighted float64 sums of the Gram ``blocks`` (see :func:`_block_sum`), in order.
+
+    With ``pooled``, the threads of :func:`sparsekit._row_ranges.run_blocks` take the blocks
+    as they finish (the largest first), each on one thread and one BLAS thread, the kernel
+    writing into one work array per thread; otherwise the calling thread evaluates them in
+    order. The blocks are cut from the shapes and ``max_memory`` only, never from the thread
+    count, so each block's sum, and any sum of them taken in a fixed order, is the same on any
+    number of threads.
+    """
+    out = np.empty(len(blocks))
+    taken: dict = {}  # the column sets, each taken once (graphs are copied out of the pool)
+    cols = []
+    for _, _, c0, c1, _ in blocks:
+        if (c0, c1) not in taken:
+            taken[c0, c1] = take_rows(kernel, data, c0, c1)
+        cols.append(taken[c0, c1])
+    if not pooled or len(blocks) < 2:
+        for i, block in enumerate(blocks):
+            out[i] = _block_sum(kernel, data, block, cols[i])
+        return out
+    from .._row_ranges import run_blocks
+
+    size = max(_entries(block) for block in blocks)
+    local = threading.local()
+    order = sorted(range(len(blocks)), key=lambda i: -_entries(blocks[i]))
+
+    def work(j):
+        i = order[j]
+        buf = getattr(local, "buf", None)
+        if buf is None:  # a fresh array per block would be fresh pages for every block
+            buf = local.buf = np.empty(size, dtype=data.dtype)
+        out[i] = _block_sum(kernel, data, blocks[i], cols[i], buf)
+
+    run_blocks(work, len(blocks))
+    return out
+
+
+def _ordered_sum(values) -> float:
+    total = 0.0
+    for v in values:  # left to right, as the blocks were cut
+        total += float(v)
+    return total
+
+
 def sym_sum(kernel, data, r0: int, r1: int, max_memory=None) -> float:
     """Σ_ij k(x_i, x_j) over rows r0:r1 of prepared ``data`` (upper block triangle)."""
     n = r1 - r0
-    step = _block_step(n, max_memory)
-    total = 0.0
-    for a in range(r0, r1, step):
-        b = min(r1, a + step)
-        Kb = np.asarray(kernel(take_rows(kernel, data, a, b), take_rows(kernel, data, a, r1)))
-        diag_block = float(Kb[:, : b - a].sum(dtype=np.float64))
-        rest = float(Kb[:, b - a :].sum(dtype=np.float64))
-        total += diag_block + 2.0 * rest
-    return total
+    pooled = _pooled(kernel, data, n * n // 2)
+    return _ordered_sum(block_sums(kernel, data, _sym_blocks(r0, r1, max_memory, pooled), pooled))
 
 
 def cross_sum(kernel, data, a0, a1, b0, b1, max_memory=None) -> float:
     """Σ_ij k(x_i, z_j) with x the rows a0:a1 and z the rows b0:b1 of ``data``."""
-    step = _block_step(b1 - b0, max_memory)
-    cols = take_rows(kernel, data, b0, b1)
-    total = 0.0
-    for a in range(a0, a1, step):
-        b = min(a1, a + step)
-        total += float(
-            np.asarray(kernel(take_rows(kernel, data, a, b), cols)).sum(dtype=np.float64)
-        )
-    return total
+    pooled = _pooled(kernel, data, (a1 - a0) * (b1 - b0))
+    return _ordered_sum(
+        block_sums(kernel, data, _cross_blocks(a0, a1, b0, b1, max_memory, pooled), pooled)
+    )
 
 
 def kernel_sums(pool: Pooled, i: int, j: int, max_memory=None):
-    """(S_AA, S_BB, S_AB, tr K_AA, tr K_BB) of samples i and j of a pool."""
+    """(S_AA, S_BB, S_AB, tr K_AA, tr K_BB) of samples i and j of a pool.
+
+    A library vector kernel on the CPU with enough work (``POOL_MIN_ENTRIES``) is evaluated in
+    square tiles of at most ``POOL_TILE_BYTES`` (and ``max_memory``) shared out to the threads,
+    the blocks of the three sums in one pool; otherwise (small inputs, a user's function, a
+    graph kernel, the GPU) in row blocks of ``max_memory`` bytes on the calling thread. Each
+    sum is taken over its blocks' sums in a fixed order, so the result does not depend on the
+    thread count.
+    """
     k, data, off = pool.kernel, pool.data, pool.offsets
     a0, a1, b0, b1 = int(off[i]), int(off[i + 1]), int(off[j]), int(off[j + 1])
-    s_aa = sym_sum(k, data, a0, a1, max_memory)
-    s_bb = sym_sum(k, data, b0, b1, max_memory)
-    s_ab = cross_sum(k, data, a0, a1, b0, b1, max_memory)
+    n, m = a1 - a0, b1 - b0
+    pooled = _pooled(k, data, n * n // 2 + m * m // 2 + n * m)
+    parts = [
+        _sym_blocks(a0, a1, max_memory, pooled),
+        _sym_blocks(b0, b1, max_memory, pooled),
+        _cross_blocks(a0, a1, b0, b1, max_memory, pooled),
+    ]
+    values = block_sums(k, data, [block for part in parts for block in part], pooled)
+    ends = np.cumsum([0] + [len(part) for part in parts])
+    s_aa, s_bb, s_ab = (_ordered_sum(values[ends[p] : ends[p + 1]]) for p in range(3))
     tr_a = float(np.sum(k.diag(take_rows(k, data, a0, a1)), dtype=np.float64))
     tr_b = float(np.sum(k.diag(take_rows(k, data, b0, b1)), dtype=np.float64))
     return s_aa, s_bb, s_ab, tr_a, tr_b
@@ -125,10 +275,15 @@ def mmd2_biased(
     kernel_params : dict, optional
         Parameters of a named kernel (``{"gamma": 0.5}``).
     max_memory : int, optional
-        Bytes of one Gram block (default 32 MiB); the memory used is O(block), the time
-        O((n + m)²) kernel evaluations.
+        Bytes of one Gram block (default 32 MiB); the memory used is O(block) per thread, the
+        time O((n + m)²) kernel evaluations. A library vector kernel on the CPU (from 2**18
+        kernel evaluations on) evaluates square tiles of at most 8 MiB (and ``max_memory``),
+        shared out to the threads, each tile summed in float64; a user's function, a graph
+        kernel or the GPU gets row blocks of ``max_memory`` bytes, one after the other on the
+        calling thread.
     n_jobs : int, optional
-        Threads (default: the library-wide thread setting).
+        Threads (default: the library-wide thread setting). The tiles are cut from the
+        shapes and ``max_memory`` only, so the result is the same on any number of threads.
     registry : Registry, optional
         Where a kernel name is resolved (default: the process-wide registry).
 
@@ -166,9 +321,9 @@ def mmd2_unbiased(
     kernel_params : dict, optional
         Parameters of a named kernel (``{"gamma": 0.5}``).
     max_memory : int, optional
-        Bytes of one Gram block (default 32 MiB).
+        Bytes of one Gram block (default 32 MiB; see :func:`mmd2_biased`).
     n_jobs : int, optional
-        Threads (default: the library-wide thread setting).
+        Threads (default: the library-wide thread setting; the result does not depend on it).
     registry : Registry, optional
         Where a kernel name is resolved (default: the process-wide registry).
 
