@@ -20,7 +20,8 @@ Every row prints the thread count of each side (sparsekit: Numba + BLAS through
 SPAMS). The load average is printed before and after the run. Times are the best of
 ``--repeat`` runs after one warm-up run of each side, alternating the two sides. Exits non-zero
 when an answer disagrees with its anchor. ``--quick`` runs small sizes; ``--cases`` picks the
-sections (``omp,mp,fw``). Timings on a shared machine are indicative; compare the ratios.
+sections (``omp,mp,fw``), ``--no-sklearn`` skips the scikit-learn OMP rows. Timings on a
+shared machine are indicative; compare the ratios.
 """
 
 from __future__ import annotations
@@ -100,7 +101,9 @@ def check_spams(D, Y, ours, theirs):
 OMP_SHAPES = ((64, 256, 4000, 5), (128, 512, 6000, 10), (256, 1024, 2000, 16))
 
 
-def bench_omp(n_features, n_atoms, n_signals, k, repeat, thread_counts, sklearn=True):
+def bench_omp(
+    n_features, n_atoms, n_signals, k, repeat, thread_counts, sklearn=True, with_sklearn=True
+):
     import spams
 
     D, Y, _ = noisy_problem(n_features, n_atoms, k, n_signals, seed=1)
@@ -134,41 +137,42 @@ def bench_omp(n_features, n_atoms, n_signals, k, repeat, thread_counts, sklearn=
     with thread_limit(n):
         G = D.T @ D
         DtY = D.T @ Y
-        ref = orthogonal_mp(D, Y, n_nonzero_coefs=k)
-        err = np.abs(omp.solve(D, Y).coef - ref).max() / np.abs(ref).max()
-        agree = check(err < 1e-8, "OMP vs scikit-learn") + f" (max rel {err:.0e})"
-        t_ours, t_sk = pair_time(
-            lambda: omp.solve(D, Y), lambda: orthogonal_mp(D, Y, n_nonzero_coefs=k), repeat
-        )
-        rows.append(
-            row(
-                "OMP",
-                shape,
-                f"{n} / {n} (BLAS)",
-                "sklearn orthogonal_mp",
-                t_sk,
-                "omp (Gram built in the call)",
-                t_ours,
-                agree,
+        if with_sklearn:
+            ref = orthogonal_mp(D, Y, n_nonzero_coefs=k)
+            err = np.abs(omp.solve(D, Y).coef - ref).max() / np.abs(ref).max()
+            agree = check(err < 1e-8, "OMP vs scikit-learn") + f" (max rel {err:.0e})"
+            t_ours, t_sk = pair_time(
+                lambda: omp.solve(D, Y), lambda: orthogonal_mp(D, Y, n_nonzero_coefs=k), repeat
             )
-        )
-        t_ours, t_skg = pair_time(
-            lambda: omp.solve(D, Y, gram=G),
-            lambda: orthogonal_mp_gram(G, DtY, n_nonzero_coefs=k),
-            repeat,
-        )
-        rows.append(
-            row(
-                "OMP, Gram given",
-                shape,
-                f"{n} / {n} (BLAS)",
-                "sklearn orthogonal_mp_gram",
-                t_skg,
-                "omp gram=G",
-                t_ours,
-                agree,
+            rows.append(
+                row(
+                    "OMP",
+                    shape,
+                    f"{n} / {n} (BLAS)",
+                    "sklearn orthogonal_mp",
+                    t_sk,
+                    "omp (Gram built in the call)",
+                    t_ours,
+                    agree,
+                )
             )
-        )
+            t_ours, t_skg = pair_time(
+                lambda: omp.solve(D, Y, gram=G),
+                lambda: orthogonal_mp_gram(G, DtY, n_nonzero_coefs=k),
+                repeat,
+            )
+            rows.append(
+                row(
+                    "OMP, Gram given",
+                    shape,
+                    f"{n} / {n} (BLAS)",
+                    "sklearn orthogonal_mp_gram",
+                    t_skg,
+                    "omp gram=G",
+                    t_ours,
+                    agree,
+                )
+            )
         t_nn = best_time(
             lambda: NonNegativeOMP(n_nonzero_coefs=k).solve(D, Y, gram=G), repeat=repeat
         )
@@ -318,6 +322,11 @@ def main():
     parser.add_argument("--quick", action="store_true", help="small sizes, one repeat")
     parser.add_argument("--repeat", type=int, default=5, help="best of this many runs")
     parser.add_argument(
+        "--no-sklearn",
+        action="store_true",
+        help="skip the scikit-learn OMP rows (about a minute at full size)",
+    )
+    parser.add_argument(
         "--cases",
         default="omp,mp,fw",
         help="comma-separated subset of omp, mp, fw (default: all)",
@@ -336,7 +345,16 @@ def main():
     if "omp" in cases:
         shapes = [(64, 256, 300, 8)] if args.quick else OMP_SHAPES
         for i, (m, n, n_sig, k) in enumerate(shapes):
-            rows += bench_omp(m, n, n_sig, k, repeat, threads, sklearn=i == len(shapes) - 1)
+            rows += bench_omp(
+                m,
+                n,
+                n_sig,
+                k,
+                repeat,
+                threads,
+                sklearn=i == len(shapes) - 1,
+                with_sklearn=not args.no_sklearn,
+            )
     if "mp" in cases:
         mp_shape = (64, 256, 300, 8) if args.quick else (256, 1024, 2000, 16)
         rows += bench_mp(*mp_shape, repeat, threads)

@@ -10,9 +10,11 @@ signals on several threads. The Gram form of OMP gets its correlations block by 
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 
-from .._row_ranges import run_row_ranges
+from .._row_ranges import run_blocks
 from .._small_blas import is_skinny, one_blas_thread
 from .._threads import effective_n_jobs
 
@@ -23,7 +25,7 @@ from .._threads import effective_n_jobs
 CORRELATION_BLOCK_BYTES = 2**20
 
 #: blocks of signals when they are few (while each keeps ``BLOCK_ALIGN`` rows): work for up to
-#: 4 threads with ``RANGES_PER_THREAD`` ranges each
+#: 4 threads with 4 blocks each, taken one at a time
 MIN_BLOCKS = 16
 
 #: the blocks start at multiples of this many rows, a multiple of the GEMM kernels' row
@@ -53,7 +55,7 @@ def run_correlation_steps(R, D, active, n_steps, step):
         step(k, rows.astype(np.int64), C)
 
 
-def run_correlation_blocks(solve_block, Yt, D, *, scratch=None, n_jobs=None):
+def run_correlation_blocks(solve_block, Yt, D, *, scratch=None, n_jobs=None, signals=False):
     """Call ``solve_block(rows, C, *work)`` on blocks of signals, in parallel.
 
     ``rows`` is a slice of the signals (the rows of ``Yt``) and ``C = Yt[rows] @ D`` their
@@ -68,23 +70,34 @@ def run_correlation_blocks(solve_block, Yt, D, *, scratch=None, n_jobs=None):
     most :data:`CORRELATION_BLOCK_BYTES` of correlations; there are up to :data:`MIN_BLOCKS`
     blocks for the threads to share when the signals are few; blocks start at multiples of
     :data:`BLOCK_ALIGN` rows, and a last block of one signal joins the previous one (alone,
-    its product would be a GEMV). ``scratch``, when given, is called once per range of blocks
-    and returns the work arrays appended to the call.
+    its product would be a GEMV). The threads take the blocks one at a time, each the next one
+    left (:func:`sparsekit._row_ranges.run_blocks`, the calling thread included), so they
+    finish together. ``scratch``, when given, is called once per thread and returns the work
+    arrays appended to the call.
+
+    ``Yt`` may be a transposed view (``Y.T`` of a C-contiguous ``Y``): each block's signals are
+    then copied into a C-contiguous buffer by the thread that solves it, so the product reads
+    the same bits in the same layout as from ``np.ascontiguousarray(Y.T)``, and no transposing
+    copy of all the signals runs before the pool.
 
     Parameters
     ----------
     solve_block : callable
-        ``solve_block(rows, C, *work)``: solves the signals ``rows`` from their correlations.
+        ``solve_block(rows, C, *work)``, or ``solve_block(rows, S, C, *work)`` with
+        ``signals``: solves the signals ``rows`` from their correlations (``S = Yt[rows]``,
+        C-contiguous).
     Yt : ndarray of shape (n_signals, n_features)
-        The signals as rows, C-contiguous.
+        The signals as rows, C-contiguous or the transpose of a C-contiguous array.
     D : ndarray of shape (n_features, n_atoms)
         The dictionary, same dtype as ``Yt``.
     scratch : callable, optional
-        Returns a tuple of work arrays (one set per range of blocks).
+        Returns a tuple of work arrays (one set per thread).
     n_jobs : int, optional
         Threads (default: :func:`sparsekit._threads.effective_n_jobs`).
+    signals : bool, default False
+        Also pass each block's signals to ``solve_block``.
     """
-    n_sig = Yt.shape[0]
+    n_sig, n_features = Yt.shape
     n_threads = effective_n_jobs(n_jobs)
     budget = CORRELATION_BLOCK_BYTES // (D.shape[1] * D.itemsize)
     per_block = min(max(budget, 1), -(-n_sig // MIN_BLOCKS))
@@ -94,15 +107,26 @@ def run_correlation_blocks(solve_block, Yt, D, *, scratch=None, n_jobs=None):
         del bounds[-2]
     n_blocks = len(bounds) - 1
     widest = max(hi - lo for lo, hi in zip(bounds[:-1], bounds[1:]))
+    rows_contiguous = Yt.flags.c_contiguous
+    local = threading.local()
 
-    def blocks(lo, hi):
-        C = np.empty((widest, D.shape[1]), dtype=D.dtype)
-        work = scratch() if scratch is not None else ()
-        for b in range(lo, hi):
-            rows = slice(bounds[b], bounds[b + 1])
-            block = C[: rows.stop - rows.start]
-            np.matmul(Yt[rows], D, out=block)
-            solve_block(rows, block, *work)
+    def block(b):
+        if not hasattr(local, "C"):
+            local.C = np.empty((widest, D.shape[1]), dtype=D.dtype)
+            local.S = None if rows_contiguous else np.empty((widest, n_features), dtype=D.dtype)
+            local.work = scratch() if scratch is not None else ()
+        rows = slice(bounds[b], bounds[b + 1])
+        n = rows.stop - rows.start
+        if rows_contiguous:
+            S = Yt[rows]
+        else:
+            S = local.S[:n]
+            np.copyto(S, Yt[rows])
+        C = local.C[:n]
+        np.matmul(S, D, out=C)
+        if signals:
+            solve_block(rows, S, C, *local.work)
+        else:
+            solve_block(rows, C, *local.work)
 
-    with one_blas_thread():
-        run_row_ranges(blocks, n_blocks, n_jobs=n_threads)
+    run_blocks(block, n_blocks, n_jobs=n_threads)

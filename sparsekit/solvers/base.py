@@ -220,17 +220,23 @@ class Codes:
 
 @dataclass
 class Problem:
-    """A validated ``(D, Y)`` pair in the compute layout (signals as rows), and the call's
-    settings: ``params`` (what the solver's ``_check_params`` returned) and ``n_steps``."""
+    """A validated ``(D, Y)`` pair and the call's settings: ``params`` (what the solver's
+    ``_check_params`` returned) and ``n_steps``.
+
+    The signals are kept as given (``Y``, one per column); the compute layout (signals as
+    C-contiguous rows, ``Yt``), the squared norms ``y_sq`` and the correlation floor are built
+    the first time they are read, so a solver that works block by block (OMP's Gram form) never
+    makes a transposing copy of all the signals.
+    """
 
     D: np.ndarray  # (n_features, n_atoms), C-contiguous
-    Yt: np.ndarray  # (n_signals, n_features), C-contiguous
+    Y: np.ndarray  # (n_features, n_signals), C-contiguous
     norms_sq: np.ndarray  # (n_atoms,), dtype of D
-    y_sq: np.ndarray  # (n_signals,), float64
-    corr_floor: np.ndarray  # (n_signals,), float64
     one_d: bool
     params: Any = None
     n_steps: int = 0
+    _Yt: np.ndarray | None = field(default=None, repr=False)
+    _y_sq: np.ndarray | None = field(default=None, repr=False)
 
     @property
     def n_features(self):
@@ -242,11 +248,42 @@ class Problem:
 
     @property
     def n_signals(self):
-        return self.Yt.shape[0]
+        return self.Y.shape[1]
 
     @property
     def dtype(self):
         return self.D.dtype
+
+    @property
+    def Yt(self) -> np.ndarray:
+        """The signals as C-contiguous rows, shape (n_signals, n_features) (built once)."""
+        if self._Yt is None:
+            self._Yt = np.ascontiguousarray(self.Y.T)
+        return self._Yt
+
+    @property
+    def signal_rows(self) -> np.ndarray:
+        """The signals as rows, shape (n_signals, n_features): ``Yt`` once built, else the
+        transposed view ``Y.T`` (no copy)."""
+        return self._Yt if self._Yt is not None else self.Y.T
+
+    @property
+    def y_sq(self) -> np.ndarray:
+        """``||y_j||^2`` per signal, float64, shape (n_signals,) (:func:`row_sq_norms` of
+        ``Yt``, computed once; a block solver may set it, from the same function on blocks of
+        rows, which gives the same bits)."""
+        if self._y_sq is None:
+            self._y_sq = row_sq_norms(self.Yt)
+        return self._y_sq
+
+    @y_sq.setter
+    def y_sq(self, value: np.ndarray) -> None:
+        self._y_sq = value
+
+    @property
+    def corr_floor(self) -> np.ndarray:
+        """The per-signal correlation floor (:func:`correlation_floor`), float64."""
+        return floor_of(self.y_sq, self.dtype)
 
     @property
     def Dt(self):
@@ -272,18 +309,12 @@ class Problem:
 def prepare(D, Y) -> Problem:
     """Validate ``D`` and ``Y`` once (the component boundary); see :func:`check_dictionary`
     and :func:`check_signals` for the rules and errors."""
-    D, _ = check_dictionary(D)
-    D, Yt, one_d = check_signals(Y, D)
-    norms_sq = np.einsum("ij,ij->j", D, D)
-    y_sq = np.einsum("ij,ij->i", Yt, Yt, dtype=np.float64)
-    return Problem(
-        D=D,
-        Yt=Yt,
-        norms_sq=norms_sq,
-        y_sq=y_sq,
-        corr_floor=correlation_floor(Yt, norms_sq),
-        one_d=one_d,
-    )
+    D, norms_sq = check_dictionary(D)
+    D_checked = D
+    D, Y, one_d = _checked_signals(Y, D)
+    if D is not D_checked:  # promoted to float64: the norms in that precision
+        norms_sq = np.einsum("ij,ij->j", D, D)
+    return Problem(D=D, Y=Y, norms_sq=norms_sq, one_d=one_d)
 
 
 class Solver(ParamsMixin):
@@ -517,6 +548,13 @@ def check_signals(Y: ArrayLike, D: np.ndarray) -> tuple[np.ndarray, np.ndarray, 
     one_d : bool
         Whether ``Y`` was 1-D.
     """
+    D, Y, one_d = _checked_signals(Y, D)
+    return D, np.ascontiguousarray(Y.T), one_d
+
+
+def _checked_signals(Y, D):
+    """:func:`check_signals` without the transposing copy: ``Y`` as ``(n_features,
+    n_signals)``, C-contiguous (a 1-D ``y`` as one column)."""
     ndim = np.ndim(Y)
     if ndim not in (1, 2):
         raise ValueError(f"Y must be 1-D (one signal) or 2-D (n_features, n_signals), got {ndim}-D")
@@ -532,8 +570,7 @@ def check_signals(Y: ArrayLike, D: np.ndarray) -> tuple[np.ndarray, np.ndarray, 
     if Y.dtype != D.dtype:
         Y = Y.astype(np.float64)
         D = D.astype(np.float64)
-    Yt = np.ascontiguousarray(Y[:, None].T if one_d else Y.T)
-    return D, Yt, one_d
+    return D, (Y[:, None] if one_d else Y), one_d
 
 
 def check_gram(gram, D, norms_sq):
@@ -632,8 +669,18 @@ def correlation_floor(Yt, norms_sq):
     ``|<d_i, r>| / ||d_i|| <= 16 eps ||y||``: at that level the residual is orthogonal to every
     atom up to rounding, and another step cannot improve the fit.
     """
-    eps = np.finfo(Yt.dtype).eps
-    return (16.0 * eps) * np.sqrt(np.einsum("ij,ij->i", Yt, Yt, dtype=np.float64))
+    return floor_of(row_sq_norms(Yt), Yt.dtype)
+
+
+def row_sq_norms(Yt):
+    """``||y_j||^2`` of the rows of ``Yt`` in float64 (the same bits for a block of rows as for
+    the whole array when the rows are C-contiguous)."""
+    return np.einsum("ij,ij->i", Yt, Yt, dtype=np.float64)
+
+
+def floor_of(y_sq, dtype):
+    """:func:`correlation_floor` from the squared signal norms ``y_sq``: ``16 eps sqrt(y_sq)``."""
+    return (16.0 * np.finfo(dtype).eps) * np.sqrt(y_sq)
 
 
 def gram_pays(n_atoms, n_signals, n_steps, itemsize, precompute):
@@ -741,16 +788,26 @@ def scatter(idx, vals, n_atoms):
     of ``SparseResult.coef``: the values are scattered straight into it, and :func:`finish`
     returns it without a transposing copy.
     """
-    n_sig = idx.shape[0]
-    coef = np.zeros((n_atoms, n_sig), dtype=vals.dtype)
+    coef = np.zeros((n_atoms, idx.shape[0]), dtype=vals.dtype)
+    scatter_into(coef, idx, vals)
+    return coef.T
+
+
+def scatter_into(coef, idx, vals, first=0):
+    """``coef[idx[j, s], first + j] = vals[j, s]`` wherever ``idx[j, s] >= 0``.
+
+    ``coef`` is C-contiguous, shape (n_atoms, n_signals) (the public layout); ``idx`` and
+    ``vals`` list the atoms and values of the signals ``first, first + 1, ...`` (one row each),
+    so a block of signals is scattered by the thread that solved it.
+    """
+    n_sig = coef.shape[1]
     # flat positions into coef: one np.put (half the time of a 2-D fancy assignment)
-    flat = idx * n_sig + np.arange(n_sig)[:, None]
+    flat = idx * n_sig + np.arange(first, first + idx.shape[0])[:, None]
     used = idx >= 0
     if used.all():
         coef.put(flat, vals)
     else:
         coef.put(flat[used], vals[used])
-    return coef.T
 
 
 #: a squared residual at most this many ``eps ||y||^2`` counts as zero (an exact fit)

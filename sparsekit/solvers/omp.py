@@ -49,8 +49,11 @@ from .base import (  # noqa: F401
     ZERO_RESIDUAL_EPS,
     Codes,
     Solver,
+    floor_of,
     n_steps_for,
+    row_sq_norms,
     scatter,
+    scatter_into,
     warn_premature,
 )
 
@@ -106,8 +109,9 @@ class OMP(Solver):
             raise TypeError(f"return_path must be True or False, got {self.return_path!r}")
         return tol
 
-    def _start(self, p):
-        """The codes, the path (a dummy when not asked for) and the two rounding levels."""
+    def _start(self, p, floor=True):
+        """The codes, the path (a dummy when not asked for), the two rounding levels (the
+        correlation floor None when not ``floor``)."""
         n_max = p.n_steps
         out = Codes.empty(p, n_max, by_support=True)
         want_path = bool(self.return_path)
@@ -115,12 +119,19 @@ class OMP(Solver):
         if want_path:
             out.arrays["path"] = path
         chol_eps = float(np.finfo(p.dtype).eps * p.norms_sq.max())
-        floor = p.corr_floor * np.sqrt(float(p.norms_sq.max()))
+        floor = p.corr_floor * np.sqrt(float(p.norms_sq.max())) if floor else None
         return out, path, want_path, chol_eps, floor
 
     def _solve_gram(self, p, G):
-        out, path, want_path, chol_eps, floor = self._start(p)
+        """Batch-OMP block by block: each thread takes a block of signals, computes their
+        correlations, squared norms and floors, solves them and scatters their coefficients
+        into the public layout, so that nothing but the result's bookkeeping runs on one
+        thread (the values are those of one pass over all the signals)."""
+        out, path, want_path, chol_eps, _ = self._start(p, floor=False)
         n_max, tol, dt = p.n_steps, p.params, G.dtype
+        atom_scale = np.sqrt(float(p.norms_sq.max()))
+        y_sq = np.empty(p.n_signals, dtype=np.float64)
+        coef = np.zeros((p.n_atoms, p.n_signals), dtype=dt)
 
         def scratch():
             return (
@@ -130,19 +141,22 @@ class OMP(Solver):
                 np.empty(p.n_atoms, dtype=dt),
             )
 
-        def solve_block(rows, C, L, V, in_support, c):
+        def solve_block(rows, S, C, L, V, in_support, c):
+            y_sq[rows] = row_sq_norms(S)
+            floor = floor_of(y_sq[rows], dt) * atom_scale
+            support, values = out.support[rows], out.values[rows]
             _cpu.omp_gram(
                 0,
                 C.shape[0],
                 G,
                 C,
-                p.y_sq[rows],
+                y_sq[rows],
                 n_max,
                 tol,
-                floor[rows],
+                floor,
                 chol_eps,
-                out.support[rows],
-                out.values[rows],
+                support,
+                values,
                 out.residual_norms[rows],
                 out.n_iter[rows],
                 out.status[rows],
@@ -153,8 +167,11 @@ class OMP(Solver):
                 in_support,
                 c,
             )
+            scatter_into(coef, support, values, rows.start)
 
-        run_correlation_blocks(solve_block, p.Yt, p.D, scratch=scratch)
+        run_correlation_blocks(solve_block, p.signal_rows, p.D, scratch=scratch, signals=True)
+        p.y_sq = y_sq
+        out.coef = coef.T
         return out
 
     def _solve_residual(self, p):

@@ -145,3 +145,91 @@ def test_residual_steps_with_as_many_active_signals_as_features_equal_one_signal
         alone = solver.solve(D, Y[:, j : j + 1])
         np.testing.assert_allclose(batch.coef[:, j], alone.coef[:, 0], rtol=1e-12, atol=1e-14)
     assert (batch.n_iter[:4] == 1).all() and (batch.n_iter[4:] == 5).all()
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_a_transposed_view_gives_the_blocks_and_bits_of_the_contiguous_rows(dtype, monkeypatch):
+    # Y.T of a C-contiguous Y is copied block by block by the thread that solves the block:
+    # the same blocks, signals and correlations, bit for bit, as from one contiguous copy
+    monkeypatch.setattr(_driver, "CORRELATION_BLOCK_BYTES", 48 * 64 * 8)
+    rng = np.random.default_rng(5)
+    D = rng.standard_normal((20, 64)).astype(dtype)
+    Y = rng.standard_normal((20, 777)).astype(dtype)
+    runs = []
+    for Yt in (np.ascontiguousarray(Y.T), Y.T):
+        seen, S_all = [], np.full((777, 20), np.nan, dtype=dtype)
+        C_all = np.full((777, 64), np.nan, dtype=dtype)
+
+        def solve_block(rows, S, C, seen=seen, S_all=S_all, C_all=C_all):
+            assert S.flags.c_contiguous and S.shape == (rows.stop - rows.start, 20)
+            seen.append((rows.start, rows.stop))
+            S_all[rows], C_all[rows] = S, C
+
+        with thread_limit(2):
+            _driver.run_correlation_blocks(solve_block, Yt, D, signals=True)
+        runs.append((sorted(seen), S_all, C_all))
+    (seen_c, S_c, C_c), (seen_t, S_t, C_t) = runs
+    assert seen_c == seen_t and len(seen_c) > 1
+    np.testing.assert_array_equal(S_t, Y.T)
+    np.testing.assert_array_equal(C_t, C_c)
+    tol = 1e-12 if dtype == np.float64 else 1e-4
+    np.testing.assert_allclose(C_t, Y.T.astype(np.float64) @ D, rtol=tol, atol=tol)
+
+
+def test_scatter_into_a_block_of_columns_matches_a_loop():
+    from sparsekit.solvers.base import scatter_into
+
+    rng = np.random.default_rng(2)
+    idx = rng.integers(-1, 9, size=(5, 3))
+    vals = rng.standard_normal((5, 3))
+    coef = np.zeros((9, 12))
+    scatter_into(coef, idx, vals, 4)
+    expected = np.zeros((9, 12))
+    for j in range(5):
+        for s in range(3):
+            if idx[j, s] >= 0:
+                expected[idx[j, s], 4 + j] = vals[j, s]
+    np.testing.assert_array_equal(coef, expected)
+
+
+@pytest.mark.parametrize("order", ["C", "F"])
+def test_omp_gram_form_fills_the_norms_without_copying_the_signals(order, monkeypatch):
+    # OMP's Gram form computes the squared norms block by block (the same bits as one pass
+    # over C-contiguous rows) and never builds the transposed copy of all the signals
+    from sparsekit.solvers import base
+
+    monkeypatch.setattr(_driver, "CORRELATION_BLOCK_BYTES", 48 * 64 * 8)
+    rng = np.random.default_rng(8)
+    D = rng.standard_normal((20, 64))
+    D /= np.linalg.norm(D, axis=0)
+    Y = np.asarray(rng.standard_normal((20, 501)), order=order)
+    solver = OMP(n_nonzero_coefs=5, precompute=True)
+    problem = base.prepare(D, Y)
+    problem.params, problem.n_steps = solver._check_params(), 5
+    codes = solver._solve_gram(problem, problem.gram())
+    assert problem._Yt is None  # no copy of all the signals as rows
+    Yt = np.ascontiguousarray(Y.T)
+    np.testing.assert_array_equal(problem.y_sq, np.einsum("ij,ij->i", Yt, Yt))
+    np.testing.assert_allclose(problem.y_sq, np.linalg.norm(Y, axis=0) ** 2, rtol=1e-13)
+    np.testing.assert_array_equal(problem.corr_floor, base.correlation_floor(Yt, problem.norms_sq))
+    assert codes.coef.T.flags.c_contiguous
+    ref = orthogonal_mp_gram(D.T @ D, D.T @ Y, n_nonzero_coefs=5)
+    np.testing.assert_allclose(codes.coef.T, ref, rtol=1e-9, atol=1e-12)
+    result = solver.solve(D, Y)
+    np.testing.assert_array_equal(result.coef, codes.coef.T)
+    np.testing.assert_allclose(result.residual_norms[0], np.linalg.norm(Y, axis=0), rtol=1e-13)
+
+
+def test_a_problem_builds_the_signal_rows_once_and_only_when_read():
+    from sparsekit.solvers import base
+
+    rng = np.random.default_rng(4)
+    D, Y = rng.standard_normal((6, 10)), rng.standard_normal((6, 7))
+    problem = base.prepare(D, Y)
+    assert problem._Yt is None and np.shares_memory(problem.signal_rows, problem.Y)
+    Yt = problem.Yt
+    assert Yt.flags.c_contiguous and problem.Yt is Yt and problem.signal_rows is Yt
+    np.testing.assert_array_equal(Yt, Y.T)
+    np.testing.assert_allclose(problem.y_sq, (Y**2).sum(axis=0), rtol=1e-14)
+    one = base.prepare(D, Y[:, 2])
+    assert one.n_signals == 1 and one.Yt.shape == (1, 6)
