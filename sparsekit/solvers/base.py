@@ -549,7 +549,7 @@ def check_signals(Y: ArrayLike, D: np.ndarray) -> tuple[np.ndarray, np.ndarray, 
         Whether ``Y`` was 1-D.
     """
     D, Y, one_d = _checked_signals(Y, D)
-    return D, np.ascontiguousarray(Y.T), one_d
+    return D, np.ascontiguousarray(np.asarray(Y).T), one_d
 
 
 def _checked_signals(Y, D):
