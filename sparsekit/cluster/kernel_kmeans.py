@@ -202,6 +202,13 @@ class KernelKMeans(TransformerMixin, ParamsMixin):
     # -- input -------------------------------------------------------------------------------
     def _validate(self, X, kernel, fitting):
         kind = getattr(kernel, "accepts", "vectors")
+        if getattr(kernel, "name", None) == "precomputed":
+            raise ValueError(
+                "KernelKMeans does not take kernel='precomputed': transform and predict need "
+                "k(x, x) and k(x, x_j) of new samples, which a Gram matrix of the training "
+                "samples does not give; pass the samples and the kernel (a registered name, a "
+                "function or a kernel object)"
+            )
         if kind == "graphs":
             if isinstance(X, np.ndarray) and X.ndim == 2 or hasattr(X, "iloc"):
                 raise TypeError(

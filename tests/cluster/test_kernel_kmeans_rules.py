@@ -455,3 +455,8 @@ def test_feature_names_warning_only_when_predict_adds_names(blobs, recwarn):
     assert not [w for w in recwarn if "feature names" in str(w.message)]
     with pytest.warns(UserWarning, match="X has feature names"):
         km.predict(pd.DataFrame(blobs, columns=["a", "b"]))
+
+
+def test_a_precomputed_gram_is_refused_with_the_reason(blobs):
+    with pytest.raises(ValueError, match="does not take kernel='precomputed'"):
+        KernelKMeans(5, kernel="precomputed").fit(blobs @ blobs.T)
