@@ -202,6 +202,13 @@ class KernelKMeans(TransformerMixin, ParamsMixin):
     # -- input -------------------------------------------------------------------------------
     def _validate(self, X, kernel, fitting):
         kind = getattr(kernel, "accepts", "vectors")
+        if getattr(kernel, "name", None) == "precomputed":
+            raise ValueError(
+                "KernelKMeans does not take kernel='precomputed': transform and predict need "
+                "k(x, x) and k(x, x_j) of new samples, which a Gram matrix of the training "
+                "samples does not give; pass the samples and the kernel (a registered name, a "
+                "function or a kernel object)"
+            )
         if kind == "graphs":
             if isinstance(X, np.ndarray) and X.ndim == 2 or hasattr(X, "iloc"):
                 raise TypeError(
@@ -315,17 +322,18 @@ class KernelKMeans(TransformerMixin, ParamsMixin):
         rng = check_random_state(self.random_state)
         if method == "exact":
             itemsize = getattr(getattr(Xp, "dtype", None), "itemsize", 8)
-            # the Gram (converted to float64) and a second n x n matrix: the copy made when the
-            # kernel's array may not be overwritten (a vector kernel's is symmetrised in place)
+            # the Gram (converted to float64), plus a float64 copy when the kernel's array may
+            # not be overwritten; a vector kernel's fresh array is symmetrised in place
+            fresh = _returns_new_array(kernel)
             check_allocation(
-                dense_gram_bytes(n, itemsize) + 8 * n * n,
+                dense_gram_bytes(n, itemsize) + (0 if fresh else 8 * n * n),
                 f"KernelKMeans(method='exact') on {n} samples",
                 "use method='nystrom' with n_landmarks= (default 100)",
                 matrices="its n x n matrices",
             )
             raw = kernel(Xp)
             K = np.asarray(raw, dtype=np.float64, order="C")
-            if K is raw and not _returns_new_array(kernel):
+            if K is raw and not fresh:
                 K = K.copy()  # the kernel's array may be the caller's: symmetrised in place
             del raw
             n_threads = effective_n_jobs()  # before the one-BLAS-thread limit below

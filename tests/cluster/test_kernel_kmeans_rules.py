@@ -375,14 +375,61 @@ def test_complex_data_is_refused(blobs):
         KernelKMeans(5, kernel="linear").fit(blobs + 1j)
 
 
-def test_exact_memory_check_counts_both_n_by_n_matrices(blobs, monkeypatch):
+def _memory_for(memory, nbytes):
+    """An ``available_memory`` under which exactly ``nbytes`` is the largest allowed request."""
+    return lambda **kw: nbytes / memory.RAISE_FRACTION
+
+
+def test_exact_memory_check_counts_one_gram_for_a_vector_kernel(blobs, monkeypatch):
     import sparsekit._memory as memory
 
     n = len(blobs)
-    # room for one n x n float64 matrix but not for the Gram and its symmetrised copy
-    monkeypatch.setattr(memory, "available_memory", lambda **kw: 12 * n * n / memory.RAISE_FRACTION)
+    reference = KernelKMeans(5, kernel="linear", method="exact", random_state=0).fit(blobs)
+    # a vector kernel's fresh float64 Gram is symmetrised in place: one n x n matrix in all
+    monkeypatch.setattr(memory, "available_memory", _memory_for(memory, 8 * n * n))
+    with pytest.warns(memory.LargeAllocationWarning, match="KernelKMeans"):
+        km = KernelKMeans(5, kernel="linear", method="exact", random_state=0).fit(blobs)
+    np.testing.assert_array_equal(km.labels_, reference.labels_)
+    # one byte less and the fit is refused before the Gram is computed
+    monkeypatch.setattr(memory, "available_memory", _memory_for(memory, 8 * n * n - 1))
     with pytest.raises(memory.InsufficientMemoryError, match="KernelKMeans"):
         KernelKMeans(5, kernel="linear", method="exact").fit(blobs)
+
+
+def test_exact_memory_check_counts_the_float32_gram_and_its_float64_copy(blobs, monkeypatch):
+    import sparsekit._memory as memory
+
+    X = blobs.astype(np.float32)
+    n = len(X)
+    monkeypatch.setattr(memory, "available_memory", _memory_for(memory, 12 * n * n - 1))
+    with pytest.raises(memory.InsufficientMemoryError, match="KernelKMeans"):
+        KernelKMeans(5, kernel="linear", method="exact").fit(X)
+    monkeypatch.setattr(memory, "available_memory", _memory_for(memory, 12 * n * n))
+    with pytest.warns(memory.LargeAllocationWarning):
+        KernelKMeans(5, kernel="linear", method="exact", random_state=0).fit(X)
+
+
+def test_exact_memory_check_counts_the_copy_of_a_graph_kernel_gram(monkeypatch):
+    import sparsekit._memory as memory
+    from tests.stats.conftest import random_graphs
+
+    rng = np.random.default_rng(0)
+    graphs = random_graphs(rng, 8, 0.35, (6, 6)) + random_graphs(rng, 8, 0.9, (6, 6))
+    n = len(graphs)
+
+    def fit():
+        return KernelKMeans(2, kernel="shortest-path", method="exact", random_state=0).fit(graphs)
+
+    reference = fit()
+    # a kernel other than a vector kernel may hand back an array it keeps: the fit copies it
+    # before symmetrising in place, two n x n float64 matrices
+    monkeypatch.setattr(memory, "available_memory", _memory_for(memory, 16 * n * n - 1))
+    with pytest.raises(memory.InsufficientMemoryError, match="KernelKMeans"):
+        fit()
+    monkeypatch.setattr(memory, "available_memory", _memory_for(memory, 16 * n * n))
+    with pytest.warns(memory.LargeAllocationWarning):
+        km = fit()
+    np.testing.assert_array_equal(km.labels_, reference.labels_)
 
 
 def test_matching_feature_names_pass_silently(blobs, recwarn):
@@ -408,3 +455,8 @@ def test_feature_names_warning_only_when_predict_adds_names(blobs, recwarn):
     assert not [w for w in recwarn if "feature names" in str(w.message)]
     with pytest.warns(UserWarning, match="X has feature names"):
         km.predict(pd.DataFrame(blobs, columns=["a", "b"]))
+
+
+def test_a_precomputed_gram_is_refused_with_the_reason(blobs):
+    with pytest.raises(ValueError, match="does not take kernel='precomputed'"):
+        KernelKMeans(5, kernel="precomputed").fit(blobs @ blobs.T)
