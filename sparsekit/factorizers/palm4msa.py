@@ -61,7 +61,7 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy.linalg.lapack import dstev as stev
+from scipy.linalg.lapack import dstev as stev, dsyevr
 
 from .._threads import effective_n_jobs, thread_limit
 from .._validation import check_option, check_scalar
@@ -202,8 +202,8 @@ def _apply_chain_t(chain, B):
 
 def _sq_norm2(A, key, vectors, tol=1e-6, max_steps=40):
     """``‖A‖_2²``: the largest eigenvalue of ``Aᵀ A`` by Lanczos, warm-started from
-    ``vectors[key]``; exactly (LAPACK's symmetric eigensolver on the smaller of ``Aᵀ A`` and
-    ``A Aᵀ``) when ``A`` has at most ``EXACT_NORM_DIM`` rows or columns.
+    ``vectors[key]``; exactly (the top eigenvalue of the smaller of ``Aᵀ A`` and ``A Aᵀ`` by
+    LAPACK's ``dsyevr``) when ``A`` has at most ``EXACT_NORM_DIM`` rows or columns.
 
     Lanczos with full reorthogonalization (Golub & Van Loan, Matrix Computations, §10.1;
     classical Gram-Schmidt applied twice) stops when the residual bound ``β_j |y_j|`` of the
@@ -226,7 +226,9 @@ def _sq_norm2(A, key, vectors, tol=1e-6, max_steps=40):
         G = A.T @ A if A.shape[1] <= A.shape[0] else A @ A.T
         if not np.isfinite(G).all():  # LAPACK would return finite garbage for a NaN entry
             return float("nan")
-        return max(float(np.linalg.eigvalsh(G.astype(np.float64, copy=False))[-1]), 0.0)
+        k = G.shape[0]  # only the top eigenvalue (MRRR): cheaper than all of them
+        top = dsyevr(G.astype(np.float64, copy=False), compute_v=0, range="I", il=k, iu=k)[0][0]
+        return max(float(top), 0.0)
     n = A.shape[1]
     steps = min(int(max_steps), n)
     tol = max(tol, 50 * np.finfo(A.dtype).eps)
