@@ -178,8 +178,18 @@ class _Counting:
         return self.A @ v
 
 
+@pytest.fixture
+def lanczos_only(monkeypatch):
+    """``_sq_norm2`` by Lanczos whatever the size (the exact path is tested on its own)."""
+    import sparsekit.factorizers.palm4msa as mod
+
+    monkeypatch.setattr(mod, "EXACT_NORM_DIM", 0)
+
+
 @pytest.mark.parametrize("top, products", [(10.0, 2 * 4), (2.5, 2 * 8)])
-def test_lanczos_tests_convergence_every_fourth_step_and_keeps_the_ritz_vector(top, products):
+def test_lanczos_tests_convergence_every_fourth_step_and_keeps_the_ritz_vector(
+    top, products, lanczos_only
+):
     """A gap 10 vs <= 1.5 converges within 4 steps; 2.5 within 8 but not 4 (its Ritz value
     after 4 steps is still 2.5e-5 below)."""
     s = np.concatenate([[top], np.linspace(1.0, 1.5, 29)])
@@ -195,7 +205,7 @@ def test_lanczos_tests_convergence_every_fourth_step_and_keeps_the_ritz_vector(t
     assert abs(vectors["k"] @ Qv[:, 0]) == pytest.approx(1.0, abs=1e-6)
 
 
-def test_lanczos_at_max_steps_returns_the_largest_ritz_value():
+def test_lanczos_at_max_steps_returns_the_largest_ritz_value(lanczos_only):
     from sparsekit.factorizers.palm4msa import _mix_vector
 
     A = np.random.default_rng(1).standard_normal((40, 40))
@@ -206,6 +216,35 @@ def test_lanczos_at_max_steps_returns_the_largest_ritz_value():
     ritz = np.linalg.eigvalsh(K.T @ B @ K)[-1]
     assert value == pytest.approx(ritz, rel=1e-9)
     assert value < np.linalg.norm(A, 2) ** 2
+
+
+@pytest.mark.parametrize(
+    "shape, dtype",
+    [((1, 7), np.float64), ((64, 300), np.float64), ((300, 64), np.float64), ((40, 9), np.float32)],
+)
+def test_small_matrices_get_the_exact_squared_spectral_norm(shape, dtype):
+    A = np.random.default_rng(2).standard_normal(shape).astype(dtype)
+    vectors = {}
+    value = _sq_norm2(A, "k", vectors)
+    expected = np.linalg.norm(A.astype(np.float64), 2) ** 2
+    assert value == pytest.approx(expected, rel=1e-12 if dtype == np.float64 else 1e-6)
+    assert vectors == {}  # no Lanczos run, no Ritz vector kept
+
+
+def test_the_exact_norm_stops_at_exact_norm_dim():
+    from sparsekit.factorizers.palm4msa import EXACT_NORM_DIM
+
+    rng = np.random.default_rng(3)
+    for size, lanczos in ((EXACT_NORM_DIM, False), (EXACT_NORM_DIM + 1, True)):
+        A = rng.standard_normal((size + 40, size))
+        vectors = {}
+        value = _sq_norm2(A, "k", vectors)
+        assert ("k" in vectors) is lanczos
+        assert value == pytest.approx(np.linalg.norm(A, 2) ** 2, rel=1e-6)
+    assert _sq_norm2(np.zeros((3, 5)), "k", {}) == 0.0
+    A = np.eye(4)
+    A[1, 2] = np.nan  # a diverged iterate: NaN as from the Lanczos path, not a finite value
+    assert np.isnan(_sq_norm2(A, "k", {}))
 
 
 def test_float32_iterates_stay_float32_when_a_projection_returns_float64():

@@ -225,13 +225,20 @@ def test_narrow_order_is_chosen_for_a_wide_target_only():
     assert not mod._narrow_pays(small, 1, (16, 16))
 
 
-def test_step_size_norms_are_accurate_with_clustered_spectra_and_warm_starts():
+@pytest.mark.parametrize("exact_dim", [0, 64])
+def test_step_size_norms_are_accurate_with_clustered_spectra_and_warm_starts(
+    exact_dim, monkeypatch
+):
     """The squared spectral norms in ``c = 1.001 λ² ‖L‖² ‖R‖²`` are accurate to 1e-6 even when
     the top singular values are clustered (near-orthogonal factors) and the warm start lies in
-    an invariant subspace without the top singular vector (block-structured factors)."""
+    an invariant subspace without the top singular vector (block-structured factors); by
+    Lanczos (``EXACT_NORM_DIM = 0``) and by the exact path these sizes take by default."""
     from scipy.stats import ortho_group
 
+    import sparsekit.factorizers.palm4msa as mod
     from sparsekit.solvers.palm4msa import _sq_norm2
+
+    monkeypatch.setattr(mod, "EXACT_NORM_DIM", exact_dim)
 
     rng = np.random.default_rng(5)
     # two blocks: singular values 1 (first block) and 1.0005 (second block)
