@@ -10,6 +10,12 @@ sparse products (``_csr_times``), the projections (``project_unchecked``) and th
 construction of each new factor (``_Factor``); "rest of Palm4MSA" is the dense products, the
 element-wise updates and the Python around them. It also counts the factor updates (one
 projection each), so that the cost per update can be compared with the K-means iteration.
+
+``--norms`` times instead one squared spectral norm (``_sq_norm2``) per matrix shape, exact (the
+top eigenvalue of the smaller Gram matrix, the path of matrices with at most ``EXACT_NORM_DIM``
+rows or columns) against Lanczos, both on a sequence of slowly changing matrices with the
+Lanczos warm start carried from call to call as in Palm4MSA; one thread; values checked against
+``numpy.linalg.norm(A, 2) ** 2``.
 """
 
 import argparse
@@ -59,15 +65,61 @@ def install():
     palm4msa.Palm4MSA.factorize = _timer("factorize", palm4msa.Palm4MSA.factorize)
 
 
+def norm_costs(
+    shapes=((4, 4), (16, 16), (64, 16), (32, 32), (32, 784), (64, 64), (128, 128), (256, 256)),
+):
+    """Microseconds per ``_sq_norm2`` call, exact and by Lanczos, per shape."""
+    rng = np.random.default_rng(0)
+    rows = []
+    for shape in shapes:
+        base = rng.standard_normal(shape)
+        mats = [base + 1e-3 * rng.standard_normal(shape) for _ in range(50)]
+        costs, worst = {}, 0.0
+        for path, dim in (("exact", max(shape)), ("lanczos", 0)):
+            palm4msa.EXACT_NORM_DIM = dim
+            vectors = {}
+            palm4msa._sq_norm2(base, "k", vectors)  # warm start, as after a first iteration
+            best = np.inf
+            for _ in range(3):
+                t0 = time.perf_counter()
+                values = [palm4msa._sq_norm2(A, "k", vectors) for A in mats]
+                best = min(best, (time.perf_counter() - t0) / len(mats))
+            exact = [np.linalg.norm(A, 2) ** 2 for A in mats]
+            worst = max(worst, max(abs(v / e - 1) for v, e in zip(values, exact)))
+            costs[path] = best
+        rows.append(
+            dict(
+                shape=f"{shape[0]} x {shape[1]}",
+                exact_us=f"{costs['exact'] * 1e6:.1f}",
+                lanczos_us=f"{costs['lanczos'] * 1e6:.1f}",
+                ratio=f"{costs['lanczos'] / costs['exact']:.2f}",
+                max_rel_error=f"{worst:.1e}",
+            )
+        )
+        if worst > 1e-6:
+            raise SystemExit(f"{shape}: squared norm off by {worst:.1e} (more than 1e-6)")
+    return rows
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--quick", action="store_true", help="N = 2,000")
+    p.add_argument("--norms", action="store_true", help="time one spectral norm per shape")
     p.add_argument("--sizes", type=int, nargs="*", default=None)
     p.add_argument("--iter", type=int, default=3)
     args = p.parse_args()
     sizes = args.sizes or ([2000] if args.quick else [5000, 100000])
     print(machine())
     print(f"uptime: {os.popen('uptime').read().strip()}")
+    if args.norms:
+        default = palm4msa.EXACT_NORM_DIM
+        with threadpool_limits(1), thread_limit(1):
+            rows = norm_costs()
+        palm4msa.EXACT_NORM_DIM = default
+        print(f"\none squared spectral norm (_sq_norm2), one thread; exact up to {default}")
+        print_table(rows, list(rows[0]))
+        print(f"uptime: {os.popen('uptime').read().strip()}")
+        return
     rows = []
     with threadpool_limits(1), thread_limit(1):
         Xw = mixture(300, 40, 16, seed=0, dtype=np.float64)

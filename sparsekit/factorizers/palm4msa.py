@@ -86,8 +86,8 @@ PLATEAU_ERROR = 0.5
 #: butterflies) would otherwise never see the top singular vector
 WARM_START_MIX = 0.1
 #: matrices with at most this many rows or columns get ``‖A‖_2²`` exactly, as the top
-#: eigenvalue of their smaller Gram matrix (LAPACK): 2-10× cheaper there than Lanczos steps
-#: driven from Python, and exact
+#: eigenvalue of their smaller Gram matrix (LAPACK): 2-14× cheaper there than Lanczos steps
+#: driven from Python (`benchmarks/profile_quickmeans.py --norms`), and exact
 EXACT_NORM_DIM = 64
 
 
