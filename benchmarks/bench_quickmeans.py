@@ -24,7 +24,7 @@ Run ``python benchmarks/bench_quickmeans.py`` (``--quick`` for small sizes).
 digits (1,797 × 64, K = 10), a 500 × 8 standard normal array (K = 8) and breast cancer (569 × 30,
 K = 64); ``QuicKMeans(K, sparsity=3, tol=0)`` with its defaults and Lloyd ``KMeans`` from the
 same K-means++ centroids, both for ``--iter`` iterations, one thread each, interleaved, best of
-``--repeat``, with the same value checks.
+``--repeat``, with the same value checks (``--small-dtype float32`` for float32 data).
 """
 
 from __future__ import annotations
@@ -152,10 +152,11 @@ def small_problems():
     ]
 
 
-def bench_small(n_iter, repeat):
+def bench_small(n_iter, repeat, dtype=np.float64):
     rows = []
     for name, X, k in small_problems():
-        init = X[kmeans_plusplus(X, k, np.random.default_rng(0))].copy()
+        X = X.astype(dtype)
+        init = X[kmeans_plusplus(X.astype(np.float64), k, np.random.default_rng(0))].copy()
         best, out = {}, {}
         for _ in range(repeat):
             for key, fn in (("qk", fit_qk), ("km", fit_km)):
@@ -167,6 +168,7 @@ def bench_small(n_iter, repeat):
         obj_qk = check_fit(X, qk, name)
         row = dict(
             data=name,
+            dtype=np.dtype(dtype).name,
             K=k,
             iterations=f"{n_iter} / {km.n_iter_}",
             quickmeans_s=f"{best['qk']:.2f}",
@@ -186,6 +188,7 @@ def main():
     p.add_argument(
         "--small", action="store_true", help="small real data sets instead of the mixture"
     )
+    p.add_argument("--small-dtype", choices=["float64", "float32"], default="float64")
     p.add_argument("--sizes", type=int, nargs="*", help="values of N (float64)")
     p.add_argument("--sizes32", type=int, nargs="*", default=[], help="values of N (float32)")
     p.add_argument("--iter", type=int, default=3, help="K-means iterations on both sides")
@@ -211,7 +214,7 @@ def main():
             fit_qk(Xw, Xw[:16].copy(), 2)
             fit_km(Xw, Xw[:16].copy(), 2)
         if args.small:
-            rows = bench_small(args.iter, args.repeat)
+            rows = bench_small(args.iter, args.repeat, np.dtype(args.small_dtype).type)
             cols = list(rows[0])
             print()
             print_table(rows, cols)
