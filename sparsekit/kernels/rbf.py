@@ -39,7 +39,7 @@ import numpy as np
 from .._row_ranges import run_blocks
 from .._typing import DataLike
 from .._validation import check_option, check_scalar, is_sparse
-from . import _cpu
+from . import _cpu, _sym_gram
 from ._range import exponent, max_abs, times_power_of_two
 from .bandwidth import (
     RULES,
@@ -253,7 +253,10 @@ class RBFKernel(VectorKernel):
         # the row blocks' products), so the whole Gram of X keeps it
         whole_sym = same and n == Xc.shape[0]
         step = n if is_sparse(Xc) or whole_sym else fill_block_rows(n, out.shape[1], out.itemsize)
-        if step >= n:  # sparse rows, X X^T, a Gram of one block: three passes, threaded inside
+        if whole_sym and not is_sparse(Xc) and _sym_gram.syrk_upper(Xc, out):
+            # one triangle: syrk, then distances, exp and the mirror copy over row strips
+            _sym_gram.rbf_from_upper(out, xsq, -gamma, fill_block_rows(n, n, out.itemsize))
+        elif step >= n:  # sparse rows, a Gram of one block: three passes, threaded inside
             cross_products(Xc[row0 : row0 + n], Yc, out)
             _cpu.scaled_sq_dist_from_inner_inplace(out, xsq[row0 : row0 + n], ysq, -gamma)
             _cpu.exp_inplace(out)
