@@ -238,7 +238,9 @@ class RBFKernel(VectorKernel):
         # data far from the origin (in float32 the cancellation of ||x||^2 + ||z||^2 - 2<x, z>
         # would otherwise cost digits in proportion to ||x||^2 / ||x - z||^2).
         if same:
-            mean = _column_sums(X) / X.shape[0]
+            # not _column_sums: a threaded BLAS call here leaves OpenBLAS's threads spinning
+            # through the strips of the Gram that follow (the sum is O(n d) of O(n^2 d) anyway)
+            mean = X.sum(axis=0, dtype=np.float64) / X.shape[0]
         else:
             mean = (_column_sums(X) + _column_sums(Y)) / (X.shape[0] + Y.shape[0])
         Xc = X - mean.astype(X.dtype)
