@@ -9,7 +9,9 @@
 The squared distances use ||x||^2 + ||z||^2 - 2 <x, z> on centred data (the mean of X and Y
 removed, which leaves distances unchanged and avoids cancellation for data far from the origin)
 with the cross term from BLAS, clipped at 0, scaled in a Numba loop in place, then exponentiated
-in place, so a Gram block needs no memory beyond its own. On sparse rows the L1 distances and the
+in place, so a Gram block needs no memory beyond its own. The whole Gram of dense X with itself
+computes only its upper triangle, in row strips, and copies each strip below the diagonal
+(:mod:`sparsekit.kernels._sym_gram`). On sparse rows the L1 distances and the
 cross term come from the pairs of non-zeros that share a column
 (:mod:`sparsekit.kernels._sparse_cpu`). Sparse input is not centred (that would densify it): the
 norms and the cross term come from sparse products, as in scikit-learn's ``euclidean_distances``.
@@ -39,7 +41,7 @@ import numpy as np
 from .._row_ranges import run_blocks
 from .._typing import DataLike
 from .._validation import check_option, check_scalar, is_sparse
-from . import _cpu
+from . import _cpu, _sym_gram
 from ._range import exponent, max_abs, times_power_of_two
 from .bandwidth import (
     RULES,
@@ -236,7 +238,9 @@ class RBFKernel(VectorKernel):
         # data far from the origin (in float32 the cancellation of ||x||^2 + ||z||^2 - 2<x, z>
         # would otherwise cost digits in proportion to ||x||^2 / ||x - z||^2).
         if same:
-            mean = _column_sums(X) / X.shape[0]
+            # not _column_sums: a threaded BLAS call here leaves OpenBLAS's threads spinning
+            # through the strips of the Gram that follow (the sum is O(n d) of O(n^2 d) anyway)
+            mean = X.sum(axis=0, dtype=np.float64) / X.shape[0]
         else:
             mean = (_column_sums(X) + _column_sums(Y)) / (X.shape[0] + Y.shape[0])
         Xc = X - mean.astype(X.dtype)
@@ -249,11 +253,14 @@ class RBFKernel(VectorKernel):
         Xc, Yc, xsq, ysq, gamma = ctx
         gamma = out.dtype.type(gamma)
         n = Xb.shape[0]
-        # X X^T in one call is a symmetric product (NumPy calls BLAS's syrk: half the flops of
-        # the row blocks' products), so the whole Gram of X keeps it
+        # the whole Gram of X with itself is symmetric: its upper triangle is computed, in
+        # strips, and copied below (half the flops and half the element-wise work)
         whole_sym = same and n == Xc.shape[0]
         step = n if is_sparse(Xc) or whole_sym else fill_block_rows(n, out.shape[1], out.itemsize)
-        if step >= n:  # sparse rows, X X^T, a Gram of one block: three passes, threaded inside
+        if whole_sym and not is_sparse(Xc):
+            # the upper triangle in row strips (product, distances, exp), each copied below
+            _sym_gram.rbf_gram_upper(Xc, xsq, -gamma, out)
+        elif step >= n:  # sparse rows, a Gram of one block: three passes, threaded inside
             cross_products(Xc[row0 : row0 + n], Yc, out)
             _cpu.scaled_sq_dist_from_inner_inplace(out, xsq[row0 : row0 + n], ysq, -gamma)
             _cpu.exp_inplace(out)
@@ -302,7 +309,8 @@ def fill_block_rows(n_rows: int, n_cols: int, itemsize: int) -> int:
     three passes (a multi-threaded BLAS product, then distances and exp split evenly between
     the threads) waited at each pass for the slowest thread, which on a machine where another
     process holds a core is the one sharing that core. The whole Gram of X with itself in one
-    call keeps the three passes: its product is symmetric (BLAS's ``syrk``, half the flops).
+    call is symmetric and is computed from its upper triangle instead
+    (:mod:`sparsekit.kernels._sym_gram`).
     """
     rows = FILL_BLOCK_BYTES // max(1, n_cols * itemsize)
     return int(min(max(1, n_rows), max(FILL_MIN_ROWS, rows)))

@@ -360,3 +360,42 @@ def test_threaded_exp_branch_equals_scikit_learn(rng):
         _cpu.exp_inplace(B)
     np.testing.assert_allclose(K, skp.rbf_kernel(X, Y, gamma=0.2), rtol=1e-10, atol=0)
     np.testing.assert_array_equal(B, np.exp(A))
+
+
+@pytest.mark.parametrize("dtype, rtol", [(np.float64, 1e-10), (np.float32, 2e-5)])
+def test_rbf_gram_of_x_from_one_triangle_equals_scikit_learn(dtype, rtol, rng):
+    # the whole Gram of X with itself: the upper triangle in strips (product, distances, exp),
+    # each copied below; 700 rows make several strips (the last one shorter) in both dtypes
+    from sparsekit._threads import thread_limit
+    from sparsekit.kernels import _sym_gram
+
+    X = (rng.normal(size=(700, 9)) + 5.0).astype(dtype)
+    assert _sym_gram.SYM_STRIP_ROWS < 700
+    k = RBFKernel(gamma=0.3)
+    with thread_limit(1):
+        K1 = k(X)
+    with thread_limit(2):
+        K2 = k(X)
+    assert K1.dtype == dtype and K1.flags.c_contiguous
+    exact = skp.rbf_kernel(X.astype(np.float64), gamma=0.3)
+    np.testing.assert_allclose(K1, exact, rtol=rtol, atol=1e-30)
+    # fixed strips, each product on one BLAS thread: the same Gram whatever the threads
+    np.testing.assert_array_equal(K1, K2)
+    np.testing.assert_array_equal(K1, K1.T)
+    np.testing.assert_array_equal(np.diag(K1), np.ones(700, dtype=dtype))
+    assert K1.min() >= 0.0 and K1.max() <= 1.0
+
+
+def test_rbf_gram_upper_with_small_strips_and_duplicate_rows(rng):
+    # strips of 7 rows over 50 (the last one of 1 row); duplicated rows have distance 0, whose
+    # rounding may go below 0 before the clip: their entries must be exactly 1 as in the oracle
+    from sparsekit.kernels import _sym_gram
+
+    X = rng.normal(size=(50, 4)) * 3.0
+    X[10] = X[3]
+    Xc = X - X.mean(axis=0)
+    out = np.full((50, 50), np.nan)
+    _sym_gram.rbf_gram_upper(Xc, np.einsum("ij,ij->i", Xc, Xc), -0.2, out, step=7)
+    np.testing.assert_allclose(out, skp.rbf_kernel(X, gamma=0.2), rtol=1e-12, atol=1e-300)
+    np.testing.assert_array_equal(out, out.T)
+    assert out[3, 10] == 1.0
