@@ -31,6 +31,7 @@ from .._typing import DataLike
 from ..components import resolve
 from ..registry import Registry
 from ._data import Pooled, take_rows, threads
+from ._rbf_tiles import fused_rbf
 
 #: Bytes of one Gram block (its rows times all the columns it is computed against).
 DEFAULT_BLOCK_BYTES = 32 * 2**20
@@ -148,6 +149,9 @@ def block_sums(kernel, data, blocks, pooled: bool = False) -> np.ndarray:
     number of threads.
     """
     out = np.empty(len(blocks))
+    fused = fused_rbf(kernel, data) if pooled else None
+    if fused is not None:
+        return _fused_sums(fused, blocks)
     taken: dict = {}  # the column sets, each taken once (graphs are copied out of the pool)
     cols = []
     for _, _, c0, c1, _ in blocks:
@@ -170,6 +174,29 @@ def block_sums(kernel, data, blocks, pooled: bool = False) -> np.ndarray:
         if buf is None:  # a fresh array per block would be fresh pages for every block
             buf = local.buf = np.empty(size, dtype=data.dtype)
         out[i] = _block_sum(kernel, data, blocks[i], cols[i], buf)
+
+    run_blocks(work, len(blocks))
+    return out
+
+
+def _fused_sums(fused, blocks) -> np.ndarray:
+    """The weighted sums of the square ``blocks`` (counts once or twice) of the RBF kernel,
+    each tile summed strip by strip in cache (:mod:`._rbf_tiles`) on the block pool."""
+    from .._row_ranges import run_blocks
+
+    out = np.empty(len(blocks))
+    size = fused.work_size(blocks)
+    local = threading.local()
+    order = sorted(range(len(blocks)), key=lambda i: -_entries(blocks[i]))
+
+    def work(j):
+        i = order[j]
+        buf = getattr(local, "buf", None)
+        if buf is None:
+            buf = local.buf = np.empty(size, dtype=fused.dtype)
+        a, b, c0, c1, count = blocks[i]
+        total = fused.tile_sum(a, b, c0, c1, buf)
+        out[i] = 2.0 * total if count == _TWICE else total
 
     run_blocks(work, len(blocks))
     return out
