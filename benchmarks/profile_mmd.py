@@ -13,6 +13,8 @@ MIB ...`` for the tile sizes of the second part). Data: the exact unbiased MMD²
    perfect scaling.
 2. The same statistic with ``sparsekit.stats.exact.POOL_TILE_BYTES`` set to each tile size,
    1 against 2 threads, interleaved, best of 3 after a warm-up run.
+3. (``--strips KIB ...``, trees with ``sparsekit.stats._rbf_tiles``) the same with the RBF
+   tiles' strip size ``STRIP_BYTES`` set to each size, the tiles at their default.
 
 Every statistic is checked equal (bitwise) between 1 and 2 threads (the script exits 1
 otherwise).
@@ -75,7 +77,29 @@ def interleaved(A, B, repeat=3):
     return best
 
 
-def main(quick=False, tiles=(0.25, 0.5, 1, 2, 4, 8, 16, 32)):
+def sweep(A, B, module, name, values, unit, column):
+    """Rows of the 1 / 2 thread table with ``module.name`` set to each of ``values`` x unit."""
+    rows = []
+    default = getattr(module, name)
+    try:
+        for v in values:
+            setattr(module, name, int(v * unit))
+            best = interleaved(A, B)
+            rows.append(
+                {
+                    column: v,
+                    "1 thread (s)": f"{best[1][1]:.3f}",
+                    "2 threads (s)": f"{best[2][1]:.3f}",
+                    "scaling": f"{best[1][1] / best[2][1]:.2f}x",
+                    "CPU s (1 / 2 threads)": f"{best[1][2]:.2f} / {best[2][2]:.2f}",
+                }
+            )
+    finally:
+        setattr(module, name, default)
+    return rows
+
+
+def main(quick=False, tiles=(0.25, 0.5, 1, 2, 4, 8, 16, 32), strips=()):
     print(f"Machine: {machine()}\n")
     A, B = data(quick)
     exact.block_sums = _timed_block_sums(exact.block_sums)
@@ -118,6 +142,15 @@ def main(quick=False, tiles=(0.25, 0.5, 1, 2, 4, 8, 16, 32)):
         f"\n## tile size (default {default / 2**20:g} MiB), load average {os.getloadavg()[0]:.1f}"
     )
     print_table(rows, list(rows[0]))
+    if strips:
+        from sparsekit.stats import _rbf_tiles
+
+        rows = sweep(A, B, _rbf_tiles, "STRIP_BYTES", strips, 2**10, "strip (KiB)")
+        print(
+            f"\n## RBF tile strip (default {_rbf_tiles.STRIP_BYTES / 2**10:g} KiB), load average "
+            f"{os.getloadavg()[0]:.1f}"
+        )
+        print_table(rows, list(rows[0]))
     finish()
 
 
@@ -125,5 +158,6 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="2,000 + 2,000 points")
     parser.add_argument("--tiles", type=float, nargs="*", default=[0.25, 0.5, 1, 2, 4, 8, 16, 32])
+    parser.add_argument("--strips", type=float, nargs="*", default=[], help="strip sizes (KiB)")
     args = parser.parse_args()
-    main(args.quick, args.tiles)
+    main(args.quick, args.tiles, args.strips)

@@ -16,7 +16,9 @@ twice), so the kernel is evaluated on n²/2 + m²/2 + n m pairs. With the librar
 on the CPU the blocks are square tiles evaluated on the block pool
 (:func:`sparsekit._row_ranges.run_blocks`: each tile on one thread and one BLAS thread, the
 threads taking the next tile as they finish); each tile is reduced to its float64 sum and the
-sums are added in the tiles' order, so the statistic does not depend on the thread count.
+sums are added in the tiles' order, so the statistic does not depend on the thread count. The
+library's RBF kernel on dense data sums each tile strip by strip in cache without writing it out
+(:mod:`sparsekit.stats._rbf_tiles`).
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from .._typing import DataLike
 from ..components import resolve
 from ..registry import Registry
 from ._data import Pooled, take_rows, threads
+from ._rbf_tiles import fused_rbf
 
 #: Bytes of one Gram block (its rows times all the columns it is computed against).
 DEFAULT_BLOCK_BYTES = 32 * 2**20
@@ -38,7 +41,8 @@ DEFAULT_BLOCK_BYTES = 32 * 2**20
 #: Bytes of one square tile of the threaded path (at most ``max_memory``; 1024 x 1024 float64).
 #: Each kernel call runs some Python under the GIL (checks, centring: tens of microseconds), so
 #: tiles must be large for two threads to overlap: on two cores 1 MiB tiles scaled 1.1x, 4 to
-#: 8 MiB tiles 1.6-1.8x (benchmarks/README.md, "Threads").
+#: 8 MiB tiles 1.6-1.8x; the RBF tiles summed in cache 1.8x from 1 MiB, 1.9x from 4 MiB
+#: (benchmarks/README.md, "Threads").
 POOL_TILE_BYTES = 8 * 2**20
 
 #: Fewest kernel entries (n² / 2 + m² / 2 + n m) for which the tiles go to the thread pool: a
@@ -148,6 +152,9 @@ def block_sums(kernel, data, blocks, pooled: bool = False) -> np.ndarray:
     number of threads.
     """
     out = np.empty(len(blocks))
+    fused = fused_rbf(kernel, data) if pooled else None
+    if fused is not None:
+        return _fused_sums(fused, blocks)
     taken: dict = {}  # the column sets, each taken once (graphs are copied out of the pool)
     cols = []
     for _, _, c0, c1, _ in blocks:
@@ -170,6 +177,29 @@ def block_sums(kernel, data, blocks, pooled: bool = False) -> np.ndarray:
         if buf is None:  # a fresh array per block would be fresh pages for every block
             buf = local.buf = np.empty(size, dtype=data.dtype)
         out[i] = _block_sum(kernel, data, blocks[i], cols[i], buf)
+
+    run_blocks(work, len(blocks))
+    return out
+
+
+def _fused_sums(fused, blocks) -> np.ndarray:
+    """The weighted sums of the square ``blocks`` (counts once or twice) of the RBF kernel,
+    each tile summed strip by strip in cache (:mod:`._rbf_tiles`) on the block pool."""
+    from .._row_ranges import run_blocks
+
+    out = np.empty(len(blocks))
+    size = fused.work_size(blocks)
+    local = threading.local()
+    order = sorted(range(len(blocks)), key=lambda i: -_entries(blocks[i]))
+
+    def work(j):
+        i = order[j]
+        buf = getattr(local, "buf", None)
+        if buf is None:
+            buf = local.buf = np.empty(size, dtype=fused.dtype)
+        a, b, c0, c1, count = blocks[i]
+        total = fused.tile_sum(a, b, c0, c1, buf)
+        out[i] = 2.0 * total if count == _TWICE else total
 
     run_blocks(work, len(blocks))
     return out

@@ -154,6 +154,22 @@ def test_a_failing_tile_raises_its_error(rng, pooled, monkeypatch):
 
     monkeypatch.setattr(exact, "_block_sum", failing)
     with pytest.raises(RuntimeError, match="tile failed"):
+        mmd2_unbiased(A, B, "laplacian", max_memory=8 * 10**2, n_jobs=2)
+
+
+def test_a_failing_fused_rbf_tile_raises_its_error(rng, pooled, monkeypatch):
+    from sparsekit.stats import _rbf_tiles
+
+    A, B = rng.normal(size=(30, 2)), rng.normal(size=(20, 2))
+    real = _rbf_tiles.RBFTiles.tile_sum
+
+    def failing(self, a, b, c0, c1, buf):
+        if a >= 20:
+            raise RuntimeError("tile failed")
+        return real(self, a, b, c0, c1, buf)
+
+    monkeypatch.setattr(_rbf_tiles.RBFTiles, "tile_sum", failing)
+    with pytest.raises(RuntimeError, match="tile failed"):
         mmd2_unbiased(A, B, "rbf", max_memory=8 * 10**2, n_jobs=2)
 
 
