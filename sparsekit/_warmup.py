@@ -136,8 +136,6 @@ def _applications():
         qk = QuicKMeans(n_clusters=4, sparsity=2, max_iter=2, palm_iter=3, random_state=0).fit(X)
         wide = np.zeros((8, 2 * sparse_factors.COLUMN_BLOCK), dtype=dt)
         qk.cluster_centers_ @ wide  # the column-block chain of wide operands (predict)
-        # the row-parallel product of larger narrow operands (small ones run serially)
-        _spmm.csr_times_dense(sp.csr_matrix(np.eye(2, dtype=dt)), np.ones((2, 2), dt))
         _spmm.dense_to_csr_pair(np.eye(2, dtype=dt))  # Palm4MSA's factors of 128 x 128 and more
 
     def kernel_kmeans(dt):

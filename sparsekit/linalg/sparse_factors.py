@@ -4,8 +4,7 @@ Products are written left to right, so ``S_Q`` is applied first to a vector (Gif
 PhD thesis, §3.2: a fast transform is a product of O(log D) sparse factors, applied with one
 sparse matrix–vector product per factor). Each factor is stored in CSR form; the transpose of
 each factor is built once, on first use, as a second CSR matrix (the CSC form of the factor),
-so that ``A x`` and ``Aᵀ y`` both run as row-parallel gathers (:func:`~._spmm.csr_matmat`;
-small products, through every factor in one serial call).
+so that ``A x`` and ``Aᵀ y`` both run as row-parallel gathers (:func:`~._spmm.csr_matmat`).
 
 Costs (thesis, Table 3.3 convention): one product with a vector takes ``flops = 2 · nnz``
 (a multiply and an add per non-zero); the storage is ``nnz`` values plus the CSR indices
@@ -29,42 +28,6 @@ from ._spmm import csr_chain_block, csr_times_dense
 
 #: Columns of a matrix operand multiplied per pass through the factors (the batch stays in cache).
 COLUMN_BLOCK = 512
-#: a product of at most this many multiply-adds (non-zeros of the factors times columns of the
-#: operand) runs through every factor in one serial call on the calling thread: a parallel
-#: launch per factor costs ~40 µs on 2 cores, more than the product itself, and the first one
-#: starts Numba's thread pool (~5 ms of a first call; ``benchmarks/README.md``, start-up)
-SERIAL_WORK = 2**15
-
-
-def _packed(chain, dtype):
-    """The factors of ``chain`` back to back, in the layout of :func:`~._spmm.csr_chain_block`,
-    and the rows of its intermediate buffers."""
-    n_rows = np.array([S.shape[0] for S in chain], dtype=np.int64)
-    ptr_off = np.concatenate([[0], np.cumsum(n_rows + 1)[:-1]]).astype(np.int64)
-    nnz_off = np.concatenate([[0], np.cumsum([S.nnz for S in chain])[:-1]]).astype(np.int64)
-    indptr = np.concatenate([S.indptr for S in chain]).astype(np.int64)
-    indices = np.concatenate([S.indices for S in chain]).astype(np.int64)
-    data = np.concatenate([S.data for S in chain]).astype(dtype, copy=False)
-    width = int(max(n_rows[:-1].max(initial=1), 1))
-    return (n_rows, ptr_off, nnz_off, indptr, indices, data), width
-
-
-def _chain_serial(chain, X, dtype):
-    """``chain[-1] ⋯ chain[0] X`` in one call of :func:`~._spmm.csr_chain_block` on the calling
-    thread (for small products: see ``SERIAL_WORK``). Each entry is summed in the order of
-    :func:`~._spmm.csr_matmat`, so the result is the same to the bit."""
-    packed, width = _packed(chain, dtype)
-    B = np.ascontiguousarray(X, dtype=dtype)
-    out = np.empty((chain[-1].shape[0], B.shape[1]), dtype)
-    buf_a = np.empty((width, B.shape[1]), dtype)
-    buf_b = np.empty((width, B.shape[1]), dtype)
-    csr_chain_block(*packed, B, buf_a, buf_b, out)
-    return out
-
-
-def _is_small(chain, n_cols):
-    """Whether ``chain`` times ``n_cols`` columns is at most ``SERIAL_WORK`` multiply-adds."""
-    return sum(S.nnz for S in chain) * n_cols <= SERIAL_WORK
 
 
 def _chain_by_column_blocks(chain, X, out):
@@ -72,7 +35,13 @@ def _chain_by_column_blocks(chain, X, out):
     goes through every factor on one thread (:func:`~._spmm.csr_chain_block`), the blocks are
     shared among the library's threads."""
     dtype = out.dtype
-    (n_rows, ptr_off, nnz_off, indptr, indices, data), width = _packed(chain, dtype)
+    n_rows = np.array([S.shape[0] for S in chain], dtype=np.int64)
+    ptr_off = np.concatenate([[0], np.cumsum(n_rows + 1)[:-1]]).astype(np.int64)
+    nnz_off = np.concatenate([[0], np.cumsum([S.nnz for S in chain])[:-1]]).astype(np.int64)
+    indptr = np.concatenate([S.indptr for S in chain]).astype(np.int64)
+    indices = np.concatenate([S.indices for S in chain]).astype(np.int64)
+    data = np.concatenate([S.data for S in chain]).astype(dtype, copy=False)
+    width = int(max(n_rows[:-1].max(initial=1), 1))
     n_cols = X.shape[1]
     n_blocks = -(-n_cols // COLUMN_BLOCK)
 
@@ -149,10 +118,8 @@ class SparseFactors(LinearOperator):
     -----
     ``A @ X``, ``A.matvec``, ``A.matmat`` apply ``S_Q`` first; ``A.T`` is the operator
     ``λ S_Qᵀ ⋯ S_1ᵀ`` (no copy of the data). A matrix operand is processed ``COLUMN_BLOCK``
-    columns at a time; a product of at most ``SERIAL_WORK`` multiply-adds runs on the calling
-    thread (the same values, without a parallel launch per factor). The operand is converted
-    to the operator's dtype when both are floats of the same kind; a float64 operand of a
-    float32 operator gives a float64 result.
+    columns at a time. The operand is converted to the operator's dtype when both are floats of
+    the same kind; a float64 operand of a float32 operator gives a float64 result.
     """
 
     #: the scalar λ
@@ -325,8 +292,6 @@ class SparseFactors(LinearOperator):
         out = np.empty((n_out, X2.shape[1]), dtype=dtype)
         if not chain:
             out[...] = X2
-        elif _is_small(chain, X2.shape[1]):
-            out[...] = _chain_serial(chain, X2, dtype)
         elif X2.shape[1] < 2 * COLUMN_BLOCK:
             for S in chain:  # one narrow operand: rows of each factor in parallel
                 X2 = csr_times_dense(S, X2)
@@ -437,12 +402,8 @@ class SparseFactors(LinearOperator):
         if not self._csr:
             return np.eye(self.shape[0], dtype=self.dtype) * self.dtype.type(self.scale)
         Y = self._csr[-1].toarray()
-        chain = self._csr[-2::-1]
-        if chain and _is_small(chain, Y.shape[1]):
-            Y = _chain_serial(chain, Y, self.dtype)
-        else:
-            for S in chain:
-                Y = csr_times_dense(S, Y)
+        for S in self._csr[-2::-1]:
+            Y = csr_times_dense(S, Y)
         if self.scale != 1.0:
             Y *= self.dtype.type(self.scale)
         return Y

@@ -360,31 +360,3 @@ def test_norm2_of_derived_operators():
     M = dense(F, 2.0)
     assert A.T.norm2() == pytest.approx(np.linalg.norm(M, 2), rel=1e-5)
     assert A.left(2).norm2() == pytest.approx(np.linalg.norm(dense(F[:2]), 2), rel=1e-5)
-
-
-@pytest.mark.parametrize("dtype", [np.float64, np.float32])
-@pytest.mark.parametrize("width", [1, 6, 40])
-def test_small_products_run_serially_with_the_same_bits(monkeypatch, dtype, width):
-    """Products of at most SERIAL_WORK multiply-adds go through every factor in one serial
-    call; they equal the dense product (NumPy, float64) to rounding and the row-parallel path
-    (SERIAL_WORK = 0) to the bit: both sum each entry in the same order."""
-    F = factors_of(dtype, seed=11)
-    A = SparseFactors(F, 0.5)
-    M = dense(F, 0.5)
-    rng = np.random.default_rng(12)
-    X = rng.standard_normal((4, width)).astype(dtype)
-    Y = rng.standard_normal((5, width)).astype(dtype)
-    calls = []
-    serial = mod._chain_serial
-    monkeypatch.setattr(mod, "_chain_serial", lambda *a: calls.append(1) or serial(*a))
-    small = [A @ X, A.T @ Y, A.toarray(), A @ X[:, 0]]
-    assert len(calls) == 4
-    rtol = 1e-5 if dtype == np.float32 else 1e-12
-    for got, want in zip(small, [M @ X, M.T @ Y, M, M @ X[:, 0]]):
-        assert got.dtype == dtype
-        np.testing.assert_allclose(got, want, rtol=rtol, atol=rtol * np.abs(M).sum())
-    monkeypatch.setattr(mod, "SERIAL_WORK", 0)
-    parallel = [A @ X, A.T @ Y, A.toarray(), A @ X[:, 0]]
-    assert len(calls) == 4  # the row-parallel path
-    for got, want in zip(small, parallel):
-        np.testing.assert_array_equal(got, want)
