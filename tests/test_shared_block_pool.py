@@ -12,7 +12,7 @@ import pytest
 from sklearn import manifold as skm
 
 import sparsekit
-from sparsekit import _row_ranges
+from sparsekit import _row_ranges, _threads
 from sparsekit.manifold import Isomap, _graph_cpu
 from sparsekit.samplers import (
     greedy as greedy_module,
@@ -79,6 +79,26 @@ def test_sampler_blocks_run_on_the_shared_pool_and_do_not_depend_on_the_threads(
         two = sparsekit.get_sampler(name, n_jobs=2, **params).scores(X, kernel, random_state=3)
         np.testing.assert_array_equal(one, two)
     assert any(s.startswith(POOL_PREFIX) for s in seen), seen
+
+
+@pytest.mark.parametrize("name", ["dac-rls", "two-pass-rls", "recursive-rls"])
+def test_a_sampler_without_n_jobs_takes_the_threads_of_thread_limit(monkeypatch, name):
+    """n_jobs=None is the library-wide setting (here ``thread_limit(2)``), also where the
+    sampler runs its small factorizations on one thread."""
+    seen = []
+    original = _row_ranges.run_blocks
+
+    def spy(work, n_blocks, **kwargs):
+        seen.append(kwargs["n_jobs"])
+        return original(work, n_blocks, **kwargs)
+
+    monkeypatch.setattr(rls_module, "run_blocks", spy)
+    monkeypatch.setattr(recursive_module, "run_blocks", spy)
+    X = clustered(600, d=3, seed=4)
+    kernel = sparsekit.get_kernel("rbf", gamma=0.5)
+    with sparsekit.thread_limit(2):
+        sparsekit.get_sampler(name).scores(X, kernel, random_state=0)
+    assert seen and set(seen) == {min(2, _threads.usable_cpus())}
 
 
 def test_a_sampler_block_error_reaches_the_caller(monkeypatch):

@@ -185,9 +185,10 @@ class RecursiveRLSSampler(ScoreSampler):
             s = int(self.level_size)
         else:
             s = math.isqrt(n - 1) + 1
+        n_jobs = effective_n_jobs(self.n_jobs)  # resolved before the limits, which would give 1
         # the small factorizations on one thread; row blocks run on n_jobs threads
         with numba_limit(1), blas_limit(1):
-            scores = recursive_scores(Xp, kernel, s, lam, rng, effective_n_jobs(self.n_jobs))
+            scores = recursive_scores(Xp, kernel, s, lam, rng, n_jobs)
         return scores.astype(_score_dtype(Xp), copy=False)
 
 
