@@ -21,8 +21,9 @@ from __future__ import annotations
 import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import nullcontext
 
-from ._threads import blas_limit, effective_n_jobs
+from ._threads import blas_limit, effective_n_jobs, numba_limit
 
 #: ranges per thread: more ranges than threads balance the load when a thread is descheduled
 RANGES_PER_THREAD = 4
@@ -94,7 +95,18 @@ def run_row_ranges(
         fut.result()
 
 
-def run_blocks(work, n_blocks: int, *, n_jobs=None) -> None:
+def _threads_may_launch_numba() -> bool:
+    """False when Numba's threading layer is "workqueue", which cannot run parallel regions
+    launched from several threads at once."""
+    import numba
+
+    try:
+        return numba.threading_layer() != "workqueue"
+    except ValueError:  # no parallel region has run yet: nothing launches one
+        return True
+
+
+def run_blocks(work, n_blocks: int, *, n_jobs=None, numba_regions: bool = False) -> None:
     """Call ``work(i)`` for every ``i`` in ``range(n_blocks)``, each block on one thread.
 
     The calling thread and ``n_jobs - 1`` threads of the library's pool take the blocks in
@@ -118,6 +130,13 @@ def run_blocks(work, n_blocks: int, *, n_jobs=None) -> None:
     n_jobs : int, optional
         Threads (default: :func:`sparsekit._threads.effective_n_jobs`, resolved before the BLAS
         limit is taken). Blocks called from a pool thread run on that thread.
+    numba_regions : bool, default False
+        True when a block may launch a Numba parallel region (a ``parallel=True`` kernel, such
+        as the sparse-input kernels'): every thread then runs such regions on one Numba thread
+        (:func:`sparsekit._threads.numba_limit`, thread-local), and block 0 runs on the calling
+        thread before the others start. That first block starts Numba's threading layer; if the
+        layer is "workqueue", which cannot run regions launched from several threads at once,
+        the remaining blocks run on the calling thread too.
 
     Raises
     ------
@@ -133,20 +152,29 @@ def run_blocks(work, n_blocks: int, *, n_jobs=None) -> None:
     blocks = iter(range(n_blocks))  # ``next`` on a range iterator is atomic under the GIL
     failed: list[BaseException] = []
 
+    def run(i) -> bool:
+        try:
+            work(i)
+        except BaseException as exc:
+            failed.append(exc)
+            return False
+        return True
+
     def drain():
-        for i in blocks:
-            if failed:  # another thread failed: leave the remaining blocks
-                return
-            try:
-                work(i)
-            except BaseException as exc:
-                failed.append(exc)
-                return
+        with numba_limit(1) if numba_regions else nullcontext():
+            for i in blocks:
+                if failed or not run(i):  # a thread failed: leave the remaining blocks
+                    return
 
     with blas_limit(1):
         _IN_WORKER.active = True  # nested pool calls from the caller's blocks run inline
         try:
             futures = []
+            if numba_regions and n_threads > 1:
+                with numba_limit(1):
+                    run(next(blocks))
+                if failed or not _threads_may_launch_numba():
+                    n_threads = 1
             if n_threads > 1:
                 pool = _pool(n_threads)
                 futures = [pool.submit(drain) for _ in range(n_threads - 1)]

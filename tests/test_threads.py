@@ -7,8 +7,8 @@ from threadpoolctl import threadpool_limits
 
 import sparsekit
 from sparsekit import _threads
+from sparsekit._row_ranges import run_blocks
 from sparsekit.kernels import _cpu
-from sparsekit.samplers._parallel import run_blocks
 from sparsekit.samplers._rls_cpu import _invert_upper_inplace, rls_from_gram
 
 
@@ -57,7 +57,7 @@ def test_block_workers_run_single_threaded():
     def work(i):
         seen.append((i, _threads.effective_n_jobs(), numba.get_num_threads()))
 
-    run_blocks(work, range(12), n_jobs=3)
+    run_blocks(work, 12, n_jobs=3, numba_regions=True)
     assert sorted(s[0] for s in seen) == list(range(12))
     assert {s[1:] for s in seen} == {(1, 1)}
 

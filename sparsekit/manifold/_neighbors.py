@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
-
 import numpy as np
 
+from .._row_ranges import run_blocks
 from .._threads import effective_n_jobs
 from . import _graph_cpu
 
@@ -125,15 +124,13 @@ def _chunks(n, n_jobs):
 
 
 def _run(work, n, n_jobs):
+    """``work(a, b)`` over row ranges covering ``range(n)``, on the library's block pool.
+
+    Rows are independent, so the results do not depend on the cut or the thread count.
+    """
     n_jobs = effective_n_jobs(n_jobs)
     chunks = _chunks(n, n_jobs)
-    if n_jobs <= 1 or len(chunks) <= 1:
-        for ab in chunks:
-            work(*ab)
-        return
-    with ThreadPoolExecutor(max_workers=n_jobs) as pool:
-        for fut in [pool.submit(work, a, b) for a, b in chunks]:
-            fut.result()
+    run_blocks(lambda i: work(*chunks[i]), len(chunks), n_jobs=n_jobs)
 
 
 def geodesics(graph, sources, *, n_jobs=None):

@@ -40,12 +40,12 @@ import numpy as np
 from .._memory import check_allocation, dense_gram_bytes
 from .._progress import iterate
 from .._random_features import random_fourier_map
+from .._row_ranges import run_blocks
 from .._small_blas import one_blas_thread
 from .._threads import effective_n_jobs
 from .._typing import RandomStateLike
 from .._validation import check_random_state, check_scalar
 from ._greedy_cpu import exact_step, sketch_step
-from ._parallel import default_n_jobs, run_blocks
 from .base import Landmarks, Sampler, check_n_landmarks
 from .rls import _gram64, _row_step
 
@@ -146,7 +146,7 @@ def greedy_exact_select(
             rows, Kb = block(r0)
             out[rows] = Kb @ v
 
-        run_blocks(work, starts, n_jobs)
+        run_blocks(lambda i: work(starts[i]), len(starts), n_jobs=n_jobs, numba_regions=True)
         return out
 
     P = np.array(kernel.diag(Xp), dtype=np.float64)
@@ -161,7 +161,7 @@ def greedy_exact_select(
             rows, Kb = block(r0)
             num[rows] = np.einsum("ij,ij->i", Kb, Kb)
 
-        run_blocks(sq_norms, starts, n_jobs)
+        run_blocks(lambda i: sq_norms(starts[i]), len(starts), n_jobs=n_jobs, numba_regions=True)
     crit = np.where(P > thr, num / np.where(P > thr, P, 1.0), -np.inf)
     C = np.zeros((n_select, n))
     chosen = []
@@ -273,7 +273,7 @@ class GreedyTraceSampler(Sampler):
             idx = greedy_sketch_select(Psi, Xi, s, rng)
         else:
             idx = greedy_exact_select(
-                Xp, kernel, s, rng, cache_gram=bool(self.cache_gram), n_jobs=default_n_jobs(None)
+                Xp, kernel, s, rng, cache_gram=bool(self.cache_gram), n_jobs=effective_n_jobs(None)
             )
         if idx.size < s:
             warnings.warn(

@@ -36,8 +36,9 @@ import numpy as np
 from scipy.linalg import eigvalsh
 
 from .._progress import progress
+from .._row_ranges import run_blocks
+from .._threads import blas_limit, effective_n_jobs, numba_limit
 from .._validation import check_scalar
-from ._parallel import default_n_jobs, run_blocks, single_threaded
 from ._rls_cpu import cholesky_upper, inverse_upper, quadratic_rows
 from .base import ScoreSampler
 from .lam import LAM_RULES
@@ -75,7 +76,7 @@ def level_estimates(Xp, kernel, rows, S_idx, w, lam, kdiag, n_jobs=1, K_S=None) 
         q = quadratic_rows(_gram64(kernel, kernel.take(Xp, part), XS), Uinv)
         out[r0 : r0 + step] = np.maximum(0.0, kdiag[part] - q) / lam
 
-    run_blocks(work, range(0, rows.size, step), n_jobs)
+    run_blocks(lambda i: work(i * step), -(-rows.size // step), n_jobs=n_jobs, numba_regions=True)
     return out
 
 
@@ -184,8 +185,10 @@ class RecursiveRLSSampler(ScoreSampler):
             s = int(self.level_size)
         else:
             s = math.isqrt(n - 1) + 1
-        with single_threaded():  # the small factorizations; row blocks run on n_jobs threads
-            scores = recursive_scores(Xp, kernel, s, lam, rng, default_n_jobs(self.n_jobs))
+        n_jobs = effective_n_jobs(self.n_jobs)  # resolved before the limits, which would give 1
+        # the small factorizations on one thread; row blocks run on n_jobs threads
+        with numba_limit(1), blas_limit(1):
+            scores = recursive_scores(Xp, kernel, s, lam, rng, n_jobs)
         return scores.astype(_score_dtype(Xp), copy=False)
 
 

@@ -36,12 +36,12 @@ from numpy.typing import ArrayLike
 
 from .._memory import check_allocation, dense_gram_bytes
 from .._progress import progress, tracked
+from .._row_ranges import run_blocks
 from .._small_blas import THREADED_FACTOR_MIN_ROWS  # exact RLS factors below it on one thread
-from .._threads import blas_limit
+from .._threads import blas_limit, effective_n_jobs, numba_limit
 from .._typing import RandomStateLike
 from .._validation import check_random_state, check_scalar
 from . import _draw
-from ._parallel import default_n_jobs, run_blocks, single_threaded, single_threaded_numba
 from ._rls_cpu import cholesky_upper, inverse_upper, nystrom_factor, quadratic_rows, rls_from_gram
 from .base import ScoreSampler, check_n_landmarks
 from .chunked import ChunkedData, check_numeric_lam, chunk_seeds, integer_seed
@@ -108,7 +108,7 @@ def exact_rls(Xp: Any, kernel: Kernel, lam: float) -> np.ndarray:
         "use 'dac-rls' or 'recursive-rls', which never form the n x n Gram matrix",
     )
     with progress(2, f"exact RLS, n={n} (Gram, Cholesky)", unit="step") as bar:
-        with single_threaded_numba():
+        with numba_limit(1):
             K = _gram64(kernel, Xp)
         bar.update()
         if n < THREADED_FACTOR_MIN_ROWS:
@@ -127,7 +127,7 @@ def dac_rls(
 
     Each sample gets the exact ridge leverage score of its own block with the global ``lam``.
     The blocks are independent: ``n_jobs`` threads each evaluate and factor whole blocks
-    (:func:`sparsekit.samplers._parallel.run_blocks`), so at most ``n_jobs`` blocks are alive.
+    (:func:`sparsekit._row_ranges.run_blocks`), so at most ``n_jobs`` blocks are alive.
 
     Parameters
     ----------
@@ -152,7 +152,8 @@ def dac_rls(
     def work(idx):
         out[idx] = rls_from_gram(_gram64(kernel, kernel.take(Xp, idx)), lam, overwrite=True)
 
-    run_blocks(tracked(work, len(blocks), "dac-rls blocks", unit="block"), blocks, n_jobs)
+    work = tracked(work, len(blocks), "dac-rls blocks", unit="block")
+    run_blocks(lambda i: work(blocks[i]), len(blocks), n_jobs=n_jobs, numba_regions=True)
     return out
 
 
@@ -296,7 +297,7 @@ class TwoPassRLSSampler(ScoreSampler):
             return out.astype(_score_dtype(Xp))
         step = _stream_step(n, m)
         starts = range(0, n, step)
-        n_jobs = default_n_jobs(self.n_jobs)
+        n_jobs = effective_n_jobs(self.n_jobs)
 
         def features(r0):  # B rows r0..: K_{rows,S0} M
             rows = np.arange(r0, min(n, r0 + step))
@@ -308,8 +309,10 @@ class TwoPassRLSSampler(ScoreSampler):
             _, B = features(r0)
             partial[r0] = B.T @ B
 
-        with single_threaded():
-            run_blocks(gram_part, starts, n_jobs)
+        with numba_limit(1), blas_limit(1):
+            run_blocks(
+                lambda i: gram_part(starts[i]), len(starts), n_jobs=n_jobs, numba_regions=True
+            )
             G = np.add.reduce([partial.pop(r0) for r0 in starts])
             G.flat[:: r + 1] += lam
             Uinv = inverse_upper(cholesky_upper(G, "B^T B + lam*I"))
@@ -318,7 +321,7 @@ class TwoPassRLSSampler(ScoreSampler):
             rows, B = features(r0)
             out[rows] = quadratic_rows(B, Uinv)
 
-        run_blocks(score_part, starts, n_jobs)
+        run_blocks(lambda i: score_part(starts[i]), len(starts), n_jobs=n_jobs, numba_regions=True)
         np.clip(out, 0.0, 1.0, out=out)
         return out.astype(_score_dtype(Xp), copy=False)
 
@@ -380,7 +383,7 @@ class DACRLSSampler(ScoreSampler):
             check_scalar(self.n_jobs, "n_jobs", kind=numbers.Integral, low=1, low_inclusive=True)
 
     def _n_jobs(self) -> int:
-        return default_n_jobs(self.n_jobs)
+        return effective_n_jobs(self.n_jobs)
 
     def _scores(self, Xp, kernel, lam, rng, n_landmarks=None):
         self._check_sizes()
