@@ -117,17 +117,23 @@ def test_rbf_gram_in_blocks_equals_scikit_learn_whatever_the_threads(rng, dtype,
         np.testing.assert_array_equal(np.diag(K2), np.ones(700, dtype=dtype))
 
 
-def test_the_gram_of_x_in_one_call_keeps_its_symmetric_product(monkeypatch, rng):
+def test_the_gram_of_x_in_one_call_multiplies_only_its_upper_triangle(monkeypatch, rng):
+    from sparsekit.kernels import _sym_gram
+
     X = rng.normal(size=(700, 6))
-    seen, dot = [], np.dot
+    shapes, matmul = [], np.matmul
 
-    def spy_dot(a, b, out=None):
-        seen.append(a.shape[0])
-        return dot(a, b, out=out)
+    def spy_matmul(a, b, out=None):
+        shapes.append((a.shape[0], b.shape[1]))
+        return matmul(a, b, out=out)
 
-    monkeypatch.setattr(np, "dot", spy_dot)
+    monkeypatch.setattr(_sym_gram.np, "matmul", spy_matmul)
     K = sparsekit.get_kernel("rbf", gamma=0.3)(X)
-    assert seen == [700]  # one product of X with itself (BLAS's syrk), not row blocks
+    # strips of rows lo:hi times the columns lo: (the upper triangle), not a full n x n product
+    step = _sym_gram.SYM_STRIP_ROWS
+    expected = [(min(700, lo + step) - lo, 700 - lo) for lo in range(0, 700, step)]
+    assert sorted(shapes) == sorted(expected)
+    assert sum(r * c for r, c in shapes) < 0.7 * 700 * 700
     np.testing.assert_allclose(K, rbf_kernel(X, gamma=0.3), rtol=1e-10, atol=0)
 
 
