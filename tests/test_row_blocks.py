@@ -128,12 +128,27 @@ def test_the_gram_of_x_in_one_call_multiplies_only_its_upper_triangle(monkeypatc
         return matmul(a, b, out=out)
 
     monkeypatch.setattr(_sym_gram.np, "matmul", spy_matmul)
+    monkeypatch.setattr(rbf, "SYM_STRIPS_MIN_ROWS", 700)
     K = sparsekit.get_kernel("rbf", gamma=0.3)(X)
     # strips of rows lo:hi times the columns lo: (the upper triangle), not a full n x n product
     step = _sym_gram.SYM_STRIP_ROWS
     expected = [(min(700, lo + step) - lo, 700 - lo) for lo in range(0, 700, step)]
     assert sorted(shapes) == sorted(expected)
     assert sum(r * c for r, c in shapes) < 0.7 * 700 * 700
+    np.testing.assert_allclose(K, rbf_kernel(X, gamma=0.3), rtol=1e-10, atol=0)
+
+
+def test_a_small_gram_of_x_keeps_one_symmetric_product(monkeypatch, rng):
+    X = rng.normal(size=(rbf.SYM_STRIPS_MIN_ROWS - 1, 6))
+    seen, dot = [], np.dot
+
+    def spy_dot(a, b, out=None):
+        seen.append(a.shape[0])
+        return dot(a, b, out=out)
+
+    monkeypatch.setattr(np, "dot", spy_dot)
+    K = sparsekit.get_kernel("rbf", gamma=0.3)(X)
+    assert seen == [len(X)]  # one product of X with itself (BLAS's syrk), not strips
     np.testing.assert_allclose(K, rbf_kernel(X, gamma=0.3), rtol=1e-10, atol=0)
 
 

@@ -363,11 +363,13 @@ def test_threaded_exp_branch_equals_scikit_learn(rng):
 
 
 @pytest.mark.parametrize("dtype, rtol", [(np.float64, 1e-10), (np.float32, 2e-5)])
-def test_rbf_gram_of_x_from_one_triangle_equals_scikit_learn(dtype, rtol, rng):
+def test_rbf_gram_of_x_from_one_triangle_equals_scikit_learn(dtype, rtol, rng, monkeypatch):
     # the whole Gram of X with itself: the upper triangle in strips (product, distances, exp),
     # each copied below; 700 rows make several strips (the last one shorter) in both dtypes
     from sparsekit._threads import thread_limit
-    from sparsekit.kernels import _sym_gram
+    from sparsekit.kernels import _sym_gram, rbf
+
+    monkeypatch.setattr(rbf, "SYM_STRIPS_MIN_ROWS", 700)  # the strips from 700 rows on
 
     X = (rng.normal(size=(700, 9)) + 5.0).astype(dtype)
     assert _sym_gram.SYM_STRIP_ROWS < 700
