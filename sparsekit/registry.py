@@ -37,6 +37,7 @@ import pluggy
 from ._accepts import ACCEPTS as _ACCEPTS, accepts_label
 from ._names import closest_match, did_you_mean, normalize_name
 from ._required_params import factory_signature, missing_params_error
+from ._terminal import printable
 from .hookspecs import COMPONENT_FAMILIES, FAMILIES, HOOK_OF_FAMILY, PROJECT, Specs, hookimpl
 
 ENTRY_POINT_GROUP = "sparsekit"
@@ -450,6 +451,9 @@ class Registry:
         return None
 
     def _warn(self, message: str, category) -> None:
+        """Warn once per message, its non-printable characters escaped: the message holds
+        strings a plugin chose (its name, an exception's text), which reach the terminal."""
+        message = printable(message)
         if message not in self._warned:  # a table rebuild must not repeat a warning
             self._warned.add(message)
             warnings.warn(message, category, stacklevel=4)

@@ -660,3 +660,75 @@ def test_installed_plugins_that_exit_or_yield_forever_leave_the_process_working(
     assert "'endless' is skipped: yielded more than 10,000 registrations" in out.stderr
     listed = out.stdout.split("skipped plugins and components")[1]
     assert "exiting" in listed and "SystemExit: 3" in listed and "endless" in listed
+
+
+# -- what a plugin names reaches the terminal as visible escapes -------------------------------
+_CONTROLS = ("\x1b", "\x07", "\x9b", "\u202e", "\x00", "\r")
+
+
+def test_plugin_warnings_escape_terminal_controls(monkeypatch):
+    """Every warning the registry emits about a plugin carries the plugin's strings (entry-point
+    name and value, exception class and message, a record's repr, a component name) with their
+    control characters escaped. Oracle: ``str.isprintable``, the definition of what a terminal
+    shows as text; the escapes are those Python's ``repr`` writes (``\\x1b``)."""
+    attack = "\x1b[2J\x1b]0;pwned\x07\x9b\u202e\x00\r"
+    exc_type = type("Err" + attack.replace("\x00", ""), (Exception,), {})
+
+    class Raises:
+        @hookimpl
+        def sparsekit_kernels(self):
+            raise RuntimeError("hook" + attack)
+
+    class BadRecord:
+        def __repr__(self):
+            return "record" + attack
+
+    class YieldsJunk:
+        @hookimpl
+        def sparsekit_samplers(self):
+            yield BadRecord()
+
+    class Clash:
+        @hookimpl
+        def sparsekit_solvers(self):
+            yield Registration("omp", _Doubler)
+
+    class Typo:
+        @hookimpl
+        def sparsekit_kernel(self):
+            return []
+
+    class Task:
+        def registration(self):
+            raise ValueError("task" + attack)
+
+    def fake_deprecated(group):
+        return [_FakeEntryPoint("old" + attack, "old_mod" + attack, target=Task())]
+
+    monkeypatch.setattr(
+        "sparsekit.registry._sparsekit_entry_points",
+        lambda: [
+            _FakeEntryPoint("load" + attack, "mod" + attack, exc=exc_type("import" + attack)),
+            _FakeEntryPoint("raises" + attack, "m", target=Raises()),
+            _FakeEntryPoint("junk" + attack, "m", target=YieldsJunk()),
+            _FakeEntryPoint("clash" + attack, "m", target=Clash()),
+            _FakeEntryPoint("typo" + attack, "m", target=Typo()),
+        ],
+    )
+    monkeypatch.setattr("sparsekit.registry._deprecated_entry_points", fake_deprecated)
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        reg = Registry()
+        reg.names("kernel")
+        reg.names("task")
+    texts = [str(w.message) for w in record if issubclass(w.category, Warning)]
+    assert len(texts) >= 6  # load, hook, junk record, clash, typo, deprecated group
+    for text in texts:
+        assert not any(c in text for c in _CONTROLS), text
+    joined = "\n".join(texts)
+    for visible in ("Err\\x1b[2J", "import\\x1b[2J", "mod\\x1b[2J", "hook\\x1b[2J"):
+        assert visible in joined
+    for visible in ("record\\x1b[2J", "clash\\x1b[2J", "typo\\x1b[2J", "task\\x1b[2J"):
+        assert visible in joined
+    # what skipped() keeps is the text as the plugin wrote it (sparsekit list escapes it)
+    assert any("import" + attack in s.reason for s in reg.skipped())
