@@ -4,8 +4,10 @@ A :class:`Registry` owns a :class:`pluggy.PluginManager`. Built-in components ar
 the plugin modules of :data:`BUILTIN_PLUGINS` (``sparsekit.kernels._plugin``, ...,
 ``sparsekit.run._plugin`` for the tasks of ``sparsekit run``); third-party distributions add
 theirs through the ``sparsekit`` entry-point group. Entry points are loaded once, lazily, at the
-first lookup. The registry manages plugins and names only: it imports no component package
-(:mod:`sparsekit.components` is the layer above it).
+first lookup, under a lock that the lookups of other threads wait for (a registry can be shared
+between threads; once the tables are built, lookups read them without the lock). The registry
+manages plugins and names only: it imports no component package (:mod:`sparsekit.components` is
+the layer above it).
 
 Names are case-insensitive and treat ``-`` and ``_`` alike (``"DAC_RLS"`` is ``"dac-rls"``).
 
@@ -25,6 +27,7 @@ from __future__ import annotations
 import builtins
 import importlib
 import os
+import threading
 import types
 import warnings
 from collections.abc import Callable, Iterable
@@ -338,6 +341,9 @@ class Registry:
             disable = [disable]
         self._pm = pluggy.PluginManager(PROJECT)
         self._pm.add_hookspecs(Specs)
+        # held while plugins are loaded, registered or removed and while the tables are built:
+        # a lookup on another thread waits for them instead of seeing them half done
+        self._lock = threading.RLock()
         self._use_entry_points = entry_points
         self._entry_points_loaded = False
         self._deprecated_loaded: set = set()
@@ -383,15 +389,16 @@ class Registry:
         """
         if name is None:
             name = getattr(plugin, "__name__", None) or f"{type(plugin).__name__}@{id(plugin):x}"
-        if self._disabled_reason(name):
-            self._skip_plugin(name, self._disabled_reason(name), warn=False)
-            return None
-        registered = self._pm.register(plugin, name=name)
-        if registered is None:
-            raise ValueError(f"plugin {name!r} is already registered or blocked")
-        self._recipe["plugins"].append((plugin, registered))
-        self._check_hook_names(plugin, registered)
-        self._tables = None
+        with self._lock:
+            if self._disabled_reason(name):
+                self._skip_plugin(name, self._disabled_reason(name), warn=False)
+                return None
+            registered = self._pm.register(plugin, name=name)
+            if registered is None:
+                raise ValueError(f"plugin {name!r} is already registered or blocked")
+            self._recipe["plugins"].append((plugin, registered))
+            self._check_hook_names(plugin, registered)
+            self._tables = None
         return registered
 
     def unregister(self, name: str) -> None:
@@ -402,9 +409,10 @@ class Registry:
         name : str
             The plugin's name.
         """
-        self._pm.unregister(name=name)
-        self._recipe["plugins"] = [(p, n) for p, n in self._recipe["plugins"] if n != name]
-        self._tables = None
+        with self._lock:
+            self._pm.unregister(name=name)
+            self._recipe["plugins"] = [(p, n) for p, n in self._recipe["plugins"] if n != name]
+            self._tables = None
 
     # -- copies: estimators hold a registry as a parameter ---------------------------------
     def __deepcopy__(self, memo):
@@ -488,40 +496,43 @@ class Registry:
                 self._warn(f"sparsekit plugin {name!r}: {reason}", UnknownHookWarning)
 
     def _load_entry_points(self) -> None:
-        if not self._use_entry_points or self._entry_points_loaded:
-            return
-        self._entry_points_loaded = True
-        # sorted by name: when two plugins claim one name, the same one wins on every machine
-        for ep in sorted(_sparsekit_entry_points(), key=lambda e: e.name):
-            if self._pm.has_plugin(ep.name) or self._pm.is_blocked(ep.name):
-                continue
-            dist = getattr(getattr(ep, "dist", None), "name", None)
-            reason = self._disabled_reason(ep.name, dist)
-            if reason:
-                self._skip_plugin(ep.name, reason, warn=False)
-                continue
-            # A broken plugin must not break the others, nor end the process: SystemExit (a
-            # plugin calling sys.exit at import) and the other BaseExceptions skip it too.
-            try:
-                plugin = ep.load()
-            except KeyboardInterrupt:
-                raise
-            except BaseException as exc:
-                self._skip_plugin(
-                    ep.name, f"failed to load ({ep.value}): {type(exc).__name__}: {exc}"
-                )
-                continue
-            try:
-                self._pm.register(plugin, name=ep.name)  # pluggy validates the hooks' arguments
-                self._check_hook_names(plugin, ep.name)
-            except KeyboardInterrupt:
-                raise
-            except BaseException as exc:
-                if self._pm.has_plugin(ep.name):
-                    self._pm.unregister(name=ep.name)
-                self._skip_plugin(ep.name, f"could not be registered: {type(exc).__name__}: {exc}")
-                continue
-        self._tables = None
+        with self._lock:
+            if not self._use_entry_points or self._entry_points_loaded:
+                return
+            self._entry_points_loaded = True  # first: a plugin may look a name up at import
+            # sorted by name: when two plugins claim one name, the same one wins on every machine
+            for ep in sorted(_sparsekit_entry_points(), key=lambda e: e.name):
+                if self._pm.has_plugin(ep.name) or self._pm.is_blocked(ep.name):
+                    continue
+                dist = getattr(getattr(ep, "dist", None), "name", None)
+                reason = self._disabled_reason(ep.name, dist)
+                if reason:
+                    self._skip_plugin(ep.name, reason, warn=False)
+                    continue
+                # A broken plugin must not break the others, nor end the process: SystemExit (a
+                # plugin calling sys.exit at import) and the other BaseExceptions skip it too.
+                try:
+                    plugin = ep.load()
+                except KeyboardInterrupt:
+                    raise
+                except BaseException as exc:
+                    self._skip_plugin(
+                        ep.name, f"failed to load ({ep.value}): {type(exc).__name__}: {exc}"
+                    )
+                    continue
+                try:
+                    self._pm.register(plugin, name=ep.name)  # pluggy validates the hooks' arguments
+                    self._check_hook_names(plugin, ep.name)
+                except KeyboardInterrupt:
+                    raise
+                except BaseException as exc:
+                    if self._pm.has_plugin(ep.name):
+                        self._pm.unregister(name=ep.name)
+                    self._skip_plugin(
+                        ep.name, f"could not be registered: {type(exc).__name__}: {exc}"
+                    )
+                    continue
+            self._tables = None
 
     def _load_deprecated_entry_points(self, family: str) -> None:
         """Load the deprecated entry-point groups of ``family`` (once, at the first lookup in
@@ -576,14 +587,18 @@ class Registry:
         kernel lookup does not import the tasks, nor load the ``sparsekit.tasks`` group)."""
         if any(f in COMPONENT_FAMILIES for f in families):
             families = tuple(dict.fromkeys((*COMPONENT_FAMILIES, *families)))
-        self._load_entry_points()
-        if self._tables is None:
-            self._tables = {}
-            self._skipped_records = []
-        for family in families:
-            if family not in self._tables:
-                self._tables[family] = self._build_table(family)
-        return self._tables
+        tables = self._tables
+        if tables is not None and all(f in tables for f in families):
+            return tables  # a family enters the tables when its table is complete
+        with self._lock:
+            self._load_entry_points()
+            if self._tables is None:
+                self._tables = {}
+                self._skipped_records = []
+            for family in families:
+                if family not in self._tables:
+                    self._tables[family] = self._build_table(family)
+            return self._tables
 
     def _build_table(self, family: str) -> dict[str, ComponentInfo]:
         self._load_deprecated_entry_points(family)
@@ -660,12 +675,15 @@ class Registry:
         plugin_name : str
             The plugin's name.
         """
-        if self._pm.has_plugin(plugin_name):
-            self._pm.unregister(name=plugin_name)
-        self._pm.set_blocked(plugin_name)
-        self._recipe["plugins"] = [(p, n) for p, n in self._recipe["plugins"] if n != plugin_name]
-        self._recipe["blocked"].append(plugin_name)
-        self._tables = None
+        with self._lock:
+            if self._pm.has_plugin(plugin_name):
+                self._pm.unregister(name=plugin_name)
+            self._pm.set_blocked(plugin_name)
+            self._recipe["plugins"] = [
+                (p, n) for p, n in self._recipe["plugins"] if n != plugin_name
+            ]
+            self._recipe["blocked"].append(plugin_name)
+            self._tables = None
 
     @staticmethod
     def _check_family(family: str) -> str:
@@ -1054,6 +1072,7 @@ def _check_params_accepted(info: ComponentInfo, params: dict) -> None:
 
 
 _default: Registry | None = None
+_default_lock = threading.RLock()
 
 
 def default_registry() -> Registry:
@@ -1066,7 +1085,9 @@ def default_registry() -> Registry:
     """
     global _default
     if _default is None:
-        _default = Registry()
+        with _default_lock:  # one registry, also when threads ask for it first at once
+            if _default is None:
+                _default = Registry()
     return _default
 
 

@@ -732,3 +732,86 @@ def test_plugin_warnings_escape_terminal_controls(monkeypatch):
         assert visible in joined
     # what skipped() keeps is the text as the plugin wrote it (sparsekit list escapes it)
     assert any("import" + attack in s.reason for s in reg.skipped())
+
+
+# -- threads -----------------------------------------------------------------------------------
+def test_concurrent_first_lookups_all_find_the_plugin_component(monkeypatch):
+    """Eight threads look a plugin's component up at once on a fresh registry whose entry point
+    imports slowly and whose hook is slow. Oracle: the same lookup made alone (one thread)
+    succeeds, so every thread must get the plugin's component, and the plugin's hook runs once
+    (the tables are built once)."""
+    import threading
+    import time
+
+    calls = []
+
+    class Slow:
+        @hookimpl
+        def sparsekit_kernels(self):
+            calls.append(1)
+            time.sleep(0.05)
+            yield Registration("slow-doubler", _Doubler)
+
+    class SlowEntryPoint(_FakeEntryPoint):
+        def load(self):
+            time.sleep(0.1)  # a plugin whose import takes a while
+            return super().load()
+
+    monkeypatch.setattr(
+        "sparsekit.registry._sparsekit_entry_points",
+        lambda: [SlowEntryPoint("slow", "slow_mod", target=Slow())],
+    )
+    assert type(Registry().get("kernel", "slow-doubler")) is _Doubler  # alone
+    calls.clear()
+    for _ in range(3):
+        reg = Registry()
+        n_threads = 8
+        barrier = threading.Barrier(n_threads)
+        results, errors = [], []
+
+        def lookup(reg=reg, barrier=barrier, results=results, errors=errors):
+            barrier.wait()
+            try:
+                results.append(reg.get("kernel", "slow-doubler"))
+            except Exception as exc:
+                errors.append(exc)
+
+        threads = [threading.Thread(target=lookup) for _ in range(n_threads)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert errors == []
+        assert len(results) == n_threads and all(type(k) is _Doubler for k in results)
+        assert len(calls) == 1
+        calls.clear()
+
+
+def test_concurrent_first_calls_share_one_default_registry(monkeypatch):
+    """Eight threads ask for the process-wide registry at once while it is slow to build.
+    Oracle: its contract, one registry per process (``is`` identity)."""
+    import threading
+    import time
+
+    import sparsekit.registry as registry_module
+
+    class SlowRegistry(Registry):
+        def __init__(self, **kwargs):
+            time.sleep(0.05)
+            super().__init__(entry_points=False, **kwargs)
+
+    monkeypatch.setattr(registry_module, "_default", None)
+    monkeypatch.setattr(registry_module, "Registry", SlowRegistry)
+    barrier = threading.Barrier(8)
+    seen = []
+
+    def first_call():
+        barrier.wait()
+        seen.append(registry_module.default_registry())
+
+    threads = [threading.Thread(target=first_call) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(seen) == 8 and all(reg is seen[0] for reg in seen)
