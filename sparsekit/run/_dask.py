@@ -31,7 +31,8 @@ def completed(
         The runs (``_timed_point``, which catches a task's own errors: a future that raises
         was lost by Dask).
     worker_timeout : float
-        Seconds the cluster may have no worker (all stopped or lost) before the sweep stops.
+        Seconds the cluster may have no worker (all stopped or lost), or the client no
+        connection to the scheduler, before the sweep stops.
     poll : float, default 0.2
         Seconds between looks at the finished futures and the worker count while none finishes.
 
@@ -63,7 +64,8 @@ def completed(
             yield fut, result
         if batch:
             continue
-        if _n_workers(client):
+        connected = client.status == "running"  # else reconnecting, or given up
+        if connected and _n_workers(client):
             no_worker_since = None
         elif no_worker_since is None:
             no_worker_since = time.monotonic()
@@ -71,14 +73,18 @@ def completed(
             raise ClusterLostError(
                 f"the Dask cluster has had no worker for {worker_timeout:g} s (its workers "
                 "stopped or were lost mid-sweep)"
+                if connected
+                else f"lost the Dask scheduler mid-sweep (no connection for {worker_timeout:g} s)"
             )
         time.sleep(poll)
 
 
 def _n_workers(client) -> int:
-    """The number of workers the scheduler knows (a small request: no per-worker details)."""
+    """The number of workers the scheduler knows: a small request where Dask takes
+    ``n_workers=0``; older releases answer with every worker's details, and no ``n_workers``."""
     try:
-        return client.scheduler_info(n_workers=0)["n_workers"]
+        info = client.scheduler_info(n_workers=0)
+        return info["n_workers"] if "n_workers" in info else len(info["workers"])
     except Exception as exc:  # noqa: BLE001 (a scheduler that does not answer is lost)
         why = f"{type(exc).__name__}: {' '.join(str(exc).split())}"
         raise ClusterLostError(f"lost the Dask scheduler mid-sweep ({why})") from None

@@ -3,6 +3,7 @@ gone) stops the sweep within a deadline, with one clear error that counts the re
 says how to resume; the same command on a working cluster then runs the rest, once each."""
 
 import json
+import re
 import threading
 import time
 import warnings
@@ -116,3 +117,45 @@ def test_cluster_lost_mid_sweep_stops_with_a_resume_hint(
     assert "with the cluster working again, re-run the same command to resume" in err
     assert "Traceback" not in err
     _resume(args, out)
+
+
+class _FakeClient:
+    """A client whose scheduler has no worker: as a release of distributed before
+    ``identity(n_workers=...)`` answers (every worker's details, no count), or no connection."""
+
+    def __init__(self, status):
+        self.status = status
+
+    def scheduler_info(self, **kwargs):
+        return {"type": "Scheduler", "workers": {}}
+
+
+class _NeverDone:
+    """``distributed.as_completed`` over futures that never finish."""
+
+    def __init__(self, futures):
+        pass
+
+    def is_empty(self):
+        return False
+
+    def next_batch(self, block=True):
+        return []
+
+
+@pytest.mark.parametrize(
+    "status, says",
+    [
+        ("running", "the Dask cluster has had no worker for 0.3 s"),
+        ("connecting", "lost the Dask scheduler mid-sweep (no connection for 0.3 s)"),
+    ],
+)
+def test_no_worker_or_no_connection_stops_waiting_at_the_deadline(monkeypatch, status, says):
+    """Oracle: the deadline (0.3 s) measured by the clock, and the reason the client shows."""
+    from sparsekit.run._dask import ClusterLostError, completed
+
+    monkeypatch.setattr(distributed, "as_completed", _NeverDone)
+    start = time.monotonic()
+    with pytest.raises(ClusterLostError, match=re.escape(says)):
+        next(completed(_FakeClient(status), [object()], worker_timeout=0.3, poll=0.01))
+    assert 0.3 <= time.monotonic() - start < 5
