@@ -4,20 +4,24 @@ A :class:`Registry` owns a :class:`pluggy.PluginManager`. Built-in components ar
 the plugin modules of :data:`BUILTIN_PLUGINS` (``sparsekit.kernels._plugin``, ...,
 ``sparsekit.run._plugin`` for the tasks of ``sparsekit run``); third-party distributions add
 theirs through the ``sparsekit`` entry-point group. Entry points are loaded once, lazily, at the
-first lookup. The registry manages plugins and names only: it imports no component package
-(:mod:`sparsekit.components` is the layer above it).
+first lookup, under a lock that the lookups of other threads wait for (a registry can be shared
+between threads; once the tables are built, lookups read them without the lock). The registry
+manages plugins and names only: it imports no component package (:mod:`sparsekit.components` is
+the layer above it).
 
 Names are case-insensitive and treat ``-`` and ``_`` alike (``"DAC_RLS"`` is ``"dac-rls"``).
 
-No third-party plugin can make the library unusable: one that fails to import, raises in a
-hook (``SystemExit`` and other ``BaseException`` subclasses included: only ``KeyboardInterrupt``
-goes through), yields more than :data:`MAX_REGISTRATIONS_PER_HOOK` records from one hook (a hook
-that yields forever is cut there), yields something other than a :class:`Registration`,
-implements a hook that does not exist (``sparsekit_sampler`` for ``sparsekit_samplers``) or
-claims a name that is already taken is skipped with a :class:`PluginWarning` naming it, and
-:meth:`Registry.skipped` (and ``sparsekit list``) say what was skipped and why. Built-in
+A third-party plugin that fails to import, raises in a hook (``SystemExit`` and other
+``BaseException`` subclasses included: only ``KeyboardInterrupt`` goes through), yields more than
+:data:`MAX_REGISTRATIONS_PER_HOOK` records from one hook (a hook that yields forever is cut there),
+yields something other than a :class:`Registration`, implements a hook that does not exist
+(``sparsekit_sampler`` for ``sparsekit_samplers``) or claims a name that is already taken is skipped
+with a :class:`PluginWarning` naming it (the control characters of the plugin's strings escaped),
+and :meth:`Registry.skipped` (and ``sparsekit list``) say what was skipped and why. Built-in
 components always win a name. The user blocks a plugin with ``SPARSEKIT_DISABLE_PLUGINS=name,...``
-or ``Registry(disable=[...])``.
+or ``Registry(disable=[...])``. A plugin runs in the process: one that hangs at import or in a hook
+hangs the first lookup, and one that calls ``os._exit`` ends the process (install only plugins you
+trust).
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from __future__ import annotations
 import builtins
 import importlib
 import os
+import threading
 import types
 import warnings
 from collections.abc import Callable, Iterable
@@ -37,6 +42,7 @@ import pluggy
 from ._accepts import ACCEPTS as _ACCEPTS, accepts_label
 from ._names import closest_match, did_you_mean, normalize_name
 from ._required_params import factory_signature, missing_params_error
+from ._terminal import printable
 from .hookspecs import COMPONENT_FAMILIES, FAMILIES, HOOK_OF_FAMILY, PROJECT, Specs, hookimpl
 
 ENTRY_POINT_GROUP = "sparsekit"
@@ -337,6 +343,9 @@ class Registry:
             disable = [disable]
         self._pm = pluggy.PluginManager(PROJECT)
         self._pm.add_hookspecs(Specs)
+        # held while plugins are loaded, registered or removed and while the tables are built:
+        # a lookup on another thread waits for them instead of seeing them half done
+        self._lock = threading.RLock()
         self._use_entry_points = entry_points
         self._entry_points_loaded = False
         self._deprecated_loaded: set = set()
@@ -382,15 +391,16 @@ class Registry:
         """
         if name is None:
             name = getattr(plugin, "__name__", None) or f"{type(plugin).__name__}@{id(plugin):x}"
-        if self._disabled_reason(name):
-            self._skip_plugin(name, self._disabled_reason(name), warn=False)
-            return None
-        registered = self._pm.register(plugin, name=name)
-        if registered is None:
-            raise ValueError(f"plugin {name!r} is already registered or blocked")
-        self._recipe["plugins"].append((plugin, registered))
-        self._check_hook_names(plugin, registered)
-        self._tables = None
+        with self._lock:
+            if self._disabled_reason(name):
+                self._skip_plugin(name, self._disabled_reason(name), warn=False)
+                return None
+            registered = self._pm.register(plugin, name=name)
+            if registered is None:
+                raise ValueError(f"plugin {name!r} is already registered or blocked")
+            self._recipe["plugins"].append((plugin, registered))
+            self._check_hook_names(plugin, registered)
+            self._tables = None
         return registered
 
     def unregister(self, name: str) -> None:
@@ -401,9 +411,10 @@ class Registry:
         name : str
             The plugin's name.
         """
-        self._pm.unregister(name=name)
-        self._recipe["plugins"] = [(p, n) for p, n in self._recipe["plugins"] if n != name]
-        self._tables = None
+        with self._lock:
+            self._pm.unregister(name=name)
+            self._recipe["plugins"] = [(p, n) for p, n in self._recipe["plugins"] if n != name]
+            self._tables = None
 
     # -- copies: estimators hold a registry as a parameter ---------------------------------
     def __deepcopy__(self, memo):
@@ -450,6 +461,9 @@ class Registry:
         return None
 
     def _warn(self, message: str, category) -> None:
+        """Warn once per message, its non-printable characters escaped: the message holds
+        strings a plugin chose (its name, an exception's text), which reach the terminal."""
+        message = printable(message)
         if message not in self._warned:  # a table rebuild must not repeat a warning
             self._warned.add(message)
             warnings.warn(message, category, stacklevel=4)
@@ -484,40 +498,43 @@ class Registry:
                 self._warn(f"sparsekit plugin {name!r}: {reason}", UnknownHookWarning)
 
     def _load_entry_points(self) -> None:
-        if not self._use_entry_points or self._entry_points_loaded:
-            return
-        self._entry_points_loaded = True
-        # sorted by name: when two plugins claim one name, the same one wins on every machine
-        for ep in sorted(_sparsekit_entry_points(), key=lambda e: e.name):
-            if self._pm.has_plugin(ep.name) or self._pm.is_blocked(ep.name):
-                continue
-            dist = getattr(getattr(ep, "dist", None), "name", None)
-            reason = self._disabled_reason(ep.name, dist)
-            if reason:
-                self._skip_plugin(ep.name, reason, warn=False)
-                continue
-            # A broken plugin must not break the others, nor end the process: SystemExit (a
-            # plugin calling sys.exit at import) and the other BaseExceptions skip it too.
-            try:
-                plugin = ep.load()
-            except KeyboardInterrupt:
-                raise
-            except BaseException as exc:
-                self._skip_plugin(
-                    ep.name, f"failed to load ({ep.value}): {type(exc).__name__}: {exc}"
-                )
-                continue
-            try:
-                self._pm.register(plugin, name=ep.name)  # pluggy validates the hooks' arguments
-                self._check_hook_names(plugin, ep.name)
-            except KeyboardInterrupt:
-                raise
-            except BaseException as exc:
-                if self._pm.has_plugin(ep.name):
-                    self._pm.unregister(name=ep.name)
-                self._skip_plugin(ep.name, f"could not be registered: {type(exc).__name__}: {exc}")
-                continue
-        self._tables = None
+        with self._lock:
+            if not self._use_entry_points or self._entry_points_loaded:
+                return
+            self._entry_points_loaded = True  # first: a plugin may look a name up at import
+            # sorted by name: when two plugins claim one name, the same one wins on every machine
+            for ep in sorted(_sparsekit_entry_points(), key=lambda e: e.name):
+                if self._pm.has_plugin(ep.name) or self._pm.is_blocked(ep.name):
+                    continue
+                dist = getattr(getattr(ep, "dist", None), "name", None)
+                reason = self._disabled_reason(ep.name, dist)
+                if reason:
+                    self._skip_plugin(ep.name, reason, warn=False)
+                    continue
+                # A broken plugin must not break the others, nor end the process: SystemExit (a
+                # plugin calling sys.exit at import) and the other BaseExceptions skip it too.
+                try:
+                    plugin = ep.load()
+                except KeyboardInterrupt:
+                    raise
+                except BaseException as exc:
+                    self._skip_plugin(
+                        ep.name, f"failed to load ({ep.value}): {type(exc).__name__}: {exc}"
+                    )
+                    continue
+                try:
+                    self._pm.register(plugin, name=ep.name)  # pluggy validates the hooks' arguments
+                    self._check_hook_names(plugin, ep.name)
+                except KeyboardInterrupt:
+                    raise
+                except BaseException as exc:
+                    if self._pm.has_plugin(ep.name):
+                        self._pm.unregister(name=ep.name)
+                    self._skip_plugin(
+                        ep.name, f"could not be registered: {type(exc).__name__}: {exc}"
+                    )
+                    continue
+            self._tables = None
 
     def _load_deprecated_entry_points(self, family: str) -> None:
         """Load the deprecated entry-point groups of ``family`` (once, at the first lookup in
@@ -572,14 +589,18 @@ class Registry:
         kernel lookup does not import the tasks, nor load the ``sparsekit.tasks`` group)."""
         if any(f in COMPONENT_FAMILIES for f in families):
             families = tuple(dict.fromkeys((*COMPONENT_FAMILIES, *families)))
-        self._load_entry_points()
-        if self._tables is None:
-            self._tables = {}
-            self._skipped_records = []
-        for family in families:
-            if family not in self._tables:
-                self._tables[family] = self._build_table(family)
-        return self._tables
+        tables = self._tables
+        if tables is not None and all(f in tables for f in families):
+            return tables  # a family enters the tables when its table is complete
+        with self._lock:
+            self._load_entry_points()
+            if self._tables is None:
+                self._tables = {}
+                self._skipped_records = []
+            for family in families:
+                if family not in self._tables:
+                    self._tables[family] = self._build_table(family)
+            return self._tables
 
     def _build_table(self, family: str) -> dict[str, ComponentInfo]:
         self._load_deprecated_entry_points(family)
@@ -656,12 +677,15 @@ class Registry:
         plugin_name : str
             The plugin's name.
         """
-        if self._pm.has_plugin(plugin_name):
-            self._pm.unregister(name=plugin_name)
-        self._pm.set_blocked(plugin_name)
-        self._recipe["plugins"] = [(p, n) for p, n in self._recipe["plugins"] if n != plugin_name]
-        self._recipe["blocked"].append(plugin_name)
-        self._tables = None
+        with self._lock:
+            if self._pm.has_plugin(plugin_name):
+                self._pm.unregister(name=plugin_name)
+            self._pm.set_blocked(plugin_name)
+            self._recipe["plugins"] = [
+                (p, n) for p, n in self._recipe["plugins"] if n != plugin_name
+            ]
+            self._recipe["blocked"].append(plugin_name)
+            self._tables = None
 
     @staticmethod
     def _check_family(family: str) -> str:
@@ -1050,6 +1074,7 @@ def _check_params_accepted(info: ComponentInfo, params: dict) -> None:
 
 
 _default: Registry | None = None
+_default_lock = threading.RLock()
 
 
 def default_registry() -> Registry:
@@ -1062,7 +1087,9 @@ def default_registry() -> Registry:
     """
     global _default
     if _default is None:
-        _default = Registry()
+        with _default_lock:  # one registry, also when threads ask for it first at once
+            if _default is None:
+                _default = Registry()
     return _default
 
 

@@ -42,6 +42,7 @@ REGISTRY_LAYER = {
     "sparsekit._names",
     "sparsekit._accepts",
     "sparsekit._required_params",
+    "sparsekit._terminal",
 }
 
 

@@ -660,3 +660,158 @@ def test_installed_plugins_that_exit_or_yield_forever_leave_the_process_working(
     assert "'endless' is skipped: yielded more than 10,000 registrations" in out.stderr
     listed = out.stdout.split("skipped plugins and components")[1]
     assert "exiting" in listed and "SystemExit: 3" in listed and "endless" in listed
+
+
+# -- what a plugin names reaches the terminal as visible escapes -------------------------------
+_CONTROLS = ("\x1b", "\x07", "\x9b", "\u202e", "\x00", "\r")
+
+
+def test_plugin_warnings_escape_terminal_controls(monkeypatch):
+    """Every warning the registry emits about a plugin carries the plugin's strings (entry-point
+    name and value, exception class and message, a record's repr, a component name) with their
+    control characters escaped. Oracle: ``str.isprintable``, the definition of what a terminal
+    shows as text; the escapes are those Python's ``repr`` writes (``\\x1b``)."""
+    attack = "\x1b[2J\x1b]0;pwned\x07\x9b\u202e\x00\r"
+    exc_type = type("Err" + attack.replace("\x00", ""), (Exception,), {})
+
+    class Raises:
+        @hookimpl
+        def sparsekit_kernels(self):
+            raise RuntimeError("hook" + attack)
+
+    class BadRecord:
+        def __repr__(self):
+            return "record" + attack
+
+    class YieldsJunk:
+        @hookimpl
+        def sparsekit_samplers(self):
+            yield BadRecord()
+
+    class Clash:
+        @hookimpl
+        def sparsekit_solvers(self):
+            yield Registration("omp", _Doubler)
+
+    class Typo:
+        @hookimpl
+        def sparsekit_kernel(self):
+            return []
+
+    class Task:
+        def registration(self):
+            raise ValueError("task" + attack)
+
+    def fake_deprecated(group):
+        return [_FakeEntryPoint("old" + attack, "old_mod" + attack, target=Task())]
+
+    monkeypatch.setattr(
+        "sparsekit.registry._sparsekit_entry_points",
+        lambda: [
+            _FakeEntryPoint("load" + attack, "mod" + attack, exc=exc_type("import" + attack)),
+            _FakeEntryPoint("raises" + attack, "m", target=Raises()),
+            _FakeEntryPoint("junk" + attack, "m", target=YieldsJunk()),
+            _FakeEntryPoint("clash" + attack, "m", target=Clash()),
+            _FakeEntryPoint("typo" + attack, "m", target=Typo()),
+        ],
+    )
+    monkeypatch.setattr("sparsekit.registry._deprecated_entry_points", fake_deprecated)
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        reg = Registry()
+        reg.names("kernel")
+        reg.names("task")
+    texts = [str(w.message) for w in record if issubclass(w.category, Warning)]
+    assert len(texts) >= 6  # load, hook, junk record, clash, typo, deprecated group
+    for text in texts:
+        assert not any(c in text for c in _CONTROLS), text
+    joined = "\n".join(texts)
+    for visible in ("Err\\x1b[2J", "import\\x1b[2J", "mod\\x1b[2J", "hook\\x1b[2J"):
+        assert visible in joined
+    for visible in ("record\\x1b[2J", "clash\\x1b[2J", "typo\\x1b[2J", "task\\x1b[2J"):
+        assert visible in joined
+    # what skipped() keeps is the text as the plugin wrote it (sparsekit list escapes it)
+    assert any("import" + attack in s.reason for s in reg.skipped())
+
+
+# -- threads -----------------------------------------------------------------------------------
+def test_concurrent_first_lookups_all_find_the_plugin_component(monkeypatch):
+    """Eight threads look a plugin's component up at once on a fresh registry whose entry point
+    imports slowly and whose hook is slow. Oracle: the same lookup made alone (one thread)
+    succeeds, so every thread must get the plugin's component, and the plugin's hook runs once
+    (the tables are built once)."""
+    import threading
+    import time
+
+    calls = []
+
+    class Slow:
+        @hookimpl
+        def sparsekit_kernels(self):
+            calls.append(1)
+            time.sleep(0.05)
+            yield Registration("slow-doubler", _Doubler)
+
+    class SlowEntryPoint(_FakeEntryPoint):
+        def load(self):
+            time.sleep(0.1)  # a plugin whose import takes a while
+            return super().load()
+
+    monkeypatch.setattr(
+        "sparsekit.registry._sparsekit_entry_points",
+        lambda: [SlowEntryPoint("slow", "slow_mod", target=Slow())],
+    )
+    assert type(Registry().get("kernel", "slow-doubler")) is _Doubler  # alone
+    calls.clear()
+    for _ in range(3):
+        reg = Registry()
+        n_threads = 8
+        barrier = threading.Barrier(n_threads)
+        results, errors = [], []
+
+        def lookup(reg=reg, barrier=barrier, results=results, errors=errors):
+            barrier.wait()
+            try:
+                results.append(reg.get("kernel", "slow-doubler"))
+            except Exception as exc:
+                errors.append(exc)
+
+        threads = [threading.Thread(target=lookup) for _ in range(n_threads)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert errors == []
+        assert len(results) == n_threads and all(type(k) is _Doubler for k in results)
+        assert len(calls) == 1
+        calls.clear()
+
+
+def test_concurrent_first_calls_share_one_default_registry(monkeypatch):
+    """Eight threads ask for the process-wide registry at once while it is slow to build.
+    Oracle: its contract, one registry per process (``is`` identity)."""
+    import threading
+    import time
+
+    import sparsekit.registry as registry_module
+
+    class SlowRegistry(Registry):
+        def __init__(self, **kwargs):
+            time.sleep(0.05)
+            super().__init__(entry_points=False, **kwargs)
+
+    monkeypatch.setattr(registry_module, "_default", None)
+    monkeypatch.setattr(registry_module, "Registry", SlowRegistry)
+    barrier = threading.Barrier(8)
+    seen = []
+
+    def first_call():
+        barrier.wait()
+        seen.append(registry_module.default_registry())
+
+    threads = [threading.Thread(target=first_call) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(seen) == 8 and all(reg is seen[0] for reg in seen)

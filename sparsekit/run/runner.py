@@ -33,6 +33,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, TextIO
 
+from ._dask import ClusterLostError
 from .results import NO_SPACE, FolderLock, NoSpaceError, Recorder, write_atomic
 from .spec import Spec, SpecError, count_points, count_runs, expand
 
@@ -41,7 +42,7 @@ from .spec import Spec, SpecError, count_points, count_runs, expand
 MAX_LOCAL_WORKERS_PER_CPU = 4
 #: seconds to wait for a Dask scheduler before giving up
 SCHEDULER_TIMEOUT_S = 10
-#: seconds to wait for its first worker
+#: seconds to wait for its first worker, and for a worker again when all are gone mid-sweep
 WORKER_TIMEOUT_S = 60
 
 
@@ -362,6 +363,10 @@ def run_spec(
         The folder's disk, quota or file-size limit is full (an ``OSError``).
     Interrupted
         Ctrl-C; what finished stays recorded, and running again resumes.
+    ClusterLostError
+        With ``scheduler``: the cluster had no worker for ``WORKER_TIMEOUT_S`` seconds, or its
+        scheduler was lost, mid-sweep (a ``ConnectionError``); the message says how many runs
+        are recorded and how to resume.
     """
     check_size(spec, yes)
     runs = plan(spec)
@@ -427,6 +432,12 @@ def _run_locked(spec, runs, out, client, scheduler, allow_pickle, stream, progre
         raise Interrupted(
             f"interrupted after {len(recorded)} of {len(runs)} runs; {resume}"
         ) from None
+    except ClusterLostError as exc:
+        recorded = {r["run_id"] for r in rec.rows} & {r["run_id"] for r in runs}
+        raise ClusterLostError(
+            f"{exc}; {len(recorded)} of {len(runs)} runs are recorded in {out}; with the "
+            f"cluster working again, {resume}"
+        ) from None
     failed = [r for r in rec.rows if r.get("status") != "ok"]
     print(
         f"results: {out / 'results.csv'} and {out / 'results.jsonl'}"
@@ -471,7 +482,7 @@ def _execute(spec, todo, rec, client, allow_pickle, progress):
                 record(r, status, result, time.perf_counter() - t0)
                 bar.update(1)
         else:
-            from distributed import as_completed
+            from ._dask import completed
 
             futures = {
                 client.submit(
@@ -479,8 +490,7 @@ def _execute(spec, todo, rec, client, allow_pickle, progress):
                 ): r
                 for r in todo
             }
-            for fut in as_completed(futures):
-                status, result, elapsed = fut.result()
+            for fut, (status, result, elapsed) in completed(client, futures, WORKER_TIMEOUT_S):
                 record(futures[fut], status, result, elapsed)
                 bar.update(1)
 

@@ -280,12 +280,15 @@ def test_ctrl_c_on_the_dask_path_keeps_what_finished(tmp_path, capsys, monkeypat
     """Ctrl-C while waiting for Dask results (here raised after the first result): the recorded
     run stays, the message counts it, and the same command finishes the rest."""
     distributed = pytest.importorskip("distributed")
-    real = distributed.as_completed
 
-    def first_then_ctrl_c(futures):
-        for fut in real(futures):
-            yield fut
-            raise KeyboardInterrupt
+    class FirstThenCtrlC(distributed.as_completed):
+        given = False
+
+        def next_batch(self, block=True):
+            if self.given:
+                raise KeyboardInterrupt
+            self.given = True
+            return [next(self)]
 
     register_task(Task("test-echo", lambda ctx: {"k": ctx.params["k"]}, {"k": 0}))
     cluster = distributed.LocalCluster(
@@ -295,7 +298,7 @@ def test_ctrl_c_on_the_dask_path_keeps_what_finished(tmp_path, capsys, monkeypat
         spec, out = _spec(tmp_path, 3), tmp_path / "out"
         args = ["run", str(spec), "--out", str(out), "--scheduler", cluster.scheduler_address]
         with monkeypatch.context() as m:
-            m.setattr(distributed, "as_completed", first_then_ctrl_c)
+            m.setattr(distributed, "as_completed", FirstThenCtrlC)
             try:
                 rc = main(args)
             except KeyboardInterrupt:
