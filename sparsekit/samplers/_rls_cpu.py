@@ -59,12 +59,18 @@ def _invert_upper_inplace(U: np.ndarray) -> bool:
     return trtri_upper(U) == 0
 
 
-def nystrom_factor(W: np.ndarray, rcond: float = 1e-12):
+def nystrom_factor(W: np.ndarray, rcond: float = 1e-12, lam: float | None = None):
     """M with K_{X,S} M M^T K_{S,X} = K_{X,S} W⁺ K_{S,X}: M = V_+ diag(w_+^{-1/2}).
 
-    Eigenvalues below ``rcond · max(w)`` are dropped (the pseudo-inverse floor).
+    Eigenvalues below ``rcond · max(w)`` are dropped (the pseudo-inverse floor). With ``lam``,
+    raises :class:`NotPositiveDefiniteError` when W + λI is not positive definite (its smallest
+    eigenvalue is not above 0), the test the exact scores make on K + λI by their Cholesky
+    factorization: the pseudo-inverse would otherwise drop the negative eigenvalues of a kernel
+    that is not positive semi-definite without a word.
     """
     w, V = np.linalg.eigh(np.asarray(W, dtype=np.float64))
+    if lam is not None and w.size and not w[0] + lam > 0:
+        raise _not_pd("K_S + lam*I")
     keep = w > rcond * max(float(w[-1]), 0.0) if w[-1] > 0 else np.zeros(w.shape, bool)
     if not keep.any():
         return np.zeros((W.shape[0], 0))

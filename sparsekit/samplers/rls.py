@@ -257,6 +257,11 @@ class TwoPassRLSSampler(ScoreSampler):
     -----
     Two streamed passes over K_{X,S₀} in row blocks (one for BᵀB, one for the scores), so the
     memory is O(m² + block · m); nothing of size n × m is kept.
+
+    A kernel that is not positive semi-definite is refused (``NotPositiveDefiniteError``, a
+    ``ValueError``) when K_{S₀} + λI is not positive definite, as exact RLS refuses K + λI and
+    DAC-RLS the K + λI of a block; the pseudo-inverse K_{S₀}⁺ alone would drop the negative
+    eigenvalues without a word.
     """
 
     name = "two-pass-rls"
@@ -290,7 +295,9 @@ class TwoPassRLSSampler(ScoreSampler):
         m = min(n, math.isqrt(n - 1) + 1 if self.n_first is None else int(self.n_first))
         first = np.sort(rng.choice(n, m, replace=False))
         S0 = kernel.take(Xp, first)
-        M = nystrom_factor(_gram64(kernel, S0))  # K_{S0}^{+1/2} = M Mᵀ
+        # K_{S0}^{+1/2} = M Mᵀ; refused, as the other RLS samplers refuse, when K_{S0} + λI is
+        # not positive definite
+        M = nystrom_factor(_gram64(kernel, S0), lam=lam)
         r = M.shape[1]
         out = np.zeros(n, dtype=np.float64)
         if r == 0:
