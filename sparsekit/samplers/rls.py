@@ -85,7 +85,8 @@ def exact_rls(Xp: Any, kernel: Kernel, lam: float) -> np.ndarray:
     """Compute the exact ridge leverage scores (2.3) of prepared ``Xp``.
 
     Refuses (``InsufficientMemoryError``) or warns when the n x n Gram matrix would take most of
-    the available memory.
+    the available memory. It holds one n x n float64 matrix, factored and inverted in place
+    (and, while it is converted, a float32 kernel's own n x n block): what the guard counts.
 
     Parameters
     ----------
