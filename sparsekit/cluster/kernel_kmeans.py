@@ -92,6 +92,19 @@ def _indicator(labels, k):
     return H
 
 
+def warn_distinct(counts: np.ndarray) -> None:
+    """Warn when fewer clusters than ``len(counts)`` hold a point, in the words of
+    scikit-learn's ``KMeans`` (a ``ConvergenceWarning`` there)."""
+    distinct, k = int(np.count_nonzero(counts)), len(counts)
+    if distinct < k:
+        warnings.warn(
+            f"Number of distinct clusters ({distinct}) found smaller than n_clusters ({k}). "
+            "Possibly due to duplicate points in X.",
+            UserWarning,
+            stacklevel=3,
+        )
+
+
 class KernelKMeans(TransformerMixin, ParamsMixin):
     """Kernel k-means, exact through the Gram matrix or on Nyström features.
 
@@ -416,15 +429,7 @@ class KernelKMeans(TransformerMixin, ParamsMixin):
                     cc = exact_distances(K, diag, steps.centre_labels, k, n_threads)[1]
             else:
                 centres = means(Z, steps.centre_labels, k)
-        distinct = len(np.unique(labels))
-        if distinct < k:
-            # scikit-learn's KMeans warns with these words (a ConvergenceWarning there)
-            warnings.warn(
-                f"Number of distinct clusters ({distinct}) found smaller than n_clusters ({k}). "
-                "Possibly due to duplicate points in X.",
-                UserWarning,
-                stacklevel=2,
-            )
+        warn_distinct(np.bincount(labels, minlength=k))
         self.kernel_ = kernel
         self.method_ = method
         self.labels_ = labels.astype(np.int64)
