@@ -524,3 +524,20 @@ def test_given_init_with_several_n_init_warns_as_sklearn(blobs):
         warnings.simplefilter("error")
         KernelKMeans(5, kernel="linear", method="exact", init=seeds, n_init=1).fit(blobs)
         KernelKMeans(5, kernel="linear", method="exact", n_init=4, random_state=0).fit(blobs)
+
+
+def test_n_init_keeps_the_lowest_of_distinct_local_minima():
+    """Oracle: scikit-learn's KMeans from each of the seedings init="random" draws (replayed
+    from the same generator). On uniform data the runs end in distinct local minima, the
+    lowest not the last, and the fit keeps the lowest."""
+    X = np.random.default_rng(0).uniform(size=(200, 2))
+    rng = np.random.default_rng(0)
+    draws = [rng.choice(len(X), 6, replace=False) for _ in range(8)]
+    singles = [
+        KMeans(6, init=X[d], n_init=1, algorithm="lloyd", tol=0).fit(X).inertia_ for d in draws
+    ]
+    assert min(singles) < singles[-1] - 1e-3
+    km = KernelKMeans(
+        6, kernel="linear", method="exact", init="random", n_init=8, tol=0, random_state=0
+    ).fit(X)
+    assert km.inertia_ == pytest.approx(min(singles), rel=1e-9)
