@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from sparsekit import KernelKMeans, Nystroem, _memory
+from sparsekit import KernelKMeans, Nystroem, _memory, get_kernel
 from sparsekit.manifold import (
     MDS,
     Isomap,
@@ -200,3 +200,36 @@ def test_lle_forms_no_dense_matrix_and_is_not_refused(monkeypatch):
     X = np.random.default_rng(0).standard_normal((300, 3))
     monkeypatch.setattr(_memory, "available_memory", lambda: 8 * 300)
     LocallyLinearEmbedding(2, n_neighbors=8).fit(X)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_exact_rls_counts_the_n_by_n_arrays_it_holds(monkeypatch, dtype):
+    """Oracle: the peak that tracemalloc measures (NumPy reports its buffers to it) while exact
+    RLS samples. The guard's count is that peak up to the kernel's and the score pass's small
+    temporaries: one n x n float64 matrix (factored in place), plus the kernel's float32 block
+    while it is converted (the Cholesky inverse's triangle used to be copied into a second n x
+    n matrix, uncounted). The guard refuses just below count / 0.9 and not just above."""
+    import tracemalloc
+
+    from sparsekit.samplers import ExactRLSSampler
+
+    n = 1200
+    X = np.random.default_rng(0).standard_normal((n, 3)).astype(dtype)
+    sampler, rbf = ExactRLSSampler(lam=1.0), get_kernel("rbf", gamma=0.5)
+    sampler.sample(X[:50], rbf, 5, random_state=0)  # compiles and caches outside the count
+    tracemalloc.start()
+    try:
+        sampler.sample(X, rbf, 5, random_state=0)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    need = _memory.dense_gram_bytes(n, np.dtype(dtype).itemsize)
+    assert need == n * n * (8 if dtype == np.float64 else 12)
+    assert need <= peak <= need + 4 * MiB
+    monkeypatch.setattr(_memory, "available_memory", lambda: int(need / 0.9 * 1.01))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", _memory.LargeAllocationWarning)
+        sampler.sample(X, rbf, 5, random_state=0)
+    monkeypatch.setattr(_memory, "available_memory", lambda: int(need / 0.9 * 0.99))
+    with pytest.raises(_memory.InsufficientMemoryError, match="'dac-rls' or 'recursive-rls'"):
+        sampler.sample(X, rbf, 5, random_state=0)

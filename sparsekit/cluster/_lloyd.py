@@ -14,9 +14,10 @@ in :mod:`sparsekit.cluster._cpu`.
   always k distinct samples.
 - **Lloyd's steps** (:func:`lloyd` on a backend such as :class:`DenseLloyd`): assign every
   point to its closest centre, move the centres to the means of their clusters, until no label
-  changes, the objective decreases by at most ``tol`` times its value, or ``max_iter``. A tie
-  keeps the current label (:func:`reassign`), so the loop cannot cycle on ties.
-- **What the fit reports** (scikit-learn's rule for ``KMeans``): the loop ends with one more
+  changes, the objective decreases by at most ``tol`` times its value, or after ``max_iter``
+  centre updates (scikit-learn's count). A tie keeps the current label (:func:`reassign`), so
+  the loop cannot cycle on ties.
+- **What the fit reports** (scikit-learn's rule for ``KMeans``): the loop ends with an
   assignment step against the last centres, so that the labels are the nearest-centre
   partition of the centres reported and the objective is that of these labels against these
   centres (``inertia_ == -score(X_train)``). The backend keeps the labels whose means are
@@ -43,6 +44,7 @@ __all__ = [
     "fix_empty",
     "reseed_from_largest",
     "reassign",
+    "nearest",
     "DenseLloyd",
     "lloyd",
     "best_of_inits",
@@ -171,6 +173,20 @@ def reassign(D: np.ndarray, labels: np.ndarray) -> np.ndarray:
     return np.where(D[rows, labels] <= D[rows, new], labels, new)
 
 
+def nearest(D: np.ndarray, rtol: float = 1e-9) -> np.ndarray:
+    """The closest centre of every row of D (n, k): the lowest index among the centres within
+    ``rtol`` times the row's largest distance of its smallest.
+
+    The labels a fit reports and the centres ``predict`` picks for new points, so that both
+    agree although they compute the distances in different orders: centres that tie up to
+    rounding (duplicate points split over several clusters) give the lowest index, as the
+    first minimum of scikit-learn's ``KMeans`` does for exact ties.
+    """
+    D = np.asarray(D)
+    near = D <= D.min(axis=1, keepdims=True) + rtol * D.max(axis=1, keepdims=True)
+    return np.argmax(near, axis=1)
+
+
 # -- cluster statistics -----------------------------------------------------------------------
 def cluster_sums(
     Z: np.ndarray, labels: np.ndarray, k: int, dtype=None
@@ -252,23 +268,26 @@ def lloyd(steps, max_iter: int, tol: float) -> tuple[np.ndarray, float, int]:
     -> (objective of ``labels`` against the centres they define, reassigned labels, whether
     none changed, objective of the reassigned labels against the same centres).
 
-    The returned labels come from a last assignment step against the centres of the labels
-    before it, and the objective is theirs against those centres (scikit-learn's rule, module
-    docstring): the backend keeps these centres for the fitted model.
+    Iteration t moves the centres to the means of the labels and reassigns every point, so
+    ``max_iter`` bounds the centre updates, as in scikit-learn's ``KMeans`` (whose iteration
+    is the same pair of steps starting from the assignment to the seeds). The returned labels
+    are those of the last assignment and the objective is theirs against the centres they were
+    assigned to (module docstring): the backend keeps these centres for the fitted model.
+    ``n_iter`` counts the iterations as scikit-learn does: the centre updates made, plus one
+    when Lloyd converged before ``max_iter`` (scikit-learn's last iteration reassigns the
+    points, finds no label changed, and moves no centre).
     """
     labels = steps.start()
     prev = np.inf
-    n_iter = 0
-    for n_iter in range(1, max_iter + 1):  # noqa: B007 - the count is returned after the loop
+    for n_iter in range(1, max_iter + 1):
         labels = steps.fix_empty(labels)
-        obj, new, unchanged, _ = steps.step(labels)
-        if unchanged or (np.isfinite(prev) and prev - obj <= tol * abs(prev)):
-            labels = new
+        obj, new, unchanged, obj_new = steps.step(labels)
+        if unchanged:
+            return new, obj_new, min(n_iter + 1, max_iter)
+        if np.isfinite(prev) and prev - obj <= tol * abs(prev):
             break
         labels, prev = new, obj
-    labels = steps.fix_empty(labels)
-    _, labels, _, obj = steps.step(labels)
-    return labels, obj, n_iter
+    return new, obj_new, n_iter
 
 
 def best_of_inits(

@@ -35,11 +35,13 @@ that both run the same iterations on the same per-row math.
 
 What a fit reports (scikit-learn's rule for ``KMeans``): ``labels_``, the centres and
 ``inertia_`` describe one and the same partition. The centres are those of the last Lloyd
-step, ``labels_`` the closest centre of every training point (a tie keeps the previous label)
-and ``inertia_`` the objective of ``labels_`` against these centres, so
-``inertia_ == -score(X_train)`` and ``predict(X_train) == labels_`` up to ties. Once Lloyd has
-converged the centres are the means of the clusters of ``labels_``; when ``tol`` or
-``max_iter`` stops it first, they are the means of the clusters one assignment step earlier.
+step, ``labels_`` the closest centre of every training point (of centres tied up to
+rounding, the lowest index, as ``predict`` picks) and ``inertia_`` the objective of
+``labels_`` against these centres, so ``inertia_ == -score(X_train)`` and
+``predict(X_train) == labels_``. Once Lloyd has converged the centres are the means of the
+clusters of ``labels_`` (but for duplicate points split over clusters with equal centres, all
+labelled with the lowest of them); when ``tol`` or ``max_iter`` stops it first, they are the
+means of the clusters one assignment step earlier.
 """
 
 from __future__ import annotations
@@ -61,7 +63,7 @@ from ..components import resolve
 from ..exceptions import old_import_path
 from ..kernels.base import VectorKernel
 from ._exact import distances as exact_distances, symmetrize_inplace
-from ._lloyd import DenseLloyd, best_of_inits, means, sq_dists
+from ._lloyd import DenseLloyd, best_of_inits, means, nearest, sq_dists
 
 if TYPE_CHECKING:
     from ..registry import Registry
@@ -90,6 +92,19 @@ def _indicator(labels, k):
     return H
 
 
+def warn_distinct(counts: np.ndarray) -> None:
+    """Warn when fewer clusters than ``len(counts)`` hold a point, in the words of
+    scikit-learn's ``KMeans`` (a ``ConvergenceWarning`` there)."""
+    distinct, k = int(np.count_nonzero(counts)), len(counts)
+    if distinct < k:
+        warnings.warn(
+            f"Number of distinct clusters ({distinct}) found smaller than n_clusters ({k}). "
+            "Possibly due to duplicate points in X.",
+            UserWarning,
+            stacklevel=3,
+        )
+
+
 class KernelKMeans(TransformerMixin, ParamsMixin):
     """Kernel k-means, exact through the Gram matrix or on Nyström features.
 
@@ -104,7 +119,9 @@ class KernelKMeans(TransformerMixin, ParamsMixin):
     n_landmarks : int, optional
         Landmarks of the Nyström method; default min(n, 100).
     n_init : int, default 3
-        Seedings tried; the fit with the lowest inertia is kept.
+        Seedings tried; the fit with the lowest inertia is kept. Sample indices as ``init``
+        make one run whatever ``n_init`` (a ``RuntimeWarning`` when ``n_init != 1``, as
+        scikit-learn's ``KMeans`` warns for explicit initial centres).
     method : {"auto", "exact", "nystrom"}, default "auto"
         ``"auto"``: exact when the n × n Gram matrix fits in ``max_memory`` bytes. The exact
         method uses no landmarks: when ``"auto"`` picks it although ``sampler`` (other than the
@@ -116,7 +133,7 @@ class KernelKMeans(TransformerMixin, ParamsMixin):
     init : {"k-means++", "random"} or array of k sample indices, default "k-means++"
         Seeds: greedy k-means++ in feature space, k distinct random points, or given points.
     max_iter : int, default 300
-        The most iterations of each run.
+        The most iterations (centre updates) of each run, as in scikit-learn's ``KMeans``.
     tol : float >= 0, default 1e-6
         Stop when the objective decreases by less than ``tol`` times its value.
     kernel_params, sampler_params : dict, optional
@@ -132,8 +149,11 @@ class KernelKMeans(TransformerMixin, ParamsMixin):
     Attributes
     ----------
     labels_ : int64 array (n,)
-        The closest centre of every training point (a tie keeps the label of the previous
-        Lloyd step).
+        The closest centre of every training point; of centres within 1e-9 times the point's
+        largest distance of the closest (duplicate points split over clusters with equal
+        centres), the lowest index, so that ``predict(X_train) == labels_``. When fewer
+        distinct clusters than ``n_clusters`` remain (fewer distinct points than clusters),
+        fit warns (``UserWarning``, in the words of scikit-learn's ``KMeans``).
     inertia_ : float
         Σ_i ‖φ(x_i) − c_{labels_i}‖²_ℋ (module docstring), against the centres the fit keeps:
         equal to ``-score(X_train)`` up to rounding. ``labels_``, the centres and ``inertia_``
@@ -145,6 +165,9 @@ class KernelKMeans(TransformerMixin, ParamsMixin):
         ‖P_S^⊥ Φ‖²_HS = tr(K − K̃) of the landmarks (0 for the exact method).
     method_ : {"exact", "nystrom"}
     n_iter_ : int
+        Lloyd iterations (a centre update each), counted as scikit-learn's ``KMeans`` counts
+        them: ``max_iter`` bounds them, and a run that converged counts the last assignment
+        that changed no label.
     kernel_ : fitted kernel object
     nystroem_ : fitted :class:`sparsekit.Nystroem` (Nyström method) or None
     cluster_centers_ : (k, s) array, centres in Nyström coordinates (Nyström method) or None
@@ -253,6 +276,14 @@ class KernelKMeans(TransformerMixin, ParamsMixin):
             )
         if idx.min() < 0 or idx.max() >= n or len(np.unique(idx)) != k:
             raise ValueError(f"init indices must be {k} distinct integers in [0, {n})")
+        if self.n_init != 1:
+            # scikit-learn's KMeans warns the same way for explicit initial centres
+            warnings.warn(
+                "Explicit initial centres passed (init= sample indices): performing only one "
+                f"init in KernelKMeans instead of n_init={self.n_init}; pass n_init=1",
+                RuntimeWarning,
+                stacklevel=3,
+            )
         return idx.astype(np.int64)
 
     def _warn_ignored_landmark_params(self, n):
@@ -386,6 +417,9 @@ class KernelKMeans(TransformerMixin, ParamsMixin):
                 int(self.max_iter),
                 float(self.tol),
             )
+            # the closest centres, ties up to rounding to the lowest index as in predict
+            labels = nearest(steps.D)
+            obj = float(steps.D[np.arange(n), labels].sum())
             # the centres the last labels were assigned to, against which obj is measured
             if method == "exact":
                 H = _indicator(steps.centre_labels, k)
@@ -395,6 +429,7 @@ class KernelKMeans(TransformerMixin, ParamsMixin):
                     cc = exact_distances(K, diag, steps.centre_labels, k, n_threads)[1]
             else:
                 centres = means(Z, steps.centre_labels, k)
+        warn_distinct(np.bincount(labels, minlength=k))
         self.kernel_ = kernel
         self.method_ = method
         self.labels_ = labels.astype(np.int64)
@@ -476,7 +511,7 @@ class KernelKMeans(TransformerMixin, ParamsMixin):
         ndarray of shape (n_samples,)
             The index of the closest centre in feature space.
         """
-        return np.argmin(self._sq_distances(X), axis=1).astype(np.int64)
+        return nearest(self._sq_distances(X)).astype(np.int64)
 
     def fit_predict(self, X: DataLike, y: object = None) -> np.ndarray:
         """Cluster ``X`` and return its labels.

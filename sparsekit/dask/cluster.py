@@ -32,8 +32,16 @@ import numpy as np
 
 from .._small_blas import is_skinny, one_blas_thread
 from .._validation import check_option, check_random_state
-from ..cluster._lloyd import best_of_inits, centres, cluster_sums, fix_empty, reassign, sq_dists
-from ..cluster.kernel_kmeans import INITS, KernelKMeans
+from ..cluster._lloyd import (
+    best_of_inits,
+    centres,
+    cluster_sums,
+    fix_empty,
+    nearest,
+    reassign,
+    sq_dists,
+)
+from ..cluster.kernel_kmeans import INITS, KernelKMeans, warn_distinct
 from ..components import resolve
 from ._checks import _dask_array, check_block, check_chunked, frozen_kernel
 from ._heap import chunk_task
@@ -81,6 +89,17 @@ def _step_chunk(Z, zsq, labels, C, k):
     own = D[rows, new]
     sums, counts = cluster_sums(Z, new, k)
     return new, own, (obj, changed, float(own.sum()), sums, counts)
+
+
+@chunk_task
+def _nearest_chunk(Z, zsq, C):
+    """The closest centres of a chunk as the in-memory fit labels its points
+    (:func:`sparsekit.cluster._lloyd.nearest`), with their objective and counts."""
+    with one_blas_thread(is_skinny(len(C))):
+        D = sq_dists(Z, zsq, C)
+    labels = nearest(D)
+    own = D[np.arange(D.shape[0]), labels]
+    return labels, (float(own.sum()), np.bincount(labels, minlength=len(C)))
 
 
 @chunk_task
@@ -287,7 +306,7 @@ def kernel_kmeans_fit(
     # one BLAS thread for the chunks' skinny products, also where they run on this process's
     # threads (each chunk task takes the same limit for workers in other processes)
     with one_blas_thread(is_skinny(k)):
-        obj, labels, n_iter, steps = best_of_inits(
+        _, _, n_iter, steps = best_of_inits(
             n,
             k,
             init_rule,
@@ -299,6 +318,13 @@ def kernel_kmeans_fit(
             int(max_iter),
             float(tol),
         )
+        # the closest centres, ties up to rounding to the lowest index, as in memory
+        C = _node(steps.last_centres)
+        res = dask.persist(*[_delayed(_nearest_chunk)(z, q, C) for z, q in zip(Z, zsq)])
+        stats = dask.compute(*[r[1] for r in res])
+    labels = [r[0] for r in res]
+    obj = sum(s[0] for s in stats)
+    warn_distinct(sum(s[1] for s in stats))
 
     est.kernel_ = ny.kernel_
     est.method_ = "nystrom"

@@ -46,11 +46,27 @@ def rls_from_gram(K: np.ndarray, lam: float, overwrite: bool = False) -> np.ndar
     U = A.T
     if potrf_upper(U) != 0 or not _invert_upper_inplace(U):
         raise _not_pd("K + lam*I")
-    U = np.triu(U)
-    inv_diag = np.einsum("ij,ij->i", U, U)
-    scores = 1.0 - lam * inv_diag
+    scores = 1.0 - lam * _upper_row_norms(A)
     np.clip(scores, 0.0, 1.0, out=scores)
     return scores
+
+
+#: bytes of one column block of :func:`_upper_row_norms` (its copy and mask stay small)
+NORM_BLOCK_BYTES = 2**20
+
+
+def _upper_row_norms(A: np.ndarray) -> np.ndarray:
+    """Squared norms of the rows of the upper triangle of ``A.T``, read from the lower
+    triangle of the C-ordered ``A`` in column blocks of ``NORM_BLOCK_BYTES`` (no second m x m
+    array: the strict upper triangle of ``A`` holds what LAPACK did not overwrite)."""
+    m = A.shape[0]
+    block = max(1, NORM_BLOCK_BYTES // (8 * max(1, m)))
+    out = np.empty(m)
+    for c0 in range(0, m, block):
+        c1 = min(m, c0 + block)
+        L = np.tril(A[c0:, c0:c1])  # rows c0.. of columns c0..c1: on and below the diagonal
+        out[c0:c1] = np.einsum("ij,ij->j", L, L)
+    return out
 
 
 def _invert_upper_inplace(U: np.ndarray) -> bool:
@@ -59,12 +75,18 @@ def _invert_upper_inplace(U: np.ndarray) -> bool:
     return trtri_upper(U) == 0
 
 
-def nystrom_factor(W: np.ndarray, rcond: float = 1e-12):
+def nystrom_factor(W: np.ndarray, rcond: float = 1e-12, lam: float | None = None):
     """M with K_{X,S} M M^T K_{S,X} = K_{X,S} W⁺ K_{S,X}: M = V_+ diag(w_+^{-1/2}).
 
-    Eigenvalues below ``rcond · max(w)`` are dropped (the pseudo-inverse floor).
+    Eigenvalues below ``rcond · max(w)`` are dropped (the pseudo-inverse floor). With ``lam``,
+    raises :class:`NotPositiveDefiniteError` when W + λI is not positive definite (its smallest
+    eigenvalue is not above 0), the test the exact scores make on K + λI by their Cholesky
+    factorization: the pseudo-inverse would otherwise drop the negative eigenvalues of a kernel
+    that is not positive semi-definite without a word.
     """
     w, V = np.linalg.eigh(np.asarray(W, dtype=np.float64))
+    if lam is not None and w.size and not w[0] + lam > 0:
+        raise _not_pd("K_S + lam*I")
     keep = w > rcond * max(float(w[-1]), 0.0) if w[-1] > 0 else np.zeros(w.shape, bool)
     if not keep.any():
         return np.zeros((W.shape[0], 0))

@@ -85,7 +85,8 @@ def exact_rls(Xp: Any, kernel: Kernel, lam: float) -> np.ndarray:
     """Compute the exact ridge leverage scores (2.3) of prepared ``Xp``.
 
     Refuses (``InsufficientMemoryError``) or warns when the n x n Gram matrix would take most of
-    the available memory.
+    the available memory. It holds one n x n float64 matrix, factored and inverted in place
+    (and, while it is converted, a float32 kernel's own n x n block): what the guard counts.
 
     Parameters
     ----------
@@ -257,6 +258,11 @@ class TwoPassRLSSampler(ScoreSampler):
     -----
     Two streamed passes over K_{X,S₀} in row blocks (one for BᵀB, one for the scores), so the
     memory is O(m² + block · m); nothing of size n × m is kept.
+
+    A kernel that is not positive semi-definite is refused (``NotPositiveDefiniteError``, a
+    ``ValueError``) when K_{S₀} + λI is not positive definite, as exact RLS refuses K + λI and
+    DAC-RLS the K + λI of a block; the pseudo-inverse K_{S₀}⁺ alone would drop the negative
+    eigenvalues without a word.
     """
 
     name = "two-pass-rls"
@@ -290,7 +296,9 @@ class TwoPassRLSSampler(ScoreSampler):
         m = min(n, math.isqrt(n - 1) + 1 if self.n_first is None else int(self.n_first))
         first = np.sort(rng.choice(n, m, replace=False))
         S0 = kernel.take(Xp, first)
-        M = nystrom_factor(_gram64(kernel, S0))  # K_{S0}^{+1/2} = M Mᵀ
+        # K_{S0}^{+1/2} = M Mᵀ; refused, as the other RLS samplers refuse, when K_{S0} + λI is
+        # not positive definite
+        M = nystrom_factor(_gram64(kernel, S0), lam=lam)
         r = M.shape[1]
         out = np.zeros(n, dtype=np.float64)
         if r == 0:

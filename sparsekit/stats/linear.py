@@ -2,8 +2,12 @@
 
 - Linear statistic (Gretton et al. 2012, §6, Lemma 14): pair the samples,
   h_i = k(x_{2i−1}, x_{2i}) + k(z_{2i−1}, z_{2i}) − k(x_{2i−1}, z_{2i}) − k(x_{2i}, z_{2i−1}),
-  and MMD²_l = (1/⌊m/2⌋) Σ_i h_i with m = min(n_A, n_B) (the extra points of the larger
-  sample are not used). Each h_i is an unbiased estimate of the population MMD².
+  and MMD²_l = (1/⌊m/2⌋) Σ_i h_i with m = min(n_A, n_B). Each h_i is an unbiased estimate of
+  the population MMD². The statistic is defined on pairs (x_i, z_i) of equal-size samples
+  (Gretton et al. 2012, §6): for samples of different sizes the extra points of the larger one
+  are not used, and the estimate warns (``UserWarning``) with their count; :func:`mmd2_block`
+  and the quadratic-time statistics use every point. (An odd m leaves the last point of each
+  sample out, as the definition on ⌊m/2⌋ pairs does; no warning.)
 - Subsample statistic (``method="subsample"``): the "linear MMD" of Cherfaoui's thesis
   (§4.2): the exact biased MMD² between ⌈√n_A⌉ and ⌈√n_B⌉ points drawn uniformly without
   replacement, Θ(n) kernel evaluations. It is *biased* (a V-statistic on small samples); it is
@@ -19,6 +23,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import warnings
 from typing import Any
 
 import numpy as np
@@ -53,6 +58,16 @@ def linear_terms(pool: Pooled, i: int, j: int) -> np.ndarray:
         raise ValueError(
             "the linear MMD needs at least two points in each sample (one pair); got sizes "
             f"{pool.sizes[i]} and {pool.sizes[j]}"
+        )
+    if pool.sizes[i] != pool.sizes[j]:
+        unused = pool.sizes[i] + pool.sizes[j] - 4 * m
+        warnings.warn(
+            "the linear MMD pairs the points of samples of equal size (Gretton et al. 2012, "
+            f"§6): of samples of {pool.sizes[i]} and {pool.sizes[j]} points it uses {2 * m} "
+            f"of each and leaves {unused} points unused; pass samples of equal size, or use "
+            "mmd2_block, which uses every point",
+            UserWarning,
+            stacklevel=3,
         )
     xi, zi = int(off[i]), int(off[j])
     odd_x = k.take(pool.data, xi + 2 * np.arange(m))
@@ -139,7 +154,9 @@ def mmd2_linear(
     kernel_params : dict, optional
         Parameters of a named kernel (``{"gamma": 0.5}``).
     method : {"paired", "subsample"}, default "paired"
-        ``"paired"``: Gretton's unbiased linear statistic (module docstring). ``"subsample"``:
+        ``"paired"``: Gretton's unbiased linear statistic (module docstring), defined on
+        samples of equal size: of samples of different sizes it uses the first 2⌊m/2⌋ points
+        of each (m the smaller size) and warns with the count of those left. ``"subsample"``:
         the exact biased MMD² of ⌈√n⌉-point uniform subsamples (Cherfaoui thesis §4.2).
     random_state : None, int or numpy.random.Generator
         Seeds the subsamples (``"subsample"`` only).

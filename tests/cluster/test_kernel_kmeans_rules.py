@@ -3,19 +3,21 @@ tolerance, max_memory's switch of method="auto", random_state; against a referen
 Gram matrix, scikit-learn's KMeans and brute force.
 
 What a fit stopped early by ``tol`` or ``max_iter`` reports: the reference Lloyd below ends with
-one more assignment step and measures its objective against the centres of the labels before
-that step; this file used to check ``labels_`` and ``inertia_`` only, while the fitted model
-kept the centres of the new labels, so that ``inertia_`` (3232.5 on these blobs) differed from
-``-score(X)`` (2910.2). The rule is now scikit-learn's (``KMeans`` ends with the same
-assignment step and keeps the centres it assigned to): ``labels_``, the centres and
-``inertia_`` describe one partition, checked below against scikit-learn for the linear kernel
-and as ``inertia_ == -score(X)`` for the others.
+an assignment step and measures its objective against the centres of the labels before that
+step, as scikit-learn's ``KMeans`` does: ``labels_``, the centres and ``inertia_`` describe one
+partition, checked below against scikit-learn for the linear kernel and as
+``inertia_ == -score(X)`` for the others. ``max_iter`` bounds the centre updates, and
+``n_iter_`` counts them, as scikit-learn does (a fit with ``max_iter=1`` used to make two
+updates, equal to ``KMeans(max_iter=2)``).
 """
+
+import warnings
 
 import numpy as np
 import pytest
 from sklearn.cluster import KMeans
 from sklearn.datasets import make_blobs
+from sklearn.metrics import adjusted_rand_score
 
 from sparsekit import KernelKMeans
 from sparsekit.cluster._lloyd import (
@@ -36,7 +38,10 @@ def objective(K, labels):
 
 def reference_lloyd(K, seeds, max_iter, tol):
     """Lloyd on the Gram matrix written from the definitions, for data with no empty cluster
-    and no tie: ``(labels, objective, n_iter)``."""
+    and no tie: ``(labels, objective, n_iter)``. scikit-learn's ``KMeans`` loop: the points are
+    assigned to the seeds, then each iteration moves the centres to the means and reassigns the
+    points, ``max_iter`` iterations at most; a run that converges counts the iteration that
+    changed no label, plus the one scikit-learn would make to see it (at most ``max_iter``)."""
     n, k = len(K), len(seeds)
     diag = np.diag(K)
     labels = np.argmin(diag[:, None] + diag[seeds][None, :] - 2 * K[:, seeds], axis=1)
@@ -48,19 +53,19 @@ def reference_lloyd(K, seeds, max_iter, tol):
             D[:, j] = diag - 2 * K[:, m].mean(axis=1) + K[np.ix_(m, m)].mean()
         return D
 
-    prev, n_iter = np.inf, 0
+    prev = np.inf
     for n_iter in range(1, max_iter + 1):
         obj = objective(K, labels)
-        new = np.argmin(dist(labels), axis=1)
-        if np.array_equal(new, labels) or (n_iter > 1 and prev - obj <= tol * abs(prev)):
-            labels = new
+        D = dist(labels)
+        new = np.argmin(D, axis=1)
+        # the objective of the new labels against the centres they were assigned to
+        result = new, D[np.arange(n), new].sum()
+        if np.array_equal(new, labels):
+            return (*result, min(n_iter + 1, max_iter))
+        if n_iter > 1 and prev - obj <= tol * abs(prev):
             break
         labels, prev = new, obj
-    # the last step reassigns once more; its objective is measured against the centres of the
-    # labels before that step (equal to objective(K, labels) once Lloyd has converged)
-    D = dist(labels)
-    labels = np.argmin(D, axis=1)
-    return labels, D[np.arange(n), labels].sum(), n_iter
+    return (*result, n_iter)
 
 
 @pytest.fixture
@@ -165,22 +170,24 @@ def test_linear_kernel_equals_sklearn_kmeans_from_the_same_seeds(blobs, method):
 @pytest.mark.parametrize("method", ["exact", "nystrom"])
 @pytest.mark.parametrize("max_iter", [1, 2, 3])
 def test_a_fit_stopped_early_equals_sklearn_kmeans_stopped_there(blobs, method, max_iter):
-    # KernelKMeans' first assignment (to the seeds) is one of scikit-learn's iterations
+    """max_iter counts the centre updates, as scikit-learn's KMeans (the oracle) does: with
+    the same seeds and max_iter, the same labels, inertia, centres and n_iter_."""
     seeds = np.array([0, 1, 2, 3, 4])
     km = KernelKMeans(
         5,
         kernel="linear",
         method=method,
         init=seeds,
+        n_init=1,
         tol=0,
         max_iter=max_iter,
         n_landmarks=2,
         random_state=0,
     ).fit(blobs)
-    ref = KMeans(
-        5, init=blobs[seeds], n_init=1, algorithm="lloyd", tol=0, max_iter=max_iter + 1
-    ).fit(blobs)
-    assert km.n_iter_ == max_iter
+    ref = KMeans(5, init=blobs[seeds], n_init=1, algorithm="lloyd", tol=0, max_iter=max_iter).fit(
+        blobs
+    )
+    assert km.n_iter_ == ref.n_iter_ == max_iter
     np.testing.assert_array_equal(km.labels_, ref.labels_)
     assert km.inertia_ == pytest.approx(ref.inertia_, rel=1e-10)
     assert km.score(blobs) == pytest.approx(ref.score(blobs), rel=1e-10)
@@ -460,3 +467,77 @@ def test_feature_names_warning_only_when_predict_adds_names(blobs, recwarn):
 def test_a_precomputed_gram_is_refused_with_the_reason(blobs):
     with pytest.raises(ValueError, match="does not take kernel='precomputed'"):
         KernelKMeans(5, kernel="precomputed").fit(blobs @ blobs.T)
+
+
+# -- scikit-learn's counts and warnings ---------------------------------------------------------
+@pytest.mark.parametrize("method", ["exact", "nystrom"])
+def test_n_iter_of_a_converged_fit_equals_sklearn_kmeans(blobs, method):
+    """Oracle: scikit-learn's KMeans from the same seeds, run to convergence (tol=0)."""
+    seeds = np.array([0, 1, 2, 3, 4])
+    km = KernelKMeans(
+        5, kernel="linear", method=method, init=seeds, n_init=1, tol=0, n_landmarks=2
+    ).fit(blobs)
+    ref = KMeans(5, init=blobs[seeds], n_init=1, algorithm="lloyd", tol=0).fit(blobs)
+    assert 3 < ref.n_iter_ < 300
+    assert km.n_iter_ == ref.n_iter_
+    np.testing.assert_array_equal(km.labels_, ref.labels_)
+
+
+def duplicates():
+    """30 samples on 3 distinct points."""
+    rng = np.random.default_rng(0)
+    return rng.normal(size=(3, 2))[rng.integers(0, 3, size=30)]
+
+
+@pytest.mark.parametrize("method", ["exact", "nystrom"])
+@pytest.mark.parametrize("kernel", ["linear", "rbf"])
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_fewer_distinct_points_than_clusters_warns_as_sklearn_and_predict_keeps_the_labels(
+    method, kernel, seed
+):
+    """Oracle: scikit-learn's KMeans on the same data warns with these words and finds one
+    cluster per distinct point; predict(X_train) must give labels_ (duplicate points split over
+    clusters with equal centres used to keep their split labels, which predict did not)."""
+    X = duplicates()
+    with pytest.warns(UserWarning) as ref_warn:
+        ref = KMeans(5, n_init=1, random_state=seed).fit(X)
+    with pytest.warns(UserWarning) as ours_warn:
+        km = KernelKMeans(5, kernel=kernel, method=method, n_landmarks=10, random_state=seed)
+        km.fit(X)
+    assert [str(w.message) for w in ours_warn] == [str(w.message) for w in ref_warn]
+    assert len(np.unique(km.labels_)) == len(np.unique(ref.labels_)) == 3
+    np.testing.assert_array_equal(km.predict(X), km.labels_)
+    # the partition is the one of the distinct points
+    assert adjusted_rand_score(km.labels_, ref.labels_) == 1.0
+
+
+def test_given_init_with_several_n_init_warns_as_sklearn(blobs):
+    """Oracle: scikit-learn's KMeans warns (RuntimeWarning) that explicit initial centres make
+    one init whatever n_init; n_init=1 gives no warning."""
+    seeds = np.array([10, 60, 110, 160, 210])
+    with pytest.warns(RuntimeWarning, match="only one init") as ref_warn:
+        KMeans(5, init=blobs[seeds], n_init=4).fit(blobs)
+    assert "n_init=4" in str(ref_warn[0].message)
+    with pytest.warns(RuntimeWarning, match=r"only one init in KernelKMeans instead of n_init=4"):
+        KernelKMeans(5, kernel="linear", method="exact", init=seeds, n_init=4).fit(blobs)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        KernelKMeans(5, kernel="linear", method="exact", init=seeds, n_init=1).fit(blobs)
+        KernelKMeans(5, kernel="linear", method="exact", n_init=4, random_state=0).fit(blobs)
+
+
+def test_n_init_keeps_the_lowest_of_distinct_local_minima():
+    """Oracle: scikit-learn's KMeans from each of the seedings init="random" draws (replayed
+    from the same generator). On uniform data the runs end in distinct local minima, the
+    lowest not the last, and the fit keeps the lowest."""
+    X = np.random.default_rng(0).uniform(size=(200, 2))
+    rng = np.random.default_rng(0)
+    draws = [rng.choice(len(X), 6, replace=False) for _ in range(8)]
+    singles = [
+        KMeans(6, init=X[d], n_init=1, algorithm="lloyd", tol=0).fit(X).inertia_ for d in draws
+    ]
+    assert min(singles) < singles[-1] - 1e-3
+    km = KernelKMeans(
+        6, kernel="linear", method="exact", init="random", n_init=8, tol=0, random_state=0
+    ).fit(X)
+    assert km.inertia_ == pytest.approx(min(singles), rel=1e-9)

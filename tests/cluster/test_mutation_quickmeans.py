@@ -298,3 +298,34 @@ def test_means_of_an_empty_cluster_are_zero():
         [Z[labels == j].mean(0) if (labels == j).any() else np.zeros(3) for j in range(4)]
     )
     np.testing.assert_allclose(M, ref, rtol=1e-12)
+
+
+@pytest.mark.parametrize("max_iter", [1, 2, 3])
+def test_max_iter_counts_centre_updates_as_kmeans_and_kernel_kmeans_do(max_iter):
+    """Oracle: scikit-learn's KMeans from the same init with the same max_iter. Unconstrained
+    (identity projection) QuicK-means and linear-kernel KernelKMeans both stop after max_iter
+    centre updates, with KMeans' labels and n_iter_ (KernelKMeans used to make one more)."""
+    from sklearn.datasets import make_blobs
+
+    from sparsekit import KernelKMeans
+
+    X = make_blobs(240, centers=5, cluster_std=2.2, random_state=3)[0]
+    seeds = np.arange(5)
+    km = KMeans(5, init=X[seeds], n_init=1, max_iter=max_iter, tol=0, algorithm="lloyd").fit(X)
+    qk = QuicKMeans(
+        5,
+        n_factors=2,
+        projection="identity",
+        init=X[seeds],
+        max_iter=max_iter,
+        tol=0,
+        palm_iter=300,
+        palm_tol=0,
+    ).fit(X)
+    kk = KernelKMeans(
+        5, kernel="linear", method="exact", init=seeds, n_init=1, max_iter=max_iter, tol=0
+    ).fit(X)
+    for fit in (qk, kk):
+        assert fit.n_iter_ == km.n_iter_ == max_iter
+        np.testing.assert_array_equal(fit.labels_, km.labels_)
+        assert fit.inertia_ == pytest.approx(km.inertia_, rel=1e-4)

@@ -368,3 +368,27 @@ def test_bandwidth_rule_out_of_the_float64_range_names_the_data_scale(data):
     k = sparsekit.get_kernel("rbf", bandwidth="median").fit(Xs)
     with pytest.raises(ValueError, match=r"scale 1e-300"):
         skd.gram(k, da.from_array(Xs, chunks=(150, -1)))
+
+
+def test_kernel_kmeans_on_duplicate_points_labels_and_warns_as_in_memory(client):
+    """Oracle: scikit-learn's KMeans on the same data warns with these words and finds one
+    cluster per distinct point; the chunked fit gives the in-memory labels, and predict on the
+    training data gives them back (duplicate points split over clusters with equal centres are
+    labelled with the lowest)."""
+    from sklearn.cluster import KMeans
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(3, 2))[rng.integers(0, 3, size=30)]
+    kw = dict(n_clusters=5, kernel="rbf", n_landmarks=10, random_state=1)
+    with pytest.warns(UserWarning, match="Possibly due to duplicate points") as ref_warn:
+        KMeans(5, n_init=1, random_state=1).fit(X)
+    with pytest.warns(UserWarning, match="Possibly due to duplicate points"):
+        ref = sparsekit.KernelKMeans(method="nystrom", **kw).fit(X)
+    with pytest.warns(UserWarning, match="Possibly due to duplicate points") as ours:
+        km = skd.kernel_kmeans_fit(da.from_array(X, chunks=(7, -1)), **kw)
+    assert [str(w.message) for w in ours] == [str(w.message) for w in ref_warn]
+    labels = km.labels_.compute()
+    np.testing.assert_array_equal(labels, ref.labels_)
+    np.testing.assert_array_equal(km.predict(X), labels)
+    assert len(np.unique(labels)) == 3
+    assert km.inertia_ == pytest.approx(ref.inertia_, rel=1e-9, abs=1e-12)

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 import sparsekit
+from sparsekit.kernels.base import CallableKernel
 from sparsekit.registry import UnknownComponentError
 from sparsekit.samplers._rls_cpu import NotPositiveDefiniteError
 from sparsekit.samplers.rls import DACRLSSampler
@@ -120,10 +121,31 @@ class _NegativeKernel:
         return -10.0 * np.ones(len(X))
 
 
-@pytest.mark.parametrize("name", ["rls", "dac-rls", "recursive-rls"])
+@pytest.mark.parametrize("name", ["rls", "two-pass-rls", "dac-rls", "recursive-rls"])
 def test_non_psd_kernel_is_reported(name):
     X = np.arange(12.0).reshape(6, 2)
     with pytest.raises(NotPositiveDefiniteError, match="not positive definite"):
         sparsekit.get_sampler(name, lam=1.0).sample(X, _NegativeKernel(), 2)
     with pytest.raises(ValueError, match="negative values"):
         sparsekit.get_sampler("diagonal").sample(X, _NegativeKernel(), 2)
+
+
+def _sigmoid(A, B):
+    """tanh(⟨a, b⟩ − 1): the sigmoid kernel, not positive semi-definite (Schölkopf & Smola,
+    "Learning with Kernels", 2002, §4.6); negative on the diagonal for ‖x‖ < 1."""
+    return np.tanh(A @ B.T - 1.0)
+
+
+@pytest.mark.parametrize("lam", [1e-3, 0.5])
+@pytest.mark.parametrize("name", ["rls", "two-pass-rls", "dac-rls", "recursive-rls"])
+def test_every_rls_sampler_refuses_the_indefinite_sigmoid_kernel(name, lam):
+    """Oracle: every diagonal entry of the Gram matrix is below -lam (the points lie in the
+    unit ball), so K_S + lam*I is not positive definite for any subset S, whatever the
+    sampler looks at; every RLS sampler refuses it as exact RLS does (two-pass RLS used to
+    drop the negative eigenvalues in its pseudo-inverse and return landmarks)."""
+    X = 0.1 * np.random.default_rng(0).normal(size=(60, 3))
+    assert np.diag(_sigmoid(X, X)).max() < -lam
+    kernel = CallableKernel(_sigmoid)
+    for seed in range(3):
+        with pytest.raises(NotPositiveDefiniteError, match="not positive definite"):
+            sparsekit.get_sampler(name, lam=lam).sample(X, kernel, 5, random_state=seed)

@@ -11,7 +11,7 @@ from sparsekit.samplers.chunked import (
     integer_seed,
     supports_chunked,
 )
-from sparsekit.samplers.rls import DACRLSSampler, dac_chunk_partition
+from sparsekit.samplers.rls import DACRLSSampler, chunked_dac_scores, dac_chunk_partition
 from sparsekit.samplers.uniform import UniformSampler
 
 
@@ -100,3 +100,99 @@ def test_integer_seed_and_result_checks():
         check_chunked_landmarks((np.array([4]), [1.0]), 4, sampler)
     with pytest.raises(ValueError, match="2 weights for 1 landmarks"):
         check_chunked_landmarks((np.array([0]), [1.0, 1.0]), 4, sampler)
+
+
+# -- the protocol's checks and seeds, each against an outside oracle ----------------------------
+def test_result_check_refuses_negative_and_fractional_positions_and_casts_weights():
+    """Oracle: the protocol's text (positions are integers in [0, n); weights float64)."""
+    sampler = UniformSampler()
+    with pytest.raises(ValueError, match=r"positions in \[0, 4\)"):
+        check_chunked_landmarks((np.array([-1, 2]), [1.0, 1.0]), 4, sampler)
+    with pytest.raises(ValueError, match="integer array"):
+        check_chunked_landmarks((np.array([0.0, 2.5]), [1.0, 1.0]), 4, sampler)
+    with pytest.raises(ValueError, match="non-empty"):
+        check_chunked_landmarks((np.array([], dtype=np.int64), []), 4, sampler)
+    idx, w = check_chunked_landmarks((np.array([0, 3], dtype=np.int32), [2, 5]), 4, sampler)
+    assert idx.dtype == np.int64 and w.dtype == np.float64
+    np.testing.assert_array_equal(w, [2.0, 5.0])
+
+
+def test_a_bool_is_not_a_seed_of_the_chunks():
+    """Oracle: the library's check_random_state refuses True; integer_seed must too (True
+    would otherwise seed the chunks as 1)."""
+    with pytest.raises(TypeError, match="random_state"):
+        integer_seed(True)
+
+
+def test_each_chunk_is_permuted_by_its_own_spawned_generator():
+    """Oracle: NumPy's SeedSequence(seed).spawn(k), one generator per chunk, each permuting its
+    chunk's rows (the module's rule), written out here; two chunks of the same size get
+    different permutations."""
+    sizes, m, seed = [30, 30, 30], 6, 11
+    blocks = dac_chunk_partition(sizes, m, random_state=seed)
+    expected = []
+    for i, ss in enumerate(np.random.SeedSequence(seed).spawn(len(sizes))):
+        perm = np.random.default_rng(ss).permutation(30) + 30 * i
+        expected += [perm[a : a + m] for a in range(0, 30, m)]
+    assert len(blocks) == len(expected)
+    for got, ref in zip(blocks, expected):
+        np.testing.assert_array_equal(got, ref)
+    first = np.concatenate(blocks[:5])
+    second = np.concatenate(blocks[5:10]) - 30
+    assert not np.array_equal(first, second)
+
+
+def test_default_block_size_is_ceil_sqrt_of_the_global_n(X):
+    """Oracle: ⌈√90⌉ = 10 rows per block (the global n, not a chunk's), as in memory; the
+    chunked scores are the in-memory scores of that partition."""
+    kernel = sparsekit.get_kernel("rbf", gamma=0.5)
+    sizes = [50, 40]
+    data = ListChunks(X, sizes)
+    blocks = dac_chunk_partition(sizes, None, random_state=2)
+    assert sorted(len(b) for b in blocks) == [10] * 9
+    scores = DACRLSSampler(lam=0.1).scores_for_partition(X, kernel, blocks)
+    got = chunked_dac_scores(data, kernel, 0.1, None, 2)
+    assert got.dtype == np.float64
+    np.testing.assert_allclose(got, scores, rtol=1e-12)
+
+
+def test_float32_chunks_give_float64_scores():
+    """Oracle: the protocol's text (scores float64); the values are those of the float64 data
+    to float32 rounding."""
+    X = np.random.default_rng(1).standard_normal((40, 3))
+    kernel = sparsekit.get_kernel("rbf", gamma=0.5)
+    got32 = chunked_dac_scores(ListChunks(X.astype(np.float32), [20, 20]), kernel, 0.1, 5, 0)
+    got64 = chunked_dac_scores(ListChunks(X, [20, 20]), kernel, 0.1, 5, 0)
+    assert got32.dtype == np.float64
+    np.testing.assert_allclose(got32, got64, rtol=1e-4, atol=1e-6)
+
+
+def test_chunked_paths_refuse_what_sample_refuses(X):
+    """Oracle: the in-memory ``sample`` of the same sampler refuses the same parameters."""
+    kernel = sparsekit.get_kernel("rbf")
+    data = ListChunks(X, [45, 45])
+    zero = DACRLSSampler()
+    zero.lam = 0.0
+    with pytest.raises(ValueError, match="lam"):
+        zero.sample(X, kernel, 5)
+    with pytest.raises(ValueError, match="lam"):
+        zero.sample_chunked(data, kernel, 5)
+    with pytest.raises(ValueError, match=r"n_landmarks must be in \[1, n_samples=90\]"):
+        DACRLSSampler(lam=0.1).sample(X, kernel, 91)
+    with pytest.raises(ValueError, match=r"n_landmarks must be in \[1, n_samples=90\]"):
+        DACRLSSampler(lam=0.1).sample_chunked(data, kernel, 91)
+    with pytest.raises(TypeError, match="replace must be True or False"):
+        UniformSampler("yes").sample(X, kernel, 5)
+    with pytest.raises(TypeError, match="replace must be True or False"):
+        UniformSampler("yes").sample_chunked(data, kernel, 5)
+
+
+def test_the_capability_needs_a_callable_method():
+    """Oracle: the protocol's text (``sample_chunked`` is a method): an attribute set to None
+    is no capability."""
+
+    class Off(UniformSampler):
+        sample_chunked = None
+
+    assert not supports_chunked(Off())
+    assert not supports_chunked(object())

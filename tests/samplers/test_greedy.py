@@ -101,3 +101,49 @@ def test_approximate_greedy_needs_a_shift_invariant_vector_kernel(X_small):
         X_small, sparsekit.get_kernel("laplacian", gamma=0.2), 5, random_state=0
     )
     assert len(np.unique(lm.indices)) == 5
+
+
+@pytest.mark.parametrize("n_landmarks", [1, 4, 9])
+def test_exact_greedy_evaluates_the_kernel_n_squared_times_per_landmark(n_landmarks):
+    """Oracle: a kernel function that counts the entries it returns. The exact form streams
+    the n x n Gram matrix once for the first criterion and once per landmark, plus one column
+    per landmark: (l + 1) n² + l n evaluations, Θ(n² l) as the guide states (it used to say
+    O(n s²))."""
+    n, seen = 150, []
+
+    def rbf(A, B):
+        seen.append(A.shape[0] * B.shape[0])
+        return np.exp(-0.5 * ((A[:, None, :] - B[None]) ** 2).sum(-1))
+
+    kernel = sparsekit.kernels.base.CallableKernel(rbf)
+    X = clustered(n, seed=1)
+    Xp = kernel.prepare(X)
+    seen.clear()
+    kernel.diag(Xp)  # k(x_i, x_i), read once (a function kernel evaluates its row blocks)
+    diag = sum(seen)
+    seen.clear()
+    idx = greedy_exact_select(Xp, kernel, n_landmarks, np.random.default_rng(0))
+    assert idx.size == n_landmarks
+    assert sum(seen) == diag + (n_landmarks + 1) * n * n + n_landmarks * n
+
+
+def test_exact_greedy_warns_above_1e10_kernel_evaluations_and_not_at_it(monkeypatch):
+    """Oracle: n² s counted by hand on both sides of the documented limit (10¹⁰ kernel
+    evaluations); the selection itself is replaced by a stub (the warning is decided before
+    it runs). The approximate form, O(n s (f + s + ξ)), never warns."""
+    import warnings
+
+    from sparsekit.samplers import greedy
+
+    monkeypatch.setattr(greedy, "greedy_exact_select", lambda Xp, k, s, *a, **kw: np.arange(s))
+    n = 100_000  # n² = 10¹⁰
+    X = np.zeros((n, 1))
+    rbf = sparsekit.get_kernel("rbf", gamma=1.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        GreedyTraceSampler().sample(X, rbf, 1)  # n² · 1 = 10¹⁰: at the limit, no warning
+        GreedyTraceSampler().sample(X[:70_710], rbf, 2)  # 9.99997e9
+    with pytest.warns(UserWarning, match=r"about n\^2 \* s = 2\.0e\+10 .*approximate=True") as w:
+        GreedyTraceSampler().sample(X, rbf, 2)
+    assert "show_progress" in str(w[0].message)
+    assert w[0].filename == __file__  # points at the caller

@@ -6,6 +6,7 @@ chunk sizes of the row-wise kernel evaluation seen by a recording kernel functio
 """
 
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -142,3 +143,20 @@ def test_block_statistic_on_graphs_equals_the_direct_gram(rng):
         )
     got = mmd2_block(A, B, "shortest-path", block_size=2)
     assert got == pytest.approx(np.mean(want), rel=1e-12)
+
+
+@pytest.mark.parametrize(("n", "m"), [(10, 7), (7, 10), (9, 12), (12, 12), (11, 11)])
+def test_linear_warns_with_the_count_of_points_left_out_of_unequal_samples(rng, n, m):
+    """Oracle: Gretton et al. 2012 §6 define the linear statistic on the pairs of equal-size
+    samples; the value is the statistic written out on the first 2⌊min/2⌋ points of each, and
+    the points left out are counted by hand. Equal sizes (even or odd) give no warning."""
+    A, B = rng.normal(size=(n, 2)), rng.normal(size=(m, 2)) + 0.3
+    used = 2 * (min(n, m) // 2)
+    if n == m:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            value = mmd2_linear(A, B, kernel_params=G)
+    else:
+        with pytest.warns(UserWarning, match=f"uses {used} of each and leaves {n + m - 2 * used} "):
+            value = mmd2_linear(A, B, kernel_params=G)
+    assert value == pytest.approx(paired(A[:used], B[:used]), rel=1e-12)
