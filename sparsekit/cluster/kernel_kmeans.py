@@ -118,10 +118,12 @@ class KernelKMeans(TransformerMixin, ParamsMixin):
         Landmark sampler of the Nyström method (the poster uses ``"greedy-trace"``).
     n_landmarks : int, optional
         Landmarks of the Nyström method; default min(n, 100).
-    n_init : int, default 3
-        Seedings tried; the fit with the lowest inertia is kept. Sample indices as ``init``
-        make one run whatever ``n_init`` (a ``RuntimeWarning`` when ``n_init != 1``, as
-        scikit-learn's ``KMeans`` warns for explicit initial centres).
+    n_init : int or "auto", default "auto"
+        Seedings tried; the fit with the lowest inertia is kept. ``"auto"``: 3 seedings, or one
+        when ``init`` gives sample indices (scikit-learn's ``KMeans`` rule since 1.4). Sample
+        indices as ``init`` make one run whatever ``n_init`` (a ``RuntimeWarning`` when an
+        integer ``n_init != 1`` is given, as scikit-learn's ``KMeans`` warns for explicit
+        initial centres).
     method : {"auto", "exact", "nystrom"}, default "auto"
         ``"auto"``: exact when the n × n Gram matrix fits in ``max_memory`` bytes. The exact
         method uses no landmarks: when ``"auto"`` picks it although ``sampler`` (other than the
@@ -189,7 +191,7 @@ class KernelKMeans(TransformerMixin, ParamsMixin):
         kernel: str | object = "rbf",
         sampler: str | object = "uniform",
         n_landmarks: int | None = None,
-        n_init: int = 3,
+        n_init: int | str = "auto",
         method: str = "auto",
         init: str | ArrayLike = "k-means++",
         max_iter: int = 300,
@@ -252,7 +254,8 @@ class KernelKMeans(TransformerMixin, ParamsMixin):
         k = check_scalar(
             self.n_clusters, "n_clusters", kind=numbers.Integral, low=1, low_inclusive=True
         )
-        check_scalar(self.n_init, "n_init", kind=numbers.Integral, low=1, low_inclusive=True)
+        if not (isinstance(self.n_init, str) and self.n_init == "auto"):
+            check_scalar(self.n_init, "n_init", kind=numbers.Integral, low=1, low_inclusive=True)
         check_scalar(self.max_iter, "max_iter", kind=numbers.Integral, low=1, low_inclusive=True)
         check_scalar(self.tol, "tol", low=0.0, low_inclusive=True)
         check_scalar(self.max_memory, "max_memory", low=0.0, low_inclusive=True)
@@ -276,7 +279,7 @@ class KernelKMeans(TransformerMixin, ParamsMixin):
             )
         if idx.min() < 0 or idx.max() >= n or len(np.unique(idx)) != k:
             raise ValueError(f"init indices must be {k} distinct integers in [0, {n})")
-        if self.n_init != 1:
+        if self.n_init != "auto" and self.n_init != 1:
             # scikit-learn's KMeans warns the same way for explicit initial centres
             warnings.warn(
                 "Explicit initial centres passed (init= sample indices): performing only one "
@@ -410,7 +413,7 @@ class KernelKMeans(TransformerMixin, ParamsMixin):
                 k,
                 init,
                 given,
-                int(self.n_init),
+                1 if given is not None else (3 if self.n_init == "auto" else int(self.n_init)),
                 rng,
                 sqdist_to,
                 lambda seeds: DenseLloyd(sqdist_to(seeds), distances, k),

@@ -526,6 +526,25 @@ def test_given_init_with_several_n_init_warns_as_sklearn(blobs):
         KernelKMeans(5, kernel="linear", method="exact", n_init=4, random_state=0).fit(blobs)
 
 
+def test_n_init_auto_is_one_run_with_given_init_and_three_seedings_otherwise(blobs):
+    """Oracle: scikit-learn's KMeans(n_init="auto") makes one run from explicit centres without a
+    warning; without init, "auto" keeps the best of the same three seedings as n_init=3."""
+    seeds = np.array([10, 60, 110, 160, 210])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        KMeans(5, init=blobs[seeds], n_init="auto").fit(blobs)
+        auto = KernelKMeans(5, kernel="linear", method="exact", init=seeds).fit(blobs)
+    one = KernelKMeans(5, kernel="linear", method="exact", init=seeds, n_init=1).fit(blobs)
+    np.testing.assert_array_equal(auto.labels_, one.labels_)
+    kw = dict(kernel="linear", method="exact", init="random", random_state=3)
+    three = KernelKMeans(5, n_init=3, **kw).fit(blobs)
+    auto = KernelKMeans(5, **kw).fit(blobs)
+    np.testing.assert_array_equal(auto.labels_, three.labels_)
+    assert auto.inertia_ == pytest.approx(three.inertia_, rel=1e-12)
+    with pytest.raises((TypeError, ValueError), match="n_init"):
+        KernelKMeans(5, n_init="all").fit(blobs)
+
+
 def test_n_init_keeps_the_lowest_of_distinct_local_minima():
     """Oracle: scikit-learn's KMeans from each of the seedings init="random" draws (replayed
     from the same generator). On uniform data the runs end in distinct local minima, the
