@@ -5,16 +5,26 @@ import numpy as np
 from sparsekit.plugins import VectorKernel, check_scalar
 
 
-def _safe_norms(X):
-    norms = np.sqrt(np.einsum("ij,ij->i", X, X))
+def _unit_rows(X):
+    """The rows of X divided by their norms (zero rows stay zero), at any scale of the data.
+
+    Each row is first multiplied by the power of two that brings its largest |entry| to
+    [0.5, 1) (only exponents change), so that its squares neither overflow (1e300) nor
+    underflow (1e-300, float32 1e-38); the cosine is scale invariant.
+    """
+    scaled = np.ldexp(X, -np.frexp(np.abs(X).max(axis=1, initial=0.0))[1][:, None])
+    norms = np.sqrt(np.einsum("ij,ij->i", scaled, scaled))
     norms[norms == 0] = 1  # a zero vector has zero similarity with everything
-    return norms
+    scaled /= norms[:, None]
+    return scaled
 
 
 class CosineKernel(VectorKernel):
     """k(x, z) = <x, z> / (||x|| ||z||), with k = 0 when either vector is zero.
 
     Same values as scikit-learn's ``cosine_similarity``. PSD (a normalized linear kernel).
+    Finite at any scale of the data (each row is brought near 1 by a power of two before its
+    norm is taken).
     """
 
     name = "cosine"
@@ -24,17 +34,15 @@ class CosineKernel(VectorKernel):
         self._check_params()
 
     def _prepare(self, X, Y, same):
-        xn = _safe_norms(X)
-        return xn, (xn if same else _safe_norms(Y))
+        ux = _unit_rows(X)
+        return ux, (ux if same else _unit_rows(Y))
 
     def _fill(self, Xb, Y, ctx, out, row0, same):
-        xn, yn = ctx
-        np.dot(Xb, Y.T, out=out)
-        out /= xn[row0 : row0 + len(Xb), None]
-        out /= yn[None, :]
+        ux, uy = ctx
+        np.dot(ux[row0 : row0 + len(Xb)], uy.T, out=out)
 
     def _diag(self, X):
-        return (np.einsum("ij,ij->i", X, X) > 0).astype(X.dtype)
+        return (X != 0).any(axis=1).astype(X.dtype)
 
 
 class SigmoidKernel(VectorKernel):
