@@ -442,3 +442,26 @@ def test_rational_quadratic_with_a_length_scale_far_below_the_data_spread(rng, d
                 want[i, j] = float((-Decimal("0.01") * (1 + u).ln()).exp())
     np.testing.assert_array_equal(np.diag(K), 1.0)
     np.testing.assert_allclose(K, want, rtol=1e-10 if dtype == np.float64 else 1e-5)
+
+
+@needs_plugin
+@pytest.mark.parametrize(
+    "dtype, scale", [(np.float64, 1e160), (np.float32, 3e38), (np.float32, 1e20)]
+)
+def test_sigmoid_kernel_at_scales_where_the_products_overflow(rng, dtype, scale):
+    """With the default gamma = 1 / d, tanh(gamma s^2 <x, z> + 1) is exactly sign(<x, z>)
+    (the argument is beyond 1e30); the sums of the products overflowed, inf - inf gave NaN
+    (float64) and a wrong sign (float32). With gamma = 0.3 / s^2 the kernel equals scikit-
+    learn's sigmoid_kernel(X, gamma=0.3) on the data brought back to O(1) (where that gamma is
+    a normal float64: not 0.3e-320)."""
+    X, X1 = _extreme(rng, dtype, scale, (15, 40))
+    k = sparsekit.get_kernel("sigmoid")
+    np.testing.assert_array_equal(k(X), np.sign(X1 @ X1.T))
+    np.testing.assert_array_equal(k.diag(X), 1.0)
+    if scale > 1e150:
+        return
+    k = sparsekit.get_kernel("sigmoid", gamma=0.3 / scale / scale)
+    want = sigmoid_kernel(X1, gamma=0.3)
+    rtol = 1e-10 if dtype == np.float64 else 1e-5
+    np.testing.assert_allclose(k(X), want, rtol=rtol)
+    np.testing.assert_allclose(k.diag(X), np.diag(want), rtol=rtol)

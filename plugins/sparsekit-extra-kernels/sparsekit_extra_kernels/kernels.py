@@ -49,6 +49,8 @@ class SigmoidKernel(VectorKernel):
     """k(x, z) = tanh(gamma <x, z> + coef0), gamma = 1 / n_features by default.
 
     Same values as scikit-learn's ``sigmoid_kernel``. Not positive semi-definite in general.
+    Finite at any scale of the data: <x, z> is computed on rows scaled by a power of two, so
+    a product beyond the float range gives tanh = ±1 (its sign), never NaN.
     """
 
     name = "sigmoid"
@@ -68,12 +70,26 @@ class SigmoidKernel(VectorKernel):
     def _scale(self, d):
         return 1.0 / d if self.gamma is None else self.gamma
 
+    def _prepare(self, X, Y, same):  # the rows times 2^-f, max |x| in [0.5, 1): exact
+        f = int(np.frexp(max(np.abs(X).max(initial=0.0), np.abs(Y).max(initial=0.0)))[1])
+        xs = np.ldexp(X, -f)
+        return xs, (xs if same else np.ldexp(Y, -f)), f
+
     def _fill(self, Xb, Y, ctx, out, row0, same):
-        np.dot(Xb, Y.T, out=out)
-        out *= out.dtype.type(self._scale(Xb.shape[1]))
-        out += out.dtype.type(self.coef0)
-        np.tanh(out, out=out)
+        xs, ys, f = ctx
+        np.dot(xs[row0 : row0 + len(Xb)], ys.T, out=out)
+        self._tanh(out, f, Xb.shape[1])
+
+    def _tanh(self, t, f, d):
+        """tanh(gamma 2^(2f) t + coef0) in place, gamma = m 2^e: gamma <x, z> saturates to
+        ±inf (tanh ±1) only where it is beyond the float range, never inf - inf = NaN."""
+        m, e = np.frexp(self._scale(d))
+        t *= t.dtype.type(m)
+        with np.errstate(over="ignore"):
+            np.ldexp(t, 2 * f + int(e), out=t)
+        t += t.dtype.type(self.coef0)
+        return np.tanh(t, out=t)
 
     def _diag(self, X):
-        d = np.einsum("ij,ij->i", X, X)
-        return np.tanh(d * X.dtype.type(self._scale(X.shape[1])) + X.dtype.type(self.coef0))
+        xs, _, f = self._prepare(X, X, True)
+        return self._tanh(np.einsum("ij,ij->i", xs, xs), f, X.shape[1])
