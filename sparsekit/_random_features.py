@@ -18,7 +18,7 @@ import numpy as np
 
 from . import _random_features_cpu
 from ._names import normalize_name
-from ._validation import check_option, check_scalar
+from ._validation import check_option, check_scalar, is_sparse
 
 #: Target bytes of one intermediate row block in ``transform`` (large enough that the GEMM of a
 #: block with the normalization runs at full BLAS speed; small next to the output).
@@ -79,15 +79,51 @@ def fourier_transform(X, n_components, offset, n_freq, project):
     step = block_rows(n, n_freq, X.dtype.itemsize)
     for r0 in range(0, n, step):
         r1 = min(n, r0 + step)
-        fourier_features_into(project(X[r0:r1]), n_components, offset, out[r0:r1])
+        fourier_features_into(safe_projection(project, X[r0:r1]), n_components, offset, out[r0:r1])
     return out
+
+
+def safe_projection(project, block):
+    """``project(block)``, finite wherever the projections themselves are floats.
+
+    Where it is not (float32 data near 3e38: the sums of the GEMM or of Fastfood's Hadamard
+    transforms overflow even where the projections do not, and the features became NaN), the
+    block is projected again in float64 after the exact scaling by the power of two 2^-f that
+    brings max |x| to [0.5, 1), and the result multiplied back by 2^f (the projection is
+    linear). The result is then float64; its features are cast to the data's dtype.
+
+    Raises
+    ------
+    ValueError
+        A projection exceeds the float64 range (data beyond about 1e308 / sqrt(gamma d)):
+        its cosine is no longer defined by the data.
+    """
+    P = project(block)
+    if np.isfinite(P).all():
+        return P
+    scaled = block.astype(np.float64)  # a copy
+    data = scaled.data if is_sparse(scaled) else scaled
+    amax = float(np.abs(data).max(initial=0.0))
+    f = int(np.frexp(amax)[1])
+    np.ldexp(data, -f, out=data)
+    with np.errstate(over="ignore", invalid="ignore"):
+        P = np.ldexp(project(scaled), f)
+    if not np.isfinite(P).all():
+        raise ValueError(
+            f"random Fourier projections w^T x of data at scale {amax:.3g} "
+            "(largest |x|) exceed the float64 range, so their cosines are not defined by the "
+            "data; rescale the data (e.g. divide it by its largest absolute value) or use a "
+            "smaller gamma"
+        )
+    return P
 
 
 def gemm_projection(X, W):
     """``project`` of :func:`fourier_transform` for dense frequencies ``W`` (d, s): X_b @ W."""
     if W.dtype != X.dtype:
         W = W.astype(X.dtype)
-    return lambda block: np.ascontiguousarray(block @ W, dtype=X.dtype)  # GEMM through BLAS
+    # GEMM through BLAS, in the dtype of the block (float64 for safe_projection's second try)
+    return lambda block: np.ascontiguousarray(block @ W)
 
 
 KERNELS = ("rbf", "laplacian")

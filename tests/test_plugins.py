@@ -361,3 +361,107 @@ def test_nystroem_resolves_in_its_registry_and_checks_sampler_results(rng):
         ComponentResultError, match="'tuple-sampler' of plugin 'bad-plugin'.*Landmarks"
     ):
         sparsekit.Nystroem(sampler="tuple-sampler", n_components=5, registry=reg).fit(X)
+
+
+# -- extreme scales: finite where the true value is ------------------------------------------
+EXTREME_SCALES = [
+    (np.float64, 1e300),
+    (np.float64, 1e-300),
+    (np.float64, 1e-310),
+    (np.float32, 3e38),
+    (np.float32, 1e-38),
+    (np.float32, 1e-42),
+]
+
+
+def _extreme(rng, dtype, scale, shape):
+    """Data in [-1, 1) times ``scale`` in ``dtype``, and the same rounded values divided by
+    ``scale`` in float64 (a relative change of 1e-16: the oracle's O(1) copy)."""
+    X = (rng.uniform(-1, 1, size=shape) * scale).astype(dtype)
+    return X, X.astype(np.float64) / scale
+
+
+@needs_plugin
+@pytest.mark.parametrize("dtype, scale", EXTREME_SCALES)
+def test_cosine_kernel_is_exact_at_extreme_scales(rng, dtype, scale):
+    """The cosine is scale invariant: K(s X, s Y) = cosine_similarity(X, Y) (scikit-learn, on
+    the data brought back to O(1) in float64). At 1e300 and float32 3e38 the squared norms
+    overflowed (NaN), at 1e-300 / float32 1e-38 they underflowed (0 instead of the cosine);
+    the diagonal is 1 for every non-zero row, 0 for a zero row."""
+    X, X1 = _extreme(rng, dtype, scale, (12, 5))
+    Y, Y1 = _extreme(rng, dtype, scale, (4, 5))
+    X[3], X1[3] = 0, 0
+    k = sparsekit.get_kernel("cosine")
+    tol = {"rtol": 1e-10, "atol": 1e-13} if dtype == np.float64 else {"rtol": 1e-5, "atol": 2e-6}
+    for K, ref in ((k(X, Y), cosine_similarity(X1, Y1)), (k(X), cosine_similarity(X1))):
+        assert K.dtype == dtype
+        np.testing.assert_allclose(K, ref, **tol)
+    np.testing.assert_array_equal(k.diag(X), np.where(np.arange(12) == 3, 0.0, 1.0))
+
+
+@needs_example
+@pytest.mark.parametrize("dtype, scale", EXTREME_SCALES)
+def test_rational_quadratic_is_exact_at_extreme_scales(rng, dtype, scale):
+    """k depends on ||x - z|| / l only: the kernel with length_scale = 0.7 s on s X equals
+    scikit-learn's RationalQuadratic(length_scale=0.7) on X (brought back to O(1) in float64).
+    At 1e300 / float32 3e38 the squared norms overflowed (NaN), at 1e-300 l**2 underflowed
+    (ZeroDivisionError), at float32 1e-38 1 / (2 alpha l^2) overflowed (NaN)."""
+    from sklearn.gaussian_process.kernels import RationalQuadratic
+
+    X, X1 = _extreme(rng, dtype, scale, (12, 5))
+    Y, Y1 = _extreme(rng, dtype, scale, (4, 5))
+    k = sparsekit.get_kernel("rq", length_scale=0.7 * scale, alpha=1.5)
+    ref = RationalQuadratic(length_scale=0.7, alpha=1.5)
+    tol = {"rtol": 1e-9} if dtype == np.float64 else {"rtol": 2e-5}
+    for K, want in ((k(X, Y), ref(X1, Y1)), (k(X), ref(X1))):
+        assert K.dtype == dtype
+        np.testing.assert_allclose(K, want, **tol)
+
+
+@needs_example
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_rational_quadratic_with_a_length_scale_far_below_the_data_spread(rng, dtype):
+    """l = 1e-200 (float64) / 1e-30 (float32) next to O(1) data with alpha = 0.01: u =
+    ||x - z||^2 / (2 alpha l^2) is beyond the float range while k = (1 + u)^(-alpha) is about
+    1e-4 (float32: 0.25). Oracle: the closed form in 60-digit decimal arithmetic on the exact
+    squared distances. The diagonal is exactly 1 (zero distance; the GEMM's rounding of
+    ||x||^2 + ||x||^2 - 2 <x, x> gave k(x, x) < 1 for small l)."""
+    from decimal import Decimal, localcontext
+
+    scale = 1e-200 if dtype == np.float64 else 1e-30
+    X = rng.uniform(-1, 1, size=(8, 3)).astype(dtype)
+    k = sparsekit.get_kernel("rq", length_scale=scale, alpha=0.01)
+    K = k(X)
+    with localcontext() as ctx:
+        ctx.prec = 60
+        want = np.empty((8, 8))
+        for i in range(8):
+            for j in range(8):
+                r2 = sum((Decimal(float(a)) - Decimal(float(b))) ** 2 for a, b in zip(X[i], X[j]))
+                u = r2 / (2 * Decimal("0.01") * Decimal(scale) ** 2)
+                want[i, j] = float((-Decimal("0.01") * (1 + u).ln()).exp())
+    np.testing.assert_array_equal(np.diag(K), 1.0)
+    np.testing.assert_allclose(K, want, rtol=1e-10 if dtype == np.float64 else 1e-5)
+
+
+@needs_plugin
+@pytest.mark.parametrize(
+    "dtype, scale", [(np.float64, 1e160), (np.float32, 3e38), (np.float32, 1e20)]
+)
+def test_sigmoid_kernel_at_scales_where_the_products_overflow(rng, dtype, scale):
+    """With the default gamma = 1 / d, tanh(gamma s^2 <x, z> + 1) is exactly sign(<x, z>)
+    (the argument is beyond 1e30); the sums of the products overflowed, inf - inf gave NaN
+    (float64) and a wrong sign (float32). With gamma = 0.3 / s^2 the kernel equals scikit-
+    learn's sigmoid_kernel(X, gamma=0.3) on the data brought back to O(1) (where that gamma is
+    a normal float64: not 0.3e-320)."""
+    X, X1 = _extreme(rng, dtype, scale, (15, 40))
+    k = sparsekit.get_kernel("sigmoid")
+    np.testing.assert_array_equal(k(X), np.sign(X1 @ X1.T))
+    np.testing.assert_array_equal(k.diag(X), 1.0)
+    if scale > 1e150:
+        return
+    k = sparsekit.get_kernel("sigmoid", gamma=0.3 / scale / scale)
+    want = sigmoid_kernel(X1, gamma=0.3)
+    rtol = 1e-10 if dtype == np.float64 else 1e-5
+    np.testing.assert_allclose(k(X), want, rtol=rtol)
+    np.testing.assert_allclose(k.diag(X), np.diag(want), rtol=rtol)

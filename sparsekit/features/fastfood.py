@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._random_features import cast_frequencies, safe_projection
 from .._typing import DataLike, RandomStateLike
 from . import _cpu
 from ._fourier_map import FourierFeatureMap
@@ -92,7 +93,7 @@ class Fastfood(FourierFeatureMap):
         self.signs_ = np.ascontiguousarray(signs, dtype=dt)
         self.permutations_ = np.ascontiguousarray(perms)
         self.gaussians_ = np.ascontiguousarray(gauss, dtype=dt)
-        self.scales_ = np.ascontiguousarray(scales, dtype=dt)
+        self.scales_ = cast_frequencies(scales, X, gamma)
 
     def project(self, X: DataLike) -> np.ndarray:
         """Compute the projections V x of every row.
@@ -105,13 +106,19 @@ class Fastfood(FourierFeatureMap):
         Returns
         -------
         ndarray of shape (n_samples, ``n_frequencies_``)
-            The projections V x of every row.
+            The projections V x of every row, in the dtype of ``X``: ``±inf`` where a
+            projection of float32 data exceeds the float32 range (the features of
+            :meth:`transform` are computed from the float64 projection then).
+
+        Raises
+        ------
+        ValueError
+            A projection exceeds the float64 range.
         """
         self._check_is_fitted()
         X = self._validate_input(X, reset=False)
-        out = np.empty((X.shape[0], self.n_frequencies_), dtype=X.dtype)
-        self._project_into(X, out)
-        return out
+        with np.errstate(over="ignore"):
+            return safe_projection(self._projection(X), X).astype(X.dtype, copy=False)
 
     def _project_into(self, X, out):
         dt = X.dtype

@@ -36,6 +36,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from .._base import ParamsMixin
+from .._memory import check_allocation
 from .._small_blas import is_skinny, one_blas_thread
 from .._validation import check_array, check_option, check_pair, check_scalar, is_sparse
 
@@ -295,6 +296,19 @@ class Kernel(ParamsMixin, ABC):
         """
 
 
+def check_gram_fits(name: str, n: int, m: int, itemsize: int) -> None:
+    """Refuse (:class:`~sparsekit._memory.InsufficientMemoryError`) or warn before a whole
+    n x m Gram matrix is allocated that would not fit in the available memory, naming the
+    ways that need no such matrix (row blocks, a Nystroem approximation)."""
+    check_allocation(
+        n * m * itemsize,
+        f"the {name} Gram matrix of {n} x {m} rows",
+        "stream it in row blocks (kernel.blocks(X, Y, max_memory=...)) or approximate it with "
+        "a low-rank map (sparsekit.Nystroem(n_components=...))",
+        matrices="an n x m matrix",
+    )
+
+
 def _block_rows(n_rows: int, n_cols: int, itemsize: int, max_memory) -> int:
     if max_memory is None:
         budget = DEFAULT_BLOCK_BYTES
@@ -356,6 +370,13 @@ class VectorKernel(Kernel):
         -------
         ndarray of shape (n, m)
             The Gram matrix (``out`` when given).
+
+        Raises
+        ------
+        sparsekit._memory.InsufficientMemoryError
+            Without ``out``, an n x m result above 90 % of the available memory (a
+            ``MemoryError`` naming its size and :meth:`blocks` / Nystroem instead), checked
+            before anything is allocated; above half of it a ``LargeAllocationWarning``.
         """
         self._check_params()
         same = Y is None
@@ -363,6 +384,7 @@ class VectorKernel(Kernel):
         kernel = self._resolved(X, None if same else Y)
         n, m = X.shape[0], Y.shape[0]
         if out is None:
+            check_gram_fits(self.name, n, m, X.dtype.itemsize)
             out = np.empty((n, m), dtype=X.dtype)
         elif (
             not isinstance(out, np.ndarray)

@@ -164,3 +164,14 @@ def test_errors():
         ff.transform(np.full((1, 4), np.nan))
     with pytest.raises(ValueError, match="sigma"):
         Fastfood(sigma=0.0).fit(X)
+
+
+def test_float32_scales_that_overflow_are_refused_naming_the_scale():
+    """gamma = 1e80 on float32 data: the diagonal S / (sigma sqrt(d')) ~ sqrt(2 gamma) ~ 1e40
+    exceeds float32 (the features were NaN); a ValueError names the dtype and the way out,
+    and the same map in float64 is finite."""
+    X = np.random.default_rng(0).random((10, 3)).astype(np.float32)
+    with pytest.raises(ValueError, match=r"exceed the float32 range; fit on float64"):
+        Fastfood(gamma=1e80, n_components=8, random_state=0).fit(X)
+    Z = Fastfood(gamma=1e80, n_components=8, random_state=0).fit_transform(X.astype(np.float64))
+    assert np.isfinite(Z).all()

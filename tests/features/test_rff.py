@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from sklearn.metrics.pairwise import laplacian_kernel, rbf_kernel
 
-from sparsekit import RandomFourierFeatures, get_kernel
+from sparsekit import Fastfood, RandomFourierFeatures, get_kernel
 from sparsekit.exceptions import NotFittedError
 
 GAMMA = 0.4
@@ -159,3 +159,44 @@ def test_float32_data_whose_frequencies_overflow_is_refused_naming_the_scale():
         get_kernel("rbf", bandwidth="median"), n_components=20, random_state=0
     ).fit_transform(X.astype(np.float64))
     assert np.isfinite(Z).all()
+
+
+@pytest.mark.parametrize("cls", [RandomFourierFeatures, Fastfood])
+@pytest.mark.parametrize("scale", [3e38, 1e37])
+def test_features_at_the_top_of_the_float_range_equal_those_of_the_rescaled_problem(cls, scale):
+    """Scale equivariance: the map of s X with gamma / s^2 equals the map of X with gamma
+    (frequencies scale by 1 / s, projections are unchanged). For float32 data at 3e38 (and
+    at 1e37 for Fastfood's Hadamard sums over d' = 512) the sums inside the projection
+    overflowed and the features were NaN, although every projection is of order one."""
+    dtype = np.float32
+    rng = np.random.default_rng(0)
+    X1 = rng.uniform(-1, 1, size=(20, 300)).astype(dtype)
+    X = (X1.astype(np.float64) * scale).astype(dtype)
+    gamma = 0.5 / 300
+    ref = cls(gamma=gamma, n_components=41, random_state=0).fit_transform(X1.astype(np.float64))
+    Z = cls(gamma=gamma / scale / scale, n_components=41, random_state=0).fit_transform(X)
+    assert Z.dtype == dtype
+    np.testing.assert_allclose(Z, ref, atol=1e-4)
+
+
+@pytest.mark.parametrize("cls", [RandomFourierFeatures, Fastfood])
+def test_features_whose_projections_exceed_float32_are_finite_phases(cls):
+    """float32 data at 3e38 with the default gamma = 1 / d: the projections themselves
+    (~1e38) exceed the float32 range. The features are then computed from the float64
+    projections: finite, every row of unit norm (cos^2 + sin^2 = 1, the oracle k(x, x) = 1)
+    and off the diagonal the Monte Carlo estimate of k(x, z) = exp(-||x - z||^2 / d) = 0 (far
+    below its standard deviation 1 / sqrt(n_components) times a few)."""
+    X = (np.random.default_rng(1).uniform(-1, 1, size=(15, 6)) * 3e38).astype(np.float32)
+    Z = cls(n_components=800, random_state=0).fit_transform(X)
+    assert Z.dtype == np.float32 and np.isfinite(Z).all()
+    G = Z.astype(np.float64) @ Z.T.astype(np.float64)
+    np.testing.assert_allclose(np.diag(G), 1.0, rtol=1e-5)
+    assert np.abs(G - np.diag(np.diag(G))).max() < 0.2
+
+
+def test_features_whose_projections_exceed_float64_are_refused():
+    """float64 data at 1.5e308 with gamma = 1 / d: projections beyond the float64 range have
+    no cosine the data defines; a clear ValueError instead of NaN features."""
+    X = np.random.default_rng(1).uniform(0.5, 1, size=(5, 4)) * 1.5e308
+    with pytest.raises(ValueError, match=r"exceed the float64 range.*rescale the data"):
+        RandomFourierFeatures(n_components=200, random_state=0).fit_transform(X)

@@ -602,3 +602,17 @@ def test_auto_uses_the_gpu_for_weighted_graphs_only(monkeypatch, weighted, want)
     A = np.array([[0.0, 2.0], [2.0, 0.0]])
     ShortestPathKernel(weighted=weighted).prepare([(A, [0, 1])])
     assert seen == [want]
+
+
+def test_a_gram_too_large_for_memory_is_refused_before_it_is_formed(monkeypatch):
+    """The n x m float64 Gram of the graph kernel goes through the library's memory guard:
+    with the available memory patched below 8 n m bytes (the oracle: the size of the matrix)
+    the call raises InsufficientMemoryError naming blocks() instead of forming it."""
+    from sparsekit import _memory
+
+    graphs = graph_collection(seed=1, n_graphs=12)
+    kernel = ShortestPathKernel()
+    monkeypatch.setattr(_memory, "available_memory", lambda: 8 * 12 * 12)
+    with pytest.raises(_memory.InsufficientMemoryError, match=r"12 x 12 rows.*blocks\("):
+        kernel(graphs)
+    assert np.vstack([b for _, b in kernel.blocks(graphs)]).shape == (12, 12)

@@ -401,3 +401,48 @@ def test_rbf_gram_upper_with_small_strips_and_duplicate_rows(rng):
     np.testing.assert_allclose(out, skp.rbf_kernel(X, gamma=0.2), rtol=1e-12, atol=1e-300)
     np.testing.assert_array_equal(out, out.T)
     assert out[3, 10] == 1.0
+
+
+@pytest.mark.parametrize("name", ["rbf", "linear", "callable"])
+@pytest.mark.parametrize("square", [True, False])
+def test_a_gram_too_large_for_memory_is_refused_before_any_allocation(monkeypatch, name, square):
+    """200,000 rows: the n x n float64 Gram is 298 GiB. The call raises the library's
+    InsufficientMemoryError (a MemoryError) naming the size and the way out (blocks, Nystroem)
+    before NumPy's allocator fails ("Unable to allocate 298 GiB"); oracle: the size
+    n * m * 8 bytes, and the guard's 90 % rule against a fixed available memory."""
+    from sparsekit import _memory
+
+    monkeypatch.setattr(_memory, "available_memory", lambda: 16 * 2**30)
+    X = np.zeros((200_000, 2))
+    Y = None if square else np.zeros((150_000, 2))
+    kernel = (
+        sparsekit.kernels.base.CallableKernel(skp.linear_kernel)
+        if name == "callable"
+        else sparsekit.components.resolve("kernel", name)
+    )
+    with pytest.raises(_memory.InsufficientMemoryError) as info:
+        kernel(X, Y)
+    message = str(info.value)
+    assert isinstance(info.value, MemoryError)
+    assert f"{200_000 * (200_000 if square else 150_000) * 8 / 2**30:.1f} GiB" in message
+    assert "blocks(" in message and "Nystroem" in message
+    # the same rows stream in blocks without the guard
+    m = 200_000 if square else 150_000
+    rows, block = next(kernel.blocks(X, Y, max_memory=2 * m * 8))
+    assert (rows.start, rows.stop, block.shape) == (0, 2, (2, m))
+
+
+def test_a_gram_above_half_the_memory_warns_and_out_skips_the_check(monkeypatch):
+    """Between 50 % and 90 % of the available memory a LargeAllocationWarning (the memory
+    module's rule); a caller-provided ``out`` allocates nothing, so nothing is checked.
+    Oracle: the sizes 40 x 30 x 8 bytes against the patched available memory."""
+    from sparsekit import _memory
+
+    X, Y = np.ones((40, 2)), np.ones((30, 2))
+    monkeypatch.setattr(_memory, "available_memory", lambda: int(40 * 30 * 8 / 0.7))
+    with pytest.warns(_memory.LargeAllocationWarning, match="40 x 30"):
+        RBFKernel()(X, Y)
+    monkeypatch.setattr(_memory, "available_memory", lambda: 40 * 30 * 8 // 2)
+    out = np.empty((40, 30))
+    assert RBFKernel()(X, Y, out=out) is out
+    np.testing.assert_allclose(out, 1.0)

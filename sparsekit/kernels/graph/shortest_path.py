@@ -53,7 +53,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ..._validation import check_option, check_scalar
-from ..base import BACKENDS, Kernel, resolve_backend
+from ..base import BACKENDS, Kernel, check_gram_fits, resolve_backend
 from .feature_map import ShortestPathFeatures, build_features, shared_columns
 from .input import parse_graphs
 
@@ -276,6 +276,7 @@ class ShortestPathKernel(Kernel):
         PX = self.prepare(X, "X")
         PY = PX if Y is None else self.prepare(Y, "Y")
         FX, FY = self._aligned(PX, PY)
+        check_gram_fits(self.name, FX.shape[0], FY.shape[0], 8)
         K = _row_products(FX, FY)(slice(None))
         return self._finish(K, PX.sq_norms, PY.sq_norms)
 
