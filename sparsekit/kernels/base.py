@@ -296,10 +296,18 @@ class Kernel(ParamsMixin, ABC):
         """
 
 
+#: a whole Gram matrix below this many bytes is not checked against the available memory: the
+#: check reads /proc and cgroup files (about 0.1 ms), more than a small Gram block costs
+GRAM_CHECK_MIN_BYTES = 1 << 26
+
+
 def check_gram_fits(name: str, n: int, m: int, itemsize: int) -> None:
     """Refuse (:class:`~sparsekit._memory.InsufficientMemoryError`) or warn before a whole
-    n x m Gram matrix is allocated that would not fit in the available memory, naming the
-    ways that need no such matrix (row blocks, a Nystroem approximation)."""
+    n x m Gram matrix of at least ``GRAM_CHECK_MIN_BYTES`` is allocated that would not fit in
+    the available memory, naming the ways that need no such matrix (row blocks, a Nystroem
+    approximation)."""
+    if n * m * itemsize < GRAM_CHECK_MIN_BYTES:
+        return
     check_allocation(
         n * m * itemsize,
         f"the {name} Gram matrix of {n} x {m} rows",

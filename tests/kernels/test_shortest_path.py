@@ -608,6 +608,7 @@ def test_a_gram_too_large_for_memory_is_refused_before_it_is_formed(monkeypatch)
     """The n x m float64 Gram of the graph kernel goes through the library's memory guard:
     with the available memory patched below 8 n m bytes (the oracle: the size of the matrix)
     the call raises InsufficientMemoryError naming blocks() instead of forming it."""
+    monkeypatch.setattr("sparsekit.kernels.base.GRAM_CHECK_MIN_BYTES", 0)
     from sparsekit import _memory
 
     graphs = graph_collection(seed=1, n_graphs=12)

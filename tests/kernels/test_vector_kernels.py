@@ -436,6 +436,7 @@ def test_a_gram_above_half_the_memory_warns_and_out_skips_the_check(monkeypatch)
     """Between 50 % and 90 % of the available memory a LargeAllocationWarning (the memory
     module's rule); a caller-provided ``out`` allocates nothing, so nothing is checked.
     Oracle: the sizes 40 x 30 x 8 bytes against the patched available memory."""
+    monkeypatch.setattr("sparsekit.kernels.base.GRAM_CHECK_MIN_BYTES", 0)
     from sparsekit import _memory
 
     X, Y = np.ones((40, 2)), np.ones((30, 2))
@@ -446,3 +447,20 @@ def test_a_gram_above_half_the_memory_warns_and_out_skips_the_check(monkeypatch)
     out = np.empty((40, 30))
     assert RBFKernel()(X, Y, out=out) is out
     np.testing.assert_allclose(out, 1.0)
+
+
+def test_a_small_gram_does_not_read_the_available_memory(monkeypatch):
+    """The guard's cost (reading /proc and cgroup files) is paid only from GRAM_CHECK_MIN_BYTES
+    on: a small Gram never asks, a large one does (oracle: a patched available_memory that
+    records its calls)."""
+    from sparsekit import _memory
+    from sparsekit.kernels import base
+
+    calls = []
+    monkeypatch.setattr(_memory, "available_memory", lambda: calls.append(1) or None)
+    X = np.ones((40, 2))
+    RBFKernel()(X)
+    assert calls == []
+    monkeypatch.setattr(base, "GRAM_CHECK_MIN_BYTES", 40 * 40 * 8)
+    RBFKernel()(X)
+    assert calls == [1]
