@@ -156,12 +156,13 @@ def _cmd_run(args) -> int:
             if spec.repeat < 1 or spec.seed < 0:
                 raise SpecError("--repeat must be >= 1 and --seed >= 0")
         if args.dry_run:
-            dry_run(spec, stream=stream, yes=args.yes)
+            dry_run(spec, stream=stream, yes=args.yes, max_runs=args.max_runs)
             return 0
         out = run_spec(
             spec,
             out=args.out,
             yes=args.yes,
+            max_runs=args.max_runs,
             allow_pickle=args.allow_pickle,
             scheduler=args.scheduler,
             stream=stream,
@@ -239,7 +240,7 @@ def build_parser() -> argparse.ArgumentParser:
     p_run.add_argument(
         "--dry-run",
         action="store_true",
-        help="print the expanded grid and stop (a sweep larger than its max_runs needs --yes)",
+        help="print the expanded grid and stop (a sweep larger than the limit needs --yes)",
     )
     p_run.add_argument(
         "--set",
@@ -253,7 +254,13 @@ def build_parser() -> argparse.ArgumentParser:
     p_run.add_argument(
         "--yes",
         action="store_true",
-        help="run (or list, with --dry-run) a sweep larger than its max_runs",
+        help="run (or list, with --dry-run) a sweep larger than the limit",
+    )
+    p_run.add_argument(
+        "--max-runs",
+        type=int,
+        metavar="N",
+        help="the limit on the number of runs (default 200); a spec's max_runs can only lower it",
     )
     p_run.add_argument(
         "--allow-pickle",

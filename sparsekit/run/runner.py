@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from .results import NO_SPACE, FolderLock, NoSpaceError, Recorder, write_atomic
-from .spec import Spec, SpecError, count_points, count_runs, expand
+from .spec import DEFAULT_MAX_RUNS, Spec, SpecError, count_points, count_runs, expand
 
 #: local:N starts N worker processes: at most this many per CPU (a typo such as local:4000
 #: would otherwise fork thousands of interpreters)
@@ -145,23 +145,31 @@ def machine_info(scheduler=None) -> dict:
     }
 
 
-def check_size(spec: Spec, yes: bool) -> None:
-    """Refuse, unless ``yes``, a spec of more than ``max_runs`` runs: counted from the lengths
-    of its lists (:func:`~sparsekit.run.spec.count_runs`), before any grid is built."""
+def check_size(spec: Spec, yes: bool, max_runs: int | None = None) -> None:
+    """Refuse, unless ``yes``, a spec of more runs than the limit: the smaller of the caller's
+    ``max_runs`` and the spec's own (a spec can lower the limit, never raise it). The runs are
+    counted from the lengths of its lists (:func:`~sparsekit.run.spec.count_runs`), before any
+    grid is built."""
+    max_runs = DEFAULT_MAX_RUNS if max_runs is None else max_runs
+    if isinstance(max_runs, bool) or not isinstance(max_runs, int) or max_runs < 1:
+        raise ValueError(f"max_runs (--max-runs) must be an integer >= 1, got {max_runs!r}")
     n_runs = count_runs(spec)
-    if n_runs > spec.max_runs and not yes:
+    limit = min(max_runs, spec.max_runs)
+    if n_runs > limit and not yes:
         raise SpecError(
             f"{spec.source}: the sweep of {count_points(spec):,} grid point(s) x "
             f"{spec.repeat} repeat(s) expands to {n_runs:,} runs, more than the limit "
-            f"of {spec.max_runs}; pass --yes to go ahead (or set max_runs = {n_runs} "
-            "in the spec)"
+            f"of {limit:,}; pass --yes to go ahead, or raise the limit with --max-runs N "
+            "(a spec's max_runs can only lower it)"
         )
 
 
-def dry_run(spec: Spec, stream: TextIO | None = None, yes: bool = False) -> list[dict]:
+def dry_run(
+    spec: Spec, stream: TextIO | None = None, yes: bool = False, max_runs: int | None = None
+) -> list[dict]:
     """Print the expanded grid (one line per run) and return the plan.
 
-    A sweep of more than ``max_runs`` runs needs ``yes``, as for :func:`run_spec`.
+    A sweep of more runs than the limit needs ``yes``, as for :func:`run_spec`.
 
     Parameters
     ----------
@@ -170,14 +178,16 @@ def dry_run(spec: Spec, stream: TextIO | None = None, yes: bool = False) -> list
     stream : file-like, optional
         Where to print (default ``sys.stdout``).
     yes : bool, default False
-        Accept a sweep of more than ``max_runs`` runs.
+        Accept a sweep of more runs than the limit.
+    max_runs : int, optional
+        The limit (default 200); the spec's own ``max_runs`` can lower it, not raise it.
 
     Returns
     -------
     list of dict
         The plan (:func:`plan`).
     """
-    check_size(spec, yes)
+    check_size(spec, yes, max_runs)
     stream = stream or sys.stdout
     runs = plan(spec)
     grid = [flatten(r["point"]) for r in runs]
@@ -319,6 +329,7 @@ def run_spec(
     *,
     out: str | os.PathLike[str] | None = None,
     yes: bool = False,
+    max_runs: int | None = None,
     allow_pickle: bool = False,
     scheduler: str | None = None,
     stream: TextIO | None = None,
@@ -339,7 +350,9 @@ def run_spec(
     out : str or Path, optional
         The output folder (default: derived from the spec's name).
     yes : bool, default False
-        Accept a sweep of more than ``max_runs`` runs.
+        Accept a sweep of more runs than the limit.
+    max_runs : int, optional
+        The limit (default 200); the spec's own ``max_runs`` can lower it, not raise it.
     allow_pickle : bool, default False
         Let a ``file`` data source read pickled objects.
     scheduler : str or dask.distributed.Client, optional
@@ -363,7 +376,7 @@ def run_spec(
     Interrupted
         Ctrl-C; what finished stays recorded, and running again resumes.
     """
-    check_size(spec, yes)
+    check_size(spec, yes, max_runs)
     runs = plan(spec)
     client = cluster = None
     if scheduler is not None:  # fail fast, before any output is written

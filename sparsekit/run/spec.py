@@ -145,7 +145,8 @@ class Spec:
     seed : int, default 0
         The seed of the first repetition.
     max_runs : int, default 200
-        Runs allowed without confirmation.
+        The spec's limit on its runs: it can lower the caller's limit (``max_runs`` of
+        :func:`~sparsekit.run.run_spec`, ``--max-runs``), not raise it.
     zip_groups : list of list of str
         Dotted keys (``"sampler.name"``) varied together.
     source : str, optional

@@ -185,3 +185,55 @@ def test_default_name_from_a_file_stem_with_controls_is_escaped(tmp_path):
     spec_file = tmp_path / "\x1b[2Jspec.toml"
     spec_file.write_text(SPEC)
     assert load_spec(spec_file).name == "\\x1b[2Jspec"
+
+
+# -- a spec cannot lift its own run limit ------------------------------------------------------
+
+
+def test_spec_cannot_raise_its_own_max_runs(tmp_path, monkeypatch, capsys):
+    """A spec's ``max_runs = 2·10¹⁰`` (before: obeyed, then the grid of 2·10¹⁰ runs was built
+    until memory ran out) only lowers the caller's limit. Oracle: the run count is the product
+    of the list lengths times ``repeat`` (1000³ x 20), and nothing is built (``expand`` and
+    ``plan`` raise if called)."""
+    monkeypatch.setattr(spec_mod, "expand", _no_grid)
+    monkeypatch.setattr(runner, "expand", _no_grid)
+    monkeypatch.setattr(runner, "plan", _no_grid)
+    spec_file = tmp_path / "huge.toml"
+    spec_file.write_text("max_runs = 20000000000\n" + HUGE)
+    spec = load_spec(spec_file)
+    message = r"20,000,000,000 runs, more than the limit of 200; pass --yes"
+    with pytest.raises(SpecError, match=message):
+        run_spec(spec, out=tmp_path / "o")
+    with pytest.raises(SpecError, match=message):
+        dry_run(spec)
+    for extra in ([], ["--dry-run"], ["--set", "max_runs=20000000000"]):
+        assert main(["run", str(spec_file), "--out", str(tmp_path / "o"), *extra]) == 2
+        err = capsys.readouterr().err
+        assert "20,000,000,000 runs, more than the limit of 200" in err
+        assert "only lower" in err
+    assert not (tmp_path / "o").exists()
+
+
+def test_caller_limit_and_spec_limit(tmp_path, capsys):
+    """The limit is the smaller of the caller's (``max_runs=``, ``--max-runs``; default 200)
+    and the spec's own (brute force: 4 runs counted by the plan)."""
+    spec_file = tmp_path / "s.toml"
+    spec_file.write_text("max_runs = 1000\n" + SPEC.replace("[5, 10]", "[2, 3, 4, 5]"))
+    spec = load_spec(spec_file)
+    assert len(dry_run(spec, max_runs=4)) == len(plan(spec)) == 4
+    with pytest.raises(SpecError, match="4 runs, more than the limit of 3"):
+        dry_run(spec, max_runs=3)
+    assert main(["run", str(spec_file), "--dry-run", "--max-runs", "3"]) == 2
+    assert "more than the limit of 3" in capsys.readouterr().err
+    assert main(["run", str(spec_file), "--dry-run", "--max-runs", "4"]) == 0
+    spec_file.write_text("max_runs = 3\n" + SPEC.replace("[5, 10]", "[2, 3, 4, 5]"))
+    assert main(["run", str(spec_file), "--dry-run", "--max-runs", "1000"]) == 2
+    assert "more than the limit of 3" in capsys.readouterr().err
+    assert main(["run", str(spec_file), "--dry-run", "--max-runs", "0"]) == 2
+    assert "(--max-runs) must be an integer >= 1" in capsys.readouterr().err
+
+
+def test_float_repeat_is_refused():
+    """``repeat = 1e14`` is a float: refused at validation, before any count."""
+    with pytest.raises(SpecError, match=r"repeat must be an integer >= 1, got 100000000000000\.0"):
+        load_spec("s.toml", text="repeat = 1e14\n" + SPEC)
