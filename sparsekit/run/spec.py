@@ -83,6 +83,8 @@ DEFAULT_MAX_RUNS = 200
 #: Deepest nesting of tables and lists a spec may have: a real spec uses 3 or 4 levels, and
 #: a few hundred overflow the recursion of tomllib and of the JSON written for each run.
 MAX_DEPTH = 32
+#: Largest spec, in bytes: a real spec is a few KB; the limit is checked before the file is read.
+MAX_SPEC_BYTES = 2**20
 
 
 class SpecError(ValueError):
@@ -205,8 +207,68 @@ class Spec:
         return out
 
 
+def key_levels(text: str) -> int:
+    """The longest chain of dotted keys in ``text`` (``a.b.c``: 3), read without parsing.
+
+    The dots outside strings and comments are counted, a chain ending at any character that
+    cannot continue a key (``=``, ``,``, ``]``, a new line, ...); a float such as ``0.5`` counts
+    as one level. The count stops as soon as it passes :data:`MAX_DEPTH`.
+
+    Notes
+    -----
+    tomllib builds a dotted key's tables in time and memory that grow with the square of its
+    levels (100,000 levels: minutes and gigabytes), so the levels are counted on the text,
+    before the parser runs. Lists and inline tables nested too deep overflow the parser's
+    recursion at once, so only the dotted keys are counted here.
+    """
+    if text.count(".") <= MAX_DEPTH:
+        return text.count(".")
+    deepest = dots = 0
+    i, n = 0, len(text)
+    while i < n:
+        c = text[i]
+        if c == "#":  # a comment, up to the new line (which ends the chain)
+            i = text.find("\n", i)
+            if i < 0:
+                break
+            continue
+        if c in "\"'":  # a string: skipped whole; a quoted key continues a chain
+            quote = c * 3 if text.startswith(c * 3, i) else c
+            i += len(quote)
+            while i < n and not text.startswith(quote, i):
+                if len(quote) == 1 and text[i] == "\n":
+                    break  # unterminated: the parser reports it
+                i += 2 if c == '"' and text[i] == "\\" else 1
+            i += len(quote)
+            continue
+        if c == ".":
+            dots += 1
+            if dots > MAX_DEPTH:
+                return dots + 1
+            deepest = max(deepest, dots)
+        elif not (c.isalnum() or c in "_- \t"):
+            dots = 0
+        i += 1
+    return deepest + 1
+
+
+def check_text(text: str, source: str) -> None:
+    """Refuse, before parsing, a spec (or ``--set`` value) larger than :data:`MAX_SPEC_BYTES`
+    or with dotted keys more than :data:`MAX_DEPTH` levels deep (see :func:`key_levels`)."""
+    size = len(text.encode("utf-8", "surrogatepass"))
+    if size > MAX_SPEC_BYTES:
+        raise SpecError(
+            f"{source}: the spec has {size:,} bytes, more than the limit of {MAX_SPEC_BYTES:,}"
+        )
+    if key_levels(text) > MAX_DEPTH:
+        raise SpecError(
+            f"{source}: malformed TOML: dotted keys nested more than {MAX_DEPTH} levels deep"
+        )
+
+
 def parse_value(raw: str):
     """A ``--set`` value read as a TOML value (``500``, ``[1, 2]``, ``"rbf"``), else a string."""
+    check_text(raw, "--set value")
     try:
         return tomllib.loads(f"v = {raw}")["v"]
     except tomllib.TOMLDecodeError:
@@ -284,7 +346,8 @@ def load_spec(
     ------
     SpecError
         Malformed TOML (line and column; also tables or lists nested more than
-        :data:`MAX_DEPTH` levels deep), unknown keys, tasks, components, parameters or data
+        :data:`MAX_DEPTH` levels deep), a spec of more than :data:`MAX_SPEC_BYTES` bytes
+        (both checked before parsing), unknown keys, tasks, components, parameters or data
         sources (line and closest valid name), bad sweep groups, an output name that is not a
         plain folder name, a missing or unreadable data file.
     FileNotFoundError
@@ -294,12 +357,19 @@ def load_spec(
         path = Path(path_or_text)
         if not path.is_file():
             raise FileNotFoundError(f"spec file {str(path)!r} does not exist")
-        text = path.read_text(encoding="utf-8")
+        size = path.stat().st_size
+        if size > MAX_SPEC_BYTES:
+            raise SpecError(
+                f"{path}: the spec has {size:,} bytes, more than the limit of {MAX_SPEC_BYTES:,}"
+            )
+        with open(path, "rb") as fh:
+            text = fh.read(MAX_SPEC_BYTES + 1).decode("utf-8")
         # the stem cannot hold a path separator; its controls are escaped for the terminal
         source, default_name = str(path), printable(path.stem)
         base = path.parent if base is None else base
     else:
         source, default_name = str(path_or_text or "<string>"), "spec"
+    check_text(text, source)
     try:
         doc = tomllib.loads(text)
     except RecursionError:  # tomllib parses nested lists and tables recursively

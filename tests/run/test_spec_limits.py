@@ -237,3 +237,64 @@ def test_float_repeat_is_refused():
     """``repeat = 1e14`` is a float: refused at validation, before any count."""
     with pytest.raises(SpecError, match=r"repeat must be an integer >= 1, got 100000000000000\.0"):
         load_spec("s.toml", text="repeat = 1e14\n" + SPEC)
+
+
+# -- size and dotted-key nesting checked before the TOML parser runs ---------------------------
+
+
+def _deep_key(levels):
+    return 'task = "nystrom"\n' + "a" + ".a" * levels + " = 1\n"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        _deep_key(100_000),  # a.a.a... = 1
+        "[" + "a." * 100_000 + "a]\n",  # a table header
+        "x = {" + "a." * 100_000 + "a = 1}\n",  # an inline table
+    ],
+    ids=["key", "header", "inline-table"],
+)
+def test_deep_dotted_key_is_refused_before_parsing(tmp_path, monkeypatch, capsys, text):
+    """A 200 KB spec whose dotted key has 100,000 levels: tomllib's time and memory grow with
+    the square of the levels (before: minutes and gigabytes, then refused by the depth check);
+    now refused from the text. Oracle: the parser is never called (it raises if it is)."""
+
+    def no_parse(*args, **kwargs):
+        raise AssertionError("the TOML parser ran")
+
+    monkeypatch.setattr(spec_mod.tomllib, "loads", no_parse)
+    spec_file = tmp_path / "deep.toml"
+    spec_file.write_text(text)
+    message = r"deep\.toml: malformed TOML: dotted keys nested more than 32"
+    with pytest.raises(SpecError, match=message):
+        load_spec(spec_file)
+    assert main(["run", str(spec_file), "--dry-run"]) == 2
+    assert "more than 32" in capsys.readouterr().err
+    with pytest.raises(SpecError, match=r"--set value: malformed TOML: .*more than 32"):
+        spec_mod.parse_value("{" + "a." * 100_000 + "a = 1}")
+
+
+def test_dots_in_strings_floats_and_comments_are_not_key_levels():
+    """Brute force: 40 dots in floats, strings (one of them over several lines) and comments
+    are no key levels: the spec loads as the parser reads it."""
+    floats = ", ".join(f"{k}.5" for k in range(40))
+    text = f'description = """a\n{"." * 40}\n"""\n# {"." * 40}\n' + SPEC.replace(
+        "gamma = 0.5", f"gamma = [{floats}]  # {'.' * 40}"
+    )
+    spec = load_spec("s.toml", text=text + f'[[plot]]\nx = "{"." * 40}"\ny = "z"\n')
+    assert len(spec.sections["kernel"]["gamma"]) == 40
+    assert spec.description.endswith("." * 40 + "\n")
+    assert spec.plots[0]["x"] == "." * 40
+
+
+def test_oversized_spec_is_refused_unread(tmp_path):
+    """A spec file over the size limit is refused from its size (a sparse file of 2 GB: never
+    read, so this returns at once)."""
+    spec_file = tmp_path / "big.toml"
+    with open(spec_file, "wb") as fh:
+        fh.truncate(2**31)
+    with pytest.raises(SpecError, match=r"big\.toml: .*2,147,483,648 bytes.* limit of 1,048,576"):
+        load_spec(spec_file)
+    with pytest.raises(SpecError, match=r"limit of 1,048,576"):
+        load_spec("s.toml", text=SPEC + "#" * 2**20)
