@@ -341,3 +341,25 @@ def test_ctrl_c_while_a_run_is_recorded_keeps_it_in_both_files(tmp_path, monkeyp
     with open(out / "results.csv", newline="") as fh:
         assert [r["run_id"] for r in csv.DictReader(fh)] == _ids(out)
     assert "interrupted after 1 of 3 runs" in capsys.readouterr().err
+
+
+def test_planted_plot_file_is_not_followed(tmp_path, capsys):
+    """The PNG of a ``[[plot]]`` named like a symlink planted in the folder (before: the link's
+    target outside the folder was overwritten with the PNG): the target keeps its bytes and
+    the plot is a regular PNG file in the folder (oracle: the PNG signature)."""
+    register_task(Task("test-echo", lambda ctx: {"k": ctx.params["k"]}, {"k": 0}))
+    try:
+        spec, out = _spec(tmp_path, 2), tmp_path / "out"
+        with open(spec, "a") as fh:
+            fh.write('[[plot]]\nx = "params.k"\ny = "k"\nfile = "k.png"\n')
+        victim = tmp_path / "victim.txt"
+        victim.write_text("keep me\n")
+        out.mkdir()
+        (out / "k.png").symlink_to(victim)
+        assert main(["run", str(spec), "--out", str(out)]) == 0
+        assert victim.read_text() == "keep me\n"
+        assert not (out / "k.png").is_symlink()
+        assert (out / "k.png").read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
+        assert _no_tmp(out)
+    finally:
+        unregister_task("test-echo")
