@@ -2,6 +2,7 @@
 CSV columns read with the pandas installed (pandas 3 reads text as its own string dtype)."""
 
 import json
+import os
 from pathlib import Path
 
 import numpy as np
@@ -184,3 +185,75 @@ def test_pandas_extension_dtypes_are_read_by_kind(tmp_path):
     np.testing.assert_array_equal(
         data_mod.file(tmp_path / "n.parquet")["X"], [[1, 0.5], [2, 1.5], [3, 2.5]]
     )
+
+
+# -- a graphs folder reads regular files only, of a bounded size -------------------------------
+
+
+def _graph_folder(tmp_path):
+    import networkx as nx
+
+    folder = tmp_path / "g"
+    folder.mkdir()
+    nx.write_edgelist(nx.path_graph(4), folder / "0.edgelist", data=False)
+    return folder
+
+
+def _load_within(folder, seconds=20.0):
+    """``data.graphs(folder)`` in a thread: its outcome, or a failure if it hangs (before: a
+    FIFO waited for a writer forever)."""
+    import threading
+
+    outcome = []
+
+    def target():
+        try:
+            outcome.append(data_mod.graphs(folder))
+        except Exception as exc:  # the outcome under test
+            outcome.append(exc)
+
+    thread = threading.Thread(target=target, daemon=True)
+    thread.start()
+    thread.join(seconds)
+    assert outcome, f"reading {folder} hangs"
+    return outcome[0]
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="POSIX FIFOs")
+@pytest.mark.parametrize("name", ["1.edgelist", "labels.txt"])
+def test_fifo_in_a_graph_folder_is_refused_at_once(tmp_path, name):
+    folder = _graph_folder(tmp_path)
+    os.mkfifo(folder / name)
+    err = _load_within(folder)
+    assert isinstance(err, ValueError)
+    assert f"{name}' is not a regular file (a FIFO)" in str(err)
+
+
+@pytest.mark.skipif(not Path("/dev/zero").exists(), reason="needs /dev/zero")
+def test_link_to_a_device_in_a_graph_folder_is_refused(tmp_path):
+    """A link to ``/dev/zero`` (before: read until memory ran out) is no regular file; a link to
+    a regular file is read as the file (oracle: networkx on the file itself)."""
+    import networkx as nx
+
+    folder = _graph_folder(tmp_path)
+    nx.write_edgelist(nx.cycle_graph(5), tmp_path / "elsewhere.edgelist", data=False)
+    (folder / "1.edgelist").symlink_to(tmp_path / "elsewhere.edgelist")
+    d = _load_within(folder)
+    want = nx.read_edgelist(tmp_path / "elsewhere.edgelist", nodetype=int)
+    assert sorted(d["graphs"][1].edges) == sorted(want.edges)
+    (folder / "2.txt").symlink_to("/dev/zero")
+    err = _load_within(folder)
+    assert isinstance(err, ValueError) and "2.txt' is not a regular file (a device)" in str(err)
+
+
+def test_oversized_graph_file_is_refused_unread(tmp_path):
+    """A sparse file past the size limit (never read, so this returns at once)."""
+    folder = _graph_folder(tmp_path)
+    with open(folder / "1.edgelist", "wb") as fh:
+        fh.truncate(data_mod.MAX_GRAPH_FILE_BYTES + 1)
+    err = _load_within(folder)
+    assert isinstance(err, ValueError)
+    assert f"more than the limit of {data_mod.MAX_GRAPH_FILE_BYTES:,} bytes" in str(err)
+    (folder / "1.edgelist").unlink()
+    (folder / "labels.txt").write_text("0\n")
+    assert list(_load_within(folder)["y"]) == [0]
