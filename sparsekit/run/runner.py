@@ -6,11 +6,14 @@ Output folder (``--out``, default ``runs/<spec-name>-<UTC timestamp>/``):
   loses nothing that finished; NaN and infinities are written as ``null``, strict JSON);
   ``results.csv``: the same rows as a table, rewritten after each;
 - ``spec.json``: the resolved spec (after ``--set``, ``--repeat``, ``--seed``);
+  ``spec.sha256``: its digest (:meth:`~sparsekit.run.spec.Spec.digest`): a folder holds the
+  runs of one spec, and running another spec into it is refused;
 - ``meta.json``: library version, Python, platform, machine name, CPUs, thread count, scheduler;
 - ``.lock``: held by the process writing into the folder (a second one is refused); see
   :mod:`sparsekit.run.results` for how each file is written.
 
-Each row holds ``run_id`` (a hash of the grid point, repeat index and seed), ``task``, the grid
+Each row holds ``run_id`` (a hash of the grid point, its data path as the spec writes it, so
+that moving the spec's folder keeps it, repeat index and seed), ``task``, the grid
 point's values as dotted columns (``sampler.name``, ``params.n_components``, ...), ``repeat``,
 ``seed``, ``status`` (``ok`` or ``error``), ``error`` and the task's metrics. A task that
 returns a list of metric dicts (several rows from one run, e.g. one per estimator on the same
@@ -33,12 +36,22 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, TextIO
 
-from .results import NO_SPACE, FolderLock, NoSpaceError, Recorder, write_atomic
+from .results import (
+    _NOFOLLOW,
+    NO_SPACE,
+    FolderLock,
+    NoSpaceError,
+    Recorder,
+    read_results,
+    write_atomic,
+)
 from .spec import DEFAULT_MAX_RUNS, Spec, SpecError, count_points, count_runs, expand
 
 #: local:N starts N worker processes: at most this many per CPU (a typo such as local:4000
 #: would otherwise fork thousands of interpreters)
 MAX_LOCAL_WORKERS_PER_CPU = 4
+#: the file of the output folder that holds the digest of its spec (:meth:`Spec.digest`)
+SPEC_DIGEST = "spec.sha256"
 #: seconds to wait for a Dask scheduler before giving up
 SCHEDULER_TIMEOUT_S = 10
 #: seconds to wait for its first worker
@@ -72,9 +85,8 @@ def plan(spec: Spec) -> list[dict]:
     for point in expand(spec):
         for r in range(spec.repeat):
             seed = spec.seed + r
-            runs.append(
-                {"run_id": run_id(point, r, seed), "point": point, "repeat": r, "seed": seed}
-            )
+            rid = run_id(spec.as_written(point), r, seed)
+            runs.append({"run_id": rid, "point": point, "repeat": r, "seed": seed})
     return runs
 
 
@@ -406,7 +418,38 @@ def run_spec(
     return out
 
 
+def _check_folder(spec, runs, out) -> None:
+    """Refuse ``out`` when it holds the runs of another spec: its ``spec.sha256`` differs
+    from the spec's digest or, in a folder without one, a recorded run id is no run of the
+    spec. Otherwise record the digest."""
+    digest_file = out / SPEC_DIGEST
+    try:  # as the result files: no link followed, and a FIFO does not block
+        fd = os.open(digest_file, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | _NOFOLLOW)
+    except FileNotFoundError:
+        theirs = None
+    else:
+        try:
+            theirs = os.read(fd, 200).decode("ascii", "replace").strip()
+        finally:
+            os.close(fd)
+    ours = spec.digest()
+    if theirs is None:
+        ids = {r["run_id"] for r in runs}
+        jsonl = out / "results.jsonl"
+        recorded = {r["run_id"] for r in read_results(jsonl)[0]} if jsonl.exists() else set()
+        if recorded <= ids:
+            write_atomic(digest_file, ours + "\n")
+            return
+    if theirs != ours:
+        raise SpecError(
+            f"{out} holds the runs of another spec (see {out / 'spec.json'}): a folder holds "
+            "the runs of one spec (same task, data, components, parameters, sweep, repeat and "
+            "seed). Write into a new folder with --out, or run that spec again to resume"
+        )
+
+
 def _run_locked(spec, runs, out, client, scheduler, allow_pickle, stream, progress, resume):
+    _check_folder(spec, runs, out)
     rec = Recorder(out, stream)
     write_atomic(out / "spec.json", json.dumps(spec.resolved(), indent=2, default=str) + "\n")
     write_atomic(out / "meta.json", json.dumps(machine_info(scheduler), indent=2) + "\n")

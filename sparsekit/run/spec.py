@@ -38,7 +38,9 @@ A parameter whose value is itself a list is written as a list of lists (``[[1, 2
 
 from __future__ import annotations
 
+import hashlib
 import itertools
+import json
 import os
 import re
 from collections.abc import Iterable
@@ -159,6 +161,9 @@ class Spec:
         The spec's description.
     plots : list of dict
         The ``[[plot]]`` tables.
+    written_paths : dict
+        ``{absolute data path: the path as the spec writes it}`` (relative paths are relative
+        to the spec's folder), for :meth:`identity`.
     """
 
     name: str
@@ -172,6 +177,7 @@ class Spec:
     text: str = ""
     description: str = ""
     plots: list = field(default_factory=list)
+    written_paths: dict = field(default_factory=dict)
 
     def where(self, section: str | None, key: str | None) -> str:
         """Locate ``key`` in ``[section]``, for messages.
@@ -189,6 +195,60 @@ class Spec:
             ``"<source>, line N"``, or the source alone when the line is unknown.
         """
         return locate(self.source, self.text, section, key)
+
+    def as_written(self, point: dict) -> dict:
+        """Return ``point`` (the sections of a grid point, or of the spec) with its data path
+        as the spec writes it, which does not change when the spec's folder moves.
+
+        Parameters
+        ----------
+        point : dict
+            ``{section: {key: value}}``.
+
+        Returns
+        -------
+        dict
+            A copy where ``point["data"]["path"]`` is as written; ``point`` itself when it
+            reads no path.
+        """
+        data = point.get("data", {})
+        if "path" not in data:
+            return point
+        path = data["path"]
+        written = (
+            [self.written_paths.get(p, p) for p in path]
+            if isinstance(path, list)
+            else self.written_paths.get(path, path)
+        )
+        return {**point, "data": {**data, "path": written}}
+
+    def identity(self) -> dict:
+        """Return what makes the runs of the spec: task, sections (data paths as written),
+        repeat, seed and zip groups; not its name, description, plots or ``max_runs``.
+
+        Returns
+        -------
+        dict
+            The identity, as JSON values.
+        """
+        return {
+            "task": self.task,
+            "sections": self.as_written(self.sections),
+            "repeat": self.repeat,
+            "seed": self.seed,
+            "zip": [list(g) for g in self.zip_groups],
+        }
+
+    def digest(self) -> str:
+        """Return the SHA-256 of :meth:`identity` as canonical JSON (sorted keys).
+
+        Returns
+        -------
+        str
+            64 hexadecimal digits.
+        """
+        blob = json.dumps(self.identity(), sort_keys=True, default=str)
+        return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
     def resolved(self) -> dict:
         """Return the spec as a plain dict.
@@ -478,7 +538,7 @@ def validate(
                     f"{where('data', key)}: data source {src!r} has no parameter "
                     f"{key!r}.{closest(key, allowed)} Parameters: {', '.join(sorted(allowed))}"
                 )
-    _check_data_paths(sections["data"], where("data", "path"), base)
+    written_paths = _check_data_paths(sections["data"], where("data", "path"), base)
     # components: registered names and their factory parameters
     for sec in task.components:
         table = sections[sec]
@@ -588,6 +648,7 @@ def validate(
         source=source,
         text=text,
         description=str(doc.get("description", "")),
+        written_paths=written_paths,
     )
 
 
@@ -611,14 +672,15 @@ def _check_name(name, name_where) -> None:
         )
 
 
-def _check_data_paths(table: dict, path_where, base) -> None:
+def _check_data_paths(table: dict, path_where, base) -> dict:
     """Resolve the data paths of a ``[data]`` table against ``base``, in place, and check
-    that each names a readable file or folder of its source (before any run starts)."""
+    that each names a readable file or folder of its source (before any run starts); return
+    ``{absolute path: path as written}``."""
     from . import data as data_mod
 
     if "path" not in table:
-        return
-    paths = []
+        return {}
+    paths, written = [], {}
     for path in _values(table["path"]):
         for source in _values(table["source"]):
             try:
@@ -626,7 +688,9 @@ def _check_data_paths(table: dict, path_where, base) -> None:
             except (OSError, TypeError, ValueError) as exc:
                 raise SpecError(f"{path_where}: {exc}") from None
         paths.append(full)
+        written.setdefault(full, str(path))
     table["path"] = paths if isinstance(table["path"], list) else paths[0]
+    return written
 
 
 def _values(value) -> list:

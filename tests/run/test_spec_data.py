@@ -257,3 +257,25 @@ def test_oversized_graph_file_is_refused_unread(tmp_path):
     (folder / "1.edgelist").unlink()
     (folder / "labels.txt").write_text("0\n")
     assert list(_load_within(folder)["y"]) == [0]
+
+
+def test_moved_project_resumes_without_running_again(tmp_path, capsys, data_sum_task):
+    """A project folder (spec, data, runs) moved elsewhere: the run ids and the spec's identity
+    use the data path as the spec writes it, relative to its folder (before: the absolute path,
+    so a resume ran every run again and recorded it twice). Oracle: the row count."""
+    project = tmp_path / "project"
+    (project / "data").mkdir(parents=True)
+    np.save(project / "data" / "x.npy", np.ones((3, 2)))
+    spec_file = project / "s.toml"
+    spec_file.write_text("repeat = 2\n" + _spec("data/x.npy"))
+    assert main(["run", str(spec_file), "--out", str(project / "runs")]) == 0
+    moved = tmp_path / "moved"
+    project.rename(moved)
+    capsys.readouterr()
+    assert main(["run", str(moved / "s.toml"), "--out", str(moved / "runs")]) == 0
+    assert "2 run(s), 2 already in" in capsys.readouterr().out
+    rows = _rows(moved / "runs")
+    assert len(rows) == 2 and {r["status"] for r in rows} == {"ok"}
+    # the path read is the moved one, as spec.json records
+    resolved = json.loads((moved / "runs" / "spec.json").read_text())["data"]["path"]
+    assert Path(resolved) == (moved / "data" / "x.npy").resolve()
