@@ -43,6 +43,7 @@ import itertools
 import json
 import os
 import re
+import stat
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -409,21 +410,14 @@ def load_spec(
         :data:`MAX_DEPTH` levels deep), a spec of more than :data:`MAX_SPEC_BYTES` bytes
         (both checked before parsing), unknown keys, tasks, components, parameters or data
         sources (line and closest valid name), bad sweep groups, an output name that is not a
-        plain folder name, a missing or unreadable data file.
+        plain folder name, a missing or unreadable data file; a spec path that names a
+        folder, a FIFO or a device.
     FileNotFoundError
         The spec file does not exist.
     """
     if text is None:
         path = Path(path_or_text)
-        if not path.is_file():
-            raise FileNotFoundError(f"spec file {str(path)!r} does not exist")
-        size = path.stat().st_size
-        if size > MAX_SPEC_BYTES:
-            raise SpecError(
-                f"{path}: the spec has {size:,} bytes, more than the limit of {MAX_SPEC_BYTES:,}"
-            )
-        with open(path, "rb") as fh:
-            text = fh.read(MAX_SPEC_BYTES + 1).decode("utf-8")
+        text = _read_spec(path)
         # the stem cannot hold a path separator; its controls are escaped for the terminal
         source, default_name = str(path), printable(path.stem)
         base = path.parent if base is None else base
@@ -451,6 +445,36 @@ def load_spec(
     return validate(
         doc, source=source, text=text, default_name=default_name, registry=registry, base=base
     )
+
+
+def _read_spec(path: Path) -> str:
+    """The text of the spec file ``path``: a regular file (or a link to one) of at most
+    :data:`MAX_SPEC_BYTES` bytes, opened without waiting (a FIFO would wait for a writer)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except FileNotFoundError:
+        raise FileNotFoundError(f"spec file {str(path)!r} does not exist") from None
+    except IsADirectoryError:  # where a folder cannot be opened (Windows)
+        raise SpecError(f"spec file {str(path)!r} is a folder, not a file") from None
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        what = (
+            "a folder"
+            if stat.S_ISDIR(mode)
+            else "a FIFO"
+            if stat.S_ISFIFO(mode)
+            else "a device or other special file"
+        )
+        raise SpecError(f"spec file {str(path)!r} is {what}, not a file")
+    with os.fdopen(fd, "rb") as fh:
+        data = fh.read(MAX_SPEC_BYTES + 1)
+    if len(data) > MAX_SPEC_BYTES:
+        raise SpecError(
+            f"{path}: the spec has {max(len(data), os.stat(path).st_size):,} bytes, more than "
+            f"the limit of {MAX_SPEC_BYTES:,}"
+        )
+    return data.decode("utf-8")
 
 
 def _check_int(spec_where, value, name, low):

@@ -1,6 +1,8 @@
 """Specs that would exhaust the process or escape the output folder are refused at validation:
 TOML nested thousands deep, sweeps of billions of runs, output names that are paths."""
 
+import functools
+import os
 import time
 
 import pytest
@@ -298,3 +300,40 @@ def test_oversized_spec_is_refused_unread(tmp_path):
         load_spec(spec_file)
     with pytest.raises(SpecError, match=r"limit of 1,048,576"):
         load_spec("s.toml", text=SPEC + "#" * 2**20)
+
+
+# -- what the spec path names ------------------------------------------------------------------
+
+
+def _within(func, seconds=20.0):
+    import threading
+
+    outcome = []
+
+    def target():
+        try:
+            outcome.append(func())
+        except Exception as exc:  # the outcome under test
+            outcome.append(exc)
+
+    thread = threading.Thread(target=target, daemon=True)
+    thread.start()
+    thread.join(seconds)
+    assert outcome, "hangs"
+    return outcome[0]
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="POSIX FIFOs")
+def test_spec_path_that_is_no_file_is_named_for_what_it_is(tmp_path, capsys):
+    """A folder or a FIFO given as the spec (before: "does not exist", which it does); a FIFO
+    is refused unread (opening it would wait for a writer)."""
+    (tmp_path / "folder.toml").mkdir()
+    os.mkfifo(tmp_path / "fifo.toml")
+    for name, what in [("folder.toml", "a folder"), ("fifo.toml", "a FIFO")]:
+        err = _within(functools.partial(load_spec, tmp_path / name))
+        assert isinstance(err, SpecError)
+        assert f"spec file {str(tmp_path / name)!r} is {what}, not a file" in str(err)
+        assert _within(functools.partial(main, ["run", str(tmp_path / name), "--dry-run"])) == 2
+        assert "does not exist" not in capsys.readouterr().err
+    with pytest.raises(FileNotFoundError, match="does not exist"):
+        load_spec(tmp_path / "missing.toml")
