@@ -392,6 +392,8 @@ def file(path, target=None, seed=0):
             f"{p}: X must be a 2-D numeric array (samples as rows), got shape "
             f"{X.shape} of dtype {X.dtype}"
         )
+    if len(X) == 0:
+        raise ValueError(f"{p}: the data has no rows")
     if y is not None and len(y) != len(X):
         raise ValueError(f"{p}: y has {len(y)} entries for {len(X)} samples")
     out = {"X": np.ascontiguousarray(X, dtype=np.float64)}
@@ -416,12 +418,16 @@ def _table(p, suffix, target):
     else:  # numeric CSV with a header line
         with open(p, encoding="utf-8") as fh:
             names = [c.strip() for c in fh.readline().split(",")]
+            if not fh.read().strip():
+                raise ValueError(f"{p}: the data has no rows (a header line only)")
         values = np.loadtxt(p, delimiter=",", skiprows=1, ndmin=2)
         cols = {n: values[:, i] for i, n in enumerate(names)}
         y = cols.pop(target) if target is not None else None
         if target is not None and y is None:
             raise ValueError(f"{p}: no column {target!r} (columns: {names})")
         return np.column_stack(list(cols.values())), y
+    if frame.empty:  # pandas reads the columns of no rows as text
+        raise ValueError(f"{p}: the data has no rows (a header line only)")
     y = None
     if target is not None:
         if target not in frame.columns:

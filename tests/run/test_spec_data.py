@@ -3,6 +3,7 @@ CSV columns read with the pandas installed (pandas 3 reads text as its own strin
 
 import json
 import os
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -279,3 +280,21 @@ def test_moved_project_resumes_without_running_again(tmp_path, capsys, data_sum_
     # the path read is the moved one, as spec.json records
     resolved = json.loads((moved / "runs" / "spec.json").read_text())["data"]["path"]
     assert Path(resolved) == (moved / "data" / "x.npy").resolve()
+
+
+@pytest.mark.parametrize("pandas", [True, False], ids=["pandas", "no-pandas"])
+def test_table_with_a_header_and_no_rows_says_so(tmp_path, monkeypatch, pandas):
+    """A CSV holding its header only (before: "feature columns must be numeric", as pandas reads
+    empty columns as text), and an .npy of zero rows: "has no rows"."""
+    if not pandas:
+        monkeypatch.setitem(sys.modules, "pandas", None)  # import pandas fails
+    (tmp_path / "empty.csv").write_text("a,b,label\n")
+    with pytest.raises(ValueError, match=r"empty\.csv: the data has no rows"):
+        data_mod.file(tmp_path / "empty.csv")
+    with pytest.raises(ValueError, match=r"empty\.csv: the data has no rows"):
+        data_mod.file(tmp_path / "empty.csv", target="label")
+    np.save(tmp_path / "empty.npy", np.zeros((0, 3)))
+    with pytest.raises(ValueError, match=r"empty\.npy: the data has no rows"):
+        data_mod.file(tmp_path / "empty.npy")
+    (tmp_path / "one.csv").write_text("a,b,label\n1,2,0\n")  # one row is data
+    assert data_mod.file(tmp_path / "one.csv", target="label")["X"].tolist() == [[1.0, 2.0]]
