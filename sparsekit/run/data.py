@@ -558,6 +558,22 @@ SOURCES.update(
 )
 
 
+#: name -> ``{module: pip requirement}``: the optional packages a source imports.
+SOURCE_REQUIRES = {
+    name: {"sklearn": "sparsekit[forest]"}
+    for name in (
+        *_TOY,
+        "blobs",
+        "circles",
+        "moons",
+        "swiss-roll",
+        "friedman1",
+        "sample-image-patches",
+    )
+}
+SOURCE_REQUIRES["graphs"] = {"networkx": "networkx"}
+
+
 def source_names() -> list[str]:
     """List the names of the data sources.
 

@@ -39,6 +39,7 @@ A parameter whose value is itself a list is written as a list of lists (``[[1, 2
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import itertools
 import json
 import os
@@ -562,6 +563,11 @@ def validate(
                     f"{where('data', key)}: data source {src!r} has no parameter "
                     f"{key!r}.{closest(key, allowed)} Parameters: {', '.join(sorted(allowed))}"
                 )
+    for src in _values(sections["data"]["source"]):
+        _check_requires(
+            data_mod.SOURCE_REQUIRES.get(src, {}), f"data source {src!r}", where("data", "source")
+        )
+    _check_requires(task.requires, f"task {task.name!r}", where(None, "task"))
     written_paths = _check_data_paths(sections["data"], where("data", "path"), base)
     # components: registered names and their factory parameters
     for sec in task.components:
@@ -639,6 +645,8 @@ def validate(
         plots = [plots]
     from .plots import PLOT_KEYS
 
+    if plots:
+        _check_requires({"matplotlib": "matplotlib"}, "[[plot]]", where("plot", None))
     for plot in plots:
         if not isinstance(plot, dict) or "x" not in plot or "y" not in plot:
             raise SpecError(f"{where(None, 'plot')}: each [[plot]] needs x and y (column names)")
@@ -674,6 +682,21 @@ def validate(
         description=str(doc.get("description", "")),
         written_paths=written_paths,
     )
+
+
+def _check_requires(requires: dict, what: str, req_where: str) -> None:
+    """Refuse a spec whose task, data source or plots import a package that is not installed,
+    naming the ``pip install`` line (before any run; otherwise every run would fail alike)."""
+    for module, requirement in requires.items():
+        try:
+            found = importlib.util.find_spec(module) is not None
+        except (ImportError, ValueError):  # a parent package missing, or a broken entry
+            found = False
+        if not found:
+            raise SpecError(
+                f"{req_where}: {what} needs the package {module!r}, which is not "
+                f'installed: pip install "{requirement}"'
+            )
 
 
 def _check_name(name, name_where) -> None:

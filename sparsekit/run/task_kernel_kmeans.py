@@ -69,6 +69,7 @@ TASK = Task(
     ("kernel", "sampler"),
     {"kernel": "rbf", "sampler": "uniform"},
     "kernel k-means: inertia, time, ARI",
+    requires={"sklearn": "sparsekit[forest]"},
 )
 
 __all__ = ["run_kernel_kmeans"]

@@ -94,6 +94,7 @@ TASK = Task(
     ("kernel", "sampler"),
     {"kernel": "rbf", "sampler": "uniform"},
     "Nyström error, fit time, downstream ridge accuracy",
+    requires={"sklearn": "sparsekit[forest]"},
 )
 
 __all__ = ["run_nystrom"]

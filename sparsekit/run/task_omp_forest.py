@@ -144,6 +144,7 @@ TASK = Task(
     (),
     {},
     "random forest pruned by OMP / NN-OMP / random: test score per size",
+    requires={"sklearn": "sparsekit[forest]"},
 )
 
 __all__ = ["run_omp_forest"]
