@@ -199,8 +199,10 @@ class Spec:
         return locate(self.source, self.text, section, key)
 
     def as_written(self, point: dict) -> dict:
-        """Return ``point`` (the sections of a grid point, or of the spec) with its data path
-        as the spec writes it, which does not change when the spec's folder moves.
+        """Return ``point`` with its data path as the spec writes it.
+
+        ``point`` holds the sections of a grid point, or of the spec; the path as written does
+        not change when the spec's folder moves.
 
         Parameters
         ----------
@@ -225,8 +227,10 @@ class Spec:
         return {**point, "data": {**data, "path": written}}
 
     def identity(self) -> dict:
-        """Return what makes the runs of the spec: task, sections (data paths as written),
-        repeat, seed and zip groups; not its name, description, plots or ``max_runs``.
+        """Return what makes the runs of the spec.
+
+        Its task, sections (data paths as written), repeat, seed and zip groups; not its name,
+        description, plots or ``max_runs``.
 
         Returns
         -------
