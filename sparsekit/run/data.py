@@ -402,6 +402,14 @@ def file(path, target=None, seed=0):
     return out
 
 
+def _some(names, n=8, width=40) -> str:
+    """At most ``n`` of ``names``, each cut to ``width`` characters, and their count: what an
+    error message (and so the error row of every run) echoes of a table's columns."""
+    shown = [repr(str(c) if len(str(c)) <= width else str(c)[:width] + "...") for c in names[:n]]
+    more = f", ... ({len(names):,} columns)" if len(names) > n else ""
+    return "[" + ", ".join(shown) + more + "]"
+
+
 def _table(p, suffix, target):
     try:
         import pandas as pd
@@ -422,16 +430,16 @@ def _table(p, suffix, target):
                 raise ValueError(f"{p}: the data has no rows (a header line only)")
         values = np.loadtxt(p, delimiter=",", skiprows=1, ndmin=2)
         cols = {n: values[:, i] for i, n in enumerate(names)}
-        y = cols.pop(target) if target is not None else None
+        y = cols.pop(target, None) if target is not None else None
         if target is not None and y is None:
-            raise ValueError(f"{p}: no column {target!r} (columns: {names})")
+            raise ValueError(f"{p}: no column {target!r} (columns: {_some(names)})")
         return np.column_stack(list(cols.values())), y
     if frame.empty:  # pandas reads the columns of no rows as text
         raise ValueError(f"{p}: the data has no rows (a header line only)")
     y = None
     if target is not None:
         if target not in frame.columns:
-            raise ValueError(f"{p}: no column {target!r} (columns: {list(frame.columns)})")
+            raise ValueError(f"{p}: no column {target!r} (columns: {_some(list(frame.columns))})")
         y = frame.pop(target).to_numpy()
     from pandas.api.types import is_bool_dtype, is_numeric_dtype
 
@@ -444,7 +452,7 @@ def _table(p, suffix, target):
     ]
     if bad:
         raise ValueError(
-            f"{p}: feature columns must be numeric; {bad[:5]} are not (name a "
+            f"{p}: feature columns must be numeric; {_some(bad)} are not (name a "
             'label column with target = "...")'
         )
     return frame.to_numpy(dtype=np.float64), y

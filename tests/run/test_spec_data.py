@@ -298,3 +298,30 @@ def test_table_with_a_header_and_no_rows_says_so(tmp_path, monkeypatch, pandas):
         data_mod.file(tmp_path / "empty.npy")
     (tmp_path / "one.csv").write_text("a,b,label\n1,2,0\n")  # one row is data
     assert data_mod.file(tmp_path / "one.csv", target="label")["X"].tolist() == [[1.0, 2.0]]
+
+
+@pytest.mark.parametrize("pandas", [True, False], ids=["pandas", "no-pandas"])
+def test_error_about_columns_echoes_a_few_names_only(tmp_path, monkeypatch, pandas):
+    """A CSV of 5,000 columns with long names and a missing ``target`` (before: the whole
+    header line, 500 KB, in the message and in the error row of every run): the message names
+    a few columns and counts them."""
+    if not pandas:
+        monkeypatch.setitem(sys.modules, "pandas", None)
+    names = [f"column_{i:05d}_" + "x" * 90 for i in range(5000)]
+    path = tmp_path / "wide.csv"
+    path.write_text(",".join(names) + "\n" + ",".join("1" for _ in names) + "\n")
+    with pytest.raises(ValueError) as info:
+        data_mod.file(path, target="label")
+    message = str(info.value)
+    assert "no column 'label'" in message and "5,000 columns" in message
+    assert names[0][:20] in message and len(message) < 1000 + len(str(path))
+
+
+def test_error_about_text_columns_echoes_a_few_names_only(tmp_path):
+    pytest.importorskip("pandas")
+    names = [f"text_{i:04d}_" + "y" * 90 for i in range(3000)]
+    path = tmp_path / "text.csv"
+    path.write_text(",".join(names) + "\n" + ",".join("a" for _ in names) + "\n")
+    with pytest.raises(ValueError, match="feature columns must be numeric") as info:
+        data_mod.file(path)
+    assert "3,000 columns" in str(info.value) and len(str(info.value)) < 1000 + len(str(path))
