@@ -144,7 +144,7 @@ def _cmd_warmup(args) -> int:
 def _cmd_run(args) -> int:
     from .run import SpecError, dry_run, load_spec, run_spec
     from .run.results import FolderInUseError, NoSpaceError, read_results
-    from .run.runner import Interrupted
+    from .run.runner import Interrupted, check_scheduler
 
     # spec values, plugin names and error messages reach the terminal: escape their controls
     stream = PrintableStream(sys.stdout)
@@ -155,6 +155,8 @@ def _cmd_run(args) -> int:
             spec.seed = spec.seed if args.seed is None else args.seed
             if spec.repeat < 1 or spec.seed < 0:
                 raise SpecError("--repeat must be >= 1 and --seed >= 0")
+        if args.scheduler is not None:
+            check_scheduler(args.scheduler)
         if args.dry_run:
             dry_run(spec, stream=stream, yes=args.yes, max_runs=args.max_runs)
             return 0

@@ -249,24 +249,17 @@ def _scheduler_identity(address: str, timeout: float) -> dict:
     return info
 
 
-def connect(scheduler: str, timeout: float | None = None, worker_timeout: float | None = None):
-    """A ``distributed.Client`` for ``ADDRESS`` or ``local:N`` (a local cluster of N >= 1 worker
-    processes), with at least one worker.
-
-    ``local:N`` with anything but an integer N >= 1 raises ``ValueError``. Any failure to reach
-    the scheduler within ``timeout`` seconds (default ``SCHEDULER_TIMEOUT_S``), or to complete
-    Dask's handshake with it (a server that is not a Dask scheduler), and a cluster with no
-    worker after ``worker_timeout`` seconds (default ``WORKER_TIMEOUT_S``) raise
-    ``ConnectionError`` naming the address.
-    """
-    timeout = SCHEDULER_TIMEOUT_S if timeout is None else timeout
-    worker_timeout = WORKER_TIMEOUT_S if worker_timeout is None else worker_timeout
+def check_scheduler(scheduler: str) -> None:
+    """Check a ``--scheduler`` value without connecting: Dask installed, and ``local:N`` (N an
+    integer from 1 to :data:`MAX_LOCAL_WORKERS_PER_CPU` per CPU) or an address Dask reads
+    (``tcp://HOST:PORT``, ``HOST:PORT``, ...); else ``ValueError`` (``ModuleNotFoundError``
+    without Dask), as ``--dry-run`` does."""
     try:
-        from distributed import Client, LocalCluster
-        from distributed.comm import CommClosedError
+        from distributed.comm.addressing import get_address_host_port, parse_address
     except ModuleNotFoundError:
         raise ModuleNotFoundError("--scheduler needs Dask: pip install 'sparsekit[dask]'") from None
-    cluster = None
+    if not isinstance(scheduler, str):
+        raise TypeError(f"--scheduler must be a string, got {type(scheduler).__name__}")
     if scheduler.startswith("local:"):
         count = scheduler.split(":", 1)[1]
         if not re.fullmatch(r"[0-9]+", count) or int(count) < 1:
@@ -282,6 +275,36 @@ def connect(scheduler: str, timeout: float | None = None, worker_timeout: float 
                 f"{MAX_LOCAL_WORKERS_PER_CPU * cpus} (each worker is a process "
                 f"of its own), e.g. local:{cpus}"
             )
+        return
+    try:
+        if parse_address(scheduler)[0] != "inproc":  # inproc: within this process only
+            get_address_host_port(scheduler)
+    except ValueError as exc:
+        raise ValueError(
+            f"--scheduler {scheduler!r}: not a Dask scheduler address ({exc}); give "
+            "tcp://HOST:PORT or local:N"
+        ) from None
+
+
+def connect(scheduler: str, timeout: float | None = None, worker_timeout: float | None = None):
+    """A ``distributed.Client`` for ``ADDRESS`` or ``local:N`` (a local cluster of N >= 1 worker
+    processes), with at least one worker.
+
+    ``local:N`` with anything but an integer N >= 1 raises ``ValueError``. Any failure to reach
+    the scheduler within ``timeout`` seconds (default ``SCHEDULER_TIMEOUT_S``), or to complete
+    Dask's handshake with it (a server that is not a Dask scheduler), and a cluster with no
+    worker after ``worker_timeout`` seconds (default ``WORKER_TIMEOUT_S``) raise
+    ``ConnectionError`` naming the address.
+    """
+    timeout = SCHEDULER_TIMEOUT_S if timeout is None else timeout
+    worker_timeout = WORKER_TIMEOUT_S if worker_timeout is None else worker_timeout
+    check_scheduler(scheduler)
+    from distributed import Client, LocalCluster
+    from distributed.comm import CommClosedError
+
+    cluster = None
+    if scheduler.startswith("local:"):
+        count = scheduler.split(":", 1)[1]
         try:
             cluster = LocalCluster(
                 n_workers=int(count), threads_per_worker=1, processes=True, dashboard_address=None

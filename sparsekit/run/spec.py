@@ -82,6 +82,8 @@ TOP_KEYS = (
 #: Sections that name a registered component (``name = ...`` plus the factory's parameters):
 #: the component families that a spec has a top-level key for.
 COMPONENT_SECTIONS = tuple(f for f in COMPONENT_FAMILIES if f in TOP_KEYS)
+#: The columns of every result row besides the spec's dotted ones and the task's metrics.
+ROW_COLUMNS = ("run_id", "task", "repeat", "seed", "status", "error", "wall_time", "row", "n_rows")
 #: Runs a spec may expand to without ``--yes``.
 DEFAULT_MAX_RUNS = 200
 #: Deepest nesting of tables and lists a spec may have: a real spec uses 3 or 4 levels, and
@@ -333,11 +335,20 @@ def check_text(text: str, source: str) -> None:
 
 
 def parse_value(raw: str):
-    """A ``--set`` value read as a TOML value (``500``, ``[1, 2]``, ``"rbf"``), else a string."""
+    """A ``--set`` value read as a TOML value (``500``, ``[1, 2]``, ``"rbf"``), else a string.
+
+    A value that starts as a list, an inline table or a quoted string (``[``, ``{``, ``"``,
+    ``'``) must be valid TOML: ``[1, 2`` is refused, not read as the text ``"[1, 2"``.
+    """
     check_text(raw, "--set value")
     try:
         return tomllib.loads(f"v = {raw}")["v"]
-    except tomllib.TOMLDecodeError:
+    except tomllib.TOMLDecodeError as exc:
+        if raw.lstrip()[:1] in ("[", "{", '"', "'"):
+            raise SpecError(
+                f"--set value {raw!r}: malformed TOML ({exc}); a list is [1, 2], a string "
+                "'\"text\"' (or a single word without quotes)"
+            ) from None
         return raw
     except RecursionError:  # tomllib parses nested lists and tables recursively
         raise SpecError(
@@ -595,6 +606,9 @@ def validate(
                         f"{key!r}.{closest(key, accepted)} Parameters: "
                         f"{', '.join(sorted(accepted)) or 'none'}"
                     )
+    if task.build_components:
+        for sec in task.components:
+            _check_component_values(registry, task, sec, sections[sec], where)
     params = sections.setdefault("params", {})
     for key in params:
         if key not in task.params:
@@ -651,6 +665,11 @@ def validate(
 
     if plots:
         _check_requires({"matplotlib": "matplotlib"}, "[[plot]]", where("plot", None))
+    columns = [
+        *ROW_COLUMNS,
+        *(f"{sec}.{key}" for sec, table in sections.items() for key in table),
+        *(task.metrics or ()),
+    ]
     for plot in plots:
         if not isinstance(plot, dict) or "x" not in plot or "y" not in plot:
             raise SpecError(f"{where(None, 'plot')}: each [[plot]] needs x and y (column names)")
@@ -669,6 +688,17 @@ def validate(
                 f"{where('plot', 'file')}: plot file {plot['file']!r} must be a "
                 "plain file name ending in .png (written into --out)"
             )
+        for key in ("x", "y", "group"):
+            column = plot.get(key)
+            if (
+                column is not None
+                and column not in columns
+                and ("." in str(column) or task.metrics is not None)
+            ):
+                raise SpecError(
+                    f"{where('plot', key)}: [[plot]] {key} = {column!r} is not a column of "
+                    f"the results.{closest(str(column), columns)} Columns: {', '.join(columns)}"
+                )
     name = doc.get("name", default_name)
     if "name" in doc:
         _check_name(name, where(None, "name"))
@@ -686,6 +716,28 @@ def validate(
         description=str(doc.get("description", "")),
         written_paths=written_paths,
     )
+
+
+def _check_component_values(registry, task, sec, table, where) -> None:
+    """Build the components of ``[sec]`` once per value of each key (the first value of the
+    others), so that their constructors' own checks refuse a bad value before any run: as
+    many builds as values, not as grid points."""
+    from ..components import resolve
+
+    params = {k: _values(v) for k, v in table.items() if k != "name"}
+    first = {k: v[0] for k, v in params.items() if v}
+    trials = [(None, first)] + [
+        (key, {**first, key: value}) for key, values in params.items() for value in values[1:]
+    ]
+    for name in _values(table.get("name", task.default_components.get(sec))):
+        for key, kwargs in trials:
+            try:
+                resolve(task.family_of(sec), name, kwargs, registry=registry)
+            except (ValueError, TypeError) as exc:
+                bad = key or next(
+                    (k for k in kwargs if re.search(rf"\b{re.escape(k)}\b", str(exc))), None
+                )
+                raise SpecError(f"{where(sec, bad)}: {sec} {name!r}: {exc}") from None
 
 
 def _check_requires(requires: dict, what: str, req_where: str) -> None:

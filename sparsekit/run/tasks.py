@@ -100,6 +100,10 @@ class Task:
         ``{module: pip requirement}``: the optional packages the task imports (e.g.
         ``{"sklearn": "sparsekit[forest]"}``), checked when a spec is loaded so that a
         missing one is named with its ``pip install`` line before any run.
+    metrics : tuple of str, optional
+        Every metric column the task may report; when given, a spec's ``[[plot]]`` columns
+        are checked against them (and the spec's own columns) when it is loaded. ``None``
+        (default): not declared, and only the spec's dotted columns are checked.
     """
 
     name: str
@@ -116,6 +120,8 @@ class Task:
     families: dict = field(default_factory=dict)
     #: ``{module: pip requirement}``: optional packages the task imports
     requires: dict = field(default_factory=dict)
+    #: every metric column the task may report (``None``: not declared)
+    metrics: tuple | None = None
 
     def family_of(self, section: str) -> str:
         """The registry family in which the component of ``section`` is looked up.

@@ -284,10 +284,11 @@ def test_dots_in_strings_floats_and_comments_are_not_key_levels():
     text = f'description = """a\n{"." * 40}\n"""\n# {"." * 40}\n' + SPEC.replace(
         "gamma = 0.5", f"gamma = [{floats}]  # {'.' * 40}"
     )
-    spec = load_spec("s.toml", text=text + f'[[plot]]\nx = "{"." * 40}"\ny = "z"\n')
+    plot = f'[[plot]]\nx = "params.n_components"\ny = "fit_time"\ntitle = "{"." * 40}"\n'
+    spec = load_spec("s.toml", text=text + plot)
     assert len(spec.sections["kernel"]["gamma"]) == 40
     assert spec.description.endswith("." * 40 + "\n")
-    assert spec.plots[0]["x"] == "." * 40
+    assert spec.plots[0]["title"] == "." * 40
 
 
 def test_oversized_spec_is_refused_unread(tmp_path):
