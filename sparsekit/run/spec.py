@@ -790,6 +790,8 @@ def _check_data_paths(table: dict, path_where, base) -> dict:
                 full = data_mod.resolve_path(source, path, base)
             except (OSError, TypeError, ValueError) as exc:
                 raise SpecError(f"{path_where}: {exc}") from None
+        if full.lower().endswith(".parquet"):
+            _check_requires({"pandas": "pandas pyarrow"}, "a Parquet data file", path_where)
         paths.append(full)
         written.setdefault(full, str(path))
     table["path"] = paths if isinstance(table["path"], list) else paths[0]

@@ -171,3 +171,12 @@ def test_set_values_as_toml_or_bare_words():
         "s.toml", text=GRAM, overrides=["kernel.name=laplacian", "kernel.gamma=[0.5, 2]"]
     )
     assert spec.sections["kernel"] == {"name": "laplacian", "gamma": [0.5, 2]}
+
+
+def test_parquet_file_without_pandas_is_refused_at_load(tmp_path, monkeypatch):
+    """Reading Parquet needs pandas: named at load (before: each run failed alike)."""
+    (tmp_path / "x.parquet").write_bytes(b"PAR1")
+    text = 'task = "gram"\n[data]\nsource = "file"\npath = "x.parquet"\n[kernel]\nname = "rbf"\n'
+    monkeypatch.setitem(sys.modules, "pandas", None)
+    with pytest.raises(SpecError, match=r"line 4: a Parquet data file needs the package 'pandas'"):
+        load_spec("s.toml", text=text, base=tmp_path)
