@@ -289,8 +289,8 @@ def key_levels(text: str) -> int:
     before the parser runs. Lists and inline tables nested too deep overflow the parser's
     recursion at once, so only the dotted keys are counted here.
     """
-    if text.count(".") <= MAX_DEPTH:
-        return text.count(".")
+    if text.count(".") < MAX_DEPTH:  # no chain can pass the limit: an upper bound will do
+        return text.count(".") + 1
     deepest = dots = 0
     i, n = 0, len(text)
     while i < n:
@@ -311,7 +311,7 @@ def key_levels(text: str) -> int:
             continue
         if c == ".":
             dots += 1
-            if dots > MAX_DEPTH:
+            if dots >= MAX_DEPTH:  # one level more than the dots
                 return dots + 1
             deepest = max(deepest, dots)
         elif not (c.isalnum() or c in "_- \t"):

@@ -338,3 +338,13 @@ def test_spec_path_that_is_no_file_is_named_for_what_it_is(tmp_path, capsys):
         assert "does not exist" not in capsys.readouterr().err
     with pytest.raises(FileNotFoundError, match="does not exist"):
         load_spec(tmp_path / "missing.toml")
+
+
+@pytest.mark.parametrize("levels", [1, 2, 31, 32, 33, 40])
+@pytest.mark.parametrize("padding", ["", " # " + "." * 40])
+def test_key_levels_counts_the_parts_of_a_dotted_key(levels, padding):
+    """Oracle: the parts of the key split at its dots, for a key alone (the fast path: few
+    dots in the text) and next to a comment of 40 dots (the scan)."""
+    key = ".".join(f"k{i}" for i in range(levels))
+    assert min(spec_mod.key_levels(f"{key} = 1{padding}\n"), 33) == min(levels, 33)
+    assert len(key.split(".")) == levels
