@@ -404,6 +404,9 @@ def run_spec(
 
     Raises
     ------
+    SpecError
+        More runs than the limit without ``yes``; ``out`` holds the runs of another spec
+        (its ``spec.sha256`` differs from :meth:`~sparsekit.run.spec.Spec.digest`).
     FolderInUseError
         Another process writes into ``out``.
     NoSpaceError
