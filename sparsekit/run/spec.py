@@ -29,7 +29,9 @@ The ``name`` names the default output folder ``runs/<name>-<timestamp>``, so it 
 folder name (no path separator, no leading dot, no control characters). A data ``path`` is
 resolved against the spec file's folder unless it is absolute, and checked to be readable
 before any run starts. The number of runs is counted from the list lengths (``count_runs``)
-before any grid is built.
+before any grid is built; a spec's ``max_runs`` can lower the caller's limit, not raise it. The
+text's size and the levels of its dotted keys are checked before it is parsed
+(:data:`MAX_SPEC_BYTES`, :func:`key_levels`).
 
 Every list value is a sweep axis; the runs are the Cartesian product of the axes, except that
 the axes named together in one ``zip`` group advance together (they must have equal lengths).
