@@ -144,7 +144,7 @@ def _cmd_warmup(args) -> int:
 def _cmd_run(args) -> int:
     from .run import SpecError, dry_run, load_spec, run_spec
     from .run.results import FolderInUseError, NoSpaceError, read_results
-    from .run.runner import Interrupted
+    from .run.runner import Interrupted, check_scheduler
 
     # spec values, plugin names and error messages reach the terminal: escape their controls
     stream = PrintableStream(sys.stdout)
@@ -155,13 +155,16 @@ def _cmd_run(args) -> int:
             spec.seed = spec.seed if args.seed is None else args.seed
             if spec.repeat < 1 or spec.seed < 0:
                 raise SpecError("--repeat must be >= 1 and --seed >= 0")
+        if args.scheduler is not None:
+            check_scheduler(args.scheduler)
         if args.dry_run:
-            dry_run(spec, stream=stream, yes=args.yes)
+            dry_run(spec, stream=stream, yes=args.yes, max_runs=args.max_runs)
             return 0
         out = run_spec(
             spec,
             out=args.out,
             yes=args.yes,
+            max_runs=args.max_runs,
             allow_pickle=args.allow_pickle,
             scheduler=args.scheduler,
             stream=stream,
@@ -239,7 +242,7 @@ def build_parser() -> argparse.ArgumentParser:
     p_run.add_argument(
         "--dry-run",
         action="store_true",
-        help="print the expanded grid and stop (a sweep larger than its max_runs needs --yes)",
+        help="print the expanded grid and stop (a sweep larger than the limit needs --yes)",
     )
     p_run.add_argument(
         "--set",
@@ -253,7 +256,13 @@ def build_parser() -> argparse.ArgumentParser:
     p_run.add_argument(
         "--yes",
         action="store_true",
-        help="run (or list, with --dry-run) a sweep larger than its max_runs",
+        help="run (or list, with --dry-run) a sweep larger than the limit",
+    )
+    p_run.add_argument(
+        "--max-runs",
+        type=int,
+        metavar="N",
+        help="the limit on the number of runs (default 200); a spec's max_runs can only lower it",
     )
     p_run.add_argument(
         "--allow-pickle",

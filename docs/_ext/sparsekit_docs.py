@@ -127,7 +127,8 @@ def write_run_reference(srcdir: Path) -> None:
         "each takes ``name`` (a registered name, or a list of names to sweep) and the keyword "
         "parameters of that component's factory.",
         "",
-        f"``max_runs`` defaults to {spec.DEFAULT_MAX_RUNS}; ``[[plot]]`` tables take "
+        f"``max_runs`` can lower the limit of {spec.DEFAULT_MAX_RUNS} runs (or the "
+        "caller's ``--max-runs``), not raise it; ``[[plot]]`` tables take "
         f"{', '.join(f'``{k}``' for k in PLOT_KEYS)}; ``[sweep]`` takes ``zip`` only.",
         "",
         "Tasks",

@@ -120,6 +120,7 @@ TASK = Task(
     "neural-network experiments (Giffon 2020): experiment = "
     + " | ".join(f'"{k}"' for k in EXPERIMENTS)
     + " (needs the nn extra)",
+    requires={"keras": "sparsekit[nn]"},
 )
 
 __all__ = ["run_nn", "experiment", "EXPERIMENTS"]

@@ -197,6 +197,7 @@ TASK = Task(
     {},
     "QuicK-means against K-means from the same K-means++ start: objective, nnz, FLOPs, "
     "compression, 1-NN accuracy, Nyström error, fit time (a row per algorithm)",
+    requires={"sklearn": "sparsekit[forest]"},
 )
 
 __all__ = ["run_quickmeans"]

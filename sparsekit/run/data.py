@@ -24,7 +24,9 @@ Sources
 - ``graphs``: a folder of edge lists (one ``*.edgelist``/``*.txt`` file per graph, ``u v`` per
   line; an optional ``labels.txt`` with one class per graph, in file-name order), or with
   ``allow_pickle`` granted on the command line, a pickled list of networkx graphs (``.pkl``).
-  Unpickling runs code, so it is refused without ``--allow-pickle``.
+  Unpickling runs code, so it is refused without ``--allow-pickle``. Each file read must be a
+  regular file (or a link to one) of at most 64 MiB (``MAX_GRAPH_FILE_BYTES``): a FIFO, a
+  device or a folder named like an edge list is refused unread.
 
 In a spec, a relative ``path`` is resolved against the spec file's folder (an absolute path,
 or one starting with ``~``, is taken as it is), and the file or folder is checked to exist and
@@ -36,7 +38,9 @@ the current folder.
 from __future__ import annotations
 
 import inspect
+import io
 import os
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -388,12 +392,22 @@ def file(path, target=None, seed=0):
             f"{p}: X must be a 2-D numeric array (samples as rows), got shape "
             f"{X.shape} of dtype {X.dtype}"
         )
+    if len(X) == 0:
+        raise ValueError(f"{p}: the data has no rows")
     if y is not None and len(y) != len(X):
         raise ValueError(f"{p}: y has {len(y)} entries for {len(X)} samples")
     out = {"X": np.ascontiguousarray(X, dtype=np.float64)}
     if y is not None:
         out["y"] = np.asarray(y)
     return out
+
+
+def _some(names, n=8, width=40) -> str:
+    """At most ``n`` of ``names``, each cut to ``width`` characters, and their count: what an
+    error message (and so the error row of every run) echoes of a table's columns."""
+    shown = [repr(str(c) if len(str(c)) <= width else str(c)[:width] + "...") for c in names[:n]]
+    more = f", ... ({len(names):,} columns)" if len(names) > n else ""
+    return "[" + ", ".join(shown) + more + "]"
 
 
 def _table(p, suffix, target):
@@ -412,16 +426,20 @@ def _table(p, suffix, target):
     else:  # numeric CSV with a header line
         with open(p, encoding="utf-8") as fh:
             names = [c.strip() for c in fh.readline().split(",")]
+            if not fh.read().strip():
+                raise ValueError(f"{p}: the data has no rows (a header line only)")
         values = np.loadtxt(p, delimiter=",", skiprows=1, ndmin=2)
         cols = {n: values[:, i] for i, n in enumerate(names)}
-        y = cols.pop(target) if target is not None else None
+        y = cols.pop(target, None) if target is not None else None
         if target is not None and y is None:
-            raise ValueError(f"{p}: no column {target!r} (columns: {names})")
+            raise ValueError(f"{p}: no column {target!r} (columns: {_some(names)})")
         return np.column_stack(list(cols.values())), y
+    if frame.empty:  # pandas reads the columns of no rows as text
+        raise ValueError(f"{p}: the data has no rows (a header line only)")
     y = None
     if target is not None:
         if target not in frame.columns:
-            raise ValueError(f"{p}: no column {target!r} (columns: {list(frame.columns)})")
+            raise ValueError(f"{p}: no column {target!r} (columns: {_some(list(frame.columns))})")
         y = frame.pop(target).to_numpy()
     from pandas.api.types import is_bool_dtype, is_numeric_dtype
 
@@ -434,22 +452,59 @@ def _table(p, suffix, target):
     ]
     if bad:
         raise ValueError(
-            f"{p}: feature columns must be numeric; {bad[:5]} are not (name a "
+            f"{p}: feature columns must be numeric; {_some(bad)} are not (name a "
             'label column with target = "...")'
         )
     return frame.to_numpy(dtype=np.float64), y
+
+
+#: Largest file of a graph collection (an edge list, ``labels.txt``, a pickle), in bytes.
+MAX_GRAPH_FILE_BYTES = 2**26
+
+
+def _read_regular(path: Path, what: str, limit: int = MAX_GRAPH_FILE_BYTES) -> bytes:
+    """The bytes of ``path``, a regular file of at most ``limit`` bytes (a link to one is read
+    as it), else ``ValueError``.
+
+    The file is opened without waiting (``O_NONBLOCK``: opening a FIFO would wait for a writer
+    forever) and checked on the open descriptor (``fstat``), so that what is read is what was
+    checked; a device (a link to ``/dev/zero``), a FIFO or a folder is refused unread.
+    """
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    with os.fdopen(fd, "rb") as fh:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            kind = (
+                "a FIFO"
+                if stat.S_ISFIFO(info.st_mode)
+                else "a folder"
+                if stat.S_ISDIR(info.st_mode)
+                else "a device"
+                if stat.S_ISCHR(info.st_mode) or stat.S_ISBLK(info.st_mode)
+                else "a socket or other special file"
+            )
+            raise ValueError(f"{what} {str(path)!r} is not a regular file ({kind})")
+        data = fh.read(limit + 1)
+    if len(data) > limit:
+        raise ValueError(
+            f"{what} {str(path)!r} has {max(info.st_size, len(data)):,} bytes, more than the "
+            f"limit of {limit:,} bytes"
+        )
+    return data
 
 
 def graphs(path, allow_pickle=False, seed=0):
     """A graph collection: a folder of edge lists, or a pickled list of networkx graphs.
 
     ``path`` is read as given; a spec's ``path`` is first resolved against the spec file's
-    folder (``resolve_path``).
+    folder (``resolve_path``). Each file read (edge lists, ``labels.txt``, the pickle) must be
+    a regular file of at most :data:`MAX_GRAPH_FILE_BYTES` bytes; a FIFO, a device or a folder
+    among them is refused unread.
     """
     import networkx as nx
 
     p = _path(path, "graph collection")
-    if p.is_file():
+    if not p.is_dir():
         if p.suffix.lower() not in (".pkl", ".pickle"):
             raise ValueError(f"{p}: a graph collection is a folder of edge lists or a .pkl file")
         if not allow_pickle:
@@ -459,8 +514,7 @@ def graphs(path, allow_pickle=False, seed=0):
             )
         import pickle
 
-        with open(p, "rb") as fh:
-            items = pickle.load(fh)
+        items = pickle.loads(_read_regular(p, "graph collection"))
         if not isinstance(items, list) or not all(isinstance(g, nx.Graph) for g in items):
             raise ValueError(f"{p}: expected a pickled list of networkx graphs")
         return {"graphs": items}
@@ -469,11 +523,17 @@ def graphs(path, allow_pickle=False, seed=0):
     )
     if not files:
         raise ValueError(f"{p}: no *.edgelist or *.txt edge-list files in the folder")
-    items = [nx.read_edgelist(f, nodetype=int) for f in files]
+    items = [
+        nx.parse_edgelist(
+            _read_regular(f, "edge-list file").decode("utf-8").splitlines(), nodetype=int
+        )
+        for f in files
+    ]
     out = {"graphs": items}
     labels = p / "labels.txt"
-    if labels.exists():
-        y = np.loadtxt(labels, dtype=np.int64, ndmin=1)
+    if labels.exists() or labels.is_symlink():
+        text = _read_regular(labels, "labels file").decode("utf-8")
+        y = np.loadtxt(io.StringIO(text), dtype=np.int64, ndmin=1)
         if len(y) != len(items):
             raise ValueError(f"{labels}: {len(y)} labels for {len(items)} graphs")
         out["y"] = y
@@ -504,6 +564,22 @@ SOURCES.update(
         "graphs": graphs,
     }
 )
+
+
+#: name -> ``{module: pip requirement}``: the optional packages a source imports.
+SOURCE_REQUIRES = {
+    name: {"sklearn": "sparsekit[forest]"}
+    for name in (
+        *_TOY,
+        "blobs",
+        "circles",
+        "moons",
+        "swiss-roll",
+        "friedman1",
+        "sample-image-patches",
+    )
+}
+SOURCE_REQUIRES["graphs"] = {"networkx": "networkx"}
 
 
 def source_names() -> list[str]:

@@ -13,12 +13,14 @@
 
 from __future__ import annotations
 
+import io
 from collections import defaultdict
 from pathlib import Path
 
 import numpy as np
 
 from .._names import did_you_mean
+from .results import write_atomic
 
 PLOT_KEYS = ("x", "y", "group", "file", "logy", "title")
 
@@ -87,8 +89,10 @@ def draw(plot: dict, rows: list, out: Path) -> Path:
         ax.legend(title=plot["group"])
     fig.tight_layout()
     path = Path(out) / plot.get("file", default_file(plot))
-    fig.savefig(path, dpi=120)
+    png = io.BytesIO()
+    fig.savefig(png, format="png", dpi=120)
     plt.close(fig)
+    write_atomic(path, png.getvalue())  # as the result files: a planted link is not followed
     return path
 
 

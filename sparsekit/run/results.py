@@ -5,9 +5,10 @@ disk or a second process loses nothing that finished.
   failed append is cut back to the previous size); a run recorded before (a failed run that ran
   again) replaces its earlier rows, by a rewrite of the whole file.
 - Every rewrite (``results.jsonl`` at resume or on replacement, ``results.csv`` after each run,
-  ``spec.json``, ``meta.json``) goes to ``NAME.tmp`` in the same folder, created anew
-  (``O_CREAT | O_EXCL | O_NOFOLLOW``: a planted symlink is not followed), ``fsync``-ed, then
-  renamed over ``NAME`` (``os.replace``): the old file stays whole until the new one is.
+  ``spec.json``, ``meta.json``, the plots' PNG files) goes to ``NAME.tmp`` in the same folder,
+  created anew (``O_CREAT | O_EXCL | O_NOFOLLOW``: a planted symlink is not followed),
+  ``fsync``-ed, then renamed over ``NAME`` (``os.replace``, which replaces a symlink planted as
+  ``NAME`` rather than following it): the old file stays whole until the new one is.
 - ``FolderLock`` holds an exclusive ``fcntl.flock`` on ``.lock`` in the folder while a
   process writes there; the file names the holder (pid, machine, start time).
 - Recording a run (its rows in both files and in memory) is not cut by Ctrl-C: a SIGINT that
@@ -68,9 +69,10 @@ def _fsync_dir(folder: Path) -> None:
             os.close(fd)
 
 
-def write_atomic(path: Path, text: str) -> None:
-    """Replace ``path`` with ``text`` all at once: on any failure (no space, Ctrl-C, a planted
-    ``path.tmp``) the old file is left as it was and no ``.tmp`` file stays behind."""
+def write_atomic(path: Path, text: str | bytes) -> None:
+    """Replace ``path`` with ``text`` (bytes, or text written as UTF-8) all at once: on any
+    failure (no space, Ctrl-C, a planted ``path.tmp``) the old file is left as it was and no
+    ``.tmp`` file stays behind; a symlink planted as ``path`` is replaced, not followed."""
     path = Path(path)
     tmp = path.with_name(path.name + ".tmp")
     with contextlib.suppress(FileNotFoundError):  # left by a process killed mid-write
@@ -78,7 +80,7 @@ def write_atomic(path: Path, text: str) -> None:
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW, 0o666)
     try:
         try:
-            _write_all(fd, text.encode("utf-8"))
+            _write_all(fd, text.encode("utf-8") if isinstance(text, str) else text)
             os.fsync(fd)
         finally:
             os.close(fd)

@@ -6,11 +6,14 @@ Output folder (``--out``, default ``runs/<spec-name>-<UTC timestamp>/``):
   loses nothing that finished; NaN and infinities are written as ``null``, strict JSON);
   ``results.csv``: the same rows as a table, rewritten after each;
 - ``spec.json``: the resolved spec (after ``--set``, ``--repeat``, ``--seed``);
+  ``spec.sha256``: its digest (:meth:`~sparsekit.run.spec.Spec.digest`): a folder holds the
+  runs of one spec, and running another spec into it is refused;
 - ``meta.json``: library version, Python, platform, machine name, CPUs, thread count, scheduler;
 - ``.lock``: held by the process writing into the folder (a second one is refused); see
   :mod:`sparsekit.run.results` for how each file is written.
 
-Each row holds ``run_id`` (a hash of the grid point, repeat index and seed), ``task``, the grid
+Each row holds ``run_id`` (a hash of the grid point, its data path as the spec writes it, so
+that moving the spec's folder keeps it, repeat index and seed), ``task``, the grid
 point's values as dotted columns (``sampler.name``, ``params.n_components``, ...), ``repeat``,
 ``seed``, ``status`` (``ok`` or ``error``), ``error`` and the task's metrics. A task that
 returns a list of metric dicts (several rows from one run, e.g. one per estimator on the same
@@ -34,12 +37,22 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from ._dask import ClusterLostError
-from .results import NO_SPACE, FolderLock, NoSpaceError, Recorder, write_atomic
-from .spec import Spec, SpecError, count_points, count_runs, expand
+from .results import (
+    _NOFOLLOW,
+    NO_SPACE,
+    FolderLock,
+    NoSpaceError,
+    Recorder,
+    read_results,
+    write_atomic,
+)
+from .spec import DEFAULT_MAX_RUNS, Spec, SpecError, count_points, count_runs, expand
 
 #: local:N starts N worker processes: at most this many per CPU (a typo such as local:4000
 #: would otherwise fork thousands of interpreters)
 MAX_LOCAL_WORKERS_PER_CPU = 4
+#: the file of the output folder that holds the digest of its spec (:meth:`Spec.digest`)
+SPEC_DIGEST = "spec.sha256"
 #: seconds to wait for a Dask scheduler before giving up
 SCHEDULER_TIMEOUT_S = 10
 #: seconds to wait for its first worker, and for a worker again when all are gone mid-sweep
@@ -73,9 +86,8 @@ def plan(spec: Spec) -> list[dict]:
     for point in expand(spec):
         for r in range(spec.repeat):
             seed = spec.seed + r
-            runs.append(
-                {"run_id": run_id(point, r, seed), "point": point, "repeat": r, "seed": seed}
-            )
+            rid = run_id(spec.as_written(point), r, seed)
+            runs.append({"run_id": rid, "point": point, "repeat": r, "seed": seed})
     return runs
 
 
@@ -146,23 +158,31 @@ def machine_info(scheduler=None) -> dict:
     }
 
 
-def check_size(spec: Spec, yes: bool) -> None:
-    """Refuse, unless ``yes``, a spec of more than ``max_runs`` runs: counted from the lengths
-    of its lists (:func:`~sparsekit.run.spec.count_runs`), before any grid is built."""
+def check_size(spec: Spec, yes: bool, max_runs: int | None = None) -> None:
+    """Refuse, unless ``yes``, a spec of more runs than the limit: the smaller of the caller's
+    ``max_runs`` and the spec's own (a spec can lower the limit, never raise it). The runs are
+    counted from the lengths of its lists (:func:`~sparsekit.run.spec.count_runs`), before any
+    grid is built."""
+    max_runs = DEFAULT_MAX_RUNS if max_runs is None else max_runs
+    if isinstance(max_runs, bool) or not isinstance(max_runs, int) or max_runs < 1:
+        raise ValueError(f"max_runs (--max-runs) must be an integer >= 1, got {max_runs!r}")
     n_runs = count_runs(spec)
-    if n_runs > spec.max_runs and not yes:
+    limit = min(max_runs, spec.max_runs)
+    if n_runs > limit and not yes:
         raise SpecError(
             f"{spec.source}: the sweep of {count_points(spec):,} grid point(s) x "
             f"{spec.repeat} repeat(s) expands to {n_runs:,} runs, more than the limit "
-            f"of {spec.max_runs}; pass --yes to go ahead (or set max_runs = {n_runs} "
-            "in the spec)"
+            f"of {limit:,}; pass --yes to go ahead, or raise the limit with --max-runs N "
+            "(a spec's max_runs can only lower it)"
         )
 
 
-def dry_run(spec: Spec, stream: TextIO | None = None, yes: bool = False) -> list[dict]:
+def dry_run(
+    spec: Spec, stream: TextIO | None = None, yes: bool = False, max_runs: int | None = None
+) -> list[dict]:
     """Print the expanded grid (one line per run) and return the plan.
 
-    A sweep of more than ``max_runs`` runs needs ``yes``, as for :func:`run_spec`.
+    A sweep of more runs than the limit needs ``yes``, as for :func:`run_spec`.
 
     Parameters
     ----------
@@ -171,14 +191,16 @@ def dry_run(spec: Spec, stream: TextIO | None = None, yes: bool = False) -> list
     stream : file-like, optional
         Where to print (default ``sys.stdout``).
     yes : bool, default False
-        Accept a sweep of more than ``max_runs`` runs.
+        Accept a sweep of more runs than the limit.
+    max_runs : int, optional
+        The limit (default 200); the spec's own ``max_runs`` can lower it, not raise it.
 
     Returns
     -------
     list of dict
         The plan (:func:`plan`).
     """
-    check_size(spec, yes)
+    check_size(spec, yes, max_runs)
     stream = stream or sys.stdout
     runs = plan(spec)
     grid = [flatten(r["point"]) for r in runs]
@@ -228,24 +250,17 @@ def _scheduler_identity(address: str, timeout: float) -> dict:
     return info
 
 
-def connect(scheduler: str, timeout: float | None = None, worker_timeout: float | None = None):
-    """A ``distributed.Client`` for ``ADDRESS`` or ``local:N`` (a local cluster of N >= 1 worker
-    processes), with at least one worker.
-
-    ``local:N`` with anything but an integer N >= 1 raises ``ValueError``. Any failure to reach
-    the scheduler within ``timeout`` seconds (default ``SCHEDULER_TIMEOUT_S``), or to complete
-    Dask's handshake with it (a server that is not a Dask scheduler), and a cluster with no
-    worker after ``worker_timeout`` seconds (default ``WORKER_TIMEOUT_S``) raise
-    ``ConnectionError`` naming the address.
-    """
-    timeout = SCHEDULER_TIMEOUT_S if timeout is None else timeout
-    worker_timeout = WORKER_TIMEOUT_S if worker_timeout is None else worker_timeout
+def check_scheduler(scheduler: str) -> None:
+    """Check a ``--scheduler`` value without connecting: Dask installed, and ``local:N`` (N an
+    integer from 1 to :data:`MAX_LOCAL_WORKERS_PER_CPU` per CPU) or an address Dask reads
+    (``tcp://HOST:PORT``, ``HOST:PORT``, ...); else ``ValueError`` (``ModuleNotFoundError``
+    without Dask), as ``--dry-run`` does."""
     try:
-        from distributed import Client, LocalCluster
-        from distributed.comm import CommClosedError
+        from distributed.comm.addressing import get_address_host_port, parse_address
     except ModuleNotFoundError:
         raise ModuleNotFoundError("--scheduler needs Dask: pip install 'sparsekit[dask]'") from None
-    cluster = None
+    if not isinstance(scheduler, str):
+        raise TypeError(f"--scheduler must be a string, got {type(scheduler).__name__}")
     if scheduler.startswith("local:"):
         count = scheduler.split(":", 1)[1]
         if not re.fullmatch(r"[0-9]+", count) or int(count) < 1:
@@ -261,6 +276,36 @@ def connect(scheduler: str, timeout: float | None = None, worker_timeout: float 
                 f"{MAX_LOCAL_WORKERS_PER_CPU * cpus} (each worker is a process "
                 f"of its own), e.g. local:{cpus}"
             )
+        return
+    try:
+        if parse_address(scheduler)[0] != "inproc":  # inproc: within this process only
+            get_address_host_port(scheduler)
+    except ValueError as exc:
+        raise ValueError(
+            f"--scheduler {scheduler!r}: not a Dask scheduler address ({exc}); give "
+            "tcp://HOST:PORT or local:N"
+        ) from None
+
+
+def connect(scheduler: str, timeout: float | None = None, worker_timeout: float | None = None):
+    """A ``distributed.Client`` for ``ADDRESS`` or ``local:N`` (a local cluster of N >= 1 worker
+    processes), with at least one worker.
+
+    ``local:N`` with anything but an integer N >= 1 raises ``ValueError``. Any failure to reach
+    the scheduler within ``timeout`` seconds (default ``SCHEDULER_TIMEOUT_S``), or to complete
+    Dask's handshake with it (a server that is not a Dask scheduler), and a cluster with no
+    worker after ``worker_timeout`` seconds (default ``WORKER_TIMEOUT_S``) raise
+    ``ConnectionError`` naming the address.
+    """
+    timeout = SCHEDULER_TIMEOUT_S if timeout is None else timeout
+    worker_timeout = WORKER_TIMEOUT_S if worker_timeout is None else worker_timeout
+    check_scheduler(scheduler)
+    from distributed import Client, LocalCluster
+    from distributed.comm import CommClosedError
+
+    cluster = None
+    if scheduler.startswith("local:"):
+        count = scheduler.split(":", 1)[1]
         try:
             cluster = LocalCluster(
                 n_workers=int(count), threads_per_worker=1, processes=True, dashboard_address=None
@@ -320,6 +365,7 @@ def run_spec(
     *,
     out: str | os.PathLike[str] | None = None,
     yes: bool = False,
+    max_runs: int | None = None,
     allow_pickle: bool = False,
     scheduler: str | None = None,
     stream: TextIO | None = None,
@@ -340,7 +386,9 @@ def run_spec(
     out : str or Path, optional
         The output folder (default: derived from the spec's name).
     yes : bool, default False
-        Accept a sweep of more than ``max_runs`` runs.
+        Accept a sweep of more runs than the limit.
+    max_runs : int, optional
+        The limit (default 200); the spec's own ``max_runs`` can lower it, not raise it.
     allow_pickle : bool, default False
         Let a ``file`` data source read pickled objects.
     scheduler : str or dask.distributed.Client, optional
@@ -357,6 +405,9 @@ def run_spec(
 
     Raises
     ------
+    SpecError
+        More runs than the limit without ``yes``; ``out`` holds the runs of another spec
+        (its ``spec.sha256`` differs from :meth:`~sparsekit.run.spec.Spec.digest`).
     FolderInUseError
         Another process writes into ``out``.
     NoSpaceError
@@ -368,7 +419,7 @@ def run_spec(
         scheduler was lost, mid-sweep (a ``ConnectionError``); the message says how many runs
         are recorded and how to resume.
     """
-    check_size(spec, yes)
+    check_size(spec, yes, max_runs)
     runs = plan(spec)
     client = cluster = None
     if scheduler is not None:  # fail fast, before any output is written
@@ -398,7 +449,38 @@ def run_spec(
     return out
 
 
+def _check_folder(spec, runs, out) -> None:
+    """Refuse ``out`` when it holds the runs of another spec: its ``spec.sha256`` differs
+    from the spec's digest or, in a folder without one, a recorded run id is no run of the
+    spec. Otherwise record the digest."""
+    digest_file = out / SPEC_DIGEST
+    try:  # as the result files: no link followed, and a FIFO does not block
+        fd = os.open(digest_file, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | _NOFOLLOW)
+    except FileNotFoundError:
+        theirs = None
+    else:
+        try:
+            theirs = os.read(fd, 200).decode("ascii", "replace").strip()
+        finally:
+            os.close(fd)
+    ours = spec.digest()
+    if theirs is None:
+        ids = {r["run_id"] for r in runs}
+        jsonl = out / "results.jsonl"
+        recorded = {r["run_id"] for r in read_results(jsonl)[0]} if jsonl.exists() else set()
+        if recorded <= ids:
+            write_atomic(digest_file, ours + "\n")
+            return
+    if theirs != ours:
+        raise SpecError(
+            f"{out} holds the runs of another spec (see {out / 'spec.json'}): a folder holds "
+            "the runs of one spec (same task, data, components, parameters, sweep, repeat and "
+            "seed). Write into a new folder with --out, or run that spec again to resume"
+        )
+
+
 def _run_locked(spec, runs, out, client, scheduler, allow_pickle, stream, progress, resume):
+    _check_folder(spec, runs, out)
     rec = Recorder(out, stream)
     write_atomic(out / "spec.json", json.dumps(spec.resolved(), indent=2, default=str) + "\n")
     write_atomic(out / "meta.json", json.dumps(machine_info(scheduler), indent=2) + "\n")

@@ -29,7 +29,9 @@ The ``name`` names the default output folder ``runs/<name>-<timestamp>``, so it 
 folder name (no path separator, no leading dot, no control characters). A data ``path`` is
 resolved against the spec file's folder unless it is absolute, and checked to be readable
 before any run starts. The number of runs is counted from the list lengths (``count_runs``)
-before any grid is built.
+before any grid is built; a spec's ``max_runs`` can lower the caller's limit, not raise it. The
+text's size and the levels of its dotted keys are checked before it is parsed
+(:data:`MAX_SPEC_BYTES`, :func:`key_levels`).
 
 Every list value is a sweep axis; the runs are the Cartesian product of the axes, except that
 the axes named together in one ``zip`` group advance together (they must have equal lengths).
@@ -38,9 +40,13 @@ A parameter whose value is itself a list is written as a list of lists (``[[1, 2
 
 from __future__ import annotations
 
+import hashlib
+import importlib.util
 import itertools
+import json
 import os
 import re
+import stat
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -78,11 +84,15 @@ TOP_KEYS = (
 #: Sections that name a registered component (``name = ...`` plus the factory's parameters):
 #: the component families that a spec has a top-level key for.
 COMPONENT_SECTIONS = tuple(f for f in COMPONENT_FAMILIES if f in TOP_KEYS)
+#: The columns of every result row besides the spec's dotted ones and the task's metrics.
+ROW_COLUMNS = ("run_id", "task", "repeat", "seed", "status", "error", "wall_time", "row", "n_rows")
 #: Runs a spec may expand to without ``--yes``.
 DEFAULT_MAX_RUNS = 200
 #: Deepest nesting of tables and lists a spec may have: a real spec uses 3 or 4 levels, and
 #: a few hundred overflow the recursion of tomllib and of the JSON written for each run.
 MAX_DEPTH = 32
+#: Largest spec, in bytes: a real spec is a few KB; the limit is checked before the file is read.
+MAX_SPEC_BYTES = 2**20
 
 
 class SpecError(ValueError):
@@ -145,7 +155,8 @@ class Spec:
     seed : int, default 0
         The seed of the first repetition.
     max_runs : int, default 200
-        Runs allowed without confirmation.
+        The spec's limit on its runs: it can lower the caller's limit (``max_runs`` of
+        :func:`~sparsekit.run.run_spec`, ``--max-runs``), not raise it.
     zip_groups : list of list of str
         Dotted keys (``"sampler.name"``) varied together.
     source : str, optional
@@ -156,6 +167,9 @@ class Spec:
         The spec's description.
     plots : list of dict
         The ``[[plot]]`` tables.
+    written_paths : dict
+        ``{absolute data path: the path as the spec writes it}`` (relative paths are relative
+        to the spec's folder), for :meth:`identity`.
     """
 
     name: str
@@ -169,6 +183,7 @@ class Spec:
     text: str = ""
     description: str = ""
     plots: list = field(default_factory=list)
+    written_paths: dict = field(default_factory=dict)
 
     def where(self, section: str | None, key: str | None) -> str:
         """Locate ``key`` in ``[section]``, for messages.
@@ -187,6 +202,64 @@ class Spec:
         """
         return locate(self.source, self.text, section, key)
 
+    def as_written(self, point: dict) -> dict:
+        """Return ``point`` with its data path as the spec writes it.
+
+        ``point`` holds the sections of a grid point, or of the spec; the path as written does
+        not change when the spec's folder moves.
+
+        Parameters
+        ----------
+        point : dict
+            ``{section: {key: value}}``.
+
+        Returns
+        -------
+        dict
+            A copy where ``point["data"]["path"]`` is as written; ``point`` itself when it
+            reads no path.
+        """
+        data = point.get("data", {})
+        if "path" not in data:
+            return point
+        path = data["path"]
+        written = (
+            [self.written_paths.get(p, p) for p in path]
+            if isinstance(path, list)
+            else self.written_paths.get(path, path)
+        )
+        return {**point, "data": {**data, "path": written}}
+
+    def identity(self) -> dict:
+        """Return what makes the runs of the spec.
+
+        Its task, sections (data paths as written), repeat, seed and zip groups; not its name,
+        description, plots or ``max_runs``.
+
+        Returns
+        -------
+        dict
+            The identity, as JSON values.
+        """
+        return {
+            "task": self.task,
+            "sections": self.as_written(self.sections),
+            "repeat": self.repeat,
+            "seed": self.seed,
+            "zip": [list(g) for g in self.zip_groups],
+        }
+
+    def digest(self) -> str:
+        """Return the SHA-256 of :meth:`identity` as canonical JSON (sorted keys).
+
+        Returns
+        -------
+        str
+            64 hexadecimal digits.
+        """
+        blob = json.dumps(self.identity(), sort_keys=True, default=str)
+        return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
     def resolved(self) -> dict:
         """Return the spec as a plain dict.
 
@@ -204,11 +277,80 @@ class Spec:
         return out
 
 
+def key_levels(text: str) -> int:
+    """The longest chain of dotted keys in ``text`` (``a.b.c``: 3), read without parsing.
+
+    The dots outside strings and comments are counted, a chain ending at any character that
+    cannot continue a key (``=``, ``,``, ``]``, a new line, ...); a float such as ``0.5`` counts
+    as one level. The count stops as soon as it passes :data:`MAX_DEPTH`.
+
+    Notes
+    -----
+    tomllib builds a dotted key's tables in time and memory that grow with the square of its
+    levels (100,000 levels: minutes and gigabytes), so the levels are counted on the text,
+    before the parser runs. Lists and inline tables nested too deep overflow the parser's
+    recursion at once, so only the dotted keys are counted here.
+    """
+    if text.count(".") < MAX_DEPTH:  # no chain can pass the limit: an upper bound will do
+        return text.count(".") + 1
+    deepest = dots = 0
+    i, n = 0, len(text)
+    while i < n:
+        c = text[i]
+        if c == "#":  # a comment, up to the new line (which ends the chain)
+            i = text.find("\n", i)
+            if i < 0:
+                break
+            continue
+        if c in "\"'":  # a string: skipped whole; a quoted key continues a chain
+            quote = c * 3 if text.startswith(c * 3, i) else c
+            i += len(quote)
+            while i < n and not text.startswith(quote, i):
+                if len(quote) == 1 and text[i] == "\n":
+                    break  # unterminated: the parser reports it
+                i += 2 if c == '"' and text[i] == "\\" else 1
+            i += len(quote)
+            continue
+        if c == ".":
+            dots += 1
+            if dots >= MAX_DEPTH:  # one level more than the dots
+                return dots + 1
+            deepest = max(deepest, dots)
+        elif not (c.isalnum() or c in "_- \t"):
+            dots = 0
+        i += 1
+    return deepest + 1
+
+
+def check_text(text: str, source: str) -> None:
+    """Refuse, before parsing, a spec (or ``--set`` value) larger than :data:`MAX_SPEC_BYTES`
+    or with dotted keys more than :data:`MAX_DEPTH` levels deep (see :func:`key_levels`)."""
+    size = len(text.encode("utf-8", "surrogatepass"))
+    if size > MAX_SPEC_BYTES:
+        raise SpecError(
+            f"{source}: the spec has {size:,} bytes, more than the limit of {MAX_SPEC_BYTES:,}"
+        )
+    if key_levels(text) > MAX_DEPTH:
+        raise SpecError(
+            f"{source}: malformed TOML: dotted keys nested more than {MAX_DEPTH} levels deep"
+        )
+
+
 def parse_value(raw: str):
-    """A ``--set`` value read as a TOML value (``500``, ``[1, 2]``, ``"rbf"``), else a string."""
+    """A ``--set`` value read as a TOML value (``500``, ``[1, 2]``, ``"rbf"``), else a string.
+
+    A value that starts as a list, an inline table or a quoted string (``[``, ``{``, ``"``,
+    ``'``) must be valid TOML: ``[1, 2`` is refused, not read as the text ``"[1, 2"``.
+    """
+    check_text(raw, "--set value")
     try:
         return tomllib.loads(f"v = {raw}")["v"]
-    except tomllib.TOMLDecodeError:
+    except tomllib.TOMLDecodeError as exc:
+        if raw.lstrip()[:1] in ("[", "{", '"', "'"):
+            raise SpecError(
+                f"--set value {raw!r}: malformed TOML ({exc}); a list is [1, 2], a string "
+                "'\"text\"' (or a single word without quotes)"
+            ) from None
         return raw
     except RecursionError:  # tomllib parses nested lists and tables recursively
         raise SpecError(
@@ -283,22 +425,23 @@ def load_spec(
     ------
     SpecError
         Malformed TOML (line and column; also tables or lists nested more than
-        :data:`MAX_DEPTH` levels deep), unknown keys, tasks, components, parameters or data
+        :data:`MAX_DEPTH` levels deep), a spec of more than :data:`MAX_SPEC_BYTES` bytes
+        (both checked before parsing), unknown keys, tasks, components, parameters or data
         sources (line and closest valid name), bad sweep groups, an output name that is not a
-        plain folder name, a missing or unreadable data file.
+        plain folder name, a missing or unreadable data file; a spec path that names a
+        folder, a FIFO or a device.
     FileNotFoundError
         The spec file does not exist.
     """
     if text is None:
         path = Path(path_or_text)
-        if not path.is_file():
-            raise FileNotFoundError(f"spec file {str(path)!r} does not exist")
-        text = path.read_text(encoding="utf-8")
+        text = _read_spec(path)
         # the stem cannot hold a path separator; its controls are escaped for the terminal
         source, default_name = str(path), printable(path.stem)
         base = path.parent if base is None else base
     else:
         source, default_name = str(path_or_text or "<string>"), "spec"
+    check_text(text, source)
     try:
         doc = tomllib.loads(text)
     except RecursionError:  # tomllib parses nested lists and tables recursively
@@ -320,6 +463,36 @@ def load_spec(
     return validate(
         doc, source=source, text=text, default_name=default_name, registry=registry, base=base
     )
+
+
+def _read_spec(path: Path) -> str:
+    """The text of the spec file ``path``: a regular file (or a link to one) of at most
+    :data:`MAX_SPEC_BYTES` bytes, opened without waiting (a FIFO would wait for a writer)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except FileNotFoundError:
+        raise FileNotFoundError(f"spec file {str(path)!r} does not exist") from None
+    except IsADirectoryError:  # where a folder cannot be opened (Windows)
+        raise SpecError(f"spec file {str(path)!r} is a folder, not a file") from None
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        what = (
+            "a folder"
+            if stat.S_ISDIR(mode)
+            else "a FIFO"
+            if stat.S_ISFIFO(mode)
+            else "a device or other special file"
+        )
+        raise SpecError(f"spec file {str(path)!r} is {what}, not a file")
+    with os.fdopen(fd, "rb") as fh:
+        data = fh.read(MAX_SPEC_BYTES + 1)
+    if len(data) > MAX_SPEC_BYTES:
+        raise SpecError(
+            f"{path}: the spec has {max(len(data), os.stat(path).st_size):,} bytes, more than "
+            f"the limit of {MAX_SPEC_BYTES:,}"
+        )
+    return data.decode("utf-8")
 
 
 def _check_int(spec_where, value, name, low):
@@ -407,7 +580,12 @@ def validate(
                     f"{where('data', key)}: data source {src!r} has no parameter "
                     f"{key!r}.{closest(key, allowed)} Parameters: {', '.join(sorted(allowed))}"
                 )
-    _check_data_paths(sections["data"], where("data", "path"), base)
+    for src in _values(sections["data"]["source"]):
+        _check_requires(
+            data_mod.SOURCE_REQUIRES.get(src, {}), f"data source {src!r}", where("data", "source")
+        )
+    _check_requires(task.requires, f"task {task.name!r}", where(None, "task"))
+    written_paths = _check_data_paths(sections["data"], where("data", "path"), base)
     # components: registered names and their factory parameters
     for sec in task.components:
         table = sections[sec]
@@ -430,6 +608,9 @@ def validate(
                         f"{key!r}.{closest(key, accepted)} Parameters: "
                         f"{', '.join(sorted(accepted)) or 'none'}"
                     )
+    if task.build_components:
+        for sec in task.components:
+            _check_component_values(registry, task, sec, sections[sec], where)
     params = sections.setdefault("params", {})
     for key in params:
         if key not in task.params:
@@ -484,6 +665,13 @@ def validate(
         plots = [plots]
     from .plots import PLOT_KEYS
 
+    if plots:
+        _check_requires({"matplotlib": "matplotlib"}, "[[plot]]", where("plot", None))
+    columns = [
+        *ROW_COLUMNS,
+        *(f"{sec}.{key}" for sec, table in sections.items() for key in table),
+        *(task.metrics or ()),
+    ]
     for plot in plots:
         if not isinstance(plot, dict) or "x" not in plot or "y" not in plot:
             raise SpecError(f"{where(None, 'plot')}: each [[plot]] needs x and y (column names)")
@@ -502,6 +690,17 @@ def validate(
                 f"{where('plot', 'file')}: plot file {plot['file']!r} must be a "
                 "plain file name ending in .png (written into --out)"
             )
+        for key in ("x", "y", "group"):
+            column = plot.get(key)
+            if (
+                column is not None
+                and column not in columns
+                and ("." in str(column) or task.metrics is not None)
+            ):
+                raise SpecError(
+                    f"{where('plot', key)}: [[plot]] {key} = {column!r} is not a column of "
+                    f"the results.{closest(str(column), columns)} Columns: {', '.join(columns)}"
+                )
     name = doc.get("name", default_name)
     if "name" in doc:
         _check_name(name, where(None, "name"))
@@ -517,7 +716,45 @@ def validate(
         source=source,
         text=text,
         description=str(doc.get("description", "")),
+        written_paths=written_paths,
     )
+
+
+def _check_component_values(registry, task, sec, table, where) -> None:
+    """Build the components of ``[sec]`` once per value of each key (the first value of the
+    others), so that their constructors' own checks refuse a bad value before any run: as
+    many builds as values, not as grid points."""
+    from ..components import resolve
+
+    params = {k: _values(v) for k, v in table.items() if k != "name"}
+    first = {k: v[0] for k, v in params.items() if v}
+    trials = [(None, first)] + [
+        (key, {**first, key: value}) for key, values in params.items() for value in values[1:]
+    ]
+    for name in _values(table.get("name", task.default_components.get(sec))):
+        for key, kwargs in trials:
+            try:
+                resolve(task.family_of(sec), name, kwargs, registry=registry)
+            except (ValueError, TypeError) as exc:
+                bad = key or next(
+                    (k for k in kwargs if re.search(rf"\b{re.escape(k)}\b", str(exc))), None
+                )
+                raise SpecError(f"{where(sec, bad)}: {sec} {name!r}: {exc}") from None
+
+
+def _check_requires(requires: dict, what: str, req_where: str) -> None:
+    """Refuse a spec whose task, data source or plots import a package that is not installed,
+    naming the ``pip install`` line (before any run; otherwise every run would fail alike)."""
+    for module, requirement in requires.items():
+        try:
+            found = importlib.util.find_spec(module) is not None
+        except (ImportError, ValueError):  # a parent package missing, or a broken entry
+            found = False
+        if not found:
+            raise SpecError(
+                f"{req_where}: {what} needs the package {module!r}, which is not "
+                f'installed: pip install "{requirement}"'
+            )
 
 
 def _check_name(name, name_where) -> None:
@@ -540,22 +777,27 @@ def _check_name(name, name_where) -> None:
         )
 
 
-def _check_data_paths(table: dict, path_where, base) -> None:
+def _check_data_paths(table: dict, path_where, base) -> dict:
     """Resolve the data paths of a ``[data]`` table against ``base``, in place, and check
-    that each names a readable file or folder of its source (before any run starts)."""
+    that each names a readable file or folder of its source (before any run starts); return
+    ``{absolute path: path as written}``."""
     from . import data as data_mod
 
     if "path" not in table:
-        return
-    paths = []
+        return {}
+    paths, written = [], {}
     for path in _values(table["path"]):
         for source in _values(table["source"]):
             try:
                 full = data_mod.resolve_path(source, path, base)
             except (OSError, TypeError, ValueError) as exc:
                 raise SpecError(f"{path_where}: {exc}") from None
+        if full.lower().endswith(".parquet"):
+            _check_requires({"pandas": "pandas pyarrow"}, "a Parquet data file", path_where)
         paths.append(full)
+        written.setdefault(full, str(path))
     table["path"] = paths if isinstance(table["path"], list) else paths[0]
+    return written
 
 
 def _values(value) -> list:

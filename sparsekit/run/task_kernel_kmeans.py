@@ -69,6 +69,8 @@ TASK = Task(
     ("kernel", "sampler"),
     {"kernel": "rbf", "sampler": "uniform"},
     "kernel k-means: inertia, time, ARI",
+    requires={"sklearn": "sparsekit[forest]"},
+    metrics=("time", "inertia", "method", "residual_trace", "n_landmarks", "ari", "ami", "labels"),
 )
 
 __all__ = ["run_kernel_kmeans"]

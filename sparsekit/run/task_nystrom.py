@@ -94,6 +94,8 @@ TASK = Task(
     ("kernel", "sampler"),
     {"kernel": "rbf", "sampler": "uniform"},
     "Nyström error, fit time, downstream ridge accuracy",
+    requires={"sklearn": "sparsekit[forest]"},
+    metrics=("n_landmarks", "fit_time", "error_fro", "rel_error_fro", "ridge_accuracy", "ridge_r2"),
 )
 
 __all__ = ["run_nystrom"]

@@ -144,6 +144,8 @@ TASK = Task(
     (),
     {},
     "random forest pruned by OMP / NN-OMP / random: test score per size",
+    requires={"sklearn": "sparsekit[forest]"},
+    metrics=("score", "scores", "full_forest", "n_trees", "negative_weight_fraction"),
 )
 
 __all__ = ["run_omp_forest"]

@@ -59,6 +59,7 @@ TASK = Task(
     {"solver": "hierarchical-palm4msa"},
     "sparse factorization: relative error, time",
     families={"solver": "factorizer"},
+    metrics=("time", "rel_error", "nnz", "n_iter", "stop_reason"),
 )
 
 __all__ = ["run_palm4msa"]

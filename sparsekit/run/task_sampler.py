@@ -69,6 +69,14 @@ TASK = Task(
     ("kernel", "sampler"),
     {"kernel": "rbf", "sampler": "uniform"},
     "score time, effective dimension, residual trace",
+    metrics=(
+        "score_time",
+        "sum_scores",
+        "max_score",
+        "sample_time",
+        "n_landmarks",
+        "rel_residual_trace",
+    ),
 )
 
 __all__ = ["run_sampler"]

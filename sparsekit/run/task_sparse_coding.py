@@ -84,6 +84,7 @@ TASK = Task(
     {"solver": "omp"},
     "solver on m-sparse signals: time, support recovery, residuals",
     build_components=False,
+    metrics=("time", "support_recovery", "median_rel_residual", "max_rel_residual", "mean_nnz"),
 )
 
 __all__ = ["run_sparse_coding"]

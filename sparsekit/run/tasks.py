@@ -96,6 +96,14 @@ class Task:
     families : dict, optional
         ``{section: family}`` where a section's components are looked up in another registry
         family than the section's name (default: none).
+    requires : dict, optional
+        ``{module: pip requirement}``: the optional packages the task imports (e.g.
+        ``{"sklearn": "sparsekit[forest]"}``), checked when a spec is loaded so that a
+        missing one is named with its ``pip install`` line before any run.
+    metrics : tuple of str, optional
+        Every metric column the task may report; when given, a spec's ``[[plot]]`` columns
+        are checked against them (and the spec's own columns) when it is loaded. ``None``
+        (default): not declared, and only the spec's dotted columns are checked.
     """
 
     name: str
@@ -110,6 +118,10 @@ class Task:
     #: ``{section: family}``: the registry family a component section is resolved in, where it
     #: is not the section's name (the ``palm4msa`` task's ``[solver]`` names a factorizer)
     families: dict = field(default_factory=dict)
+    #: ``{module: pip requirement}``: optional packages the task imports
+    requires: dict = field(default_factory=dict)
+    #: every metric column the task may report (``None``: not declared)
+    metrics: tuple | None = None
 
     def family_of(self, section: str) -> str:
         """The registry family in which the component of ``section`` is looked up.

@@ -104,11 +104,12 @@ def test_resume_rewrite_past_a_file_size_limit_keeps_every_finished_row(tmp_path
 def test_full_disk_while_recording_a_run_leaves_no_partial_line(tmp_path):
     """A row that does not fit is cut back out of results.jsonl (no partial line), the CSV
     and no ``.tmp`` file stay behind; the same command then resumes."""
-    out = tmp_path / "out"
-    rc, _, err = _child(["run", _spec(tmp_path, 3), "--out", out])
+    out, spec = tmp_path / "out", _spec(tmp_path, 6)
+    rc, _, err = _child(["run", spec, "--out", out])
     assert rc == 0, err
+    lines = (out / "results.jsonl").read_text().splitlines(keepends=True)
+    (out / "results.jsonl").write_text("".join(lines[:3]))  # 3 runs left to do
     before = (out / "results.jsonl").read_bytes()
-    spec = _spec(tmp_path, 6)  # the same 3 runs and 3 more
     rc, _, err = _child(["run", spec, "--out", out], fsize=len(before) + 10)
     assert (out / "results.jsonl").read_bytes() == before and _no_tmp(out)
     assert rc == 1 and "Traceback" not in err, err
@@ -344,3 +345,77 @@ def test_ctrl_c_while_a_run_is_recorded_keeps_it_in_both_files(tmp_path, monkeyp
     with open(out / "results.csv", newline="") as fh:
         assert [r["run_id"] for r in csv.DictReader(fh)] == _ids(out)
     assert "interrupted after 1 of 3 runs" in capsys.readouterr().err
+
+
+def test_planted_plot_file_is_not_followed(tmp_path, capsys):
+    """The PNG of a ``[[plot]]`` named like a symlink planted in the folder (before: the link's
+    target outside the folder was overwritten with the PNG): the target keeps its bytes and
+    the plot is a regular PNG file in the folder (oracle: the PNG signature)."""
+    register_task(Task("test-echo", lambda ctx: {"k": ctx.params["k"]}, {"k": 0}))
+    try:
+        spec, out = _spec(tmp_path, 2), tmp_path / "out"
+        with open(spec, "a") as fh:
+            fh.write('[[plot]]\nx = "params.k"\ny = "k"\nfile = "k.png"\n')
+        victim = tmp_path / "victim.txt"
+        victim.write_text("keep me\n")
+        out.mkdir()
+        (out / "k.png").symlink_to(victim)
+        assert main(["run", str(spec), "--out", str(out)]) == 0
+        assert victim.read_text() == "keep me\n"
+        assert not (out / "k.png").is_symlink()
+        assert (out / "k.png").read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
+        assert _no_tmp(out)
+    finally:
+        unregister_task("test-echo")
+
+
+def test_another_spec_into_an_existing_folder_is_refused(tmp_path, capsys):
+    """A folder holds the runs of one spec (before: a second spec's rows were mixed in and its
+    ``spec.json`` overwrote the first, exit 0). Oracle: the folder's files, byte for byte,
+    after the refused run; the same spec (another name, another plot) resumes."""
+    register_task(Task("test-echo", lambda ctx: {"k": ctx.params["k"]}, {"k": 0}))
+    try:
+        spec, out = _spec(tmp_path, 2), tmp_path / "out"
+        assert main(["run", str(spec), "--out", str(out)]) == 0
+        before = {p.name: p.read_bytes() for p in out.iterdir() if p.name != ".lock"}
+        other = tmp_path / "other.toml"
+        other.write_text(spec.read_text().replace("k = [0, 1]", "k = [5, 6]"))
+        for args in (
+            [str(other)],
+            [str(spec), "--repeat", "2"],
+            [str(spec), "--set", "data.n_samples=5"],
+        ):
+            capsys.readouterr()
+            assert main(["run", *args, "--out", str(out)]) == 2
+            err = capsys.readouterr().err
+            assert f"{out} holds the runs of another spec" in err and "--out" in err
+            after = {p.name: p.read_bytes() for p in out.iterdir() if p.name != ".lock"}
+            assert after == before
+        same = tmp_path / "renamed.toml"
+        same.write_text('name = "x"\n' + spec.read_text() + '[[plot]]\nx = "params.k"\ny = "k"\n')
+        assert main(["run", str(same), "--out", str(out)]) == 0
+        assert "2 run(s), 2 already in" in capsys.readouterr().out
+    finally:
+        unregister_task("test-echo")
+
+
+def test_folder_without_a_digest_resumes_only_its_own_runs(tmp_path, capsys):
+    """A folder written before the spec's digest was kept (no ``spec.sha256``): resumed when all
+    its run ids are runs of the spec, refused when one is not (an error row of an earlier spec
+    kept the exit status at 1 for ever before)."""
+    register_task(Task("test-echo", lambda ctx: {"k": ctx.params["k"]}, {"k": 0}))
+    try:
+        spec, out = _spec(tmp_path, 2), tmp_path / "out"
+        assert main(["run", str(spec), "--out", str(out)]) == 0
+        (out / "spec.sha256").unlink()
+        assert main(["run", str(spec), "--out", str(out)]) == 0
+        assert (out / "spec.sha256").exists()
+        (out / "spec.sha256").unlink()
+        earlier = {"run_id": "0123456789ab", "task": "test-echo", "status": "error", "error": "x"}
+        with open(out / "results.jsonl", "a") as fh:
+            fh.write(json.dumps(earlier) + "\n")
+        capsys.readouterr()
+        assert main(["run", str(spec), "--out", str(out)]) == 2
+        assert "holds the runs of another spec" in capsys.readouterr().err
+    finally:
+        unregister_task("test-echo")

@@ -133,6 +133,15 @@ def test_example_spec_runs_small(name, tmp_path, capsys):
     runs = __import__("sparsekit.run", fromlist=["plan"]).plan(spec)
     assert {r["run_id"] for r in rows} == {r["run_id"] for r in runs}
     assert len(rows) == sum(r.get("n_rows", 1) for r in rows if r.get("row", 0) == 0)
+    # a task's declared metrics hold every column its rows report (a [[plot]] is checked
+    # against them when the spec loads)
+    from sparsekit.run import get_task
+    from sparsekit.run.spec import ROW_COLUMNS
+
+    declared = get_task(spec.task).metrics
+    if declared is not None:
+        reported = {c for r in rows for c in r if "." not in c} - set(ROW_COLUMNS)
+        assert reported <= set(declared), reported - set(declared)
     meta = json.loads((tmp_path / "meta.json").read_text())
     assert meta["sparsekit"] and meta["threads"] >= 1
     assert json.loads((tmp_path / "spec.json").read_text())["task"] == spec.task
@@ -441,15 +450,14 @@ def test_plugin_task_runs_by_name(tmp_path):
 
 
 def test_plots_named_in_the_spec(tmp_path, capsys):
-    text = SMALL_SPEC + (
-        '[[plot]]\nx = "params.n_components"\ny = "error_fro"\nfile = "e.png"\n'
-        '[[plot]]\nx = "params.n_components"\ny = "eror_fro"\n'
-    )
+    text = SMALL_SPEC + '[[plot]]\nx = "params.n_components"\ny = "error_fro"\nfile = "e.png"\n'
     run_spec(load_spec("s.toml", text=text), out=tmp_path)
-    out = capsys.readouterr().out
     assert (tmp_path / "e.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    assert "plot y = 'eror_fro' is not a column" in out and "'error_fro'" in out
     from sparsekit.run import SpecError
+
+    typo = '[[plot]]\nx = "params.n_components"\ny = "eror_fro"\n'
+    with pytest.raises(SpecError, match="y = 'eror_fro' is not a column.* 'error_fro'"):
+        load_spec("s.toml", text=text + typo)  # at load, not after the sweep
 
     with pytest.raises(SpecError, match=r"line 14: unknown key 'colour' in \[\[plot\]\]"):
         load_spec("s.toml", text=SMALL_SPEC + '[[plot]]\nx = "a"\ny = "b"\ncolour = "red"\n')

@@ -2,6 +2,8 @@
 CSV columns read with the pandas installed (pandas 3 reads text as its own string dtype)."""
 
 import json
+import os
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -184,3 +186,142 @@ def test_pandas_extension_dtypes_are_read_by_kind(tmp_path):
     np.testing.assert_array_equal(
         data_mod.file(tmp_path / "n.parquet")["X"], [[1, 0.5], [2, 1.5], [3, 2.5]]
     )
+
+
+# -- a graphs folder reads regular files only, of a bounded size -------------------------------
+
+
+def _graph_folder(tmp_path):
+    import networkx as nx
+
+    folder = tmp_path / "g"
+    folder.mkdir()
+    nx.write_edgelist(nx.path_graph(4), folder / "0.edgelist", data=False)
+    return folder
+
+
+def _load_within(folder, seconds=20.0):
+    """``data.graphs(folder)`` in a thread: its outcome, or a failure if it hangs (before: a
+    FIFO waited for a writer forever)."""
+    import threading
+
+    outcome = []
+
+    def target():
+        try:
+            outcome.append(data_mod.graphs(folder))
+        except Exception as exc:  # the outcome under test
+            outcome.append(exc)
+
+    thread = threading.Thread(target=target, daemon=True)
+    thread.start()
+    thread.join(seconds)
+    assert outcome, f"reading {folder} hangs"
+    return outcome[0]
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="POSIX FIFOs")
+@pytest.mark.parametrize("name", ["1.edgelist", "labels.txt"])
+def test_fifo_in_a_graph_folder_is_refused_at_once(tmp_path, name):
+    folder = _graph_folder(tmp_path)
+    os.mkfifo(folder / name)
+    err = _load_within(folder)
+    assert isinstance(err, ValueError)
+    assert f"{name}' is not a regular file (a FIFO)" in str(err)
+
+
+@pytest.mark.skipif(not Path("/dev/zero").exists(), reason="needs /dev/zero")
+def test_link_to_a_device_in_a_graph_folder_is_refused(tmp_path):
+    """A link to ``/dev/zero`` (before: read until memory ran out) is no regular file; a link to
+    a regular file is read as the file (oracle: networkx on the file itself)."""
+    import networkx as nx
+
+    folder = _graph_folder(tmp_path)
+    nx.write_edgelist(nx.cycle_graph(5), tmp_path / "elsewhere.edgelist", data=False)
+    (folder / "1.edgelist").symlink_to(tmp_path / "elsewhere.edgelist")
+    d = _load_within(folder)
+    want = nx.read_edgelist(tmp_path / "elsewhere.edgelist", nodetype=int)
+    assert sorted(d["graphs"][1].edges) == sorted(want.edges)
+    (folder / "2.txt").symlink_to("/dev/zero")
+    err = _load_within(folder)
+    assert isinstance(err, ValueError) and "2.txt' is not a regular file (a device)" in str(err)
+
+
+def test_oversized_graph_file_is_refused_unread(tmp_path):
+    """A sparse file past the size limit (never read, so this returns at once)."""
+    folder = _graph_folder(tmp_path)
+    with open(folder / "1.edgelist", "wb") as fh:
+        fh.truncate(data_mod.MAX_GRAPH_FILE_BYTES + 1)
+    err = _load_within(folder)
+    assert isinstance(err, ValueError)
+    assert f"more than the limit of {data_mod.MAX_GRAPH_FILE_BYTES:,} bytes" in str(err)
+    (folder / "1.edgelist").unlink()
+    (folder / "labels.txt").write_text("0\n")
+    assert list(_load_within(folder)["y"]) == [0]
+
+
+def test_moved_project_resumes_without_running_again(tmp_path, capsys, data_sum_task):
+    """A project folder (spec, data, runs) moved elsewhere: the run ids and the spec's identity
+    use the data path as the spec writes it, relative to its folder (before: the absolute path,
+    so a resume ran every run again and recorded it twice). Oracle: the row count."""
+    project = tmp_path / "project"
+    (project / "data").mkdir(parents=True)
+    np.save(project / "data" / "x.npy", np.ones((3, 2)))
+    spec_file = project / "s.toml"
+    spec_file.write_text("repeat = 2\n" + _spec("data/x.npy"))
+    assert main(["run", str(spec_file), "--out", str(project / "runs")]) == 0
+    moved = tmp_path / "moved"
+    project.rename(moved)
+    capsys.readouterr()
+    assert main(["run", str(moved / "s.toml"), "--out", str(moved / "runs")]) == 0
+    assert "2 run(s), 2 already in" in capsys.readouterr().out
+    rows = _rows(moved / "runs")
+    assert len(rows) == 2 and {r["status"] for r in rows} == {"ok"}
+    # the path read is the moved one, as spec.json records
+    resolved = json.loads((moved / "runs" / "spec.json").read_text())["data"]["path"]
+    assert Path(resolved) == (moved / "data" / "x.npy").resolve()
+
+
+@pytest.mark.parametrize("pandas", [True, False], ids=["pandas", "no-pandas"])
+def test_table_with_a_header_and_no_rows_says_so(tmp_path, monkeypatch, pandas):
+    """A CSV holding its header only (before: "feature columns must be numeric", as pandas reads
+    empty columns as text), and an .npy of zero rows: "has no rows"."""
+    if not pandas:
+        monkeypatch.setitem(sys.modules, "pandas", None)  # import pandas fails
+    (tmp_path / "empty.csv").write_text("a,b,label\n")
+    with pytest.raises(ValueError, match=r"empty\.csv: the data has no rows"):
+        data_mod.file(tmp_path / "empty.csv")
+    with pytest.raises(ValueError, match=r"empty\.csv: the data has no rows"):
+        data_mod.file(tmp_path / "empty.csv", target="label")
+    np.save(tmp_path / "empty.npy", np.zeros((0, 3)))
+    with pytest.raises(ValueError, match=r"empty\.npy: the data has no rows"):
+        data_mod.file(tmp_path / "empty.npy")
+    (tmp_path / "one.csv").write_text("a,b,label\n1,2,0\n")  # one row is data
+    assert data_mod.file(tmp_path / "one.csv", target="label")["X"].tolist() == [[1.0, 2.0]]
+
+
+@pytest.mark.parametrize("pandas", [True, False], ids=["pandas", "no-pandas"])
+def test_error_about_columns_echoes_a_few_names_only(tmp_path, monkeypatch, pandas):
+    """A CSV of 5,000 columns with long names and a missing ``target`` (before: the whole
+    header line, 500 KB, in the message and in the error row of every run): the message names
+    a few columns and counts them."""
+    if not pandas:
+        monkeypatch.setitem(sys.modules, "pandas", None)
+    names = [f"column_{i:05d}_" + "x" * 90 for i in range(5000)]
+    path = tmp_path / "wide.csv"
+    path.write_text(",".join(names) + "\n" + ",".join("1" for _ in names) + "\n")
+    with pytest.raises(ValueError) as info:
+        data_mod.file(path, target="label")
+    message = str(info.value)
+    assert "no column 'label'" in message and "5,000 columns" in message
+    assert names[0][:20] in message and len(message) < 1000 + len(str(path))
+
+
+def test_error_about_text_columns_echoes_a_few_names_only(tmp_path):
+    pytest.importorskip("pandas")
+    names = [f"text_{i:04d}_" + "y" * 90 for i in range(3000)]
+    path = tmp_path / "text.csv"
+    path.write_text(",".join(names) + "\n" + ",".join("a" for _ in names) + "\n")
+    with pytest.raises(ValueError, match="feature columns must be numeric") as info:
+        data_mod.file(path)
+    assert "3,000 columns" in str(info.value) and len(str(info.value)) < 1000 + len(str(path))

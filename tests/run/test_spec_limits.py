@@ -1,6 +1,8 @@
 """Specs that would exhaust the process or escape the output folder are refused at validation:
 TOML nested thousands deep, sweeps of billions of runs, output names that are paths."""
 
+import functools
+import os
 import time
 
 import pytest
@@ -185,3 +187,164 @@ def test_default_name_from_a_file_stem_with_controls_is_escaped(tmp_path):
     spec_file = tmp_path / "\x1b[2Jspec.toml"
     spec_file.write_text(SPEC)
     assert load_spec(spec_file).name == "\\x1b[2Jspec"
+
+
+# -- a spec cannot lift its own run limit ------------------------------------------------------
+
+
+def test_spec_cannot_raise_its_own_max_runs(tmp_path, monkeypatch, capsys):
+    """A spec's ``max_runs = 2·10¹⁰`` (before: obeyed, then the grid of 2·10¹⁰ runs was built
+    until memory ran out) only lowers the caller's limit. Oracle: the run count is the product
+    of the list lengths times ``repeat`` (1000³ x 20), and nothing is built (``expand`` and
+    ``plan`` raise if called)."""
+    monkeypatch.setattr(spec_mod, "expand", _no_grid)
+    monkeypatch.setattr(runner, "expand", _no_grid)
+    monkeypatch.setattr(runner, "plan", _no_grid)
+    spec_file = tmp_path / "huge.toml"
+    spec_file.write_text("max_runs = 20000000000\n" + HUGE)
+    spec = load_spec(spec_file)
+    message = r"20,000,000,000 runs, more than the limit of 200; pass --yes"
+    with pytest.raises(SpecError, match=message):
+        run_spec(spec, out=tmp_path / "o")
+    with pytest.raises(SpecError, match=message):
+        dry_run(spec)
+    for extra in ([], ["--dry-run"], ["--set", "max_runs=20000000000"]):
+        assert main(["run", str(spec_file), "--out", str(tmp_path / "o"), *extra]) == 2
+        err = capsys.readouterr().err
+        assert "20,000,000,000 runs, more than the limit of 200" in err
+        assert "only lower" in err
+    assert not (tmp_path / "o").exists()
+
+
+def test_caller_limit_and_spec_limit(tmp_path, capsys):
+    """The limit is the smaller of the caller's (``max_runs=``, ``--max-runs``; default 200)
+    and the spec's own (brute force: 4 runs counted by the plan)."""
+    spec_file = tmp_path / "s.toml"
+    spec_file.write_text("max_runs = 1000\n" + SPEC.replace("[5, 10]", "[2, 3, 4, 5]"))
+    spec = load_spec(spec_file)
+    assert len(dry_run(spec, max_runs=4)) == len(plan(spec)) == 4
+    with pytest.raises(SpecError, match="4 runs, more than the limit of 3"):
+        dry_run(spec, max_runs=3)
+    assert main(["run", str(spec_file), "--dry-run", "--max-runs", "3"]) == 2
+    assert "more than the limit of 3" in capsys.readouterr().err
+    assert main(["run", str(spec_file), "--dry-run", "--max-runs", "4"]) == 0
+    spec_file.write_text("max_runs = 3\n" + SPEC.replace("[5, 10]", "[2, 3, 4, 5]"))
+    assert main(["run", str(spec_file), "--dry-run", "--max-runs", "1000"]) == 2
+    assert "more than the limit of 3" in capsys.readouterr().err
+    assert main(["run", str(spec_file), "--dry-run", "--max-runs", "0"]) == 2
+    assert "(--max-runs) must be an integer >= 1" in capsys.readouterr().err
+
+
+def test_float_repeat_is_refused():
+    """``repeat = 1e14`` is a float: refused at validation, before any count."""
+    with pytest.raises(SpecError, match=r"repeat must be an integer >= 1, got 100000000000000\.0"):
+        load_spec("s.toml", text="repeat = 1e14\n" + SPEC)
+
+
+# -- size and dotted-key nesting checked before the TOML parser runs ---------------------------
+
+
+def _deep_key(levels):
+    return 'task = "nystrom"\n' + "a" + ".a" * levels + " = 1\n"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        _deep_key(100_000),  # a.a.a... = 1
+        "[" + "a." * 100_000 + "a]\n",  # a table header
+        "x = {" + "a." * 100_000 + "a = 1}\n",  # an inline table
+    ],
+    ids=["key", "header", "inline-table"],
+)
+def test_deep_dotted_key_is_refused_before_parsing(tmp_path, monkeypatch, capsys, text):
+    """A 200 KB spec whose dotted key has 100,000 levels: tomllib's time and memory grow with
+    the square of the levels (before: minutes and gigabytes, then refused by the depth check);
+    now refused from the text. Oracle: the parser is never called (it raises if it is)."""
+
+    def no_parse(*args, **kwargs):
+        raise AssertionError("the TOML parser ran")
+
+    monkeypatch.setattr(spec_mod.tomllib, "loads", no_parse)
+    spec_file = tmp_path / "deep.toml"
+    spec_file.write_text(text)
+    message = r"deep\.toml: malformed TOML: dotted keys nested more than 32"
+    with pytest.raises(SpecError, match=message):
+        load_spec(spec_file)
+    assert main(["run", str(spec_file), "--dry-run"]) == 2
+    assert "more than 32" in capsys.readouterr().err
+    with pytest.raises(SpecError, match=r"--set value: malformed TOML: .*more than 32"):
+        spec_mod.parse_value("{" + "a." * 100_000 + "a = 1}")
+
+
+def test_dots_in_strings_floats_and_comments_are_not_key_levels():
+    """Brute force: 40 dots in floats, strings (one of them over several lines) and comments
+    are no key levels: the spec loads as the parser reads it."""
+    floats = ", ".join(f"{k}.5" for k in range(40))
+    text = f'description = """a\n{"." * 40}\n"""\n# {"." * 40}\n' + SPEC.replace(
+        "gamma = 0.5", f"gamma = [{floats}]  # {'.' * 40}"
+    )
+    plot = f'[[plot]]\nx = "params.n_components"\ny = "fit_time"\ntitle = "{"." * 40}"\n'
+    spec = load_spec("s.toml", text=text + plot)
+    assert len(spec.sections["kernel"]["gamma"]) == 40
+    assert spec.description.endswith("." * 40 + "\n")
+    assert spec.plots[0]["title"] == "." * 40
+
+
+def test_oversized_spec_is_refused_unread(tmp_path):
+    """A spec file over the size limit is refused from its size (a sparse file of 2 GB: never
+    read, so this returns at once)."""
+    spec_file = tmp_path / "big.toml"
+    with open(spec_file, "wb") as fh:
+        fh.truncate(2**31)
+    with pytest.raises(SpecError, match=r"big\.toml: .*2,147,483,648 bytes.* limit of 1,048,576"):
+        load_spec(spec_file)
+    with pytest.raises(SpecError, match=r"limit of 1,048,576"):
+        load_spec("s.toml", text=SPEC + "#" * 2**20)
+
+
+# -- what the spec path names ------------------------------------------------------------------
+
+
+def _within(func, seconds=20.0):
+    import threading
+
+    outcome = []
+
+    def target():
+        try:
+            outcome.append(func())
+        except Exception as exc:  # the outcome under test
+            outcome.append(exc)
+
+    thread = threading.Thread(target=target, daemon=True)
+    thread.start()
+    thread.join(seconds)
+    assert outcome, "hangs"
+    return outcome[0]
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="POSIX FIFOs")
+def test_spec_path_that_is_no_file_is_named_for_what_it_is(tmp_path, capsys):
+    """A folder or a FIFO given as the spec (before: "does not exist", which it does); a FIFO
+    is refused unread (opening it would wait for a writer)."""
+    (tmp_path / "folder.toml").mkdir()
+    os.mkfifo(tmp_path / "fifo.toml")
+    for name, what in [("folder.toml", "a folder"), ("fifo.toml", "a FIFO")]:
+        err = _within(functools.partial(load_spec, tmp_path / name))
+        assert isinstance(err, SpecError)
+        assert f"spec file {str(tmp_path / name)!r} is {what}, not a file" in str(err)
+        assert _within(functools.partial(main, ["run", str(tmp_path / name), "--dry-run"])) == 2
+        assert "does not exist" not in capsys.readouterr().err
+    with pytest.raises(FileNotFoundError, match="does not exist"):
+        load_spec(tmp_path / "missing.toml")
+
+
+@pytest.mark.parametrize("levels", [1, 2, 31, 32, 33, 40])
+@pytest.mark.parametrize("padding", ["", " # " + "." * 40])
+def test_key_levels_counts_the_parts_of_a_dotted_key(levels, padding):
+    """Oracle: the parts of the key split at its dots, for a key alone (the fast path: few
+    dots in the text) and next to a comment of 40 dots (the scan)."""
+    key = ".".join(f"k{i}" for i in range(levels))
+    assert min(spec_mod.key_levels(f"{key} = 1{padding}\n"), 33) == min(levels, 33)
+    assert len(key.split(".")) == levels
