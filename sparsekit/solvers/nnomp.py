@@ -29,7 +29,7 @@ import numpy as np
 
 from .._row_ranges import run_row_ranges
 from . import _cpu
-from .base import Codes, Solver
+from .base import Codes, Solver, ldexp_param
 
 #: an atom enters the NNLS passive set when its gradient exceeds this many ``eps max|c0_S|``
 #: (the rounding level of the gradient, relative to the correlations of the support)
@@ -55,6 +55,9 @@ class NonNegativeOMP(Solver):
         self.n_nonzero_coefs = n_nonzero_coefs
         self.tol = tol
         self._check_params()
+
+    def _scaled_params(self, d_exp, y_exp):  # tol bounds ||y - D x||^2 (see Solver)
+        return {"tol": ldexp_param(self.tol, -2 * y_exp)}
 
     # p.n_steps and p.params (tol, -1.0 for none) come from Solver._n_steps/_check_params
     def _solve_gram(self, p, G):

@@ -50,6 +50,7 @@ from .base import (  # noqa: F401
     Codes,
     Solver,
     floor_of,
+    ldexp_param,
     n_steps_for,
     row_sq_norms,
     scatter,
@@ -108,6 +109,9 @@ class OMP(Solver):
         if not isinstance(self.return_path, (bool, np.bool_)):
             raise TypeError(f"return_path must be True or False, got {self.return_path!r}")
         return tol
+
+    def _scaled_params(self, d_exp, y_exp):  # tol bounds ||y - D x||^2 (see Solver)
+        return {"tol": ldexp_param(self.tol, -2 * y_exp)}
 
     def _start(self, p, floor=True):
         """The codes, the path (a dummy when not asked for), the two rounding levels (the
