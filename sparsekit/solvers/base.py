@@ -39,6 +39,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from .._base import ParamsMixin
+from .._memory import check_allocation
 from .._small_blas import one_blas_thread
 from .._validation import check_array, check_scalar
 from . import _cpu
@@ -504,6 +505,8 @@ class Solver(ParamsMixin):
                 problem.dtype.itemsize,
                 check_precompute(getattr(solver, "precompute", "auto")),
             )
+        if use_gram and gram is None:
+            check_gram_memory(problem, self.name, use_residual)
         codes = (
             solver._solve_gram(problem, problem.gram(gram))
             if use_gram
@@ -810,6 +813,24 @@ def floor_of(y_sq, dtype):
     return (16.0 * np.finfo(dtype).eps) * np.sqrt(y_sq)
 
 
+def check_gram_memory(problem, name, has_residual_form):
+    """Refuse (:class:`~sparsekit._memory.InsufficientMemoryError`, naming what to pass
+    instead) or warn before building a Gram matrix ``D.T @ D`` larger than
+    ``GRAM_AUTO_MAX_BYTES`` that would not fit the available memory."""
+    n = problem.n_atoms
+    nbytes = n * n * problem.dtype.itemsize
+    if nbytes <= GRAM_AUTO_MAX_BYTES:
+        return
+    instead = (
+        "pass precompute=False (the residual form needs no Gram matrix) or precompute='auto'"
+        if has_residual_form
+        else f"{name} always works on the Gram matrix: use fewer atoms (columns of D)"
+    )
+    check_allocation(
+        nbytes, f"{name} with the Gram matrix D.T @ D", instead, matrices=f"{n} x {n} entries"
+    )
+
+
 def gram_pays(n_atoms, n_signals, n_steps, itemsize, precompute):
     """Whether to build ``D.T @ D`` for this call.
 
@@ -824,12 +845,24 @@ def gram_pays(n_atoms, n_signals, n_steps, itemsize, precompute):
     return n_atoms * n_atoms * itemsize <= GRAM_AUTO_MAX_BYTES and n_atoms < n_signals * n_steps
 
 
-def check_precompute(value):
-    if value is True or value is False:
-        return value
+def check_precompute(value, name="precompute"):
+    """``value`` as True, False or ``"auto"`` (NumPy booleans too); anything else, a Gram
+    matrix included, is a ``ValueError`` that says where a precomputed Gram matrix goes."""
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
     if isinstance(value, str) and value.strip().lower() == "auto":
         return "auto"
-    raise ValueError(f"precompute must be True, False or 'auto', got {value!r}")
+    if np.ndim(value) == 2:
+        where = (
+            "pass it as solve(D, Y, gram=G)"
+            if name == "precompute"
+            else f"{name}=True computes it once in fit"
+        )
+        raise ValueError(
+            f"{name} must be True, False or 'auto', got an array of shape {np.shape(value)}; "
+            f"for a precomputed Gram matrix D.T @ D, {where}"
+        )
+    raise ValueError(f"{name} must be True, False or 'auto', got {value!r}")
 
 
 _REASON_NAMES = np.array(

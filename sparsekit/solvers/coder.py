@@ -18,6 +18,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from .._base import ParamsMixin, TransformerMixin
+from .._memory import check_allocation
 from .._typing import DataLike
 from .._validation import check_array
 from ..components import resolve
@@ -127,7 +128,7 @@ class SparseCoder(TransformerMixin, ParamsMixin):
         self
             The estimator.
         """
-        precompute = check_precompute(self.precompute_gram)
+        precompute = check_precompute(self.precompute_gram, "precompute_gram")
         X = self._validate_input(X, reset=True)
         atoms = self._atoms()
         self._check_width(X, atoms)
@@ -137,6 +138,13 @@ class SparseCoder(TransformerMixin, ParamsMixin):
             precompute is True
             or (precompute == "auto" and k * k * atoms.dtype.itemsize <= GRAM_AUTO_MAX_BYTES)
         )
+        if use_gram and k * k * atoms.dtype.itemsize > GRAM_AUTO_MAX_BYTES:
+            check_allocation(
+                k * k * atoms.dtype.itemsize,
+                "SparseCoder(precompute_gram=True)",
+                "pass precompute_gram=False or 'auto' (the solver then chooses its own form)",
+                matrices=f"the {k} x {k} Gram matrix of the atoms",
+            )
         self.solver_ = solver
         self.n_components_ = k
         self.gram_ = np.ascontiguousarray(atoms @ atoms.T) if use_gram else None
