@@ -37,6 +37,8 @@ class MatchingPursuit(Solver):
         Stop once ``||y - D x||_2^2 <= tol`` (squared norm).
     precompute : {"auto", True, False}
         Use the Gram matrix ``D^T D`` (``"auto"``: when cheaper than the residual form).
+        True with a Gram matrix beyond the available memory raises
+        ``InsufficientMemoryError`` (pass False).
     """
 
     name = "mp"

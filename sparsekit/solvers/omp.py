@@ -74,7 +74,9 @@ class OMP(Solver):
     tol : float >= 0, optional
         Stop once ``||y - D x||_2^2 <= tol`` (squared, as scikit-learn).
     precompute : {"auto", True, False}
-        Build the Gram matrix ``D^T D`` (see the module notes).
+        Build the Gram matrix ``D^T D`` (see the module notes). True with a Gram matrix
+        beyond the available memory raises ``InsufficientMemoryError`` (pass False); a
+        precomputed Gram matrix goes to ``solve(D, Y, gram=G)``.
     return_path : bool
         Also return the solutions for every number of atoms ``k <= K`` (``result.path``,
         ``result.dense_path()``).
