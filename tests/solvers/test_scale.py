@@ -127,19 +127,22 @@ EXTREME = [
     (np.float32, 1e-30),
 ]
 
+#: scales inside the range, solved as given: every threshold must scale with the data
+MODERATE = [(np.float64, 1e-8), (np.float64, 1e8), (np.float32, 1e-4), (np.float32, 1e4)]
+
 
 def rtol_of(dtype):
     return 1e-9 if dtype == np.float64 else 2e-4
 
 
-@pytest.mark.parametrize("dtype, scale", EXTREME)
+@pytest.mark.parametrize("dtype, scale", EXTREME + MODERATE)
 @pytest.mark.parametrize("name", list(SOLVERS))
 @pytest.mark.parametrize("what", ["both", "atoms", "signals"])
 def test_greedy_solvers_at_extreme_scales(name, dtype, scale, what):
     """OMP, MP and NN-OMP on ``D s`` and/or ``Y t`` at scales where ``||y||^2`` overflows or
-    underflows give the codes ``x t / s`` and residual norms ``||r|| t`` of the solve at scale 1
-    (oracle: scale invariance; the scale-1 OMP codes match scikit-learn's ``orthogonal_mp``).
-    Every code was 0 (or NaN for MP) from 1e154 on."""
+    underflows (and at 1e-8 .. 1e8, solved as given) give the codes ``x t / s`` and residual
+    norms ``||r|| t`` of the solve at scale 1 (oracle: scale invariance; the scale-1 OMP codes
+    match scikit-learn's ``orthogonal_mp``). Every code was 0 (or NaN for MP) from 1e154 on."""
     D, Y, X = greedy_problem(dtype)
     s = scale if what in ("both", "atoms") else 1.0
     t = scale if what in ("both", "signals") else 1.0
@@ -177,7 +180,7 @@ def test_greedy_solvers_at_extreme_scales(name, dtype, scale, what):
     assert list(res.stop_reason) == list(ref.stop_reason)
 
 
-@pytest.mark.parametrize("dtype, scale", EXTREME)
+@pytest.mark.parametrize("dtype, scale", EXTREME + MODERATE)
 @pytest.mark.parametrize("what", ["both", "atoms", "signals"])
 def test_frank_wolfe_at_extreme_scales(dtype, scale, what):
     """Frank–Wolfe on ``D s`` and ``Y t`` with the radius ``beta t / s`` gives the codes
