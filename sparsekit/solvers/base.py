@@ -459,7 +459,8 @@ class Solver(ParamsMixin):
             The signals, one per column (a 1-D ``y`` is one signal).
         gram : array of shape (n_atoms, n_atoms), optional
             Precomputed ``D.T @ D`` (its diagonal is checked against ``D``), for the solvers
-            with ``accepts_gram``.
+            with ``accepts_gram``. For data the solver rescales (see the module notes) the
+            Gram matrix of the rescaled atoms is built instead.
 
         Returns
         -------
@@ -493,12 +494,15 @@ class Solver(ParamsMixin):
             solver = copy.copy(self)
             solver.set_params(**self._scaled_params(problem.d_exp, problem.y_exp))
             params = solver._check_params()
-            if gram is not None:
-                gram = np.ldexp(check_array(gram, "gram"), -2 * problem.d_exp)
+            # a Gram matrix of such atoms has overflowed or lost its digits: the Gram form
+            # rebuilds it from the rescaled atoms
+            gram_given, gram = gram is not None, None
+        else:
+            gram_given = gram is not None
         problem.params = params
         problem.n_steps = solver._n_steps(problem)
         if use_gram and use_residual:
-            use_gram = gram is not None or gram_pays(
+            use_gram = gram_given or gram_pays(
                 problem.n_atoms,
                 problem.n_signals,
                 problem.n_steps,

@@ -235,3 +235,21 @@ def test_tiny_atoms_are_not_zero_columns():
     D0[:, 4] = 0
     with pytest.raises(ValueError, match=r"zero column\(s\) \(atom index 4\)"):
         OMP(n_nonzero_coefs=3).solve(D0, Y)
+
+
+@pytest.mark.parametrize("scale", [1e-160, 1e-200, 1e154])
+def test_a_given_gram_matrix_at_extreme_scales(scale):
+    """``solve(D s, Y, gram=G)`` with the Gram matrix of ``D s`` as given, whose entries
+    (``s^2``, subnormal or near overflow) lost their digits, gives the codes ``x / s`` of the
+    solve at scale 1 (oracle: scale invariance; scikit-learn's ``orthogonal_mp_gram`` at scale
+    1): the solver rebuilds the Gram matrix of the rescaled atoms."""
+    from sklearn.linear_model import orthogonal_mp_gram
+
+    D, Y, _ = greedy_problem(np.float64)
+    ref = OMP(n_nonzero_coefs=3).solve(D, Y, gram=D.T @ D)
+    np.testing.assert_allclose(
+        ref.coef, orthogonal_mp_gram(D.T @ D, D.T @ Y, n_nonzero_coefs=3), atol=1e-10
+    )
+    Ds = D * scale
+    res = solve_quietly(OMP(n_nonzero_coefs=3), Ds, Y, gram=Ds.T @ Ds)
+    np.testing.assert_allclose(res.coef, ref.coef / scale, rtol=1e-9)
