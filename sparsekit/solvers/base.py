@@ -363,12 +363,21 @@ def scale_exponents(D: np.ndarray, Y: np.ndarray) -> tuple[int, int]:
     tuple of int
         ``(d_exp, y_exp)``.
     """
-    q = np.finfo(D.dtype).maxexp // 4
     d_exp, y_exp = _max_exponent(D), _max_exponent(Y)
     # an all-zero Y (exponent 0) is in range; the codes are 0 at any scale
-    if abs(d_exp) <= q and abs(y_exp) <= q:
+    if _in_range(d_exp, D.dtype) and _in_range(y_exp, D.dtype):
         return 0, 0
     return d_exp, y_exp
+
+
+def _in_range(exp, dtype):
+    return abs(exp) <= np.finfo(dtype).maxexp // 4
+
+
+def solved_as_given(A: np.ndarray) -> bool:
+    """Whether the largest ``|A|`` is in the range where :func:`scale_exponents` rescales
+    nothing (the Gram matrix of such atoms is accurate)."""
+    return _in_range(_max_exponent(A), A.dtype)
 
 
 def ldexp_param(value: float | np.ndarray | None, exp: int):
