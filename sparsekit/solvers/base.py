@@ -654,7 +654,7 @@ def check_dictionary(D: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
     Notes
     -----
     ``norms_sq`` are the squared norms of ``D`` as given: for data near the ends of the
-    floating-point range they overflow or underflow (:meth:`Solver.solve` rescales such data).
+    floating-point range they overflow or underflow (``Solver.solve`` rescales such data).
     """
     D = check_array(D, "D")
     norms_sq = np.einsum("ij,ij->j", D, D)
