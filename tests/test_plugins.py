@@ -2,6 +2,7 @@
 works without it."""
 
 import os
+import warnings
 from importlib import metadata
 
 import numpy as np
@@ -465,3 +466,34 @@ def test_sigmoid_kernel_at_scales_where_the_products_overflow(rng, dtype, scale)
     rtol = 1e-10 if dtype == np.float64 else 1e-5
     np.testing.assert_allclose(k(X), want, rtol=rtol)
     np.testing.assert_allclose(k.diag(X), np.diag(want), rtol=rtol)
+
+
+@needs_example
+@pytest.mark.parametrize(
+    "dtype, scale",
+    [(np.float64, 1e154), (np.float64, 1e-160), (np.float32, 1e19), (np.float32, 1e-20)],
+)
+@pytest.mark.parametrize("what", ["atoms", "signals"])
+def test_example_fista_solves_data_whose_squares_overflow(dtype, scale, what):
+    """The example plugin's FISTA on ``D s`` and ``Y t`` with ``alpha s t`` gives the codes
+    ``x t / s`` of the lasso at scale 1 (oracle: scale invariance; the scale-1 solve matches
+    scikit-learn's ``Lasso``). Its step ``1 / ||D||_2^2`` was 0 or inf there, and its codes
+    NaN."""
+    from sklearn.linear_model import Lasso
+
+    rng = np.random.default_rng(0)
+    D = rng.normal(size=(40, 80))
+    Y = np.c_[D[:, :3] @ np.array([1.0, -2.0, 3.0]), rng.normal(size=40)]
+    D, Y = D.astype(dtype), Y.astype(dtype)
+    ref = sparsekit.get_solver("fista", alpha=2.0, max_iter=5000, tol=1e-7).solve(D, Y)
+    lasso = Lasso(alpha=2.0 / 40, fit_intercept=False, tol=1e-12, max_iter=100_000)
+    np.testing.assert_allclose(ref.coef[:, 0], lasso.fit(D, Y[:, 0]).coef_, atol=1e-3)
+    s, t = (scale, 1.0) if what == "atoms" else (1.0, scale)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        res = sparsekit.get_solver("fista", alpha=2.0 * s * t, max_iter=5000, tol=1e-7).solve(
+            D * dtype(s), Y * dtype(t)
+        )
+    assert not np.isnan(res.coef).any()
+    scale_of = np.abs(ref.coef).max() * t / s
+    np.testing.assert_allclose(res.coef, ref.coef * (t / s), rtol=1e-3, atol=1e-4 * scale_of)

@@ -425,6 +425,7 @@ def nnomp_gram(
     tol,
     corr_floor,
     chol_eps,
+    grad_eps,
     nnls_max_iter,
     idx,
     vals,
@@ -448,7 +449,9 @@ def nnomp_gram(
     The NNLS is the Lawson–Hanson active-set method on the normal equations (Lawson & Hanson
     1974, Ch. 23): minimise ``1/2 x^T G_SS x - c0_S^T x`` subject to ``x >= 0`` (the minimiser
     of ``||y - D_S x||`` with ``x >= 0``). An atom enters the passive set ``P`` when its
-    gradient entry ``c0_s - (G_SS x)_s`` is the largest above ``1e3 chol_eps max|c0_S|``;
+    gradient entry ``c0_s - (G_SS x)_s`` is the largest above ``grad_eps max|c0_S|`` (the
+    gradient is a correlation ``<d_s, y - D_S x>``, so its rounding is relative to the
+    correlations ``c0_S``, whatever the norms of the atoms);
     ``z = argmin`` on ``P`` (Cholesky of ``G_PP``, factored afresh); while some ``z_s <= 0`` on
     ``P``, ``x`` moves towards ``z`` as far as feasible and the atoms that reach 0 (the
     blocking one set to exactly 0) leave ``P``.
@@ -472,7 +475,7 @@ def nnomp_gram(
             c[t] = c0[t]
         r2 = y_sq[j]
         res[j, 0] = np.sqrt(r2)
-        scale = 1e-300  # max(|c0_S|, 1e-300)
+        scale = 0.0  # max|c0_S| (> 0 from the first atom on: c0_i > corr_floor)
         k = 0
         st = STOP_MAX_ITER
         while k < n_max:
@@ -504,7 +507,7 @@ def nnomp_gram(
             k += 1
             # Lawson-Hanson NNLS on the k atoms, from the previous solution (new atom at 0)
             ok = True
-            wtol = 1e3 * chol_eps * scale
+            wtol = grad_eps * scale
             for _ in range(nnls_max_iter):
                 enter = -1
                 wbest = wtol

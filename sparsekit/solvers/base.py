@@ -15,10 +15,20 @@ validates ``D`` and ``Y`` into a ``Problem`` (signals as rows), chooses the Gram
 residual form, calls the one its subclass supplies (``_solve_gram`` / ``_solve_residual``,
 returning :class:`Codes`), warns about premature stops and returns the public
 :class:`SparseResult`.
+
+Scale: squared norms and inner products of data near the ends of the floating-point range
+overflow or underflow (``||y||^2`` is ``inf`` for entries of ``1e155`` in float64, ``1e20`` in
+float32, and loses its digits below ``1e-154``). A solver that states how its parameters scale
+(``_scaled_params``) gets ``D / 2^a`` and ``Y / 2^b`` instead when the largest ``|D|`` or ``|Y|``
+is outside ``[2^-q, 2^q]`` (``q`` a quarter of the dtype's exponent range: about ``1e77`` in
+float64, ``4e9`` in float32), with ``2^a`` and ``2^b`` the powers of two just above the largest
+``|D|`` and ``|Y|``; it solves for the codes ``x 2^(a-b)`` and the frame multiplies the result
+back (powers of two: the scaling itself rounds nothing). Data in that range are solved as given.
 """
 
 from __future__ import annotations
 
+import copy
 import numbers
 import warnings
 from collections.abc import Callable
@@ -29,6 +39,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from .._base import ParamsMixin
+from .._memory import check_allocation
 from .._small_blas import one_blas_thread
 from .._validation import check_array, check_scalar
 from . import _cpu
@@ -235,6 +246,9 @@ class Problem:
     one_d: bool
     params: Any = None
     n_steps: int = 0
+    #: ``D`` and ``Y`` here are the given ones divided by ``2**d_exp`` and ``2**y_exp``
+    d_exp: int = 0
+    y_exp: int = 0
     _Yt: np.ndarray | None = field(default=None, repr=False)
     _y_sq: np.ndarray | None = field(default=None, repr=False)
 
@@ -306,15 +320,102 @@ class Problem:
         return self.Yt @ self.D
 
 
-def prepare(D, Y) -> Problem:
+def prepare(D, Y, *, rescale: bool = False) -> Problem:
     """Validate ``D`` and ``Y`` once (the component boundary); see :func:`check_dictionary`
-    and :func:`check_signals` for the rules and errors."""
-    D, norms_sq = check_dictionary(D)
-    D_checked = D
+    and :func:`check_signals` for the rules and errors. With ``rescale``, data outside the
+    safe range of :func:`scale_exponents` are divided by powers of two (``Problem.d_exp``,
+    ``Problem.y_exp``)."""
+    D = check_array(D, "D")
     D, Y, one_d = _checked_signals(Y, D)
-    if D is not D_checked:  # promoted to float64: the norms in that precision
-        norms_sq = np.einsum("ij,ij->j", D, D)
-    return Problem(D=D, Y=Y, norms_sq=norms_sq, one_d=one_d)
+    d_exp, y_exp = scale_exponents(D, Y) if rescale else (0, 0)
+    if d_exp:
+        D = np.ldexp(D, -d_exp)
+    if y_exp:
+        Y = np.ldexp(Y, -y_exp)
+    D, norms_sq = check_dictionary(D)
+    return Problem(D=D, Y=Y, norms_sq=norms_sq, one_d=one_d, d_exp=d_exp, y_exp=y_exp)
+
+
+def _max_exponent(A):
+    """The exponent ``e`` of the largest ``|A|`` (``2^(e-1) <= max |A| < 2^e``; 0 for zeros)."""
+    if A.size == 0:
+        return 0
+    return int(np.frexp(max(float(A.max()), -float(A.min())))[1])
+
+
+def scale_exponents(D: np.ndarray, Y: np.ndarray) -> tuple[int, int]:
+    """The powers of two to divide ``D`` and ``Y`` by before a solve, ``(0, 0)`` for none.
+
+    ``(0, 0)`` when the largest ``|D|`` and ``|Y|`` are both within ``[2^-q, 2^q]``,
+    ``q = maxexp // 4`` of the dtype (256 in float64, 32 in float32): there the squared norms
+    and inner products the solvers form stay far from overflow and underflow. Otherwise the
+    exponents of the largest ``|D|`` and ``|Y|``, so that both end up in ``[1/2, 1)``.
+
+    Parameters
+    ----------
+    D : ndarray of shape (n_features, n_atoms)
+        The validated dictionary.
+    Y : ndarray of shape (n_features, n_signals)
+        The validated signals, dtype of ``D``.
+
+    Returns
+    -------
+    tuple of int
+        ``(d_exp, y_exp)``.
+    """
+    d_exp, y_exp = _max_exponent(D), _max_exponent(Y)
+    # an all-zero Y (exponent 0) is in range; the codes are 0 at any scale
+    if _in_range(d_exp, D.dtype) and _in_range(y_exp, D.dtype):
+        return 0, 0
+    return d_exp, y_exp
+
+
+def _in_range(exp, dtype):
+    return abs(exp) <= np.finfo(dtype).maxexp // 4
+
+
+def solved_as_given(A: np.ndarray) -> bool:
+    """Whether the largest ``|A|`` is in the range where :func:`scale_exponents` rescales
+    nothing (the Gram matrix of such atoms is accurate)."""
+    return _in_range(_max_exponent(A), A.dtype)
+
+
+def ldexp_param(value: float | np.ndarray | None, exp: int):
+    """``value * 2**exp`` for a parameter of a rescaled solve (None stays None; overflow
+    saturates at the largest float64, underflow gives 0)."""
+    if value is None:
+        return None
+    with np.errstate(over="ignore", under="ignore"):
+        out = np.minimum(
+            np.ldexp(np.asarray(value, dtype=np.float64), exp), np.finfo(np.float64).max
+        )
+    return float(out) if out.ndim == 0 else out
+
+
+def unscale_result(result: SparseResult, d_exp: int, y_exp: int, dtype) -> SparseResult:
+    """Multiply a result solved on ``D / 2^d_exp`` and ``Y / 2^y_exp`` back (in place).
+
+    ``coef`` and ``path`` by ``2^(y_exp - d_exp)``, ``residual_norms`` by ``2^y_exp`` and
+    ``gaps`` (Frank–Wolfe's duality gaps, squared norms) by ``2^(2 y_exp)``; ``steps`` and
+    ``extra`` are scale-free. Codes that overflow the dtype are a ``ValueError``.
+    """
+    code_exp = y_exp - d_exp
+    with np.errstate(over="ignore", under="ignore"):
+        coef = np.ldexp(result.coef, code_exp)
+        if not np.isfinite(coef).all():
+            raise ValueError(
+                f"the codes overflow {np.dtype(dtype).name}: the largest |Y| is about 2^{y_exp} "
+                f"and the largest |D| about 2^{d_exp}, so codes reach about 2^{code_exp}; "
+                "rescale D or Y (e.g. divide Y by its largest entry and multiply the codes "
+                "back in a wider type)"
+            )
+        result.coef = coef
+        result.residual_norms = np.ldexp(result.residual_norms, y_exp)
+        if result.path is not None:
+            result.path = np.ldexp(result.path, code_exp)
+        if result.gaps is not None:
+            result.gaps = np.ldexp(result.gaps, 2 * y_exp)
+    return result
 
 
 class Solver(ParamsMixin):
@@ -367,7 +468,8 @@ class Solver(ParamsMixin):
             The signals, one per column (a 1-D ``y`` is one signal).
         gram : array of shape (n_atoms, n_atoms), optional
             Precomputed ``D.T @ D`` (its diagonal is checked against ``D``), for the solvers
-            with ``accepts_gram``.
+            with ``accepts_gram``. For data the solver rescales (see the module notes) the
+            Gram matrix of the rescaled atoms is built instead.
 
         Returns
         -------
@@ -393,21 +495,35 @@ class Solver(ParamsMixin):
                 "overrides solve)"
             )
         params = self._check_params()
-        problem = prepare(D, Y)
+        rescale = type(self)._scaled_params is not Solver._scaled_params
+        problem = prepare(D, Y, rescale=rescale)
+        solver = self
+        if problem.d_exp or problem.y_exp:
+            # the same solver for the data divided by powers of two (see the module notes)
+            solver = copy.copy(self)
+            solver.set_params(**self._scaled_params(problem.d_exp, problem.y_exp))
+            params = solver._check_params()
+            # a Gram matrix of such atoms has overflowed or lost its digits: the Gram form
+            # rebuilds it from the rescaled atoms
+            gram_given, gram = gram is not None, None
+        else:
+            gram_given = gram is not None
         problem.params = params
-        problem.n_steps = self._n_steps(problem)
+        problem.n_steps = solver._n_steps(problem)
         if use_gram and use_residual:
-            use_gram = gram is not None or gram_pays(
+            use_gram = gram_given or gram_pays(
                 problem.n_atoms,
                 problem.n_signals,
                 problem.n_steps,
                 problem.dtype.itemsize,
-                check_precompute(getattr(self, "precompute", "auto")),
+                check_precompute(getattr(solver, "precompute", "auto")),
             )
+        if use_gram and gram is None:
+            check_gram_memory(problem, self.name, use_residual)
         codes = (
-            self._solve_gram(problem, problem.gram(gram))
+            solver._solve_gram(problem, problem.gram(gram))
             if use_gram
-            else self._solve_residual(problem)
+            else solver._solve_residual(problem)
         )
         if self.premature_stops:
             warn_premature(
@@ -418,7 +534,23 @@ class Solver(ParamsMixin):
                 self.name.upper(),
                 reasons=self.premature_stops,
             )
-        return result_of(codes, problem)
+        result = result_of(codes, problem)
+        if problem.d_exp or problem.y_exp:
+            unscale_result(result, problem.d_exp, problem.y_exp, problem.dtype)
+        return result
+
+    def _scaled_params(self, d_exp: int, y_exp: int) -> dict:
+        """The parameters (``set_params`` keywords) that solve ``D / 2^d_exp`` and
+        ``Y / 2^y_exp`` as this solver solves ``D`` and ``Y``, whose codes are those of ``D``
+        and ``Y`` times ``2^(d_exp - y_exp)``.
+
+        A solver that overrides it is solved on such rescaled data when ``D`` or ``Y`` is near
+        the ends of the floating-point range (:func:`scale_exponents`), and its result is
+        multiplied back (:func:`unscale_result`); by default the data are solved as given.
+        Scale with :func:`ldexp_param`: a ``tol`` on ``||y - D x||^2`` becomes
+        ``tol * 2^(-2 y_exp)``.
+        """
+        raise NotImplementedError
 
     def _check_params(self):
         """Validate the parameters the sparse solvers share, for those the solver has:
@@ -515,11 +647,22 @@ def check_dictionary(D: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
     ------
     ValueError
         A zero column (named by its index): it can never be selected usefully and breaks the
-        normalised selection rules.
+        normalised selection rules. A column is zero when its squared norm is 0 once ``D`` is
+        divided by the power of two of its largest entry: tiny data are not zero, a column
+        below about ``1e-162`` times the largest entry (``1e-23`` in float32) is.
+
+    Notes
+    -----
+    ``norms_sq`` are the squared norms of ``D`` as given: for data near the ends of the
+    floating-point range they overflow or underflow (``Solver.solve`` rescales such data).
     """
     D = check_array(D, "D")
     norms_sq = np.einsum("ij,ij->j", D, D)
-    zero = np.flatnonzero(norms_sq == 0)
+    zero = norms_sq == 0
+    if zero.any():  # an underflow of tiny data, or a zero column next to the largest entry
+        scaled = np.ldexp(D, -_max_exponent(D))
+        zero = np.einsum("ij,ij->j", scaled, scaled) == 0
+    zero = np.flatnonzero(zero)
     if zero.size:
         shown = ", ".join(str(int(i)) for i in zero[:10]) + (" ..." if zero.size > 10 else "")
         raise ValueError(
@@ -683,6 +826,24 @@ def floor_of(y_sq, dtype):
     return (16.0 * np.finfo(dtype).eps) * np.sqrt(y_sq)
 
 
+def check_gram_memory(problem, name, has_residual_form):
+    """Refuse (:class:`~sparsekit._memory.InsufficientMemoryError`, naming what to pass
+    instead) or warn before building a Gram matrix ``D.T @ D`` larger than
+    ``GRAM_AUTO_MAX_BYTES`` that would not fit the available memory."""
+    n = problem.n_atoms
+    nbytes = n * n * problem.dtype.itemsize
+    if nbytes <= GRAM_AUTO_MAX_BYTES:
+        return
+    instead = (
+        "pass precompute=False (the residual form needs no Gram matrix) or precompute='auto'"
+        if has_residual_form
+        else f"{name} always works on the Gram matrix: use fewer atoms (columns of D)"
+    )
+    check_allocation(
+        nbytes, f"{name} with the Gram matrix D.T @ D", instead, matrices=f"{n} x {n} entries"
+    )
+
+
 def gram_pays(n_atoms, n_signals, n_steps, itemsize, precompute):
     """Whether to build ``D.T @ D`` for this call.
 
@@ -697,12 +858,24 @@ def gram_pays(n_atoms, n_signals, n_steps, itemsize, precompute):
     return n_atoms * n_atoms * itemsize <= GRAM_AUTO_MAX_BYTES and n_atoms < n_signals * n_steps
 
 
-def check_precompute(value):
-    if value is True or value is False:
-        return value
+def check_precompute(value, name="precompute"):
+    """``value`` as True, False or ``"auto"`` (NumPy booleans too); anything else, a Gram
+    matrix included, is a ``ValueError`` that says where a precomputed Gram matrix goes."""
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
     if isinstance(value, str) and value.strip().lower() == "auto":
         return "auto"
-    raise ValueError(f"precompute must be True, False or 'auto', got {value!r}")
+    if np.ndim(value) == 2:
+        where = (
+            "pass it as solve(D, Y, gram=G)"
+            if name == "precompute"
+            else f"{name}=True computes it once in fit"
+        )
+        raise ValueError(
+            f"{name} must be True, False or 'auto', got an array of shape {np.shape(value)}; "
+            f"for a precomputed Gram matrix D.T @ D, {where}"
+        )
+    raise ValueError(f"{name} must be True, False or 'auto', got {value!r}")
 
 
 _REASON_NAMES = np.array(

@@ -18,11 +18,18 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from .._base import ParamsMixin, TransformerMixin
+from .._memory import check_allocation
 from .._typing import DataLike
 from .._validation import check_array
 from ..components import resolve
 from ..registry import Registry, check_result
-from .base import GRAM_AUTO_MAX_BYTES, SparseResult, check_dictionary, check_precompute
+from .base import (
+    GRAM_AUTO_MAX_BYTES,
+    SparseResult,
+    check_dictionary,
+    check_precompute,
+    solved_as_given,
+)
 
 
 class SparseCoder(TransformerMixin, ParamsMixin):
@@ -43,7 +50,10 @@ class SparseCoder(TransformerMixin, ParamsMixin):
     precompute_gram : {"auto", True, False}
         Compute the Gram matrix of the atoms once in :meth:`fit` and reuse it in every
         :meth:`transform` (solvers that accept a Gram matrix only). ``"auto"``: when it fits
-        512 MiB.
+        512 MiB. Not for atoms whose largest entry is beyond about ``1e77`` or below
+        ``1e-77`` (``4e9``, ``2e-10`` in float32): the solver rescales those and builds the
+        Gram matrix of the rescaled atoms. True with a Gram matrix beyond the available
+        memory raises ``InsufficientMemoryError`` (pass False).
     registry : Registry, optional
         Where to resolve ``solver`` (default: the process-wide registry).
 
@@ -127,16 +137,28 @@ class SparseCoder(TransformerMixin, ParamsMixin):
         self
             The estimator.
         """
-        precompute = check_precompute(self.precompute_gram)
+        precompute = check_precompute(self.precompute_gram, "precompute_gram")
         X = self._validate_input(X, reset=True)
         atoms = self._atoms()
         self._check_width(X, atoms)
         solver = resolve("solver", self.solver, self.solver_params, registry=self.registry)
         k = atoms.shape[0]
-        use_gram = getattr(solver, "accepts_gram", False) and (
-            precompute is True
-            or (precompute == "auto" and k * k * atoms.dtype.itemsize <= GRAM_AUTO_MAX_BYTES)
+        # atoms near the ends of the float range: the solver rescales them and builds the Gram
+        use_gram = (
+            getattr(solver, "accepts_gram", False)
+            and solved_as_given(atoms)
+            and (
+                precompute is True
+                or (precompute == "auto" and k * k * atoms.dtype.itemsize <= GRAM_AUTO_MAX_BYTES)
+            )
         )
+        if use_gram and k * k * atoms.dtype.itemsize > GRAM_AUTO_MAX_BYTES:
+            check_allocation(
+                k * k * atoms.dtype.itemsize,
+                "SparseCoder(precompute_gram=True)",
+                "pass precompute_gram=False or 'auto' (the solver then chooses its own form)",
+                matrices=f"the {k} x {k} Gram matrix of the atoms",
+            )
         self.solver_ = solver
         self.n_components_ = k
         self.gram_ = np.ascontiguousarray(atoms @ atoms.T) if use_gram else None

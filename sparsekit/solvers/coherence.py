@@ -27,14 +27,15 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from .._validation import check_scalar
-from .base import check_dictionary
+from .base import _max_exponent, check_dictionary
 
 _BLOCK = 1024
 
 
 def _unit_atoms(D):
-    D, norms_sq = check_dictionary(D)
-    return D / np.sqrt(norms_sq)
+    D, _ = check_dictionary(D)
+    D = np.ldexp(D, -_max_exponent(D))  # a power of two: squares neither overflow nor underflow
+    return D / np.sqrt(np.einsum("ij,ij->j", D, D))
 
 
 def _abs_gram_blocks(Dn, block):

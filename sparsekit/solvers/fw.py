@@ -48,7 +48,7 @@ from numpy.typing import ArrayLike
 from .._row_ranges import run_row_ranges
 from .._validation import check_array, check_option, check_positive, check_scalar
 from . import _cpu
-from .base import Codes, Solver, check_tol, nan_rows
+from .base import Codes, Solver, check_tol, ldexp_param, nan_rows
 
 #: the round-off level, in units of the dtype's machine epsilon (see the module notes)
 ROUNDOFF_EPS = 16.0
@@ -101,6 +101,13 @@ class FrankWolfe(Solver):
         step = check_option(self.step, "step", STEP_RULES)
         max_iter = check_scalar(self.max_iter, "max_iter", kind=numbers.Integral, low=0)
         return beta, step, max_iter, check_tol(self.tol), check_tol(self.gap_tol, "gap_tol")
+
+    def _scaled_params(self, d_exp, y_exp):  # beta bounds the codes; tol, gap_tol ~ ||y||^2
+        return {
+            "beta": ldexp_param(self.beta, d_exp - y_exp),
+            "tol": ldexp_param(self.tol, -2 * y_exp),
+            "gap_tol": ldexp_param(self.gap_tol, -2 * y_exp),
+        }
 
     def _check_beta(self):
         if np.ndim(self.beta) == 0:

@@ -22,7 +22,7 @@ import numpy as np
 
 from .._row_ranges import run_row_ranges
 from . import _cpu
-from .base import Codes, Solver
+from .base import Codes, Solver, ldexp_param
 
 
 class MatchingPursuit(Solver):
@@ -37,6 +37,8 @@ class MatchingPursuit(Solver):
         Stop once ``||y - D x||_2^2 <= tol`` (squared norm).
     precompute : {"auto", True, False}
         Use the Gram matrix ``D^T D`` (``"auto"``: when cheaper than the residual form).
+        True with a Gram matrix beyond the available memory raises
+        ``InsufficientMemoryError`` (pass False).
     """
 
     name = "mp"
@@ -51,6 +53,9 @@ class MatchingPursuit(Solver):
         self.tol = tol
         self.precompute = precompute
         self._check_params()
+
+    def _scaled_params(self, d_exp, y_exp):  # tol bounds ||y - D x||^2 (see Solver)
+        return {"tol": ldexp_param(self.tol, -2 * y_exp)}
 
     # p.params: tol for the compute layer (-1.0: none), from Solver._check_params
     def _solve_gram(self, p, G):

@@ -18,6 +18,9 @@ Decisions (on Cherfaoui 2022, PhD thesis, Ch. 6, Alg. 7):
   ``<= 0`` up to rounding, so rounding could otherwise pick one again. An atom can keep weight
   0 after NNLS; it stays in ``support``.
 - NN-OMP always works on the Gram matrix ``D^T D`` (given or built once per call).
+- Every threshold scales with the data: the selection floor and the NNLS gradient threshold
+  are relative to the correlations (``||d|| ||y||``), the linear-dependence test to
+  ``||d||^2``; so ``D s`` and ``Y t`` give the codes ``x t / s`` (atoms need not be unit-norm).
 """
 
 from __future__ import annotations
@@ -26,7 +29,11 @@ import numpy as np
 
 from .._row_ranges import run_row_ranges
 from . import _cpu
-from .base import Codes, Solver
+from .base import Codes, Solver, ldexp_param
+
+#: an atom enters the NNLS passive set when its gradient exceeds this many ``eps max|c0_S|``
+#: (the rounding level of the gradient, relative to the correlations of the support)
+NNLS_GRAD_EPS = 1e3
 
 
 class NonNegativeOMP(Solver):
@@ -48,6 +55,9 @@ class NonNegativeOMP(Solver):
         self.n_nonzero_coefs = n_nonzero_coefs
         self.tol = tol
         self._check_params()
+
+    def _scaled_params(self, d_exp, y_exp):  # tol bounds ||y - D x||^2 (see Solver)
+        return {"tol": ldexp_param(self.tol, -2 * y_exp)}
 
     # p.n_steps and p.params (tol, -1.0 for none) come from Solver._n_steps/_check_params
     def _solve_gram(self, p, G):
@@ -77,6 +87,7 @@ class NonNegativeOMP(Solver):
             tol,
             floor,
             chol_eps,
+            NNLS_GRAD_EPS * float(np.finfo(dt).eps),
             3 * n_max + 10,
             out.support,
             out.values,

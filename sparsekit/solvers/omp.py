@@ -50,6 +50,7 @@ from .base import (  # noqa: F401
     Codes,
     Solver,
     floor_of,
+    ldexp_param,
     n_steps_for,
     row_sq_norms,
     scatter,
@@ -73,7 +74,9 @@ class OMP(Solver):
     tol : float >= 0, optional
         Stop once ``||y - D x||_2^2 <= tol`` (squared, as scikit-learn).
     precompute : {"auto", True, False}
-        Build the Gram matrix ``D^T D`` (see the module notes).
+        Build the Gram matrix ``D^T D`` (see the module notes). True with a Gram matrix
+        beyond the available memory raises ``InsufficientMemoryError`` (pass False); a
+        precomputed Gram matrix goes to ``solve(D, Y, gram=G)``.
     return_path : bool
         Also return the solutions for every number of atoms ``k <= K`` (``result.path``,
         ``result.dense_path()``).
@@ -108,6 +111,9 @@ class OMP(Solver):
         if not isinstance(self.return_path, (bool, np.bool_)):
             raise TypeError(f"return_path must be True or False, got {self.return_path!r}")
         return tol
+
+    def _scaled_params(self, d_exp, y_exp):  # tol bounds ||y - D x||^2 (see Solver)
+        return {"tol": ldexp_param(self.tol, -2 * y_exp)}
 
     def _start(self, p, floor=True):
         """The codes, the path (a dummy when not asked for), the two rounding levels (the

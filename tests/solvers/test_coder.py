@@ -1,3 +1,5 @@
+import warnings
+
 import numpy as np
 import pytest
 from sklearn.decomposition import SparseCoder as SkSparseCoder
@@ -158,3 +160,25 @@ def test_dtype_follows_x(solver):
     )
     assert got.dtype == np.float64
     np.testing.assert_allclose(got, x, rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("scale", [1e200, 1e-200])
+@pytest.mark.parametrize("solver", ["omp", "mp", "nn-omp"])
+def test_atoms_near_the_ends_of_the_float_range(solver, scale):
+    """A dictionary scaled by 1e200 or 1e-200 gives the codes ``/ scale`` of the dictionary at
+    scale 1 (oracle: scale invariance; at scale 1 the OMP codes are scikit-learn's
+    ``orthogonal_mp``), with no overflow warning from a Gram matrix of the atoms in ``fit``
+    (``gram_`` is left to the solver, which rescales the atoms)."""
+
+    rng = np.random.default_rng(0)
+    atoms, X = rng.standard_normal((30, 20)), rng.standard_normal((4, 20))
+    params = {"max_iter": 3} if solver == "mp" else {"n_nonzero_coefs": 3}
+    ref = SparseCoder(atoms, solver=solver, solver_params=params).fit_transform(X)
+    if solver == "omp":
+        np.testing.assert_allclose(ref, orthogonal_mp(atoms.T, X.T, n_nonzero_coefs=3).T)
+    coder = SparseCoder(atoms * scale, solver=solver, solver_params=params)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        codes = coder.fit_transform(X)
+    assert coder.gram_ is None
+    np.testing.assert_allclose(codes, ref / scale, rtol=1e-9, atol=1e-12 / scale)

@@ -108,10 +108,15 @@ def test_tol_met_at_the_last_allowed_step_is_reported_as_tol(solve):
 def test_frank_wolfe_zero_step_stops_the_signal():
     """After the gap test, a line-search step ``g / ||u||^2`` is 0 only by underflow: here
     ``g = beta <d, y> = 1e-17`` and ``||u||^2 = beta^2 = 1e308``, so gamma = 1e-325 rounds to 0.
-    The signal then stops with "zero_step" and no later step or gap is computed (NaN)."""
+    The signal then stops with "zero_step" and no later step or gap is computed (NaN).
+    ``solve`` divides such tiny signals by a power of two first (``test_scale.py``), so the
+    rule is checked on the data as given, through ``_solve_residual``."""
     D = np.array([[1.0], [0.0]])
     y = np.array([1e-171, 1e-161])
-    res = FrankWolfe(beta=1e154, max_iter=5).solve(D, y)
+    solver = FrankWolfe(beta=1e154, max_iter=5)
+    problem = base.prepare(D, y)
+    problem.params, problem.n_steps = solver._check_params(), solver._n_steps(problem)
+    res = base.result_of(solver._solve_residual(problem), problem)
     assert res.stop_reason == "zero_step"
     assert res.n_iter == 0 and not res.coef.any()
     np.testing.assert_allclose(res.gaps[0], 1e154 * 1e-171)

@@ -6,6 +6,7 @@ from sklearn.linear_model import orthogonal_mp, orthogonal_mp_gram
 
 from sparsekit.solvers.base import PrematureStopWarning
 from sparsekit.solvers.coherence import mutual_coherence
+from sparsekit.solvers.mp import MatchingPursuit
 from sparsekit.solvers.nnomp import NonNegativeOMP
 from sparsekit.solvers.omp import OMP
 
@@ -218,3 +219,60 @@ def test_zero_signal_gets_no_atom():
         warnings.simplefilter("error")
         res = OMP(n_nonzero_coefs=3).solve(D, np.zeros(10))
     assert res.n_iter == 0 and not res.coef.any() and res.stop_reason == "no_correlation"
+
+
+def test_precompute_accepts_numpy_booleans(problem):
+    """``precompute=np.True_`` (e.g. read from a NumPy array of settings) is True: the Gram
+    form, with scikit-learn's ``orthogonal_mp(precompute=True)`` as the oracle. It was refused
+    as "must be True, False or 'auto', got np.True_"."""
+    D, Y = problem
+    res = OMP(n_nonzero_coefs=5, precompute=np.True_).solve(D, Y)
+    ref = orthogonal_mp(D, Y, n_nonzero_coefs=5, precompute=True)
+    np.testing.assert_allclose(res.coef, ref, atol=1e-10)
+    assert OMP(n_nonzero_coefs=5, precompute=np.False_).precompute is np.False_
+
+
+def test_precompute_given_a_gram_matrix_says_where_the_gram_goes(problem):
+    """A Gram matrix passed as ``precompute`` (as scikit-learn's ``Lasso(precompute=G)``) is
+    refused with the call that takes it, ``solve(D, Y, gram=G)``."""
+    D, _ = problem
+    with pytest.raises(ValueError, match=r"precompute must be .*pass it as solve\(D, Y, gram=G\)"):
+        OMP(n_nonzero_coefs=5, precompute=D.T @ D)
+
+
+@pytest.mark.parametrize(
+    "solver, instead",
+    [
+        (lambda: OMP(n_nonzero_coefs=1, precompute=True), "pass precompute=False"),
+        (lambda: MatchingPursuit(max_iter=1, precompute=True), "pass precompute=False"),
+        (lambda: NonNegativeOMP(n_nonzero_coefs=1), "use fewer atoms"),
+    ],
+    ids=["omp", "mp", "nn-omp"],
+)
+def test_a_gram_matrix_beyond_the_memory_is_refused_with_what_to_pass(monkeypatch, solver, instead):
+    """``precompute=True`` with 9,000 atoms needs a 648 MB Gram matrix: with 64 MiB of memory
+    available the solve refuses before allocating it (``InsufficientMemoryError``, a
+    ``MemoryError``) and names what to pass instead; it ran into NumPy's allocation failure
+    (or the out-of-memory killer) with no hint."""
+    from sparsekit import _memory
+
+    monkeypatch.setattr(_memory, "available_memory", lambda **kw: 64 * 2**20)
+    rng = np.random.default_rng(0)
+    D = rng.standard_normal((2, 9000))
+    with pytest.raises(_memory.InsufficientMemoryError, match=instead):
+        solver().solve(D, rng.standard_normal((2, 3)))
+
+
+def test_sparse_coder_precompute_gram_beyond_the_memory_is_refused(monkeypatch):
+    """``SparseCoder(precompute_gram=True)`` with 9,000 atoms and 64 MiB available refuses in
+    ``fit`` and names ``precompute_gram=False``."""
+    from sparsekit import _memory
+    from sparsekit.solvers.coder import SparseCoder
+
+    monkeypatch.setattr(_memory, "available_memory", lambda **kw: 64 * 2**20)
+    rng = np.random.default_rng(0)
+    coder = SparseCoder(rng.standard_normal((9000, 2)), precompute_gram=True)
+    with pytest.raises(_memory.InsufficientMemoryError, match="precompute_gram=False"):
+        coder.fit(rng.standard_normal((3, 2)))
+    with pytest.raises(ValueError, match=r"precompute_gram must be True, False or 'auto'"):
+        SparseCoder(np.eye(2), precompute_gram="yes").fit(np.eye(2))

@@ -12,7 +12,9 @@ class FISTASolver(Solver):
     Section 4), batched over the columns of ``Y``.
 
     Step 1/L with L = ||D||_2^2. A signal stops when no coefficient moved by more than
-    ``tol * max(1, ||x||_inf)`` in an iteration, or after ``max_iter`` iterations.
+    ``tol * ||x||_inf`` in an iteration, or after ``max_iter`` iterations. The lasso of
+    ``D s`` and ``Y t`` with ``alpha s t`` has the codes ``x t / s``: ``_scaled_params`` says
+    so, and the base class solves data near the ends of the float range rescaled.
     scikit-learn's ``Lasso(alpha=a, fit_intercept=False)`` solves the same problem with
     ``a = alpha / n_features``.
     """
@@ -29,6 +31,9 @@ class FISTASolver(Solver):
         check_positive(self.alpha, "alpha")
         check_scalar(self.max_iter, "max_iter", kind=numbers.Integral, low=1, low_inclusive=True)
         check_positive(self.tol, "tol")
+
+    def _scaled_params(self, d_exp, y_exp):  # the same lasso for D / 2^d_exp and Y / 2^y_exp
+        return {"alpha": float(np.ldexp(self.alpha, -d_exp - y_exp))}
 
     def _solve_residual(self, problem) -> Codes:
         D, Y = problem.D, problem.Yt  # validated; Y holds the signals as rows
@@ -54,7 +59,7 @@ class FISTASolver(Solver):
             x[rows], t = x_new, t_new
             n_iter[rows] += 1
             res[rows, k + 1] = np.linalg.norm(Y[rows] - x_new @ D.T, axis=1)
-            active[rows[moved <= self.tol * np.maximum(1.0, np.abs(x_new).max(axis=1))]] = False
+            active[rows[moved <= self.tol * np.abs(x_new).max(axis=1)]] = False
         # support: the non-zero atoms of each signal, largest |coefficient| first, -1 padded
         order = np.argsort(-np.abs(x), axis=1, kind="stable")
         n_nz = (x != 0).sum(axis=1)
