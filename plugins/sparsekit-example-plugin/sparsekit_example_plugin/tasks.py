@@ -31,4 +31,5 @@ KERNEL_ALIGNMENT = Task(
     components=("kernel",),
     default_components={"kernel": "rbf"},
     summary="kernel-target alignment of the kernel on a two-class data set",
+    metrics=("alignment",),  # a spec's [[plot]] columns are checked against them at load
 )
