@@ -101,11 +101,15 @@ def test_constraint_forms_agree():
 
 
 def test_iterations_history_and_defaults():
+    """Counts by construction: with ``tol=0`` every stage runs all its iterations, even when
+    a split fits its residual exactly (here the third one, to rounding: whether its objective
+    is 0.0 or ~1e-32 depends on the CPU's BLAS, and must not change the count)."""
     M = np.random.default_rng(2).standard_normal((12, 8))
     out = solver(n_iter=4, n_iter_global=3, tol=0).factorize(M, 2, n_factors=4)
     assert out.n_iter == 3 * (4 + 3)  # every split and every global stage, summed
     assert out.objective.shape == (3,)  # one entry per level: the objective after its global stage
     assert out.stop_reason == "max_iter"
+    assert out.extra["stop_reasons"] == ["max_iter"] * 6
     assert out.target_norm == pytest.approx(np.linalg.norm(M))
     assert out.objective[-1] == pytest.approx(
         np.linalg.norm(M - out.factors.toarray()) ** 2, rel=1e-9
@@ -115,12 +119,46 @@ def test_iterations_history_and_defaults():
     b = solver(n_iter=5, n_iter_global=5, tol=0).factorize(M, 2, n_factors=3)
     assert a.n_iter == b.n_iter == 2 * (5 + 5)
     np.testing.assert_array_equal(a.factors.toarray(), b.factors.toarray())
-    # the result reports the last global stage's stopping reason
+    # the result reports the reason of the last stage that stopped early
     loose = solver(n_iter=200, tol=1e-3).factorize(M[:8], 2, n_factors=3)
     assert loose.stop_reason == "tol" and loose.n_iter < 2 * (200 + 200)
+    assert loose.extra["stop_reasons"][-1] == "tol"
     for bad in (0, 2.5):
         with pytest.raises((ValueError, TypeError), match="n_iter_global"):
             solver(n_iter=5, n_iter_global=bad).factorize(M, 2, n_factors=3)
+
+
+@pytest.mark.parametrize("update_way", ["right-to-left", "left-to-right"])
+def test_tol_zero_runs_every_stage_past_an_exact_fit(update_way):
+    """The scalar target 2 = 2 · 1 · 1 · 1: every split and global stage fits exactly at its
+    first iteration (closed form: each projected factor is ``x / √(x²) = 1``, rounded exactly
+    by IEEE 754 on any CPU, so every objective is 0.0). ``tol=0`` runs all
+    ``(Q − 1)(n_iter + n_iter_global)`` iterations; ``tol > 0`` stops every stage at once with
+    ``stop_reason="exact"``."""
+    kw = dict(n_iter=5, n_iter_global=3, update_way=update_way)
+    full = solver(tol=0, **kw).factorize([[2.0]], 1, n_factors=4)
+    assert (full.n_iter, full.stop_reason) == (3 * (5 + 3), "max_iter")
+    assert full.extra["stop_reasons"] == ["max_iter"] * 6
+    early = solver(tol=1e-6, **kw).factorize([[2.0]], 1, n_factors=4)
+    assert (early.n_iter, early.stop_reason) == (6, "exact")
+    assert early.extra["stop_reasons"] == ["exact"] * 6
+    for out in (full, early):
+        np.testing.assert_array_equal(out.objective, np.zeros(3))
+        assert out.factors.scale == 2.0
+
+
+@pytest.mark.parametrize("tol", [1e-2, 1e-4, 1e-8])
+def test_stop_reason_says_whether_every_stage_ran_to_the_end(tol):
+    """Invariant: ``stop_reason`` is ``"max_iter"`` exactly when ``n_iter`` is the full count
+    ``(Q − 1)(n_iter + n_iter_global)``; otherwise it is the last early stage's reason. Read
+    from the per-stage reasons, this holds whichever stages a CPU's rounding stops early."""
+    M = np.random.default_rng(5).standard_normal((12, 8))
+    out = solver(n_iter=40, n_iter_global=20, tol=tol).factorize(M, 2, n_factors=4)
+    reasons = out.extra["stop_reasons"]
+    assert len(reasons) == 6 and set(reasons) <= {"max_iter", "tol", "exact"}
+    early = [r for r in reasons if r != "max_iter"]
+    assert out.stop_reason == (early[-1] if early else "max_iter")
+    assert (out.stop_reason == "max_iter") == (out.n_iter == 3 * (40 + 20))
 
 
 def test_hadamard_recovered_with_the_scale_carried_across_levels():
