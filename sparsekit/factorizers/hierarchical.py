@@ -38,7 +38,7 @@ from .._threads import effective_n_jobs, thread_limit
 from .._validation import check_scalar
 from ..projections.base import RowColumnTopK
 from .base import FactorizationResult, Factorizer, check_constraints, check_target
-from .palm4msa import UPDATE_WAYS, default_factors, run_palm, to_sparse_factors
+from .palm4msa import UPDATE_WAYS, _objective, default_factors, run_palm, to_sparse_factors
 
 
 def _per_row_col(budget, shape):
@@ -143,8 +143,9 @@ def hierarchical_dense(
         )
         total += it
         reasons.append(why)
-        if hist:
-            history.append(hist[-1])
+        if not hist:  # the safeguard refused every step: the warm start stands
+            hist = [_objective(U, np.linalg.multi_dot(factors), lam)]
+        history.append(hist[-1])
         left = factors[:-1]
         T = factors[-1]
     return left + [T], lam, history, total, reasons

@@ -71,6 +71,74 @@ def test_equal_to_pyfaust_hierarchical(case):
     )
 
 
+def by_hand(M, facts, res, *, n_iter, n_iter_global, tol, update_way, safeguard):
+    """Hierarchical Palm4MSA written out from its definition (Le Magoarou & Gribonval 2016,
+    Algorithm 3, residual on the right) with calls to the flat ``palm4msa`` factorizer: at
+    level ``k`` a 2-factor split of the residual ``T`` under ``(facts[k], res[k])`` from the
+    default start, ``λ ← λ · λ'``, then a global fit of ``M`` under ``facts[:k+1] + [res[k]]``
+    warm-started at the current factors and ``λ``."""
+    palm = dict(tol=tol, update_way=update_way, safeguard=safeguard)
+    T, left, lam = np.asarray(M), [], 1.0
+    n, history, reasons = 0, [], []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # PlateauWarning of a split
+        for k in range(len(facts)):
+            split = sparsekit.get_factorizer("palm4msa", n_iter=n_iter, **palm).factorize(
+                T, [facts[k], res[k]]
+            )
+            lam *= split.factors.scale
+            glob = sparsekit.get_factorizer("palm4msa", n_iter=n_iter_global, **palm).factorize(
+                M,
+                facts[: k + 1] + [res[k]],
+                init_factors=left + [F.toarray() for F in split.factors.factors],
+                init_scale=lam,
+            )
+            factors = [F.toarray() for F in glob.factors.factors]
+            lam, left, T = glob.factors.scale, factors[:-1], factors[-1]
+            n += split.n_iter + glob.n_iter
+            # a global stage whose every step the safeguard refused keeps its warm start
+            f = glob.objective[-1] if glob.objective.size else None
+            history.append(np.sum((M - glob.factors.toarray()) ** 2) if f is None else f)
+            reasons += [split.stop_reason, glob.stop_reason]
+    return left + [T], lam, n, history, reasons
+
+
+BY_HAND_CASES = [  # seed, shape, factor and residual counts, n_iter, n_iter_global, tol, way, sg
+    (4, (12, 8), [2, 3, 2], [5, 3, 2], 8, 4, 0, "right-to-left", True),
+    (5, (12, 8), [2, 3, 2], [5, 3, 2], 8, 4, 0, "left-to-right", True),
+    (1, (8, 8), [3, 2, 1], [4, 3, 2], 8, 5, 1e-3, "right-to-left", False),
+    (2, (6, 10), [1, 3], [4, 3], 6, 9, 1e-2, "left-to-right", False),
+]
+
+
+@pytest.mark.parametrize("case", BY_HAND_CASES, ids=lambda c: f"{c[1]}-g{c[5]}-tol{c[6]}-{c[7]}")
+def test_levels_are_palm4msa_calls_with_their_own_parameters(case):
+    """Oracle: :func:`by_hand`, the algorithm composed from flat Palm4MSA calls (no pyfaust
+    needed). The cases give every level its own factor and residual constraints, a global
+    stage count different from the split's, both sweep directions, ``tol > 0`` and the
+    safeguard (which stops stages early in the first two cases). Both sides run the same
+    arithmetic on the same machine, so the iteration counts and stop reasons agree exactly."""
+    seed, shape, fk, rk, n_iter, n_glob, tol, way, safeguard = case
+    M = np.random.default_rng(seed).standard_normal(shape)
+    facts, res = schedule(shape, fk, rk)
+    kw = dict(n_iter=n_iter, n_iter_global=n_glob, tol=tol, update_way=way, safeguard=safeguard)
+    factors, lam, n, history, reasons = by_hand(M, facts, res, **kw)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        out = solver(**kw).factorize(M, (facts, res))
+    assert out.n_iter == n and out.extra["stop_reasons"] == reasons
+    # one objective per level, the last one that of the returned factors (brute force)
+    np.testing.assert_allclose(out.objective, history, rtol=1e-9)
+    assert out.objective[-1] == pytest.approx(np.sum((M - out.factors.toarray()) ** 2), rel=1e-9)
+    assert out.factors.scale == pytest.approx(lam, rel=1e-9)
+    for F, G in zip(out.factors.factors, factors, strict=True):
+        np.testing.assert_allclose(F.toarray(), G, rtol=1e-9, atol=1e-12)
+    if safeguard:
+        assert "safeguard" in reasons  # the case exercises the safeguard
+    elif tol:
+        assert "tol" in reasons
+
+
 def test_constraint_forms_agree():
     M = np.random.default_rng(1).standard_normal((8, 8))
     facts, res = schedule((8, 8), [2, 2], [4, 2])
