@@ -18,7 +18,8 @@ fit: ``stop_reason="exact"``) or ``|f_i − f_{i−1}| / f_{i−1} < tol`` (``st
 ``tol = 0`` runs all ``n_iter`` iterations, as pyfaust's ``StoppingCriterion(num_its=…)`` does.
 An objective of exactly 0 stops only when ``tol > 0`` because whether an exact fit rounds to
 0.0 or to ``1e-32`` depends on the BLAS build and the CPU: with ``tol = 0`` the iteration count
-is the same on every machine.
+is the same on every machine (without the ``safeguard``, which refuses any rise of the
+objective, a rounding-level rise after an exact fit included).
 
 A stop by ``tol`` means the iterates stopped improving, not that the fit is good: from the
 default start on a structured target, flat Palm4MSA can sit on a plateau of this non-convex
