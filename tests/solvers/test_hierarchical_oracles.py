@@ -36,6 +36,10 @@ PYFAUST_CASES = [  # shape, factor counts, residual counts, n_iter, n_iter_globa
     ((8, 8), [2, 2, 2], [5, 3, 2], 4, 1, "right-to-left"),
     ((8, 8), [2, 2, 2], [5, 3, 2], 4, 3, "left-to-right"),
     ((10, 6), [2, 2], [4, 2], 5, 2, "left-to-right"),
+    # every level with its own factor and residual counts
+    ((12, 8), [2, 3, 2], [5, 3, 2], 5, 3, "left-to-right"),
+    ((12, 8), [2, 3, 2], [5, 3, 2], 5, 3, "right-to-left"),
+    ((8, 8), [3, 2, 1], [4, 3, 2], 4, 2, "left-to-right"),
 ]
 
 
