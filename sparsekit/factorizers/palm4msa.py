@@ -18,8 +18,7 @@ fit: ``stop_reason="exact"``) or ``|f_i − f_{i−1}| / f_{i−1} < tol`` (``st
 ``tol = 0`` runs all ``n_iter`` iterations, as pyfaust's ``StoppingCriterion(num_its=…)`` does.
 An objective of exactly 0 stops only when ``tol > 0`` because whether an exact fit rounds to
 0.0 or to ``1e-32`` depends on the BLAS build and the CPU: with ``tol = 0`` the iteration count
-is the same on every machine (without the ``safeguard``, which refuses any rise of the
-objective, a rounding-level rise after an exact fit included).
+is the same on every machine.
 
 A stop by ``tol`` means the iterates stopped improving, not that the fit is good: from the
 default start on a structured target, flat Palm4MSA can sit on a plateau of this non-convex
@@ -40,7 +39,12 @@ Decisions:
   is a relaxation) is not monotone. When an iteration increases ``f`` above the previous
   value (or above the warm start's objective for the first iteration), it is undone and
   retried with ``c`` doubled, up to 4 times; then the solver stops
-  (``stop_reason="safeguard"``). The recorded objective is therefore non-increasing. This is
+  (``stop_reason="safeguard"``). The recorded objective is therefore non-increasing, up to
+  the rounding floor ``(n u ‖U‖_F)²`` (``u`` the unit roundoff, ``n = Q · max(m, n)``): a
+  computed product of inner dimension ``n`` is only accurate to ``γ_n |A| |B|`` (Higham 2002,
+  *Accuracy and Stability of Numerical Algorithms*, §3.5), so the objective of an exact fit is
+  rounding noise of that size whose rises are not refused (else an exact warm start would stop
+  after 0 iterations or not, depending on the CPU's rounding). This is
   not in the thesis; it is the safeguard its §3.3.4 (Proposition 1) needs for QuicK-means'
   monotonicity.
 - ``keep_best=True`` (off by default) returns the iterate with the lowest objective, the
@@ -336,6 +340,7 @@ def palm4msa_dense(
         for f in F[::-1]:
             prod = f.times(prod)
         f_start = _objective(U, prod, lam)
+        floor = (Q * max(U.shape) * np.finfo(dtype).eps / 2) ** 2 * _sqnorm(U)
     else:
         f_start = None
     f_prev = f_start if safeguard else None
@@ -392,7 +397,7 @@ def palm4msa_dense(
         nrm2 = _sqnorm(prod)
         new_lam = float(np.einsum("ij,ij->", U, prod)) / nrm2 if nrm2 > 0 else lam
         f = _objective(U, prod, new_lam)
-        if safeguard and f > f_prev * (1 + 1e-10) + 1e-300:
+        if safeguard and f > f_prev * (1 + 1e-10) + floor:
             F, lam = saved
             retries += 1
             margin *= 2.0

@@ -106,6 +106,23 @@ def test_safeguard_accepts_an_exact_fit_and_stops_only_with_tol():
         np.testing.assert_array_equal(res.factors.toarray(), M)
 
 
+def test_safeguard_does_not_refuse_rounding_noise_of_an_exact_warm_start():
+    """An exact warm start ``λ · diag(d)/‖d‖ · I/√3 = diag(d)`` (closed form): its objective
+    and that of every iterate are rounding noise, below ``(n u ‖U‖_F)²`` (Higham 2002, §3.5),
+    whose sign of change is the CPU's. With ``tol=0`` the safeguard must run all ``n_iter``
+    iterations (it refused the first rise of the noise and stopped after 0 to 4 of them)."""
+    cons = [sparsekit.get_projection("support", mask=np.eye(3, dtype=bool)) for _ in range(2)]
+    palm = sparsekit.get_factorizer("palm4msa", n_iter=8, tol=0, safeguard=True)
+    for d in np.random.default_rng(0).uniform(0.1, 1.0, (16, 3)):
+        init = [np.diag(d / np.linalg.norm(d)), np.eye(3) / np.sqrt(3)]
+        res = palm.factorize(
+            np.diag(d), cons, init_factors=init, init_scale=np.linalg.norm(d) * np.sqrt(3)
+        )
+        assert (res.n_iter, res.stop_reason) == (8, "max_iter"), d
+        assert np.all(res.objective <= (6 * np.finfo(float).eps) ** 2 * np.sum(d**2))
+        np.testing.assert_allclose(res.factors.toarray(), np.diag(d), rtol=1e-14)
+
+
 @pytest.mark.parametrize("update_way", ["right-to-left", "left-to-right"])
 def test_tol_zero_runs_every_iteration_past_an_exact_fit(update_way):
     """The scalar target 2 = 2 · 1 · 1 from the default start: the first sweep fits it exactly
