@@ -36,12 +36,14 @@ class FactorizationResult:
     n_iter : int
         Iterations run (summed over the Palm4MSA calls for the hierarchical solver).
     stop_reason : str
-        ``"max_iter"``, ``"tol"`` (relative objective change below ``tol``) or ``"safeguard"``
-        (no step size decreased the objective).
+        ``"max_iter"``, ``"tol"`` (relative objective change below ``tol``), ``"exact"`` (the
+        objective reached 0 with ``tol > 0``) or ``"safeguard"`` (no step size decreased the
+        objective).
     target_norm : float
         ``‖M‖_F``, so that :attr:`relative_error` needs no copy of ``M``.
     extra : dict, optional
-        Solver-specific details (Palm4MSA with ``keep_best``: ``extra["last"]``).
+        Solver-specific details (Palm4MSA with ``keep_best``: ``extra["last"]``; hierarchical
+        Palm4MSA: ``extra["stop_reasons"]``, the reason of every stage).
     """
 
     factors: object

@@ -38,7 +38,7 @@ from .._threads import effective_n_jobs, thread_limit
 from .._validation import check_scalar
 from ..projections.base import RowColumnTopK
 from .base import FactorizationResult, Factorizer, check_constraints, check_target
-from .palm4msa import UPDATE_WAYS, default_factors, run_palm, to_sparse_factors
+from .palm4msa import UPDATE_WAYS, _objective, default_factors, run_palm, to_sparse_factors
 
 
 def _per_row_col(budget, shape):
@@ -105,17 +105,18 @@ def hierarchical_constraints(
 def hierarchical_dense(
     U, fact_projs, res_projs, *, n_iter, n_iter_global, tol, safeguard, update_way
 ):
-    """The compute core of :class:`HierarchicalPalm4MSA` on dense arrays."""
+    """The compute core of :class:`HierarchicalPalm4MSA` on dense arrays; also returns the
+    stop reason of every Palm4MSA call, in run order (split 1, global 1, split 2, …)."""
     dtype = U.dtype
     T = U
     lam = 1.0
     left = []
     history = []
     total = 0
-    stop = "max_iter"
+    reasons = []
     for k in range(len(fact_projs)):
         pair = [fact_projs[k], res_projs[k]]
-        f, lam2, _, it, _ = run_palm(
+        f, lam2, _, it, why = run_palm(
             T,
             pair,
             default_factors(pair, dtype, update_way),
@@ -126,10 +127,11 @@ def hierarchical_dense(
             update_way=update_way,
         )
         total += it
+        reasons.append(why)
         lam = lam2 if k == 0 else lam * lam2
         factors = left + f
         projs = list(fact_projs[: k + 1]) + [res_projs[k]]
-        factors, lam, hist, it, stop = run_palm(
+        factors, lam, hist, it, why = run_palm(
             U,
             projs,
             factors,
@@ -140,11 +142,13 @@ def hierarchical_dense(
             update_way=update_way,
         )
         total += it
-        if hist:
-            history.append(hist[-1])
+        reasons.append(why)
+        if not hist:  # the safeguard refused every step: the warm start stands
+            hist = [_objective(U, np.linalg.multi_dot(factors), lam)]
+        history.append(hist[-1])
         left = factors[:-1]
         T = factors[-1]
-    return left + [T], lam, history, total, stop
+    return left + [T], lam, history, total, reasons
 
 
 class HierarchicalPalm4MSA(Factorizer):
@@ -168,6 +172,16 @@ class HierarchicalPalm4MSA(Factorizer):
         As for :class:`~sparsekit.factorizers.palm4msa.Palm4MSA`.
     n_jobs : int, optional
         As for :class:`~sparsekit.factorizers.palm4msa.Palm4MSA`.
+
+    Notes
+    -----
+    The result's ``n_iter`` sums the iterations of every split and global stage, and its
+    ``stop_reason`` is ``"max_iter"`` only when every one of them ran all its iterations
+    (``n_iter`` is then ``(Q − 1)(n_iter + n_iter_global)``, always the case with ``tol=0``);
+    otherwise it is the reason of the last stage that stopped early (``"tol"``, ``"exact"`` or
+    ``"safeguard"``, as for :class:`~sparsekit.factorizers.palm4msa.Palm4MSA`).
+    ``extra["stop_reasons"]`` lists the reason of every stage in run order: split 1, global 1,
+    split 2, …
     """
 
     name = "hierarchical-palm4msa"
@@ -251,7 +265,7 @@ class HierarchicalPalm4MSA(Factorizer):
             facts[: k + 1] = level[:-1]
             res[k] = level[-1]
         with thread_limit(effective_n_jobs(self.n_jobs)):
-            factors, lam, hist, it, stop = hierarchical_dense(
+            factors, lam, hist, it, reasons = hierarchical_dense(
                 U,
                 facts,
                 res,
@@ -261,12 +275,14 @@ class HierarchicalPalm4MSA(Factorizer):
                 safeguard=bool(self.safeguard),
                 update_way=way,
             )
+        early = [why for why in reasons if why != "max_iter"]
         return FactorizationResult(
             factors=to_sparse_factors(factors, lam, U.dtype),
             objective=np.asarray(hist),
             n_iter=it,
-            stop_reason=stop,
+            stop_reason=early[-1] if early else "max_iter",
             target_norm=float(np.linalg.norm(U)),
+            extra={"stop_reasons": reasons},
         )
 
 

@@ -13,7 +13,12 @@ Gribonval 2016; Giffon 2020, PhD thesis, §3.2.3, Algorithm 1). One iteration:
 - sets ``λ = ⟨U, Û⟩_F / ‖Û‖_F²`` for ``Û = S_1 ⋯ S_Q`` (closed form) and records
   ``f = ‖U − λ Û‖_F²``.
 
-It stops after ``n_iter`` iterations or when ``|f_i − f_{i−1}| / f_{i−1} < tol``.
+It stops after ``n_iter`` iterations or, when ``tol > 0``, as soon as ``f_i = 0`` (an exact
+fit: ``stop_reason="exact"``) or ``|f_i − f_{i−1}| / f_{i−1} < tol`` (``stop_reason="tol"``).
+``tol = 0`` runs all ``n_iter`` iterations, as pyfaust's ``StoppingCriterion(num_its=…)`` does.
+An objective of exactly 0 stops only when ``tol > 0`` because whether an exact fit rounds to
+0.0 or to ``1e-32`` depends on the BLAS build and the CPU: with ``tol = 0`` the iteration count
+is the same on every machine.
 
 A stop by ``tol`` means the iterates stopped improving, not that the fit is good: from the
 default start on a structured target, flat Palm4MSA can sit on a plateau of this non-convex
@@ -34,7 +39,12 @@ Decisions:
   is a relaxation) is not monotone. When an iteration increases ``f`` above the previous
   value (or above the warm start's objective for the first iteration), it is undone and
   retried with ``c`` doubled, up to 4 times; then the solver stops
-  (``stop_reason="safeguard"``). The recorded objective is therefore non-increasing. This is
+  (``stop_reason="safeguard"``). The recorded objective is therefore non-increasing, up to
+  the rounding floor ``(n u ‖U‖_F)²`` (``u`` the unit roundoff, ``n = Q · max(m, n)``): a
+  computed product of inner dimension ``n`` is only accurate to ``γ_n |A| |B|`` (Higham 2002,
+  *Accuracy and Stability of Numerical Algorithms*, §3.5), so the objective of an exact fit is
+  rounding noise of that size whose rises are not refused (else an exact warm start would stop
+  after 0 iterations or not, depending on the CPU's rounding). This is
   not in the thesis; it is the safeguard its §3.3.4 (Proposition 1) needs for QuicK-means'
   monotonicity.
 - ``keep_best=True`` (off by default) returns the iterate with the lowest objective, the
@@ -330,6 +340,7 @@ def palm4msa_dense(
         for f in F[::-1]:
             prod = f.times(prod)
         f_start = _objective(U, prod, lam)
+        floor = (Q * max(U.shape) * np.finfo(dtype).eps / 2) ** 2 * _sqnorm(U)
     else:
         f_start = None
     f_prev = f_start if safeguard else None
@@ -386,7 +397,7 @@ def palm4msa_dense(
         nrm2 = _sqnorm(prod)
         new_lam = float(np.einsum("ij,ij->", U, prod)) / nrm2 if nrm2 > 0 else lam
         f = _objective(U, prod, new_lam)
-        if safeguard and f > f_prev * (1 + 1e-10) + 1e-300:
+        if safeguard and f > f_prev * (1 + 1e-10) + floor:
             F, lam = saved
             retries += 1
             margin *= 2.0
@@ -401,9 +412,11 @@ def palm4msa_dense(
         history.append(f)
         if keep_best and f < best[0]:
             best = (f, list(F), lam, it)
-        if f_prev is not None and (f_prev == 0 or abs(f_prev - f) < tol * f_prev):
+        if tol > 0 and f == 0:
+            stop = "exact"
+            break
+        if tol > 0 and f_prev is not None and abs(f_prev - f) < tol * f_prev:
             stop = "tol"
-            f_prev = f
             break
         f_prev = f
     if keep_best and best[3] != it:
@@ -501,7 +514,9 @@ class Palm4MSA(Factorizer):
         Maximum number of iterations (sweeps over all factors).
     tol : float, default 1e-6
         Stop when the relative change of the objective between two iterations is below
-        ``tol`` (0 disables); ``stop_reason="tol"``. From the default start, a stop by ``tol``
+        ``tol`` (``stop_reason="tol"``), or when the objective is exactly 0
+        (``stop_reason="exact"``). ``tol=0`` disables both: all ``n_iter`` iterations run
+        (see the module notes). From the default start, a stop by ``tol``
         within ``PLATEAU_ITERS`` (10) iterations with a relative error above
         ``PLATEAU_ERROR`` (0.5) warns (:class:`PlateauWarning`): see the module notes.
     update_way : {"right-to-left", "left-to-right"}

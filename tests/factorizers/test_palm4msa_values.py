@@ -90,17 +90,60 @@ def test_safeguard_stops_after_its_retries_and_returns_the_start():
     assert np.all(plain.objective >= 2 - 1e-9)
 
 
-def test_safeguard_accepts_an_exact_fit_and_stops_by_tol():
-    """From an exact, feasible start the gradient is 0 and the objective stays exactly 0."""
+def test_safeguard_accepts_an_exact_fit_and_stops_only_with_tol():
+    """From an exact, feasible start the gradient is 0 and the objective stays exactly 0
+    (closed form; every value is a power of 2, so the arithmetic is exact on any CPU):
+    ``tol=0`` runs every iteration, ``tol > 0`` stops at the first one as ``"exact"``."""
     M = np.eye(4)
     cons = [sparsekit.get_projection("support", mask=np.eye(4, dtype=bool)) for _ in range(2)]
     init = [np.eye(4) / 2, np.eye(4) / 2]
-    res = sparsekit.get_factorizer("palm4msa", n_iter=5, tol=0, safeguard=True).factorize(
-        M, cons, init_factors=init, init_scale=4.0
+    for tol, n_iter, stop in ((0, 5, "max_iter"), (1e-6, 1, "exact")):
+        res = sparsekit.get_factorizer("palm4msa", n_iter=5, tol=tol, safeguard=True).factorize(
+            M, cons, init_factors=init, init_scale=4.0
+        )
+        assert res.stop_reason == stop and res.n_iter == n_iter
+        np.testing.assert_array_equal(res.objective, [0.0] * n_iter)
+        np.testing.assert_array_equal(res.factors.toarray(), M)
+
+
+def test_safeguard_does_not_refuse_rounding_noise_of_an_exact_warm_start():
+    """An exact warm start ``λ · diag(d)/‖d‖ · I/√3 = diag(d)`` (closed form): its objective
+    and that of every iterate are rounding noise, below ``(n u ‖U‖_F)²`` (Higham 2002, §3.5),
+    whose sign of change is the CPU's. With ``tol=0`` the safeguard must run all ``n_iter``
+    iterations (it refused the first rise of the noise and stopped after 0 to 4 of them)."""
+    cons = [sparsekit.get_projection("support", mask=np.eye(3, dtype=bool)) for _ in range(2)]
+    palm = sparsekit.get_factorizer("palm4msa", n_iter=8, tol=0, safeguard=True)
+    for d in np.random.default_rng(0).uniform(0.1, 1.0, (16, 3)):
+        init = [np.diag(d / np.linalg.norm(d)), np.eye(3) / np.sqrt(3)]
+        res = palm.factorize(
+            np.diag(d), cons, init_factors=init, init_scale=np.linalg.norm(d) * np.sqrt(3)
+        )
+        assert (res.n_iter, res.stop_reason) == (8, "max_iter"), d
+        assert np.all(res.objective <= (6 * np.finfo(float).eps) ** 2 * np.sum(d**2))
+        np.testing.assert_allclose(res.factors.toarray(), np.diag(d), rtol=1e-14)
+
+
+@pytest.mark.parametrize("update_way", ["right-to-left", "left-to-right"])
+def test_tol_zero_runs_every_iteration_past_an_exact_fit(update_way):
+    """The scalar target 2 = 2 · 1 · 1 from the default start: the first sweep fits it exactly
+    (closed form: each projected factor is ``x / √(x²) = 1``, which IEEE 754 rounds exactly,
+    so the objective is 0.0 on every CPU). ``tol=0`` must still run all ``n_iter`` iterations
+    (the count may not depend on whether a fit rounds to 0.0); ``tol > 0`` stops at once with
+    ``stop_reason="exact"``, and a non-zero objective never reads as ``"exact"``."""
+    cons = [sparsekit.get_projection("splincol", shape=(1, 1), k=1) for _ in range(3)]
+    kw = dict(n_iter=6, update_way=update_way)
+    full = sparsekit.get_factorizer("palm4msa", tol=0, **kw).factorize([[2.0]], cons)
+    assert (full.n_iter, full.stop_reason) == (6, "max_iter")
+    np.testing.assert_array_equal(full.objective, np.zeros(6))
+    assert full.factors.scale == 2.0
+    early = sparsekit.get_factorizer("palm4msa", tol=1e-6, **kw).factorize([[2.0]], cons)
+    assert (early.n_iter, early.stop_reason) == (1, "exact")
+    np.testing.assert_array_equal(early.objective, [0.0])
+    M = np.random.default_rng(4).standard_normal((8, 8))
+    res = sparsekit.get_factorizer("palm4msa", tol=1e-3, n_iter=500).factorize(
+        M, [splincol(8, 2) for _ in range(2)]
     )
-    assert res.stop_reason == "tol" and res.n_iter == 1
-    np.testing.assert_array_equal(res.objective, [0.0])
-    np.testing.assert_array_equal(res.factors.toarray(), M)
+    assert res.stop_reason == "tol" and res.n_iter < 500 and res.objective[-1] > 0
 
 
 def test_default_start_zeroes_the_first_free_factor_from_the_right():

@@ -36,6 +36,10 @@ PYFAUST_CASES = [  # shape, factor counts, residual counts, n_iter, n_iter_globa
     ((8, 8), [2, 2, 2], [5, 3, 2], 4, 1, "right-to-left"),
     ((8, 8), [2, 2, 2], [5, 3, 2], 4, 3, "left-to-right"),
     ((10, 6), [2, 2], [4, 2], 5, 2, "left-to-right"),
+    # every level with its own factor and residual counts
+    ((12, 8), [2, 3, 2], [5, 3, 2], 5, 3, "left-to-right"),
+    ((12, 8), [2, 3, 2], [5, 3, 2], 5, 3, "right-to-left"),
+    ((8, 8), [3, 2, 1], [4, 3, 2], 4, 2, "left-to-right"),
 ]
 
 
@@ -71,6 +75,74 @@ def test_equal_to_pyfaust_hierarchical(case):
     )
 
 
+def by_hand(M, facts, res, *, n_iter, n_iter_global, tol, update_way, safeguard):
+    """Hierarchical Palm4MSA written out from its definition (Le Magoarou & Gribonval 2016,
+    Algorithm 3, residual on the right) with calls to the flat ``palm4msa`` factorizer: at
+    level ``k`` a 2-factor split of the residual ``T`` under ``(facts[k], res[k])`` from the
+    default start, ``λ ← λ · λ'``, then a global fit of ``M`` under ``facts[:k+1] + [res[k]]``
+    warm-started at the current factors and ``λ``."""
+    palm = dict(tol=tol, update_way=update_way, safeguard=safeguard)
+    T, left, lam = np.asarray(M), [], 1.0
+    n, history, reasons = 0, [], []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # PlateauWarning of a split
+        for k in range(len(facts)):
+            split = sparsekit.get_factorizer("palm4msa", n_iter=n_iter, **palm).factorize(
+                T, [facts[k], res[k]]
+            )
+            lam *= split.factors.scale
+            glob = sparsekit.get_factorizer("palm4msa", n_iter=n_iter_global, **palm).factorize(
+                M,
+                facts[: k + 1] + [res[k]],
+                init_factors=left + [F.toarray() for F in split.factors.factors],
+                init_scale=lam,
+            )
+            factors = [F.toarray() for F in glob.factors.factors]
+            lam, left, T = glob.factors.scale, factors[:-1], factors[-1]
+            n += split.n_iter + glob.n_iter
+            # a global stage whose every step the safeguard refused keeps its warm start
+            f = glob.objective[-1] if glob.objective.size else None
+            history.append(np.sum((M - glob.factors.toarray()) ** 2) if f is None else f)
+            reasons += [split.stop_reason, glob.stop_reason]
+    return left + [T], lam, n, history, reasons
+
+
+BY_HAND_CASES = [  # seed, shape, factor and residual counts, n_iter, n_iter_global, tol, way, sg
+    (4, (12, 8), [2, 3, 2], [5, 3, 2], 8, 4, 0, "right-to-left", True),
+    (5, (12, 8), [2, 3, 2], [5, 3, 2], 8, 4, 0, "left-to-right", True),
+    (1, (8, 8), [3, 2, 1], [4, 3, 2], 8, 5, 1e-3, "right-to-left", False),
+    (2, (6, 10), [1, 3], [4, 3], 6, 9, 1e-2, "left-to-right", False),
+]
+
+
+@pytest.mark.parametrize("case", BY_HAND_CASES, ids=lambda c: f"{c[1]}-g{c[5]}-tol{c[6]}-{c[7]}")
+def test_levels_are_palm4msa_calls_with_their_own_parameters(case):
+    """Oracle: :func:`by_hand`, the algorithm composed from flat Palm4MSA calls (no pyfaust
+    needed). The cases give every level its own factor and residual constraints, a global
+    stage count different from the split's, both sweep directions, ``tol > 0`` and the
+    safeguard (which stops stages early in the first two cases). Both sides run the same
+    arithmetic on the same machine, so the iteration counts and stop reasons agree exactly."""
+    seed, shape, fk, rk, n_iter, n_glob, tol, way, safeguard = case
+    M = np.random.default_rng(seed).standard_normal(shape)
+    facts, res = schedule(shape, fk, rk)
+    kw = dict(n_iter=n_iter, n_iter_global=n_glob, tol=tol, update_way=way, safeguard=safeguard)
+    factors, lam, n, history, reasons = by_hand(M, facts, res, **kw)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        out = solver(**kw).factorize(M, (facts, res))
+    assert out.n_iter == n and out.extra["stop_reasons"] == reasons
+    # one objective per level, the last one that of the returned factors (brute force)
+    np.testing.assert_allclose(out.objective, history, rtol=1e-9)
+    assert out.objective[-1] == pytest.approx(np.sum((M - out.factors.toarray()) ** 2), rel=1e-9)
+    assert out.factors.scale == pytest.approx(lam, rel=1e-9)
+    for F, G in zip(out.factors.factors, factors, strict=True):
+        np.testing.assert_allclose(F.toarray(), G, rtol=1e-9, atol=1e-12)
+    if safeguard:
+        assert "safeguard" in reasons  # the case exercises the safeguard
+    elif tol:
+        assert "tol" in reasons
+
+
 def test_constraint_forms_agree():
     M = np.random.default_rng(1).standard_normal((8, 8))
     facts, res = schedule((8, 8), [2, 2], [4, 2])
@@ -101,11 +173,15 @@ def test_constraint_forms_agree():
 
 
 def test_iterations_history_and_defaults():
+    """Counts by construction: with ``tol=0`` every stage runs all its iterations, even when
+    a split fits its residual exactly (here the third one, to rounding: whether its objective
+    is 0.0 or ~1e-32 depends on the CPU's BLAS, and must not change the count)."""
     M = np.random.default_rng(2).standard_normal((12, 8))
     out = solver(n_iter=4, n_iter_global=3, tol=0).factorize(M, 2, n_factors=4)
     assert out.n_iter == 3 * (4 + 3)  # every split and every global stage, summed
     assert out.objective.shape == (3,)  # one entry per level: the objective after its global stage
     assert out.stop_reason == "max_iter"
+    assert out.extra["stop_reasons"] == ["max_iter"] * 6
     assert out.target_norm == pytest.approx(np.linalg.norm(M))
     assert out.objective[-1] == pytest.approx(
         np.linalg.norm(M - out.factors.toarray()) ** 2, rel=1e-9
@@ -115,12 +191,46 @@ def test_iterations_history_and_defaults():
     b = solver(n_iter=5, n_iter_global=5, tol=0).factorize(M, 2, n_factors=3)
     assert a.n_iter == b.n_iter == 2 * (5 + 5)
     np.testing.assert_array_equal(a.factors.toarray(), b.factors.toarray())
-    # the result reports the last global stage's stopping reason
+    # the result reports the reason of the last stage that stopped early
     loose = solver(n_iter=200, tol=1e-3).factorize(M[:8], 2, n_factors=3)
     assert loose.stop_reason == "tol" and loose.n_iter < 2 * (200 + 200)
+    assert loose.extra["stop_reasons"][-1] == "tol"
     for bad in (0, 2.5):
         with pytest.raises((ValueError, TypeError), match="n_iter_global"):
             solver(n_iter=5, n_iter_global=bad).factorize(M, 2, n_factors=3)
+
+
+@pytest.mark.parametrize("update_way", ["right-to-left", "left-to-right"])
+def test_tol_zero_runs_every_stage_past_an_exact_fit(update_way):
+    """The scalar target 2 = 2 · 1 · 1 · 1: every split and global stage fits exactly at its
+    first iteration (closed form: each projected factor is ``x / √(x²) = 1``, rounded exactly
+    by IEEE 754 on any CPU, so every objective is 0.0). ``tol=0`` runs all
+    ``(Q − 1)(n_iter + n_iter_global)`` iterations; ``tol > 0`` stops every stage at once with
+    ``stop_reason="exact"``."""
+    kw = dict(n_iter=5, n_iter_global=3, update_way=update_way)
+    full = solver(tol=0, **kw).factorize([[2.0]], 1, n_factors=4)
+    assert (full.n_iter, full.stop_reason) == (3 * (5 + 3), "max_iter")
+    assert full.extra["stop_reasons"] == ["max_iter"] * 6
+    early = solver(tol=1e-6, **kw).factorize([[2.0]], 1, n_factors=4)
+    assert (early.n_iter, early.stop_reason) == (6, "exact")
+    assert early.extra["stop_reasons"] == ["exact"] * 6
+    for out in (full, early):
+        np.testing.assert_array_equal(out.objective, np.zeros(3))
+        assert out.factors.scale == 2.0
+
+
+@pytest.mark.parametrize("tol", [1e-2, 1e-4, 1e-8])
+def test_stop_reason_says_whether_every_stage_ran_to_the_end(tol):
+    """Invariant: ``stop_reason`` is ``"max_iter"`` exactly when ``n_iter`` is the full count
+    ``(Q − 1)(n_iter + n_iter_global)``; otherwise it is the last early stage's reason. Read
+    from the per-stage reasons, this holds whichever stages a CPU's rounding stops early."""
+    M = np.random.default_rng(5).standard_normal((12, 8))
+    out = solver(n_iter=40, n_iter_global=20, tol=tol).factorize(M, 2, n_factors=4)
+    reasons = out.extra["stop_reasons"]
+    assert len(reasons) == 6 and set(reasons) <= {"max_iter", "tol", "exact"}
+    early = [r for r in reasons if r != "max_iter"]
+    assert out.stop_reason == (early[-1] if early else "max_iter")
+    assert (out.stop_reason == "max_iter") == (out.n_iter == 3 * (40 + 20))
 
 
 def test_hadamard_recovered_with_the_scale_carried_across_levels():
