@@ -96,10 +96,11 @@ def test_dense_kernels_run_in_a_forked_child(two_threads, X, name):
     _check_fork(lambda: k(data), two_threads)
 
 
-def test_sparse_rbf_runs_in_a_forked_child(two_threads):
+@pytest.mark.parametrize("name", ["rbf", "laplacian"])
+def test_sparse_kernels_run_in_a_forked_child(two_threads, name):
     """The CSR-input Gram (shared-column sums over row ranges) is the parent's."""
     X = sp.random(400, 50, density=0.1, format="csr", random_state=0)
-    k = sparsekit.get_kernel("rbf", gamma=0.1)
+    k = sparsekit.get_kernel(name, gamma=0.1)
     _check_fork(lambda: k(X), two_threads)
 
 
