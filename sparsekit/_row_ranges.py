@@ -131,12 +131,12 @@ def run_blocks(work, n_blocks: int, *, n_jobs=None, numba_regions: bool = False)
         Threads (default: :func:`sparsekit._threads.effective_n_jobs`, resolved before the BLAS
         limit is taken). Blocks called from a pool thread run on that thread.
     numba_regions : bool, default False
-        True when a block may launch a Numba parallel region (a ``parallel=True`` kernel, such
-        as the sparse-input kernels'): every thread then runs such regions on one Numba thread
-        (:func:`sparsekit._threads.numba_limit`, thread-local), and block 0 runs on the calling
-        thread before the others start. That first block starts Numba's threading layer; if the
-        layer is "workqueue", which cannot run regions launched from several threads at once,
-        the remaining blocks run on the calling thread too.
+        True when a block may launch a Numba parallel region (a ``parallel=True`` kernel: the
+        library has none, a plugin's kernel may): every thread then runs such regions on one
+        Numba thread (:func:`sparsekit._threads.numba_limit`, thread-local), and block 0 runs on
+        the calling thread before the others start. That first block starts Numba's threading
+        layer; if the layer is "workqueue", which cannot run regions launched from several
+        threads at once, the remaining blocks run on the calling thread too.
 
     Raises
     ------

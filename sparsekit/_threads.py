@@ -16,7 +16,8 @@ Numba's setting is per thread. BLAS's is one value for the whole process, so eve
 the library takes goes through one lock-protected controller (``blas_limit``): it saves the
 process's value when the first holder enters, keeps the smallest of the holders' requests in
 force (each thread counting with its innermost request), and restores the saved value when the
-last holder leaves, whatever order the threads enter and leave in.
+last holder leaves, whatever order the threads enter and leave in. A child made by ``fork``
+keeps only the requests of the thread that forked (the others' threads do not exist there).
 """
 
 from __future__ import annotations
@@ -134,6 +135,17 @@ class _BlasLimits:
             saved, self._saved = self._saved, None
             _set_blas(saved)
 
+    def forget_other_threads(self) -> None:
+        """In a child made by ``fork``, which has only the thread that forked: drop the other
+        threads' requests (they would never be left) and take a new lock (another thread may
+        have held the old one at the fork). The child's BLAS limit is left as it inherited it;
+        when the forking thread held no request, no saved value is restored later."""
+        self._lock = threading.Lock()
+        me = threading.get_ident()
+        self._held = {token: held for token, held in self._held.items() if held[0] == me}
+        if not self._held:
+            self._saved = None
+
     def _apply(self) -> None:
         innermost = {}
         for thread, n_threads in self._held.values():
@@ -143,6 +155,16 @@ class _BlasLimits:
 
 
 _BLAS_LIMITS = _BlasLimits()
+
+
+def _after_fork_in_child() -> None:
+    global _CONTROLLER_LOCK
+    _CONTROLLER_LOCK = threading.Lock()
+    _BLAS_LIMITS.forget_other_threads()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 @contextmanager

@@ -6,7 +6,7 @@ import pytest
 from threadpoolctl import threadpool_limits
 
 import sparsekit
-from sparsekit import _threads
+from sparsekit import _row_ranges, _threads
 from sparsekit._row_ranges import run_blocks
 from sparsekit.kernels import _cpu
 from sparsekit.samplers._rls_cpu import _invert_upper_inplace, rls_from_gram
@@ -38,8 +38,8 @@ def test_effective_n_jobs_follows_each_setting():
 
 def test_exp_inplace_threaded_branch_is_exact(four_cpus, monkeypatch):
     calls = []
-    pool = _cpu._exp_pool()
-    monkeypatch.setattr(_cpu, "_exp_pool", lambda: calls.append(1) or pool)
+    pool = _row_ranges._pool
+    monkeypatch.setattr(_row_ranges, "_pool", lambda n: calls.append(n) or pool(n))
     A = np.random.default_rng(0).standard_normal((700, 400))  # 2.1 x 2^17 entries
     np.testing.assert_array_equal(_cpu.exp_inplace(A.copy()), np.exp(A))
     assert calls  # the split branch ran

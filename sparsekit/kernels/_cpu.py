@@ -9,9 +9,6 @@ contraction (vectorized reductions); the float64 tests against scikit-learn at r
 bound its effect.
 """
 
-import threading
-from concurrent.futures import ThreadPoolExecutor
-
 import numpy as np
 from numba import njit
 
@@ -48,32 +45,18 @@ def _scaled_sq_dist_rows(lo, hi, G, xsq, ysq, scale):
 
 #: entries of exp per thread below which handing work to another thread costs more than it saves
 EXP_ENTRIES_PER_THREAD = 1 << 16
-_POOL = None
-_POOL_LOCK = threading.Lock()
-
-
-def _exp_pool():
-    """The process's pool of exp workers: one per usable CPU but the caller's (created once)."""
-    global _POOL
-    from .._threads import usable_cpus
-
-    with _POOL_LOCK:
-        if _POOL is None:
-            _POOL = ThreadPoolExecutor(
-                max_workers=max(1, usable_cpus() - 1), thread_name_prefix="sparsekit-exp"
-            )
-        return _POOL
 
 
 def exp_inplace(A, n_threads=None):
-    """A <- exp(A) with NumPy's SIMD exp, row chunks spread over ``n_threads`` threads.
+    """A <- exp(A) with NumPy's SIMD exp, on row ranges of the library's pool.
 
     NumPy's vectorized exp is several times faster per core than the scalar exp of a Numba
-    loop, and ufuncs release the GIL, so a thread pool gives both SIMD and several cores.
+    loop, and ufuncs release the GIL, so the pool's threads give both SIMD and several cores.
     ``n_threads`` defaults to :func:`sparsekit._threads.effective_n_jobs` (Numba's thread
     count, the threadpoolctl BLAS limit and the usable CPUs: one thread inside the block
     workers of the samplers). Arrays of fewer than ``EXP_ENTRIES_PER_THREAD`` entries per
-    thread run inline on the calling thread, which also takes one chunk of a split array.
+    thread run inline on the calling thread. Exp is element-wise, so the split does not change
+    the result.
     """
     if A.size < 2 * EXP_ENTRIES_PER_THREAD or A.ndim != 2:
         np.exp(A, out=A)
@@ -84,13 +67,13 @@ def exp_inplace(A, n_threads=None):
     if n_threads <= 1 or A.shape[0] < n_threads:
         np.exp(A, out=A)
         return A
-    bounds = np.linspace(0, A.shape[0], n_threads + 1).astype(int)
-    parts = [A[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
-    futures = [_exp_pool().submit(np.exp, part, out=part) for part in parts[1:]]
-    np.exp(parts[0], out=parts[0])
-    for future in futures:
-        future.result()
+    run_row_ranges(_exp_rows, A.shape[0], A, n_jobs=n_threads)
     return A
+
+
+def _exp_rows(lo, hi, A):
+    part = A[lo:hi]
+    np.exp(part, out=part)
 
 
 def l1_distances(X, Y, out):

@@ -8,19 +8,25 @@ pairs, not n_X n_Y n_features.
 - :func:`csr_l1_distances`: ||x_i - y_j||_1 = ||x_i||_1 + ||y_j||_1 - sum over shared columns
   k of (|x_ik| + |y_jk| - |x_ik - y_jk|), clipped at 0 (the absolute rounding error is about
   eps (||x_i||_1 + ||y_j||_1), as for the GEMM form of squared distances).
+
+The rows of ``X`` are independent: a serial ``nogil`` kernel runs on row ranges of the
+library's pool (:func:`sparsekit._row_ranges.run_row_ranges`).
 """
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
+
+from .._row_ranges import run_row_ranges
 
 
-@njit(parallel=True, cache=True)
-def _shared_column_sums(xptr, xind, xval, ycptr, yrow, yval, out, l1):
+@njit(cache=True, nogil=True)
+def _shared_column_sums(lo, hi, xptr, xind, xval, ycptr, yrow, yval, out, l1):
     """out[i, j] (+)= sum over shared columns k of x_ik y_jk, or, for ``l1``, out[i, j] -=
-    |x_ik| + |y_jk| - |x_ik - y_jk| (out holding ||x_i||_1 + ||y_j||_1 on entry)."""
-    n, m = out.shape
+    |x_ik| + |y_jk| - |x_ik - y_jk| (out holding ||x_i||_1 + ||y_j||_1 on entry), rows
+    ``lo:hi``."""
+    m = out.shape[1]
     zero = out.dtype.type(0.0)
-    for i in prange(n):
+    for i in range(lo, hi):
         if not l1:
             for j in range(m):
                 out[i, j] = zero
@@ -42,7 +48,9 @@ def _shared_column_sums(xptr, xind, xval, ycptr, yrow, yval, out, l1):
 def _run(X, Y, out, l1):
     Yc = Y.tocsc()
     idx = np.int64
-    _shared_column_sums(
+    run_row_ranges(
+        _shared_column_sums,
+        X.shape[0],
         X.indptr.astype(idx, copy=False),
         X.indices.astype(idx, copy=False),
         X.data,

@@ -4,20 +4,27 @@ Pure array functions; nothing here knows about operators or estimators.
 """
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
+
+from .._row_ranges import run_row_ranges
 
 
-@njit(parallel=True, cache=True, nogil=True)
 def csr_matmat(indptr, indices, data, B, out):
     """``out = S @ B`` for ``S`` in CSR form (``indptr, indices, data``) and a C-contiguous ``B``.
 
     Row ``i`` of the result is ``sum_p data[p] * B[indices[p], :]``: each non-zero is one
     contiguous AXPY over the columns of ``B`` (the batch), so the inner loop vectorizes; rows
-    are independent and run in parallel.
+    are independent and run on row ranges of the library's pool
+    (:func:`sparsekit._row_ranges.run_row_ranges`).
     """
-    n_rows = indptr.shape[0] - 1
+    run_row_ranges(_csr_matmat_rows, indptr.shape[0] - 1, indptr, indices, data, B, out)
+    return out
+
+
+@njit(cache=True, nogil=True)
+def _csr_matmat_rows(lo, hi, indptr, indices, data, B, out):
     n_cols = B.shape[1]
-    for i in prange(n_rows):
+    for i in range(lo, hi):
         for c in range(n_cols):
             out[i, c] = 0.0
         for p in range(indptr[i], indptr[i + 1]):
@@ -25,7 +32,6 @@ def csr_matmat(indptr, indices, data, B, out):
             j = indices[p]
             for c in range(n_cols):
                 out[i, c] += v * B[j, c]
-    return out
 
 
 def csr_times_dense(S, B):
