@@ -157,9 +157,24 @@ class _BlasLimits:
 _BLAS_LIMITS = _BlasLimits()
 
 
-@contextmanager
-def blas_limit(n_threads: int):
-    """At most ``n_threads`` BLAS threads (process-wide) for the duration.
+class _BlasLimit:
+    """The context manager of :func:`blas_limit` (a class: entering and leaving it is on the
+    path of every small product)."""
+
+    __slots__ = ("n_threads", "token")
+
+    def __init__(self, n_threads: int):
+        self.n_threads = n_threads
+
+    def __enter__(self) -> None:
+        self.token = _BLAS_LIMITS.enter(self.n_threads)
+
+    def __exit__(self, *exc) -> None:
+        _BLAS_LIMITS.leave(self.token)
+
+
+def blas_limit(n_threads: int) -> _BlasLimit:
+    """At most ``n_threads`` BLAS threads (process-wide) for the duration of a ``with`` block.
 
     Safe from several threads at once: the process's limit is the smallest request among the
     threads inside a ``blas_limit`` (each thread's innermost one), and when the last of them
@@ -168,11 +183,7 @@ def blas_limit(n_threads: int):
     n_threads = int(n_threads)
     if n_threads < 1:
         raise ValueError(f"n_threads must be a positive integer, got {n_threads}")
-    token = _BLAS_LIMITS.enter(n_threads)
-    try:
-        yield
-    finally:
-        _BLAS_LIMITS.leave(token)
+    return _BlasLimit(n_threads)
 
 
 @contextmanager
@@ -181,11 +192,14 @@ def numba_limit(n_threads: int):
     import numba
 
     previous = numba.get_num_threads()
-    numba.set_num_threads(max(1, min(int(n_threads), numba.config.NUMBA_NUM_THREADS)))
+    n_threads = max(1, min(int(n_threads), numba.config.NUMBA_NUM_THREADS))
+    if n_threads != previous:
+        numba.set_num_threads(n_threads)
     try:
         yield
     finally:
-        numba.set_num_threads(previous)
+        if numba.get_num_threads() != previous:
+            numba.set_num_threads(previous)
 
 
 @contextmanager

@@ -352,3 +352,20 @@ def test_a_limit_already_in_force_is_not_set_again(known_setting, monkeypatch):
         assert calls == [] and set(_blas_now()) == {1}
     _release_blas_control()
     assert _blas_now() == known_setting[0]
+
+
+def test_numba_limit_sets_numba_only_when_the_count_changes(monkeypatch):
+    """A Numba limit equal to the current count calls no ``numba.set_num_threads``; a smaller
+    one is set and restored (oracle: ``numba.get_num_threads``)."""
+    before = numba.get_num_threads()
+    calls = []
+    real = numba.set_num_threads
+    monkeypatch.setattr(numba, "set_num_threads", lambda n: (calls.append(n), real(n)))
+    with _threads.numba_limit(before):
+        assert numba.get_num_threads() == before
+    assert calls == []
+    if before > 1:
+        with _threads.numba_limit(1):
+            assert numba.get_num_threads() == 1
+        assert calls == [1, before]
+    assert numba.get_num_threads() == before
