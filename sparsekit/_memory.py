@@ -186,8 +186,10 @@ _LAST_READING = (None, None, 0.0, None)
 
 
 def _available_for(nbytes: int) -> int | None:
-    """:func:`available_memory`, reused from a reading of this process by the same function
-    less than ``REUSE_SECONDS`` old when ``nbytes`` is at most ``REUSE_FRACTION`` of it."""
+    """:func:`available_memory`, reused from a reading less than ``REUSE_SECONDS`` old when
+    ``nbytes`` is at most ``REUSE_FRACTION`` of it. A reading counts only in the process that
+    made it (not in a forked child) and from the same function (one that replaces
+    ``available_memory``, a test's included, is read at once)."""
     global _LAST_READING
     pid, read, when, value = _LAST_READING
     now = time.monotonic()
