@@ -13,18 +13,30 @@ Available memory is the least of the limits that apply to this process:
   ``memory.stat`` is not counted as used: the kernel reclaims it before it kills anything.
 
 Where none is readable nothing is checked.
+
+Reading these files costs about 0.1 ms, more than a small computation, so
+:func:`check_allocation` reuses a reading for up to ``REUSE_SECONDS`` (0.5 s) when the
+allocation is at most ``REUSE_FRACTION`` (a tenth) of it: in that time the available memory
+would have to fall by four fifths for the allocation to reach the warning level. Any larger
+allocation, and every decision to warn or refuse, reads the files again. A forked child makes
+its own reading.
 """
 
 from __future__ import annotations
 
 import os
 import sys
+import time
 import warnings
 
 #: Warn when an allocation needs more than this fraction of the available memory ...
 WARN_FRACTION = 0.5
 #: ... and refuse it above this fraction (it would swap or be killed).
 RAISE_FRACTION = 0.9
+#: a reading of the available memory is reused for this many seconds ...
+REUSE_SECONDS = 0.5
+#: ... by an allocation of at most this fraction of it
+REUSE_FRACTION = 0.1
 #: where the cgroup file system is mounted
 CGROUP_ROOT = "/sys/fs/cgroup"
 #: cgroup v1 writes "no limit" as a page-rounded 2**63 - 1
@@ -169,6 +181,30 @@ def _cgroup_headroom(root: str, self_cgroup: str) -> list:
     return out
 
 
+# (process id, the function that read it, monotonic time of the reading, bytes)
+_LAST_READING = (None, None, 0.0, None)
+
+
+def _available_for(nbytes: int) -> int | None:
+    """:func:`available_memory`, reused from a reading less than ``REUSE_SECONDS`` old when
+    ``nbytes`` is at most ``REUSE_FRACTION`` of it. A reading counts only in the process that
+    made it (not in a forked child) and from the same function (one that replaces
+    ``available_memory``, a test's included, is read at once)."""
+    global _LAST_READING
+    pid, read, when, value = _LAST_READING
+    now = time.monotonic()
+    if (
+        pid == os.getpid()
+        and read is available_memory
+        and now - when < REUSE_SECONDS
+        and (value is None or nbytes <= REUSE_FRACTION * value)
+    ):
+        return value
+    value = available_memory()
+    _LAST_READING = (os.getpid(), available_memory, now, value)
+    return value
+
+
 def _outside_stacklevel() -> int:
     """``stacklevel`` of the first frame outside this package, for a warning issued by the
     caller of this function."""
@@ -193,8 +229,10 @@ def check_allocation(
 
     ``what`` names the computation, ``matrices`` what it allocates and ``instead`` the cheaper
     way (all end up in the message). The warning points at the first caller outside sparsekit.
+    The available memory is read again unless a recent reading leaves no doubt (see the
+    module's docstring).
     """
-    available = available_memory()
+    available = _available_for(nbytes)
     if available is None or nbytes <= WARN_FRACTION * available:
         return
     message = (

@@ -77,23 +77,35 @@ def effective_n_jobs(n_jobs=None) -> int:
     return n_jobs
 
 
-def _set_blas(values) -> None:
-    """Set each BLAS library's thread limit, leaving threadpoolctl's controlling thread as it was.
+def _set_blas(values, current) -> None:
+    """Set each BLAS library's thread limit to ``values`` where it differs from ``current``
+    (the limits in force, updated in place), leaving threadpoolctl's controlling thread as it
+    was.
+
+    A library already at its value is left alone, so that entering a limit that is already in
+    force (nested limits, ``threadpool_limits(1)`` around the call) costs no call into BLAS.
 
     threadpoolctl (3.8 and later) lets one Python thread at a time change a process-wide pool
     such as OpenBLAS's: the first thread to set a limit becomes its "controlling thread" and the
-    others' calls are silently ignored until it lets go. A thread that takes control here gives
-    it back at once, so that it does not keep other threads (the user's included) from setting
-    limits afterwards; while another thread holds control, that thread's limit stays in force.
+    others' calls are silently ignored until it lets go. Here a limit is set when no other live
+    thread holds control, without taking it, so that other threads (the user's included) can
+    set limits afterwards; while another thread holds control, that thread's limit stays in
+    force.
     """
-    for lib, value in zip(_blas_controllers().lib_controllers, values):
-        if value is None:
+    for i, (lib, value) in enumerate(zip(_blas_controllers().lib_controllers, values)):
+        if value is None or current[i] == value:
             continue
-        cls = type(lib)
-        owner = getattr(getattr(cls, "_SHARED_STATE", None), "controlling_thread", None)
-        lib.set_num_threads(value)
-        if owner is not threading.current_thread() and hasattr(cls, "clear_controlling_thread"):
-            cls.clear_controlling_thread()  # clears only if this thread took control
+        current[i] = value
+        shared = getattr(type(lib), "_SHARED_STATE", None)
+        real_set = getattr(lib, "_real_set_num_threads", None)
+        if shared is None or real_set is None or lib.threading_layer == "openmp":
+            # no controlling thread (or a threadpoolctl without it): set the limit plainly
+            lib.set_num_threads(value)
+            continue
+        with shared.lock:
+            owner = shared.controlling_thread
+            if owner is None or owner is threading.current_thread() or not owner.is_alive():
+                real_set(value)
 
 
 class _BlasLimits:
@@ -109,12 +121,14 @@ class _BlasLimits:
         self._lock = threading.Lock()
         self._held = {}  # token -> (thread id, n_threads), in the order they entered
         self._saved = None
+        self._current = None  # the limits in force while there are holders
 
     def enter(self, n_threads: int):
         token = object()
         with self._lock:
             if not self._held:
                 self._saved = [lib.num_threads for lib in _blas_controllers().lib_controllers]
+                self._current = list(self._saved)
             self._held[token] = (threading.get_ident(), n_threads)
             try:
                 self._apply()
@@ -132,8 +146,8 @@ class _BlasLimits:
         if self._held:
             self._apply()
         else:
-            saved, self._saved = self._saved, None
-            _set_blas(saved)
+            _set_blas(self._saved, self._current)
+            self._saved = self._current = None
 
     def forget_other_threads(self) -> None:
         """In a child made by ``fork``, which has only the thread that forked: drop the other
@@ -144,14 +158,14 @@ class _BlasLimits:
         me = threading.get_ident()
         self._held = {token: held for token, held in self._held.items() if held[0] == me}
         if not self._held:
-            self._saved = None
+            self._saved = self._current = None
 
     def _apply(self) -> None:
         innermost = {}
         for thread, n_threads in self._held.values():
             innermost[thread] = n_threads  # later entries of a thread replace earlier ones
         value = min(innermost.values())
-        _set_blas([value] * len(_blas_controllers().lib_controllers))
+        _set_blas([value] * len(self._current), self._current)
 
 
 _BLAS_LIMITS = _BlasLimits()
@@ -167,9 +181,24 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
-@contextmanager
-def blas_limit(n_threads: int):
-    """At most ``n_threads`` BLAS threads (process-wide) for the duration.
+class _BlasLimit:
+    """The context manager of :func:`blas_limit` (a class: entering and leaving it is on the
+    path of every small product)."""
+
+    __slots__ = ("n_threads", "token")
+
+    def __init__(self, n_threads: int):
+        self.n_threads = n_threads
+
+    def __enter__(self) -> None:
+        self.token = _BLAS_LIMITS.enter(self.n_threads)
+
+    def __exit__(self, *exc) -> None:
+        _BLAS_LIMITS.leave(self.token)
+
+
+def blas_limit(n_threads: int) -> _BlasLimit:
+    """At most ``n_threads`` BLAS threads (process-wide) for the duration of a ``with`` block.
 
     Safe from several threads at once: the process's limit is the smallest request among the
     threads inside a ``blas_limit`` (each thread's innermost one), and when the last of them
@@ -178,11 +207,7 @@ def blas_limit(n_threads: int):
     n_threads = int(n_threads)
     if n_threads < 1:
         raise ValueError(f"n_threads must be a positive integer, got {n_threads}")
-    token = _BLAS_LIMITS.enter(n_threads)
-    try:
-        yield
-    finally:
-        _BLAS_LIMITS.leave(token)
+    return _BlasLimit(n_threads)
 
 
 @contextmanager

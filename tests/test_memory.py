@@ -233,3 +233,64 @@ def test_exact_rls_counts_the_n_by_n_arrays_it_holds(monkeypatch, dtype):
     monkeypatch.setattr(_memory, "available_memory", lambda: int(need / 0.9 * 0.99))
     with pytest.raises(_memory.InsufficientMemoryError, match="'dac-rls' or 'recursive-rls'"):
         sampler.sample(X, rbf, 5, random_state=0)
+
+
+def _counted_reading(tmp_path, calls):
+    """``available_memory`` of a cgroup v2 folder under ``tmp_path`` (400 MiB limit, 100 MiB
+    charged), counting the readings."""
+    self_cgroup = tmp_path / "self_cgroup"
+    self_cgroup.write_text("0::/\n")
+    _write(tmp_path / "cgroup" / "memory.max", f"{400 * MiB}\n")
+    _write(tmp_path / "cgroup" / "memory.current", f"{100 * MiB}\n")
+    real = _memory.available_memory
+
+    def reading():
+        calls.append(os.getpid())
+        return real(cgroup_root=str(tmp_path / "cgroup"), self_cgroup=str(self_cgroup))
+
+    return reading
+
+
+def test_small_checks_reuse_a_recent_reading_and_decisions_read_again(tmp_path, monkeypatch):
+    """A small allocation reuses a reading less than REUSE_SECONDS old; a lowered cgroup limit
+    is seen by the next allocation near it (oracle: the limit written, 150 MiB less 100 MiB
+    charged = 50 MiB, against the 90 % refusal rule)."""
+    calls = []
+    monkeypatch.setattr(_memory, "available_memory", _counted_reading(tmp_path, calls))
+    monkeypatch.setattr(_memory, "REUSE_SECONDS", 3600.0, raising=False)
+    for _ in range(3):
+        _memory.check_allocation(MiB, "a small block", "nothing")
+    assert len(calls) == 1
+    _write(tmp_path / "cgroup" / "memory.max", f"{150 * MiB}\n")
+    with pytest.raises(_memory.InsufficientMemoryError, match="50.0 MiB|0.0 GiB of memory"):
+        _memory.check_allocation(60 * MiB, "a block", "use less")
+    assert len(calls) == 2
+    monkeypatch.setattr(_memory, "REUSE_SECONDS", 0.0, raising=False)
+    _memory.check_allocation(MiB, "a small block", "nothing")
+    assert len(calls) == 3
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+def test_a_forked_child_reads_its_own_available_memory(tmp_path, monkeypatch):
+    """A child forked after the parent's reading reads again (oracle: the child's own cgroup
+    files, 50 MiB available, under which a 60 MiB allocation is refused)."""
+    calls = []
+    monkeypatch.setattr(_memory, "available_memory", _counted_reading(tmp_path, calls))
+    monkeypatch.setattr(_memory, "REUSE_SECONDS", 3600.0, raising=False)
+    _memory.check_allocation(60 * MiB, "a block", "nothing")  # 300 MiB available: passes
+    pid = os.fork()
+    if pid == 0:  # the child: its cgroup has 50 MiB left
+        code = 1
+        try:
+            _write(tmp_path / "cgroup" / "memory.max", f"{150 * MiB}\n")
+            _memory.check_allocation(4 * MiB, "a block", "nothing")
+        except _memory.InsufficientMemoryError:
+            code = 2
+        except BaseException:
+            code = 3
+        else:
+            code = 0 if calls[-1] == os.getpid() else 4
+        os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    assert calls == [os.getpid()]

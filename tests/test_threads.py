@@ -308,3 +308,47 @@ def test_triangular_product_is_scipys_dtrmm(r, n):
                 factor(bad_U.copy(order="K"))
         with pytest.raises(ValueError, match="square Fortran-ordered float64"):
             _lapack.trmm_upper_t(bad_U, B)
+
+
+def _count_blas_sets(monkeypatch):
+    """Count the calls that set a BLAS library's limit (threadpoolctl's ``set_num_threads``
+    and the setter it calls) for each library sparsekit controls."""
+    calls = []
+    for cls in {type(lib) for lib in _threads._blas_controllers().lib_controllers}:
+        for name in ("set_num_threads", "_real_set_num_threads"):
+            original = getattr(cls, name, None)
+            if original is None:
+                continue
+
+            def counted(self, n, _original=original, _name=name):
+                calls.append((_name, n))
+                return _original(self, n)
+
+            monkeypatch.setattr(cls, name, counted)
+    return calls
+
+
+def test_a_limit_already_in_force_is_not_set_again(known_setting, monkeypatch):
+    """Entering a BLAS limit equal to the one in force calls nothing in BLAS; a different one is
+    set and the process's value restored (oracle: threadpoolctl's ``threadpool_info``)."""
+    calls = _count_blas_sets(monkeypatch)
+    with _threads.blas_limit(1):
+        assert set(_blas_now()) == {1}
+        n_set = len(calls)
+        assert n_set > 0
+        with _threads.blas_limit(1), sparsekit.thread_limit(1):
+            assert set(_blas_now()) == {1}
+        assert len(calls) == n_set
+        with _threads.blas_limit(2):  # the innermost request of this thread
+            assert set(_blas_now()) == {2}
+        assert set(_blas_now()) == {1}
+    assert _blas_now() == known_setting[0]
+    assert len(calls) > n_set  # restored
+    with threadpool_limits(limits=1, user_api="blas"):
+        _release_blas_control()
+        del calls[:]
+        with _threads.blas_limit(1), sparsekit.thread_limit(1):
+            assert set(_blas_now()) == {1}
+        assert calls == [] and set(_blas_now()) == {1}
+    _release_blas_control()
+    assert _blas_now() == known_setting[0]
