@@ -17,6 +17,7 @@ from sparsekit.manifold import (
     KernelPCA,
     LaplacianEigenmaps,
     LocallyLinearEmbedding,
+    SpectralClustering,
     SpectralEmbedding,
     _memory_check,
 )
@@ -206,3 +207,20 @@ def test_memory_check_counts_the_landmark_matrices(monkeypatch, roll, make, need
     make(m).fit(X)
     with pytest.raises(MemoryError, match="n_landmarks"):
         make(None).fit(X)
+
+
+@pytest.mark.parametrize(
+    "make, name",
+    [
+        (lambda: SpectralEmbedding(2, n_landmarks=True), "n_landmarks"),
+        (lambda: Isomap(2, n_landmarks=False), "n_landmarks"),
+        (lambda: SpectralClustering(2, n_init=True), "n_init"),
+    ],
+)
+def test_a_bool_is_not_a_count(roll, make, name):
+    """Oracle: the rule the other counts follow (``n_components``, ``n_neighbors``): ``True``
+    is not the integer 1 — it is refused by name instead of fitting one landmark or one
+    k-means run."""
+    X, _ = roll
+    with pytest.raises(ValueError, match=name):
+        make().fit(X)
