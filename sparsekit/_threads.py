@@ -234,14 +234,18 @@ def thread_limit(n_threads: int) -> Iterator[int]:
 
     Parameters
     ----------
-    n_threads : int >= 1
-        The most threads.
+    n_threads : int >= 1, or -1
+        The most threads (-1: every usable CPU).
 
     Yields
     ------
     int
-        ``n_threads``.
+        ``n_threads`` (the number of usable CPUs for -1).
     """
+    if int(n_threads) < 1 and int(n_threads) != -1:
+        raise ValueError(
+            f"n_threads must be a positive integer or -1 (every usable CPU), got {n_threads}"
+        )
     n_threads = effective_n_jobs(n_threads)
     with numba_limit(n_threads), blas_limit(n_threads):
         yield n_threads

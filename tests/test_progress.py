@@ -1,6 +1,7 @@
 """Progress of the slow paths, and the memory check before n x n allocations."""
 
 import io
+import sys
 import threading
 import warnings
 
@@ -164,3 +165,39 @@ def test_greedy_cached_gram_refuses_and_names_streaming(monkeypatch, data):
 def test_unknown_available_memory_checks_nothing(monkeypatch):
     monkeypatch.setattr(_memory, "available_memory", lambda: None)
     _memory.check_allocation(10**18, "anything", "nothing")
+
+
+class _Stream(io.StringIO):
+    def __init__(self, tty):
+        super().__init__()
+        self._tty = tty
+
+    def isatty(self):
+        return self._tty
+
+
+def test_auto_mode_asks_the_bars_own_stream_whether_it_is_a_terminal(monkeypatch):
+    """Oracle: ``isatty`` of the stream given — a terminal stream gets a bar although standard
+    output is not one, and a pipe gets nothing although standard output is a terminal."""
+    pytest.importorskip("tqdm")
+    monkeypatch.delenv("SPARSEKIT_PROGRESS", raising=False)
+    monkeypatch.setattr(sys, "stdout", _Stream(tty=False))
+    bar = Progress(3, "work", stream=_Stream(tty=True))
+    assert bar.active
+    bar.close()
+    monkeypatch.setattr(sys, "stdout", _Stream(tty=True))
+    pipe = _Stream(tty=False)
+    with Progress(3, "work", stream=pipe) as quiet:
+        quiet.update(3)
+    assert not quiet.active and pipe.getvalue() == ""
+
+
+def test_nested_show_progress_restores_the_outer_setting(monkeypatch):
+    """Oracle: the rule "the innermost show_progress context" — leaving the inner block brings
+    back the outer one, not the environment's setting."""
+    monkeypatch.setenv("SPARSEKIT_PROGRESS", "auto")
+    with show_progress(False):
+        with show_progress(True):
+            assert progress_mode() is True
+        assert progress_mode() is False
+    assert progress_mode() == "auto"

@@ -213,3 +213,44 @@ def test_run_row_ranges_with_scratch_keeps_min_rows_and_splits_in_a_new_thread()
     (split,) = out
     assert len(split) > 1 and split[0][0] == 0 and split[-1][1] == 50
     assert all(b == a2 for (_, b, _), (a2, _, _) in zip(split[:-1], split[1:]))
+
+
+def test_a_block_that_nests_run_blocks_stays_a_worker_until_the_outer_call_ends():
+    """Oracle: the thread identity of every call. After a nested ``run_blocks`` returns inside a
+    block, a later ``run_row_ranges`` of the same block still runs inline (the caller is still
+    a worker); once the outer call has returned, the caller is no worker and may use the pool."""
+    main = threading.get_ident()
+    seen = []
+
+    def record(lo, hi):
+        seen.append((lo, hi, threading.get_ident()))
+
+    def block(i):
+        _row_ranges.run_blocks(lambda j: None, 2, n_jobs=2)
+        _row_ranges.run_row_ranges(record, 8, n_jobs=2)
+
+    _row_ranges.run_blocks(block, 1, n_jobs=1)
+    assert seen == [(0, 8, main)]
+    seen.clear()
+    _row_ranges.run_row_ranges(record, 8, n_jobs=2)
+    assert sorted((lo, hi) for lo, hi, _ in seen) == [(r, r + 1) for r in range(8)]
+    assert any(t != main for *_, t in seen)
+
+
+def test_run_row_ranges_inside_a_block_runs_on_the_block_thread():
+    """Oracle: the thread identity — no pool is entered from a pool's thread (nested pools would
+    wait on each other)."""
+    out = {}
+    lock = threading.Lock()
+
+    def block(i):
+        me = threading.get_ident()
+        idents = []
+        _row_ranges.run_row_ranges(
+            lambda lo, hi: idents.append(threading.get_ident()), 16, n_jobs=2
+        )
+        with lock:
+            out[i] = set(idents) == {me}
+
+    _row_ranges.run_blocks(block, 4, n_jobs=2)
+    assert out == {i: True for i in range(4)}

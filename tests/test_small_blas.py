@@ -175,3 +175,15 @@ def test_nystroem_eigendecomposition_of_a_small_gram_runs_on_one_blas_thread(
     M, evals, _ = inverse_sqrt_map(K)
     np.testing.assert_allclose(M @ K @ M, np.eye(40), atol=1e-6)
     np.testing.assert_allclose(evals, np.linalg.eigvalsh(K)[::-1], rtol=1e-10, atol=1e-12)
+
+
+def test_one_blas_thread_when_false_leaves_the_limit_alone(two_blas_threads):
+    """Oracle: threadpoolctl's reading of the BLAS limit (``blas_threads``) in each block."""
+    from sparsekit._small_blas import one_blas_thread
+
+    before = blas_threads()
+    with one_blas_thread(False):
+        assert blas_threads() == before >= 2
+    with one_blas_thread(True):
+        assert blas_threads() == 1
+    assert blas_threads() == before

@@ -352,3 +352,40 @@ def test_a_limit_already_in_force_is_not_set_again(known_setting, monkeypatch):
         assert calls == [] and set(_blas_now()) == {1}
     _release_blas_control()
     assert _blas_now() == known_setting[0]
+
+
+@pytest.mark.parametrize("bad", [0, -2, -8])
+def test_effective_n_jobs_refuses_every_count_below_one_but_minus_one(bad):
+    """Oracle: the documented rule (a positive count, or -1 for every usable CPU)."""
+    with pytest.raises(ValueError, match="n_jobs"):
+        _threads.effective_n_jobs(bad)
+    assert _threads.effective_n_jobs(1) == 1
+
+
+def test_numba_limit_restores_the_thread_count_even_after_an_error():
+    """Oracle: Numba's own ``get_num_threads`` read before the block."""
+    before = numba.get_num_threads()
+    with _threads.numba_limit(1):
+        assert numba.get_num_threads() == 1
+    assert numba.get_num_threads() == before
+    with pytest.raises(RuntimeError), _threads.numba_limit(1):
+        raise RuntimeError("inside")
+    assert numba.get_num_threads() == before
+
+
+def test_blas_limit_restores_the_process_value_after_an_error(known_setting):
+    """Oracle: threadpoolctl's reading of the BLAS limit before the block."""
+    with pytest.raises(RuntimeError), sparsekit.thread_limit(1):
+        assert set(_blas_now()) == {1}
+        raise RuntimeError("inside")
+    assert (_blas_now(), numba.get_num_threads()) == known_setting
+
+
+@pytest.mark.parametrize("bad", [0, -2])
+def test_thread_limit_refuses_a_bad_count_naming_n_threads(bad, known_setting):
+    """Oracle: the signature — the argument is ``n_threads``, so the error names it (not the
+    ``n_jobs`` of the function it delegates to), and nothing is changed."""
+    with pytest.raises(ValueError, match="n_threads must be"):
+        with sparsekit.thread_limit(bad):
+            pass
+    assert (_blas_now(), numba.get_num_threads()) == known_setting

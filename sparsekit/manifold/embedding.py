@@ -91,7 +91,9 @@ class _NystromEmbedding(TransformerMixin, ParamsMixin):
         if not isinstance(k, numbers.Integral) or isinstance(k, bool) or k < 1:
             raise ValueError(f"{name} must be an integer >= 1, got {k!r}")
         if self.n_landmarks is not None and (
-            not isinstance(self.n_landmarks, numbers.Integral) or self.n_landmarks < 1
+            not isinstance(self.n_landmarks, numbers.Integral)
+            or isinstance(self.n_landmarks, bool)
+            or self.n_landmarks < 1
         ):
             raise ValueError(
                 f"n_landmarks must be None or an integer >= 1, got {self.n_landmarks!r}"
@@ -705,7 +707,11 @@ class SpectralClustering(SpectralEmbedding):
         self
             The fitted estimator (``labels_`` and ``cluster_centers_`` set).
         """
-        if not isinstance(self.n_init, numbers.Integral) or self.n_init < 1:
+        if (
+            not isinstance(self.n_init, numbers.Integral)
+            or isinstance(self.n_init, bool)
+            or self.n_init < 1
+        ):
             raise ValueError(f"n_init must be an integer >= 1, got {self.n_init!r}")
         super().fit(X)
         rng = np.random.default_rng(self.random_state)
