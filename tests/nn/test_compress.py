@@ -208,6 +208,26 @@ def test_compress_functional_model_and_subclassed_dense_left_alone():
     assert type(small.get_layer("b")) is MyDense
 
 
+def test_compress_keeps_a_masked_model_masked():
+    """Oracle: the uncompressed model (keras.layers.Dense propagates the mask to the pooling)
+    with its Dense kernel set to the product of the compressed layer's factors."""
+    keras.utils.set_random_seed(1)
+    model = keras.Sequential(  # rebuilt layer by layer: each passes the mask on, or not
+        [
+            keras.Input((5,), dtype="int32"),
+            keras.layers.Embedding(12, 8, mask_zero=True),
+            keras.layers.Dense(6, name="hidden"),
+            keras.layers.GlobalAveragePooling1D(),
+        ]
+    )
+    small, report = compress(model, 2, 2, n_iter=20)
+    assert report[0].replaced
+    layer = small.get_layer("hidden")
+    model.get_layer("hidden").kernel.assign(layer.get_kernel())
+    x = np.array([[3, 4, 0, 0, 0], [5, 6, 7, 8, 0], [1, 2, 3, 4, 5]], dtype=np.int32)
+    np.testing.assert_allclose(np.asarray(small(x)), np.asarray(model(x)), rtol=1e-5, atol=1e-6)
+
+
 def test_compress_errors(trained):
     model, _ = trained
     with pytest.raises(ValueError, match="n_factors"):
