@@ -371,3 +371,61 @@ def test_forward_pass_runs_on_another_keras_backend():
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip().splitlines()[-1] == "ok"
+
+
+def _extractor(shape, width):
+    return keras.Sequential(
+        [keras.Input(shape), keras.layers.Flatten(), keras.layers.Dense(width, activation="relu")]
+    )
+
+
+def test_layer_passes_keras_layer_contract(run_layer_test, data):
+    """Keras' own harness (serialization, build, symbolic and eager calls, a training step,
+    mixed_float16: the output has the declared dtype and the weights stay float32), without
+    and with a feature extractor."""
+    x, y = data
+    x = x.astype(np.float32)
+    run_layer_test(
+        NystromLayer,
+        {"kernel": ["rbf", "chi2"], "n_landmarks": 4, "x": x, "y": y, "random_state": 0},
+        input_data=x[:6],
+        expected_output_shape=(6, 8),
+        expected_num_trainable_weights=2,
+        expected_num_non_trainable_weights=1,
+    )
+    images = x.reshape(40, 5, 1)
+    run_layer_test(
+        NystromLayer,
+        {
+            "kernel": "rbf",
+            "n_landmarks": 4,
+            "x": images,
+            "feature_extractor": _extractor((5, 1), 3),
+            "random_state": 0,
+        },
+        input_data=images[:6],
+        expected_output_shape=(6, 4),
+    )
+
+
+def test_feature_extractor_follows_the_mixed_precision_policy(data):
+    """Oracle: keras.layers.Dense under the same mixed_float16 policy (float16 output, float32
+    weights) and the float32 layer's values to float16 precision."""
+    x, _ = data
+    images = x.reshape(40, 5, 1).astype(np.float32)
+    extractor = _extractor((5, 1), 3)
+    kwargs = {"n_landmarks": 5, "x": images, "feature_extractor": extractor, "random_state": 0}
+    mixed = NystromLayer("rbf", dtype="mixed_float16", **kwargs)
+    full = NystromLayer("rbf", **kwargs)
+    dense = keras.layers.Dense(5, dtype="mixed_float16")
+    want_dtype = keras.backend.standardize_dtype(dense(images.reshape(40, 5)).dtype)
+    assert mixed.compute_dtype == dense.compute_dtype == want_dtype == "float16"
+    out = mixed(images)
+    assert keras.backend.standardize_dtype(out.dtype) == want_dtype
+    assert mixed.compute_output_spec(keras.KerasTensor((None, 5, 1))).dtype == want_dtype
+    assert all(keras.backend.standardize_dtype(w.dtype) == "float32" for w in mixed.weights)
+    kv = _np(full.kernel_vectors(images)[0])
+    np.testing.assert_allclose(_np(mixed.kernel_vectors(images)[0]), kv, rtol=0, atol=4e-3)
+    # W = K_LL^{-1/2} has large entries here: the float16 error bound of k W is relative to |k||W|
+    W = full.initial_w_[0]
+    assert np.all(np.abs(_np(out) - kv @ W) <= 1e-2 * (np.abs(kv) @ np.abs(W)))
