@@ -429,3 +429,71 @@ def test_feature_extractor_follows_the_mixed_precision_policy(data):
     # W = K_LL^{-1/2} has large entries here: the float16 error bound of k W is relative to |k||W|
     W = full.initial_w_[0]
     assert np.all(np.abs(_np(out) - kv @ W) <= 1e-2 * (np.abs(kv) @ np.abs(W)))
+
+
+SCALED = {  # kernel at gamma (for data of scale c) -> scikit-learn's kernel on data / c
+    "rbf": lambda c: (
+        sparsekit.get_kernel("rbf"),  # gamma = 1/3: k = 1 at distance 0, else exp(-huge) = 0
+        lambda A, B: np.exp(-(((A[:, None] - B[None]) * c) ** 2).sum(-1) / 3),
+    ),
+    "laplacian": lambda c: (
+        sparsekit.get_kernel("laplacian", gamma=1 / c),
+        lambda A, B: pairwise.laplacian_kernel(A, B, gamma=1.0),
+    ),
+    "chi2": lambda c: (
+        sparsekit.get_kernel("chi2", gamma=1 / c),
+        lambda A, B: pairwise.chi2_kernel(A, B, gamma=1.0),
+    ),
+    "additive-chi2": lambda c: (
+        sparsekit.get_kernel("additive-chi2"),
+        lambda A, B: c * pairwise.additive_chi2_kernel(A, B),
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SCALED))
+@pytest.mark.parametrize(("c", "dtype"), [(1e300, "float64"), (3e38, "float32")])
+def test_data_near_the_largest_float_gives_the_kernel_not_nan(name, c, dtype):
+    """Oracle: scikit-learn's kernel on the data divided by c (rbf: exp(-||x - l||^2 / 3) by
+    direct differences, 1 on the landmarks and 0 elsewhere; laplacian and chi2 are
+    homogeneous of degree 1 in the data, so gamma / c at scale c is gamma at scale 1)."""
+    x0 = np.random.default_rng(3).random((20, 3)) + 0.05
+    kernel, reference = SCALED[name](c)
+    x = (x0 * c).astype(dtype)
+    with jax.enable_x64(dtype == "float64"), np.errstate(over="ignore"):
+        layer = NystromLayer(kernel, n_landmarks=5, x=x, random_state=0, dtype=dtype)
+        kv = _np(layer.kernel_vectors(x)[0])
+        out = _np(layer(x))
+        grad_w = jax.grad(
+            lambda w: keras.ops.sum(layer.stateless_call([w], [layer.landmarks.value], x)[0])
+        )(layer.w[0].value)
+        K = reference(x.astype(np.float64) / c, x[layer.landmark_indices_].astype(np.float64) / c)
+    finite = np.abs(K) < np.finfo(dtype).max / 2  # additive-chi2 may leave the float32 range
+    assert np.all(np.isfinite(kv[finite]))
+    eps = np.finfo(dtype).eps
+    scale = np.abs(K[finite]).max()
+    np.testing.assert_allclose(kv[finite], K[finite], rtol=0, atol=100 * eps * scale)
+    if finite.all():  # W's gradient is the kernel vectors' column sums
+        assert np.all(np.isfinite(np.asarray(grad_w)))
+        want = K @ layer.initial_w_[0]
+        np.testing.assert_allclose(out, want, rtol=0, atol=1e3 * eps * np.abs(want).max())
+
+
+@pytest.mark.parametrize(("exponent", "dtype"), [(510, "float64"), (62, "float32")])
+def test_rbf_is_scale_invariant_where_the_squared_norms_overflow(exponent, dtype):
+    """Oracle: k_{gamma / c^2}(c x, c l) = k_gamma(x, l) (scikit-learn's rbf_kernel on the data at
+    scale 1). With c = 2^exponent the centred squared norms, about 32 c^2, exceed the largest
+    float while gamma = 2^-2 exponent is a normal number."""
+    rng = np.random.default_rng(4)
+    x0 = np.repeat([[4.0, 4.0], [-4.0, -4.0]], 10, axis=0) + 0.3 * rng.standard_normal((20, 2))
+    c = 2.0**exponent
+    x = (x0 * c).astype(dtype)
+    kernel = sparsekit.get_kernel("rbf", gamma=c**-2)
+    with jax.enable_x64(dtype == "float64"):
+        layer = NystromLayer(kernel, n_landmarks=6, x=x, random_state=0, dtype=dtype)
+        kv = _np(layer.kernel_vectors(x)[0])
+    K = pairwise.rbf_kernel(x0, x0[layer.landmark_indices_], gamma=1.0)
+    assert np.any((K > 0.05) & (K < 0.95))  # neither 0 nor 1: the scales meet inside the range
+    # the expanded squared distance errs by about eps * max ||x - mean||^2 (times gamma = 1)
+    atol = 8 * np.finfo(dtype).eps * np.max(np.sum((x0 - x0.mean(axis=0)) ** 2, axis=1))
+    np.testing.assert_allclose(kv, K, rtol=0, atol=atol)
