@@ -497,3 +497,61 @@ def test_rbf_is_scale_invariant_where_the_squared_norms_overflow(exponent, dtype
     # the expanded squared distance errs by about eps * max ||x - mean||^2 (times gamma = 1)
     atol = 8 * np.finfo(dtype).eps * np.max(np.sum((x0 - x0.mean(axis=0)) ** 2, axis=1))
     np.testing.assert_allclose(kv, K, rtol=0, atol=atol)
+
+
+def test_the_remainder_goes_to_classes_drawn_at_random():
+    """The documented rule (sparsekit.nn._landmarks): n_landmarks // n_classes each, and
+    n_landmarks % n_classes classes drawn at random get one more, so over many draws every
+    class gets the extra one sometimes; stratified indices come back sorted."""
+    extra = np.zeros(4, dtype=int)
+    for seed in range(30):
+        share = class_shares(np.full(4, 50), 6, np.random.default_rng(seed))
+        assert sorted(share) == [1, 1, 2, 2]
+        extra += share == 2
+    assert np.all(extra > 0) and extra.sum() == 60
+    x = np.random.default_rng(5).random((40, 3))
+    y = np.tile([0, 1, 2, 3], 10)
+    idx = select_landmarks(
+        x, 9, KERNELS["rbf"][0], sparsekit.get_sampler("uniform"), y, np.random.default_rng(0)
+    )
+    assert np.all(np.diff(idx) > 0) and sorted(np.bincount(y[idx])) == [2, 2, 2, 3]
+
+
+def test_random_state_seeds_the_landmark_draw(data):
+    """Oracle: the uniform sampler's own draw from numpy.random.default_rng(seed)."""
+    x, _ = data
+    kernel, sampler = KERNELS["rbf"][0], sparsekit.get_sampler("uniform")
+    for seed in (0, 1):
+        layer = NystromLayer("rbf", n_landmarks=8, x=x, random_state=seed)
+        want = select_landmarks(x, 8, kernel, sampler, None, np.random.default_rng(seed))
+        np.testing.assert_array_equal(layer.landmark_indices_, want)
+    assert not np.array_equal(
+        NystromLayer("rbf", n_landmarks=8, x=x, random_state=0).landmark_indices_,
+        NystromLayer("rbf", n_landmarks=8, x=x, random_state=1).landmark_indices_,
+    )
+
+
+def test_bandwidth_rule_uses_x_when_landmarks_are_given(data):
+    """Oracle: the rule sigma^2 = mean squared distance over the rows of x (scikit-learn's
+    euclidean_distances), not over the 4 landmarks."""
+    x, _ = data
+    rule = sparsekit.get_kernel("rbf", bandwidth="mean-sq-dist")
+    layer = NystromLayer(rule, landmarks=x[:4], x=x)
+    gamma = 1.0 / (2.0 * pairwise.euclidean_distances(x, squared=True).mean())
+    assert layer.kernels_[0].gamma == pytest.approx(gamma, rel=1e-10)
+
+
+def test_eigen_floor_drops_the_eigenvalues_at_or_below_it(data):
+    """Oracle: numpy.linalg.eigh of scikit-learn's K_LL, K_LL^{-1/2} over the eigenvalues above
+    the floor only."""
+    x, _ = data
+    L = x[:6]
+    K = pairwise.rbf_kernel(L, L, gamma=0.7)
+    lam, V = np.linalg.eigh(K)
+    floor = float(np.sqrt(lam[1] * lam[2]))  # between the second and third smallest
+    keep = lam > floor
+    want = (V[:, keep] / np.sqrt(lam[keep])) @ V[:, keep].T
+    layer = NystromLayer(KERNELS["rbf"][0], landmarks=L, eigen_floor=floor, adaptive=False)
+    np.testing.assert_allclose(layer.initial_w_[0], want, rtol=0, atol=1e-8 * np.abs(want).max())
+    full = NystromLayer(KERNELS["rbf"][0], landmarks=L, adaptive=False)
+    assert np.abs(full.initial_w_[0] - want).max() > 1e-3 * np.abs(want).max()
