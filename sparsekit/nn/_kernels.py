@@ -18,6 +18,19 @@ Formulas (the library's definitions, :mod:`sparsekit.kernels`):
   gradient too);
 - chi2: exp(-gamma sum_k (z_k - l_k)^2 / (z_k + l_k)).
 
+Large data: as in :mod:`sparsekit.kernels.rbf`, the rbf, laplacian and chi2 formulas evaluate on
+z / s and l / s, with s = max |l| taken from the landmarks at each call (at least 1, at most a
+quarter of the largest float, whose reciprocal is still a normal number: XLA on CPU flushes
+subnormals to 0), and scale back: ||z - l||^2 = s^2 ||z/s - l/s||^2, while ||z - l||_1 and the
+chi2 sums are homogeneous of degree 1 (the division rounds each entry once). Without it, float64
+data near 1e154 (float32 near 1e19) gives inf - inf = NaN in the expanded squared distance, and
+float32 data near 1e38 inf / inf = NaN in the chi2 terms, where the kernel is finite. The
+exponent's coefficient gamma s^2 (gamma s) is computed as (sqrt(gamma) s)^2
+(sqrt(gamma) s sqrt(gamma)), so that a gamma below the smallest normal float (gamma ~ 1 / scale
+for float32 data near 1e38) is not flushed to 0 where the data make it count, and clipped to the
+largest float: at distance 0 the exponent is then 0 (k = 1, gradient finite), elsewhere it may
+overflow (k = 0). s carries no gradient: the kernel does not depend on it.
+
 Where |z_k - l_k| = 0 (an input equal to a landmark in a coordinate) the Laplacian kernel has no
 derivative; back-propagation then uses the backend's subgradient of |t| at 0 (JAX: 1).
 
@@ -26,8 +39,11 @@ The L1 and chi2 formulas form a (batch, landmarks, features) tensor: memory grow
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
+
+import ml_dtypes
 
 from ..kernels.chi2 import AdditiveChi2Kernel, Chi2Kernel
 from ..kernels.linear import LinearKernel, PolynomialKernel
@@ -42,6 +58,25 @@ def _ops():
 
 def _linear(Z, L):
     return _ops().matmul(Z, _ops().transpose(L))
+
+
+def _scaled(Z, L):
+    """``(Z / s, L / s, s)`` with s = max |L| clipped to [1, largest float / 4] (module notes)."""
+    ops = _ops()
+    top = ops.max(ops.abs(L))
+    s = ops.clip(top, 1.0, _largest(top) / 4)
+    return Z / s, L / s, ops.stop_gradient(s)
+
+
+def _largest(x):
+    return float(ml_dtypes.finfo(_ops().dtype(x)).max)  # Keras depends on ml_dtypes
+
+
+def _coefficient(gamma, s, degree):
+    """gamma s^degree in the dtype of s, clipped to the largest float (module notes)."""
+    r = math.sqrt(gamma)
+    c = _ops().square(r * s) if degree == 2 else (r * s) * r
+    return _ops().minimum(c, _largest(s))
 
 
 def _sq_dist(Z, L):
@@ -86,7 +121,8 @@ def _rbf_formula(kernel, d):
     gamma = float(kernel.effective_gamma(d))
 
     def f(Z, L):
-        return _ops().exp(-gamma * _sq_dist(Z, L))
+        Zs, Ls, s = _scaled(Z, L)
+        return _ops().exp(-_sq_dist(Zs, Ls) * _coefficient(gamma, s, 2))
 
     return {"gamma": gamma}, f
 
@@ -95,14 +131,16 @@ def _laplacian_formula(kernel, d):
     gamma = float(kernel._gamma(d))  # the kernel's own default rule (1 / n_features)
 
     def f(Z, L):
-        return _ops().exp(-gamma * _l1(Z, L))
+        Zs, Ls, s = _scaled(Z, L)
+        return _ops().exp(-_l1(Zs, Ls) * _coefficient(gamma, s, 1))
 
     return {"gamma": gamma}, f
 
 
 def _additive_chi2_formula(kernel, d):
     def f(Z, L):
-        return -_chi2_sums(Z, L)
+        Zs, Ls, s = _scaled(Z, L)
+        return -_chi2_sums(Zs, Ls) * s
 
     return {}, f
 
@@ -111,7 +149,8 @@ def _chi2_formula(kernel, d):
     gamma = float(kernel.gamma)
 
     def f(Z, L):
-        return _ops().exp(-gamma * _chi2_sums(Z, L))
+        Zs, Ls, s = _scaled(Z, L)
+        return _ops().exp(-_chi2_sums(Zs, Ls) * _coefficient(gamma, s, 1))
 
     return {"gamma": gamma}, f
 

@@ -123,7 +123,9 @@ class NystromLayer(keras.layers.Layer):
         Train W (adaptive Nyström); ``False`` freezes it at K_LL^{-1/2}.
     feature_extractor : keras layer or model, optional
         Applied to the inputs and to the landmarks (the same weights); its output is
-        flattened. The layer owns it (it is saved with the layer).
+        flattened and cast to the layer's compute dtype (under ``mixed_float16`` the kernel
+        runs in float16 whatever the extractor's own policy). The layer owns it (it is saved
+        with the layer).
     random_state : None, int or numpy Generator
         Seeds the landmark draw.
     eigen_floor : float, optional
@@ -341,11 +343,10 @@ class NystromLayer(keras.layers.Layer):
                 w.assign(w0.astype(self.variable_dtype))
 
     def _flat_features(self, inputs, training=None):
-        z = (
-            inputs
-            if self.feature_extractor is None
-            else self.feature_extractor(inputs, training=training)
-        )
+        if self.feature_extractor is None:
+            z = inputs
+        else:  # the extractor has a dtype policy of its own: compute in the layer's dtype
+            z = ops.cast(self.feature_extractor(inputs, training=training), self.compute_dtype)
         return ops.reshape(z, (ops.shape(z)[0], -1))
 
     def kernel_vectors(self, inputs: Any, training: bool | None = None) -> list[Any]:

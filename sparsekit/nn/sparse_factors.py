@@ -233,7 +233,8 @@ class SparseFactorsDense(_SparseFactorsLayer):
     Giffon 2020, PhD thesis, Eq. 3.25 (written for Keras' ``(in, out)`` layout): ``S_1`` is
     ``D × A``, ``S_2 … S_{Q−1}`` are ``A × A`` and ``S_Q`` is ``A × units``, with
     ``A = min(D, units)`` (:func:`~sparsekit.nn.palminize.factor_shapes`). Only the values on
-    the supports are trained (see the module notes).
+    the supports are trained (see the module notes). As ``keras.layers.Dense``, it passes an
+    input mask on unchanged, and once built it refuses inputs of another width.
 
     Parameters
     ----------
@@ -292,6 +293,9 @@ class SparseFactorsDense(_SparseFactorsLayer):
             n_factors, sparsity, activation, use_bias, seed, factors, masks, bias, **kwargs
         )
         self.units = check_scalar(units, "units", kind=numbers.Integral, low=1, low_inclusive=True)
+        # as keras.layers.Dense: a mask passes through, inputs are checked against the width
+        self.supports_masking = True
+        self.input_spec = keras.InputSpec(min_ndim=2)
 
     def build(self, input_shape: tuple[int | None, ...]) -> None:
         """Create the supports and the factors' values (Keras calls this before the first call).
@@ -310,6 +314,7 @@ class SparseFactorsDense(_SparseFactorsLayer):
         if in_dim is None:
             raise ValueError("SparseFactorsDense needs a known last input dimension")
         self._build_factors((int(in_dim), self.units), self.units)
+        self.input_spec = keras.InputSpec(min_ndim=2, axes={-1: int(in_dim)})
 
     def call(self, inputs: Any) -> Any:
         """Apply the layer: ``a(x S_1 ⋯ S_Q + b)``.
@@ -341,7 +346,19 @@ class SparseFactorsDense(_SparseFactorsLayer):
         -------
         tuple
             ``input_shape`` with its last dimension replaced by ``units``.
+
+        Raises
+        ------
+        ValueError
+            The layer is built and the last dimension differs from its input width.
         """
+        width = self.factor_values[0].shape[0] if self.built else None
+        if width is not None and input_shape[-1] not in (None, width):
+            raise ValueError(
+                f"SparseFactorsDense {self.name!r} was built for inputs of width {width} "
+                f"(last dimension), got input shape {tuple(input_shape)} of width "
+                f"{input_shape[-1]}"
+            )
         return tuple(input_shape[:-1]) + (self.units,)
 
     def get_kernel(self) -> np.ndarray:
@@ -539,6 +556,8 @@ class SparseFactorsConv2D(_SparseFactorsLayer):
         kh, kw = self.kernel_size
         self.in_channels = self._channels(input_shape)
         self._build_factors((kh * kw * self.in_channels, self.filters), self.filters)
+        axis = -1 if self.data_format == "channels_last" else 1
+        self.input_spec = keras.InputSpec(min_ndim=4, axes={axis: self.in_channels})
 
     def get_kernel(self) -> np.ndarray:
         """Return the filter tensor as a NumPy array.

@@ -208,6 +208,52 @@ def test_compress_functional_model_and_subclassed_dense_left_alone():
     assert type(small.get_layer("b")) is MyDense
 
 
+def test_compress_keeps_a_masked_model_masked():
+    """Oracle: the uncompressed model (keras.layers.Dense propagates the mask to the pooling)
+    with its Dense kernel set to the product of the compressed layer's factors."""
+    keras.utils.set_random_seed(1)
+    model = keras.Sequential(  # rebuilt layer by layer: each passes the mask on, or not
+        [
+            keras.Input((5,), dtype="int32"),
+            keras.layers.Embedding(12, 8, mask_zero=True),
+            keras.layers.Dense(6, name="hidden"),
+            keras.layers.GlobalAveragePooling1D(),
+        ]
+    )
+    small, report = compress(model, 2, 2, n_iter=20)
+    assert report[0].replaced
+    layer = small.get_layer("hidden")
+    model.get_layer("hidden").kernel.assign(layer.get_kernel())
+    x = np.array([[3, 4, 0, 0, 0], [5, 6, 7, 8, 0], [1, 2, 3, 4, 5]], dtype=np.int32)
+    np.testing.assert_allclose(np.asarray(small(x)), np.asarray(model(x)), rtol=1e-5, atol=1e-6)
+
+
+def test_random_state_seeds_the_random_supports(trained):
+    """Oracle: determinism of numpy.random.default_rng(seed), the documented stream: the same
+    seed gives the same supports, another seed others."""
+    model, _ = trained
+
+    def masks(seed):
+        small, _ = compress(model, 2, 2, init="random", random_state=seed)
+        return [m for n in ("conv", "hidden") for m in small.get_layer(n).get_masks()]
+
+    first, again, other = masks(0), masks(0), masks(1)
+    assert all(np.array_equal(a, b) for a, b in zip(first, again))
+    assert not all(np.array_equal(a, b) for a, b in zip(first, other))
+
+
+def test_count_parameters_walks_nested_models():
+    """Oracle: counts by hand, the non-zeros of the nested sparse layer's supports plus its
+    bias, and the outer Dense layer's kernel plus bias."""
+    inner = keras.Sequential(
+        [keras.Input((10,)), SparseFactorsDense(6, n_factors=2, sparsity=2, seed=0)]
+    )
+    model = keras.Sequential([keras.Input((10,)), inner, keras.layers.Dense(3)])
+    nnz = sum(int(np.count_nonzero(m)) for m in inner.layers[0].get_masks())
+    assert nnz < 10 * 6 + 6 * 6
+    assert count_parameters(model) == nnz + 6 + 6 * 3 + 3
+
+
 def test_compress_errors(trained):
     model, _ = trained
     with pytest.raises(ValueError, match="n_factors"):

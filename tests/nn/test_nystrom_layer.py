@@ -371,3 +371,187 @@ def test_forward_pass_runs_on_another_keras_backend():
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip().splitlines()[-1] == "ok"
+
+
+def _extractor(shape, width):
+    return keras.Sequential(
+        [keras.Input(shape), keras.layers.Flatten(), keras.layers.Dense(width, activation="relu")]
+    )
+
+
+def test_layer_passes_keras_layer_contract(run_layer_test, data):
+    """Keras' own harness (serialization, build, symbolic and eager calls, a training step,
+    mixed_float16: the output has the declared dtype and the weights stay float32), without
+    and with a feature extractor."""
+    x, y = data
+    x = x.astype(np.float32)
+    run_layer_test(
+        NystromLayer,
+        {"kernel": ["rbf", "chi2"], "n_landmarks": 4, "x": x, "y": y, "random_state": 0},
+        input_data=x[:6],
+        expected_output_shape=(6, 8),
+        expected_num_trainable_weights=2,
+        expected_num_non_trainable_weights=1,
+    )
+    images = x.reshape(40, 5, 1)
+    run_layer_test(
+        NystromLayer,
+        {
+            "kernel": "rbf",
+            "n_landmarks": 4,
+            "x": images,
+            "feature_extractor": _extractor((5, 1), 3),
+            "random_state": 0,
+        },
+        input_data=images[:6],
+        expected_output_shape=(6, 4),
+    )
+
+
+def test_feature_extractor_follows_the_mixed_precision_policy(data):
+    """Oracle: keras.layers.Dense under the same mixed_float16 policy (float16 output, float32
+    weights) and the float32 layer's values to float16 precision."""
+    x, _ = data
+    images = x.reshape(40, 5, 1).astype(np.float32)
+    extractor = _extractor((5, 1), 3)
+    kwargs = {"n_landmarks": 5, "x": images, "feature_extractor": extractor, "random_state": 0}
+    mixed = NystromLayer("rbf", dtype="mixed_float16", **kwargs)
+    full = NystromLayer("rbf", **kwargs)
+    dense = keras.layers.Dense(5, dtype="mixed_float16")
+    want_dtype = keras.backend.standardize_dtype(dense(images.reshape(40, 5)).dtype)
+    assert mixed.compute_dtype == dense.compute_dtype == want_dtype == "float16"
+    out = mixed(images)
+    assert keras.backend.standardize_dtype(out.dtype) == want_dtype
+    assert mixed.compute_output_spec(keras.KerasTensor((None, 5, 1))).dtype == want_dtype
+    assert all(keras.backend.standardize_dtype(w.dtype) == "float32" for w in mixed.weights)
+    kv = _np(full.kernel_vectors(images)[0])
+    np.testing.assert_allclose(_np(mixed.kernel_vectors(images)[0]), kv, rtol=0, atol=4e-3)
+    # W = K_LL^{-1/2} has large entries here: the float16 error bound of k W is relative to |k||W|
+    W = full.initial_w_[0]
+    assert np.all(np.abs(_np(out) - kv @ W) <= 1e-2 * (np.abs(kv) @ np.abs(W)))
+
+
+SCALED = {  # kernel at gamma (for data of scale c) -> scikit-learn's kernel on data / c
+    "rbf": lambda c: (
+        sparsekit.get_kernel("rbf"),  # gamma = 1/3: k = 1 at distance 0, else exp(-huge) = 0
+        lambda A, B: np.exp(-(((A[:, None] - B[None]) * c) ** 2).sum(-1) / 3),
+    ),
+    "laplacian": lambda c: (
+        sparsekit.get_kernel("laplacian", gamma=1 / c),
+        lambda A, B: pairwise.laplacian_kernel(A, B, gamma=1.0),
+    ),
+    "chi2": lambda c: (
+        sparsekit.get_kernel("chi2", gamma=1 / c),
+        lambda A, B: pairwise.chi2_kernel(A, B, gamma=1.0),
+    ),
+    "additive-chi2": lambda c: (
+        sparsekit.get_kernel("additive-chi2"),
+        lambda A, B: c * pairwise.additive_chi2_kernel(A, B),
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SCALED))
+@pytest.mark.parametrize(("c", "dtype"), [(1e300, "float64"), (3e38, "float32")])
+def test_data_near_the_largest_float_gives_the_kernel_not_nan(name, c, dtype):
+    """Oracle: scikit-learn's kernel on the data divided by c (rbf: exp(-||x - l||^2 / 3) by
+    direct differences, 1 on the landmarks and 0 elsewhere; laplacian and chi2 are
+    homogeneous of degree 1 in the data, so gamma / c at scale c is gamma at scale 1)."""
+    x0 = np.random.default_rng(3).random((20, 3)) + 0.05
+    kernel, reference = SCALED[name](c)
+    x = (x0 * c).astype(dtype)
+    with jax.enable_x64(dtype == "float64"), np.errstate(over="ignore"):
+        layer = NystromLayer(kernel, n_landmarks=5, x=x, random_state=0, dtype=dtype)
+        kv = _np(layer.kernel_vectors(x)[0])
+        out = _np(layer(x))
+        grad_w = jax.grad(
+            lambda w: keras.ops.sum(layer.stateless_call([w], [layer.landmarks.value], x)[0])
+        )(layer.w[0].value)
+        K = reference(x.astype(np.float64) / c, x[layer.landmark_indices_].astype(np.float64) / c)
+    finite = np.abs(K) < np.finfo(dtype).max / 2  # additive-chi2 may leave the float32 range
+    assert np.all(np.isfinite(kv[finite]))
+    eps = np.finfo(dtype).eps
+    scale = np.abs(K[finite]).max()
+    np.testing.assert_allclose(kv[finite], K[finite], rtol=0, atol=100 * eps * scale)
+    if finite.all():  # W's gradient is the kernel vectors' column sums
+        assert np.all(np.isfinite(np.asarray(grad_w)))
+        want = K @ layer.initial_w_[0]
+        np.testing.assert_allclose(out, want, rtol=0, atol=1e3 * eps * np.abs(want).max())
+
+
+@pytest.mark.parametrize(("exponent", "dtype"), [(510, "float64"), (62, "float32")])
+def test_rbf_is_scale_invariant_where_the_squared_norms_overflow(exponent, dtype):
+    """Oracle: k_{gamma / c^2}(c x, c l) = k_gamma(x, l) (scikit-learn's rbf_kernel on the data at
+    scale 1). With c = 2^exponent the centred squared norms, about 32 c^2, exceed the largest
+    float while gamma = 2^-2 exponent is a normal number."""
+    rng = np.random.default_rng(4)
+    x0 = np.repeat([[4.0, 4.0], [-4.0, -4.0]], 10, axis=0) + 0.3 * rng.standard_normal((20, 2))
+    c = 2.0**exponent
+    x = (x0 * c).astype(dtype)
+    kernel = sparsekit.get_kernel("rbf", gamma=c**-2)
+    with jax.enable_x64(dtype == "float64"):
+        layer = NystromLayer(kernel, n_landmarks=6, x=x, random_state=0, dtype=dtype)
+        kv = _np(layer.kernel_vectors(x)[0])
+    K = pairwise.rbf_kernel(x0, x0[layer.landmark_indices_], gamma=1.0)
+    assert np.any((K > 0.05) & (K < 0.95))  # neither 0 nor 1: the scales meet inside the range
+    # the expanded squared distance errs by about eps * max ||x - mean||^2 (times gamma = 1)
+    atol = 8 * np.finfo(dtype).eps * np.max(np.sum((x0 - x0.mean(axis=0)) ** 2, axis=1))
+    np.testing.assert_allclose(kv, K, rtol=0, atol=atol)
+
+
+def test_the_remainder_goes_to_classes_drawn_at_random():
+    """The documented rule (sparsekit.nn._landmarks): n_landmarks // n_classes each, and
+    n_landmarks % n_classes classes drawn at random get one more, so over many draws every
+    class gets the extra one sometimes; stratified indices come back sorted."""
+    extra = np.zeros(4, dtype=int)
+    for seed in range(30):
+        share = class_shares(np.full(4, 50), 6, np.random.default_rng(seed))
+        assert sorted(share) == [1, 1, 2, 2]
+        extra += share == 2
+    assert np.all(extra > 0) and extra.sum() == 60
+    x = np.random.default_rng(5).random((40, 3))
+    y = np.tile([0, 1, 2, 3], 10)
+    idx = select_landmarks(
+        x, 9, KERNELS["rbf"][0], sparsekit.get_sampler("uniform"), y, np.random.default_rng(0)
+    )
+    assert np.all(np.diff(idx) > 0) and sorted(np.bincount(y[idx])) == [2, 2, 2, 3]
+
+
+def test_random_state_seeds_the_landmark_draw(data):
+    """Oracle: the uniform sampler's own draw from numpy.random.default_rng(seed)."""
+    x, _ = data
+    kernel, sampler = KERNELS["rbf"][0], sparsekit.get_sampler("uniform")
+    for seed in (0, 1):
+        layer = NystromLayer("rbf", n_landmarks=8, x=x, random_state=seed)
+        want = select_landmarks(x, 8, kernel, sampler, None, np.random.default_rng(seed))
+        np.testing.assert_array_equal(layer.landmark_indices_, want)
+    assert not np.array_equal(
+        NystromLayer("rbf", n_landmarks=8, x=x, random_state=0).landmark_indices_,
+        NystromLayer("rbf", n_landmarks=8, x=x, random_state=1).landmark_indices_,
+    )
+
+
+def test_bandwidth_rule_uses_x_when_landmarks_are_given(data):
+    """Oracle: the rule sigma^2 = mean squared distance over the rows of x (scikit-learn's
+    euclidean_distances), not over the 4 landmarks."""
+    x, _ = data
+    rule = sparsekit.get_kernel("rbf", bandwidth="mean-sq-dist")
+    layer = NystromLayer(rule, landmarks=x[:4], x=x)
+    gamma = 1.0 / (2.0 * pairwise.euclidean_distances(x, squared=True).mean())
+    assert layer.kernels_[0].gamma == pytest.approx(gamma, rel=1e-10)
+
+
+def test_eigen_floor_drops_the_eigenvalues_at_or_below_it(data):
+    """Oracle: numpy.linalg.eigh of scikit-learn's K_LL, K_LL^{-1/2} over the eigenvalues above
+    the floor only."""
+    x, _ = data
+    L = x[:6]
+    K = pairwise.rbf_kernel(L, L, gamma=0.7)
+    lam, V = np.linalg.eigh(K)
+    floor = float(np.sqrt(lam[1] * lam[2]))  # between the second and third smallest
+    keep = lam > floor
+    want = (V[:, keep] / np.sqrt(lam[keep])) @ V[:, keep].T
+    layer = NystromLayer(KERNELS["rbf"][0], landmarks=L, eigen_floor=floor, adaptive=False)
+    np.testing.assert_allclose(layer.initial_w_[0], want, rtol=0, atol=1e-8 * np.abs(want).max())
+    full = NystromLayer(KERNELS["rbf"][0], landmarks=L, adaptive=False)
+    assert np.abs(full.initial_w_[0] - want).max() > 1e-3 * np.abs(want).max()

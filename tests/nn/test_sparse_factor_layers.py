@@ -260,3 +260,70 @@ def test_bad_input_is_rejected_with_the_argument_named():
     grouped.build((None, 5, 5, 2))
     with pytest.raises(ValueError, match="groups"):
         SparseFactorsConv2D.from_layer(grouped, 2, 1)
+
+
+def test_layers_pass_keras_layer_contract(run_layer_test):
+    """Keras' own harness: masks pass through the dense layer as through keras.layers.Dense
+    (not through Conv2D, as keras.layers.Conv2D), three trainable weights (two factors'
+    values and the bias) and two frozen masks, a training step, mixed_float16."""
+    run_layer_test(
+        SparseFactorsDense,
+        {"units": 4, "n_factors": 2, "sparsity": 2, "seed": 0},
+        input_shape=(2, 3, 8),
+        expected_output_shape=(2, 3, 4),
+        expected_num_trainable_weights=3,
+        expected_num_non_trainable_weights=2,
+        supports_masking=keras.layers.Dense(4).supports_masking,
+    )
+    run_layer_test(
+        SparseFactorsConv2D,
+        {"filters": 4, "kernel_size": 3, "n_factors": 2, "sparsity": 2, "seed": 0},
+        input_shape=(2, 5, 5, 2),
+        expected_output_shape=(2, 3, 3, 4),
+        expected_num_trainable_weights=3,
+        expected_num_non_trainable_weights=2,
+        supports_masking=keras.layers.Conv2D(4, 3).supports_masking,
+    )
+
+
+def _masked_model(layer):
+    tokens = keras.Input((5,), dtype="int32")
+    h = keras.layers.Embedding(12, 8, mask_zero=True, name="embed")(tokens)
+    h = layer(h)
+    return keras.Model(tokens, keras.layers.GlobalAveragePooling1D()(h))
+
+
+def test_dense_propagates_masks_like_keras_dense():
+    """Oracle: the same masked model with a keras.layers.Dense of the same kernel and bias
+    (the average then runs over the unmasked steps only)."""
+    factors = sparse_factors((8, 6), 2, 2, seed=20)
+    bias = np.random.default_rng(21).standard_normal(6).astype(np.float32)
+    sparse = _masked_model(
+        SparseFactorsDense(6, n_factors=2, sparsity=2, factors=factors, bias=bias)
+    )
+    dense = _masked_model(keras.layers.Dense(6))
+    dense.get_layer("embed").set_weights(sparse.get_layer("embed").get_weights())
+    dense.layers[2].set_weights([sparse.layers[2].get_kernel(), bias])
+    tokens = np.array([[3, 4, 0, 0, 0], [5, 6, 7, 8, 0], [1, 2, 3, 4, 5]], dtype=np.int32)
+    want = np.asarray(dense(tokens))
+    np.testing.assert_allclose(np.asarray(sparse(tokens)), want, rtol=1e-5, atol=1e-6)
+
+
+def test_built_layers_refuse_inputs_of_another_width():
+    """Oracle: keras.layers.Dense / Conv2D, which refuse a symbolic or eager input whose
+    feature (channel) dimension differs from the one they were built for."""
+    dense, sparse = keras.layers.Dense(4), SparseFactorsDense(4, seed=0)
+    for layer in (dense, sparse):
+        layer.build((None, 8))
+        for wrong in (keras.Input((6,)), np.ones((2, 6), np.float32)):
+            with pytest.raises(ValueError, match=r"value 8.*\(\w+, 6\)"):
+                layer(wrong)
+    with pytest.raises(ValueError, match="width 8.*width 6"):
+        sparse.compute_output_spec(keras.KerasTensor((None, 6)))
+    assert sparse.compute_output_spec(keras.KerasTensor((None, 3, 8))).shape == (None, 3, 4)
+    conv, sparse_conv = keras.layers.Conv2D(4, 3), SparseFactorsConv2D(4, 3, seed=0)
+    for layer in (conv, sparse_conv):
+        layer.build((None, 5, 5, 2))
+        for wrong in (keras.Input((5, 5, 3)), np.ones((1, 5, 5, 3), np.float32)):
+            with pytest.raises(ValueError, match=r"value 2.*\(\w+, 5, 5, 3\)"):
+                layer(wrong)
