@@ -34,7 +34,7 @@ import sys
 import time
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from ._dask import ClusterLostError
 from .results import (
@@ -47,6 +47,9 @@ from .results import (
     write_atomic,
 )
 from .spec import DEFAULT_MAX_RUNS, Spec, SpecError, count_points, count_runs, expand
+
+if TYPE_CHECKING:
+    from ..registry import Registry
 
 #: local:N starts N worker processes: at most this many per CPU (a typo such as local:4000
 #: would otherwise fork thousands of interpreters)
@@ -92,7 +95,11 @@ def plan(spec: Spec) -> list[dict]:
 
 
 def execute_point(
-    task_name: str, point: dict, seed: int, allow_pickle: bool = False
+    task_name: str,
+    point: dict,
+    seed: int,
+    allow_pickle: bool = False,
+    registry: Registry | None = None,
 ) -> dict[str, Any] | list[dict[str, Any]]:
     """Run one grid point and return its metrics (raises on failure).
 
@@ -108,6 +115,8 @@ def execute_point(
         The run's seed.
     allow_pickle : bool, default False
         Let a ``file`` data source read pickled objects.
+    registry : Registry, optional
+        Where the task and its components are looked up (default: the default registry).
 
     Returns
     -------
@@ -117,7 +126,7 @@ def execute_point(
     from . import data as data_mod
     from .tasks import get_task, run_task
 
-    task = get_task(task_name)
+    task = get_task(task_name, registry)
     data = data_mod.load(point["data"], seed=seed, allow_pickle=allow_pickle)
     return run_task(
         task.name,
@@ -125,13 +134,14 @@ def execute_point(
         data,
         {f: point.get(f, {}) for f in task.components},
         seed=seed,
+        registry=registry,
     )
 
 
-def _safe_point(task_name, point, seed, allow_pickle):
+def _safe_point(task_name, point, seed, allow_pickle, registry=None):
     """``(status, metrics or message)``: a failed run becomes a row, not a crash of the sweep."""
     try:
-        return "ok", execute_point(task_name, point, seed, allow_pickle)
+        return "ok", execute_point(task_name, point, seed, allow_pickle, registry)
     except Exception as exc:  # recorded in the row with its type
         return "error", f"{type(exc).__name__}: {exc}"
 
@@ -370,6 +380,7 @@ def run_spec(
     scheduler: str | None = None,
     stream: TextIO | None = None,
     progress: bool | None = None,
+    registry: Registry | None = None,
 ) -> Path:
     """Run every point of the spec not already in ``out``.
 
@@ -397,6 +408,10 @@ def run_spec(
         Where to print progress lines (default ``sys.stdout``).
     progress : bool, optional
         Show a progress bar (default: on a terminal).
+    registry : Registry, optional
+        Where tasks and components are looked up: pass the one given to
+        :func:`~sparsekit.run.spec.load_spec` (default: the default registry). Not with
+        ``scheduler``: Dask workers look names up in their own default registry.
 
     Returns
     -------
@@ -419,6 +434,11 @@ def run_spec(
         scheduler was lost, mid-sweep (a ``ConnectionError``); the message says how many runs
         are recorded and how to resume.
     """
+    if registry is not None and scheduler is not None:
+        raise ValueError(
+            "registry= runs in this process only; with scheduler= the workers use their "
+            "default registry: install the plugin there (entry points) and drop registry="
+        )
     check_size(spec, yes, max_runs)
     runs = plan(spec)
     client = cluster = None
@@ -434,7 +454,9 @@ def run_spec(
     try:
         out.mkdir(parents=True, exist_ok=True)
         with FolderLock(out):
-            _run_locked(spec, runs, out, client, scheduler, allow_pickle, stream, progress, resume)
+            _run_locked(
+                spec, runs, out, client, scheduler, allow_pickle, stream, progress, resume, registry
+            )
     except OSError as exc:
         if exc.errno in NO_SPACE and not isinstance(exc, NoSpaceError):
             err = NoSpaceError(f"no space left in {out}; free space and {resume}")
@@ -479,7 +501,9 @@ def _check_folder(spec, runs, out) -> None:
         )
 
 
-def _run_locked(spec, runs, out, client, scheduler, allow_pickle, stream, progress, resume):
+def _run_locked(
+    spec, runs, out, client, scheduler, allow_pickle, stream, progress, resume, registry=None
+):
     _check_folder(spec, runs, out)
     rec = Recorder(out, stream)
     write_atomic(out / "spec.json", json.dumps(spec.resolved(), indent=2, default=str) + "\n")
@@ -501,7 +525,7 @@ def _run_locked(spec, runs, out, client, scheduler, allow_pickle, stream, progre
         flush=True,
     )
     try:
-        _execute(spec, todo, rec, client, allow_pickle, progress)
+        _execute(spec, todo, rec, client, allow_pickle, progress, registry)
         for plot in spec.plots:
             from .plots import draw
 
@@ -529,7 +553,7 @@ def _run_locked(spec, runs, out, client, scheduler, allow_pickle, stream, progre
     )
 
 
-def _execute(spec, todo, rec, client, allow_pickle, progress):
+def _execute(spec, todo, rec, client, allow_pickle, progress, registry=None):
     """Run ``todo`` here (``client`` None) or as Dask tasks, recording each run as it ends."""
     from .._progress import Progress
 
@@ -560,7 +584,9 @@ def _execute(spec, todo, rec, client, allow_pickle, progress):
         if client is None:
             for r in todo:
                 t0 = time.perf_counter()
-                status, result = _safe_point(spec.task, r["point"], r["seed"], allow_pickle)
+                status, result = _safe_point(
+                    spec.task, r["point"], r["seed"], allow_pickle, registry
+                )
                 record(r, status, result, time.perf_counter() - t0)
                 bar.update(1)
         else:

@@ -255,3 +255,32 @@ def test_a_second_holder_of_the_folder_lock_is_refused_at_once(tmp_path):
         t.join(10)
         assert not t.is_alive(), "the second FolderLock waited for the first"
     assert len(outcome) == 1 and f"process {os.getpid()}" in outcome[0]
+
+
+def test_a_task_of_a_private_registry_runs_with_that_registry(tmp_path):
+    """A task registered only in a private ``Registry`` (an embedding application's) passes
+    ``load_spec(registry=)`` and runs with ``run_spec(registry=)``; the default registry does
+    not know it, so every run was an error row before (oracle: the mean of iris' features
+    computed with NumPy)."""
+    import numpy as np
+    from sklearn.datasets import load_iris
+
+    from sparsekit.registry import Registry, hookimpl
+
+    def _mean(ctx):
+        (X,) = ctx.need("X")
+        return {"m": float(X.mean())}
+
+    class Plugin:
+        @hookimpl
+        def sparsekit_tasks(self):
+            yield Task("only-here", _mean, params={}).registration()
+
+    reg = Registry(plugins=[Plugin()])
+    spec = load_spec("s.toml", text='task = "only-here"\n[data]\nsource = "iris"\n', registry=reg)
+    run_spec(spec, out=tmp_path, stream=io.StringIO(), registry=reg)
+    (row,) = [json.loads(line) for line in (tmp_path / "results.jsonl").read_text().splitlines()]
+    assert row["status"] == "ok", row["error"]
+    assert row["m"] == pytest.approx(float(np.mean(load_iris().data)), rel=1e-12)
+    with pytest.raises(ValueError, match="registry= runs in this process only"):
+        run_spec(spec, out=tmp_path / "dask", registry=reg, scheduler="local:1")
