@@ -147,7 +147,9 @@ def test_a_stopped_run_keeps_what_finished_and_resume_completes_it(tmp_path, mon
 
 def test_second_process_on_the_same_folder_is_refused(tmp_path, capsys):
     spec, out = _spec(tmp_path, 3), tmp_path / "out"
-    proc = _child(["run", spec, "--out", out], slow=2.0, wait=False)
+    proc = _child(
+        ["run", spec, "--out", out], slow=4.0, wait=False
+    )  # 8 s left after the first row, even on a loaded machine
     try:
         deadline = time.monotonic() + 90
         while not ((out / "results.jsonl").exists() and _lines(out)):
