@@ -826,8 +826,10 @@ def count_runs(spec: Spec) -> int:
 def expand(spec: Spec) -> list[dict]:
     """Expand the grid of a spec.
 
-    Axes are the list values; zipped axes advance together; the order is that of the spec
+    Axes are the list values; zipped axes advance together. The zip groups come first (in the
+    order of the spec's ``zip``), then the other list values in the order of the spec
     (sections in :data:`TOP_KEYS` order, keys as written), the last axis varying fastest.
+    The order sets the order of the runs only; run ids do not depend on it.
 
     Parameters
     ----------

@@ -50,6 +50,29 @@ def test_zip_sweep_advances_together():
     ]
 
 
+def test_grid_order_zip_groups_first_then_the_spec_order_last_fastest():
+    """Oracle: itertools.product over the axes in the documented order (the zip group, then
+    data.n_samples and kernel.gamma as written), the last varying fastest."""
+    import itertools
+
+    text = BASE.replace("n_samples = 100", "n_samples = [100, 200]").replace(
+        "gamma = 0.5", "gamma = [0.5, 1.0]"
+    )
+    grid = expand(_load(text + '\n[sweep]\nzip = [["sampler.name", "params.n_components"]]\n'))
+    got = [
+        (g["sampler"]["name"], g["params"]["n_components"], g["data"]["n_samples"])
+        + (g["kernel"]["gamma"],)
+        for g in grid
+    ]
+    want = [
+        (name, m, n, gamma)
+        for (name, m), n, gamma in itertools.product(
+            [("uniform", 10), ("dac-rls", 20)], [100, 200], [0.5, 1.0]
+        )
+    ]
+    assert got == want
+
+
 def test_zip_lengths_must_match():
     text = (
         BASE.replace("[10, 20]", "[10, 20, 30]")
