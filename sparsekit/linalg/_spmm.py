@@ -17,8 +17,17 @@ def csr_matmat(indptr, indices, data, B, out):
     are independent and run on row ranges of the library's pool
     (:func:`sparsekit._row_ranges.run_row_ranges`).
     """
-    run_row_ranges(_csr_matmat_rows, indptr.shape[0] - 1, indptr, indices, data, B, out)
+    n_rows = indptr.shape[0] - 1
+    if data.shape[0] * B.shape[1] < 2 * MATMAT_WORK_PER_THREAD:
+        _csr_matmat_rows(0, n_rows, indptr, indices, data, B, out)
+    else:
+        run_row_ranges(_csr_matmat_rows, n_rows, indptr, indices, data, B, out)
     return out
+
+
+#: multiply-adds of ``csr_matmat`` per thread below which a hand-off to the pool costs more
+#: than it saves (Palm4MSA's many small products: see ``benchmarks/bench_palm.py``)
+MATMAT_WORK_PER_THREAD = 1 << 18
 
 
 @njit(cache=True, nogil=True)

@@ -34,3 +34,22 @@ def test_all_zero_matrix_has_no_entries():
     out = dense_to_csr_pair(np.zeros((3, 4)))
     assert out[0].tolist() == [0, 0, 0, 0] and out[3].tolist() == [0] * 5
     assert all(a.size == 0 for a in (out[1], out[2], out[4], out[5]))
+
+
+@pytest.mark.parametrize("n_cols", [3, 5000])
+def test_csr_matmat_equals_scipy_on_both_sides_of_the_pool_threshold(monkeypatch, n_cols):
+    """``csr_matmat`` runs small products on the calling thread and larger ones on the row-range
+    pool (MATMAT_WORK_PER_THREAD); both give SciPy's ``S @ B`` (the oracle), and the pool is
+    used only above the threshold (watched through ``run_row_ranges``)."""
+    from sparsekit.linalg import _spmm
+
+    rng = np.random.default_rng(0)
+    S = sp.random(300, 200, density=0.05, format="csr", random_state=1)
+    B = rng.normal(size=(200, n_cols))
+    pooled = []
+    real = _spmm.run_row_ranges
+    monkeypatch.setattr(_spmm, "run_row_ranges", lambda *a, **k: (pooled.append(1), real(*a, **k)))
+    out = np.empty((300, n_cols))
+    _spmm.csr_matmat(S.indptr, S.indices, S.data, B, out)
+    np.testing.assert_allclose(out, S @ B, rtol=1e-12, atol=1e-12)
+    assert bool(pooled) == (S.nnz * n_cols >= 2 * _spmm.MATMAT_WORK_PER_THREAD)
