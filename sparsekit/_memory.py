@@ -182,7 +182,7 @@ def _cgroup_headroom(root: str, self_cgroup: str) -> list:
 
 
 # (process id, the function that read it, monotonic time of the reading, bytes)
-_LAST_READING = (None, None, 0.0, None)
+_LAST_READING: tuple[int | None, object, float, int | None] = (None, None, 0.0, None)
 
 
 def _available_for(nbytes: int) -> int | None:

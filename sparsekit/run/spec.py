@@ -223,7 +223,7 @@ class Spec:
         if "path" not in data:
             return point
         path = data["path"]
-        written = (
+        written: list | str = (
             [self.written_paths.get(p, p) for p in path]
             if isinstance(path, list)
             else self.written_paths.get(path, path)
@@ -785,7 +785,8 @@ def _check_data_paths(table: dict, path_where, base) -> dict:
 
     if "path" not in table:
         return {}
-    paths, written = [], {}
+    paths: list[str] = []
+    written: dict[str, str] = {}
     for path in _values(table["path"]):
         for source in _values(table["source"]):
             try:
