@@ -317,3 +317,24 @@ def test_good_parameter_values_load():
         "s.toml",
         text='task = "three-sample"\n[data]\nsource = "uniform"\n[params]\nn = [[10, 20]]\n',
     )
+
+
+@pytest.mark.parametrize(
+    "task, params, message",
+    [
+        ("quickmeans", "test_fraction = 0", "test_fraction must be a number in \\(0, 1\\)"),
+        ("quickmeans", "n_clusters = [8, 0]", "n_clusters must be an integer >= 1, got 0"),
+        ("frank-wolfe-recovery", "outside_factors = [[2, -5]]", "outside_factors must be a"),
+        ("frank-wolfe-recovery", "n_signals = 2.5", "n_signals must be an integer >= 1"),
+    ],
+)
+def test_experiment_task_values_are_refused_at_load(tmp_path, capsys, task, params, message):
+    """The theses' protocols: a test split of no point, no cluster, a negative radius factor
+    (β = factor · ‖x*‖₁ is a radius) or a fraction of a signal cannot run; before, the spec
+    loaded and every run failed (or ran on nonsense)."""
+    spec_file = tmp_path / "s.toml"
+    spec_file.write_text(f'task = "{task}"\n[data]\nsource = "uniform"\n[params]\n{params}\n')
+    with pytest.raises(SpecError, match=rf"s\.toml, line 5: task '{task}': {message}"):
+        load_spec(spec_file)
+    assert main(["run", str(spec_file), "--dry-run"]) == 2
+    assert "Traceback" not in capsys.readouterr().err
