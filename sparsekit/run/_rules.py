@@ -1,12 +1,15 @@
 """Rules for the values of task and data-source parameters, checked when a spec is loaded.
 
-A rule is ``(test, what)``: ``test(value) -> bool`` and the words that complete "must be ...".
+A rule is ``(test, what)``: ``test(value) -> bool`` and the words that complete "must be ..."
+(:func:`one_of` adds the options, for the closest one in the message).
 :func:`rules` makes a task's ``check`` hook from ``{parameter: rule}``.
 """
 
 from __future__ import annotations
 
 import numbers
+
+from .._names import did_you_mean
 
 
 def _int(v) -> bool:
@@ -26,8 +29,8 @@ PROBABILITY = (lambda v: _real(v) and 0 <= v <= 1, "a probability in [0, 1]")
 
 
 def one_of(*options) -> tuple:
-    """The rule ``value in options``."""
-    return (lambda v: v in options, f"one of {', '.join(map(repr, options))}")
+    """The rule ``value in options`` (its message names the closest option)."""
+    return (lambda v: v in options, f"one of {', '.join(map(repr, options))}", options)
 
 
 def check_rules(params: dict, rules: dict) -> None:
@@ -40,15 +43,17 @@ def check_rules(params: dict, rules: dict) -> None:
     Raises
     ------
     ValueError
-        ``"<parameter> must be <what>, got <value>"`` for the first value that breaks its rule.
+        ``"<parameter> must be <what>, got <value>."`` for the first value that breaks its
+        rule (with the closest option, for a rule of :func:`one_of`).
     """
-    for key, (test, what) in rules.items():
+    for key, (test, what, *options) in rules.items():
         value = params.get(key)
         if value is None:
             continue
         for item in value if isinstance(value, list) else [value]:
             if not test(item):
-                raise ValueError(f"{key} must be {what}, got {item!r}")
+                hint = did_you_mean(item, options[0]) if options and isinstance(item, str) else ""
+                raise ValueError(f"{key} must be {what}, got {item!r}.{hint}")
 
 
 def rules(table: dict):

@@ -782,7 +782,7 @@ def _check_values(table, defaults, check, what, sec, where, fix) -> None:
             if problem:
                 raise SpecError(
                     f"{where(sec, key)}: {what}: {key} must be {problem} (as its default "
-                    f"{defaults[key]!r}), got {value!r}; change it in {fix}"
+                    f"{defaults[key]!r}), got {value!r}. Change it in {fix}."
                 )
     if check is None:
         return
@@ -797,7 +797,10 @@ def _check_values(table, defaults, check, what, sec, where, fix) -> None:
             bad = key or next(
                 (k for k in point if re.search(rf"\b{re.escape(k)}\b", str(exc))), None
             )
-            raise SpecError(f"{where(sec, bad)}: {what}: {exc}; change it in {fix}") from None
+            message = str(exc).rstrip()
+            if not message.endswith((".", "?", "!")):
+                message += "."
+            raise SpecError(f"{where(sec, bad)}: {what}: {message} Change it in {fix}.") from None
 
 
 def _check_data_values(src, table, where) -> None:
@@ -812,7 +815,7 @@ def _check_data_values(src, table, where) -> None:
     for key in signature:
         if key not in defaults and key not in table:
             raise SpecError(
-                f"{where('data', None)}: data source {src!r} needs {key} = ...; add it to [data]"
+                f"{where('data', None)}: data source {src!r} needs {key} = ...: add it to [data]"
             )
     taken = {k: v for k, v in table.items() if k in signature and k != "path"}
     _check_values(

@@ -320,6 +320,12 @@ def test_good_parameter_values_load():
         ("quickmeans", "n_clusters = [8, 0]", "n_clusters must be an integer >= 1, got 0"),
         ("frank-wolfe-recovery", "outside_factors = [[2, -5]]", "outside_factors must be a"),
         ("frank-wolfe-recovery", "n_signals = 2.5", "n_signals must be an integer >= 1"),
+        (
+            "three-sample",
+            'methods = [["exact", "nystrm"]]',
+            "methods must be one of 'exact', .*"
+            "got 'nystrm'. Did you mean 'nystrom'\\? Change it in \\[params\\]\\.",
+        ),
     ],
 )
 def test_experiment_task_values_are_refused_at_load(tmp_path, capsys, task, params, message):
