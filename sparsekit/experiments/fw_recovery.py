@@ -35,6 +35,7 @@ from typing import Any
 
 import numpy as np
 
+from ..run._rules import COUNT, NONNEGATIVE, POSITIVE, rules
 from ..run.tasks import Task, TaskContext
 
 
@@ -239,6 +240,13 @@ TASK = Task(
     {},
     "Frank–Wolfe on m-sparse signals: recovery inside and outside the coherence "
     "hypotheses, against OMP and MP (a row per dictionary, sparsity and solver)",
+    check=rules(
+        {
+            **dict.fromkeys(("n_dictionaries", "n_signals", "max_iter"), COUNT),
+            **dict.fromkeys(("beta_factor", "outside_factors"), POSITIVE),
+            "tol": NONNEGATIVE,
+        }
+    ),
 )
 
 __all__ = ["run_fw_recovery"]

@@ -44,6 +44,7 @@ from typing import Any
 
 import numpy as np
 
+from ..run._rules import COUNT, FRACTION, NONNEGATIVE_INT, rules
 from ..run.tasks import Task, TaskContext
 
 #: points over which the RBF bandwidth of the Nyström error is measured
@@ -198,6 +199,15 @@ TASK = Task(
     "QuicK-means against K-means from the same K-means++ start: objective, nnz, FLOPs, "
     "compression, 1-NN accuracy, Nyström error, fit time (a row per algorithm)",
     requires={"sklearn": "sparsekit[forest]"},
+    check=rules(
+        {
+            **dict.fromkeys(
+                ("n_clusters", "sparsity", "n_factors", "max_iter", "palm_iter"), COUNT
+            ),
+            "test_fraction": FRACTION,
+            "n_eval": NONNEGATIVE_INT,
+        }
+    ),
 )
 
 __all__ = ["run_quickmeans"]

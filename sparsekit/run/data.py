@@ -31,8 +31,9 @@ Sources
 In a spec, a relative ``path`` is resolved against the spec file's folder (an absolute path,
 or one starting with ``~``, is taken as it is), and the file or folder is checked to exist and
 be readable when the spec is validated, before any run starts (``resolve_path``); the
-spec then holds the absolute path. The functions called directly read a relative path from
-the current folder.
+spec then holds the absolute path. The other values are checked then too: each has its
+default's type, and the parameters named in ``PARAMETER_RULES`` keep to their rule. The
+functions called directly read a relative path from the current folder.
 """
 
 from __future__ import annotations
@@ -45,6 +46,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from . import _rules
 
 _TOY = {
     "iris": "load_iris",
@@ -564,6 +567,37 @@ SOURCES.update(
         "graphs": graphs,
     }
 )
+
+
+#: parameter name -> rule (see :mod:`sparsekit.run._rules`), for every source that takes it:
+#: checked when a spec is loaded, so that a bad value is refused before any run.
+PARAMETER_RULES = {
+    **dict.fromkeys(
+        (
+            "n_samples",
+            "n_features",
+            "n_clusters",
+            "n_atoms",
+            "n_nonzero",
+            "n_signals",
+            "n_graphs",
+            "n_nodes",
+            "n_labels",
+            "n_rings",
+            "min_nodes",
+            "max_nodes",
+            "patch",
+            "grid",
+        ),
+        _rules.COUNT,
+    ),
+    "seed": _rules.NONNEGATIVE_INT,
+    **dict.fromkeys(("noise", "cluster_std", "center_scale"), _rules.NONNEGATIVE),
+    **dict.fromkeys(("scale", "var_x", "var_z"), _rules.POSITIVE),
+    **dict.fromkeys(("p", "p_x", "p_z"), _rules.PROBABILITY),
+    "factor": (lambda v: _rules.PROBABILITY[0](v) and v < 1, "a number in [0, 1)"),
+    "n": (lambda v: _rules.COUNT[0](v) and v >= 2 and not v & (v - 1), "a power of two >= 2"),
+}
 
 
 #: name -> ``{module: pip requirement}``: the optional packages a source imports.

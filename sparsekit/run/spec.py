@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+import inspect
 import itertools
 import json
 import os
@@ -427,7 +428,8 @@ def load_spec(
         Malformed TOML (line and column; also tables or lists nested more than
         :data:`MAX_DEPTH` levels deep), a spec of more than :data:`MAX_SPEC_BYTES` bytes
         (both checked before parsing), unknown keys, tasks, components, parameters or data
-        sources (line and closest valid name), bad sweep groups, an output name that is not a
+        sources (line and closest valid name), a task's or data source's parameter value of
+        the wrong type or out of its range (line), bad sweep groups, an output name that is not a
         plain folder name, a missing or unreadable data file; a spec path that names a
         folder, a FIFO or a device.
     FileNotFoundError
@@ -581,6 +583,8 @@ def validate(
                     f"{key!r}.{closest(key, allowed)} Parameters: {', '.join(sorted(allowed))}"
                 )
     for src in _values(sections["data"]["source"]):
+        _check_data_values(src, sections["data"], where)
+    for src in _values(sections["data"]["source"]):
         _check_requires(
             data_mod.SOURCE_REQUIRES.get(src, {}), f"data source {src!r}", where("data", "source")
         )
@@ -618,6 +622,9 @@ def validate(
                 f"{where('params', key)}: task {task.name!r} has no parameter {key!r}."
                 f"{closest(key, task.params)} Parameters: {', '.join(sorted(task.params))}"
             )
+    _check_values(
+        params, task.params, task.check, f"task {task.name!r}", "params", where, "[params]"
+    )
     spec_where = where(None, "repeat")
     repeat = _check_int(spec_where, doc.get("repeat", 1), "repeat", 1)
     seed = _check_int(where(None, "seed"), doc.get("seed", 0), "seed", 0)
@@ -740,6 +747,86 @@ def _check_component_values(registry, task, sec, table, where) -> None:
                     (k for k in kwargs if re.search(rf"\b{re.escape(k)}\b", str(exc))), None
                 )
                 raise SpecError(f"{where(sec, bad)}: {sec} {name!r}: {exc}") from None
+
+
+def _type_problem(value, default) -> str | None:
+    """What ``value`` must be to have the type of ``default`` (bool, int, float, str; an int
+    passes for a float), or None when it has; a list is checked item by item, and a default
+    that is None, a list or another object takes any value."""
+    if isinstance(value, list) and not isinstance(default, list):
+        return next((p for p in (_type_problem(v, default) for v in value) if p), None)
+    if isinstance(default, bool):
+        return None if isinstance(value, bool) else "true or false"
+    if isinstance(default, int):
+        ok = isinstance(value, int) and not isinstance(value, bool)
+        return None if ok else "an integer"
+    if isinstance(default, float):
+        ok = isinstance(value, (int, float)) and not isinstance(value, bool)
+        return None if ok else "a number"
+    if isinstance(default, str):
+        return None if isinstance(value, str) else "a string"
+    return None
+
+
+def _check_values(table, defaults, check, what, sec, where, fix) -> None:
+    """Refuse, with its line, a value of ``table`` whose type is not its default's (see
+    :func:`_type_problem`; each item of a sweep) unless ``check.names`` holds its key, then
+    one that ``check(params)`` refuses.
+    ``check`` is called once per value of each key (the first value of the others, the
+    defaults for the keys not set): as many calls as values, not as grid points."""
+    values = {k: _values(v) for k, v in table.items()}
+    ruled = getattr(check, "names", ())
+    for key, vals in values.items():
+        for value in vals if key not in ruled else ():
+            problem = _type_problem(value, defaults.get(key))
+            if problem:
+                raise SpecError(
+                    f"{where(sec, key)}: {what}: {key} must be {problem} (as its default "
+                    f"{defaults[key]!r}), got {value!r}. Change it in {fix}."
+                )
+    if check is None:
+        return
+    first = {k: v[0] for k, v in values.items() if v}
+    trials = [(None, first)] + [
+        (key, {**first, key: value}) for key, vals in values.items() for value in vals[1:]
+    ]
+    for key, point in trials:
+        try:
+            check({**defaults, **point})
+        except (ValueError, TypeError) as exc:
+            bad = key or next(
+                (k for k in point if re.search(rf"\b{re.escape(k)}\b", str(exc))), None
+            )
+            message = str(exc).rstrip()
+            if not message.endswith((".", "?", "!")):
+                message += "."
+            raise SpecError(f"{where(sec, bad)}: {what}: {message} Change it in {fix}.") from None
+
+
+def _check_data_values(src, table, where) -> None:
+    """Check the ``[data]`` values that ``src`` reads: its required parameters are set (a
+    file source's ``path``), each value has its default's type and passes the rules of
+    :data:`sparsekit.run.data.PARAMETER_RULES`."""
+    from . import data as data_mod
+    from ._rules import check_rules
+
+    signature = inspect.signature(data_mod.SOURCES[src]).parameters
+    defaults = {k: p.default for k, p in signature.items() if p.default is not p.empty}
+    for key in signature:
+        if key not in defaults and key not in table:
+            raise SpecError(
+                f"{where('data', None)}: data source {src!r} needs {key} = ...: add it to [data]"
+            )
+    taken = {k: v for k, v in table.items() if k in signature and k != "path"}
+    _check_values(
+        taken,
+        defaults,
+        lambda params: check_rules(params, data_mod.PARAMETER_RULES),
+        f"data source {src!r}",
+        "data",
+        where,
+        "[data]",
+    )
 
 
 def _check_requires(requires: dict, what: str, req_where: str) -> None:

@@ -18,6 +18,7 @@ import numpy as np
 
 from .._memory import check_allocation
 from .._names import did_you_mean
+from ._rules import COUNT, one_of, rules
 from .tasks import Task, TaskContext
 
 #: the checks the task can compute on the Gram matrix
@@ -86,6 +87,7 @@ TASK = Task(
     ("kernel",),
     {"kernel": "rbf"},
     "Gram matrix: time, symmetry error, median, smallest eigenvalue",
+    check=rules({"n_eig": COUNT, "checks": one_of(*CHECKS)}),
     metrics=("time", "max_asym", "median", "min_eig"),
 )
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 
+from ._rules import COUNT, one_of, rules
 from .tasks import Task, TaskContext, _fitted
 
 
@@ -70,6 +71,14 @@ TASK = Task(
     {"kernel": "rbf", "sampler": "uniform"},
     "kernel k-means: inertia, time, ARI",
     requires={"sklearn": "sparsekit[forest]"},
+    check=rules(
+        {
+            "n_clusters": COUNT,
+            "n_landmarks": COUNT,
+            "n_init": (lambda v: v == "auto" or COUNT[0](v), 'an integer >= 1 or "auto"'),
+            "method": one_of("auto", "exact", "nystrom"),
+        }
+    ),
     metrics=("time", "inertia", "method", "residual_trace", "n_landmarks", "ari", "ami", "labels"),
 )
 

@@ -7,7 +7,11 @@ import time
 import numpy as np
 
 from .._names import did_you_mean
+from ._rules import COUNT, NONNEGATIVE_INT, one_of, rules
 from .tasks import Task, TaskContext, _fitted
+
+#: the estimators of the MMD² that ``method`` names
+METHODS = ("exact", "unbiased", "linear", "block", "rff", "nystrom")
 
 
 def _two_classes(ctx):
@@ -67,8 +71,7 @@ def run_mmd(ctx: TaskContext) -> dict:
             Xa, Xb, kernel, random_state=ctx.seed, registry=ctx.registry, **opts
         )
     else:
-        methods = ["exact", "unbiased", "linear", "block", "rff", "nystrom"]
-        raise ValueError(f"mmd: unknown method {method!r}.{did_you_mean(method, methods)}")
+        raise ValueError(f"mmd: unknown method {method!r}.{did_you_mean(method, METHODS)}")
     out = {"mmd2": float(value), "time": time.perf_counter() - t0}
     if len(Xa) + len(Xb) <= p["exact_max_n"]:
         out["delta_exact"] = float(value - stats.mmd2_biased(Xa, Xb, kernel))
@@ -91,6 +94,15 @@ TASK = Task(
     ("kernel",),
     {"kernel": "rbf"},
     "MMD² between two classes, time, Δ to exact",
+    check=rules(
+        {
+            "method": one_of(*METHODS),
+            "exact_max_n": NONNEGATIVE_INT,
+            "n_landmarks": COUNT,
+            "n_frequencies": COUNT,
+            "block_size": COUNT,
+        }
+    ),
     metrics=("mmd2", "time", "delta_exact"),
 )
 

@@ -6,6 +6,7 @@ import time
 
 import numpy as np
 
+from ._rules import COUNT, FRACTION, NONNEGATIVE, NONNEGATIVE_INT, rules
 from .tasks import Task, TaskContext, _fitted, _sampler
 
 
@@ -95,6 +96,15 @@ TASK = Task(
     {"kernel": "rbf", "sampler": "uniform"},
     "Nyström error, fit time, downstream ridge accuracy",
     requires={"sklearn": "sparsekit[forest]"},
+    check=rules(
+        {
+            "n_components": COUNT,
+            "n_eval": COUNT,
+            "ridge_alpha": NONNEGATIVE,
+            "test_fraction": FRACTION,
+            "eval_seed": NONNEGATIVE_INT,
+        }
+    ),
     metrics=("n_landmarks", "fit_time", "error_fro", "rel_error_fro", "ridge_accuracy", "ridge_r2"),
 )
 

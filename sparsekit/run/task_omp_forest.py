@@ -28,9 +28,12 @@ from typing import Any
 import numpy as np
 
 from .._names import did_you_mean
+from ._rules import COUNT, FRACTION, one_of, rules
 from .tasks import Task, TaskContext
 
 _FOREST_CACHE: dict = {}
+#: a split's size as scikit-learn's train_test_split takes it: a fraction or a count
+_SIZE = (lambda v: FRACTION[0](v) or COUNT[0](v), "a number in (0, 1) or an integer >= 1")
 
 
 def _is_classification(y, problem):
@@ -145,6 +148,15 @@ TASK = Task(
     {},
     "random forest pruned by OMP / NN-OMP / random: test score per size",
     requires={"sklearn": "sparsekit[forest]"},
+    check=rules(
+        {
+            "weights": one_of("fitted", "uniform"),
+            "n_estimators": COUNT,
+            "sizes": COUNT,
+            "problem": one_of("auto", "regression", "classification"),
+            **dict.fromkeys(("test_size", "validation_size"), _SIZE),
+        }
+    ),
     metrics=("score", "scores", "full_forest", "n_trees", "negative_weight_fraction"),
 )
 

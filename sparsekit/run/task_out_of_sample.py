@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from .._names import did_you_mean
+from ._rules import COUNT, FRACTION, POSITIVE, one_of, rules
 from .tasks import Task, TaskContext
 
 #: method name -> estimator class name in sparsekit.manifold, and whether it takes a γ
@@ -140,6 +141,16 @@ TASK = Task(
     (),
     {},
     "embedding: out-of-sample error against training-set variability",
+    check=rules(
+        {
+            "method": one_of(*METHODS),
+            "proportion": FRACTION,
+            **dict.fromkeys(
+                ("n_train", "n_probe", "n_repetitions", "n_components", "n_neighbors"), COUNT
+            ),
+            "gamma": POSITIVE,
+        }
+    ),
 )
 
 __all__ = ["run_out_of_sample"]

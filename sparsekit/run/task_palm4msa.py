@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import time
 
+from ._rules import COUNT, rules
 from .tasks import Task, TaskContext
 
 
@@ -59,6 +60,7 @@ TASK = Task(
     {"solver": "hierarchical-palm4msa"},
     "sparse factorization: relative error, time",
     families={"solver": "factorizer"},
+    check=rules({"n_factors": COUNT, "sparsity": COUNT}),
     metrics=("time", "rel_error", "nnz", "n_iter", "stop_reason"),
 )
 

@@ -7,6 +7,7 @@ import time
 
 import numpy as np
 
+from ._rules import COUNT, NONNEGATIVE_INT, rules
 from .tasks import Task, TaskContext, _fitted, _sampler
 
 
@@ -69,6 +70,7 @@ TASK = Task(
     ("kernel", "sampler"),
     {"kernel": "rbf", "sampler": "uniform"},
     "score time, effective dimension, residual trace",
+    check=rules({"n_landmarks": NONNEGATIVE_INT, "n_eval": COUNT}),
     metrics=(
         "score_time",
         "sum_scores",

@@ -6,6 +6,7 @@ import time
 
 import numpy as np
 
+from ._rules import COUNT, POSITIVE, rules
 from .tasks import Task, TaskContext
 
 
@@ -84,6 +85,7 @@ TASK = Task(
     {"solver": "omp"},
     "solver on m-sparse signals: time, support recovery, residuals",
     build_components=False,
+    check=rules({"max_iter": COUNT, "beta_factor": POSITIVE}),
     metrics=("time", "support_recovery", "median_rel_residual", "max_rel_residual", "mean_nnz"),
 )
 

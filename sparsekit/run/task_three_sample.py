@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..stats.three_sample import METHODS
+from ._rules import COUNT, NONNEGATIVE_INT, one_of, rules
 from .task_mmd import _method_options
 from .tasks import Task, TaskContext
 
@@ -112,6 +114,17 @@ TASK = Task(
     ("kernel",),
     {"kernel": "rbf"},
     "three-sample test: error rate, Δ to exact MMD, time (a row per method and n)",
+    check=rules(
+        {
+            "methods": one_of(*METHODS),
+            "n": COUNT,
+            "n_repetitions": COUNT,
+            "exact_max_n": NONNEGATIVE_INT,
+            "n_landmarks": COUNT,
+            "n_frequencies": COUNT,
+            "block_size": COUNT,
+        }
+    ),
 )
 
 __all__ = ["run_three_sample"]

@@ -104,6 +104,15 @@ class Task:
         Every metric column the task may report; when given, a spec's ``[[plot]]`` columns
         are checked against them (and the spec's own columns) when it is loaded. ``None``
         (default): not declared, and only the spec's dotted columns are checked.
+    check : callable, optional
+        ``check(params)``, called when a spec is loaded with the parameters of a grid point
+        (defaults filled in; once per value of the spec, not per point): raises
+        :class:`ValueError` naming the parameter for a value the task cannot run with
+        (``"n_components must be an integer >= 1, got -3"``). Before it, a value whose type
+        differs from its default's (bool, int, float, str; an int passes for a float) is
+        refused; a parameter whose default is None or a list is left to ``check``, and so
+        is one that ``check.names`` lists (a hook made by ``sparsekit.run._rules.rules``
+        lists the parameters it has a rule for).
     """
 
     name: str
@@ -122,6 +131,8 @@ class Task:
     requires: dict = field(default_factory=dict)
     #: every metric column the task may report (``None``: not declared)
     metrics: tuple | None = None
+    #: ``check(params)`` raises ValueError for a value the task cannot run with
+    check: Callable | None = None
 
     def family_of(self, section: str) -> str:
         """The registry family in which the component of ``section`` is looked up.

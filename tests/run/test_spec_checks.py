@@ -5,6 +5,11 @@ run reports, a bad ``--scheduler`` or ``--set`` value."""
 import re
 import sys
 
+try:  # Python >= 3.11
+    import tomllib
+except ModuleNotFoundError:  # pragma: no cover - Python 3.10
+    import tomli as tomllib
+
 import pytest
 
 from sparsekit.cli import main
@@ -180,3 +185,156 @@ def test_parquet_file_without_pandas_is_refused_at_load(tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, "pandas", None)
     with pytest.raises(SpecError, match=r"line 4: a Parquet data file needs the package 'pandas'"):
         load_spec("s.toml", text=text, base=tmp_path)
+
+
+# -- task parameters and data-source parameters ------------------------------------------------
+
+BAD_PARAMS = [  # the line, the spec's text, the bad value, the message
+    (9, "n_components = -3", ("n_components", -3), "n_components must be an integer >= 1"),
+    (9, "n_components = [5, 2.5]", ("n_components", 2.5), "n_components must be an integer"),
+    (10, 'n_eval = "all"', ("n_eval", "all"), "n_eval must be an integer"),
+    (10, "n_eval = 0", ("n_eval", 0), "n_eval must be an integer >= 1"),
+    (11, "n_eval = 60\ntest_fraction = 1.5", ("test_fraction", 1.5), "test_fraction must be a"),
+]
+
+
+@pytest.mark.parametrize("line, new, bad, message", BAD_PARAMS)
+def test_bad_task_parameter_is_refused_at_load(tmp_path, capsys, line, new, bad, message):
+    """Oracle: the task itself, run on that value (``run_task``), fails; before, the spec
+    loaded, ``--dry-run`` listed its runs (exit 0) and every run failed alike."""
+    from sparsekit.run import run_task
+    from sparsekit.run.data import load
+
+    key, value = bad
+    data = load({"source": "blobs", "n_samples": 60})
+    with pytest.raises((ValueError, TypeError, IndexError)):
+        run_task("nystrom", {"n_eval": 60, key: value}, data=data, components={"kernel": "rbf"})
+    old = "n_components = [5, 10]" if key == "n_components" else "n_eval = 60"
+    spec_file = tmp_path / "s.toml"
+    spec_file.write_text(SPEC.replace(old, new))
+    with pytest.raises(SpecError, match=rf"s\.toml, line {line}: task 'nystrom': {message}"):
+        load_spec(spec_file)
+    assert main(["run", str(spec_file), "--dry-run"]) == 2
+    err = capsys.readouterr().err
+    assert key in err and "Traceback" not in err
+
+
+def test_bad_task_parameter_from_set_is_refused(tmp_path, capsys):
+    spec_file = tmp_path / "s.toml"
+    spec_file.write_text(GRAM)
+    assert main(["run", str(spec_file), "--dry-run", "--set", "params.n_eig=-1"]) == 2
+    assert "n_eig must be an integer >= 1, got -1" in capsys.readouterr().err
+
+
+def test_task_check_runs_once_per_value_not_per_grid_point():
+    """A plugin task's ``check`` hook, on a sweep of 3 x 4 x 5 points: it sees the first point
+    (defaults filled in), then one point per other value (1 + 2 + 3 + 4 calls), as the
+    component checks; and its ValueError is a SpecError with the line of the key it names."""
+    from sparsekit import hookimpl
+    from sparsekit.registry import Registry
+    from sparsekit.run import Task
+
+    seen = []
+
+    def check(params):
+        seen.append(params)
+        if params["c"] == "bad":
+            raise ValueError("c must not be 'bad'")
+
+    task = Task("counted", lambda ctx: {}, {"a": 1, "b": 1.0, "c": "x", "d": True}, check=check)
+
+    class Plugin:
+        @hookimpl
+        def sparsekit_tasks(self):
+            yield task.registration()
+
+    registry = Registry(plugins=[Plugin()])
+    text = 'task = "counted"\n[data]\nsource = "uniform"\n[params]\na = [1, 2, 3]\n'
+    sweep = text + 'b = [1, 2.5, 3, 4]\nc = ["x", "y", "z", "w", "v"]\n'
+    load_spec("s.toml", text=sweep, registry=registry)
+    assert len(seen) == 1 + 2 + 3 + 4
+    assert seen[0] == {"a": 1, "b": 1, "c": "x", "d": True}
+    with pytest.raises(SpecError, match=r"line 7: task 'counted': c must not be 'bad'"):
+        load_spec("s.toml", text=sweep.replace('"v"', '"bad"'), registry=registry)
+    with pytest.raises(SpecError, match=r"line 6: task 'counted': b must be a number"):
+        load_spec("s.toml", text=text + 'b = [1, "2"]\n', registry=registry)
+    with pytest.raises(SpecError, match=r"line 6: task 'counted': d must be true or false"):
+        load_spec("s.toml", text=text + "d = 1\n", registry=registry)
+
+
+BAD_DATA = [
+    ('"uniform"\nn_samples = 20', '"blobs"\nn_samples = -5', 4, "n_samples must be an integer >="),
+    ("n_samples = 20", 'n_samples = "many"', 4, "n_samples must be an integer"),
+    ('"uniform"\nn_samples = 20', '"hadamard"\nn = [16, 12]', 4, "n must be a power of two"),
+    (
+        '"uniform"\nn_samples = 20',
+        '"blobs"\ncluster_std = -1',
+        4,
+        "cluster_std must be a number >= 0",
+    ),
+    ('"uniform"\nn_samples = 20', '"file"', 2, "'file' needs path = "),
+]
+
+
+@pytest.mark.parametrize("old, new, line, message", BAD_DATA)
+def test_bad_data_parameter_is_refused_at_load(tmp_path, capsys, old, new, line, message):
+    """Oracle: the data source itself, called with that value (``data.load``), fails; before,
+    every run failed alike."""
+    from sparsekit.run.data import load
+
+    text = GRAM.replace(old, new)
+    table = tomllib.loads(text)["data"]
+    table = {k: v[-1] if isinstance(v, list) else v for k, v in table.items()}
+    with pytest.raises((ValueError, TypeError)):
+        load(table)
+    spec_file = tmp_path / "s.toml"
+    spec_file.write_text(text)
+    with pytest.raises(SpecError, match=rf"s\.toml, line {line}: data source .*{message}"):
+        load_spec(spec_file)
+    assert main(["run", str(spec_file), "--dry-run"]) == 2
+    assert "Traceback" not in capsys.readouterr().err
+
+
+def test_good_parameter_values_load():
+    """Values of the right type and range, a float given as an int, ``n_init = "auto"`` (the
+    task's rule takes over its default's type) and a list parameter's items."""
+    spec = load_spec(
+        "s.toml",
+        text=SPEC.replace("n_eval = 60", "n_eval = 60\ntest_fraction = 0.5\nridge_alpha = 0"),
+    )
+    assert spec.sections["params"]["ridge_alpha"] == 0
+    load_spec(
+        "s.toml",
+        text='task = "kernel-kmeans"\n[data]\nsource = "blobs"\n[params]\nn_init = ["auto", 2]\n',
+    )
+    load_spec(
+        "s.toml",
+        text='task = "three-sample"\n[data]\nsource = "uniform"\n[params]\nn = [[10, 20]]\n',
+    )
+
+
+@pytest.mark.parametrize(
+    "task, params, message",
+    [
+        ("quickmeans", "test_fraction = 0", "test_fraction must be a number in \\(0, 1\\)"),
+        ("quickmeans", "n_clusters = [8, 0]", "n_clusters must be an integer >= 1, got 0"),
+        ("frank-wolfe-recovery", "outside_factors = [[2, -5]]", "outside_factors must be a"),
+        ("frank-wolfe-recovery", "n_signals = 2.5", "n_signals must be an integer >= 1"),
+        (
+            "three-sample",
+            'methods = [["exact", "nystrm"]]',
+            "methods must be one of 'exact', .*"
+            "got 'nystrm'. Did you mean 'nystrom'\\? Change it in \\[params\\]\\.",
+        ),
+    ],
+)
+def test_experiment_task_values_are_refused_at_load(tmp_path, capsys, task, params, message):
+    """The theses' protocols: a test split of no point, no cluster, a negative radius factor
+    (β = factor · ‖x*‖₁ is a radius) or a fraction of a signal cannot run; before, the spec
+    loaded and every run failed (or ran on nonsense)."""
+    spec_file = tmp_path / "s.toml"
+    spec_file.write_text(f'task = "{task}"\n[data]\nsource = "uniform"\n[params]\n{params}\n')
+    with pytest.raises(SpecError, match=rf"s\.toml, line 5: task '{task}': {message}"):
+        load_spec(spec_file)
+    assert main(["run", str(spec_file), "--dry-run"]) == 2
+    assert "Traceback" not in capsys.readouterr().err
