@@ -815,3 +815,71 @@ def test_concurrent_first_calls_share_one_default_registry(monkeypatch):
     for t in threads:
         t.join()
     assert len(seen) == 8 and all(reg is seen[0] for reg in seen)
+
+
+class _SpelledAliasPlugin:
+    @hookimpl
+    def sparsekit_kernels(self):
+        yield Registration("Spelled_Name", _Doubler, aliases=("My_Alias", "other alias"))
+
+
+@pytest.mark.parametrize("spelling", ["my-alias", "MY_ALIAS", "My Alias", "Other-Alias"])
+def test_aliases_follow_the_name_rule_of_the_contract(spelling):
+    """An alias registered with capitals, ``_`` or spaces is found under every spelling the
+    name rule allows. Oracle: DESIGN.md, "The registry contract" (names case- and
+    ``-``/``_``-insensitive), on a private registry with a fake plugin."""
+    reg = Registry(entry_points=False, builtins=False, plugins=[_SpelledAliasPlugin()])
+    info = reg.lookup("kernel", spelling)
+    assert info.name == "spelled-name"
+    assert set(info.aliases) == {"my-alias", "other-alias"}
+
+
+class _Nested:
+    """A kernel object holding mutable state below its first level."""
+
+    def __init__(self):
+        self.state = {"scale": [1.0]}
+
+    def __call__(self, X, Y=None):
+        return self.state["scale"][0] * X @ (X if Y is None else Y).T
+
+
+def test_resolve_copies_an_object_deeply():
+    """The copy rule: fitting never changes the caller's object, not even its nested state.
+    Oracle: ``copy.deepcopy`` semantics, i.e. no mutable part shared with the caller's object."""
+    obj = _Nested()
+    got = sparsekit.components.resolve("kernel", obj)
+    assert got is not obj and got.state is not obj.state
+    got.state["scale"][0] = 5.0
+    assert obj.state == {"scale": [1.0]}
+
+
+class _NearNamesPlugin:
+    """A kernel and a manifold kernel whose names are both close to a misspelling."""
+
+    @hookimpl
+    def sparsekit_kernels(self):
+        yield Registration("toy-doubler", _Doubler)
+
+    @hookimpl
+    def sparsekit_manifold_kernels(self):
+        yield Registration("toy-doublet", _Doubler)
+        yield Registration("geodesic-walk", _Doubler)
+
+
+def test_did_you_mean_prefers_the_family_looked_up():
+    """An unknown kernel name is answered with the closest kernel; the manifold kernels are
+    searched only when no kernel is close. Oracle: ``difflib.get_close_matches`` over the
+    kernel names of a private registry (cutoff 0.5, the registry's)."""
+    import difflib
+
+    reg = Registry(entry_points=False, builtins=False, plugins=[_NearNamesPlugin()])
+    wrong = "toy-doublerr"
+    best = difflib.get_close_matches(wrong, reg.names("kernel"), n=1, cutoff=0.5)
+    assert best == ["toy-doubler"]
+    with pytest.raises(UnknownComponentError) as err:
+        reg.lookup("kernel", wrong)
+    message = str(err.value)
+    assert f"Did you mean {best[0]!r}?" in message and "(a manifold-kernel)" not in message
+    with pytest.raises(UnknownComponentError, match=r"mean 'geodesic-walk' \(a manifold-kernel"):
+        reg.lookup("kernel", "geodesic-walks")

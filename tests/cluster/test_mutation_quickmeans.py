@@ -329,3 +329,40 @@ def test_max_iter_counts_centre_updates_as_kmeans_and_kernel_kmeans_do(max_iter)
         assert fit.n_iter_ == km.n_iter_ == max_iter
         np.testing.assert_array_equal(fit.labels_, km.labels_)
         assert fit.inertia_ == pytest.approx(km.inertia_, rel=1e-4)
+
+
+def test_the_stop_rule_is_invariant_to_the_scale_of_the_data():
+    """``tol`` bounds the *relative* change of the objective: scaling the data by ``2**±10``
+    (exact in floating point) scales every objective by ``2**±20`` and leaves the iterations
+    unchanged. Oracle: the scale invariance of Lloyd's K-means (QuicK-means with exact means),
+    the unscaled run as reference."""
+
+    class Plugin:
+        @hookimpl
+        def sparsekit_factorizers(self):
+            yield Registration("exact-means", _ExactMeans)
+
+    X = np.random.default_rng(3).standard_normal((200, 2))
+    init = X[:5].copy()
+    runs = {}
+    for e in (-10, 0, 10):
+        c = 2.0**e
+        runs[e] = QuicKMeans(
+            5,
+            n_factors=1,
+            projection="identity",
+            init=init * c,
+            center=False,
+            tol=1e-3,
+            max_iter=100,
+            factorizer="exact-means",
+            registry=Registry(entry_points=False, plugins=[Plugin()]),
+        ).fit(X * c)
+    ref = runs[0]
+    assert 3 <= ref.n_iter_ < 100  # stopped by tol, after a few iterations
+    for e in (-10, 10):
+        assert runs[e].n_iter_ == ref.n_iter_
+        np.testing.assert_array_equal(runs[e].labels_, ref.labels_)
+        np.testing.assert_allclose(
+            runs[e].objective_history_, ref.objective_history_ * 4.0**e, rtol=1e-12
+        )

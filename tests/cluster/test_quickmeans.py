@@ -259,3 +259,60 @@ def test_feature_names_and_pandas_output_as_scikit_learn_estimators():
     out = qk.set_output(transform="pandas").transform(df)
     assert list(out.columns) == list(qk.get_feature_names_out())
     np.testing.assert_allclose(out.to_numpy(), qk.set_output(transform="default").transform(df))
+
+
+def test_palm_iter_and_palm_tol_reach_every_refit():
+    """``palm_iter`` and ``palm_tol`` are the iterations and tolerance of each refit, not
+    ignored. Oracle: the parameters the factorizer holds when QuicK-means calls it (a
+    Palm4MSA registered in a private registry that records them)."""
+    from sparsekit.factorizers.palm4msa import Palm4MSA
+    from sparsekit.plugins import Registration, Registry, hookimpl
+
+    seen = []
+
+    class Recording(Palm4MSA):
+        def factorize(self, M, constraints, **kw):
+            seen.append((self.n_iter, self.tol))
+            return super().factorize(M, constraints, **kw)
+
+    class Plugin:
+        @hookimpl
+        def sparsekit_factorizers(self):
+            yield Registration("recording-palm", Recording)
+
+    reg = Registry(entry_points=False, plugins=[Plugin()])
+    kw = dict(sparsity=2, max_iter=2, random_state=0, factorizer="recording-palm", registry=reg)
+    QuicKMeans(4, palm_iter=7, palm_tol=0.25, **kw).fit(blobs(n=80, d=6, k=4))
+    assert seen and set(seen) == {(7, 0.25)}
+
+
+@pytest.mark.parametrize("hierarchical", [True, False])
+def test_hierarchical_init_chooses_the_first_factorization(monkeypatch, hierarchical):
+    """``hierarchical_init`` is not ignored: the initial centroids are factorized by
+    hierarchical Palm4MSA (thesis §3.3.5.1) only when it is True. Oracle: the calls QuicK-means
+    makes to ``hierarchical_dense`` (wrapped here to count them)."""
+    from sparsekit.cluster import quickmeans as qkm
+
+    calls = []
+    real = qkm.hierarchical_dense
+
+    def counted(*args, **kwargs):
+        calls.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(qkm, "hierarchical_dense", counted)
+    kw = dict(sparsity=2, max_iter=1, palm_iter=5, random_state=0)
+    QuicKMeans(4, hierarchical_init=hierarchical, **kw).fit(blobs(n=60, d=6, k=4))
+    assert len(calls) == (1 if hierarchical else 0)
+
+
+@pytest.mark.parametrize("K, d", [(4, 64), (16, 5)])
+def test_default_number_of_factors_follows_the_larger_dimension(K, d):
+    """Default ``Q = max(2, ⌊log2 max(K, D)⌋)`` factors of shapes ``K × A``, ``A × A``, …,
+    ``A × D`` with ``A = min(K, D)``. Oracle: that closed form (Giffon 2020, thesis
+    §3.3.5.1), computed here."""
+    X = np.random.default_rng(0).standard_normal((3 * K, d))
+    qk = QuicKMeans(K, sparsity=2, max_iter=1, palm_iter=3, random_state=0).fit(X)
+    Q, A = max(2, int(np.floor(np.log2(max(K, d))))), min(K, d)
+    shapes = [F.shape for F in qk.cluster_centers_.factors]
+    assert shapes == [(K, A)] + [(A, A)] * (Q - 2) + [(A, d)]

@@ -180,3 +180,57 @@ def test_n_trees_larger_than_a_given_forest_warns_and_clips(diabetes):
 )
 def test_sklearn_estimator_checks(estimator, check):
     check(estimator)
+
+
+def test_solver_params_reach_the_solver_and_weights_refit_on_the_support(diabetes):
+    """``solver_params`` are the solver's, not ignored: a user's ``n_nonzero_coefs`` wins over
+    ``n_trees``. Oracle: scikit-learn's ``orthogonal_mp`` with 3 atoms on the centred,
+    normalised tree dictionary; the weights are the least-squares refit (with intercept) of
+    ``y`` on the selected trees' raw predictions (``LinearRegression``)."""
+    X, y, forest = diabetes
+    model = OMPForestRegressor(n_trees=10, forest=forest, solver_params={"n_nonzero_coefs": 3})
+    model.fit(X, y)
+    T = tree_matrix(forest, X)
+    D, yc, _ = normalized_centred(T, y)
+    support = np.flatnonzero(orthogonal_mp(D, yc, n_nonzero_coefs=3))
+    assert model.n_trees_ == 3 and set(model.selected_trees_.tolist()) == set(support)
+    ls = LinearRegression().fit(T[:, support], y)
+    np.testing.assert_allclose(model.coef_[support], ls.coef_, rtol=1e-6)
+    assert model.intercept_ == pytest.approx(ls.intercept_, rel=1e-6)
+
+
+def test_negative_weight_fraction_is_over_the_selected_trees(diabetes):
+    """``negative_weight_fraction_`` counts the selected trees only (dropped trees weigh 0).
+    Oracle: the signs of scikit-learn's ``orthogonal_mp`` weights on the support."""
+    X, y, forest = diabetes
+    model = OMPForestRegressor(n_trees=30, forest=forest).fit(X, y)
+    D, yc, _ = normalized_centred(tree_matrix(forest, X), y)
+    alpha = orthogonal_mp(D, yc, n_nonzero_coefs=30)
+    on_support = alpha[alpha != 0]
+    assert on_support.size == 30 and 0 < np.mean(on_support < 0) < 1
+    assert model.negative_weight_fraction_ == pytest.approx(np.mean(on_support < 0))
+
+
+def test_random_baseline_name_is_case_insensitive(diabetes):
+    """``"Random"`` names the baseline as ``"random"`` does (registry names are case- and
+    blank-insensitive, DESIGN.md "The registry contract"). Oracle: the lower-case run."""
+    X, y, forest = diabetes
+    a = OMPForestRegressor(n_trees=5, forest=forest, solver="random", random_state=3).fit(X, y)
+    b = OMPForestRegressor(n_trees=5, forest=forest, solver=" Random", random_state=3).fit(X, y)
+    np.testing.assert_array_equal(a.selected_trees_, b.selected_trees_)
+    np.testing.assert_allclose(a.predict(X), b.predict(X), rtol=1e-12)
+
+
+def test_classes_are_the_forests_when_y_lacks_one():
+    """A forest fitted on three classes keeps them all when the weights are learned on data of
+    two: ``classes_`` and the scores are the forest's. Oracle: scikit-learn's forest
+    ``classes_`` and ``predict_proba`` width."""
+    X, y = make_classification(
+        n_samples=300, n_features=8, n_informative=5, n_classes=3, random_state=0
+    )
+    forest = RandomForestClassifier(n_estimators=20, max_depth=4, random_state=0).fit(X, y)
+    two = y != 2
+    model = OMPForestClassifier(n_trees=5, forest=forest).fit(X[two], y[two])
+    np.testing.assert_array_equal(model.classes_, forest.classes_)
+    assert model.decision_function(X).shape == forest.predict_proba(X).shape
+    assert set(model.predict(X)) <= set(forest.classes_.tolist())
