@@ -276,3 +276,35 @@ def test_sparse_coder_precompute_gram_beyond_the_memory_is_refused(monkeypatch):
         coder.fit(rng.standard_normal((3, 2)))
     with pytest.raises(ValueError, match=r"precompute_gram must be True, False or 'auto'"):
         SparseCoder(np.eye(2), precompute_gram="yes").fit(np.eye(2))
+
+
+def test_float32_gram_for_a_float64_problem_keeps_float64_accuracy(problem):
+    """A float32 ``D`` with float64 signals is solved in float64; its float32 Gram matrix is
+    only checked, the solve uses ``D.T @ D`` in float64.
+
+    Oracle: scikit-learn's ``orthogonal_mp`` on the float64 copy of ``D`` (float32 Gram entries
+    would put errors of about 1e-7 in the codes)."""
+    D, Y = problem
+    D32 = D.astype(np.float32)
+    res = OMP(n_nonzero_coefs=5).solve(D32, Y, gram=D32.T @ D32)
+    assert res.coef.dtype == np.float64
+    ref = orthogonal_mp(D32.astype(np.float64), Y, n_nonzero_coefs=5)
+    np.testing.assert_allclose(res.coef, ref, atol=1e-10)
+
+
+def test_residual_form_in_chunks_uses_each_signal_own_rounding_floor(monkeypatch):
+    """Signals solved in chunks (here one per chunk) keep their own rounding floor: a signal of
+    norm 1e20 next to one of norm 1 does not stop the small one.
+
+    Oracle: scikit-learn's ``orthogonal_mp`` on each signal alone."""
+    from sparsekit.solvers import omp as omp_module
+
+    monkeypatch.setattr(omp_module, "_FACTOR_BYTES", 1)
+    rng = np.random.default_rng(5)
+    D = unit_gaussian(rng, 20, 30)
+    Y = rng.standard_normal((20, 3))
+    Y[:, 0] *= 1e20
+    res = OMP(n_nonzero_coefs=4, precompute=False).solve(D, Y)
+    for j in range(3):
+        ref = orthogonal_mp(D, Y[:, j], n_nonzero_coefs=4)
+        np.testing.assert_allclose(res.coef[:, j], ref, rtol=1e-9, atol=1e-9 * np.abs(ref).max())
