@@ -308,3 +308,20 @@ def test_residual_form_in_chunks_uses_each_signal_own_rounding_floor(monkeypatch
     for j in range(3):
         ref = orthogonal_mp(D, Y[:, j], n_nonzero_coefs=4)
         np.testing.assert_allclose(res.coef[:, j], ref, rtol=1e-9, atol=1e-9 * np.abs(ref).max())
+
+
+def test_return_path_must_be_a_boolean():
+    """``return_path`` is True or False; another value is a ``TypeError`` naming it."""
+    with pytest.raises(TypeError, match="return_path"):
+        OMP(return_path="yes")
+
+
+def test_a_gram_matrix_whose_diagonal_is_off_by_1e_5_is_refused(problem):
+    """A float64 Gram matrix must match ``D``: a diagonal entry off by a relative 1e-5 (ten
+    times the ``rtol=1e-8`` given for float64 data, a thousand times float64 rounding) is a
+    ``ValueError`` naming the entry. Oracle: ``D.T @ D`` computed with NumPy, then perturbed."""
+    D, Y = problem
+    G = D.T @ D
+    G[3, 3] *= 1 + 1e-5
+    with pytest.raises(ValueError, match=r"gram\[3, 3\]"):
+        OMP(n_nonzero_coefs=3).solve(D, Y, gram=G)
