@@ -527,9 +527,9 @@ class Palm4MSA(Factorizer):
     keep_best : bool, default False
         Return the iterate with the lowest objective seen (the warm start included; the
         earliest of equal ones) instead of the last one; the iterations themselves are those
-        of Algorithm 1. When that is an
-        earlier iterate, the last one is in the result's ``extra["last"]`` (a
-        ``SparseFactors``) and the objective history ends with the returned iterate's value.
+        of Algorithm 1. When that is an earlier iterate, the last one is in the result's
+        ``extra["last"]`` (a ``SparseFactors``) and the objective history ends with the
+        returned iterate's value.
     n_jobs : int, optional
         Threads (Numba and BLAS); default: Numba's current setting.
 
