@@ -325,3 +325,18 @@ def test_a_gram_matrix_whose_diagonal_is_off_by_1e_5_is_refused(problem):
     G[3, 3] *= 1 + 1e-5
     with pytest.raises(ValueError, match=r"gram\[3, 3\]"):
         OMP(n_nonzero_coefs=3).solve(D, Y, gram=G)
+
+
+@pytest.mark.parametrize("precompute", [True, False])
+def test_dependence_threshold_scales_with_the_largest_atom(precompute):
+    """The next atom is dependent when ``G_ii - ||w||^2 <= eps max_i ||d_i||^2`` (the module
+    notes): next to an atom of norm 1e4 a pair of unit atoms with ``1 - <a, b>^2 = 9e-12``
+    (below ``eps 1e8 = 2.2e-8``, computed with NumPy) stops after one atom with the warning."""
+    e = np.eye(8)
+    b = e[1] + 3e-6 * e[2]
+    b /= np.linalg.norm(b)
+    D = np.column_stack([1e4 * e[0], e[1], b, e[3]])
+    assert 1 - (e[1] @ b) ** 2 <= np.finfo(float).eps * 1e8
+    with pytest.warns(PrematureStopWarning):
+        res = OMP(n_nonzero_coefs=2, precompute=precompute).solve(D, e[1] + 0.5 * e[2])
+    assert res.n_iter == 1 and res.stop_reason == "linear_dependence"
