@@ -525,10 +525,11 @@ class Palm4MSA(Factorizer):
         Undo iterations that increase the objective (see the module notes); off by default,
         as in the thesis' Algorithm 1.
     keep_best : bool, default False
-        Return the iterate with the lowest objective seen (the warm start included) instead
-        of the last one; the iterations themselves are those of Algorithm 1. When that is an
-        earlier iterate, the last one is in the result's ``extra["last"]`` (a
-        ``SparseFactors``) and the objective history ends with the returned iterate's value.
+        Return the iterate with the lowest objective seen (the warm start included; the
+        earliest of equal ones) instead of the last one; the iterations themselves are those
+        of Algorithm 1. When that is an earlier iterate, the last one is in the result's
+        ``extra["last"]`` (a ``SparseFactors``) and the objective history ends with the
+        returned iterate's value.
     n_jobs : int, optional
         Threads (Numba and BLAS); default: Numba's current setting.
 

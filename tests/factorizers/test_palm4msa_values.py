@@ -348,3 +348,84 @@ def test_n_jobs_limits_the_threads_while_factorizing():
         assert numba.get_num_threads() == outside
     with pytest.raises(ValueError, match="n_jobs"):
         sparsekit.get_factorizer("palm4msa", n_jobs=0).factorize(M, [rec, rec])
+
+
+def _safeguarded_reference(M, S, lam, n_iter, projs):
+    """The safeguard's rule applied by hand to the reference sweep :func:`palm_sweep`: each
+    iteration tries the margins ``1.001 · 2^r`` (r = 0..4, starting again at r = 0) and keeps
+    the first that does not increase the objective; none stops the run."""
+    f = float(np.sum((M - lam * np.linalg.multi_dot(S)) ** 2))
+    history = []
+    for _ in range(n_iter):
+        for r in range(5):
+            S2, lam2, f2 = palm_sweep(M, S, lam, 1.001 * 2**r, projs)
+            if f2 <= f:
+                break
+        else:
+            return history, "safeguard"
+        S, lam, f = S2, lam2, f2
+        history.append(f)
+    return history, "max_iter"
+
+
+def test_safeguard_starts_every_iteration_from_the_plain_step_constant(worse_start):
+    """After a retried iteration the next one starts again from ``c = 1.001 L``.
+
+    Oracle: the independent reference sweep :func:`palm_sweep` (exact norms) with the
+    safeguard's rule applied by hand, iteration by iteration."""
+    M, _, init, lam0 = worse_start
+    projs = [P.splincol((32, 32), 2) for _ in range(3)]
+    cons = [splincol(32, 2) for _ in range(3)]
+    expected, stop = _safeguarded_reference(M, init, lam0, 3, projs)
+    assert len(expected) == 2 and stop == "safeguard"  # the third is refused at every margin
+    out = run_palm(
+        M,
+        cons,
+        [s.copy() for s in init],
+        lam0,
+        n_iter=3,
+        tol=0,
+        safeguard=True,
+        update_way="right-to-left",
+    )
+    assert out[4] == stop and out[3] == len(expected)
+    np.testing.assert_allclose(out[2], expected, rtol=1e-6)
+
+
+def test_safeguard_tries_the_step_five_times_before_it_stops():
+    """The plain step and ``SAFEGUARD_RETRIES`` (4) retries with ``c`` doubled, then the stop:
+    every free factor is projected 5 times (the documented count, observed by wrapping the
+    projections)."""
+    M = np.eye(4)
+    cons = [
+        sparsekit.get_projection("support", mask=np.ones((4, 4), bool)),
+        sparsekit.get_projection("sp", shape=(4, 4), k=2),
+    ]
+    calls = [0, 0]
+    for q, p in enumerate(cons):
+        inner = p.project_unchecked
+
+        def counted(X, q=q, inner=inner):
+            calls[q] += 1
+            return inner(X)
+
+        p.project_unchecked = counted
+    init = [np.eye(4) / 2, np.eye(4) / 2]
+    out = run_palm(M, cons, init, 4.0, n_iter=3, tol=0, safeguard=True, update_way="right-to-left")
+    assert out[4] == "safeguard" and out[3] == 0
+    assert calls == [5, 5]
+
+
+def test_keep_best_returns_the_first_of_equal_objectives():
+    """From an exact, feasible start every iterate has objective exactly 0 (powers of 2, exact
+    on any CPU): the start is returned, the last iterate is kept in ``extra["last"]`` and the
+    history ends with the returned objective (closed form: all zeros, ``n_iter + 1`` of them)."""
+    M = np.eye(4)
+    cons = [sparsekit.get_projection("support", mask=np.eye(4, dtype=bool)) for _ in range(2)]
+    init = [np.eye(4) / 2, np.eye(4) / 2]
+    res = sparsekit.get_factorizer("palm4msa", n_iter=3, tol=0, keep_best=True).factorize(
+        M, cons, init_factors=init, init_scale=4.0
+    )
+    np.testing.assert_array_equal(res.objective, [0.0] * 4)
+    assert "last" in res.extra
+    np.testing.assert_array_equal(res.factors.toarray(), M)

@@ -304,3 +304,37 @@ def test_float32_values_equal_the_float64_selection():
         got = proj(M32)
         assert got.dtype == np.float32
         np.testing.assert_allclose(got, proj(M32.astype(np.float64)), rtol=1e-6, atol=1e-7)
+
+
+def test_support_mask_keeps_every_non_zero_entry_of_the_mask():
+    """A mask's negative and fractional entries are non-zero, so they are in the support.
+
+    Oracle: the definition ``P(M) = M ⊙ [mask != 0]`` (normalized), written with NumPy.
+    """
+    rng = np.random.default_rng(3)
+    M = rng.standard_normal((3, 4))
+    mask = np.array([[1, 0, -1, 0], [0, -2.5, 0, 0.5], [0, 0, 0, -1]])
+    expect = np.where(mask != 0, M, 0.0)
+    expect /= np.linalg.norm(expect)
+    np.testing.assert_allclose(SupportMask(mask)(M), expect, rtol=1e-12)
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda s: GlobalTopK(s, s[0] * s[1], normalized=False),
+        lambda s: RowTopK(s, s[1], normalized=False),
+        lambda s: ColumnTopK(s, s[0], normalized=False),
+        lambda s: SupportMask(np.ones(s), normalized=False),
+        lambda s: Identity(s),
+    ],
+)
+def test_unnormalized_projection_that_keeps_everything_returns_a_copy(make):
+    """Writing into ``P(M)`` leaves ``M`` as it was, also when every entry is kept and nothing
+    is rescaled (the value is ``M`` itself, so the oracle is a copy of ``M`` taken before)."""
+    M = np.random.default_rng(4).standard_normal((3, 4))
+    before = M.copy()
+    out = make(M.shape).project_unchecked(M)
+    np.testing.assert_array_equal(out, before)
+    out[...] = 7.0
+    np.testing.assert_array_equal(M, before)

@@ -229,3 +229,11 @@ def test_coefficients_at_rounding_level_are_dropped():
     # 3e-16 * 2 = 6e-16 <= 16 eps * (1 + 2 + 6e-16) ~ 1.07e-14: noise; 1e-3 alone is the signal
     np.testing.assert_array_equal(dropped, [2, 0])
     np.testing.assert_array_equal(coef, [[1.0, -2.0, 0.0, 0.0, 0.0], [1e-3, 0, 0, 0, 0]])
+
+
+@pytest.mark.parametrize("beta", [0.0, np.array([1.0, 0.0, 2.0])])
+def test_a_zero_radius_is_refused_as_a_scalar_and_per_signal(beta):
+    """The l1 ball of radius 0 is the point ``x = 0`` (no sparse approximation): ``beta > 0``
+    is required for a scalar and for every signal's radius alike (the boundary value 0)."""
+    with pytest.raises(ValueError, match="beta"):
+        FrankWolfe(beta=beta)

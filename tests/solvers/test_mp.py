@@ -81,3 +81,14 @@ def test_float32(problem):
     r64 = MatchingPursuit(max_iter=10).solve(D, Y)
     assert r32.coef.dtype == np.float32
     np.testing.assert_allclose(r32.coef, r64.coef, rtol=1e-3, atol=1e-4)
+
+
+@pytest.mark.parametrize("precompute", [True, False])
+def test_default_iterations_are_ten_percent_of_the_atoms(precompute):
+    """``max_iter=None`` runs ``max(int(0.1 n_atoms), 1)`` iterations, the default scikit-learn
+    gives ``orthogonal_mp``'s ``n_nonzero_coefs`` (the atoms are the columns of its ``X``); a
+    generic signal in 10 dimensions is not fitted exactly by 5 MP steps."""
+    rng = np.random.default_rng(6)
+    D = unit_gaussian(rng, 10, 50)
+    res = MatchingPursuit(precompute=precompute).solve(D, rng.standard_normal(10))
+    assert res.n_iter == 5 and res.stop_reason == "max_iter"

@@ -1,3 +1,5 @@
+import warnings
+
 import numpy as np
 import pytest
 from scipy.optimize import nnls
@@ -103,3 +105,29 @@ def test_nnls_step_drops_atoms_and_matches_scipy(seed):
         np.testing.assert_allclose(res.coef[S, j], ref, rtol=1e-10, atol=1e-12)
         dropped += int((res.coef[S, j] == 0).sum())
     assert dropped >= 5  # atoms of the support moved back to 0: the constraint was active
+
+
+def test_tiny_atoms_give_the_scaled_codes(problem):
+    """Atoms scaled by ``s = 2^-60`` give the codes times ``2^60`` (every threshold is relative
+    to ``||d|| ||y||``): the selection floor must not stop the solve. Oracle: the scale
+    invariance ``D s, y -> x / s``, exact in binary for a power of two."""
+    D, Y = problem
+    ref = NonNegativeOMP(n_nonzero_coefs=5).solve(D, Y)
+    s = 2.0**-60
+    res = NonNegativeOMP(n_nonzero_coefs=5).solve(D * s, Y)
+    assert (ref.n_iter > 0).all()
+    np.testing.assert_array_equal(res.n_iter, ref.n_iter)
+    np.testing.assert_allclose(res.coef * s, ref.coef, rtol=1e-9, atol=1e-12)
+
+
+def test_the_natural_stop_does_not_warn(problem):
+    """Stopping because no atom correlates positively is NN-OMP's own stop (Bruckstein, Elad &
+    Zibulevsky 2008), not a premature one: no warning, although the residual is not zero.
+    Oracle: the KKT condition ``max_i <d_i, r> <= 0`` checked with NumPy."""
+    D, Y = problem
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        res = NonNegativeOMP(n_nonzero_coefs=60).solve(D, Y[:, :2])
+    assert list(res.stop_reason) == ["no_correlation"] * 2
+    R = Y[:, :2] - D @ res.coef
+    assert (np.linalg.norm(R, axis=0) > 0.1).all() and (D.T @ R).max() <= 1e-9

@@ -276,3 +276,67 @@ def test_sparse_coder_precompute_gram_beyond_the_memory_is_refused(monkeypatch):
         coder.fit(rng.standard_normal((3, 2)))
     with pytest.raises(ValueError, match=r"precompute_gram must be True, False or 'auto'"):
         SparseCoder(np.eye(2), precompute_gram="yes").fit(np.eye(2))
+
+
+def test_float32_gram_for_a_float64_problem_keeps_float64_accuracy(problem):
+    """A float32 ``D`` with float64 signals is solved in float64; its float32 Gram matrix is
+    only checked, the solve uses ``D.T @ D`` in float64.
+
+    Oracle: scikit-learn's ``orthogonal_mp`` on the float64 copy of ``D`` (float32 Gram entries
+    would put errors of about 1e-7 in the codes)."""
+    D, Y = problem
+    D32 = D.astype(np.float32)
+    res = OMP(n_nonzero_coefs=5).solve(D32, Y, gram=D32.T @ D32)
+    assert res.coef.dtype == np.float64
+    ref = orthogonal_mp(D32.astype(np.float64), Y, n_nonzero_coefs=5)
+    np.testing.assert_allclose(res.coef, ref, atol=1e-10)
+
+
+def test_residual_form_in_chunks_uses_each_signal_own_rounding_floor(monkeypatch):
+    """Signals solved in chunks (here one per chunk) keep their own rounding floor: a signal of
+    norm 1e20 next to one of norm 1 does not stop the small one.
+
+    Oracle: scikit-learn's ``orthogonal_mp`` on each signal alone."""
+    from sparsekit.solvers import omp as omp_module
+
+    monkeypatch.setattr(omp_module, "_FACTOR_BYTES", 1)
+    rng = np.random.default_rng(5)
+    D = unit_gaussian(rng, 20, 30)
+    Y = rng.standard_normal((20, 3))
+    Y[:, 0] *= 1e20
+    res = OMP(n_nonzero_coefs=4, precompute=False).solve(D, Y)
+    for j in range(3):
+        ref = orthogonal_mp(D, Y[:, j], n_nonzero_coefs=4)
+        np.testing.assert_allclose(res.coef[:, j], ref, rtol=1e-9, atol=1e-9 * np.abs(ref).max())
+
+
+def test_return_path_must_be_a_boolean():
+    """``return_path`` is True or False; another value is a ``TypeError`` naming it."""
+    with pytest.raises(TypeError, match="return_path"):
+        OMP(return_path="yes")
+
+
+def test_a_gram_matrix_whose_diagonal_is_off_by_1e_5_is_refused(problem):
+    """A float64 Gram matrix must match ``D``: a diagonal entry off by a relative 1e-5 (ten
+    times the ``rtol=1e-8`` given for float64 data, a thousand times float64 rounding) is a
+    ``ValueError`` naming the entry. Oracle: ``D.T @ D`` computed with NumPy, then perturbed."""
+    D, Y = problem
+    G = D.T @ D
+    G[3, 3] *= 1 + 1e-5
+    with pytest.raises(ValueError, match=r"gram\[3, 3\]"):
+        OMP(n_nonzero_coefs=3).solve(D, Y, gram=G)
+
+
+@pytest.mark.parametrize("precompute", [True, False])
+def test_dependence_threshold_scales_with_the_largest_atom(precompute):
+    """The next atom is dependent when ``G_ii - ||w||^2 <= eps max_i ||d_i||^2`` (the module
+    notes): next to an atom of norm 1e4 a pair of unit atoms with ``1 - <a, b>^2 = 9e-12``
+    (below ``eps 1e8 = 2.2e-8``, computed with NumPy) stops after one atom with the warning."""
+    e = np.eye(8)
+    b = e[1] + 3e-6 * e[2]
+    b /= np.linalg.norm(b)
+    D = np.column_stack([1e4 * e[0], e[1], b, e[3]])
+    assert 1 - (e[1] @ b) ** 2 <= np.finfo(float).eps * 1e8
+    with pytest.warns(PrematureStopWarning):
+        res = OMP(n_nonzero_coefs=2, precompute=precompute).solve(D, e[1] + 0.5 * e[2])
+    assert res.n_iter == 1 and res.stop_reason == "linear_dependence"

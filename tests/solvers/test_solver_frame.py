@@ -12,7 +12,7 @@ from sklearn.linear_model import Lasso
 
 from sparsekit import Registry, hookimpl
 from sparsekit.registry import Registration
-from sparsekit.solvers import _cpu
+from sparsekit.solvers import _cpu, fw as _fw, mp as _mp, omp as _omp
 from sparsekit.solvers.base import Codes, PrematureStopWarning, Solver, SparseResult
 from sparsekit.solvers.coder import SparseCoder
 from sparsekit.validation import check_dictionary, check_positive, check_scalar, check_signals
@@ -312,3 +312,24 @@ def test_a_solver_overriding_solve_keeps_working(problem):
         solver_params={"alpha": 0.5, "max_iter": 20000, "tol": 1e-12},
     )
     np.testing.assert_allclose(codes.fit_transform(Y.T), res.coef.T, atol=1e-12)
+
+
+@pytest.mark.parametrize(
+    "solver",
+    [
+        lambda tol: _omp.OMP(n_nonzero_coefs=2, tol=tol, precompute=False),
+        lambda tol: _mp.MatchingPursuit(max_iter=3, tol=tol, precompute=False),
+        lambda tol: _fw.FrankWolfe(beta=10.0, max_iter=5, tol=tol),
+    ],
+)
+def test_tol_equal_to_the_signal_energy_stops_before_the_first_step(solver):
+    """``||y||^2 <= tol`` is met by ``x = 0`` at the boundary ``||y||^2 == tol``: no atom.
+
+    Oracle: the stopping rule ``||y - D x||^2 <= tol`` evaluated at ``x = 0`` by hand, with
+    ``||y||^2 = 1 + 4 + 4 = 9`` exact in binary; just below (``tol = 8.5``) one step runs."""
+    D = np.linalg.qr(np.random.default_rng(0).standard_normal((3, 3)))[0]
+    y = np.array([1.0, 2.0, 2.0])
+    res = solver(9.0).solve(D, y)
+    assert res.n_iter == 0 and res.stop_reason == "tol"
+    np.testing.assert_array_equal(res.coef, 0.0)
+    assert solver(8.5).solve(D, y).n_iter >= 1
