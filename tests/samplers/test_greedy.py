@@ -127,28 +127,6 @@ def test_exact_greedy_evaluates_the_kernel_n_squared_times_per_landmark(n_landma
     assert sum(seen) == diag + (n_landmarks + 1) * n * n + n_landmarks * n
 
 
-def test_exact_greedy_with_cache_gram_evaluates_the_gram_matrix_once():
-    """Oracle: a kernel function that counts the entries it returns. ``cache_gram=True`` keeps
-    K, so the kernel is evaluated on n² pairs once (plus the diagonal), whatever the number of
-    landmarks, and the selection equals the streamed one."""
-    n, seen = 120, []
-
-    def rbf(A, B):
-        seen.append(A.shape[0] * B.shape[0])
-        return np.exp(-0.5 * ((A[:, None, :] - B[None]) ** 2).sum(-1))
-
-    kernel = sparsekit.kernels.base.CallableKernel(rbf)
-    Xp = kernel.prepare(clustered(n, seed=1))
-    seen.clear()
-    kernel.diag(Xp)
-    diag = sum(seen)
-    seen.clear()
-    cached = greedy_exact_select(Xp, kernel, 6, np.random.default_rng(0), cache_gram=True)
-    assert sum(seen) == diag + n * n
-    streamed = greedy_exact_select(Xp, kernel, 6, np.random.default_rng(0))
-    np.testing.assert_array_equal(cached, streamed)
-
-
 def test_exact_greedy_warns_above_1e10_kernel_evaluations_and_not_at_it(monkeypatch):
     """Oracle: n² s counted by hand on both sides of the documented limit (10¹⁰ kernel
     evaluations); the selection itself is replaced by a stub (the warning is decided before
