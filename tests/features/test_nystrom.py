@@ -445,3 +445,15 @@ def test_inverse_sqrt_map_squares_to_numpy_pinv(diag, eigen_floor, rcond):
     kw = {} if rcond is None else {"rcond": rcond}
     assert np.all(np.isfinite(M))
     np.testing.assert_allclose(M @ M.T, np.linalg.pinv(K_S, hermitian=True, **kw), atol=1e-12)
+
+
+def test_n_components_equal_to_n_samples_does_not_warn():
+    """Only a width above the number of samples warns (scikit-learn's ``Nystroem`` rule, the
+    oracle: it warns for n_components > n_samples and is silent at equality)."""
+    import warnings
+
+    X = np.random.default_rng(0).random((12, 3))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        SkNystroem(n_components=12, random_state=0).fit(X)
+        assert Nystroem("rbf", n_components=12, random_state=0).fit(X).n_components_ == 12
