@@ -14,6 +14,13 @@ below the nominal level under H0) for any number of permutations.
 
 The permutations are drawn from ``random_state`` after one draw reserved for the features, so
 two methods given the same seed use the same permutations.
+
+Ties: T_b counts as ≥ T_obs when it is below it by at most 1e-12 |T| (the larger of the two) +
+64 eps max_i |k(x_i, x_i)|. Each statistic is a signed sum of kernel values (Σ_i |w_i| = 2), so
+its rounding error scales with the kernel's size, not with T: when every labelling gives the
+same MMD² (identical points, MMD² = 0) the computed values differ by rounding alone, and a
+tolerance relative to T only would rank that noise and give p-values spread over (0, 1]
+instead of 1.
 """
 
 from __future__ import annotations
@@ -246,7 +253,9 @@ def permutation_test(
 
         values = np.concatenate([stats(W) for W in _label_batches(rng, n_a, n, P)])
     observed, null = float(values[0]), values[1:]
+    k_max = float(np.max(np.abs(pool.kernel.diag(take_rows(pool.kernel, pool.data, 0, n)))))
     tol = 1e-12 * max(abs(observed), np.abs(null).max(initial=0.0))
+    tol += 64 * np.finfo(np.float64).eps * k_max
     p_value = (1.0 + np.count_nonzero(null >= observed - tol)) / (1.0 + P)
     return PermutationTestResult(observed, float(p_value), null, method)
 

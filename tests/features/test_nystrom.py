@@ -430,3 +430,30 @@ def test_fit_landmarks_rejects_bad_landmarks(X):
         ny.fit_landmarks(Landmarks(np.array([-1, 0, 1]), X[:3], np.ones(3)))
     with pytest.raises(ValueError, match="rank=5 must be <= n_components=3"):
         Nystroem("rbf", rank=5).fit_landmarks(Landmarks(np.arange(3), X[:3], np.ones(3)))
+
+
+@pytest.mark.parametrize(
+    ("diag", "eigen_floor", "rcond"),
+    [((1.0, 3e-16, 0.0), None, None), ((2.0, 0.5, 0.0), 0.0, 0.0), ((2.0, 0.5, 0.0), 0.5, 0.25)],
+)
+def test_inverse_sqrt_map_squares_to_numpy_pinv(diag, eigen_floor, rcond):
+    """M Mᵀ = K_S⁺ with NumPy's ``pinv`` rank rule as the oracle: the default floor is
+    k · eps · λ_max (``pinv``'s default rcond = max(shape) · eps), and an eigenvalue equal to the
+    floor is dropped (``pinv`` keeps only singular values strictly above rcond · σ_max)."""
+    K_S = np.diag(diag)
+    M, _, _ = inverse_sqrt_map(K_S, eigen_floor=eigen_floor)
+    kw = {} if rcond is None else {"rcond": rcond}
+    assert np.all(np.isfinite(M))
+    np.testing.assert_allclose(M @ M.T, np.linalg.pinv(K_S, hermitian=True, **kw), atol=1e-12)
+
+
+def test_n_components_equal_to_n_samples_does_not_warn():
+    """Only a width above the number of samples warns (scikit-learn's ``Nystroem`` rule, the
+    oracle: it warns for n_components > n_samples and is silent at equality)."""
+    import warnings
+
+    X = np.random.default_rng(0).random((12, 3))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        SkNystroem(n_components=12, random_state=0).fit(X)
+        assert Nystroem("rbf", n_components=12, random_state=0).fit(X).n_components_ == 12

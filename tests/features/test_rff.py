@@ -200,3 +200,22 @@ def test_features_whose_projections_exceed_float64_are_refused():
     X = np.random.default_rng(1).uniform(0.5, 1, size=(5, 4)) * 1.5e308
     with pytest.raises(ValueError, match=r"exceed the float64 range.*rescale the data"):
         RandomFourierFeatures(n_components=200, random_state=0).fit_transform(X)
+
+
+@pytest.mark.parametrize("cls", [RandomFourierFeatures, Fastfood])
+def test_single_offset_cosine_is_scikit_learns_rbf_sampler_feature(X4, cls):
+    """A width of 1 is the offset cosine alone, which is scikit-learn's ``RBFSampler`` feature
+    sqrt(2/D) cos(xᵀw + b) with D = 1: oracle, ``RBFSampler.transform`` given the same w and b
+    (Rahimi & Recht 2008). The offsets follow its law too, b ~ U[0, 2 pi) (Kolmogorov-Smirnov
+    test over fixed seeds, loose level)."""
+    from scipy import stats
+    from sklearn.kernel_approximation import RBFSampler
+
+    ours = cls(gamma=GAMMA, n_components=1, random_state=3).fit(X4)
+    w = ours.project(np.eye(3)) if cls is Fastfood else ours.random_weights_
+    sk = RBFSampler(gamma=GAMMA, n_components=1, random_state=0).fit(X4)
+    sk.random_weights_ = np.asarray(w, dtype=np.float64).reshape(3, 1)
+    sk.random_offset_ = np.array([ours.random_offset_])
+    np.testing.assert_allclose(ours.transform(X4), sk.transform(X4), rtol=1e-10, atol=1e-12)
+    offsets = [cls(n_components=3, random_state=s).fit(X4).random_offset_ for s in range(300)]
+    assert stats.kstest(offsets, stats.uniform(0.0, 2.0 * np.pi).cdf).pvalue > 1e-4

@@ -92,6 +92,21 @@ def test_uniform_with_replacement_repeats_and_without_does_not():
     np.testing.assert_array_equal(norep, np.arange(6))
 
 
+def test_uniform_with_replacement_draws_every_index_equally_often():
+    """With replacement each index has probability 1/n per draw (Williams & Seeger 2000):
+    the counts over many seeded draws match n uniform cells (loose binomial bound, 6 sd)."""
+    X = clustered(4)
+    kernel = sparsekit.get_kernel("linear")
+    sampler = sparsekit.get_sampler("uniform", replace=True)
+    draws = np.concatenate(
+        [sampler.sample(X, kernel, 4, random_state=s).indices for s in range(500)]
+    )
+    counts = np.bincount(draws, minlength=4)
+    assert counts.size == 4
+    expected = draws.size / 4
+    assert np.all(np.abs(counts - expected) < 6 * np.sqrt(expected * 0.75))
+
+
 def test_diagonal_sampler_draws_proportionally_to_the_diagonal():
     X = np.array([[0.5], [1.0], [2.0], [3.0]])
     kernel = sparsekit.get_kernel("linear")  # k_ii = x_i²

@@ -147,3 +147,19 @@ def test_exact_greedy_warns_above_1e10_kernel_evaluations_and_not_at_it(monkeypa
         GreedyTraceSampler().sample(X, rbf, 2)
     assert "show_progress" in str(w[0].message)
     assert w[0].filename == __file__  # points at the caller
+
+
+def test_exact_greedy_breaks_ties_uniformly_at_random():
+    """Ties of the criterion are broken uniformly at random (the poster's rule). Oracle, a
+    symmetry: on the vertices of a regular hexagon every point has the same criterion
+    Σ_j K_ij² / K_ii, so the first landmark is uniform over the six (loose bound over fixed
+    seeds)."""
+    t = 2 * np.pi * np.arange(6) / 6
+    X = np.column_stack([np.cos(t), np.sin(t)])
+    kernel = sparsekit.get_kernel("rbf", gamma=0.5)
+    Xp = kernel.prepare(X)
+    first = [
+        int(greedy_exact_select(Xp, kernel, 1, np.random.default_rng(s))[0]) for s in range(240)
+    ]
+    counts = np.bincount(first, minlength=6)
+    assert counts.min() >= 20, counts

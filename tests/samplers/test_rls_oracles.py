@@ -191,3 +191,26 @@ def test_inverse_mean_norm_rule_equals_its_number(X_small):
     np.testing.assert_allclose(by_rule, by_value, rtol=1e-12)
     override = ExactRLSSampler(lam=5.0).scores(X_small, kernel, lam="inverse_mean_norm")
     np.testing.assert_allclose(override, by_value, rtol=1e-12)
+
+
+def test_effective_dimension_takes_the_lam_override(X_small):
+    """d_eff = Σ_j ς_j / (ς_j + λ) (eq. 2.4) from NumPy's ``eigvalsh`` of the Gram matrix, for a
+    ``lam`` given to the call, not the sampler's own λ."""
+    kernel = sparsekit.get_kernel("rbf", gamma=0.3)
+    w = np.clip(np.linalg.eigvalsh(kernel(X_small)), 0.0, None)
+    deff = ExactRLSSampler(lam=4.0).effective_dimension(X_small, kernel, lam=0.05)
+    np.testing.assert_allclose(deff, np.sum(w / (w + 0.05)), rtol=1e-8)
+
+
+def test_recursive_scores_with_one_level_are_capped_overestimates(X_small):
+    """With one level (s >= n/2) the dictionary is a uniform half of the data with weights 1,
+    so (1/λ)(k_ii − K_iS (K_S + λI)⁻¹ K_Si) ≥ [K (K + λI)⁻¹]_ii (a sub-dictionary leaves a
+    larger ridge residual); oracle: the exact scores from NumPy ``solve``. With a small λ the
+    points outside the dictionary have estimates above 1, which the scores cap at 1."""
+    kernel = sparsekit.get_kernel("rbf", gamma=0.3)
+    K = kernel(X_small)
+    n, lam = K.shape[0], 1e-3
+    exact = np.diag(np.linalg.solve(K + lam * np.eye(n), K))
+    rec = RecursiveRLSSampler(lam=lam, level_size=n).scores(X_small, kernel, random_state=0)
+    assert np.all(rec <= 1.0)
+    assert np.all(rec >= exact - 1e-9)

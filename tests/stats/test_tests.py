@@ -205,3 +205,14 @@ def test_permutation_result_repr_summarizes_the_null_distribution(rng):
         f"max={np.max(null):.4g}",
     ):
         assert part in text, (part, text)
+
+
+def test_permutation_p_value_counts_ties_with_the_observed_statistic():
+    """p = (1 + #{null ≥ observed}) / (1 + P) (Phipson & Smyth 2010; the observed labelling is
+    one of the permutations). Oracle, a closed form: when every point is the same, every
+    labelling gives MMD² = 0 up to rounding, a tie with the observed value, so p = 1 exactly."""
+    X = np.ones((6, 2))
+    for seed in range(5):
+        res = permutation_test(X, X[:4], method="exact", n_permutations=49, random_state=seed)
+        assert abs(res.statistic) < 1e-12
+        assert res.p_value == 1.0
