@@ -67,5 +67,5 @@ def rules(table: dict):
     def check(params: dict) -> None:
         check_rules(params, table)
 
-    check.names = frozenset(table)
+    check.names = frozenset(table)  # type: ignore[attr-defined]
     return check
