@@ -31,7 +31,7 @@ resolved against the spec file's folder unless it is absolute, and checked to be
 before any run starts. The number of runs is counted from the list lengths (``count_runs``)
 before any grid is built; a spec's ``max_runs`` can lower the caller's limit, not raise it. The
 text's size and the levels of its dotted keys are checked before it is parsed
-(:data:`MAX_SPEC_BYTES`, :func:`key_levels`).
+(``MAX_SPEC_BYTES`` (1 MiB), ``key_levels``).
 
 Every list value is a sweep axis; the runs are the Cartesian product of the axes, except that
 the axes named together in one ``zip`` group advance together (they must have equal lengths).
@@ -324,8 +324,8 @@ def key_levels(text: str) -> int:
 
 
 def check_text(text: str, source: str) -> None:
-    """Refuse, before parsing, a spec (or ``--set`` value) larger than :data:`MAX_SPEC_BYTES`
-    or with dotted keys more than :data:`MAX_DEPTH` levels deep (see :func:`key_levels`)."""
+    """Refuse, before parsing, a spec (or ``--set`` value) larger than ``MAX_SPEC_BYTES`` (1 MiB)
+    or with dotted keys more than :data:`MAX_DEPTH` levels deep (see ``key_levels``)."""
     size = len(text.encode("utf-8", "surrogatepass"))
     if size > MAX_SPEC_BYTES:
         raise SpecError(
@@ -426,7 +426,7 @@ def load_spec(
     ------
     SpecError
         Malformed TOML (line and column; also tables or lists nested more than
-        :data:`MAX_DEPTH` levels deep), a spec of more than :data:`MAX_SPEC_BYTES` bytes
+        :data:`MAX_DEPTH` levels deep), a spec of more than ``MAX_SPEC_BYTES`` bytes (1 MiB)
         (both checked before parsing), unknown keys, tasks, components, parameters or data
         sources (line and closest valid name), a task's or data source's parameter value of
         the wrong type or out of its range (line), bad sweep groups, an output name that is not a
@@ -469,7 +469,7 @@ def load_spec(
 
 def _read_spec(path: Path) -> str:
     """The text of the spec file ``path``: a regular file (or a link to one) of at most
-    :data:`MAX_SPEC_BYTES` bytes, opened without waiting (a FIFO would wait for a writer)."""
+    ``MAX_SPEC_BYTES`` bytes (1 MiB), opened without waiting (a FIFO would wait for a writer)."""
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     except FileNotFoundError:
