@@ -17,11 +17,10 @@ two methods given the same seed use the same permutations.
 
 Ties: T_b counts as ≥ T_obs when it is below it by at most ``1e-12 abs(T)`` (the larger of the
 two) plus ``64 eps max_i abs(k(x_i, x_i))``. Each statistic is a signed sum of kernel values
-(the absolute weights sum to 2), so
-its rounding error scales with the kernel's size, not with T: when every labelling gives the
-same MMD² (identical points, MMD² = 0) the computed values differ by rounding alone, and a
-tolerance relative to T only would rank that noise and give p-values spread over (0, 1]
-instead of 1.
+(the absolute weights sum to 2), so its rounding error scales with the kernel's size, not
+with T: when every labelling gives the same MMD² (identical points, MMD² = 0) the computed
+values differ by rounding alone, and a tolerance relative to T only would rank that noise and
+give p-values spread over (0, 1] instead of 1.
 """
 
 from __future__ import annotations
