@@ -62,7 +62,7 @@ def _chain_by_column_blocks(chain, X, out):
 
 def _as_csr(factor, q, dtype):
     if sp.issparse(factor):
-        S = sp.csr_matrix(factor, dtype=dtype)
+        S = sp.csr_matrix(factor, dtype=dtype, copy=True)  # sorted and pruned in place below
     else:
         arr = np.asarray(factor)
         if arr.ndim != 2:
@@ -97,7 +97,9 @@ class SparseFactors(LinearOperator):
     Parameters
     ----------
     factors : sequence of 2-D arrays or scipy.sparse matrices
-        ``S_1, …, S_Q`` with chained shapes (columns of ``S_q`` = rows of ``S_{q+1}``).
+        ``S_1, …, S_Q`` with chained shapes (columns of ``S_q`` = rows of ``S_{q+1}``). They are
+        copied: the matrices passed in are left as they were, and later changes to them do not
+        change the operator.
     scale : float, default 1.0
         The scalar ``λ``.
     shape : (int, int), optional

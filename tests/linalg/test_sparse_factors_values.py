@@ -360,3 +360,27 @@ def test_norm2_of_derived_operators():
     M = dense(F, 2.0)
     assert A.T.norm2() == pytest.approx(np.linalg.norm(M, 2), rel=1e-5)
     assert A.left(2).norm2() == pytest.approx(np.linalg.norm(dense(F[:2]), 2), rel=1e-5)
+
+
+@pytest.mark.parametrize("kind", [sp.csr_matrix, sp.csr_array])
+def test_sparse_factors_passed_in_are_copied_and_left_as_they_were(kind):
+    """A CSR factor passed in is copied: the caller's matrix keeps its stored zero and its
+    unsorted indices, and a later change to it does not reach the operator. Oracle: NumPy's
+    dense product of the factors as they were passed."""
+    F = factors_of(seed=30)
+    S = kind(F[0])
+    S.data[0] = 0.0  # a stored zero
+    S.indices[:2], S.data[:2] = S.indices[:2][::-1].copy(), S.data[:2][::-1].copy()  # unsorted
+    assert S.indptr[1] >= 2
+    saved = [S.data.copy(), S.indices.copy(), S.indptr.copy()]
+    M = dense([S.toarray()] + F[1:], 1.5)
+    A = SparseFactors([S] + F[1:], 1.5)
+    for got, want in zip([S.data, S.indices, S.indptr], saved):
+        np.testing.assert_array_equal(got, want)
+    S.data[:] = 7.0
+    np.testing.assert_allclose(A.toarray(), M, atol=1e-12)
+    np.testing.assert_allclose(A @ np.ones(4), M @ np.ones(4), atol=1e-12)
+    B32 = sp.csr_matrix(F[0].astype(np.float32))  # same dtype as the operator: copied too
+    A32 = SparseFactors([B32], dtype=np.float32)
+    B32.data[:] = 0.0
+    np.testing.assert_array_equal(A32.toarray(), F[0].astype(np.float32))
