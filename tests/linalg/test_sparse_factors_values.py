@@ -420,3 +420,47 @@ def test_non_numeric_operands_are_refused():
     for bad in (np.array(["a", "b", "c", "d"]), np.array([object()] * 4)):
         with pytest.raises(TypeError, match="operand has dtype .*; pass a numeric array"):
             A @ bad
+
+
+def test_composition_of_float32_and_float64_operators_is_float64_either_way():
+    """The composed operator has the result type of both dtypes, so a float64 factor is not
+    rounded to float32 when the float32 operand is on the left. Oracle: NumPy's float64 product
+    of the factors (exact to float64 rounding)."""
+    F, G = factors_of(seed=34), factors_of(seed=35, shapes=[(4, 6), (6, 2)])
+    A32, B64 = SparseFactors([f.astype(np.float32) for f in F]), SparseFactors(G, 0.5)
+    for C in (A32 @ B64, B64.T @ A32.T):
+        assert C.dtype == np.float64
+    want = dense([f.astype(np.float32) for f in F]) @ dense(G, 0.5)
+    np.testing.assert_allclose((A32 @ B64).toarray(), want, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose((B64.T @ A32.T).toarray(), want.T, rtol=1e-12, atol=1e-12)
+
+
+def test_wide_operands_switch_to_column_blocks_at_exactly_two_blocks(monkeypatch):
+    """``2 * COLUMN_BLOCK`` columns or more go through the factors block by block, fewer through
+    one product per factor (the documented rule, watched through ``_chain_by_column_blocks``);
+    both equal NumPy's dense product (the oracle)."""
+    monkeypatch.setattr(mod, "COLUMN_BLOCK", 3)
+    calls = []
+    real = mod._chain_by_column_blocks
+    monkeypatch.setattr(
+        mod, "_chain_by_column_blocks", lambda *a: (calls.append(a[1].shape[1]), real(*a))
+    )
+    F = factors_of(seed=36)
+    A, M = SparseFactors(F), dense(F)
+    X = np.random.default_rng(37).standard_normal((4, 7))
+    for width in (5, 6, 7):
+        np.testing.assert_allclose(A @ X[:, :width], M @ X[:, :width], atol=1e-12)
+    assert calls == [6, 7]
+
+
+def test_norm2_stop_rule_is_scale_invariant():
+    """The iteration stops when the change of ``‖A v‖`` is below ``tol`` times the estimate, so
+    scaling the operator scales the estimate and changes nothing else (the same iterations at
+    every scale). Oracle: ``‖λ A‖ = |λ| ‖A‖`` applied to every iterate, and NumPy's 2-norm."""
+    F = factors_of(seed=38)
+    exact = np.linalg.norm(dense(F), 2)
+    base = SparseFactors(F).norm2(tol=1e-3)
+    assert base == pytest.approx(exact, rel=1e-2) and base < exact * (1 - 1e-9)  # stopped early
+    for scale in (1e-6, 1e6, -2.0):
+        got = SparseFactors(F, scale).norm2(tol=1e-3)
+        assert got == pytest.approx(abs(scale) * base, rel=1e-12)
