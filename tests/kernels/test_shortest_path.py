@@ -458,6 +458,34 @@ def test_take_rejects_bad_indices():
         k.take(P, np.array([True, False]))
 
 
+def test_take_reads_negative_positions_as_numpy_does():
+    """``take`` reads -1 as the last graph and refuses positions below ``-n``. Oracle: NumPy
+    indexing of the Gram matrix of all the graphs."""
+    k = ShortestPathKernel(normalize=True)
+    P = k.prepare(graph_collection(seed=17, n_graphs=6))
+    K = k(P)
+    np.testing.assert_array_equal(k(k.take(P, [-1, -6, 2]), P), K[[-1, -6, 2]])
+    with pytest.raises(ValueError, match="out of range"):
+        k.take(P, [-7])
+
+
+def test_graphs_without_pairs_at_the_end_of_a_batch():
+    """Graphs without any connected pair (one node, no edges) after the last graph with
+    features keep their row: raw values from ``reference_gram`` (SciPy shortest paths, brute
+    force), normalized values 1 on the path and 0 elsewhere (the documented convention)."""
+    A = np.array([[0, 1, 0], [1, 0, 1], [0, 1, 0]])
+    graphs = [(A, [0, 1, 0]), (np.zeros((1, 1)), [0]), (np.zeros((3, 3)), [0, 1, 2])]
+    k = ShortestPathKernel()
+    np.testing.assert_array_equal(k(graphs), reference_gram(graphs))
+    np.testing.assert_array_equal(k.diag(graphs), [12.0, 0.0, 0.0])
+    kn = ShortestPathKernel(normalize=True)
+    want = np.zeros((3, 3))
+    want[0, 0] = 1.0
+    np.testing.assert_array_equal(kn(graphs), want)
+    np.testing.assert_array_equal(kn(graphs[1:], graphs), want[1:])
+    np.testing.assert_array_equal(kn.diag(graphs), [1.0, 0.0, 0.0])
+
+
 def test_registered_by_name_and_alias():
     from sparsekit.kernels import _plugin
 
