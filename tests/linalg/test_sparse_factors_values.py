@@ -464,3 +464,16 @@ def test_norm2_stop_rule_is_scale_invariant():
     for scale in (1e-6, 1e6, -2.0):
         got = SparseFactors(F, scale).norm2(tol=1e-3)
         assert got == pytest.approx(abs(scale) * base, rel=1e-12)
+
+
+def test_scale_is_applied_in_the_result_dtype():
+    """A float64 operand of a float32 operator is computed in float64, the scale included: a
+    scale float32 cannot hold (0.1) is not rounded to float32 on the way. Oracle: NumPy's
+    float64 product of the same float32 factor values."""
+    F = factors_of(np.float32, seed=39)
+    A, M = SparseFactors(F, 0.1), dense(F, 0.1)
+    rng = np.random.default_rng(40)
+    X, Y = rng.standard_normal((4, 3)), rng.standard_normal((5, 3))
+    for got, want in [(A @ X, M @ X), (A.T @ Y, M.T @ Y), (A @ X[:, 0], M @ X[:, 0])]:
+        assert got.dtype == np.float64
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
