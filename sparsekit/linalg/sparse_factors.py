@@ -62,7 +62,7 @@ def _chain_by_column_blocks(chain, X, out):
 
 def _as_csr(factor, q, dtype):
     if sp.issparse(factor):
-        S = sp.csr_matrix(factor, dtype=dtype)
+        S = sp.csr_matrix(factor, dtype=dtype, copy=True)  # sorted and pruned in place below
     else:
         arr = np.asarray(factor)
         if arr.ndim != 2:
@@ -97,7 +97,9 @@ class SparseFactors(LinearOperator):
     Parameters
     ----------
     factors : sequence of 2-D arrays or scipy.sparse matrices
-        ``S_1, …, S_Q`` with chained shapes (columns of ``S_q`` = rows of ``S_{q+1}``).
+        ``S_1, …, S_Q`` with chained shapes (columns of ``S_q`` = rows of ``S_{q+1}``). They are
+        copied: the matrices passed in are left as they were, and later changes to them do not
+        change the operator.
     scale : float, default 1.0
         The scalar ``λ``.
     shape : (int, int), optional
@@ -119,7 +121,9 @@ class SparseFactors(LinearOperator):
     ``A @ X``, ``A.matvec``, ``A.matmat`` apply ``S_Q`` first; ``A.T`` is the operator
     ``λ S_Qᵀ ⋯ S_1ᵀ`` (no copy of the data). A matrix operand is processed ``COLUMN_BLOCK``
     columns at a time. The operand is converted to the operator's dtype when both are floats of
-    the same kind; a float64 operand of a float32 operator gives a float64 result.
+    the same kind; a float64 operand of a float32 operator gives a float64 result. A complex
+    operand gives the complex product (its real and imaginary parts multiplied separately,
+    complex64 for a float32 operator and operand).
     """
 
     #: the scalar λ
@@ -275,6 +279,10 @@ class SparseFactors(LinearOperator):
     # -- products ------------------------------------------------------------------------------
     def _apply(self, X, transpose):
         X = np.asarray(X)
+        if X.dtype.kind == "c":  # real factors: A (x + i y) = A x + i A y
+            return self._apply(X.real, transpose) + 1j * self._apply(X.imag, transpose)
+        if X.dtype.kind not in "biuf":
+            raise TypeError(f"operand has dtype {X.dtype}; pass a numeric array")
         one_d = X.ndim == 1
         X2 = X.reshape(-1, 1) if one_d else X
         n_in = self.shape[0] if transpose else self.shape[1]

@@ -150,6 +150,41 @@ def test_cross_kernel_of_separately_prepared_sets_equals_grakel_transform(normal
     np.testing.assert_allclose(k(PX, PY), k(PY, PX).T, rtol=1e-14)
 
 
+def test_separately_prepared_sets_are_matched_on_label_values_not_codes():
+    """Sets prepared apart whose label codes, distance tables and keys coincide but whose label
+    values differ share no feature: labels are matched by value, and the integer 0 differs from
+    the string "0" (GraKeL's convention). Oracle: the brute-force histogram of ordered-pair
+    triples from SciPy's shortest paths (``reference_gram``) on the union of the sets."""
+    A = np.array([[0, 1, 0], [1, 0, 1], [0, 1, 0]])
+    X = [(A, ["a", "b", "a"]), (A, ["b", "b", "a"]), (A, ["a", "a", "a"])]
+    rename = {"a": "b", "b": "c"}  # monotone: the label codes, hence the keys, stay the same
+    Y = [(A, [rename[x] for x in L]) for A, L in X]
+    k = ShortestPathKernel()
+    PX, PY = k.prepare(X), k.prepare(Y)
+    np.testing.assert_array_equal(PX.keys, PY.keys)
+    np.testing.assert_array_equal(PX.distance_values, PY.distance_values)
+    want = reference_gram(X + Y)[:3, 3:]
+    assert want[1, 2] == 8.0 and want[0, 0] == 0.0  # (b, b, 1): 2 pairs x 4 pairs
+    np.testing.assert_array_equal(k(PX, PY), want)
+    np.testing.assert_array_equal(k(PY, PX), want.T)
+    ints, strs = [(A, [0, 1, 0])], [(A, ["0", "1", "0"])]
+    assert reference_gram(ints + strs)[0, 1] == 0.0
+    np.testing.assert_array_equal(k(ints, strs), [[0.0]])
+
+
+def test_dict_labels_are_read_by_node_index_whatever_their_order():
+    """A ``{node: label}`` dict (GraKeL's form) is read by key, not in insertion order.
+    Oracle: ``reference_gram`` (SciPy shortest paths, brute-force triples) of the graph with
+    its labels as a list."""
+    A = np.array([[0, 1, 0, 0], [1, 0, 1, 0], [0, 1, 0, 1], [0, 0, 1, 0]])
+    labels = ["x", "y", "z", "x"]
+    shuffled = {2: "z", 0: "x", 3: "x", 1: "y"}
+    k = ShortestPathKernel()
+    want = reference_gram([(A, labels)])
+    np.testing.assert_array_equal(k([(A, shuffled)], [(A, labels)]), want)
+    np.testing.assert_array_equal(k([(A, shuffled)]), want)
+
+
 def test_directed_graphs_follow_edge_direction():
     rng = np.random.default_rng(4)
     graphs = [random_graph(rng, int(rng.integers(2, 10)), 0.25, directed=True) for _ in range(20)]
@@ -421,6 +456,34 @@ def test_take_rejects_bad_indices():
         k.take(P, [0.5])
     with pytest.raises(ValueError, match="boolean indices"):
         k.take(P, np.array([True, False]))
+
+
+def test_take_reads_negative_positions_as_numpy_does():
+    """``take`` reads -1 as the last graph and refuses positions below ``-n``. Oracle: NumPy
+    indexing of the Gram matrix of all the graphs."""
+    k = ShortestPathKernel(normalize=True)
+    P = k.prepare(graph_collection(seed=17, n_graphs=6))
+    K = k(P)
+    np.testing.assert_array_equal(k(k.take(P, [-1, -6, 2]), P), K[[-1, -6, 2]])
+    with pytest.raises(ValueError, match="out of range"):
+        k.take(P, [-7])
+
+
+def test_graphs_without_pairs_at_the_end_of_a_batch():
+    """Graphs without any connected pair (one node, no edges) after the last graph with
+    features keep their row: raw values from ``reference_gram`` (SciPy shortest paths, brute
+    force), normalized values 1 on the path and 0 elsewhere (the documented convention)."""
+    A = np.array([[0, 1, 0], [1, 0, 1], [0, 1, 0]])
+    graphs = [(A, [0, 1, 0]), (np.zeros((1, 1)), [0]), (np.zeros((3, 3)), [0, 1, 2])]
+    k = ShortestPathKernel()
+    np.testing.assert_array_equal(k(graphs), reference_gram(graphs))
+    np.testing.assert_array_equal(k.diag(graphs), [12.0, 0.0, 0.0])
+    kn = ShortestPathKernel(normalize=True)
+    want = np.zeros((3, 3))
+    want[0, 0] = 1.0
+    np.testing.assert_array_equal(kn(graphs), want)
+    np.testing.assert_array_equal(kn(graphs[1:], graphs), want[1:])
+    np.testing.assert_array_equal(kn.diag(graphs), [1.0, 0.0, 0.0])
 
 
 def test_registered_by_name_and_alias():

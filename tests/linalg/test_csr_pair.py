@@ -53,3 +53,23 @@ def test_csr_matmat_equals_scipy_on_both_sides_of_the_pool_threshold(monkeypatch
     _spmm.csr_matmat(S.indptr, S.indices, S.data, B, out)
     np.testing.assert_allclose(out, S @ B, rtol=1e-12, atol=1e-12)
     assert bool(pooled) == (S.nnz * n_cols >= 2 * _spmm.MATMAT_WORK_PER_THREAD)
+
+
+def test_csr_matmat_uses_the_pool_from_exactly_the_threshold(monkeypatch):
+    """At exactly ``2 * MATMAT_WORK_PER_THREAD`` multiply-adds the product goes to the pool,
+    one less stays on the calling thread (the documented rule, watched through
+    ``run_row_ranges``); both equal SciPy's ``S @ B`` (the oracle)."""
+    from sparsekit.linalg import _spmm
+
+    monkeypatch.setattr(_spmm, "MATMAT_WORK_PER_THREAD", 60)
+    S = sp.csr_matrix(np.eye(10)[:, ::-1] * np.arange(1.0, 11.0))  # nnz = 10, exactly
+    B = np.random.default_rng(1).normal(size=(10, 13))
+    pooled = []
+    real = _spmm.run_row_ranges
+    monkeypatch.setattr(_spmm, "run_row_ranges", lambda *a, **k: (pooled.append(1), real(*a, **k)))
+    for n_cols, want_pool in [(12, True), (11, False)]:  # 10 * 12 = 120 = 2 * 60
+        pooled.clear()
+        out = np.empty((10, n_cols))
+        _spmm.csr_matmat(S.indptr, S.indices, S.data, np.ascontiguousarray(B[:, :n_cols]), out)
+        np.testing.assert_allclose(out, (S @ B[:, :n_cols]), rtol=1e-12, atol=1e-12)
+        assert bool(pooled) == want_pool

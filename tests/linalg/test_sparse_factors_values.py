@@ -360,3 +360,120 @@ def test_norm2_of_derived_operators():
     M = dense(F, 2.0)
     assert A.T.norm2() == pytest.approx(np.linalg.norm(M, 2), rel=1e-5)
     assert A.left(2).norm2() == pytest.approx(np.linalg.norm(dense(F[:2]), 2), rel=1e-5)
+
+
+@pytest.mark.parametrize("kind", [sp.csr_matrix, sp.csr_array])
+def test_sparse_factors_passed_in_are_copied_and_left_as_they_were(kind):
+    """A CSR factor passed in is copied: the caller's matrix keeps its stored zero and its
+    unsorted indices, and a later change to it does not reach the operator. Oracle: NumPy's
+    dense product of the factors as they were passed."""
+    F = factors_of(seed=30)
+    S = kind(F[0])
+    S.data[0] = 0.0  # a stored zero
+    S.indices[:2], S.data[:2] = S.indices[:2][::-1].copy(), S.data[:2][::-1].copy()  # unsorted
+    assert S.indptr[1] >= 2
+    saved = [S.data.copy(), S.indices.copy(), S.indptr.copy()]
+    M = dense([S.toarray()] + F[1:], 1.5)
+    A = SparseFactors([S] + F[1:], 1.5)
+    for got, want in zip([S.data, S.indices, S.indptr], saved):
+        np.testing.assert_array_equal(got, want)
+    S.data[:] = 7.0
+    np.testing.assert_allclose(A.toarray(), M, atol=1e-12)
+    np.testing.assert_allclose(A @ np.ones(4), M @ np.ones(4), atol=1e-12)
+    B32 = sp.csr_matrix(F[0].astype(np.float32))  # same dtype as the operator: copied too
+    A32 = SparseFactors([B32], dtype=np.float32)
+    B32.data[:] = 0.0
+    np.testing.assert_array_equal(A32.toarray(), F[0].astype(np.float32))
+
+
+@pytest.mark.parametrize("column_block", [512, 2])
+def test_complex_operands_give_the_complex_product(monkeypatch, column_block):
+    """Real factors times a complex operand: ``A (x + i y) = A x + i A y`` as a complex array
+    (complex128 for a float64 operator, complex64 for float32), on the narrow and the
+    column-block paths, forwards and transposed. Oracle: NumPy's dense complex product."""
+    monkeypatch.setattr(mod, "COLUMN_BLOCK", column_block)
+    F = factors_of(seed=31)
+    rng = np.random.default_rng(32)
+    Z = rng.standard_normal((4, 5)) + 1j * rng.standard_normal((4, 5))
+    W = rng.standard_normal((5, 5)) + 1j * rng.standard_normal((5, 5))
+    for dtype, cdtype, tol in [
+        (np.float64, np.complex128, 1e-12),
+        (np.float32, np.complex64, 1e-5),
+    ]:
+        A = SparseFactors(F, 2.0, dtype=dtype)
+        M = dense([f.astype(dtype) for f in F], 2.0)
+        z, Zc, Wc = Z[:, 0].astype(cdtype), Z.astype(cdtype), W.astype(cdtype)
+        for got, want in [
+            (A @ z, M @ z),
+            (A.matvec(z), M @ z),
+            (A @ Zc, M @ Zc),
+            (A.T @ Wc, M.T @ Wc),
+            (Wc[0] @ A, Wc[0] @ M),
+            (Wc.T @ A, Wc.T @ M),
+        ]:
+            assert got.dtype == cdtype
+            np.testing.assert_allclose(got, want, rtol=tol, atol=tol * np.abs(M).sum())
+
+
+def test_non_numeric_operands_are_refused():
+    A = SparseFactors(factors_of(seed=33))
+    for bad in (np.array(["a", "b", "c", "d"]), np.array([object()] * 4)):
+        with pytest.raises(TypeError, match="operand has dtype .*; pass a numeric array"):
+            A @ bad
+
+
+def test_composition_of_float32_and_float64_operators_is_float64_either_way():
+    """The composed operator has the result type of both dtypes, so a float64 factor is not
+    rounded to float32 when the float32 operand is on the left. Oracle: NumPy's float64 product
+    of the factors (exact to float64 rounding)."""
+    F, G = factors_of(seed=34), factors_of(seed=35, shapes=[(4, 6), (6, 2)])
+    A32, B64 = SparseFactors([f.astype(np.float32) for f in F]), SparseFactors(G, 0.5)
+    for C in (A32 @ B64, B64.T @ A32.T):
+        assert C.dtype == np.float64
+    want = dense([f.astype(np.float32) for f in F]) @ dense(G, 0.5)
+    np.testing.assert_allclose((A32 @ B64).toarray(), want, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose((B64.T @ A32.T).toarray(), want.T, rtol=1e-12, atol=1e-12)
+
+
+def test_wide_operands_switch_to_column_blocks_at_exactly_two_blocks(monkeypatch):
+    """``2 * COLUMN_BLOCK`` columns or more go through the factors block by block, fewer through
+    one product per factor (the documented rule, watched through ``_chain_by_column_blocks``);
+    both equal NumPy's dense product (the oracle)."""
+    monkeypatch.setattr(mod, "COLUMN_BLOCK", 3)
+    calls = []
+    real = mod._chain_by_column_blocks
+    monkeypatch.setattr(
+        mod, "_chain_by_column_blocks", lambda *a: (calls.append(a[1].shape[1]), real(*a))
+    )
+    F = factors_of(seed=36)
+    A, M = SparseFactors(F), dense(F)
+    X = np.random.default_rng(37).standard_normal((4, 7))
+    for width in (5, 6, 7):
+        np.testing.assert_allclose(A @ X[:, :width], M @ X[:, :width], atol=1e-12)
+    assert calls == [6, 7]
+
+
+def test_norm2_stop_rule_is_scale_invariant():
+    """The iteration stops when the change of ``‖A v‖`` is below ``tol`` times the estimate, so
+    scaling the operator scales the estimate and changes nothing else (the same iterations at
+    every scale). Oracle: ``‖λ A‖ = |λ| ‖A‖`` applied to every iterate, and NumPy's 2-norm."""
+    F = factors_of(seed=38)
+    exact = np.linalg.norm(dense(F), 2)
+    base = SparseFactors(F).norm2(tol=1e-3)
+    assert base == pytest.approx(exact, rel=1e-2) and base < exact * (1 - 1e-9)  # stopped early
+    for scale in (1e-6, 1e6, -2.0):
+        got = SparseFactors(F, scale).norm2(tol=1e-3)
+        assert got == pytest.approx(abs(scale) * base, rel=1e-12)
+
+
+def test_scale_is_applied_in_the_result_dtype():
+    """A float64 operand of a float32 operator is computed in float64, the scale included: a
+    scale float32 cannot hold (0.1) is not rounded to float32 on the way. Oracle: NumPy's
+    float64 product of the same float32 factor values."""
+    F = factors_of(np.float32, seed=39)
+    A, M = SparseFactors(F, 0.1), dense(F, 0.1)
+    rng = np.random.default_rng(40)
+    X, Y = rng.standard_normal((4, 3)), rng.standard_normal((5, 3))
+    for got, want in [(A @ X, M @ X), (A.T @ Y, M.T @ Y), (A @ X[:, 0], M @ X[:, 0])]:
+        assert got.dtype == np.float64
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
