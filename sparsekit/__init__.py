@@ -53,6 +53,8 @@ _LAZY = {
     "SpectralClustering": "sparsekit.manifold.embedding",
     "OMPForestClassifier": "sparsekit.ensemble.omp_forest",
     "NotFittedError": "sparsekit.exceptions",
+    "NystromRidge": "sparsekit.learning.ridge",
+    "NystromRidgeClassifier": "sparsekit.learning.ridge",
 }
 
 
