@@ -84,7 +84,12 @@ class FalkonSystem:
     n : int
         Number of training samples.
     gram_pass : callable
-        ``gram_pass(V)`` returns K_nmᵀ (K_nm V) for an (m, t) float64 array V, as float64.
+        ``gram_pass(V)`` returns K_nmᵀ D K_nm V for an (m, t) float64 array V, as float64 (D
+        the identity for least squares, the loss's curvatures for a Newton step).
+    landmark_weights : (m,) array, optional
+        An estimate of D at the landmarks, for the preconditioner: A = chol(T diag(w) Tᵀ / m +
+        λ I) (Meanti et al., NeurIPS 2020, §3: the Hessian's weights at the Nyström centres).
+        Any positive weights give a correct solution; close ones give fewer iterations.
 
     Attributes
     ----------
@@ -93,10 +98,11 @@ class FalkonSystem:
         δ of the module docstring.
     """
 
-    def __init__(self, K_mm, alpha, n, gram_pass):
+    def __init__(self, K_mm, alpha, n, gram_pass, landmark_weights=None):
         self.T, self.jitter = jittered_cholesky(K_mm)
         m = self.T.shape[0]
-        self.A = cholesky(self.T @ self.T.T / m + alpha * np.eye(m), lower=False)
+        TD = self.T if landmark_weights is None else self.T * landmark_weights
+        self.A = cholesky(TD @ self.T.T / m + alpha * np.eye(m), lower=False)
         self.alpha, self.n, self.gram_pass = float(alpha), int(n), gram_pass
 
     def _left(self, V):

@@ -24,45 +24,21 @@ predicts the class of the largest decision value.
 from __future__ import annotations
 
 import numbers
-import warnings
 from typing import Any
 
 import numpy as np
 
-from .._base import ParamsMixin, _input_feature_names
-from .._memory import check_allocation
-from .._progress import progress
-from .._small_blas import is_skinny, one_blas_thread
 from .._typing import DataLike, RandomStateLike
 from .._validation import check_array, check_option, check_scalar
-from ..exceptions import not_fitted_error
-from ..features.nystrom import BLOCK_BYTES, Nystroem, _rows, checked_landmarks
 from ..registry import Registry
-from ._falkon import FalkonSystem, conjugate_gradient
+from ._base import NystromModel, check_y_given, class_codes
+from ._falkon import FalkonSystem
 
 SOLVERS = ("pcg", "direct")
 
 
-def _sklearn_warning(name):
-    """scikit-learn's warning class ``name`` when it is installed (so that its filters apply),
-    else ``UserWarning``."""
-    try:
-        from sklearn import exceptions
-    except ImportError:  # pragma: no cover - exercised only without scikit-learn
-        return UserWarning
-    return getattr(exceptions, name)
-
-
-def _check_y_given(estimator, y):
-    if y is None:
-        raise ValueError(
-            f"{type(estimator).__name__} requires y to be passed, but the target y is None"
-        )
-
-
-class _NystromRidgeBase(ParamsMixin):
-    """Landmarks, the FALKON system and the block passes shared by the regressor and the
-    classifier."""
+class _NystromRidgeBase(NystromModel):
+    """The regressor's and the classifier's parameters and their fit of ``dual_coef_``."""
 
     def __init__(
         self,
@@ -96,170 +72,40 @@ class _NystromRidgeBase(ParamsMixin):
         self.verbose = verbose
         self.registry = registry
 
-    # -- fit -----------------------------------------------------------------------------------
-    def _fit_params(self):
+    def _fit_targets(self, X, Y):
+        """Fit ``dual_coef_`` (m, t) to the float64 targets ``Y`` (n, t)."""
         alpha = check_scalar(self.alpha, "alpha", low=0.0, low_inclusive=False)
         solver = check_option(self.solver, "solver", SOLVERS)
         tol = check_scalar(self.tol, "tol", low=0.0, low_inclusive=True)
-        max_iter = check_scalar(
-            self.max_iter, "max_iter", kind=numbers.Integral, low=1, low_inclusive=True
-        )
-        if self.callback is not None and not callable(self.callback):
-            raise TypeError(
-                f"callback must be a function callback(iteration, dual_coef) or None, got "
-                f"{type(self.callback).__name__}"
+        max_iter = int(
+            check_scalar(
+                self.max_iter, "max_iter", kind=numbers.Integral, low=1, low_inclusive=True
             )
-        return alpha, solver, tol, int(max_iter)
-
-    def _select_landmarks(self, X):
-        """Prepared data and the fitted kernel, landmarks chosen by the sampler (``Nystroem``'s
-        selection step); sets the landmark and input attributes."""
-        selector = Nystroem(
-            kernel=self.kernel,
-            sampler=self.sampler,
-            n_components=self.n_components,
-            kernel_params=self.kernel_params,
-            sampler_params=self.sampler_params,
-            random_state=self.random_state,
-            registry=self.registry,
         )
-        kernel, sampler, Xp, landmarks, _, _ = selector._select(X)
-        n = kernel.n_samples(Xp)
-        indices, points = checked_landmarks(
-            kernel, landmarks, n, f"sampler {type(sampler).__name__} returned"
-        )
-        self.n_features_in_ = selector.n_features_in_
-        if hasattr(selector, "feature_names_in_"):
-            self.feature_names_in_ = selector.feature_names_in_
-        else:
-            self.__dict__.pop("feature_names_in_", None)
-        self.kernel_, self.sampler_ = kernel, sampler
-        self.components_, self.component_indices_ = points, indices
-        return Xp, n
-
-    def _block_rows(self, m):
-        return int(max(1, BLOCK_BYTES // max(1, 8 * m)))
-
-    def _fit_targets(self, X, Y):
-        """Fit ``dual_coef_`` (m, t) to the float64 targets ``Y`` (n, t)."""
-        alpha, solver, tol, max_iter = self._fit_params()
         previous = getattr(self, "dual_coef_", None) if self.warm_start else None
         previous_indices = getattr(self, "component_indices_", None)
-        Xp, n = self._select_landmarks(X)
-        if len(Y) != n:
-            raise ValueError(
-                f"y has {len(Y)} samples but X has {n}; pass one target per sample of X"
-            )
-        kernel, L = self.kernel_, self.components_
-        m, t = len(self.component_indices_), Y.shape[1]
-        check_allocation(
-            8 * m * m * (5 if solver == "direct" else 4),
-            f"{type(self).__name__} with {m} landmarks",
-            "use fewer landmarks (a smaller n_components=)",
-            matrices="its m x m matrices",
-        )
-        step = self._block_rows(m)
-        skinny = is_skinny(t)
-
-        def blocks():
-            for r0 in range(0, n, step):
-                r1 = min(n, r0 + step)
-                yield r0, r1, np.asarray(kernel(_rows(kernel, Xp, r0, r1), L))
-
-        def gram_pass(V):
-            out = np.zeros((m, V.shape[1]))
-            for _, _, Kb in blocks():
-                with one_blas_thread(skinny):
-                    out += Kb.T @ (Kb @ V.astype(Kb.dtype, copy=False))
-            return out
-
-        K_mm = np.asarray(kernel(L), dtype=np.float64)
-        system = FalkonSystem(K_mm, alpha, n, gram_pass)
+        passes = self._select_landmarks(X, len(Y))
+        m, t = passes.m, Y.shape[1]
+        system = FalkonSystem(self._landmark_gram(), alpha, passes.n, passes.gram)
         if solver == "direct":
-            coef, n_iter, residuals = system.solve_direct(blocks(), Y), 0, []
+            coef, n_iter, residuals = system.solve_direct(passes.blocks(), Y), 0, []
         else:
-            KnmT_y = np.zeros((m, t))
-            for r0, r1, Kb in blocks():
-                with one_blas_thread(skinny):
-                    KnmT_y += Kb.T @ Y[r0:r1].astype(Kb.dtype, copy=False)
-            b = system.rhs(KnmT_y)
             start = None
             if (
                 previous is not None
-                and previous_indices is not None
                 and np.array_equal(previous_indices, self.component_indices_)
                 and previous.reshape(m, -1).shape[1] == t
             ):
                 start = system.start(previous.reshape(m, t))
-            with progress(max_iter, f"{type(self).__name__} (pcg)", verbose=self.verbose) as bar:
-
-                def step_done(iteration, beta):
-                    bar.update(1)
-                    if self.callback is not None:
-                        self.callback(iteration, system.coefficients(beta))
-
-                beta, n_iter, residuals = conjugate_gradient(
-                    system.apply, b, x0=start, tol=tol, max_iter=max_iter, callback=step_done
-                )
+            beta, n_iter, residuals = self._pcg(
+                system, system.rhs(passes.adjoint(Y)), start, tol, max_iter
+            )
             coef = system.coefficients(beta)
-            if residuals[-1] > tol:
-                warnings.warn(
-                    f"{type(self).__name__}: conjugate gradient stopped after max_iter="
-                    f"{max_iter} iterations at a relative residual of {residuals[-1]:.3g} "
-                    f"(tol={tol:g}); raise max_iter or tol, or use more regularization (alpha)",
-                    _sklearn_warning("ConvergenceWarning"),
-                    stacklevel=3,
-                )
         self.dual_coef_ = coef
         self.n_iter_ = n_iter
         self.residuals_ = np.asarray(residuals)
         self.jitter_ = system.jitter
         return self
-
-    # -- predict -------------------------------------------------------------------------------
-    def _check_is_fitted(self):
-        if getattr(self, "dual_coef_", None) is None:
-            raise not_fitted_error(
-                f"this {type(self).__name__} is not fitted yet: call fit(X, y) before predict"
-            )
-
-    def _validated(self, X):
-        """``X`` checked against the training data and prepared by the fitted kernel."""
-        self._check_is_fitted()
-        if self.n_features_in_ is None:
-            return self.kernel_.prepare(X), None
-        names = _input_feature_names(X)
-        fitted = getattr(self, "feature_names_in_", None)
-        if fitted is not None and names is not None and list(fitted) != list(names):
-            raise ValueError(
-                "The feature names should match those that were passed during fit; pass the "
-                "columns of the training data, in the same order"
-            )
-        arr = check_array(X, "X", accept_sparse=True)
-        if arr.shape[1] != self.n_features_in_:
-            raise ValueError(
-                f"X has {arr.shape[1]} features, but {type(self).__name__} is expecting "
-                f"{self.n_features_in_} features as input"
-            )
-        return self.kernel_.prepare(arr), arr.dtype
-
-    def _decision(self, X):
-        """k(X, L) α in row blocks, (n, t), in the dtype of ``X`` (float32 or float64)."""
-        Xp, dtype = self._validated(X)
-        kernel, L = self.kernel_, self.components_
-        coef = self.dual_coef_.reshape(len(self.component_indices_), -1)
-        n = kernel.n_samples(Xp)
-        out = np.empty((n, coef.shape[1]), dtype=dtype or np.float64)
-        step = self._block_rows(coef.shape[0])
-        for r0 in range(0, n, step):
-            r1 = min(n, r0 + step)
-            Kb = np.asarray(kernel(_rows(kernel, Xp, r0, r1), L))
-            with one_blas_thread(is_skinny(coef.shape[1])):
-                out[r0:r1] = Kb @ coef.astype(Kb.dtype, copy=False)
-        return out
-
-    def __sklearn_is_fitted__(self):
-        return getattr(self, "dual_coef_", None) is not None
 
 
 class NystromRidge(_NystromRidgeBase):
@@ -360,7 +206,7 @@ class NystromRidge(_NystromRidgeBase):
         NystromRidge
             The fitted estimator.
         """
-        _check_y_given(self, y)
+        check_y_given(self, y)
         Y = np.asarray(y)
         Y = check_array(Y, "y", ndim=Y.ndim if Y.ndim in (1, 2) else 2)
         self._fit_targets(X, np.asarray(Y, dtype=np.float64).reshape(len(Y), -1))
@@ -497,35 +343,11 @@ class NystromRidgeClassifier(_NystromRidgeBase):
         NystromRidgeClassifier
             The fitted estimator.
         """
-        _check_y_given(self, y)
-        labels = np.asarray(y)
-        if labels.ndim != 1:
-            if labels.ndim == 2 and labels.shape[1] == 1:
-                warnings.warn(
-                    "A column-vector y was passed when a 1d array was expected; pass y.ravel()",
-                    _sklearn_warning("DataConversionWarning"),
-                    stacklevel=2,
-                )
-                labels = labels.ravel()
-            else:
-                raise ValueError(f"y must be 1-D (n_samples,), got shape {labels.shape}")
-        if labels.dtype.kind == "f" and not np.all(np.isfinite(labels)):
-            raise ValueError("y contains NaN or infinity; pass finite class labels")
-        if labels.dtype.kind == "f" and np.any(labels != np.round(labels)):
-            raise ValueError(
-                "Unknown label type: continuous; y must hold class labels, use NystromRidge "
-                "for continuous targets"
-            )
-        classes, codes = np.unique(labels, return_inverse=True)
-        if len(classes) < 2:
-            raise ValueError(
-                f"y has 1 class ({classes[0]!r} only); a classifier needs at least 2"
-                if len(classes)
-                else "y is empty; at least one sample is needed"
-            )
+        check_y_given(self, y)
+        classes, codes = class_codes(y)
         self.classes_ = classes
-        Y = -np.ones((len(labels), len(classes)))
-        Y[np.arange(len(labels)), codes] = 1.0
+        Y = -np.ones((len(codes), len(classes)))
+        Y[np.arange(len(codes)), codes] = 1.0
         if len(classes) == 2:
             Y = Y[:, 1:]
         self._fit_targets(X, Y)
