@@ -14,6 +14,7 @@ from sklearn.utils.estimator_checks import estimator_checks_generator, parametri
 from sparsekit import (
     Fastfood,
     Nystroem,
+    NystromLogisticRegression,
     NystromRidge,
     NystromRidgeClassifier,
     RandomFourierFeatures,
@@ -74,6 +75,7 @@ with warnings.catch_warnings():
             Fastfood(n_components=10, random_state=0),
             NystromRidge(n_components=20, alpha=1e-3, random_state=0),
             NystromRidgeClassifier(n_components=20, alpha=1e-3, random_state=0),
+            NystromLogisticRegression(n_components=20, alpha=1e-3, random_state=0),
         ]
     )
 

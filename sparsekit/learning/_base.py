@@ -118,9 +118,10 @@ class NystromModel(ParamsMixin):
     def _landmark_gram(self):
         return np.asarray(self.kernel_(self.components_), dtype=np.float64)
 
-    def _pcg(self, system, b, start, tol, max_iter, what="conjugate gradient"):
+    def _pcg(self, system, b, start, tol, max_iter, what="conjugate gradient", warn=True):
         """β solving ``system`` from ``start`` (progress bar, ``callback`` with α, a
-        ``ConvergenceWarning`` when ``tol`` is not reached): ``(beta, n_iter, residuals)``."""
+        ``ConvergenceWarning`` when ``tol`` is not reached and ``warn``):
+        ``(beta, n_iter, residuals)``."""
         with progress(max_iter, f"{type(self).__name__} ({what})", verbose=self.verbose) as bar:
 
             def step_done(iteration, beta):
@@ -131,7 +132,7 @@ class NystromModel(ParamsMixin):
             beta, n_iter, residuals = conjugate_gradient(
                 system.apply, b, x0=start, tol=tol, max_iter=max_iter, callback=step_done
             )
-        if residuals[-1] > tol:
+        if warn and residuals[-1] > tol:
             warnings.warn(
                 f"{type(self).__name__}: {what} stopped after max_iter={max_iter} iterations "
                 f"at a relative residual of {residuals[-1]:.3g} (tol={tol:g}); raise max_iter "

@@ -77,8 +77,8 @@ class FalkonSystem:
 
     Parameters
     ----------
-    K_mm : (m, m) array
-        Gram matrix of the landmarks.
+    K_mm : (m, m) array, or the pair ``(T, jitter)`` of :func:`jittered_cholesky`
+        Gram matrix of the landmarks (or its factor, computed once for several systems).
     alpha : float > 0
         The ridge parameter λ.
     n : int
@@ -99,7 +99,7 @@ class FalkonSystem:
     """
 
     def __init__(self, K_mm, alpha, n, gram_pass, landmark_weights=None):
-        self.T, self.jitter = jittered_cholesky(K_mm)
+        self.T, self.jitter = K_mm if isinstance(K_mm, tuple) else jittered_cholesky(K_mm)
         m = self.T.shape[0]
         TD = self.T if landmark_weights is None else self.T * landmark_weights
         self.A = cholesky(TD @ self.T.T / m + alpha * np.eye(m), lower=False)
