@@ -36,6 +36,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.linalg import cho_solve, cholesky, solve_triangular
 
+from .._small_blas import THREADED_FACTOR_MIN_ROWS, is_skinny, one_blas_thread
 from ..exceptions import NotPositiveDefiniteError
 
 #: the largest jitter tried, relative to max_i K_ii (beyond it K_mm is not PSD in any useful
@@ -58,7 +59,8 @@ def jittered_cholesky(K_mm):
     delta = m * np.finfo(np.float64).eps * scale
     while True:
         try:
-            T = cholesky(K + delta * np.eye(m), lower=False, check_finite=False)
+            with one_blas_thread(m < THREADED_FACTOR_MIN_ROWS):
+                T = cholesky(K + delta * np.eye(m), lower=False, check_finite=False)
         except np.linalg.LinAlgError:
             T = None
         if T is not None and np.all(np.isfinite(T)):
@@ -102,25 +104,32 @@ class FalkonSystem:
         self.T, self.jitter = K_mm if isinstance(K_mm, tuple) else jittered_cholesky(K_mm)
         m = self.T.shape[0]
         TD = self.T if landmark_weights is None else self.T * landmark_weights
-        self.A = cholesky(TD @ self.T.T / m + alpha * np.eye(m), lower=False)
+        with one_blas_thread(m < THREADED_FACTOR_MIN_ROWS):
+            self.A = cholesky(TD @ self.T.T / m + alpha * np.eye(m), lower=False)
         self.alpha, self.n, self.gram_pass = float(alpha), int(n), gram_pass
 
     def _left(self, V):
         """T⁻¹ A⁻¹ V (maps β to α)."""
-        return solve_triangular(self.T, solve_triangular(self.A, V), check_finite=False)
+        with one_blas_thread(is_skinny(V.shape[1])):
+            return solve_triangular(self.T, solve_triangular(self.A, V), check_finite=False)
 
     def _left_t(self, V):
         """A⁻ᵀ T⁻ᵀ V."""
-        return solve_triangular(
-            self.A, solve_triangular(self.T, V, trans="T", check_finite=False), trans="T"
-        )
+        with one_blas_thread(is_skinny(V.shape[1])):
+            return solve_triangular(
+                self.A, solve_triangular(self.T, V, trans="T", check_finite=False), trans="T"
+            )
 
     def apply(self, P):
         """W P for an (m, t) array P (one pass over the data)."""
-        V = solve_triangular(self.A, P, check_finite=False)
-        C = self.gram_pass(solve_triangular(self.T, V, check_finite=False)) / self.n
-        U = solve_triangular(self.T, C, trans="T", check_finite=False) + self.alpha * V
-        return solve_triangular(self.A, U, trans="T", check_finite=False)
+        # the triangular solves of a few columns stay on one BLAS thread (the pass does not)
+        with one_blas_thread(is_skinny(P.shape[1])):
+            V = solve_triangular(self.A, P, check_finite=False)
+            W = solve_triangular(self.T, V, check_finite=False)
+        C = self.gram_pass(W) / self.n
+        with one_blas_thread(is_skinny(P.shape[1])):
+            U = solve_triangular(self.T, C, trans="T", check_finite=False) + self.alpha * V
+            return solve_triangular(self.A, U, trans="T", check_finite=False)
 
     def rhs(self, KnmT_y):
         """b = A⁻ᵀ T⁻ᵀ K_nmᵀ y / n."""
@@ -151,8 +160,10 @@ class FalkonSystem:
             rhs += Z.T @ targets[r0:r1]
         H /= self.n
         H[np.diag_indices_from(H)] += self.alpha
-        gamma = cho_solve((cholesky(H, lower=False, check_finite=False), False), rhs / self.n)
-        return solve_triangular(self.T, gamma, check_finite=False)
+        with one_blas_thread(m < THREADED_FACTOR_MIN_ROWS):
+            factor = cholesky(H, lower=False, check_finite=False)
+        with one_blas_thread(is_skinny(rhs.shape[1])):
+            return solve_triangular(self.T, cho_solve((factor, False), rhs / self.n))
 
 
 def conjugate_gradient(apply, b, x0=None, tol=1e-7, max_iter=100, callback=None):
