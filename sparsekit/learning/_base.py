@@ -98,13 +98,19 @@ class NystromModel(ParamsMixin):
         indices, points = checked_landmarks(
             kernel, landmarks, n, f"sampler {type(sampler).__name__} returned"
         )
-        self.n_features_in_ = selector.n_features_in_
-        if hasattr(selector, "feature_names_in_"):
-            self.feature_names_in_ = selector.feature_names_in_
-        else:
-            self.__dict__.pop("feature_names_in_", None)
-        self.kernel_, self.sampler_ = kernel, sampler
-        self.components_, self.component_indices_ = points, indices
+        self._set_landmarks(
+            kernel,
+            sampler,
+            indices,
+            points,
+            selector.n_features_in_,
+            getattr(selector, "feature_names_in_", None),
+        )
+        return KernelPasses(kernel, Xp, points)
+
+    def _set_landmarks(self, kernel, sampler, indices, points, n_features, feature_names=None):
+        """Set the fitted kernel, sampler, landmarks and input attributes (a memory check of
+        the m x m matrices to come first)."""
         m = len(indices)
         # K_mm, its float64 copy, T, A and the solver's m x m work matrix
         check_allocation(
@@ -113,7 +119,13 @@ class NystromModel(ParamsMixin):
             "use fewer landmarks (a smaller n_components=)",
             matrices="its m x m matrices",
         )
-        return KernelPasses(kernel, Xp, points)
+        self.n_features_in_ = n_features
+        if feature_names is not None:
+            self.feature_names_in_ = feature_names
+        else:
+            self.__dict__.pop("feature_names_in_", None)
+        self.kernel_, self.sampler_ = kernel, sampler
+        self.components_, self.component_indices_ = points, indices
 
     def _landmark_gram(self):
         return np.asarray(self.kernel_(self.components_), dtype=np.float64)

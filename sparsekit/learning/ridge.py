@@ -74,29 +74,38 @@ class _NystromRidgeBase(NystromModel):
 
     def _fit_targets(self, X, Y):
         """Fit ``dual_coef_`` (m, t) to the float64 targets ``Y`` (n, t)."""
+        self._solver_params()  # refused before the landmarks are drawn
+        previous = (getattr(self, "dual_coef_", None), getattr(self, "component_indices_", None))
+        passes = self._select_landmarks(X, len(Y))
+        return self._solve(passes, Y, previous if self.warm_start else (None, None))
+
+    def _solver_params(self):
         alpha = check_scalar(self.alpha, "alpha", low=0.0, low_inclusive=False)
         solver = check_option(self.solver, "solver", SOLVERS)
         tol = check_scalar(self.tol, "tol", low=0.0, low_inclusive=True)
-        max_iter = int(
-            check_scalar(
-                self.max_iter, "max_iter", kind=numbers.Integral, low=1, low_inclusive=True
-            )
+        max_iter = check_scalar(
+            self.max_iter, "max_iter", kind=numbers.Integral, low=1, low_inclusive=True
         )
-        previous = getattr(self, "dual_coef_", None) if self.warm_start else None
-        previous_indices = getattr(self, "component_indices_", None)
-        passes = self._select_landmarks(X, len(Y))
+        return alpha, solver, tol, int(max_iter)
+
+    def _solve(self, passes, Y, previous):
+        """Set ``dual_coef_`` (m, t) from the passes over K_nm and the targets ``Y`` (n rows,
+        t columns; whatever ``passes.adjoint`` takes); ``previous`` is ``(dual_coef_,
+        component_indices_)`` of a fit to start from, or ``(None, None)``."""
+        alpha, solver, tol, max_iter = self._solver_params()
         m, t = passes.m, Y.shape[1]
         system = FalkonSystem(self._landmark_gram(), alpha, passes.n, passes.gram)
         if solver == "direct":
             coef, n_iter, residuals = system.solve_direct(passes.blocks(), Y), 0, []
         else:
+            coef0, indices0 = previous
             start = None
             if (
-                previous is not None
-                and np.array_equal(previous_indices, self.component_indices_)
-                and previous.reshape(m, -1).shape[1] == t
+                coef0 is not None
+                and np.array_equal(indices0, self.component_indices_)
+                and coef0.reshape(m, -1).shape[1] == t
             ):
-                start = system.start(previous.reshape(m, t))
+                start = system.start(coef0.reshape(m, t))
             beta, n_iter, residuals = self._pcg(
                 system, system.rhs(passes.adjoint(Y)), start, tol, max_iter
             )
