@@ -54,8 +54,7 @@ def _loss(Y, F):
 
 
 class NystromLogisticRegression(NystromModel):
-    """Kernel logistic regression on Nyström landmarks, solved by Newton's method whose steps
-    use FALKON's preconditioned conjugate gradient.
+    """Kernel logistic regression on Nyström landmarks, by FALKON-preconditioned Newton steps.
 
     Minimizes (1/n) Σ log(1 + exp(−y_i f(x_i))) + (λ/2) αᵀ K_mm α with f(x) = k(x, L) α
     (Meanti et al., NeurIPS 2020); several classes are fitted one-vs-rest.
@@ -69,7 +68,8 @@ class NystromLogisticRegression(NystromModel):
     n_components : int, default 100
         The number of landmarks m.
     alpha : float > 0, default 1e-6
-        λ; scikit-learn's ``LogisticRegression`` on the Nyström features has ``C = 1/(λ n)``.
+        The regularization λ; scikit-learn's ``LogisticRegression`` on the Nyström features
+        has ``C = 1/(λ n)``.
     tol : float >= 0, default 1e-10
         Newton stops once its decrement −gᵀδ/2 is at most ``tol`` for every class.
     max_iter : int, default 30
