@@ -175,7 +175,7 @@ def nystrom_ridge_fit(
     idx, _ = _landmarks(Xd, kernel_obj, sampler_obj, m, rng, random_state if integer else rng)
     points = kernel_obj.prepare(Xd[np.asarray(idx)].compute())
     model._set_landmarks(kernel_obj, sampler_obj, np.asarray(idx, dtype=np.int64), points, d)
-    model._solve(ChunkedPasses(Xd, kernel_obj, points), Yd, (None, None))
+    model._solve(ChunkedPasses(Xd, kernel_obj, points), Yd, None)
     if single:
         model.dual_coef_ = model.dual_coef_[:, 0]
     return model

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numbers
 import warnings
 
 import numpy as np
@@ -9,11 +10,14 @@ import numpy as np
 from .._base import ParamsMixin, _input_feature_names
 from .._memory import check_allocation
 from .._progress import progress
-from .._validation import check_array
+from .._validation import check_array, check_option, check_random_state, check_scalar, is_sparse
 from ..exceptions import not_fitted_error
 from ..features.nystrom import Nystroem, checked_landmarks
 from ._falkon import conjugate_gradient
 from ._passes import KernelPasses
+
+#: the centroid landmarks ``landmarks=`` computes by name
+CENTROIDS = ("kmeans", "quickmeans")
 
 
 def sklearn_warning(name):
@@ -67,7 +71,7 @@ def class_codes(y):
 class NystromModel(ParamsMixin):
     """Landmarks chosen by a sampler, weights α on them, predictions k(x, L) α.
 
-    Subclasses store the parameters ``kernel``, ``sampler``, ``n_components``,
+    Subclasses store the parameters ``kernel``, ``sampler``, ``landmarks``, ``n_components``,
     ``kernel_params``, ``sampler_params``, ``callback``, ``random_state``, ``verbose`` and
     ``registry`` and set ``dual_coef_``.
     """
@@ -89,15 +93,27 @@ class NystromModel(ParamsMixin):
             random_state=self.random_state,
             registry=self.registry,
         )
-        kernel, sampler, Xp, landmarks, _, _ = selector._select(X)
-        n = kernel.n_samples(Xp)
+        if self.landmarks is None:
+            kernel, sampler, Xp, landmarks, _, _ = selector._select(X)
+            n = kernel.n_samples(Xp)
+            indices, points = checked_landmarks(
+                kernel, landmarks, n, f"sampler {type(sampler).__name__} returned"
+            )
+        else:
+            kernel, sampler = selector._resolve_components()
+            if getattr(kernel, "accepts", "vectors") != "vectors":
+                raise ValueError(
+                    "landmarks= takes points of vector data; for graphs or a precomputed "
+                    "kernel choose them with sampler="
+                )
+            Xp = selector._validated(X, kernel, prepared=False)
+            n = kernel.n_samples(Xp)
+            kernel.fit(Xp)
+            indices, points = None, kernel.prepare(self._landmark_points(Xp, selector))
         if n_targets != n:
             raise ValueError(
                 f"y has {n_targets} samples but X has {n}; pass one target per sample of X"
             )
-        indices, points = checked_landmarks(
-            kernel, landmarks, n, f"sampler {type(sampler).__name__} returned"
-        )
         self._set_landmarks(
             kernel,
             sampler,
@@ -108,10 +124,56 @@ class NystromModel(ParamsMixin):
         )
         return KernelPasses(kernel, Xp, points)
 
+    def _landmark_points(self, Xp, selector):
+        """The ``landmarks`` parameter as points: given ones checked, or k-means centroids."""
+        spec = self.landmarks
+        if isinstance(spec, str):
+            check_option(spec, "landmarks", CENTROIDS)
+            m = check_scalar(
+                self.n_components, "n_components", kind=numbers.Integral, low=1, low_inclusive=True
+            )
+            if m > Xp.shape[0]:
+                raise ValueError(
+                    f"landmarks={spec!r} with n_components={m} needs at least {m} samples, "
+                    f"got {Xp.shape[0]}"
+                )
+            X = Xp.toarray() if is_sparse(Xp) else Xp
+            if spec == "quickmeans":
+                from ..cluster.quickmeans import QuicKMeans
+
+                km = QuicKMeans(m, random_state=self.random_state).fit(X)
+                return km.mean_ + km.cluster_centers_.toarray()
+            try:
+                from sklearn.cluster import KMeans
+            except ImportError:  # pragma: no cover - exercised only without scikit-learn
+                raise ImportError(
+                    "landmarks='kmeans' uses scikit-learn's KMeans: pip install scikit-learn, "
+                    "or use landmarks='quickmeans'"
+                ) from None
+            seed = check_random_state(self.random_state).integers(2**31)
+            return KMeans(m, n_init=1, random_state=int(seed)).fit(X).cluster_centers_
+        points = check_array(spec, "landmarks", accept_sparse=True)
+        if points.shape[1] != selector.n_features_in_:
+            raise ValueError(
+                f"landmarks has {points.shape[1]} features but X has {selector.n_features_in_}"
+            )
+        return points
+
+    def _same_landmarks(self, components, indices):
+        """Whether the fitted landmarks are the given ones (a warm start's condition)."""
+        if indices is not None or self.component_indices_ is not None:
+            return np.array_equal(indices, self.component_indices_)
+        return (
+            isinstance(components, np.ndarray)
+            and isinstance(self.components_, np.ndarray)
+            and np.array_equal(components, self.components_)
+        )
+
     def _set_landmarks(self, kernel, sampler, indices, points, n_features, feature_names=None):
         """Set the fitted kernel, sampler, landmarks and input attributes (a memory check of
-        the m x m matrices to come first)."""
-        m = len(indices)
+        the m x m matrices to come first); ``indices`` is None for landmarks that are not
+        samples."""
+        m = kernel.n_samples(points)
         # K_mm, its float64 copy, T, A and the solver's m x m work matrix
         check_allocation(
             5 * 8 * m * m,

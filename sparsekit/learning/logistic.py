@@ -65,6 +65,8 @@ class NystromLogisticRegression(NystromModel):
         As in :class:`~sparsekit.Nystroem`.
     sampler : str or sampler object, default "uniform"
         Any registered landmark sampler, or a sampler object.
+    landmarks : None, {"kmeans", "quickmeans"} or array-like of shape (m, n_features)
+        As in :class:`~sparsekit.NystromRidge`.
     n_components : int, default 100
         The number of landmarks m.
     alpha : float > 0, default 1e-6
@@ -123,6 +125,7 @@ class NystromLogisticRegression(NystromModel):
         self,
         kernel: str | object = "rbf",
         sampler: str | object = "uniform",
+        landmarks: Any = None,
         n_components: int = 100,
         alpha: float = 1e-6,
         tol: float = 1e-10,
@@ -137,6 +140,7 @@ class NystromLogisticRegression(NystromModel):
     ) -> None:
         self.kernel = kernel
         self.sampler = sampler
+        self.landmarks = landmarks
         self.n_components = n_components
         self.alpha = alpha
         self.tol = tol
@@ -174,7 +178,10 @@ class NystromLogisticRegression(NystromModel):
         )
         classes, codes = class_codes(y)
         previous = getattr(self, "dual_coef_", None) if self.warm_start else None
-        previous_indices = getattr(self, "component_indices_", None)
+        previous_landmarks = (
+            getattr(self, "components_", None),
+            getattr(self, "component_indices_", None),
+        )
         previous_classes = getattr(self, "classes_", None)
         Y = -np.ones((len(codes), len(classes)))
         Y[np.arange(len(codes)), codes] = 1.0
@@ -189,7 +196,7 @@ class NystromLogisticRegression(NystromModel):
         coef = np.zeros((m, t))
         if (
             previous is not None
-            and np.array_equal(previous_indices, self.component_indices_)
+            and self._same_landmarks(*previous_landmarks)
             and np.array_equal(previous_classes, classes)
         ):
             coef = previous.reshape(m, t).astype(np.float64)
@@ -204,7 +211,7 @@ class NystromLogisticRegression(NystromModel):
                 lam,
                 n,
                 lambda V, D=D: passes.gram(V, D),
-                landmark_weights=D[self.component_indices_].mean(axis=1),
+                landmark_weights=self._curvature_at_landmarks(T_mm @ coef),
             )
             R = -Y * expit(-Y * F)
             c = -passes.adjoint(R) - lam * n * (T_mm @ coef)  # −n g
@@ -236,6 +243,11 @@ class NystromLogisticRegression(NystromModel):
         self.objective_ = np.asarray(objective)
         self.jitter_ = factor[1]
         return self
+
+    @staticmethod
+    def _curvature_at_landmarks(F_landmarks):
+        """σ(f)(1 − σ(f)) at the landmarks, averaged over the classes (f(L) = K_mm α)."""
+        return (expit(F_landmarks) * expit(-F_landmarks)).mean(axis=1)
 
     @staticmethod
     def _objective(Y, F, coef, T_mm, lam):

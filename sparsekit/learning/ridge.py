@@ -44,6 +44,7 @@ class _NystromRidgeBase(NystromModel):
         self,
         kernel: str | object = "rbf",
         sampler: str | object = "uniform",
+        landmarks: Any = None,
         n_components: int = 100,
         alpha: float = 1e-6,
         solver: str = "pcg",
@@ -59,6 +60,7 @@ class _NystromRidgeBase(NystromModel):
     ) -> None:
         self.kernel = kernel
         self.sampler = sampler
+        self.landmarks = landmarks
         self.n_components = n_components
         self.alpha = alpha
         self.solver = solver
@@ -75,9 +77,13 @@ class _NystromRidgeBase(NystromModel):
     def _fit_targets(self, X, Y):
         """Fit ``dual_coef_`` (m, t) to the float64 targets ``Y`` (n, t)."""
         self._solver_params()  # refused before the landmarks are drawn
-        previous = (getattr(self, "dual_coef_", None), getattr(self, "component_indices_", None))
+        previous = (
+            getattr(self, "dual_coef_", None),
+            getattr(self, "components_", None),
+            getattr(self, "component_indices_", None),
+        )
         passes = self._select_landmarks(X, len(Y))
-        return self._solve(passes, Y, previous if self.warm_start else (None, None))
+        return self._solve(passes, Y, previous if self.warm_start else None)
 
     def _solver_params(self):
         alpha = check_scalar(self.alpha, "alpha", low=0.0, low_inclusive=False)
@@ -91,21 +97,18 @@ class _NystromRidgeBase(NystromModel):
     def _solve(self, passes, Y, previous):
         """Set ``dual_coef_`` (m, t) from the passes over K_nm and the targets ``Y`` (n rows,
         t columns; whatever ``passes.adjoint`` takes); ``previous`` is ``(dual_coef_,
-        component_indices_)`` of a fit to start from, or ``(None, None)``."""
+        components_, component_indices_)`` of a fit to start from, or None."""
         alpha, solver, tol, max_iter = self._solver_params()
         m, t = passes.m, Y.shape[1]
         system = FalkonSystem(self._landmark_gram(), alpha, passes.n, passes.gram)
         if solver == "direct":
             coef, n_iter, residuals = system.solve_direct(passes.blocks(), Y), 0, []
         else:
-            coef0, indices0 = previous
             start = None
-            if (
-                coef0 is not None
-                and np.array_equal(indices0, self.component_indices_)
-                and coef0.reshape(m, -1).shape[1] == t
-            ):
-                start = system.start(coef0.reshape(m, t))
+            if previous is not None and previous[0] is not None:
+                coef0, components0, indices0 = previous
+                if self._same_landmarks(components0, indices0) and coef0.size == m * t:
+                    start = system.start(coef0.reshape(m, t))
             beta, n_iter, residuals = self._pcg(
                 system, system.rhs(passes.adjoint(Y)), start, tol, max_iter
             )
@@ -131,6 +134,12 @@ class NystromRidge(_NystromRidgeBase):
     sampler : str or sampler object, default "uniform"
         Any registered landmark sampler (``"uniform"``, ``"exact-rls"``, ``"dac-rls"``,
         ``"recursive-rls"``, ``"greedy"``, ...) with ``sampler_params``, or a sampler object.
+    landmarks : None, {"kmeans", "quickmeans"} or array-like of shape (m, n_features)
+        Landmarks that are not training samples, in place of the sampler's: given points, or
+        the centroids of ``n_components`` clusters of ``X`` by scikit-learn's ``KMeans`` (one
+        k-means++ start) or sparsekit's :class:`~sparsekit.QuicKMeans` (centroids give the
+        lowest Nyström error in Giffon 2020, PhD thesis, Table 3.3). ``component_indices_`` is
+        then None. Default: the sampler chooses training samples.
     n_components : int, default 100
         The number of landmarks m; above the number of samples it warns and uses them all.
     alpha : float > 0, default 1e-6
@@ -168,7 +177,8 @@ class NystromRidge(_NystromRidgeBase):
     dual_coef_ : ndarray of shape (m,) or (m, n_targets)
         α, the weights of the landmarks.
     components_ : the landmarks (an array of shape (m, n_features) for vector data)
-    component_indices_ : int64 array of shape (m,)
+    component_indices_ : int64 array of shape (m,), or None
+        Positions of the landmarks in ``X`` (None for ``landmarks=`` points or centroids).
     kernel_, sampler_ : the fitted kernel and the sampler
     n_iter_ : int
         Conjugate gradient iterations made (0 for ``"direct"``).
@@ -291,6 +301,8 @@ class NystromRidgeClassifier(_NystromRidgeBase):
     kernel : str, kernel object or function, default "rbf"
         As in :class:`NystromRidge`.
     sampler : str or sampler object, default "uniform"
+        As in :class:`NystromRidge`.
+    landmarks : None, {"kmeans", "quickmeans"} or array-like of shape (m, n_features)
         As in :class:`NystromRidge`.
     n_components : int, default 100
         The number of landmarks m.

@@ -339,3 +339,69 @@ def test_more_landmarks_than_samples_warns_and_uses_them_all():
     (warning,) = [w for w in caught if "larger than the number of samples" in str(w.message)]
     assert warning.filename == __file__  # it points at the caller's line
     assert sorted(model.component_indices_) == list(range(30))
+
+
+def test_given_landmark_points_are_the_sampler_fit_on_the_same_points():
+    """landmarks= rows of X: the fit of a sampler choosing those rows (closed form); no
+    indices."""
+    X, y = _data()
+    idx = np.arange(0, 240, 8)
+    given = _model(landmarks=X[idx], alpha=1e-3).fit(X, y)
+    assert given.component_indices_ is None
+    coef, L = _closed_form(X, y, idx, 1e-3)
+    np.testing.assert_allclose(given.predict(X), rbf_kernel(X, L, gamma=GAMMA) @ coef, atol=1e-6)
+    with pytest.raises(ValueError, match="landmarks has 3 features but X has 4"):
+        _model(landmarks=X[idx, :3]).fit(X, y)
+    with pytest.raises(ValueError, match="kmeans"):
+        _model(landmarks="kmean").fit(X, y)
+
+
+def test_kmeans_centroid_landmarks_are_sklearn_kmeans_centroids():
+    """landmarks="kmeans": the centroids of scikit-learn's KMeans (one k-means++ start, seed
+    drawn from random_state), then the closed form on them; on clustered data they approximate
+    the kernel better than uniform landmarks (Giffon 2020, Table 3.3)."""
+    from sklearn.cluster import KMeans
+    from sklearn.datasets import make_blobs
+
+    X, labels = make_blobs(600, n_features=4, centers=12, cluster_std=0.6, random_state=0)
+    y = np.sin(X[:, 0]) + labels % 3
+    y = y - y.mean()
+    model = _model(landmarks="kmeans", n_components=12, alpha=1e-4, random_state=3).fit(X, y)
+    seed = int(np.random.default_rng(3).integers(2**31))
+    centres = KMeans(12, n_init=1, random_state=seed).fit(X).cluster_centers_
+    np.testing.assert_allclose(model.components_, centres, atol=1e-10)
+    K_nm, K_mm = rbf_kernel(X, centres, gamma=GAMMA), rbf_kernel(centres, centres, gamma=GAMMA)
+    coef = np.linalg.pinv(K_nm.T @ K_nm + 1e-4 * len(X) * K_mm) @ (K_nm.T @ y)
+    np.testing.assert_allclose(model.predict(X), K_nm @ coef, atol=1e-6)
+
+    def nystrom_error(L):
+        K = rbf_kernel(X, X, gamma=GAMMA)
+        K_nL = rbf_kernel(X, L, gamma=GAMMA)
+        return np.linalg.norm(K - K_nL @ np.linalg.pinv(rbf_kernel(L, L, gamma=GAMMA)) @ K_nL.T)
+
+    uniform = [
+        nystrom_error(X[np.random.default_rng(s).choice(600, 12, replace=False)]) for s in range(5)
+    ]
+    assert nystrom_error(model.components_) < min(uniform)
+
+
+def test_quickmeans_centroid_landmarks():
+    """landmarks="quickmeans": QuicKMeans' centroids (mean_ + the factored centres)."""
+    from sparsekit import QuicKMeans
+
+    X, y = _data()
+    model = _model(landmarks="quickmeans", n_components=8, alpha=1e-3, random_state=0).fit(X, y)
+    km = QuicKMeans(8, random_state=0).fit(X)
+    np.testing.assert_allclose(model.components_, km.mean_ + km.cluster_centers_.toarray())
+    assert model.component_indices_ is None and model.dual_coef_.shape == (8,)
+
+
+def test_warm_start_with_given_landmarks():
+    """warm_start compares the landmark points when they are not samples."""
+    X, y = _data()
+    model = _model(landmarks=X[::6], alpha=1e-4, tol=1e-8, warm_start=True).fit(X, y)
+    assert model.n_iter_ > 3
+    model.fit(X, y)
+    assert model.n_iter_ <= 1
+    model.set_params(landmarks=X[1::6]).fit(X, y)
+    assert model.n_iter_ > 3
