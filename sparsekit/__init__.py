@@ -53,6 +53,9 @@ _LAZY = {
     "SpectralClustering": "sparsekit.manifold.embedding",
     "OMPForestClassifier": "sparsekit.ensemble.omp_forest",
     "NotFittedError": "sparsekit.exceptions",
+    "NystromLogisticRegression": "sparsekit.learning.logistic",
+    "NystromRidge": "sparsekit.learning.ridge",
+    "NystromRidgeClassifier": "sparsekit.learning.ridge",
 }
 
 

@@ -20,7 +20,11 @@ from __future__ import annotations
 import threading
 import warnings
 
-__all__ = ["NotFittedError", "not_fitted_error"]  # noqa: F822 - created by __getattr__
+__all__ = [  # noqa: F822 - NotFittedError is created by __getattr__
+    "NotFittedError",
+    "NotPositiveDefiniteError",
+    "not_fitted_error",
+]
 
 _LOCK = threading.Lock()
 
@@ -99,3 +103,11 @@ def old_import_path(module: str):
         return globals()["__getattr__"]("NotFittedError")
 
     return __getattr__
+
+
+class NotPositiveDefiniteError(ValueError):
+    """A matrix that must be positive (semi-)definite is not.
+
+    The kernel is not positive semi-definite on the points, or the regularization is too small
+    for the rounding errors of the kernel values.
+    """

@@ -11,7 +11,15 @@ import numpy as np
 import pytest
 from sklearn.utils.estimator_checks import estimator_checks_generator, parametrize_with_checks
 
-from sparsekit import Fastfood, Nystroem, RandomFourierFeatures, SparseCoder
+from sparsekit import (
+    Fastfood,
+    Nystroem,
+    NystromLogisticRegression,
+    NystromRidge,
+    NystromRidgeClassifier,
+    RandomFourierFeatures,
+    SparseCoder,
+)
 
 #: features of the data of the checks that do not use 3
 _CHECK_WIDTH = {
@@ -65,6 +73,9 @@ with warnings.catch_warnings():
             Nystroem(kernel="linear", n_components=5, random_state=0),
             RandomFourierFeatures(n_components=11, random_state=0),
             Fastfood(n_components=10, random_state=0),
+            NystromRidge(n_components=20, alpha=1e-3, random_state=0),
+            NystromRidgeClassifier(n_components=20, alpha=1e-3, random_state=0),
+            NystromLogisticRegression(n_components=20, alpha=1e-3, random_state=0),
         ]
     )
 

@@ -11,7 +11,9 @@ cluster.
   of signals;
 - :func:`nystrom_mmd_fit`, :func:`mmd2_nystrom`: the Nyström MMD between chunked samples;
 - :func:`kernel_kmeans_fit`: kernel k-means on Nyström features, Lloyd's steps reduced from
-  per-chunk sums.
+  per-chunk sums;
+- :func:`nystrom_ridge_fit`: Nyström kernel ridge regression (FALKON's conjugate gradient), one
+  pass over the chunks per iteration.
 
 Large results are lazy dask arrays; small ones (a fitted ``Nystroem``) are in memory. Run them
 on a ``distributed`` cluster by creating a ``distributed.Client`` first, as with any dask code.
@@ -20,6 +22,7 @@ on a ``distributed`` cluster by creating a ``distributed.Client`` first, as with
 from .cluster import kernel_kmeans_fit
 from .gram import gram
 from .nystrom import dac_rls_partition, dac_rls_scores, nystroem_fit, nystroem_transform
+from .ridge import nystrom_ridge_fit
 from .solvers import solve
 from .stats import mmd2_nystrom, nystrom_mmd_fit
 from .transform import transform
@@ -34,5 +37,6 @@ __all__ = [
     "nystrom_mmd_fit",
     "mmd2_nystrom",
     "kernel_kmeans_fit",
+    "nystrom_ridge_fit",
     "transform",
 ]

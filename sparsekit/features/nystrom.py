@@ -38,7 +38,7 @@ from typing import Any
 import numpy as np
 
 from .._base import ParamsMixin, TransformerMixin
-from .._memory import check_allocation
+from .._memory import _outside_stacklevel, check_allocation
 from .._small_blas import THREADED_FACTOR_MIN_ROWS, is_skinny, one_blas_thread
 from .._typing import DataLike, RandomStateLike
 from .._validation import check_random_state, check_scalar, is_sparse
@@ -113,6 +113,31 @@ def inverse_sqrt_map(K_S, rank=None, eigen_floor=None, eigh=None):
     else:
         M = U[:, :rank] * inv_sqrt[:rank]
     return np.ascontiguousarray(M, dtype=dtype), evals, floor
+
+
+def checked_landmarks(kernel, landmarks, n_samples, source):
+    """``(indices, points)`` of ``landmarks``, the indices as int64 checked: a non-empty 1-D
+    array of positions in [0, ``n_samples``) (``n_samples=None``: non-negative, one per
+    landmark point); ``source`` says who chose them, in the ``ValueError``."""
+    indices = np.asarray(landmarks.indices, dtype=np.int64)
+    points = landmarks.points
+    if n_samples is None:
+        high = "n_samples"
+        bad = indices.ndim != 1 or len(indices) != kernel.n_samples(points)
+    else:
+        high, bad = str(n_samples), False
+    if (
+        bad
+        or indices.ndim != 1
+        or indices.size == 0
+        or indices.min() < 0
+        or (n_samples is not None and indices.max() >= n_samples)
+    ):
+        raise ValueError(
+            f"{source} invalid landmark indices (need a non-empty 1-D array of "
+            f"positions in [0, {high}){'' if n_samples is not None else ', one per point'})"
+        )
+    return indices, points
 
 
 class Nystroem(TransformerMixin, ParamsMixin):
@@ -229,6 +254,23 @@ class Nystroem(TransformerMixin, ParamsMixin):
         ``prepared=True``: ``X`` was already validated and prepared by this kernel (a caller
         that checked its input once), so it is used as is.
         """
+        kernel, sampler, Xp, landmarks, rank, floor = self._select(X, prepared)
+        self._normalize(
+            kernel,
+            landmarks,
+            rank,
+            floor,
+            n_samples=kernel.n_samples(Xp),
+            source=f"sampler {type(sampler).__name__} returned",
+        )
+        self.sampler_ = sampler
+        return Xp
+
+    def _select(self, X, prepared=False):
+        """The landmark selection of :meth:`fit`, without the normalization:
+        ``(kernel, sampler, Xp, landmarks, rank, floor)`` with the kernel fitted on the
+        prepared data ``Xp`` and the sampler's :class:`~sparsekit.samplers.Landmarks`
+        (indices not yet checked). Other estimators on Nyström landmarks choose them here."""
         kernel, sampler = self._resolve_components()
         Xp = self._validated(X, kernel, prepared)
         n = kernel.n_samples(Xp)
@@ -238,17 +280,7 @@ class Nystroem(TransformerMixin, ParamsMixin):
         rank, floor = self._check_rank_and_floor(m)
         self._check_sampler_takes(kernel, sampler)
         kernel.fit(Xp)
-        landmarks = self._sample(Xp, kernel, sampler, m)
-        self._normalize(
-            kernel,
-            landmarks,
-            rank,
-            floor,
-            n_samples=n,
-            source=f"sampler {type(sampler).__name__} returned",
-        )
-        self.sampler_ = sampler
-        return Xp
+        return kernel, sampler, Xp, self._sample(Xp, kernel, sampler, m), rank, floor
 
     def fit_landmarks(self, landmarks: Landmarks) -> Nystroem:
         """Fit on landmarks chosen elsewhere, without running the sampler; returns self.
@@ -343,7 +375,7 @@ class Nystroem(TransformerMixin, ParamsMixin):
                 f"{n} samples as landmarks (n_components_ = {n}), which evaluates the full "
                 "kernel matrix",
                 UserWarning,
-                stacklevel=4,
+                stacklevel=_outside_stacklevel(),
             )
             m = n
         # peak of the landmark eigenproblem: K_S, its symmetrised float64 copy, LAPACK's copy,
@@ -402,24 +434,8 @@ class Nystroem(TransformerMixin, ParamsMixin):
         """Set the fitted attributes from the landmarks: K_S and its inverse square root
         (:func:`inverse_sqrt_map`). The indices must lie in [0, ``n_samples``) (``None``: be
         non-negative, one per landmark point); ``source`` says who chose them, in errors."""
-        indices = np.asarray(landmarks.indices, dtype=np.int64)
-        points = landmarks.points
-        k = len(indices) if indices.ndim == 1 else -1
-        if n_samples is None:
-            high, bad = "n_samples", k != kernel.n_samples(points)
-        else:
-            high, bad = str(n_samples), False
-        if (
-            bad
-            or indices.ndim != 1
-            or indices.size == 0
-            or indices.min() < 0
-            or (n_samples is not None and indices.max() >= n_samples)
-        ):
-            raise ValueError(
-                f"{source} invalid landmark indices (need a non-empty 1-D array of "
-                f"positions in [0, {high}){'' if n_samples is not None else ', one per point'})"
-            )
+        indices, points = checked_landmarks(kernel, landmarks, n_samples, source)
+        k = len(indices)
         K_S = np.asarray(kernel(points))
         if rank is not None and rank > k:
             raise ValueError(f"rank={rank} but the sampler returned only {k} landmarks")

@@ -9,6 +9,7 @@ def sparsekit_tasks():
     from . import (
         task_gram,
         task_kernel_kmeans,
+        task_kernel_ridge,
         task_mmd,
         task_nystrom,
         task_omp_forest,
@@ -30,5 +31,6 @@ def sparsekit_tasks():
         task_gram,
         task_out_of_sample,
         task_omp_forest,
+        task_kernel_ridge,
     ):
         yield module.TASK.registration()

@@ -15,11 +15,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..exceptions import NotPositiveDefiniteError
 from ._lapack import potrf_upper, trmm_upper_t, trtri_upper
-
-
-class NotPositiveDefiniteError(ValueError):
-    """K + λI (or a Woodbury system) is not numerically positive definite."""
 
 
 def _not_pd(what: str) -> NotPositiveDefiniteError:

@@ -25,6 +25,7 @@ BUILTIN_TASKS = {
     "gram",
     "out-of-sample",
     "omp-forest",
+    "kernel-ridge",
     "frank-wolfe-recovery",
     "nn",
 }

@@ -156,6 +156,38 @@ def test_omp_forest_task_uniform_weights_over_all_trees_is_the_forest():
     assert 0.8 < cls["score"] <= 1.0 and cls["n_trees"] == 3  # accuracy: classification
 
 
+def test_kernel_ridge_task_with_every_sample_a_landmark_is_sklearn_kernel_ridge():
+    """n_components = the training size: the task's test MSE is that of scikit-learn's
+    KernelRidge(alpha = λ n) on the same split (targets centred on the training mean); class
+    labels: the argmax of KernelRidge on one-vs-rest ±1 targets."""
+    from sklearn.kernel_ridge import KernelRidge
+
+    lam, gamma, seed = 1e-3, 0.5, 4
+    for points in (data_mod.friedman1(n_samples=200, seed=0), data_mod.SOURCES["iris"]()):
+        X, y = points["X"], points["y"]
+        perm = np.random.default_rng(seed).permutation(len(y))
+        n_test = int(round(0.25 * len(y)))
+        test, train = perm[:n_test], perm[n_test:]
+        row = run_task(
+            "kernel-ridge",
+            {"n_components": len(train), "alpha": lam, "tol": 1e-12, "max_iter": 1000},
+            points,
+            {"kernel": {"name": "rbf", "gamma": gamma}},
+            seed=seed,
+        )
+        assert row["n_landmarks"] == len(train)
+        ref = KernelRidge(alpha=lam * len(train), kernel="rbf", gamma=gamma)
+        if "test_mse" in row:
+            offset = y[train].mean()
+            pred = ref.fit(X[train], y[train] - offset).predict(X[test]) + offset
+            assert row["test_mse"] == pytest.approx(np.mean((pred - y[test]) ** 2), rel=1e-6)
+        else:
+            classes = np.unique(y)
+            targets = np.where(y[train, None] == classes, 1.0, -1.0)
+            pred = classes[np.argmax(ref.fit(X[train], targets).predict(X[test]), axis=1)]
+            assert row["test_accuracy"] == pytest.approx(np.mean(pred == y[test]))
+
+
 def test_spec_point_equals_run_task():
     """A spec's grid point and a direct call give the same row (one implementation)."""
     point = {

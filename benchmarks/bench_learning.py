@@ -1,0 +1,169 @@
+"""Nyström kernel ridge regression: ``NystromRidge`` against scikit-learn's Nystroem + Ridge.
+
+Run: ``python benchmarks/bench_learning.py`` (``--quick`` for small sizes). In one process, on
+the same data (float64, n samples in d = 28 dimensions, a smooth target plus noise), the same
+landmarks (scikit-learn's uniform draw, handed to sparsekit) and the same threads:
+
+1. scikit-learn: ``make_pipeline(Nystroem(gamma, n_components=m), Ridge(alpha=λ n,
+   fit_intercept=False))``, which materializes the n × m feature matrix and solves by Cholesky.
+2. sparsekit: ``NystromRidge(solver="pcg")`` (FALKON's preconditioned conjugate gradient, no
+   n × m matrix) and ``solver="direct"``.
+
+Printed: fit time (best of ``--repeat`` after one warm-up fit on a small slice, which compiles
+the kernels), the ratio, test mean squared error (they must agree within 1 %: the script exits 1
+otherwise), the largest difference of the predictions, conjugate gradient iterations, the time
+per iteration against one pass K_nm v (its floor), and the peak of memory traced by
+``tracemalloc`` during the fit (NumPy reports its buffers to it) against the size of X.
+"""
+
+import argparse
+import os
+import sys
+import time
+import tracemalloc
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _timing import best_time, blas_threads, check, finish, machine, print_table, threads  # noqa: E402
+
+import sparsekit  # noqa: E402
+from sparsekit.learning._passes import KernelPasses  # noqa: E402
+from sparsekit.samplers.base import Landmarks  # noqa: E402
+
+
+class _GivenLandmarks:
+    accepts = ("vectors",)
+
+    def __init__(self, indices):
+        self.indices = np.asarray(indices)
+
+    def sample(self, X, kernel, n_landmarks, random_state=None):
+        return Landmarks(self.indices, X[self.indices], np.ones(len(self.indices)))
+
+
+def _data(n, d, seed):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, d))
+    w = rng.standard_normal(d) / np.sqrt(d)
+    y = np.sin(2.0 * X @ w) + 0.3 * np.cos(X[:, 0] * X[:, 1]) + 0.1 * rng.standard_normal(n)
+    return X, y
+
+
+def _peak(fit):
+    """Peak bytes traced during ``fit()`` (above what was allocated before)."""
+    tracemalloc.start()
+    tracemalloc.reset_peak()
+    base = tracemalloc.get_traced_memory()[0]
+    fit()
+    peak = tracemalloc.get_traced_memory()[1] - base
+    tracemalloc.stop()
+    return peak
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--quick", action="store_true", help="n = 20,000, m = 1,000")
+    parser.add_argument("--n", type=int, help="training samples (default 100,000)")
+    parser.add_argument("--m", type=int, help="landmarks (default 4,000)")
+    parser.add_argument("--repeat", type=int, default=1, help="best of this many fits")
+    args = parser.parse_args()
+    from sklearn.kernel_approximation import Nystroem as SkNystroem
+    from sklearn.linear_model import Ridge
+    from sklearn.pipeline import make_pipeline
+
+    n = args.n or (20_000 if args.quick else 100_000)
+    m = args.m or (1000 if args.quick else 4000)
+    d, lam = 28, 1e-6
+    gamma = 1.0 / d
+    X, y = _data(n, d, 0)
+    X_test, y_test = _data(20_000, d, 1)
+    print(machine())
+    print(
+        f"n = {n:,}, d = {d}, m = {m:,}, RBF gamma = 1/d, lambda = {lam:g}; sparsekit threads "
+        f"{threads()}, BLAS threads {blas_threads()}\n"
+    )
+
+    sk = make_pipeline(
+        SkNystroem(kernel="rbf", gamma=gamma, n_components=m, random_state=0),
+        Ridge(alpha=lam * n, fit_intercept=False),
+    )
+    sk.fit(X[:2000], y[:2000])  # warm-up
+    indices = SkNystroem(kernel="rbf", gamma=gamma, n_components=m, random_state=0).fit(X)
+    indices = indices.component_indices_
+
+    def ours(solver):
+        return sparsekit.NystromRidge(
+            sampler=_GivenLandmarks(indices),
+            n_components=m,
+            alpha=lam,
+            solver=solver,
+            tol=1e-6,
+            max_iter=200,
+            kernel_params={"gamma": gamma},
+        )
+
+    warm = ours("pcg").set_params(sampler=_GivenLandmarks(np.arange(200)), n_components=200)
+    warm.fit(X[:2000], y[:2000])
+
+    rows, fitted = [], {}
+    contenders = {
+        "scikit-learn Nystroem + Ridge": lambda: sk,
+        "sparsekit NystromRidge pcg": lambda: ours("pcg"),
+        "sparsekit NystromRidge direct": lambda: ours("direct"),
+    }
+    for name, make in contenders.items():
+        model = make()
+        seconds = best_time(lambda model=model: model.fit(X, y), repeat=args.repeat, warmup=0)
+        peak = _peak(lambda model=model: model.fit(X, y))
+        pred = model.predict(X_test)
+        fitted[name] = (model, pred, seconds)
+        rows.append(
+            {
+                "method": name,
+                "fit (s)": f"{seconds:.2f}",
+                "test MSE": f"{np.mean((pred - y_test) ** 2):.5f}",
+                "CG iterations": getattr(model, "n_iter_", "") if "pcg" in name else "",
+                "peak memory (MiB)": f"{peak / 2**20:,.0f}",
+            }
+        )
+    _, ref_pred, ref_s = fitted["scikit-learn Nystroem + Ridge"]
+    ref_mse = np.mean((ref_pred - y_test) ** 2)
+    for row, (name, (_, pred, seconds)) in zip(rows, fitted.items()):
+        row["speed-up"] = f"{ref_s / seconds:.2f}x"
+        row["max |pred - sklearn|"] = f"{np.abs(pred - ref_pred).max():.2e}"
+        mse = np.mean((pred - y_test) ** 2)
+        check(abs(mse - ref_mse) <= 0.01 * ref_mse, f"{name}: test MSE {mse} vs {ref_mse}")
+    print_table(
+        rows,
+        [
+            "method",
+            "fit (s)",
+            "speed-up",
+            "test MSE",
+            "max |pred - sklearn|",
+            "CG iterations",
+            "peak memory (MiB)",
+        ],
+    )
+    n_by_m = 8 * n * m / 2**20
+    print(f"\nX is {X.nbytes / 2**20:,.0f} MiB; an n x m float64 matrix is {n_by_m:,.0f} MiB")
+
+    pcg, _, pcg_s = fitted["sparsekit NystromRidge pcg"]
+    passes = KernelPasses(pcg.kernel_, X, pcg.components_)
+    v = np.ones((m, 1))
+    one_pass = best_time(lambda: passes.times(v), repeat=3, warmup=1)
+    gram_pass = best_time(lambda: passes.gram(v), repeat=3, warmup=1)
+    t0 = time.perf_counter()
+    pcg.fit(X, y)
+    per_iteration = (time.perf_counter() - t0) / max(1, pcg.n_iter_ + 1)
+    print(
+        f"\none pass K_nm v: {one_pass:.3f} s; one pass K_nm^T (K_nm v): {gram_pass:.3f} s; fit "
+        f"time per CG iteration (incl. the right-hand side pass): {per_iteration:.3f} s = "
+        f"{per_iteration / one_pass:.2f} x the pass K_nm v"
+    )
+    finish()
+
+
+if __name__ == "__main__":
+    main()

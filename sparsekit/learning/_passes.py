@@ -1,0 +1,69 @@
+"""Products with K_nm = k(X, L) computed in row blocks, never stored whole."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._small_blas import is_skinny, one_blas_thread
+from ..features.nystrom import BLOCK_BYTES, _rows
+
+
+class KernelPasses:
+    """K_nm V, K_nmᵀ U and K_nmᵀ (D ∘ K_nm V), one pass over the data each.
+
+    Parameters
+    ----------
+    kernel : fitted kernel object
+    Xp : prepared data of n samples
+    landmarks : prepared landmarks (m of them)
+
+    Notes
+    -----
+    A block holds at most ``BLOCK_BYTES`` of K_nm; its products with the (m, t) and (b, t)
+    operands run on one BLAS thread when t is small, the kernel evaluation (the cost of a
+    pass) on all of them.
+    """
+
+    def __init__(self, kernel, Xp, landmarks):
+        self.kernel, self.Xp, self.landmarks = kernel, Xp, landmarks
+        self.n = kernel.n_samples(Xp)
+        self.m = kernel.n_samples(landmarks)
+        self.step = int(max(1, BLOCK_BYTES // max(1, 8 * self.m)))
+
+    def blocks(self):
+        """``(r0, r1, K_b)`` for the row blocks of K_nm, in order."""
+        for r0 in range(0, self.n, self.step):
+            r1 = min(self.n, r0 + self.step)
+            yield (
+                r0,
+                r1,
+                np.asarray(self.kernel(_rows(self.kernel, self.Xp, r0, r1), self.landmarks)),
+            )
+
+    def times(self, V, dtype=np.float64):
+        """K_nm V, (n, t) in ``dtype``."""
+        out = np.empty((self.n, V.shape[1]), dtype=dtype)
+        for r0, r1, Kb in self.blocks():
+            with one_blas_thread(is_skinny(V.shape[1])):
+                out[r0:r1] = Kb @ V.astype(Kb.dtype, copy=False)
+        return out
+
+    def adjoint(self, U):
+        """K_nmᵀ U for an (n, t) array, as float64."""
+        out = np.zeros((self.m, U.shape[1]))
+        for r0, r1, Kb in self.blocks():
+            with one_blas_thread(is_skinny(U.shape[1])):
+                out += Kb.T @ U[r0:r1].astype(Kb.dtype, copy=False)
+        return out
+
+    def gram(self, V, weights=None):
+        """K_nmᵀ (D ∘ (K_nm V)) for an (m, t) array V, as float64; D (n, t) is ``weights``
+        (default all ones)."""
+        out = np.zeros((self.m, V.shape[1]))
+        for r0, r1, Kb in self.blocks():
+            with one_blas_thread(is_skinny(V.shape[1])):  # the products, not the kernel
+                Z = Kb @ V.astype(Kb.dtype, copy=False)
+                if weights is not None:
+                    Z *= weights[r0:r1]
+                out += Kb.T @ Z
+        return out
