@@ -9,6 +9,7 @@ name                      method                                               t
 ``two-pass-rls``          Alaoui & Mahoney's uniform-RLS (Woodbury)            yes [1]_
 ``dac-rls``               divide-and-conquer RLS (Cherfaoui et al. 2022)       yes [1]_
 ``recursive-rls``         recursive RLS (Musco & Musco 2017)                   yes [1]_
+``bless``                 BLESS bottom-up RLS (Rudi et al. 2018)               yes [1]_
 ``greedy-trace``          greedy residual-trace minimization                   exact form only
 ========================  ===================================================  ===============
 
@@ -20,6 +21,7 @@ modes ``"fixed"`` and ``"bernoulli"`` (see :mod:`sparsekit.samplers.base`).
 """
 
 from .base import Landmarks, Sampler, ScoreSampler
+from .bless import BLESSSampler
 from .greedy import GreedyTraceSampler
 from .recursive import RecursiveRLSSampler
 from .rls import DACRLSSampler, ExactRLSSampler, TwoPassRLSSampler
@@ -35,5 +37,6 @@ __all__ = [
     "TwoPassRLSSampler",
     "DACRLSSampler",
     "RecursiveRLSSampler",
+    "BLESSSampler",
     "GreedyTraceSampler",
 ]

@@ -6,6 +6,7 @@ parameters that read raw vectors: ``lam="inverse-mean-norm"`` and ``greedy-trace
 """
 
 from ..plugins import Registration, hookimpl
+from .bless import BLESSSampler
 from .greedy import GreedyTraceSampler
 from .recursive import RecursiveRLSSampler
 from .rls import DACRLSSampler, ExactRLSSampler, TwoPassRLSSampler
@@ -53,6 +54,12 @@ def sparsekit_samplers():
         RecursiveRLSSampler,
         aliases=("recursive", "musco"),
         summary="recursive RLS (Musco & Musco 2017), user or adaptive λ",
+        accepts="any",
+    )
+    yield Registration(
+        "bless",
+        BLESSSampler,
+        summary="BLESS bottom-up RLS (Rudi et al. 2018), λ schedule down to lam",
         accepts="any",
     )
     yield Registration(

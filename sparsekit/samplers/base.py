@@ -245,7 +245,7 @@ class Sampler(ParamsMixin, ABC):
     def _graph_hint(self) -> str:
         return (
             "use a sampler that accepts graphs (uniform, diagonal, rls, two-pass-rls, "
-            "dac-rls, recursive-rls, greedy-trace with approximate=False)"
+            "dac-rls, recursive-rls, bless, greedy-trace with approximate=False)"
         )
 
 

@@ -16,6 +16,7 @@ GRAPH_CAPABLE = [
     ("dac-rls", {"lam": 0.5}),
     ("recursive-rls", {}),
     ("recursive-rls", {"lam": 0.5}),
+    ("bless", {"lam": 0.5}),
     ("greedy-trace", {}),
 ]
 
