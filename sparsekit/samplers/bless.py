@@ -41,7 +41,7 @@ import numpy as np
 from .._progress import progress
 from .._threads import blas_limit, effective_n_jobs, numba_limit
 from .._validation import check_scalar
-from ._rls_cpu import NotPositiveDefiniteError
+from ..exceptions import NotPositiveDefiniteError
 from .base import ScoreSampler
 from .recursive import level_estimates
 from .rls import _score_dtype
