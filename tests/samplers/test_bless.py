@@ -6,9 +6,9 @@ import pytest
 
 import sparsekit
 from sparsekit import Registry
+from sparsekit.exceptions import NotPositiveDefiniteError
 from sparsekit.kernels.base import CallableKernel
 from sparsekit.samplers import BLESSSampler
-from sparsekit.samplers._rls_cpu import NotPositiveDefiniteError
 
 GAMMA = 0.5
 
