@@ -233,7 +233,7 @@ def test_float32_sparse_and_pandas_inputs():
 
 
 @pytest.mark.parametrize(
-    "sampler", ["uniform", "rls", "dac-rls", "recursive-rls", "greedy-trace", "kmeans-pp"]
+    "sampler", ["uniform", "rls", "dac-rls", "recursive-rls", "greedy-trace", "kmeans-pp", "bless"]
 )
 def test_every_sampler_gives_the_closed_form_on_its_landmarks(sampler):
     """Whatever sampler chose the landmarks, the fit is the closed form on them."""
