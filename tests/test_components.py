@@ -7,8 +7,6 @@
   one that resolves names, in every entry point.
 """
 
-import importlib
-import sys
 import warnings
 
 import numpy as np
@@ -135,16 +133,6 @@ def test_deprecated_aliases_warn_and_resolve():
     assert isinstance(as_kernel_object("precomputed"), PrecomputedKernel)
     copy = as_kernel_object(obj)
     assert copy is not obj and copy.gamma == 2.0
-
-
-def test_deprecated_dask_module_path_warns():
-    pytest.importorskip("dask.array")
-    import sparsekit.dask.nystrom as moved
-
-    sys.modules.pop("sparsekit.dask.nystroem", None)
-    with pytest.warns(DeprecationWarning, match="sparsekit.dask.nystroem is deprecated"):
-        old = importlib.import_module("sparsekit.dask.nystroem")
-    assert old is moved and old.nystroem_fit is sparsekit.dask.nystroem_fit
 
 
 # -- the copy rule: the caller's object is never the fitted one ---------------------------------

@@ -226,10 +226,9 @@ def test_samplers_reach_no_feature_map():
 
 def test_factorizers_and_sparse_solvers_are_separate_families():
     """The factorizers (Palm4MSA) reach no sparse solver module and the reverse: the two
-    protocols are two families. Only the deprecated module paths under ``sparsekit.solvers``
-    (``palm4msa``, ``hierarchical``, ``factorization``) point at ``sparsekit.factorizers``.
-    ``sparsekit.plugins``, the namespace that names every family's base class for plugin
-    authors (the built-in ``_plugin`` modules import their hook marker from it), is left out."""
+    protocols are two families. ``sparsekit.plugins``, the namespace that names every family's
+    base class for plugin authors (the built-in ``_plugin`` modules import their hook marker
+    from it), is left out."""
     graph = {m: edges - {"sparsekit.plugins"} for m, edges in GRAPH.items()}
 
     def reachable(module):
@@ -244,6 +243,5 @@ def test_factorizers_and_sparse_solvers_are_separate_families():
     assert "sparsekit.factorizers.palm4msa" in factorizers
     for module in factorizers:
         assert not {t for t in reachable(module) if t.startswith("sparsekit.solvers")}, module
-    aliases = {f"sparsekit.solvers.{m}" for m in ("palm4msa", "hierarchical", "factorization")}
-    for module in (m for m in graph if m.startswith("sparsekit.solvers") and m not in aliases):
+    for module in (m for m in graph if m.startswith("sparsekit.solvers")):
         assert not {t for t in reachable(module) if t.startswith("sparsekit.factorizers")}, module

@@ -120,9 +120,9 @@ def test_safeguard_keeps_previous_factors_when_the_refit_is_worse():
     """A registered factorizer whose refits are worse than its warm start: the safeguard keeps
     the previous factors, so the objective still never increases (Proposition 1)."""
     from sparsekit import Registration, Registry, hookimpl
-    from sparsekit.solvers.factorization import FactorizationResult, FactorizationSolver
+    from sparsekit.factorizers.base import FactorizationResult, Factorizer
 
-    class Scrambler(FactorizationSolver):
+    class Scrambler(Factorizer):
         name = "scrambler"
 
         def __init__(self, n_iter=1, tol=0.0):
@@ -179,9 +179,9 @@ def test_centring_makes_the_fit_translation_invariant():
 def _recording_factorizer(stop_reason):
     """A factorizer whose refits never improve on the warm start (it is returned as the best
     iterate) and whose last iterate, in ``extra["last"]``, is the warm start scaled by 2."""
-    from sparsekit.solvers.factorization import FactorizationResult, FactorizationSolver
+    from sparsekit.factorizers.base import FactorizationResult, Factorizer
 
-    class NoProgress(FactorizationSolver):
+    class NoProgress(Factorizer):
         name = "no-progress"
         calls = []
 

@@ -1,12 +1,11 @@
 """Value tests for ``sparsekit.run`` rules that the other run tests leave unchecked: data-source
 defaults against scikit-learn and closed forms, the omp-forest task against scikit-learn's
-forests, the sparse-coding protocol, spec validation, dry-run output, plots, strict JSON of
-NumPy scalars and the deprecated module shims."""
+forests, the sparse-coding protocol, spec validation, dry-run output, plots, and strict JSON of
+NumPy scalars."""
 
 import importlib
 import io
 import json
-import sys
 
 import numpy as np
 import pytest
@@ -34,28 +33,6 @@ def test_lazy_public_name_is_bound_in_the_package_after_first_use():
     value = run_pkg.load_spec
     assert vars(run_pkg)["load_spec"] is value
     assert value is importlib.import_module("sparsekit.run.spec").load_spec
-
-
-@pytest.mark.parametrize(
-    "old, new",
-    [
-        ("task_fw_recovery", "fw_recovery"),
-        ("task_quickmeans", "quickmeans"),
-        ("nystrom_tables", "nystrom_tables"),
-        ("demo", "demo"),
-    ],
-)
-def test_moved_module_warns_and_is_the_new_module(old, new):
-    name = f"sparsekit.run.{old}"
-    saved = sys.modules.pop(name, None)
-    try:
-        with pytest.warns(DeprecationWarning, match=f"import sparsekit.experiments.{new}"):
-            module = importlib.import_module(name)
-        assert module is importlib.import_module(f"sparsekit.experiments.{new}")
-        assert sys.modules[name] is module
-    finally:
-        if saved is not None:
-            sys.modules[name] = saved
 
 
 # ---------------------------------------------------------------- data sources

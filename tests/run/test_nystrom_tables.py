@@ -1,10 +1,10 @@
-"""The Chapter 3 experiment tables (sparsekit.run.nystrom_tables), computed by the nystrom and
-sampler tasks, and the demo's Nyström section."""
+"""The Chapter 3 experiment tables (sparsekit.experiments.nystrom_tables), computed by the
+nystrom and sampler tasks, and the demo's Nyström section."""
 
 import numpy as np
 import pytest
 
-from sparsekit.run import demo, nystrom_tables as exp
+from sparsekit.experiments import demo, nystrom_tables as exp
 
 
 def test_generated_dataset_is_deterministic_and_unbalanced():

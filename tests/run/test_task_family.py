@@ -1,9 +1,6 @@
 """Tasks are a registry family: the sparsekit_tasks hook, the registry's rules (clash, disable
 list, skipped()), `sparsekit list --family task`, and the deprecated ways that still work."""
 
-import importlib
-import warnings
-
 import numpy as np
 import pytest
 
@@ -170,16 +167,7 @@ def test_kernel_functions_are_wrapped_by_get_kernel_not_by_the_registry():
         Registry(entry_points=False).get("kernel", lambda A, B: A @ B.T)
 
 
-def test_thesis_protocols_moved_to_experiments_with_the_old_paths_kept():
-    for old, new in [
-        ("sparsekit.run.demo", "sparsekit.experiments.demo"),
-        ("sparsekit.run.nystrom_tables", "sparsekit.experiments.nystrom_tables"),
-        ("sparsekit.run.task_quickmeans", "sparsekit.experiments.quickmeans"),
-        ("sparsekit.run.task_fw_recovery", "sparsekit.experiments.fw_recovery"),
-    ]:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", DeprecationWarning)
-            assert importlib.import_module(old) is importlib.import_module(new)
+def test_moved_task_functions_warn_and_forward():
     import sparsekit.run.tasks as tasks
 
     with pytest.warns(DeprecationWarning, match="get_task\\('quickmeans'\\).run"):

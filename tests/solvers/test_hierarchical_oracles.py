@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 import sparsekit
-import sparsekit.solvers.hierarchical as hmod
+import sparsekit.factorizers.hierarchical as hmod
+from sparsekit.factorizers.hierarchical import hierarchical_constraints
 from sparsekit.projections import RowColumnTopK
-from sparsekit.solvers.hierarchical import hierarchical_constraints
 
 
 def solver(**kw):

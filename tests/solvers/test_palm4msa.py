@@ -5,8 +5,8 @@ import pytest
 from scipy.linalg import hadamard
 
 import sparsekit
+from sparsekit.factorizers.hierarchical import hierarchical_constraints
 from sparsekit.registry import UnknownComponentError
-from sparsekit.solvers.hierarchical import hierarchical_constraints
 
 
 def splincol(shape, k, k_col=None):
@@ -168,7 +168,7 @@ def test_bad_input():
 
 def test_sparse_kernel_path_equals_dense_path(monkeypatch):
     """Products through the CSR factors (chains) give the same iterates as dense BLAS."""
-    import sparsekit.solvers.palm4msa as mod
+    import sparsekit.factorizers.palm4msa as mod
 
     M = np.random.default_rng(5).standard_normal((24, 24))
     cons = [splincol((24, 24), 2) for _ in range(4)]
@@ -236,7 +236,7 @@ def test_step_size_norms_are_accurate_with_clustered_spectra_and_warm_starts(
     from scipy.stats import ortho_group
 
     import sparsekit.factorizers.palm4msa as mod
-    from sparsekit.solvers.palm4msa import _sq_norm2
+    from sparsekit.factorizers.palm4msa import _sq_norm2
 
     monkeypatch.setattr(mod, "EXACT_NORM_DIM", exact_dim)
 

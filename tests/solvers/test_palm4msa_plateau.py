@@ -7,7 +7,7 @@ import pytest
 from scipy.linalg import hadamard
 
 import sparsekit
-from sparsekit.solvers.palm4msa import PlateauWarning
+from sparsekit.factorizers.palm4msa import PlateauWarning
 
 
 def _butterfly_constraints(n=32, n_factors=5, k=2):
