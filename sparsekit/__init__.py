@@ -56,36 +56,11 @@ _LAZY = {
 }
 
 
-#: The plugin-author API that the top level used to export: each name still works here, with
-#: a DeprecationWarning; import it from :mod:`sparsekit.plugins`. (``PluginWarning``, the base
-#: class of every warning about a skipped plugin, stays: users filter it.)
-_PLUGIN_API = (
-    "hookimpl",
-    "Registration",
-    "SkippedPlugin",
-    "ComponentConflictError",
-    "ComponentResultError",
-    "PluginLoadWarning",
-    "ComponentConflictWarning",
-    "UnknownHookWarning",
-)
-
-
 def __getattr__(name):
     import importlib
 
     if name in _LAZY:
         return getattr(importlib.import_module(_LAZY[name]), name)
-    if name in _PLUGIN_API:
-        import warnings
-
-        warnings.warn(
-            f"sparsekit.{name} is deprecated: import it from sparsekit.plugins "
-            f"(from sparsekit.plugins import {name}), the plugin-author API",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        return getattr(importlib.import_module("sparsekit.plugins"), name)
     raise AttributeError(f"module 'sparsekit' has no attribute {name!r}")
 
 

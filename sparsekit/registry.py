@@ -493,7 +493,9 @@ class Registry:
         for hook in sorted(hooks):
             func = getattr(plugin, hook, None)
             if callable(func) and self._pm.parse_hookimpl_opts(plugin, hook) is None:
-                reason = f"{hook} is not decorated with @sparsekit.hookimpl and is never called"
+                reason = (
+                    f"{hook} is not decorated with @sparsekit.plugins.hookimpl and is never called"
+                )
                 self._skipped_plugins.append(SkippedPlugin(name, reason))
                 self._warn(f"sparsekit plugin {name!r}: {reason}", UnknownHookWarning)
 
@@ -620,7 +622,7 @@ class Registry:
                         family,
                         None,
                         f"yielded {type(rec).__name__} {rec!r} from {hook_name}; expected "
-                        "sparsekit.Registration",
+                        "sparsekit.plugins.Registration",
                         PluginLoadWarning,
                     )
                     continue
@@ -1273,20 +1275,6 @@ def list_components(family: str | None = None) -> list[ComponentInfo]:
         Sorted by family and name.
     """
     return default_registry().list(family)
-
-
-def __getattr__(name: str) -> Any:
-    # resolve moved up to sparsekit.components (the layer above: it wraps kernel functions into
-    # component classes, which the registry does not import). The deprecated alias looks the
-    # module up when it is used, so that this module imports nothing above it.
-    if name == "resolve":
-        warnings.warn(
-            "sparsekit.registry.resolve is deprecated: use sparsekit.components.resolve",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        return importlib.import_module("sparsekit.components").resolve
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 __all__ = [

@@ -72,7 +72,8 @@ def test_python_dash_m_sparsekit():
 
 
 def test_list_escapes_pipes_in_summaries(capsys):
-    from sparsekit import Registration, Registry, hookimpl
+    from sparsekit import Registry
+    from sparsekit.plugins import Registration, hookimpl
 
     class Plugin:
         @hookimpl

@@ -1,6 +1,6 @@
 """One family per protocol: factorizers and manifold kernels are families of their own, one
 vocabulary for what a component accepts, one Protocol per family, and the plugin-author API in
-``sparsekit.plugins`` (the old spellings keep working, with a DeprecationWarning)."""
+``sparsekit.plugins``."""
 
 import json
 import subprocess
@@ -164,28 +164,6 @@ def _import_warnings(statement):
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120
     )
     return json.loads(out.stdout.strip().splitlines()[-1])
-
-
-@pytest.mark.parametrize(
-    "old, new",
-    [("palm4msa", "palm4msa"), ("hierarchical", "hierarchical"), ("factorization", "base")],
-)
-def test_old_module_paths_are_the_new_modules_with_a_warning(old, new):
-    import importlib
-
-    caught = _import_warnings(f"import sparsekit.solvers.{old}")
-    assert caught == [f"sparsekit.solvers.{old} is deprecated: import sparsekit.factorizers.{new}"]
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)
-        module = importlib.import_module(f"sparsekit.solvers.{old}")
-    assert module is importlib.import_module(f"sparsekit.factorizers.{new}")
-
-
-def test_factorization_solver_is_the_factorizer_base_with_a_warning():
-    from sparsekit.factorizers import base
-
-    with pytest.warns(DeprecationWarning, match="sparsekit.plugins.Factorizer"):
-        assert base.FactorizationSolver is plugins.Factorizer
 
 
 # -- manifold kernels ----------------------------------------------------------------------------
@@ -388,14 +366,6 @@ def test_every_name_of_sparsekit_plugins_imports_without_warning():
     assert set(plugins.__all__) == set(plugins._SOURCES)
     assert set(plugins.__all__) <= set(dir(plugins))
     assert plugins.HOOKS["factorizer"] == "sparsekit_factorizers"
-
-
-@pytest.mark.parametrize("name", sparsekit._PLUGIN_API)
-def test_plugin_names_at_the_top_level_warn_and_are_the_same_objects(name):
-    with pytest.warns(DeprecationWarning, match=f"from sparsekit.plugins import {name}"):
-        value = getattr(sparsekit, name)
-    assert value is getattr(plugins, name)
-    assert name not in sparsekit.__all__
 
 
 def test_user_names_stay_at_the_top_level_without_warning():

@@ -237,7 +237,7 @@ def test_docs_show_the_example_plugin_files_verbatim():
 
 # -- an installed plugin that claims built-in names ---------------------------------------------
 CLASH_MODULE = """
-from sparsekit import Registration, hookimpl
+from sparsekit.plugins import Registration, hookimpl
 
 class Fake:
     def __init__(self, **kw):
@@ -339,7 +339,7 @@ def _nystroem_takes_registry():
 
 @pytest.mark.skipif(not _nystroem_takes_registry(), reason="Nystroem has no registry parameter yet")
 def test_nystroem_resolves_in_its_registry_and_checks_sampler_results(rng):
-    from sparsekit import Registration, hookimpl
+    from sparsekit.plugins import Registration, hookimpl
     from sparsekit.registry import ComponentResultError
 
     class TupleSampler:

@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 import sparsekit
-from sparsekit import Registration, Registry, hookimpl
+from sparsekit import Registry
+from sparsekit.plugins import Registration, hookimpl
 from sparsekit.registry import (
     ComponentConflictError,
     ComponentConflictWarning,
@@ -176,7 +177,9 @@ def test_hook_yielding_wrong_type_is_skipped_with_a_warning():
             yield Registration("fine", _Doubler)
 
     reg = Registry(entry_points=False, plugins=[Bad()])
-    with pytest.warns(PluginLoadWarning, match="yielded tuple .*expected sparsekit.Registration"):
+    with pytest.warns(
+        PluginLoadWarning, match="yielded tuple .*expected sparsekit.plugins.Registration"
+    ):
         names = reg.names("kernel")
     assert "fine" in names and "rbf" in names
 
@@ -306,7 +309,8 @@ def test_hook_without_marker_warns():
             yield Registration("never", _Doubler)
 
     with pytest.warns(
-        UnknownHookWarning, match="sparsekit_solvers is not decorated with @sparsekit.hookimpl"
+        UnknownHookWarning,
+        match="sparsekit_solvers is not decorated with @sparsekit.plugins.hookimpl",
     ):
         Registry(entry_points=False, plugins=[Unmarked()])
 
@@ -414,18 +418,20 @@ def test_check_result_passes_good_results_and_names_unregistered_classes():
 
 
 def test_resolve_builds_names_and_copies_objects():
+    from sparsekit.components import resolve
+
     reg = Registry(entry_points=False, plugins=[_ToyPlugin()])
-    k = sparsekit.registry.resolve("kernel", "doubler", {"factor": 4.0}, registry=reg)
+    k = resolve("kernel", "doubler", {"factor": 4.0}, registry=reg)
     assert isinstance(k, _Doubler) and k.factor == 4.0
     obj = _Doubler(5.0)
-    copy = sparsekit.registry.resolve("kernel", obj)
+    copy = resolve("kernel", obj)
     assert copy is not obj and copy.factor == 5.0
     with pytest.raises(TypeError, match="kernel_params can only be given with a kernel name"):
-        sparsekit.registry.resolve("kernel", obj, {"factor": 1.0})
+        resolve("kernel", obj, {"factor": 1.0})
     with pytest.raises(TypeError, match="got None"):
-        sparsekit.registry.resolve("sampler", None)
+        resolve("sampler", None)
     with pytest.raises(UnknownComponentError):  # the given registry, not the default one
-        sparsekit.registry.resolve("kernel", "doubler", registry=Registry(entry_points=False))
+        resolve("kernel", "doubler", registry=Registry(entry_points=False))
 
 
 # -- a registry as an estimator parameter: copied by reference, pickled as its recipe ------------
@@ -631,9 +637,10 @@ def test_installed_plugins_that_exit_or_yield_forever_leave_the_process_working(
 
     (tmp_path / "sk_exiting_plugin.py").write_text("import sys\nsys.exit(3)\n")
     (tmp_path / "sk_endless_plugin.py").write_text(
-        "import itertools\nimport sparsekit\n\n\n@sparsekit.hookimpl\ndef sparsekit_kernels():\n"
+        "import itertools\nimport sparsekit.plugins\n\n\n@sparsekit.plugins.hookimpl\n"
+        "def sparsekit_kernels():\n"
         "    for i in itertools.count():\n"
-        "        yield sparsekit.Registration(f'endless-{i}', dict)\n"
+        "        yield sparsekit.plugins.Registration(f'endless-{i}', dict)\n"
     )
     info = tmp_path / "sparsekit_badplugins-0.1.dist-info"
     info.mkdir()

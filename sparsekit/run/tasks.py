@@ -526,38 +526,6 @@ def _sampler(ctx):
     return make_sampler(params.pop("name"), lam=lam, registry=ctx.registry, **params)
 
 
-#: Functions of the built-in tasks that this module held (each now in its task's module):
-#: name -> task. Reached through the registry (``get_task(task).run``), with a warning.
-_MOVED_RUN_FUNCTIONS = {
-    "run_nystrom": "nystrom",
-    "run_sampler": "sampler",
-    "run_sparse_coding": "sparse-coding",
-    "run_kernel_kmeans": "kernel-kmeans",
-    "run_mmd": "mmd",
-    "run_three_sample": "three-sample",
-    "run_palm4msa": "palm4msa",
-    "run_gram": "gram",
-    "run_out_of_sample": "out-of-sample",
-    "run_omp_forest": "omp-forest",
-    "run_fw_recovery": "frank-wolfe-recovery",
-    "run_quickmeans": "quickmeans",
-}
-
-
-def __getattr__(attr):
-    if attr in _MOVED_RUN_FUNCTIONS or attr == "QUICKMEANS_PARAMS":
-        task = get_task(_MOVED_RUN_FUNCTIONS.get(attr, "quickmeans"))
-        warnings.warn(
-            f"sparsekit.run.tasks.{attr} is deprecated: the built-in tasks live in "
-            f"modules of their own; use get_task({task.name!r})."
-            f"{'params' if attr == 'QUICKMEANS_PARAMS' else 'run'}",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        return dict(task.params) if attr == "QUICKMEANS_PARAMS" else task.run
-    raise AttributeError(f"module {__name__!r} has no attribute {attr!r}")
-
-
 __all__ = [
     "Task",
     "TaskContext",

@@ -119,8 +119,9 @@ def test_bad_input():
 def test_safeguard_keeps_previous_factors_when_the_refit_is_worse():
     """A registered factorizer whose refits are worse than its warm start: the safeguard keeps
     the previous factors, so the objective still never increases (Proposition 1)."""
-    from sparsekit import Registration, Registry, hookimpl
+    from sparsekit import Registry
     from sparsekit.factorizers.base import FactorizationResult, Factorizer
+    from sparsekit.plugins import Registration, hookimpl
 
     class Scrambler(Factorizer):
         name = "scrambler"
@@ -207,7 +208,8 @@ def _recording_factorizer(stop_reason):
 def test_rejected_refit_goes_on_from_its_last_iterate(stop_reason):
     """A refit that does not improve keeps the previous factors (Proposition 1); unless it
     converged, the next refit starts from its last iterate instead of the iterations stopping."""
-    from sparsekit import Registration, Registry, hookimpl
+    from sparsekit import Registry
+    from sparsekit.plugins import Registration, hookimpl
 
     NoProgress = _recording_factorizer(stop_reason)
 

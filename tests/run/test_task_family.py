@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 
 import sparsekit
-from sparsekit import hookimpl
 from sparsekit.cli import main
+from sparsekit.plugins import hookimpl
 from sparsekit.registry import ComponentConflictWarning, Registry, UnknownComponentError
 from sparsekit.run import Task, get_task, register_task, run_task, task_names, unregister_task
 
@@ -165,15 +165,6 @@ def test_kernel_functions_are_wrapped_by_get_kernel_not_by_the_registry():
     np.testing.assert_allclose(k(X, X), X @ X.T)
     with pytest.raises(TypeError, match=r"sparsekit.get_kernel\(function\)"):
         Registry(entry_points=False).get("kernel", lambda A, B: A @ B.T)
-
-
-def test_moved_task_functions_warn_and_forward():
-    import sparsekit.run.tasks as tasks
-
-    with pytest.warns(DeprecationWarning, match="get_task\\('quickmeans'\\).run"):
-        assert tasks.run_quickmeans is get_task("quickmeans").run
-    with pytest.warns(DeprecationWarning):
-        assert tasks.QUICKMEANS_PARAMS == get_task("quickmeans").params
 
 
 def test_one_rule_for_names_and_hints():

@@ -8,8 +8,9 @@ import pytest
 
 import sparsekit.cli as cli
 import sparsekit.registry
-from sparsekit import Registration, Registry, hookimpl
+from sparsekit import Registry
 from sparsekit.cli import main
+from sparsekit.plugins import Registration, hookimpl
 from sparsekit.run import Task, register_task, unregister_task
 
 ATTACK = "\x1b[2J\x1b]0;pwned\x07"
