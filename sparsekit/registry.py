@@ -43,7 +43,7 @@ from ._accepts import ACCEPTS as _ACCEPTS, accepts_label
 from ._names import closest_match, did_you_mean, normalize_name
 from ._required_params import factory_signature, missing_params_error
 from ._terminal import printable
-from .hookspecs import COMPONENT_FAMILIES, FAMILIES, HOOK_OF_FAMILY, PROJECT, Specs, hookimpl
+from .hookspecs import COMPONENT_FAMILIES, FAMILIES, HOOK_OF_FAMILY, PROJECT, Specs
 
 ENTRY_POINT_GROUP = "sparsekit"
 
@@ -103,13 +103,6 @@ BUILTIN_PLUGINS = (
     "sparsekit.run._plugin",
     "sparsekit.experiments._plugin",
 )
-
-#: Deprecated entry-point groups of one family each: group -> family. Each entry point names one
-#: component object with a ``registration()`` method returning its :class:`Registration` (a
-#: ``sparsekit.run.tasks.Task``); it is registered as a plugin of its own, named
-#: ``"<entry point> (<group>)"``, under the same rules as the ``sparsekit`` group (disable list,
-#: clash rule, :meth:`Registry.skipped`), with a :class:`DeprecationWarning`.
-DEPRECATED_ENTRY_POINT_GROUPS = {"sparsekit.tasks": "task"}
 
 
 class UnknownComponentError(ValueError, KeyError):
@@ -193,20 +186,6 @@ def _disabled_from_env() -> set:
 def _sparsekit_entry_points():
     """The installed entry points of the ``sparsekit`` group."""
     return metadata.entry_points(group=ENTRY_POINT_GROUP)
-
-
-def _deprecated_entry_points(group: str):
-    """The installed entry points of one of :data:`DEPRECATED_ENTRY_POINT_GROUPS`."""
-    return metadata.entry_points(group=group)
-
-
-class _RecordPlugin:
-    """A plugin object that yields one record through its family's hook: how a component of a
-    deprecated per-family entry-point group enters the registry."""
-
-    def __init__(self, family: str, record: Registration):
-        self.record = record
-        setattr(self, HOOK_OF_FAMILY[family], hookimpl(lambda: [record]))
 
 
 @dataclass(frozen=True)
@@ -348,7 +327,6 @@ class Registry:
         self._lock = threading.RLock()
         self._use_entry_points = entry_points
         self._entry_points_loaded = False
-        self._deprecated_loaded: set = set()
         self._tables: dict[str, dict[str, ComponentInfo]] | None = None
         self._disabled_by_arg = {normalize_name(n) for n in disable}
         self._disabled_by_env = _disabled_from_env()
@@ -538,47 +516,6 @@ class Registry:
                     continue
             self._tables = None
 
-    def _load_deprecated_entry_points(self, family: str) -> None:
-        """Load the deprecated entry-point groups of ``family`` (once, at the first lookup in
-        that family, as the ``sparsekit.tasks`` group was loaded at the first task lookup)."""
-        if not self._use_entry_points or family in self._deprecated_loaded:
-            return
-        self._deprecated_loaded.add(family)
-        for group, fam in DEPRECATED_ENTRY_POINT_GROUPS.items():
-            if fam == family:
-                for ep in sorted(_deprecated_entry_points(group), key=lambda e: e.name):
-                    self._load_record_entry_point(ep, group, family)
-
-    def _load_record_entry_point(self, ep, group: str, family: str) -> None:
-        """Register the component an entry point of a deprecated per-family group names."""
-        name = f"{ep.name} ({group})"
-        if self._pm.has_plugin(name) or self._pm.is_blocked(name):
-            return
-        dist = getattr(getattr(ep, "dist", None), "name", None)
-        reason = self._disabled_reason(ep.name, dist, name)
-        if reason:
-            self._skip_plugin(name, reason, warn=False)
-            return
-        try:
-            obj = ep.load()
-            record = obj if isinstance(obj, Registration) else obj.registration()
-            if not isinstance(record, Registration):
-                raise TypeError(
-                    f"registration() returned {type(record).__name__}, not a Registration"
-                )
-            self._pm.register(_RecordPlugin(family, record), name=name)
-        except KeyboardInterrupt:
-            raise
-        except BaseException as exc:
-            self._skip_plugin(name, f"failed to load ({ep.value}): {type(exc).__name__}: {exc}")
-            return
-        self._warn(
-            f"sparsekit plugin {name!r}: the entry-point group {group!r} is deprecated; "
-            f"yield the {family}'s Registration from the {HOOK_OF_FAMILY[family]} hook "
-            f"of a plugin in the {ENTRY_POINT_GROUP!r} group instead",
-            DeprecationWarning,
-        )
-
     # -- tables ----------------------------------------------------------------------------
     def _ordered_impls(self, hook):
         """Built-in implementations first, then the others in registration order."""
@@ -588,7 +525,7 @@ class Registry:
     def _build_tables(self, families=FAMILIES) -> dict[str, dict[str, ComponentInfo]]:
         """The tables of ``families`` (others may be missing). The component families are built
         together, at the first lookup of any of them; the tasks at the first task lookup (a
-        kernel lookup does not import the tasks, nor load the ``sparsekit.tasks`` group)."""
+        kernel lookup does not import the tasks)."""
         if any(f in COMPONENT_FAMILIES for f in families):
             families = tuple(dict.fromkeys((*COMPONENT_FAMILIES, *families)))
         tables = self._tables
@@ -605,7 +542,6 @@ class Registry:
             return self._tables
 
     def _build_table(self, family: str) -> dict[str, ComponentInfo]:
-        self._load_deprecated_entry_points(family)
         table: dict[str, ComponentInfo] = {}
         hook_name = HOOK_OF_FAMILY[family]
         # one implementation at a time, so that each record knows its plugin

@@ -107,8 +107,8 @@ def test_example_plugin_registers_one_component_per_family():
 @needs_example
 def test_example_plugin_registers_its_task_through_the_hook_without_deprecation(rng):
     """The installed example's task comes from its sparsekit_tasks hook (plugin 'example-plugin'),
-    not from the deprecated sparsekit.tasks entry-point group, and loading and running it warns
-    nothing (a stale install: pip install ./plugins/sparsekit-example-plugin again)."""
+    and loading and running it warns nothing (a stale install: pip install
+    ./plugins/sparsekit-example-plugin again)."""
     import warnings
 
     from sparsekit.run import run_task

@@ -705,13 +705,6 @@ def test_plugin_warnings_escape_terminal_controls(monkeypatch):
         def sparsekit_kernel(self):
             return []
 
-    class Task:
-        def registration(self):
-            raise ValueError("task" + attack)
-
-    def fake_deprecated(group):
-        return [_FakeEntryPoint("old" + attack, "old_mod" + attack, target=Task())]
-
     monkeypatch.setattr(
         "sparsekit.registry._sparsekit_entry_points",
         lambda: [
@@ -722,20 +715,18 @@ def test_plugin_warnings_escape_terminal_controls(monkeypatch):
             _FakeEntryPoint("typo" + attack, "m", target=Typo()),
         ],
     )
-    monkeypatch.setattr("sparsekit.registry._deprecated_entry_points", fake_deprecated)
     with warnings.catch_warnings(record=True) as record:
         warnings.simplefilter("always")
         reg = Registry()
         reg.names("kernel")
-        reg.names("task")
     texts = [str(w.message) for w in record if issubclass(w.category, Warning)]
-    assert len(texts) >= 6  # load, hook, junk record, clash, typo, deprecated group
+    assert len(texts) >= 5  # load, hook, junk record, clash, typo
     for text in texts:
         assert not any(c in text for c in _CONTROLS), text
     joined = "\n".join(texts)
     for visible in ("Err\\x1b[2J", "import\\x1b[2J", "mod\\x1b[2J", "hook\\x1b[2J"):
         assert visible in joined
-    for visible in ("record\\x1b[2J", "clash\\x1b[2J", "typo\\x1b[2J", "task\\x1b[2J"):
+    for visible in ("record\\x1b[2J", "clash\\x1b[2J", "typo\\x1b[2J"):
         assert visible in joined
     # what skipped() keeps is the text as the plugin wrote it (sparsekit list escapes it)
     assert any("import" + attack in s.reason for s in reg.skipped())

@@ -20,10 +20,8 @@ from sparsekit.run import (
     dry_run,
     load_spec,
     plan,
-    register_task,
     run_spec,
     run_task,
-    unregister_task,
 )
 
 # ---------------------------------------------------------------- the package's lazy names
@@ -189,7 +187,7 @@ def test_dry_run_lists_the_varying_keys_of_each_point():
 # ---------------------------------------------------------------- result files and plots
 
 
-def test_numpy_float32_metrics_are_strict_json(tmp_path):
+def test_numpy_float32_metrics_are_strict_json(tmp_path, private_registry):
     """NumPy scalars that are not Python floats (float32, float16) are written as numbers,
     their NaN and infinities as ``null``."""
 
@@ -200,17 +198,14 @@ def test_numpy_float32_metrics_are_strict_json(tmp_path):
             "big": np.float16("inf"),
         }
 
-    with pytest.warns(DeprecationWarning):
-        register_task(Task("test-float32", scalars, {}))
-    try:
-        spec = load_spec("m.toml", text='task = "test-float32"\n[data]\nsource = "iris"\n')
-        run_spec(spec, out=tmp_path)
-        line = (tmp_path / "results.jsonl").read_text().splitlines()[0]
-        row = json.loads(line, parse_constant=lambda token: pytest.fail(token))
-        assert row["value"] == 0.5 and row["missing"] is None and row["big"] is None
-    finally:
-        with pytest.warns(DeprecationWarning):
-            unregister_task("test-float32")
+    reg = private_registry(Task("test-float32", scalars, {}))
+    spec = load_spec(
+        "m.toml", text='task = "test-float32"\n[data]\nsource = "iris"\n', registry=reg
+    )
+    run_spec(spec, out=tmp_path, registry=reg)
+    line = (tmp_path / "results.jsonl").read_text().splitlines()[0]
+    row = json.loads(line, parse_constant=lambda token: pytest.fail(token))
+    assert row["value"] == 0.5 and row["missing"] is None and row["big"] is None
 
 
 def test_plot_has_one_legend_entry_per_group_titled_by_the_group(tmp_path, monkeypatch):

@@ -1,5 +1,5 @@
 """Tasks are a registry family: the sparsekit_tasks hook, the registry's rules (clash, disable
-list, skipped()), `sparsekit list --family task`, and the deprecated ways that still work."""
+list, skipped()) and `sparsekit list --family task`."""
 
 import numpy as np
 import pytest
@@ -8,7 +8,7 @@ import sparsekit
 from sparsekit.cli import main
 from sparsekit.plugins import hookimpl
 from sparsekit.registry import ComponentConflictWarning, Registry, UnknownComponentError
-from sparsekit.run import Task, get_task, register_task, run_task, task_names, unregister_task
+from sparsekit.run import Task, get_task, run_task, task_names
 
 BUILTIN_TASKS = {
     "nystrom",
@@ -88,72 +88,6 @@ def test_plugin_task_claiming_a_builtin_name_is_skipped_with_a_warning():
         task = get_task("nystrom", reg)
     assert task is not clash and task.run.__module__ == "sparsekit.run.task_nystrom"
     assert [(s.family, s.name) for s in reg.skipped()] == [("task", "nystrom")]
-
-
-class _FakeEntryPoint:
-    def __init__(self, name, target, dist=None):
-        self.name, self.value, self._target = name, f"pkg:{name}", target
-        self.loaded = False
-
-    def load(self):
-        self.loaded = True
-        return self._target
-
-
-def _tasks_group(monkeypatch, *eps):
-    monkeypatch.setattr("sparsekit.registry._sparsekit_entry_points", lambda: [])
-    monkeypatch.setattr(
-        "sparsekit.registry._deprecated_entry_points",
-        lambda group: list(eps) if group == "sparsekit.tasks" else [],
-    )
-
-
-def test_deprecated_entry_point_group_keeps_working_with_the_registry_rules(monkeypatch):
-    good = _FakeEntryPoint("my-mean", Task("my-mean", _mean, params={"scale": 1.0}))
-    taken = _FakeEntryPoint("shadow", Task("gram", _mean))
-    _tasks_group(monkeypatch, good, taken)
-    reg = Registry()
-    with pytest.warns(
-        DeprecationWarning, match="entry-point group 'sparsekit.tasks' is deprecated"
-    ):
-        with pytest.warns(ComponentConflictWarning, match="'gram' is already taken"):
-            names = reg.names("task")
-    assert "my-mean" in names  # usable
-    assert get_task("gram", reg).run.__module__ == "sparsekit.run.task_gram"  # built-in kept
-    skipped = {(s.plugin, s.family, s.name) for s in reg.skipped()}
-    assert ("shadow (sparsekit.tasks)", "task", "gram") in skipped
-
-
-def test_deprecated_entry_point_task_can_be_disabled(monkeypatch):
-    ep = _FakeEntryPoint("my-mean", Task("my-mean", _mean, params={"scale": 1.0}))
-    _tasks_group(monkeypatch, ep)
-    reg = Registry(disable=["my-mean"])
-    assert "my-mean" not in reg.names("task")
-    assert not ep.loaded
-    assert [s.plugin for s in reg.skipped()] == ["my-mean (sparsekit.tasks)"]
-
-
-def test_register_task_is_deprecated_and_still_works(tmp_path):
-    task = Task("test-deprecated-mean", _mean, params={"scale": 1.0})
-    with pytest.warns(DeprecationWarning, match="register_task is deprecated"):
-        register_task(task)
-    try:
-        assert get_task("test-deprecated-mean") is task
-        with (
-            pytest.warns(DeprecationWarning),
-            pytest.raises(ValueError, match="already registered"),
-        ):
-            register_task(Task("test-deprecated-mean", _mean))
-        with pytest.warns(DeprecationWarning), pytest.raises(ValueError, match="cannot replace"):
-            register_task(Task("nystrom", _mean), replace=True)
-        replacement = Task("test-deprecated-mean", _mean, params={"scale": 3.0})
-        with pytest.warns(DeprecationWarning):
-            register_task(replacement, replace=True)
-        assert get_task("test-deprecated-mean") is replacement
-    finally:
-        with pytest.warns(DeprecationWarning):
-            unregister_task("test-deprecated-mean")
-    assert "test-deprecated-mean" not in task_names()
 
 
 def test_kernel_functions_are_wrapped_by_get_kernel_not_by_the_registry():
