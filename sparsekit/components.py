@@ -31,7 +31,6 @@ from .registry import (  # noqa: F401  (the shortcuts that need no component cla
     get_projection,
     get_sampler,
     get_solver,
-    kernel_by_name,
     list_components,
 )
 
@@ -134,7 +133,7 @@ def get_kernel(name: str | Callable[..., Any] | object, **params: Any) -> Any:
         from .kernels.base import CallableKernel
 
         return CallableKernel(name, dict(params) if params else None)
-    return kernel_by_name(default_registry(), name, params)
+    return default_registry().get("kernel", name, **params)
 
 
 __all__ = [

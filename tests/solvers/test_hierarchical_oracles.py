@@ -15,7 +15,7 @@ from sparsekit.projections import RowColumnTopK
 
 
 def solver(**kw):
-    return sparsekit.get_solver("hierarchical-palm4msa", **kw)
+    return sparsekit.get_factorizer("hierarchical-palm4msa", **kw)
 
 
 def schedule(shape, fact_k, res_k):
