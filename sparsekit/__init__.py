@@ -21,12 +21,14 @@ import os as _os
 _os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 from ._progress import show_progress
-from .components import get_factorizer, get_kernel, get_manifold_kernel
+from .components import get_kernel
 from .registry import (
     PluginWarning,
     Registry,
     UnknownComponentError,
     default_registry,
+    get_factorizer,
+    get_manifold_kernel,
     get_projection,
     get_sampler,
     get_solver,

@@ -21,18 +21,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from ._names import normalize_name
-from .registry import (  # noqa: F401  (the shortcuts that need no component class)
-    Registry,
-    _check_component_object,
-    _is_function,
-    default_registry,
-    get_factorizer,
-    get_manifold_kernel,
-    get_projection,
-    get_sampler,
-    get_solver,
-    list_components,
-)
+from .registry import Registry, _check_component_object, _is_function, default_registry
 
 #: Families whose spec may be a plain function, wrapped in the family's adapter class.
 FUNCTION_FAMILIES = ("kernel",)
@@ -136,12 +125,4 @@ def get_kernel(name: str | Callable[..., Any] | object, **params: Any) -> Any:
     return default_registry().get("kernel", name, **params)
 
 
-__all__ = [
-    "get_kernel",
-    "get_sampler",
-    "get_solver",
-    "get_projection",
-    "list_components",
-    "resolve",
-    "default_registry",
-]
+__all__ = ["get_kernel", "resolve"]

@@ -96,8 +96,9 @@ def test_list_escapes_pipes_in_summaries(capsys):
 
 def test_nystrom_reading_notes_explain_rls_losing_to_uniform():
     from sparsekit.experiments import demo, nystrom_tables as exp
+    from sparsekit.run.data import generated_dataset
 
-    X = exp.generated_dataset(n=300, d=5, random_state=0)
+    X = generated_dataset(n=300, d=5, random_state=0)
     table = exp.ErrorTable("data", 300, 300, [5, 30], ["uniform", "dac-rls", "rls", "greedy-trace"])
     table.errors = {
         ("uniform", 5): np.array([10.0]),
