@@ -161,7 +161,9 @@ def test_every_name_of_another_family_is_refused_naming_its_families():
     """Every name of every family, looked up in every family it does not belong to (the pairs
     of the brute-force oracle: ``names(F)`` of each family F, aliases included)."""
     from sparsekit.hookspecs import FAMILIES
+    from sparsekit.registry import FAMILY_USES
 
+    assert set(FAMILY_USES) == set(FAMILIES)
     reg = Registry(entry_points=False)
     keys = {fam: {k for i in reg.list(fam) for k in (i.name, *i.aliases)} for fam in FAMILIES}
     pairs = 0
