@@ -136,7 +136,7 @@ def test_safeguard_keeps_previous_factors_when_the_refit_is_worse():
 
     class Plugin:
         @hookimpl
-        def sparsekit_solvers(self):
+        def sparsekit_factorizers(self):
             yield Registration("scrambler", Scrambler)
 
     reg = Registry(entry_points=False, plugins=[Plugin()])
@@ -215,7 +215,7 @@ def test_rejected_refit_goes_on_from_its_last_iterate(stop_reason):
 
     class Plugin:
         @hookimpl
-        def sparsekit_solvers(self):
+        def sparsekit_factorizers(self):
             yield Registration("no-progress", NoProgress)
 
     reg = Registry(entry_points=False, plugins=[Plugin()])
