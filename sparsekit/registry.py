@@ -119,7 +119,7 @@ class UnknownComponentError(ValueError, KeyError):
 class WrongFamilyError(UnknownComponentError):
     """A name looked up in a family it does not belong to (a factorizer asked for as a solver).
 
-    The message says what it is and where it is used (:data:`FAMILY_USES`).
+    The message says what it is and where it is used (``sparsekit.registry.FAMILY_USES``).
 
     Parameters
     ----------
@@ -657,7 +657,7 @@ class Registry:
         ------
         WrongFamilyError
             ``name`` is a component of other families: the message says, for each, what it is
-            and where it is used (:data:`FAMILY_USES`).
+            and where it is used (``sparsekit.registry.FAMILY_USES``).
         UnknownComponentError
             No component of that name: the message names the closest one (of this family, else
             of another) and lists them all.
