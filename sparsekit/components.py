@@ -55,7 +55,8 @@ def resolve(
         Keyword parameters of the named component (the estimator's ``<family>_params``), or of
         a kernel function.
     registry : Registry, optional
-        Where names are looked up; default: the process-wide :func:`default_registry`.
+        Where names are looked up; default: the process-wide
+        :func:`~sparsekit.registry.default_registry`.
 
     Returns
     -------
