@@ -110,7 +110,7 @@ ENTRY_POINTS = {
     "solver palm4msa": (
         "M = rng.standard_normal((32, 32)).astype(X.dtype)\n"
         "cons = [sparsekit.get_projection('splincol', shape=(32, 32), k=4) for _ in range(3)]\n"
-        "sparsekit.get_solver('palm4msa', n_iter=20).factorize(M, cons)"
+        "sparsekit.get_factorizer('palm4msa', n_iter=20).factorize(M, cons)"
     ),
     "KernelKMeans": "sparsekit.KernelKMeans(n_clusters=3, random_state=0).fit(X)",
     "QuicKMeans": (

@@ -32,6 +32,7 @@ from _timing import best_time, blas_threads, check, finish, machine, print_table
 
 import sparsekit  # noqa: E402
 from sparsekit.experiments import nystrom_tables as exp  # noqa: E402
+from sparsekit.run.data import generated_dataset  # noqa: E402
 from sparsekit.samplers.base import Landmarks  # noqa: E402
 
 
@@ -135,7 +136,7 @@ def bench_quality(quick):
         (
             "mixture",
             f"generated mixture n={n_gen}, d=54",
-            exp.generated_dataset(n=n_gen, d=54, random_state=0),
+            generated_dataset(n=n_gen, d=54, random_state=0),
             3 if quick else 10,
         ),
     ]
@@ -206,7 +207,7 @@ def score_spread(quick):
         ("digits", load_digits().data / 16.0, "rls"),
         (
             f"generated mixture n={n_gen}, d=54",
-            exp.generated_dataset(n=n_gen, d=54, random_state=0),
+            generated_dataset(n=n_gen, d=54, random_state=0),
             "dac-rls",
         ),
     ]:

@@ -34,6 +34,7 @@ import numpy as np  # noqa: E402
 from sklearn.datasets import load_digits  # noqa: E402
 
 from sparsekit.experiments import nystrom_tables as exp  # noqa: E402
+from sparsekit.run.data import generated_dataset  # noqa: E402
 
 
 def plot_errors(table, path):
@@ -85,7 +86,7 @@ def main(quick=False, out=DEFAULT_OUT):
     n_eval = 2000 if quick else 10_000
     datasets = [
         ("digits", load_digits().data / 16.0),
-        ("generated mixture, d = 54", exp.generated_dataset(n=n_gen, d=54, random_state=0)),
+        ("generated mixture, d = 54", generated_dataset(n=n_gen, d=54, random_state=0)),
     ]
     for k, (slug, (name, X)) in enumerate(zip(("digits", "generated"), datasets), 1):
         n = X.shape[0]

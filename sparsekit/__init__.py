@@ -21,12 +21,14 @@ import os as _os
 _os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 from ._progress import show_progress
-from .components import get_factorizer, get_kernel, get_manifold_kernel
+from .components import get_kernel
 from .registry import (
     PluginWarning,
     Registry,
     UnknownComponentError,
     default_registry,
+    get_factorizer,
+    get_manifold_kernel,
     get_projection,
     get_sampler,
     get_solver,
@@ -59,36 +61,11 @@ _LAZY = {
 }
 
 
-#: The plugin-author API that the top level used to export: each name still works here, with
-#: a DeprecationWarning; import it from :mod:`sparsekit.plugins`. (``PluginWarning``, the base
-#: class of every warning about a skipped plugin, stays: users filter it.)
-_PLUGIN_API = (
-    "hookimpl",
-    "Registration",
-    "SkippedPlugin",
-    "ComponentConflictError",
-    "ComponentResultError",
-    "PluginLoadWarning",
-    "ComponentConflictWarning",
-    "UnknownHookWarning",
-)
-
-
 def __getattr__(name):
     import importlib
 
     if name in _LAZY:
         return getattr(importlib.import_module(_LAZY[name]), name)
-    if name in _PLUGIN_API:
-        import warnings
-
-        warnings.warn(
-            f"sparsekit.{name} is deprecated: import it from sparsekit.plugins "
-            f"(from sparsekit.plugins import {name}), the plugin-author API",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        return getattr(importlib.import_module("sparsekit.plugins"), name)
     raise AttributeError(f"module 'sparsekit' has no attribute {name!r}")
 
 

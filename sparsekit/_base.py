@@ -10,10 +10,7 @@ from typing import Any, TypeVar
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .exceptions import not_fitted_error, old_import_path
-
-#: ``sparsekit._base.NotFittedError`` (its earlier home) still gives the library's one class
-__getattr__ = old_import_path(__name__)
+from .exceptions import not_fitted_error
 
 _P = TypeVar("_P", bound="ParamsMixin")
 _T = TypeVar("_T", bound="TransformerMixin")

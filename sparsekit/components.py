@@ -21,19 +21,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from ._names import normalize_name
-from .registry import (  # noqa: F401  (the shortcuts that need no component class)
-    Registry,
-    _check_component_object,
-    _is_function,
-    default_registry,
-    get_factorizer,
-    get_manifold_kernel,
-    get_projection,
-    get_sampler,
-    get_solver,
-    kernel_by_name,
-    list_components,
-)
+from .registry import Registry, _check_component_object, _is_function, default_registry
 
 #: Families whose spec may be a plain function, wrapped in the family's adapter class.
 FUNCTION_FAMILIES = ("kernel",)
@@ -67,7 +55,8 @@ def resolve(
         Keyword parameters of the named component (the estimator's ``<family>_params``), or of
         a kernel function.
     registry : Registry, optional
-        Where names are looked up; default: the process-wide :func:`default_registry`.
+        Where names are looked up; default: the process-wide
+        :func:`~sparsekit.registry.default_registry`.
 
     Returns
     -------
@@ -134,15 +123,7 @@ def get_kernel(name: str | Callable[..., Any] | object, **params: Any) -> Any:
         from .kernels.base import CallableKernel
 
         return CallableKernel(name, dict(params) if params else None)
-    return kernel_by_name(default_registry(), name, params)
+    return default_registry().get("kernel", name, **params)
 
 
-__all__ = [
-    "get_kernel",
-    "get_sampler",
-    "get_solver",
-    "get_projection",
-    "list_components",
-    "resolve",
-    "default_registry",
-]
+__all__ = ["get_kernel", "resolve"]

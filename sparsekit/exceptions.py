@@ -9,16 +9,11 @@ Importing scikit-learn takes about 0.8 s, which importing an estimator module mu
 (QuicK-means' module import is about 0.3 s without it), so the class is created on first use:
 reading ``sparsekit.exceptions.NotFittedError`` (or ``sparsekit.NotFittedError``) or raising
 through :func:`not_fitted_error`. Every later access returns the same class object.
-
-Earlier releases defined it in ``sparsekit._base`` and ``sparsekit.cluster.kernel_kmeans``
-too; those import paths give this same class, with a ``DeprecationWarning``
-(``old_import_path``).
 """
 
 from __future__ import annotations
 
 import threading
-import warnings
 
 __all__ = [  # noqa: F822 - NotFittedError is created by __getattr__
     "NotFittedError",
@@ -73,36 +68,6 @@ def not_fitted_error(message: str) -> Exception:
         The exception, to ``raise``.
     """
     return __getattr__("NotFittedError")(message)
-
-
-def old_import_path(module: str):
-    """A module ``__getattr__`` for ``module``, an earlier home of ``NotFittedError``.
-
-    Parameters
-    ----------
-    module : str
-        The module's ``__name__``.
-
-    Returns
-    -------
-    callable
-        ``__getattr__(name)``: for ``"NotFittedError"``, the library's one class (with a
-        ``DeprecationWarning`` naming ``sparsekit.NotFittedError``); any other name raises
-        ``AttributeError`` as a module does.
-    """
-
-    def __getattr__(name):  # noqa: N807 - a module's attribute hook
-        if name != "NotFittedError":
-            raise AttributeError(f"module {module!r} has no attribute {name!r}")
-        warnings.warn(
-            f"{module}.NotFittedError is deprecated; import sparsekit.NotFittedError (or "
-            "sparsekit.exceptions.NotFittedError), which is the same class",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        return globals()["__getattr__"]("NotFittedError")
-
-    return __getattr__
 
 
 class NotPositiveDefiniteError(ValueError):

@@ -30,7 +30,6 @@ import builtins
 import importlib
 import os
 import threading
-import types
 import warnings
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -43,7 +42,7 @@ from ._accepts import ACCEPTS as _ACCEPTS, accepts_label
 from ._names import closest_match, did_you_mean, normalize_name
 from ._required_params import factory_signature, missing_params_error
 from ._terminal import printable
-from .hookspecs import COMPONENT_FAMILIES, FAMILIES, HOOK_OF_FAMILY, PROJECT, Specs, hookimpl
+from .hookspecs import COMPONENT_FAMILIES, FAMILIES, HOOK_OF_FAMILY, PROJECT, Specs
 
 ENTRY_POINT_GROUP = "sparsekit"
 
@@ -68,29 +67,34 @@ RESULT_TYPES = {
     "solver": ("solve", "sparsekit.solvers.base", "SparseResult"),
 }
 
-#: A name missing from a family is looked up in the family named here: family asked ->
-#: (family searched, action). ``"warn"``: found there, it is returned with a
-#: :class:`DeprecationWarning` (Palm4MSA was a solver before factorizers had a family; a
-#: third-party factorizer registered through ``sparsekit_solvers`` still resolves as a
-#: factorizer). ``"refuse"``: an :class:`UnknownComponentError` that says what it is and where
-#: it is used (a data-dependent manifold kernel is no kernel ``k(X, Y)``).
-OTHER_FAMILY = {
-    "solver": ("factorizer", "warn"),
-    "factorizer": ("solver", "warn"),
-    "kernel": ("manifold-kernel", "refuse"),
-}
-
-#: What a component of these families is, and where it can be used (error messages).
-FAMILY_NOTES = {
-    "manifold-kernel": (
-        "A manifold kernel is data-dependent: after fit(X_train), gram() and kernel(X_new) are "
-        "evaluated against the fitted points only, so it cannot serve where a kernel k(X, Y) "
-        "is expected (Nystroem, KernelKMeans, the MMD tests, the Dask backend, the samplers). "
-        "Use it through the manifold estimators (sparsekit.manifold: Isomap, "
-        "LocallyLinearEmbedding, SpectralEmbedding, ...) or build it with "
-        "sparsekit.get_manifold_kernel({name!r}); `sparsekit list --family kernel` lists the "
-        "kernels k(X, Y)."
+#: Where a component of each family is used (``{name}``: its canonical name). A name looked up
+#: in a family it does not belong to is refused with the uses of the family it belongs to
+#: (:class:`WrongFamilyError`).
+FAMILY_USES = {
+    "kernel": (
+        "sparsekit.get_kernel({name!r}), or the kernel= of Nystroem, KernelKMeans, the MMD "
+        "tests and the samplers"
     ),
+    "sampler": "sparsekit.get_sampler({name!r}), or the sampler= of Nystroem and mmd2_nystrom",
+    "solver": (
+        "sparsekit.get_solver({name!r}), or the solver= of SparseCoder and the [solver] section "
+        "of the sparse-coding task"
+    ),
+    "factorizer": (
+        "sparsekit.get_factorizer({name!r}), or the factorizer= of QuicKMeans and the [solver] "
+        "section of the palm4msa task"
+    ),
+    "projection": (
+        "sparsekit.get_projection({name!r}), or a ({name!r}, params) constraint of a factorizer"
+    ),
+    "manifold-kernel": (
+        "sparsekit.get_manifold_kernel({name!r}), or the manifold estimators (Isomap, "
+        "LocallyLinearEmbedding, SpectralEmbedding, ...). A manifold kernel is data-dependent: "
+        "after fit(X_train), gram() and kernel(X_new) are evaluated against the fitted points "
+        "only, so it cannot serve where a kernel k(X, Y) is expected (Nystroem, KernelKMeans, "
+        "the MMD tests, the Dask backend, the samplers)"
+    ),
+    "task": "task = {name!r} in a spec of sparsekit run, or sparsekit.run.run_task({name!r})",
 }
 
 BUILTIN_PLUGINS = (
@@ -104,13 +108,6 @@ BUILTIN_PLUGINS = (
     "sparsekit.experiments._plugin",
 )
 
-#: Deprecated entry-point groups of one family each: group -> family. Each entry point names one
-#: component object with a ``registration()`` method returning its :class:`Registration` (a
-#: ``sparsekit.run.tasks.Task``); it is registered as a plugin of its own, named
-#: ``"<entry point> (<group>)"``, under the same rules as the ``sparsekit`` group (disable list,
-#: clash rule, :meth:`Registry.skipped`), with a :class:`DeprecationWarning`.
-DEPRECATED_ENTRY_POINT_GROUPS = {"sparsekit.tasks": "task"}
-
 
 class UnknownComponentError(ValueError, KeyError):
     """A component name that no plugin registered."""
@@ -120,16 +117,17 @@ class UnknownComponentError(ValueError, KeyError):
 
 
 class WrongFamilyError(UnknownComponentError):
-    """A name looked up in a family it does not belong to (a manifold kernel asked for as a kernel).
+    """A name looked up in a family it does not belong to (a factorizer asked for as a solver).
 
-    The message says what it is and where it is used.
+    The message says what it is and where it is used (``sparsekit.registry.FAMILY_USES``).
 
     Parameters
     ----------
     message : str
         The error message.
     family : str
-        The family the name belongs to (kept as the attribute ``family``).
+        The family the name belongs to (kept as the attribute ``family``; the first one in
+        ``FAMILIES`` order when several have it).
     """
 
     def __init__(self, message: str, family: str):
@@ -193,20 +191,6 @@ def _disabled_from_env() -> set:
 def _sparsekit_entry_points():
     """The installed entry points of the ``sparsekit`` group."""
     return metadata.entry_points(group=ENTRY_POINT_GROUP)
-
-
-def _deprecated_entry_points(group: str):
-    """The installed entry points of one of :data:`DEPRECATED_ENTRY_POINT_GROUPS`."""
-    return metadata.entry_points(group=group)
-
-
-class _RecordPlugin:
-    """A plugin object that yields one record through its family's hook: how a component of a
-    deprecated per-family entry-point group enters the registry."""
-
-    def __init__(self, family: str, record: Registration):
-        self.record = record
-        setattr(self, HOOK_OF_FAMILY[family], hookimpl(lambda: [record]))
 
 
 @dataclass(frozen=True)
@@ -348,7 +332,6 @@ class Registry:
         self._lock = threading.RLock()
         self._use_entry_points = entry_points
         self._entry_points_loaded = False
-        self._deprecated_loaded: set = set()
         self._tables: dict[str, dict[str, ComponentInfo]] | None = None
         self._disabled_by_arg = {normalize_name(n) for n in disable}
         self._disabled_by_env = _disabled_from_env()
@@ -493,7 +476,9 @@ class Registry:
         for hook in sorted(hooks):
             func = getattr(plugin, hook, None)
             if callable(func) and self._pm.parse_hookimpl_opts(plugin, hook) is None:
-                reason = f"{hook} is not decorated with @sparsekit.hookimpl and is never called"
+                reason = (
+                    f"{hook} is not decorated with @sparsekit.plugins.hookimpl and is never called"
+                )
                 self._skipped_plugins.append(SkippedPlugin(name, reason))
                 self._warn(f"sparsekit plugin {name!r}: {reason}", UnknownHookWarning)
 
@@ -536,47 +521,6 @@ class Registry:
                     continue
             self._tables = None
 
-    def _load_deprecated_entry_points(self, family: str) -> None:
-        """Load the deprecated entry-point groups of ``family`` (once, at the first lookup in
-        that family, as the ``sparsekit.tasks`` group was loaded at the first task lookup)."""
-        if not self._use_entry_points or family in self._deprecated_loaded:
-            return
-        self._deprecated_loaded.add(family)
-        for group, fam in DEPRECATED_ENTRY_POINT_GROUPS.items():
-            if fam == family:
-                for ep in sorted(_deprecated_entry_points(group), key=lambda e: e.name):
-                    self._load_record_entry_point(ep, group, family)
-
-    def _load_record_entry_point(self, ep, group: str, family: str) -> None:
-        """Register the component an entry point of a deprecated per-family group names."""
-        name = f"{ep.name} ({group})"
-        if self._pm.has_plugin(name) or self._pm.is_blocked(name):
-            return
-        dist = getattr(getattr(ep, "dist", None), "name", None)
-        reason = self._disabled_reason(ep.name, dist, name)
-        if reason:
-            self._skip_plugin(name, reason, warn=False)
-            return
-        try:
-            obj = ep.load()
-            record = obj if isinstance(obj, Registration) else obj.registration()
-            if not isinstance(record, Registration):
-                raise TypeError(
-                    f"registration() returned {type(record).__name__}, not a Registration"
-                )
-            self._pm.register(_RecordPlugin(family, record), name=name)
-        except KeyboardInterrupt:
-            raise
-        except BaseException as exc:
-            self._skip_plugin(name, f"failed to load ({ep.value}): {type(exc).__name__}: {exc}")
-            return
-        self._warn(
-            f"sparsekit plugin {name!r}: the entry-point group {group!r} is deprecated; "
-            f"yield the {family}'s Registration from the {HOOK_OF_FAMILY[family]} hook "
-            f"of a plugin in the {ENTRY_POINT_GROUP!r} group instead",
-            DeprecationWarning,
-        )
-
     # -- tables ----------------------------------------------------------------------------
     def _ordered_impls(self, hook):
         """Built-in implementations first, then the others in registration order."""
@@ -586,7 +530,7 @@ class Registry:
     def _build_tables(self, families=FAMILIES) -> dict[str, dict[str, ComponentInfo]]:
         """The tables of ``families`` (others may be missing). The component families are built
         together, at the first lookup of any of them; the tasks at the first task lookup (a
-        kernel lookup does not import the tasks, nor load the ``sparsekit.tasks`` group)."""
+        kernel lookup does not import the tasks)."""
         if any(f in COMPONENT_FAMILIES for f in families):
             families = tuple(dict.fromkeys((*COMPONENT_FAMILIES, *families)))
         tables = self._tables
@@ -603,7 +547,6 @@ class Registry:
             return self._tables
 
     def _build_table(self, family: str) -> dict[str, ComponentInfo]:
-        self._load_deprecated_entry_points(family)
         table: dict[str, ComponentInfo] = {}
         hook_name = HOOK_OF_FAMILY[family]
         # one implementation at a time, so that each record knows its plugin
@@ -620,7 +563,7 @@ class Registry:
                         family,
                         None,
                         f"yielded {type(rec).__name__} {rec!r} from {hook_name}; expected "
-                        "sparsekit.Registration",
+                        "sparsekit.plugins.Registration",
                         PluginLoadWarning,
                     )
                     continue
@@ -712,8 +655,12 @@ class Registry:
 
         Raises
         ------
+        WrongFamilyError
+            ``name`` is a component of other families: the message says, for each, what it is
+            and where it is used (``sparsekit.registry.FAMILY_USES``).
         UnknownComponentError
-            No component of that name: the message names the closest one and lists them all.
+            No component of that name: the message names the closest one (of this family, else
+            of another) and lists them all.
         """
         family = self._check_family(family)
         table = self._build_tables((family,))[family]
@@ -722,18 +669,23 @@ class Registry:
             return table[key]
         except KeyError:
             pass
-        moved = self._in_other_family(family, key, name)
-        if moved is not None:
-            return moved
+        # the name of another family: say what it is and where it is used
+        others = {fam: self._build_tables((fam,))[fam] for fam in FAMILIES if fam != family}
+        found = [other[key] for other in others.values() if key in other]
+        if found:
+            raise WrongFamilyError(
+                f"unknown {family} {name!r}: " + " ".join(_where_used(name, i) for i in found),
+                family=found[0].family,
+            )
         available = sorted({info.name for info in table.values()})
         close = closest_match(key, table)
         hint = f" Did you mean {table[close].name!r}?" if close else ""
-        other = OTHER_FAMILY.get(family, (None,))[0]
-        if not close and other is not None:
-            other_table = self._build_tables((other,))[other]
-            close = closest_match(key, other_table)
-            if close:
-                hint = f" Did you mean {other_table[close].name!r} (a {other})?"
+        if not close:
+            for fam, other in others.items():
+                close = closest_match(key, other)
+                if close:
+                    hint = f" Did you mean {other[close].name!r} (a {fam})?"
+                    break
         skipped = [s for s in self._skipped_records if s.family == family and s.name == key]
         why = (
             f" ({skipped[0].plugin!r} provides one but it was skipped: {skipped[0].reason})"
@@ -743,43 +695,6 @@ class Registry:
         raise UnknownComponentError(
             f"unknown {family} {name!r}.{hint} Available {family}s: {', '.join(available)}.{why}"
         )
-
-    def _in_other_family(self, family: str, key: str, name: str) -> ComponentInfo | None:
-        """A name of ``family`` found in the family it moved to (or came from), see
-        :data:`OTHER_FAMILY`: its info, with a :class:`DeprecationWarning`; or an
-        :class:`UnknownComponentError` that says what it is and where it is used."""
-        other, action = OTHER_FAMILY.get(family, (None, None))
-        if other is None:
-            return None
-        info = self._build_tables((other,))[other].get(key)
-        if info is None:
-            return None
-        if action == "refuse":
-            raise WrongFamilyError(
-                f"{name!r} is not a {family}: it is the {other.replace('-', ' ')} "
-                f"{info.name!r} (family {other!r}, plugin {info.plugin!r}). "
-                + FAMILY_NOTES[other].format(name=info.name),
-                family=other,
-            )
-        factory = info.registration.factory
-        if other == "solver" and not callable(getattr(factory, "factorize", None)):
-            return None  # a sparse coding solver, not a factorizer registered as a solver
-        shortcut = {"factorizer": "get_factorizer", "solver": "get_solver"}[other]
-        if other == "factorizer":
-            why = (
-                f"{info.name!r} is a factorizer (factorize(M, constraints)), no longer a "
-                f"solver: use sparsekit.{shortcut}({info.name!r}) or the registry family "
-                "'factorizer'; looking it up as a solver is deprecated"
-            )
-        else:
-            why = (
-                f"factorizer {info.name!r} of plugin {info.plugin!r} is registered through "
-                "the sparsekit_solvers hook; factorizers are a family of their own: yield "
-                "its Registration from the sparsekit_factorizers hook (registering a "
-                "factorizer as a solver is deprecated)"
-            )
-        warnings.warn(why, DeprecationWarning, stacklevel=_caller_stacklevel())
-        return info
 
     def get(self, family: str, name_or_object: str | object, **params: Any) -> Any:
         """Build the component ``name`` of ``family`` with ``params``.
@@ -938,16 +853,16 @@ _REQUIRED_METHOD = {
 }
 
 
-def _caller_stacklevel() -> int:
-    """The ``stacklevel`` of a warning that names the first caller outside sparsekit."""
-    import sys
-
-    package = os.path.dirname(os.path.abspath(__file__))
-    frame: types.FrameType | None = sys._getframe(1)
-    level = 1
-    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(package):
-        frame, level = frame.f_back, level + 1
-    return level
+def _where_used(name: str, info: ComponentInfo) -> str:
+    """``"'x' is a F; use it where a F is expected: <FAMILY_USES[F]>."`` for the name ``name``
+    of the component ``info`` (an alias is followed by the canonical name)."""
+    what = info.family.replace("-", " ")
+    alias = f" (alias of {info.name!r})" if normalize_name(name) != info.name else ""
+    return (
+        f"{name!r} is a {what}{alias}; use it where a {what} is expected: "
+        + FAMILY_USES[info.family].format(name=info.name)
+        + "."
+    )
 
 
 def _is_function(obj: object) -> TypeGuard[Callable[..., Any]]:
@@ -982,8 +897,8 @@ def _check_component_object(family: str, obj) -> None:
     if family == "kernel" and getattr(obj, "data_dependent", False):
         name = getattr(obj, "name", type(obj).__name__)
         raise TypeError(
-            f"kernel must be {what}; got the manifold kernel {type(obj).__name__}. "
-            + FAMILY_NOTES["manifold-kernel"].format(name=name)
+            f"kernel must be {what}; got the manifold kernel {type(obj).__name__}: use it where a "
+            "manifold kernel is expected: " + FAMILY_USES["manifold-kernel"].format(name=name) + "."
         )
     if method and not callable(getattr(obj, method, None)):
         raise TypeError(f"{family} must be {what}; got {type(obj).__name__}")
@@ -1111,42 +1026,7 @@ def get_kernel(name: str | object, **params: Any) -> Any:
     Kernel
         The component.
     """
-    return kernel_by_name(default_registry(), name, params)
-
-
-def kernel_by_name(registry: Registry, name: str | object, params: dict) -> Any:
-    """``registry.get("kernel", name, **params)``, except that the name of a manifold kernel
-    still builds it, with a :class:`DeprecationWarning` (what ``get_kernel`` did before
-    manifold kernels had a family of their own); the estimators' lookups refuse it.
-
-    Parameters
-    ----------
-    registry : Registry
-    name : str or kernel object
-    params : dict
-        The factory's keyword parameters.
-
-    Returns
-    -------
-    object
-        The kernel (or, deprecated, the manifold kernel).
-
-    Raises
-    ------
-    UnknownComponentError
-        An unknown name.
-    """
-    try:
-        return registry.get("kernel", name, **params)
-    except WrongFamilyError as exc:
-        warnings.warn(
-            f"sparsekit.get_kernel({name!r}) is deprecated: {name!r} is a manifold kernel "
-            f"(data-dependent, not a kernel k(X, Y)); use "
-            f"sparsekit.get_manifold_kernel({name!r})",
-            DeprecationWarning,
-            stacklevel=_caller_stacklevel(),
-        )
-        return registry.get(exc.family, name, **params)
+    return default_registry().get("kernel", name, **params)
 
 
 def get_sampler(name: str | object, **params: Any) -> Any:
@@ -1273,20 +1153,6 @@ def list_components(family: str | None = None) -> list[ComponentInfo]:
         Sorted by family and name.
     """
     return default_registry().list(family)
-
-
-def __getattr__(name: str) -> Any:
-    # resolve moved up to sparsekit.components (the layer above: it wraps kernel functions into
-    # component classes, which the registry does not import). The deprecated alias looks the
-    # module up when it is used, so that this module imports nothing above it.
-    if name == "resolve":
-        warnings.warn(
-            "sparsekit.registry.resolve is deprecated: use sparsekit.components.resolve",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        return importlib.import_module("sparsekit.components").resolve
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 __all__ = [

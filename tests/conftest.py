@@ -16,3 +16,31 @@ import pytest  # noqa: E402
 @pytest.fixture
 def rng():
     return np.random.default_rng(0)
+
+
+@pytest.fixture
+def private_registry(monkeypatch):
+    """``private_registry(*tasks, process_wide=False)``: a new registry of the built-in
+    components (no installed plugin) with ``tasks`` (``sparsekit.run.Task``) registered in it.
+
+    A test registers its tasks there, never in the process-wide registry. ``process_wide=True``
+    makes it stand in for the process-wide registry until the test ends, for the code that takes
+    no ``registry=``: ``sparsekit run`` on the command line and the worker threads of an
+    in-process Dask cluster.
+    """
+    from sparsekit.plugins import Registry, hookimpl
+
+    class TaskPlugin:
+        @hookimpl
+        def sparsekit_tasks(self):
+            return [task.registration() for task in self.tasks]
+
+    def make(*tasks, process_wide=False):
+        plugin = TaskPlugin()
+        plugin.tasks = tasks
+        registry = Registry(entry_points=False, plugins=[plugin])
+        if process_wide:
+            monkeypatch.setattr("sparsekit.registry._default", registry)
+        return registry
+
+    return make

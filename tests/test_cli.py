@@ -72,7 +72,8 @@ def test_python_dash_m_sparsekit():
 
 
 def test_list_escapes_pipes_in_summaries(capsys):
-    from sparsekit import Registration, Registry, hookimpl
+    from sparsekit import Registry
+    from sparsekit.plugins import Registration, hookimpl
 
     class Plugin:
         @hookimpl
@@ -94,9 +95,10 @@ def test_list_escapes_pipes_in_summaries(capsys):
 
 
 def test_nystrom_reading_notes_explain_rls_losing_to_uniform():
-    from sparsekit.run import demo, nystrom_tables as exp
+    from sparsekit.experiments import demo, nystrom_tables as exp
+    from sparsekit.run.data import generated_dataset
 
-    X = exp.generated_dataset(n=300, d=5, random_state=0)
+    X = generated_dataset(n=300, d=5, random_state=0)
     table = exp.ErrorTable("data", 300, 300, [5, 30], ["uniform", "dac-rls", "rls", "greedy-trace"])
     table.errors = {
         ("uniform", 5): np.array([10.0]),
@@ -117,7 +119,7 @@ def test_nystrom_reading_notes_explain_rls_losing_to_uniform():
 
 
 def test_demo_graphs_section_prints_a_table():
-    from sparsekit.run import demo
+    from sparsekit.experiments import demo
 
     table = demo.graph_kernel_table(n_graphs=40)
     rows = [line for line in table.splitlines() if line.startswith(("| True", "| False"))]
@@ -142,7 +144,7 @@ def test_console_script_entry_point_runs():
 
 
 def test_demo_solvers_section_recovers_supports():
-    from sparsekit.run.demo import solver_table
+    from sparsekit.experiments.demo import solver_table
 
     table = solver_table(n_features=64, n_atoms=128, n_nonzero=2, n_signals=20)
     rows = {

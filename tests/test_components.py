@@ -7,8 +7,6 @@
   one that resolves names, in every entry point.
 """
 
-import importlib
-import sys
 import warnings
 
 import numpy as np
@@ -16,11 +14,12 @@ import pytest
 from sklearn.linear_model import orthogonal_mp
 
 import sparsekit
-from sparsekit import Registration, Registry, UnknownComponentError, hookimpl, stats
+from sparsekit import Registry, UnknownComponentError, stats
 from sparsekit.components import resolve
 from sparsekit.kernels.base import CallableKernel, PrecomputedKernel
 from sparsekit.kernels.linear import LinearKernel
 from sparsekit.kernels.rbf import RBFKernel
+from sparsekit.plugins import Registration, hookimpl
 from sparsekit.samplers.uniform import UniformSampler
 from sparsekit.solvers.omp import OMP
 
@@ -123,28 +122,6 @@ def test_resolve_rejects_what_cannot_be_a_component(family, spec, params, match)
 def test_precomputed_and_functions_only_for_kernels():
     with pytest.raises(UnknownComponentError, match="unknown sampler 'precomputed'"):
         resolve("sampler", "precomputed")
-
-
-def test_deprecated_aliases_warn_and_resolve():
-    obj = RBFKernel(gamma=2.0)
-    with pytest.warns(DeprecationWarning, match="sparsekit.components.resolve"):
-        old = sparsekit.registry.resolve
-    assert old is resolve
-    with pytest.warns(DeprecationWarning, match="as_kernel_object is deprecated"):
-        from sparsekit.kernels.base import as_kernel_object
-    assert isinstance(as_kernel_object("precomputed"), PrecomputedKernel)
-    copy = as_kernel_object(obj)
-    assert copy is not obj and copy.gamma == 2.0
-
-
-def test_deprecated_dask_module_path_warns():
-    pytest.importorskip("dask.array")
-    import sparsekit.dask.nystrom as moved
-
-    sys.modules.pop("sparsekit.dask.nystroem", None)
-    with pytest.warns(DeprecationWarning, match="sparsekit.dask.nystroem is deprecated"):
-        old = importlib.import_module("sparsekit.dask.nystroem")
-    assert old is moved and old.nystroem_fit is sparsekit.dask.nystroem_fit
 
 
 # -- the copy rule: the caller's object is never the fitted one ---------------------------------

@@ -27,7 +27,6 @@ def test_api_pages_list_every_name_of_every_all(ext, tmp_path):
     modules = ext.public_modules()
     assert {"sparsekit", "sparsekit.stats", "sparsekit.run", "sparsekit.kernels"} <= set(modules)
     assert "sparsekit.solvers.omp" in modules and "sparsekit.solvers" in modules
-    assert "sparsekit.run.demo" not in modules  # a deprecated alias of sparsekit.experiments.demo
     index = (tmp_path / "api" / "index.rst").read_text()
     for name in modules:
         assert f"   {name}\n" in index

@@ -1,8 +1,7 @@
 """numpydoc validation of every public docstring, as scikit-learn and skglm run it.
 
 The public names are every name in the ``__all__`` of every public module of sparsekit (a module
-whose dotted name has no part starting with ``_``; deprecated alias modules, which replace
-themselves by the module they moved to, are left out) and the public methods and properties of
+whose dotted name has no part starting with ``_``) and the public methods and properties of
 the public classes, where sparsekit defines them (methods inherited from scikit-learn, NumPy or
 the standard library are theirs to document). An object listed under several modules is
 validated once. Each docstring goes through :func:`numpydoc.validate.validate`, and every check
@@ -52,8 +51,8 @@ def _optional(name: str) -> str | None:
 
 
 def public_modules() -> tuple[list, list[str]]:
-    """The public modules of sparsekit (deprecated aliases left out), and those not importable
-    because an optional extra is missing."""
+    """The public modules of sparsekit, and those not importable because an optional extra is
+    missing."""
     package = importlib.import_module(PACKAGE)
     names = [PACKAGE] + [
         info.name
@@ -63,17 +62,11 @@ def public_modules() -> tuple[list, list[str]]:
     modules, missing = [], []
     for name in sorted(names):
         try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", DeprecationWarning)
-                module = importlib.import_module(name)
+            modules.append(importlib.import_module(name))
         except ImportError:
             if _optional(name) is None:
                 raise
             missing.append(name)
-            continue
-        if module.__name__ != name:  # a deprecated alias: the module it moved to is checked
-            continue
-        modules.append(module)
     return modules, missing
 
 

@@ -75,7 +75,7 @@ def test_nystrom_example_writes_under_out(tmp_path, monkeypatch, capsys):
         data = small * 16.0
 
     monkeypatch.setattr(example, "load_digits", lambda: Digits)
-    monkeypatch.setattr(example.exp, "generated_dataset", lambda **kw: small[:510].copy())
+    monkeypatch.setattr(example, "generated_dataset", lambda **kw: small[:510].copy())
     monkeypatch.setattr(example.exp, "SAMPLERS", ("uniform", "diagonal"))
     monkeypatch.setattr(
         example.exp.frobenius_error_table,

@@ -1,6 +1,6 @@
 """One family per protocol: factorizers and manifold kernels are families of their own, one
 vocabulary for what a component accepts, one Protocol per family, and the plugin-author API in
-``sparsekit.plugins`` (the old spellings keep working, with a DeprecationWarning)."""
+``sparsekit.plugins``."""
 
 import json
 import subprocess
@@ -132,22 +132,53 @@ def test_a_sparse_solver_is_not_a_factorizer(reg):
         sparsekit.QuicKMeans(2, factorizer="omp").fit(np.eye(4))
 
 
-def test_factorizer_registered_as_a_solver_still_works_with_a_warning():
-    class OldPlugin:
-        @hookimpl
-        def sparsekit_solvers(self):
-            yield Registration("old-palm", RecordingPalm)
+@pytest.mark.parametrize(
+    "family, name, owner, way",
+    [
+        ("solver", "palm", "factorizer", "sparsekit.get_factorizer('palm4msa')"),
+        ("factorizer", "omp", "solver", "sparsekit.get_solver('omp')"),
+        ("kernel", "lle", "manifold kernel", "sparsekit.get_manifold_kernel('lle')"),
+        ("sampler", "rbf", "kernel", "sparsekit.get_kernel('rbf')"),
+        ("projection", "dac-rls", "sampler", "sparsekit.get_sampler('dac-rls')"),
+        ("kernel", "nystrom", "task", "task = 'nystrom' in a spec of sparsekit run"),
+    ],
+)
+def test_a_name_of_another_family_is_refused_with_where_it_is_used(family, name, owner, way):
+    """One rule for every pair of families. Oracle: the registry's own listing, ``names(F)``
+    (the name belongs to family ``owner`` and not to ``family``)."""
+    reg = Registry(entry_points=False)
+    owner_family = owner.replace(" ", "-")
+    assert name not in reg.names(family)
+    assert reg.lookup(owner_family, name).family == owner_family
+    with pytest.raises(sparsekit.UnknownComponentError) as info:
+        reg.get(family, name)
+    assert info.value.family == owner_family
+    assert f"unknown {family} {name!r}: {name!r} is a {owner}" in str(info.value)
+    assert f"use it where a {owner} is expected: {way}" in str(info.value)
 
-    old = Registry(entry_points=False, plugins=[OldPlugin()])
-    with pytest.warns(DeprecationWarning, match="sparsekit_factorizers") as record:
-        assert isinstance(old.get("factorizer", "old-palm"), RecordingPalm)
-    assert record[0].filename == __file__  # attributed to the caller, not to sparsekit
 
+def test_every_name_of_another_family_is_refused_naming_its_families():
+    """Every name of every family, looked up in every family it does not belong to (the pairs
+    of the brute-force oracle: ``names(F)`` of each family F, aliases included)."""
+    from sparsekit.hookspecs import FAMILIES
+    from sparsekit.registry import FAMILY_USES
 
-def test_get_solver_palm4msa_warns_at_the_caller():
-    with pytest.warns(DeprecationWarning, match=r"get_factorizer\('palm4msa'\)") as record:
-        palm = sparsekit.get_solver("palm")
-    assert isinstance(palm, Palm4MSA) and record[0].filename == __file__
+    assert set(FAMILY_USES) == set(FAMILIES)
+    reg = Registry(entry_points=False)
+    keys = {fam: {k for i in reg.list(fam) for k in (i.name, *i.aliases)} for fam in FAMILIES}
+    pairs = 0
+    for family in FAMILIES:
+        for owner in FAMILIES:
+            for name in sorted(keys[owner] - keys[family]):
+                with pytest.raises(sparsekit.UnknownComponentError) as info:
+                    reg.lookup(family, name)
+                owners = [fam for fam in FAMILIES if name in keys[fam]]
+                assert info.value.family == owners[0], (family, name)
+                for fam in owners:
+                    what = fam.replace("-", " ")
+                    assert f"{name!r} is a {what}" in str(info.value), (family, name)
+                pairs += 1
+    assert pairs > 100
 
 
 def _import_warnings(statement):
@@ -164,28 +195,6 @@ def _import_warnings(statement):
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120
     )
     return json.loads(out.stdout.strip().splitlines()[-1])
-
-
-@pytest.mark.parametrize(
-    "old, new",
-    [("palm4msa", "palm4msa"), ("hierarchical", "hierarchical"), ("factorization", "base")],
-)
-def test_old_module_paths_are_the_new_modules_with_a_warning(old, new):
-    import importlib
-
-    caught = _import_warnings(f"import sparsekit.solvers.{old}")
-    assert caught == [f"sparsekit.solvers.{old} is deprecated: import sparsekit.factorizers.{new}"]
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)
-        module = importlib.import_module(f"sparsekit.solvers.{old}")
-    assert module is importlib.import_module(f"sparsekit.factorizers.{new}")
-
-
-def test_factorization_solver_is_the_factorizer_base_with_a_warning():
-    from sparsekit.factorizers import base
-
-    with pytest.warns(DeprecationWarning, match="sparsekit.plugins.Factorizer"):
-        assert base.FactorizationSolver is plugins.Factorizer
 
 
 # -- manifold kernels ----------------------------------------------------------------------------
@@ -217,7 +226,7 @@ def test_vector_kernel_entry_points_refuse_manifold_kernels_clearly(entry, name)
         calls[entry]()
     message = str(info.value)
     canonical = "isomap-geodesic" if name == "isomap" else name
-    assert f"{name!r} is not a kernel: it is the manifold kernel {canonical!r}" in message
+    assert f"unknown kernel {name!r}: {name!r} is a manifold kernel" in message
     assert "evaluated against the fitted points only" in message
     assert "Nystroem" in message and "Isomap" in message
     assert f"sparsekit.get_manifold_kernel({canonical!r})" in message
@@ -253,14 +262,6 @@ def test_manifold_kernels_have_their_own_family():
     D = Isomap(n_neighbors=8, n_components=2).fit(X).dist_matrix_
     H = np.eye(len(X)) - 1.0 / len(X)
     np.testing.assert_allclose(k.gram(), -0.5 * H @ (D**2) @ H, atol=1e-9)
-
-
-def test_get_kernel_of_a_manifold_kernel_still_builds_it_with_a_warning():
-    from sparsekit.manifold.kernels import LLEKernel
-
-    with pytest.warns(DeprecationWarning, match=r"get_manifold_kernel\('lle'\)") as record:
-        k = sparsekit.get_kernel("lle", n_neighbors=5)
-    assert isinstance(k, LLEKernel) and k.n_neighbors == 5 and record[0].filename == __file__
 
 
 def test_demo_kernel_table_reads_the_kernel_family_only(monkeypatch):
@@ -388,14 +389,6 @@ def test_every_name_of_sparsekit_plugins_imports_without_warning():
     assert set(plugins.__all__) == set(plugins._SOURCES)
     assert set(plugins.__all__) <= set(dir(plugins))
     assert plugins.HOOKS["factorizer"] == "sparsekit_factorizers"
-
-
-@pytest.mark.parametrize("name", sparsekit._PLUGIN_API)
-def test_plugin_names_at_the_top_level_warn_and_are_the_same_objects(name):
-    with pytest.warns(DeprecationWarning, match=f"from sparsekit.plugins import {name}"):
-        value = getattr(sparsekit, name)
-    assert value is getattr(plugins, name)
-    assert name not in sparsekit.__all__
 
 
 def test_user_names_stay_at_the_top_level_without_warning():

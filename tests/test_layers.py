@@ -13,9 +13,11 @@ imports as edges too, so a cycle hidden behind a lazy import is found. Run it wi
   nothing of sparsekit).
 
 An edge ``a -> b`` is an import statement in ``a`` naming ``b`` (``from . import x`` names the
-submodule ``x`` when it is one); importing ``pkg.sub`` is an edge to ``pkg.sub`` only, not to
-the package ``pkg`` whose ``__init__`` Python also runs, as in other import-graph tools (every
-package's ``__init__`` importing its own modules would otherwise be a cycle).
+submodule ``x`` when it is one), or a call ``importlib.import_module("b")`` (or
+``import_module("b")``) with the name written out; importing ``pkg.sub`` is an edge to
+``pkg.sub`` only, not to the package ``pkg`` whose ``__init__`` Python also runs, as in other
+import-graph tools (every package's ``__init__`` importing its own modules would otherwise be a
+cycle).
 """
 
 from __future__ import annotations
@@ -68,33 +70,55 @@ def _resolve(module: str, is_package: bool, level: int, target: str | None) -> s
     return ".".join(base + ([target] if target else []))
 
 
+def _import_module_target(node: ast.AST) -> str | None:
+    """The module name of a call ``importlib.import_module("name")`` / ``import_module("name")``
+    whose first argument is a string literal, else None."""
+    if not (isinstance(node, ast.Call) and node.args):
+        return None
+    func, arg = node.func, node.args[0]
+    named = (isinstance(func, ast.Attribute) and func.attr == "import_module") or (
+        isinstance(func, ast.Name) and func.id == "import_module"
+    )
+    if named and isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+        return arg.value
+    return None
+
+
+def module_edges(name: str, is_package: bool, source: str, modules) -> set:
+    """The sparsekit modules (of ``modules``) that the source of module ``name`` imports."""
+    edges = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            targets = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = _resolve(name, is_package, node.level, node.module)
+            # "from pkg import sub" names the submodule when it is one
+            targets = [
+                f"{base}.{a.name}" if f"{base}.{a.name}" in modules else base for a in node.names
+            ]
+        elif (literal := _import_module_target(node)) is not None:
+            level = len(literal) - len(literal.lstrip("."))
+            targets = [_resolve(name, is_package, level, literal.lstrip(".") or None)]
+        else:
+            continue
+        for target in targets:
+            while target and target not in modules:  # "import a.b.c" of a name in a.b
+                target = target.rpartition(".")[0]
+            if target.startswith("sparsekit") and target != name:
+                edges.add(target)
+    return edges
+
+
 def import_graph() -> dict:
     """``{module: set of sparsekit modules it imports}`` over every module of the package,
     imports inside functions, classes and ``if`` blocks included."""
     modules = _modules()
-    graph = {}
-    for name, path in modules.items():
-        is_package = path.name == "__init__.py"
-        edges = set()
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
-            if isinstance(node, ast.Import):
-                targets = [alias.name for alias in node.names]
-            elif isinstance(node, ast.ImportFrom):
-                base = _resolve(name, is_package, node.level, node.module)
-                # "from pkg import sub" names the submodule when it is one
-                targets = [
-                    f"{base}.{a.name}" if f"{base}.{a.name}" in modules else base
-                    for a in node.names
-                ]
-            else:
-                continue
-            for target in targets:
-                while target and target not in modules:  # "import a.b.c" of a name in a.b
-                    target = target.rpartition(".")[0]
-                if target.startswith("sparsekit") and target != name:
-                    edges.add(target)
-        graph[name] = edges
-    return graph
+    return {
+        name: module_edges(
+            name, path.name == "__init__.py", path.read_text(encoding="utf-8"), modules
+        )
+        for name, path in modules.items()
+    }
 
 
 def cycles(graph: dict) -> list:
@@ -138,6 +162,20 @@ def test_the_analysis_sees_lazy_and_relative_imports():
     # run/runner.py imports run/tasks inside a function; registry.py imports hookspecs at the top
     assert "sparsekit.run.tasks" in GRAPH["sparsekit.run.runner"]
     assert "sparsekit.hookspecs" in GRAPH["sparsekit.registry"]
+    # an import_module call with the name written out is an import too (a name computed at run
+    # time, as the registry's BUILTIN_PLUGINS, is not seen)
+    source = (
+        "import importlib\n"
+        "from importlib import import_module\n"
+        "def f():\n"
+        "    importlib.import_module('sparsekit.components').resolve\n"
+        "    import_module('.tasks', __package__)\n"
+        "    importlib.import_module('keras')\n"
+    )
+    assert module_edges("sparsekit.run.runner", False, source, _modules()) == {
+        "sparsekit.components",
+        "sparsekit.run.tasks",
+    }
     assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [{"a", "b", "c"}]
 
 
@@ -226,10 +264,9 @@ def test_samplers_reach_no_feature_map():
 
 def test_factorizers_and_sparse_solvers_are_separate_families():
     """The factorizers (Palm4MSA) reach no sparse solver module and the reverse: the two
-    protocols are two families. Only the deprecated module paths under ``sparsekit.solvers``
-    (``palm4msa``, ``hierarchical``, ``factorization``) point at ``sparsekit.factorizers``.
-    ``sparsekit.plugins``, the namespace that names every family's base class for plugin
-    authors (the built-in ``_plugin`` modules import their hook marker from it), is left out."""
+    protocols are two families. ``sparsekit.plugins``, the namespace that names every family's
+    base class for plugin authors (the built-in ``_plugin`` modules import their hook marker
+    from it), is left out."""
     graph = {m: edges - {"sparsekit.plugins"} for m, edges in GRAPH.items()}
 
     def reachable(module):
@@ -244,6 +281,5 @@ def test_factorizers_and_sparse_solvers_are_separate_families():
     assert "sparsekit.factorizers.palm4msa" in factorizers
     for module in factorizers:
         assert not {t for t in reachable(module) if t.startswith("sparsekit.solvers")}, module
-    aliases = {f"sparsekit.solvers.{m}" for m in ("palm4msa", "hierarchical", "factorization")}
-    for module in (m for m in graph if m.startswith("sparsekit.solvers") and m not in aliases):
+    for module in (m for m in graph if m.startswith("sparsekit.solvers")):
         assert not {t for t in reachable(module) if t.startswith("sparsekit.factorizers")}, module

@@ -126,24 +126,14 @@ def test_one_class_object():
     assert defining == ["exceptions.py"]
 
 
-#: earlier homes of the class, kept as deprecated import paths of the same class
-OLD_PATHS = ("sparsekit._base", "sparsekit.cluster.kernel_kmeans")
+def test_the_one_class_is_sklearns_and_a_value_and_attribute_error():
+    import sparsekit.exceptions as exceptions
 
-
-@pytest.mark.parametrize("module", OLD_PATHS)
-def test_every_import_path_gives_the_one_class(module):
-    import importlib
-
-    with pytest.warns(DeprecationWarning, match="import sparsekit.NotFittedError"):
-        cls = importlib.import_module(module).NotFittedError
-    assert cls is NotFittedError is sparsekit.NotFittedError
-    with pytest.warns(DeprecationWarning, match=module):
-        exec(f"from {module} import NotFittedError as imported", namespace := {})
-    assert namespace["imported"] is NotFittedError
-    assert issubclass(cls, sklearn.exceptions.NotFittedError)
-    assert issubclass(cls, ValueError) and issubclass(cls, AttributeError)
+    assert exceptions.NotFittedError is NotFittedError is sparsekit.NotFittedError
+    assert issubclass(NotFittedError, sklearn.exceptions.NotFittedError)
+    assert issubclass(NotFittedError, ValueError) and issubclass(NotFittedError, AttributeError)
     with pytest.raises(AttributeError, match="has no attribute 'NotFittedErrors'"):
-        getattr(importlib.import_module(module), "NotFittedErrors")  # noqa: B009
+        getattr(exceptions, "NotFittedErrors")  # noqa: B009
 
 
 def _run(code):

@@ -207,8 +207,7 @@ def test_page_package_installs_and_every_component_works_by_name(page_site):
     assert sorted(c for (c,) in out["als_clusters"]) == [0, 1, 2, 3]
     assert out["alignment"][0] == pytest.approx(out["alignment"][1], rel=1e-12)
     assert out["centred"][0] == pytest.approx(out["centred"][1], rel=1e-10)
-    # the task comes from the plugin's sparsekit_tasks hook, not from the deprecated
-    # sparsekit.tasks entry-point group (whose plugin would be 'kernel-alignment (sparsekit.tasks)')
+    # the task comes from the plugin's sparsekit_tasks hook
     assert out["tasks"] == [["kernel-alignment", "example-plugin"]]
     assert out["warnings"] == []
 

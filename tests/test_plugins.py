@@ -107,8 +107,8 @@ def test_example_plugin_registers_one_component_per_family():
 @needs_example
 def test_example_plugin_registers_its_task_through_the_hook_without_deprecation(rng):
     """The installed example's task comes from its sparsekit_tasks hook (plugin 'example-plugin'),
-    not from the deprecated sparsekit.tasks entry-point group, and loading and running it warns
-    nothing (a stale install: pip install ./plugins/sparsekit-example-plugin again)."""
+    and loading and running it warns nothing (a stale install: pip install
+    ./plugins/sparsekit-example-plugin again)."""
     import warnings
 
     from sparsekit.run import run_task
@@ -237,7 +237,7 @@ def test_docs_show_the_example_plugin_files_verbatim():
 
 # -- an installed plugin that claims built-in names ---------------------------------------------
 CLASH_MODULE = """
-from sparsekit import Registration, hookimpl
+from sparsekit.plugins import Registration, hookimpl
 
 class Fake:
     def __init__(self, **kw):
@@ -339,7 +339,7 @@ def _nystroem_takes_registry():
 
 @pytest.mark.skipif(not _nystroem_takes_registry(), reason="Nystroem has no registry parameter yet")
 def test_nystroem_resolves_in_its_registry_and_checks_sampler_results(rng):
-    from sparsekit import Registration, hookimpl
+    from sparsekit.plugins import Registration, hookimpl
     from sparsekit.registry import ComponentResultError
 
     class TupleSampler:

@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 import sparsekit
-from sparsekit import Registration, Registry, hookimpl
+from sparsekit import Registry
+from sparsekit.plugins import Registration, hookimpl
 from sparsekit.registry import (
     ComponentConflictError,
     ComponentConflictWarning,
@@ -176,7 +177,9 @@ def test_hook_yielding_wrong_type_is_skipped_with_a_warning():
             yield Registration("fine", _Doubler)
 
     reg = Registry(entry_points=False, plugins=[Bad()])
-    with pytest.warns(PluginLoadWarning, match="yielded tuple .*expected sparsekit.Registration"):
+    with pytest.warns(
+        PluginLoadWarning, match="yielded tuple .*expected sparsekit.plugins.Registration"
+    ):
         names = reg.names("kernel")
     assert "fine" in names and "rbf" in names
 
@@ -306,7 +309,8 @@ def test_hook_without_marker_warns():
             yield Registration("never", _Doubler)
 
     with pytest.warns(
-        UnknownHookWarning, match="sparsekit_solvers is not decorated with @sparsekit.hookimpl"
+        UnknownHookWarning,
+        match="sparsekit_solvers is not decorated with @sparsekit.plugins.hookimpl",
     ):
         Registry(entry_points=False, plugins=[Unmarked()])
 
@@ -414,18 +418,20 @@ def test_check_result_passes_good_results_and_names_unregistered_classes():
 
 
 def test_resolve_builds_names_and_copies_objects():
+    from sparsekit.components import resolve
+
     reg = Registry(entry_points=False, plugins=[_ToyPlugin()])
-    k = sparsekit.registry.resolve("kernel", "doubler", {"factor": 4.0}, registry=reg)
+    k = resolve("kernel", "doubler", {"factor": 4.0}, registry=reg)
     assert isinstance(k, _Doubler) and k.factor == 4.0
     obj = _Doubler(5.0)
-    copy = sparsekit.registry.resolve("kernel", obj)
+    copy = resolve("kernel", obj)
     assert copy is not obj and copy.factor == 5.0
     with pytest.raises(TypeError, match="kernel_params can only be given with a kernel name"):
-        sparsekit.registry.resolve("kernel", obj, {"factor": 1.0})
+        resolve("kernel", obj, {"factor": 1.0})
     with pytest.raises(TypeError, match="got None"):
-        sparsekit.registry.resolve("sampler", None)
+        resolve("sampler", None)
     with pytest.raises(UnknownComponentError):  # the given registry, not the default one
-        sparsekit.registry.resolve("kernel", "doubler", registry=Registry(entry_points=False))
+        resolve("kernel", "doubler", registry=Registry(entry_points=False))
 
 
 # -- a registry as an estimator parameter: copied by reference, pickled as its recipe ------------
@@ -631,9 +637,10 @@ def test_installed_plugins_that_exit_or_yield_forever_leave_the_process_working(
 
     (tmp_path / "sk_exiting_plugin.py").write_text("import sys\nsys.exit(3)\n")
     (tmp_path / "sk_endless_plugin.py").write_text(
-        "import itertools\nimport sparsekit\n\n\n@sparsekit.hookimpl\ndef sparsekit_kernels():\n"
+        "import itertools\nimport sparsekit.plugins\n\n\n@sparsekit.plugins.hookimpl\n"
+        "def sparsekit_kernels():\n"
         "    for i in itertools.count():\n"
-        "        yield sparsekit.Registration(f'endless-{i}', dict)\n"
+        "        yield sparsekit.plugins.Registration(f'endless-{i}', dict)\n"
     )
     info = tmp_path / "sparsekit_badplugins-0.1.dist-info"
     info.mkdir()
@@ -698,13 +705,6 @@ def test_plugin_warnings_escape_terminal_controls(monkeypatch):
         def sparsekit_kernel(self):
             return []
 
-    class Task:
-        def registration(self):
-            raise ValueError("task" + attack)
-
-    def fake_deprecated(group):
-        return [_FakeEntryPoint("old" + attack, "old_mod" + attack, target=Task())]
-
     monkeypatch.setattr(
         "sparsekit.registry._sparsekit_entry_points",
         lambda: [
@@ -715,20 +715,18 @@ def test_plugin_warnings_escape_terminal_controls(monkeypatch):
             _FakeEntryPoint("typo" + attack, "m", target=Typo()),
         ],
     )
-    monkeypatch.setattr("sparsekit.registry._deprecated_entry_points", fake_deprecated)
     with warnings.catch_warnings(record=True) as record:
         warnings.simplefilter("always")
         reg = Registry()
         reg.names("kernel")
-        reg.names("task")
     texts = [str(w.message) for w in record if issubclass(w.category, Warning)]
-    assert len(texts) >= 6  # load, hook, junk record, clash, typo, deprecated group
+    assert len(texts) >= 5  # load, hook, junk record, clash, typo
     for text in texts:
         assert not any(c in text for c in _CONTROLS), text
     joined = "\n".join(texts)
     for visible in ("Err\\x1b[2J", "import\\x1b[2J", "mod\\x1b[2J", "hook\\x1b[2J"):
         assert visible in joined
-    for visible in ("record\\x1b[2J", "clash\\x1b[2J", "typo\\x1b[2J", "task\\x1b[2J"):
+    for visible in ("record\\x1b[2J", "clash\\x1b[2J", "typo\\x1b[2J"):
         assert visible in joined
     # what skipped() keeps is the text as the plugin wrote it (sparsekit list escapes it)
     assert any("import" + attack in s.reason for s in reg.skipped())

@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 import sparsekit
-from sparsekit import Registration, Registry, hookimpl
+from sparsekit import Registry
+from sparsekit.plugins import Registration, hookimpl
 
 
 def test_frank_wolfe_without_beta_names_beta_and_what_it_is():

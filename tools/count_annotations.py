@@ -31,7 +31,6 @@ import inspect
 import os
 import pkgutil
 import sys
-import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -62,12 +61,7 @@ def _public_modules() -> Iterator[Any]:
     for info in pkgutil.walk_packages(sparsekit.__path__, "sparsekit."):
         if any(part.startswith("_") for part in info.name.split(".")):
             continue
-        with warnings.catch_warnings():  # the deprecated aliases of moved modules warn
-            warnings.simplefilter("ignore", DeprecationWarning)
-            module = importlib.import_module(info.name)
-        if getattr(module, "__name__", info.name) != info.name:  # a moved module's alias
-            continue
-        yield module
+        yield importlib.import_module(info.name)
 
 
 def _is_public_member(attr: str) -> bool:

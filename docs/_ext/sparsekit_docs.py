@@ -19,16 +19,11 @@ import inspect
 import os
 import pkgutil
 import re
-import warnings
 from pathlib import Path
 
 
 def public_modules(package="sparsekit"):
-    """Names of the importable public modules of ``package`` that define ``__all__``.
-
-    A deprecated alias module (one that replaces itself in ``sys.modules`` by the module it
-    moved to) is left out: its names are listed under the module it moved to.
-    """
+    """Names of the importable public modules of ``package`` that define ``__all__``."""
     pkg = importlib.import_module(package)
     names = [package]
     for info in pkgutil.walk_packages(pkg.__path__, package + "."):
@@ -37,10 +32,7 @@ def public_modules(package="sparsekit"):
         names.append(info.name)
     found = []
     for name in sorted(names):
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", DeprecationWarning)
-            module = importlib.import_module(name)
-        if module.__name__ == name and hasattr(module, "__all__"):
+        if hasattr(importlib.import_module(name), "__all__"):
             found.append(name)
     return found
 

@@ -60,17 +60,12 @@ from .._threads import effective_n_jobs
 from .._typing import DataLike, RandomStateLike
 from .._validation import check_option, check_random_state, check_scalar, looks_like_graphs
 from ..components import resolve
-from ..exceptions import old_import_path
 from ..kernels.base import VectorKernel
 from ._exact import distances as exact_distances, symmetrize_inplace
 from ._lloyd import DenseLloyd, best_of_inits, means, nearest, sq_dists
 
 if TYPE_CHECKING:
     from ..registry import Registry
-
-#: ``sparsekit.cluster.kernel_kmeans.NotFittedError`` (an earlier class of its own) still gives
-#: the library's one class
-__getattr__ = old_import_path(__name__)
 
 METHODS = ("auto", "exact", "nystrom")
 INITS = ("k-means++", "random")

@@ -18,6 +18,7 @@ import numpy as np
 
 from ..registry import default_registry
 from ..run import data as sources
+from ..run.data import generated_dataset
 from ..run.tables import format_table
 from ..run.tasks import make_sampler, run_task
 from .nystrom_tables import (
@@ -26,7 +27,6 @@ from .nystrom_tables import (
     ErrorTable,
     experiment_kernel,
     frobenius_error_table,
-    generated_dataset,
     score_timing_table,
 )
 

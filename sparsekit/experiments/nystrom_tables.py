@@ -31,7 +31,6 @@ import numpy as np
 from .._progress import iterate
 from .._validation import check_array, check_random_state
 from ..registry import default_registry
-from ..run.data import generated_dataset  # noqa: F401  (the data of the tables, re-exported)
 from ..run.tasks import make_sampler, run_task
 
 if TYPE_CHECKING:

@@ -97,20 +97,6 @@ class Factorizer(ParamsMixin, ABC):
         """
 
 
-def __getattr__(name):
-    if name == "FactorizationSolver":
-        import warnings
-
-        warnings.warn(
-            "FactorizationSolver is deprecated: subclass "
-            "sparsekit.plugins.Factorizer (factorizers are a family of their own)",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        return Factorizer
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
 def resolve_projection(spec, q, registry=None):
     """A projection from an object or a ``(name, params)`` pair."""
     if isinstance(spec, Projection) or (

@@ -23,12 +23,7 @@ Spectral densities, in the parameterisation of :mod:`sparsekit.kernels.rbf`:
 
 from __future__ import annotations
 
-from .._random_features import (
-    KERNELS,  # noqa: F401  (still importable from this module)
-    cast_frequencies,
-    draw_frequencies,
-    gemm_projection,
-)
+from .._random_features import cast_frequencies, draw_frequencies, gemm_projection
 from .._typing import RandomStateLike
 from ._fourier_map import FourierFeatureMap
 

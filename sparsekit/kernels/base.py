@@ -23,7 +23,6 @@ without a sparse path
 from __future__ import annotations
 
 import ctypes
-import importlib
 import os
 import sys
 import threading
@@ -618,28 +617,6 @@ class CallableKernel(VectorKernel):
             Xb = X[r0 : r0 + step]
             out[r0 : r0 + Xb.shape[0]] = np.diagonal(self._evaluate(Xb, Xb))
         return out
-
-
-def _as_kernel_object(kernel, registry=None, params=None):
-    """Deprecated: ``sparsekit.components.resolve("kernel", kernel, params, registry=registry)``
-    (a registered name, ``"precomputed"``, a function or a kernel object, copied)."""
-    return importlib.import_module("sparsekit.components").resolve(
-        "kernel", kernel, params, registry=registry
-    )
-
-
-def __getattr__(name: str) -> Any:
-    # as_kernel_object moved up to sparsekit.components.resolve (the layer above the kernels);
-    # the deprecated alias finds that module when it is used, so that no import runs upwards
-    if name == "as_kernel_object":
-        warnings.warn(
-            "sparsekit.kernels.base.as_kernel_object is deprecated: use "
-            "sparsekit.components.resolve('kernel', kernel, params, registry=...)",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        return _as_kernel_object
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 class PrecomputedRows:

@@ -33,10 +33,8 @@ _NAMES = {
     "Task": "tasks",
     "TaskContext": "tasks",
     "get_task": "tasks",
-    "register_task": "tasks",
     "run_task": "tasks",
     "task_names": "tasks",
-    "unregister_task": "tasks",
 }
 
 __all__ = [
@@ -50,8 +48,6 @@ __all__ = [
     "execute_point",
     "Task",
     "TaskContext",
-    "register_task",
-    "unregister_task",
     "get_task",
     "task_names",
     "run_task",

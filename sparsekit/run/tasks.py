@@ -35,10 +35,6 @@ The built-in tasks are registered through the same hook, one module each
 ``sparse-coding``, ``kernel-kmeans``, ``mmd``, ``three-sample``, ``quickmeans``, ``palm4msa``,
 ``gram``, ``out-of-sample``, ``omp-forest``, ``frank-wolfe-recovery``.
 
-Deprecated: :func:`register_task` and the ``sparsekit.tasks`` entry-point group (whose objects
-are :class:`Task` objects) still work and warn with a :class:`DeprecationWarning`; the tasks they
-add are registry records too (a clashing name is skipped with a warning instead of silently).
-
 One implementation per protocol
 -------------------------------
 :func:`run_task` runs one task on data in memory (no spec, no output files). ``sparsekit demo``
@@ -49,26 +45,17 @@ and the example scripts call it, so a table of the demo, an example's figure and
 from __future__ import annotations
 
 import functools
-import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .._names import did_you_mean, normalize_name
+from .._names import did_you_mean
 from .._required_params import factory_signature
 from ..components import resolve
-from ..hookspecs import hookimpl
-from ..registry import Registration, Registry, UnknownComponentError, default_registry
+from ..registry import Registration, Registry, default_registry
 
 if TYPE_CHECKING:
     from ..protocols import SamplerProtocol
-
-#: The deprecated entry-point group whose objects are :class:`Task` objects (see
-#: :data:`sparsekit.registry.DEPRECATED_ENTRY_POINT_GROUPS`).
-ENTRY_POINT_GROUP = "sparsekit.tasks"
-
-#: The plugin name under which :func:`register_task` registers a task (``{name}``: normalized).
-REGISTER_TASK_PLUGIN = "register_task:{name}"
 
 
 @dataclass(frozen=True)
@@ -292,95 +279,6 @@ def task_names(registry: Registry | None = None) -> list[str]:
     return (registry or default_registry()).names("task")
 
 
-class _TaskPlugin:
-    """The plugin :func:`register_task` registers: one task, through the ``sparsekit_tasks``
-    hook (an instance attribute, so that each task is a plugin of its own)."""
-
-    def __init__(self, task: Task):
-        self.task = task
-        self.sparsekit_tasks = hookimpl(lambda: [task.registration()])
-
-
-def register_task(task: Task, *, replace: bool = False) -> Task:
-    """Make ``task`` available to specs in the default registry (deprecated).
-
-    Specs then name it as ``task = "<name>"``.
-
-    Use a plugin with a ``sparsekit_tasks`` hook instead (see the module's docstring), or
-    ``Registry.register`` of such a plugin object.
-
-    Parameters
-    ----------
-    task : Task
-        The task to register.
-    replace : bool, default False
-        Replace a task that an earlier ``register_task`` call registered under that name.
-
-    Returns
-    -------
-    Task
-        ``task``.
-
-    Raises
-    ------
-    TypeError
-        ``task`` is not a :class:`Task`.
-    ValueError
-        The name is taken (by an earlier call, unless ``replace=True``; or by a plugin, whose
-        task cannot be replaced: built-in tasks win their names).
-    """
-    warnings.warn(
-        "sparsekit.run.register_task is deprecated: register the task through the "
-        "sparsekit_tasks hook of a plugin (yield task.registration()); see "
-        "sparsekit.run.tasks",
-        DeprecationWarning,
-        stacklevel=2,
-    )
-    if not isinstance(task, Task):
-        raise TypeError(
-            f"register_task takes a sparsekit.run.tasks.Task, got {type(task).__name__}"
-        )
-    registry = default_registry()
-    plugin_name = REGISTER_TASK_PLUGIN.format(name=normalize_name(task.name))
-    try:
-        info = registry.lookup("task", task.name)
-    except UnknownComponentError:
-        info = None
-    if info is not None:
-        if info.plugin != plugin_name:
-            raise ValueError(
-                f"a task named {task.name!r} is already registered (by plugin "
-                f"{info.plugin!r}, which register_task cannot replace); choose "
-                "another name"
-            )
-        if not replace:
-            raise ValueError(f"a task named {task.name!r} is already registered")
-        registry.unregister(plugin_name)
-    registry.register(_TaskPlugin(task), name=plugin_name)
-    return task
-
-
-def unregister_task(name: str) -> None:
-    """Remove a task that :func:`register_task` registered (deprecated).
-
-    A no-op for another name.
-
-    Parameters
-    ----------
-    name : str
-        The task's name.
-    """
-    warnings.warn(
-        "sparsekit.run.unregister_task is deprecated (as register_task)",
-        DeprecationWarning,
-        stacklevel=2,
-    )
-    registry = default_registry()
-    plugin_name = REGISTER_TASK_PLUGIN.format(name=normalize_name(name))
-    if plugin_name in registry.plugins:
-        registry.unregister(plugin_name)
-
-
 def run_task(
     name: str,
     params: dict[str, Any] | None = None,
@@ -526,45 +424,11 @@ def _sampler(ctx):
     return make_sampler(params.pop("name"), lam=lam, registry=ctx.registry, **params)
 
 
-#: Functions of the built-in tasks that this module held (each now in its task's module):
-#: name -> task. Reached through the registry (``get_task(task).run``), with a warning.
-_MOVED_RUN_FUNCTIONS = {
-    "run_nystrom": "nystrom",
-    "run_sampler": "sampler",
-    "run_sparse_coding": "sparse-coding",
-    "run_kernel_kmeans": "kernel-kmeans",
-    "run_mmd": "mmd",
-    "run_three_sample": "three-sample",
-    "run_palm4msa": "palm4msa",
-    "run_gram": "gram",
-    "run_out_of_sample": "out-of-sample",
-    "run_omp_forest": "omp-forest",
-    "run_fw_recovery": "frank-wolfe-recovery",
-    "run_quickmeans": "quickmeans",
-}
-
-
-def __getattr__(attr):
-    if attr in _MOVED_RUN_FUNCTIONS or attr == "QUICKMEANS_PARAMS":
-        task = get_task(_MOVED_RUN_FUNCTIONS.get(attr, "quickmeans"))
-        warnings.warn(
-            f"sparsekit.run.tasks.{attr} is deprecated: the built-in tasks live in "
-            f"modules of their own; use get_task({task.name!r})."
-            f"{'params' if attr == 'QUICKMEANS_PARAMS' else 'run'}",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        return dict(task.params) if attr == "QUICKMEANS_PARAMS" else task.run
-    raise AttributeError(f"module {__name__!r} has no attribute {attr!r}")
-
-
 __all__ = [
     "Task",
     "TaskContext",
     "get_task",
     "task_names",
-    "register_task",
-    "unregister_task",
     "run_task",
     "make_sampler",
 ]

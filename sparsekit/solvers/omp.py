@@ -42,21 +42,7 @@ import numpy as np
 from .._row_ranges import run_row_ranges
 from . import _cpu
 from ._driver import run_correlation_blocks
-
-# n_steps_for, scatter, warn_premature, ZERO_RESIDUAL_EPS: their names here are kept (public
-# before they moved into the frame)
-from .base import (  # noqa: F401
-    ZERO_RESIDUAL_EPS,
-    Codes,
-    Solver,
-    floor_of,
-    ldexp_param,
-    n_steps_for,
-    row_sq_norms,
-    scatter,
-    scatter_into,
-    warn_premature,
-)
+from .base import Codes, Solver, floor_of, ldexp_param, row_sq_norms, scatter_into
 
 #: the residual form keeps one Cholesky factor per signal; signals are processed in chunks so
 #: that these factors stay within this many bytes

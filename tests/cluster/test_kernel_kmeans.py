@@ -222,8 +222,9 @@ def test_changing_X_after_fit_leaves_the_model_unchanged(rings, method):
 
 @pytest.mark.parametrize("method", ["exact", "nystrom"])
 def test_kernel_and_sampler_names_are_looked_up_in_the_given_registry(rings, method):
-    from sparsekit import Registration, Registry, hookimpl
+    from sparsekit import Registry
     from sparsekit.kernels.linear import LinearKernel
+    from sparsekit.plugins import Registration, hookimpl
     from sparsekit.samplers.uniform import UniformSampler
 
     class Plugin:

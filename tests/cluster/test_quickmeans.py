@@ -119,10 +119,11 @@ def test_bad_input():
 def test_safeguard_keeps_previous_factors_when_the_refit_is_worse():
     """A registered factorizer whose refits are worse than its warm start: the safeguard keeps
     the previous factors, so the objective still never increases (Proposition 1)."""
-    from sparsekit import Registration, Registry, hookimpl
-    from sparsekit.solvers.factorization import FactorizationResult, FactorizationSolver
+    from sparsekit import Registry
+    from sparsekit.factorizers.base import FactorizationResult, Factorizer
+    from sparsekit.plugins import Registration, hookimpl
 
-    class Scrambler(FactorizationSolver):
+    class Scrambler(Factorizer):
         name = "scrambler"
 
         def __init__(self, n_iter=1, tol=0.0):
@@ -135,7 +136,7 @@ def test_safeguard_keeps_previous_factors_when_the_refit_is_worse():
 
     class Plugin:
         @hookimpl
-        def sparsekit_solvers(self):
+        def sparsekit_factorizers(self):
             yield Registration("scrambler", Scrambler)
 
     reg = Registry(entry_points=False, plugins=[Plugin()])
@@ -179,9 +180,9 @@ def test_centring_makes_the_fit_translation_invariant():
 def _recording_factorizer(stop_reason):
     """A factorizer whose refits never improve on the warm start (it is returned as the best
     iterate) and whose last iterate, in ``extra["last"]``, is the warm start scaled by 2."""
-    from sparsekit.solvers.factorization import FactorizationResult, FactorizationSolver
+    from sparsekit.factorizers.base import FactorizationResult, Factorizer
 
-    class NoProgress(FactorizationSolver):
+    class NoProgress(Factorizer):
         name = "no-progress"
         calls = []
 
@@ -207,13 +208,14 @@ def _recording_factorizer(stop_reason):
 def test_rejected_refit_goes_on_from_its_last_iterate(stop_reason):
     """A refit that does not improve keeps the previous factors (Proposition 1); unless it
     converged, the next refit starts from its last iterate instead of the iterations stopping."""
-    from sparsekit import Registration, Registry, hookimpl
+    from sparsekit import Registry
+    from sparsekit.plugins import Registration, hookimpl
 
     NoProgress = _recording_factorizer(stop_reason)
 
     class Plugin:
         @hookimpl
-        def sparsekit_solvers(self):
+        def sparsekit_factorizers(self):
             yield Registration("no-progress", NoProgress)
 
     reg = Registry(entry_points=False, plugins=[Plugin()])

@@ -6,14 +6,13 @@ import json
 import re
 import threading
 import time
-import warnings
 
 import pytest
 
 distributed = pytest.importorskip("distributed")
 
 from sparsekit.cli import main  # noqa: E402
-from sparsekit.run import Task, register_task, runner, unregister_task  # noqa: E402
+from sparsekit.run import Task, runner  # noqa: E402
 
 N_RUNS = 6
 #: the most seconds `sparsekit run` may take to stop once the cluster is lost: the worker
@@ -22,18 +21,15 @@ STOP_WITHIN_S = 20
 
 
 @pytest.fixture
-def slow_task():
+def slow_task(private_registry):
+    """A task that takes 0.3 s, in a private registry that stands in for the process-wide one
+    (``sparsekit run`` and the worker threads of the in-process cluster look there)."""
+
     def run(ctx):
         time.sleep(0.3)
         return {"k": ctx.params["k"]}
 
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)
-        register_task(Task("test-slow", run, {"k": 0}))
-    yield
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)
-        unregister_task("test-slow")
+    private_registry(Task("test-slow", run, {"k": 0}), process_wide=True)
 
 
 def _cluster():

@@ -9,8 +9,9 @@ da = pytest.importorskip("dask.array")
 
 import sparsekit  # noqa: E402
 import sparsekit.dask as skd  # noqa: E402
-from sparsekit import Registration, Registry, UnknownComponentError, hookimpl  # noqa: E402
+from sparsekit import Registry, UnknownComponentError  # noqa: E402
 from sparsekit.kernels.linear import LinearKernel  # noqa: E402
+from sparsekit.plugins import Registration, hookimpl  # noqa: E402
 from sparsekit.samplers.base import Sampler  # noqa: E402
 from sparsekit.solvers.omp import OMP  # noqa: E402
 

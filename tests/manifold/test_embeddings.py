@@ -88,7 +88,7 @@ def test_lle_equals_sklearn_and_transform_has_the_nystrom_factor(roll):
 
 def test_lle_gram_has_a_constant_top_eigenvector(roll):
     X, _ = roll
-    kernel = sparsekit.get_kernel("lle", n_neighbors=8).fit(X)
+    kernel = sparsekit.get_manifold_kernel("lle", n_neighbors=8).fit(X)
     M = kernel.gram()
     np.testing.assert_allclose(M @ np.ones(len(X)), np.ones(len(X)), atol=1e-10)
     assert np.linalg.eigvalsh(M).max() == pytest.approx(1.0, abs=1e-9)
@@ -228,7 +228,7 @@ def test_bad_input():
     with pytest.raises(ValueError, match="n_clusters"):
         SpectralClustering(50).fit(two_blobs)
     with pytest.raises(ValueError, match="against its training points"):
-        sparsekit.get_kernel("lle").fit(two_blobs)(two_blobs, two_blobs)
+        sparsekit.get_manifold_kernel("lle").fit(two_blobs)(two_blobs, two_blobs)
 
 
 with warnings.catch_warnings():  # sparsekit does not depend on scikit-learn's BaseEstimator

@@ -103,7 +103,8 @@ def test_bad_input():
 
 
 def test_listed_and_third_party_registration():
-    from sparsekit import Registration, Registry, hookimpl
+    from sparsekit import Registry
+    from sparsekit.plugins import Registration, hookimpl
     from sparsekit.projections.base import Projection
 
     names = {i.name for i in sparsekit.list_components("projection")}

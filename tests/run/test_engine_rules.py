@@ -9,14 +9,8 @@ import os
 
 import pytest
 
-from sparsekit.run import Task, load_spec, plan, register_task, results, run_spec, unregister_task
+from sparsekit.run import Task, load_spec, plan, results, run_spec
 from sparsekit.run.spec import SpecError
-
-# the tasks of these tests are registered in-process (the deprecated way, as the other run tests)
-pytestmark = pytest.mark.filterwarnings(
-    "ignore:sparsekit.run.register_task is deprecated:DeprecationWarning",
-    "ignore:sparsekit.run.unregister_task is deprecated:DeprecationWarning",
-)
 
 SPEC = """
 task = "rules-echo"
@@ -32,8 +26,9 @@ k = [1, 2]
 
 
 @pytest.fixture
-def echo():
-    """A task recording the seed of every call; ``k == fail`` raises."""
+def echo(private_registry):
+    """A task recording the seed of every call; ``k == fail`` raises. Yields the calls, the
+    state and a private registry that holds the task."""
     calls = []
     state = {"fail": None}
 
@@ -43,15 +38,11 @@ def echo():
             raise RuntimeError(f"k={ctx.params['k']} refused")
         return {"k": ctx.params["k"], "seed_seen": ctx.seed}
 
-    register_task(Task("rules-echo", run, {"k": 0}))
-    try:
-        yield calls, state
-    finally:
-        unregister_task("rules-echo")
+    return calls, state, private_registry(Task("rules-echo", run, {"k": 0}))
 
 
-def _spec(seed=0, **fmt):
-    return load_spec("rules.toml", text=SPEC.format(seed=seed, **fmt))
+def _spec(registry, seed=0):
+    return load_spec("rules.toml", text=SPEC.format(seed=seed), registry=registry)
 
 
 def _jsonl(out):
@@ -61,8 +52,8 @@ def _jsonl(out):
 def test_each_repeat_runs_with_its_own_seed(tmp_path, echo):
     """Oracle: the rule ``seed + repeat`` — with seed 10 and 3 repeats each grid point runs
     with seeds 10, 11, 12, and the task sees the seed of its row."""
-    calls, _ = echo
-    run_spec(_spec(seed=10), out=tmp_path, stream=io.StringIO())
+    calls, _, reg = echo
+    run_spec(_spec(reg, seed=10), out=tmp_path, stream=io.StringIO(), registry=reg)
     assert sorted(calls) == [(k, s) for k in (1, 2) for s in (10, 11, 12)]
     rows = _jsonl(tmp_path)
     assert sorted((r["params.k"], r["repeat"], r["seed"]) for r in rows) == [
@@ -75,29 +66,29 @@ def test_a_new_seed_is_a_new_run_and_a_resume_runs_nothing(tmp_path, echo):
     """Oracle: a run id names the point, the repeat *and* the seed — the plans of two seeds
     share no run id (the rows of one are never taken for the other's), while the same spec run
     again into its folder runs nothing."""
-    calls, _ = echo
-    a = {r["run_id"] for r in plan(_spec(seed=0))}
-    b = {r["run_id"] for r in plan(_spec(seed=1))}
+    calls, _, reg = echo
+    a = {r["run_id"] for r in plan(_spec(reg, seed=0))}
+    b = {r["run_id"] for r in plan(_spec(reg, seed=1))}
     assert len(a) == len(b) == 6 and not a & b
-    run_spec(_spec(seed=0), out=tmp_path, stream=io.StringIO())
+    run_spec(_spec(reg, seed=0), out=tmp_path, stream=io.StringIO(), registry=reg)
     assert {r["run_id"] for r in _jsonl(tmp_path)} == a
-    run_spec(_spec(seed=0), out=tmp_path, stream=io.StringIO())
+    run_spec(_spec(reg, seed=0), out=tmp_path, stream=io.StringIO(), registry=reg)
     assert len(calls) == 6
 
 
 def test_a_failed_run_is_an_error_row_and_runs_again_on_resume(tmp_path, echo):
     """Oracle: the documented resume rule (only ``ok`` runs are skipped) — the error row names
     the exception, and once the task succeeds the run's one outcome in each file is ``ok``."""
-    calls, state = echo
+    calls, state, reg = echo
     state["fail"] = 2
-    run_spec(_spec(), out=tmp_path, stream=io.StringIO())
+    run_spec(_spec(reg), out=tmp_path, stream=io.StringIO(), registry=reg)
     rows = _jsonl(tmp_path)
     bad = [r for r in rows if r["params.k"] == 2]
     assert len(bad) == 3 and all(r["status"] == "error" for r in bad)
     assert all(r["error"] == "RuntimeError: k=2 refused" for r in bad)
     assert all(r["status"] == "ok" and r["error"] == "" for r in rows if r["params.k"] == 1)
     state["fail"] = None
-    run_spec(_spec(), out=tmp_path, stream=io.StringIO())
+    run_spec(_spec(reg), out=tmp_path, stream=io.StringIO(), registry=reg)
     assert len(calls) == 9  # the 3 failed runs ran again, the 3 good ones did not
     lines = _jsonl(tmp_path)
     assert len(lines) == 6 and len({r["run_id"] for r in lines}) == 6  # one outcome per run
@@ -118,7 +109,8 @@ def test_every_recorded_run_is_fsynced_before_it_counts(tmp_path, echo, monkeypa
         real_fsync(fd)
 
     monkeypatch.setattr(os, "fsync", spy)
-    run_spec(_spec(), out=tmp_path, stream=io.StringIO())
+    _, _, reg = echo
+    run_spec(_spec(reg), out=tmp_path, stream=io.StringIO(), registry=reg)
     if not os.path.exists("/proc/self/fd"):
         pytest.skip("no /proc/self/fd to name the synced files")
     names = [os.path.basename(p) for p in synced]
@@ -193,18 +185,15 @@ def test_a_multi_row_run_cut_short_is_not_counted_done(tmp_path):
     assert got == rows and not changed
 
 
-def test_a_list_of_metrics_gives_rows_numbered_with_their_count(tmp_path):
+def test_a_list_of_metrics_gives_rows_numbered_with_their_count(tmp_path, private_registry):
     """Oracle: the list the task returned — rows ``0 .. n - 1``, each with ``n_rows = n``."""
 
     def three(ctx):
         return [{"part": i} for i in range(3)]
 
-    register_task(Task("rules-three", three, {}))
-    try:
-        spec = load_spec("t.toml", text='task = "rules-three"\n[data]\nsource = "iris"\n')
-        run_spec(spec, out=tmp_path, stream=io.StringIO())
-    finally:
-        unregister_task("rules-three")
+    reg = private_registry(Task("rules-three", three, {}))
+    spec = load_spec("t.toml", text='task = "rules-three"\n[data]\nsource = "iris"\n', registry=reg)
+    run_spec(spec, out=tmp_path, stream=io.StringIO(), registry=reg)
     rows = _jsonl(tmp_path)
     assert [(r["row"], r["n_rows"], r["part"]) for r in rows] == [(i, 3, i) for i in range(3)]
 
@@ -212,10 +201,10 @@ def test_a_list_of_metrics_gives_rows_numbered_with_their_count(tmp_path):
 def test_resume_rebuilds_a_csv_that_lags_behind_the_jsonl(tmp_path, echo):
     """Oracle: the JSON Lines file — a crash between the two files (the CSV deleted here) is
     repaired at the next start, even with nothing left to run."""
-    calls, _ = echo
-    run_spec(_spec(), out=tmp_path, stream=io.StringIO())
+    calls, _, reg = echo
+    run_spec(_spec(reg), out=tmp_path, stream=io.StringIO(), registry=reg)
     (tmp_path / "results.csv").write_text("run_id\n")
-    run_spec(_spec(), out=tmp_path, stream=io.StringIO())
+    run_spec(_spec(reg), out=tmp_path, stream=io.StringIO(), registry=reg)
     assert len(calls) == 6
     with open(tmp_path / "results.csv") as fh:
         table = list(csv.DictReader(fh))
@@ -225,13 +214,15 @@ def test_resume_rebuilds_a_csv_that_lags_behind_the_jsonl(tmp_path, echo):
 @pytest.mark.parametrize("max_runs, refused", [(6, False), (5, True)])
 def test_the_sweep_limit_refuses_only_more_runs_than_max_runs(tmp_path, echo, max_runs, refused):
     """Oracle: the count 2 points x 3 repeats = 6 — a limit of exactly 6 runs it, 5 refuses."""
-    spec = load_spec("rules.toml", text=f"max_runs = {max_runs}\n" + SPEC.format(seed=0))
+    _, _, reg = echo
+    text = f"max_runs = {max_runs}\n" + SPEC.format(seed=0)
+    spec = load_spec("rules.toml", text=text, registry=reg)
     if refused:
         with pytest.raises(SpecError, match="6 runs, more than the limit of 5"):
-            run_spec(spec, out=tmp_path / "o", stream=io.StringIO())
+            run_spec(spec, out=tmp_path / "o", stream=io.StringIO(), registry=reg)
         assert not (tmp_path / "o").exists()
     else:
-        run_spec(spec, out=tmp_path / "o", stream=io.StringIO())
+        run_spec(spec, out=tmp_path / "o", stream=io.StringIO(), registry=reg)
         assert len(_jsonl(tmp_path / "o")) == 6
 
 
@@ -265,7 +256,7 @@ def test_a_task_of_a_private_registry_runs_with_that_registry(tmp_path):
     import numpy as np
     from sklearn.datasets import load_iris
 
-    from sparsekit.registry import Registry, hookimpl
+    from sparsekit.plugins import Registry, hookimpl
 
     def _mean(ctx):
         (X,) = ctx.need("X")

@@ -1,12 +1,11 @@
 """Value tests for ``sparsekit.run`` rules that the other run tests leave unchecked: data-source
 defaults against scikit-learn and closed forms, the omp-forest task against scikit-learn's
-forests, the sparse-coding protocol, spec validation, dry-run output, plots, strict JSON of
-NumPy scalars and the deprecated module shims."""
+forests, the sparse-coding protocol, spec validation, dry-run output, plots, and strict JSON of
+NumPy scalars."""
 
 import importlib
 import io
 import json
-import sys
 
 import numpy as np
 import pytest
@@ -21,10 +20,8 @@ from sparsekit.run import (
     dry_run,
     load_spec,
     plan,
-    register_task,
     run_spec,
     run_task,
-    unregister_task,
 )
 
 # ---------------------------------------------------------------- the package's lazy names
@@ -34,28 +31,6 @@ def test_lazy_public_name_is_bound_in_the_package_after_first_use():
     value = run_pkg.load_spec
     assert vars(run_pkg)["load_spec"] is value
     assert value is importlib.import_module("sparsekit.run.spec").load_spec
-
-
-@pytest.mark.parametrize(
-    "old, new",
-    [
-        ("task_fw_recovery", "fw_recovery"),
-        ("task_quickmeans", "quickmeans"),
-        ("nystrom_tables", "nystrom_tables"),
-        ("demo", "demo"),
-    ],
-)
-def test_moved_module_warns_and_is_the_new_module(old, new):
-    name = f"sparsekit.run.{old}"
-    saved = sys.modules.pop(name, None)
-    try:
-        with pytest.warns(DeprecationWarning, match=f"import sparsekit.experiments.{new}"):
-            module = importlib.import_module(name)
-        assert module is importlib.import_module(f"sparsekit.experiments.{new}")
-        assert sys.modules[name] is module
-    finally:
-        if saved is not None:
-            sys.modules[name] = saved
 
 
 # ---------------------------------------------------------------- data sources
@@ -212,7 +187,7 @@ def test_dry_run_lists_the_varying_keys_of_each_point():
 # ---------------------------------------------------------------- result files and plots
 
 
-def test_numpy_float32_metrics_are_strict_json(tmp_path):
+def test_numpy_float32_metrics_are_strict_json(tmp_path, private_registry):
     """NumPy scalars that are not Python floats (float32, float16) are written as numbers,
     their NaN and infinities as ``null``."""
 
@@ -223,17 +198,14 @@ def test_numpy_float32_metrics_are_strict_json(tmp_path):
             "big": np.float16("inf"),
         }
 
-    with pytest.warns(DeprecationWarning):
-        register_task(Task("test-float32", scalars, {}))
-    try:
-        spec = load_spec("m.toml", text='task = "test-float32"\n[data]\nsource = "iris"\n')
-        run_spec(spec, out=tmp_path)
-        line = (tmp_path / "results.jsonl").read_text().splitlines()[0]
-        row = json.loads(line, parse_constant=lambda token: pytest.fail(token))
-        assert row["value"] == 0.5 and row["missing"] is None and row["big"] is None
-    finally:
-        with pytest.warns(DeprecationWarning):
-            unregister_task("test-float32")
+    reg = private_registry(Task("test-float32", scalars, {}))
+    spec = load_spec(
+        "m.toml", text='task = "test-float32"\n[data]\nsource = "iris"\n', registry=reg
+    )
+    run_spec(spec, out=tmp_path, registry=reg)
+    line = (tmp_path / "results.jsonl").read_text().splitlines()[0]
+    row = json.loads(line, parse_constant=lambda token: pytest.fail(token))
+    assert row["value"] == 0.5 and row["missing"] is None and row["big"] is None
 
 
 def test_plot_has_one_legend_entry_per_group_titled_by_the_group(tmp_path, monkeypatch):

@@ -1,23 +1,24 @@
-"""The Chapter 3 experiment tables (sparsekit.run.nystrom_tables), computed by the nystrom and
-sampler tasks, and the demo's Nyström section."""
+"""The Chapter 3 experiment tables (sparsekit.experiments.nystrom_tables), computed by the
+nystrom and sampler tasks, and the demo's Nyström section."""
 
 import numpy as np
 import pytest
 
-from sparsekit.run import demo, nystrom_tables as exp
+from sparsekit.experiments import demo, nystrom_tables as exp
+from sparsekit.run.data import generated_dataset
 
 
 def test_generated_dataset_is_deterministic_and_unbalanced():
-    a = exp.generated_dataset(n=3000, d=6, random_state=1)
-    b = exp.generated_dataset(n=3000, d=6, random_state=1)
+    a = generated_dataset(n=3000, d=6, random_state=1)
+    b = generated_dataset(n=3000, d=6, random_state=1)
     np.testing.assert_array_equal(a, b)
     assert a.shape == (3000, 6) and a.dtype == np.float64
-    assert exp.generated_dataset(n=10, d=3, dtype=np.float32).dtype == np.float32
-    assert not np.array_equal(a, exp.generated_dataset(n=3000, d=6, random_state=2))
+    assert generated_dataset(n=10, d=3, dtype=np.float32).dtype == np.float32
+    assert not np.array_equal(a, generated_dataset(n=3000, d=6, random_state=2))
 
 
 def test_error_table_all_landmarks_is_exact_and_more_landmarks_help():
-    X = exp.generated_dataset(n=150, d=4, random_state=0)
+    X = generated_dataset(n=150, d=4, random_state=0)
     table = exp.frobenius_error_table(
         X,
         samplers=("uniform",),
@@ -40,7 +41,7 @@ def test_error_table_matches_direct_computation():
     from sparsekit import Nystroem
     from sparsekit.samplers.rls import DACRLSSampler
 
-    X = exp.generated_dataset(n=120, d=3, random_state=0)
+    X = generated_dataset(n=120, d=3, random_state=0)
     table = exp.frobenius_error_table(
         X,
         samplers=("uniform", "dac-rls"),
@@ -66,7 +67,7 @@ def test_error_table_matches_direct_computation():
 
 def test_skips_are_reported(monkeypatch):
     monkeypatch.setattr(exp, "EXACT_RLS_MAX_N", 50)
-    X = exp.generated_dataset(n=80, d=3)
+    X = generated_dataset(n=80, d=3)
     table = exp.frobenius_error_table(
         X, samplers=("rls", "no-such-sampler", "uniform"), landmark_counts=(5,), n_draws=1
     )
@@ -77,7 +78,7 @@ def test_skips_are_reported(monkeypatch):
 
 
 def test_timing_table():
-    X = exp.generated_dataset(n=400, d=3)
+    X = generated_dataset(n=400, d=3)
     t = exp.score_timing_table(X, samplers=("uniform", "dac-rls"), sizes=(100, 400, 800))
     assert t.samplers == ["dac-rls"] and t.sizes == [100, 400]
     assert all(t.seconds[("dac-rls", n)] > 0 for n in (100, 400))
@@ -124,7 +125,7 @@ def test_demo_table_quick_lists_every_sampler(monkeypatch):
 
 
 def test_max_landmarks_caps_one_sampler_and_says_so():
-    X = exp.generated_dataset(n=300, d=4, random_state=2)
+    X = generated_dataset(n=300, d=4, random_state=2)
     table = exp.frobenius_error_table(
         X,
         samplers=("uniform", "diagonal"),
@@ -146,7 +147,7 @@ def test_example_plots_tables_with_capped_samplers(tmp_path):
     spec = importlib.util.spec_from_file_location("nystrom_samplers_example", path)
     example = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(example)
-    X = exp.generated_dataset(n=200, d=3, random_state=1)
+    X = generated_dataset(n=200, d=3, random_state=1)
     table = exp.frobenius_error_table(
         X,
         samplers=("uniform", "diagonal"),
@@ -173,7 +174,7 @@ def test_timing_table_passes_run_task_integer_seeds(monkeypatch, random_state):
         return real(*args, seed=seed, **kwargs)
 
     monkeypatch.setattr(exp, "run_task", recording)
-    X = exp.generated_dataset(n=100, d=3)
+    X = generated_dataset(n=100, d=3)
     t = exp.score_timing_table(
         X, samplers=("diagonal",), sizes=(50, 100), random_state=random_state
     )

@@ -19,29 +19,42 @@ from pathlib import Path
 import pytest
 
 from sparsekit.cli import main
-from sparsekit.run import Task, register_task, unregister_task
+from sparsekit.run import Task
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX resource limits and signals")
 
 ROOT = Path(__file__).resolve().parents[2]
 
-#: the child process: registers the task ``test-echo`` (sleeps $SLOW seconds), sets the file-size
-#: limit $FSIZE (bytes) once everything is imported, then runs ``sparsekit`` with its arguments
+#: the child process: registers the task ``test-echo`` (sleeps $SLOW seconds) in its own
+#: process-wide registry, sets the file-size limit $FSIZE (bytes) once everything is imported,
+#: then runs ``sparsekit`` with its arguments
 CHILD = """
 import os, resource, sys, time
 from sparsekit.cli import main
-from sparsekit.run import Task, register_task
+from sparsekit.plugins import hookimpl
+from sparsekit.registry import default_registry
+from sparsekit.run import Task
 
 def echo(ctx):
     time.sleep(float(os.environ.get("SLOW", "0")))
     return {"k": ctx.params["k"], "note": "finished"}
 
-register_task(Task("test-echo", echo, {"k": 0}))
+class Echo:
+    @hookimpl
+    def sparsekit_tasks(self):
+        yield Task("test-echo", echo, {"k": 0}).registration()
+
+default_registry().register(Echo())
 limit = int(os.environ.get("FSIZE", "0"))
 if limit:
     resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
 sys.exit(main(sys.argv[1:]))
 """
+
+
+def _echo(name):
+    """A task that reports its parameter ``k``."""
+    return Task(name, lambda ctx: {"k": ctx.params["k"]}, {"k": 0})
 
 
 def _spec(tmp_path, n_runs):
@@ -145,7 +158,7 @@ def test_a_stopped_run_keeps_what_finished_and_resume_completes_it(tmp_path, mon
     assert len(_ids(out)) == len(set(_ids(out))) == 3 and _no_tmp(out)
 
 
-def test_second_process_on_the_same_folder_is_refused(tmp_path, capsys):
+def test_second_process_on_the_same_folder_is_refused(tmp_path, capsys, private_registry):
     spec, out = _spec(tmp_path, 3), tmp_path / "out"
     proc = _child(
         ["run", spec, "--out", out], slow=4.0, wait=False
@@ -155,11 +168,8 @@ def test_second_process_on_the_same_folder_is_refused(tmp_path, capsys):
         while not ((out / "results.jsonl").exists() and _lines(out)):
             assert proc.poll() is None and time.monotonic() < deadline, proc.stderr.read()
             time.sleep(0.05)
-        register_task(Task("test-echo", lambda ctx: {"k": ctx.params["k"]}, {"k": 0}))
-        try:
-            assert main(["run", str(spec), "--out", str(out)]) == 2
-        finally:
-            unregister_task("test-echo")
+        private_registry(_echo("test-echo"), process_wide=True)
+        assert main(["run", str(spec), "--out", str(out)]) == 2
         err = capsys.readouterr().err
         assert f"{out} is in use by process {proc.pid} on {platform.node()} (started " in err
         _, child_err = proc.communicate(timeout=60)
@@ -180,7 +190,9 @@ def test_the_lock_is_released_when_its_holder_ends(tmp_path):
 
 
 @pytest.mark.parametrize("scheduler", [None, "dask"])
-def test_a_failed_run_that_succeeds_later_is_recorded_once_as_ok(tmp_path, capsys, scheduler):
+def test_a_failed_run_that_succeeds_later_is_recorded_once_as_ok(
+    tmp_path, capsys, scheduler, private_registry
+):
     """One outcome per run id, the latest, in both files; the exit code follows it."""
     args = []
     if scheduler == "dask":
@@ -197,7 +209,7 @@ def test_a_failed_run_that_succeeds_later_is_recorded_once_as_ok(tmp_path, capsy
             raise RuntimeError(f"k = {ctx.params['k']} failed")
         return {"k": ctx.params["k"]}
 
-    register_task(Task("test-echo", flaky, {"k": 0}))
+    private_registry(Task("test-echo", flaky, {"k": 0}), process_wide=True)
     spec, out = _spec(tmp_path, 4), tmp_path / "out"
     args = ["run", str(spec), "--out", str(out), *args]
     try:
@@ -208,7 +220,6 @@ def test_a_failed_run_that_succeeds_later_is_recorded_once_as_ok(tmp_path, capsy
         assert main(args) == 0  # and stays so, with nothing left to run
         assert "4 run(s), 4 already in" in capsys.readouterr().out
     finally:
-        unregister_task("test-echo")
         if scheduler == "dask":
             cluster.close()
     rows = [json.loads(line) for line in _lines(out)]
@@ -249,37 +260,38 @@ def test_files_with_earlier_outcomes_are_cleaned_on_resume(tmp_path):
     assert read_results(path) == (kept, False)
 
 
-def test_planted_temporary_files_are_not_followed_and_clean_files_are_not_rewritten(tmp_path):
+def test_planted_temporary_files_are_not_followed_and_clean_files_are_not_rewritten(
+    tmp_path, private_registry
+):
     """``results.csv.tmp`` and ``results.jsonl.tmp`` planted as symlinks to a file outside the
     folder: the file stays untouched and the results are regular files in the folder. A resume
     of a clean ``results.jsonl`` leaves it as it is (no rewrite)."""
-    register_task(Task("test-echo", lambda ctx: {"k": ctx.params["k"]}, {"k": 0}))
-    try:
-        spec, out = _spec(tmp_path, 2), tmp_path / "out"
-        victim = tmp_path / "victim.txt"
-        victim.write_text("keep me\n")
-        out.mkdir()
-        for name in ("results.csv.tmp", "results.jsonl.tmp"):
-            (out / name).symlink_to(victim)
-        assert main(["run", str(spec), "--out", str(out)]) == 0
-        with open(out / "results.jsonl", "a") as fh:  # a cut line: resume rewrites the file
-            fh.write('{"run_id": "ab')
-        assert (out / "results.jsonl.tmp").is_symlink()  # still there: nothing rewrote the JSONL
-        (out / "results.csv.tmp").symlink_to(victim)
-        assert main(["run", str(spec), "--out", str(out)]) == 0
-        assert victim.read_text() == "keep me\n"
-        for name in ("results.csv", "results.jsonl"):
-            assert not (out / name).is_symlink()
-        assert _no_tmp(out) and len(_ids(out)) == 2
-        clean = (out / "results.jsonl").stat()
-        assert main(["run", str(spec), "--out", str(out)]) == 0
-        again = (out / "results.jsonl").stat()
-        assert (again.st_ino, again.st_mtime_ns) == (clean.st_ino, clean.st_mtime_ns)
-    finally:
-        unregister_task("test-echo")
+    private_registry(_echo("test-echo"), process_wide=True)
+    spec, out = _spec(tmp_path, 2), tmp_path / "out"
+    victim = tmp_path / "victim.txt"
+    victim.write_text("keep me\n")
+    out.mkdir()
+    for name in ("results.csv.tmp", "results.jsonl.tmp"):
+        (out / name).symlink_to(victim)
+    assert main(["run", str(spec), "--out", str(out)]) == 0
+    with open(out / "results.jsonl", "a") as fh:  # a cut line: resume rewrites the file
+        fh.write('{"run_id": "ab')
+    assert (out / "results.jsonl.tmp").is_symlink()  # still there: nothing rewrote the JSONL
+    (out / "results.csv.tmp").symlink_to(victim)
+    assert main(["run", str(spec), "--out", str(out)]) == 0
+    assert victim.read_text() == "keep me\n"
+    for name in ("results.csv", "results.jsonl"):
+        assert not (out / name).is_symlink()
+    assert _no_tmp(out) and len(_ids(out)) == 2
+    clean = (out / "results.jsonl").stat()
+    assert main(["run", str(spec), "--out", str(out)]) == 0
+    again = (out / "results.jsonl").stat()
+    assert (again.st_ino, again.st_mtime_ns) == (clean.st_ino, clean.st_mtime_ns)
 
 
-def test_ctrl_c_on_the_dask_path_keeps_what_finished(tmp_path, capsys, monkeypatch):
+def test_ctrl_c_on_the_dask_path_keeps_what_finished(
+    tmp_path, capsys, monkeypatch, private_registry
+):
     """Ctrl-C while waiting for Dask results (here raised after the first result): the recorded
     run stays, the message counts it, and the same command finishes the rest."""
     distributed = pytest.importorskip("distributed")
@@ -293,7 +305,7 @@ def test_ctrl_c_on_the_dask_path_keeps_what_finished(tmp_path, capsys, monkeypat
             self.given = True
             return [next(self)]
 
-    register_task(Task("test-echo", lambda ctx: {"k": ctx.params["k"]}, {"k": 0}))
+    private_registry(_echo("test-echo"), process_wide=True)
     cluster = distributed.LocalCluster(
         n_workers=1, threads_per_worker=1, processes=False, dashboard_address=None
     )
@@ -314,12 +326,13 @@ def test_ctrl_c_on_the_dask_path_keeps_what_finished(tmp_path, capsys, monkeypat
         )
         assert main(args) == 0
     finally:
-        unregister_task("test-echo")
         cluster.close()
     assert len(_ids(out)) == len(set(_ids(out))) == 3
 
 
-def test_ctrl_c_while_a_run_is_recorded_keeps_it_in_both_files(tmp_path, monkeypatch, capsys):
+def test_ctrl_c_while_a_run_is_recorded_keeps_it_in_both_files(
+    tmp_path, monkeypatch, capsys, private_registry
+):
     """SIGINT arriving between the JSONL append and the CSV rewrite is held back until the run
     is in both files (before: the row reached results.jsonl, not results.csv, and the message
     counted one run less)."""
@@ -332,92 +345,80 @@ def test_ctrl_c_while_a_run_is_recorded_keeps_it_in_both_files(tmp_path, monkeyp
         os.kill(os.getpid(), signal.SIGINT)  # delivered at once to this (main) thread
 
     monkeypatch.setattr(results, "append_durable", append_then_interrupt)
-    register_task(Task("test-echo-inproc", lambda ctx: {"k": ctx.params["k"]}, {"k": 0}))
-    try:
-        spec = tmp_path / "spec.toml"
-        spec.write_text(
-            'task = "test-echo-inproc"\n[data]\nsource = "uniform"\nn_samples = 4\n'
-            "n_features = 2\n[params]\nk = [0, 1, 2]\n"
-        )
-        out = tmp_path / "out"
-        assert main(["run", str(spec), "--out", str(out)]) == 130
-    finally:
-        unregister_task("test-echo-inproc")
+    private_registry(_echo("test-echo-inproc"), process_wide=True)
+    spec = tmp_path / "spec.toml"
+    spec.write_text(
+        'task = "test-echo-inproc"\n[data]\nsource = "uniform"\nn_samples = 4\n'
+        "n_features = 2\n[params]\nk = [0, 1, 2]\n"
+    )
+    out = tmp_path / "out"
+    assert main(["run", str(spec), "--out", str(out)]) == 130
     assert len(_lines(out)) == 1
     with open(out / "results.csv", newline="") as fh:
         assert [r["run_id"] for r in csv.DictReader(fh)] == _ids(out)
     assert "interrupted after 1 of 3 runs" in capsys.readouterr().err
 
 
-def test_planted_plot_file_is_not_followed(tmp_path, capsys):
+def test_planted_plot_file_is_not_followed(tmp_path, capsys, private_registry):
     """The PNG of a ``[[plot]]`` named like a symlink planted in the folder (before: the link's
     target outside the folder was overwritten with the PNG): the target keeps its bytes and
     the plot is a regular PNG file in the folder (oracle: the PNG signature)."""
-    register_task(Task("test-echo", lambda ctx: {"k": ctx.params["k"]}, {"k": 0}))
-    try:
-        spec, out = _spec(tmp_path, 2), tmp_path / "out"
-        with open(spec, "a") as fh:
-            fh.write('[[plot]]\nx = "params.k"\ny = "k"\nfile = "k.png"\n')
-        victim = tmp_path / "victim.txt"
-        victim.write_text("keep me\n")
-        out.mkdir()
-        (out / "k.png").symlink_to(victim)
-        assert main(["run", str(spec), "--out", str(out)]) == 0
-        assert victim.read_text() == "keep me\n"
-        assert not (out / "k.png").is_symlink()
-        assert (out / "k.png").read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
-        assert _no_tmp(out)
-    finally:
-        unregister_task("test-echo")
+    private_registry(_echo("test-echo"), process_wide=True)
+    spec, out = _spec(tmp_path, 2), tmp_path / "out"
+    with open(spec, "a") as fh:
+        fh.write('[[plot]]\nx = "params.k"\ny = "k"\nfile = "k.png"\n')
+    victim = tmp_path / "victim.txt"
+    victim.write_text("keep me\n")
+    out.mkdir()
+    (out / "k.png").symlink_to(victim)
+    assert main(["run", str(spec), "--out", str(out)]) == 0
+    assert victim.read_text() == "keep me\n"
+    assert not (out / "k.png").is_symlink()
+    assert (out / "k.png").read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
+    assert _no_tmp(out)
 
 
-def test_another_spec_into_an_existing_folder_is_refused(tmp_path, capsys):
+def test_another_spec_into_an_existing_folder_is_refused(tmp_path, capsys, private_registry):
     """A folder holds the runs of one spec (before: a second spec's rows were mixed in and its
     ``spec.json`` overwrote the first, exit 0). Oracle: the folder's files, byte for byte,
     after the refused run; the same spec (another name, another plot) resumes."""
-    register_task(Task("test-echo", lambda ctx: {"k": ctx.params["k"]}, {"k": 0}))
-    try:
-        spec, out = _spec(tmp_path, 2), tmp_path / "out"
-        assert main(["run", str(spec), "--out", str(out)]) == 0
-        before = {p.name: p.read_bytes() for p in out.iterdir() if p.name != ".lock"}
-        other = tmp_path / "other.toml"
-        other.write_text(spec.read_text().replace("k = [0, 1]", "k = [5, 6]"))
-        for args in (
-            [str(other)],
-            [str(spec), "--repeat", "2"],
-            [str(spec), "--set", "data.n_samples=5"],
-        ):
-            capsys.readouterr()
-            assert main(["run", *args, "--out", str(out)]) == 2
-            err = capsys.readouterr().err
-            assert f"{out} holds the runs of another spec" in err and "--out" in err
-            after = {p.name: p.read_bytes() for p in out.iterdir() if p.name != ".lock"}
-            assert after == before
-        same = tmp_path / "renamed.toml"
-        same.write_text('name = "x"\n' + spec.read_text() + '[[plot]]\nx = "params.k"\ny = "k"\n')
-        assert main(["run", str(same), "--out", str(out)]) == 0
-        assert "2 run(s), 2 already in" in capsys.readouterr().out
-    finally:
-        unregister_task("test-echo")
+    private_registry(_echo("test-echo"), process_wide=True)
+    spec, out = _spec(tmp_path, 2), tmp_path / "out"
+    assert main(["run", str(spec), "--out", str(out)]) == 0
+    before = {p.name: p.read_bytes() for p in out.iterdir() if p.name != ".lock"}
+    other = tmp_path / "other.toml"
+    other.write_text(spec.read_text().replace("k = [0, 1]", "k = [5, 6]"))
+    for args in (
+        [str(other)],
+        [str(spec), "--repeat", "2"],
+        [str(spec), "--set", "data.n_samples=5"],
+    ):
+        capsys.readouterr()
+        assert main(["run", *args, "--out", str(out)]) == 2
+        err = capsys.readouterr().err
+        assert f"{out} holds the runs of another spec" in err and "--out" in err
+        after = {p.name: p.read_bytes() for p in out.iterdir() if p.name != ".lock"}
+        assert after == before
+    same = tmp_path / "renamed.toml"
+    same.write_text('name = "x"\n' + spec.read_text() + '[[plot]]\nx = "params.k"\ny = "k"\n')
+    assert main(["run", str(same), "--out", str(out)]) == 0
+    assert "2 run(s), 2 already in" in capsys.readouterr().out
 
 
-def test_folder_without_a_digest_resumes_only_its_own_runs(tmp_path, capsys):
+def test_folder_without_a_digest_resumes_only_its_own_runs(tmp_path, capsys, private_registry):
     """A folder written before the spec's digest was kept (no ``spec.sha256``): resumed when all
     its run ids are runs of the spec, refused when one is not (an error row of an earlier spec
     kept the exit status at 1 for ever before)."""
-    register_task(Task("test-echo", lambda ctx: {"k": ctx.params["k"]}, {"k": 0}))
-    try:
-        spec, out = _spec(tmp_path, 2), tmp_path / "out"
-        assert main(["run", str(spec), "--out", str(out)]) == 0
-        (out / "spec.sha256").unlink()
-        assert main(["run", str(spec), "--out", str(out)]) == 0
-        assert (out / "spec.sha256").exists()
-        (out / "spec.sha256").unlink()
-        earlier = {"run_id": "0123456789ab", "task": "test-echo", "status": "error", "error": "x"}
-        with open(out / "results.jsonl", "a") as fh:
-            fh.write(json.dumps(earlier) + "\n")
-        capsys.readouterr()
-        assert main(["run", str(spec), "--out", str(out)]) == 2
-        assert "holds the runs of another spec" in capsys.readouterr().err
-    finally:
-        unregister_task("test-echo")
+    private_registry(_echo("test-echo"), process_wide=True)
+    spec, out = _spec(tmp_path, 2), tmp_path / "out"
+    assert main(["run", str(spec), "--out", str(out)]) == 0
+    (out / "spec.sha256").unlink()
+    assert main(["run", str(spec), "--out", str(out)]) == 0
+    assert (out / "spec.sha256").exists()
+    (out / "spec.sha256").unlink()
+    earlier = {"run_id": "0123456789ab", "task": "test-echo", "status": "error", "error": "x"}
+    with open(out / "results.jsonl", "a") as fh:
+        fh.write(json.dumps(earlier) + "\n")
+    capsys.readouterr()
+    assert main(["run", str(spec), "--out", str(out)]) == 2
+    assert "holds the runs of another spec" in capsys.readouterr().err

@@ -13,9 +13,7 @@ from sparsekit.run import (
     data as data_mod,
     execute_point,
     load_spec,
-    register_task,
     run_spec,
-    unregister_task,
 )
 
 SPECS = Path(__file__).resolve().parents[2] / "examples" / "specs"
@@ -245,7 +243,7 @@ def _rows_tolerant(out):
     return rows
 
 
-def test_a_task_may_return_several_rows_and_resume_keeps_them_whole(tmp_path, monkeypatch):
+def test_a_task_may_return_several_rows_and_resume_keeps_them_whole(tmp_path, private_registry):
     """A task returning a list gives one row per item (same run id, ``row``/``n_rows``); a run
     whose rows were cut by a crash runs again, a complete one does not."""
     calls = []
@@ -256,35 +254,34 @@ def test_a_task_may_return_several_rows_and_resume_keeps_them_whole(tmp_path, mo
             {"k": ctx.params["k"], "part": i, "value": ctx.params["k"] * 10 + i} for i in range(3)
         ]
 
-    register_task(Task("several-rows", several, {"k": 0}))
-    try:
-        spec = load_spec(
-            "m.toml", text='task = "several-rows"\n[data]\nsource = "iris"\n[params]\nk = [1, 2]\n'
-        )
-        run_spec(spec, out=tmp_path)
-        rows = _rows(tmp_path)
-        assert [(r["params.k"], r["row"], r["n_rows"], r["value"]) for r in rows] == [
-            (k, i, 3, k * 10 + i) for k in (1, 2) for i in range(3)
-        ]
-        assert len({r["run_id"] for r in rows}) == 2 and calls == [1, 2]
-        with open(tmp_path / "results.csv") as fh:
-            assert [int(r["value"]) for r in csv.DictReader(fh)] == [10, 11, 12, 20, 21, 22]
-        # a crash in the middle of the second run's rows: its first row and half a line remain
-        lines = (tmp_path / "results.jsonl").read_text().splitlines()
-        (tmp_path / "results.jsonl").write_text("\n".join(lines[:4]) + "\n" + lines[4][:20])
-        run_spec(spec, out=tmp_path)
-        assert calls == [1, 2, 2]
-        rows = _rows(tmp_path)
-        assert sorted((r["params.k"], r["row"]) for r in rows) == [
-            (k, i) for k in (1, 2) for i in range(3)
-        ]
-        run_spec(spec, out=tmp_path)
-        assert calls == [1, 2, 2]  # nothing left to run
-    finally:
-        unregister_task("several-rows")
+    reg = private_registry(Task("several-rows", several, {"k": 0}))
+    spec = load_spec(
+        "m.toml",
+        text='task = "several-rows"\n[data]\nsource = "iris"\n[params]\nk = [1, 2]\n',
+        registry=reg,
+    )
+    run_spec(spec, out=tmp_path, registry=reg)
+    rows = _rows(tmp_path)
+    assert [(r["params.k"], r["row"], r["n_rows"], r["value"]) for r in rows] == [
+        (k, i, 3, k * 10 + i) for k in (1, 2) for i in range(3)
+    ]
+    assert len({r["run_id"] for r in rows}) == 2 and calls == [1, 2]
+    with open(tmp_path / "results.csv") as fh:
+        assert [int(r["value"]) for r in csv.DictReader(fh)] == [10, 11, 12, 20, 21, 22]
+    # a crash in the middle of the second run's rows: its first row and half a line remain
+    lines = (tmp_path / "results.jsonl").read_text().splitlines()
+    (tmp_path / "results.jsonl").write_text("\n".join(lines[:4]) + "\n" + lines[4][:20])
+    run_spec(spec, out=tmp_path, registry=reg)
+    assert calls == [1, 2, 2]
+    rows = _rows(tmp_path)
+    assert sorted((r["params.k"], r["row"]) for r in rows) == [
+        (k, i) for k in (1, 2) for i in range(3)
+    ]
+    run_spec(spec, out=tmp_path, registry=reg)
+    assert calls == [1, 2, 2]  # nothing left to run
 
 
-def test_results_jsonl_is_strict_json_with_nan_and_inf_as_null(tmp_path):
+def test_results_jsonl_is_strict_json_with_nan_and_inf_as_null(tmp_path, private_registry):
     """Standard JSON has no NaN or Infinity: strict readers (jq, JavaScript) reject Python's
     ``NaN`` token, so non-finite metrics are written as ``null``; the CSV keeps them."""
 
@@ -296,23 +293,21 @@ def test_results_jsonl_is_strict_json_with_nan_and_inf_as_null(tmp_path):
             "value": 2.5,
         }
 
-    register_task(Task("non-finite", non_finite, {}))
-    try:
-        spec = load_spec("m.toml", text='task = "non-finite"\n[data]\nsource = "iris"\n')
-        run_spec(spec, out=tmp_path)
+    reg = private_registry(Task("non-finite", non_finite, {}))
+    text = 'task = "non-finite"\n[data]\nsource = "iris"\n'
+    spec = load_spec("m.toml", text=text, registry=reg)
+    run_spec(spec, out=tmp_path, registry=reg)
 
-        def refuse(token):
-            raise ValueError(f"non-standard JSON token {token}")
+    def refuse(token):
+        raise ValueError(f"non-standard JSON token {token}")
 
-        line = (tmp_path / "results.jsonl").read_text().splitlines()[0]
-        row = json.loads(line, parse_constant=refuse)
-        assert row["missing"] is None and row["big"] is None and row["curve"] == [1.0, None]
-        assert row["value"] == 2.5
-        with open(tmp_path / "results.csv") as fh:
-            cells = next(csv.DictReader(fh))
-        assert cells["missing"] == "nan" and cells["big"] == "inf"
-    finally:
-        unregister_task("non-finite")
+    line = (tmp_path / "results.jsonl").read_text().splitlines()[0]
+    row = json.loads(line, parse_constant=refuse)
+    assert row["missing"] is None and row["big"] is None and row["curve"] == [1.0, None]
+    assert row["value"] == 2.5
+    with open(tmp_path / "results.csv") as fh:
+        cells = next(csv.DictReader(fh))
+    assert cells["missing"] == "nan" and cells["big"] == "inf"
 
 
 def test_repeat_and_seed_options(tmp_path, capsys):
@@ -423,30 +418,28 @@ def test_generated_sources():
     assert (np.count_nonzero(d["coef"], axis=0) == 3).all()
 
 
-def test_plugin_task_runs_by_name(tmp_path):
+def test_plugin_task_runs_by_name(tmp_path, private_registry):
     def run(ctx):
         (X,) = ctx.need("X")
         return {"scaled_mean": float(ctx.params["scale"] * X.mean())}
 
-    register_task(Task("test-mean", run, params={"scale": 1.0}))
-    try:
-        with pytest.raises(ValueError, match="already registered"):
-            register_task(Task("test-mean", run))
-        spec = load_spec(
-            "s.toml",
-            text='task = "test-mean"\n[data]\nsource = "iris"\n[params]\nscale = [1.0, 2.0]\n',
-        )
-        run_spec(spec, out=tmp_path)
-        from sklearn.datasets import load_iris
+    reg = private_registry(Task("test-mean", run, params={"scale": 1.0}))
+    spec = load_spec(
+        "s.toml",
+        text='task = "test-mean"\n[data]\nsource = "iris"\n[params]\nscale = [1.0, 2.0]\n',
+        registry=reg,
+    )
+    run_spec(spec, out=tmp_path, registry=reg)
+    from sklearn.datasets import load_iris
 
-        mean = load_iris().data.mean()
-        assert [r["scaled_mean"] for r in _rows(tmp_path)] == pytest.approx([mean, 2 * mean])
-        with pytest.raises(Exception, match="has no parameter 'scal'"):
-            load_spec(
-                "s.toml", text='task = "test-mean"\n[data]\nsource = "iris"\n[params]\nscal = 1\n'
-            )
-    finally:
-        unregister_task("test-mean")
+    mean = load_iris().data.mean()
+    assert [r["scaled_mean"] for r in _rows(tmp_path)] == pytest.approx([mean, 2 * mean])
+    with pytest.raises(Exception, match="has no parameter 'scal'"):
+        load_spec(
+            "s.toml",
+            text='task = "test-mean"\n[data]\nsource = "iris"\n[params]\nscal = 1\n',
+            registry=reg,
+        )
 
 
 def test_plots_named_in_the_spec(tmp_path, capsys):

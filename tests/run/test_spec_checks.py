@@ -230,7 +230,7 @@ def test_task_check_runs_once_per_value_not_per_grid_point():
     """A plugin task's ``check`` hook, on a sweep of 3 x 4 x 5 points: it sees the first point
     (defaults filled in), then one point per other value (1 + 2 + 3 + 4 calls), as the
     component checks; and its ValueError is a SpecError with the line of the key it names."""
-    from sparsekit import hookimpl
+    from sparsekit.plugins import hookimpl
     from sparsekit.registry import Registry
     from sparsekit.run import Task
 

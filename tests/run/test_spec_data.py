@@ -15,22 +15,20 @@ from sparsekit.run import (
     Task,
     data as data_mod,
     load_spec,
-    register_task,
-    unregister_task,
 )
 
 
 @pytest.fixture
-def data_sum_task():
-    """A task reporting what it read: the oracle is NumPy on the same file."""
+def data_sum_task(private_registry):
+    """A task reporting what it read: the oracle is NumPy on the same file. Registered in a
+    private registry that stands in for the process-wide one (``sparsekit run`` looks there)."""
 
     def run(ctx):
         (X,) = ctx.need("X")
         return {"n": int(X.shape[0]), "total": float(X.sum())}
 
-    register_task(Task("test-data-sum", run, params={}))
-    yield "test-data-sum"
-    unregister_task("test-data-sum")
+    private_registry(Task("test-data-sum", run, params={}), process_wide=True)
+    return "test-data-sum"
 
 
 def _spec(path, task="test-data-sum"):

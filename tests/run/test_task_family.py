@@ -1,17 +1,14 @@
 """Tasks are a registry family: the sparsekit_tasks hook, the registry's rules (clash, disable
-list, skipped()), `sparsekit list --family task`, and the deprecated ways that still work."""
-
-import importlib
-import warnings
+list, skipped()) and `sparsekit list --family task`."""
 
 import numpy as np
 import pytest
 
 import sparsekit
-from sparsekit import hookimpl
 from sparsekit.cli import main
+from sparsekit.plugins import hookimpl
 from sparsekit.registry import ComponentConflictWarning, Registry, UnknownComponentError
-from sparsekit.run import Task, get_task, register_task, run_task, task_names, unregister_task
+from sparsekit.run import Task, get_task, run_task, task_names
 
 BUILTIN_TASKS = {
     "nystrom",
@@ -94,72 +91,6 @@ def test_plugin_task_claiming_a_builtin_name_is_skipped_with_a_warning():
     assert [(s.family, s.name) for s in reg.skipped()] == [("task", "nystrom")]
 
 
-class _FakeEntryPoint:
-    def __init__(self, name, target, dist=None):
-        self.name, self.value, self._target = name, f"pkg:{name}", target
-        self.loaded = False
-
-    def load(self):
-        self.loaded = True
-        return self._target
-
-
-def _tasks_group(monkeypatch, *eps):
-    monkeypatch.setattr("sparsekit.registry._sparsekit_entry_points", lambda: [])
-    monkeypatch.setattr(
-        "sparsekit.registry._deprecated_entry_points",
-        lambda group: list(eps) if group == "sparsekit.tasks" else [],
-    )
-
-
-def test_deprecated_entry_point_group_keeps_working_with_the_registry_rules(monkeypatch):
-    good = _FakeEntryPoint("my-mean", Task("my-mean", _mean, params={"scale": 1.0}))
-    taken = _FakeEntryPoint("shadow", Task("gram", _mean))
-    _tasks_group(monkeypatch, good, taken)
-    reg = Registry()
-    with pytest.warns(
-        DeprecationWarning, match="entry-point group 'sparsekit.tasks' is deprecated"
-    ):
-        with pytest.warns(ComponentConflictWarning, match="'gram' is already taken"):
-            names = reg.names("task")
-    assert "my-mean" in names  # usable
-    assert get_task("gram", reg).run.__module__ == "sparsekit.run.task_gram"  # built-in kept
-    skipped = {(s.plugin, s.family, s.name) for s in reg.skipped()}
-    assert ("shadow (sparsekit.tasks)", "task", "gram") in skipped
-
-
-def test_deprecated_entry_point_task_can_be_disabled(monkeypatch):
-    ep = _FakeEntryPoint("my-mean", Task("my-mean", _mean, params={"scale": 1.0}))
-    _tasks_group(monkeypatch, ep)
-    reg = Registry(disable=["my-mean"])
-    assert "my-mean" not in reg.names("task")
-    assert not ep.loaded
-    assert [s.plugin for s in reg.skipped()] == ["my-mean (sparsekit.tasks)"]
-
-
-def test_register_task_is_deprecated_and_still_works(tmp_path):
-    task = Task("test-deprecated-mean", _mean, params={"scale": 1.0})
-    with pytest.warns(DeprecationWarning, match="register_task is deprecated"):
-        register_task(task)
-    try:
-        assert get_task("test-deprecated-mean") is task
-        with (
-            pytest.warns(DeprecationWarning),
-            pytest.raises(ValueError, match="already registered"),
-        ):
-            register_task(Task("test-deprecated-mean", _mean))
-        with pytest.warns(DeprecationWarning), pytest.raises(ValueError, match="cannot replace"):
-            register_task(Task("nystrom", _mean), replace=True)
-        replacement = Task("test-deprecated-mean", _mean, params={"scale": 3.0})
-        with pytest.warns(DeprecationWarning):
-            register_task(replacement, replace=True)
-        assert get_task("test-deprecated-mean") is replacement
-    finally:
-        with pytest.warns(DeprecationWarning):
-            unregister_task("test-deprecated-mean")
-    assert "test-deprecated-mean" not in task_names()
-
-
 def test_kernel_functions_are_wrapped_by_get_kernel_not_by_the_registry():
     from sparsekit.kernels.base import CallableKernel
 
@@ -169,24 +100,6 @@ def test_kernel_functions_are_wrapped_by_get_kernel_not_by_the_registry():
     np.testing.assert_allclose(k(X, X), X @ X.T)
     with pytest.raises(TypeError, match=r"sparsekit.get_kernel\(function\)"):
         Registry(entry_points=False).get("kernel", lambda A, B: A @ B.T)
-
-
-def test_thesis_protocols_moved_to_experiments_with_the_old_paths_kept():
-    for old, new in [
-        ("sparsekit.run.demo", "sparsekit.experiments.demo"),
-        ("sparsekit.run.nystrom_tables", "sparsekit.experiments.nystrom_tables"),
-        ("sparsekit.run.task_quickmeans", "sparsekit.experiments.quickmeans"),
-        ("sparsekit.run.task_fw_recovery", "sparsekit.experiments.fw_recovery"),
-    ]:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", DeprecationWarning)
-            assert importlib.import_module(old) is importlib.import_module(new)
-    import sparsekit.run.tasks as tasks
-
-    with pytest.warns(DeprecationWarning, match="get_task\\('quickmeans'\\).run"):
-        assert tasks.run_quickmeans is get_task("quickmeans").run
-    with pytest.warns(DeprecationWarning):
-        assert tasks.QUICKMEANS_PARAMS == get_task("quickmeans").params
 
 
 def test_one_rule_for_names_and_hints():

@@ -8,9 +8,10 @@ import pytest
 
 import sparsekit.cli as cli
 import sparsekit.registry
-from sparsekit import Registration, Registry, hookimpl
+from sparsekit import Registry
 from sparsekit.cli import main
-from sparsekit.run import Task, register_task, unregister_task
+from sparsekit.plugins import Registration, hookimpl
+from sparsekit.run import Task
 
 ATTACK = "\x1b[2J\x1b]0;pwned\x07"
 CONTROLS = ("\x1b", "\x07", "\x9b", "\u202e", "\x00")
@@ -37,16 +38,17 @@ def test_printable_escapes_controls_only():
 
 
 @pytest.fixture
-def echo_task():
+def echo_task(private_registry):
+    """A task that refuses a label other than "plain", in a private registry that stands in for
+    the process-wide one (``sparsekit run`` looks there)."""
+
     def run(ctx):
         label = ctx.params["label"]
         if label != "plain":
             raise ValueError(f"cannot use label {label}")
         return {"label_out": label}
 
-    register_task(Task("test-echo", run, params={"label": "plain"}))
-    yield
-    unregister_task("test-echo")
+    private_registry(Task("test-echo", run, params={"label": "plain"}), process_wide=True)
 
 
 def test_run_rows_print_spec_strings_escaped(tmp_path, capsys, echo_task):

@@ -6,9 +6,9 @@ import pytest
 from scipy.optimize import nnls
 from sklearn.linear_model import orthogonal_mp
 
-from sparsekit.solvers.base import finish
+from sparsekit.solvers.base import finish, scatter
 from sparsekit.solvers.nnomp import NonNegativeOMP
-from sparsekit.solvers.omp import OMP, scatter
+from sparsekit.solvers.omp import OMP
 
 
 def problem(dtype, order, n_signals=30):

@@ -9,13 +9,13 @@ import numpy as np
 import pytest
 
 import sparsekit
-import sparsekit.solvers.hierarchical as hmod
+import sparsekit.factorizers.hierarchical as hmod
+from sparsekit.factorizers.hierarchical import hierarchical_constraints
 from sparsekit.projections import RowColumnTopK
-from sparsekit.solvers.hierarchical import hierarchical_constraints
 
 
 def solver(**kw):
-    return sparsekit.get_solver("hierarchical-palm4msa", **kw)
+    return sparsekit.get_factorizer("hierarchical-palm4msa", **kw)
 
 
 def schedule(shape, fact_k, res_k):

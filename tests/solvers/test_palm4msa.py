@@ -5,8 +5,8 @@ import pytest
 from scipy.linalg import hadamard
 
 import sparsekit
+from sparsekit.factorizers.hierarchical import hierarchical_constraints
 from sparsekit.registry import UnknownComponentError
-from sparsekit.solvers.hierarchical import hierarchical_constraints
 
 
 def splincol(shape, k, k_col=None):
@@ -15,26 +15,21 @@ def splincol(shape, k, k_col=None):
 
 def test_registered_and_protocols():
     """Factorizers are a family of their own: listed as factorizers, not as solvers; neither
-    protocol carries a stub of the other's method; the old solver lookup still works, with a
-    DeprecationWarning naming get_factorizer."""
+    protocol carries a stub of the other's method; a solver lookup of a factorizer is refused
+    with the way to get it."""
     names = {i.name for i in sparsekit.list_components("factorizer")}
     assert {"palm4msa", "hierarchical-palm4msa"} <= names
     assert not names & {i.name for i in sparsekit.list_components("solver")}
     palm = sparsekit.get_factorizer("palm4msa")
     assert not hasattr(palm, "solve")
     assert not hasattr(sparsekit.get_solver("omp"), "factorize")
-    with pytest.warns(DeprecationWarning, match=r"get_factorizer\('palm4msa'\)"):
-        old = sparsekit.get_solver("palm4msa", n_iter=7)
-    assert type(old) is type(palm) and old.n_iter == 7
-    with pytest.warns(DeprecationWarning, match="factorizer"):
-        assert type(sparsekit.default_registry().get("solver", "hierarchical")) is type(
-            sparsekit.get_factorizer("hierarchical-palm4msa")
-        )
+    with pytest.raises(UnknownComponentError, match=r"get_factorizer\('palm4msa'\)"):
+        sparsekit.get_solver("palm4msa", n_iter=7)
     with pytest.raises(UnknownComponentError, match="Did you mean 'palm4msa'"):
         sparsekit.get_solver("palm4mas")
     with pytest.raises(UnknownComponentError, match="Did you mean 'palm4msa'"):
         sparsekit.get_factorizer("palm4mas")
-    with pytest.raises(UnknownComponentError, match="unknown factorizer 'omp'"):
+    with pytest.raises(UnknownComponentError, match="unknown factorizer 'omp': 'omp' is a solver"):
         sparsekit.get_factorizer("omp")  # a sparse solver is not a factorizer
 
 
@@ -48,7 +43,7 @@ def test_exact_product_is_recovered_from_its_support():
         sparsekit.get_projection("support", mask=S1 != 0),
         sparsekit.get_projection("support", mask=S2 != 0),
     ]
-    res = sparsekit.get_solver("palm4msa", n_iter=3000, tol=0).factorize(M, cons)
+    res = sparsekit.get_factorizer("palm4msa", n_iter=3000, tol=0).factorize(M, cons)
     assert res.relative_error < 1e-6
     np.testing.assert_allclose(res.factors.toarray(), M, atol=1e-5 * np.abs(M).max())
     # the objective is the squared Frobenius error of the returned operator
@@ -60,8 +55,8 @@ def test_exact_product_is_recovered_from_its_support():
 def test_safeguard_objective_never_increases_and_factors_satisfy_constraints():
     M = np.random.default_rng(1).standard_normal((32, 32))
     cons = [splincol((32, 32), 2) for _ in range(3)]
-    plain = sparsekit.get_solver("palm4msa", n_iter=60, tol=0).factorize(M, cons)
-    safe = sparsekit.get_solver("palm4msa", n_iter=60, tol=0, safeguard=True).factorize(M, cons)
+    plain = sparsekit.get_factorizer("palm4msa", n_iter=60, tol=0).factorize(M, cons)
+    safe = sparsekit.get_factorizer("palm4msa", n_iter=60, tol=0, safeguard=True).factorize(M, cons)
     assert np.all(np.diff(safe.objective) <= 0)
     assert safe.objective[-1] < np.linalg.norm(M) ** 2
     for res in (plain, safe):
@@ -77,7 +72,7 @@ def test_first_iteration_from_default_init_is_a_projected_gradient_step():
     right-most factor to P(U / 1.001) and then λ by its closed form."""
     M = np.random.default_rng(2).standard_normal((6, 6))
     cons = [sparsekit.get_projection("identity", shape=(6, 6)), splincol((6, 6), 2)]
-    res = sparsekit.get_solver("palm4msa", n_iter=1, tol=0).factorize(M, cons)
+    res = sparsekit.get_factorizer("palm4msa", n_iter=1, tol=0).factorize(M, cons)
     S2 = cons[1](M / 1.001)
     # then S1 is updated from the identity with L = I, R = S2, λ = 1
     c = 1.001 * np.linalg.norm(S2, 2) ** 2
@@ -91,10 +86,11 @@ def test_first_iteration_from_default_init_is_a_projected_gradient_step():
 def test_left_to_right_and_float32():
     M = np.random.default_rng(3).standard_normal((16, 24)).astype(np.float32)
     cons = [splincol((16, 16), 3), splincol((16, 24), 3, 2)]
-    res = sparsekit.get_solver("palm4msa", n_iter=30, update_way="left-to-right").factorize(M, cons)
+    palm = sparsekit.get_factorizer("palm4msa", n_iter=30, update_way="left-to-right")
+    res = palm.factorize(M, cons)
     assert res.factors.dtype == np.float32 and res.factors.shape == (16, 24)
     assert res.relative_error < 0.9
-    rt = sparsekit.get_solver("palm4msa", n_iter=30).factorize(
+    rt = sparsekit.get_factorizer("palm4msa", n_iter=30).factorize(
         M.T, [splincol((24, 16), 2, 3), splincol((16, 16), 3)]
     )
     # left-to-right on M is right-to-left on M^T
@@ -106,9 +102,9 @@ def test_warm_start_and_constant_factor():
     M = rng.standard_normal((8, 8))
     D = np.diag(rng.random(8) + 0.5)
     cons = [sparsekit.get_projection("constant", matrix=D), splincol((8, 8), 3)]
-    res = sparsekit.get_solver("palm4msa", n_iter=20).factorize(M, cons)
+    res = sparsekit.get_factorizer("palm4msa", n_iter=20).factorize(M, cons)
     np.testing.assert_allclose(res.factors.factors[0].toarray(), D)
-    again = sparsekit.get_solver("palm4msa", n_iter=1, tol=0, safeguard=True).factorize(
+    again = sparsekit.get_factorizer("palm4msa", n_iter=1, tol=0, safeguard=True).factorize(
         M,
         cons,
         init_factors=[F.toarray() for F in res.factors.factors],
@@ -119,7 +115,7 @@ def test_warm_start_and_constant_factor():
 
 def test_hadamard_32_recovered():
     H = hadamard(32).astype(float)
-    res = sparsekit.get_solver("hierarchical-palm4msa", n_iter=30).factorize(H, 2, n_factors=5)
+    res = sparsekit.get_factorizer("hierarchical-palm4msa", n_iter=30).factorize(H, 2, n_factors=5)
     assert res.relative_error <= 1e-8
     assert res.factors.n_factors == 5
     assert all(F.nnz == 64 for F in res.factors.factors)  # 2 per row and column
@@ -138,7 +134,7 @@ def test_hierarchical_schedule():
 
 
 def test_bad_input():
-    palm = sparsekit.get_solver("palm4msa")
+    palm = sparsekit.get_factorizer("palm4msa")
     M = np.ones((4, 6))
     with pytest.raises(ValueError, match="do not chain: factor 1 has shape"):
         palm.factorize(M, [splincol((4, 5), 2), splincol((4, 6), 2)])
@@ -159,7 +155,7 @@ def test_bad_input():
     with pytest.raises(ValueError, match="larger than the factors"):
         hierarchical_constraints((8, 8), 3, 9)
     with pytest.raises(ValueError, match="n_iter must be >= 1"):
-        sparsekit.get_solver("palm4msa", n_iter=0).factorize(M, [splincol((4, 6), 2)])
+        sparsekit.get_factorizer("palm4msa", n_iter=0).factorize(M, [splincol((4, 6), 2)])
     with pytest.raises(TypeError, match="constraints\\[0\\] must be a projection"):
         palm.factorize(M, ["splincol"])
     with pytest.raises(ValueError, match="init_factors\\[0\\] has shape"):
@@ -168,16 +164,16 @@ def test_bad_input():
 
 def test_sparse_kernel_path_equals_dense_path(monkeypatch):
     """Products through the CSR factors (chains) give the same iterates as dense BLAS."""
-    import sparsekit.solvers.palm4msa as mod
+    import sparsekit.factorizers.palm4msa as mod
 
     M = np.random.default_rng(5).standard_normal((24, 24))
     cons = [splincol((24, 24), 2) for _ in range(4)]
-    dense = sparsekit.get_solver("palm4msa", n_iter=15, tol=0).factorize(M, cons)
+    dense = sparsekit.get_factorizer("palm4msa", n_iter=15, tol=0).factorize(M, cons)
     monkeypatch.setattr(mod, "SPARSE_MIN_SIZE", 0)
     monkeypatch.setattr(
         mod, "_chain_pays", lambda chain, size: all(f.csr is not None for f in chain)
     )
-    sparse = sparsekit.get_solver("palm4msa", n_iter=15, tol=0).factorize(M, cons)
+    sparse = sparsekit.get_factorizer("palm4msa", n_iter=15, tol=0).factorize(M, cons)
     np.testing.assert_allclose(sparse.objective, dense.objective, rtol=1e-9)
     np.testing.assert_allclose(sparse.factors.toarray(), dense.factors.toarray(), atol=1e-10)
 
@@ -236,7 +232,7 @@ def test_step_size_norms_are_accurate_with_clustered_spectra_and_warm_starts(
     from scipy.stats import ortho_group
 
     import sparsekit.factorizers.palm4msa as mod
-    from sparsekit.solvers.palm4msa import _sq_norm2
+    from sparsekit.factorizers.palm4msa import _sq_norm2
 
     monkeypatch.setattr(mod, "EXACT_NORM_DIM", exact_dim)
 

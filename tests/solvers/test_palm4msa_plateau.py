@@ -7,7 +7,7 @@ import pytest
 from scipy.linalg import hadamard
 
 import sparsekit
-from sparsekit.solvers.palm4msa import PlateauWarning
+from sparsekit.factorizers.palm4msa import PlateauWarning
 
 
 def _butterfly_constraints(n=32, n_factors=5, k=2):
@@ -21,16 +21,17 @@ def test_flat_hadamard_32_stopping_by_tol_on_a_plateau_warns():
         match=r"stopped by tol=1e-06 after 3 of n_iter=200 "
         r"iterations with relative error 0\.968",
     ):
-        res = sparsekit.get_solver("palm4msa", n_iter=200).factorize(H, _butterfly_constraints())
+        palm = sparsekit.get_factorizer("palm4msa", n_iter=200)
+        res = palm.factorize(H, _butterfly_constraints())
     assert res.stop_reason == "tol" and res.n_iter == 3
     # the tol rule is not what holds the fit back: all 200 iterations end at the same error ...
-    full = sparsekit.get_solver("palm4msa", n_iter=200, tol=0).factorize(
+    full = sparsekit.get_factorizer("palm4msa", n_iter=200, tol=0).factorize(
         H, _butterfly_constraints()
     )
     assert full.stop_reason == "max_iter"
     assert full.relative_error == pytest.approx(res.relative_error, abs=1e-5)
     # ... while an exact factorization with these constraints exists (hierarchical finds it)
-    hier = sparsekit.get_solver("hierarchical-palm4msa", n_iter=50).factorize(H, 2, n_factors=5)
+    hier = sparsekit.get_factorizer("hierarchical-palm4msa", n_iter=50).factorize(H, 2, n_factors=5)
     assert hier.relative_error < 1e-8
 
 
@@ -42,14 +43,14 @@ def test_no_plateau_warning_for_a_good_fit_a_long_run_or_a_warm_start():
     with warnings.catch_warnings():
         warnings.simplefilter("error", PlateauWarning)
         # stops by tol quickly with a small error
-        good = sparsekit.get_solver("palm4msa", n_iter=200).factorize(A @ B, cons)
+        good = sparsekit.get_factorizer("palm4msa", n_iter=200).factorize(A @ B, cons)
         assert good.relative_error < 0.5
         # a warm start near a poor point is the caller's choice (QuicK-means refits)
         H = hadamard(32).astype(float)
-        cold = sparsekit.get_solver("palm4msa", n_iter=200, tol=0).factorize(
+        cold = sparsekit.get_factorizer("palm4msa", n_iter=200, tol=0).factorize(
             H, _butterfly_constraints()
         )
-        warm = sparsekit.get_solver("palm4msa", n_iter=200).factorize(
+        warm = sparsekit.get_factorizer("palm4msa", n_iter=200).factorize(
             H,
             _butterfly_constraints(),
             init_factors=[f.toarray() for f in cold.factors.factors],

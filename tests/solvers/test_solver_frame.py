@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 from sklearn.linear_model import Lasso
 
-from sparsekit import Registry, hookimpl
+from sparsekit import Registry
+from sparsekit.plugins import hookimpl
 from sparsekit.registry import Registration
 from sparsekit.solvers import _cpu, fw as _fw, mp as _mp, omp as _omp
 from sparsekit.solvers.base import Codes, PrematureStopWarning, Solver, SparseResult
