@@ -275,3 +275,62 @@ def test_dac_rls_scores_use_blocks_of_block_size_inside_each_chunk(block_size, s
     expected = np.concatenate([np.full(b, 1 / (b + lam)) for b in sizes])
     np.testing.assert_allclose(np.sort(scores[:14]), np.sort(expected[:14]), rtol=1e-12)
     np.testing.assert_allclose(np.sort(scores[14:]), np.sort(expected[14:]), rtol=1e-12)
+
+
+# -- empty chunks (a filtered array after compute_chunk_sizes) ------------------------------------
+def _with_empty_chunks(X):
+    """X cut into chunks of 10, 0, 25, 0 and the rest rows, as boolean filtering leaves them."""
+    return da.from_array(X, chunks=((10, 0, 25, 0, len(X) - 35), (X.shape[1],)))
+
+
+def test_gram_and_transforms_pass_over_empty_chunks():
+    """Oracle: scikit-learn (``rbf_kernel``, ``PCA.transform``) on the whole array; an empty
+    chunk gives an empty block, as kernel k-means and the MMD skip it."""
+    from sklearn.decomposition import PCA
+
+    X = np.random.default_rng(5).standard_normal((40, 3))
+    Xd = _with_empty_chunks(X)
+    G = skd.gram("rbf", Xd, kernel_params={"gamma": 0.3})
+    assert G.chunks == (Xd.chunks[0], Xd.chunks[0])
+    np.testing.assert_allclose(G.compute(), rbf_kernel(X, gamma=0.3), rtol=1e-12)
+    pca = PCA(2).fit(X)
+    np.testing.assert_allclose(skd.transform(pca, Xd).compute(), pca.transform(X), atol=1e-12)
+    ny = skd.nystroem_fit(Xd, "rbf", "uniform", 6, kernel_params={"gamma": 0.3}, random_state=0)
+    Z = skd.nystroem_transform(ny, Xd).compute()
+    S = X[ny.component_indices_]
+    np.testing.assert_allclose(Z, rbf_kernel(X, S, gamma=0.3) @ ny.normalization_, atol=1e-12)
+
+
+def test_solve_passes_over_empty_chunks_of_signals():
+    """Oracle: 1-sparse signals over an orthonormal dictionary, solved exactly by one OMP step;
+    the empty chunk of signals gives no column."""
+    D = np.linalg.qr(np.random.default_rng(0).standard_normal((6, 6)))[0]
+    Y = D[:, [1, 4, 2, 0]] * [2.0, -1.0, 0.5, 3.0]
+    coef = skd.solve("omp", D, da.from_array(Y, chunks=((6,), (2, 0, 2))), n_nonzero_coefs=1)
+    expected = np.zeros((6, 4))
+    expected[[1, 4, 2, 0], [0, 1, 2, 3]] = [2.0, -1.0, 0.5, 3.0]
+    np.testing.assert_allclose(coef.compute(), expected, atol=1e-12)
+
+
+def test_dac_rls_over_empty_chunks_scores_each_chunk_as_one_block():
+    """Oracle: NumPy. With ``block_size`` at least the largest chunk, every chunk is one block
+    whatever its permutation, so a row's score is diag K_c (K_c + λI)⁻¹ of its chunk c; the
+    empty chunks add nothing, and the landmarks are drawn ∝ these scores."""
+    from sparsekit.samplers import _draw
+
+    X = np.random.default_rng(6).standard_normal((40, 3))
+    Xd = _with_empty_chunks(X)
+    lam = 0.1
+    expected = []
+    for lo, hi in [(0, 10), (10, 35), (35, 40)]:
+        K = rbf_kernel(X[lo:hi], gamma=0.3)
+        expected.append(np.diag(K @ np.linalg.inv(K + lam * np.eye(hi - lo))))
+    expected = np.concatenate(expected)
+    kw = dict(kernel_params={"gamma": 0.3}, random_state=3)
+    scores = skd.dac_rls_scores(Xd, "rbf", lam=lam, block_size=25, **kw).compute()
+    np.testing.assert_allclose(scores, expected, rtol=1e-10)
+    ny = skd.nystroem_fit(
+        Xd, "rbf", "dac-rls", 6, sampler_params={"lam": lam, "block_size": 25}, **kw
+    )
+    idx, _ = _draw.fixed_size(expected, 6, np.random.default_rng(3))
+    np.testing.assert_array_equal(ny.component_indices_, idx)
