@@ -56,8 +56,8 @@ def gram(
         evaluated by the kernel's own block code on a worker.
     """
     da = _dask_array()
-    Xd = check_chunked(Xd, "X")
-    Yd = Xd if Yd is None else check_chunked(Yd, "Y", n_features=Xd.shape[1])
+    Xd = check_chunked(Xd, "X", known_rows=False)
+    Yd = Xd if Yd is None else check_chunked(Yd, "Y", Xd.shape[1], known_rows=False)
     d = Xd.shape[1]
     kernel = frozen_kernel(resolve("kernel", kernel, kernel_params, registry=registry), d)
     dtype = np.result_type(Xd.dtype, Yd.dtype, np.float32)

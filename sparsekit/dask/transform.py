@@ -67,7 +67,7 @@ def transform(est: Any, Xd: Any, *, n_features_out: int | None = None, dtype: An
 
     da = _dask_array()
     _check_fitted(est)
-    Xd = check_chunked(Xd, "X", n_features=getattr(est, "n_features_in_", None))
+    Xd = check_chunked(Xd, "X", getattr(est, "n_features_in_", None), known_rows=False)
     d = Xd.shape[1]
     if n_features_out is None and callable(getattr(est, "get_feature_names_out", None)):
         n_features_out = len(est.get_feature_names_out())

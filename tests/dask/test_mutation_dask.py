@@ -312,6 +312,37 @@ def test_solve_passes_over_empty_chunks_of_signals():
     np.testing.assert_allclose(coef.compute(), expected, atol=1e-12)
 
 
+# -- unknown row counts (boolean filtering without compute_chunk_sizes) ---------------------------
+def test_unknown_row_counts_are_a_clear_error_where_n_is_needed():
+    """The fits need n (landmark counts, seeds, partitions): a filtered array with NaN chunk
+    sizes gets a ValueError naming the array and the fix, not a conversion error; the Gram
+    matrix and the transforms do not need n and still work (scikit-learn's ``rbf_kernel`` on
+    the filtered rows)."""
+    X = np.random.default_rng(0).standard_normal((40, 3))
+    Xd = da.from_array(X, chunks=(10, -1))
+    Xu = Xd[Xd[:, 0] > -0.5]
+    assert np.isnan(Xu.shape[0])
+    says = r"X has an unknown number of rows .*X.compute_chunk_sizes\(\)"
+    kw = dict(kernel_params={"gamma": 0.3}, random_state=0)
+    for call in (
+        lambda: skd.nystroem_fit(Xu, "rbf", "uniform", 5, **kw),
+        lambda: skd.dac_rls_scores(Xu, "rbf", lam=0.1, **kw),
+        lambda: skd.kernel_kmeans_fit(Xu, 2, n_landmarks=5, **kw),
+        lambda: skd.nystrom_mmd_fit(Xu, Xd, n_landmarks=5, **kw),
+    ):
+        with pytest.raises(ValueError, match=says):
+            call()
+    with pytest.raises(ValueError, match=r"Y has an unknown number of rows"):
+        skd.nystrom_mmd_fit(Xd, Xu, n_landmarks=5, **kw)
+    kept = X[X[:, 0] > -0.5]
+    G = skd.gram("rbf", Xu, kernel_params={"gamma": 0.3}).compute()
+    np.testing.assert_allclose(G, rbf_kernel(kept, gamma=0.3), rtol=1e-12)
+    ny = skd.nystroem_fit(Xd, "rbf", "uniform", 5, **kw)
+    np.testing.assert_allclose(
+        skd.nystroem_transform(ny, Xu).compute(), ny.transform(kept), rtol=1e-10, atol=1e-12
+    )
+
+
 def test_dac_rls_over_empty_chunks_scores_each_chunk_as_one_block():
     """Oracle: NumPy. With ``block_size`` at least the largest chunk, every chunk is one block
     whatever its permutation, so a row's score is diag K_c (K_c + λI)⁻¹ of its chunk c; the
