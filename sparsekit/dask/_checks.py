@@ -18,15 +18,23 @@ def _dask_array():
     return da
 
 
-def check_chunked(X, name="X", n_features=None):
+def _unknown(size):
+    return size is None or (isinstance(size, float) and math.isnan(size))
+
+
+def check_chunked(X, name="X", n_features=None, known_rows=True):
     """``X`` as a 2-D dask array whose chunks hold whole rows (one chunk along the features).
+
+    ``known_rows=False`` accepts unknown row chunk sizes (NaN, as boolean filtering leaves
+    them) where the caller needs no row count (a Gram matrix, a transform).
 
     Raises
     ------
     TypeError
         ``X`` is not a dask array.
     ValueError
-        Not 2-D, unknown or mismatched feature counts, empty, non-numeric.
+        Not 2-D, unknown or mismatched feature counts, unknown row counts where they are
+        needed, empty, non-numeric.
     """
     da = _dask_array()
     if not isinstance(X, da.Array):
@@ -39,14 +47,15 @@ def check_chunked(X, name="X", n_features=None):
     if not np.issubdtype(X.dtype, np.number) or np.issubdtype(X.dtype, np.complexfloating):
         raise TypeError(f"{name} must hold real numbers, got dtype {X.dtype}")
     d = X.shape[1]
-    if (
-        d is None
-        or (isinstance(d, float) and math.isnan(d))
-        or any(isinstance(c, float) and math.isnan(c) for c in X.chunks[1])
-    ):
+    if _unknown(d) or any(_unknown(c) for c in X.chunks[1]):
         raise ValueError(
             f"{name} has an unknown number of features (chunk sizes NaN); call "
             f"{name}.compute_chunk_sizes() first, with every chunk of the same width"
+        )
+    if known_rows and any(_unknown(c) for c in X.chunks[0]):
+        raise ValueError(
+            f"{name} has an unknown number of rows (chunk sizes NaN, as after boolean "
+            f"filtering); call {name}.compute_chunk_sizes() first"
         )
     if n_features is not None and d != n_features:
         raise ValueError(

@@ -18,8 +18,11 @@ if TYPE_CHECKING:
 
 
 @chunk_task
-def _gram_block(A, B, kernel, d):
-    return np.asarray(kernel(check_block(A, d, "X"), check_block(B, d, "Y")))
+def _gram_block(A, B, kernel, d, out_dtype):
+    A, B = check_block(A, d, "X"), check_block(B, d, "Y")
+    if len(A) == 0 or len(B) == 0:  # an empty chunk (kernels refuse empty input)
+        return np.empty((len(A), len(B)), dtype=out_dtype)
+    return np.asarray(kernel(A, B))
 
 
 def gram(
@@ -39,7 +42,8 @@ def gram(
         (copied) or a function ``k(X, Y) -> Gram``. Data-dependent bandwidth rules must be
         resolved first (a fitted kernel, or gamma).
     Xd, Yd : dask arrays of shape (n, d) and (m, d)
-        Row chunks; chunks along the features are merged. ``Yd`` defaults to ``Xd``.
+        Row chunks (empty ones included); chunks along the features are merged. ``Yd``
+        defaults to ``Xd``.
     kernel_params : dict, optional
         Parameters of a named kernel.
     registry : Registry, optional
@@ -52,13 +56,23 @@ def gram(
         evaluated by the kernel's own block code on a worker.
     """
     da = _dask_array()
-    Xd = check_chunked(Xd, "X")
-    Yd = Xd if Yd is None else check_chunked(Yd, "Y", n_features=Xd.shape[1])
+    Xd = check_chunked(Xd, "X", known_rows=False)
+    Yd = Xd if Yd is None else check_chunked(Yd, "Y", Xd.shape[1], known_rows=False)
     d = Xd.shape[1]
     kernel = frozen_kernel(resolve("kernel", kernel, kernel_params, registry=registry), d)
     dtype = np.result_type(Xd.dtype, Yd.dtype, np.float32)
     return da.blockwise(
-        _gram_block, "ij", Xd, "ik", Yd, "jk", dtype=dtype, concatenate=True, kernel=kernel, d=d
+        _gram_block,
+        "ij",
+        Xd,
+        "ik",
+        Yd,
+        "jk",
+        dtype=dtype,
+        concatenate=True,
+        kernel=kernel,
+        d=d,
+        out_dtype=dtype,
     )
 
 

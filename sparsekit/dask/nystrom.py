@@ -306,7 +306,7 @@ def nystroem_transform(ny: Nystroem, Xd: da.Array) -> da.Array:
     """
     if not hasattr(ny, "normalization_"):
         raise ValueError("nystroem_transform needs a fitted Nystroem (call fit or nystroem_fit)")
-    Xd = check_chunked(Xd, "X", n_features=getattr(ny, "n_features_in_", None))
+    Xd = check_chunked(Xd, "X", getattr(ny, "n_features_in_", None), known_rows=False)
     dtype = np.result_type(Xd.dtype, ny.normalization_.dtype)
     return transform(ny, Xd, n_features_out=ny.n_components_, dtype=dtype)
 

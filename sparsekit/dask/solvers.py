@@ -16,13 +16,15 @@ if TYPE_CHECKING:
 
 
 @chunk_task
-def _solve_block(Yb, D, solver, beta=None):
+def _solve_block(Yb, D, solver, beta=None, *, out_dtype):
     Yb = np.asarray(Yb)
     if Yb.ndim != 2 or Yb.shape[0] != D.shape[0]:
         raise ValueError(
             f"a chunk of Y has shape {Yb.shape} but the dictionary has "
             f"{D.shape[0]} rows: every chunk must hold whole signals (columns)"
         )
+    if Yb.shape[1] == 0:  # an empty chunk of signals (solvers refuse empty input)
+        return np.empty((D.shape[1], 0), dtype=out_dtype)
     if beta is not None:
         import copy
 
@@ -99,6 +101,7 @@ def solve(
         *per_signal,
         dtype=dtype,
         concatenate=True,
+        out_dtype=dtype,
         new_axes={"i": D.shape[1]},
     )
 

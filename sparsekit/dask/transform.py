@@ -11,8 +11,11 @@ from ._heap import chunk_task
 
 
 @chunk_task
-def _transform_block(block, est, d):
-    return np.asarray(est.transform(check_block(block, d)))
+def _transform_block(block, est, d, width, out_dtype):
+    block = check_block(block, d)
+    if len(block) == 0:  # an empty chunk (transformers refuse empty input)
+        return np.empty((0, width), dtype=out_dtype)
+    return np.asarray(est.transform(block))
 
 
 def _check_fitted(est) -> None:
@@ -40,8 +43,8 @@ def transform(est: Any, Xd: Any, *, n_features_out: int | None = None, dtype: An
     est : fitted transformer
         Any fitted object with a ``transform`` that maps rows independently.
     Xd : dask array (n, d)
-        Chunks along the features are merged; ``d`` must be ``est.n_features_in_`` when the
-        transformer has it.
+        Chunks along the features are merged (empty row chunks give empty blocks); ``d`` must
+        be ``est.n_features_in_`` when the transformer has it.
     n_features_out, dtype : optional
         The width and dtype of the output. Default: the length of
         ``est.get_feature_names_out()`` and the dtype of ``est.transform`` of the first row
@@ -64,7 +67,7 @@ def transform(est: Any, Xd: Any, *, n_features_out: int | None = None, dtype: An
 
     da = _dask_array()
     _check_fitted(est)
-    Xd = check_chunked(Xd, "X", n_features=getattr(est, "n_features_in_", None))
+    Xd = check_chunked(Xd, "X", getattr(est, "n_features_in_", None), known_rows=False)
     d = Xd.shape[1]
     if n_features_out is None and callable(getattr(est, "get_feature_names_out", None)):
         n_features_out = len(est.get_feature_names_out())
@@ -78,6 +81,8 @@ def transform(est: Any, Xd: Any, *, n_features_out: int | None = None, dtype: An
         Xd,
         shared,
         d=d,
+        width=int(n_features_out),
+        out_dtype=dtype,
         dtype=dtype,
         chunks=(Xd.chunks[0], (int(n_features_out),)),
     )

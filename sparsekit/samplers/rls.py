@@ -512,6 +512,8 @@ def dac_chunk_scores(
 ) -> np.ndarray:
     """DAC-RLS scores (float64) of the rows of chunk ``index``, its blocks drawn with
     ``seeds[index]`` (a function of one chunk, run where the chunk is)."""
+    if chunk.shape[0] == 0:  # an empty chunk has no rows to score (the sampler refuses them)
+        return np.empty(0)
     blocks = _chunk_blocks(chunk.shape[0], m, seeds[index])
     scores = DACRLSSampler(lam=lam, n_jobs=1).scores_for_partition(chunk, kernel, blocks)
     return scores.astype(np.float64)

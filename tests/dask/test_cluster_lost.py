@@ -155,3 +155,67 @@ def test_no_worker_or_no_connection_stops_waiting_at_the_deadline(monkeypatch, s
     with pytest.raises(ClusterLostError, match=re.escape(says)):
         next(completed(_FakeClient(status), [object()], worker_timeout=0.3, poll=0.01))
     assert 0.3 <= time.monotonic() - start < 5
+
+
+class _Clock:
+    """``time`` of the waiting loop: one second passes at every poll."""
+
+    def __init__(self):
+        self.now = 0.0
+
+    def monotonic(self):
+        return self.now
+
+    def sleep(self, seconds):
+        self.now += 1.0
+
+
+class _FlakyClient:
+    """A client whose scheduler answers with no worker at some polls (a worker restarting)."""
+
+    status = "running"
+
+    def __init__(self, workers):
+        self.workers = iter(workers)
+
+    def scheduler_info(self, n_workers=0):
+        return {"type": "Scheduler", "n_workers": next(self.workers), "workers": {}}
+
+
+class _DoneAfter:
+    """``distributed.as_completed`` whose one future finishes at poll ``n``."""
+
+    n = 0
+
+    def __init__(self, futures):
+        self.futures, self.polls = list(futures), 0
+
+    def is_empty(self):
+        return not self.futures
+
+    def next_batch(self, block=True):
+        self.polls += 1
+        if self.polls < self.n:
+            return []
+        batch, self.futures = self.futures, []
+        return batch
+
+
+class _Done:
+    def result(self):
+        return "ok"
+
+
+def test_the_worker_deadline_counts_from_the_last_poll_with_a_worker(monkeypatch):
+    """Oracle: the documented deadline, "seconds the cluster may have no worker", on a clock
+    that advances one second a poll: gaps of 2 s without a worker, with workers between them
+    (as ``scheduler_info(n_workers=0)`` reports them: a count, no details), never reach a
+    deadline of 2.5 s."""
+    from sparsekit.run import _dask
+
+    monkeypatch.setattr(_dask, "time", _Clock())
+    monkeypatch.setattr(_DoneAfter, "n", 12)
+    monkeypatch.setattr(distributed, "as_completed", _DoneAfter)
+    client = _FlakyClient([0, 0, 0, 2] * 5)
+    fut = _Done()
+    assert list(_dask.completed(client, [fut], worker_timeout=2.5)) == [(fut, "ok")]

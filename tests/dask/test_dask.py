@@ -392,3 +392,56 @@ def test_kernel_kmeans_on_duplicate_points_labels_and_warns_as_in_memory(client)
     np.testing.assert_array_equal(km.predict(X), labels)
     assert len(np.unique(labels)) == 3
     assert km.inertia_ == pytest.approx(ref.inertia_, rel=1e-9, abs=1e-12)
+
+
+class _Mallopt:
+    """A C library that records ``mallopt`` and ``malloc_trim`` calls."""
+
+    def __init__(self):
+        self.calls = []
+
+    def mallopt(self, param, value):
+        self.calls.append(("mallopt", param, value))
+
+    def malloc_trim(self, pad):
+        self.calls.append(("malloc_trim", pad))
+
+
+def test_keep_heap_raises_thresholds_once_and_restores_after_the_last_task(monkeypatch):
+    """Oracle: mallopt(3). M_MMAP_THRESHOLD (-3) is raised to the larger of the task threshold
+    and the process's own, M_TRIM_THRESHOLD (-1) to the task threshold, when the first of
+    overlapping tasks starts; the process's values come back, then malloc_trim(0), only when the
+    last one ends."""
+    from sparsekit.dask import _heap
+
+    libc = _Mallopt()
+    monkeypatch.setattr(_heap, "_libc", libc)
+    monkeypatch.setattr(_heap, "_restore", {-1: 65536, -3: 64 * 2**20})  # mmap above 32 MiB
+    monkeypatch.setattr(_heap, "_active", 0)
+    with _heap.keep_heap():
+        with _heap.keep_heap():
+            assert libc.calls == [("mallopt", -3, 64 * 2**20), ("mallopt", -1, 64 * 2**20)]
+        assert len(libc.calls) == 2  # one task still runs
+    assert libc.calls[2:] == [
+        ("mallopt", -1, 65536),
+        ("mallopt", -3, 64 * 2**20),
+        ("malloc_trim", 0),
+    ]
+    assert _heap._active == 0
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="glibc heap settings")
+def test_heap_restore_values_default_to_glibc_thresholds(monkeypatch):
+    """Oracle: mallopt(3): without MALLOC_MMAP_THRESHOLD_ glibc starts at 128 KiB
+    (DEFAULT_MMAP_THRESHOLD_MIN); the trim threshold to restore is the one the process read."""
+    import platform
+
+    from sparsekit.dask import _heap
+
+    if platform.libc_ver()[0] != "glibc":
+        pytest.skip("glibc only")
+    monkeypatch.setattr(_heap, "_restore", None)
+    monkeypatch.setattr(_heap, "_libc", None)
+    monkeypatch.setattr(_heap, "startup_thresholds", lambda: {"trim": 65536})
+    _heap._setup()
+    assert _heap._restore == {-1: 65536, -3: 128 * 1024}

@@ -164,3 +164,22 @@ def test_transform_maps_any_fitted_transformer_chunk_by_chunk(data):
         skd.transform(sparsekit.Nystroem(), Xd)
     with pytest.raises(TypeError, match="fitted transformer"):
         skd.transform(object(), Xd)
+
+
+def test_nystrom_mmd_uses_the_given_sampler_on_the_pooled_samples(data, private):
+    """Oracle: brute force. ``top-norm`` picks the rows of largest norm of the pooled samples
+    (X then Y), so the landmarks are those rows of ``np.concatenate([X, Y])``."""
+    X, Xd = data
+    Y = X[:50] * 1.5
+    pool = np.concatenate([X, Y])
+    est = skd.nystrom_mmd_fit(
+        Xd,
+        da.from_array(Y, chunks=(20, -1)),
+        kernel="private-linear",
+        sampler="top-norm",
+        n_landmarks=5,
+        registry=private,
+    )
+    expected = np.sort(np.argsort(-np.linalg.norm(pool, axis=1))[:5])
+    np.testing.assert_array_equal(est.nystroem_.component_indices_, expected)
+    np.testing.assert_allclose(est.nystroem_.components_, pool[expected])
