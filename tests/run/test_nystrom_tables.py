@@ -183,7 +183,7 @@ def test_timing_table_passes_run_task_integer_seeds(monkeypatch, random_state):
 
 def test_sampler_params_reach_the_sampler():
     """Oracle: the Nyström approximation computed without the task, with the λ of
-    ``sampler_params`` (0.5) in place of the protocol's rule."""
+    ``sampler_params`` (100, far from the protocol's rule, which gives another error here)."""
     from sparsekit import Nystroem
     from sparsekit.samplers.rls import DACRLSSampler
 
@@ -195,18 +195,22 @@ def test_sampler_params_reach_the_sampler():
         n_draws=1,
         n_eval=40,
         random_state=2,
-        sampler_params={"dac-rls": {"lam": 0.5}},
+        sampler_params={"dac-rls": {"lam": 100.0}},
     )
     rng = np.random.default_rng(2)
     eval_seed = int(rng.integers(2**31))
     ny = Nystroem(
         exp.experiment_kernel(),
-        sampler=DACRLSSampler(lam=0.5),
+        sampler=DACRLSSampler(lam=100.0),
         n_components=8,
         random_state=int(rng.integers(2**31)),
     ).fit(X)
     expected = ny.approximation_error(X, n_eval=40, random_state=eval_seed)
     assert table.errors[("dac-rls", 8)][0] == pytest.approx(expected, rel=1e-12)
+    protocol = exp.frobenius_error_table(
+        X, samplers=("dac-rls",), landmark_counts=(8,), n_draws=1, n_eval=40, random_state=2
+    )
+    assert abs(protocol.errors[("dac-rls", 8)][0] - expected) > 1e-3 * expected
 
 
 def test_max_landmarks_is_inclusive_and_exact_rls_runs_at_its_limit(monkeypatch):
