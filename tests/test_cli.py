@@ -169,3 +169,38 @@ def test_installed_console_script():
         pytest.skip("the sparsekit console script is not installed next to this Python")
     out = subprocess.run([exe, "--version"], capture_output=True, text=True, check=True).stdout
     assert out.strip() == f"sparsekit {sparsekit.__version__}"
+
+
+def test_unknown_name_after_known_ones_runs_nothing(capsys, monkeypatch):
+    """Every name is checked before anything runs; the closest name is suggested."""
+    import sparsekit._warmup as warmup
+
+    monkeypatch.setattr(warmup, "warm_up", lambda families: pytest.fail("warm_up ran"))
+    assert main(["demo", "kernels", "solver"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and "['solver']" in captured.err
+    assert "Did you mean 'solvers'?" in captured.err
+    assert main(["warmup", "kernels", "graph"]) == 2
+    assert "Did you mean 'graphs'?" in capsys.readouterr().err
+
+
+def test_help_texts_say_what_the_commands_do(capsys):
+    """Oracles: the keys of ``list --json``'s output, the run limit of the spec module and the
+    warm-up families, each named in the help."""
+    import json
+
+    from sparsekit._warmup import FAMILIES
+    from sparsekit.run.spec import DEFAULT_MAX_RUNS
+
+    def help_of(*command):
+        with pytest.raises(SystemExit) as exit_:
+            main([*command, "--help"])
+        assert exit_.value.code == 0
+        return " ".join(capsys.readouterr().out.split())
+
+    assert main(["list", "--json"]) == 0
+    keys = json.loads(capsys.readouterr().out)
+    text = help_of("list")
+    assert all(f"'{key}'" in text for key in keys), text
+    assert f"(default {DEFAULT_MAX_RUNS})" in help_of("run")
+    assert f"(default: all of {', '.join(FAMILIES)})" in help_of("warmup")
