@@ -9,6 +9,7 @@ import time
 from collections.abc import Sequence
 
 from . import __version__
+from ._names import did_you_mean
 from ._terminal import PrintableStream, printable, printable_json
 from .hookspecs import FAMILIES
 from .registry import default_registry
@@ -98,10 +99,12 @@ DEMO_SECTIONS = {
 
 
 def _known(names, choices, what) -> bool:
-    """Whether every one of ``names`` is in ``choices``; if not, say which are not on stderr."""
+    """Whether every one of ``names`` is in ``choices``; if not, say on stderr which are not
+    and the choice closest to the first."""
     unknown = [name for name in names if name not in choices]
     if unknown:
-        print(f"unknown {what} {unknown}; choose from {list(choices)}", file=sys.stderr)
+        hint = did_you_mean(unknown[0], list(choices))
+        print(f"unknown {what} {unknown}; choose from {list(choices)}.{hint}", file=sys.stderr)
     return not unknown
 
 
@@ -214,7 +217,7 @@ def build_parser() -> argparse.ArgumentParser:
     p_list.add_argument(
         "--json",
         action="store_true",
-        help="machine-readable output: {'components': [...], 'skipped': [...]}",
+        help="machine-readable output: {'components': [...], 'tasks': [...], 'skipped': [...]}",
     )
     p_list.set_defaults(func=_cmd_list)
     p_demo = sub.add_parser("demo", help="run the demo on generated data and print result tables")

@@ -356,7 +356,7 @@ def score_timing_table(
         table.skipped[s] = "not registered"
     for name in present:
         params = dict((sampler_params or {}).get(name, {}))
-        if not hasattr(make_sampler(name, lam=LAM, **params), "scores"):
+        if not hasattr(make_sampler(name, **params), "scores"):
             table.skipped[name] = "no scores() method: nothing to time"
             continue
         table.samplers.append(name)

@@ -180,3 +180,85 @@ def test_timing_table_passes_run_task_integer_seeds(monkeypatch, random_state):
     )
     assert t.samplers == ["diagonal"] and len(seeds) == 2
     assert all(type(s) is int for s in seeds)
+
+
+def test_sampler_params_reach_the_sampler():
+    """Oracle: the Nyström approximation computed without the task, with the λ of
+    ``sampler_params`` (100, far from the protocol's rule, which gives another error here)."""
+    from sparsekit import Nystroem
+    from sparsekit.samplers.rls import DACRLSSampler
+
+    X = exp.generated_dataset(n=100, d=3, random_state=0)
+    table = exp.frobenius_error_table(
+        X,
+        samplers=("dac-rls",),
+        landmark_counts=(8,),
+        n_draws=1,
+        n_eval=40,
+        random_state=2,
+        sampler_params={"dac-rls": {"lam": 100.0}},
+    )
+    rng = np.random.default_rng(2)
+    eval_seed = int(rng.integers(2**31))
+    ny = Nystroem(
+        exp.experiment_kernel(),
+        sampler=DACRLSSampler(lam=100.0),
+        n_components=8,
+        random_state=int(rng.integers(2**31)),
+    ).fit(X)
+    expected = ny.approximation_error(X, n_eval=40, random_state=eval_seed)
+    assert table.errors[("dac-rls", 8)][0] == pytest.approx(expected, rel=1e-12)
+    protocol = exp.frobenius_error_table(
+        X, samplers=("dac-rls",), landmark_counts=(8,), n_draws=1, n_eval=40, random_state=2
+    )
+    assert abs(protocol.errors[("dac-rls", 8)][0] - expected) > 1e-3 * expected
+
+
+def test_max_landmarks_is_inclusive_and_exact_rls_runs_at_its_limit(monkeypatch):
+    """Oracle: the documented boundaries: ``max_landmarks`` runs ``|S| <= k`` (k itself
+    included); exact RLS is skipped only for n > ``EXACT_RLS_MAX_N``."""
+    X = exp.generated_dataset(n=60, d=3, random_state=0)
+    table = exp.frobenius_error_table(
+        X, samplers=("diagonal",), landmark_counts=(5, 6), n_draws=1, max_landmarks={"diagonal": 5}
+    )
+    assert ("diagonal", 5) in table.errors and ("diagonal", 6) not in table.errors
+    monkeypatch.setattr(exp, "EXACT_RLS_MAX_N", 60)
+    at = exp.frobenius_error_table(X, samplers=("rls",), landmark_counts=(5,), n_draws=1)
+    assert at.samplers == ["rls"] and "rls" not in at.skipped
+    monkeypatch.setattr(exp, "EXACT_RLS_MAX_N", 59)
+    over = exp.frobenius_error_table(X, samplers=("rls",), landmark_counts=(5,), n_draws=1)
+    assert over.samplers == [] and "n > 59" in over.skipped["rls"]
+
+
+def test_mean_std_of_a_cell_is_numpy_over_the_draws():
+    """Oracle: NumPy's mean and (population) standard deviation of the draws of one cell."""
+    draws = np.array([1.0, 2.0, 4.0, 7.0])
+    table = exp.ErrorTable("data", 10, 10, [3], ["uniform"], errors={("uniform", 3): draws})
+    mean, std = table.mean_std("uniform", 3)
+    assert mean == pytest.approx(3.5, rel=1e-15)
+    assert std == pytest.approx(np.sqrt(np.mean((draws - 3.5) ** 2)), rel=1e-12)
+    assert "3.5 ± 2.3" in table.format()
+
+
+def test_timing_table_takes_a_sampler_lambda(monkeypatch):
+    """A ``sampler_params`` λ replaces the protocol's, as in the error table (it raised a
+    TypeError). Oracle: the timed scores sum to the effective dimension at that λ, computed by
+    the sampler directly, not at the protocol's λ."""
+    rows = []
+    real = exp.run_task
+
+    def recording(*args, **kwargs):
+        rows.append(real(*args, **kwargs))
+        return rows[-1]
+
+    monkeypatch.setattr(exp, "run_task", recording)
+    X = exp.generated_dataset(n=80, d=3, random_state=0)
+    t = exp.score_timing_table(
+        X, samplers=("rls",), sizes=(80,), sampler_params={"rls": {"lam": 0.1}}
+    )
+    assert t.samplers == ["rls"] and t.seconds[("rls", 80)] == rows[0]["score_time"]
+    kernel = exp.experiment_kernel().fit(X)
+    d_eff = exp.make_sampler("rls", lam=0.1).effective_dimension(X, kernel)
+    assert rows[0]["sum_scores"] == pytest.approx(d_eff, rel=1e-9)
+    protocol = exp.make_sampler("rls", lam=exp.LAM).effective_dimension(X, kernel)
+    assert abs(protocol - d_eff) > 1e-3 * d_eff

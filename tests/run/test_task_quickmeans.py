@@ -104,3 +104,17 @@ def test_isotropic_mixture_source():
 def test_more_clusters_than_training_points_is_a_clear_error(digits):
     with pytest.raises(ValueError, match="n_clusters=190 is more than the 160 training points"):
         run_task("quickmeans", {"n_clusters": 190}, digits)
+
+
+def test_split_keeps_at_least_one_test_point():
+    """Oracle: the protocol's rule recomputed with NumPy: the permutation of ``default_rng(s)``,
+    its first max(1, ⌊f n⌋) indices for the test set (⌊0.05 · 10⌋ = 0 gives 1 point)."""
+    from sparsekit.experiments.quickmeans import split
+
+    X, y = np.arange(20.0).reshape(10, 2), np.arange(10)
+    for fraction, n_test in ((0.05, 1), (0.2, 2), (0.5, 5)):
+        Xtr, ytr, Xte, yte = split(X, y, np.random.default_rng(7), fraction)
+        perm = np.random.default_rng(7).permutation(10)
+        np.testing.assert_array_equal(yte, perm[:n_test])
+        np.testing.assert_array_equal(ytr, perm[n_test:])
+        np.testing.assert_array_equal(Xte, X[perm[:n_test]])
