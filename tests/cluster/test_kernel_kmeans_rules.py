@@ -560,3 +560,23 @@ def test_n_init_keeps_the_lowest_of_distinct_local_minima():
         6, kernel="linear", method="exact", init="random", n_init=8, tol=0, random_state=0
     ).fit(X)
     assert km.inertia_ == pytest.approx(min(singles), rel=1e-9)
+
+
+@pytest.mark.parametrize("method", ["exact", "nystrom"])
+def test_a_far_cluster_does_not_merge_the_near_ones(method):
+    """Oracle: scikit-learn's KMeans from the same seeds. A cluster 1e6 away made the tie band of
+    the final assignment 1e-9 x 1e12 = 1000 wide, so that the point 0 and the cluster at -1 were
+    labelled with the centre 30 (squared distance 900 taken for a tie with 0.11), two clusters
+    merged and the fit warned of duplicate points."""
+    X = np.array([[-1.0], [-1.0], [0.0], [30.0], [30.0], [1e6], [1e6]])
+    seeds = np.array([3, 0, 5])
+    ref = KMeans(3, init=X[seeds], n_init=1, algorithm="lloyd", tol=0).fit(X)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        km = KernelKMeans(
+            3, kernel="linear", method=method, init=seeds, tol=0, n_landmarks=1, random_state=0
+        ).fit(X)
+    np.testing.assert_array_equal(km.labels_, ref.labels_)
+    np.testing.assert_array_equal(km.predict(X), ref.labels_)
+    assert km.inertia_ == pytest.approx(ref.inertia_, rel=1e-6)
+    assert km.inertia_ == pytest.approx(-km.score(X), rel=1e-6)
