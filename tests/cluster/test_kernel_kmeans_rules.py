@@ -657,3 +657,50 @@ def test_inertia_is_the_objective_of_the_labels_after_the_tie_rule(method):
     np.testing.assert_array_equal(km.predict(X), km.labels_)
     C = ref.cluster_centers_[:, 0]
     assert km.inertia_ == pytest.approx(((X[:, 0] - C[km.labels_]) ** 2).sum(), rel=1e-6)
+
+
+def test_n_iter_stays_within_max_iter_when_the_last_iteration_converges(blobs):
+    """Oracle: scikit-learn's KMeans from the same seeds. Lloyd converges N - 1 centre updates
+    in (scikit-learn's N-th iteration changes no label): with max_iter = N - 1 the fit makes
+    these N - 1 updates and n_iter_ is N - 1, not N."""
+    seeds = np.array([0, 1, 2, 3, 4])
+    full = KMeans(5, init=blobs[seeds], n_init=1, algorithm="lloyd", tol=0).fit(blobs)
+    last = full.n_iter_ - 1
+    ref = KMeans(5, init=blobs[seeds], n_init=1, algorithm="lloyd", tol=0, max_iter=last)
+    ref.fit(blobs)
+    km = KernelKMeans(5, kernel="linear", method="exact", init=seeds, tol=0, max_iter=last)
+    km.fit(blobs)
+    assert km.n_iter_ == ref.n_iter_ == last
+    np.testing.assert_array_equal(km.labels_, full.labels_)
+    np.testing.assert_array_equal(km.labels_, ref.labels_)
+
+
+def test_n_init_keeps_the_first_of_equal_objectives():
+    """Oracle: scikit-learn's KMeans, which replaces its best run only for a strictly lower
+    inertia. Three separated squares: the four seedings that init="random" draws (replayed from
+    the same generator) all find the squares, each numbered in another order, with equal
+    objectives (integer data); the fit keeps the numbering of the first."""
+    square = np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
+    X = np.vstack([square, square + [20.0, 0.0], square + [0.0, 20.0]])
+    rng = np.random.default_rng(2)
+    draws = [rng.choice(len(X), 3, replace=False) for _ in range(4)]
+    refs = [KMeans(3, init=X[d], n_init=1, algorithm="lloyd", tol=0).fit(X) for d in draws]
+    assert {r.inertia_ for r in refs} == {6.0}
+    assert len({tuple(r.labels_) for r in refs}) == 4
+    km = KernelKMeans(
+        3, kernel="linear", method="exact", init="random", n_init=4, tol=0, random_state=2
+    ).fit(X)
+    np.testing.assert_array_equal(km.labels_, refs[0].labels_)
+
+
+def test_a_cluster_emptied_after_the_first_iteration_is_repaired_as_sklearn_does():
+    """Oracle: scikit-learn's KMeans from the same seeds, which gives an empty cluster the
+    point farthest from its centre. Here cluster 2 keeps its seed at the first assignment and
+    loses every point at the second, when the centres have moved."""
+    X = np.array([[14, 18], [14, 13], [16, 17], [17, 4], [8, 16], [4, 14], [19, 6]], float)
+    seeds = np.array([1, 6, 0, 2])
+    ref = KMeans(4, init=X[seeds], n_init=1, algorithm="lloyd", tol=0).fit(X)
+    km = KernelKMeans(4, kernel="linear", method="exact", init=seeds, tol=0).fit(X)
+    np.testing.assert_array_equal(km.labels_, ref.labels_)
+    assert km.n_iter_ == ref.n_iter_
+    assert km.inertia_ == pytest.approx(ref.inertia_, rel=1e-9)
