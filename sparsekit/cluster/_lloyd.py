@@ -173,17 +173,46 @@ def reassign(D: np.ndarray, labels: np.ndarray) -> np.ndarray:
     return np.where(D[rows, labels] <= D[rows, new], labels, new)
 
 
-def nearest(D: np.ndarray, rtol: float = 1e-9) -> np.ndarray:
-    """The closest centre of every row of D (n, k): the lowest index among the centres within
-    ``rtol`` times the row's largest distance of its smallest.
+def nearest(
+    D: np.ndarray, row_sq: np.ndarray, col_sq: np.ndarray, rtol: float = 1e-9
+) -> np.ndarray:
+    """The closest centre of every row of D (n, k); of centres whose distances tie up to
+    rounding, the lowest index.
 
     The labels a fit reports and the centres ``predict`` picks for new points, so that both
     agree although they compute the distances in different orders: centres that tie up to
     rounding (duplicate points split over several clusters) give the lowest index, as the
     first minimum of scikit-learn's ``KMeans`` does for exact ties.
+
+    Parameters
+    ----------
+    D : ndarray of shape (n, k)
+        Squared distances ``‖x_i − c_j‖²``, computed as ``‖x_i‖² − 2⟨x_i, c_j⟩ + ‖c_j‖²``.
+    row_sq, col_sq : ndarray of shape (n,) and (k,)
+        The squared norms ``‖x_i‖²`` and ``‖c_j‖²`` (upper bounds will do).
+    rtol : float, default 1e-9
+        Width of a tie relative to these norms.
+
+    Returns
+    -------
+    ndarray of int, shape (n,)
+
+    Notes
+    -----
+    Centre j ties with the closest centre m of row i when
+    ``D[i, j] − D[i, m] <= rtol (‖x_i‖² + ‖c_j‖² + ‖c_m‖²)``. The rounding error of a distance
+    so computed grows with the norms, not with the distance: a sum of m terms is off by up to
+    about ``(m − 1) u Σ|terms|`` (Higham, *Accuracy and Stability of Numerical Algorithms*,
+    2nd ed., 2002, §4.2), and a centre is a sum over its cluster; ``rtol = 1e-9`` covers
+    clusters of a few million points. A tie measured relative to the row's largest distance,
+    as before, grew with the farthest centre: a cluster 1e6 away made distances 900 and 0.1
+    a tie.
     """
     D = np.asarray(D)
-    near = D <= D.min(axis=1, keepdims=True) + rtol * D.max(axis=1, keepdims=True)
+    m = np.argmin(D, axis=1)
+    rows = np.arange(D.shape[0])
+    scale = (row_sq + col_sq[m])[:, None] + col_sq[None, :]
+    near = D <= D[rows, m][:, None] + rtol * scale
     return np.argmax(near, axis=1)
 
 

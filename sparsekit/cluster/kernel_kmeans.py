@@ -146,9 +146,10 @@ class KernelKMeans(TransformerMixin, ParamsMixin):
     Attributes
     ----------
     labels_ : int64 array (n,)
-        The closest centre of every training point; of centres within 1e-9 times the point's
-        largest distance of the closest (duplicate points split over clusters with equal
-        centres), the lowest index, so that ``predict(X_train) == labels_``. When fewer
+        The closest centre of every training point; of centres that tie with the closest up
+        to rounding, within 1e-9 times the squared norms in ℋ of the point and the two centres
+        (duplicate points split over clusters with equal centres), the lowest index, so that
+        ``predict(X_train) == labels_``. When fewer
         distinct clusters than ``n_clusters`` remain (fewer distinct points than clusters),
         fit warns (``UserWarning``, in the words of scikit-learn's ``KMeans``).
     inertia_ : float
@@ -415,9 +416,6 @@ class KernelKMeans(TransformerMixin, ParamsMixin):
                 int(self.max_iter),
                 float(self.tol),
             )
-            # the closest centres, ties up to rounding to the lowest index as in predict
-            labels = nearest(steps.D)
-            obj = float(steps.D[np.arange(n), labels].sum())
             # the centres the last labels were assigned to, against which obj is measured
             if method == "exact":
                 H = _indicator(steps.centre_labels, k)
@@ -425,8 +423,13 @@ class KernelKMeans(TransformerMixin, ParamsMixin):
                     cc = last["cc"]
                 else:  # the best of several inits was not the last run
                     cc = exact_distances(K, diag, steps.centre_labels, k, n_threads)[1]
+                row_sq, col_sq = diag, cc
             else:
                 centres = means(Z, steps.centre_labels, k)
+                row_sq, col_sq = zsq, np.einsum("ij,ij->i", centres, centres)
+            # the closest centres, ties up to rounding to the lowest index as in predict
+            labels = nearest(steps.D, row_sq, col_sq)
+            obj = float(steps.D[np.arange(n), labels].sum())
         warn_distinct(np.bincount(labels, minlength=k))
         self.kernel_ = kernel
         self.method_ = method
@@ -447,8 +450,10 @@ class KernelKMeans(TransformerMixin, ParamsMixin):
         return self
 
     # -- use ---------------------------------------------------------------------------------
-    def _sq_distances(self, X):
-        """‖φ(x) − c_j‖²_ℋ for every row of X, computed in row blocks."""
+    def _sq_distances(self, X, norms=False):
+        """‖φ(x) − c_j‖²_ℋ for every row of X, computed in row blocks; with ``norms``, also
+        (upper bounds of) the squared norms of the rows and of the centres in ℋ, for
+        :func:`~sparsekit.cluster._lloyd.nearest`."""
         self._check_is_fitted()
         kernel = self.kernel_
         Xp = self._validate(X, kernel, fitting=False)
@@ -468,13 +473,16 @@ class KernelKMeans(TransformerMixin, ParamsMixin):
                 with one_blas_thread(skinny):
                     KH = Kb @ self._H
                 out[r0:r1] = diag[r0:r1, None] - 2.0 * KH + self._cc[None, :]
-            return np.maximum(out, 0.0)
+            out = np.maximum(out, 0.0)
+            return (out, diag, self._cc) if norms else out
         Z = np.asarray(self.nystroem_.transform(Xp), dtype=np.float64)
         zsq = np.einsum("ij,ij->i", Z, Z)
         resid = np.maximum(np.asarray(kernel.diag(Xp), dtype=np.float64) - zsq, 0.0)
+        C = self.cluster_centers_
         with one_blas_thread(skinny):
-            D = sq_dists(Z, zsq, self.cluster_centers_)
-        return D + resid[:, None]
+            D = sq_dists(Z, zsq, C)
+        D += resid[:, None]
+        return (D, zsq + resid, np.einsum("ij,ij->i", C, C)) if norms else D
 
     def transform(self, X: DataLike) -> np.ndarray:
         """Compute the distances ‖φ(x) − c_j‖_ℋ to the k centres.
@@ -509,7 +517,7 @@ class KernelKMeans(TransformerMixin, ParamsMixin):
         ndarray of shape (n_samples,)
             The index of the closest centre in feature space.
         """
-        return nearest(self._sq_distances(X)).astype(np.int64)
+        return nearest(*self._sq_distances(X, norms=True)).astype(np.int64)
 
     def fit_predict(self, X: DataLike, y: object = None) -> np.ndarray:
         """Cluster ``X`` and return its labels.

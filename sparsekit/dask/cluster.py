@@ -97,7 +97,7 @@ def _nearest_chunk(Z, zsq, C):
     (:func:`sparsekit.cluster._lloyd.nearest`), with their objective and counts."""
     with one_blas_thread(is_skinny(len(C))):
         D = sq_dists(Z, zsq, C)
-    labels = nearest(D)
+    labels = nearest(D, zsq, np.einsum("ij,ij->i", C, C))
     own = D[np.arange(D.shape[0]), labels]
     return labels, (float(own.sum()), np.bincount(labels, minlength=len(C)))
 

@@ -12,6 +12,7 @@ updates, equal to ``KMeans(max_iter=2)``).
 """
 
 import warnings
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -560,3 +561,146 @@ def test_n_init_keeps_the_lowest_of_distinct_local_minima():
         6, kernel="linear", method="exact", init="random", n_init=8, tol=0, random_state=0
     ).fit(X)
     assert km.inertia_ == pytest.approx(min(singles), rel=1e-9)
+
+
+@pytest.mark.parametrize("method", ["exact", "nystrom"])
+def test_a_far_cluster_does_not_merge_the_near_ones(method):
+    """Oracle: scikit-learn's KMeans from the same seeds. A cluster 1e6 away made the tie band of
+    the final assignment 1e-9 x 1e12 = 1000 wide, so that the point 0 and the cluster at -1 were
+    labelled with the centre 30 (squared distance 900 taken for a tie with 0.11), two clusters
+    merged and the fit warned of duplicate points."""
+    X = np.array([[-1.0], [-1.0], [0.0], [30.0], [30.0], [1e6], [1e6]])
+    seeds = np.array([3, 0, 5])
+    ref = KMeans(3, init=X[seeds], n_init=1, algorithm="lloyd", tol=0).fit(X)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        km = KernelKMeans(
+            3, kernel="linear", method=method, init=seeds, tol=0, n_landmarks=1, random_state=0
+        ).fit(X)
+    np.testing.assert_array_equal(km.labels_, ref.labels_)
+    np.testing.assert_array_equal(km.predict(X), ref.labels_)
+    assert km.inertia_ == pytest.approx(ref.inertia_, rel=1e-6)
+    assert km.inertia_ == pytest.approx(-km.score(X), rel=1e-6)
+
+
+def rational_lloyd(x, seeds, k, max_iter, tol):
+    """Lloyd on 1-D data in exact rational arithmetic, written from the definitions:
+    ``(labels, objective, n_iter)``. Assign to the seeds, then each iteration moves the centres
+    to the means and reassigns (a tie keeps the current label); stop when no label changes or
+    when the objective decreased by at most ``tol`` times its previous value. The objective
+    reported is that of the last labels against the centres they were assigned to; ``n_iter``
+    counts as scikit-learn's KMeans (one more for the assignment that changed nothing)."""
+    x = [Fraction(v) for v in x]
+    tol = Fraction(tol)
+
+    def assign(cs, current):
+        out = []
+        for i, v in enumerate(x):
+            d = [(v - c) ** 2 for c in cs]
+            best = min(range(k), key=lambda j: d[j])
+            out.append(current[i] if current and d[current[i]] == d[best] else best)
+        return out
+
+    labels = assign([x[s] for s in seeds], None)
+    prev = None
+    for n_iter in range(1, max_iter + 1):
+        cs = []
+        for j in range(k):
+            members = [v for v, lab in zip(x, labels) if lab == j]
+            cs.append(sum(members) / len(members))
+        obj = sum((v - cs[lab]) ** 2 for v, lab in zip(x, labels))
+        new = assign(cs, labels)
+        result = new, sum((v - cs[lab]) ** 2 for v, lab in zip(x, new))
+        if new == labels:
+            return (*result, min(n_iter + 1, max_iter))
+        if prev is not None and prev - obj <= tol * prev:
+            break
+        labels, prev = new, obj
+    return (*result, n_iter)
+
+
+@pytest.mark.parametrize("tol", [0.9375, np.nextafter(0.9375, 0.0), np.nextafter(0.9375, 1.0)])
+def test_tol_stops_when_the_decrease_equals_tol_times_the_objective(tol):
+    """Oracle: Lloyd in exact rational arithmetic (``rational_lloyd``). On these integers with
+    clusters of 1 and 2 points every distance and objective is exact in floating point: the
+    objectives are 128, 8 and 1/2, so the second iteration decreases the objective by exactly
+    15/16 = 0.9375 of its value. ``tol=0.9375`` stops there ("at most tol times"), a tol one
+    float below does not (two more iterations), one float above does."""
+    x = [4, 20, 24, 25]
+    seeds = np.array([1, 2, 3])
+    labels, obj, n_iter = rational_lloyd(x, seeds, 3, 300, tol)
+    assert n_iter == (4 if tol < 0.9375 else 2)
+    km = KernelKMeans(3, kernel="linear", method="exact", init=seeds, tol=tol)
+    km.fit(np.array(x, dtype=np.float64)[:, None])
+    assert km.n_iter_ == n_iter
+    np.testing.assert_array_equal(km.labels_, labels)
+    assert km.inertia_ == pytest.approx(float(obj), rel=1e-12)
+
+
+@pytest.mark.parametrize("method", ["exact", "nystrom"])
+def test_inertia_is_the_objective_of_the_labels_after_the_tie_rule(method):
+    """Oracle: scikit-learn's KMeans from the same seeds gives the converged partition and its
+    centres (-40 and +82 about 2^20); the inertia is then brute force over the labels reported.
+    2^20 from the origin the tie band of the final assignment (1e-9 times the squared norms,
+    about 3300) holds the point +20, at squared distances 3600 and 3844 of the two centres: it
+    is labelled with the lower index, and inertia_ must be the objective of these labels
+    (8244), not that of Lloyd's last assignment (8000)."""
+    p = 2.0**20
+    X = np.array([[p - 100], [p + 20], [p + 62], [p + 102]])
+    seeds = np.array([2, 1])
+    ref = KMeans(2, init=X[seeds], n_init=1, algorithm="lloyd", tol=0).fit(X)
+    np.testing.assert_array_equal(ref.labels_, [1, 1, 0, 0])
+    km = KernelKMeans(
+        2, kernel="linear", method=method, init=seeds, tol=0, n_landmarks=1, random_state=0
+    ).fit(X)
+    np.testing.assert_array_equal(km.labels_, [1, 0, 0, 0])
+    np.testing.assert_array_equal(km.predict(X), km.labels_)
+    C = ref.cluster_centers_[:, 0]
+    assert km.inertia_ == pytest.approx(((X[:, 0] - C[km.labels_]) ** 2).sum(), rel=1e-6)
+
+
+def test_n_iter_stays_within_max_iter_when_the_last_iteration_converges(blobs):
+    """Oracle: scikit-learn's KMeans from the same seeds. Lloyd converges N - 1 centre updates
+    in (scikit-learn's N-th iteration changes no label): with max_iter = N - 1 the fit makes
+    these N - 1 updates and n_iter_ is N - 1, not N."""
+    seeds = np.array([0, 1, 2, 3, 4])
+    full = KMeans(5, init=blobs[seeds], n_init=1, algorithm="lloyd", tol=0).fit(blobs)
+    last = full.n_iter_ - 1
+    ref = KMeans(5, init=blobs[seeds], n_init=1, algorithm="lloyd", tol=0, max_iter=last)
+    ref.fit(blobs)
+    km = KernelKMeans(5, kernel="linear", method="exact", init=seeds, tol=0, max_iter=last)
+    km.fit(blobs)
+    assert km.n_iter_ == ref.n_iter_ == last
+    np.testing.assert_array_equal(km.labels_, full.labels_)
+    np.testing.assert_array_equal(km.labels_, ref.labels_)
+
+
+def test_n_init_keeps_the_first_of_equal_objectives():
+    """Oracle: scikit-learn's KMeans, which replaces its best run only for a strictly lower
+    inertia. Three separated squares: the four seedings that init="random" draws (replayed from
+    the same generator) all find the squares, each numbered in another order, with equal
+    objectives (integer data); the fit keeps the numbering of the first."""
+    square = np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
+    X = np.vstack([square, square + [20.0, 0.0], square + [0.0, 20.0]])
+    rng = np.random.default_rng(2)
+    draws = [rng.choice(len(X), 3, replace=False) for _ in range(4)]
+    refs = [KMeans(3, init=X[d], n_init=1, algorithm="lloyd", tol=0).fit(X) for d in draws]
+    assert {r.inertia_ for r in refs} == {6.0}
+    assert len({tuple(r.labels_) for r in refs}) == 4
+    km = KernelKMeans(
+        3, kernel="linear", method="exact", init="random", n_init=4, tol=0, random_state=2
+    ).fit(X)
+    np.testing.assert_array_equal(km.labels_, refs[0].labels_)
+
+
+def test_a_cluster_emptied_after_the_first_iteration_is_repaired_as_sklearn_does():
+    """Oracle: scikit-learn's KMeans from the same seeds, which gives an empty cluster the
+    point farthest from its centre. Here cluster 2 keeps its seed at the first assignment and
+    loses every point at the second, when the centres have moved."""
+    X = np.array([[14, 18], [14, 13], [16, 17], [17, 4], [8, 16], [4, 14], [19, 6]], float)
+    seeds = np.array([1, 6, 0, 2])
+    ref = KMeans(4, init=X[seeds], n_init=1, algorithm="lloyd", tol=0).fit(X)
+    km = KernelKMeans(4, kernel="linear", method="exact", init=seeds, tol=0).fit(X)
+    np.testing.assert_array_equal(km.labels_, ref.labels_)
+    assert km.n_iter_ == ref.n_iter_
+    assert km.inertia_ == pytest.approx(ref.inertia_, rel=1e-9)

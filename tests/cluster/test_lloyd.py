@@ -154,3 +154,26 @@ def test_a_uniform_rounded_up_to_a_subnormal_potential_draws_no_point_of_weight_
         6, 2, lambda idx: sq[:, idx], _StubGenerator(np.nextafter(1.0, 0.0)), n_trials=1
     )
     assert seeds[0] == 0 and seeds[1] == 4
+
+
+@pytest.mark.parametrize("max_iter", [1, 2])
+def test_lloyd_stopped_early_returns_the_last_assignment_and_its_objective(max_iter):
+    """Oracle: scikit-learn's KMeans from the same seeds, stopped after the same number of
+    centre updates: its labels are those of the last assignment and its inertia their
+    objective against the centres they were assigned to."""
+    from sklearn.cluster import KMeans
+    from sklearn.datasets import make_blobs
+
+    X = make_blobs(120, centers=4, cluster_std=2.5, random_state=1)[0]
+    seeds = np.array([0, 1, 2, 3])
+    ref = KMeans(4, init=X[seeds], n_init=1, algorithm="lloyd", tol=0, max_iter=max_iter).fit(X)
+    xsq = np.einsum("ij,ij->i", X, X)
+    steps = _lloyd.DenseLloyd(
+        _lloyd.sq_dists(X, xsq, X[seeds]),
+        lambda labels: _lloyd.sq_dists(X, xsq, _lloyd.means(X, labels, 4)),
+        4,
+    )
+    labels, obj, n_iter = _lloyd.lloyd(steps, max_iter, 0.0)
+    assert n_iter == ref.n_iter_ == max_iter
+    np.testing.assert_array_equal(labels, ref.labels_)
+    assert obj == pytest.approx(ref.inertia_, rel=1e-10)
