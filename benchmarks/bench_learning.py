@@ -98,7 +98,6 @@ def main():
             n_components=m,
             alpha=lam,
             solver=solver,
-            tol=1e-6,
             max_iter=200,
             kernel_params={"gamma": gamma},
         )

@@ -95,7 +95,7 @@ def nystrom_ridge_fit(
     n_components: int = 100,
     *,
     alpha: float = 1e-6,
-    tol: float = 1e-7,
+    tol: float = 1e-4,
     max_iter: int = 100,
     kernel_params: dict[str, Any] | None = None,
     sampler_params: dict[str, Any] | None = None,

@@ -166,7 +166,7 @@ class FalkonSystem:
             return solve_triangular(self.T, cho_solve((factor, False), rhs / self.n))
 
 
-def conjugate_gradient(apply, b, x0=None, tol=1e-7, max_iter=100, callback=None):
+def conjugate_gradient(apply, b, x0=None, tol=1e-4, max_iter=100, callback=None):
     """Solve W x = b for a symmetric positive definite W, column by column (Hestenes & Stiefel
     1952; Saad, *Iterative Methods for Sparse Linear Systems*, 2003, Alg. 6.18).
 

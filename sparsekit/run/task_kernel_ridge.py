@@ -80,7 +80,7 @@ TASK = Task(
         "n_components": 100,
         "alpha": 1e-6,
         "solver": "pcg",
-        "tol": 1e-7,
+        "tol": 1e-4,
         "max_iter": 200,
         "test_fraction": 0.25,
         "lam": None,
