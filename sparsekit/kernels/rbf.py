@@ -358,7 +358,8 @@ class LaplacianKernel(VectorKernel):
     Parameters
     ----------
     gamma : float > 0, optional
-        Default: 1 / n_features (scikit-learn's ``laplacian_kernel``).
+        Default: 1 / n_features (scikit-learn's ``laplacian_kernel``). A gamma beyond the
+        float32 range multiplies float32 distances in float64: k(x, x) = 1 at any gamma.
     backend : {"auto", "cpu", "cuda"}, default "auto"
         Where the Gram blocks are computed: ``"auto"`` takes CUDA only when a device is usable
         and the block is large enough (:func:`~sparsekit.kernels.base.resolve_backend`).
@@ -388,7 +389,7 @@ class LaplacianKernel(VectorKernel):
             _sparse_cpu.csr_l1_distances(Xb, Y, out)
         else:
             _cpu.l1_distances(Xb, Y, out)
-        _cpu.exp_scale_inplace(out, out.dtype.type(-self._gamma(Xb.shape[1])))
+        _cpu.exp_scale_inplace(out, -self._gamma(Xb.shape[1]))
 
     def _diag(self, X):
         return np.ones(X.shape[0], dtype=X.dtype)
@@ -396,7 +397,7 @@ class LaplacianKernel(VectorKernel):
     def _cuda_entries(self, X):
         from . import _cuda
 
-        return _cuda.laplacian_entries, (X.dtype.type(self._gamma(X.shape[1])),)
+        return _cuda.laplacian_entries, (_cpu.scalar_of(X.dtype, self._gamma(X.shape[1])),)
 
 
 __all__ = ["RBFKernel", "LaplacianKernel"]

@@ -157,6 +157,26 @@ def test_rbf_gamma_beyond_the_float32_range_gives_the_limits_not_nan(backend, rn
     np.testing.assert_array_equal(K * (1 - np.eye(12, 5)), 0.0)
 
 
+@pytest.mark.parametrize("backend", ["cpu", "cuda"])
+@pytest.mark.parametrize(
+    "name,skfun", [("laplacian", skp.laplacian_kernel), ("chi2", skp.chi2_kernel)]
+)
+def test_gamma_beyond_the_float32_range_gives_the_float64_values_not_nan(name, skfun, backend):
+    """gamma = 1e40 is a float64 but no float32 (largest 3.4e38): rounded to float32 it is
+    inf, and inf * 0 made k(x, x) NaN where exp(-gamma * 0) = 1. Distances of subnormal
+    float32 size (1e-40) put gamma * distance near 1, so the values are not only the limits 0
+    and 1. Oracle: scikit-learn's kernel in float64 on the same float32 values (for one
+    feature with a zero, the chi2 distance is the other value, as the L1 distance)."""
+    X = np.array([[0.0], [1e-40], [3e-40], [1.0]], dtype=np.float32)
+    want = skfun(X.astype(np.float64), gamma=1e40)
+    assert 0.1 < want[0, 1] < 0.9  # not a limit
+    k = sparsekit.get_kernel(name, gamma=1e40, backend=backend)
+    for args in ((X,), (X, X[:3])):
+        got = _no_warning(k, *args)
+        assert got.dtype == np.float32
+        np.testing.assert_allclose(got, want[:, : got.shape[1]], rtol=1e-4, atol=0)
+
+
 @pytest.mark.parametrize(
     "dtype,scale", [(np.float64, 1e-300), (np.float64, 1e300), (np.float32, 1e-38)]
 )
