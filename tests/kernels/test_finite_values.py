@@ -6,6 +6,7 @@ silently.
 """
 
 import re
+import warnings
 
 import numpy as np
 import pytest
@@ -282,3 +283,105 @@ def test_polynomial_products_that_underflow_on_the_way_are_exact(rng):
     want = skp.polynomial_kernel(X64, gamma=1e50, degree=2, coef0=0.0)
     np.testing.assert_allclose(_no_warning(k, X), want, rtol=1e-5)
     np.testing.assert_allclose(_no_warning(k.diag, X), np.diag(want), rtol=1e-5)
+
+
+# -- products of rows at different scales -------------------------------------------------------
+@pytest.mark.parametrize("sparse", [False, True])
+@pytest.mark.parametrize("swap", [False, True])
+def test_products_of_tiny_and_huge_rows_are_exact(swap, sparse, rng):
+    """x ~ 1e-200 and z ~ 1e300: <x, z> ~ 1e100 needs no rescaling, though x (or z) alone at
+    its scale would under- (over-)flow when rescaled by the other's scale. Oracle: the
+    products of the unscaled data times 1e100 (scikit-learn's ``linear_kernel`` and
+    ``polynomial_kernel``); the inputs are left unchanged."""
+    import scipy.sparse as sp
+
+    X, Y = rng.normal(size=(6, 4)), rng.normal(size=(5, 4))
+    A, B = X * 1e-200, Y * 1e300
+    if swap:
+        X, Y, A, B = Y, X, B, A
+    if sparse:
+        A, B = sp.csr_matrix(A), sp.csr_matrix(B)
+    kept = [a.copy() for a in (A, B)]
+    np.testing.assert_allclose(
+        _no_warning(sparsekit.get_kernel("linear"), A, B),
+        skp.linear_kernel(X, Y) * 1e100,
+        rtol=1e-12,
+    )
+    k = sparsekit.get_kernel("polynomial", gamma=1e-100, degree=2, coef0=0.5)
+    want = skp.polynomial_kernel(X, Y, gamma=1.0, degree=2, coef0=0.5)
+    np.testing.assert_allclose(_no_warning(k, A, B), want, rtol=1e-12)
+    for a, b in zip((A, B), kept):
+        np.testing.assert_array_equal(a.toarray() if sparse else a, b.toarray() if sparse else b)
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_rescaling_leaves_the_callers_data_unchanged(sparse, rng):
+    """The kernels rescale data at 1e200 by powers of two before their products: on copies,
+    never on the caller's arrays. Oracle: copies taken before the calls."""
+    import scipy.sparse as sp
+
+    X, Y = rng.normal(size=(6, 3)) * 1e200, rng.normal(size=(4, 3)) * 1e200
+    A, B = (sp.csr_matrix(X), sp.csr_matrix(Y)) if sparse else (X, Y)
+    with np.errstate(over="ignore"):
+        for name in ("linear", "polynomial", "rbf"):
+            k = sparsekit.get_kernel(name)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)
+                k(A, B)
+                k(A)
+                k.diag(A)
+    np.testing.assert_array_equal(A.toarray() if sparse else A, X)
+    np.testing.assert_array_equal(B.toarray() if sparse else B, Y)
+
+
+def test_polynomial_sum_of_products_that_overflows_only_over_the_features():
+    """1000 features at 1e153: each product x_k z_k = 1e306 is a float but their sum 1e309 is
+    not, while gamma <x, z> + coef0 (gamma = 1 / 1000, the default) is 1e306. Oracle: the
+    closed form gamma d s^2 + 1 = s^2 + 1 (degree 1) for constant rows s."""
+    s = 1e153
+    X = np.full((2, 1000), s)
+    X[1] *= 0.5
+    got = _no_warning(sparsekit.get_kernel("polynomial", degree=1), X)
+    want = np.array([[1.0, 0.5], [0.5, 0.25]]) * s * s + 1.0
+    np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
+@pytest.mark.parametrize("k", [-1080, 1014])
+def test_linear_diag_at_the_ends_of_the_range_is_correctly_rounded(k, rng):
+    """x = Z 2^(k/2) with small integers Z: ||x||^2 = (sum Z^2) 2^k exactly. At k = -1080 it
+    is subnormal, and each square alone, below the smallest subnormal, would round on its own;
+    at k = 1014 the squares lie above max float / (4 d), so the norms are computed on the data
+    scaled down by a power of two and scaled back by its square. Oracle: ``np.ldexp`` of the
+    exact integer sum (one correct rounding)."""
+    Z = rng.integers(1, 8, size=(5, 10)).astype(np.float64)
+    Z[:, 0] = 7.0
+    X = np.ldexp(Z, k // 2)
+    want = np.ldexp((Z * Z).sum(axis=1), k)
+    assert np.isfinite(want).all() and (want > 0).all()
+    np.testing.assert_array_equal(_no_warning(sparsekit.get_kernel("linear").diag, X), want)
+
+
+@pytest.mark.filterwarnings("ignore:overflow encountered in scalar add:RuntimeWarning")
+@pytest.mark.parametrize("backend", ["cpu", "cuda"])
+def test_additive_chi2_sums_beyond_the_range_from_y_warn(backend):
+    """The scale that decides the check of the result is that of X and Y together: X = 0 and
+    z at 0.6 max float32 in 4 features give sums 2.4 max (-inf), with a warning, as with the
+    roles of X and Y swapped. Oracle: the closed form -sum z (x = 0)."""
+    X = np.zeros((2, 4), dtype=np.float32)
+    Y = np.full((3, 4), 0.6 * F32_MAX, dtype=np.float32)
+    k = sparsekit.get_kernel("additive-chi2", backend=backend)
+    with pytest.warns(RuntimeWarning, match=r"additive-chi2 kernel values exceed the float32"):
+        K = k(X, Y)
+    np.testing.assert_array_equal(K, -np.inf)
+
+
+def test_polynomial_of_a_high_degree_beyond_float32_warns():
+    """gamma <x, z> + coef0 = 101 is a float32, its 50th power (1e100) is not: inf, with the
+    warning. Oracle: the closed form 101^50 > max float32."""
+    X = np.full((2, 4), 5.0, dtype=np.float32)
+    k = sparsekit.get_kernel("polynomial", degree=50, gamma=1.0, coef0=1.0)
+    with pytest.warns(RuntimeWarning, match=r"polynomial kernel values exceed the float32"):
+        K = k(X)
+    assert np.isposinf(K).all()
+    with pytest.warns(RuntimeWarning, match=r"polynomial kernel values exceed the float32"):
+        k.diag(X)
