@@ -35,6 +35,7 @@ first and concurrent calls are safe.
 from __future__ import annotations
 
 import copy
+import math
 
 import numpy as np
 
@@ -65,7 +66,9 @@ class RBFKernel(VectorKernel):
     gamma : float > 0, optional
         Inverse length scale. Default: 1 / n_features.
     sigma : float > 0, optional
-        Bandwidth; gamma = 1 / (2 sigma^2). Exclusive with ``gamma`` and ``bandwidth``.
+        Bandwidth; gamma = 1 / (2 sigma^2). Exclusive with ``gamma`` and ``bandwidth``. Any
+        float: where gamma is no float64 (sigma beyond about 1e+154 or below 1e-154) the
+        kernel evaluates it exactly with the data's scale, as for the rules.
     bandwidth : {"median", "mean-sq-dist", "scale"}, optional
         Rule that sets gamma from the data in :meth:`fit` (stored in ``gamma_``). Before
         ``fit``, each call computes gamma from its reference points (``Y``, or ``X`` when
@@ -155,7 +158,7 @@ class RBFKernel(VectorKernel):
         if self.gamma is not None:
             return float(self.gamma)
         if self.sigma is not None:
-            return 1.0 / (2.0 * float(self.sigma) ** 2)
+            return parts_to_float(*_sigma_parts(self.sigma))
         return 1.0 / d
 
     def _resolved(self, X, Y):
@@ -199,8 +202,8 @@ class RBFKernel(VectorKernel):
         Raises
         ------
         ValueError
-            A bandwidth rule gave a gamma outside the float64 range (the message names the data's
-            scale; the kernel itself still evaluates it exactly).
+            A bandwidth rule (or ``sigma``) gave a gamma outside the float64 range (the message
+            names the data's scale, or sigma; the kernel itself still evaluates it exactly).
         """
         if self.bandwidth is not None:
             if self.gamma_ is None:
@@ -209,7 +212,14 @@ class RBFKernel(VectorKernel):
             if parts is not None and not is_normal(self.gamma_):
                 raise ValueError(out_of_range_message(self.bandwidth, *parts))
             return self.gamma_
-        return self._static_gamma(d)
+        gamma = self._static_gamma(d)
+        if self.sigma is not None and not is_normal(gamma):
+            raise ValueError(
+                f"sigma={float(self.sigma):.3g} gives gamma = 1 / (2 sigma^2) outside the float64 "
+                "range; rescale the data and sigma by one factor (the kernel itself evaluates "
+                "it exactly)"
+            )
+        return gamma
 
     def _rule_parts(self):
         """``(g, e)`` of the resolved rule (gamma_ = g 2^(-2e)), or None when there is none or
@@ -222,6 +232,8 @@ class RBFKernel(VectorKernel):
     def _gamma_at(self, d, f, dtype) -> float:
         """Gamma for the data multiplied by 2^-f, clipped to the largest float of ``dtype``."""
         parts = self._rule_parts()
+        if parts is None and self.sigma is not None:  # sigma excludes gamma and bandwidth
+            parts = _sigma_parts(self.sigma)
         g, e = parts if parts is not None else (self.effective_gamma(d), 0)
         return min(parts_to_float(g, e - f), float(np.finfo(dtype).max))
 
@@ -346,6 +358,13 @@ def _rescale_exponent(X, Y) -> int:
     if amax == 0.0 or 1.0 / limit <= amax <= limit:
         return 0
     return exponent(amax)
+
+
+def _sigma_parts(sigma) -> tuple[float, int]:
+    """``(g, e)`` with 1 / (2 sigma^2) = g 2^(-2e) (sigma = m 2^e, g = 1 / (2 m^2)): exact
+    where sigma^2 or gamma is no float64 (sigma beyond about 1e+154 or below 1e-154)."""
+    m, e = math.frexp(float(sigma))
+    return 0.5 / (m * m), e
 
 
 def _needs_rescale(X, Y) -> bool:

@@ -145,6 +145,31 @@ def test_gamma_out_of_the_float64_range_is_refused_with_the_data_scale(scale, rn
         gamma_from_rule(X, "median")
 
 
+@pytest.mark.parametrize("backend", ["cpu", "cuda"])
+@pytest.mark.parametrize(
+    "dtype,scale", [(np.float64, 1e-200), (np.float64, 1e200), (np.float32, 1e-30)]
+)
+def test_rbf_sigma_whose_square_is_no_float_gives_the_gram_of_the_unscaled_data(
+    dtype, scale, backend, rng
+):
+    """sigma = 1e200 is a float, sigma^2 is not (and gamma = 1 / (2 sigma^2) ~ 1e-400 is no
+    float64): the kernel of data and sigma scaled by one factor is that of the unscaled data,
+    k = exp(-||x - z||^2 / (2 sigma^2)). Oracle: scikit-learn's ``rbf_kernel`` of the unscaled
+    data with gamma = 1 / (2 sigma^2); ``effective_gamma`` refuses, naming sigma."""
+    X, Y = (
+        (rng.normal(size=(9, 3)) * scale).astype(dtype),
+        (rng.normal(size=(5, 3)) * scale).astype(dtype),
+    )
+    X1, Y1 = X.astype(np.float64) / scale, Y.astype(np.float64) / scale
+    k = sparsekit.get_kernel("rbf", sigma=1.5 * scale, backend=backend)
+    rtol = 1e-5 if dtype == np.float32 else 1e-10
+    np.testing.assert_allclose(k(X, Y), skp.rbf_kernel(X1, Y1, gamma=1 / 4.5), rtol=rtol)
+    np.testing.assert_allclose(k(X), skp.rbf_kernel(X1, gamma=1 / 4.5), rtol=rtol, atol=1e-30)
+    if dtype == np.float64:
+        with pytest.raises(ValueError, match=r"sigma=1.5e[+-]200 gives gamma .* outside"):
+            k.effective_gamma(3)
+
+
 @pytest.mark.filterwarnings("ignore:.*overflow encountered in scalar multiply:RuntimeWarning")
 @pytest.mark.parametrize("backend", ["cpu", "cuda"])
 def test_rbf_gamma_beyond_the_float32_range_gives_the_limits_not_nan(backend, rng):
