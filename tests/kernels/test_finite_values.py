@@ -170,6 +170,19 @@ def test_rbf_sigma_whose_square_is_no_float_gives_the_gram_of_the_unscaled_data(
             k.effective_gamma(3)
 
 
+@pytest.mark.parametrize("swap", [False, True])
+def test_rbf_rescaling_takes_the_scale_of_x_and_y_together(swap, rng):
+    """Rows near 1 against rows near 1e200 (sigma 1.5e200): the squared distances, ~1e400,
+    are computed on both inputs scaled down by the power of two of the larger one. Oracle:
+    scikit-learn's ``rbf_kernel`` of the data divided by 1e200, gamma = 1 / (2 * 1.5^2)."""
+    X, Y = rng.normal(size=(6, 3)), rng.normal(size=(5, 3)) * 1e200
+    if swap:
+        X, Y = Y, X
+    want = skp.rbf_kernel(X / 1e200, Y / 1e200, gamma=1 / 4.5)
+    got = _no_warning(sparsekit.get_kernel("rbf", sigma=1.5e200), X, Y)
+    np.testing.assert_allclose(got, want, rtol=1e-10)
+
+
 @pytest.mark.filterwarnings("ignore:.*overflow encountered in scalar multiply:RuntimeWarning")
 @pytest.mark.parametrize("backend", ["cpu", "cuda"])
 def test_rbf_gamma_beyond_the_float32_range_gives_the_limits_not_nan(backend, rng):
