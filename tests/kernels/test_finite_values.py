@@ -423,3 +423,20 @@ def test_polynomial_of_a_high_degree_beyond_float32_warns():
     assert np.isposinf(K).all()
     with pytest.warns(RuntimeWarning, match=r"polynomial kernel values exceed the float32"):
         k.diag(X)
+
+
+@pytest.mark.parametrize("sign", [1.0, -1.0])
+def test_data_of_one_sign_far_from_one_is_rescaled_by_its_largest_magnitude(sign, rng):
+    """All entries negative (or all positive) at 1e200: the scale that decides the rescaling
+    is max |x|, whichever the sign. Oracle: scikit-learn's ``polynomial_kernel`` and
+    ``rbf_kernel`` of the data divided by 1e200 (gamma multiplied by 1e400 to match)."""
+    Z = sign * rng.uniform(0.5, 2.0, size=(7, 3))
+    X = Z * 1e200
+    poly = sparsekit.get_kernel("polynomial", gamma=1e-300, degree=2, coef0=0.0)
+    want = skp.polynomial_kernel(Z, gamma=1e100, degree=2, coef0=0.0)
+    np.testing.assert_allclose(_no_warning(poly, X), want, rtol=1e-12)
+    np.testing.assert_allclose(_no_warning(poly.diag, X), np.diag(want), rtol=1e-12)
+    rbf = sparsekit.get_kernel("rbf", sigma=1e200)
+    np.testing.assert_allclose(
+        _no_warning(rbf, X, X[:4]), skp.rbf_kernel(Z, Z[:4], gamma=0.5), rtol=1e-10
+    )
