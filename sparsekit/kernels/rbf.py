@@ -367,12 +367,24 @@ def _sigma_parts(sigma) -> tuple[float, int]:
     return 0.5 / (m * m), e
 
 
+def _l1_rescale_exponent(X, Y) -> int:
+    """f with max|x| 2^-f in [0.5, 1) where an L1 distance, at most d (max|x| + max|z|), could
+    exceed the largest float (then the distances are computed on x 2^-f, exactly, and gamma
+    multiplied by 2^f); 0 otherwise."""
+    amax = max(max_abs(X), 0.0 if Y is None else max_abs(Y))
+    return exponent(amax) if 4.0 * X.shape[1] * amax > float(np.finfo(X.dtype).max) else 0
+
+
 def _needs_rescale(X, Y) -> bool:
     return _rescale_exponent(X, Y) != 0
 
 
 class LaplacianKernel(VectorKernel):
     """Laplacian kernel k(x, z) = exp(-gamma ||x - z||_1).
+
+    Where an L1 distance could exceed the largest float (data near it), the distances are
+    computed on the data scaled by a power of two 2^-f and gamma multiplied by 2^f (exact), so
+    a small gamma still gives the true values rather than exp(-gamma inf) = 0.
 
     Parameters
     ----------
@@ -401,14 +413,31 @@ class LaplacianKernel(VectorKernel):
     def _gamma(self, d):
         return 1.0 / d if self.gamma is None else float(self.gamma)
 
+    def _resolved(self, X, Y):
+        # the GPU path has no rescaling
+        if str(self.backend).strip().lower() == "cpu" or not _l1_rescale_exponent(X, Y):
+            return self
+        kernel = copy.copy(self)
+        kernel.backend = "cpu"
+        return kernel
+
+    def _prepare(self, X, Y, same):
+        f = _l1_rescale_exponent(X, None if same else Y)
+        return f, (times_power_of_two(Y, -f) if f else Y)
+
     def _fill(self, Xb, Y, ctx, out, row0, same):
+        f, Ys = ctx
+        if f:
+            Xb = times_power_of_two(Xb, -f)
         if is_sparse(Xb):  # only the non-zeros sharing a column, nothing densified
             from . import _sparse_cpu
 
-            _sparse_cpu.csr_l1_distances(Xb, Y, out)
+            _sparse_cpu.csr_l1_distances(Xb, Ys, out)
         else:
-            _cpu.l1_distances(Xb, Y, out)
-        _cpu.exp_scale_inplace(out, -self._gamma(Xb.shape[1]))
+            _cpu.l1_distances(Xb, Ys, out)
+        with np.errstate(over="ignore"):  # gamma 2^f beyond float64: the largest float
+            gamma = min(float(np.ldexp(self._gamma(Xb.shape[1]), f)), float(np.finfo(float).max))
+        _cpu.exp_scale_inplace(out, -gamma)
 
     def _diag(self, X):
         return np.ones(X.shape[0], dtype=X.dtype)

@@ -440,3 +440,27 @@ def test_data_of_one_sign_far_from_one_is_rescaled_by_its_largest_magnitude(sign
     np.testing.assert_allclose(
         _no_warning(rbf, X, X[:4]), skp.rbf_kernel(Z, Z[:4], gamma=0.5), rtol=1e-10
     )
+
+
+@pytest.mark.parametrize("backend,sparse", [("cpu", False), ("cpu", True), ("cuda", False)])
+@pytest.mark.parametrize("dtype,k", [(np.float64, 1022), (np.float32, 126)])
+def test_laplacian_distances_beyond_the_largest_float_with_a_small_gamma(
+    dtype, k, backend, sparse, rng
+):
+    """x = Z 2^k with the largest |x| near max float: ||x - z||_1 (up to 2 d max|x|) is no
+    float, gamma ||x - z||_1 with gamma = 0.3 2^-k is of order one. Oracle: scikit-learn's
+    ``laplacian_kernel`` of Z with gamma = 0.3 (scaling by 2^k is exact)."""
+    import scipy.sparse as sp
+
+    Z = rng.uniform(-1.9, 1.9, size=(8, 3))
+    Z[rng.random(Z.shape) < 0.3] = 0.0
+    X = np.ldexp(Z, k).astype(dtype)
+    with np.errstate(over="ignore"):
+        assert np.isinf(np.abs(X[:, None, :] - X[None, :, :]).sum(-1, dtype=dtype)).any()
+    gamma = float(np.ldexp(0.3, -k))
+    kern = sparsekit.get_kernel("laplacian", gamma=gamma, backend=backend)
+    A = sp.csr_matrix(X) if sparse else X
+    want = skp.laplacian_kernel(Z, gamma=0.3)
+    rtol = 1e-5 if dtype == np.float32 else 1e-10
+    np.testing.assert_allclose(_no_warning(kern, A), want, rtol=rtol)
+    np.testing.assert_allclose(_no_warning(kern, A, A[:5]), want[:, :5], rtol=rtol)
