@@ -97,10 +97,25 @@ def exp_scale_inplace(A, scale):
     """A <- exp(scale * A), element-wise: NumPy's multiply and SIMD exp (:func:`exp_inplace`).
 
     A Numba loop calling ``exp`` stays scalar (no vector math library is linked), which made
-    the exp step the larger part of a float32 chi2 Gram.
+    the exp step the larger part of a float32 chi2 Gram. ``scale`` multiplies as
+    :func:`scalar_of` gives it (in float64 where it is no normal float of A's dtype).
     """
-    np.multiply(A, A.dtype.type(scale), out=A)
+    with np.errstate(over="ignore"):  # -inf, whose exp is the right 0
+        np.multiply(A, scalar_of(A.dtype, scale), out=A, casting="same_kind")
     return exp_inplace(A)
+
+
+def scalar_of(dtype, value):
+    """``value`` as a scalar of ``dtype``, or as a float64 where it is no normal float of it.
+
+    gamma = 1e40 rounded to float32 is inf, and inf * 0 NaN where exp(-gamma * 0) = 1 (a
+    subnormal gamma would lose digits): a float64 scalar makes the product float64, rounded
+    once to the data's dtype when stored, so the entries are right at any gamma.
+    """
+    info = np.finfo(dtype)
+    if float(info.tiny) <= abs(float(value)) <= float(info.max):
+        return np.dtype(dtype).type(value)
+    return np.float64(value)
 
 
 def chi2_sums(X, Y, out):

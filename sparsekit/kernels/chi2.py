@@ -82,7 +82,8 @@ class Chi2Kernel(VectorKernel):
     Parameters
     ----------
     gamma : float > 0, default 1.0
-        The scale of the chi-squared distance.
+        The scale of the chi-squared distance. A gamma beyond the float32 range multiplies
+        float32 distances in float64: k(x, x) = 1 at any gamma.
     backend : {"auto", "cpu", "cuda"}, default "auto"
         Where the Gram blocks are computed: ``"auto"`` takes CUDA only when a device is usable
         and the block is large enough (:func:`~sparsekit.kernels.base.resolve_backend`).
@@ -103,7 +104,7 @@ class Chi2Kernel(VectorKernel):
 
     def _fill(self, Xb, Y, ctx, out, row0, same):
         _cpu.chi2_sums(Xb, Y, out)
-        _cpu.exp_scale_inplace(out, out.dtype.type(-self.gamma))
+        _cpu.exp_scale_inplace(out, -self.gamma)
 
     def _diag(self, X):
         return np.ones(X.shape[0], dtype=X.dtype)
@@ -111,7 +112,8 @@ class Chi2Kernel(VectorKernel):
     def _cuda_entries(self, X):
         from . import _cuda
 
-        return _cuda.chi2_entries, (X.dtype.type(-self.gamma), np.bool_(True), X.dtype.type(0.5))
+        scale = _cpu.scalar_of(X.dtype, -self.gamma)
+        return _cuda.chi2_entries, (scale, np.bool_(True), X.dtype.type(0.5))
 
 
 __all__ = ["AdditiveChi2Kernel", "Chi2Kernel"]

@@ -35,6 +35,7 @@ first and concurrent calls are safe.
 from __future__ import annotations
 
 import copy
+import math
 
 import numpy as np
 
@@ -65,7 +66,9 @@ class RBFKernel(VectorKernel):
     gamma : float > 0, optional
         Inverse length scale. Default: 1 / n_features.
     sigma : float > 0, optional
-        Bandwidth; gamma = 1 / (2 sigma^2). Exclusive with ``gamma`` and ``bandwidth``.
+        Bandwidth; gamma = 1 / (2 sigma^2). Exclusive with ``gamma`` and ``bandwidth``. Any
+        float: where gamma is no float64 (sigma beyond about 1e+154 or below 1e-154) the
+        kernel evaluates it exactly with the data's scale, as for the rules.
     bandwidth : {"median", "mean-sq-dist", "scale"}, optional
         Rule that sets gamma from the data in :meth:`fit` (stored in ``gamma_``). Before
         ``fit``, each call computes gamma from its reference points (``Y``, or ``X`` when
@@ -155,7 +158,7 @@ class RBFKernel(VectorKernel):
         if self.gamma is not None:
             return float(self.gamma)
         if self.sigma is not None:
-            return 1.0 / (2.0 * float(self.sigma) ** 2)
+            return parts_to_float(*_sigma_parts(self.sigma))
         return 1.0 / d
 
     def _resolved(self, X, Y):
@@ -199,8 +202,8 @@ class RBFKernel(VectorKernel):
         Raises
         ------
         ValueError
-            A bandwidth rule gave a gamma outside the float64 range (the message names the data's
-            scale; the kernel itself still evaluates it exactly).
+            A bandwidth rule (or ``sigma``) gave a gamma outside the float64 range (the message
+            names the data's scale, or sigma; the kernel itself still evaluates it exactly).
         """
         if self.bandwidth is not None:
             if self.gamma_ is None:
@@ -209,7 +212,14 @@ class RBFKernel(VectorKernel):
             if parts is not None and not is_normal(self.gamma_):
                 raise ValueError(out_of_range_message(self.bandwidth, *parts))
             return self.gamma_
-        return self._static_gamma(d)
+        gamma = self._static_gamma(d)
+        if self.sigma is not None and not is_normal(gamma):
+            raise ValueError(
+                f"sigma={float(self.sigma):.3g} gives gamma = 1 / (2 sigma^2) outside the float64 "
+                "range; rescale the data and sigma by one factor (the kernel itself evaluates "
+                "it exactly)"
+            )
+        return gamma
 
     def _rule_parts(self):
         """``(g, e)`` of the resolved rule (gamma_ = g 2^(-2e)), or None when there is none or
@@ -222,6 +232,8 @@ class RBFKernel(VectorKernel):
     def _gamma_at(self, d, f, dtype) -> float:
         """Gamma for the data multiplied by 2^-f, clipped to the largest float of ``dtype``."""
         parts = self._rule_parts()
+        if parts is None and self.sigma is not None:  # sigma excludes gamma and bandwidth
+            parts = _sigma_parts(self.sigma)
         g, e = parts if parts is not None else (self.effective_gamma(d), 0)
         return min(parts_to_float(g, e - f), float(np.finfo(dtype).max))
 
@@ -348,6 +360,21 @@ def _rescale_exponent(X, Y) -> int:
     return exponent(amax)
 
 
+def _sigma_parts(sigma) -> tuple[float, int]:
+    """``(g, e)`` with 1 / (2 sigma^2) = g 2^(-2e) (sigma = m 2^e, g = 1 / (2 m^2)): exact
+    where sigma^2 or gamma is no float64 (sigma beyond about 1e+154 or below 1e-154)."""
+    m, e = math.frexp(float(sigma))
+    return 0.5 / (m * m), e
+
+
+def _l1_rescale_exponent(X, Y) -> int:
+    """f with max|x| 2^-f in [0.5, 1) where an L1 distance, at most d (max|x| + max|z|), could
+    exceed the largest float (then the distances are computed on x 2^-f, exactly, and gamma
+    multiplied by 2^f); 0 otherwise."""
+    amax = max(max_abs(X), 0.0 if Y is None else max_abs(Y))
+    return exponent(amax) if 4.0 * X.shape[1] * amax > float(np.finfo(X.dtype).max) else 0
+
+
 def _needs_rescale(X, Y) -> bool:
     return _rescale_exponent(X, Y) != 0
 
@@ -355,10 +382,15 @@ def _needs_rescale(X, Y) -> bool:
 class LaplacianKernel(VectorKernel):
     """Laplacian kernel k(x, z) = exp(-gamma ||x - z||_1).
 
+    Where an L1 distance could exceed the largest float (data near it), the distances are
+    computed on the data scaled by a power of two 2^-f and gamma multiplied by 2^f (exact), so
+    a small gamma still gives the true values rather than exp(-gamma inf) = 0.
+
     Parameters
     ----------
     gamma : float > 0, optional
-        Default: 1 / n_features (scikit-learn's ``laplacian_kernel``).
+        Default: 1 / n_features (scikit-learn's ``laplacian_kernel``). A gamma beyond the
+        float32 range multiplies float32 distances in float64: k(x, x) = 1 at any gamma.
     backend : {"auto", "cpu", "cuda"}, default "auto"
         Where the Gram blocks are computed: ``"auto"`` takes CUDA only when a device is usable
         and the block is large enough (:func:`~sparsekit.kernels.base.resolve_backend`).
@@ -381,14 +413,31 @@ class LaplacianKernel(VectorKernel):
     def _gamma(self, d):
         return 1.0 / d if self.gamma is None else float(self.gamma)
 
+    def _resolved(self, X, Y):
+        # the GPU path has no rescaling
+        if str(self.backend).strip().lower() == "cpu" or not _l1_rescale_exponent(X, Y):
+            return self
+        kernel = copy.copy(self)
+        kernel.backend = "cpu"
+        return kernel
+
+    def _prepare(self, X, Y, same):
+        f = _l1_rescale_exponent(X, None if same else Y)
+        return f, (times_power_of_two(Y, -f) if f else Y)
+
     def _fill(self, Xb, Y, ctx, out, row0, same):
+        f, Ys = ctx
+        if f:
+            Xb = times_power_of_two(Xb, -f)
         if is_sparse(Xb):  # only the non-zeros sharing a column, nothing densified
             from . import _sparse_cpu
 
-            _sparse_cpu.csr_l1_distances(Xb, Y, out)
+            _sparse_cpu.csr_l1_distances(Xb, Ys, out)
         else:
-            _cpu.l1_distances(Xb, Y, out)
-        _cpu.exp_scale_inplace(out, out.dtype.type(-self._gamma(Xb.shape[1])))
+            _cpu.l1_distances(Xb, Ys, out)
+        with np.errstate(over="ignore"):  # gamma 2^f beyond float64: the largest float
+            gamma = min(float(np.ldexp(self._gamma(Xb.shape[1]), f)), float(np.finfo(float).max))
+        _cpu.exp_scale_inplace(out, -gamma)
 
     def _diag(self, X):
         return np.ones(X.shape[0], dtype=X.dtype)
@@ -396,7 +445,7 @@ class LaplacianKernel(VectorKernel):
     def _cuda_entries(self, X):
         from . import _cuda
 
-        return _cuda.laplacian_entries, (X.dtype.type(self._gamma(X.shape[1])),)
+        return _cuda.laplacian_entries, (_cpu.scalar_of(X.dtype, self._gamma(X.shape[1])),)
 
 
 __all__ = ["RBFKernel", "LaplacianKernel"]

@@ -199,3 +199,30 @@ def test_cuda_square_gram_of_several_blocks_equals_scikit_learn(dtype, rtol, rng
         got, skp.rbf_kernel(X.astype(np.float64), gamma=0.25), rtol=rtol, atol=rtol * 1e-2
     )
     np.testing.assert_array_equal(np.diag(got), np.ones(35, dtype=dtype))
+
+
+def test_auto_sends_a_gram_of_exactly_the_threshold_to_the_gpu(monkeypatch):
+    """``AUTO_CUDA_MIN_ENTRIES`` is the first size that goes to the device ("from this many
+    entries on"): one entry fewer stays on the CPU, a kernel without a CUDA path always does,
+    and an explicit "cpu" wins. Oracle: the documented rule."""
+    from sparsekit.kernels import base
+
+    monkeypatch.setattr(base, "_CUDA_USABLE", True)  # as on a machine with a device
+    t = base.AUTO_CUDA_MIN_ENTRIES
+    assert resolve_backend("auto", True, "rbf", entries=t) == "cuda"
+    assert resolve_backend("auto", True, "rbf", entries=t - 1) == "cpu"
+    assert resolve_backend("auto", False, "linear", entries=t) == "cpu"
+    assert resolve_backend("cpu", True, "rbf", entries=t) == "cpu"
+
+
+def test_the_staging_buffer_grows_for_a_larger_block(monkeypatch, rng):
+    """The page-locked staging buffer is allocated for the first block and must grow when a
+    later call needs more. Oracle: the CPU kernel on the same data."""
+    from sparsekit.kernels import _cuda
+
+    monkeypatch.setattr(_cuda, "_staging", None)
+    X, Y = rng.random((12, 3)), rng.random((9, 3))
+    cpu = sparsekit.get_kernel("laplacian", gamma=0.4, backend="cpu")
+    gpu = sparsekit.get_kernel("laplacian", gamma=0.4, backend="cuda")
+    for n, m in ((2, 3), (12, 9)):
+        np.testing.assert_allclose(gpu(X[:n], Y[:m]), cpu(X[:n], Y[:m]), rtol=1e-12)

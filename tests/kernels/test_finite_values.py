@@ -6,6 +6,7 @@ silently.
 """
 
 import re
+import warnings
 
 import numpy as np
 import pytest
@@ -144,6 +145,44 @@ def test_gamma_out_of_the_float64_range_is_refused_with_the_data_scale(scale, rn
         gamma_from_rule(X, "median")
 
 
+@pytest.mark.parametrize("backend", ["cpu", "cuda"])
+@pytest.mark.parametrize(
+    "dtype,scale", [(np.float64, 1e-200), (np.float64, 1e200), (np.float32, 1e-30)]
+)
+def test_rbf_sigma_whose_square_is_no_float_gives_the_gram_of_the_unscaled_data(
+    dtype, scale, backend, rng
+):
+    """sigma = 1e200 is a float, sigma^2 is not (and gamma = 1 / (2 sigma^2) ~ 1e-400 is no
+    float64): the kernel of data and sigma scaled by one factor is that of the unscaled data,
+    k = exp(-||x - z||^2 / (2 sigma^2)). Oracle: scikit-learn's ``rbf_kernel`` of the unscaled
+    data with gamma = 1 / (2 sigma^2); ``effective_gamma`` refuses, naming sigma."""
+    X, Y = (
+        (rng.normal(size=(9, 3)) * scale).astype(dtype),
+        (rng.normal(size=(5, 3)) * scale).astype(dtype),
+    )
+    X1, Y1 = X.astype(np.float64) / scale, Y.astype(np.float64) / scale
+    k = sparsekit.get_kernel("rbf", sigma=1.5 * scale, backend=backend)
+    rtol = 1e-5 if dtype == np.float32 else 1e-10
+    np.testing.assert_allclose(k(X, Y), skp.rbf_kernel(X1, Y1, gamma=1 / 4.5), rtol=rtol)
+    np.testing.assert_allclose(k(X), skp.rbf_kernel(X1, gamma=1 / 4.5), rtol=rtol, atol=1e-30)
+    if dtype == np.float64:
+        with pytest.raises(ValueError, match=r"sigma=1.5e[+-]200 gives gamma .* outside"):
+            k.effective_gamma(3)
+
+
+@pytest.mark.parametrize("swap", [False, True])
+def test_rbf_rescaling_takes_the_scale_of_x_and_y_together(swap, rng):
+    """Rows near 1 against rows near 1e200 (sigma 1.5e200): the squared distances, ~1e400,
+    are computed on both inputs scaled down by the power of two of the larger one. Oracle:
+    scikit-learn's ``rbf_kernel`` of the data divided by 1e200, gamma = 1 / (2 * 1.5^2)."""
+    X, Y = rng.normal(size=(6, 3)), rng.normal(size=(5, 3)) * 1e200
+    if swap:
+        X, Y = Y, X
+    want = skp.rbf_kernel(X / 1e200, Y / 1e200, gamma=1 / 4.5)
+    got = _no_warning(sparsekit.get_kernel("rbf", sigma=1.5e200), X, Y)
+    np.testing.assert_allclose(got, want, rtol=1e-10)
+
+
 @pytest.mark.filterwarnings("ignore:.*overflow encountered in scalar multiply:RuntimeWarning")
 @pytest.mark.parametrize("backend", ["cpu", "cuda"])
 def test_rbf_gamma_beyond_the_float32_range_gives_the_limits_not_nan(backend, rng):
@@ -155,6 +194,26 @@ def test_rbf_gamma_beyond_the_float32_range_gives_the_limits_not_nan(backend, rn
     K = k(X, X[:5])
     assert np.isin(K, [0.0, 1.0]).all()
     np.testing.assert_array_equal(K * (1 - np.eye(12, 5)), 0.0)
+
+
+@pytest.mark.parametrize("backend", ["cpu", "cuda"])
+@pytest.mark.parametrize(
+    "name,skfun", [("laplacian", skp.laplacian_kernel), ("chi2", skp.chi2_kernel)]
+)
+def test_gamma_beyond_the_float32_range_gives_the_float64_values_not_nan(name, skfun, backend):
+    """gamma = 1e40 is a float64 but no float32 (largest 3.4e38): rounded to float32 it is
+    inf, and inf * 0 made k(x, x) NaN where exp(-gamma * 0) = 1. Distances of subnormal
+    float32 size (1e-40) put gamma * distance near 1, so the values are not only the limits 0
+    and 1. Oracle: scikit-learn's kernel in float64 on the same float32 values (for one
+    feature with a zero, the chi2 distance is the other value, as the L1 distance)."""
+    X = np.array([[0.0], [1e-40], [3e-40], [1.0]], dtype=np.float32)
+    want = skfun(X.astype(np.float64), gamma=1e40)
+    assert 0.1 < want[0, 1] < 0.9  # not a limit
+    k = sparsekit.get_kernel(name, gamma=1e40, backend=backend)
+    for args in ((X,), (X, X[:3])):
+        got = _no_warning(k, *args)
+        assert got.dtype == np.float32
+        np.testing.assert_allclose(got, want[:, : got.shape[1]], rtol=1e-4, atol=0)
 
 
 @pytest.mark.parametrize(
@@ -262,3 +321,146 @@ def test_polynomial_products_that_underflow_on_the_way_are_exact(rng):
     want = skp.polynomial_kernel(X64, gamma=1e50, degree=2, coef0=0.0)
     np.testing.assert_allclose(_no_warning(k, X), want, rtol=1e-5)
     np.testing.assert_allclose(_no_warning(k.diag, X), np.diag(want), rtol=1e-5)
+
+
+# -- products of rows at different scales -------------------------------------------------------
+@pytest.mark.parametrize("sparse", [False, True])
+@pytest.mark.parametrize("swap", [False, True])
+def test_products_of_tiny_and_huge_rows_are_exact(swap, sparse, rng):
+    """x ~ 1e-200 and z ~ 1e300: <x, z> ~ 1e100 needs no rescaling, though x (or z) alone at
+    its scale would under- (over-)flow when rescaled by the other's scale. Oracle: the
+    products of the unscaled data times 1e100 (scikit-learn's ``linear_kernel`` and
+    ``polynomial_kernel``); the inputs are left unchanged."""
+    import scipy.sparse as sp
+
+    X, Y = rng.normal(size=(6, 4)), rng.normal(size=(5, 4))
+    A, B = X * 1e-200, Y * 1e300
+    if swap:
+        X, Y, A, B = Y, X, B, A
+    if sparse:
+        A, B = sp.csr_matrix(A), sp.csr_matrix(B)
+    kept = [a.copy() for a in (A, B)]
+    np.testing.assert_allclose(
+        _no_warning(sparsekit.get_kernel("linear"), A, B),
+        skp.linear_kernel(X, Y) * 1e100,
+        rtol=1e-12,
+    )
+    k = sparsekit.get_kernel("polynomial", gamma=1e-100, degree=2, coef0=0.5)
+    want = skp.polynomial_kernel(X, Y, gamma=1.0, degree=2, coef0=0.5)
+    np.testing.assert_allclose(_no_warning(k, A, B), want, rtol=1e-12)
+    for a, b in zip((A, B), kept):
+        np.testing.assert_array_equal(a.toarray() if sparse else a, b.toarray() if sparse else b)
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_rescaling_leaves_the_callers_data_unchanged(sparse, rng):
+    """The kernels rescale data at 1e200 by powers of two before their products: on copies,
+    never on the caller's arrays. Oracle: copies taken before the calls."""
+    import scipy.sparse as sp
+
+    X, Y = rng.normal(size=(6, 3)) * 1e200, rng.normal(size=(4, 3)) * 1e200
+    A, B = (sp.csr_matrix(X), sp.csr_matrix(Y)) if sparse else (X, Y)
+    with np.errstate(over="ignore"):
+        for name in ("linear", "polynomial", "rbf"):
+            k = sparsekit.get_kernel(name)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)
+                k(A, B)
+                k(A)
+                k.diag(A)
+    np.testing.assert_array_equal(A.toarray() if sparse else A, X)
+    np.testing.assert_array_equal(B.toarray() if sparse else B, Y)
+
+
+def test_polynomial_sum_of_products_that_overflows_only_over_the_features():
+    """1000 features at 1e153: each product x_k z_k = 1e306 is a float but their sum 1e309 is
+    not, while gamma <x, z> + coef0 (gamma = 1 / 1000, the default) is 1e306. Oracle: the
+    closed form gamma d s^2 + 1 = s^2 + 1 (degree 1) for constant rows s."""
+    s = 1e153
+    X = np.full((2, 1000), s)
+    X[1] *= 0.5
+    got = _no_warning(sparsekit.get_kernel("polynomial", degree=1), X)
+    want = np.array([[1.0, 0.5], [0.5, 0.25]]) * s * s + 1.0
+    np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
+@pytest.mark.parametrize("k", [-1080, 1014])
+def test_linear_diag_at_the_ends_of_the_range_is_correctly_rounded(k, rng):
+    """x = Z 2^(k/2) with small integers Z: ||x||^2 = (sum Z^2) 2^k exactly. At k = -1080 it
+    is subnormal, and each square alone, below the smallest subnormal, would round on its own;
+    at k = 1014 the squares lie above max float / (4 d), so the norms are computed on the data
+    scaled down by a power of two and scaled back by its square. Oracle: ``np.ldexp`` of the
+    exact integer sum (one correct rounding)."""
+    Z = rng.integers(1, 8, size=(5, 10)).astype(np.float64)
+    Z[:, 0] = 7.0
+    X = np.ldexp(Z, k // 2)
+    want = np.ldexp((Z * Z).sum(axis=1), k)
+    assert np.isfinite(want).all() and (want > 0).all()
+    np.testing.assert_array_equal(_no_warning(sparsekit.get_kernel("linear").diag, X), want)
+
+
+@pytest.mark.filterwarnings("ignore:overflow encountered in scalar add:RuntimeWarning")
+@pytest.mark.parametrize("backend", ["cpu", "cuda"])
+def test_additive_chi2_sums_beyond_the_range_from_y_warn(backend):
+    """The scale that decides the check of the result is that of X and Y together: X = 0 and
+    z at 0.6 max float32 in 4 features give sums 2.4 max (-inf), with a warning, as with the
+    roles of X and Y swapped. Oracle: the closed form -sum z (x = 0)."""
+    X = np.zeros((2, 4), dtype=np.float32)
+    Y = np.full((3, 4), 0.6 * F32_MAX, dtype=np.float32)
+    k = sparsekit.get_kernel("additive-chi2", backend=backend)
+    with pytest.warns(RuntimeWarning, match=r"additive-chi2 kernel values exceed the float32"):
+        K = k(X, Y)
+    np.testing.assert_array_equal(K, -np.inf)
+
+
+def test_polynomial_of_a_high_degree_beyond_float32_warns():
+    """gamma <x, z> + coef0 = 101 is a float32, its 50th power (1e100) is not: inf, with the
+    warning. Oracle: the closed form 101^50 > max float32."""
+    X = np.full((2, 4), 5.0, dtype=np.float32)
+    k = sparsekit.get_kernel("polynomial", degree=50, gamma=1.0, coef0=1.0)
+    with pytest.warns(RuntimeWarning, match=r"polynomial kernel values exceed the float32"):
+        K = k(X)
+    assert np.isposinf(K).all()
+    with pytest.warns(RuntimeWarning, match=r"polynomial kernel values exceed the float32"):
+        k.diag(X)
+
+
+@pytest.mark.parametrize("sign", [1.0, -1.0])
+def test_data_of_one_sign_far_from_one_is_rescaled_by_its_largest_magnitude(sign, rng):
+    """All entries negative (or all positive) at 1e200: the scale that decides the rescaling
+    is max |x|, whichever the sign. Oracle: scikit-learn's ``polynomial_kernel`` and
+    ``rbf_kernel`` of the data divided by 1e200 (gamma multiplied by 1e400 to match)."""
+    Z = sign * rng.uniform(0.5, 2.0, size=(7, 3))
+    X = Z * 1e200
+    poly = sparsekit.get_kernel("polynomial", gamma=1e-300, degree=2, coef0=0.0)
+    want = skp.polynomial_kernel(Z, gamma=1e100, degree=2, coef0=0.0)
+    np.testing.assert_allclose(_no_warning(poly, X), want, rtol=1e-12)
+    np.testing.assert_allclose(_no_warning(poly.diag, X), np.diag(want), rtol=1e-12)
+    rbf = sparsekit.get_kernel("rbf", sigma=1e200)
+    np.testing.assert_allclose(
+        _no_warning(rbf, X, X[:4]), skp.rbf_kernel(Z, Z[:4], gamma=0.5), rtol=1e-10
+    )
+
+
+@pytest.mark.parametrize("backend,sparse", [("cpu", False), ("cpu", True), ("cuda", False)])
+@pytest.mark.parametrize("dtype,k", [(np.float64, 1022), (np.float32, 126)])
+def test_laplacian_distances_beyond_the_largest_float_with_a_small_gamma(
+    dtype, k, backend, sparse, rng
+):
+    """x = Z 2^k with the largest |x| near max float: ||x - z||_1 (up to 2 d max|x|) is no
+    float, gamma ||x - z||_1 with gamma = 0.3 2^-k is of order one. Oracle: scikit-learn's
+    ``laplacian_kernel`` of Z with gamma = 0.3 (scaling by 2^k is exact)."""
+    import scipy.sparse as sp
+
+    Z = rng.uniform(-1.9, 1.9, size=(8, 3))
+    Z[rng.random(Z.shape) < 0.3] = 0.0
+    X = np.ldexp(Z, k).astype(dtype)
+    with np.errstate(over="ignore"):
+        assert np.isinf(np.abs(X[:, None, :] - X[None, :, :]).sum(-1, dtype=dtype)).any()
+    gamma = float(np.ldexp(0.3, -k))
+    kern = sparsekit.get_kernel("laplacian", gamma=gamma, backend=backend)
+    A = sp.csr_matrix(X) if sparse else X
+    want = skp.laplacian_kernel(Z, gamma=0.3)
+    rtol = 1e-5 if dtype == np.float32 else 1e-10
+    np.testing.assert_allclose(_no_warning(kern, A), want, rtol=rtol)
+    np.testing.assert_allclose(_no_warning(kern, A, A[:5]), want[:, :5], rtol=rtol)

@@ -464,3 +464,135 @@ def test_a_small_gram_does_not_read_the_available_memory(monkeypatch):
     monkeypatch.setattr(base, "GRAM_CHECK_MIN_BYTES", 40 * 40 * 8)
     RBFKernel()(X)
     assert calls == [1]
+
+
+# ---------------------------------------------------------------- compute loops, block by block
+SK = {
+    "linear": (skp.linear_kernel, {}),
+    "polynomial": (skp.polynomial_kernel, {"degree": 2, "gamma": 0.3, "coef0": -0.5}),
+    "rbf": (skp.rbf_kernel, {"gamma": 0.7}),
+    "laplacian": (skp.laplacian_kernel, {"gamma": 0.4}),
+    "chi2": (skp.chi2_kernel, {"gamma": 0.2}),
+    "additive-chi2": (skp.additive_chi2_kernel, {}),
+}
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+@pytest.mark.parametrize("name", sorted(SK))
+def test_every_entry_of_a_nan_filled_out_is_written_in_row_blocks(name, sparse, rng):
+    """``out`` filled with NaN, 10 rows in blocks of 3 (the last block of 1 row), X against Y
+    and X alone, dense and CSR rows: every entry is written, none is accumulated into what
+    ``out`` held. Oracle: scikit-learn's kernel on the dense data."""
+    import scipy.sparse as sp
+
+    skfun, params = SK[name]
+    X = _data(rng, 10, 6, True, np.float64)
+    Y = _data(rng, 7, 6, True, np.float64)
+    if name in ("linear", "polynomial", "rbf", "laplacian"):
+        X, Y = X - 0.4, Y - 0.4  # both signs
+    k = sparsekit.get_kernel(name, **params)
+    for args in ((X, Y), (X,)):
+        m = args[-1].shape[0]
+        out = np.full((10, m), np.nan)
+        given = [sp.csr_matrix(a) for a in args] if sparse else args
+        assert k(*given, out=out, max_memory=3 * m * 8) is out
+        np.testing.assert_allclose(out, skfun(*args, **params), rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("dtype,rtol", [(np.float64, 1e-10), (np.float32, 2e-5)])
+def test_rbf_dense_pass_in_several_row_blocks_with_a_short_last_one(dtype, rtol, rng, monkeypatch):
+    """The dense RBF pass runs blocks of ``fill_block_rows`` rows (here 32, the fewest) of
+    product, distances and exp; 101 rows make 3 full blocks and one of 5 rows. Oracle:
+    scikit-learn's ``rbf_kernel`` in float64."""
+    from sparsekit.kernels import rbf
+
+    monkeypatch.setattr(rbf, "FILL_BLOCK_BYTES", 1)
+    assert rbf.fill_block_rows(101, 40, 8) == 32
+    X = rng.normal(size=(101, 5)).astype(dtype)
+    Y = rng.normal(size=(40, 5)).astype(dtype)
+    out = np.full((101, 40), np.nan, dtype=dtype)
+    RBFKernel(gamma=0.3)(X, Y, out=out)
+    want = skp.rbf_kernel(X.astype(np.float64), Y.astype(np.float64), gamma=0.3)
+    np.testing.assert_allclose(out, want, rtol=rtol, atol=0)
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+@pytest.mark.parametrize("name", ["rbf", "laplacian"])
+def test_coinciding_rows_of_x_and_y_give_at_most_one(name, sparse, rng):
+    """k = exp(-gamma dist) <= 1 as dist >= 0: the rounding of ||x||^2 + ||z||^2 - 2 <x, z>
+    (and of the sparse L1 form ||x||_1 + ||z||_1 - shared terms) leaves coinciding rows a tiny
+    negative distance unless it is clipped at 0. Oracle: the bound, and scikit-learn's kernel
+    (exactly 1 at coinciding rows)."""
+    import scipy.sparse as sp
+
+    Z = rng.normal(size=(60, 7)) * rng.uniform(1.0, 100.0, size=(60, 1))
+    Z[rng.random(Z.shape) < 0.3] = 0.0
+    X, Y = Z, Z[::-1].copy()  # Y given (not the X-with-itself path), every row coinciding once
+    skfun = skp.rbf_kernel if name == "rbf" else skp.laplacian_kernel
+    k = sparsekit.get_kernel(name, gamma=1e-3)
+    for cast in (np.float64, np.float32):
+        A, B = X.astype(cast), Y.astype(cast)
+        K = k(sp.csr_matrix(A), sp.csr_matrix(B)) if sparse else k(A, B)
+        assert K.max() <= 1.0
+        want = skfun(A.astype(np.float64), B.astype(np.float64), gamma=1e-3)
+        f32 = cast == np.float32  # float32 values below 1e-38 underflow to 0
+        np.testing.assert_allclose(K, want, rtol=1e-3 if f32 else 1e-9, atol=1e-37 if f32 else 0)
+
+
+def test_exp_of_a_large_block_on_one_thread(rng):
+    """A block of >= 2 * EXP_ENTRIES_PER_THREAD entries under a limit of one thread takes the
+    one-thread branch of ``exp_inplace``. Oracle: NumPy's exp, and scikit-learn's kernel."""
+    from sparsekit._threads import thread_limit
+    from sparsekit.kernels import _cpu
+
+    A = rng.normal(size=(433, 311))
+    B = A.copy()
+    X, Y = rng.normal(size=(409, 5)), rng.normal(size=(401, 5))
+    with thread_limit(1):
+        _cpu.exp_inplace(B)
+        K = LaplacianKernel(gamma=0.3)(X, Y)
+    np.testing.assert_allclose(B, np.exp(A), rtol=1e-15, atol=0)
+    np.testing.assert_allclose(K, skp.laplacian_kernel(X, Y, gamma=0.3), rtol=1e-10, atol=0)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_polynomial_diag_uses_degree_gamma_and_coef0(dtype, rng):
+    """Oracle: the diagonal of scikit-learn's ``polynomial_kernel`` with the same parameters
+    (none of them the defaults)."""
+    X = rng.normal(size=(9, 4)).astype(dtype)
+    params = {"degree": 2, "gamma": 0.3, "coef0": -0.5}
+    k = PolynomialKernel(**params)
+    d = k.diag(X)
+    assert d.dtype == dtype
+    want = np.diag(skp.polynomial_kernel(X.astype(np.float64), **params))
+    np.testing.assert_allclose(d, want, rtol=RTOL[dtype], atol=1e-6)
+
+
+def test_sparse_rows_of_a_kernel_without_a_sparse_formula_in_row_blocks(monkeypatch, rng):
+    """chi2 densifies tiles of sparse rows; in row blocks of 4 (the last of 3) with tiles of 3
+    rows, each tile goes to its place inside its block. Oracle: scikit-learn's chi2 kernels."""
+    import scipy.sparse as sp
+
+    from sparsekit.kernels import base
+
+    monkeypatch.setattr(base, "SPARSE_TILE_BYTES", 3 * 6 * 8)
+    X = _data(rng, 11, 6, True, np.float64)
+    Y = _data(rng, 8, 6, True, np.float64)
+    for name, skfun in (("chi2", skp.chi2_kernel), ("additive-chi2", skp.additive_chi2_kernel)):
+        k = sparsekit.get_kernel(name)
+        got = k(sp.csr_matrix(X), sp.csr_matrix(Y), max_memory=4 * 8 * 8)
+        np.testing.assert_allclose(got, skfun(X, Y), rtol=1e-12, atol=1e-14)
+        streamed = [
+            b for _, b in k.blocks(sp.csr_matrix(X), sp.csr_matrix(Y), max_memory=4 * 8 * 8)
+        ]
+        assert [len(b) for b in streamed] == [4, 4, 3]
+        np.testing.assert_allclose(np.vstack(streamed), skfun(X, Y), rtol=1e-12, atol=1e-14)
+
+
+def test_out_of_another_dtype_or_layout_is_refused():
+    """``out`` must be exactly what the call would allocate (dtype and C order): a float32 or
+    Fortran-ordered ``out`` for float64 data is refused, not written through a cast."""
+    X = np.ones((3, 2))
+    for out in (np.empty((3, 3), dtype=np.float32), np.empty((3, 3), order="F")):
+        with pytest.raises(ValueError, match="out must be a C-contiguous float64 array"):
+            RBFKernel()(X, out=out)
