@@ -336,7 +336,14 @@ def _instance(info):
     factory = info.registration.factory
     if info.family == "task":
         return factory()
-    kw = {"shape": (4, 4), "k": 2, "mask": np.eye(4, dtype=bool), "matrix": np.eye(4), "beta": 1.0}
+    kw = {
+        "shape": (4, 4),
+        "k": 2,
+        "mask": np.eye(4, dtype=bool),
+        "matrix": np.eye(4),
+        "beta": 1.0,
+        "lam": 1.0,
+    }
     required = [
         p.name
         for p in inspect.signature(factory).parameters.values()

@@ -15,11 +15,10 @@ def _is_regression(y):
 
 
 def run_kernel_ridge(ctx: TaskContext) -> dict:
-    """Fit :class:`~sparsekit.NystromRidge` (continuous ``y``) or
-    :class:`~sparsekit.NystromRidgeClassifier` (class labels) on a random train split and score
-    it on the rest.
+    """Fit a Nyström kernel ridge model on a random split and score it on the held-out part.
 
-    The split is drawn with ``ctx.seed`` (``test_fraction`` of the samples for the test), the
+    :class:`~sparsekit.NystromRidge` for continuous ``y``, :class:`~sparsekit.NystromRidgeClassifier`
+    for class labels. The split is drawn with ``ctx.seed`` (``test_fraction`` of the samples for the test), the
     landmarks with ``ctx.seed`` too. Regression targets are centred on the training mean (the
     model has no intercept). ``lam`` sets λ of the RLS samplers that the ``[sampler]`` section
     leaves unset, as in the ``nystrom`` task.
