@@ -17,11 +17,12 @@ def _is_regression(y):
 def run_kernel_ridge(ctx: TaskContext) -> dict:
     """Fit a Nyström kernel ridge model on a random split and score it on the held-out part.
 
-    :class:`~sparsekit.NystromRidge` for continuous ``y``, :class:`~sparsekit.NystromRidgeClassifier`
-    for class labels. The split is drawn with ``ctx.seed`` (``test_fraction`` of the samples for the test), the
-    landmarks with ``ctx.seed`` too. Regression targets are centred on the training mean (the
-    model has no intercept). ``lam`` sets λ of the RLS samplers that the ``[sampler]`` section
-    leaves unset, as in the ``nystrom`` task.
+    :class:`~sparsekit.NystromRidge` for continuous ``y``,
+    :class:`~sparsekit.NystromRidgeClassifier` for class labels. The split is drawn with
+    ``ctx.seed`` (``test_fraction`` of the samples for the test), the landmarks with
+    ``ctx.seed`` too. Regression targets are centred on the training mean (the model has no
+    intercept). ``lam`` sets λ of the RLS samplers that the ``[sampler]`` section leaves unset,
+    as in the ``nystrom`` task.
 
     Parameters
     ----------
