@@ -60,6 +60,12 @@ SMALL = {
         "params.n_eval=60",
     ],
     "palm4msa": ["data.n=[8]", "params.n_factors=[3]", "solver.n_iter=20"],
+    "kernel_ridge": [
+        "data.n_samples=200",
+        "repeat=1",
+        'sampler.name=["uniform", "kmeans-pp"]',
+        "params.n_components=[10, 20]",
+    ],
     "out_of_sample": [
         "data.n_samples=200",
         'params.method=["mds", "lle"]',
