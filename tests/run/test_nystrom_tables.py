@@ -188,7 +188,7 @@ def test_sampler_params_reach_the_sampler():
     from sparsekit import Nystroem
     from sparsekit.samplers.rls import DACRLSSampler
 
-    X = exp.generated_dataset(n=100, d=3, random_state=0)
+    X = generated_dataset(n=100, d=3, random_state=0)
     table = exp.frobenius_error_table(
         X,
         samplers=("dac-rls",),
@@ -217,7 +217,7 @@ def test_sampler_params_reach_the_sampler():
 def test_max_landmarks_is_inclusive_and_exact_rls_runs_at_its_limit(monkeypatch):
     """Oracle: the documented boundaries: ``max_landmarks`` runs ``|S| <= k`` (k itself
     included); exact RLS is skipped only for n > ``EXACT_RLS_MAX_N``."""
-    X = exp.generated_dataset(n=60, d=3, random_state=0)
+    X = generated_dataset(n=60, d=3, random_state=0)
     table = exp.frobenius_error_table(
         X, samplers=("diagonal",), landmark_counts=(5, 6), n_draws=1, max_landmarks={"diagonal": 5}
     )
@@ -252,7 +252,7 @@ def test_timing_table_takes_a_sampler_lambda(monkeypatch):
         return rows[-1]
 
     monkeypatch.setattr(exp, "run_task", recording)
-    X = exp.generated_dataset(n=80, d=3, random_state=0)
+    X = generated_dataset(n=80, d=3, random_state=0)
     t = exp.score_timing_table(
         X, samplers=("rls",), sizes=(80,), sampler_params={"rls": {"lam": 0.1}}
     )
