@@ -264,9 +264,11 @@ class NystromModel(ParamsMixin):
         return passes.times(coef, dtype=dtype or np.float64)
 
 
-class NystromClassifierMixin:
+class NystromClassifierMixin(NystromModel):
     """Decisions, predictions and accuracy of a classifier whose ``dual_coef_`` has one column
     per class (one for two classes, that of ``classes_[1]``)."""
+
+    classes_: np.ndarray
 
     def decision_function(self, X: DataLike) -> np.ndarray:
         """Compute the decision values f_c(x) = k(x, L) α_c.

@@ -201,6 +201,7 @@ class NystromLogisticRegression(NystromClassifierMixin, NystromModel):
         if (
             previous is not None
             and self._same_landmarks(*previous_landmarks)
+            and previous_classes is not None
             and np.array_equal(previous_classes, classes)
         ):
             coef = previous.reshape(m, t).astype(np.float64)

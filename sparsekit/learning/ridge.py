@@ -108,7 +108,8 @@ class _NystromRidgeBase(NystromModel):
         m, t = passes.m, Y.shape[1]
         system = FalkonSystem(self._landmark_gram(), alpha, passes.n, passes.gram)
         if solver == "direct":
-            coef, n_iter, residuals = system.solve_direct(passes.blocks(), Y), 0, []
+            coef = system.solve_direct(passes.blocks(), Y)
+            n_iter, residuals = 0, []
         else:
             start = None
             if previous is not None and previous[0] is not None:
@@ -276,9 +277,10 @@ class NystromRidge(_NystromRidgeBase):
         float
             R² of ``predict(X)`` against ``y``.
         """
-        Y = np.asarray(y, dtype=np.float64)
-        pred = np.asarray(self.predict(X), dtype=np.float64).reshape(Y.shape)
-        Y, pred = Y.reshape(len(Y), -1), pred.reshape(len(Y), -1)
+        targets = np.asarray(y, dtype=np.float64)
+        n = len(targets)
+        Y = targets.reshape(n, -1)
+        pred = np.asarray(self.predict(X), dtype=np.float64).reshape(n, -1)
         ss_res = ((Y - pred) ** 2).sum(axis=0)
         ss_tot = ((Y - Y.mean(axis=0)) ** 2).sum(axis=0)
         r2 = np.where(ss_tot > 0, 1.0 - ss_res / np.where(ss_tot > 0, ss_tot, 1.0), 0.0)
