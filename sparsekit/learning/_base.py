@@ -10,6 +10,7 @@ import numpy as np
 from .._base import ParamsMixin, _input_feature_names
 from .._memory import check_allocation
 from .._progress import progress
+from .._typing import DataLike
 from .._validation import check_array, check_option, check_random_state, check_scalar, is_sparse
 from ..exceptions import not_fitted_error
 from ..features.nystrom import Nystroem, checked_landmarks
@@ -66,6 +67,14 @@ def class_codes(y):
             else "y is empty; at least one sample is needed"
         )
     return classes, codes
+
+
+def signed_targets(codes, n_classes):
+    """One-vs-rest targets: +1 where the sample is of the class, −1 elsewhere, one column per
+    class (one column, ``classes_[1]``'s, for two classes)."""
+    Y = -np.ones((len(codes), n_classes))
+    Y[np.arange(len(codes)), codes] = 1.0
+    return Y[:, 1:] if n_classes == 2 else Y
 
 
 class NystromModel(ParamsMixin):
@@ -253,3 +262,72 @@ class NystromModel(ParamsMixin):
         passes = KernelPasses(self.kernel_, Xp, self.components_)
         coef = self.dual_coef_.reshape(passes.m, -1)
         return passes.times(coef, dtype=dtype or np.float64)
+
+
+class NystromClassifierMixin(NystromModel):
+    """Decisions, predictions and accuracy of a classifier whose ``dual_coef_`` has one column
+    per class (one for two classes, that of ``classes_[1]``)."""
+
+    classes_: np.ndarray
+
+    def decision_function(self, X: DataLike) -> np.ndarray:
+        """Compute the decision values f_c(x) = k(x, L) α_c.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features), or graphs
+            The samples.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,) for two classes, else (n_samples, n_classes)
+            The value of ``classes_[1]`` for two classes (positive: that class), else one
+            column per class.
+        """
+        out = self._decision(X)
+        return out[:, 0] if len(self.classes_) == 2 else out
+
+    def predict(self, X: DataLike) -> np.ndarray:
+        """Predict the class of the largest decision value.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features), or graphs
+            The samples.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+            Labels from ``classes_``.
+        """
+        scores = self.decision_function(X)
+        if scores.ndim == 1:
+            return self.classes_[(scores > 0).astype(np.intp)]
+        return self.classes_[np.argmax(scores, axis=1)]
+
+    def score(self, X: DataLike, y: DataLike) -> float:
+        """Return the mean accuracy of ``predict(X)`` against ``y``.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features), or graphs
+            Test samples.
+        y : array-like of shape (n_samples,)
+            True labels.
+
+        Returns
+        -------
+        float
+            The fraction of samples whose predicted label equals ``y``.
+        """
+        return float(np.mean(self.predict(X) == np.asarray(y)))
+
+    def __sklearn_tags__(self):
+        from sklearn.utils import ClassifierTags, InputTags, Tags, TargetTags
+
+        return Tags(
+            estimator_type="classifier",
+            target_tags=TargetTags(required=True),
+            classifier_tags=ClassifierTags(multi_class=True),
+            input_tags=InputTags(sparse=True),
+        )

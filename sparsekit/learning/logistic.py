@@ -39,7 +39,14 @@ from scipy.special import expit
 from .._typing import DataLike, RandomStateLike
 from .._validation import check_scalar
 from ..registry import Registry
-from ._base import NystromModel, check_y_given, class_codes, sklearn_warning
+from ._base import (
+    NystromClassifierMixin,
+    NystromModel,
+    check_y_given,
+    class_codes,
+    signed_targets,
+    sklearn_warning,
+)
 from ._falkon import FalkonSystem, jittered_cholesky
 
 #: the most conjugate gradient iterations of one Newton step
@@ -53,7 +60,7 @@ def _loss(Y, F):
     return np.logaddexp(0.0, -Y * F).mean(axis=0)
 
 
-class NystromLogisticRegression(NystromModel):
+class NystromLogisticRegression(NystromClassifierMixin, NystromModel):
     """Kernel logistic regression on Nyström landmarks, by FALKON-preconditioned Newton steps.
 
     Minimizes (1/n) Σ log(1 + exp(−y_i f(x_i))) + (λ/2) αᵀ K_mm α with f(x) = k(x, L) α
@@ -183,10 +190,7 @@ class NystromLogisticRegression(NystromModel):
             getattr(self, "component_indices_", None),
         )
         previous_classes = getattr(self, "classes_", None)
-        Y = -np.ones((len(codes), len(classes)))
-        Y[np.arange(len(codes)), codes] = 1.0
-        if len(classes) == 2:
-            Y = Y[:, 1:]
+        Y = signed_targets(codes, len(classes))
         passes = self._select_landmarks(X, len(Y))
         self.classes_ = classes
         n, m, t = passes.n, passes.m, Y.shape[1]
@@ -197,6 +201,7 @@ class NystromLogisticRegression(NystromModel):
         if (
             previous is not None
             and self._same_landmarks(*previous_landmarks)
+            and previous_classes is not None
             and np.array_equal(previous_classes, classes)
         ):
             coef = previous.reshape(m, t).astype(np.float64)
@@ -274,23 +279,6 @@ class NystromLogisticRegression(NystromModel):
             steps = np.where(todo, steps / 2.0, steps)
         return np.where(todo, 0.0, steps)
 
-    def decision_function(self, X: DataLike) -> np.ndarray:
-        """Compute the decision values f_c(x) = k(x, L) α_c.
-
-        Parameters
-        ----------
-        X : array-like or sparse matrix of shape (n_samples, n_features), or graphs
-            The samples.
-
-        Returns
-        -------
-        ndarray of shape (n_samples,) for two classes, else (n_samples, n_classes)
-            The log-odds of ``classes_[1]`` for two classes, else of each class against the
-            rest.
-        """
-        out = self._decision(X)
-        return out[:, 0] if len(self.classes_) == 2 else out
-
     def predict_proba(self, X: DataLike) -> np.ndarray:
         """Compute the class probabilities.
 
@@ -328,51 +316,6 @@ class NystromLogisticRegression(NystromModel):
             Log-probabilities, in the order of ``classes_``.
         """
         return np.log(self.predict_proba(X))
-
-    def predict(self, X: DataLike) -> np.ndarray:
-        """Predict the most probable class.
-
-        Parameters
-        ----------
-        X : array-like or sparse matrix of shape (n_samples, n_features), or graphs
-            The samples.
-
-        Returns
-        -------
-        ndarray of shape (n_samples,)
-            Labels from ``classes_``.
-        """
-        scores = self.decision_function(X)
-        if scores.ndim == 1:
-            return self.classes_[(scores > 0).astype(np.intp)]
-        return self.classes_[np.argmax(scores, axis=1)]
-
-    def score(self, X: DataLike, y: DataLike) -> float:
-        """Return the mean accuracy of ``predict(X)`` against ``y``.
-
-        Parameters
-        ----------
-        X : array-like or sparse matrix of shape (n_samples, n_features), or graphs
-            Test samples.
-        y : array-like of shape (n_samples,)
-            True labels.
-
-        Returns
-        -------
-        float
-            The fraction of samples whose predicted label equals ``y``.
-        """
-        return float(np.mean(self.predict(X) == np.asarray(y)))
-
-    def __sklearn_tags__(self):
-        from sklearn.utils import ClassifierTags, InputTags, Tags, TargetTags
-
-        return Tags(
-            estimator_type="classifier",
-            target_tags=TargetTags(required=True),
-            classifier_tags=ClassifierTags(multi_class=True),
-            input_tags=InputTags(sparse=True),
-        )
 
 
 __all__ = ["NystromLogisticRegression"]

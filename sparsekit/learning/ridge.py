@@ -31,7 +31,13 @@ import numpy as np
 from .._typing import DataLike, RandomStateLike
 from .._validation import check_array, check_option, check_scalar
 from ..registry import Registry
-from ._base import NystromModel, check_y_given, class_codes
+from ._base import (
+    NystromClassifierMixin,
+    NystromModel,
+    check_y_given,
+    class_codes,
+    signed_targets,
+)
 from ._falkon import FalkonSystem
 
 SOLVERS = ("pcg", "direct")
@@ -102,7 +108,8 @@ class _NystromRidgeBase(NystromModel):
         m, t = passes.m, Y.shape[1]
         system = FalkonSystem(self._landmark_gram(), alpha, passes.n, passes.gram)
         if solver == "direct":
-            coef, n_iter, residuals = system.solve_direct(passes.blocks(), Y), 0, []
+            coef = system.solve_direct(passes.blocks(), Y)
+            n_iter, residuals = 0, []
         else:
             start = None
             if previous is not None and previous[0] is not None:
@@ -270,9 +277,10 @@ class NystromRidge(_NystromRidgeBase):
         float
             R² of ``predict(X)`` against ``y``.
         """
-        Y = np.asarray(y, dtype=np.float64)
-        pred = np.asarray(self.predict(X), dtype=np.float64).reshape(Y.shape)
-        Y, pred = Y.reshape(len(Y), -1), pred.reshape(len(Y), -1)
+        targets = np.asarray(y, dtype=np.float64)
+        n = len(targets)
+        Y = targets.reshape(n, -1)
+        pred = np.asarray(self.predict(X), dtype=np.float64).reshape(n, -1)
         ss_res = ((Y - pred) ** 2).sum(axis=0)
         ss_tot = ((Y - Y.mean(axis=0)) ** 2).sum(axis=0)
         r2 = np.where(ss_tot > 0, 1.0 - ss_res / np.where(ss_tot > 0, ss_tot, 1.0), 0.0)
@@ -290,7 +298,7 @@ class NystromRidge(_NystromRidgeBase):
         )
 
 
-class NystromRidgeClassifier(_NystromRidgeBase):
+class NystromRidgeClassifier(NystromClassifierMixin, _NystromRidgeBase):
     """Classification by Nyström kernel ridge regression on one-vs-rest ±1 targets.
 
     Each class c gets the target +1 on its samples and −1 elsewhere; :class:`NystromRidge`'s
@@ -370,76 +378,10 @@ class NystromRidgeClassifier(_NystromRidgeBase):
         check_y_given(self, y)
         classes, codes = class_codes(y)
         self.classes_ = classes
-        Y = -np.ones((len(codes), len(classes)))
-        Y[np.arange(len(codes)), codes] = 1.0
-        if len(classes) == 2:
-            Y = Y[:, 1:]
-        self._fit_targets(X, Y)
+        self._fit_targets(X, signed_targets(codes, len(classes)))
         if len(classes) == 2:
             self.dual_coef_ = self.dual_coef_[:, 0]
         return self
-
-    def decision_function(self, X: DataLike) -> np.ndarray:
-        """Compute the decision values k(x, L) α_c.
-
-        Parameters
-        ----------
-        X : array-like or sparse matrix of shape (n_samples, n_features), or graphs
-            The samples.
-
-        Returns
-        -------
-        ndarray of shape (n_samples,) for two classes, else (n_samples, n_classes)
-            The value of ``classes_[1]`` for two classes (positive: that class), else one
-            column per class.
-        """
-        out = self._decision(X)
-        return out[:, 0] if len(self.classes_) == 2 else out
-
-    def predict(self, X: DataLike) -> np.ndarray:
-        """Predict the class of the largest decision value.
-
-        Parameters
-        ----------
-        X : array-like or sparse matrix of shape (n_samples, n_features), or graphs
-            The samples.
-
-        Returns
-        -------
-        ndarray of shape (n_samples,)
-            Labels from ``classes_``.
-        """
-        scores = self.decision_function(X)
-        if scores.ndim == 1:
-            return self.classes_[(scores > 0).astype(np.intp)]
-        return self.classes_[np.argmax(scores, axis=1)]
-
-    def score(self, X: DataLike, y: DataLike) -> float:
-        """Return the mean accuracy of ``predict(X)`` against ``y``.
-
-        Parameters
-        ----------
-        X : array-like or sparse matrix of shape (n_samples, n_features), or graphs
-            Test samples.
-        y : array-like of shape (n_samples,)
-            True labels.
-
-        Returns
-        -------
-        float
-            The fraction of samples whose predicted label equals ``y``.
-        """
-        return float(np.mean(self.predict(X) == np.asarray(y)))
-
-    def __sklearn_tags__(self):
-        from sklearn.utils import ClassifierTags, InputTags, Tags, TargetTags
-
-        return Tags(
-            estimator_type="classifier",
-            target_tags=TargetTags(required=True),
-            classifier_tags=ClassifierTags(multi_class=True),
-            input_tags=InputTags(sparse=True),
-        )
 
 
 __all__ = ["NystromRidge", "NystromRidgeClassifier"]
