@@ -2,7 +2,7 @@
 
 Run: ``python benchmarks/bench_learning.py`` (``--quick`` for small sizes). In one process, on
 the same data (float64, n samples in d = 28 dimensions, a smooth target plus noise), the same
-landmarks (scikit-learn's uniform draw, handed to sparsekit) and the same threads:
+landmarks (scikit-learn's uniform draw, handed to sparsekit as ``landmarks=``) and the same threads:
 
 1. scikit-learn: ``make_pipeline(Nystroem(gamma, n_components=m), Ridge(alpha=λ n,
    fit_intercept=False))``, which materializes the n × m feature matrix and solves by Cholesky.
@@ -29,17 +29,6 @@ from _timing import best_time, blas_threads, check, finish, machine, print_table
 
 import sparsekit  # noqa: E402
 from sparsekit.learning._passes import KernelPasses  # noqa: E402
-from sparsekit.samplers.base import Landmarks  # noqa: E402
-
-
-class _GivenLandmarks:
-    accepts = ("vectors",)
-
-    def __init__(self, indices):
-        self.indices = np.asarray(indices)
-
-    def sample(self, X, kernel, n_landmarks, random_state=None):
-        return Landmarks(self.indices, X[self.indices], np.ones(len(self.indices)))
 
 
 def _data(n, d, seed):
@@ -94,15 +83,14 @@ def main():
 
     def ours(solver):
         return sparsekit.NystromRidge(
-            sampler=_GivenLandmarks(indices),
-            n_components=m,
+            landmarks=X[indices],
             alpha=lam,
             solver=solver,
             max_iter=200,
             kernel_params={"gamma": gamma},
         )
 
-    warm = ours("pcg").set_params(sampler=_GivenLandmarks(np.arange(200)), n_components=200)
+    warm = ours("pcg").set_params(landmarks=X[:200])
     warm.fit(X[:2000], y[:2000])
 
     rows, fitted = [], {}

@@ -199,6 +199,34 @@ def _sample_on_one_worker(sampler, X, kernel, m, rng):
     )
 
 
+def chunked_landmarks(
+    Xd, kernel, sampler, n_components, kernel_params, sampler_params, random_state, registry
+):
+    """``(kernel, sampler, indices, weights, points)``: the kernel (its bandwidth fixed) and the
+    sampler resolved, and the landmarks chosen over the chunks of ``Xd`` (the module docstring
+    says where), their rows gathered after every chunk's width was checked."""
+    n, d = Xd.shape
+    kernel = frozen_kernel(resolve("kernel", kernel, kernel_params, registry=registry), d)
+    sampler_obj = resolve("sampler", sampler, sampler_params, registry=registry)
+    m = check_n_landmarks(
+        check_scalar(
+            n_components, "n_components", kind=numbers.Integral, low=1, low_inclusive=True
+        ),
+        n,
+    )
+    integer = isinstance(random_state, (int, np.integer)) and not isinstance(random_state, bool)
+    rng = check_random_state(random_state)
+    idx, weights = _landmarks(Xd, kernel, sampler_obj, m, rng, random_state if integer else rng)
+    # dask types Array.map_blocks as the module function (the array as its first argument)
+    points = Xd.map_blocks(
+        check_block,  # type: ignore[arg-type]
+        d,
+        "X",
+        dtype=Xd.dtype,
+    )[np.asarray(idx)].compute()
+    return kernel, sampler_obj, idx, weights, points
+
+
 def nystroem_fit(
     Xd: da.Array,
     kernel: str | Callable[..., Any] = "rbf",
@@ -251,26 +279,9 @@ def nystroem_fit(
     from ..features.nystrom import Nystroem
 
     Xd = check_chunked(Xd, "X")
-    n, d = Xd.shape
-    kernel = frozen_kernel(resolve("kernel", kernel, kernel_params, registry=registry), d)
-    sampler_obj = resolve("sampler", sampler, sampler_params, registry=registry)
-    m = check_n_landmarks(
-        check_scalar(
-            n_components, "n_components", kind=numbers.Integral, low=1, low_inclusive=True
-        ),
-        n,
+    kernel, _, idx, weights, points = chunked_landmarks(
+        Xd, kernel, sampler, n_components, kernel_params, sampler_params, random_state, registry
     )
-    integer = isinstance(random_state, (int, np.integer)) and not isinstance(random_state, bool)
-    rng = check_random_state(random_state)
-    idx, weights = _landmarks(Xd, kernel, sampler_obj, m, rng, random_state if integer else rng)
-    # every chunk checked before the rows are gathered (a lying chunk width fails clearly)
-    # dask types Array.map_blocks as the module function (the array as its first argument)
-    points = Xd.map_blocks(
-        check_block,  # type: ignore[arg-type]
-        d,
-        "X",
-        dtype=Xd.dtype,
-    )[np.asarray(idx)].compute()
     ny = Nystroem(
         kernel,
         sampler=sampler,

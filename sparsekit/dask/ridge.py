@@ -12,18 +12,14 @@ same iterations, up to the order in which the chunks' sums are added.
 
 from __future__ import annotations
 
-import numbers
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .._validation import check_random_state, check_scalar
-from ..components import resolve
 from ..learning._passes import KernelPasses
-from ..samplers.base import check_n_landmarks
-from ._checks import check_block, check_chunked, frozen_kernel
+from ._checks import check_block, check_chunked
 from ._heap import chunk_task
-from .nystrom import _landmarks
+from .nystrom import chunked_landmarks
 
 if TYPE_CHECKING:
     import dask.array as da
@@ -162,18 +158,10 @@ def nystrom_ridge_fit(
         registry=registry,
     )
     model._solver_params()
-    kernel_obj = frozen_kernel(resolve("kernel", kernel, kernel_params, registry=registry), d)
-    sampler_obj = resolve("sampler", sampler, sampler_params, registry=registry)
-    m = check_n_landmarks(
-        check_scalar(
-            n_components, "n_components", kind=numbers.Integral, low=1, low_inclusive=True
-        ),
-        n,
+    kernel_obj, sampler_obj, idx, _, points = chunked_landmarks(
+        Xd, kernel, sampler, n_components, kernel_params, sampler_params, random_state, registry
     )
-    integer = isinstance(random_state, (int, np.integer)) and not isinstance(random_state, bool)
-    rng = check_random_state(random_state)
-    idx, _ = _landmarks(Xd, kernel_obj, sampler_obj, m, rng, random_state if integer else rng)
-    points = kernel_obj.prepare(Xd[np.asarray(idx)].compute())
+    points = kernel_obj.prepare(points)
     model._set_landmarks(kernel_obj, sampler_obj, np.asarray(idx, dtype=np.int64), points, d)
     model._solve(ChunkedPasses(Xd, kernel_obj, points), Yd, None)
     if single:
