@@ -179,3 +179,25 @@ def test_cache_location_is_numbas_cache_dir_when_set(monkeypatch, tmp_path):
     assert _warmup.cache_location() == str(tmp_path / "cache-here")
     monkeypatch.setattr(config, "CACHE_DIR", "")
     assert _warmup.cache_location().endswith(" (the __pycache__ folder of each module)")
+
+
+def test_warm_up_writes_plain_lines_to_a_stream_without_isatty(fake_jobs):
+    """Oracle: a write-only object (a logging handler's stream has no ``isatty``) is not a
+    terminal, as for the progress bars of ``sparsekit._progress``: plain lines, no error."""
+
+    class WriteOnly:
+        def __init__(self):
+            self.text = ""
+
+        def write(self, s):
+            self.text += s
+
+        def flush(self):
+            pass
+
+    stream = WriteOnly()
+    _warmup.warm_up(["kernels"], dtypes=("float64",), stream=stream)
+    assert [line.split(":")[0] for line in stream.text.splitlines()] == [
+        "[1/2] a float64",
+        "[2/2] b float64",
+    ]
