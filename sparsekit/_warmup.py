@@ -197,7 +197,9 @@ def cache_location() -> str:
 
 def _progress(total, stream):
     """A tqdm bar on a terminal (when tqdm is installed), else one plain line per step."""
-    if stream.isatty():
+    from ._progress import _is_terminal
+
+    if _is_terminal(stream):
         try:
             from tqdm import tqdm
 

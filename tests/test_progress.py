@@ -1,15 +1,18 @@
 """Progress of the slow paths, and the memory check before n x n allocations."""
 
+import configparser
 import io
 import sys
 import threading
+import time
+import types
 import warnings
 
 import numpy as np
 import pytest
 
 import sparsekit
-from sparsekit import _memory
+from sparsekit import _memory, _progress
 from sparsekit._progress import Progress, iterate, progress_mode, show_progress, tracked
 from sparsekit.samplers import (
     DACRLSSampler,
@@ -201,3 +204,138 @@ def test_nested_show_progress_restores_the_outer_setting(monkeypatch):
             assert progress_mode() is True
         assert progress_mode() is False
     assert progress_mode() == "auto"
+
+
+# -- the rules of the module docstring, with a fake clock and a fake tqdm ----------------------
+_STATES = configparser.ConfigParser.BOOLEAN_STATES
+
+
+@pytest.mark.parametrize(
+    "value, expected",
+    [
+        *_STATES.items(),
+        *[(f" {v.upper()} ", state) for v, state in _STATES.items()],
+        *[(v.title(), state) for v, state in _STATES.items()],
+        *[(v, "auto") for v in ("auto", "", "maybe")],
+    ],
+)
+def test_environment_values(monkeypatch, value, expected):
+    """Oracle: ``configparser``'s boolean spellings (``1``/``yes``/``true``/``on`` and their
+    opposites), in any case, surrounding blanks ignored; anything else is ``auto``."""
+    monkeypatch.setenv("SPARSEKIT_PROGRESS", value)
+    assert progress_mode() == expected and type(progress_mode()) is type(expected)
+
+
+class _Clock:
+    def __init__(self):
+        self.now = 100.0
+
+    def __call__(self):
+        return self.now
+
+
+def test_plain_lines_at_most_one_per_interval_with_a_fake_clock(monkeypatch):
+    """Oracle: a fake clock. A line at the start, one whenever ``PLAIN_INTERVAL_S`` (boundary
+    included) has passed since the last line, none for the update that completes the work (the
+    final line says it), and the counts add the ``n`` of each update."""
+    clock = _Clock()
+    monkeypatch.setattr(_progress.time, "perf_counter", clock)
+    stream = io.StringIO()
+    interval = _progress.PLAIN_INTERVAL_S
+    bar = Progress(10, "work", verbose=True, stream=stream)
+    for dt, n in [(interval, 2), (interval * 0.95, 1), (interval * 0.1, 3), (interval * 1.5, 4)]:
+        clock.now += dt  # at 1.0, 1.95, 2.05 and 3.55 intervals: lines at 1.0 and 2.05
+        bar.update(n)
+    bar.close()
+    bar.close()  # a second close writes nothing
+    t = [f"{k * interval:.1f}" for k in (1.0, 2.05, 3.55)]
+    assert stream.getvalue().splitlines() == [
+        "work: 0/10 it (0.0 s)",
+        f"work: 2/10 it ({t[0]} s)",
+        f"work: 6/10 it ({t[1]} s)",
+        f"work: 10/10 it in {t[2]} s",
+    ]
+
+
+class _FakeTqdm:
+    """Stands in for ``tqdm.auto.tqdm``: records its arguments, and whether two threads were
+    ever inside ``update`` at once (tqdm's own counters are not thread-safe)."""
+
+    made = []
+
+    def __init__(self, **kwargs):
+        self.kwargs, self.n, self.closed = kwargs, 0, False
+        self.inside = self.overlap = False
+        _FakeTqdm.made.append(self)
+
+    def update(self, n):
+        if self.inside:
+            self.overlap = True
+        self.inside = True
+        time.sleep(1e-4)
+        self.n += n
+        self.inside = False
+
+    def close(self):
+        self.closed = True
+
+
+@pytest.fixture
+def fake_tqdm(monkeypatch):
+    module = types.ModuleType("tqdm.auto")
+    module.tqdm = _FakeTqdm
+    monkeypatch.setitem(sys.modules, "tqdm", types.ModuleType("tqdm"))
+    monkeypatch.setitem(sys.modules, "tqdm.auto", module)
+    monkeypatch.setattr(_FakeTqdm, "made", [])
+    return _FakeTqdm.made
+
+
+def test_terminal_bars_delay_and_leave_by_mode(fake_tqdm, monkeypatch):
+    """Oracle: tqdm's documented ``delay`` and ``leave`` arguments. On a terminal, ``auto``
+    waits ``DELAY_S`` and clears its bar; a forced bar draws at once and stays; ``False``
+    (although a terminal) shows nothing."""
+    monkeypatch.delenv("SPARSEKIT_PROGRESS", raising=False)
+    for verbose, delay, leave in [(None, _progress.DELAY_S, False), (True, 0.0, True)]:
+        with Progress(3, "d", unit="u", verbose=verbose, stream=_Terminal()) as bar:
+            bar.update(3)
+        made = fake_tqdm.pop()
+        assert made.kwargs["delay"] == delay and made.kwargs["leave"] is leave
+        assert made.kwargs["total"] == 3 and made.n == 3 and made.closed
+    tty = _Terminal()
+    with Progress(3, "off", verbose=False, stream=tty) as bar:
+        bar.update(3)
+    assert not bar.active and not fake_tqdm and tty.getvalue() == ""
+
+
+def test_update_from_threads_enters_the_bar_one_at_a_time(fake_tqdm):
+    """Oracle: a fake bar that notes two threads inside its ``update`` at once."""
+    bar = Progress(64, "threads", verbose=True, stream=_Terminal())
+    workers = [threading.Thread(target=lambda: [bar.update() for _ in range(8)]) for _ in range(8)]
+    for t in workers:
+        t.start()
+    for t in workers:
+        t.join()
+    bar.close()
+    (made,) = fake_tqdm
+    assert not made.overlap and made.n == 64 and bar.count == 64
+
+
+def test_a_stream_without_isatty_is_not_a_terminal(monkeypatch):
+    """Oracle: a write-only object, like a logging handler's stream: ``auto`` stays silent."""
+    monkeypatch.delenv("SPARSEKIT_PROGRESS", raising=False)
+
+    class WriteOnly:
+        def __init__(self):
+            self.text = ""
+
+        def write(self, s):
+            self.text += s
+
+        def flush(self):
+            pass
+
+    stream = WriteOnly()
+    with Progress(3, "log", stream=stream) as bar:
+        assert not bar.active
+        bar.update(3)
+    assert stream.text == ""

@@ -2,7 +2,9 @@
 a spec or a plugin (``ESC[2J`` clears the screen, ``ESC]0;...BEL`` retitles the window, U+009B
 is a CSI, U+202E reverses the text) print as visible escapes."""
 
+import io
 import json
+import unicodedata
 
 import pytest
 
@@ -120,3 +122,74 @@ def test_list_json_escapes_controls_and_round_trips(capsys, monkeypatch):
     evil = next(c for c in json.loads(out)["components"] if c["name"].startswith("evil"))
     assert evil["name"] == "evil" + ATTACK.lower() and evil["plugin"] == "plugin\x1b[31m"
     assert evil["aliases"] == ["\x9b2jalias"] and evil["summary"] == "summary \u202e" + ATTACK
+
+
+#: code points around every kind of non-printable character: C0, DEL, C1, NBSP, soft hyphen,
+#: the line and paragraph separators, the bidi controls, BOM, specials, surrogates, private use,
+#: tags, unassigned planes
+SAMPLE = "".join(
+    map(
+        chr,
+        [
+            *range(0x00, 0x300),
+            *range(0x2000, 0x2070),
+            *range(0xD7FE, 0xE002),
+            *range(0xFEFE, 0xFF00),
+            *range(0xFFF0, 0x10000),
+            *range(0x1F600, 0x1F602),
+            *range(0xE0000, 0xE0082),
+            0x10FFFF,
+        ],
+    )
+)
+#: Python's printable characters (``str.isprintable``), from the Unicode categories
+_NOT_PRINTABLE = {"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp", "Zs"}
+
+
+def _is_printable(c):
+    return c == " " or unicodedata.category(c) not in _NOT_PRINTABLE
+
+
+def test_printable_escapes_what_unicode_calls_non_printable_as_repr_does():
+    """Oracles: ``unicodedata.category`` says which characters are escaped (controls, format
+    characters such as the bidi overrides, separators other than the space, surrogates,
+    private use, unassigned), and ``repr`` how: Python's own escapes (``\\t``, ``\\x85``,
+    ``\\u202e``, ``\\U000e0001``)."""
+    from sparsekit._terminal import printable
+
+    expected = "".join(c if _is_printable(c) else repr(c)[1:-1] for c in SAMPLE)
+    assert printable(SAMPLE) == expected
+    assert printable("tab\there\nand\rthere", keep="\n") == "tab\\there\nand\\rthere"
+    assert printable(3) == "3" and printable(None) == "None"
+
+
+def test_printable_json_leaves_only_printable_text_and_round_trips():
+    """Oracles: ``json.loads`` (the escaped text decodes to the same object) and
+    ``unicodedata.category`` (every character left is printable, or a newline of the layout)."""
+    from sparsekit._terminal import printable_json
+
+    # no lone surrogates: JSON reads two adjacent ones as one pair
+    sample = "".join(c for c in SAMPLE if unicodedata.category(c) != "Cs")
+    values = {sample[i : i + 40]: sample[i + 40 : i + 80] for i in range(0, len(sample), 80)}
+    text = json.dumps(values, ensure_ascii=False, indent=2)
+    safe = printable_json(text)
+    assert all(_is_printable(c) or c == "\n" for c in safe)
+    assert json.loads(safe) == values and safe.count("\n") == text.count("\n")
+
+
+def test_printable_stream_escapes_keeps_newlines_and_flushes():
+    """Oracle: ``repr`` of each control; a recording stream sees the flush."""
+    from sparsekit._terminal import PrintableStream
+
+    class Recording(io.StringIO):
+        flushed = 0
+
+        def flush(self):
+            self.flushed += 1
+
+    inner = Recording()
+    stream = PrintableStream(inner)
+    stream.write("a" + ATTACK + "\nb\x9b")
+    stream.flush()
+    assert inner.getvalue() == "a" + repr(ATTACK)[1:-1] + "\nb" + repr("\x9b")[1:-1]
+    assert inner.flushed == 1 and stream.getvalue() == inner.getvalue()
