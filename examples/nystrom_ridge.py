@@ -1,5 +1,5 @@
 """Kernel ridge regression and classification at scale: NystromRidge, its classifiers, samplers.
-===========================================================================================
+==============================================================================================
 
 Nyström kernel ridge regression solved FALKON's way (Rudi, Carratino & Rosasco, NeurIPS 2017):
 landmarks from a named sampler, a Cholesky preconditioner on the landmarks, then conjugate

@@ -24,11 +24,11 @@ A point drawn c times enters K_J + λA as one point of weight a/c: both give the
 Σ_j φ(x_j) φ(x_j)ᵀ / a_j, so the estimates are unchanged and K_J stays non-singular.
 
 The sampler's scores are min(1, l̃_{J_H,A_H}(i, λ)) for every sample (the final dictionary's
-estimates, streamed in row blocks: O(n |J_H|²) time, O(|J_H|² + block · |J_H|) memory; no n×n
+estimates, streamed in row blocks: O(n m_H²) time, O(m_H² + block · m_H) memory (m_H = #J_H); no n×n
 matrix is formed); landmarks are drawn from them with the sampler's drawing mode
 (:mod:`sparsekit.samplers._draw`). Theorem 1 of the paper: for q1, q2 large enough (growing
 like log(n/δ)/t²), with probability ≥ 1 − δ every level is t-accurate,
-l/(1+t) ≤ l̃ ≤ (1+t) l, with |J_h| of order q2 d_eff(λ_h).
+l/(1+t) ≤ l̃ ≤ (1+t) l, with #J_h of order q2 d_eff(λ_h).
 """
 
 from __future__ import annotations
