@@ -405,3 +405,19 @@ def test_warm_start_with_given_landmarks():
     assert model.n_iter_ <= 1
     model.set_params(landmarks=X[1::6]).fit(X, y)
     assert model.n_iter_ > 3
+
+
+def test_precomputed_kernel_is_the_fit_on_the_vectors():
+    """kernel="precomputed": fit on the training Gram matrix, predict from the test-by-training
+    kernel; equal to the fit on the vectors with the same landmarks (scikit-learn's rbf_kernel
+    gives both Gram matrices)."""
+    X, y = _data()
+    X_test, _ = _data(n=50, seed=3)
+    K, K_test = rbf_kernel(X, X, gamma=GAMMA), rbf_kernel(X_test, X, gamma=GAMMA)
+    pre = NystromRidge(
+        kernel="precomputed", n_components=40, alpha=1e-3, tol=1e-10, random_state=0
+    ).fit(K, y)
+    vec = _model(landmarks=X[pre.component_indices_], alpha=1e-3, tol=1e-10).fit(X, y)
+    np.testing.assert_allclose(pre.predict(K_test), vec.predict(X_test), atol=1e-8)
+    with pytest.raises(ValueError, match="square"):
+        NystromRidge(kernel="precomputed", n_components=10).fit(K[:, :100], y)
