@@ -356,3 +356,135 @@ def test_compress_is_an_experiment_of_the_nn_task():
     assert nn.experiment("compress") is nn_compress.COMPRESS
     assert nn_compress.COMPRESS.run is nn_compress.run_compress
     assert set(nn_compress.PARAMS) <= set(get_task("nn").params)
+
+
+def _digits(n):
+    from sklearn.datasets import load_digits
+
+    digits = load_digits()
+    return digits.data[:n], digits.target[:n]
+
+
+def test_experiment_images_split_and_evaluate_against_numpy_and_sklearn():
+    """Oracles: the digits' grey levels run from 0 to 16 (scikit-learn's description), so the
+    images are the pixels / 16; the split is the permutation of ``default_rng`` cut by hand;
+    accuracy and cross-entropy are scikit-learn's ``accuracy_score`` and ``log_loss`` of the
+    network's predicted probabilities."""
+    from sklearn.metrics import accuracy_score, log_loss
+
+    from sparsekit.experiments import nn_compress as exp
+
+    X, y = _digits(40)
+    assert X.max() == 16
+    imgs = exp.images(X)
+    np.testing.assert_allclose(imgs, X.reshape(40, 8, 8, 1) / 16, rtol=1e-6)
+    perm = np.random.default_rng(3).permutation(40)
+    tr, va, te = exp.split(40, np.random.default_rng(3), 0.25, 0.15)
+    n_test, n_val = int(0.25 * 40), int(0.15 * 30)
+    np.testing.assert_array_equal(te, perm[:n_test])
+    np.testing.assert_array_equal(va, perm[n_test : n_test + n_val])
+    np.testing.assert_array_equal(tr, perm[n_test + n_val :])
+    keras.utils.set_random_seed(0)
+    model = exp.lenet((8, 8, 1), 10)
+    prob = np.asarray(model.predict(imgs, verbose=0), dtype=np.float64)
+    acc, loss = exp.evaluate(model, imgs, y)
+    assert acc == pytest.approx(accuracy_score(y, prob.argmax(axis=1)))
+    assert loss == pytest.approx(log_loss(y, prob, labels=range(10)), rel=1e-5)
+
+
+def test_experiment_training_steps_rate_fresh_state_and_order_seed():
+    """Oracles: RMSProp's step count is ceil(epochs · n / batch_size) and starts from zero on
+    each call (a fresh optimizer state); its rate is the one asked for; the same seed gives
+    the same weights, another seed another order and other weights."""
+    from sparsekit.experiments import nn_compress as exp
+
+    X, y = _digits(30)
+    data = ((exp.images(X), y), None, None)
+    keras.utils.set_random_seed(0)
+    model = exp.lenet((8, 8, 1), 10)
+    exp._compile(model, 1e-3)
+    start = [np.array(w.value, copy=True) for w in model.weights]
+
+    def train(seed):
+        exp._train(model, data, start, 0.01, 2, 8, seed)
+        assert int(model.optimizer.iterations) == int(np.ceil(2 * 30 / 8))
+        assert float(model.optimizer.learning_rate) == pytest.approx(0.01)
+        return np.concatenate([np.ravel(w.value) for w in model.weights])
+
+    a = train(1)
+    np.testing.assert_allclose(train(1), a, rtol=1e-5, atol=1e-6)
+    assert not np.allclose(train(2), a, rtol=1e-5, atol=1e-6)
+
+
+def test_finetune_selects_on_validation_ties_to_largest_and_runs_finetune_epochs(monkeypatch):
+    """Oracle: the thesis' protocol (§3.4.4.3): the rate is chosen by the validation accuracy
+    after ``select_epochs`` epochs, a tie going to the largest rate; then ``finetune_epochs``
+    epochs (``epochs`` when not given)."""
+    from sparsekit.experiments import nn_compress as exp
+
+    trained, scored = [], []
+    scores = iter([0.5, 0.5, 0.5, 0.1, 0.3, 0.3])
+    monkeypatch.setattr(exp, "_train", lambda m, d, w, lr, e, b, s: trained.append((lr, e, b)))
+    monkeypatch.setattr(exp, "accuracy", lambda m, X, y: scored.append(X) or next(scores))
+    data = ((np.zeros(1), None), (np.ones(1), None), (np.full(1, 2.0), None))
+    p = {**exp.PARAMS, "epochs": 7, "finetune_epochs": 3, "select_epochs": 2, "batch_size": 5}
+    assert exp._finetune(None, [], data, p, 0) == 1e-3
+    assert trained == [(lr, 2, 5) for lr in exp.LR_GRID] + [(1e-3, 3, 5)]
+    assert all(X is data[1][0] for X in scored)
+    trained.clear()
+    assert exp._finetune(None, [], data, {**p, "finetune_epochs": None}, 0) == 1e-4
+    assert trained[-1] == (1e-4, 7, 5)
+    assert exp._finetune(None, [], data, {**p, "select_lr": False, "lr": 0.2}, 0) == 0.2
+
+
+def test_experiment_rows_from_the_networks_and_base_retrained_per_setting(monkeypatch):
+    """Oracles: scikit-learn's accuracy and cross-entropy of the networks' own predictions on
+    the test images (the permutation of ``default_rng(seed)`` cut by hand): right after
+    compression for ``accuracy_before``, after fine-tuning for ``accuracy`` and ``loss``; the
+    errors are the mean and max of the compressed layers' errors; another batch size trains
+    another base network."""
+    from sklearn.metrics import accuracy_score, log_loss
+
+    import sparsekit.nn.compression as compression
+    from sparsekit.experiments import nn_compress as exp
+    from sparsekit.run.tasks import TaskContext
+
+    seen = {}
+    real = compression.compress
+
+    def spy(model, Q, K, **kw):
+        out, report = real(model, Q, K, **kw)
+        seen.update(kw=kw, model=out, report=report)
+        seen["start"] = [np.array(w.value, copy=True) for w in out.weights]
+        return out, report
+
+    monkeypatch.setattr(compression, "compress", spy)
+    X, y = _digits(120)
+    data = {"X": X, "y": y}
+    params = {
+        "method": "random",
+        "epochs": 1,
+        "finetune_epochs": 2,
+        "select_lr": False,
+        "lr": 1e-2,
+        "palm_iter": 4,
+        "batch_size": 64,
+    }
+    rows = exp.run_compress(TaskContext(data, {}, params, seed=3))
+    assert seen["kw"]["random_state"] == 3 and seen["kw"]["n_iter"] == 4
+    te = np.random.default_rng(3).permutation(120)[: int(0.25 * 120)]
+    Xte, yte = X[te].reshape(-1, 8, 8, 1) / 16, y[te]
+    model = seen["model"]
+    prob = np.asarray(model.predict(Xte, verbose=0), dtype=np.float64)
+    row = rows[1]
+    assert row["accuracy"] == pytest.approx(accuracy_score(yte, prob.argmax(axis=1)))
+    assert row["loss"] == pytest.approx(log_loss(yte, prob, labels=range(10)), rel=1e-4)
+    for var, w in zip(model.weights, seen["start"]):
+        var.assign(w)
+    before = np.asarray(model.predict(Xte, verbose=0)).argmax(axis=1)
+    assert row["accuracy_before"] == pytest.approx(accuracy_score(yte, before))
+    errors = [r.relative_error for r in seen["report"] if r.replaced]
+    assert row["mean_error"] == pytest.approx(np.mean(errors))
+    assert row["max_error"] == pytest.approx(np.max(errors))
+    other = exp.run_compress(TaskContext(data, {}, {**params, "batch_size": 32}, seed=3))
+    assert other[0]["loss"] != pytest.approx(rows[0]["loss"], rel=1e-6)

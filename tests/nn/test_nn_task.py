@@ -127,3 +127,170 @@ def test_sample_image_patches_are_the_photographs_regions():
     first = np.flatnonzero(d["y"] == 5)[0]
     np.testing.assert_array_equal(d["X"][first].reshape(16, 16, 3), flower[:16, w : w + 16] / 255.0)
     assert h // 16 * (w // 16) == 260
+
+
+def _features(n_per_class=12, n_classes=3, d=6, seed=0):
+    rng = np.random.default_rng(seed)
+    y = np.repeat(np.arange(n_classes), n_per_class)
+    F = rng.random((len(y), d)) + y[:, None]  # non-negative, separable
+    return F, y
+
+
+@pytest.mark.parametrize("kind", ["dense", "nystrom"])
+def test_train_top_steps_rate_and_accuracy_from_keras(kind):
+    """Oracles: Adam's step count is ceil(epochs · n / batch_size) (one pass over the data
+    repeated ``epochs`` times); the optimizer's rate is ``learning_rate``; the accuracy is
+    NumPy's argmax of the trained model's own outputs on the test features, and Keras'
+    ``model.evaluate`` on the same model."""
+    F, y = _features()
+    Ft, yt = F[::3], y[::3]
+    p = {"epochs": 3, "batch_size": 5, "learning_rate": 0.02}
+    cache = {}
+    n_params, acc = nn_nystrom.train_top(
+        kind, F, y, Ft, yt, 3, p, 7, width=4, kernel="rbf", n_landmarks=6, cache=cache
+    )
+    (model,) = cache.values()
+    assert int(model.optimizer.iterations) == int(np.ceil(3 * len(F) / 5))
+    assert float(model.optimizer.learning_rate) == pytest.approx(0.02)
+    logits = np.asarray(model.predict(Ft.astype(np.float32), verbose=0))
+    assert acc == pytest.approx(np.mean(logits.argmax(axis=1) == yt))
+    model.compile(loss="sparse_categorical_crossentropy", metrics=["accuracy"])
+    assert acc == pytest.approx(model.evaluate(Ft, yt, verbose=0, return_dict=True)["accuracy"])
+    assert n_params == sum(int(np.prod(w.shape)) for w in model.trainable_weights)
+
+
+def test_train_top_landmarks_follow_the_seed():
+    """Invariance: the same seed draws the same landmarks, another seed another draw."""
+    F, y = _features()
+
+    def landmarks(seed):
+        cache = {}
+        nn_nystrom.train_top(
+            "nystrom",
+            F,
+            y,
+            F,
+            y,
+            3,
+            {"epochs": 1, "batch_size": 8, "learning_rate": 1e-3},
+            seed,
+            kernel="linear",
+            n_landmarks=6,
+            adaptive=False,
+            cache=cache,
+        )
+        (model,) = cache.values()
+        return np.asarray(model.layers[0].get_weights()[0])
+
+    a, b = landmarks(1), landmarks(2)
+    np.testing.assert_allclose(landmarks(1), a)
+    assert not np.allclose(a, b)
+
+
+def _spy_runs(monkeypatch, experiment, params, seed=0, n=90):
+    """Run an experiment with ``train_top`` recorded (no top-model training) and Keras'
+    ``fit`` recorded (the pretraining's epochs and batches)."""
+    import keras
+
+    calls, fits = [], []
+
+    def fake_train_top(kind, F_train, y_train, F_test, y_test, C, p, s, **kw):
+        calls.append({"kind": kind, "F": F_train, "y": y_train, "Ft": F_test, "seed": s, **kw})
+        return 0, 0.5
+
+    real_fit = keras.Model.fit
+
+    def fit(self, *args, **kwargs):
+        fits.append(kwargs)
+        return real_fit(self, *args, **kwargs)
+
+    monkeypatch.setattr(nn_nystrom, "train_top", fake_train_top)
+    monkeypatch.setattr(keras.Model, "fit", fit)
+    data = sources.SOURCES["digits"](n_samples=n, seed=0)
+    rows = run_task("nn", {"experiment": experiment, **params}, data, seed=seed)
+    return rows, calls, fits, data
+
+
+def test_few_shot_protocol_draws_per_replicate_and_bandwidth_from_all_features(monkeypatch):
+    """Oracles: the stratified split's sizes by hand (round(test_fraction · n_c) per class);
+    the thesis' protocol: one labelled draw and one seed per replicate, shared by the dense
+    model and the Nyström layers of that replicate; the RBF bandwidth from the whole
+    training set (gamma recomputed with scikit-learn's pairwise distances); the same seed
+    gives the same draws; the pretraining runs ``pretrain_epochs`` epochs of ``batch_size``."""
+    params = {
+        "n_repeats": 2,
+        "pretrain_epochs": 2,
+        "batch_size": 16,
+        "epochs": 1,
+        "test_fraction": 0.4,
+        "n_per_class": [2],
+        "n_landmarks": 5,
+        "kernels": ["rbf"],
+    }
+    seen = {}
+    real_make_kernel = nn_nystrom.make_kernel
+
+    def make_kernel(name, F):
+        seen["F"] = F
+        return real_make_kernel(name, F)
+
+    drawn = []
+    real_subset = nn_nystrom.labelled_subset
+
+    def labelled_subset(y, k, rng):
+        drawn.append(real_subset(y, k, rng))
+        return drawn[-1]
+
+    monkeypatch.setattr(nn_nystrom, "make_kernel", make_kernel)
+    monkeypatch.setattr(nn_nystrom, "labelled_subset", labelled_subset)
+    rows, calls, fits, data = _spy_runs(monkeypatch, "few-shot", params)
+    assert [(f["epochs"], f["batch_size"]) for f in fits] == [(2, 16)]
+    n_test = sum(int(round(0.4 * c)) for c in np.bincount(data["y"]))
+    assert all(len(c["Ft"]) == n_test for c in calls)
+    dense0, rbf0, dense1, rbf1 = calls
+    assert dense0["seed"] == rbf0["seed"] != dense1["seed"] == rbf1["seed"]
+    np.testing.assert_array_equal(dense0["F"], rbf0["F"])
+    assert not np.array_equal(*drawn)  # another replicate, another draw
+    assert rbf0["F_bandwidth"].shape[0] == len(data["y"]) - n_test
+    assert [r["repeat"] for r in rows] == [0, 0, 1, 1]
+    # the draws do not depend on the pretraining: none here, for speed
+    _, again, _, _ = _spy_runs(monkeypatch, "few-shot", {**params, "pretrain_epochs": 0})
+    assert [c["seed"] for c in again] == [c["seed"] for c in calls]
+    np.testing.assert_array_equal(drawn[2], drawn[0])
+    np.testing.assert_array_equal(drawn[3], drawn[1])
+
+
+def test_parameters_protocol_seeds_and_flags(monkeypatch):
+    """Oracles: one seed per repeat (another repeat, another seed; the same run seed, the
+    same seeds), each row's flags are those its model was trained with, and the split's
+    test size by hand."""
+    params = {
+        "n_repeats": 2,
+        "pretrain_epochs": 0,
+        "widths": [3],
+        "n_landmarks": [4],
+        "kernels": ["linear"],
+        "adaptive": [True, False],
+    }
+    rows, calls, _, data = _spy_runs(monkeypatch, "parameters", params, seed=5)
+    assert [(c["kind"], c.get("adaptive"), c["seed"]) for c in calls] == [
+        ("dense", None, calls[0]["seed"]),
+        ("nystrom", True, calls[0]["seed"]),
+        ("nystrom", False, calls[0]["seed"]),
+        ("dense", None, calls[3]["seed"]),
+        ("nystrom", True, calls[3]["seed"]),
+        ("nystrom", False, calls[3]["seed"]),
+    ]
+    assert calls[0]["seed"] != calls[3]["seed"]
+    assert [(r["label"], r["adaptive"], r["repeat"]) for r in rows] == [
+        ("dense", True, 0),
+        ("nystrom linear adaptive", True, 0),
+        ("nystrom linear fixed", False, 0),
+        ("dense", True, 1),
+        ("nystrom linear adaptive", True, 1),
+        ("nystrom linear fixed", False, 1),
+    ]
+    n_test = sum(int(round(0.25 * c)) for c in np.bincount(data["y"]))
+    assert len(calls[0]["Ft"]) == n_test and len(calls[0]["F"]) == len(data["y"]) - n_test
+    _, again, _, _ = _spy_runs(monkeypatch, "parameters", params, seed=5)
+    assert [c["seed"] for c in again] == [c["seed"] for c in calls]
