@@ -2,10 +2,19 @@
 
 from __future__ import annotations
 
+import inspect
+
 import numpy as np
 
 from .._small_blas import is_skinny, one_blas_thread
-from ..features.nystrom import BLOCK_BYTES, _rows
+from ..features.nystrom import _rows
+
+#: Bytes of one block of K_nm. A block is written by the kernel and read by two products, so it
+#: should stay in cache between them and its buffer should be reused rather than mapped afresh
+#: (a fresh 64 MiB array faults its pages in at every block): for n = 100,000, m = 4,000, d = 28
+#: on 2 cores one pass K_nmᵀ (K_nm v) took 1.86 s with fresh 64 MiB blocks, 1.42 s with a reused
+#: 64 MiB buffer, 0.99 s with a reused 16 or 32 MiB one and 1.12 s with 8 MiB.
+BLOCK_BYTES = 16 * 2**20
 
 
 class KernelPasses:
@@ -29,16 +38,25 @@ class KernelPasses:
         self.n = kernel.n_samples(Xp)
         self.m = kernel.n_samples(landmarks)
         self.step = int(max(1, BLOCK_BYTES // max(1, 8 * self.m)))
+        try:
+            self._fills = "out" in inspect.signature(kernel.__call__).parameters
+        except (TypeError, ValueError):  # a callable without a signature
+            self._fills = False
+        self._buffer = None
 
     def blocks(self):
-        """``(r0, r1, K_b)`` for the row blocks of K_nm, in order."""
+        """``(r0, r1, K_b)`` for the row blocks of K_nm, in order; a kernel that takes ``out=``
+        writes every block into one buffer (a block is valid until the next one is drawn)."""
         for r0 in range(0, self.n, self.step):
             r1 = min(self.n, r0 + self.step)
-            yield (
-                r0,
-                r1,
-                np.asarray(self.kernel(_rows(self.kernel, self.Xp, r0, r1), self.landmarks)),
-            )
+            rows = _rows(self.kernel, self.Xp, r0, r1)
+            if self._buffer is not None:
+                Kb = self.kernel(rows, self.landmarks, out=self._buffer[: r1 - r0])
+            else:
+                Kb = np.asarray(self.kernel(rows, self.landmarks))
+                if self._fills and r1 - r0 == self.step and Kb.flags.c_contiguous:
+                    self._buffer = Kb
+            yield r0, r1, Kb
 
     def times(self, V, dtype=np.float64):
         """K_nm V, (n, t) in ``dtype``."""

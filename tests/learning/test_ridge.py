@@ -421,3 +421,28 @@ def test_precomputed_kernel_is_the_fit_on_the_vectors():
     np.testing.assert_allclose(pre.predict(K_test), vec.predict(X_test), atol=1e-8)
     with pytest.raises(ValueError, match="square"):
         NystromRidge(kernel="precomputed", n_components=10).fit(K[:, :100], y)
+
+
+@pytest.mark.parametrize("kernel", ["rbf", "function"])
+@pytest.mark.parametrize("solver", ["pcg", "direct"])
+def test_many_small_blocks_give_the_closed_form(monkeypatch, kernel, solver):
+    """Row blocks of 7 rows (a short last one) written into one reused buffer (kernel objects
+    take out=, a function kernel through its wrapper too): the closed form, and predictions in
+    blocks."""
+    from sparsekit.learning import _passes
+
+    X, y = _data()
+    monkeypatch.setattr(_passes, "BLOCK_BYTES", 8 * 30 * 7)
+    spec = "rbf" if kernel == "rbf" else (lambda A, B: rbf_kernel(A, B, gamma=GAMMA))
+    model = NystromRidge(
+        kernel=spec,
+        kernel_params={"gamma": GAMMA} if kernel == "rbf" else None,
+        n_components=30,
+        alpha=1e-3,
+        solver=solver,
+        tol=1e-12,
+        max_iter=500,
+        random_state=0,
+    ).fit(X, y)
+    coef, L = _closed_form(X, y, model.component_indices_, 1e-3)
+    np.testing.assert_allclose(model.predict(X), rbf_kernel(X, L, gamma=GAMMA) @ coef, atol=1e-6)
