@@ -39,6 +39,7 @@ from ._base import (
     signed_targets,
 )
 from ._falkon import FalkonSystem
+from ._passes import DIRECT_BLOCK_BYTES
 
 SOLVERS = ("pcg", "direct")
 
@@ -108,7 +109,7 @@ class _NystromRidgeBase(NystromModel):
         m, t = passes.m, Y.shape[1]
         system = FalkonSystem(self._landmark_gram(), alpha, passes.n, passes.gram)
         if solver == "direct":
-            coef = system.solve_direct(passes.blocks(), Y)
+            coef = system.solve_direct(passes.blocks(DIRECT_BLOCK_BYTES), Y)
             n_iter, residuals = 0, []
         else:
             start = None

@@ -429,10 +429,11 @@ def test_many_small_blocks_give_the_closed_form(monkeypatch, kernel, solver):
     """Row blocks of 7 rows (a short last one) written into one reused buffer (kernel objects
     take out=, a function kernel through its wrapper too): the closed form, and predictions in
     blocks."""
-    from sparsekit.learning import _passes
+    from sparsekit.learning import _passes, ridge as ridge_module
 
     X, y = _data()
     monkeypatch.setattr(_passes, "BLOCK_BYTES", 8 * 30 * 7)
+    monkeypatch.setattr(ridge_module, "DIRECT_BLOCK_BYTES", 8 * 30 * 9)
     spec = "rbf" if kernel == "rbf" else (lambda A, B: rbf_kernel(A, B, gamma=GAMMA))
     model = NystromRidge(
         kernel=spec,
