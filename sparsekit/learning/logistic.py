@@ -270,14 +270,14 @@ class NystromLogisticRegression(NystromClassifierMixin, NystromModel):
             return _loss(Y, F + s * U) + 0.5 * lam * np.einsum("ij,ij->j", C, T_mm @ C)
 
         J0 = per_class(np.zeros(t))
-        todo = np.ones(t, dtype=bool)
+        pending = np.ones(t, dtype=bool)
         for _ in range(MAX_HALVINGS):
             J = per_class(steps)
-            todo = J > J0 - ARMIJO * steps * decrement
-            if not todo.any():
+            pending = J > J0 - ARMIJO * steps * decrement
+            if not pending.any():
                 break
-            steps = np.where(todo, steps / 2.0, steps)
-        return np.where(todo, 0.0, steps)
+            steps = np.where(pending, steps / 2.0, steps)
+        return np.where(pending, 0.0, steps)
 
     def predict_proba(self, X: DataLike) -> np.ndarray:
         """Compute the class probabilities.
