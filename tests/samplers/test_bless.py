@@ -166,3 +166,71 @@ def test_nystroem_with_bless_is_no_worse_than_uniform_on_uneven_data():
     bless = [nystrom_error(X, "bless", {"lam": 1.0}, 20, s) for s in range(10)]
     uniform = [nystrom_error(X, "uniform", None, 20, s) for s in range(10)]
     assert np.mean(bless) <= np.mean(uniform)
+
+
+class ScriptedDraws:
+    """A generator stand-in: ``integers`` returns the given candidate multisets U_h in turn,
+    ``choice(k, M, p)`` records ``(M, p)`` and returns the positions ``0, 1, …, k−1, 0, 1, …``
+    (so that M > k draws a candidate twice)."""
+
+    def __init__(self, candidates):
+        self.candidates = list(candidates)
+        self.draws = []
+
+    def integers(self, low, high, size):
+        U = np.asarray(self.candidates.pop(0))
+        assert U.size == size and 0 <= U.min() and U.max() < high
+        return U
+
+    def choice(self, k, M, p):
+        self.draws.append((M, np.asarray(p, dtype=float)))
+        return np.arange(M) % k
+
+
+def paper_estimates(K, rows, J, a, lam):
+    """l̃_{J,A}(i, λ) = (k_ii − K_{i,J}(K_J + λA)⁻¹K_{J,i})/λ (Rudi et al. 2018, Sec. 2) with J
+    a list in which a point drawn twice is two rows, each with its own weight."""
+    if len(J) == 0:
+        return np.diag(K)[rows] / lam
+    KJ = K[np.ix_(J, J)] + lam * np.diag(a)
+    KiJ = K[np.ix_(rows, J)]
+    return (np.diag(K)[rows] - np.einsum("ij,ji->i", KiJ, np.linalg.solve(KJ, KiJ.T))) / lam
+
+
+def test_levels_count_every_copy_of_a_repeated_candidate(rbf):
+    """Oracle: Algorithm 1 of Rudi et al. (2018) recomputed with NumPy on the multisets
+    themselves (a candidate drawn twice in U_h is two terms of Σ_{u∈U_h} l̃_u, a point drawn
+    twice into J_h two rows of K_J + λA, each of weight (R_h/n) M_h p_u). Two levels on 12
+    points, with repeated candidates and repeated dictionary draws: the size M_h = ⌈q2 d_h⌉,
+    d_h = (n/R_h) Σ_{u∈U_h} l̃_u, the probability of drawing each distinct candidate (its
+    copies' p_u summed) and the final estimates l̃_{J_H,A_H}(i, λ) of every point."""
+    from sparsekit.samplers.bless import bless_scores
+
+    X = uneven(12, seed=3)
+    n, lam, q, q1, q2 = 12, 3.0, 2.0, 2.0, 4.0  # λ_0 = nκ² = 12: levels λ_1 = 6, λ_2 = 3
+    sq = np.sum(X * X, axis=1)
+    K = np.exp(-GAMMA * np.maximum(sq[:, None] + sq[None, :] - 2.0 * X @ X.T, 0.0))
+    levels = [[0, 0, 5, 7], [1, 1, 1, 2, 4, 9, 9, 11]]  # R_h = ⌈q1 n min(1, 1/λ_h)⌉ = 4, 8
+    rng = ScriptedDraws(levels)
+    kernel = rbf.fit(X)
+    got = bless_scores(kernel.prepare(X), kernel, lam, q, q1, q2, rng)
+
+    J, a = [], []
+    for (M_got, p_got), U, lam_h in zip(rng.draws, levels, (6.0, 3.0)):
+        U = np.asarray(U)
+        R = U.size
+        est = paper_estimates(K, U, J, a, lam_h)
+        p = est / est.sum()
+        M = int(np.ceil(q2 * (n / R) * est.sum()))
+        assert M_got == M
+        distinct = np.unique(U)
+        np.testing.assert_allclose(
+            p_got, [p[U == c].sum() for c in distinct], rtol=1e-10, atol=1e-15
+        )
+        drawn = distinct[np.arange(M) % distinct.size]
+        first_copy = {c: np.flatnonzero(U == c)[0] for c in distinct}
+        J = list(drawn)
+        a = [(R / n) * M * p[first_copy[c]] for c in drawn]
+    assert len(J) > len(set(J))  # the final dictionary holds a point twice
+    want = np.minimum(1.0, paper_estimates(K, np.arange(n), J, a, lam))
+    np.testing.assert_allclose(got, want, rtol=1e-8, atol=1e-12)
