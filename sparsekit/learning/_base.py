@@ -15,7 +15,7 @@ from .._validation import check_array, check_option, check_random_state, check_s
 from ..exceptions import not_fitted_error
 from ..features.nystrom import Nystroem, checked_landmarks
 from ._falkon import conjugate_gradient
-from ._passes import KernelPasses
+from ._passes import kernel_passes
 
 #: the centroid landmarks ``landmarks=`` computes by name
 CENTROIDS = ("kmeans", "quickmeans")
@@ -86,8 +86,8 @@ class NystromModel(ParamsMixin):
     """
 
     def _select_landmarks(self, X, n_targets):
-        """:class:`KernelPasses` over the prepared data and the landmarks that the sampler
-        chose (``Nystroem``'s selection step); sets the landmark and input attributes."""
+        """The passes (:func:`kernel_passes`) over the prepared data and the landmarks that the
+        sampler chose (``Nystroem``'s selection step); sets the landmark and input attributes."""
         if self.callback is not None and not callable(self.callback):
             raise TypeError(
                 f"callback must be a function callback(iteration, dual_coef) or None, got "
@@ -131,7 +131,7 @@ class NystromModel(ParamsMixin):
             selector.n_features_in_,
             getattr(selector, "feature_names_in_", None),
         )
-        return KernelPasses(kernel, Xp, points)
+        return kernel_passes(kernel, Xp, points)
 
     def _landmark_points(self, Xp, selector):
         """The ``landmarks`` parameter as points: given ones checked, or k-means centroids."""
@@ -259,7 +259,7 @@ class NystromModel(ParamsMixin):
     def _decision(self, X):
         """k(X, L) α in row blocks, (n, t), in the dtype of ``X`` (float32 or float64)."""
         Xp, dtype = self._validated(X)
-        passes = KernelPasses(self.kernel_, Xp, self.components_)
+        passes = kernel_passes(self.kernel_, Xp, self.components_)
         coef = self.dual_coef_.reshape(passes.m, -1)
         return passes.times(coef, dtype=dtype or np.float64)
 

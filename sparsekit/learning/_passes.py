@@ -8,6 +8,7 @@ import numpy as np
 
 from .._small_blas import is_skinny, one_blas_thread
 from ..features.nystrom import _rows
+from ..kernels.base import resolve_backend
 
 #: Bytes of one block of K_nm. A block is written by the kernel and read by two products, so it
 #: should stay in cache between them and its buffer should be reused rather than mapped afresh
@@ -19,6 +20,35 @@ BLOCK_BYTES = 16 * 2**20
 #: m x m factor: larger blocks read it fewer times (same case: 35.6 s with 64 MiB blocks, 63 s
 #: with 16 MiB ones)
 DIRECT_BLOCK_BYTES = 64 * 2**20
+
+
+def kernel_passes(kernel, Xp, landmarks):
+    """The passes over ``Xp``: on the GPU (:mod:`sparsekit.learning._passes_cuda`) where the
+    kernel has a CUDA path, its ``backend`` resolves to ``"cuda"`` for the n × m entries of
+    K_nm and the data and landmarks are dense arrays; else :class:`KernelPasses`.
+
+    Raises
+    ------
+    ValueError
+        ``backend="cuda"`` on a machine without a usable device (from
+        :func:`~sparsekit.kernels.base.resolve_backend`, which names the fix).
+    """
+    if (
+        getattr(kernel, "has_cuda", False)
+        and hasattr(kernel, "_cuda_entries")
+        and isinstance(Xp, np.ndarray)
+        and isinstance(landmarks, np.ndarray)
+        and Xp.ndim == landmarks.ndim == 2
+        and min(Xp.shape[0], landmarks.shape[0]) > 0
+    ):
+        resolved = kernel._resolved(Xp, landmarks)  # as the kernel's own call resolves it
+        backend = getattr(resolved, "backend", "cpu")
+        entries = Xp.shape[0] * landmarks.shape[0]
+        if resolve_backend(backend, True, kernel.name, entries=entries) == "cuda":
+            from ._passes_cuda import DevicePasses
+
+            return DevicePasses(KernelPasses(resolved, Xp, landmarks))
+    return KernelPasses(kernel, Xp, landmarks)
 
 
 class KernelPasses:

@@ -69,7 +69,8 @@ class NystromLogisticRegression(NystromClassifierMixin, NystromModel):
     Parameters
     ----------
     kernel : str, kernel object or function, default "rbf"
-        As in :class:`~sparsekit.Nystroem`.
+        As in :class:`~sparsekit.Nystroem`; with a ``backend`` that resolves to ``"cuda"``
+        the passes over the data run on the GPU (:class:`~sparsekit.NystromRidge`, Notes).
     sampler : str or sampler object, default "uniform"
         Any registered landmark sampler, or a sampler object.
     landmarks : None, {"kmeans", "quickmeans"} or array-like of shape (m, n_features)

@@ -138,7 +138,8 @@ class NystromRidge(_NystromRidgeBase):
     ----------
     kernel : str, kernel object or function, default "rbf"
         As in :class:`~sparsekit.Nystroem` (a registered name with ``kernel_params``, an
-        object, or a function of two row blocks).
+        object, or a function of two row blocks). A kernel whose ``backend`` resolves to
+        ``"cuda"`` makes the passes over the data run on the GPU (Notes).
     sampler : str or sampler object, default "uniform"
         Any registered landmark sampler (``"uniform"``, ``"exact-rls"``, ``"dac-rls"``,
         ``"recursive-rls"``, ``"greedy"``, ...) with ``sampler_params``, or a sampler object.
@@ -208,6 +209,17 @@ class NystromRidge(_NystromRidgeBase):
     selects the minimum-norm α, which K_nm does not see, so the predictions are those of the
     pseudo-inverse solution α = (K_nmᵀ K_nm + λ n K_mm)⁺ K_nmᵀ y. FALKON adds eps · m, an
     absolute jitter that assumes kernel values of order one.
+
+    On a GPU: when the kernel's ``backend`` resolves to ``"cuda"`` for K_nm
+    (``kernel_params={"backend": "cuda"}``, or ``"auto"`` with a usable device and at least
+    2¹⁸ entries) and the data are dense, X and the landmarks go to the device once per fit
+    and every pass computes the blocks of K_nm and their products there, with the kernel's
+    ``@cuda.jit`` entries (:mod:`sparsekit.learning._passes_cuda`); only the (n, t) or
+    (m, t) operands and results cross the bus. Precision is the data's (float32 data:
+    float32 blocks). K_mm, the Cholesky factors and the iterates stay on the host;
+    ``solver="direct"`` reads the blocks back to the host. ``backend="cuda"`` on a machine
+    without a device raises a ``ValueError``. This path is tested in Numba's CUDA
+    simulator; it has not been timed on a GPU.
 
     Examples
     --------
@@ -311,7 +323,7 @@ class NystromRidgeClassifier(NystromClassifierMixin, _NystromRidgeBase):
     Parameters
     ----------
     kernel : str, kernel object or function, default "rbf"
-        As in :class:`NystromRidge`.
+        As in :class:`NystromRidge` (its Notes: the passes on the GPU).
     sampler : str or sampler object, default "uniform"
         As in :class:`NystromRidge`.
     landmarks : None, {"kmeans", "quickmeans"} or array-like of shape (m, n_features)
