@@ -21,10 +21,19 @@ Decisions: the steps are inexact Newton steps (the conjugate gradient stops at a
 residual η_k = min(0.5, √(‖g_k‖ / ‖g_0‖)), Eisenstat & Walker's forcing term, which keeps
 Newton's superlinear convergence; Nocedal & Wright, *Numerical Optimization*, 2006, Thm 7.2)
 followed by a backtracking line search on J (Armijo, factor 1/2), evaluated from K_nm δ, one
-more pass. Meanti et al. instead take one full step per value of a decreasing sequence of λ;
-the line search makes any λ safe without choosing that sequence. Newton stops once the
-decrement −gᵀδ / 2 is at most ``tol`` (the objective is then within about ``tol`` of its
-minimum) for every class.
+more pass. Newton stops once the decrement −gᵀδ / 2 is at most ``tol`` (the objective is
+then within about ``tol`` of its minimum) for every class.
+
+Meanti et al. instead take one Newton step per value of a decreasing sequence of λ, each
+warm-started from the previous one; the line search makes any λ safe without choosing that
+sequence. The sequence was measured and not adopted: from a cold start, one step (η = 1/2)
+at each of λ_k = 10⁻³ / 10^k above λ, then steps at λ, on n = 5,000 points (20 features,
+10 % flipped labels, m = 300 uniform landmarks, RBF γ = 0.05) changed the conjugate gradient
+iterations of a fit, for λ = 1e-4, 1e-5, 1e-6, 1e-7, from 39, 103, 277, 577 to 35, 87, 279,
+412 with two classes and from 41, 106, 259, 381 to 52, 90, 318, 372 with three (the same
+minimum each time). Small λ is slow because the last Newton steps need an accurate
+conjugate gradient on a system whose condition grows like 1/λ, and the sequence does not
+shorten those steps.
 """
 
 from __future__ import annotations
