@@ -22,6 +22,8 @@ from ..kernels import _cuda
 
 #: threads per block of the product kernels (one dimension)
 _THREADS = 128
+#: rows of K summed by one thread of K_nmᵀ U
+_ROWS = 64
 
 
 @cuda.jit(cache=True)
@@ -42,17 +44,19 @@ def _block_times(K, V, D, row0, weighted, out):
 
 @cuda.jit(cache=True)
 def _block_adjoint(K, U, row0, out):
-    """out[j, c] += Σ_i K[i, j] U[row0 + i, c] (``out`` float64; consecutive threads read
-    consecutive columns j of K's rows)."""
+    """out[j, c] += Σ_i K[i, j] U[row0 + i, c] (``out`` float64): each thread sums ``_ROWS``
+    rows i of one (j, c) and adds its sum atomically, so the threads are m t times the chunk's
+    rows / ``_ROWS``, not m t; consecutive threads read consecutive columns j of K's rows."""
     idx = cuda.grid(1)
-    m = out.shape[0]
-    c = idx // m
-    j = idx - c * m
-    if c < out.shape[1]:
-        acc = K[0, j] - K[0, j]
-        for i in range(K.shape[0]):
+    m, t = out.shape
+    j = idx % m
+    c = (idx // m) % t
+    i0 = (idx // (m * t)) * _ROWS
+    if i0 < K.shape[0]:
+        acc = K[i0, j] - K[i0, j]
+        for i in range(i0, min(i0 + _ROWS, K.shape[0])):
             acc += K[i, j] * U[row0 + i, c]
-        out[j, c] += acc
+        cuda.atomic.add(out, (j, c), float(acc))
 
 
 def _launch(kernel, items, *args):
@@ -111,7 +115,8 @@ class DevicePasses:
             d_U = self._operand(U)
             d_out = cuda.to_device(np.zeros((self.m, U.shape[1])))
             for r0, K in self._chunks():
-                _launch(_block_adjoint, self.m * U.shape[1], K, d_U, r0, d_out)
+                items = self.m * U.shape[1] * math.ceil(K.shape[0] / _ROWS)
+                _launch(_block_adjoint, items, K, d_U, r0, d_out)
             return d_out.copy_to_host()
 
     def gram(self, V, weights=None):
@@ -126,5 +131,6 @@ class DevicePasses:
             for r0, K in self._chunks():
                 rows = K.shape[0]
                 _launch(_block_times, rows * t, K, d_V, d_D, r0, weights is not None, d_Z)
-                _launch(_block_adjoint, self.m * t, K, d_Z, r0, d_out)
+                items = self.m * t * math.ceil(rows / _ROWS)
+                _launch(_block_adjoint, items, K, d_Z, r0, d_out)
             return d_out.copy_to_host()

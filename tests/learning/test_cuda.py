@@ -25,14 +25,16 @@ def _rbf(X, L):
 @pytest.mark.parametrize("dtype, rtol", [(np.float64, 1e-12), (np.float32, 2e-5)])
 def test_device_passes_equal_numpy_products(dtype, rtol, monkeypatch):
     """Oracle: K_nm = exp(−γ‖x − l‖²) formed with NumPy in float64, then K V, Kᵀ U and
-    Kᵀ (D ∘ K V); several chunks of rows (a small staging size); float32 data to float32
-    rounding."""
+    Kᵀ (D ∘ K V); several chunks of rows (a small staging size), each summed by several
+    threads per entry of Kᵀ U; float32 data to float32 rounding."""
     from sparsekit.kernels import _cuda
+    from sparsekit.learning import _passes_cuda
     from sparsekit.learning._passes import kernel_passes
     from sparsekit.learning._passes_cuda import DevicePasses
 
     n, m = 37, 6
     monkeypatch.setattr(_cuda, "STAGING_BYTES", 8 * m * np.dtype(dtype).itemsize)  # 8 rows
+    monkeypatch.setattr(_passes_cuda, "_ROWS", 3)  # K_nmᵀ U: row groups of 3, 3 and 2
     rng = np.random.default_rng(0)
     X = rng.normal(size=(n, 3)).astype(dtype)
     L = X[[1, 5, 8, 13, 21, 34]]
