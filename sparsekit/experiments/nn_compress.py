@@ -79,7 +79,7 @@ PARAMS = {
     "select_lr": True,
     "select_epochs": 10,
     "palm_iter": 300,
-    "solver": "palm4msa",
+    "factorizer": "palm4msa",
     "test_fraction": 0.25,
     "val_fraction": 0.15,
 }
@@ -324,7 +324,7 @@ def run_compress(ctx: TaskContext) -> list[dict[str, Any]]:
     ------
     ValueError
         Missing ``X`` or ``y``, ``X`` not square images, or invalid parameters
-        (``n_factors < 1``, ``sparsity < 1``, unknown ``method`` or ``solver``).
+        (``n_factors < 1``, ``sparsity < 1``, unknown ``method`` or ``factorizer``).
     """
     from ..nn.compression import compress, count_parameters
 
@@ -353,7 +353,7 @@ def run_compress(ctx: TaskContext) -> list[dict[str, Any]]:
             Q,
             K,
             init=method,
-            solver=p["solver"],
+            factorizer=p["factorizer"],
             n_iter=p["palm_iter"],
             random_state=ctx.seed,
         )

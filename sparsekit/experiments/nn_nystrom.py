@@ -212,10 +212,10 @@ def _fresh_model(
     if kind == "dense":
         hidden = keras.layers.Dense(int(width), activation="relu")
     else:
-        hidden = NystromLayer(
-            make_kernel(kernel, F_train if F_bandwidth is None else F_bandwidth),
-            n_landmarks=int(n_landmarks),
-            x=F_train,
+        hidden = NystromLayer.from_data(
+            F_train,
+            int(n_landmarks),
+            kernel=make_kernel(kernel, F_train if F_bandwidth is None else F_bandwidth),
             y=y_train,
             adaptive=bool(adaptive),
             random_state=seed,

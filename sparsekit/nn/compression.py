@@ -50,9 +50,9 @@ class LayerCompression:
     params_after : int
         Non-zeros of the factors' supports plus bias (``params_before`` when not replaced).
     n_iter : int
-        Iterations of the factorization solver (0 for ``init="random"`` or not replaced).
+        Iterations of the factorizer (0 for ``init="random"`` or not replaced).
     stop_reason : str
-        The solver's stop reason (empty when no solver ran).
+        The factorizer's stop reason (empty when no factorizer ran).
     """
 
     layer: str
@@ -125,7 +125,7 @@ def compress(
     sparsity: int,
     *,
     init: str = "palm",
-    solver: str | Factorizer = "palm4msa",
+    factorizer: str | Factorizer = "palm4msa",
     layers: Iterable[str] | None = None,
     n_iter: int = 300,
     tol: float = 1e-6,
@@ -164,14 +164,14 @@ def compress(
         Palm4MSA's factors, or the thesis' control variants: Palm4MSA's supports with values
         re-initialised (He for the first factor, Xavier for the others, fan-in = non-zeros per
         column), or random supports of the same levels with those values.
-    solver : {"palm4msa", "hierarchical-palm4msa"} or factorization solver, default "palm4msa"
+    factorizer : {"palm4msa", "hierarchical-palm4msa"} or factorizer, default "palm4msa"
         The factorizer of ``init="palm"`` and ``"reinit"``.
     layers : iterable of str, optional
         Names of the layers to consider (default: every layer).
     n_iter : int, default 300
-        Passed to the named solver.
+        Passed to the named factorizer.
     tol : float, default 1e-6
-        Passed to the named solver.
+        Passed to the named factorizer.
     random_state : None, int or numpy Generator, default 0
         For ``"reinit"`` and ``"random"`` (one stream, through the layers in order).
 
@@ -188,7 +188,7 @@ def compress(
         ``model`` is not a Keras model; ``layers`` is a string.
     ValueError
         ``model`` is not built or is subclassed; a name of ``layers`` is not a layer of
-        ``model``; ``n_factors < 1`` or ``sparsity < 1``; unknown ``init`` or ``solver``.
+        ``model``; ``n_factors < 1`` or ``sparsity < 1``; unknown ``init`` or ``factorizer``.
 
     Examples
     --------
@@ -243,7 +243,7 @@ def compress(
             continue
         cls = SparseFactorsDense if kind == "Dense" else SparseFactorsConv2D
         new, fact = cls.from_layer(
-            layer, Q, K, init=init, solver=solver, n_iter=n_iter, tol=tol, random_state=rng
+            layer, Q, K, init=init, factorizer=factorizer, n_iter=n_iter, tol=tol, random_state=rng
         )
         replacements[layer.name] = new
         bias = int(layer.bias.shape[0]) if layer.use_bias else 0

@@ -27,8 +27,11 @@ Decisions:
   (:mod:`sparsekit.nn._kernels`), in the layer's dtype, with the constants read from that
   object.
 - A bandwidth rule (``get_kernel("rbf", bandwidth="mean-sq-dist")``) is resolved on the
-  features of the training inputs ``x`` when they are given, else on the landmarks' features;
-  the resolved gamma is what the layer saves.
+  features of the training inputs ``x`` with :meth:`NystromLayer.from_data`, else on the
+  landmarks' features (a kernel already fitted keeps its gamma); the resolved gamma is what
+  the layer saves.
+- ``__init__`` takes configuration only (Keras' contract: a layer is rebuilt from its config);
+  drawing landmarks from data is the factory :meth:`NystromLayer.from_data`.
 - The linear kernel is <x, l> as in :mod:`sparsekit.kernels` (the authors' code normalises x
   and l to unit norm first; put a normalisation in the feature extractor for that).
 - Landmarks are stored raw (a non-trainable weight) and go through the feature extractor at
@@ -106,19 +109,8 @@ class NystromLayer(keras.layers.Layer):
         Objects from :func:`sparsekit.get_kernel` carry their parameters. Several kernels
         give the multiple-kernel layer: one W per kernel, outputs concatenated.
     landmarks : array of shape (L, ...), optional
-        The landmarks, in the layer's input space (before the feature extractor). Exclusive
-        with ``n_landmarks``.
-    sampler : str or sampler object, default "uniform"
-        The registered sampler that draws ``n_landmarks`` rows of ``x`` (on their features,
-        with the first kernel); with ``y``, within each class (stratified: class-balanced
-        shares, the thesis' default with ``"uniform"``).
-    n_landmarks : int, optional
-        How many landmarks to draw from ``x``.
-    x : array of shape (n, ...), optional
-        Training inputs to draw the landmarks from (needed with ``n_landmarks``); a bandwidth
-        rule is also resolved on their features.
-    y : array of shape (n,), optional
-        Class labels of ``x``: stratify the draw by class.
+        The landmarks, in the layer's input space (before the feature extractor). To draw
+        them from training data with a sampler, use :meth:`from_data`.
     adaptive : bool, default True
         Train W (adaptive Nyström); ``False`` freezes it at K_LL^{-1/2}.
     feature_extractor : keras layer or model, optional
@@ -126,21 +118,20 @@ class NystromLayer(keras.layers.Layer):
         flattened and cast to the layer's compute dtype (under ``mixed_float16`` the kernel
         runs in float16 whatever the extractor's own policy). The layer owns it (it is saved
         with the layer).
-    random_state : None, int or numpy Generator
-        Seeds the landmark draw.
     eigen_floor : float, optional
         Eigenvalues of K_LL at or below it are dropped from K_LL^{-1/2}; default
         L · eps(float64) · λ_max.
     landmarks_shape : tuple of int, optional
         Create zero landmarks and W of this shape, to be filled by ``load_weights`` (what
-        :meth:`from_config` uses); exclusive with ``landmarks`` and ``n_landmarks``.
+        :meth:`from_config` uses); exclusive with ``landmarks``.
     **kwargs
         Passed to :class:`keras.layers.Layer` (``name``, ``dtype``, ``trainable``).
 
     Attributes
     ----------
     landmark_indices_ : ndarray of int64 or None
-        Rows of ``x`` chosen as landmarks (None when ``landmarks`` was given).
+        Rows of ``x`` chosen as landmarks by :meth:`from_data` (None when ``landmarks`` was
+        given).
     kernels_ : list of sparsekit kernel objects
         The kernels, with resolved parameters.
     initial_w_ : list of ndarray (L, L) or None
@@ -149,9 +140,8 @@ class NystromLayer(keras.layers.Layer):
     Raises
     ------
     ValueError
-        Unknown kernel or sampler name (with the closest match), ``n_landmarks`` larger than
-        ``len(x)``, both or neither of ``landmarks`` and ``n_landmarks``, ``x`` and ``y`` of
-        different lengths, input whose feature shape differs from the landmarks'.
+        Unknown kernel name (with the closest match), both or neither of ``landmarks`` and
+        ``landmarks_shape``, input whose feature shape differs from the landmarks'.
     TypeError
         A kernel that is not a vector kernel or has no differentiable formula here.
 
@@ -161,7 +151,7 @@ class NystromLayer(keras.layers.Layer):
     >>> import keras, numpy as np
     >>> rng = np.random.default_rng(0)
     >>> x, y = rng.random((60, 5)).astype("float32"), np.repeat([0, 1, 2], 20)
-    >>> layer = NystromLayer("rbf", n_landmarks=6, x=x, y=y, random_state=0)
+    >>> layer = NystromLayer.from_data(x, 6, kernel="rbf", y=y, random_state=0)
     >>> model = keras.Sequential([keras.Input((5,)), layer, keras.layers.Dense(3)])
     >>> model(x[:4]).shape
     (4, 3)
@@ -172,13 +162,8 @@ class NystromLayer(keras.layers.Layer):
         kernel: Any = "rbf",
         landmarks: Any = None,
         *,
-        sampler: Any = "uniform",
-        n_landmarks: int | None = None,
-        x: Any = None,
-        y: Any = None,
         adaptive: bool = True,
         feature_extractor: Any = None,
-        random_state: RandomStateLike = None,
         eigen_floor: float | None = None,
         landmarks_shape: Sequence[int] | None = None,
         **kwargs: Any,
@@ -200,19 +185,11 @@ class NystromLayer(keras.layers.Layer):
         self.eigen_floor = eigen_floor
         self.landmark_indices_ = None
         self.initial_w_ = None
-        given = [
-            n
-            for n, v in (
-                ("landmarks", landmarks),
-                ("n_landmarks", n_landmarks),
-                ("landmarks_shape", landmarks_shape),
-            )
-            if v is not None
-        ]
-        if len(given) != 1:
+        if (landmarks is None) == (landmarks_shape is None):
             raise ValueError(
-                "give exactly one of landmarks (an array) or n_landmarks (with x to draw them "
-                f"from); got {', '.join(given) if given else 'neither'}"
+                "give exactly one of landmarks (an array of shape (L, ...)) or landmarks_shape; "
+                "to draw landmarks from training data use "
+                "NystromLayer.from_data(x, n_landmarks, ...)"
             )
         if landmarks_shape is not None:  # restored from a config: weights come from a file
             self._landmarks0 = None
@@ -222,67 +199,117 @@ class NystromLayer(keras.layers.Layer):
                     raise ValueError("a restored layer needs kernels with resolved parameters")
             self._set_formulas(kernels, int(np.prod(self._landmarks_shape[1:])))
             return
-        x_arr = None if x is None else np.asarray(x)
-        if y is not None:
-            y = np.asarray(y)
-            if x_arr is None:
-                raise ValueError("y is given without x: y labels the rows of x")
-            if y.ndim != 1 or len(y) != len(x_arr):
-                raise ValueError(
-                    f"y must have shape ({len(x_arr)},) to label the rows of x, got shape {y.shape}"
-                )
-        if x_arr is not None and (x_arr.ndim < 2 or len(x_arr) == 0):
+        L0 = np.asarray(landmarks)
+        if L0.ndim < 2 or len(L0) == 0:
             raise ValueError(
-                f"x must be a non-empty array of shape (n, ...) with one input per "
-                f"row, got shape {x_arr.shape}"
+                f"landmarks must be an array of shape (L, ...) with one "
+                f"landmark per row, got shape {L0.shape}"
             )
-        if feature_extractor is None:
-            for name, arr in (("landmarks", landmarks), ("x", x_arr)):
-                if arr is not None and np.ndim(arr) != 2:
-                    raise ValueError(
-                        f"{name} must be 2-D (samples, features) without a feature_extractor, "
-                        f"got shape {np.shape(arr)}; flatten it or give a feature_extractor"
-                    )
-        ref = None if x_arr is None else _features(feature_extractor, x_arr)
-        if landmarks is not None:
-            L0 = np.asarray(landmarks)
-            if L0.ndim < 2 or len(L0) == 0:
-                raise ValueError(
-                    f"landmarks must be an array of shape (L, ...) with one "
-                    f"landmark per row, got shape {L0.shape}"
-                )
-        else:
-            if ref is None or x_arr is None:
-                raise ValueError(
-                    "n_landmarks needs x, the training inputs to draw the "
-                    "landmarks from (NystromLayer(..., n_landmarks=L, x=X_train))"
-                )
-            for k in kernels:
-                self._fit_rule(k, ref)
-            idx = select_landmarks(
-                kernels[0].prepare(ref),
-                n_landmarks,
-                kernels[0],
-                resolve("sampler", sampler),
-                y,
-                check_random_state(random_state),
+        if feature_extractor is None and L0.ndim != 2:
+            raise ValueError(
+                f"landmarks must be 2-D (samples, features) without a feature_extractor, "
+                f"got shape {L0.shape}; flatten it or give a feature_extractor"
             )
-            self.landmark_indices_ = idx
-            L0 = x_arr[idx]
         FL = _features(feature_extractor, L0)
-        if ref is not None and ref.shape[1] != FL.shape[1]:
-            raise ValueError(
-                f"x has {ref.shape[1]} features and the landmarks {FL.shape[1]}; "
-                "they must live in the same input space"
-            )
-        for k in kernels:
-            self._fit_rule(k, FL if ref is None else ref)
+        for k in kernels:  # kernels from from_data arrive with their rule fitted on x
+            self._fit_rule(k, FL)
         self._landmarks0 = np.asarray(L0, dtype=np.float64)
         self._landmarks_shape = tuple(L0.shape)
         self.initial_w_ = [
             inverse_sqrt_map(k(k.prepare(FL)), eigen_floor=eigen_floor)[0] for k in kernels
         ]
         self._set_formulas(kernels, FL.shape[1])
+
+    @classmethod
+    def from_data(
+        cls,
+        x: Any,
+        n_landmarks: int,
+        *,
+        kernel: Any = "rbf",
+        y: Any = None,
+        sampler: Any = "uniform",
+        random_state: RandomStateLike = None,
+        feature_extractor: Any = None,
+        **kwargs: Any,
+    ) -> NystromLayer:
+        """A layer whose landmarks are drawn from training inputs by a registered sampler.
+
+        Parameters
+        ----------
+        x : array of shape (n, ...)
+            Training inputs to draw the landmarks from; a bandwidth rule of the kernels is
+            resolved on their features.
+        n_landmarks : int
+            How many landmarks to draw (at most ``len(x)``).
+        kernel : str, kernel object, or a sequence of them, default "rbf"
+            As in :class:`NystromLayer`.
+        y : array of shape (n,), optional
+            Class labels of ``x``: the draw is stratified by class (class-balanced shares, the
+            thesis' default with ``"uniform"``).
+        sampler : str or sampler object, default "uniform"
+            The registered sampler that draws the rows of ``x`` (on their features, with the
+            first kernel).
+        random_state : None, int or numpy Generator
+            Seeds the landmark draw.
+        feature_extractor : keras layer or model, optional
+            As in :class:`NystromLayer`; the draw runs on its outputs.
+        **kwargs
+            The other parameters of :class:`NystromLayer` (``adaptive``, ``eigen_floor``,
+            ``name``, ``dtype``, ...).
+
+        Returns
+        -------
+        NystromLayer
+            The layer, with ``landmark_indices_`` the rows of ``x`` it took.
+
+        Raises
+        ------
+        ValueError
+            Unknown kernel or sampler name (with the closest match), ``n_landmarks`` larger
+            than ``len(x)``, ``x`` empty or not 2-D without a feature extractor, ``y`` of
+            another length than ``x``.
+        """
+        x_arr = np.asarray(x)
+        if x_arr.ndim < 2 or len(x_arr) == 0:
+            raise ValueError(
+                f"x must be a non-empty array of shape (n, ...) with one input per "
+                f"row, got shape {x_arr.shape}"
+            )
+        if feature_extractor is None and x_arr.ndim != 2:
+            raise ValueError(
+                f"x must be 2-D (samples, features) without a feature_extractor, got shape "
+                f"{x_arr.shape}; flatten it or give a feature_extractor"
+            )
+        if y is not None:
+            y = np.asarray(y)
+            if y.ndim != 1 or len(y) != len(x_arr):
+                raise ValueError(
+                    f"y must have shape ({len(x_arr)},) to label the rows of x, got shape {y.shape}"
+                )
+        several = isinstance(kernel, (list, tuple))
+        kernels = [_as_kernel(s) for s in (kernel if several else [kernel])]
+        if not kernels:
+            raise ValueError("kernel is an empty sequence; give at least one kernel")
+        ref = _features(feature_extractor, x_arr)
+        for k in kernels:
+            cls._fit_rule(k, ref)
+        idx = select_landmarks(
+            kernels[0].prepare(ref),
+            n_landmarks,
+            kernels[0],
+            resolve("sampler", sampler),
+            y,
+            check_random_state(random_state),
+        )
+        layer = cls(
+            kernels if several else kernels[0],
+            x_arr[idx],
+            feature_extractor=feature_extractor,
+            **kwargs,
+        )
+        layer.landmark_indices_ = idx
+        return layer
 
     @staticmethod
     def _fit_rule(kernel, features):

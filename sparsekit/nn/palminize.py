@@ -53,7 +53,7 @@ if TYPE_CHECKING:
 #: supports with re-initialised values, or random supports with re-initialised values
 INITS = ("palm", "reinit", "random")
 #: The factorizers (the thesis used flat Palm4MSA for §3.4, §3.4.4.3)
-SOLVERS = ("palm4msa", "hierarchical-palm4msa")
+FACTORIZERS = ("palm4msa", "hierarchical-palm4msa")
 
 
 def _check_q_k(n_factors, sparsity, shape):
@@ -204,7 +204,7 @@ class PalminizedWeight:
     init : str
         ``"palm"``, ``"reinit"`` or ``"random"``.
     extra : dict
-        ``n_iter`` and ``stop_reason`` of the solver (absent for ``"random"``).
+        ``n_iter`` and ``stop_reason`` of the factorizer (absent for ``"random"``).
     """
 
     factors: list
@@ -254,31 +254,31 @@ def relative_error(W: ArrayLike, factors: Sequence[ArrayLike]) -> float:
     return float(np.sum((W - P) ** 2) / np.sum(W**2))
 
 
-def _solve(W, constraints, sparsity, solver, n_iter, tol):
+def _solve(W, constraints, sparsity, factorizer, n_iter, tol):
     from ..factorizers.hierarchical import HierarchicalPalm4MSA, hierarchical_constraints
     from ..factorizers.palm4msa import Palm4MSA
 
-    if isinstance(solver, str):
-        name = check_option(solver, "solver", SOLVERS)
-        solver = (
+    if isinstance(factorizer, str):
+        name = check_option(factorizer, "factorizer", FACTORIZERS)
+        factorizer = (
             Palm4MSA(n_iter=n_iter, tol=tol)
             if name == "palm4msa"
             else HierarchicalPalm4MSA(n_iter=n_iter, tol=tol)
         )
-    elif not hasattr(solver, "factorize"):
+    elif not hasattr(factorizer, "factorize"):
         raise TypeError(
-            f"solver must be one of {list(SOLVERS)} or a factorization solver (an "
-            f"object with factorize(M, constraints)), got {solver!r}"
+            f"factorizer must be one of {list(FACTORIZERS)} or a factorizer (an "
+            f"object with factorize(M, constraints)), got {factorizer!r}"
         )
-    if isinstance(solver, HierarchicalPalm4MSA) and len(constraints) > 1:
+    if isinstance(factorizer, HierarchicalPalm4MSA) and len(constraints) > 1:
         # the residuals of the level schedule, the last one being the last factor's set
         _, residuals = hierarchical_constraints(W.shape, len(constraints), sparsity)
         residuals[-1] = constraints[-1]
-        result = solver.factorize(W, (constraints[:-1], residuals))
-    elif isinstance(solver, HierarchicalPalm4MSA):
-        result = Palm4MSA(n_iter=solver.n_iter, tol=solver.tol).factorize(W, constraints)
+        result = factorizer.factorize(W, (constraints[:-1], residuals))
+    elif isinstance(factorizer, HierarchicalPalm4MSA):
+        result = Palm4MSA(n_iter=factorizer.n_iter, tol=factorizer.tol).factorize(W, constraints)
     else:
-        result = solver.factorize(W, constraints)
+        result = factorizer.factorize(W, constraints)
     op = result.factors
     factors = [S.toarray() for S in op.factors]
     factors[0] = factors[0] * op.scale
@@ -291,7 +291,7 @@ def palminize(
     sparsity: int,
     *,
     init: str = "palm",
-    solver: str | Factorizer = "palm4msa",
+    factorizer: str | Factorizer = "palm4msa",
     n_iter: int = 300,
     tol: float = 1e-6,
     random_state: RandomStateLike = None,
@@ -316,14 +316,14 @@ def palminize(
         ``"palm"``: Palm4MSA's factors; ``"reinit"``: Palm4MSA's supports with values drawn by
         :func:`reinit_values`; ``"random"``: :func:`random_supports` with those values (no
         factorization is run).
-    solver : {"palm4msa", "hierarchical-palm4msa"} or factorization solver, default "palm4msa"
+    factorizer : {"palm4msa", "hierarchical-palm4msa"} or factorizer, default "palm4msa"
         ``"hierarchical-palm4msa"`` peels the factors off one at a time (its last residual
         constrained as the last factor); an object with ``factorize(M, constraints)`` is
         called with the list of constraints.
     n_iter : int, default 300
-        Passed to the named solver.
+        Passed to the named factorizer.
     tol : float, default 1e-6
-        Passed to the named solver.
+        Passed to the named factorizer.
     random_state : None, int or numpy Generator
         For ``"reinit"`` and ``"random"``.
     dtype : float dtype, default float32
@@ -338,7 +338,7 @@ def palminize(
     ------
     ValueError
         ``W`` not a finite 2-D array or all zeros, ``n_factors < 1``, ``sparsity`` outside
-        ``[1, min(D, F)]``, unknown ``init`` or ``solver``.
+        ``[1, min(D, F)]``, unknown ``init`` or ``factorizer``.
     """
     W = check_array(W, "W", dtype=np.float64)
     init = check_option(init, "init", INITS)
@@ -353,7 +353,7 @@ def palminize(
     if init == "random":
         masks = random_supports(constraints, rng)
     else:
-        factors, extra = _solve(W, constraints, sparsity, solver, n_iter, tol)
+        factors, extra = _solve(W, constraints, sparsity, factorizer, n_iter, tol)
         masks = [f != 0 for f in factors]
     if init == "palm":
         factors = [f.astype(dtype) for f in factors]
@@ -364,7 +364,7 @@ def palminize(
 
 __all__ = [
     "INITS",
-    "SOLVERS",
+    "FACTORIZERS",
     "PalminizedWeight",
     "factor_shapes",
     "palminize",

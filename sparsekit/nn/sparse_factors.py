@@ -384,7 +384,7 @@ class SparseFactorsDense(_SparseFactorsLayer):
         sparsity: int,
         *,
         init: str = "palm",
-        solver: str | Factorizer = "palm4msa",
+        factorizer: str | Factorizer = "palm4msa",
         n_iter: int = 300,
         tol: float = 1e-6,
         random_state: RandomStateLike = None,
@@ -405,7 +405,7 @@ class SparseFactorsDense(_SparseFactorsLayer):
             As for :func:`~sparsekit.nn.palminize.palminize`.
         init : {"palm", "reinit", "random"}, default "palm"
             As for :func:`~sparsekit.nn.palminize.palminize`.
-        solver : str or factorization solver, default "palm4msa"
+        factorizer : str or factorizer, default "palm4msa"
             As for :func:`~sparsekit.nn.palminize.palminize`.
         n_iter : int, default 300
             As for :func:`~sparsekit.nn.palminize.palminize`.
@@ -440,7 +440,7 @@ class SparseFactorsDense(_SparseFactorsLayer):
             sparsity,
             name,
             init=init,
-            solver=solver,
+            factorizer=factorizer,
             n_iter=n_iter,
             tol=tol,
             random_state=random_state,
@@ -643,7 +643,7 @@ class SparseFactorsConv2D(_SparseFactorsLayer):
         sparsity: int,
         *,
         init: str = "palm",
-        solver: str | Factorizer = "palm4msa",
+        factorizer: str | Factorizer = "palm4msa",
         n_iter: int = 300,
         tol: float = 1e-6,
         random_state: RandomStateLike = None,
@@ -665,7 +665,7 @@ class SparseFactorsConv2D(_SparseFactorsLayer):
             As for :func:`~sparsekit.nn.palminize.palminize`.
         init : {"palm", "reinit", "random"}, default "palm"
             As for :func:`~sparsekit.nn.palminize.palminize`.
-        solver : str or factorization solver, default "palm4msa"
+        factorizer : str or factorizer, default "palm4msa"
             As for :func:`~sparsekit.nn.palminize.palminize`.
         n_iter : int, default 300
             As for :func:`~sparsekit.nn.palminize.palminize`.
@@ -705,7 +705,7 @@ class SparseFactorsConv2D(_SparseFactorsLayer):
             sparsity,
             name,
             init=init,
-            solver=solver,
+            factorizer=factorizer,
             n_iter=n_iter,
             tol=tol,
             random_state=random_state,

@@ -38,15 +38,15 @@ def test_factor_shapes_and_splincol_levels():
     assert [(p.k, p.k_col) for p in splincol_constraints((9, 16), 2, 3)] == [(3, 3), (5, 3)]
 
 
-@pytest.mark.parametrize("solver", ["palm4msa", "hierarchical-palm4msa"])
-def test_palm_variant_is_palm4msa_with_the_scale_folded_in(solver):
+@pytest.mark.parametrize("factorizer", ["palm4msa", "hierarchical-palm4msa"])
+def test_palm_variant_is_palm4msa_with_the_scale_folded_in(factorizer):
     W = np.random.default_rng(0).standard_normal((30, 10))
-    fact = palminize(W, 2, 2, solver=solver, n_iter=40)
+    fact = palminize(W, 2, 2, factorizer=factorizer, n_iter=40)
     cons = splincol_constraints(W.shape, 2, 2)
     _levels_hold(fact.masks, cons)
     P = fact.factors[0].astype(np.float64) @ fact.factors[1].astype(np.float64)
     assert fact.relative_error == pytest.approx(np.sum((W - P) ** 2) / np.sum(W**2), rel=1e-12)
-    if solver == "palm4msa":
+    if factorizer == "palm4msa":
         ref = Palm4MSA(n_iter=40).factorize(W, cons)
         np.testing.assert_allclose(P, ref.factors.toarray(), rtol=1e-5, atol=1e-6)
         assert fact.relative_error == pytest.approx(ref.relative_error**2, rel=1e-5)
@@ -94,8 +94,8 @@ def test_palminize_errors():
         palminize(W, 2, 0)
     with pytest.raises(ValueError, match="init"):
         palminize(W, 2, 2, init="zeros")
-    with pytest.raises(ValueError, match="solver"):
-        palminize(W, 2, 2, solver="svd")
+    with pytest.raises(ValueError, match="factorizer"):
+        palminize(W, 2, 2, factorizer="svd")
     with pytest.raises(ValueError, match="all zeros"):
         palminize(np.zeros((6, 4)), 2, 2)
 

@@ -105,7 +105,7 @@ def test_import_selects_jax_only_where_keras_would_fail(tmp_path):
 def test_kernel_vectors_equal_the_kernel_in_float32(name, data):
     x, y = data
     kernel, reference = KERNELS[name]
-    layer = NystromLayer(kernel, n_landmarks=8, x=x, y=y, random_state=0)
+    layer = NystromLayer.from_data(x, 8, kernel=kernel, y=y, random_state=0)
     assert layer.compute_dtype == "float32"
     L = x[layer.landmark_indices_]
     K = reference(x, L)
@@ -119,8 +119,8 @@ def test_kernel_vectors_equal_the_kernel_in_float32(name, data):
 
 def test_rbf_bandwidth_rule_is_resolved_on_the_training_features(data):
     x, y = data
-    layer = NystromLayer(
-        sparsekit.get_kernel("rbf", bandwidth="mean-sq-dist"), n_landmarks=6, x=x, random_state=0
+    layer = NystromLayer.from_data(
+        x, 6, kernel=sparsekit.get_kernel("rbf", bandwidth="mean-sq-dist"), random_state=0
     )
     sq = pairwise.euclidean_distances(x, squared=True)
     gamma = 1.0 / (2.0 * sq.mean())  # the library's rule, sigma^2 = mean squared distance
@@ -137,7 +137,9 @@ def test_gradients_match_finite_differences(name, data):
     with jax.enable_x64(True):
         import jax.numpy as jnp
 
-        layer = NystromLayer(KERNELS[name][0], n_landmarks=4, x=x, random_state=0, dtype="float64")
+        layer = NystromLayer.from_data(
+            x, 4, kernel=KERNELS[name][0], random_state=0, dtype="float64"
+        )
         layer(x)
         R = jnp.asarray(rng.standard_normal((len(x), 4)))
         ntv = [v.value for v in layer.non_trainable_variables]
@@ -168,8 +170,8 @@ def test_non_adaptive_inner_products_are_the_nystrom_approximation(name, data):
     kernel, reference = KERNELS[name]
     # 7 landmarks in 5 dimensions: the linear kernel's K_LL is singular (rank 5)
     with jax.enable_x64(True):
-        layer = NystromLayer(
-            kernel, n_landmarks=7, x=x, y=y, adaptive=False, random_state=0, dtype="float64"
+        layer = NystromLayer.from_data(
+            x, 7, kernel=kernel, y=y, adaptive=False, random_state=0, dtype="float64"
         )
         phi = _np(layer(x))
     L = x[layer.landmark_indices_]
@@ -192,7 +194,7 @@ def _model(layer, d, n_classes=4):
 @pytest.mark.parametrize("adaptive", [True, False])
 def test_adaptive_w_trains_and_frozen_w_does_not(adaptive, data):
     x, y = data
-    layer = NystromLayer("rbf", n_landmarks=8, x=x, y=y, adaptive=adaptive, random_state=0)
+    layer = NystromLayer.from_data(x, 8, kernel="rbf", y=y, adaptive=adaptive, random_state=0)
     model = _model(layer, x.shape[1])
     w0 = _np(layer.w[0])
     np.testing.assert_allclose(w0, layer.initial_w_[0], atol=1e-6 * np.abs(w0).max())
@@ -207,8 +209,8 @@ def test_adaptive_w_trains_and_frozen_w_does_not(adaptive, data):
 
 def test_multiple_kernels_are_concatenated(data):
     x, y = data
-    layer = NystromLayer(
-        ["rbf", "linear", KERNELS["chi2"][0]], n_landmarks=8, x=x, y=y, random_state=0
+    layer = NystromLayer.from_data(
+        x, 8, kernel=["rbf", "linear", KERNELS["chi2"][0]], y=y, random_state=0
     )
     out = _np(layer(x.astype(np.float32)))
     assert out.shape == (len(x), 24) and len(layer.w) == 3
@@ -229,8 +231,8 @@ def test_landmarks_go_through_the_feature_extractor(data):
     extractor = keras.Sequential(
         [keras.Input((5, 1)), keras.layers.Flatten(), keras.layers.Dense(3, activation="relu")]
     )
-    layer = NystromLayer(
-        "rbf", n_landmarks=6, x=images, y=y, feature_extractor=extractor, random_state=0
+    layer = NystromLayer.from_data(
+        images, 6, kernel="rbf", y=y, feature_extractor=extractor, random_state=0
     )
     feats = _np(extractor(images.astype(np.float32)))
     K = pairwise.rbf_kernel(feats, feats[layer.landmark_indices_], gamma=1 / 3)
@@ -245,10 +247,10 @@ def test_model_saves_and_loads_as_keras_file(data, tmp_path):
     extractor = keras.Sequential(
         [keras.Input((5, 1)), keras.layers.Flatten(), keras.layers.Dense(4, activation="relu")]
     )
-    layer = NystromLayer(
-        [sparsekit.get_kernel("rbf", bandwidth="median"), "linear"],
-        n_landmarks=6,
-        x=images,
+    layer = NystromLayer.from_data(
+        images,
+        6,
+        kernel=[sparsekit.get_kernel("rbf", bandwidth="median"), "linear"],
         y=y,
         feature_extractor=extractor,
         random_state=0,
@@ -292,39 +294,41 @@ def test_stratified_draw_is_class_balanced(data):
     # any registered sampler draws within each class
     idx = select_landmarks(x, 8, KERNELS["rbf"][0], sparsekit.get_sampler("rls", lam=0.1), y, rng)
     assert list(np.bincount(y[idx])) == [2, 2, 2, 2]
-    layer = NystromLayer("rbf", n_landmarks=8, x=x, y=y, sampler="dac-rls", random_state=0)
+    layer = NystromLayer.from_data(x, 8, kernel="rbf", y=y, sampler="dac-rls", random_state=0)
     assert list(np.bincount(y[layer.landmark_indices_])) == [2, 2, 2, 2]
 
 
 def test_bad_input_is_refused_clearly(data):
     x, y = data
     with pytest.raises(ValueError, match="Did you mean 'laplacian'"):
-        NystromLayer("laplacain", n_landmarks=4, x=x)
+        NystromLayer.from_data(x, 4, kernel="laplacain")
     with pytest.raises(TypeError, match="graphs"):
-        NystromLayer("shortest-path", n_landmarks=4, x=x)
+        NystromLayer.from_data(x, 4, kernel="shortest-path")
     with pytest.raises(TypeError, match="no differentiable"):
-        NystromLayer(sparsekit.get_kernel(lambda A, B: A @ B.T), n_landmarks=4, x=x)
+        NystromLayer.from_data(x, 4, kernel=sparsekit.get_kernel(lambda A, B: A @ B.T))
     with pytest.raises(TypeError, match="kernel must be"):
-        NystromLayer(3.0, n_landmarks=4, x=x)
+        NystromLayer.from_data(x, 4, kernel=3.0)
     with pytest.raises(ValueError, match="at most 40 landmarks"):
-        NystromLayer("rbf", n_landmarks=41, x=x)
+        NystromLayer.from_data(x, 41, kernel="rbf")
     with pytest.raises(ValueError, match="exactly one of landmarks"):
-        NystromLayer("rbf", landmarks=x[:3], n_landmarks=3, x=x)
-    with pytest.raises(ValueError, match="needs x"):
-        NystromLayer("rbf", n_landmarks=3)
+        NystromLayer("rbf", landmarks=x[:3], landmarks_shape=(3, 5))
+    with pytest.raises(ValueError, match=r"from_data\(x, n_landmarks"):
+        NystromLayer("rbf")
+    with pytest.raises(ValueError, match="Unrecognized keyword.*n_landmarks"):  # config only
+        NystromLayer("rbf", n_landmarks=3, x=x)
     with pytest.raises(ValueError, match=r"y must have shape \(40,\)"):
-        NystromLayer("rbf", n_landmarks=3, x=x, y=y[:-1])
+        NystromLayer.from_data(x, 3, kernel="rbf", y=y[:-1])
     with pytest.raises(ValueError, match="2-D"):
-        NystromLayer("rbf", n_landmarks=3, x=x.reshape(40, 5, 1))
-    with pytest.raises(ValueError, match="features"):
-        NystromLayer("rbf", landmarks=x[:3, :4], x=x)
+        NystromLayer.from_data(x.reshape(40, 5, 1), 3, kernel="rbf")
+    with pytest.raises(ValueError, match="2-D"):
+        NystromLayer("rbf", landmarks=x[:3].reshape(3, 5, 1))
     with pytest.raises(ValueError, match="non-negative|negative"):
-        NystromLayer("chi2", n_landmarks=3, x=x - 1.0)
-    layer = NystromLayer("rbf", n_landmarks=3, x=x)
+        NystromLayer.from_data(x - 1.0, 3, kernel="chi2")
+    layer = NystromLayer.from_data(x, 3, kernel="rbf")
     with pytest.raises(ValueError, match=r"each input must have shape \(5,\)"):
         layer(np.zeros((2, 4), dtype=np.float32))
     with pytest.raises(TypeError, match="adaptive"):
-        NystromLayer("rbf", n_landmarks=3, x=x, adaptive="yes")
+        NystromLayer.from_data(x, 3, kernel="rbf", adaptive="yes")
 
 
 @pytest.mark.parametrize("name", ["additive-chi2", "chi2"])
@@ -333,7 +337,7 @@ def test_chi2_terms_with_zero_sums_count_zero_with_finite_gradients(name, data):
     x = x.copy()
     x[:, :2] = 0.0  # z_k + l_k = 0 in two coordinates of every pair
     kernel, reference = KERNELS[name]
-    layer = NystromLayer(kernel, n_landmarks=4, x=x, random_state=0)
+    layer = NystromLayer.from_data(x, 4, kernel=kernel, random_state=0)
     L = x[layer.landmark_indices_]
     kv = _np(layer.kernel_vectors(x.astype(np.float32))[0])
     K = reference(x, L)
@@ -356,7 +360,7 @@ def test_forward_pass_runs_on_another_keras_backend():
         "        ('additive-chi2', pairwise.additive_chi2_kernel),\n"
         "        ('laplacian', lambda A, B: pairwise.laplacian_kernel(A, B, gamma=0.25)))\n"
         "for name, ref in refs:\n"
-        "    layer = NystromLayer([name, 'linear'], n_landmarks=5, x=x, random_state=0)\n"
+        "    layer = NystromLayer.from_data(x, 5, kernel=[name, 'linear'], random_state=0)\n"
         "    out = np.asarray(layer(x.astype('float32')), dtype=float)\n"
         "    L = x[layer.landmark_indices_]\n"
         "    want = ref(x, L) @ layer.initial_w_[0]\n"
@@ -383,11 +387,11 @@ def test_layer_passes_keras_layer_contract(run_layer_test, data):
     """Keras' own harness (serialization, build, symbolic and eager calls, a training step,
     mixed_float16: the output has the declared dtype and the weights stay float32), without
     and with a feature extractor."""
-    x, y = data
+    x, _ = data
     x = x.astype(np.float32)
     run_layer_test(
         NystromLayer,
-        {"kernel": ["rbf", "chi2"], "n_landmarks": 4, "x": x, "y": y, "random_state": 0},
+        {"kernel": ["rbf", "chi2"], "landmarks": x[:4]},
         input_data=x[:6],
         expected_output_shape=(6, 8),
         expected_num_trainable_weights=2,
@@ -398,10 +402,8 @@ def test_layer_passes_keras_layer_contract(run_layer_test, data):
         NystromLayer,
         {
             "kernel": "rbf",
-            "n_landmarks": 4,
-            "x": images,
+            "landmarks": images[:4],
             "feature_extractor": _extractor((5, 1), 3),
-            "random_state": 0,
         },
         input_data=images[:6],
         expected_output_shape=(6, 4),
@@ -414,7 +416,7 @@ def test_feature_extractor_follows_the_mixed_precision_policy(data):
     x, _ = data
     images = x.reshape(40, 5, 1).astype(np.float32)
     extractor = _extractor((5, 1), 3)
-    kwargs = {"n_landmarks": 5, "x": images, "feature_extractor": extractor, "random_state": 0}
+    kwargs = {"landmarks": images[:5], "feature_extractor": extractor}
     mixed = NystromLayer("rbf", dtype="mixed_float16", **kwargs)
     full = NystromLayer("rbf", **kwargs)
     dense = keras.layers.Dense(5, dtype="mixed_float16")
@@ -461,7 +463,7 @@ def test_data_near_the_largest_float_gives_the_kernel_not_nan(name, c, dtype):
     kernel, reference = SCALED[name](c)
     x = (x0 * c).astype(dtype)
     with jax.enable_x64(dtype == "float64"), np.errstate(over="ignore"):
-        layer = NystromLayer(kernel, n_landmarks=5, x=x, random_state=0, dtype=dtype)
+        layer = NystromLayer.from_data(x, 5, kernel=kernel, random_state=0, dtype=dtype)
         kv = _np(layer.kernel_vectors(x)[0])
         out = _np(layer(x))
         grad_w = jax.grad(
@@ -490,7 +492,7 @@ def test_rbf_is_scale_invariant_where_the_squared_norms_overflow(exponent, dtype
     x = (x0 * c).astype(dtype)
     kernel = sparsekit.get_kernel("rbf", gamma=c**-2)
     with jax.enable_x64(dtype == "float64"):
-        layer = NystromLayer(kernel, n_landmarks=6, x=x, random_state=0, dtype=dtype)
+        layer = NystromLayer.from_data(x, 6, kernel=kernel, random_state=0, dtype=dtype)
         kv = _np(layer.kernel_vectors(x)[0])
     K = pairwise.rbf_kernel(x0, x0[layer.landmark_indices_], gamma=1.0)
     assert np.any((K > 0.05) & (K < 0.95))  # neither 0 nor 1: the scales meet inside the range
@@ -522,23 +524,31 @@ def test_random_state_seeds_the_landmark_draw(data):
     x, _ = data
     kernel, sampler = KERNELS["rbf"][0], sparsekit.get_sampler("uniform")
     for seed in (0, 1):
-        layer = NystromLayer("rbf", n_landmarks=8, x=x, random_state=seed)
+        layer = NystromLayer.from_data(x, 8, kernel="rbf", random_state=seed)
         want = select_landmarks(x, 8, kernel, sampler, None, np.random.default_rng(seed))
         np.testing.assert_array_equal(layer.landmark_indices_, want)
     assert not np.array_equal(
-        NystromLayer("rbf", n_landmarks=8, x=x, random_state=0).landmark_indices_,
-        NystromLayer("rbf", n_landmarks=8, x=x, random_state=1).landmark_indices_,
+        NystromLayer.from_data(x, 8, kernel="rbf", random_state=0).landmark_indices_,
+        NystromLayer.from_data(x, 8, kernel="rbf", random_state=1).landmark_indices_,
     )
 
 
-def test_bandwidth_rule_uses_x_when_landmarks_are_given(data):
+def test_bandwidth_rule_uses_x_in_from_data_and_a_fitted_kernel_keeps_its_gamma(data):
     """Oracle: the rule sigma^2 = mean squared distance over the rows of x (scikit-learn's
-    euclidean_distances), not over the 4 landmarks."""
+    euclidean_distances), not over the 4 landmarks; a kernel fitted by the caller keeps its
+    gamma when given to the constructor with explicit landmarks."""
     x, _ = data
     rule = sparsekit.get_kernel("rbf", bandwidth="mean-sq-dist")
-    layer = NystromLayer(rule, landmarks=x[:4], x=x)
     gamma = 1.0 / (2.0 * pairwise.euclidean_distances(x, squared=True).mean())
-    assert layer.kernels_[0].gamma == pytest.approx(gamma, rel=1e-10)
+    drawn = NystromLayer.from_data(x, 4, kernel=rule, random_state=0)
+    assert drawn.kernels_[0].gamma == pytest.approx(gamma, rel=1e-10)
+    second = NystromLayer.from_data(x, 4, kernel=["linear", rule], random_state=0)
+    assert second.kernels_[1].gamma == pytest.approx(gamma, rel=1e-10)
+    given = NystromLayer(rule.fit(x), landmarks=x[:4])
+    assert given.kernels_[0].gamma == pytest.approx(gamma, rel=1e-10)
+    on_landmarks = NystromLayer(sparsekit.get_kernel("rbf", bandwidth="mean-sq-dist"), x[:4])
+    g4 = 1.0 / (2.0 * pairwise.euclidean_distances(x[:4], squared=True).mean())
+    assert on_landmarks.kernels_[0].gamma == pytest.approx(g4, rel=1e-10)
 
 
 def test_eigen_floor_drops_the_eigenvalues_at_or_below_it(data):
