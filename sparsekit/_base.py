@@ -284,6 +284,23 @@ class TransformerMixin:
 
         return pl.DataFrame(out, schema=list(columns), orient="row")
 
+    def fit_transform(self, X: Any, y: object = None) -> Any:
+        """Fit on ``X`` and return it transformed.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training data.
+        y : None
+            Ignored; present for scikit-learn's API.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_features_out)
+            ``fit(X).transform(X)``.
+        """
+        return self.fit(X, y).transform(X)
+
     def __sklearn_tags__(self):
         from sklearn.utils import InputTags, Tags, TargetTags, TransformerTags
 
@@ -294,3 +311,32 @@ class TransformerMixin:
             input_tags=InputTags(sparse=self._accepts_sparse),
             requires_fit=self._requires_fit,
         )
+
+
+class ClusterMixin:
+    """``fit_predict`` and scikit-learn's ``"clusterer"`` estimator type; ``fit`` sets ``labels_``.
+
+    Listed before :class:`TransformerMixin` among the bases, whose tags it completes.
+    """
+
+    def fit_predict(self, X: Any, y: object = None) -> np.ndarray:
+        """Cluster ``X`` and return its labels.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training data.
+        y : None
+            Ignored; present for scikit-learn's API.
+
+        Returns
+        -------
+        ndarray of int, shape (n_samples,)
+            ``fit(X).labels_``.
+        """
+        return self.fit(X).labels_
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()  # type: ignore[misc]
+        tags.estimator_type = "clusterer"
+        return tags

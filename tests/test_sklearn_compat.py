@@ -328,3 +328,23 @@ def test_sparse_l1_merge_edge_cases():
         want = skp.laplacian_kernel(A.toarray(), B.toarray(), gamma=0.3)
         assert got.dtype == dt
         np.testing.assert_allclose(got, want, rtol=1e-6 if dt == np.float32 else 1e-12)
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: sparsekit.KernelKMeans(3, kernel="rbf", random_state=0),
+        lambda: sparsekit.QuicKMeans(3, random_state=0),
+        lambda: sparsekit.SpectralClustering(3, random_state=0),
+    ],
+    ids=["KernelKMeans", "QuicKMeans", "SpectralClustering"],
+)
+def test_clusterers_fit_predict_is_fit_then_labels(make, rng):
+    """Oracle: scikit-learn's ClusterMixin contract (``fit_predict(X)`` equals
+    ``fit(X).labels_`` of a fresh estimator with the same seed) and ``sklearn.base.is_clusterer``."""
+    from sklearn.base import is_clusterer
+
+    X = np.vstack([rng.normal(c, 0.3, size=(30, 2)) for c in (0.0, 4.0, 8.0)])
+    labels = make().fit_predict(X)
+    np.testing.assert_array_equal(labels, make().fit(X).labels_)
+    assert is_clusterer(make())

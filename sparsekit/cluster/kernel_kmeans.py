@@ -53,7 +53,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .._base import ParamsMixin, TransformerMixin
+from .._base import ClusterMixin, ParamsMixin, TransformerMixin
 from .._memory import check_allocation, dense_gram_bytes
 from .._small_blas import is_skinny, one_blas_thread
 from .._threads import effective_n_jobs
@@ -100,7 +100,7 @@ def warn_distinct(counts: np.ndarray) -> None:
         )
 
 
-class KernelKMeans(TransformerMixin, ParamsMixin):
+class KernelKMeans(ClusterMixin, TransformerMixin, ParamsMixin):
     """Kernel k-means, exact through the Gram matrix or on Nyström features.
 
     Parameters
@@ -519,40 +519,6 @@ class KernelKMeans(TransformerMixin, ParamsMixin):
         """
         return nearest(*self._sq_distances(X, norms=True)).astype(np.int64)
 
-    def fit_predict(self, X: DataLike, y: object = None) -> np.ndarray:
-        """Cluster ``X`` and return its labels.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features) or sequence of graphs
-            Training data.
-        y : None
-            Ignored; present for scikit-learn's API.
-
-        Returns
-        -------
-        ndarray of shape (n_samples,)
-            ``fit(X).labels_``.
-        """
-        return self.fit(X).labels_
-
-    def fit_transform(self, X: DataLike, y: object = None) -> np.ndarray:
-        """Cluster ``X`` and return its distances to the centres.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features) or sequence of graphs
-            Training data.
-        y : None
-            Ignored; present for scikit-learn's API.
-
-        Returns
-        -------
-        ndarray of shape (n_samples, n_clusters)
-            ``fit(X).transform(X)``.
-        """
-        return self.fit(X).transform(X)
-
     def score(self, X: DataLike, y: object = None) -> float:
         """Score ``X``: the opposite of its inertia in feature space.
 
@@ -570,16 +536,6 @@ class KernelKMeans(TransformerMixin, ParamsMixin):
         """
         D = self._sq_distances(X)
         return -float(D.min(axis=1).sum())
-
-    def __sklearn_tags__(self):
-        from sklearn.utils import Tags, TargetTags, TransformerTags
-
-        tags = Tags(
-            estimator_type="clusterer",
-            target_tags=TargetTags(required=False),
-            transformer_tags=TransformerTags(preserves_dtype=["float64", "float32"]),
-        )
-        return tags
 
 
 __all__ = ["KernelKMeans"]

@@ -65,7 +65,7 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import ArrayLike
 
-from .._base import ParamsMixin, TransformerMixin
+from .._base import ClusterMixin, ParamsMixin, TransformerMixin
 from .._small_blas import one_blas_thread
 from .._threads import effective_n_jobs, thread_limit
 from .._typing import DataLike, RandomStateLike
@@ -156,7 +156,7 @@ def _assign(V, X, x_sq=None, mean=None, with_dist=True):
     return labels, dist.astype(X.dtype, copy=False)
 
 
-class QuicKMeans(TransformerMixin, ParamsMixin):
+class QuicKMeans(ClusterMixin, TransformerMixin, ParamsMixin):
     """QuicK-means clustering with a sparse-factor centroid operator.
 
     Parameters
@@ -262,16 +262,6 @@ class QuicKMeans(TransformerMixin, ParamsMixin):
     @property
     def _n_features_out(self):
         return self.cluster_centers_.shape[0]
-
-    def __sklearn_tags__(self):
-        from sklearn.utils import InputTags, Tags, TargetTags, TransformerTags
-
-        return Tags(
-            estimator_type="clusterer",
-            target_tags=TargetTags(required=False),
-            transformer_tags=TransformerTags(preserves_dtype=["float64", "float32"]),
-            input_tags=InputTags(sparse=True),
-        )
 
     def _validate_X(self, X, fitting):
         if not fitting:
@@ -511,23 +501,6 @@ class QuicKMeans(TransformerMixin, ParamsMixin):
         with thread_limit(effective_n_jobs(self.n_jobs)):
             return _assign(self.cluster_centers_, X, mean=self.mean_, with_dist=False)[0]
 
-    def fit_predict(self, X: DataLike, y: object = None) -> np.ndarray:
-        """Cluster ``X`` and return its labels.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Training data.
-        y : None
-            Ignored; present for scikit-learn's API.
-
-        Returns
-        -------
-        ndarray of int, shape (n_samples,)
-            ``fit(X).labels_``.
-        """
-        return self.fit(X).labels_
-
     def transform(self, X: DataLike) -> np.ndarray:
         """Compute the Euclidean distances of the rows of ``X`` to the ``K`` centroids.
 
@@ -552,23 +525,6 @@ class QuicKMeans(TransformerMixin, ParamsMixin):
         D2 += norms[None, :].astype(D2.dtype)
         D2 += np.einsum("ij,ij->i", Xc, Xc)[:, None]
         return self._wrap_output(np.sqrt(np.maximum(D2, 0)).astype(X.dtype, copy=False), X)
-
-    def fit_transform(self, X: DataLike, y: object = None) -> np.ndarray:
-        """Cluster ``X`` and return its distances to the centroids.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Training data.
-        y : None
-            Ignored; present for scikit-learn's API.
-
-        Returns
-        -------
-        ndarray of shape (n_samples, K)
-            ``fit(X).transform(X)``.
-        """
-        return self.fit(X).transform(X)
 
     def score(self, X: DataLike, y: object = None) -> float:
         """Score ``X``: the opposite of its K-means objective with the fitted centroids.

@@ -106,20 +106,3 @@ class FourierFeatureMap(TransformerMixin, ParamsMixin, abc.ABC):
             Xv, self.n_components_, self.random_offset_, self.n_frequencies_, self._projection(Xv)
         )
         return self._wrap_output(out, X)
-
-    def fit_transform(self, X: DataLike, y: object = None) -> Any:
-        """Fit on ``X`` and return its features.
-
-        Parameters
-        ----------
-        X : array-like or sparse matrix of shape (n_samples, n_features)
-            Training data.
-        y : None
-            Ignored; present for scikit-learn's API.
-
-        Returns
-        -------
-        ndarray of shape (n_samples, n_components)
-            ``fit(X).transform(X)``.
-        """
-        return self.fit(X).transform(X)

@@ -38,7 +38,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from .._base import ParamsMixin, TransformerMixin
+from .._base import ClusterMixin, ParamsMixin, TransformerMixin
 from .._typing import DataLike
 from ..cluster._lloyd import DenseLloyd, best_of_inits, means
 from ..exceptions import not_fitted_error
@@ -626,7 +626,7 @@ def _kmeans(Y, k, rng, n_init, max_iter=300):
     return inertia, means(Z, steps.centre_labels, k).astype(Y.dtype, copy=False), labels
 
 
-class SpectralClustering(SpectralEmbedding):
+class SpectralClustering(ClusterMixin, SpectralEmbedding):
     __doc__ = (
         """Spectral clustering (Ng, Jordan & Weiss 2002) that can also label new points.
 
@@ -720,23 +720,6 @@ class SpectralClustering(SpectralEmbedding):
         )
         return self
 
-    def fit_predict(self, X: DataLike, y: object = None) -> np.ndarray:
-        """Fit on ``X`` and return its cluster labels.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Training data.
-        y : None
-            Ignored; present for scikit-learn's API.
-
-        Returns
-        -------
-        ndarray of shape (n_samples,)
-            The cluster of each row of ``X`` (``labels_``).
-        """
-        return self.fit(X).labels_
-
     def predict(self, X: DataLike) -> np.ndarray:
         """Assign each row of ``X`` to a cluster.
 
@@ -756,11 +739,6 @@ class SpectralClustering(SpectralEmbedding):
             )
         Y = self._normalise_rows(self._embed(self._validate_input(X, reset=False)))
         return ((Y[:, None, :] - self.cluster_centers_[None]) ** 2).sum(2).argmin(1)
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.estimator_type = "clusterer"
-        return tags
 
 
 __all__ = [

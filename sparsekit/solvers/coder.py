@@ -218,23 +218,6 @@ class SparseCoder(TransformerMixin, ParamsMixin):
         codes = np.ascontiguousarray(self.solve(X).coef.T)
         return self._wrap_output(codes, X)
 
-    def fit_transform(self, X: DataLike, y: object = None) -> Any:
-        """Fit on ``X`` and return its sparse codes.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            The signals, one per row.
-        y : None
-            Ignored; present for scikit-learn's API.
-
-        Returns
-        -------
-        ndarray of shape (n_samples, n_components)
-            ``fit(X).transform(X)``.
-        """
-        return self.fit(X, y).transform(X)
-
     def inverse_transform(self, codes: ArrayLike) -> np.ndarray:
         """Compute the approximations ``codes @ dictionary``.
 
