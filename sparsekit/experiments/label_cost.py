@@ -38,6 +38,10 @@ then for each entry of ``landmarks`` a :class:`~sparsekit.NystromRidgeClassifier
 through the estimator's ``landmarks=`` option. One row per entry: ``landmarks``,
 ``accuracy`` on the test split, ``fit_time``, ``n_landmarks``.
 
+``budgets`` and ``landmarks`` take a list (a row per item in each run; a spec writes it
+inside a list, ``[[...]]``, as a spec's lists are swept) or one item (a run per item of a
+sweep).
+
 Notes
 -----
 The thesis trains an SVM (``SVC(kernel="rbf", gamma=1)`` in the authors' code) in Exp. 3.C,
@@ -94,6 +98,11 @@ def _standardized(X_train, X_test):
     mean, std = X_train.mean(axis=0), X_train.std(axis=0)
     std[std == 0] = 1.0
     return (X_train - mean) / std, (X_test - mean) / std
+
+
+def _as_list(value):
+    """A list parameter, or one value of it (a spec that sweeps the parameter)."""
+    return list(value) if isinstance(value, (list, tuple)) else [value]
 
 
 def _fixed_kernel(kernel):
@@ -162,10 +171,11 @@ def run_label_cost(ctx: TaskContext) -> list[dict[str, Any]]:
     if p["standardize"]:
         X_train, X_test = _standardized(X_train, X_test)
     kernel = _fitted(ctx.components["kernel"], X_train)
-    draws, score_time = label_draws(X_train, kernel, _sampler(ctx), p["budgets"], ctx.seed)
+    budgets = _as_list(p["budgets"])
+    draws, score_time = label_draws(X_train, kernel, _sampler(ctx), budgets, ctx.seed)
     metric = "mse" if regression else "accuracy"
     rows = []
-    for budget, idx in zip(p["budgets"], draws):
+    for budget, idx in zip(budgets, draws):
         value = labelled_score(
             X_train[idx], y_train[idx], X_test, y_test, kernel, p["alpha"], regression
         )
@@ -209,7 +219,7 @@ def run_nystrom_classifier(ctx: TaskContext) -> list[dict[str, Any]]:
         X_train, X_test = _standardized(X_train, X_test)
     kernel = _fixed_kernel(_fitted(ctx.components["kernel"], X_train))
     rows = []
-    for name in p["landmarks"]:
+    for name in _as_list(p["landmarks"]):
         t0 = time.perf_counter()
         clf = NystromRidgeClassifier(
             kernel=kernel,

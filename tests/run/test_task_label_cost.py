@@ -122,6 +122,12 @@ def test_budgets_and_repetitions_are_not_ignored():
             [table.scores[("dac-rls", b)][j] for b in budgets], abs=1e-12
         )
     assert len(set(table.scores[("uniform", 0.1)])) > 1
+    one, listed = (
+        run_task("label-cost", {"budgets": b}, data, {"kernel": KERNEL, "sampler": "uniform"})
+        for b in (0.5, [0.5])
+    )  # one budget alone, as a spec's sweep gives it, is a list of one
+    assert len(one) == len(listed) == 1 and one[0]["n_labels"] == 42
+    assert one[0]["accuracy"] == listed[0]["accuracy"]
     text = table.format()
     assert "10%" in text and "50%" in text and "3 repetitions" in text
     assert text.splitlines()[-1].startswith("| best")
