@@ -341,7 +341,7 @@ def label_cost_table(
     kernel : dict or kernel object, optional
         A kernel section or a kernel; default :data:`KERNEL`.
     alpha : float, default 1e-3
-        λ of the kernel ridge models.
+        The ridge parameter λ of the kernel ridge models.
     dataset : str, default "data"
         The data set's name, for the title.
     **params
