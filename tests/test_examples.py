@@ -98,3 +98,14 @@ def test_nystrom_example_writes_under_out(tmp_path, monkeypatch, capsys):
     captured = capsys.readouterr()
     assert f"figures written to {out}" in captured.out
     assert f"writing the figures to {out}" in captured.err
+
+
+def test_label_cost_example_writes_under_out(tmp_path):
+    """The example's quick size writes its table and figure under --out, and nothing else."""
+    out = tmp_path / "lc"
+    tables = _load("label_cost").main(["--quick", "--out", str(out)])
+    assert sorted(p.name for p in out.iterdir()) == ["label_cost.md", "label_cost.png"]
+    assert [t.metric for t in tables] == ["mse", "accuracy"]
+    text = (out / "label_cost.md").read_text()
+    assert "diabetes (2 repetitions)" in text and "breast-cancer (2 repetitions)" in text
+    assert text.count("| best") == 2 and "quickmeans" in text

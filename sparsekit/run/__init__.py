@@ -12,8 +12,9 @@
   finished, one outcome per run id) and the lock on the output folder;
 - :mod:`sparsekit.run.tables`: Markdown tables; :mod:`sparsekit.run.plots`: the spec's plots.
 
-The theses' protocols (the ``quickmeans`` and ``frank-wolfe-recovery`` tasks, the Nyström
-tables, ``sparsekit demo``) are in :mod:`sparsekit.experiments`.
+The theses' protocols (the ``quickmeans``, ``frank-wolfe-recovery``, ``label-cost`` and
+``nystrom-classifier`` tasks, the Nyström tables, ``sparsekit demo``) are in
+:mod:`sparsekit.experiments`.
 """
 
 import importlib

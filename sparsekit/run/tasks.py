@@ -30,10 +30,12 @@ list --family task``)::
         yield MY_TASK.registration()
 
 The built-in tasks are registered through the same hook, one module each
-(``sparsekit.run.task_<name>``; the theses' protocols ``quickmeans`` and
-``frank-wolfe-recovery`` in :mod:`sparsekit.experiments`): ``nystrom``, ``sampler``,
+(``sparsekit.run.task_<name>``; the theses' protocols ``quickmeans``,
+``frank-wolfe-recovery``, ``label-cost`` and ``nystrom-classifier`` in
+:mod:`sparsekit.experiments`): ``nystrom``, ``sampler``,
 ``sparse-coding``, ``kernel-kmeans``, ``mmd``, ``three-sample``, ``quickmeans``, ``palm4msa``,
-``gram``, ``out-of-sample``, ``omp-forest``, ``frank-wolfe-recovery``.
+``gram``, ``out-of-sample``, ``omp-forest``, ``frank-wolfe-recovery``, ``label-cost``,
+``nystrom-classifier``.
 
 One implementation per protocol
 -------------------------------

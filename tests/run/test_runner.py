@@ -59,6 +59,17 @@ SMALL = {
         "params.palm_iter=5",
         "params.n_eval=60",
     ],
+    "label_cost": [
+        "data.n_samples=120",
+        "repeat=2",
+        'sampler.name=["uniform", "dac-rls"]',
+        "params.budgets=[[0.1, 0.5]]",
+    ],
+    "nystrom_classifier": [
+        "data.n_samples=150",
+        'params.landmarks=[["uniform", "kmeans"]]',
+        "params.n_components=8",
+    ],
     "palm4msa": ["data.n=[8]", "params.n_factors=[3]", "solver.n_iter=20"],
     "kernel_ridge": [
         "data.n_samples=200",
@@ -161,6 +172,8 @@ def test_example_spec_runs_small(name, tmp_path, capsys):
             "sparse_coding",
             "out_of_sample",
             "quickmeans",
+            "label_cost",
+            "nystrom_classifier",
         )
         or "three" in name
     ):

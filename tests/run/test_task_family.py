@@ -25,6 +25,8 @@ BUILTIN_TASKS = {
     "kernel-ridge",
     "frank-wolfe-recovery",
     "nn",
+    "label-cost",
+    "nystrom-classifier",
 }
 
 
@@ -54,6 +56,8 @@ def test_builtin_tasks_are_registered_through_the_hook():
         "quickmeans",
         "frank-wolfe-recovery",
         "nn",
+        "label-cost",
+        "nystrom-classifier",
     }
     assert BUILTIN_TASKS <= set(task_names())
 
