@@ -1,5 +1,5 @@
 """Label cost with leverage-score sampling, and Nyström classifiers on centroid landmarks.
-=====================================================================================
+=======================================================================================
 
 1. Cherfaoui 2022 (PhD thesis), §3.3, Exp. 3.C (Fig. 3.5): the points to label are drawn ∝
    the scores of each sampler (DAC, recursive, two-pass "uniform" RLS, uniform sampling, exact
