@@ -1,6 +1,6 @@
-"""Two fixes of how the built site looks, run without Sphinx: a class whose base defines
-``__new__(*args, **kwargs)`` shows its own constructor's parameters, and a wide first figure
-gets a thumbnail of its first panel instead of a shrunken strip."""
+"""Fixes of how the built site looks, run without Sphinx: a class whose base defines
+``__new__(*args, **kwargs)`` shows its own constructor's parameters, and a wide thumbnail
+figure gets a thumbnail of its first panel instead of a shrunken strip."""
 
 import importlib.util
 import sys
@@ -35,9 +35,13 @@ def test_linear_operator_subclass_shows_its_constructor():
     )
 
 
-def test_wide_first_figure_gets_a_thumbnail_of_its_left_panel(tmp_path):
+def test_wide_thumbnail_figure_gets_a_thumbnail_of_its_first_panel(tmp_path):
+    """A row of three matplotlib panels, picked with ``# sphinx_gallery_thumbnail_number = 2``,
+    gets a thumbnail of its whole first panel and nothing of the others. Oracle: matplotlib's
+    own layout (each axes' window extent in pixels) and the panels' line colours."""
     Image = pytest.importorskip("PIL.Image")
     pytest.importorskip("sphinx_gallery")
+    plt = pytest.importorskip("matplotlib.pyplot")
     sys.path.insert(0, str(DOCS_EXT))
     try:
         gallery = load("gallery_support")
@@ -45,22 +49,41 @@ def test_wide_first_figure_gets_a_thumbnail_of_its_left_panel(tmp_path):
         sys.path.remove(str(DOCS_EXT))
     images = tmp_path / "auto_examples" / "images"
     (images / "thumb").mkdir(parents=True)
-    # a 3-panel row (red | green | blue, 300 x 100 each) and a 4:3 figure
-    wide = np.zeros((100, 900, 3), np.uint8)
-    wide[:, :300, 0] = wide[:, 300:600, 1] = wide[:, 600:, 2] = 255
-    Image.fromarray(wide).save(images / "sphx_glr_wide_001.png")
+    (tmp_path / "examples").mkdir()
+    (tmp_path / "examples" / "wide.py").write_text("# sphinx_gallery_thumbnail_number = 2\n")
+    # figure 1 of "wide" is not its thumbnail; figure 2 is a row of red | green | blue panels
+    Image.fromarray(np.full((300, 900, 3), 128, np.uint8)).save(images / "sphx_glr_wide_001.png")
+    fig, axes = plt.subplots(1, 3, figsize=(12, 3.5), dpi=100)
+    for ax, colour in zip(axes, ["red", "lime", "blue"]):
+        ax.plot([0, 1], [0, 1], color=colour, lw=4)
+        ax.set_ylabel("value")
+    fig.tight_layout()
+    fig.savefig(images / "sphx_glr_wide_002.png", dpi=100)
+    fig.canvas.draw()
+    extents = [ax.get_window_extent() for ax in axes]
+    plt.close(fig)
     Image.fromarray(np.full((300, 400, 3), 128, np.uint8)).save(images / "sphx_glr_tall_001.png")
     for stem in ("wide", "tall"):
         Image.new("RGB", (400, 280), "white").save(images / "thumb" / f"sphx_glr_{stem}_thumb.png")
     app = SimpleNamespace(
         srcdir=str(tmp_path),
-        config=SimpleNamespace(sphinx_gallery_conf={"gallery_dirs": "auto_examples"}),
+        config=SimpleNamespace(
+            sphinx_gallery_conf={
+                "gallery_dirs": "auto_examples",
+                "examples_dirs": str(tmp_path / "examples"),
+            }
+        ),
     )
+    with Image.open(images / "sphx_glr_wide_002.png") as im:
+        left, right = gallery.first_panel(im)
+    assert left == 0 and extents[0].x1 <= right < extents[1].x0  # the first panel, whole
     gallery.crop_wide_thumbnails(app)
     thumb = np.asarray(Image.open(images / "thumb" / "sphx_glr_wide_thumb.png").convert("RGB"))
-    # the left 143 x 100 px (the box's 400:280 aspect, inside the red panel) fill the box
     assert thumb.shape == (280, 400, 3)
-    assert (thumb[..., 0] > 200).all() and (thumb[..., 1:] < 50).all()
+    r, g, b = (thumb[..., i].astype(int) for i in range(3))
+    assert ((r > 200) & (g < 80) & (b < 80)).sum() > 100  # the red line of the first panel
+    assert not ((g > 200) & (r < 80) & (b < 80)).any()  # nothing of the green panel
+    assert not ((b > 200) & (r < 80) & (g < 80)).any()  # nor of the blue one
     untouched = np.asarray(Image.open(images / "thumb" / "sphx_glr_tall_thumb.png"))
     assert (untouched == 255).all()  # not wide: left as it was
     assert sorted(p.name for p in (images / "thumb").iterdir()) == [
