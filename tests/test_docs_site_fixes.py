@@ -90,3 +90,96 @@ def test_wide_thumbnail_figure_gets_a_thumbnail_of_its_first_panel(tmp_path):
         "sphx_glr_tall_thumb.png",
         "sphx_glr_wide_thumb.png",
     ]  # no temporary file left
+
+
+def _gallery_support():
+    sys.path.insert(0, str(DOCS_EXT))
+    try:
+        return load("gallery_support")
+    finally:
+        sys.path.remove(str(DOCS_EXT))
+
+
+def test_execution_times_page_loads_nothing_from_another_host(tmp_path):
+    """The execution-times page that sphinx-gallery itself writes (the oracle: its writer, run on
+    one example's cost) loses every script and stylesheet of another host and keeps its table."""
+    gen_gallery = pytest.importorskip("sphinx_gallery.gen_gallery")
+    from sphinx_gallery.gen_rst import ExampleCost
+
+    gallery = _gallery_support()
+    target = tmp_path / "auto_examples"
+    target.mkdir()
+    cost = ExampleCost(
+        execution_time=12.5, memory=0.0, src_file=str(target / "a.py"), target_dir=str(target)
+    )
+    conf = {"src_dir": str(tmp_path), "write_computation_times": True}
+    gen_gallery.write_computation_times(conf, str(target), [cost])
+    written = (target / "sg_execution_times.rst").read_text()
+    assert "https://" in written  # what the page would load
+    source = [written]
+    gallery.offline_execution_times(None, "auto_examples/sg_execution_times", source)
+    assert "http" not in source[0] and "<script" not in source[0]
+    assert ".. list-table::" in source[0] and "sphx_glr_auto_examples_a.py" in source[0]
+    other = [written]
+    gallery.offline_execution_times(None, "guide/index", other)
+    assert other == [written]  # other pages are left alone
+
+
+def test_formulas_are_left_out_of_the_search_index():
+    """Sphinx's own word collector (the oracle: what its search index stores) finds the words
+    around a formula and none of the formula's TeX source once the page is read."""
+    pytest.importorskip("sphinx")
+    from docutils.core import publish_doctree
+    from sphinx.search import WordCollector
+    from sphinx.search.en import SearchEnglish
+
+    page = (
+        "Landmarks give :math:`K_{nm} \\times \\frac{1}{2}` here.\n\n"
+        ".. math::\n\n   \\mathbf{x}^\\top \\operatorname{diag}\n"
+    )
+
+    def words(doctree):
+        collector = WordCollector(doctree, SearchEnglish({}))
+        doctree.walk(collector)
+        return set(collector.found_words)
+
+    doctree = publish_doctree(page)
+    assert {"times", "frac", "mathbf"} <= words(doctree)  # the TeX source, before
+    load("sparsekit_docs").math_out_of_search(None, doctree)
+    found = words(doctree)
+    assert {"Landmarks", "give", "here"} <= found
+    assert not found & {"times", "frac", "mathbf", "top", "operatorname", "diag", "nm"}
+
+
+def test_source_page_backlinks_name_the_anchors_of_their_objects():
+    """A "[docs]" link of a source page names an anchor of its object's page. Oracle: the ids
+    Sphinx gives a described object and its members, ``<full name>`` and
+    ``<full name>.<member>`` (``sparsekit.Nystroem.fit`` on the page of ``sparsekit.Nystroem``)."""
+    ext = load("sparsekit_docs")
+    # viewcode took the file's module name from an object documented in that module
+    entry = ("code", {}, {}, "sparsekit.features.nystrom")
+    app = SimpleNamespace(
+        env=SimpleNamespace(_viewcode_modules={"sparsekit.features.nystrom": entry})
+    )
+    page = "../../../api/generated/"
+    link = '<a class="viewcode-back" href="{}">[docs]</a>'
+    body = "\n".join(
+        link.format(page + href)
+        for href in [
+            "sparsekit.Nystroem.html#sparsekit.features.nystrom.Nystroem.fit",
+            "sparsekit.features.nystrom.helper.html#sparsekit.features.nystrom.helper",
+            "sparsekit.Nystroem.html#elsewhere.Nystroem",
+        ]
+    )
+    context = {"body": body}
+    ext.viewcode_backlinks(app, "_modules/sparsekit/features/nystrom", "page.html", context, None)
+    assert context["body"].splitlines() == [
+        link.format(page + "sparsekit.Nystroem.html#sparsekit.Nystroem.fit"),
+        link.format(
+            page + "sparsekit.features.nystrom.helper.html#sparsekit.features.nystrom.helper"
+        ),
+        link.format(page + "sparsekit.Nystroem.html#elsewhere.Nystroem"),  # not viewcode's form
+    ]
+    other = {"body": body}
+    ext.viewcode_backlinks(app, "api/generated/sparsekit.Nystroem", "page.html", other, None)
+    assert other["body"] == body  # only source pages are rewritten

@@ -129,6 +129,20 @@ def crop_wide_thumbnails(app) -> None:
         crop.unlink()
 
 
+#: the HTML that sphinx-gallery puts before the table of an execution-times page: jQuery and
+#: DataTables from CDNs, which sort the table in the browser
+_CDN_HTML = re.compile(
+    r"^  \.\. raw:: html\n(?:\n|    .*\n)*?(?=  \.\. list-table::)", re.MULTILINE
+)
+
+
+def offline_execution_times(app, docname, source) -> None:
+    """Leave the CDN scripts and stylesheets out of the execution-times pages
+    (``sg_execution_times``): the site works offline. Their table stays, unsorted."""
+    if docname.rpartition("/")[2] == "sg_execution_times":
+        source[0] = _CDN_HTML.sub("", source[0])
+
+
 def _get_sg_image_scraper():
     """The scraper that ``image_scrapers = ("gallery_support",)`` names."""
     return OutputFolderScraper()
