@@ -19,7 +19,7 @@ PAGE = ROOT / "docs" / "plugins.md"
 def page_files():
     """``{path: text}`` of the code blocks that docs/plugins.md captions with a file name."""
     blocks = re.findall(
-        r"```\{code-block\} \w+\n:caption: (\S+)\n\n(.*?)```", PAGE.read_text(), flags=re.S
+        r"```\{code-block\} \w+\n:caption: `(\S+)`\n\n(.*?)```", PAGE.read_text(), flags=re.S
     )
     return dict(blocks)
 

@@ -225,7 +225,7 @@ def test_docs_show_the_example_plugin_files_verbatim():
     root = pathlib.Path(__file__).resolve().parents[1]
     doc = (root / "docs" / "plugins.md").read_text()
     assert "<!-- file:" not in doc  # a comment is not shown on the site: captions are
-    blocks = re.findall(r"```\{code-block\} \w+\n:caption: (\S+)\n\n(.*?)```", doc, flags=re.S)
+    blocks = re.findall(r"```\{code-block\} \w+\n:caption: `(\S+)`\n\n(.*?)```", doc, flags=re.S)
     assert {name for name, _ in blocks} >= {
         "setup.cfg",
         "sparsekit_example_plugin/plugin.py",
