@@ -1,9 +1,12 @@
-"""Check the internal links of the built documentation site (no network).
+"""Check the links of the built documentation site (no network).
 
-Every relative ``href`` and ``src`` of every HTML page of the site (not the theme's files
-under ``_static/``) must name a file that the
-build wrote (fragments and query strings are ignored; so are absolute URLs, ``mailto:``,
-``data:`` and ``javascript:`` links). Exits 1 and lists the broken links, else prints a count.
+Every relative ``href`` and ``src`` of every HTML page of the site (not the theme's files under
+``_static/``) must name a file that the build wrote, and a fragment (``page.html#name``, or
+``#name`` on the page itself) must name an element of that page (an ``id``, or an ``<a name>``).
+Query strings are ignored; so are ``mailto:``, ``data:`` and ``javascript:`` links and links to
+other sites. The site promises to work offline: a page that loads a script or a stylesheet from
+another host (``<script src="https://...">``, ``<link rel="stylesheet" href="//...">``) is an
+error too. Exits 1 and lists what it found, else prints a count.
 
 Usage: ``python .ci/check_links.py docs/_build/html``
 """
@@ -14,32 +17,72 @@ from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 
-class Links(HTMLParser):
+class Page(HTMLParser):
+    """The links, the names (``id`` and ``<a name>``) and the external resources of a page."""
+
     def __init__(self):
         super().__init__()
-        self.targets = []
+        self.targets, self.names, self.external = [], set(), []
 
     def handle_starttag(self, tag, attrs):
-        for name, value in attrs:
-            if name in ("href", "src") and value:
-                self.targets.append(value)
+        attrs = dict(attrs)
+        for name in ("href", "src"):
+            if attrs.get(name):
+                self.targets.append(attrs[name])
+        if attrs.get("id"):
+            self.names.add(attrs["id"])
+        if tag == "a" and attrs.get("name"):
+            self.names.add(attrs["name"])
+        resource = None
+        if tag == "script":
+            resource = attrs.get("src")
+        elif tag == "link" and "stylesheet" in (attrs.get("rel") or "").split():
+            resource = attrs.get("href")
+        if resource and (
+            urlsplit(resource).scheme in ("http", "https") or resource.startswith("//")
+        ):
+            self.external.append(f"<{tag}> {resource}")
+
+
+def _parse(path: Path) -> Page:
+    page = Page()
+    page.feed(path.read_text(encoding="utf-8", errors="replace"))
+    return page
 
 
 def broken_links(site: Path):
+    """``(problems, checked)``: the broken links and external resources, and the number of
+    internal links checked."""
     broken, checked = [], 0
+    parsed: dict[Path, Page] = {}
+
+    def parse(path):
+        if path not in parsed:
+            parsed[path] = _parse(path)
+        return parsed[path]
+
     for page in sorted(site.rglob("*.html")):
         if page.relative_to(site).parts[0] in ("_static", "_sources"):
             continue  # files a theme ships (Jinja templates among them), not pages of the site
-        parser = Links()
-        parser.feed(page.read_text(encoding="utf-8", errors="replace"))
-        for target in parser.targets:
+        links = parse(page.resolve())
+        where = page.relative_to(site)
+        broken += [f"{where}: external {res}" for res in links.external]
+        for target in links.targets:
             parts = urlsplit(target)
-            if parts.scheme or parts.netloc or not parts.path:
-                continue  # external, or a fragment/query on the page itself
-            path = (page.parent / unquote(parts.path)).resolve()
+            if parts.scheme or parts.netloc:
+                continue  # another site, mailto:, data:, javascript:
+            if not parts.path and not parts.fragment:
+                continue  # a query on the page itself, or "#"
+            path = (page.parent / unquote(parts.path)).resolve() if parts.path else page.resolve()
             checked += 1
             if not path.exists():
-                broken.append(f"{page.relative_to(site)}: {target}")
+                broken.append(f"{where}: {target}")
+            elif (
+                parts.fragment
+                and path.suffix == ".html"
+                and unquote(parts.fragment) not in parse(path).names
+            ):
+                broken.append(f"{where}: {target} (no such anchor)")
     return broken, checked
 
 

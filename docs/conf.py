@@ -88,6 +88,8 @@ nitpick_ignore = [
 _MATHJAX_JS = Path(mathjax.__file__).parent / "static" / "mathjax" / "es5" / "tex-svg.js"
 html_static_path = [str(_MATHJAX_JS), "_static"]
 html_css_files = ["sparsekit.css"]
+# search results quote formulas as plain text, not their TeX source
+html_js_files = ["sparsekit-search.js"]
 mathjax_path = "tex-svg.js"
 
 # MyST: plugins.md is included from another page
@@ -133,3 +135,5 @@ def setup(app):
 
     # after sphinx-gallery has run the examples and written their thumbnails (priority 500)
     app.connect("builder-inited", gallery_support.crop_wide_thumbnails, priority=600)
+    # the execution-times pages without the scripts sphinx-gallery loads from CDNs
+    app.connect("source-read", gallery_support.offline_execution_times)

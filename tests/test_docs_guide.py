@@ -43,8 +43,29 @@ def test_guide_page_code_runs(page):
 
 def test_every_guide_page_has_a_snippet():
     """Each guide page opens with runnable Python code (the plugin guide is docs/plugins.md,
-    whose code blocks tests/test_plugins.py checks; the experiments page opens with commands)."""
+    whose code blocks tests/test_plugins.py checks; the experiments page opens with commands;
+    the benchmark tables are benchmarks/README.md)."""
     for page in (DOCS / "guide").glob("*.rst"):
-        if page.name in {"index.rst", "experiments.rst"}:
+        if page.name in {"index.rst", "experiments.rst", "benchmarks.rst"}:
             continue
         assert blocks(page), page.name
+
+
+def test_performance_page_quotes_ratios_of_the_benchmark_tables():
+    """ "Threads and performance" is a page to read: it includes no table file, and each headline
+    ratio it quotes is in the section of benchmarks/README.md that names the ratio's script
+    (the oracle), whose tables have their own page."""
+    page = (DOCS / "guide" / "performance.rst").read_text("utf-8")
+    assert ".. include::" not in page and len(page.split()) < 2500
+    assert "benchmarks/README.md" in (DOCS / "guide" / "benchmarks.rst").read_text("utf-8")
+    readme = (DOCS.parent / "benchmarks" / "README.md").read_text("utf-8")
+    sections = re.split(r"^### ", readme, flags=re.MULTILINE)[1:]
+    rows = re.findall(
+        r"^   \* - (.+)\n     - (.+)\n     - ([\d.–]+)×\n     - ``(\w+\.py)``$", page, re.MULTILINE
+    )
+    assert len(rows) >= 5
+    for what, anchor, ratio, script in rows:
+        section = "\n".join(s for s in sections if f"`{script}`" in s.splitlines()[0])
+        assert section, script
+        for value in ratio.split("–"):
+            assert re.search(rf"\b{re.escape(value)}[x×]", section), (what, anchor, value, script)

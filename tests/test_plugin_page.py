@@ -17,8 +17,10 @@ PAGE = ROOT / "docs" / "plugins.md"
 
 
 def page_files():
-    """``{path: text}`` of the code blocks that docs/plugins.md marks with a file name."""
-    blocks = re.findall(r"<!-- file: (\S+) -->\n```\w*\n(.*?)```", PAGE.read_text(), flags=re.S)
+    """``{path: text}`` of the code blocks that docs/plugins.md captions with a file name."""
+    blocks = re.findall(
+        r"```\{code-block\} \w+\n:caption: `(\S+)`\n\n(.*?)```", PAGE.read_text(), flags=re.S
+    )
     return dict(blocks)
 
 

@@ -217,13 +217,15 @@ def test_example_solver_matches_scikit_learn_lasso(rng):
 
 
 def test_docs_show_the_example_plugin_files_verbatim():
-    """Each code block of docs/plugins.md marked with a file is that file of the example plugin."""
+    """Each code block of docs/plugins.md captioned with a file name is that file of the example
+    plugin."""
     import pathlib
     import re
 
     root = pathlib.Path(__file__).resolve().parents[1]
     doc = (root / "docs" / "plugins.md").read_text()
-    blocks = re.findall(r"<!-- file: (\S+) -->\n```\w*\n(.*?)```", doc, flags=re.S)
+    assert "<!-- file:" not in doc  # a comment is not shown on the site: captions are
+    blocks = re.findall(r"```\{code-block\} \w+\n:caption: `(\S+)`\n\n(.*?)```", doc, flags=re.S)
     assert {name for name, _ in blocks} >= {
         "setup.cfg",
         "sparsekit_example_plugin/plugin.py",

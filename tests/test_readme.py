@@ -1,7 +1,8 @@
 """README.md as written: its tour runs and prints what its comments say, its two quick-start
-commands are the ones the installation guide gives, and its relative links name files of the
-repository."""
+commands are the ones the installation guide gives, its list of extras is setup.cfg's, and its
+relative links name files of the repository."""
 
+import configparser
 import re
 from pathlib import Path
 
@@ -63,3 +64,15 @@ def test_relative_links_name_files_of_the_repository():
     assert relative, "the README links into the documentation"
     missing = [link for link in relative if not (ROOT / link.split("#")[0]).exists()]
     assert not missing, missing
+
+
+def test_extras_listed_are_those_of_setup_cfg():
+    """The README's "Extras:" sentence names every extra and no other; the oracle is
+    setup.cfg's ``[options.extras_require]``, read with configparser."""
+    cfg = configparser.ConfigParser()
+    cfg.read(ROOT / "setup.cfg", encoding="utf-8")
+    extras = set(cfg["options.extras_require"])
+    sentence = re.search(r"Extras: (.*?)\.\n", README, flags=re.DOTALL)
+    assert sentence, "the README lists no extras"
+    named = set(re.findall(r"`([a-z]+)`(?: \(|,|$)", sentence.group(1).replace("\n", " ")))
+    assert named == extras, (sorted(extras - named), sorted(named - extras))

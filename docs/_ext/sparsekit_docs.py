@@ -1,9 +1,9 @@
 """Pages generated from the code at build time, so that they cannot drift from it.
 
 - ``api/<module>.rst``: one page per public module of sparsekit that has an ``__all__``, with an
-  autosummary table of every name in it (autosummary then writes one page per name); an object
-  listed under several modules is indexed at one listing, and a cross-reference to any other
-  listing (``sparsekit.Nystroem``) resolves to that one;
+  autosummary table of every name in it; autosummary writes one page per object, at its public
+  path (``sparsekit.Nystroem``), and a cross-reference to any other listing of it
+  (``sparsekit.features.nystrom.Nystroem``) resolves to that page;
 - ``guide/_generated/run_reference.rst``: every task of ``sparsekit run`` (parameters and
   defaults, component sections, summary), every data source with its parameters, and the keys
   of a spec, read from :mod:`sparsekit.run`.
@@ -20,6 +20,8 @@ import os
 import pkgutil
 import re
 from pathlib import Path
+
+from docutils import nodes
 
 
 def public_modules(package="sparsekit"):
@@ -51,13 +53,14 @@ def _first_line(obj) -> str:
 def write_api(srcdir: Path) -> None:
     api = srcdir / "api"
     modules = public_modules()
+    primary = primary_listings(modules)
     index = [
         "API reference",
         "=============",
         "",
-        "Every name in the ``__all__`` of every public module, one page per module. The same",
-        "object may be listed under several modules (``sparsekit.Nystroem`` is",
-        "``sparsekit.features.nystrom.Nystroem``); each listing has its own page.",
+        "Every name in the ``__all__`` of every public module, one page per module. Each object",
+        "has one page, at its public path (``sparsekit.Nystroem``); the other modules that list it",
+        "(``sparsekit.features.nystrom``) link to that page.",
         "",
         ".. toctree::",
         "   :maxdepth: 1",
@@ -78,11 +81,21 @@ def write_api(srcdir: Path) -> None:
             "",
         ]
         items = [i for i in sorted(module.__all__, key=str.lower) if not i.startswith("__")]
-        if items:  # a package of modules only (``__all__ = []``) has its docstring alone
+        own = [i for i in items if f"{name}.{i}" in primary]
+        elsewhere = [i for i in items if f"{name}.{i}" not in primary]
+        # a package of modules only (``__all__ = []``) has its docstring alone
+        if own:
             lines += [".. autosummary::", "   :toctree: generated/", ""]
-            lines += [f"   {item}" for item in items]
-        _write(api / f"{name}.rst", "\n".join(lines) + "\n")
+            lines += [f"   {item}" for item in own] + [""]
+        if elsewhere:
+            lines += ["Also here, documented at their public path:", "", ".. autosummary::", ""]
+            lines += [f"   {item}" for item in elsewhere] + [""]
+        _write(api / f"{name}.rst", "\n".join(lines).rstrip("\n") + "\n")
     _write(api / "index.rst", "\n".join(index) + "\n")
+    # the page of a listing that is no longer primary, left by an earlier build
+    for stub in (api / "generated").glob("*.rst"):
+        if stub.stem not in primary:
+            stub.unlink()
 
 
 def _default(value) -> str:
@@ -173,7 +186,7 @@ def write_run_reference(srcdir: Path) -> None:
 
 def listing_aliases(modules) -> dict[str, str]:
     """Every listing of an object that is not its primary listing, mapped to the primary one
-    (``sparsekit.Nystroem`` -> ``sparsekit.features.nystrom.Nystroem``)."""
+    (``sparsekit.features.nystrom.Nystroem`` -> ``sparsekit.Nystroem``)."""
     primary = primary_listings(modules)
     by_object = {}
     for full in primary:
@@ -197,23 +210,31 @@ def _object_key(module_name, item):
 
 
 _ALIASES: dict[str, str] = {}
-#: module -> the home modules of the objects it lists under another module's name
-_HOMES: dict[str, list[str]] = {}
+#: public path of an object -> the module that defines it, where it is at another path
+_HOMES: dict[str, str] = {}
 
 
 def resolve_alias(app, env, node, contnode):
-    """Resolve a Python reference to a listing that is not indexed (``sparsekit.Nystroem``,
-    ``sparsekit.stats.NystromMMD.fit``, or ``fit`` written inside such a listing's page) through
-    the object's primary listing, where its description is indexed."""
+    """Resolve a Python reference through the public path of the object it names.
+
+    ``sparsekit.features.nystrom.Nystroem`` (or ``sparsekit.stats.NystromMMD.fit``, or ``fit``
+    written inside such a listing's page) resolves to the page of ``sparsekit.Nystroem``; a
+    relative name in a docstring shown at a public path (``Interrupted`` on the page of
+    ``sparsekit.run.run_spec``) is looked up in the module that defines the documented object.
+    """
     if node.get("refdomain") != "py" or not _ALIASES:
         return None
     target = node["reftarget"]
     module, klass = node.get("py:module"), node.get("py:class")
+    scopes = [module] if module else []
+    documented = node["refdoc"].rpartition("/")[2]  # api/generated/<full name of its object>
+    if documented in _HOMES:
+        scopes.append(_HOMES[documented])
     candidates = [target]
-    if module and klass:
-        candidates.append(f"{module}.{klass}.{target}")
-    if module:
-        candidates.append(f"{module}.{target}")
+    for scope in scopes:
+        if klass:
+            candidates.append(f"{scope}.{klass}.{target}")
+        candidates.append(f"{scope}.{target}")
     domain = env.get_domain("py")
 
     def resolve(name):
@@ -230,12 +251,8 @@ def resolve_alias(app, env, node, contnode):
                 if found is not None:
                     return found
                 break
-    # a relative name in the docstring of an object shown under another module
-    # (``Interrupted`` on the page of ``sparsekit.run.run_spec``): look in the modules where the
-    # objects that module lists are defined
-    for home in _HOMES.get(module or "", ()):
-        for name in ([f"{home}.{klass}.{target}"] if klass else []) + [f"{home}.{target}"]:
-            found = resolve(name)
+        if candidate != target:
+            found = resolve(candidate)
             if found is not None:
                 return found
     return None
@@ -254,11 +271,15 @@ def skip_foreign_members(app, what, name, obj, skip, options):
 
 
 def primary_listings(modules) -> set[str]:
-    """For each object listed under several modules, the one listing that is indexed.
+    """For each object listed under several modules, the one listing that gets a page.
 
-    The same object listed twice would be described twice (a duplicate-object warning); its
-    other listings get pages too, marked ``:no-index:``. The primary listing is the one in the
-    module nearest to where the object is defined (the longest shared dotted prefix).
+    It is the public path: the listing in the module with the fewest dotted parts
+    (``sparsekit.Nystroem``, not ``sparsekit.features.nystrom.Nystroem``); between modules as
+    short, the one nearest to where the object is defined (the longest shared dotted prefix:
+    ``sparsekit.registry.Registration``, not ``sparsekit.plugins.Registration``), then the
+    first by name. A listing named like a module is passed over (the function
+    ``sparsekit.dask.gram`` is ``sparsekit.dask.gram.gram``: the module ``sparsekit.dask.gram``
+    has that name). The other listings link to that page.
     """
     best = {}
     for name in modules:
@@ -269,10 +290,12 @@ def primary_listings(modules) -> set[str]:
             obj = getattr(module, item)
             home = getattr(obj, "__module__", None) or name
             shared = len(os.path.commonprefix([home.split("."), name.split(".")]))
-            key = id(obj) if not isinstance(obj, (int, float, str, tuple)) else (name, item)
-            if key not in best or shared > best[key][0]:
-                best[key] = (shared, f"{name}.{item}")
-    return {full for _, full in best.values()}
+            full = f"{name}.{item}"
+            rank = (full in modules, len(name.split(".")), -shared, full)
+            key = _object_key(name, item)
+            if key not in best or rank < best[key]:
+                best[key] = rank
+    return {full for *_, full in best.values()}
 
 
 _REPO_LINK = re.compile(r"\[([^\]]+)\]\(((?:\.\./)+|\./)?([^)\s:#]+)\)")
@@ -309,16 +332,57 @@ def constructor_signature(app, what, name, obj, options, signature, return_annot
 
 def set_context(app, config) -> None:
     modules = public_modules()
-    context = dict(config.autosummary_context or {})
-    context["primary"] = sorted(primary_listings(modules))
-    config.autosummary_context = context
     _ALIASES.clear()
     _ALIASES.update(listing_aliases(modules))
     _HOMES.clear()
-    for alias, target in sorted(_ALIASES.items()):
-        homes = _HOMES.setdefault(alias.rpartition(".")[0], [])
-        if target.rpartition(".")[0] not in homes:
-            homes.append(target.rpartition(".")[0])
+    for full in primary_listings(modules):
+        module, _, item = full.rpartition(".")
+        home = getattr(getattr(importlib.import_module(module), item), "__module__", None)
+        if isinstance(home, str) and home != module:
+            _HOMES[full] = home
+
+
+def math_out_of_search(app, doctree) -> None:
+    """Keep the TeX source of formulas out of the search index: Sphinx skips the elements of
+    class ``no-search``, so a search for ``frac`` or ``mathbf`` finds no formula."""
+    for node in doctree.findall(lambda n: isinstance(n, (nodes.math, nodes.math_block))):
+        node["classes"].append("no-search")
+
+
+_BACKLINK = re.compile(r'(<a class="viewcode-back" href=")([^"#]*)#([^"]*)(")')
+
+
+def viewcode_backlinks(app, pagename, templatename, context, doctree) -> None:
+    """Point the "[docs]" links of a source page (``_modules/...``) at their objects' anchors.
+
+    viewcode writes each link as ``<page>#<module>.<name>``, with one module per source file:
+    the first under which one of its objects was documented. An object of that file documented
+    under another module (``Nystroem``, defined in ``sparsekit.features.nystrom``, is
+    ``sparsekit.Nystroem``) got a fragment that its page lacks. Its page is autosummary's, named
+    after the object's full name, whose anchors are that name and its members'
+    (``sparsekit.Nystroem.fit``): the fragment is rebuilt from the page's name.
+    """
+    if not pagename.startswith("_modules/") or "body" not in context:
+        return
+    entry = getattr(app.env, "_viewcode_modules", {}).get(
+        pagename[len("_modules/") :].replace("/", ".")
+    )
+    if not entry:
+        return
+    refname = entry[3]
+
+    def anchor(match):
+        head, href, fragment, tail = match.groups()
+        if not fragment.startswith(f"{refname}."):
+            return match.group(0)
+        name = fragment[len(refname) + 1 :]
+        page = href.rpartition("/")[2].removesuffix(".html")
+        top = name.split(".")[0]
+        if not page.endswith(f".{top}"):
+            return match.group(0)
+        return f"{head}{href}#{page[: -len(top)]}{name}{tail}"
+
+    context["body"] = _BACKLINK.sub(anchor, context["body"])
 
 
 def generate(app) -> None:
@@ -338,6 +402,8 @@ def setup(app):
     app.connect("autodoc-process-signature", constructor_signature, priority=400)
     app.connect("missing-reference", resolve_alias)
     app.connect("autodoc-skip-member", skip_foreign_members)
+    app.connect("doctree-read", math_out_of_search)
+    app.connect("html-page-context", viewcode_backlinks)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
 
 

@@ -50,3 +50,24 @@ def test_example_writes_figure_and_tables_under_out(tmp_path, monkeypatch, capsy
     assert not [line for line in text.splitlines() if line.startswith("#")]
     assert [len(rows) for _, rows in par] == [3, 3] and [len(rows) for _, rows in few] == [4, 4]
     assert f"files written to {out}" in capsys.readouterr().out
+
+
+def test_quick_sizes_are_those_the_docstring_states():
+    """The gallery's ``--quick`` run trains every model properly (its accuracies are the point
+    of the page): every point of both data sets, 15 pretraining epochs, widths and L of 16 and
+    64, as the example's docstring states (the oracle: the docstring's own words)."""
+    example = _load()
+    args = example.argparse.Namespace(
+        full=False,
+        repeats=None,
+        few_shot_repeats=None,
+        widths=None,
+        landmarks=None,
+        n_samples=None,
+    )
+    par, few, n_samples = example.sizes(args)
+    doc = " ".join(example.__doc__.split())
+    assert n_samples is None and "every point of both data sets" in doc
+    assert par["pretrain_epochs"] == few["pretrain_epochs"] == 15 and "15 epochs" in doc
+    assert par["widths"] == par["n_landmarks"] == [16, 64] and "L of 16 and 64" in doc
+    assert few["n_per_class"] == [5] and "5 points per class" in doc
