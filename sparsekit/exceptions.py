@@ -19,14 +19,14 @@ __all__ = [  # noqa: F822 - NotFittedError is created by __getattr__
     "NotFittedError",
     "NotPositiveDefiniteError",
     "not_fitted_error",
-    "UnknownComponentError",
-    "WrongFamilyError",
     "ComponentConflictError",
-    "ComponentResultError",
-    "PluginWarning",
-    "PluginLoadWarning",
     "ComponentConflictWarning",
+    "ComponentResultError",
+    "PluginLoadWarning",
+    "PluginWarning",
+    "UnknownComponentError",
     "UnknownHookWarning",
+    "WrongFamilyError",
 ]
 
 _LOCK = threading.Lock()
