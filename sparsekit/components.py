@@ -207,9 +207,11 @@ def _shortcut(family: str) -> Callable[..., Any]:
     def get(name: Any, **params: Any) -> Any:
         return resolve(record.name, name, params)
 
-    function = " or a function k(X, Y) -> Gram (wrapped in a CallableKernel)"
+    forms = f"A registered {record.name} name or alias, or a {record.name} object (returned as a"
+    forms += " deep copy)"
+    if "function" in record.inputs:
+        forms = forms.replace(", or a", ", a") + ",\n        or a function k(X, Y) -> Gram"
     get.__name__ = get.__qualname__ = str(record.getter)
-    get.__module__ = __name__
     get.__doc__ = f"""Build a {record.label} by name, e.g. ``{record.example}``.
 
     :func:`resolve` with the process-wide registry.
@@ -217,8 +219,7 @@ def _shortcut(family: str) -> Callable[..., Any]:
     Parameters
     ----------
     name : str or object
-        A registered {record.name} name or alias, a {record.name} object (returned as a deep
-        copy){function if "function" in record.inputs else ""}.
+        {forms}.
     **params
         The component's parameters.
 
