@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from ._names import normalize_name
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Family:
     """One registry family: what its components are and who provides them.
 
@@ -55,6 +55,11 @@ class Family:
         Users configure it by name with a table of parameters: a top-level ``[<name>]``
         section of a spec of ``sparsekit run``, and the ``<name>=`` with ``<name>_params`` of
         the estimators.
+
+    Notes
+    -----
+    There is one record per family, compared by identity (``eq=False``): without the generated
+    ``__eq__`` and ``__hash__`` the class costs less to create when ``sparsekit`` is imported.
     """
 
     name: str

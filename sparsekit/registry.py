@@ -672,11 +672,9 @@ def _where_used(name: str, info: ComponentInfo) -> str:
     )
 
 
-@dataclass(frozen=True)
-class _ModuleRef:
-    """A plugin module in a pickled registry: imported again by name."""
-
-    name: str
+class _ModuleRef(str):
+    """A plugin module in a pickled registry, by name: imported again (a ``str``, not a
+    dataclass, so that ``import sparsekit`` does not pay for generating one)."""
 
 
 def _rebuild(recipe) -> Registry:
@@ -687,7 +685,7 @@ def _rebuild(recipe) -> Registry:
         reg.block(name)
     for plugin, name in recipe["plugins"]:
         if isinstance(plugin, _ModuleRef):
-            plugin = importlib.import_module(plugin.name)
+            plugin = importlib.import_module(plugin)
         reg.register(plugin, name=name)
     return reg
 
