@@ -40,8 +40,6 @@ import pluggy
 
 from ._families import COMPONENT_NAMES, FAMILIES, NAMES, family as _family
 from ._names import closest_match, normalize_name
-from ._required_params import check_unknown_params, missing_params_error
-from ._terminal import printable
 from .exceptions import (
     ComponentConflictError,
     ComponentConflictWarning,
@@ -282,6 +280,8 @@ class Registry:
     def _warn(self, message: str, category) -> None:
         """Warn once per message, its non-printable characters escaped: the message holds
         strings a plugin chose (its name, an exception's text), which reach the terminal."""
+        from ._terminal import printable  # on first use: "import sparsekit" does not load it
+
         message = printable(message)
         if message not in self._warned:  # a table rebuild must not repeat a warning
             self._warned.add(message)
@@ -560,6 +560,8 @@ class Registry:
                 "takes component objects and functions"
             )
         info = self.lookup(family, name)
+        from ._required_params import check_unknown_params, missing_params_error  # as _terminal
+
         check_unknown_params(info.family, info.name, info.registration.factory, params)
         missing = missing_params_error(info.family, info.name, info.registration.factory, params)
         if missing is not None:
