@@ -21,19 +21,16 @@ import os as _os
 _os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 from ._progress import show_progress
-from .components import get_kernel
-from .registry import (
-    PluginWarning,
-    Registry,
-    UnknownComponentError,
-    default_registry,
+from .components import (
     get_factorizer,
+    get_kernel,
     get_manifold_kernel,
     get_projection,
     get_sampler,
     get_solver,
-    list_components,
 )
+from .exceptions import PluginWarning, UnknownComponentError
+from .registry import Registry, default_registry, list_components
 
 # Estimators and transforms are imported on first use, so that ``import sparsekit`` stays light.
 _LAZY = {

@@ -6,7 +6,7 @@ or sparse matrix) and ``"graphs"`` (a sequence of graphs). It is spelled as one 
 (``"vectors"``: a kernel evaluates one kind), ``"any"`` (every kind, or not applicable: a
 projection takes a matrix) or a tuple of kinds (``("vectors", "graphs")``: a sampler, which may
 narrow it per instance with a descriptor, as the λ rule ``"inverse-mean-norm"`` does).
-:func:`input_kinds` reads every spelling; a :class:`~sparsekit.registry.Registration` takes its
+:func:`input_kinds` reads every spelling; a :class:`~sparsekit.hookspecs.Registration` takes its
 ``accepts`` from its factory unless it is given.
 
 A leaf module (it imports nothing of sparsekit): the registry layer uses it.

@@ -1,4 +1,4 @@
-"""What a component factory's signature says, and the error for a missing parameter.
+"""What a component factory's signature says, and the errors for a missing or unknown parameter.
 
 :func:`factory_signature` is the one place that reads a factory's signature (the registry's
 check of keyword parameters, the spec parser, the tasks and the estimators that fill in
@@ -8,7 +8,8 @@ Python's own ``TypeError: __init__() missing 1 required positional argument: 'be
 neither the component nor what ``beta`` is. :func:`missing_params_error` is checked before the
 factory is called (so that a ``TypeError`` raised inside a factory is never re-labelled): it
 names the component, each missing parameter with the first sentence of its description in the
-factory's NumPy-style docstring, and the call that supplies it.
+factory's NumPy-style docstring, and the call that supplies it (the family's shortcut,
+:mod:`sparsekit._families`); :func:`check_unknown_params` names the parameters a factory takes.
 """
 
 from __future__ import annotations
@@ -18,10 +19,8 @@ import inspect
 import re
 from typing import Any, NamedTuple
 
-#: Families with a ``sparsekit.get_<family>`` shortcut.
-_SHORTCUTS = ("kernel", "sampler", "solver", "projection")
-#: Families that estimators take by name with a ``<family>_params`` dict.
-_ESTIMATOR_PARAMS = ("kernel", "sampler", "solver")
+from ._families import family as _family
+
 _SECTIONS = ("Parameters", "Attributes", "Other Parameters")
 
 
@@ -40,17 +39,30 @@ def missing_params_error(family: str, name: str, factory, params: dict) -> TypeE
         lines.append(f"  {p}" + (f" : {kind}" if kind else "") + (f" -- {what}" if what else ""))
     given = "".join(f", {k}={v!r}" for k, v in params.items())
     needed = "".join(f", {p}=..." for p in missing)
+    record = _family(family)
     call = (
-        f"sparsekit.get_{family}({name!r}{given}{needed})"
-        if family in _SHORTCUTS
+        f"sparsekit.{record.getter}({name!r}{given}{needed})"
+        if record.getter
         else f"default_registry().get({family!r}, {name!r}{given}{needed})"
     )
     hint = f"Pass {'them' if len(missing) > 1 else 'it'} by name, e.g. {call}"
-    if family in _ESTIMATOR_PARAMS:
+    if record.section:
         as_dict = ", ".join(f"{p!r}: ..." for p in missing)
         hint += f"; to an estimator, as {family}_params={{{as_dict}}}"
     lines.append(hint + ".")
     return TypeError("\n".join(lines))
+
+
+def check_unknown_params(family: str, name: str, factory, params: dict) -> None:
+    """Raise a ``TypeError`` naming the component and its parameters when a keyword of
+    ``params`` is not one that ``factory`` takes."""
+    signature = factory_signature(factory)
+    unknown = sorted(set(params) - set(signature.names))
+    if unknown and not signature.var_keyword:
+        raise TypeError(
+            f"{family} {name!r} got unknown parameter(s) {unknown}; "
+            f"its parameters are {list(signature.names)}"
+        )
 
 
 class FactorySignature(NamedTuple):

@@ -30,8 +30,8 @@ def _data(dtype):
 
 
 def _kernels():
+    from .components import get_kernel
     from .kernels import _cpu
-    from .registry import get_kernel
 
     def gram(name, **params):
         return lambda dt: get_kernel(name, **params)(_data(dt)[0])
@@ -46,7 +46,7 @@ def _kernels():
 
 
 def _graphs():
-    from .registry import get_kernel
+    from .components import get_kernel
 
     def run(weighted):
         def fn(dt):
@@ -61,7 +61,7 @@ def _graphs():
 
 
 def _samplers():
-    from .registry import get_kernel, get_sampler
+    from .components import get_kernel, get_sampler
 
     def greedy(approximate):
         return lambda dt: get_sampler("greedy-trace", approximate=approximate).sample(
@@ -93,7 +93,7 @@ def _features():
 
 
 def _solvers():
-    from .registry import get_solver
+    from .components import get_solver
 
     def solve(name, signals=slice(None), **params):
         def fn(dt):
@@ -115,9 +115,9 @@ def _solvers():
 def _applications():
     import scipy.sparse as sp
 
+    from .components import get_kernel
     from .linalg._spmm import csr_matmat  # noqa: F401  (compiled through SparseFactors)
     from .manifold import Isomap
-    from .registry import get_kernel
 
     def isomap(dt):
         X = _data(dt)[0]

@@ -9,9 +9,9 @@ import time
 from collections.abc import Sequence
 
 from . import __version__
+from ._families import NAMES
 from ._names import did_you_mean
 from ._terminal import PrintableStream, printable, printable_json
-from .hookspecs import FAMILIES
 from .registry import default_registry
 
 
@@ -213,7 +213,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"sparsekit {__version__}")
     sub = parser.add_subparsers(dest="command")
     p_list = sub.add_parser("list", help="list every registered component")
-    p_list.add_argument("--family", choices=list(FAMILIES), help="only this family")
+    p_list.add_argument("--family", choices=list(NAMES), help="only this family")
     p_list.add_argument(
         "--json",
         action="store_true",

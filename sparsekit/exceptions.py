@@ -1,4 +1,4 @@
-"""The library's exceptions shared by every estimator.
+"""The library's exceptions and warnings: the estimators' and the registry's.
 
 ``NotFittedError`` (an estimator used before ``fit``) is one class for the whole library. Where
 scikit-learn is installed it subclasses ``sklearn.exceptions.NotFittedError`` (scikit-learn's
@@ -19,6 +19,14 @@ __all__ = [  # noqa: F822 - NotFittedError is created by __getattr__
     "NotFittedError",
     "NotPositiveDefiniteError",
     "not_fitted_error",
+    "ComponentConflictError",
+    "ComponentConflictWarning",
+    "ComponentResultError",
+    "PluginLoadWarning",
+    "PluginWarning",
+    "UnknownComponentError",
+    "UnknownHookWarning",
+    "WrongFamilyError",
 ]
 
 _LOCK = threading.Lock()
@@ -76,3 +84,58 @@ class NotPositiveDefiniteError(ValueError):
     The kernel is not positive semi-definite on the points, or the regularization is too small
     for the rounding errors of the kernel values.
     """
+
+
+class UnknownComponentError(ValueError, KeyError):
+    """A component name that no plugin registered."""
+
+    def __str__(self):  # KeyError would otherwise quote the message
+        return str(self.args[0]) if self.args else ""
+
+
+class WrongFamilyError(UnknownComponentError):
+    """A name looked up in a family it does not belong to (a factorizer asked for as a solver).
+
+    The message says what it is and where it is used (the ``uses`` of its family,
+    :mod:`sparsekit._families`).
+
+    Parameters
+    ----------
+    message : str
+        The error message.
+    family : str
+        The family the name belongs to (kept as the attribute ``family``; the first one in
+        ``sparsekit._families.FAMILIES`` order when several have it).
+    """
+
+    def __init__(self, message: str, family: str):
+        super().__init__(message)
+        self.family = family
+
+
+class ComponentConflictError(RuntimeError):
+    """Two built-in components registered the same name (or alias) in one family.
+
+    A third-party plugin that claims a taken name gets a :class:`ComponentConflictWarning`
+    instead: its component is skipped and the library keeps working.
+    """
+
+
+class ComponentResultError(TypeError):
+    """A component returned the wrong type (a sampler not a ``Landmarks``, ...)."""
+
+
+class PluginWarning(UserWarning):
+    """Something of a plugin was skipped; the others keep working (base class)."""
+
+
+class PluginLoadWarning(PluginWarning):
+    """A plugin could not be loaded, raised in a hook, or yielded a bad record."""
+
+
+class ComponentConflictWarning(PluginWarning):
+    """A plugin's component claims a name that another plugin (or a built-in) already has."""
+
+
+class UnknownHookWarning(PluginWarning):
+    """A plugin implements a hook that is not one of sparsekit's (a typo of the hook name)."""

@@ -36,19 +36,19 @@ from typing import TYPE_CHECKING
 #: name -> the module that defines it.
 _SOURCES = {
     "hookimpl": "sparsekit.hookspecs",
-    "HOOKS": "sparsekit.hookspecs",
-    "Registration": "sparsekit.registry",
+    "HOOKS": "sparsekit._families",
+    "Registration": "sparsekit.hookspecs",
     "Registry": "sparsekit.registry",
     "ComponentInfo": "sparsekit.registry",
     "SkippedPlugin": "sparsekit.registry",
-    "check_result": "sparsekit.registry",
-    "UnknownComponentError": "sparsekit.registry",
-    "ComponentConflictError": "sparsekit.registry",
-    "ComponentResultError": "sparsekit.registry",
-    "PluginWarning": "sparsekit.registry",
-    "PluginLoadWarning": "sparsekit.registry",
-    "ComponentConflictWarning": "sparsekit.registry",
-    "UnknownHookWarning": "sparsekit.registry",
+    "check_result": "sparsekit.components",
+    "UnknownComponentError": "sparsekit.exceptions",
+    "ComponentConflictError": "sparsekit.exceptions",
+    "ComponentResultError": "sparsekit.exceptions",
+    "PluginWarning": "sparsekit.exceptions",
+    "PluginLoadWarning": "sparsekit.exceptions",
+    "ComponentConflictWarning": "sparsekit.exceptions",
+    "UnknownHookWarning": "sparsekit.exceptions",
     "INPUT_KINDS": "sparsekit._accepts",
     "input_kinds": "sparsekit._accepts",
     "Kernel": "sparsekit.kernels.base",
@@ -99,7 +99,7 @@ _SOURCES = {
 }
 
 #: Names whose object has another name in its module.
-_RENAMED = {"ManifoldKernel": "DataDependentKernel", "HOOKS": "HOOK_OF_FAMILY"}
+_RENAMED = {"ManifoldKernel": "DataDependentKernel"}
 
 __all__ = [
     "hookimpl",
@@ -157,8 +157,19 @@ __all__ = [
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs
     from ._accepts import INPUT_KINDS, input_kinds
+    from ._families import HOOKS
+    from .components import check_result
+    from .exceptions import (
+        ComponentConflictError,
+        ComponentConflictWarning,
+        ComponentResultError,
+        PluginLoadWarning,
+        PluginWarning,
+        UnknownComponentError,
+        UnknownHookWarning,
+    )
     from .factorizers.base import FactorizationResult, Factorizer, check_constraints
-    from .hookspecs import HOOK_OF_FAMILY as HOOKS, hookimpl
+    from .hookspecs import Registration, hookimpl
     from .kernels.base import Kernel, VectorKernel
     from .manifold.kernels import DataDependentKernel as ManifoldKernel
     from .projections.base import Projection
@@ -172,20 +183,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs
         SolverProtocol,
         TaskProtocol,
     )
-    from .registry import (
-        ComponentConflictError,
-        ComponentConflictWarning,
-        ComponentInfo,
-        ComponentResultError,
-        PluginLoadWarning,
-        PluginWarning,
-        Registration,
-        Registry,
-        SkippedPlugin,
-        UnknownComponentError,
-        UnknownHookWarning,
-        check_result,
-    )
+    from .registry import ComponentInfo, Registry, SkippedPlugin
     from .run.tasks import Task, TaskContext
     from .samplers.base import Landmarks, Sampler, ScoreSampler
     from .samplers.chunked import ChunkedData

@@ -29,6 +29,8 @@ import importlib
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
+from ._families import FAMILIES
+
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
 
@@ -50,12 +52,8 @@ __all__ = [
     "FactorizationResult",
 ]
 
-#: The result types of the families, imported on first use: name -> module.
-RESULT_TYPES = {
-    "Landmarks": "sparsekit.samplers.base",
-    "SparseResult": "sparsekit.solvers.base",
-    "FactorizationResult": "sparsekit.factorizers.base",
-}
+#: The result types of the families (their ``result``), imported on first use: name -> module.
+RESULT_TYPES = {f.result[1]: f.result[0] for f in FAMILIES if f.result}
 
 
 @runtime_checkable
@@ -390,15 +388,7 @@ class TaskProtocol(Protocol):
 
 
 #: family -> its protocol.
-PROTOCOLS = {
-    "kernel": KernelProtocol,
-    "sampler": SamplerProtocol,
-    "solver": SolverProtocol,
-    "factorizer": FactorizerProtocol,
-    "projection": ProjectionProtocol,
-    "manifold-kernel": ManifoldKernelProtocol,
-    "task": TaskProtocol,
-}
+PROTOCOLS = {f.name: globals()[f.protocol] for f in FAMILIES}
 
 
 def __getattr__(name):

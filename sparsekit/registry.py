@@ -31,22 +31,26 @@ import importlib
 import os
 import threading
 import warnings
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from importlib import metadata
-from typing import Any, TypeGuard, TypeVar
+from typing import Any
 
 import pluggy
 
-from ._accepts import ACCEPTS as _ACCEPTS, accepts_label
-from ._names import closest_match, did_you_mean, normalize_name
-from ._required_params import factory_signature, missing_params_error
-from ._terminal import printable
-from .hookspecs import COMPONENT_FAMILIES, FAMILIES, HOOK_OF_FAMILY, PROJECT, Specs
+from ._families import COMPONENT_NAMES, FAMILIES, NAMES, family as _family
+from ._names import closest_match, normalize_name
+from .exceptions import (
+    ComponentConflictError,
+    ComponentConflictWarning,
+    PluginLoadWarning,
+    UnknownComponentError,
+    UnknownHookWarning,
+    WrongFamilyError,
+)
+from .hookspecs import PROJECT, Registration, Specs
 
 ENTRY_POINT_GROUP = "sparsekit"
-
-_R = TypeVar("_R")
 
 #: Environment variable: comma-separated plugin names (entry-point or distribution names) that
 #: the registries of this process do not load.
@@ -57,110 +61,8 @@ DISABLE_ENV = "SPARSEKIT_DISABLE_PLUGINS"
 #: records of that family are skipped with a warning.
 MAX_REGISTRATIONS_PER_HOOK = 10_000
 
-#: Values of ``Registration.accepts`` (see ``sparsekit.plugins.input_kinds``).
-ACCEPTS = _ACCEPTS
-
-#: What each family's component returns: family -> (method, module, class). A component that
-#: returns something else gets a :class:`ComponentResultError` from :func:`check_result`.
-RESULT_TYPES = {
-    "sampler": ("sample", "sparsekit.samplers.base", "Landmarks"),
-    "solver": ("solve", "sparsekit.solvers.base", "SparseResult"),
-}
-
-#: Where a component of each family is used (``{name}``: its canonical name). A name looked up
-#: in a family it does not belong to is refused with the uses of the family it belongs to
-#: (:class:`WrongFamilyError`).
-FAMILY_USES = {
-    "kernel": (
-        "sparsekit.get_kernel({name!r}), or the kernel= of Nystroem, KernelKMeans, the MMD "
-        "tests and the samplers"
-    ),
-    "sampler": "sparsekit.get_sampler({name!r}), or the sampler= of Nystroem and mmd2_nystrom",
-    "solver": (
-        "sparsekit.get_solver({name!r}), or the solver= of SparseCoder and the [solver] section "
-        "of the sparse-coding task"
-    ),
-    "factorizer": (
-        "sparsekit.get_factorizer({name!r}), or the factorizer= of QuicKMeans and the [solver] "
-        "section of the palm4msa task"
-    ),
-    "projection": (
-        "sparsekit.get_projection({name!r}), or a ({name!r}, params) constraint of a factorizer"
-    ),
-    "manifold-kernel": (
-        "sparsekit.get_manifold_kernel({name!r}), or the manifold estimators (Isomap, "
-        "LocallyLinearEmbedding, SpectralEmbedding, ...). A manifold kernel is data-dependent: "
-        "after fit(X_train), gram() and kernel(X_new) are evaluated against the fitted points "
-        "only, so it cannot serve where a kernel k(X, Y) is expected (Nystroem, KernelKMeans, "
-        "the MMD tests, the Dask backend, the samplers)"
-    ),
-    "task": "task = {name!r} in a spec of sparsekit run, or sparsekit.run.run_task({name!r})",
-}
-
-BUILTIN_PLUGINS = (
-    "sparsekit.kernels._plugin",
-    "sparsekit.samplers._plugin",
-    "sparsekit.solvers._plugin",
-    "sparsekit.factorizers._plugin",
-    "sparsekit.projections._plugin",
-    "sparsekit.manifold._plugin",
-    "sparsekit.run._plugin",
-    "sparsekit.experiments._plugin",
-)
-
-
-class UnknownComponentError(ValueError, KeyError):
-    """A component name that no plugin registered."""
-
-    def __str__(self):  # KeyError would otherwise quote the message
-        return str(self.args[0]) if self.args else ""
-
-
-class WrongFamilyError(UnknownComponentError):
-    """A name looked up in a family it does not belong to (a factorizer asked for as a solver).
-
-    The message says what it is and where it is used (``sparsekit.registry.FAMILY_USES``).
-
-    Parameters
-    ----------
-    message : str
-        The error message.
-    family : str
-        The family the name belongs to (kept as the attribute ``family``; the first one in
-        ``FAMILIES`` order when several have it).
-    """
-
-    def __init__(self, message: str, family: str):
-        super().__init__(message)
-        self.family = family
-
-
-class ComponentConflictError(RuntimeError):
-    """Two built-in components registered the same name (or alias) in one family.
-
-    A third-party plugin that claims a taken name gets a :class:`ComponentConflictWarning`
-    instead: its component is skipped and the library keeps working.
-    """
-
-
-class ComponentResultError(TypeError):
-    """A component returned the wrong type (a sampler not a ``Landmarks``, ...)."""
-
-
-class PluginWarning(UserWarning):
-    """Something of a plugin was skipped; the others keep working (base class)."""
-
-
-class PluginLoadWarning(PluginWarning):
-    """A plugin could not be loaded, raised in a hook, or yielded a bad record."""
-
-
-class ComponentConflictWarning(PluginWarning):
-    """A plugin's component claims a name that another plugin (or a built-in) already has."""
-
-
-class UnknownHookWarning(PluginWarning):
-    """A plugin implements a hook that is not one of sparsekit's (a typo of the hook name)."""
+#: The modules of the built-in plugins, in family order (the families' ``plugins``).
+BUILTIN_PLUGINS = tuple(module for fam in FAMILIES for module in fam.plugins)
 
 
 @dataclass(frozen=True)
@@ -191,74 +93,6 @@ def _disabled_from_env() -> set:
 def _sparsekit_entry_points():
     """The installed entry points of the ``sparsekit`` group."""
     return metadata.entry_points(group=ENTRY_POINT_GROUP)
-
-
-@dataclass(frozen=True)
-class Registration:
-    """One registered component.
-
-    Parameters
-    ----------
-    name : str
-        The canonical name (normalized on lookup).
-    factory : callable
-        Called with the user's keyword parameters; returns the component object.
-    aliases : tuple of str
-        Other names that resolve to this component.
-    summary : str
-        One line shown by ``sparsekit list``.
-    accepts : str, optional
-        What the component takes as input data: ``"vectors"``, ``"graphs"`` or ``"any"``.
-        Default: read from the factory's ``accepts`` attribute (a kind, ``"any"`` or a tuple of
-        kinds: :mod:`sparsekit._accepts`), ``"vectors"`` when it has none.
-
-    Raises
-    ------
-    TypeError, ValueError
-        At construction, for an empty or non-string name, a factory that is not callable,
-        aliases given as one string, or an ``accepts`` value outside :data:`ACCEPTS`.
-    """
-
-    name: str
-    factory: Callable[..., Any]
-    aliases: tuple = ()
-    summary: str = ""
-    accepts: str | None = None
-
-    def __post_init__(self):
-        if not isinstance(self.name, str) or not self.name.strip():
-            raise TypeError(f"Registration name must be a non-empty str, got {self.name!r}")
-        if not callable(self.factory):
-            raise TypeError(
-                f"Registration {self.name!r}: factory must be callable (a class or function "
-                f"building the component), got {type(self.factory).__name__}"
-            )
-        if isinstance(self.aliases, str):
-            raise TypeError(
-                f"Registration {self.name!r}: aliases must be a tuple of str, got the string "
-                f"{self.aliases!r} (write aliases=({self.aliases!r},))"
-            )
-        aliases = tuple(self.aliases)
-        if not all(isinstance(a, str) and a.strip() for a in aliases):
-            raise TypeError(
-                f"Registration {self.name!r}: every alias must be a non-empty str, got {aliases!r}"
-            )
-        object.__setattr__(self, "aliases", aliases)
-        if self.accepts is None:
-            declared = getattr(self.factory, "accepts", "vectors")
-            try:
-                object.__setattr__(self, "accepts", accepts_label(declared))
-            except (TypeError, ValueError):
-                raise ValueError(
-                    f"Registration {self.name!r}: the factory's accepts={declared!r} is not "
-                    f"one of {list(ACCEPTS)} nor a tuple of kinds; pass accepts=... explicitly"
-                ) from None
-        if self.accepts not in ACCEPTS:
-            raise ValueError(
-                f"Registration {self.name!r}: unknown accepts={self.accepts!r}."
-                f"{did_you_mean(self.accepts, ACCEPTS, cutoff=0.6)} "
-                f"Choose one of {list(ACCEPTS)}."
-            )
 
 
 @dataclass(frozen=True)
@@ -432,7 +266,7 @@ class Registry:
             unknown hook, and components whose name was already taken.
         """
         self._build_tables()
-        by_family = sorted(self._skipped_records, key=lambda s: FAMILIES.index(s.family))
+        by_family = sorted(self._skipped_records, key=lambda s: NAMES.index(s.family))
         return list(self._skipped_plugins) + by_family
 
     def _disabled_reason(self, *names) -> str | None:
@@ -446,6 +280,8 @@ class Registry:
     def _warn(self, message: str, category) -> None:
         """Warn once per message, its non-printable characters escaped: the message holds
         strings a plugin chose (its name, an exception's text), which reach the terminal."""
+        from ._terminal import printable  # on first use: "import sparsekit" does not load it
+
         message = printable(message)
         if message not in self._warned:  # a table rebuild must not repeat a warning
             self._warned.add(message)
@@ -459,7 +295,7 @@ class Registry:
     def _check_hook_names(self, plugin, name: str) -> None:
         """Warn about hook implementations that match no hook spec (typos) and about
         ``sparsekit_*`` hook functions that lack the ``@hookimpl`` marker (never called)."""
-        hooks = set(HOOK_OF_FAMILY.values())
+        hooks = {fam.hook for fam in FAMILIES}
         for caller in self._pm.get_hookcallers(plugin) or ():
             if not caller.has_spec():
                 close = closest_match(caller.name, sorted(hooks), cutoff=0.6)
@@ -527,12 +363,12 @@ class Registry:
         impls = list(hook.get_hookimpls())
         return sorted(impls, key=lambda impl: impl.plugin_name not in BUILTIN_PLUGINS)
 
-    def _build_tables(self, families=FAMILIES) -> dict[str, dict[str, ComponentInfo]]:
+    def _build_tables(self, families=NAMES) -> dict[str, dict[str, ComponentInfo]]:
         """The tables of ``families`` (others may be missing). The component families are built
         together, at the first lookup of any of them; the tasks at the first task lookup (a
         kernel lookup does not import the tasks)."""
-        if any(f in COMPONENT_FAMILIES for f in families):
-            families = tuple(dict.fromkeys((*COMPONENT_FAMILIES, *families)))
+        if any(f in COMPONENT_NAMES for f in families):
+            families = tuple(dict.fromkeys((*COMPONENT_NAMES, *families)))
         tables = self._tables
         if tables is not None and all(f in tables for f in families):
             return tables  # a family enters the tables when its table is complete
@@ -548,7 +384,7 @@ class Registry:
 
     def _build_table(self, family: str) -> dict[str, ComponentInfo]:
         table: dict[str, ComponentInfo] = {}
-        hook_name = HOOK_OF_FAMILY[family]
+        hook_name = _family(family).hook
         # one implementation at a time, so that each record knows its plugin
         for impl in self._ordered_impls(getattr(self._pm.hook, hook_name)):
             plugin_name = impl.plugin_name
@@ -630,13 +466,6 @@ class Registry:
             self._recipe["blocked"].append(plugin_name)
             self._tables = None
 
-    @staticmethod
-    def _check_family(family: str) -> str:
-        fam = normalize_name(family).rstrip("s")
-        if fam not in FAMILIES:
-            raise ValueError(f"family must be one of {list(FAMILIES)}, got {family!r}")
-        return fam
-
     # -- lookup ----------------------------------------------------------------------------
     def lookup(self, family: str, name: str) -> ComponentInfo:
         """Find the :class:`ComponentInfo` registered under ``name`` (or an alias) in ``family``.
@@ -644,7 +473,7 @@ class Registry:
         Parameters
         ----------
         family : str
-            ``"kernel"``, ``"sampler"``, ``"solver"``, ``"projection"`` or ``"task"``.
+            A family of :mod:`sparsekit._families` (``"kernel"``, ``"sampler"``, ...).
         name : str
             A name or alias (case- and ``-``/``_``-insensitive).
 
@@ -657,12 +486,12 @@ class Registry:
         ------
         WrongFamilyError
             ``name`` is a component of other families: the message says, for each, what it is
-            and where it is used (``sparsekit.registry.FAMILY_USES``).
+            and where it is used (the ``uses`` of its family, :mod:`sparsekit._families`).
         UnknownComponentError
             No component of that name: the message names the closest one (of this family, else
             of another) and lists them all.
         """
-        family = self._check_family(family)
+        family = _family(family).name
         table = self._build_tables((family,))[family]
         key = normalize_name(name)
         try:
@@ -670,7 +499,7 @@ class Registry:
         except KeyError:
             pass
         # the name of another family: say what it is and where it is used
-        others = {fam: self._build_tables((fam,))[fam] for fam in FAMILIES if fam != family}
+        others = {fam: self._build_tables((fam,))[fam] for fam in NAMES if fam != family}
         found = [other[key] for other in others.values() if key in other]
         if found:
             raise WrongFamilyError(
@@ -696,17 +525,18 @@ class Registry:
             f"unknown {family} {name!r}.{hint} Available {family}s: {', '.join(available)}.{why}"
         )
 
-    def get(self, family: str, name_or_object: str | object, **params: Any) -> Any:
+    def get(self, family: str, name: str, **params: Any) -> Any:
         """Build the component ``name`` of ``family`` with ``params``.
 
-        A component object (not a string) is returned as is when no params are given.
+        The registry builds components from names only: :func:`sparsekit.components.resolve`
+        also takes component objects and, for kernels, functions.
 
         Parameters
         ----------
         family : str
-            ``"kernel"``, ``"sampler"``, ``"solver"``, ``"projection"`` or ``"task"``.
-        name_or_object : str or object
-            A registered name, or a component object.
+            A family of :mod:`sparsekit._families` (``"kernel"``, ``"sampler"``, ...).
+        name : str
+            A registered name or alias (case- and ``-``/``_``-insensitive).
         **params
             The component's parameters.
 
@@ -720,27 +550,19 @@ class Registry:
         UnknownComponentError
             An unknown name.
         TypeError
-            ``None``, numbers, classes, objects without the family's method and plain kernel
-            functions (which :func:`sparsekit.get_kernel` wraps: the registry imports no component
-            package).
+            ``name`` is not a str, or ``params`` the factory does not take.
         """
-        if not isinstance(name_or_object, str):
-            fam = self._check_family(family)
-            if fam == "kernel" and _is_function(name_or_object):
-                raise TypeError(
-                    "the registry builds components from names; a kernel function k(X, Y) -> "
-                    "Gram is wrapped by sparsekit.get_kernel(function) (or "
-                    "sparsekit.kernels.base.CallableKernel(function)), not by Registry.get"
-                )
-            _check_component_object(fam, name_or_object)
-            if params:
-                raise TypeError(
-                    f"parameters {sorted(params)} can only be given with a {family} name, "
-                    f"not with a {type(name_or_object).__name__} object"
-                )
-            return name_or_object
-        info = self.lookup(family, name_or_object)
-        _check_params_accepted(info, params)
+        if not isinstance(name, str):
+            fam = _family(family).name
+            raise TypeError(
+                f"Registry.get builds a {fam} from a registered name (str), got "
+                f"{type(name).__name__}; sparsekit.components.resolve({fam!r}, spec) also "
+                "takes component objects and functions"
+            )
+        info = self.lookup(family, name)
+        from ._required_params import check_unknown_params, missing_params_error  # as _terminal
+
+        check_unknown_params(info.family, info.name, info.registration.factory, params)
         missing = missing_params_error(info.family, info.name, info.registration.factory, params)
         if missing is not None:
             raise missing
@@ -776,21 +598,18 @@ class Registry:
         ----------
         family : str, optional
             One family; default every component family (the tasks, family ``"task"``, are listed
-            only
-            when asked for).
+            only when asked for).
 
         Returns
         -------
         list of ComponentInfo
             Sorted by family and name.
         """
-        families = COMPONENT_FAMILIES if family is None else (self._check_family(family),)
+        families = COMPONENT_NAMES if family is None else (_family(family).name,)
         tables = self._build_tables(families)
         out: list[ComponentInfo] = []
         for fam in families:
-            seen = {}
-            for info in tables[fam].values():
-                seen[info.name] = info
+            seen = {info.name: info for info in tables[fam].values()}
             out.extend(seen[k] for k in sorted(seen))
         return out
 
@@ -800,7 +619,7 @@ class Registry:
         Parameters
         ----------
         family : str
-            ``"kernel"``, ``"sampler"``, ``"solver"``, ``"projection"`` or ``"task"``.
+            A family of :mod:`sparsekit._families` (``"kernel"``, ``"sampler"``, ...).
 
         Returns
         -------
@@ -843,72 +662,21 @@ def _hook_records(hook, hook_name: str):
     return (None, reason) if reason is not None else (records, None)
 
 
-_REQUIRED_METHOD = {
-    "kernel": "__call__",
-    "sampler": "sample",
-    "solver": "solve",
-    "factorizer": "factorize",
-    "manifold-kernel": "gram",
-    "task": "run",
-}
-
-
 def _where_used(name: str, info: ComponentInfo) -> str:
-    """``"'x' is a F; use it where a F is expected: <FAMILY_USES[F]>."`` for the name ``name``
+    """``"'x' is a F; use it where a F is expected: <uses of F>."`` for the name ``name``
     of the component ``info`` (an alias is followed by the canonical name)."""
     what = info.family.replace("-", " ")
     alias = f" (alias of {info.name!r})" if normalize_name(name) != info.name else ""
     return (
         f"{name!r} is a {what}{alias}; use it where a {what} is expected: "
-        + FAMILY_USES[info.family].format(name=info.name)
+        + _family(info.family).uses.format(name=info.name)
         + "."
     )
 
 
-def _is_function(obj: object) -> TypeGuard[Callable[..., Any]]:
-    """A plain function (not a component object), e.g. a kernel ``k(X, Y) -> Gram``."""
-    import functools
-    import inspect
-
-    return (
-        inspect.isfunction(obj)
-        or inspect.isbuiltin(obj)
-        or inspect.ismethod(obj)
-        or isinstance(obj, functools.partial)
-    )
-
-
-def _check_component_object(family: str, obj) -> None:
-    """A ``TypeError`` saying what is expected when ``obj`` cannot be a ``family`` component."""
-    method = _REQUIRED_METHOD.get(family)
-    if family == "kernel":
-        what = "a registered kernel name (str), a kernel object or a function k(X, Y) -> Gram"
-    else:
-        what = f"a registered {family} name (str) or a {family} object" + (
-            f" with {method}(...)" if method else ""
-        )
-    if obj is None or isinstance(obj, (int, float, complex)):
-        raise TypeError(f"{family} must be {what}; got {obj!r}")
-    if isinstance(obj, type):
-        raise TypeError(
-            f"{family} must be {what}; got the class {obj.__name__}: pass an instance, "
-            f"e.g. {obj.__name__}()"
-        )
-    if family == "kernel" and getattr(obj, "data_dependent", False):
-        name = getattr(obj, "name", type(obj).__name__)
-        raise TypeError(
-            f"kernel must be {what}; got the manifold kernel {type(obj).__name__}: use it where a "
-            "manifold kernel is expected: " + FAMILY_USES["manifold-kernel"].format(name=name) + "."
-        )
-    if method and not callable(getattr(obj, method, None)):
-        raise TypeError(f"{family} must be {what}; got {type(obj).__name__}")
-
-
-@dataclass(frozen=True)
-class _ModuleRef:
-    """A plugin module in a pickled registry: imported again by name."""
-
-    name: str
+class _ModuleRef(str):
+    """A plugin module in a pickled registry, by name: imported again (a ``str``, not a
+    dataclass, so that ``import sparsekit`` does not pay for generating one)."""
 
 
 def _rebuild(recipe) -> Registry:
@@ -919,73 +687,9 @@ def _rebuild(recipe) -> Registry:
         reg.block(name)
     for plugin, name in recipe["plugins"]:
         if isinstance(plugin, _ModuleRef):
-            plugin = importlib.import_module(plugin.name)
+            plugin = importlib.import_module(plugin)
         reg.register(plugin, name=name)
     return reg
-
-
-def check_result(
-    family: str, component: object, result: _R, *, registry: Registry | None = None
-) -> _R:
-    """Return ``result`` if it has the type ``family``'s protocol promises, else raise.
-
-    ``family`` ``"sampler"``: ``sample`` returns :class:`sparsekit.samplers.Landmarks`;
-    ``"solver"``: ``solve`` returns :class:`sparsekit.solvers.base.SparseResult`. Other families are
-    not checked.
-
-    Parameters
-    ----------
-    family : str
-        The component's family.
-    component : object
-        The component that returned ``result`` (named in the error).
-    result : object
-        What the component returned.
-    registry : Registry, optional
-        Where the component's plugin is looked up for the error message (default: the
-        process-wide registry).
-
-    Returns
-    -------
-    object
-        ``result``, unchanged.
-
-    Raises
-    ------
-    ComponentResultError
-        Naming the component, the plugin that provides it and the expected type.
-    """
-    contract = RESULT_TYPES.get(Registry._check_family(family))
-    if contract is None:
-        return result
-    method, module, cls_name = contract
-    expected = getattr(importlib.import_module(module), cls_name)
-    if isinstance(result, expected):
-        return result
-    info = (registry or default_registry()).provider(component)
-    if info is not None:
-        who = f"{info.family} {info.name!r} of plugin {info.plugin!r}"
-    else:
-        who = f"{family} {type(component).__name__} (module {type(component).__module__!r})"
-    raise ComponentResultError(
-        f"{who} returned {type(result).__name__} from {method}(); expected {module}.{cls_name} "
-        f"(see docs/plugins.md)"
-    )
-
-
-def _check_params_accepted(info: ComponentInfo, params: dict) -> None:
-    """Name the component and its parameters when a keyword is not accepted by its factory."""
-    if not params:
-        return
-    signature = factory_signature(info.registration.factory)
-    if signature.var_keyword:
-        return
-    unknown = sorted(set(params) - set(signature.names))
-    if unknown:
-        raise TypeError(
-            f"{info.family} {info.name!r} got unknown parameter(s) {unknown}; "
-            f"its parameters are {list(signature.names)}"
-        )
 
 
 _default: Registry | None = None
@@ -1008,135 +712,6 @@ def default_registry() -> Registry:
     return _default
 
 
-def get_kernel(name: str | object, **params: Any) -> Any:
-    """Build a kernel by name, e.g. ``get_kernel("rbf", gamma=0.5)``.
-
-    The registry builds components from names only: :func:`sparsekit.get_kernel`
-    (:mod:`sparsekit.components`) also wraps a function ``k(X, Y) -> Gram``.
-
-    Parameters
-    ----------
-    name : str or object
-        A registered name or alias, or a component object (returned as is without ``params``).
-    **params
-        The component's parameters.
-
-    Returns
-    -------
-    Kernel
-        The component.
-    """
-    return default_registry().get("kernel", name, **params)
-
-
-def get_sampler(name: str | object, **params: Any) -> Any:
-    """Build a landmark sampler by name, e.g. ``get_sampler("dac-rls", lam=1.0)``.
-
-    Parameters
-    ----------
-    name : str or object
-        A registered name or alias, or a component object (returned as is without ``params``).
-    **params
-        The component's parameters.
-
-    Returns
-    -------
-    Sampler
-        The component.
-    """
-    return default_registry().get("sampler", name, **params)
-
-
-def get_solver(name: str | object, **params: Any) -> Any:
-    """Build a sparse solver by name, e.g. ``get_solver("omp")``.
-
-    Parameters
-    ----------
-    name : str or object
-        A registered name or alias, or a component object (returned as is without ``params``).
-    **params
-        The component's parameters.
-
-    Returns
-    -------
-    Solver
-        The component.
-    """
-    return default_registry().get("solver", name, **params)
-
-
-def get_factorizer(name: str | object, **params: Any) -> Any:
-    """Build a factorizer by name, e.g. ``get_factorizer("palm4msa", n_iter=100)``.
-
-    A factorizer is a component with ``factorize(M, constraints) -> FactorizationResult``.
-
-    Parameters
-    ----------
-    name : str or factorizer object
-        A registered factorizer (``sparsekit list --family factorizer``); an object is returned
-        as is.
-    **params
-        The factory's keyword parameters.
-
-    Returns
-    -------
-    object
-        The factorizer.
-
-    Raises
-    ------
-    UnknownComponentError
-        An unknown name (the closest one is suggested, a sparse solver's name included).
-    """
-    return default_registry().get("factorizer", name, **params)
-
-
-def get_manifold_kernel(name: str | object, **params: Any) -> Any:
-    """Build a manifold (data-dependent) kernel by name.
-
-    For example ``get_manifold_kernel("isomap-geodesic", n_neighbors=10)``; then
-    ``fit(X_train)``, ``gram()`` and ``kernel(X_new)``.
-
-    Parameters
-    ----------
-    name : str or manifold-kernel object
-        A registered manifold kernel (``sparsekit list --family manifold-kernel``).
-    **params
-        The factory's keyword parameters.
-
-    Returns
-    -------
-    object
-        The manifold kernel.
-
-    Raises
-    ------
-    UnknownComponentError
-        An unknown name.
-    """
-    return default_registry().get("manifold-kernel", name, **params)
-
-
-def get_projection(name: str | object, **params: Any) -> Any:
-    """Build a projection (Palm4MSA constraint) by name.
-
-    For example ``get_projection("splincol", shape=(64, 64), k=2)``.
-
-    Parameters
-    ----------
-    name : str or object
-        A registered name or alias, or a component object (returned as is without ``params``).
-    **params
-        The component's parameters.
-
-    Returns
-    -------
-    Projection
-        The component.
-    """
-    return default_registry().get("projection", name, **params)
-
-
 def list_components(family: str | None = None) -> list[ComponentInfo]:
     """List the components of the default registry.
 
@@ -1157,26 +732,10 @@ def list_components(family: str | None = None) -> list[ComponentInfo]:
 
 __all__ = [
     "Registry",
-    "Registration",
     "ComponentInfo",
     "SkippedPlugin",
     "default_registry",
-    "get_kernel",
-    "get_sampler",
-    "get_solver",
-    "get_projection",
-    "get_factorizer",
-    "get_manifold_kernel",
-    "WrongFamilyError",
     "list_components",
-    "UnknownComponentError",
-    "ComponentConflictError",
-    "ComponentResultError",
-    "PluginWarning",
-    "PluginLoadWarning",
-    "ComponentConflictWarning",
-    "UnknownHookWarning",
-    "ACCEPTS",
     "BUILTIN_PLUGINS",
     "MAX_REGISTRATIONS_PER_HOOK",
 ]

@@ -160,10 +160,8 @@ def test_a_name_of_another_family_is_refused_with_where_it_is_used(family, name,
 def test_every_name_of_another_family_is_refused_naming_its_families():
     """Every name of every family, looked up in every family it does not belong to (the pairs
     of the brute-force oracle: ``names(F)`` of each family F, aliases included)."""
-    from sparsekit.hookspecs import FAMILIES
-    from sparsekit.registry import FAMILY_USES
+    from sparsekit._families import NAMES as FAMILIES
 
-    assert set(FAMILY_USES) == set(FAMILIES)
     reg = Registry(entry_points=False)
     keys = {fam: {k for i in reg.list(fam) for k in (i.name, *i.aliases)} for fam in FAMILIES}
     pairs = 0
@@ -242,7 +240,7 @@ def test_manifold_kernel_objects_are_refused_where_a_kernel_is_expected():
     X = _blobs()
     for call in (
         lambda: resolve("kernel", LLEKernel()),
-        lambda: Registry(entry_points=False).get("kernel", LLEKernel()),
+        lambda: sparsekit.get_kernel(LLEKernel()),
         lambda: sparsekit.Nystroem(kernel=LLEKernel(), n_components=5).fit(X),
         lambda: stats.mmd2_biased(X[:20], X[20:], kernel=LLEKernel()),
     ):
@@ -381,7 +379,7 @@ def test_protocols_reference_the_result_types():
 
     assert protocols.Landmarks is Landmarks and protocols.SparseResult is SparseResult
     assert protocols.FactorizationResult is sparsekit.factorizers.FactorizationResult
-    assert set(protocols.PROTOCOLS) == set(sparsekit.hookspecs.FAMILIES)
+    assert set(protocols.PROTOCOLS) == set(sparsekit._families.NAMES)
 
 
 # -- sparsekit.plugins and the top level --------------------------------------------------------
@@ -412,3 +410,74 @@ def test_user_names_stay_at_the_top_level_without_warning():
     } <= set(sparsekit.__all__)
     assert sparsekit.PluginWarning is plugins.PluginWarning
     assert issubclass(plugins.ComponentConflictWarning, sparsekit.PluginWarning)
+
+
+# -- one Family record per family, read by every reader -------------------------------------------
+def test_every_reader_takes_the_families_from_the_one_table():
+    """Oracles outside the table: pluggy's own hook specs (``PluginManager.add_hookspecs``), the
+    protocol classes' attributes, the built CLI parser, the spec checker's sections and the
+    modules of the built-in plugins."""
+    import importlib
+    import typing
+    from collections.abc import Iterable
+
+    import pluggy
+
+    import sparsekit.components as components
+    import sparsekit.protocols as protocols
+    from sparsekit._families import FAMILIES, NAMES, family
+    from sparsekit.cli import build_parser
+    from sparsekit.hookspecs import PROJECT, Specs
+    from sparsekit.registry import BUILTIN_PLUGINS
+    from sparsekit.run.spec import COMPONENT_SECTIONS, TOP_KEYS
+
+    pm = pluggy.PluginManager(PROJECT)
+    pm.add_hookspecs(Specs)
+    specs = {name for name in dir(pm.hook) if name.startswith("sparsekit_")}
+    assert {f.hook for f in FAMILIES} == specs and len(FAMILIES) == len(specs)
+    assert plugins.HOOKS == {f.name: f.hook for f in FAMILIES}
+    for f in FAMILIES:
+        hints = typing.get_type_hints(getattr(Specs, f.hook))
+        assert hints["return"] == Iterable[plugins.Registration], f.hook  # typed hooks
+        protocol = protocols.PROTOCOLS[f.name]
+        assert protocol.__name__ == f.protocol
+        members = set(dir(protocol)) | set(protocol.__annotations__)
+        assert not f.method or f.method in members, f.name
+        if f.result is not None:
+            module, cls = f.result
+            assert getattr(protocols, cls) is getattr(importlib.import_module(module), cls)
+        for module in f.plugins:
+            assert callable(getattr(importlib.import_module(module), f.hook)), module
+        if f.getter:
+            shortcut = getattr(components, f.getter)
+            assert getattr(sparsekit, f.getter) is shortcut and f.getter in sparsekit.__all__
+            assert shortcut.__name__ == f.getter and f.example.startswith(f.getter + "(")
+        assert family(f.name.upper().replace("-", "_") + "s") is f
+    assert BUILTIN_PLUGINS == tuple(m for f in FAMILIES for m in f.plugins)
+    assert set(protocols.RESULT_TYPES) == {"Landmarks", "SparseResult", "FactorizationResult"}
+    assert COMPONENT_SECTIONS == ("kernel", "sampler", "solver")
+    assert set(COMPONENT_SECTIONS) <= set(TOP_KEYS)
+    parser = build_parser()
+    list_parser = parser._subparsers._group_actions[0].choices["list"]
+    family_action = next(a for a in list_parser._actions if a.dest == "family")
+    assert tuple(family_action.choices) == NAMES
+    with pytest.raises(ValueError, match=r"family must be one of \['kernel', .*got 'kernels!'"):
+        family("kernels!")
+
+
+@pytest.mark.parametrize(
+    "family, name",
+    [("sampler", "uniform"), ("solver", "omp"), ("factorizer", "palm4msa"), ("kernel", "rbf")],
+)
+def test_the_get_shortcuts_build_names_and_copy_objects(family, name):
+    """The ``get_*`` shortcuts are :func:`~sparsekit.components.resolve` with the default
+    registry. Oracle: the registry's own build of the name (same class and parameters) and
+    object identity for the copy rule."""
+    from sparsekit._families import family as family_record
+
+    get = getattr(sparsekit, family_record(family).getter)
+    built = get(name)
+    expected = sparsekit.default_registry().get(family, name)
+    assert type(built) is type(expected) and repr(built) == repr(expected)
+    copied = get(built)
+    assert copied is not built and repr(copied) == repr(built)

@@ -41,6 +41,8 @@ KNOWN_CYCLES: set = set()
 REGISTRY_LAYER = {
     "sparsekit.registry",
     "sparsekit.hookspecs",
+    "sparsekit._families",
+    "sparsekit.exceptions",
     "sparsekit._names",
     "sparsekit._accepts",
     "sparsekit._required_params",
@@ -189,6 +191,19 @@ def test_no_import_cycle():
 def test_registry_imports_no_component_package():
     for module in REGISTRY_LAYER:
         assert GRAPH[module] <= REGISTRY_LAYER, (module, GRAPH[module] - REGISTRY_LAYER)
+
+
+def test_no_module_of_the_package_imports_the_plugin_author_api():
+    """``sparsekit.plugins`` gathers the base classes of every family for plugin authors, so it
+    sits above them all: a module of the package that imported it (a built-in ``_plugin.py``
+    for ``hookimpl``) would tie every family to every other one. The built-in plugins import
+    the core (``sparsekit.hookspecs``) directly."""
+    plugin_modules = [m for m in GRAPH if m.endswith("._plugin")]
+    assert len(plugin_modules) == 8
+    for module in plugin_modules:
+        assert "sparsekit.hookspecs" in GRAPH[module], module
+    importers = sorted(m for m, edges in GRAPH.items() if "sparsekit.plugins" in edges)
+    assert importers == [], importers
 
 
 def _reachable(module):

@@ -11,7 +11,7 @@ from sklearn.metrics.pairwise import cosine_similarity, sigmoid_kernel
 
 import sparsekit
 from sparsekit import Registry
-from sparsekit.registry import UnknownComponentError
+from sparsekit.exceptions import UnknownComponentError
 from sparsekit.samplers import Landmarks
 from sparsekit.solvers.base import SparseResult
 
@@ -341,8 +341,8 @@ def _nystroem_takes_registry():
 
 @pytest.mark.skipif(not _nystroem_takes_registry(), reason="Nystroem has no registry parameter yet")
 def test_nystroem_resolves_in_its_registry_and_checks_sampler_results(rng):
+    from sparsekit.exceptions import ComponentResultError
     from sparsekit.plugins import Registration, hookimpl
-    from sparsekit.registry import ComponentResultError
 
     class TupleSampler:
         accepts = ("vectors", "graphs")

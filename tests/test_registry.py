@@ -7,8 +7,7 @@ import pytest
 
 import sparsekit
 from sparsekit import Registry
-from sparsekit.plugins import Registration, hookimpl
-from sparsekit.registry import (
+from sparsekit.exceptions import (
     ComponentConflictError,
     ComponentConflictWarning,
     ComponentResultError,
@@ -16,6 +15,7 @@ from sparsekit.registry import (
     UnknownComponentError,
     UnknownHookWarning,
 )
+from sparsekit.plugins import Registration, hookimpl
 
 
 class _Doubler:
@@ -74,12 +74,20 @@ def test_non_string_name_is_type_error():
         Registry(entry_points=False).lookup("kernel", 3)
 
 
-def test_object_passes_through_but_not_with_params():
+def test_registry_get_takes_names_only_and_resolve_copies_objects():
+    """``Registry.get`` builds from names; ``components.resolve`` (and the ``get_*`` shortcuts
+    made from it) is the one door for objects, with one copy rule. Oracle: object identity and
+    the copied object's attribute (a deep copy is a new object with equal parameters)."""
+    from sparsekit.components import resolve
+
     reg = Registry(entry_points=False)
-    obj = _Doubler()
-    assert reg.get("kernel", obj) is obj
+    obj = _Doubler(factor=3.0)
+    with pytest.raises(TypeError, match=r"registered name \(str\), got _Doubler; .*resolve"):
+        reg.get("kernel", obj)
+    for copied in (resolve("kernel", obj, registry=reg), sparsekit.get_kernel(obj)):
+        assert copied is not obj and type(copied) is _Doubler and copied.factor == 3.0
     with pytest.raises(TypeError, match="only be given with a kernel name"):
-        reg.get("kernel", obj, factor=3)
+        sparsekit.get_kernel(obj, factor=4.0)
 
 
 def test_registered_plugin_is_usable_by_name_and_combines():
@@ -391,7 +399,7 @@ def test_wrong_result_type_names_plugin_and_expected_type():
         match=r"sampler 'tuple-sampler' of plugin 'result-plugin' returned tuple from sample\(\); "
         r"expected sparsekit.samplers.base.Landmarks",
     ):
-        sparsekit.registry.check_result(
+        sparsekit.components.check_result(
             "sampler", sampler, sampler.sample(X, None, 2), registry=reg
         )
     solver = reg.get("solver", "dict-solver")
@@ -400,7 +408,7 @@ def test_wrong_result_type_names_plugin_and_expected_type():
         match="solver 'dict-solver' of plugin 'result-plugin' returned dict from solve"
         ".*SparseResult",
     ):
-        sparsekit.registry.check_result("solver", solver, solver.solve(X, X[:, 0]), registry=reg)
+        sparsekit.components.check_result("solver", solver, solver.solve(X, X[:, 0]), registry=reg)
     assert isinstance(ComponentResultError("x"), TypeError)
 
 
@@ -409,12 +417,12 @@ def test_check_result_passes_good_results_and_names_unregistered_classes():
     sampler = reg.get("sampler", "uniform")
     X = np.random.default_rng(0).random((6, 2))
     lm = sampler.sample(X, reg.get("kernel", "rbf"), 3, random_state=0)
-    assert sparsekit.registry.check_result("sampler", sampler, lm, registry=reg) is lm
+    assert sparsekit.components.check_result("sampler", sampler, lm, registry=reg) is lm
     with pytest.raises(
         ComponentResultError, match=r"sampler _TupleSampler \(module 'tests.test_registry'\)"
     ):
-        sparsekit.registry.check_result("sampler", _TupleSampler(), (1, 2, 3), registry=reg)
-    assert sparsekit.registry.check_result("kernel", object(), 3, registry=reg) == 3  # unchecked
+        sparsekit.components.check_result("sampler", _TupleSampler(), (1, 2, 3), registry=reg)
+    assert sparsekit.components.check_result("kernel", object(), 3, registry=reg) == 3  # unchecked
 
 
 def test_resolve_builds_names_and_copies_objects():

@@ -1,6 +1,6 @@
 """The tasks of the theses' protocols, registered through the same hook as third-party tasks."""
 
-from ..plugins import hookimpl
+from ..hookspecs import hookimpl
 
 
 @hookimpl

@@ -79,7 +79,7 @@ def partitioned_1nn(assign_test, labels_train, X_train, y_train, X_test):
 def nystrom_error(X, landmarks, n_eval, rng):
     """Relative Frobenius error of the RBF Nyström approximation with ``landmarks`` on
     ``n_eval`` points of ``X`` (step 6)."""
-    from ..registry import get_kernel
+    from ..components import get_kernel
 
     S = X[rng.choice(len(X), min(n_eval, len(X)), replace=False)]
     sub = S[rng.choice(len(S), min(len(S), BANDWIDTH_SAMPLE), replace=False)]

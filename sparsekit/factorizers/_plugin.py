@@ -1,6 +1,6 @@
 """Built-in factorizers, registered through the same hook as third-party plugins."""
 
-from ..plugins import Registration, hookimpl
+from ..hookspecs import Registration, hookimpl
 from .hierarchical import HierarchicalPalm4MSA
 from .palm4msa import Palm4MSA
 

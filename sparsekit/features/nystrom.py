@@ -42,9 +42,9 @@ from .._memory import _outside_stacklevel, check_allocation
 from .._small_blas import THREADED_FACTOR_MIN_ROWS, is_skinny, one_blas_thread
 from .._typing import DataLike, RandomStateLike
 from .._validation import check_random_state, check_scalar, is_sparse
-from ..components import resolve
+from ..components import check_result, resolve
 from ..kernels.base import PrecomputedKernel
-from ..registry import Registry, check_result, default_registry
+from ..registry import Registry, default_registry
 from ..samplers.base import Landmarks
 from . import _nystrom_cuda
 

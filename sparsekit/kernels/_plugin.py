@@ -1,6 +1,6 @@
 """Built-in kernels, registered through the same hook as third-party plugins."""
 
-from ..plugins import Registration, hookimpl
+from ..hookspecs import Registration, hookimpl
 from .chi2 import AdditiveChi2Kernel, Chi2Kernel
 from .graph import ShortestPathKernel
 from .linear import LinearKernel, PolynomialKernel

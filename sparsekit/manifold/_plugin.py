@@ -1,7 +1,7 @@
 """The data-dependent kernels of the spectral embeddings: the manifold-kernel family (they are
 not kernels ``k(X, Y)``; see :mod:`sparsekit.manifold.kernels`)."""
 
-from ..plugins import Registration, hookimpl
+from ..hookspecs import Registration, hookimpl
 from .kernels import IsomapGeodesicKernel, LLEKernel, SpectralNormalizedKernel
 
 

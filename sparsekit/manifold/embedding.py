@@ -41,6 +41,7 @@ import numpy as np
 from .._base import ClusterMixin, ParamsMixin, TransformerMixin
 from .._typing import DataLike
 from ..cluster._lloyd import DenseLloyd, best_of_inits, means
+from ..components import resolve
 from ..exceptions import not_fitted_error
 from ..registry import Registry, default_registry
 from ._eigen import bottom_eigenpairs, top_eigenpairs
@@ -105,7 +106,7 @@ class _NystromEmbedding(TransformerMixin, ParamsMixin):
         if self.n_landmarks is None:
             return None
         registry = self.registry if self.registry is not None else default_registry()
-        sampler = registry.get("sampler", self.sampler)
+        sampler = resolve("sampler", self.sampler, registry=registry)
         kernel = registry.get("kernel", "rbf", bandwidth="median")
         found = sampler.sample(
             X, kernel, min(int(self.n_landmarks), n), random_state=self.random_state

@@ -111,7 +111,7 @@ class DataDependentKernel(ParamsMixin, ABC):
     """
 
     name = "manifold-kernel"
-    #: what ``fit`` and ``kernel(X)`` take (:data:`sparsekit.registry.ACCEPTS`)
+    #: what ``fit`` and ``kernel(X)`` take (:data:`sparsekit._accepts.ACCEPTS`)
     accepts = "vectors"
 
     X_fit_: np.ndarray | None = None

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..registry import check_result
+from ..components import check_result
 from ..samplers.base import check_n_landmarks
 
 

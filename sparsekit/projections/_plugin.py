@@ -1,6 +1,6 @@
 """Built-in projections, registered through the same hook as third-party plugins."""
 
-from ..plugins import Registration, hookimpl
+from ..hookspecs import Registration, hookimpl
 from .base import ColumnTopK, Constant, GlobalTopK, Identity, RowColumnTopK, RowTopK, SupportMask
 
 

@@ -1,6 +1,6 @@
 """The engine's built-in tasks, registered through the same hook as third-party tasks."""
 
-from ..plugins import hookimpl
+from ..hookspecs import hookimpl
 
 
 @hookimpl

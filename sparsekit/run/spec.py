@@ -53,10 +53,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from .._families import FAMILIES
 from .._names import did_you_mean
 from .._required_params import factory_signature
 from .._terminal import printable
-from ..hookspecs import COMPONENT_FAMILIES
 
 if TYPE_CHECKING:
     from ..registry import Registry
@@ -75,16 +75,14 @@ TOP_KEYS = (
     "seed",
     "max_runs",
     "data",
-    "kernel",
-    "sampler",
-    "solver",
+    *(f.name for f in FAMILIES if f.section),
     "params",
     "sweep",
     "plot",
 )
 #: Sections that name a registered component (``name = ...`` plus the factory's parameters):
-#: the component families that a spec has a top-level key for.
-COMPONENT_SECTIONS = tuple(f for f in COMPONENT_FAMILIES if f in TOP_KEYS)
+#: the families with a ``section``.
+COMPONENT_SECTIONS = tuple(f.name for f in FAMILIES if f.section)
 #: The columns of every result row besides the spec's dotted ones and the task's metrics.
 ROW_COLUMNS = ("run_id", "task", "repeat", "seed", "status", "error", "wall_time", "row", "n_rows")
 #: Runs a spec may expand to without ``--yes``.
@@ -518,7 +516,8 @@ def validate(
     Relative data paths are resolved against ``base`` (default: the current folder) and
     stored absolute in the returned spec's ``[data]`` table.
     """
-    from ..registry import UnknownComponentError, default_registry
+    from ..exceptions import UnknownComponentError
+    from ..registry import default_registry
     from . import data as data_mod
 
     registry = registry or default_registry()
@@ -548,7 +547,7 @@ def validate(
             f"{closest(task_name, task_names)} Tasks: {', '.join(task_names)}"
         )
     sections = {}
-    for sec in ("data", "kernel", "sampler", "solver", "params"):
+    for sec in ("data", *COMPONENT_SECTIONS, "params"):
         if sec in doc:
             if not isinstance(doc[sec], dict):
                 raise SpecError(f"{where(None, sec)}: {sec} must be a table ([{sec}])")

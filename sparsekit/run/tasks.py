@@ -8,7 +8,7 @@ and its parameters with their defaults (the spec's ``[params]``).
 Tasks are a registry family
 ---------------------------
 Tasks are registered like kernels and samplers: a plugin implements the ``sparsekit_tasks``
-hook and yields one :class:`~sparsekit.registry.Registration` per task
+hook and yields one :class:`~sparsekit.hookspecs.Registration` per task
 (:meth:`Task.registration` builds it), so that the registry's rules hold for tasks too (names
 case- and ``-``/``_``-insensitive, built-ins win a name, a plugin that claims a taken name is
 skipped with a warning, ``SPARSEKIT_DISABLE_PLUGINS``,
@@ -54,7 +54,8 @@ from typing import TYPE_CHECKING, Any
 from .._names import did_you_mean
 from .._required_params import factory_signature
 from ..components import resolve
-from ..registry import Registration, Registry, default_registry
+from ..hookspecs import Registration
+from ..registry import Registry, default_registry
 
 if TYPE_CHECKING:
     from ..protocols import SamplerProtocol
@@ -259,7 +260,7 @@ def get_task(name: str, registry: Registry | None = None) -> Task:
     Raises
     ------
     ValueError
-        Unknown task (:class:`~sparsekit.registry.UnknownComponentError`: the message names the
+        Unknown task (:class:`~sparsekit.exceptions.UnknownComponentError`: the message names the
         closest task and lists them all).
     """
     return (registry or default_registry()).get("task", name)

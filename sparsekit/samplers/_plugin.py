@@ -5,7 +5,7 @@ parameters that read raw vectors: ``lam="inverse-mean-norm"`` and ``greedy-trace
 ``approximate=True``; the sampler object's ``accepts`` attribute tells.
 """
 
-from ..plugins import Registration, hookimpl
+from ..hookspecs import Registration, hookimpl
 from .bless import BLESSSampler
 from .greedy import GreedyTraceSampler
 from .recursive import RecursiveRLSSampler

@@ -1,6 +1,6 @@
 """Built-in solvers, registered through the same hook as third-party plugins."""
 
-from ..plugins import Registration, hookimpl
+from ..hookspecs import Registration, hookimpl
 from .fw import FrankWolfe
 from .mp import MatchingPursuit
 from .nnomp import NonNegativeOMP

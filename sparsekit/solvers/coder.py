@@ -21,8 +21,8 @@ from .._base import ParamsMixin, TransformerMixin
 from .._memory import check_allocation
 from .._typing import DataLike
 from .._validation import check_array
-from ..components import resolve
-from ..registry import Registry, check_result
+from ..components import check_result, resolve
+from ..registry import Registry
 from .base import (
     GRAM_AUTO_MAX_BYTES,
     SparseResult,

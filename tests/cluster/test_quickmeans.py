@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from sparsekit import QuicKMeans, SparseFactors
-from sparsekit.registry import UnknownComponentError
+from sparsekit.exceptions import UnknownComponentError
 
 
 def blobs(n=300, d=12, k=6, seed=0):

@@ -7,8 +7,8 @@ import pytest
 from scipy.optimize import nnls
 from sklearn.linear_model import orthogonal_mp
 
+from sparsekit.components import get_solver
 from sparsekit.ensemble._selection import centred_dictionary, select
-from sparsekit.registry import get_solver
 
 
 def _blocks(seed=0, n_trees=8, sizes=(14, 11), constant=None):

@@ -10,7 +10,7 @@ from sklearn.linear_model import LinearRegression, orthogonal_mp
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from sparsekit.ensemble import OMPForestClassifier, OMPForestRegressor
-from sparsekit.registry import UnknownComponentError
+from sparsekit.exceptions import UnknownComponentError
 
 
 @pytest.fixture(scope="module")

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import sparsekit
-from sparsekit.registry import UnknownComponentError
+from sparsekit.exceptions import UnknownComponentError
 
 SHAPES = [(6, 5), (8, 12), (30, 30)]
 

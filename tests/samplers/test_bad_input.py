@@ -4,9 +4,8 @@ import numpy as np
 import pytest
 
 import sparsekit
-from sparsekit.exceptions import NotPositiveDefiniteError
+from sparsekit.exceptions import NotPositiveDefiniteError, UnknownComponentError
 from sparsekit.kernels.base import CallableKernel
-from sparsekit.registry import UnknownComponentError
 from sparsekit.samplers.rls import DACRLSSampler
 
 ALL = ["uniform", "diagonal", "rls", "two-pass-rls", "dac-rls", "recursive-rls", "greedy-trace"]

@@ -8,7 +8,8 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
 import sparsekit
-from sparsekit.registry import Registry, UnknownComponentError
+from sparsekit.exceptions import UnknownComponentError
+from sparsekit.registry import Registry
 from sparsekit.solvers import _plugin
 from sparsekit.solvers.coder import SparseCoder
 from sparsekit.solvers.fw import FrankWolfe

@@ -5,8 +5,8 @@ import pytest
 from scipy.linalg import hadamard
 
 import sparsekit
+from sparsekit.exceptions import UnknownComponentError
 from sparsekit.factorizers.hierarchical import hierarchical_constraints
-from sparsekit.registry import UnknownComponentError
 
 
 def splincol(shape, k, k_col=None):

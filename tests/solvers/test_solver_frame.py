@@ -11,8 +11,8 @@ import pytest
 from sklearn.linear_model import Lasso
 
 from sparsekit import Registry
+from sparsekit.hookspecs import Registration
 from sparsekit.plugins import hookimpl
-from sparsekit.registry import Registration
 from sparsekit.solvers import _cpu, fw as _fw, mp as _mp, omp as _omp
 from sparsekit.solvers.base import Codes, PrematureStopWarning, Solver, SparseResult
 from sparsekit.solvers.coder import SparseCoder

@@ -7,7 +7,8 @@ and the block sizes the ``max_memory`` rule fixes (rows = bytes // (8 × columns
 import numpy as np
 import pytest
 
-from sparsekit.registry import Registry, UnknownComponentError
+from sparsekit.exceptions import UnknownComponentError
+from sparsekit.registry import Registry
 from sparsekit.stats import mmd2_biased, mmd2_unbiased
 
 

@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 from sklearn.metrics.pairwise import rbf_kernel
 
-from sparsekit.registry import Registry, UnknownComponentError
+from sparsekit.exceptions import UnknownComponentError
+from sparsekit.registry import Registry
 from sparsekit.stats import mmd2_block, mmd2_linear, three_sample_test
 
 G = {"gamma": 0.3}

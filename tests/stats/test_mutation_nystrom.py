@@ -11,9 +11,9 @@ import pytest
 from sklearn.metrics.pairwise import rbf_kernel
 
 import sparsekit
-from sparsekit.exceptions import NotFittedError
+from sparsekit.exceptions import NotFittedError, UnknownComponentError
 from sparsekit.kernels.graph.shortest_path import ShortestPathKernel
-from sparsekit.registry import Registry, UnknownComponentError
+from sparsekit.registry import Registry
 from sparsekit.stats import NystromMMD, mmd2_nystrom, three_sample_test
 
 from .conftest import random_graphs

@@ -13,7 +13,8 @@ import pytest
 
 import sparsekit
 from sparsekit import RandomFourierFeatures
-from sparsekit.registry import Registry, UnknownComponentError
+from sparsekit.exceptions import UnknownComponentError
+from sparsekit.registry import Registry
 from sparsekit.stats import mmd2_rff, three_sample_test
 
 G = {"gamma": 0.3}
