@@ -1,28 +1,29 @@
-"""The plugin-author API: everything a plugin imports, in one namespace.
+"""The plugin-author API: what a plugin subclasses, yields and returns, in one namespace.
 
 ::
 
-    from sparsekit.plugins import Registration, Sampler, hookimpl, check_n_landmarks
+    from sparsekit.plugins import Landmarks, Registration, Sampler, hookimpl
+    from sparsekit.validation import check_n_landmarks, check_random_state
 
 - the hook marker and the record: :data:`hookimpl`, :class:`Registration` (one per component,
   yielded from the family's hook: ``sparsekit_kernels``, ``sparsekit_samplers``,
   ``sparsekit_solvers``, ``sparsekit_factorizers``, ``sparsekit_projections``,
-  ``sparsekit_manifold_kernels``, ``sparsekit_tasks``; :data:`HOOKS` maps family to hook);
+  ``sparsekit_manifold_kernels``, ``sparsekit_tasks``; :data:`HOOKS` maps family to hook), and
+  :class:`Registry` (to test a plugin without installing it);
 - the base classes: :class:`Kernel`, :class:`VectorKernel`, :class:`Sampler`,
-  :class:`ScoreSampler` (and :class:`ChunkedData`, what a sampler's optional ``sample_chunked``
-  receives), :class:`Solver`, :class:`Factorizer`, :class:`Projection`,
-  :class:`ManifoldKernel`, and :class:`Task` / :class:`TaskContext` for the tasks of
-  ``sparsekit run``;
-- the protocols (:mod:`sparsekit.protocols`, one per family) and the result types
-  :class:`Landmarks`, :class:`SparseResult`, :class:`FactorizationResult`, and :class:`Codes`
-  (what a :class:`Solver` subclass's ``_solve_residual`` / ``_solve_gram`` returns);
-- what input a component takes: :data:`INPUT_KINDS`, :func:`input_kinds`;
-- the input checks (:mod:`sparsekit.validation`): ``check_array``, ``check_pair``, ...,
-  and ``check_constraints`` (a factorizer's projections, resolved and checked to chain);
-- the registry's records, errors and warnings: :class:`Registry` (to test a plugin without
-  installing it), :class:`SkippedPlugin`, :class:`ComponentInfo`, :func:`check_result`,
-  :class:`ComponentResultError`, :class:`ComponentConflictError`, :class:`PluginWarning` and
-  its subclasses.
+  :class:`ScoreSampler`, :class:`Solver`, :class:`Factorizer`, :class:`Projection`,
+  :class:`ManifoldKernel`, and :class:`Task` for the tasks of ``sparsekit run``;
+- what they receive and return: :class:`ChunkedData` (a sampler's optional
+  ``sample_chunked``), :class:`TaskContext`, :class:`Landmarks`, :class:`SparseResult`,
+  :class:`Codes` (what a :class:`Solver` subclass's ``_solve_residual`` / ``_solve_gram``
+  returns), :class:`FactorizationResult`, and :func:`check_constraints` (a factorizer's
+  projections, resolved and checked to chain).
+
+Elsewhere, each in its own module: the input checks in :mod:`sparsekit.validation`
+(``check_array``, ``check_scalar``, ``check_n_landmarks``, ...), the protocols in
+:mod:`sparsekit.protocols`, the errors and warnings in :mod:`sparsekit.exceptions`, the registry's
+records (``ComponentInfo``, ``SkippedPlugin``) in :mod:`sparsekit.registry` and
+:func:`sparsekit.components.check_result`.
 
 Every name is imported on first use, so ``from sparsekit.plugins import hookimpl`` costs no
 more than the module that defines it.
@@ -36,27 +37,15 @@ from typing import TYPE_CHECKING
 #: name -> the module that defines it.
 _SOURCES = {
     "hookimpl": "sparsekit.hookspecs",
-    "HOOKS": "sparsekit._families",
     "Registration": "sparsekit.hookspecs",
+    "HOOKS": "sparsekit._families",
     "Registry": "sparsekit.registry",
-    "ComponentInfo": "sparsekit.registry",
-    "SkippedPlugin": "sparsekit.registry",
-    "check_result": "sparsekit.components",
-    "UnknownComponentError": "sparsekit.exceptions",
-    "ComponentConflictError": "sparsekit.exceptions",
-    "ComponentResultError": "sparsekit.exceptions",
-    "PluginWarning": "sparsekit.exceptions",
-    "PluginLoadWarning": "sparsekit.exceptions",
-    "ComponentConflictWarning": "sparsekit.exceptions",
-    "UnknownHookWarning": "sparsekit.exceptions",
-    "INPUT_KINDS": "sparsekit._accepts",
-    "input_kinds": "sparsekit._accepts",
     "Kernel": "sparsekit.kernels.base",
     "VectorKernel": "sparsekit.kernels.base",
     "Sampler": "sparsekit.samplers.base",
     "ScoreSampler": "sparsekit.samplers.base",
-    "Landmarks": "sparsekit.samplers.base",
     "ChunkedData": "sparsekit.samplers.chunked",
+    "Landmarks": "sparsekit.samplers.base",
     "Solver": "sparsekit.solvers.base",
     "SparseResult": "sparsekit.solvers.base",
     "Codes": "sparsekit.solvers.base",
@@ -67,35 +56,6 @@ _SOURCES = {
     "ManifoldKernel": "sparsekit.manifold.kernels",
     "Task": "sparsekit.run.tasks",
     "TaskContext": "sparsekit.run.tasks",
-    **{
-        name: "sparsekit.protocols"
-        for name in (
-            "KernelProtocol",
-            "SamplerProtocol",
-            "SolverProtocol",
-            "FactorizerProtocol",
-            "ProjectionProtocol",
-            "ManifoldKernelProtocol",
-            "TaskProtocol",
-            "PROTOCOLS",
-        )
-    },
-    **{
-        name: "sparsekit.validation"
-        for name in (
-            "check_array",
-            "check_pair",
-            "check_scalar",
-            "check_positive",
-            "check_option",
-            "check_random_state",
-            "check_n_landmarks",
-            "check_dictionary",
-            "check_signals",
-            "check_tol",
-            "check_n_nonzero",
-        )
-    },
 }
 
 #: Names whose object has another name in its module.
@@ -103,104 +63,39 @@ _RENAMED = {"ManifoldKernel": "DataDependentKernel"}
 
 __all__ = [
     "hookimpl",
-    "HOOKS",
     "Registration",
+    "HOOKS",
     "Registry",
-    "ComponentInfo",
-    "SkippedPlugin",
-    "check_result",
-    "UnknownComponentError",
-    "ComponentConflictError",
-    "ComponentResultError",
-    "PluginWarning",
-    "PluginLoadWarning",
-    "ComponentConflictWarning",
-    "UnknownHookWarning",
-    "INPUT_KINDS",
-    "input_kinds",
     "Kernel",
     "VectorKernel",
     "Sampler",
     "ScoreSampler",
+    "ChunkedData",
     "Landmarks",
     "Solver",
     "SparseResult",
+    "Codes",
     "Factorizer",
     "FactorizationResult",
+    "check_constraints",
     "Projection",
     "ManifoldKernel",
     "Task",
     "TaskContext",
-    "KernelProtocol",
-    "SamplerProtocol",
-    "SolverProtocol",
-    "FactorizerProtocol",
-    "ProjectionProtocol",
-    "ManifoldKernelProtocol",
-    "TaskProtocol",
-    "PROTOCOLS",
-    "check_array",
-    "check_pair",
-    "check_scalar",
-    "check_positive",
-    "check_option",
-    "check_random_state",
-    "check_n_landmarks",
-    "check_dictionary",
-    "check_signals",
-    "check_tol",
-    "check_n_nonzero",
-    "check_constraints",
-    "ChunkedData",
-    "Codes",
 ]
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs
-    from ._accepts import INPUT_KINDS, input_kinds
     from ._families import HOOKS
-    from .components import check_result
-    from .exceptions import (
-        ComponentConflictError,
-        ComponentConflictWarning,
-        ComponentResultError,
-        PluginLoadWarning,
-        PluginWarning,
-        UnknownComponentError,
-        UnknownHookWarning,
-    )
     from .factorizers.base import FactorizationResult, Factorizer, check_constraints
     from .hookspecs import Registration, hookimpl
     from .kernels.base import Kernel, VectorKernel
     from .manifold.kernels import DataDependentKernel as ManifoldKernel
     from .projections.base import Projection
-    from .protocols import (
-        PROTOCOLS,
-        FactorizerProtocol,
-        KernelProtocol,
-        ManifoldKernelProtocol,
-        ProjectionProtocol,
-        SamplerProtocol,
-        SolverProtocol,
-        TaskProtocol,
-    )
-    from .registry import ComponentInfo, Registry, SkippedPlugin
+    from .registry import Registry
     from .run.tasks import Task, TaskContext
     from .samplers.base import Landmarks, Sampler, ScoreSampler
     from .samplers.chunked import ChunkedData
     from .solvers.base import Codes, Solver, SparseResult
-    from .validation import (
-        check_array,
-        check_dictionary,
-        check_n_landmarks,
-        check_n_nonzero,
-        check_option,
-        check_pair,
-        check_positive,
-        check_random_state,
-        check_scalar,
-        check_signals,
-        check_tol,
-    )
 
 
 def __getattr__(name):

@@ -12,7 +12,10 @@ import pytest
 from scipy.linalg import hadamard
 
 import sparsekit
+import sparsekit.exceptions as exceptions
 import sparsekit.plugins as plugins
+import sparsekit.protocols as protocols
+from sparsekit._accepts import INPUT_KINDS, input_kinds
 from sparsekit.factorizers import HierarchicalPalm4MSA, Palm4MSA, hierarchical_constraints
 from sparsekit.plugins import Registration, Registry, hookimpl
 
@@ -308,7 +311,7 @@ def test_builtin_registrations_say_what_their_components_accept():
     """One vocabulary, read from the component: every built-in record's accepts is its class's."""
     for info in Registry(entry_points=False).list():
         declared = getattr(info.registration.factory, "accepts", "vectors")
-        kinds = plugins.input_kinds(declared)
+        kinds = input_kinds(declared)
         assert info.registration.accepts == ("any" if len(kinds) == 2 else kinds[0]), info.name
     assert {i.registration.accepts for i in Registry(entry_points=False).list("projection")} == {
         "any"
@@ -318,12 +321,12 @@ def test_builtin_registrations_say_what_their_components_accept():
 def test_input_kinds_reads_every_spelling():
     from sparsekit.samplers import GreedyTraceSampler
 
-    assert plugins.input_kinds("any") == plugins.INPUT_KINDS == ("vectors", "graphs")
-    assert plugins.input_kinds("graphs") == ("graphs",)
-    assert plugins.input_kinds(("graphs", "vectors")) == ("vectors", "graphs")
-    assert plugins.input_kinds(GreedyTraceSampler(approximate=True).accepts) == ("vectors",)
+    assert input_kinds("any") == INPUT_KINDS == ("vectors", "graphs")
+    assert input_kinds("graphs") == ("graphs",)
+    assert input_kinds(("graphs", "vectors")) == ("vectors", "graphs")
+    assert input_kinds(GreedyTraceSampler(approximate=True).accepts) == ("vectors",)
     with pytest.raises(ValueError, match="unknown accepts='vector'"):
-        plugins.input_kinds("vector")
+        input_kinds("vector")
 
 
 # -- protocols: every built-in component satisfies its family's ------------------------------------
@@ -350,16 +353,16 @@ def _instance(info):
     return factory(**{name: kw[name] for name in required})
 
 
-@pytest.mark.parametrize("family", list(plugins.PROTOCOLS))
+@pytest.mark.parametrize("family", list(protocols.PROTOCOLS))
 def test_every_builtin_component_satisfies_its_protocol(family):
     reg = Registry(entry_points=False)
     infos = reg.list(family)
     assert infos
-    protocol = plugins.PROTOCOLS[family]
+    protocol = protocols.PROTOCOLS[family]
     for info in infos:
         component = _instance(info)
         assert isinstance(component, protocol), (family, info.name)
-        for other_family, other in plugins.PROTOCOLS.items():  # and not another's
+        for other_family, other in protocols.PROTOCOLS.items():  # and not another's
             if {family, other_family} == {"solver", "factorizer"}:
                 assert not isinstance(component, other), (info.name, other_family)
 
@@ -367,9 +370,9 @@ def test_every_builtin_component_satisfies_its_protocol(family):
 def test_a_manifold_kernel_is_not_a_kernel_by_protocol():
     from sparsekit.manifold.kernels import IsomapGeodesicKernel
 
-    assert isinstance(IsomapGeodesicKernel(), plugins.ManifoldKernelProtocol)
-    assert not isinstance(IsomapGeodesicKernel(), plugins.KernelProtocol)
-    assert not isinstance(sparsekit.get_kernel("rbf"), plugins.ManifoldKernelProtocol)
+    assert isinstance(IsomapGeodesicKernel(), protocols.ManifoldKernelProtocol)
+    assert not isinstance(IsomapGeodesicKernel(), protocols.KernelProtocol)
+    assert not isinstance(sparsekit.get_kernel("rbf"), protocols.ManifoldKernelProtocol)
 
 
 def test_protocols_reference_the_result_types():
@@ -408,8 +411,8 @@ def test_user_names_stay_at_the_top_level_without_warning():
         "get_factorizer",
         "get_manifold_kernel",
     } <= set(sparsekit.__all__)
-    assert sparsekit.PluginWarning is plugins.PluginWarning
-    assert issubclass(plugins.ComponentConflictWarning, sparsekit.PluginWarning)
+    assert sparsekit.PluginWarning is exceptions.PluginWarning
+    assert issubclass(exceptions.ComponentConflictWarning, sparsekit.PluginWarning)
 
 
 # -- one Family record per family, read by every reader -------------------------------------------

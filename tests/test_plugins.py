@@ -239,7 +239,7 @@ def test_docs_show_the_example_plugin_files_verbatim():
 
 # -- an installed plugin that claims built-in names ---------------------------------------------
 CLASH_MODULE = """
-from sparsekit.plugins import Registration, hookimpl
+from sparsekit.plugins import hookimpl, Registration
 
 class Fake:
     def __init__(self, **kw):
@@ -499,3 +499,24 @@ def test_example_fista_solves_data_whose_squares_overflow(dtype, scale, what):
     assert not np.isnan(res.coef).any()
     scale_of = np.abs(ref.coef).max() * t / s
     np.testing.assert_allclose(res.coef, ref.coef * (t / s), rtol=1e-3, atol=1e-4 * scale_of)
+
+
+def test_the_author_api_is_what_a_plugin_subclasses_yields_and_returns():
+    """Oracle: the example plugins' own imports (read from their source by ``ast``) use only
+    names of ``sparsekit.plugins.__all__`` and of the public ``sparsekit.validation``, and every
+    name of ``__all__`` resolves."""
+    import ast
+    import pathlib
+
+    import sparsekit.plugins as api
+    import sparsekit.validation as validation
+
+    assert len(api.__all__) == len(set(api.__all__)) <= 20
+    assert all(getattr(api, name) is not None for name in api.__all__)
+    root = pathlib.Path(__file__).resolve().parents[1] / "plugins"
+    for path in root.glob("*/*/*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module == "sparsekit.plugins":
+                assert {a.name for a in node.names} <= set(api.__all__), path
+            if isinstance(node, ast.ImportFrom) and node.module == "sparsekit.validation":
+                assert {a.name for a in node.names} <= set(validation.__all__), path

@@ -5,14 +5,8 @@ import numbers
 
 import numpy as np
 
-from sparsekit.plugins import (
-    FactorizationResult,
-    Factorizer,
-    check_array,
-    check_constraints,
-    check_random_state,
-    check_scalar,
-)
+from sparsekit.plugins import FactorizationResult, Factorizer, check_constraints
+from sparsekit.validation import check_array, check_random_state, check_scalar
 
 
 class AlternatingLeastSquares(Factorizer):

@@ -4,7 +4,8 @@ import math
 
 import numpy as np
 
-from sparsekit.plugins import VectorKernel, check_positive
+from sparsekit.plugins import VectorKernel
+from sparsekit.validation import check_positive
 
 
 class RationalQuadraticKernel(VectorKernel):

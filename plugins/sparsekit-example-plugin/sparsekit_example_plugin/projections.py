@@ -4,7 +4,8 @@ import numbers
 
 import numpy as np
 
-from sparsekit.plugins import Projection, check_scalar
+from sparsekit.plugins import Projection
+from sparsekit.validation import check_scalar
 
 
 class BandProjection(Projection):

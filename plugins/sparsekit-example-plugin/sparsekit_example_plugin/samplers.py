@@ -2,7 +2,8 @@
 
 import numpy as np
 
-from sparsekit.plugins import Landmarks, Sampler, check_n_landmarks, check_random_state
+from sparsekit.plugins import Landmarks, Sampler
+from sparsekit.validation import check_n_landmarks, check_random_state
 
 
 class KMeansPPSampler(Sampler):

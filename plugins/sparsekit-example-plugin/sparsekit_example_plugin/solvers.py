@@ -4,7 +4,8 @@ import numbers
 
 import numpy as np
 
-from sparsekit.plugins import Codes, Solver, check_positive, check_scalar
+from sparsekit.plugins import Codes, Solver
+from sparsekit.validation import check_positive, check_scalar
 
 
 class FISTASolver(Solver):

@@ -2,7 +2,8 @@
 
 import numpy as np
 
-from sparsekit.plugins import VectorKernel, check_scalar
+from sparsekit.plugins import VectorKernel
+from sparsekit.validation import check_scalar
 
 
 def _unit_rows(X):
