@@ -197,7 +197,7 @@ def cache_location() -> str:
 
 def _progress(total, stream):
     """A tqdm bar on a terminal (when tqdm is installed), else one plain line per step."""
-    from ._progress import _is_terminal
+    from ._runtime.progress import _is_terminal
 
     if _is_terminal(stream):
         try:

@@ -11,7 +11,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from sparsekit import KernelKMeans, Nystroem, _memory, get_kernel
+from sparsekit import KernelKMeans, Nystroem, get_kernel
+from sparsekit._runtime import memory as _memory
 from sparsekit.manifold import (
     MDS,
     Isomap,
@@ -41,7 +42,7 @@ def test_available_memory_honours_a_lowered_address_space_limit(limit, field):
     of dying in NumPy's allocator."""
     code = textwrap.dedent(f"""
         import resource, numpy as np
-        from sparsekit import _memory
+        from sparsekit._runtime import memory as _memory
         from sparsekit.manifold import KernelPCA
         def used():
             with open("/proc/self/status") as f:

@@ -6,7 +6,7 @@ import warnings
 
 import pytest
 
-from sparsekit import _memory
+from sparsekit._runtime import memory as _memory
 
 MiB = 2**20
 

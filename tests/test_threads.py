@@ -1,4 +1,4 @@
-"""One thread setting: explicit n_jobs, Numba's thread count and threadpoolctl's BLAS limit."""
+"""One thread setting: an explicit n_jobs, else the innermost thread_limit, else every CPU."""
 
 import numba
 import numpy as np
@@ -6,8 +6,8 @@ import pytest
 from threadpoolctl import threadpool_limits
 
 import sparsekit
-from sparsekit import _row_ranges, _threads
-from sparsekit._row_ranges import run_blocks
+from sparsekit._runtime import pools as _pools, threads as _threads
+from sparsekit._runtime.pools import run_blocks
 from sparsekit.kernels import _cpu
 from sparsekit.samplers._rls_cpu import _invert_upper_inplace, rls_from_gram
 
@@ -15,37 +15,39 @@ from sparsekit.samplers._rls_cpu import _invert_upper_inplace, rls_from_gram
 @pytest.fixture
 def four_cpus(monkeypatch):
     """Pretend the process may use 4 CPUs (so the threaded paths run on any CI runner)."""
-    limit = {"blas": 4}
     monkeypatch.setattr(_threads, "usable_cpus", lambda: 4)
-    monkeypatch.setattr(numba, "get_num_threads", lambda: 4)
-    monkeypatch.setattr(_threads, "blas_threads", lambda: limit["blas"])
-    return limit
 
 
-def test_effective_n_jobs_follows_each_setting():
+def test_effective_n_jobs_follows_the_library_setting_only(four_cpus):
+    """Oracle: the rule of the module (explicit n_jobs, else the innermost ``thread_limit``,
+    else the usable CPUs); Numba's thread count and the BLAS limit are not read back."""
     assert _threads.effective_n_jobs(3) == 3
-    assert _threads.effective_n_jobs(-1) == _threads.usable_cpus()
-    with threadpool_limits(limits=1, user_api="blas"):
-        assert _threads.effective_n_jobs() == 1
-        assert _threads.effective_n_jobs(2) == 2  # an explicit n_jobs wins
-    with _threads.numba_limit(1):
-        assert _threads.effective_n_jobs() == 1
+    assert _threads.effective_n_jobs(-1) == 4
+    assert _threads.effective_n_jobs() == 4
+    with threadpool_limits(limits=1, user_api="blas"), _threads.numba_limit(1):
+        assert _threads.effective_n_jobs() == 4
     with sparsekit.thread_limit(1) as n:
         assert n == 1 and _threads.blas_threads() == 1 and numba.get_num_threads() == 1
+        assert _threads.effective_n_jobs() == 1
+        assert _threads.effective_n_jobs(2) == 2  # an explicit n_jobs wins
+        with sparsekit.thread_limit(3):
+            assert _threads.effective_n_jobs() == 3
+        assert _threads.effective_n_jobs() == 1
+    assert _threads.effective_n_jobs() == 4
     with pytest.raises(ValueError, match="n_jobs"):
         _threads.effective_n_jobs(0)
 
 
 def test_exp_inplace_threaded_branch_is_exact(four_cpus, monkeypatch):
     calls = []
-    pool = _row_ranges._pool
-    monkeypatch.setattr(_row_ranges, "_pool", lambda n: calls.append(n) or pool(n))
+    pool = _pools._pool
+    monkeypatch.setattr(_pools, "_pool", lambda n: calls.append(n) or pool(n))
     A = np.random.default_rng(0).standard_normal((700, 400))  # 2.1 x 2^17 entries
     np.testing.assert_array_equal(_cpu.exp_inplace(A.copy()), np.exp(A))
     assert calls  # the split branch ran
     calls.clear()
-    four_cpus["blas"] = 1  # as under threadpool_limits(1): inline, no pool
-    np.testing.assert_array_equal(_cpu.exp_inplace(A.copy()), np.exp(A))
+    with sparsekit.thread_limit(1):  # inline, no pool
+        np.testing.assert_array_equal(_cpu.exp_inplace(A.copy()), np.exp(A))
     assert not calls
     np.testing.assert_array_equal(_cpu.exp_inplace(A[:300].copy()), np.exp(A[:300]))
     assert not calls  # small arrays run inline
@@ -389,3 +391,42 @@ def test_thread_limit_refuses_a_bad_count_naming_n_threads(bad, known_setting):
         with sparsekit.thread_limit(bad):
             pass
     assert (_blas_now(), numba.get_num_threads()) == known_setting
+
+
+def _nystroem(n_jobs):
+    X = np.random.default_rng(0).normal(size=(600, 5))
+    ny = sparsekit.Nystroem(n_components=300, kernel_params={"gamma": 0.1}, random_state=0)
+    return ny.set_params(n_jobs=n_jobs).fit(X).transform(X)
+
+
+def _kernel_kmeans(n_jobs):
+    X = np.random.default_rng(0).normal(size=(600, 5))
+    km = sparsekit.KernelKMeans(4, kernel_params={"gamma": 0.1}, method="exact", random_state=0)
+    return km.set_params(n_jobs=n_jobs).fit(X).labels_
+
+
+def _sparse_coder(n_jobs):
+    rng = np.random.default_rng(1)
+    atoms, X = rng.normal(size=(120, 40)), rng.normal(size=(400, 40))
+    coder = sparsekit.SparseCoder(atoms, solver_params={"n_nonzero_coefs": 5}, n_jobs=n_jobs)
+    return coder.fit_transform(X)
+
+
+@pytest.mark.parametrize("call", [_nystroem, _kernel_kmeans, _sparse_coder])
+def test_estimators_that_start_threads_take_n_jobs(four_cpus, monkeypatch, call):
+    """``n_jobs`` bounds the library's pools of the call: none with 1, pools of 2 threads with
+    2, of at most the 4 usable CPUs by default; the result does not depend on it. Oracle: the thread
+    counts the pools were asked for, and the one-thread result (rows are independent; BLAS
+    sums in another order with more threads, hence the tolerance)."""
+    asked = []
+    pool = _pools._pool
+    monkeypatch.setattr(_pools, "_pool", lambda n: asked.append(n) or pool(n))
+    one = call(1)
+    assert asked == []
+    np.testing.assert_allclose(call(2), one, rtol=1e-7, atol=1e-9)
+    assert asked and set(asked) == {2}
+    asked.clear()
+    np.testing.assert_allclose(call(None), one, rtol=1e-7, atol=1e-9)
+    assert asked and max(asked) <= 4
+    with pytest.raises(ValueError, match="n_jobs"):
+        call(0)

@@ -183,7 +183,7 @@ def test_cache_location_is_numbas_cache_dir_when_set(monkeypatch, tmp_path):
 
 def test_warm_up_writes_plain_lines_to_a_stream_without_isatty(fake_jobs):
     """Oracle: a write-only object (a logging handler's stream has no ``isatty``) is not a
-    terminal, as for the progress bars of ``sparsekit._progress``: plain lines, no error."""
+    terminal, as for the progress bars of ``sparsekit._runtime.progress``: plain lines, no error."""
 
     class WriteOnly:
         def __init__(self):

@@ -8,8 +8,8 @@ import warnings
 import numpy as np
 
 from .._base import ParamsMixin, _input_feature_names
-from .._memory import check_allocation
-from .._progress import progress
+from .._runtime.memory import check_allocation
+from .._runtime.progress import progress
 from .._typing import DataLike
 from .._validation import check_array, check_option, check_random_state, check_scalar, is_sparse
 from ..exceptions import not_fitted_error

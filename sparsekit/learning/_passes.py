@@ -6,7 +6,7 @@ import inspect
 
 import numpy as np
 
-from .._small_blas import is_skinny, one_blas_thread
+from .._runtime.small_blas import is_skinny, one_blas_thread
 from ..features.nystrom import _rows
 
 #: Bytes of one block of K_nm. A block is written by the kernel and read by two products, so it

@@ -1,16 +1,23 @@
 """One thread setting for every pool the library uses: Numba, BLAS and sparsekit's own threads.
 
-The number of threads a call may use is resolved once, at the call's boundary:
+The number of threads a call may use is resolved once, at the public boundary, and carried down
+in one context variable owned by this module:
 
-- an explicit ``n_jobs`` argument wins (``-1`` means every usable CPU);
-- otherwise the smallest of Numba's current setting (``NUMBA_NUM_THREADS``,
-  ``numba.set_num_threads`` or :func:`thread_limit`), the BLAS limit set through threadpoolctl
-  (``threadpool_limits(1)`` or :func:`thread_limit`) and the usable CPUs.
+- an estimator's or function's ``n_jobs`` argument runs the call under ``thread_limit(n_jobs)``
+  (:func:`n_jobs_limit`; ``-1`` means every usable CPU, ``None`` changes nothing);
+- otherwise the innermost :func:`thread_limit` block in force in this context;
+- otherwise every usable CPU.
 
-:func:`thread_limit` sets Numba's thread count and limits BLAS (threadpoolctl) together, so a
-single ``with sparsekit.thread_limit(1):`` makes a whole computation single-threaded; a
-``threadpoolctl.threadpool_limits(1)`` block or ``NUMBA_NUM_THREADS=1`` has the same effect on
-sparsekit's own pools.
+Code below the boundary reads the setting with :func:`effective_n_jobs`; nothing reads it back
+from Numba's thread count or the BLAS limit (``NUMBA_NUM_THREADS``, ``numba.set_num_threads`` and
+``threadpoolctl.threadpool_limits`` bound Numba's and BLAS's own threads, not the library's pools).
+Inside a worker of the library's pools (and in the calling thread while it runs blocks of
+:func:`sparsekit._runtime.pools.run_blocks`) the setting is 1: pools are not nested.
+
+:func:`thread_limit` sets the context variable, Numba's thread count and the BLAS limit
+(threadpoolctl) together, so a single ``with sparsekit.thread_limit(1):`` makes a whole
+computation single-threaded. Each of the three is changed only when it differs from the value in
+force, so nested or repeated limits of the same size cost no call into Numba or BLAS.
 
 Numba's setting is per thread. BLAS's is one value for the whole process, so every BLAS limit
 the library takes goes through one lock-protected controller (``blas_limit``): it saves the
@@ -22,13 +29,18 @@ keeps only the requests of the thread that forked (the others' threads do not ex
 
 from __future__ import annotations
 
+import contextvars
+import functools
 import os
 import threading
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 
 _CONTROLLER = None
 _CONTROLLER_LOCK = threading.Lock()
+
+#: the thread count of the innermost ``thread_limit`` (None: every usable CPU)
+_THREADS: contextvars.ContextVar = contextvars.ContextVar("sparsekit_threads", default=None)
 
 
 def usable_cpus() -> int:
@@ -63,18 +75,27 @@ def blas_threads() -> int:
 
 
 def effective_n_jobs(n_jobs=None) -> int:
-    """Threads a call may use: ``n_jobs`` if given (``-1``: all usable CPUs), else the smallest
-    of Numba's current thread count, the BLAS limit and the usable CPUs."""
+    """Threads a call may use: ``n_jobs`` if given (``-1``: all usable CPUs), else the
+    innermost :func:`thread_limit` in force in this context, else every usable CPU."""
     if n_jobs is None:
-        import numba
-
-        return max(1, min(numba.get_num_threads(), blas_threads(), usable_cpus()))
+        n_threads = _THREADS.get()
+        return usable_cpus() if n_threads is None else n_threads
     n_jobs = int(n_jobs)
     if n_jobs == -1:
         return usable_cpus()
     if n_jobs < 1:
         raise ValueError(f"n_jobs must be a positive integer or -1, got {n_jobs}")
     return n_jobs
+
+
+@contextmanager
+def one_thread_context() -> Iterator[None]:
+    """The library's setting is 1 in the enclosed code (a pool's worker: no nested pools)."""
+    token = _THREADS.set(1)
+    try:
+        yield
+    finally:
+        _THREADS.reset(token)
 
 
 def _set_blas(values, current) -> None:
@@ -212,11 +233,16 @@ def blas_limit(n_threads: int) -> _BlasLimit:
 
 @contextmanager
 def numba_limit(n_threads: int):
-    """At most ``n_threads`` Numba threads for the parallel regions launched by this thread."""
+    """At most ``n_threads`` Numba threads for the parallel regions launched by this thread
+    (Numba's setting is left alone when it is already ``n_threads``)."""
     import numba
 
     previous = numba.get_num_threads()
-    numba.set_num_threads(max(1, min(int(n_threads), numba.config.NUMBA_NUM_THREADS)))
+    wanted = max(1, min(int(n_threads), numba.config.NUMBA_NUM_THREADS))
+    if wanted == previous:
+        yield
+        return
+    numba.set_num_threads(wanted)
     try:
         yield
     finally:
@@ -227,10 +253,12 @@ def numba_limit(n_threads: int):
 def thread_limit(n_threads: int) -> Iterator[int]:
     """Run the enclosed code with at most ``n_threads`` threads in Numba, BLAS and sparsekit.
 
-    Numba's setting is thread-local (it applies to parallel regions launched by the calling
-    thread); BLAS is limited process-wide for the duration through ``blas_limit``, which is
-    safe when several threads hold limits at once (the smallest is in force, and the process's
-    value comes back when the last holder leaves).
+    The library's setting (:func:`effective_n_jobs`) is a context variable: it applies to the
+    calling thread (and to tasks that copy its context). Numba's setting is thread-local (it
+    applies to parallel regions launched by the calling thread); BLAS is limited process-wide for
+    the duration through ``blas_limit``, which is safe when several threads hold limits at once
+    (the smallest is in force, and the process's value comes back when the last holder leaves).
+    A setting already in force is not set again.
 
     Parameters
     ----------
@@ -247,5 +275,29 @@ def thread_limit(n_threads: int) -> Iterator[int]:
             f"n_threads must be a positive integer or -1 (every usable CPU), got {n_threads}"
         )
     n_threads = effective_n_jobs(n_threads)
-    with numba_limit(n_threads), blas_limit(n_threads):
-        yield n_threads
+    token = _THREADS.set(n_threads) if _THREADS.get() != n_threads else None
+    try:
+        with numba_limit(n_threads), blas_limit(n_threads):
+            yield n_threads
+    finally:
+        if token is not None:
+            _THREADS.reset(token)
+
+
+def n_jobs_limit(n_jobs):
+    """The public boundary of a call with an ``n_jobs`` argument: ``thread_limit(n_jobs)``
+    when it is given, else no change (the setting in force applies)."""
+    if n_jobs is None:
+        return nullcontext()
+    return thread_limit(effective_n_jobs(n_jobs))
+
+
+def with_n_jobs(method):
+    """``method`` of an estimator run under ``n_jobs_limit(self.n_jobs)``: its public boundary."""
+
+    @functools.wraps(method)
+    def bounded(self, *args, **kwargs):
+        with n_jobs_limit(self.n_jobs):
+            return method(self, *args, **kwargs)
+
+    return bounded

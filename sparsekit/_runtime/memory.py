@@ -208,7 +208,7 @@ def _available_for(nbytes: int) -> int | None:
 def _outside_stacklevel() -> int:
     """``stacklevel`` of the first frame outside this package, for a warning issued by the
     caller of this function."""
-    package = os.path.dirname(os.path.abspath(__file__))
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # sparsekit/
     frame, level = sys._getframe(2), 2
     while frame.f_back is not None and os.path.abspath(frame.f_code.co_filename).startswith(
         package
