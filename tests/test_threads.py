@@ -313,20 +313,15 @@ def test_triangular_product_is_scipys_dtrmm(r, n):
 
 
 def _count_blas_sets(monkeypatch):
-    """Count the calls that set a BLAS library's limit (threadpoolctl's ``set_num_threads``
-    and the setter it calls) for each library sparsekit controls."""
+    """Count the calls that set a BLAS library's limit, for each library sparsekit controls."""
     calls = []
-    for cls in {type(lib) for lib in _threads._blas_controllers().lib_controllers}:
-        for name in ("set_num_threads", "_real_set_num_threads"):
-            original = getattr(cls, name, None)
-            if original is None:
-                continue
+    for lib in _threads._blas_libs():
 
-            def counted(self, n, _original=original, _name=name):
-                calls.append((_name, n))
-                return _original(self, n)
+        def counted(n, _original=lib.set):
+            calls.append(n)
+            return _original(n)
 
-            monkeypatch.setattr(cls, name, counted)
+        monkeypatch.setattr(lib, "set", counted)
     return calls
 
 

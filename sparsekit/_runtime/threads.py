@@ -54,22 +54,64 @@ def _blas_controllers():
     """threadpoolctl's controllers of the loaded BLAS libraries, found once per process.
 
     Scanning the loaded libraries costs ~20 ms, so it is done once (after NumPy and SciPy's
-    LAPACK are loaded); reading or setting a limit afterwards is a direct call into the library.
+    LAPACK are loaded); reading or setting a limit afterwards is a direct call into the library
+    (:class:`_Blas`).
     """
-    global _CONTROLLER
+    global _CONTROLLER, _LIBS
     if _CONTROLLER is None:
         with _CONTROLLER_LOCK:
             if _CONTROLLER is None:
                 import scipy.linalg  # noqa: F401  (loads SciPy's BLAS before the scan)
                 from threadpoolctl import ThreadpoolController
 
-                _CONTROLLER = ThreadpoolController().select(user_api="blas")
+                controller = ThreadpoolController().select(user_api="blas")
+                _LIBS = [_Blas(lib) for lib in controller.lib_controllers]
+                _CONTROLLER = controller
     return _CONTROLLER
+
+
+_LIBS: list = []
+
+
+class _Blas:
+    """One loaded BLAS library's thread-count getter and setter, looked up once.
+
+    threadpoolctl looks a library's symbol up by name at every ``num_threads`` read and every
+    limit set (about 5 µs each, and a limit reads every library); for OpenBLAS the two
+    functions are kept here and called directly. ``shared`` is threadpoolctl's record of the
+    thread controlling OpenBLAS's process-wide pool (see :func:`_set_blas`), or None.
+    """
+
+    __slots__ = ("get", "set", "shared")
+
+    def __init__(self, lib):
+        self.get, self.set = lib.get_num_threads, lib.set_num_threads
+        self.shared = None
+        if getattr(lib, "internal_api", None) != "openblas":
+            return
+        openmp = lib.threading_layer == "openmp"
+        names = (
+            ("omp_get_max_threads", "omp_set_num_threads")
+            if openmp
+            else ("openblas_get_num_threads", "openblas_set_num_threads")
+        )
+        get, set_ = (lib._get_symbol(name) for name in names)
+        if get is None or set_ is None:
+            return
+        self.get, self.set = get, set_
+        if not openmp:
+            self.shared = getattr(type(lib), "_SHARED_STATE", None)
+
+
+def _blas_libs() -> list:
+    """The :class:`_Blas` of every loaded BLAS library."""
+    _blas_controllers()
+    return _LIBS
 
 
 def blas_threads() -> int:
     """The smallest thread limit of the loaded BLAS libraries (threadpoolctl), at least 1."""
-    counts = [lib.num_threads for lib in _blas_controllers().lib_controllers]
+    counts = [lib.get() for lib in _blas_libs()]
     counts = [c for c in counts if c is not None and c > 0]
     return min(counts) if counts else usable_cpus()
 
@@ -113,20 +155,17 @@ def _set_blas(values, current) -> None:
     set limits afterwards; while another thread holds control, that thread's limit stays in
     force.
     """
-    for i, (lib, value) in enumerate(zip(_blas_controllers().lib_controllers, values)):
+    for i, (lib, value) in enumerate(zip(_blas_libs(), values)):
         if value is None or current[i] == value:
             continue
         current[i] = value
-        shared = getattr(type(lib), "_SHARED_STATE", None)
-        real_set = getattr(lib, "_real_set_num_threads", None)
-        if shared is None or real_set is None or lib.threading_layer == "openmp":
-            # no controlling thread (or a threadpoolctl without it): set the limit plainly
-            lib.set_num_threads(value)
+        if lib.shared is None:  # no controlling thread (or a threadpoolctl without it)
+            lib.set(value)
             continue
-        with shared.lock:
-            owner = shared.controlling_thread
+        with lib.shared.lock:
+            owner = lib.shared.controlling_thread
             if owner is None or owner is threading.current_thread() or not owner.is_alive():
-                real_set(value)
+                lib.set(value)
 
 
 class _BlasLimits:
@@ -148,7 +187,7 @@ class _BlasLimits:
         token = object()
         with self._lock:
             if not self._held:
-                self._saved = [lib.num_threads for lib in _blas_controllers().lib_controllers]
+                self._saved = [lib.get() for lib in _blas_libs()]
                 self._current = list(self._saved)
             self._held[token] = (threading.get_ident(), n_threads)
             try:
