@@ -33,6 +33,7 @@ TIMEOUT = 30.0
 def two_threads(monkeypatch):
     """Two threads for the library's pools, on any runner; record the pools started."""
     monkeypatch.setattr(_threads, "usable_cpus", lambda: 2)
+    monkeypatch.setattr(_threads, "default_threads", lambda: 2)
     started = []
     pool = _pools._pool
     monkeypatch.setattr(_pools, "_pool", lambda n: started.append(n) or pool(n))

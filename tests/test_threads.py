@@ -16,6 +16,7 @@ from sparsekit.samplers._rls_cpu import _invert_upper_inplace, rls_from_gram
 def four_cpus(monkeypatch):
     """Pretend the process may use 4 CPUs (so the threaded paths run on any CI runner)."""
     monkeypatch.setattr(_threads, "usable_cpus", lambda: 4)
+    monkeypatch.setattr(_threads, "default_threads", lambda: 4)
 
 
 def test_effective_n_jobs_follows_the_library_setting_only(four_cpus):
@@ -425,3 +426,67 @@ def test_estimators_that_start_threads_take_n_jobs(four_cpus, monkeypatch, call)
     assert asked and max(asked) <= 4
     with pytest.raises(ValueError, match="n_jobs"):
         call(0)
+
+
+def _public_estimators():
+    """The public estimator classes (``fit`` and scikit-learn's parameters), components of the
+    registry (kernels, samplers, solvers, factorizers) aside."""
+    import importlib
+    import inspect
+    import pkgutil
+
+    from sparsekit._base import ParamsMixin
+    from sparsekit.factorizers.base import Factorizer
+    from sparsekit.kernels.base import Kernel
+    from sparsekit.manifold.kernels import DataDependentKernel
+    from sparsekit.samplers.base import Sampler
+    from sparsekit.solvers.base import Solver
+
+    found = set()
+    for info in pkgutil.walk_packages(sparsekit.__path__, "sparsekit."):
+        if any(part.startswith("_") for part in info.name.split(".")[1:]):
+            continue
+        if info.name.split(".")[1] in ("nn", "dask", "experiments", "run", "cli", "__main__"):
+            continue
+        module = importlib.import_module(info.name)
+        for name in getattr(module, "__all__", ()):
+            obj = getattr(module, name)
+            if (
+                inspect.isclass(obj)
+                and issubclass(obj, ParamsMixin)
+                and not issubclass(obj, (Kernel, DataDependentKernel, Sampler, Solver, Factorizer))
+                and hasattr(obj, "fit")
+                and not inspect.isabstract(obj)
+            ):
+                found.add(obj)
+    return sorted(found, key=lambda c: c.__qualname__)
+
+
+def test_every_public_estimator_takes_n_jobs():
+    """The rule of ``sparsekit._runtime``: every estimator takes ``n_jobs`` (all of them run
+    the library's pools, BLAS or Numba). Oracle: the estimators' signatures and docstrings."""
+    import inspect
+
+    estimators = _public_estimators()
+    assert len(estimators) >= 19
+    params = {c: inspect.signature(c.__init__).parameters for c in estimators}
+    missing = [c.__qualname__ for c in estimators if "n_jobs" not in params[c]]
+    assert missing == []
+    undocumented = [c.__qualname__ for c in estimators if "n_jobs :" not in (c.__doc__ or "")]
+    assert undocumented == []
+
+
+def test_a_process_started_with_numba_num_threads_1_runs_single_threaded():
+    """Outside any ``thread_limit``, the library's setting is at most the ``NUMBA_NUM_THREADS``
+    the process started with (oracle: the environment variable given to the child)."""
+    import os
+    import subprocess
+    import sys
+
+    code = "from sparsekit._runtime.threads import effective_n_jobs as e; print(e(), e(-1) >= 1)"
+    env = {**os.environ, "NUMBA_NUM_THREADS": "1", "NUMBA_ENABLE_CUDASIM": "1"}
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["1", "True"]

@@ -16,12 +16,14 @@ Modules
 Rules
 -----
 - **The thread count is resolved once, at the public boundary, and carried down.** Every
-  estimator or function that starts threads takes ``n_jobs`` and runs the call under
-  ``thread_limit(n_jobs)`` (``None``: the setting in force, the innermost ``thread_limit``, else
-  every usable CPU). The setting lives in one context variable of ``threads``; code below reads
-  it with ``effective_n_jobs()`` or receives it as an argument, and nothing reads it back from
-  Numba's thread count or the BLAS limit. ``sparsekit.thread_limit`` is the knob for code that
-  has no ``n_jobs`` (a kernel called directly, a sampler inside an estimator).
+  estimator takes ``n_jobs`` and runs its public methods under ``thread_limit(n_jobs)``
+  (``with_n_jobs``; the functions with ``n_jobs``, such as the MMD tests, use ``n_jobs_limit``);
+  ``None`` keeps the setting in force: the innermost ``thread_limit``, else the usable CPUs, at
+  most the ``NUMBA_NUM_THREADS`` the process started with. The setting lives in one context
+  variable of ``threads``; code below reads it with ``effective_n_jobs()`` or receives it as an
+  argument, and nothing reads it back from Numba's current thread count or the BLAS limit.
+  ``sparsekit.thread_limit`` is the knob for code that takes no ``n_jobs`` (a kernel or a
+  solver called directly, a sampler inside an estimator).
 - **The pools of ``pools`` are the library's only pools.** A child made by ``fork`` starts new
   ones (``os.register_at_fork``: the parent's pool objects have no threads there), and forgets
   the BLAS limits of the parent's other threads. Pools are not nested: a call from a pool's

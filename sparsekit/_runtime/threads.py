@@ -6,11 +6,14 @@ in one context variable owned by this module:
 - an estimator's or function's ``n_jobs`` argument runs the call under ``thread_limit(n_jobs)``
   (:func:`n_jobs_limit`; ``-1`` means every usable CPU, ``None`` changes nothing);
 - otherwise the innermost :func:`thread_limit` block in force in this context;
-- otherwise every usable CPU.
+- otherwise :func:`default_threads`: the usable CPUs, at most ``NUMBA_NUM_THREADS`` (the
+  environment variable, read once when Numba starts: a process started with
+  ``NUMBA_NUM_THREADS=1``, a Dask worker for instance, runs single-threaded).
 
 Code below the boundary reads the setting with :func:`effective_n_jobs`; nothing reads it back
-from Numba's thread count or the BLAS limit (``NUMBA_NUM_THREADS``, ``numba.set_num_threads`` and
-``threadpoolctl.threadpool_limits`` bound Numba's and BLAS's own threads, not the library's pools).
+from Numba's current thread count or the BLAS limit (``numba.set_num_threads`` and
+``threadpoolctl.threadpool_limits`` bound Numba's and BLAS's own threads, not the library's
+pools).
 Inside a worker of the library's pools (and in the calling thread while it runs blocks of
 :func:`sparsekit._runtime.pools.run_blocks`) the setting is 1: pools are not nested.
 
@@ -116,12 +119,20 @@ def blas_threads() -> int:
     return min(counts) if counts else usable_cpus()
 
 
+def default_threads() -> int:
+    """Threads of a call outside any :func:`thread_limit`: the usable CPUs, at most the
+    ``NUMBA_NUM_THREADS`` the process started with."""
+    import numba
+
+    return max(1, min(usable_cpus(), numba.config.NUMBA_NUM_THREADS))
+
+
 def effective_n_jobs(n_jobs=None) -> int:
     """Threads a call may use: ``n_jobs`` if given (``-1``: all usable CPUs), else the
-    innermost :func:`thread_limit` in force in this context, else every usable CPU."""
+    innermost :func:`thread_limit` in force in this context, else :func:`default_threads`."""
     if n_jobs is None:
         n_threads = _THREADS.get()
-        return usable_cpus() if n_threads is None else n_threads
+        return default_threads() if n_threads is None else n_threads
     n_jobs = int(n_jobs)
     if n_jobs == -1:
         return usable_cpus()
