@@ -217,6 +217,7 @@ def warm_up(families=FAMILIES, dtypes=("float64", "float32"), stream=None) -> fl
         for n, (label, fn, dt) in enumerate(jobs, 1):
             t = time.perf_counter()
             fn(np.dtype(dt).type)
+            bar.describe(f"{label} {dt}")
             bar.update()
             if not terminal:
                 print(
