@@ -490,3 +490,41 @@ def test_a_process_started_with_numba_num_threads_1_runs_single_threaded():
     )
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["1", "True"]
+
+
+def _registered_limits(monkeypatch):
+    """The requests that reach the process-wide BLAS controller (each one a lock and calls into
+    BLAS), recorded."""
+    entered = []
+    enter = _threads._BLAS_LIMITS.enter
+    monkeypatch.setattr(_threads._BLAS_LIMITS, "enter", lambda n: entered.append(n) or enter(n))
+    return entered
+
+
+def test_a_limit_equal_to_the_threads_innermost_one_is_not_registered(monkeypatch):
+    """Oracle: the rule that each thread's innermost request counts; a request equal to it
+    changes nothing, so only the requests that differ reach the controller."""
+    entered = _registered_limits(monkeypatch)
+    with _threads.blas_limit(1):
+        with _threads.blas_limit(1):
+            with _threads.blas_limit(2), _threads.blas_limit(2):
+                pass
+            with _threads.blas_limit(1):
+                pass
+    assert entered == [1, 2]
+    assert _threads._BLAS_LIMITS._held == {}
+
+
+def test_nystrom_mmd_with_few_landmarks_takes_few_blas_limits(monkeypatch):
+    """With 9 landmarks every product of the landmark sums is skinny: one BLAS limit around the
+    loop over the blocks of K(x, S), not one per block and product (oracle: the requests that
+    reach the controller: the sums' loop, the normalization's K(S, S) and its inverse square
+    root; 8 when each block took its own)."""
+    from sparsekit.stats import mmd2_nystrom
+
+    rng = np.random.default_rng(0)
+    X, Y = rng.normal(size=(5000, 5)), rng.normal(size=(5000, 5)) + 0.1
+    mmd2_nystrom(X, Y, random_state=0)
+    entered = _registered_limits(monkeypatch)
+    mmd2_nystrom(X, Y, random_state=0)
+    assert len(entered) <= 3

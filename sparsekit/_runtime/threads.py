@@ -252,20 +252,31 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
+_INNERMOST = threading.local()  # .value: this thread's innermost blas_limit request
+
+
 class _BlasLimit:
     """The context manager of :func:`blas_limit` (a class: entering and leaving it is on the
-    path of every small product)."""
+    path of every small product). A request equal to the calling thread's innermost one changes
+    nothing (the innermost request of each thread counts), so it is not registered."""
 
-    __slots__ = ("n_threads", "token")
+    __slots__ = ("n_threads", "token", "outer")
 
     def __init__(self, n_threads: int):
         self.n_threads = n_threads
 
     def __enter__(self) -> None:
+        self.outer = getattr(_INNERMOST, "value", None)
+        if self.outer == self.n_threads:
+            self.token = None
+            return
         self.token = _BLAS_LIMITS.enter(self.n_threads)
+        _INNERMOST.value = self.n_threads
 
     def __exit__(self, *exc) -> None:
-        _BLAS_LIMITS.leave(self.token)
+        if self.token is not None:
+            _BLAS_LIMITS.leave(self.token)
+            _INNERMOST.value = self.outer
 
 
 def blas_limit(n_threads: int) -> _BlasLimit:

@@ -39,7 +39,7 @@ from typing import Any
 import numpy as np
 
 from .._base import ParamsMixin
-from .._runtime.small_blas import one_blas_thread
+from .._runtime.small_blas import is_skinny, one_blas_thread
 from .._runtime.threads import n_jobs_limit
 from .._typing import DataLike, RandomStateLike
 from .._validation import check_random_state, check_scalar
@@ -91,15 +91,18 @@ def landmark_sums(ny, pool: Pooled) -> np.ndarray:
             for r0 in range(0, pool.n, step)
         )
     ones = None
-    for rows, Kb in blocks:
-        if ones is None or len(ones) < len(Kb):
-            ones = np.ones(len(Kb))
-        Kb = np.asarray(Kb, dtype=np.float64)  # float32 blocks are summed in float64
-        with one_blas_thread():  # only the products: the kernel blocks run their own threads
-            for i in range(len(pool.sizes)):
-                a, b = max(rows.start, int(off[i])), min(rows.stop, int(off[i + 1]))
-                if a < b:  # a matrix-vector product (BLAS), much faster than .sum(axis=0)
-                    sums[i] += ones[: b - a] @ Kb[a - rows.start : b - rows.start]
+    # few landmarks: every product of the loop (the blocks' K(x, S) too) is skinny, so one
+    # limit is taken around the loop instead of one per product
+    with one_blas_thread(is_skinny(sums.shape[1])):
+        for rows, Kb in blocks:
+            if ones is None or len(ones) < len(Kb):
+                ones = np.ones(len(Kb))
+            Kb = np.asarray(Kb, dtype=np.float64)  # float32 blocks are summed in float64
+            with one_blas_thread():  # the sums are matrix-vector products
+                for i in range(len(pool.sizes)):
+                    a, b = max(rows.start, int(off[i])), min(rows.stop, int(off[i + 1]))
+                    if a < b:  # a matrix-vector product (BLAS), much faster than .sum(axis=0)
+                        sums[i] += ones[: b - a] @ Kb[a - rows.start : b - rows.start]
     return sums
 
 
