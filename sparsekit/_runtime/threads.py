@@ -42,7 +42,7 @@ from contextlib import contextmanager, nullcontext
 _CONTROLLER = None
 _CONTROLLER_LOCK = threading.Lock()
 
-#: the thread count of the innermost ``thread_limit`` (None: every usable CPU)
+#: the thread count of the innermost ``thread_limit`` (None: ``default_threads()``)
 _THREADS: contextvars.ContextVar = contextvars.ContextVar("sparsekit_threads", default=None)
 
 
