@@ -192,6 +192,22 @@ def _rff():
     return lambda: rff.transform(X)
 
 
+def _nystrom_ridge():
+    """The predictions of a Nystrom kernel ridge fit (K_nm passes over row blocks)."""
+    from sparsekit.learning import NystromRidge
+
+    rng = np.random.default_rng(6)
+    X = rng.normal(size=(4000, 5))
+    ridge = NystromRidge(n_components=200, alpha=1e-3, solver="direct", random_state=0)
+    return lambda: ridge.fit(X, np.sin(X[:, 0])).predict(X)
+
+
+def _quickmeans():
+    X = np.random.default_rng(7).normal(size=(4000, 5))
+    qkm = sparsekit.QuicKMeans(8, random_state=0)
+    return lambda: qkm.fit(X).labels_
+
+
 #: every public entry point that starts one of the library's pools, with the tolerance of the
 #: comparison (the oracle: the parent's result for the same call)
 ENTRY_POINTS = {
@@ -217,6 +233,8 @@ ENTRY_POINTS = {
     "SparseCoder.fit_transform": (_sparse_coder, 1e-12),
     "Fastfood.transform": (_fastfood, 1e-12),
     "RandomFourierFeatures.transform": (_rff, 1e-12),
+    "NystromRidge.fit/predict": (_nystrom_ridge, 1e-10),
+    "QuicKMeans.fit": (_quickmeans, 0),
 }
 
 
