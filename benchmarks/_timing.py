@@ -26,14 +26,14 @@ def best_time(fn, repeat=3, warmup=1):
 
 def threads():
     """Threads sparsekit would use now (its one setting: n_jobs / Numba / threadpoolctl)."""
-    from sparsekit._threads import effective_n_jobs
+    from sparsekit._runtime.threads import effective_n_jobs
 
     return effective_n_jobs()
 
 
 def blas_threads():
     """BLAS threads an anchor library gets now (threadpoolctl's limit)."""
-    from sparsekit._threads import blas_threads as blas
+    from sparsekit._runtime.threads import blas_threads as blas
 
     return blas()
 

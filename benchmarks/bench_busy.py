@@ -196,7 +196,7 @@ def main():
 
     import numba
 
-    from sparsekit._threads import blas_threads, effective_n_jobs
+    from sparsekit._runtime.threads import blas_threads, effective_n_jobs
 
     print(machine())
     print(

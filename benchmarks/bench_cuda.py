@@ -60,7 +60,7 @@ def _row(case, t_cpu, t_gpu, diff, t_dev=None, fmt=".4f", t_torch=None):
 def _threads_line():
     from threadpoolctl import threadpool_info
 
-    from sparsekit._threads import effective_n_jobs
+    from sparsekit._runtime.threads import effective_n_jobs
 
     blas = sorted(
         {

@@ -43,7 +43,7 @@ from _timing import check, finish, machine, print_table  # noqa: E402
 
 import sparsekit  # noqa: E402
 import sparsekit.dask as skd  # noqa: E402
-from sparsekit._threads import effective_n_jobs, thread_limit  # noqa: E402
+from sparsekit._runtime.threads import effective_n_jobs, thread_limit  # noqa: E402
 from sparsekit.cluster import KernelKMeans  # noqa: E402
 from sparsekit.samplers.rls import DACRLSSampler  # noqa: E402
 from sparsekit.stats import NystromMMD  # noqa: E402

@@ -28,7 +28,7 @@ from sklearn.ensemble import RandomForestRegressor
 from sklearn.linear_model import orthogonal_mp
 from threadpoolctl import threadpool_info
 
-from sparsekit._threads import effective_n_jobs
+from sparsekit._runtime.threads import effective_n_jobs
 from sparsekit.ensemble import OMPForestRegressor
 from sparsekit.ensemble._selection import centred_dictionary, select
 

@@ -81,7 +81,7 @@ def _division_floor_rows(lo, hi, X, Y1, out):
 
 def _division_floor(X):
     """The chi2 floor: n m d divisions in a SIMD loop, on sparsekit's row-range threads."""
-    from sparsekit._row_ranges import run_row_ranges
+    from sparsekit._runtime.pools import run_row_ranges
 
     Y1 = X + X.dtype.type(1.0)
     return lambda: run_row_ranges(

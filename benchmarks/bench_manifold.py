@@ -27,7 +27,7 @@ from sklearn.datasets import make_swiss_roll
 from sklearn.manifold import Isomap as SkIsomap
 from threadpoolctl import threadpool_info
 
-from sparsekit._threads import effective_n_jobs
+from sparsekit._runtime.threads import effective_n_jobs
 from sparsekit.manifold import Isomap
 
 

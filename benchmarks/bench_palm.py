@@ -35,7 +35,7 @@ from scipy.linalg import hadamard
 from threadpoolctl import threadpool_limits
 
 import sparsekit
-from sparsekit._threads import thread_limit
+from sparsekit._runtime.threads import thread_limit
 from sparsekit.cluster.quickmeans import kmeans_plusplus
 
 with warnings.catch_warnings():
@@ -251,7 +251,7 @@ def main():
         help="comma-separated subset of palm, hadamard, predict, fit",
     )
     args = ap.parse_args()
-    from sparsekit._threads import effective_n_jobs
+    from sparsekit._runtime.threads import effective_n_jobs
 
     n_threads = effective_n_jobs(args.threads if args.threads else -1)
     repeat = args.repeat or (1 if args.quick else 2)

@@ -38,7 +38,7 @@ from _timing import blas_threads, check, finish, machine, print_table, threads
 from threadpoolctl import threadpool_limits
 
 import sparsekit
-from sparsekit._threads import thread_limit
+from sparsekit._runtime.threads import thread_limit
 from sparsekit.cluster.quickmeans import kmeans_plusplus
 
 

@@ -16,7 +16,7 @@
 4. NN-OMP for scale (no anchor library has it).
 
 Every row prints the thread count of each side (sparsekit: Numba + BLAS through
-``sparsekit._threads.thread_limit``; the anchor: the same BLAS limit, plus ``numThreads`` for
+``sparsekit.thread_limit``; the anchor: the same BLAS limit, plus ``numThreads`` for
 SPAMS). The load average is printed before and after the run. Times are the best of
 ``--repeat`` runs after one warm-up run of each side, alternating the two sides. Exits non-zero
 when an answer disagrees with its anchor. ``--quick`` runs small sizes; ``--cases`` picks the
@@ -35,7 +35,7 @@ import numpy as np
 from _timing import best_time, machine, print_table
 from sklearn.linear_model import orthogonal_mp, orthogonal_mp_gram
 
-from sparsekit._threads import thread_limit, usable_cpus
+from sparsekit._runtime.threads import thread_limit, usable_cpus
 from sparsekit.solvers.dictionaries import make_sparse_coding_problem
 from sparsekit.solvers.fw import FrankWolfe
 from sparsekit.solvers.mp import MatchingPursuit

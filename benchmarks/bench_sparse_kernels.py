@@ -17,7 +17,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _timing import best_time, machine, print_table  # noqa: E402
 
 import sparsekit  # noqa: E402
-from sparsekit._threads import effective_n_jobs, thread_limit  # noqa: E402
+from sparsekit._runtime.threads import effective_n_jobs, thread_limit  # noqa: E402
 
 
 def main(quick=False):

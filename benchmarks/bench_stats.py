@@ -37,7 +37,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _timing import best_time, machine, print_table  # noqa: E402
 
 from sparsekit import KernelKMeans  # noqa: E402
-from sparsekit._threads import effective_n_jobs, thread_limit  # noqa: E402
+from sparsekit._runtime.threads import effective_n_jobs, thread_limit  # noqa: E402
 from sparsekit.stats import mmd2_biased, mmd2_nystrom, permutation_test  # noqa: E402
 
 FAILURES = []

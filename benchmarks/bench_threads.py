@@ -98,7 +98,7 @@ def paths(quick):
 
     # the memory-bandwidth ceiling of a loop that reads a Gram of the kernel k-means size once:
     # fixed row blocks of 6 MB, each reduced on one thread of the block pool (one BLAS thread)
-    from sparsekit._row_ranges import run_blocks
+    from sparsekit._runtime.pools import run_blocks
 
     G = np.random.default_rng(8).random((n_kkm, n_kkm))
     step = max(1, 6 * 2**20 // G.strides[0])

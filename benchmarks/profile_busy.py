@@ -69,7 +69,7 @@ def main():
 
     import numba
 
-    from sparsekit._threads import blas_threads
+    from sparsekit._runtime.threads import blas_threads
     from sparsekit.features.nystrom import Nystroem
     from sparsekit.kernels.rbf import RBFKernel
     from sparsekit.stats import mmd2_unbiased

@@ -31,7 +31,7 @@ from _timing import machine, print_table  # noqa: E402
 from bench_quickmeans import fit_km, fit_qk, mixture  # noqa: E402
 from threadpoolctl import threadpool_limits  # noqa: E402
 
-from sparsekit._threads import thread_limit  # noqa: E402
+from sparsekit._runtime.threads import thread_limit  # noqa: E402
 from sparsekit.cluster import quickmeans  # noqa: E402
 from sparsekit.cluster.quickmeans import kmeans_plusplus  # noqa: E402
 from sparsekit.factorizers import palm4msa  # noqa: E402

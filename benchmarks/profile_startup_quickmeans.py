@@ -38,7 +38,7 @@ import sparsekit_floor
 sparsekit_floor.total(X[0])
 stamps.append(("Numba floor (one cached function)", time.perf_counter()))
 sparsekit.get_factorizer("palm4msa"); stamps.append(("registry lookup", time.perf_counter()))
-from sparsekit._threads import blas_threads, effective_n_jobs
+from sparsekit._runtime.threads import blas_threads, effective_n_jobs
 n_jobs = effective_n_jobs(None); stamps.append(("effective_n_jobs", time.perf_counter()))
 Q = sparsekit.QuicKMeans; stamps.append(("QuicKMeans module", time.perf_counter()))
 import sparsekit.linalg.sparse_factors; stamps.append(("SparseFactors module", time.perf_counter()))

@@ -20,7 +20,7 @@ import os as _os
 # Numba first loads its OpenMP layer, and a user's own setting is kept.
 _os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
-from ._progress import show_progress
+from ._runtime.progress import show_progress
 from .components import (
     get_factorizer,
     get_kernel,
@@ -38,7 +38,7 @@ _LAZY = {
     "RandomFourierFeatures": "sparsekit.features.rff",
     "Fastfood": "sparsekit.features.fastfood",
     "SparseCoder": "sparsekit.solvers.coder",
-    "thread_limit": "sparsekit._threads",
+    "thread_limit": "sparsekit._runtime.threads",
     "SparseFactors": "sparsekit.linalg.sparse_factors",
     "QuicKMeans": "sparsekit.cluster.quickmeans",
     "KernelKMeans": "sparsekit.cluster.kernel_kmeans",

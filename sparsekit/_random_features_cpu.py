@@ -5,13 +5,13 @@
 
 Nothing here compiles at import time; the loop keeps the dtype of its inputs. It is a serial
 ``nogil`` Numba kernel over a row range, run on row ranges from several threads by
-:func:`sparsekit._row_ranges.run_row_ranges`.
+:func:`sparsekit._runtime.pools.run_row_ranges`.
 """
 
 import numpy as np
 from numba import njit
 
-from ._row_ranges import run_row_ranges
+from ._runtime.pools import run_row_ranges
 
 
 def cos_sin_inplace(P, scale, out):

@@ -195,20 +195,6 @@ def cache_location() -> str:
     )
 
 
-def _progress(total, stream):
-    """A tqdm bar on a terminal (when tqdm is installed), else one plain line per step."""
-    from ._progress import _is_terminal
-
-    if _is_terminal(stream):
-        try:
-            from tqdm import tqdm
-
-            return tqdm(total=total, file=stream, unit="kernel", leave=False)
-        except ImportError:
-            pass
-    return None
-
-
 def warm_up(families=FAMILIES, dtypes=("float64", "float32"), stream=None) -> float:
     """Compile (or load from the cache) every kernel of ``families`` for ``dtypes``.
 
@@ -217,24 +203,26 @@ def warm_up(families=FAMILIES, dtypes=("float64", "float32"), stream=None) -> fl
     """
     import warnings
 
+    from ._runtime.progress import Progress, _is_terminal
+
     stream = sys.stderr if stream is None else stream
     jobs = [(label, fn, dt) for label, fn in entry_points(families) for dt in dtypes]
-    bar = _progress(len(jobs), stream)
+    terminal = _is_terminal(stream)
     t0 = time.perf_counter()
-    with warnings.catch_warnings():
+    with (
+        warnings.catch_warnings(),
+        Progress(len(jobs), "compiling", unit="kernel", verbose=terminal, stream=stream) as bar,
+    ):
         warnings.simplefilter("ignore")  # tiny data: early stops and clipping warnings
         for n, (label, fn, dt) in enumerate(jobs, 1):
             t = time.perf_counter()
             fn(np.dtype(dt).type)
-            if bar is not None:
-                bar.set_description(f"{label} {dt}")
-                bar.update(1)
-            else:
+            bar.describe(f"{label} {dt}")
+            bar.update()
+            if not terminal:
                 print(
                     f"[{n}/{len(jobs)}] {label} {dt}: {time.perf_counter() - t:.2f} s",
                     file=stream,
                     flush=True,
                 )
-    if bar is not None:
-        bar.close()
     return time.perf_counter() - t0

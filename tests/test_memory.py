@@ -11,7 +11,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from sparsekit import KernelKMeans, Nystroem, _memory, get_kernel
+from sparsekit import KernelKMeans, Nystroem, get_kernel
+from sparsekit._runtime import memory as _memory
 from sparsekit.manifold import (
     MDS,
     Isomap,
@@ -41,7 +42,7 @@ def test_available_memory_honours_a_lowered_address_space_limit(limit, field):
     of dying in NumPy's allocator."""
     code = textwrap.dedent(f"""
         import resource, numpy as np
-        from sparsekit import _memory
+        from sparsekit._runtime import memory as _memory
         from sparsekit.manifold import KernelPCA
         def used():
             with open("/proc/self/status") as f:
@@ -294,3 +295,27 @@ def test_a_forked_child_reads_its_own_available_memory(tmp_path, monkeypatch):
     _, status = os.waitpid(pid, 0)
     assert os.waitstatus_to_exitcode(status) == 0
     assert calls == [os.getpid()]
+
+
+def test_the_cgroup_limits_are_read_once_and_again_before_a_decision(monkeypatch):
+    """The cgroup limits are read at the first reading and kept: later readings read only the
+    usage; they are read again after ``LIMITS_SECONDS``, and before a warning (oracle: the
+    number of times the limit reader ran, and 40 % / 60 % of a patched machine's memory
+    against the 50 % warning rule)."""
+    reads = []
+    cgroup_limits = _memory._cgroup_limits
+    monkeypatch.setattr(_memory, "_cgroup_limits", lambda *a: reads.append(a) or cgroup_limits(*a))
+    monkeypatch.setattr(_memory, "_machine_available", lambda: 1000 * MiB)
+    monkeypatch.setattr(_memory, "_rlimit_headroom", lambda: [])
+    monkeypatch.setattr(_memory, "_LIMITS", (None, 0.0, None))
+    monkeypatch.setattr(_memory, "_LAST_READING", (None, None, 0.0, None))
+    monkeypatch.setattr(_memory, "REUSE_SECONDS", 0.0)  # every check reads the usage
+    for _ in range(3):
+        _memory.check_allocation(400 * MiB, "a block", "nothing")
+    assert len(reads) == 1
+    with pytest.warns(_memory.LargeAllocationWarning):
+        _memory.check_allocation(600 * MiB, "a block", "nothing")
+    assert len(reads) == 2  # the decision read them again
+    monkeypatch.setattr(_memory, "LIMITS_SECONDS", 0.0)
+    _memory.check_allocation(400 * MiB, "a block", "nothing")
+    assert len(reads) == 3

@@ -6,7 +6,7 @@ import warnings
 
 import pytest
 
-from sparsekit import _memory
+from sparsekit._runtime import memory as _memory
 
 MiB = 2**20
 
@@ -37,7 +37,7 @@ def test_cgroup_v2_counts_the_inactive_file_cache_of_memory_stat(tmp_path):
     _write(root / "memory.max", f"{1000 * MiB}\n")
     _write(root / "memory.current", f"{900 * MiB}\n")
     _write(root / "memory.stat", f"total_inactive_file {500 * MiB}\ninactive_file {60 * MiB}\n")
-    got = _memory._cgroup_headroom(str(root), str(self_cgroup))
+    got = _memory._cgroup_headroom(_memory._cgroup_limits(str(root), str(self_cgroup)))
     assert got == [160 * MiB]
 
 
@@ -71,6 +71,11 @@ def test_cgroup_v1_no_limit_value_gives_no_headroom(tmp_path):
     _write(mem / "memory.usage_in_bytes", f"{5000 * MiB}\n")
     _write(mem / "job" / "memory.limit_in_bytes", "9223372036854771712\n")
     _write(mem / "job" / "memory.usage_in_bytes", f"{100 * MiB}\n")
-    assert _memory._cgroup_headroom(str(tmp_path / "cgroup"), str(self_cgroup)) == []
+    assert (
+        _memory._cgroup_headroom(_memory._cgroup_limits(str(tmp_path / "cgroup"), str(self_cgroup)))
+        == []
+    )
     _write(mem / "job" / "memory.limit_in_bytes", f"{300 * MiB}\n")
-    assert _memory._cgroup_headroom(str(tmp_path / "cgroup"), str(self_cgroup)) == [200 * MiB]
+    assert _memory._cgroup_headroom(
+        _memory._cgroup_limits(str(tmp_path / "cgroup"), str(self_cgroup))
+    ) == [200 * MiB]

@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 import sparsekit
-from sparsekit import _memory, _progress
-from sparsekit._progress import Progress, iterate, progress_mode, show_progress, tracked
+from sparsekit._runtime import memory as _memory, progress as _progress
+from sparsekit._runtime.progress import Progress, iterate, progress_mode, show_progress, tracked
 from sparsekit.samplers import (
     DACRLSSampler,
     ExactRLSSampler,

@@ -12,8 +12,8 @@ import pytest
 from sklearn.metrics.pairwise import rbf_kernel
 
 import sparsekit
-from sparsekit import _row_ranges
-from sparsekit._threads import blas_limit, blas_threads
+from sparsekit._runtime import pools as _pools
+from sparsekit._runtime.threads import blas_limit, blas_threads
 from sparsekit.kernels import rbf
 
 
@@ -34,7 +34,7 @@ def test_run_blocks_calls_every_block_once_and_restores_the_blas_limit(two_blas_
             seen.append(i)
             limits.append(blas_threads())
 
-    _row_ranges.run_blocks(work, 37, n_jobs=2)
+    _pools.run_blocks(work, 37, n_jobs=2)
     assert sorted(seen) == list(range(37))
     assert set(limits) == {1}
     assert blas_threads() == 2
@@ -60,7 +60,7 @@ def test_a_stalled_thread_leaves_the_other_blocks_to_the_free_one():
             if len(count) == n - 1:
                 done.set()
 
-    _row_ranges.run_blocks(work, n, n_jobs=2)
+    _pools.run_blocks(work, n, n_jobs=2)
     assert sorted(count) == list(range(1, n))
     assert len(threads) == 2
 
@@ -74,7 +74,7 @@ def test_run_blocks_raises_a_block_error_after_the_threads_stop():
         ran.append(i)
 
     with pytest.raises(ValueError, match="block 3 failed"):
-        _row_ranges.run_blocks(work, 8, n_jobs=2)
+        _pools.run_blocks(work, 8, n_jobs=2)
     assert 3 not in ran
 
 
@@ -85,11 +85,11 @@ def test_nested_run_blocks_run_on_the_block_thread():
     def work(i):
         me = threading.get_ident()
         inner = []
-        _row_ranges.run_blocks(lambda j: inner.append(threading.get_ident()), 3, n_jobs=2)
+        _pools.run_blocks(lambda j: inner.append(threading.get_ident()), 3, n_jobs=2)
         with lock:
             calls.append(inner == [me] * 3)
 
-    _row_ranges.run_blocks(work, 4, n_jobs=2)
+    _pools.run_blocks(work, 4, n_jobs=2)
     assert calls == [True] * 4
 
 
@@ -194,7 +194,7 @@ def test_fill_block_rows_rule():
 def test_run_row_ranges_with_scratch_keeps_min_rows_and_splits_in_a_new_thread():
     def ranges(n_rows, **kw):
         seen = []
-        _row_ranges.run_row_ranges(
+        _pools.run_row_ranges(
             lambda lo, hi, work: seen.append((lo, hi, work.shape)),
             n_rows,
             n_jobs=2,
@@ -226,13 +226,13 @@ def test_a_block_that_nests_run_blocks_stays_a_worker_until_the_outer_call_ends(
         seen.append((lo, hi, threading.get_ident()))
 
     def block(i):
-        _row_ranges.run_blocks(lambda j: None, 2, n_jobs=2)
-        _row_ranges.run_row_ranges(record, 8, n_jobs=2)
+        _pools.run_blocks(lambda j: None, 2, n_jobs=2)
+        _pools.run_row_ranges(record, 8, n_jobs=2)
 
-    _row_ranges.run_blocks(block, 1, n_jobs=1)
+    _pools.run_blocks(block, 1, n_jobs=1)
     assert seen == [(0, 8, main)]
     seen.clear()
-    _row_ranges.run_row_ranges(record, 8, n_jobs=2)
+    _pools.run_row_ranges(record, 8, n_jobs=2)
     assert sorted((lo, hi) for lo, hi, _ in seen) == [(r, r + 1) for r in range(8)]
     assert any(t != main for *_, t in seen)
 
@@ -246,11 +246,9 @@ def test_run_row_ranges_inside_a_block_runs_on_the_block_thread():
     def block(i):
         me = threading.get_ident()
         idents = []
-        _row_ranges.run_row_ranges(
-            lambda lo, hi: idents.append(threading.get_ident()), 16, n_jobs=2
-        )
+        _pools.run_row_ranges(lambda lo, hi: idents.append(threading.get_ident()), 16, n_jobs=2)
         with lock:
             out[i] = set(idents) == {me}
 
-    _row_ranges.run_blocks(block, 4, n_jobs=2)
+    _pools.run_blocks(block, 4, n_jobs=2)
     assert out == {i: True for i in range(4)}

@@ -1,5 +1,5 @@
 """The samplers' row and DAC blocks and Isomap's Dijkstra rows run on the library's one block
-scheduler (:func:`sparsekit._row_ranges.run_blocks`, threads named ``sparsekit-rows``).
+scheduler (:func:`sparsekit._runtime.pools.run_blocks`, threads named ``sparsekit-rows``).
 
 Oracles: the thread names seen inside the blocks, the same computation on one thread (results
 must be bitwise equal: the cuts do not depend on the thread count), scikit-learn's Isomap.
@@ -12,7 +12,7 @@ import pytest
 from sklearn import manifold as skm
 
 import sparsekit
-from sparsekit import _row_ranges, _threads
+from sparsekit._runtime import pools as _pools, threads as _threads
 from sparsekit.manifold import Isomap, _graph_cpu
 from sparsekit.samplers import (
     greedy as greedy_module,
@@ -39,7 +39,7 @@ def _record_threads(monkeypatch, module, name):
         seen.append(thread.name)
         if thread.name.startswith(POOL_PREFIX):
             pool_ran.set()
-        elif threading.get_ident() == main and getattr(_row_ranges._IN_WORKER, "active", False):
+        elif threading.get_ident() == main and getattr(_pools._IN_WORKER, "active", False):
             in_pool.append(1)
             if len(in_pool) == 2:  # (block 0 may run before the pool starts) wait once
                 pool_ran.wait(10.0)
@@ -86,7 +86,7 @@ def test_a_sampler_without_n_jobs_takes_the_threads_of_thread_limit(monkeypatch,
     """n_jobs=None is the library-wide setting (here ``thread_limit(2)``), also where the
     sampler runs its small factorizations on one thread."""
     seen = []
-    original = _row_ranges.run_blocks
+    original = _pools.run_blocks
 
     def spy(work, n_blocks, **kwargs):
         seen.append(kwargs["n_jobs"])
@@ -140,7 +140,7 @@ def test_a_sampler_called_inside_a_block_runs_inline():
 
     rls_module.rls_from_gram = spy
     try:
-        _row_ranges.run_blocks(work, 1, n_jobs=2)
+        _pools.run_blocks(work, 1, n_jobs=2)
     finally:
         rls_module.rls_from_gram = original
     assert set(seen_inner) == {threads[0]}
@@ -148,11 +148,9 @@ def test_a_sampler_called_inside_a_block_runs_inline():
 
 
 def test_numba_regions_under_the_workqueue_layer_run_every_block_on_the_caller(monkeypatch):
-    monkeypatch.setattr(_row_ranges, "_threads_may_launch_numba", lambda: False)
+    monkeypatch.setattr(_pools, "_threads_may_launch_numba", lambda: False)
     seen = []
-    _row_ranges.run_blocks(
-        lambda i: seen.append(threading.get_ident()), 9, n_jobs=2, numba_regions=True
-    )
+    _pools.run_blocks(lambda i: seen.append(threading.get_ident()), 9, n_jobs=2, numba_regions=True)
     assert set(seen) == {threading.get_ident()} and len(seen) == 9
 
 
@@ -165,7 +163,7 @@ def test_numba_regions_stop_after_a_failing_first_block():
             raise KeyError("first")
 
     with pytest.raises(KeyError, match="first"):
-        _row_ranges.run_blocks(work, 6, n_jobs=2, numba_regions=True)
+        _pools.run_blocks(work, 6, n_jobs=2, numba_regions=True)
     assert seen == [0]
 
 

@@ -8,7 +8,7 @@ import pytest
 import sparsekit
 import sparsekit.stats.nystrom as stats_nystrom
 import sparsekit.stats.permutation as permutation
-from sparsekit._threads import blas_limit, blas_threads
+from sparsekit._runtime.threads import blas_limit, blas_threads
 
 
 @pytest.fixture
@@ -179,7 +179,7 @@ def test_nystroem_eigendecomposition_of_a_small_gram_runs_on_one_blas_thread(
 
 def test_one_blas_thread_when_false_leaves_the_limit_alone(two_blas_threads):
     """Oracle: threadpoolctl's reading of the BLAS limit (``blas_threads``) in each block."""
-    from sparsekit._small_blas import one_blas_thread
+    from sparsekit._runtime.small_blas import one_blas_thread
 
     before = blas_threads()
     with one_blas_thread(False):

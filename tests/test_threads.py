@@ -1,4 +1,4 @@
-"""One thread setting: explicit n_jobs, Numba's thread count and threadpoolctl's BLAS limit."""
+"""One thread setting: an explicit n_jobs, else the innermost thread_limit, else every CPU."""
 
 import numba
 import numpy as np
@@ -6,8 +6,8 @@ import pytest
 from threadpoolctl import threadpool_limits
 
 import sparsekit
-from sparsekit import _row_ranges, _threads
-from sparsekit._row_ranges import run_blocks
+from sparsekit._runtime import pools as _pools, threads as _threads
+from sparsekit._runtime.pools import run_blocks
 from sparsekit.kernels import _cpu
 from sparsekit.samplers._rls_cpu import _invert_upper_inplace, rls_from_gram
 
@@ -15,37 +15,40 @@ from sparsekit.samplers._rls_cpu import _invert_upper_inplace, rls_from_gram
 @pytest.fixture
 def four_cpus(monkeypatch):
     """Pretend the process may use 4 CPUs (so the threaded paths run on any CI runner)."""
-    limit = {"blas": 4}
     monkeypatch.setattr(_threads, "usable_cpus", lambda: 4)
-    monkeypatch.setattr(numba, "get_num_threads", lambda: 4)
-    monkeypatch.setattr(_threads, "blas_threads", lambda: limit["blas"])
-    return limit
+    monkeypatch.setattr(_threads, "default_threads", lambda: 4)
 
 
-def test_effective_n_jobs_follows_each_setting():
+def test_effective_n_jobs_follows_the_library_setting_only(four_cpus):
+    """Oracle: the rule of the module (explicit n_jobs, else the innermost ``thread_limit``,
+    else the usable CPUs); Numba's thread count and the BLAS limit are not read back."""
     assert _threads.effective_n_jobs(3) == 3
-    assert _threads.effective_n_jobs(-1) == _threads.usable_cpus()
-    with threadpool_limits(limits=1, user_api="blas"):
-        assert _threads.effective_n_jobs() == 1
-        assert _threads.effective_n_jobs(2) == 2  # an explicit n_jobs wins
-    with _threads.numba_limit(1):
-        assert _threads.effective_n_jobs() == 1
+    assert _threads.effective_n_jobs(-1) == 4
+    assert _threads.effective_n_jobs() == 4
+    with threadpool_limits(limits=1, user_api="blas"), _threads.numba_limit(1):
+        assert _threads.effective_n_jobs() == 4
     with sparsekit.thread_limit(1) as n:
         assert n == 1 and _threads.blas_threads() == 1 and numba.get_num_threads() == 1
+        assert _threads.effective_n_jobs() == 1
+        assert _threads.effective_n_jobs(2) == 2  # an explicit n_jobs wins
+        with sparsekit.thread_limit(3):
+            assert _threads.effective_n_jobs() == 3
+        assert _threads.effective_n_jobs() == 1
+    assert _threads.effective_n_jobs() == 4
     with pytest.raises(ValueError, match="n_jobs"):
         _threads.effective_n_jobs(0)
 
 
 def test_exp_inplace_threaded_branch_is_exact(four_cpus, monkeypatch):
     calls = []
-    pool = _row_ranges._pool
-    monkeypatch.setattr(_row_ranges, "_pool", lambda n: calls.append(n) or pool(n))
+    pool = _pools._pool
+    monkeypatch.setattr(_pools, "_pool", lambda n: calls.append(n) or pool(n))
     A = np.random.default_rng(0).standard_normal((700, 400))  # 2.1 x 2^17 entries
     np.testing.assert_array_equal(_cpu.exp_inplace(A.copy()), np.exp(A))
     assert calls  # the split branch ran
     calls.clear()
-    four_cpus["blas"] = 1  # as under threadpool_limits(1): inline, no pool
-    np.testing.assert_array_equal(_cpu.exp_inplace(A.copy()), np.exp(A))
+    with sparsekit.thread_limit(1):  # inline, no pool
+        np.testing.assert_array_equal(_cpu.exp_inplace(A.copy()), np.exp(A))
     assert not calls
     np.testing.assert_array_equal(_cpu.exp_inplace(A[:300].copy()), np.exp(A[:300]))
     assert not calls  # small arrays run inline
@@ -311,20 +314,15 @@ def test_triangular_product_is_scipys_dtrmm(r, n):
 
 
 def _count_blas_sets(monkeypatch):
-    """Count the calls that set a BLAS library's limit (threadpoolctl's ``set_num_threads``
-    and the setter it calls) for each library sparsekit controls."""
+    """Count the calls that set a BLAS library's limit, for each library sparsekit controls."""
     calls = []
-    for cls in {type(lib) for lib in _threads._blas_controllers().lib_controllers}:
-        for name in ("set_num_threads", "_real_set_num_threads"):
-            original = getattr(cls, name, None)
-            if original is None:
-                continue
+    for lib in _threads._blas_libs():
 
-            def counted(self, n, _original=original, _name=name):
-                calls.append((_name, n))
-                return _original(self, n)
+        def counted(n, _original=lib.set):
+            calls.append(n)
+            return _original(n)
 
-            monkeypatch.setattr(cls, name, counted)
+        monkeypatch.setattr(lib, "set", counted)
     return calls
 
 
@@ -389,3 +387,144 @@ def test_thread_limit_refuses_a_bad_count_naming_n_threads(bad, known_setting):
         with sparsekit.thread_limit(bad):
             pass
     assert (_blas_now(), numba.get_num_threads()) == known_setting
+
+
+def _nystroem(n_jobs):
+    X = np.random.default_rng(0).normal(size=(600, 5))
+    ny = sparsekit.Nystroem(n_components=300, kernel_params={"gamma": 0.1}, random_state=0)
+    return ny.set_params(n_jobs=n_jobs).fit(X).transform(X)
+
+
+def _kernel_kmeans(n_jobs):
+    X = np.random.default_rng(0).normal(size=(600, 5))
+    km = sparsekit.KernelKMeans(4, kernel_params={"gamma": 0.1}, method="exact", random_state=0)
+    return km.set_params(n_jobs=n_jobs).fit(X).labels_
+
+
+def _sparse_coder(n_jobs):
+    rng = np.random.default_rng(1)
+    atoms, X = rng.normal(size=(120, 40)), rng.normal(size=(400, 40))
+    coder = sparsekit.SparseCoder(atoms, solver_params={"n_nonzero_coefs": 5}, n_jobs=n_jobs)
+    return coder.fit_transform(X)
+
+
+@pytest.mark.parametrize("call", [_nystroem, _kernel_kmeans, _sparse_coder])
+def test_estimators_that_start_threads_take_n_jobs(four_cpus, monkeypatch, call):
+    """``n_jobs`` bounds the library's pools of the call: none with 1, pools of 2 threads with
+    2, of at most the 4 usable CPUs by default; the result does not depend on it. Oracle: the thread
+    counts the pools were asked for, and the one-thread result (rows are independent; BLAS
+    sums in another order with more threads, hence the tolerance)."""
+    asked = []
+    pool = _pools._pool
+    monkeypatch.setattr(_pools, "_pool", lambda n: asked.append(n) or pool(n))
+    one = call(1)
+    assert asked == []
+    np.testing.assert_allclose(call(2), one, rtol=1e-7, atol=1e-9)
+    assert asked and set(asked) == {2}
+    asked.clear()
+    np.testing.assert_allclose(call(None), one, rtol=1e-7, atol=1e-9)
+    assert asked and max(asked) <= 4
+    with pytest.raises(ValueError, match="n_jobs"):
+        call(0)
+
+
+def _public_estimators():
+    """The public estimator classes (``fit`` and scikit-learn's parameters), components of the
+    registry (kernels, samplers, solvers, factorizers) aside."""
+    import importlib
+    import inspect
+    import pkgutil
+
+    from sparsekit._base import ParamsMixin
+    from sparsekit.factorizers.base import Factorizer
+    from sparsekit.kernels.base import Kernel
+    from sparsekit.manifold.kernels import DataDependentKernel
+    from sparsekit.samplers.base import Sampler
+    from sparsekit.solvers.base import Solver
+
+    found = set()
+    for info in pkgutil.walk_packages(sparsekit.__path__, "sparsekit."):
+        if any(part.startswith("_") for part in info.name.split(".")[1:]):
+            continue
+        if info.name.split(".")[1] in ("nn", "dask", "experiments", "run", "cli", "__main__"):
+            continue
+        module = importlib.import_module(info.name)
+        for name in getattr(module, "__all__", ()):
+            obj = getattr(module, name)
+            if (
+                inspect.isclass(obj)
+                and issubclass(obj, ParamsMixin)
+                and not issubclass(obj, (Kernel, DataDependentKernel, Sampler, Solver, Factorizer))
+                and hasattr(obj, "fit")
+                and not inspect.isabstract(obj)
+            ):
+                found.add(obj)
+    return sorted(found, key=lambda c: c.__qualname__)
+
+
+def test_every_public_estimator_takes_n_jobs():
+    """The rule of ``sparsekit._runtime``: every estimator takes ``n_jobs`` (all of them run
+    the library's pools, BLAS or Numba). Oracle: the estimators' signatures and docstrings."""
+    import inspect
+
+    estimators = _public_estimators()
+    assert len(estimators) >= 19
+    params = {c: inspect.signature(c.__init__).parameters for c in estimators}
+    missing = [c.__qualname__ for c in estimators if "n_jobs" not in params[c]]
+    assert missing == []
+    undocumented = [c.__qualname__ for c in estimators if "n_jobs :" not in (c.__doc__ or "")]
+    assert undocumented == []
+
+
+def test_a_process_started_with_numba_num_threads_1_runs_single_threaded():
+    """Outside any ``thread_limit``, the library's setting is at most the ``NUMBA_NUM_THREADS``
+    the process started with (oracle: the environment variable given to the child)."""
+    import os
+    import subprocess
+    import sys
+
+    code = "from sparsekit._runtime.threads import effective_n_jobs as e; print(e(), e(-1) >= 1)"
+    env = {**os.environ, "NUMBA_NUM_THREADS": "1", "NUMBA_ENABLE_CUDASIM": "1"}
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["1", "True"]
+
+
+def _registered_limits(monkeypatch):
+    """The requests that reach the process-wide BLAS controller (each one a lock and calls into
+    BLAS), recorded."""
+    entered = []
+    enter = _threads._BLAS_LIMITS.enter
+    monkeypatch.setattr(_threads._BLAS_LIMITS, "enter", lambda n: entered.append(n) or enter(n))
+    return entered
+
+
+def test_a_limit_equal_to_the_threads_innermost_one_is_not_registered(monkeypatch):
+    """Oracle: the rule that each thread's innermost request counts; a request equal to it
+    changes nothing, so only the requests that differ reach the controller."""
+    entered = _registered_limits(monkeypatch)
+    with _threads.blas_limit(1):
+        with _threads.blas_limit(1):
+            with _threads.blas_limit(2), _threads.blas_limit(2):
+                pass
+            with _threads.blas_limit(1):
+                pass
+    assert entered == [1, 2]
+    assert _threads._BLAS_LIMITS._held == {}
+
+
+def test_nystrom_mmd_with_few_landmarks_takes_few_blas_limits(monkeypatch):
+    """With 9 landmarks every product of the landmark sums is skinny: one BLAS limit around the
+    loop over the blocks of K(x, S), not one per block and product (oracle: the requests that
+    reach the controller: the sums' loop, the normalization's K(S, S) and its inverse square
+    root; 8 when each block took its own)."""
+    from sparsekit.stats import mmd2_nystrom
+
+    rng = np.random.default_rng(0)
+    X, Y = rng.normal(size=(5000, 5)), rng.normal(size=(5000, 5)) + 0.1
+    mmd2_nystrom(X, Y, random_state=0)
+    entered = _registered_limits(monkeypatch)
+    mmd2_nystrom(X, Y, random_state=0)
+    assert len(entered) <= 3

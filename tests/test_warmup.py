@@ -100,7 +100,7 @@ def test_entry_points_take_each_named_family_once_in_the_canonical_order():
 class _Bar:
     """Stands in for tqdm: records its total, updates, descriptions and close."""
 
-    def __init__(self, total, file, unit, leave):
+    def __init__(self, total, file, unit, leave, **kwargs):
         self.total, self.n, self.descriptions, self.closed = total, 0, [], False
 
     def set_description(self, text):
@@ -158,9 +158,10 @@ def test_warm_up_draws_one_bar_on_a_terminal_and_closes_it(fake_jobs, monkeypatc
     """Oracle: a recording bar in place of tqdm: total = entry points x dtypes, one update per
     job, closed at the end; off a terminal no bar is made."""
     bars = []
-    module = types.ModuleType("tqdm")
+    module = types.ModuleType("tqdm.auto")
     module.tqdm = lambda **kwargs: bars.append(_Bar(**kwargs)) or bars[-1]
-    monkeypatch.setitem(sys.modules, "tqdm", module)
+    monkeypatch.setitem(sys.modules, "tqdm", types.ModuleType("tqdm"))
+    monkeypatch.setitem(sys.modules, "tqdm.auto", module)
     tty = _Stream(tty=True)
     _warmup.warm_up(["kernels"], dtypes=("float64", "float32", "float16"), stream=tty)
     (bar,) = bars
@@ -183,7 +184,7 @@ def test_cache_location_is_numbas_cache_dir_when_set(monkeypatch, tmp_path):
 
 def test_warm_up_writes_plain_lines_to_a_stream_without_isatty(fake_jobs):
     """Oracle: a write-only object (a logging handler's stream has no ``isatty``) is not a
-    terminal, as for the progress bars of ``sparsekit._progress``: plain lines, no error."""
+    terminal, as for the progress bars of ``sparsekit._runtime.progress``: plain lines, no error."""
 
     class WriteOnly:
         def __init__(self):

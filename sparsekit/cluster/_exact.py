@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._row_ranges import run_blocks
+from .._runtime.pools import run_blocks
 from ._cpu import label_sums_cols
 
 #: side of the square tiles of the in-place symmetrisation (two 128 x 128 float64 tiles and
@@ -45,7 +45,7 @@ def symmetrize_inplace(K: np.ndarray, n_jobs: int | None = None) -> np.ndarray:
     K : ndarray of shape (n, n)
         Written in place.
     n_jobs : int, optional
-        Threads (default: :func:`sparsekit._threads.effective_n_jobs`).
+        Threads (default: :func:`sparsekit._runtime.threads.effective_n_jobs`).
 
     Returns
     -------
@@ -88,7 +88,7 @@ def row_cluster_sums(
     k : int
         Number of clusters; a cluster without rows gets sums 0.
     n_jobs : int, optional
-        Threads (default: :func:`sparsekit._threads.effective_n_jobs`); the result does not
+        Threads (default: :func:`sparsekit._runtime.threads.effective_n_jobs`); the result does not
         depend on it.
 
     Returns

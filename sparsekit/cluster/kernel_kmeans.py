@@ -54,9 +54,9 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from .._base import ClusterMixin, ParamsMixin, TransformerMixin
-from .._memory import check_allocation, dense_gram_bytes
-from .._small_blas import is_skinny, one_blas_thread
-from .._threads import effective_n_jobs
+from .._runtime.memory import check_allocation, dense_gram_bytes
+from .._runtime.small_blas import is_skinny, one_blas_thread
+from .._runtime.threads import effective_n_jobs, with_n_jobs
 from .._typing import DataLike, RandomStateLike
 from .._validation import check_option, check_random_state, check_scalar, looks_like_graphs
 from ..components import resolve
@@ -139,6 +139,9 @@ class KernelKMeans(ClusterMixin, TransformerMixin, ParamsMixin):
         Largest Gram matrix (bytes) ``method="auto"`` computes exactly.
     random_state : None, int or Generator
         Seeds the landmarks and the seedings.
+    n_jobs : int, optional
+        Threads (Numba, BLAS and the library's pools) of each call, as
+        :func:`sparsekit.thread_limit` (-1: every usable CPU); default: the setting in force.
     registry : Registry, optional
         Where ``kernel`` and ``sampler`` names are looked up (default: the process-wide
         registry); resolved once, in ``fit``, by :func:`sparsekit.components.resolve`.
@@ -196,6 +199,7 @@ class KernelKMeans(ClusterMixin, TransformerMixin, ParamsMixin):
         sampler_params: dict[str, Any] | None = None,
         max_memory: int = 256 * 2**20,
         random_state: RandomStateLike = None,
+        n_jobs: int | None = None,
         registry: Registry | None = None,
     ) -> None:
         self.n_clusters = n_clusters
@@ -211,6 +215,7 @@ class KernelKMeans(ClusterMixin, TransformerMixin, ParamsMixin):
         self.sampler_params = sampler_params
         self.max_memory = max_memory
         self.random_state = random_state
+        self.n_jobs = n_jobs
         self.registry = registry
 
     #: fitted once labels_ exists (TransformerMixin's check)
@@ -319,6 +324,7 @@ class KernelKMeans(ClusterMixin, TransformerMixin, ParamsMixin):
         return s
 
     # -- fit ---------------------------------------------------------------------------------
+    @with_n_jobs
     def fit(self, X: DataLike, y: object = None) -> KernelKMeans:
         """Cluster ``X``.
 
@@ -366,7 +372,7 @@ class KernelKMeans(ClusterMixin, TransformerMixin, ParamsMixin):
             if K is raw and not fresh:
                 K = K.copy()  # the kernel's array may be the caller's: symmetrised in place
             del raw
-            n_threads = effective_n_jobs()  # before the one-BLAS-thread limit below
+            n_threads = effective_n_jobs()
             K = symmetrize_inplace(K, n_threads)
             diag = np.diagonal(K).copy()
             last: dict[str, Any] = {}  # the centres' norms of the last step, for the model
@@ -484,6 +490,7 @@ class KernelKMeans(ClusterMixin, TransformerMixin, ParamsMixin):
         D += resid[:, None]
         return (D, zsq + resid, np.einsum("ij,ij->i", C, C)) if norms else D
 
+    @with_n_jobs
     def transform(self, X: DataLike) -> np.ndarray:
         """Compute the distances ‖φ(x) − c_j‖_ℋ to the k centres.
 
@@ -504,6 +511,7 @@ class KernelKMeans(ClusterMixin, TransformerMixin, ParamsMixin):
         dt = getattr(X, "dtype", None)
         return dt if dt in (np.float32, np.float64) else np.float64
 
+    @with_n_jobs
     def predict(self, X: DataLike) -> np.ndarray:
         """Assign each sample to the closest centre in feature space.
 
@@ -519,6 +527,7 @@ class KernelKMeans(ClusterMixin, TransformerMixin, ParamsMixin):
         """
         return nearest(*self._sq_distances(X, norms=True)).astype(np.int64)
 
+    @with_n_jobs
     def score(self, X: DataLike, y: object = None) -> float:
         """Score ``X``: the opposite of its inertia in feature space.
 

@@ -66,8 +66,8 @@ import scipy.sparse as sp
 from numpy.typing import ArrayLike
 
 from .._base import ClusterMixin, ParamsMixin, TransformerMixin
-from .._small_blas import one_blas_thread
-from .._threads import effective_n_jobs, thread_limit
+from .._runtime.small_blas import one_blas_thread
+from .._runtime.threads import n_jobs_limit
 from .._typing import DataLike, RandomStateLike
 from .._validation import check_array, check_option, check_random_state, check_scalar
 from ..components import resolve
@@ -364,7 +364,7 @@ class QuicKMeans(ClusterMixin, TransformerMixin, ParamsMixin):
         dtype = X.dtype
         x_sq = np.einsum("ij,ij->i", X, X)
         facts, schedule = self._constraints(K, d, Q, s, proj)
-        with thread_limit(effective_n_jobs(self.n_jobs)):
+        with n_jobs_limit(self.n_jobs):
             U0 = self._initial_centroids(X, K, rng, x_sq)
             mean = np.zeros(d, dtype=dtype)
             if self.center:
@@ -498,7 +498,7 @@ class QuicKMeans(ClusterMixin, TransformerMixin, ParamsMixin):
             The index of the nearest centroid of ``V`` for each row.
         """
         X = self._validate_X(X, False)
-        with thread_limit(effective_n_jobs(self.n_jobs)):
+        with n_jobs_limit(self.n_jobs):
             return _assign(self.cluster_centers_, X, mean=self.mean_, with_dist=False)[0]
 
     def transform(self, X: DataLike) -> np.ndarray:
@@ -519,7 +519,7 @@ class QuicKMeans(ClusterMixin, TransformerMixin, ParamsMixin):
         Vd = V.toarray()
         norms = np.einsum("ij,ij->i", Vd, Vd) + 2 * (Vd @ self.mean_)
         Xc = X - self.mean_
-        with thread_limit(effective_n_jobs(self.n_jobs)):
+        with n_jobs_limit(self.n_jobs):
             D2 = (V @ X.T).T
         D2 *= -2
         D2 += norms[None, :].astype(D2.dtype)
@@ -542,7 +542,7 @@ class QuicKMeans(ClusterMixin, TransformerMixin, ParamsMixin):
             The opposite of the K-means objective of ``X`` with the fitted centroids.
         """
         X = self._validate_X(X, False)
-        with thread_limit(effective_n_jobs(self.n_jobs)):
+        with n_jobs_limit(self.n_jobs):
             _, dist = _assign(self.cluster_centers_, X, mean=self.mean_)
         return -float(dist.sum(dtype=np.float64))
 

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .._small_blas import is_skinny, one_blas_thread
+from .._runtime.small_blas import is_skinny, one_blas_thread
 from .._validation import check_option, check_random_state
 from ..cluster._lloyd import (
     best_of_inits,

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .._small_blas import one_blas_thread
+from .._runtime.small_blas import one_blas_thread
 from .._validation import check_random_state
 from ..components import resolve
 from ..samplers.lam import check_lam

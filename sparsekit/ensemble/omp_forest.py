@@ -55,6 +55,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without scikit-l
 
 from .._base import ParamsMixin
 from .._required_params import factory_signature
+from .._runtime.threads import with_n_jobs
 from ..components import resolve
 from ..exceptions import not_fitted_error
 from ..registry import Registry, default_registry
@@ -118,6 +119,7 @@ class _OMPForestBase(ParamsMixin):
         forest_params: dict[str, Any] | None = None,
         solver_params: dict[str, Any] | None = None,
         random_state: int | np.random.RandomState | None = None,
+        n_jobs: int | None = None,
         registry: Registry | None = None,
     ) -> None:
         self.n_trees = n_trees
@@ -128,6 +130,7 @@ class _OMPForestBase(ParamsMixin):
         self.forest_params = forest_params
         self.solver_params = solver_params
         self.random_state = random_state
+        self.n_jobs = n_jobs
         self.registry = registry
 
     # -- parameters ---------------------------------------------------------------------------
@@ -293,6 +296,10 @@ class OMPForestRegressor(RegressorMixin, _OMPForestBase):
         Further parameters of the named solver.
     random_state : int, RandomState or None
         Seeds the forest and the random baseline.
+    n_jobs : int, optional
+        Threads (Numba, BLAS and the library's pools) of each call, as
+        :func:`sparsekit.thread_limit` (-1: every usable CPU); default: the setting in force.
+        The forest's own ``n_jobs`` is a ``forest_params`` entry.
     registry : Registry, optional
         Where to resolve ``solver`` (default: the process-wide registry).
 
@@ -321,6 +328,7 @@ class OMPForestRegressor(RegressorMixin, _OMPForestBase):
 
     _forest_kind = "Regressor"
 
+    @with_n_jobs
     def fit(self, X: ArrayLike, y: ArrayLike) -> OMPForestRegressor:
         """Fit (or take) the forest, then select and weight its trees on ``(X, y)``.
 
@@ -352,6 +360,7 @@ class OMPForestRegressor(RegressorMixin, _OMPForestBase):
     def _outputs(self, X):
         return np.stack([np.asarray(t.predict(X), dtype=np.float64) for t in self.estimators_])
 
+    @with_n_jobs
     def predict(self, X: ArrayLike) -> np.ndarray:
         """Predict with the pruned forest.
 
@@ -420,12 +429,17 @@ class OMPForestClassifier(ClassifierMixin, _OMPForestBase):
         Further parameters of the named solver.
     random_state : int, RandomState or None
         Seeds the forest and the random baseline.
+    n_jobs : int, optional
+        Threads (Numba, BLAS and the library's pools) of each call, as
+        :func:`sparsekit.thread_limit` (-1: every usable CPU); default: the setting in force.
+        The forest's own ``n_jobs`` is a ``forest_params`` entry.
     registry : Registry, optional
         Where to resolve ``solver`` (default: the process-wide registry).
     """
 
     _forest_kind = "Classifier"
 
+    @with_n_jobs
     def fit(self, X: ArrayLike, y: ArrayLike) -> OMPForestClassifier:
         """Fit (or take) the forest, then select and weight its trees on ``(X, y)``.
 
@@ -479,6 +493,7 @@ class OMPForestClassifier(ClassifierMixin, _OMPForestBase):
     def _outputs(self, X):
         return 2.0 * self._tree_probabilities(self.estimators_, X) - 1.0
 
+    @with_n_jobs
     def decision_function(self, X: ArrayLike) -> np.ndarray:
         """Compute the class scores of ``X``.
 
@@ -495,6 +510,7 @@ class OMPForestClassifier(ClassifierMixin, _OMPForestBase):
         scores = self._scores(X)
         return scores[:, 1] if len(self.classes_) == 2 else scores
 
+    @with_n_jobs
     def predict(self, X: ArrayLike) -> np.ndarray:
         """Predict the class with the highest score.
 

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
-from .._progress import iterate
+from .._runtime.progress import iterate
 from .._validation import check_array, check_random_state
 from ..registry import default_registry
 from ..run.tasks import make_sampler, run_task

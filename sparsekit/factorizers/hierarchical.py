@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .._threads import effective_n_jobs, thread_limit
+from .._runtime.threads import n_jobs_limit
 from .._validation import check_scalar
 from ..projections.base import RowColumnTopK
 from .base import FactorizationResult, Factorizer, check_constraints, check_target
@@ -264,7 +264,7 @@ class HierarchicalPalm4MSA(Factorizer):
             )
             facts[: k + 1] = level[:-1]
             res[k] = level[-1]
-        with thread_limit(effective_n_jobs(self.n_jobs)):
+        with n_jobs_limit(self.n_jobs):
             factors, lam, hist, it, reasons = hierarchical_dense(
                 U,
                 facts,

@@ -73,7 +73,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy.linalg.lapack import dstev as stev, dsyevr
 
-from .._threads import effective_n_jobs, thread_limit
+from .._runtime.threads import n_jobs_limit
 from .._validation import check_option, check_scalar
 from ..linalg._spmm import csr_matmat, dense_to_csr_pair
 from .base import FactorizationResult, Factorizer, check_constraints, check_target
@@ -531,7 +531,8 @@ class Palm4MSA(Factorizer):
         ``extra["last"]`` (a ``SparseFactors``) and the objective history ends with the
         returned iterate's value.
     n_jobs : int, optional
-        Threads (Numba and BLAS); default: Numba's current setting.
+        Threads (Numba, BLAS and the library's pools) of the call, as
+        :func:`sparsekit.thread_limit`; default: the setting in force.
 
     Examples
     --------
@@ -604,7 +605,7 @@ class Palm4MSA(Factorizer):
         else:
             factors = check_init(init_factors, projs, U.dtype)
         last = {}
-        with thread_limit(effective_n_jobs(self.n_jobs)):
+        with n_jobs_limit(self.n_jobs):
             factors, lam, hist, it, stop = run_palm(
                 U,
                 projs,

@@ -7,13 +7,13 @@
 
 Nothing here compiles at import time; every function keeps the dtype of its inputs. The loops are
 serial ``nogil`` Numba kernels over a row range, run on row ranges from several threads by
-:func:`sparsekit._row_ranges.run_row_ranges` (no ``parallel=True``: short first-call compiles).
+:func:`sparsekit._runtime.pools.run_row_ranges` (no ``parallel=True``: short first-call compiles).
 """
 
 import numpy as np
 from numba import njit
 
-from .._row_ranges import run_row_ranges
+from .._runtime.pools import run_row_ranges
 
 
 @njit(cache=True, nogil=True, inline="always")

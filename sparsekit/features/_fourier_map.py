@@ -18,6 +18,7 @@ from .._random_features import (
     n_frequencies,
     resolve_shift_invariant,
 )
+from .._runtime.threads import with_n_jobs
 from .._typing import DataLike
 from .._validation import check_random_state
 
@@ -41,6 +42,7 @@ class FourierFeatureMap(TransformerMixin, ParamsMixin, abc.ABC):
     def _n_features_out(self):
         return self.n_components_
 
+    @with_n_jobs
     def fit(self, X: DataLike, y: object = None) -> Any:
         """Draw the random frequencies for the dimension of ``X``.
 
@@ -87,6 +89,7 @@ class FourierFeatureMap(TransformerMixin, ParamsMixin, abc.ABC):
         """``project(block)`` (the (rows, ``n_frequencies_``) projections of a row block of
         validated ``X``) for :func:`sparsekit._random_features.fourier_transform`."""
 
+    @with_n_jobs
     def transform(self, X: DataLike) -> Any:
         """Compute the feature map phi(X).
 

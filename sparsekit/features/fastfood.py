@@ -27,6 +27,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._random_features import cast_frequencies, safe_projection
+from .._runtime.threads import with_n_jobs
 from .._typing import DataLike, RandomStateLike
 from . import _cpu
 from ._fourier_map import FourierFeatureMap
@@ -46,6 +47,9 @@ class Fastfood(FourierFeatureMap):
         odd width adds one offset cosine sqrt(2) cos(vᵀx + b), b ~ U[0, 2 pi) (unbiased).
     random_state : None, int or numpy Generator
         Seeds the diagonal factors, permutations and offsets.
+    n_jobs : int, optional
+        Threads (Numba, BLAS and the library's pools) of each call, as
+        :func:`sparsekit.thread_limit` (-1: every usable CPU); default: the setting in force.
 
     Attributes
     ----------
@@ -71,11 +75,13 @@ class Fastfood(FourierFeatureMap):
         sigma: float | None = None,
         n_components: int = 100,
         random_state: RandomStateLike = None,
+        n_jobs: int | None = None,
     ) -> None:
         self.gamma = gamma
         self.sigma = sigma
         self.n_components = n_components
         self.random_state = random_state
+        self.n_jobs = n_jobs
 
     def _draw(self, X, kernel, gamma, s, rng):
         """The diagonal factors and permutations for the dimension of ``X``."""
@@ -95,6 +101,7 @@ class Fastfood(FourierFeatureMap):
         self.gaussians_ = np.ascontiguousarray(gauss, dtype=dt)
         self.scales_ = cast_frequencies(scales, X, gamma)
 
+    @with_n_jobs
     def project(self, X: DataLike) -> np.ndarray:
         """Compute the projections V x of every row.
 

@@ -38,8 +38,9 @@ from typing import Any
 import numpy as np
 
 from .._base import ParamsMixin, TransformerMixin
-from .._memory import _outside_stacklevel, check_allocation
-from .._small_blas import THREADED_FACTOR_MIN_ROWS, is_skinny, one_blas_thread
+from .._runtime.memory import _outside_stacklevel, check_allocation
+from .._runtime.small_blas import THREADED_FACTOR_MIN_ROWS, is_skinny, one_blas_thread
+from .._runtime.threads import with_n_jobs
 from .._typing import DataLike, RandomStateLike
 from .._validation import check_random_state, check_scalar, is_sparse
 from ..components import check_result, resolve
@@ -173,6 +174,9 @@ class Nystroem(TransformerMixin, ParamsMixin):
     random_state : None, int or numpy Generator
         Passed to the sampler; also draws the evaluation subset of
         :meth:`approximation_error`.
+    n_jobs : int, optional
+        Threads (Numba, BLAS and the library's pools) of each call, as
+        :func:`sparsekit.thread_limit` (-1: every usable CPU); default: the setting in force.
     registry : Registry, optional
         Where ``kernel`` and ``sampler`` names are resolved (default: the process-wide
         registry); an application can pass its own :class:`sparsekit.Registry`.
@@ -216,6 +220,7 @@ class Nystroem(TransformerMixin, ParamsMixin):
         rank: int | None = None,
         eigen_floor: float | None = None,
         random_state: RandomStateLike = None,
+        n_jobs: int | None = None,
         registry: Registry | None = None,
     ) -> None:
         self.kernel = kernel
@@ -226,9 +231,11 @@ class Nystroem(TransformerMixin, ParamsMixin):
         self.rank = rank
         self.eigen_floor = eigen_floor
         self.random_state = random_state
+        self.n_jobs = n_jobs
         self.registry = registry
 
     # -- fit ---------------------------------------------------------------------------------
+    @with_n_jobs
     def fit(self, X: DataLike, y: object = None) -> Nystroem:
         """Choose the landmarks and compute the normalization.
 
@@ -282,6 +289,7 @@ class Nystroem(TransformerMixin, ParamsMixin):
         kernel.fit(Xp)
         return kernel, sampler, Xp, self._sample(Xp, kernel, sampler, m), rank, floor
 
+    @with_n_jobs
     def fit_landmarks(self, landmarks: Landmarks) -> Nystroem:
         """Fit on landmarks chosen elsewhere, without running the sampler; returns self.
 
@@ -484,6 +492,7 @@ class Nystroem(TransformerMixin, ParamsMixin):
                 np.dot(Kb.astype(dtype, copy=False), Mt, out=out[r0:r1])
         return out
 
+    @with_n_jobs
     def transform(self, X: DataLike) -> Any:
         """Compute the feature map ``phi(X) = K(X, S) @ normalization_``.
 
@@ -499,6 +508,7 @@ class Nystroem(TransformerMixin, ParamsMixin):
         """
         return self._wrap_output(self._features(self._prepare(X)), X)
 
+    @with_n_jobs
     def fit_transform(self, X: DataLike, y: object = None) -> Any:
         """Fit on ``X`` and return its features.
 
@@ -517,6 +527,7 @@ class Nystroem(TransformerMixin, ParamsMixin):
         return self._wrap_output(self._features(self._fit(X)), X)
 
     # -- quality -----------------------------------------------------------------------------
+    @with_n_jobs
     def approximation_error(
         self,
         X: DataLike,

@@ -48,6 +48,9 @@ class RandomFourierFeatures(FourierFeatureMap):
         offset cosine sqrt(2) cos(wᵀx + b), b ~ U[0, 2 pi), which keeps the map unbiased.
     random_state : None, int or numpy Generator
         Seeds the frequencies and the offset.
+    n_jobs : int, optional
+        Threads (Numba, BLAS and the library's pools) of each call, as
+        :func:`sparsekit.thread_limit` (-1: every usable CPU); default: the setting in force.
 
     Attributes
     ----------
@@ -89,12 +92,14 @@ class RandomFourierFeatures(FourierFeatureMap):
         sigma: float | None = None,
         n_components: int = 100,
         random_state: RandomStateLike = None,
+        n_jobs: int | None = None,
     ) -> None:
         self.kernel = kernel
         self.gamma = gamma
         self.sigma = sigma
         self.n_components = n_components
         self.random_state = random_state
+        self.n_jobs = n_jobs
 
     def _kernel_spec(self):
         return self.kernel

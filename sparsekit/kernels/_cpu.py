@@ -3,7 +3,7 @@
 The GEMM-shaped part of RBF/polynomial kernels is done by BLAS (NumPy) before these loops;
 the loops fuse the element-wise tail in place. Each loop is a serial ``nogil`` Numba kernel over
 a row range, run on row ranges from several threads by
-:func:`sparsekit._row_ranges.run_row_ranges` (one compiled function per dtype, no
+:func:`sparsekit._runtime.pools.run_row_ranges` (one compiled function per dtype, no
 ``parallel=True``: short first-call compiles). ``fastmath`` is limited to re-association and
 contraction (vectorized reductions); the float64 tests against scikit-learn at rtol 1e-10
 bound its effect.
@@ -12,7 +12,7 @@ bound its effect.
 import numpy as np
 from numba import njit
 
-from .._row_ranges import run_row_ranges
+from .._runtime.pools import run_row_ranges
 
 _FAST = {"reassoc", "contract"}
 
@@ -52,16 +52,15 @@ def exp_inplace(A, n_threads=None):
 
     NumPy's vectorized exp is several times faster per core than the scalar exp of a Numba
     loop, and ufuncs release the GIL, so the pool's threads give both SIMD and several cores.
-    ``n_threads`` defaults to :func:`sparsekit._threads.effective_n_jobs` (Numba's thread
-    count, the threadpoolctl BLAS limit and the usable CPUs: one thread inside the block
-    workers of the samplers). Arrays of fewer than ``EXP_ENTRIES_PER_THREAD`` entries per
-    thread run inline on the calling thread. Exp is element-wise, so the split does not change
-    the result.
+    ``n_threads`` defaults to :func:`sparsekit._runtime.threads.effective_n_jobs` (the library's
+    setting: one thread inside the block workers of the samplers). Arrays of fewer than
+    ``EXP_ENTRIES_PER_THREAD`` entries per thread run inline on the calling thread. Exp is
+    element-wise, so the split does not change the result.
     """
     if A.size < 2 * EXP_ENTRIES_PER_THREAD or A.ndim != 2:
         np.exp(A, out=A)
         return A
-    from .._threads import effective_n_jobs, usable_cpus
+    from .._runtime.threads import effective_n_jobs, usable_cpus
 
     n_threads = min(effective_n_jobs(n_threads), usable_cpus(), A.size // EXP_ENTRIES_PER_THREAD)
     if n_threads <= 1 or A.shape[0] < n_threads:

@@ -10,13 +10,13 @@ pairs, not n_X n_Y n_features.
   eps (||x_i||_1 + ||y_j||_1), as for the GEMM form of squared distances).
 
 The rows of ``X`` are independent: a serial ``nogil`` kernel runs on row ranges of the
-library's pool (:func:`sparsekit._row_ranges.run_row_ranges`).
+library's pool (:func:`sparsekit._runtime.pools.run_row_ranges`).
 """
 
 import numpy as np
 from numba import njit
 
-from .._row_ranges import run_row_ranges
+from .._runtime.pools import run_row_ranges
 
 
 @njit(cache=True, nogil=True)

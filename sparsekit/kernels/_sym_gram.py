@@ -6,14 +6,14 @@ strip is in cache, and is finally copied, transposed, into the columns ``lo:hi``
 products cost about what one ``syrk`` does (half a GEMM) and the element-wise passes cover
 n (n + 1) / 2 entries instead of n^2: NumPy's ``X @ X.T`` also calls ``syrk`` but mirrors its
 triangle before returning, so passes after it cover every entry. The strips are shared out
-dynamically by :func:`sparsekit._row_ranges.run_blocks` (one BLAS thread each).
+dynamically by :func:`sparsekit._runtime.pools.run_blocks` (one BLAS thread each).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from .._row_ranges import run_blocks
+from .._runtime.pools import run_blocks
 from . import _cpu
 
 #: rows per strip; a fixed count, so the Gram does not depend on the number of threads

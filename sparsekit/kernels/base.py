@@ -35,8 +35,8 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from .._base import ParamsMixin
-from .._memory import check_allocation
-from .._small_blas import is_skinny, one_blas_thread
+from .._runtime.memory import check_allocation
+from .._runtime.small_blas import is_skinny, one_blas_thread
 from .._validation import check_array, check_option, check_pair, check_scalar, is_sparse
 
 BACKENDS = ("auto", "cpu", "cuda")
@@ -301,7 +301,7 @@ GRAM_CHECK_MIN_BYTES = 1 << 26
 
 
 def check_gram_fits(name: str, n: int, m: int, itemsize: int) -> None:
-    """Refuse (:class:`~sparsekit._memory.InsufficientMemoryError`) or warn before a whole
+    """Refuse (:class:`~sparsekit._runtime.memory.InsufficientMemoryError`) or warn before a whole
     n x m Gram matrix of at least ``GRAM_CHECK_MIN_BYTES`` is allocated that would not fit in
     the available memory, naming the ways that need no such matrix (row blocks, a Nystroem
     approximation)."""
@@ -380,7 +380,7 @@ class VectorKernel(Kernel):
 
         Raises
         ------
-        sparsekit._memory.InsufficientMemoryError
+        sparsekit._runtime.memory.InsufficientMemoryError
             Without ``out``, an n x m result above 90 % of the available memory (a
             ``MemoryError`` naming its size and :meth:`blocks` / Nystroem instead), checked
             before anything is allocated; above half of it a ``LargeAllocationWarning``.
@@ -542,8 +542,8 @@ def row_sq_norms(X):
 def cross_products(Xb, Y, out):
     """``out = Xb @ Y.T`` for dense or CSR inputs (CSR: straight into the dense ``out``).
 
-    A block of a few rows or columns (:func:`sparsekit._small_blas.is_skinny`) runs on one BLAS
-    thread.
+    A block of a few rows or columns (:func:`sparsekit._runtime.small_blas.is_skinny`) runs on
+    one BLAS thread.
     """
     if is_sparse(Xb):
         from ._sparse_cpu import csr_inner_products

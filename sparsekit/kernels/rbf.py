@@ -39,7 +39,7 @@ import math
 
 import numpy as np
 
-from .._row_ranges import run_blocks
+from .._runtime.pools import run_blocks
 from .._typing import DataLike
 from .._validation import check_option, check_scalar, is_sparse
 from . import _cpu, _sym_gram
@@ -324,7 +324,7 @@ def fill_block_rows(n_rows: int, n_cols: int, itemsize: int) -> int:
     least ``FILL_MIN_ROWS`` rows (all of them when fewer).
 
     The blocks depend only on the shape, never on the thread count, so a Gram matrix is the
-    same whatever the threads. They are run by :func:`sparsekit._row_ranges.run_blocks`, each on
+    same whatever the threads. They are run by :func:`sparsekit._runtime.pools.run_blocks`, each on
     one thread and one BLAS thread, the threads taking the next block as they finish; the former
     three passes (a multi-threaded BLAS product, then distances and exp split evenly between
     the threads) waited at each pass for the slowest thread, which on a machine where another

@@ -8,8 +8,9 @@ import warnings
 import numpy as np
 
 from .._base import ParamsMixin, _input_feature_names
-from .._memory import check_allocation
-from .._progress import progress
+from .._runtime.memory import check_allocation
+from .._runtime.progress import progress
+from .._runtime.threads import with_n_jobs
 from .._typing import DataLike
 from .._validation import check_array, check_option, check_random_state, check_scalar, is_sparse
 from ..exceptions import not_fitted_error
@@ -270,6 +271,7 @@ class NystromClassifierMixin(NystromModel):
 
     classes_: np.ndarray
 
+    @with_n_jobs
     def decision_function(self, X: DataLike) -> np.ndarray:
         """Compute the decision values f_c(x) = k(x, L) α_c.
 
@@ -287,6 +289,7 @@ class NystromClassifierMixin(NystromModel):
         out = self._decision(X)
         return out[:, 0] if len(self.classes_) == 2 else out
 
+    @with_n_jobs
     def predict(self, X: DataLike) -> np.ndarray:
         """Predict the class of the largest decision value.
 
@@ -305,6 +308,7 @@ class NystromClassifierMixin(NystromModel):
             return self.classes_[(scores > 0).astype(np.intp)]
         return self.classes_[np.argmax(scores, axis=1)]
 
+    @with_n_jobs
     def score(self, X: DataLike, y: DataLike) -> float:
         """Return the mean accuracy of ``predict(X)`` against ``y``.
 

@@ -36,7 +36,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.linalg import cho_solve, cholesky, solve_triangular
 
-from .._small_blas import THREADED_FACTOR_MIN_ROWS, is_skinny, one_blas_thread
+from .._runtime.small_blas import THREADED_FACTOR_MIN_ROWS, is_skinny, one_blas_thread
 from ..exceptions import NotPositiveDefiniteError
 
 #: the largest jitter tried, relative to max_i K_ii (beyond it K_mm is not PSD in any useful

@@ -6,7 +6,7 @@ import inspect
 
 import numpy as np
 
-from .._small_blas import is_skinny, one_blas_thread
+from .._runtime.small_blas import is_skinny, one_blas_thread
 from ..features.nystrom import _rows
 from ..kernels.base import resolve_backend
 

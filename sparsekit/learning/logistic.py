@@ -46,6 +46,7 @@ from typing import Any
 import numpy as np
 from scipy.special import expit
 
+from .._runtime.threads import with_n_jobs
 from .._typing import DataLike, RandomStateLike
 from .._validation import check_scalar
 from ..registry import Registry
@@ -106,6 +107,9 @@ class NystromLogisticRegression(NystromClassifierMixin, NystromModel):
         Passed to the sampler.
     verbose : bool, optional
         Show progress over the conjugate gradient iterations.
+    n_jobs : int, optional
+        Threads (Numba, BLAS and the library's pools) of each call, as
+        :func:`sparsekit.thread_limit` (-1: every usable CPU); default: the setting in force.
     registry : Registry, optional
         Where the names of ``kernel`` and ``sampler`` are resolved.
 
@@ -154,6 +158,7 @@ class NystromLogisticRegression(NystromClassifierMixin, NystromModel):
         callback: Any = None,
         random_state: RandomStateLike = None,
         verbose: bool | None = None,
+        n_jobs: int | None = None,
         registry: Registry | None = None,
     ) -> None:
         self.kernel = kernel
@@ -169,8 +174,10 @@ class NystromLogisticRegression(NystromClassifierMixin, NystromModel):
         self.callback = callback
         self.random_state = random_state
         self.verbose = verbose
+        self.n_jobs = n_jobs
         self.registry = registry
 
+    @with_n_jobs
     def fit(self, X: DataLike, y: DataLike) -> NystromLogisticRegression:
         """Choose the landmarks and minimize the regularized logistic loss.
 
@@ -290,6 +297,7 @@ class NystromLogisticRegression(NystromClassifierMixin, NystromModel):
             steps = np.where(pending, steps / 2.0, steps)
         return np.where(pending, 0.0, steps)
 
+    @with_n_jobs
     def predict_proba(self, X: DataLike) -> np.ndarray:
         """Compute the class probabilities.
 
@@ -313,6 +321,7 @@ class NystromLogisticRegression(NystromClassifierMixin, NystromModel):
         P = expit(scores)
         return P / P.sum(axis=1, keepdims=True)
 
+    @with_n_jobs
     def predict_log_proba(self, X: DataLike) -> np.ndarray:
         """Compute the logarithm of :meth:`predict_proba`.
 

@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from .._runtime.threads import with_n_jobs
 from .._typing import DataLike, RandomStateLike
 from .._validation import check_array, check_option, check_scalar
 from ..registry import Registry
@@ -63,6 +64,7 @@ class _NystromRidgeBase(NystromModel):
         callback: Any = None,
         random_state: RandomStateLike = None,
         verbose: bool | None = None,
+        n_jobs: int | None = None,
         registry: Registry | None = None,
     ) -> None:
         self.kernel = kernel
@@ -79,6 +81,7 @@ class _NystromRidgeBase(NystromModel):
         self.callback = callback
         self.random_state = random_state
         self.verbose = verbose
+        self.n_jobs = n_jobs
         self.registry = registry
 
     def _fit_targets(self, X, Y):
@@ -181,6 +184,9 @@ class NystromRidge(_NystromRidgeBase):
         Passed to the sampler.
     verbose : bool, optional
         Show progress over the iterations (default: on a terminal, for long fits).
+    n_jobs : int, optional
+        Threads (Numba, BLAS and the library's pools) of each call, as
+        :func:`sparsekit.thread_limit` (-1: every usable CPU); default: the setting in force.
     registry : Registry, optional
         Where the names of ``kernel`` and ``sampler`` are resolved.
 
@@ -233,6 +239,7 @@ class NystromRidge(_NystromRidgeBase):
     True
     """
 
+    @with_n_jobs
     def fit(self, X: DataLike, y: DataLike) -> NystromRidge:
         """Choose the landmarks and solve for their weights.
 
@@ -256,6 +263,7 @@ class NystromRidge(_NystromRidgeBase):
             self.dual_coef_ = self.dual_coef_[:, 0]
         return self
 
+    @with_n_jobs
     def predict(self, X: DataLike) -> np.ndarray:
         """Predict f(x) = k(x, L) α.
 
@@ -272,6 +280,7 @@ class NystromRidge(_NystromRidgeBase):
         out = self._decision(X)
         return out[:, 0] if self.dual_coef_.ndim == 1 else out
 
+    @with_n_jobs
     def score(self, X: DataLike, y: DataLike) -> float:
         """Return the coefficient of determination R² of the predictions.
 
@@ -348,6 +357,9 @@ class NystromRidgeClassifier(NystromClassifierMixin, _NystromRidgeBase):
         Passed to the sampler.
     verbose : bool, optional
         Show progress over the iterations.
+    n_jobs : int, optional
+        Threads (Numba, BLAS and the library's pools) of each call, as
+        :func:`sparsekit.thread_limit` (-1: every usable CPU); default: the setting in force.
     registry : Registry, optional
         Where the names of ``kernel`` and ``sampler`` are resolved.
 
@@ -373,6 +385,7 @@ class NystromRidgeClassifier(NystromClassifierMixin, _NystromRidgeBase):
     True
     """
 
+    @with_n_jobs
     def fit(self, X: DataLike, y: DataLike) -> NystromRidgeClassifier:
         """Choose the landmarks and solve for the weights of every class.
 

@@ -6,7 +6,7 @@ Pure array functions; nothing here knows about operators or estimators.
 import numpy as np
 from numba import njit
 
-from .._row_ranges import run_row_ranges
+from .._runtime.pools import run_row_ranges
 
 
 def csr_matmat(indptr, indices, data, B, out):
@@ -15,7 +15,7 @@ def csr_matmat(indptr, indices, data, B, out):
     Row ``i`` of the result is ``sum_p data[p] * B[indices[p], :]``: each non-zero is one
     contiguous AXPY over the columns of ``B`` (the batch), so the inner loop vectorizes; rows
     are independent and run on row ranges of the library's pool
-    (:func:`sparsekit._row_ranges.run_row_ranges`).
+    (:func:`sparsekit._runtime.pools.run_row_ranges`).
     """
     n_rows = indptr.shape[0] - 1
     if data.shape[0] * B.shape[1] < 2 * MATMAT_WORK_PER_THREAD:

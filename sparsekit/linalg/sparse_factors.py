@@ -23,7 +23,7 @@ import scipy.sparse as sp
 from numpy.typing import ArrayLike, DTypeLike
 from scipy.sparse.linalg import LinearOperator
 
-from .._row_ranges import run_row_ranges
+from .._runtime.pools import run_row_ranges
 from ._spmm import csr_chain_block, csr_times_dense
 
 #: Columns of a matrix operand multiplied per pass through the factors (the batch stays in cache).

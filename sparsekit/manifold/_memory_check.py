@@ -17,7 +17,7 @@ memory of a fit on 3,000 samples (float64 matrices of ``8 m^2`` bytes):
 
 from __future__ import annotations
 
-from .._memory import check_allocation
+from .._runtime.memory import check_allocation
 from .kernels import CentredKernel, IsomapGeodesicKernel, SpectralNormalizedKernel
 
 
@@ -33,7 +33,7 @@ def fit_bytes(kernel, n: int, m: int) -> int:
 
 
 def check_fit_memory(name: str, kernel, n: int, landmarks) -> None:
-    """Warn or refuse (:func:`sparsekit._memory.check_allocation`) before ``name.fit`` forms
+    """Warn or refuse (:func:`sparsekit._runtime.memory.check_allocation`) before ``name.fit`` forms
     its kernel's matrices on ``n`` samples and the given ``landmarks`` (``None``: all)."""
     m = n if landmarks is None else len(landmarks)
     nbytes = fit_bytes(kernel, n, m)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._row_ranges import run_blocks
-from .._threads import effective_n_jobs
+from .._runtime.pools import run_blocks
+from .._runtime.threads import effective_n_jobs
 from . import _graph_cpu
 
 

@@ -39,6 +39,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from .._base import ClusterMixin, ParamsMixin, TransformerMixin
+from .._runtime.threads import with_n_jobs
 from .._typing import DataLike
 from ..cluster._lloyd import DenseLloyd, best_of_inits, means
 from ..components import resolve
@@ -121,6 +122,7 @@ class _NystromEmbedding(TransformerMixin, ParamsMixin):
         return self.kernel, self.kernel_params
 
     # -- fit / transform --------------------------------------------------------------------
+    @with_n_jobs
     def fit(self: _E, X: DataLike, y: object = None) -> _E:
         """Solve the eigenproblem on ``X`` (or its landmarks) and embed ``X``.
 
@@ -187,6 +189,7 @@ class _NystromEmbedding(TransformerMixin, ParamsMixin):
     def _embed_block(self, X, A):
         return self.kernel_(X) @ A
 
+    @with_n_jobs
     def transform(self, X: DataLike) -> Any:
         """Embed the rows of ``X`` by the Nyström formula.
 
@@ -207,6 +210,7 @@ class _NystromEmbedding(TransformerMixin, ParamsMixin):
         out = self._embed(Xv).astype(Xv.dtype, copy=False)
         return self._wrap_output(out, X)
 
+    @with_n_jobs
     def fit_transform(self, X: DataLike, y: object = None) -> Any:
         """Fit on ``X`` and return its embedding.
 
@@ -263,11 +267,15 @@ class _CommonParams:
         score-based samplers use an RBF kernel with the median bandwidth.
     random_state : int or None
         Seeds the landmark sampler."""
+    n_jobs = """
+    n_jobs : int, optional
+        Threads (Numba, BLAS and the library's pools) of each call, as
+        :func:`sparsekit.thread_limit` (-1: every usable CPU); default: the setting in force."""
     registry = """
     registry : Registry, optional
         Where the sampler (and named kernels) are resolved.
 """
-    doc = landmarks + registry
+    doc = landmarks + n_jobs + registry
     affinity = """
     kernel : str, kernel object or callable, default "rbf"
         A non-negative affinity: a registered kernel name, a kernel object or a function
@@ -322,6 +330,7 @@ class KernelPCA(_NystromEmbedding):
         n_landmarks: int | None = None,
         sampler: str | object = "uniform",
         random_state: int | None = None,
+        n_jobs: int | None = None,
         registry: Registry | None = None,
     ) -> None:
         self.n_components = n_components
@@ -330,6 +339,7 @@ class KernelPCA(_NystromEmbedding):
         self.n_landmarks = n_landmarks
         self.sampler = sampler
         self.random_state = random_state
+        self.n_jobs = n_jobs
         self.registry = registry
 
     def _make_kernel(self):
@@ -362,12 +372,14 @@ class MDS(KernelPCA):
         n_landmarks: int | None = None,
         sampler: str | object = "uniform",
         random_state: int | None = None,
+        n_jobs: int | None = None,
         registry: Registry | None = None,
     ) -> None:
         self.n_components = n_components
         self.n_landmarks = n_landmarks
         self.sampler = sampler
         self.random_state = random_state
+        self.n_jobs = n_jobs
         self.registry = registry
 
     def _make_kernel(self):
@@ -403,7 +415,8 @@ class Isomap(_NystromEmbedding):
         + _CommonParams.landmarks
         + """
     n_jobs : int, optional
-        Threads for the shortest paths.
+        Threads (Numba, BLAS and the library's pools) of each call, as
+        :func:`sparsekit.thread_limit` (-1: every usable CPU); default: the setting in force.
     disconnected : {"connect", "raise"}, default "connect"
         What a disconnected neighbourhood graph does: link every pair of components by its
         shortest link with a warning (scikit-learn's behaviour), or raise ``ValueError``
@@ -475,10 +488,8 @@ class LocallyLinearEmbedding(_NystromEmbedding):
         Neighbours whose barycentric weights reconstruct each point.
     reg : float, default 1e-3
         Regularisation of the local Gram matrices (times their trace)."""
-        + (_CommonParams.landmarks)
-        + """
-    n_jobs : int, optional
-        Threads for the nearest neighbours and the local weights."""
+        + _CommonParams.landmarks
+        + _CommonParams.n_jobs
         + _CommonParams.registry
     )
 
@@ -543,6 +554,7 @@ class SpectralEmbedding(_NystromEmbedding):
         n_landmarks: int | None = None,
         sampler: str | object = "uniform",
         random_state: int | None = None,
+        n_jobs: int | None = None,
         registry: Registry | None = None,
     ) -> None:
         self.n_components = n_components
@@ -552,6 +564,7 @@ class SpectralEmbedding(_NystromEmbedding):
         self.n_landmarks = n_landmarks
         self.sampler = sampler
         self.random_state = random_state
+        self.n_jobs = n_jobs
         self.registry = registry
 
     def _check_method_params(self):
@@ -673,6 +686,7 @@ class SpectralClustering(ClusterMixin, SpectralEmbedding):
         n_landmarks: int | None = None,
         sampler: str | object = "uniform",
         random_state: int | None = None,
+        n_jobs: int | None = None,
         registry: Registry | None = None,
     ) -> None:
         self.n_clusters = n_clusters
@@ -683,6 +697,7 @@ class SpectralClustering(ClusterMixin, SpectralEmbedding):
         self.n_landmarks = n_landmarks
         self.sampler = sampler
         self.random_state = random_state
+        self.n_jobs = n_jobs
         self.registry = registry
 
     def _n_requested(self):
@@ -693,6 +708,7 @@ class SpectralClustering(ClusterMixin, SpectralEmbedding):
         norms = np.linalg.norm(Y, axis=1, keepdims=True)
         return Y / np.where(norms > 0, norms, 1.0)
 
+    @with_n_jobs
     def fit(self, X: DataLike, y: object = None) -> SpectralClustering:
         """Embed ``X``, normalise the rows and run k-means.
 
@@ -721,6 +737,7 @@ class SpectralClustering(ClusterMixin, SpectralEmbedding):
         )
         return self
 
+    @with_n_jobs
     def predict(self, X: DataLike) -> np.ndarray:
         """Assign each row of ``X`` to a cluster.
 

@@ -153,7 +153,7 @@ def default_out(spec: Spec) -> Path:
 
 def machine_info(scheduler=None) -> dict:
     from .. import __version__
-    from .._threads import effective_n_jobs, usable_cpus
+    from .._runtime.threads import effective_n_jobs, usable_cpus
 
     return {
         "sparsekit": __version__,
@@ -555,7 +555,7 @@ def _run_locked(
 
 def _execute(spec, todo, rec, client, allow_pickle, progress, registry=None):
     """Run ``todo`` here (``client`` None) or as Dask tasks, recording each run as it ends."""
-    from .._progress import Progress
+    from .._runtime.progress import Progress
 
     def record(r, status, result, elapsed):
         row = {

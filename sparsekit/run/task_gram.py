@@ -16,8 +16,8 @@ from typing import Any
 
 import numpy as np
 
-from .._memory import check_allocation
 from .._names import did_you_mean
+from .._runtime.memory import check_allocation
 from ._rules import COUNT, one_of, rules
 from .tasks import Task, TaskContext
 

@@ -6,13 +6,13 @@ diagonal is at or below ``thr`` (already in the span of the selection, or select
 get crit = −inf.
 
 The updates are serial ``nogil`` Numba kernels over a range of points, run on ranges from
-several threads by :func:`sparsekit._row_ranges.run_row_ranges` (no ``parallel=True``).
+several threads by :func:`sparsekit._runtime.pools.run_row_ranges` (no ``parallel=True``).
 """
 
 import numpy as np
 from numba import njit
 
-from .._row_ranges import run_row_ranges
+from .._runtime.pools import run_row_ranges
 
 #: fewest points for which a step uses threads (below, a thread hand-off costs more)
 MIN_PARALLEL_ROWS = 4096
@@ -22,7 +22,7 @@ def sketch_step(D, P, c, u, thr, crit, n_jobs=None):
     """D[i] -= c[i] u;  P[i] -= c[i]²;  crit[i] = ‖D[i]‖² / P[i]  (P[i] > thr, else −inf).
 
     D holds (Ψ Ψᵀ − CᵀC) Ξ, the sketched residual Gram rows (poster: M − N). ``n_jobs``:
-    threads (default: :func:`sparsekit._threads.effective_n_jobs`).
+    threads (default: :func:`sparsekit._runtime.threads.effective_n_jobs`).
     """
     run_row_ranges(
         _sketch_rows, D.shape[0], D, P, c, u, thr, crit, n_jobs=n_jobs, min_rows=MIN_PARALLEL_ROWS

@@ -38,8 +38,8 @@ import numbers
 
 import numpy as np
 
-from .._progress import progress
-from .._threads import blas_limit, effective_n_jobs, numba_limit
+from .._runtime.progress import progress
+from .._runtime.threads import blas_limit, effective_n_jobs, numba_limit
 from .._validation import check_scalar
 from ..exceptions import NotPositiveDefiniteError
 from .base import ScoreSampler
@@ -121,7 +121,7 @@ class BLESSSampler(ScoreSampler):
         Oversampling of the dictionary, M_h = ⌈q2 d_h⌉ for the estimated effective dimension d_h.
     n_jobs : int, optional
         Threads streaming the row blocks of K_{rows,J}; default: the library-wide setting
-        (:func:`sparsekit._threads.effective_n_jobs`).
+        (:func:`sparsekit._runtime.threads.effective_n_jobs`).
     mode : {"fixed", "bernoulli"}, default "fixed"
         ``"fixed"`` draws ``n_landmarks`` points ∝ the final scores without replacement.
         ``"bernoulli"`` applies Algorithm 3 to them; they are (1+t)-approximations of the ridge
@@ -172,7 +172,7 @@ class BLESSSampler(ScoreSampler):
 
     def _scores(self, Xp, kernel, lam, rng, n_landmarks=None):
         self._check_constants()
-        n_jobs = effective_n_jobs(self.n_jobs)  # resolved before the limits, which would give 1
+        n_jobs = effective_n_jobs(self.n_jobs)
         with numba_limit(1), blas_limit(1):
             scores = bless_scores(
                 Xp, kernel, float(lam), float(self.q), float(self.q1), float(self.q2), rng, n_jobs

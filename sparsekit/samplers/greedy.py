@@ -37,12 +37,12 @@ from typing import Any
 
 import numpy as np
 
-from .._memory import check_allocation, dense_gram_bytes
-from .._progress import iterate
 from .._random_features import random_fourier_map
-from .._row_ranges import run_blocks
-from .._small_blas import one_blas_thread
-from .._threads import effective_n_jobs
+from .._runtime.memory import check_allocation, dense_gram_bytes
+from .._runtime.pools import run_blocks
+from .._runtime.progress import iterate
+from .._runtime.small_blas import one_blas_thread
+from .._runtime.threads import effective_n_jobs
 from .._typing import RandomStateLike
 from .._validation import check_random_state, check_scalar
 from ._greedy_cpu import exact_step, sketch_step
@@ -83,7 +83,7 @@ def greedy_sketch_select(
     crit = np.where(P > thr, np.einsum("ij,ij->i", D, D) / np.where(P > thr, P, 1.0), -np.inf)
     C = np.zeros((n_select, n))
     chosen = []
-    n_jobs = effective_n_jobs()  # resolved before the BLAS limit, which would lower it to 1
+    n_jobs = effective_n_jobs()
     with one_blas_thread():  # a step's products are matrix-vector products
         for k in range(n_select):
             j = _pick(crit, rng)

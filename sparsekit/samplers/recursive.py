@@ -35,9 +35,9 @@ import numbers
 import numpy as np
 from scipy.linalg import eigvalsh
 
-from .._progress import progress
-from .._row_ranges import run_blocks
-from .._threads import blas_limit, effective_n_jobs, numba_limit
+from .._runtime.pools import run_blocks
+from .._runtime.progress import progress
+from .._runtime.threads import blas_limit, effective_n_jobs, numba_limit
 from .._validation import check_scalar
 from ._rls_cpu import cholesky_upper, inverse_upper, quadratic_rows
 from .base import ScoreSampler
@@ -137,8 +137,7 @@ class RecursiveRLSSampler(ScoreSampler):
         uses its ``n_landmarks`` (in Bernoulli mode without a cap: ``level_size`` or ⌈√n⌉).
     n_jobs : int, optional
         Threads streaming the row blocks of K_{level,S}; default: the library-wide setting
-        (:func:`sparsekit._threads.effective_n_jobs`: Numba's thread count, the threadpoolctl
-        BLAS limit, the usable CPUs).
+        (:func:`sparsekit.thread_limit`, else every usable CPU).
     mode : {"fixed", "bernoulli"}, default "fixed"
         ``"fixed"`` is the last level of Musco & Musco's algorithm (s points ∝ scores, without
         replacement). ``"bernoulli"`` applies Algorithm 3 to the last-level scores, which are
@@ -185,7 +184,7 @@ class RecursiveRLSSampler(ScoreSampler):
             s = int(self.level_size)
         else:
             s = math.isqrt(n - 1) + 1
-        n_jobs = effective_n_jobs(self.n_jobs)  # resolved before the limits, which would give 1
+        n_jobs = effective_n_jobs(self.n_jobs)
         # the small factorizations on one thread; row blocks run on n_jobs threads
         with numba_limit(1), blas_limit(1):
             scores = recursive_scores(Xp, kernel, s, lam, rng, n_jobs)

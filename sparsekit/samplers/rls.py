@@ -34,11 +34,13 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .._memory import check_allocation, dense_gram_bytes
-from .._progress import progress, tracked
-from .._row_ranges import run_blocks
-from .._small_blas import THREADED_FACTOR_MIN_ROWS  # exact RLS factors below it on one thread
-from .._threads import blas_limit, effective_n_jobs, numba_limit
+from .._runtime.memory import check_allocation, dense_gram_bytes
+from .._runtime.pools import run_blocks
+from .._runtime.progress import progress, tracked
+from .._runtime.small_blas import (
+    THREADED_FACTOR_MIN_ROWS,  # exact RLS factors below it on one thread
+)
+from .._runtime.threads import blas_limit, effective_n_jobs, numba_limit
 from .._typing import RandomStateLike
 from .._validation import check_random_state, check_scalar
 from . import _draw
@@ -128,7 +130,7 @@ def dac_rls(
 
     Each sample gets the exact ridge leverage score of its own block with the global ``lam``.
     The blocks are independent: ``n_jobs`` threads each evaluate and factor whole blocks
-    (:func:`sparsekit._row_ranges.run_blocks`), so at most ``n_jobs`` blocks are alive.
+    (:func:`sparsekit._runtime.pools.run_blocks`), so at most ``n_jobs`` blocks are alive.
 
     Parameters
     ----------
@@ -246,8 +248,7 @@ class TwoPassRLSSampler(ScoreSampler):
         Θ(n m²)). Capped at n.
     n_jobs : int, optional
         Threads streaming the row blocks; default: the library-wide setting
-        (:func:`sparsekit._threads.effective_n_jobs`: Numba's thread count, the threadpoolctl
-        BLAS limit, the usable CPUs).
+        (:func:`sparsekit.thread_limit`, else every usable CPU).
     mode : {"fixed"}, default "fixed"
         The Bernoulli rule is refused: these scores are under-estimates (l̂_i ≤ l_i), and
         Algorithm 3 (Cherfaoui 2022, PhD thesis, §3.2) needs over-estimates.
@@ -347,8 +348,7 @@ class DACRLSSampler(ScoreSampler):
         §3.2, leaves the partition open); the last chunk holds the remainder.
     n_jobs : int, optional
         Worker threads factoring blocks; default: the library-wide setting
-        (:func:`sparsekit._threads.effective_n_jobs`: Numba's thread count, the threadpoolctl
-        BLAS limit, the usable CPUs). Each block
+        (:func:`sparsekit.thread_limit`, else every usable CPU). Each block
         runs on one thread with single-threaded BLAS (threads of a pool and of BLAS would
         otherwise compete for the cores); ``1`` runs the blocks one after the other.
     mode : {"fixed", "bernoulli"}, default "fixed"

@@ -2,7 +2,7 @@
 
 Layout: signals are rows here (``Yt`` is ``Y.T``, ``C`` holds one correlation vector per row),
 so that every signal's data is contiguous. Every batch kernel is serial and takes a row range
-``lo, hi`` first; :func:`sparsekit._row_ranges.run_row_ranges` calls it on ranges of signals from
+``lo, hi`` first; :func:`sparsekit._runtime.pools.run_row_ranges` calls it on ranges of signals from
 several threads (the kernels release the GIL). One compiled function per kernel and dtype, no
 ``parallel=True``, and no allocation or slice assignment inside the kernels (work arrays come
 from the caller, one set per row range): this keeps the first call's compile short. The component

@@ -14,9 +14,9 @@ import threading
 
 import numpy as np
 
-from .._row_ranges import run_blocks
-from .._small_blas import is_skinny, one_blas_thread
-from .._threads import effective_n_jobs
+from .._runtime.pools import run_blocks
+from .._runtime.small_blas import is_skinny, one_blas_thread
+from .._runtime.threads import effective_n_jobs
 
 #: bytes of correlations one block of signals holds: enough rows for an efficient GEMM, few
 #: enough that the block is still in cache when the solver's kernel reads it (measured on
@@ -71,7 +71,7 @@ def run_correlation_blocks(solve_block, Yt, D, *, scratch=None, n_jobs=None, sig
     blocks for the threads to share when the signals are few; blocks start at multiples of
     :data:`BLOCK_ALIGN` rows, and a last block of one signal joins the previous one (alone,
     its product would be a GEMV). The threads take the blocks one at a time, each the next one
-    left (:func:`sparsekit._row_ranges.run_blocks`, the calling thread included), so they
+    left (:func:`sparsekit._runtime.pools.run_blocks`, the calling thread included), so they
     finish together. ``scratch``, when given, is called once per thread and returns the work
     arrays appended to the call.
 
@@ -93,7 +93,7 @@ def run_correlation_blocks(solve_block, Yt, D, *, scratch=None, n_jobs=None, sig
     scratch : callable, optional
         Returns a tuple of work arrays (one set per thread).
     n_jobs : int, optional
-        Threads (default: :func:`sparsekit._threads.effective_n_jobs`).
+        Threads (default: :func:`sparsekit._runtime.threads.effective_n_jobs`).
     signals : bool, default False
         Also pass each block's signals to ``solve_block``.
     """

@@ -39,8 +39,8 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from .._base import ParamsMixin
-from .._memory import check_allocation
-from .._small_blas import one_blas_thread
+from .._runtime.memory import check_allocation
+from .._runtime.small_blas import one_blas_thread
 from .._validation import check_array, check_scalar
 from . import _cpu
 from ._driver import run_correlation_steps
@@ -827,7 +827,7 @@ def floor_of(y_sq, dtype):
 
 
 def check_gram_memory(problem, name, has_residual_form):
-    """Refuse (:class:`~sparsekit._memory.InsufficientMemoryError`, naming what to pass
+    """Refuse (:class:`~sparsekit._runtime.memory.InsufficientMemoryError`, naming what to pass
     instead) or warn before building a Gram matrix ``D.T @ D`` larger than
     ``GRAM_AUTO_MAX_BYTES`` that would not fit the available memory."""
     n = problem.n_atoms

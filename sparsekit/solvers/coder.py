@@ -18,7 +18,8 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from .._base import ParamsMixin, TransformerMixin
-from .._memory import check_allocation
+from .._runtime.memory import check_allocation
+from .._runtime.threads import with_n_jobs
 from .._typing import DataLike
 from .._validation import check_array
 from ..components import check_result, resolve
@@ -54,6 +55,9 @@ class SparseCoder(TransformerMixin, ParamsMixin):
         ``1e-77`` (``4e9``, ``2e-10`` in float32): the solver rescales those and builds the
         Gram matrix of the rescaled atoms. True with a Gram matrix beyond the available
         memory raises ``InsufficientMemoryError`` (pass False).
+    n_jobs : int, optional
+        Threads (Numba, BLAS and the library's pools) of each call, as
+        :func:`sparsekit.thread_limit` (-1: every usable CPU); default: the setting in force.
     registry : Registry, optional
         Where to resolve ``solver`` (default: the process-wide registry).
 
@@ -95,12 +99,14 @@ class SparseCoder(TransformerMixin, ParamsMixin):
         solver: str | object = "omp",
         solver_params: dict[str, Any] | None = None,
         precompute_gram: bool | str = "auto",
+        n_jobs: int | None = None,
         registry: Registry | None = None,
     ) -> None:
         self.dictionary = dictionary
         self.solver = solver
         self.solver_params = solver_params
         self.precompute_gram = precompute_gram
+        self.n_jobs = n_jobs
         self.registry = registry
 
     @property
@@ -120,6 +126,7 @@ class SparseCoder(TransformerMixin, ParamsMixin):
                 "dictionary column"
             )
 
+    @with_n_jobs
     def fit(self, X: DataLike, y: object = None) -> SparseCoder:
         """Validate ``X`` against the dictionary, resolve the solver and precompute the Gram matrix.
 
@@ -164,6 +171,7 @@ class SparseCoder(TransformerMixin, ParamsMixin):
         self.gram_ = np.ascontiguousarray(atoms @ atoms.T) if use_gram else None
         return self
 
+    @with_n_jobs
     def solve(self, X: DataLike) -> SparseResult:
         """Run the solver on the rows of ``X``.
 
@@ -200,6 +208,7 @@ class SparseCoder(TransformerMixin, ParamsMixin):
         )
         return check_result("solver", solver, result, registry=self.registry)
 
+    @with_n_jobs
     def transform(self, X: DataLike, y: object = None) -> Any:
         """Compute the sparse codes of the rows of ``X``.
 

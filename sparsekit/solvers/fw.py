@@ -45,7 +45,7 @@ import numbers
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .._row_ranges import run_row_ranges
+from .._runtime.pools import run_row_ranges
 from .._validation import check_array, check_option, check_positive, check_scalar
 from . import _cpu
 from .base import Codes, Solver, check_tol, ldexp_param, nan_rows

@@ -20,7 +20,7 @@ from typing import Literal
 
 import numpy as np
 
-from .._row_ranges import run_row_ranges
+from .._runtime.pools import run_row_ranges
 from . import _cpu
 from .base import Codes, Solver, ldexp_param
 

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._row_ranges import run_row_ranges
+from .._runtime.pools import run_row_ranges
 from . import _cpu
 from .base import Codes, Solver, ldexp_param
 

@@ -39,7 +39,7 @@ from typing import Literal
 
 import numpy as np
 
-from .._row_ranges import run_row_ranges
+from .._runtime.pools import run_row_ranges
 from . import _cpu
 from ._driver import run_correlation_blocks
 from .base import Codes, Solver, floor_of, ldexp_param, row_sq_norms, scatter_into

@@ -8,7 +8,6 @@ The samples are validated and prepared once, as one pooled set
 
 from __future__ import annotations
 
-import contextlib
 import copy
 import math
 import numbers
@@ -173,15 +172,6 @@ def freeze_bandwidth(kernel, data):
     else:
         kernel.fit(data)
     return kernel
-
-
-def threads(n_jobs):
-    """``thread_limit(effective_n_jobs(n_jobs))`` when ``n_jobs`` is given, else no change."""
-    if n_jobs is None:
-        return contextlib.nullcontext()
-    from .._threads import effective_n_jobs, thread_limit
-
-    return thread_limit(effective_n_jobs(n_jobs))
 
 
 def pooled_n_landmarks(n_landmarks, n_max: int, n_pool: int) -> int:

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from .._progress import iterate
+from .._runtime.progress import iterate
 from .._typing import DataLike, RandomStateLike
 from .._validation import check_option, check_random_state, check_scalar
 from ._data import take_rows

@@ -14,7 +14,7 @@ S_BB = Σ_ij k(z_i, z_j), S_AB = Σ_ij k(x_i, z_j):
 The symmetric sums are taken over the upper block triangle (each off-diagonal block counted
 twice), so the kernel is evaluated on n²/2 + m²/2 + n m pairs. With the library's vector kernels
 on the CPU the blocks are square tiles evaluated on the block pool
-(:func:`sparsekit._row_ranges.run_blocks`: each tile on one thread and one BLAS thread, the
+(:func:`sparsekit._runtime.pools.run_blocks`: each tile on one thread and one BLAS thread, the
 threads taking the next tile as they finish); each tile is reduced to its float64 sum and the
 sums are added in the tiles' order, so the statistic does not depend on the thread count. The
 library's RBF kernel on dense data sums each tile strip by strip in cache without writing it out
@@ -29,10 +29,11 @@ from typing import Any
 
 import numpy as np
 
+from .._runtime.threads import n_jobs_limit
 from .._typing import DataLike
 from ..components import resolve
 from ..registry import Registry
-from ._data import Pooled, take_rows, threads
+from ._data import Pooled, take_rows
 from ._rbf_tiles import fused_rbf
 
 #: Bytes of one Gram block (its rows times all the columns it is computed against).
@@ -144,7 +145,7 @@ def _pooled(kernel, data, n_entries: int) -> bool:
 def block_sums(kernel, data, blocks, pooled: bool = False) -> np.ndarray:
     """The weighted float64 sums of the Gram ``blocks`` (see :func:`_block_sum`), in order.
 
-    With ``pooled``, the threads of :func:`sparsekit._row_ranges.run_blocks` take the blocks
+    With ``pooled``, the threads of :func:`sparsekit._runtime.pools.run_blocks` take the blocks
     as they finish (the largest first), each on one thread and one BLAS thread, the kernel
     writing into one work array per thread; otherwise the calling thread evaluates them in
     order. The blocks are cut from the shapes and ``max_memory`` only, never from the thread
@@ -165,7 +166,7 @@ def block_sums(kernel, data, blocks, pooled: bool = False) -> np.ndarray:
         for i, block in enumerate(blocks):
             out[i] = _block_sum(kernel, data, block, cols[i])
         return out
-    from .._row_ranges import run_blocks
+    from .._runtime.pools import run_blocks
 
     size = max(_entries(block) for block in blocks)
     local = threading.local()
@@ -185,7 +186,7 @@ def block_sums(kernel, data, blocks, pooled: bool = False) -> np.ndarray:
 def _fused_sums(fused, blocks) -> np.ndarray:
     """The weighted sums of the square ``blocks`` (counts once or twice) of the RBF kernel,
     each tile summed strip by strip in cache (:mod:`._rbf_tiles`) on the block pool."""
-    from .._row_ranges import run_blocks
+    from .._runtime.pools import run_blocks
 
     out = np.empty(len(blocks))
     size = fused.work_size(blocks)
@@ -273,7 +274,7 @@ def _run(X, Y, kernel, kernel_params, max_memory, n_jobs, unbiased, registry):
             f"the unbiased MMD² needs at least two points per sample (got {n} and {m}); "
             "use mmd2_biased for single points"
         )
-    with threads(n_jobs):
+    with n_jobs_limit(n_jobs):
         sums = kernel_sums(pool, 0, 1, max_memory)
     return u_statistic(sums, n, m) if unbiased else v_statistic(sums, n, m)
 

@@ -28,11 +28,12 @@ from typing import Any
 
 import numpy as np
 
+from .._runtime.threads import n_jobs_limit
 from .._typing import DataLike, RandomStateLike
 from .._validation import check_option, check_random_state, check_scalar
 from ..components import resolve
 from ..registry import Registry
-from ._data import Pooled, take_rows, threads
+from ._data import Pooled, take_rows
 from .exact import kernel_sums, v_statistic
 
 LINEAR_METHODS = ("paired", "subsample")
@@ -173,7 +174,7 @@ def mmd2_linear(
     method = check_option(method, "method", LINEAR_METHODS)
     kernel = resolve("kernel", kernel, kernel_params, registry=registry)
     pool = Pooled([X, Y], kernel, names=["X", "Y"])
-    with threads(n_jobs):
+    with n_jobs_limit(n_jobs):
         if method == "paired":
             return float(linear_terms(pool, 0, 1).mean())
         return subsample_statistic(pool, 0, 1, check_random_state(random_state))
@@ -214,7 +215,7 @@ def mmd2_block(
     """
     kernel = resolve("kernel", kernel, kernel_params, registry=registry)
     pool = Pooled([X, Y], kernel, names=["X", "Y"])
-    with threads(n_jobs):
+    with n_jobs_limit(n_jobs):
         return float(block_values(pool, 0, 1, block_size).mean())
 
 

@@ -39,13 +39,14 @@ from typing import Any
 import numpy as np
 
 from .._base import ParamsMixin
-from .._small_blas import one_blas_thread
+from .._runtime.small_blas import is_skinny, one_blas_thread
+from .._runtime.threads import n_jobs_limit
 from .._typing import DataLike, RandomStateLike
 from .._validation import check_random_state, check_scalar
 from ..components import resolve
 from ..registry import Registry
 from ..samplers.lam import check_lam
-from ._data import Pooled, merged_sq_norm, pooled_n_landmarks, support, threads
+from ._data import Pooled, merged_sq_norm, pooled_n_landmarks, support
 
 #: Bytes of one row block of K(x, S) when summing it per sample: an eighth of K(x, S) of the
 #: pool within these bounds. Blocks of one size reuse one buffer, K(x, S) of the whole pool is
@@ -90,15 +91,18 @@ def landmark_sums(ny, pool: Pooled) -> np.ndarray:
             for r0 in range(0, pool.n, step)
         )
     ones = None
-    for rows, Kb in blocks:
-        if ones is None or len(ones) < len(Kb):
-            ones = np.ones(len(Kb))
-        Kb = np.asarray(Kb, dtype=np.float64)  # float32 blocks are summed in float64
-        with one_blas_thread():  # only the products: the kernel blocks run their own threads
-            for i in range(len(pool.sizes)):
-                a, b = max(rows.start, int(off[i])), min(rows.stop, int(off[i + 1]))
-                if a < b:  # a matrix-vector product (BLAS), much faster than .sum(axis=0)
-                    sums[i] += ones[: b - a] @ Kb[a - rows.start : b - rows.start]
+    # few landmarks: every product of the loop (the blocks' K(x, S) too) is skinny, so one
+    # limit is taken around the loop instead of one per product
+    with one_blas_thread(is_skinny(sums.shape[1])):
+        for rows, Kb in blocks:
+            if ones is None or len(ones) < len(Kb):
+                ones = np.ones(len(Kb))
+            Kb = np.asarray(Kb, dtype=np.float64)  # float32 blocks are summed in float64
+            with one_blas_thread():  # the sums are matrix-vector products
+                for i in range(len(pool.sizes)):
+                    a, b = max(rows.start, int(off[i])), min(rows.stop, int(off[i + 1]))
+                    if a < b:  # a matrix-vector product (BLAS), much faster than .sum(axis=0)
+                        sums[i] += ones[: b - a] @ Kb[a - rows.start : b - rows.start]
     return sums
 
 
@@ -203,7 +207,7 @@ class NystromMMD(ParamsMixin):
         s = pooled_n_landmarks(self.n_landmarks, max(pool.sizes), pool.n)
         seed = self.random_state if random_state is None else random_state
         off = pool.offsets
-        with threads(self.n_jobs):
+        with n_jobs_limit(self.n_jobs):
             ny = fit_nystroem(pool, sampler, s, check_random_state(seed), self.registry)
             if features:
                 Phi = np.asarray(ny._features(pool.data), dtype=np.float64)
@@ -237,7 +241,7 @@ class NystromMMD(ParamsMixin):
                 "features_: this NystromMMD is not fitted yet: call fit(*samples) first"
             )
         if self._phi is None:
-            with threads(self.n_jobs):
+            with n_jobs_limit(self.n_jobs):
                 self._phi = np.asarray(self.nystroem_._features(self._pool_data), dtype=np.float64)
         return self._phi
 

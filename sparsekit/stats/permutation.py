@@ -31,12 +31,13 @@ from typing import Any
 
 import numpy as np
 
-from .._small_blas import is_skinny, one_blas_thread
+from .._runtime.small_blas import is_skinny, one_blas_thread
+from .._runtime.threads import n_jobs_limit
 from .._typing import DataLike, RandomStateLike
 from .._validation import check_option, check_random_state, check_scalar
 from ..components import resolve
 from ..registry import Registry
-from ._data import Pooled, take_rows, threads
+from ._data import Pooled, take_rows
 from .exact import _block_step
 from .nystrom import NystromMMD
 from .rff import check_rff_kernel, rff_features
@@ -225,7 +226,7 @@ def permutation_test(
     n_a, n = pool.sizes[0], pool.n
     if min(pool.sizes) < 1:
         raise ValueError("both samples need at least one point")
-    with threads(n_jobs):
+    with n_jobs_limit(n_jobs):
         if method == "nystrom":
             est = NystromMMD(
                 kernel=pool.kernel,

@@ -15,11 +15,12 @@ from typing import Any
 
 import numpy as np
 
+from .._runtime.threads import n_jobs_limit
 from .._typing import DataLike, RandomStateLike
 from .._validation import check_random_state, check_scalar
 from ..components import resolve
 from ..registry import Registry
-from ._data import Pooled, default_n_landmarks, kernel_name, threads
+from ._data import Pooled, default_n_landmarks, kernel_name
 
 RFF_KERNELS = ("rbf", "laplacian")
 
@@ -101,7 +102,7 @@ def mmd2_rff(
     kernel = resolve("kernel", kernel, kernel_params, registry=registry)
     check_rff_kernel(kernel)
     pool = Pooled([X, Y], kernel, names=["X", "Y"])
-    with threads(n_jobs):
+    with n_jobs_limit(n_jobs):
         Psi, _ = rff_features(pool, n_frequencies, random_state)
     n = pool.sizes[0]
     diff = Psi[:n].mean(axis=0) - Psi[n:].mean(axis=0)

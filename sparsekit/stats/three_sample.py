@@ -25,11 +25,12 @@ from typing import Any
 
 import numpy as np
 
+from .._runtime.threads import n_jobs_limit
 from .._typing import DataLike, RandomStateLike
 from .._validation import check_option, check_random_state, check_scalar
 from ..components import resolve
 from ..registry import Registry
-from ._data import Pooled, threads
+from ._data import Pooled
 from .exact import kernel_sums, u_statistic, v_statistic
 from .linear import block_values, linear_terms, subsample_statistic
 from .nystrom import NystromMMD
@@ -182,7 +183,7 @@ def three_sample_test(
         resolve("kernel", kernel, kernel_params, registry=registry),
         names=["X", "Z", "W"],
     )
-    with threads(n_jobs):
+    with n_jobs_limit(n_jobs):
         stat = PairStatistic(method, pool, options, registry).fit(check_random_state(random_state))
         d_x, d_z = stat.value(0, 2), stat.value(1, 2)
     return ThreeSampleResult(bool(d_x <= d_z), d_x, d_z, method)
@@ -264,7 +265,7 @@ def three_sample_error(
         for _ in range(reps):
             W, X, Z = sample_x(n, rng), sample_x(n, rng), sample_z(n, rng)
             pool = Pooled([X, Z, W], resolve("kernel", base_kernel), names=["X", "Z", "W"])
-            with threads(n_jobs):
+            with n_jobs_limit(n_jobs):
                 exact_xz = (
                     _sqrt0(v_statistic(kernel_sums(pool, 0, 1), n, n)) if with_exact else np.nan
                 )

@@ -9,7 +9,7 @@ import pytest
 import sparsekit.cluster._lloyd as lloyd
 import sparsekit.cluster.kernel_kmeans as kkm
 from sparsekit import KernelKMeans
-from sparsekit._threads import blas_limit, blas_threads
+from sparsekit._runtime.threads import blas_limit, blas_threads
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])

@@ -8,7 +8,7 @@ import pytest
 
 import sparsekit.cluster._exact as exact
 from sparsekit import KernelKMeans, thread_limit
-from sparsekit._threads import blas_limit, blas_threads
+from sparsekit._runtime.threads import blas_limit, blas_threads
 from sparsekit.kernels.base import Kernel
 
 

@@ -389,7 +389,7 @@ def _memory_for(memory, nbytes):
 
 
 def test_exact_memory_check_counts_one_gram_for_a_vector_kernel(blobs, monkeypatch):
-    import sparsekit._memory as memory
+    import sparsekit._runtime.memory as memory
 
     n = len(blobs)
     reference = KernelKMeans(5, kernel="linear", method="exact", random_state=0).fit(blobs)
@@ -405,7 +405,7 @@ def test_exact_memory_check_counts_one_gram_for_a_vector_kernel(blobs, monkeypat
 
 
 def test_exact_memory_check_counts_the_float32_gram_and_its_float64_copy(blobs, monkeypatch):
-    import sparsekit._memory as memory
+    import sparsekit._runtime.memory as memory
 
     X = blobs.astype(np.float32)
     n = len(X)
@@ -418,7 +418,7 @@ def test_exact_memory_check_counts_the_float32_gram_and_its_float64_copy(blobs, 
 
 
 def test_exact_memory_check_counts_the_copy_of_a_graph_kernel_gram(monkeypatch):
-    import sparsekit._memory as memory
+    import sparsekit._runtime.memory as memory
     from tests.stats.conftest import random_graphs
 
     rng = np.random.default_rng(0)

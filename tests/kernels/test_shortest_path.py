@@ -672,7 +672,7 @@ def test_a_gram_too_large_for_memory_is_refused_before_it_is_formed(monkeypatch)
     with the available memory patched below 8 n m bytes (the oracle: the size of the matrix)
     the call raises InsufficientMemoryError naming blocks() instead of forming it."""
     monkeypatch.setattr("sparsekit.kernels.base.GRAM_CHECK_MIN_BYTES", 0)
-    from sparsekit import _memory
+    from sparsekit._runtime import memory as _memory
 
     graphs = graph_collection(seed=1, n_graphs=12)
     kernel = ShortestPathKernel()

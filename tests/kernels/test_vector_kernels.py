@@ -348,7 +348,7 @@ def test_rbf_gram_of_x_in_row_blocks_equals_scikit_learn_with_an_exact_diagonal(
 
 def test_threaded_exp_branch_equals_scikit_learn(rng):
     # >= 2 * EXP_ENTRIES_PER_THREAD entries: the exponentials are spread over a pool of threads
-    from sparsekit._threads import thread_limit
+    from sparsekit._runtime.threads import thread_limit
     from sparsekit.kernels import _cpu
 
     X, Y = rng.normal(size=(409, 5)), rng.normal(size=(401, 5))  # > 2 * 65,536 entries
@@ -366,7 +366,7 @@ def test_threaded_exp_branch_equals_scikit_learn(rng):
 def test_rbf_gram_of_x_from_one_triangle_equals_scikit_learn(dtype, rtol, rng, monkeypatch):
     # the whole Gram of X with itself: the upper triangle in strips (product, distances, exp),
     # each copied below; 700 rows make several strips (the last one shorter) in both dtypes
-    from sparsekit._threads import thread_limit
+    from sparsekit._runtime.threads import thread_limit
     from sparsekit.kernels import _sym_gram, rbf
 
     monkeypatch.setattr(rbf, "SYM_STRIPS_MIN_ROWS", 700)  # the strips from 700 rows on
@@ -410,7 +410,7 @@ def test_a_gram_too_large_for_memory_is_refused_before_any_allocation(monkeypatc
     InsufficientMemoryError (a MemoryError) naming the size and the way out (blocks, Nystroem)
     before NumPy's allocator fails ("Unable to allocate 298 GiB"); oracle: the size
     n * m * 8 bytes, and the guard's 90 % rule against a fixed available memory."""
-    from sparsekit import _memory
+    from sparsekit._runtime import memory as _memory
 
     monkeypatch.setattr(_memory, "available_memory", lambda: 16 * 2**30)
     X = np.zeros((200_000, 2))
@@ -437,7 +437,7 @@ def test_a_gram_above_half_the_memory_warns_and_out_skips_the_check(monkeypatch)
     module's rule); a caller-provided ``out`` allocates nothing, so nothing is checked.
     Oracle: the sizes 40 x 30 x 8 bytes against the patched available memory."""
     monkeypatch.setattr("sparsekit.kernels.base.GRAM_CHECK_MIN_BYTES", 0)
-    from sparsekit import _memory
+    from sparsekit._runtime import memory as _memory
 
     X, Y = np.ones((40, 2)), np.ones((30, 2))
     monkeypatch.setattr(_memory, "available_memory", lambda: int(40 * 30 * 8 / 0.7))
@@ -453,7 +453,7 @@ def test_a_small_gram_does_not_read_the_available_memory(monkeypatch):
     """The guard's cost (reading /proc and cgroup files) is paid only from GRAM_CHECK_MIN_BYTES
     on: a small Gram never asks, a large one does (oracle: a patched available_memory that
     records its calls)."""
-    from sparsekit import _memory
+    from sparsekit._runtime import memory as _memory
     from sparsekit.kernels import base
 
     calls = []
@@ -542,7 +542,7 @@ def test_coinciding_rows_of_x_and_y_give_at_most_one(name, sparse, rng):
 def test_exp_of_a_large_block_on_one_thread(rng):
     """A block of >= 2 * EXP_ENTRIES_PER_THREAD entries under a limit of one thread takes the
     one-thread branch of ``exp_inplace``. Oracle: NumPy's exp, and scikit-learn's kernel."""
-    from sparsekit._threads import thread_limit
+    from sparsekit._runtime.threads import thread_limit
     from sparsekit.kernels import _cpu
 
     A = rng.normal(size=(433, 311))

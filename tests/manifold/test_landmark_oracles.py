@@ -203,7 +203,7 @@ def test_memory_check_counts_the_landmark_matrices(monkeypatch, roll, make, need
     assert seen == [need(n, m)]
     # with room for the landmark fit only, it runs and the full fit is refused
     monkeypatch.setattr(_memory_check, "check_allocation", real)
-    monkeypatch.setattr("sparsekit._memory.available_memory", lambda: 2 * need(n, m) + 1)
+    monkeypatch.setattr("sparsekit._runtime.memory.available_memory", lambda: 2 * need(n, m) + 1)
     make(m).fit(X)
     with pytest.raises(MemoryError, match="n_landmarks"):
         make(None).fit(X)

@@ -13,7 +13,7 @@ import scipy.spatial
 from scipy.sparse.csgraph import dijkstra
 
 import sparsekit
-from sparsekit import _memory
+from sparsekit._runtime import memory as _memory
 from sparsekit.exceptions import NotFittedError
 from sparsekit.kernels import RBFKernel
 from sparsekit.manifold import Isomap, LocallyLinearEmbedding, _graph_cpu

@@ -76,7 +76,7 @@ def test_task_names_the_missing_data_key():
 
 
 def test_gram_task_memory_error_names_its_matrices(monkeypatch):
-    from sparsekit import _memory
+    from sparsekit._runtime import memory as _memory
 
     monkeypatch.setattr(_memory, "available_memory", lambda *a, **k: 1000)
     X = np.random.default_rng(0).random((40, 3))

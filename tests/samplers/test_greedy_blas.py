@@ -6,7 +6,7 @@ import pytest
 
 import sparsekit
 import sparsekit.samplers.greedy as greedy
-from sparsekit._threads import blas_limit, blas_threads
+from sparsekit._runtime.threads import blas_limit, blas_threads
 
 
 @pytest.mark.parametrize("approximate,cache_gram", [(True, False), (False, False), (False, True)])

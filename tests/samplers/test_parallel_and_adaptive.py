@@ -112,7 +112,7 @@ def test_exact_rls_factors_small_grams_on_one_blas_thread(monkeypatch, n, thread
     panel when another process holds a core); from the threshold on, BLAS keeps its threads."""
     from threadpoolctl import threadpool_info
 
-    from sparsekit._threads import blas_limit
+    from sparsekit._runtime.threads import blas_limit
 
     seen = []
     original = rls_module.rls_from_gram

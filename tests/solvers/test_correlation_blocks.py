@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from sklearn.linear_model import orthogonal_mp_gram
 
-from sparsekit._threads import thread_limit
+from sparsekit._runtime.threads import thread_limit
 from sparsekit.solvers import _driver
 from sparsekit.solvers.mp import MatchingPursuit
 from sparsekit.solvers.omp import OMP
@@ -81,7 +81,7 @@ def test_a_small_gram_is_built_on_one_blas_thread(monkeypatch):
     """Threaded BLAS would leave its threads spinning while the solver's pool runs."""
     from contextlib import contextmanager
 
-    from sparsekit._threads import blas_threads
+    from sparsekit._runtime.threads import blas_threads
     from sparsekit.solvers import base
 
     asked = []

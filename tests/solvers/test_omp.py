@@ -254,7 +254,7 @@ def test_a_gram_matrix_beyond_the_memory_is_refused_with_what_to_pass(monkeypatc
     available the solve refuses before allocating it (``InsufficientMemoryError``, a
     ``MemoryError``) and names what to pass instead; it ran into NumPy's allocation failure
     (or the out-of-memory killer) with no hint."""
-    from sparsekit import _memory
+    from sparsekit._runtime import memory as _memory
 
     monkeypatch.setattr(_memory, "available_memory", lambda **kw: 64 * 2**20)
     rng = np.random.default_rng(0)
@@ -266,7 +266,7 @@ def test_a_gram_matrix_beyond_the_memory_is_refused_with_what_to_pass(monkeypatc
 def test_sparse_coder_precompute_gram_beyond_the_memory_is_refused(monkeypatch):
     """``SparseCoder(precompute_gram=True)`` with 9,000 atoms and 64 MiB available refuses in
     ``fit`` and names ``precompute_gram=False``."""
-    from sparsekit import _memory
+    from sparsekit._runtime import memory as _memory
     from sparsekit.solvers.coder import SparseCoder
 
     monkeypatch.setattr(_memory, "available_memory", lambda **kw: 64 * 2**20)

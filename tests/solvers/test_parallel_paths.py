@@ -57,21 +57,21 @@ def test_parallel_batch_equals_serial_single(problem, make):
 def test_thread_count_does_not_change_the_result(problem, make, monkeypatch):
     """Every signal is solved by one thread, so 1 or 2 threads give identical bits; the
     2-thread run really splits the signals over ranges (counted through the kernel calls)."""
-    from sparsekit import _row_ranges
-    from sparsekit._threads import thread_limit
+    from sparsekit._runtime import pools as _pools
+    from sparsekit._runtime.threads import thread_limit
 
     D, Y = problem
     with thread_limit(1):
         one = make().solve(D, Y)
     submitted = []
-    real_pool = _row_ranges._pool
+    real_pool = _pools._pool
 
     def pool(n):
         p = real_pool(n)
         submitted.append(n)
         return p
 
-    monkeypatch.setattr(_row_ranges, "_pool", pool)
+    monkeypatch.setattr(_pools, "_pool", pool)
     with thread_limit(2):
         two = make().solve(D, Y)
     assert submitted and submitted[0] == 2
@@ -84,7 +84,7 @@ def test_row_range_pool_works_in_a_forked_child(problem):
     """The pool's threads do not survive a fork: the child starts its own pool (no hang)."""
     import multiprocessing as mp
 
-    from sparsekit._threads import thread_limit
+    from sparsekit._runtime.threads import thread_limit
 
     D, Y = problem
     with thread_limit(2):
@@ -96,7 +96,7 @@ def test_row_range_pool_works_in_a_forked_child(problem):
 
 
 def _solve_in_child(D, Y):
-    from sparsekit._threads import thread_limit
+    from sparsekit._runtime.threads import thread_limit
 
     with thread_limit(2):
         return OMP(n_nonzero_coefs=4).solve(D, Y).coef

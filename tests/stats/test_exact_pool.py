@@ -29,7 +29,7 @@ def brute(KA, KB, KAB, unbiased):
 @pytest.fixture
 def pooled(monkeypatch):
     """Every input large enough for the pool; the calls to ``run_blocks`` are counted."""
-    import sparsekit._row_ranges as rr
+    import sparsekit._runtime.pools as rr
 
     calls = []
     run = rr.run_blocks

@@ -4,7 +4,7 @@ Graphs arrive packed as block-diagonal CSR arrays (``node_ptr``, ``indptr``, ``i
 targets local to their graph, ``weights``); the distance matrix of graph ``g`` (``n_g x n_g``,
 row-major) is written at ``dist[dist_ptr[g]:dist_ptr[g+1]]``. One call handles the whole batch:
 serial ``nogil`` Numba kernels over a range of graphs run on ranges from several threads
-(:func:`sparsekit._row_ranges.run_row_ranges`; no ``parallel=True``, short first-call compile).
+(:func:`sparsekit._runtime.pools.run_row_ranges`; no ``parallel=True``, short first-call compile).
 
 - :func:`bfs_distances`: unweighted graphs, one breadth-first search per source,
   O(n (n + m)) per graph. Hop counts as int32, ``-1`` for unreachable pairs.
@@ -17,7 +17,7 @@ serial ``nogil`` Numba kernels over a range of graphs run on ranges from several
 import numpy as np
 from numba import njit
 
-from ..._row_ranges import run_row_ranges
+from ..._runtime.pools import run_row_ranges
 
 
 def bfs_distances(node_ptr, indptr, indices, dist_ptr, dist):

@@ -8,14 +8,14 @@ gives the key::
     key = (label[u] * L + label[v]) * D + code(d(u, v))
 
 The keys are written by a serial ``nogil`` kernel over ranges of graphs, graphs spread over
-threads (:func:`sparsekit._row_ranges.run_row_ranges`); they are sorted by (graph, key) and
+threads (:func:`sparsekit._runtime.pools.run_row_ranges`); they are sorted by (graph, key) and
 run-length encoded with NumPy, which also gathers the (key, count) runs into CSR order.
 """
 
 import numpy as np
 from numba import njit
 
-from ..._row_ranges import run_row_ranges
+from ..._runtime.pools import run_row_ranges
 
 
 def count_triples(

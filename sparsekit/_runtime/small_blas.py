@@ -8,16 +8,16 @@ such a product took 10-100x its single-threaded time (kernel k-means' Lloyd step
 of 0.06 s for a whole fit). These products run on one BLAS thread, taken around a whole loop of
 them (entering and leaving a limit costs about 7 µs, as much as a small product).
 
-The limit also lowers :func:`sparsekit._threads.effective_n_jobs` to 1 (it reads the BLAS
-limit), so a loop that also runs the library's own thread pools resolves its ``n_jobs`` before
-entering, or limits only its products.
+The limit does not change the library's own thread setting
+(:func:`sparsekit._runtime.threads.effective_n_jobs`): a loop may run the library's pools inside
+it.
 """
 
 from __future__ import annotations
 
 from contextlib import nullcontext
 
-from ._threads import blas_limit
+from .threads import blas_limit
 
 #: a product whose output has a side of at most this runs on one BLAS thread
 SKINNY_DIM = 64
@@ -37,6 +37,6 @@ def is_skinny(*sides: int) -> bool:
 
 
 def one_blas_thread(when: bool = True):
-    """One BLAS thread (process-wide, :func:`sparsekit._threads.blas_limit`) for the enclosed
-    code when ``when`` is true; otherwise nothing changes."""
+    """One BLAS thread (process-wide, :func:`~sparsekit._runtime.threads.blas_limit`) for the
+    enclosed code when ``when`` is true; otherwise nothing changes."""
     return blas_limit(1) if when else nullcontext()

@@ -6,8 +6,8 @@ kernel releases the GIL, so the threads run in parallel; the kernel itself compi
 serial code, several times faster than a ``prange`` loop (no parfor passes, no gufunc wrapper).
 Rows are independent, so the results do not depend on the number of threads.
 
-The thread count comes from :func:`sparsekit._threads.effective_n_jobs` (an explicit
-``n_jobs``, else Numba's current setting, which :func:`sparsekit._threads.thread_limit` sets).
+The thread count comes from :func:`sparsekit._runtime.threads.effective_n_jobs` (an explicit
+``n_jobs``, else the library's setting, which :func:`sparsekit.thread_limit` sets).
 
 :func:`run_blocks` runs the blocks of a pipeline (a BLAS product and element-wise passes on the
 same rows, or a kernel block and its sum) on the same pool, each block on one thread and one
@@ -23,7 +23,7 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import nullcontext
 
-from ._threads import blas_limit, effective_n_jobs, numba_limit
+from .threads import _THREADS, blas_limit, effective_n_jobs, numba_limit, one_thread_context
 
 #: ranges per thread: more ranges than threads balance the load when a thread is descheduled
 RANGES_PER_THREAD = 4
@@ -57,6 +57,7 @@ def _pool(n_threads: int) -> ThreadPoolExecutor:
 
 def _mark_worker():
     _IN_WORKER.active = True
+    _THREADS.set(1)  # the worker thread's own context: code it runs sees one thread
 
 
 def run_row_ranges(
@@ -116,9 +117,10 @@ def run_blocks(work, n_blocks: int, *, n_jobs=None, numba_regions: bool = False)
     the caller's and should not depend on the thread count, so that results do not either.
 
     Inside a block BLAS runs on one thread (the process-wide limit of
-    :func:`sparsekit._threads.blas_limit`, held by the calling thread for the duration), and the
-    library's own pools are not entered: :func:`run_row_ranges`, :func:`run_blocks` and
-    everything that reads :func:`sparsekit._threads.effective_n_jobs` run on the block's thread.
+    :func:`~sparsekit._runtime.threads.blas_limit`, held by the calling thread for the
+    duration), and the library's own pools are not entered: :func:`run_row_ranges`,
+    :func:`run_blocks` and everything that reads
+    :func:`~sparsekit._runtime.threads.effective_n_jobs` run on the block's thread.
 
     Parameters
     ----------
@@ -128,14 +130,14 @@ def run_blocks(work, n_blocks: int, *, n_jobs=None, numba_regions: bool = False)
     n_blocks : int
         The number of blocks.
     n_jobs : int, optional
-        Threads (default: :func:`sparsekit._threads.effective_n_jobs`, resolved before the BLAS
-        limit is taken). Blocks called from a pool thread run on that thread.
+        Threads (default: :func:`~sparsekit._runtime.threads.effective_n_jobs`). Blocks called
+        from a pool thread run on that thread.
     numba_regions : bool, default False
         True when a block may launch a Numba parallel region (a ``parallel=True`` kernel: the
         library has none, a plugin's kernel may): every thread then runs such regions on one
-        Numba thread (:func:`sparsekit._threads.numba_limit`, thread-local), and block 0 runs on
-        the calling thread before the others start. That first block starts Numba's threading
-        layer; if the layer is "workqueue", which cannot run regions launched from several
+        Numba thread (:func:`~sparsekit._runtime.threads.numba_limit`, thread-local), and block
+        0 runs on the calling thread before the others start. That first block starts Numba's
+        threading layer; if the layer is "workqueue", which cannot run regions launched from several
         threads at once, the remaining blocks run on the calling thread too.
 
     Raises
@@ -166,7 +168,7 @@ def run_blocks(work, n_blocks: int, *, n_jobs=None, numba_regions: bool = False)
                 if failed or not run(i):  # a thread failed: leave the remaining blocks
                     return
 
-    with blas_limit(1):
+    with blas_limit(1), one_thread_context():
         _IN_WORKER.active = True  # nested pool calls from the caller's blocks run inline
         try:
             futures = []

@@ -146,6 +146,12 @@ class Progress:
                     self._last = now
                     self._write()
 
+    def describe(self, desc: str) -> None:
+        """Show ``desc`` as the bar's description from now on (a bar only)."""
+        with self._lock:
+            if self._bar is not None:
+                self._bar.set_description(desc)
+
     def close(self) -> None:
         with self._lock:
             if self._bar is not None:

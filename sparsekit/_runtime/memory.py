@@ -14,12 +14,16 @@ Available memory is the least of the limits that apply to this process:
 
 Where none is readable nothing is checked.
 
-Reading these files costs about 0.1 ms, more than a small computation, so
-:func:`check_allocation` reuses a reading for up to ``REUSE_SECONDS`` (0.5 s) when the
-allocation is at most ``REUSE_FRACTION`` (a tenth) of it: in that time the available memory
-would have to fall by four fifths for the allocation to reach the warning level. Any larger
-allocation, and every decision to warn or refuse, reads the files again. A forked child makes
-its own reading.
+The cgroup limits (which cgroups of the process have one, and its value: a walk over the
+cgroup tree) are read once and kept for ``LIMITS_SECONDS`` (10 s) in the process that read
+them; a reading then reads only what changes: ``MemAvailable``, the usage of the cgroups that
+have a limit, and ``VmSize``/``VmData`` where a soft rlimit is set (``getrlimit``, a system call
+with no file to read, is asked every time). Reading even that
+costs more than a small computation, so :func:`check_allocation` reuses a reading for up to
+``REUSE_SECONDS`` (0.5 s) when the allocation is at most ``REUSE_FRACTION`` (a tenth) of it: in
+that time the available memory would have to fall by four fifths for the allocation to reach
+the warning level. Any larger allocation reads again, and every decision to warn or refuse is
+taken on a reading with the limits read again too. A forked child reads everything anew.
 """
 
 from __future__ import annotations
@@ -37,8 +41,12 @@ RAISE_FRACTION = 0.9
 REUSE_SECONDS = 0.5
 #: ... by an allocation of at most this fraction of it
 REUSE_FRACTION = 0.1
+#: the limits (cgroup and rlimit) read are kept this many seconds
+LIMITS_SECONDS = 10.0
 #: where the cgroup file system is mounted
 CGROUP_ROOT = "/sys/fs/cgroup"
+#: the process's cgroup table
+SELF_CGROUP = "/proc/self/cgroup"
 #: cgroup v1 writes "no limit" as a page-rounded 2**63 - 1
 _V1_UNLIMITED = 2**62
 
@@ -52,25 +60,42 @@ class InsufficientMemoryError(MemoryError):
 
 
 def available_memory(
-    *, cgroup_root: str = CGROUP_ROOT, self_cgroup: str = "/proc/self/cgroup"
+    *, cgroup_root: str = CGROUP_ROOT, self_cgroup: str = SELF_CGROUP, fresh: bool = False
 ) -> int | None:
     """Bytes of memory available to new allocations, or ``None`` when unknown.
 
     The least of the machine's available memory, the address-space limits (``RLIMIT_AS``,
     ``RLIMIT_DATA``) less what the process uses, and the cgroup memory limits less what the
     cgroup uses (see the module's docstring). ``cgroup_root`` (where the cgroup file system is
-    mounted) and ``self_cgroup`` (the process's cgroup table) can be pointed elsewhere in tests.
+    mounted) and ``self_cgroup`` (the process's cgroup table) can be pointed elsewhere in tests;
+    the limits of the process's own files are kept (module docstring) unless ``fresh``.
     """
+    if (cgroup_root, self_cgroup) == (CGROUP_ROOT, SELF_CGROUP):
+        cgroups = _process_cgroup_limits(fresh)
+    else:
+        cgroups = _cgroup_limits(cgroup_root, self_cgroup)
     found = [
         v
-        for v in (
-            _machine_available(),
-            *_rlimit_headroom(),
-            *_cgroup_headroom(cgroup_root, self_cgroup),
-        )
+        for v in (_machine_available(), *_rlimit_headroom(), *_cgroup_headroom(cgroups))
         if v is not None
     ]
     return max(min(found), 0) if found else None
+
+
+# (process id, monotonic time of the reading, the cgroup limits)
+_LIMITS: tuple = (None, 0.0, None)
+
+
+def _process_cgroup_limits(fresh: bool = False) -> list:
+    """:func:`_cgroup_limits` of this process, read again when ``fresh``, in a forked child
+    or after ``LIMITS_SECONDS``."""
+    global _LIMITS
+    pid, when, limits = _LIMITS
+    now = time.monotonic()
+    if fresh or pid != os.getpid() or now - when >= LIMITS_SECONDS:
+        limits = _cgroup_limits(CGROUP_ROOT, SELF_CGROUP)
+        _LIMITS = (os.getpid(), now, limits)
+    return limits
 
 
 def _machine_available() -> int | None:
@@ -149,8 +174,9 @@ def _cgroup_dirs(base: str, rel: str) -> list:
     return [d for d in dirs if os.path.isdir(d)]
 
 
-def _cgroup_headroom(root: str, self_cgroup: str) -> list:
-    """Limit minus usage of this process's cgroup and its ancestors (v2 and v1 hierarchies)."""
+def _cgroup_limits(root: str, self_cgroup: str) -> list:
+    """``(limit, usage file, memory.stat file, inactive-file key)`` of this process's cgroup
+    and its ancestors that have a memory limit (v2 and v1 hierarchies)."""
     v2_path, v1_path = "/", "/"
     try:
         with open(self_cgroup) as f:
@@ -166,18 +192,27 @@ def _cgroup_headroom(root: str, self_cgroup: str) -> list:
     out = []
     for d in _cgroup_dirs(root, v2_path):
         limit = _read_int(os.path.join(d, "memory.max"))
-        used = _read_int(os.path.join(d, "memory.current"))
-        if limit is not None and used is not None:
-            out.append(
-                limit - used + _inactive_file(os.path.join(d, "memory.stat"), "inactive_file")
-            )
+        if limit is not None:
+            out.append((limit, *_files(d, "memory.current", "inactive_file")))
     for d in _cgroup_dirs(os.path.join(root, "memory"), v1_path):
         limit = _read_int(os.path.join(d, "memory.limit_in_bytes"))
-        used = _read_int(os.path.join(d, "memory.usage_in_bytes"))
-        if limit is not None and used is not None and limit < _V1_UNLIMITED:
-            out.append(
-                limit - used + _inactive_file(os.path.join(d, "memory.stat"), "total_inactive_file")
-            )
+        if limit is not None and limit < _V1_UNLIMITED:
+            out.append((limit, *_files(d, "memory.usage_in_bytes", "total_inactive_file")))
+    return out
+
+
+def _files(d: str, usage: str, key: str) -> tuple:
+    return os.path.join(d, usage), os.path.join(d, "memory.stat"), key
+
+
+def _cgroup_headroom(limits) -> list:
+    """Limit minus usage (less the inactive file cache) of each cgroup of ``limits``
+    (:func:`_cgroup_limits`)."""
+    out = []
+    for limit, usage, stat, key in limits:
+        used = _read_int(usage)
+        if used is not None:
+            out.append(limit - used + _inactive_file(stat, key))
     return out
 
 
@@ -205,10 +240,13 @@ def _available_for(nbytes: int) -> int | None:
     return value
 
 
+_AVAILABLE_MEMORY = available_memory
+
+
 def _outside_stacklevel() -> int:
     """``stacklevel`` of the first frame outside this package, for a warning issued by the
     caller of this function."""
-    package = os.path.dirname(os.path.abspath(__file__))
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # sparsekit/
     frame, level = sys._getframe(2), 2
     while frame.f_back is not None and os.path.abspath(frame.f_code.co_filename).startswith(
         package
@@ -235,6 +273,10 @@ def check_allocation(
     available = _available_for(nbytes)
     if available is None or nbytes <= WARN_FRACTION * available:
         return
+    if _LAST_READING[1] is _AVAILABLE_MEMORY:  # decide on limits read now, not kept ones
+        available = _AVAILABLE_MEMORY(fresh=True)
+        if available is None or nbytes <= WARN_FRACTION * available:
+            return
     message = (
         f"{what} needs about {_gib(nbytes)} for {matrices} and {_gib(available)} of "
         f"memory is available; {instead}"
