@@ -296,8 +296,6 @@ def unique_row_ids(P):
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_support_ids_merge_equal_rows_only(rng, dtype):
-    from sparsekit.stats._data import support
-
     # small integers: the rows' low mantissa bits are all zero, so the table must not rely on them
     P = rng.integers(-2, 3, size=(3000, 3)).astype(dtype)
     P[rng.random(P.shape) < 0.5] *= -1  # -0.0 and 0.0 are the same point
@@ -443,9 +441,6 @@ def test_linear_and_block_kernel_name_is_resolved_in_the_given_registry(rng, f):
 
 
 def test_block_statistic_on_graphs_equals_the_direct_gram(rng):
-
-    from .conftest import random_graphs
-
     A, B = random_graphs(rng, 9, 0.3), random_graphs(rng, 8, 0.6)
     K = get_kernel("shortest-path")(A + B)
     xa, za = np.linspace(0, 9, 5).round().astype(int), np.linspace(0, 8, 5).round().astype(int)
