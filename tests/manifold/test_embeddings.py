@@ -12,6 +12,7 @@ from sklearn.neighbors import kneighbors_graph
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 import sparsekit
+from sparsekit.kernels import RBFKernel
 from sparsekit.manifold import (
     MDS,
     Isomap,
@@ -22,6 +23,11 @@ from sparsekit.manifold import (
     SpectralEmbedding,
 )
 from sparsekit.manifold._neighbors import Neighbors, geodesics, knn_graph
+from sparsekit.manifold.kernels import (
+    CentredKernel,
+    IsomapGeodesicKernel,
+    SpectralNormalizedKernel,
+)
 
 
 @pytest.fixture(scope="module")
@@ -249,3 +255,26 @@ with warnings.catch_warnings():  # sparsekit does not depend on scikit-learn's B
 @_CHECKS
 def test_sklearn_estimator_checks(estimator, check):
     check(estimator)
+
+
+@pytest.mark.parametrize("base", [5, RBFKernel], ids=["not-callable", "a-class"])
+@pytest.mark.parametrize("cls", [CentredKernel, SpectralNormalizedKernel])
+def test_a_bad_base_kernel_is_refused_naming_base(curve, cls, base):
+    with pytest.raises(TypeError, match=r"^base must be a kernel name"):
+        cls(base=base).fit(curve)
+
+
+def test_lle_with_as_many_components_as_samples_names_the_skipped_constant(curve):
+    # the constant eigenvector is skipped, so n samples give at most n - 1 components
+    X = curve[:12]
+    with pytest.raises(ValueError, match=r"asked for 12 components \(\+1 skipped\) of 12"):
+        LocallyLinearEmbedding(12, n_neighbors=4).fit(X)
+    assert LocallyLinearEmbedding(11, n_neighbors=4).fit(X).embedding_.shape == (12, 11)
+
+
+@pytest.mark.parametrize("bad", [0, -1, 2.5, True])
+def test_a_bad_transform_neighbors_is_refused_at_fit_naming_it(bad):
+    """0 would otherwise fall back to ``n_neighbors`` silently (``k = 0 or n_neighbors``)."""
+    X = np.random.default_rng(0).standard_normal((20, 3))
+    with pytest.raises(ValueError, match=r"transform_neighbors must be an integer >= 1"):
+        IsomapGeodesicKernel(n_neighbors=5, transform_neighbors=bad).fit(X)

@@ -10,7 +10,7 @@ from sklearn import decomposition as skd, manifold as skm
 from sklearn.datasets import make_swiss_roll
 from sklearn.neighbors import NearestNeighbors, kneighbors_graph
 
-from sparsekit import default_registry
+from sparsekit import _memory, default_registry
 from sparsekit.manifold import (
     MDS,
     Isomap,
@@ -224,3 +224,11 @@ def test_a_bool_is_not_a_count(roll, make, name):
     X, _ = roll
     with pytest.raises(ValueError, match=name):
         make().fit(X)
+
+
+def test_lle_is_not_memory_checked_but_isomap_is(monkeypatch, curve):
+    # LLE forms sparse weights and solves a sparse eigenproblem: no dense n x n matrix to refuse
+    monkeypatch.setattr(_memory, "available_memory", lambda: 0)
+    LocallyLinearEmbedding(2, n_neighbors=5).fit(curve)
+    with pytest.raises(_memory.InsufficientMemoryError):
+        Isomap(2, n_neighbors=5).fit(curve)
