@@ -8,7 +8,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from sparsekit.run import data as data_mod, execute_point, run_task
+from sparsekit.run import (
+    data as data_mod,
+    execute_point,
+    load_spec,
+    run_spec,
+    run_task,
+)
 from tests.test_examples import _load as _load_example
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -286,7 +292,6 @@ def test_three_sample_task_is_the_library_protocol_and_the_example_spec():
     """The three-sample task returns stats.three_sample_error's rows (error renamed
     error_rate) on the same draws; the digits spec and the example compute the same rows;
     classes given as lists of labels pool them."""
-    from sparsekit.run import load_spec, run_spec
     from sparsekit.run.data import SOURCES
     from sparsekit.stats import three_sample_error
 
@@ -389,7 +394,6 @@ def test_frank_wolfe_recovery_task_protocol():
 
 def test_frank_wolfe_spec_prints_the_example_table(tmp_path, capsys):
     """The spec at the example's sizes gives the example's first table, cell for cell."""
-    from sparsekit.run import load_spec, run_spec
 
     example = _load_example("frank_wolfe_recovery")
     example.main(
@@ -563,3 +567,173 @@ def test_frank_wolfe_recovery_compares_on_dictionary_zero():
     fw = next(r for r in rows if r.get("solver") == "FW (line search)")
     np.testing.assert_allclose(fw["curves"], inside[0]["curves"], rtol=1e-12)
     assert not np.allclose(fw["curves"], inside[1]["curves"], equal_nan=True)
+
+
+def test_task_names_the_missing_data_key():
+    X = np.ones((10, 2))
+    with pytest.raises(ValueError, match="needs data with y; the data source gave X"):
+        run_task("omp-forest", {}, {"X": X})
+
+
+def test_gram_task_memory_error_names_its_matrices(monkeypatch):
+    from sparsekit import _memory
+
+    monkeypatch.setattr(_memory, "available_memory", lambda *a, **k: 1000)
+    X = np.random.default_rng(0).random((40, 3))
+    with pytest.raises(MemoryError, match="gram task on 40 samples needs .* its n x n matrices"):
+        run_task("gram", {}, {"X": X}, {"kernel": "linear"})
+
+
+def _sklearn_forest_score(X, y, problem, n_estimators, seed):
+    """The omp-forest protocol's full-forest test score, with scikit-learn alone."""
+    from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
+    from sklearn.metrics import accuracy_score, r2_score
+    from sklearn.model_selection import train_test_split
+
+    strat = problem == "classification"
+    X_rest, X_test, y_rest, y_test = train_test_split(
+        X, y, test_size=0.2, random_state=seed, stratify=y if strat else None
+    )
+    X_train, _, y_train, _ = train_test_split(
+        X_rest, y_rest, test_size=0.25, random_state=seed, stratify=y_rest if strat else None
+    )
+    Forest = RandomForestClassifier if strat else RandomForestRegressor
+    forest = Forest(n_estimators=n_estimators, random_state=seed).fit(X_train, y_train)
+    return (accuracy_score if strat else r2_score)(y_test, forest.predict(X_test))
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+def test_omp_forest_problem_picks_the_forest_and_the_score():
+    """Integer targets are classification under ``auto`` (accuracy of a classifier forest on a
+    stratified split); ``problem`` forces either kind."""
+    from sklearn.datasets import load_wine
+
+    X, y = load_wine(return_X_y=True)
+    params = {"n_estimators": 6, "sizes": [2]}
+    expected = {
+        kind: _sklearn_forest_score(X, y, kind, 6, seed=3)
+        for kind in ("classification", "regression")
+    }
+    assert expected["classification"] != expected["regression"]
+    for problem, kind in [
+        ("auto", "classification"),
+        ("classification", "classification"),
+        ("regression", "regression"),
+    ]:
+        row = run_task("omp-forest", {**params, "problem": problem}, {"X": X, "y": y}, seed=3)
+        assert row["full_forest"] == pytest.approx(expected[kind], rel=1e-12), problem
+    y_float = y.astype(float)  # float targets under auto: regression
+    row = run_task("omp-forest", params, {"X": X, "y": y_float}, seed=3)
+    assert row["full_forest"] == pytest.approx(expected["regression"], rel=1e-12)
+
+
+def test_omp_forest_refuses_a_forest_size_below_one():
+    X, y = np.random.default_rng(0).random((40, 3)), np.arange(40) % 2
+    with pytest.raises(ValueError, match="sizes must be forest sizes >= 1, got \\[0, 2\\]"):
+        run_task("omp-forest", {"sizes": [0, 2]}, {"X": X, "y": y})
+
+
+def test_sparse_coding_omp_stops_at_the_signal_sparsity_unless_max_iter_says():
+    problem = data_mod.sparse_signals(32, 48, 3, 5, seed=1)
+    m = np.count_nonzero(problem["coef"][:, 0])
+    assert m == 3
+    row = run_task("sparse-coding", {"warm_up": False}, problem, {"solver": {"name": "omp"}})
+    assert row["mean_nnz"] == m and row["support_recovery"] == 1.0
+    assert row["max_rel_residual"] < 1e-10
+    two = run_task(
+        "sparse-coding", {"warm_up": False, "max_iter": 2}, problem, {"solver": {"name": "omp"}}
+    )
+    assert two["mean_nnz"] == 2 and two["median_rel_residual"] > 1e-3
+
+
+def _rbf(A, B, gamma):
+    from scipy.spatial.distance import cdist
+
+    return np.exp(-gamma * cdist(A, B, "sqeuclidean"))
+
+
+def test_sampler_task_relative_residual_trace_is_the_nystrom_residual():
+    """rel_residual_trace = tr(K − K_nm K_mm⁺ K_mn) / tr(K) over all points (n ≤ n_eval), for
+    the landmarks the same sampler draws with the run's seed."""
+    from sparsekit import Nystroem, get_kernel
+
+    X = np.random.default_rng(2).standard_normal((120, 3))
+    kernel = {"name": "rbf", "gamma": 0.7}
+    row = run_task(
+        "sampler",
+        {"n_landmarks": 12, "n_eval": 1000, "warm_up": False},
+        {"X": X},
+        {"kernel": kernel, "sampler": "uniform"},
+        seed=5,
+    )
+    ny = Nystroem(
+        get_kernel("rbf", gamma=0.7), sampler="uniform", n_components=12, random_state=5
+    ).fit(X)
+    idx = np.asarray(ny.component_indices_)
+    assert row["n_landmarks"] == len(idx) == len(set(idx.tolist())) == 12
+    K = _rbf(X, X, 0.7)
+    K_hat = K[:, idx] @ np.linalg.pinv(K[np.ix_(idx, idx)]) @ K[idx, :]
+    expected = np.trace(K - K_hat) / np.trace(K)
+    assert 0.0 < expected < 1.0
+    assert row["rel_residual_trace"] == pytest.approx(expected, rel=1e-6)
+    every = run_task(
+        "sampler",
+        {"n_landmarks": 120, "n_eval": 1000, "warm_up": False},
+        {"X": X},
+        {"kernel": kernel, "sampler": "uniform"},
+    )
+    assert abs(every["rel_residual_trace"]) < 1e-8  # all points as landmarks: K̂ = K
+
+
+def test_mmd_task_delta_exact_is_the_estimate_minus_the_biased_mmd():
+    """delta_exact = estimate − biased MMD²: negative for the unbiased estimate (it drops the
+    k(x, x) = 1 terms of the RBF kernel), zero for the exact one; absent above exact_max_n."""
+    from sklearn.datasets import load_iris
+
+    X, y = load_iris(return_X_y=True)
+    A, B = X[y == 0], X[y == 1]
+    Kaa, Kbb, Kab = _rbf(A, A, 0.1), _rbf(B, B, 0.1), _rbf(A, B, 0.1)
+    m, n = len(A), len(B)
+    biased = Kaa.mean() + Kbb.mean() - 2 * Kab.mean()
+    unbiased = (Kaa.sum() - m) / (m * (m - 1)) + (Kbb.sum() - n) / (n * (n - 1)) - 2 * Kab.mean()
+    kernel = {"kernel": {"name": "rbf", "gamma": 0.1}}
+    row = run_task("mmd", {"method": "unbiased"}, {"X": X, "y": y}, kernel)
+    assert row["mmd2"] == pytest.approx(unbiased, rel=1e-10)
+    assert row["delta_exact"] == pytest.approx(unbiased - biased, rel=1e-8)
+    assert row["delta_exact"] < 0
+    small = run_task("mmd", {"method": "unbiased", "exact_max_n": 99}, {"X": X, "y": y}, kernel)
+    assert "delta_exact" not in small
+    at_n = run_task("mmd", {"method": "unbiased", "exact_max_n": 100}, {"X": X, "y": y}, kernel)
+    assert at_n["delta_exact"] == pytest.approx(unbiased - biased, rel=1e-8)
+
+
+def test_sparse_coding_protocol_gives_frank_wolfe_its_radius_and_mp_four_m_steps(monkeypatch):
+    """Frank–Wolfe gets beta = beta_factor · ‖x*‖₁ per signal and 100 steps, and its codes stay
+    in that ℓ1 ball; MP runs 4 m steps (m: the signals' sparsity)."""
+    from sparsekit.solvers.fw import FrankWolfe
+    from sparsekit.solvers.mp import MatchingPursuit
+
+    seen = {}
+    for cls in (FrankWolfe, MatchingPursuit):
+        original = cls.solve
+
+        def spy(self, D, Y, *args, _original=original, **kwargs):
+            result = _original(self, D, Y, *args, **kwargs)
+            seen[type(self).__name__] = (self, result)
+            return result
+
+        monkeypatch.setattr(cls, "solve", spy)
+    problem = data_mod.sparse_signals(20, 30, 3, 4, seed=2)
+    radius = np.abs(problem["coef"]).sum(axis=0)
+    run_task(
+        "sparse-coding",
+        {"warm_up": False, "beta_factor": 0.5},
+        problem,
+        {"solver": {"name": "frank-wolfe"}},
+    )
+    fw, result = seen["FrankWolfe"]
+    np.testing.assert_allclose(fw.beta, 0.5 * radius, rtol=1e-12)
+    assert fw.max_iter == 100
+    assert (np.abs(result.coef).sum(axis=0) <= 0.5 * radius * (1 + 1e-9)).all()
+    run_task("sparse-coding", {"warm_up": False}, problem, {"solver": {"name": "mp"}})
+    assert seen["MatchingPursuit"][0].max_iter == 4 * 3
