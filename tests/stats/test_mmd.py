@@ -294,7 +294,6 @@ def unique_row_ids(P):
     return first[inverse.ravel()]
 
 
-@pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_support_ids_merge_equal_rows_only(rng, dtype):
     # small integers: the rows' low mantissa bits are all zero, so the table must not rely on them
     P = rng.integers(-2, 3, size=(3000, 3)).astype(dtype)
@@ -730,9 +729,7 @@ def _first_equal_brute_force(rows):
     )
 
 
-@pytest.mark.parametrize("dtype", [np.float64, np.float32])
-def test_support_ids_are_the_first_index_of_each_distinct_row(dtype):
-    rng = np.random.default_rng(0)
+def test_support_ids_are_the_first_index_of_each_distinct_row(dtype, rng):
     base = rng.integers(-2, 3, size=(6, 3)).astype(dtype)
     rows = base[rng.integers(0, 6, size=40)]
     rows[rows == 0] = -0.0 * rng.integers(0, 2, size=(rows == 0).sum())  # mixed signed zeros
