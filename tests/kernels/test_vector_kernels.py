@@ -51,7 +51,6 @@ def _data(rng, n, d, nonneg, dtype):
     return X.astype(dtype)
 
 
-@pytest.mark.parametrize("dtype", [np.float64, np.float32])
 @pytest.mark.parametrize("name,params,skfun,skkw,nonneg", CASES)
 def test_parity_with_scikit_learn(name, params, skfun, skkw, nonneg, dtype, rng):
     X = _data(rng, 37, 11, nonneg, dtype)
@@ -553,7 +552,6 @@ def test_exp_of_a_large_block_on_one_thread(rng):
     np.testing.assert_allclose(K, skp.laplacian_kernel(X, Y, gamma=0.3), rtol=1e-10, atol=0)
 
 
-@pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_polynomial_diag_uses_degree_gamma_and_coef0(dtype, rng):
     """Oracle: the diagonal of scikit-learn's ``polynomial_kernel`` with the same parameters
     (none of them the defaults)."""
@@ -699,7 +697,6 @@ def _cosine(A, B):
     return skp.cosine_similarity(A, B)
 
 
-@pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_callable_kernel_equals_the_function_on_the_whole_data(dtype, rng):
     X = rng.normal(size=(300, 5)).astype(dtype)  # more rows than one diag block (256)
     Y = rng.normal(size=(20, 5)).astype(dtype)
