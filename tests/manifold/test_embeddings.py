@@ -29,17 +29,14 @@ from sparsekit.manifold.kernels import (
     SpectralNormalizedKernel,
 )
 
+from .conftest import assert_equal_up_to_sign
+
 
 @pytest.fixture(scope="module")
 def roll():
     X, _ = make_swiss_roll(300, random_state=0)
     X_new, _ = make_swiss_roll(40, random_state=1)
     return X, X_new
-
-
-def assert_equal_up_to_sign(a, b, rtol):
-    signs = np.sign((a * b).sum(axis=0))
-    np.testing.assert_allclose(a, b * signs, rtol=0, atol=rtol * np.abs(b).max())
 
 
 def test_isomap_equals_sklearn_for_fit_and_transform(roll):
@@ -201,8 +198,7 @@ def test_spectral_clustering_separates_rings_and_labels_new_points():
     assert same_map > 0.98
 
 
-def test_isomap_can_join_components_like_sklearn():
-    rng = np.random.default_rng(0)
+def test_isomap_can_join_components_like_sklearn(rng):
     X = np.vstack([rng.normal(size=(30, 2)), rng.normal(size=(30, 2)) + 12.0])
     with pytest.warns(UserWarning, match="2 connected components"):
         ours = Isomap(2, n_neighbors=4, disconnected="connect").fit(X)
@@ -211,8 +207,7 @@ def test_isomap_can_join_components_like_sklearn():
     assert_equal_up_to_sign(ours.embedding_, ref.embedding_, 1e-8)
 
 
-def test_bad_input():
-    rng = np.random.default_rng(0)
+def test_bad_input(rng):
     two_blobs = np.vstack([rng.normal(size=(20, 2)), rng.normal(size=(20, 2)) + 100.0])
     with pytest.raises(ValueError, match="connected components.*increase n_neighbors"):
         Isomap(2, n_neighbors=3, disconnected="raise").fit(two_blobs)

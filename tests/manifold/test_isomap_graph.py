@@ -48,8 +48,7 @@ def test_a_duplicate_point_keeps_its_zero_length_edge():
     assert {0, 10} <= set(graph[0].indices) | {0} and 0 in graph[10].indices
 
 
-def test_repeated_rows_embed_like_sklearn():
-    rng = np.random.default_rng(0)
+def test_repeated_rows_embed_like_sklearn(rng):
     Y = rng.normal(size=(60, 3))
     X = np.vstack([Y, Y[:20], Y[:5]])  # some rows twice, some three times
     with warnings.catch_warnings():
@@ -94,8 +93,7 @@ def test_disconnected_raise_still_raises():
 
 
 @pytest.mark.parametrize("scale", [1e300, 1e-300])
-def test_extreme_coordinates_scale_the_embedding(scale):
-    rng = np.random.default_rng(0)
+def test_extreme_coordinates_scale_the_embedding(scale, rng):
     X = rng.normal(size=(60, 3))
     X_new = rng.normal(size=(8, 3))
     plain = Isomap(2, n_neighbors=6).fit(X)

@@ -22,17 +22,14 @@ from sparsekit.manifold import (
     _memory_check,
 )
 
+from .conftest import assert_equal_up_to_sign
+
 
 @pytest.fixture(scope="module")
 def roll():
     X, _ = make_swiss_roll(240, random_state=3)
     X_new, _ = make_swiss_roll(25, random_state=4)
     return X, X_new
-
-
-def assert_equal_up_to_sign(a, b, rtol):
-    signs = np.sign((a * b).sum(axis=0))
-    np.testing.assert_allclose(a, b * signs, rtol=0, atol=rtol * np.abs(b).max())
 
 
 def centred_gram(K):
