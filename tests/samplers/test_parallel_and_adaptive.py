@@ -90,8 +90,7 @@ def test_recursive_scores_equal_the_dense_reference(monkeypatch, lam, n_jobs, ro
         assert np.corrcoef(got, exact)[0, 1] > 0.9
 
 
-def test_adaptive_lambda_matches_the_formula():
-    rng = np.random.default_rng(0)
+def test_adaptive_lambda_matches_the_formula(rng):
     X = rng.normal(size=(30, 3))
     K_S = sparsekit.get_kernel("rbf", gamma=0.3)(X)
     w = 1.0 / np.sqrt(rng.uniform(0.1, 1.0, size=30))
