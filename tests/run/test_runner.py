@@ -362,8 +362,7 @@ def test_failed_run_is_a_row_and_exit_code(tmp_path, capsys):
     assert rows[0]["status"] == "error" and "2-D numeric array" in rows[0]["error"]
 
 
-def test_file_sources(tmp_path):
-    rng = np.random.default_rng(0)
+def test_file_sources(tmp_path, rng):
     X = rng.standard_normal((20, 3))
     y = np.arange(20) % 2
     np.save(tmp_path / "x.npy", X)

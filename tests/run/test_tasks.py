@@ -120,10 +120,9 @@ def test_sampler_task_scores_only():
     assert row["sum_scores"] == pytest.approx(scores.sum(), rel=1e-10)
 
 
-def test_out_of_sample_task_is_exact_on_planar_data():
+def test_out_of_sample_task_is_exact_on_planar_data(rng):
     """Classical MDS of points lying in a plane recovers them up to a rigid motion, and the
     Nyström formula embeds a left-out point exactly (Bengio et al. 2004): d_var = d_oos = 0."""
-    rng = np.random.default_rng(0)
     P = rng.normal(size=(120, 2))
     X = P @ rng.normal(size=(2, 5))
     row = run_task(
