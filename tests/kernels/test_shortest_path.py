@@ -1,5 +1,6 @@
 """Shortest-path graph kernel: parity with GraKeL, weighted/directed references, input forms,
-the CUDA path (simulator), the prepared-data protocol, PSD/symmetry and bad input."""
+the CUDA path (simulator), the prepared-data protocol, PSD/symmetry, bad input, and the triple
+counts at key ranges where a packed sort key would overflow (brute-force counts)."""
 
 import warnings
 from collections import Counter

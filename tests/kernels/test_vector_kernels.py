@@ -1,4 +1,5 @@
-"""Vector kernels: parity with scikit-learn, properties, block-wise evaluation, bad input."""
+"""Vector kernels: parity with scikit-learn, properties, block-wise evaluation (default block and
+tile sizes), user functions as kernels, bad input."""
 
 import numpy as np
 import pytest
