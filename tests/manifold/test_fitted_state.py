@@ -1,4 +1,5 @@
-"""What a fitted embedding keeps: its own copy of the training points, and the input's dtype."""
+"""What a fitted embedding keeps: its own copy of the training points, and the input's dtype;
+what fitting a manifold kernel returns, and an unfitted kernel's error."""
 
 import numpy as np
 import pytest
