@@ -1,4 +1,5 @@
-"""``sparsekit run``: the example specs at a small size, output, resume, data sources, plugins."""
+"""``sparsekit run``: the example specs at a small size, output, resume, data sources (their
+defaults against scikit-learn and closed forms), plots, plugins."""
 
 import csv
 import importlib
