@@ -18,6 +18,12 @@ def rng():
     return np.random.default_rng(0)
 
 
+@pytest.fixture(params=[np.float64, np.float32], ids=["float64", "float32"])
+def dtype(request):
+    """The two floating dtypes the library computes in: each test that takes it runs for both."""
+    return request.param
+
+
 @pytest.fixture
 def private_registry(monkeypatch):
     """``private_registry(*tasks, process_wide=False)``: a new registry of the built-in

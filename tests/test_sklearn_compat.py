@@ -341,7 +341,8 @@ def test_sparse_l1_merge_edge_cases():
 )
 def test_clusterers_fit_predict_is_fit_then_labels(make, rng):
     """Oracle: scikit-learn's ClusterMixin contract (``fit_predict(X)`` equals
-    ``fit(X).labels_`` of a fresh estimator with the same seed) and ``sklearn.base.is_clusterer``."""
+    ``fit(X).labels_`` of a fresh estimator with the same seed) and
+    ``sklearn.base.is_clusterer``."""
     from sklearn.base import is_clusterer
 
     X = np.vstack([rng.normal(c, 0.3, size=(30, 2)) for c in (0.0, 4.0, 8.0)])

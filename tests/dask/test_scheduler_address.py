@@ -84,8 +84,6 @@ def test_local_needs_a_positive_integer_and_is_refused_at_once(address, monkeypa
 
 
 def test_local_with_thousands_of_workers_is_refused_at_once(monkeypatch):
-    import os
-
     import distributed
 
     from sparsekit.run.runner import MAX_LOCAL_WORKERS_PER_CPU
@@ -178,3 +176,50 @@ def test_cli_local_0_exits_2_at_once(tmp_path):
     assert res.returncode == 2
     assert "local:N with N an integer >= 1" in res.stderr
     assert not (tmp_path / "out").exists()
+
+
+def test_local_cluster_without_a_worker_closes_its_client_and_cluster(monkeypatch):
+    distributed = pytest.importorskip("distributed")
+
+    closed = []
+
+    class Cluster:
+        def __init__(self, **kwargs):
+            pass
+
+        def close(self):
+            closed.append("cluster")
+
+    class Client:
+        def __init__(self, cluster):
+            pass
+
+        def wait_for_workers(self, n, timeout):
+            raise TimeoutError("no worker")
+
+        def close(self):
+            closed.append("client")
+
+    monkeypatch.setattr(distributed, "LocalCluster", Cluster)
+    monkeypatch.setattr(distributed, "Client", Client)
+    with pytest.raises(ConnectionError, match="'local:1' has no worker after 0.5 s"):
+        connect("local:1", worker_timeout=0.5)
+    assert closed == ["client", "cluster"]
+
+
+def test_scheduler_error_says_whether_the_server_closed_or_was_unreachable(monkeypatch):
+    pytest.importorskip("distributed")
+    import distributed.comm
+    from distributed.comm import CommClosedError
+
+    for exc, says in [
+        (CommClosedError("closed"), "closed the connection during Dask's handshake"),
+        (OSError("refused"), "could not reach the Dask scheduler at 'tcp://h:1' within 1 s"),
+    ]:
+
+        async def fail(*args, _exc=exc, **kwargs):
+            raise _exc
+
+        monkeypatch.setattr(distributed.comm, "connect", fail)
+        with pytest.raises(ConnectionError, match=says):
+            connect("tcp://h:1", timeout=1)

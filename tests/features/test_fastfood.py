@@ -6,12 +6,11 @@ from scipy import stats
 from scipy.linalg import hadamard
 from sklearn.metrics.pairwise import rbf_kernel
 
-from sparsekit import Fastfood
+from sparsekit import Fastfood, RandomFourierFeatures
 from sparsekit.exceptions import NotFittedError
 from sparsekit.features import _cpu
 
 
-@pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("size", [1, 2, 8, 64])
 def test_fwht_equals_hadamard_matrix(size, dtype):
     A = np.random.default_rng(size).normal(size=(5, size)).astype(dtype)
@@ -133,7 +132,6 @@ def test_unbiased_for_the_gaussian_kernel():
     np.testing.assert_allclose(acc / n_seeds, K, atol=0.02)
 
 
-@pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_dtype_kept_and_close_to_float64(dtype):
     X = np.random.default_rng(0).normal(size=(9, 6))
     Z = Fastfood(n_components=20, random_state=2).fit_transform(X.astype(dtype))
@@ -175,3 +173,17 @@ def test_float32_scales_that_overflow_are_refused_naming_the_scale():
         Fastfood(gamma=1e80, n_components=8, random_state=0).fit(X)
     Z = Fastfood(gamma=1e80, n_components=8, random_state=0).fit_transform(X.astype(np.float64))
     assert np.isfinite(Z).all()
+
+
+def test_fitted_random_factors_are_in_the_dtype_of_the_data():
+    X = np.random.default_rng(0).normal(size=(150, 3))
+    X32 = X.astype(np.float32)
+    ff = Fastfood(n_components=20, random_state=0).fit(X32)
+    assert ff.signs_.dtype == ff.gaussians_.dtype == ff.scales_.dtype == np.float32
+    assert ff.permutations_.dtype == np.int64
+    # the float32 factors hold the float64 draws rounded once
+    ff64 = Fastfood(n_components=20, random_state=0).fit(X)
+    np.testing.assert_array_equal(ff.signs_, ff64.signs_.astype(np.float32))
+    np.testing.assert_array_equal(ff.scales_, ff64.scales_.astype(np.float32))
+    rff = RandomFourierFeatures(n_components=20, random_state=0).fit(X32)
+    assert rff.random_weights_.dtype == np.float32

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 from sklearn.kernel_approximation import Nystroem as SkNystroem
+from sklearn.metrics.pairwise import rbf_kernel
 
 from sparsekit import Nystroem, UnknownComponentError, get_kernel
 from sparsekit.exceptions import NotFittedError
@@ -140,7 +141,6 @@ def test_inverse_sqrt_map_is_symmetric_root():
     assert np.all(np.diff(evals) <= 0) and 0 < floor < 1e-10
 
 
-@pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_dtype_kept(X, dtype):
     Z = Nystroem("rbf", sampler=TinyUniform(), n_components=20, random_state=0).fit_transform(
         X.astype(dtype)
@@ -245,8 +245,7 @@ class BagOfLettersKernel(Kernel):
         return (A * A).sum(axis=1)
 
 
-def test_non_vector_data_goes_through_the_kernel_protocol():
-    rng = np.random.default_rng(0)
+def test_non_vector_data_goes_through_the_kernel_protocol(rng):
     words = ["".join(rng.choice(list("abcdefgh"), size=rng.integers(1, 9))) for _ in range(40)]
     kern = BagOfLettersKernel()
     ny = Nystroem(kern, sampler=TinyUniform(), n_components=12, random_state=0).fit(words)
@@ -457,3 +456,111 @@ def test_n_components_equal_to_n_samples_does_not_warn():
         warnings.simplefilter("error")
         SkNystroem(n_components=12, random_state=0).fit(X)
         assert Nystroem("rbf", n_components=12, random_state=0).fit(X).n_components_ == 12
+
+
+def test_default_n_components_is_scikit_learns(X150):
+    ours = Nystroem(random_state=0).fit(X150)
+    theirs = SkNystroem(random_state=0).fit(X150)
+    assert ours.n_components_ == theirs.components_.shape[0] == 100
+
+
+def test_transform_evaluates_the_gram_block_once_when_it_fits_64_mib(X150):
+    k = 8
+    blocks = []
+
+    def rbf(A, B):
+        if len(B) == k:
+            blocks.append(len(A))
+        return rbf_kernel(A, B, gamma=0.5)
+
+    ny = Nystroem(rbf, n_components=k, random_state=0).fit(X150)
+    blocks.clear()
+    Z = ny.transform(X150)
+    assert 64 * 2**20 // (8 * k) >= len(X150)  # the 150 x 8 block is far below 64 MiB
+    assert blocks == [len(X150)]
+    S = ny.component_indices_
+    K_XS = rbf_kernel(X150, X150[S], gamma=0.5)
+    expected = K_XS @ np.linalg.pinv(K_XS[S], hermitian=True) @ K_XS.T
+    np.testing.assert_allclose(Z @ Z.T, expected, atol=1e-8)
+
+
+def test_transform_row_blocks_are_sized_by_the_number_of_landmarks(X150, monkeypatch):
+    from sparsekit.features import nystrom
+
+    k, rank = 12, 3
+    blocks = []
+
+    def rbf(A, B):
+        if len(B) == k:
+            blocks.append(len(A))
+        return rbf_kernel(A, B, gamma=0.5)
+
+    ny = Nystroem(rbf, n_components=k, rank=rank, random_state=0).fit(X150)
+    # K(x, S) has k columns (not the rank): 10 of its float64 rows per block
+    monkeypatch.setattr(nystrom, "BLOCK_BYTES", 10 * 8 * k)
+    blocks.clear()
+    Z = ny.transform(X150)
+    assert blocks == [10] * 15
+    monkeypatch.undo()
+    np.testing.assert_allclose(Z, ny.transform(X150), rtol=1e-12)
+
+
+class _OutOfRangeSampler:
+    name = "out-of-range"
+    accepts = ("vectors", "graphs")
+
+    def sample(self, X, kernel, n_landmarks, random_state=None):
+        idx = np.arange(n_landmarks) + kernel.n_samples(X)  # past the last sample
+        return Landmarks(idx, X[:n_landmarks], np.ones(n_landmarks))
+
+
+def test_bad_landmark_indices_name_the_sampler_that_returned_them(X150):
+    with pytest.raises(ValueError, match=r"sampler _OutOfRangeSampler returned invalid landmark"):
+        Nystroem(sampler=_OutOfRangeSampler(), n_components=5).fit(X150)
+
+
+def test_precomputed_gram_gives_the_pseudo_inverse_formula(X150):
+    K = rbf_kernel(X150, gamma=0.4)
+    ny = Nystroem("precomputed", n_components=12, random_state=0).fit(K)
+    S = ny.component_indices_
+    assert len(S) == 12
+    Z = ny.transform(K)
+    expected = K[:, S] @ np.linalg.pinv(K[np.ix_(S, S)], hermitian=True) @ K[S]
+    np.testing.assert_allclose(Z @ Z.T, expected, atol=1e-8)
+    # new samples: their kernel with the training samples
+    Y = np.random.default_rng(1).normal(size=(7, 3))
+    K_new = rbf_kernel(Y, X150, gamma=0.4)
+    np.testing.assert_allclose(
+        ny.transform(K_new) @ Z.T,
+        K_new[:, S] @ np.linalg.pinv(K[np.ix_(S, S)], hermitian=True) @ K[S],
+        atol=1e-8,
+    )
+    with pytest.raises(ValueError, match="square Gram matrix"):
+        Nystroem("precomputed", n_components=3).fit(K[:, :20])
+
+
+def test_too_many_components_warns_at_the_callers_line(X150):
+    for call in (Nystroem(n_components=500).fit, Nystroem(n_components=500).fit_transform):
+        with pytest.warns(UserWarning, match="larger than the number of samples") as record:
+            call(X150)
+        assert record[0].filename == __file__
+
+
+def test_eigen_floor_below_one_drops_exactly_the_eigenvalues_at_or_below_it(X150):
+    S = np.arange(0, 150, 10)  # 15 landmarks
+    K_XS = rbf_kernel(X150, X150[S], gamma=0.2)
+    evals, U = np.linalg.eigh(K_XS[S])
+    below_one = np.flatnonzero((evals > 1e-3) & (evals < 1.0))
+    assert below_one.size >= 2
+    floor = float(np.sqrt(evals[below_one[0]] * evals[below_one[1]]))  # between the two, < 1
+    keep = evals > floor
+    expected = (K_XS @ U[:, keep]) / evals[keep] @ (U[:, keep].T @ K_XS.T)
+    for eigen_floor, kept in ((floor, keep), (0.0, evals > 0.0)):
+        ny = Nystroem(kernel_params={"gamma": 0.2}, eigen_floor=eigen_floor)
+        ny.fit_landmarks(Landmarks(S, X150[S], np.ones(len(S))))
+        Z = ny.transform(X150)
+        assert np.linalg.matrix_rank(ny.normalization_) == kept.sum()
+        if eigen_floor > 0:
+            np.testing.assert_allclose(Z @ Z.T, expected, atol=1e-8)
+    with pytest.raises(ValueError, match="eigen_floor"):
+        Nystroem(eigen_floor=-0.5).fit(X150)

@@ -5,15 +5,20 @@ available on it, so the GEMM and the eigensolver are stood in for by host comput
 simulator's device arrays. On a GPU with CuPy the same tests run with cuBLAS (``gpu_checks.sh``).
 """
 
+import sys
+import types
 import warnings
 
 import numpy as np
 import pytest
 from numba import config, cuda
+from sklearn.metrics.pairwise import rbf_kernel
 
 import sparsekit
+from sparsekit import Nystroem
 from sparsekit.features import _nystrom_cuda
 from sparsekit.kernels import _cuda
+from sparsekit.kernels.base import Kernel
 
 
 class SimOps:
@@ -153,9 +158,6 @@ def test_auto_uses_the_device_only_from_the_threshold(monkeypatch, rng):
 
 
 def test_cupy_that_cannot_run_is_reported_once(monkeypatch):
-    import sys
-    import types
-
     broken = types.ModuleType("cupy")
     broken.cuda = types.SimpleNamespace(
         Stream=lambda **kw: (_ for _ in ()).throw(
@@ -187,3 +189,95 @@ def test_cupy_that_fails_to_import_is_reported(monkeypatch):
     monkeypatch.setattr(_nystrom_cuda, "_state", {"ops": None, "checked": False})
     with pytest.warns(RuntimeWarning, match="CuPy is installed but cannot run"):
         assert _nystrom_cuda.device_ops() is None
+
+
+@pytest.fixture
+def sim_ops(monkeypatch):
+    if not config.ENABLE_CUDASIM:
+        pytest.skip("counts the simulator's stand-in for the device operations")
+    sim = SimOps()
+    monkeypatch.setattr(_nystrom_cuda, "device_ops", lambda: sim)
+    return sim
+
+
+class _HostOnlyRBF(Kernel):
+    """A third-party kernel with a ``backend`` parameter and no CUDA implementation."""
+
+    name = "host-only-rbf"
+
+    def __init__(self, backend="cuda"):
+        self.backend = backend
+
+    def __call__(self, X, Y=None):
+        return rbf_kernel(X, X if Y is None else Y, gamma=0.5)
+
+    def diag(self, X):
+        return np.ones(len(X))
+
+
+def test_a_kernel_without_a_cuda_implementation_stays_on_the_host(sim_ops, X150):
+    ny = Nystroem(_HostOnlyRBF(), n_components=10, random_state=0).fit(X150)
+    Z = ny.transform(X150)
+    assert sim_ops.products == [] and sim_ops.eighs == 0
+    S = ny.component_indices_
+    K_XS = rbf_kernel(X150, X150[S], gamma=0.5)
+    expected = K_XS @ np.linalg.pinv(K_XS[S], hermitian=True) @ K_XS.T
+    np.testing.assert_allclose(Z @ Z.T, expected, atol=1e-8)
+
+
+def test_device_path_refuses_kernel_parameters_made_invalid_after_fit(sim_ops, X150):
+    kw = {"n_components": 6, "random_state": 0}
+    gpu = Nystroem("rbf", kernel_params={"gamma": 0.2, "backend": "cuda"}, **kw).fit(X150)
+    host = Nystroem("rbf", kernel_params={"gamma": 0.2, "backend": "cpu"}, **kw).fit(X150)
+    for ny in (host, gpu):
+        ny.kernel_.gamma = -1.0
+        with pytest.raises(ValueError, match="gamma"):
+            ny.transform(X150)
+    assert sim_ops.products == []
+
+
+class _Array(np.ndarray):
+    """A host array with CuPy's ``get``."""
+
+    def get(self):
+        return np.asarray(self)
+
+
+class _Stream:
+    ptr = 0
+
+    def __init__(self, non_blocking=False):
+        pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+def _host_cupy():
+    """A CuPy stand-in that computes on the host: what ``_load_cupy_ops`` calls."""
+    cupy = types.ModuleType("cupy")
+    cupy.cuda = types.SimpleNamespace(Stream=_Stream)
+    cupy.empty = lambda shape, dtype: np.empty(shape, dtype=dtype).view(_Array)
+    cupy.asarray = lambda a: np.asarray(a).view(_Array)
+    cupy.matmul = np.matmul
+    cupy.linalg = types.SimpleNamespace(
+        eigh=lambda A: tuple(a.view(_Array) for a in np.linalg.eigh(np.asarray(A)))
+    )
+    return cupy
+
+
+def test_a_working_cupy_passes_the_load_check_without_a_warning(monkeypatch):
+    monkeypatch.setitem(sys.modules, "cupy", _host_cupy())
+    monkeypatch.setattr(config, "ENABLE_CUDASIM", False)
+    monkeypatch.setattr(cuda, "external_stream", lambda ptr: ("stream", ptr), raising=False)
+    monkeypatch.setattr(cuda, "as_cuda_array", lambda a: a, raising=False)
+    monkeypatch.setattr(_nystrom_cuda, "_state", {"ops": None, "checked": False})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        ops = _nystrom_cuda.device_ops()
+    assert isinstance(ops, _nystrom_cuda.CupyOps)
+    w, V = ops.eigh(np.array([[2.0, 1.0], [1.0, 2.0]]))
+    np.testing.assert_allclose(w, [1.0, 3.0])

@@ -2,8 +2,11 @@
 
 import numpy as np
 import pytest
+from sklearn.metrics import pairwise as skp
 
 import sparsekit
+from sparsekit.kernels import RBFKernel, base
+from sparsekit.kernels.bandwidth import gamma_from_rule
 from sparsekit.kernels.base import cuda_usable, resolve_backend
 
 
@@ -111,7 +114,7 @@ def test_auto_falls_back_to_cpu_when_numba_cannot_use_the_device(monkeypatch):
     # NumPy): "auto" must use the CPU and say why, not fail at the first Gram matrix
     from numba import config, cuda
 
-    from sparsekit.kernels import _cuda, base
+    from sparsekit.kernels import _cuda
 
     def broken_probe():
         raise AttributeError("module 'numpy' has no attribute 'row_stack'")
@@ -136,7 +139,7 @@ def test_probe_runs_on_the_device_or_simulator():
 
 
 def test_auto_keeps_small_grams_on_the_cpu(monkeypatch, rng):
-    from sparsekit.kernels import _cuda, base
+    from sparsekit.kernels import _cuda
 
     calls = []
     real = _cuda.DeviceGram
@@ -174,8 +177,6 @@ SK_KERNELS = {
 
 @pytest.mark.parametrize("name", sorted(SK_KERNELS))
 def test_cuda_grid_of_several_blocks_equals_scikit_learn(name, rng):
-    from sklearn.metrics import pairwise as skp
-
     from sparsekit.kernels import _cuda
 
     assert _cuda._THREADS == (32, 8)  # the shapes below are chosen for this block
@@ -190,8 +191,6 @@ def test_cuda_grid_of_several_blocks_equals_scikit_learn(name, rng):
 
 @pytest.mark.parametrize("dtype,rtol", [(np.float64, 1e-12), (np.float32, 1e-5)])
 def test_cuda_square_gram_of_several_blocks_equals_scikit_learn(dtype, rtol, rng):
-    from sklearn.metrics import pairwise as skp
-
     X = rng.normal(size=(35, 3)).astype(dtype)  # 2 x 5 blocks, Y = X
     got = sparsekit.get_kernel("rbf", gamma=0.25, backend="cuda")(X)
     assert got.dtype == dtype
@@ -205,7 +204,6 @@ def test_auto_sends_a_gram_of_exactly_the_threshold_to_the_gpu(monkeypatch):
     """``AUTO_CUDA_MIN_ENTRIES`` is the first size that goes to the device ("from this many
     entries on"): one entry fewer stays on the CPU, a kernel without a CUDA path always does,
     and an explicit "cpu" wins. Oracle: the documented rule."""
-    from sparsekit.kernels import base
 
     monkeypatch.setattr(base, "_CUDA_USABLE", True)  # as on a machine with a device
     t = base.AUTO_CUDA_MIN_ENTRIES
@@ -226,3 +224,13 @@ def test_the_staging_buffer_grows_for_a_larger_block(monkeypatch, rng):
     gpu = sparsekit.get_kernel("laplacian", gamma=0.4, backend="cuda")
     for n, m in ((2, 3), (12, 9)):
         np.testing.assert_allclose(gpu(X[:n], Y[:m]), cpu(X[:n], Y[:m]), rtol=1e-12)
+
+
+@pytest.mark.parametrize("scale", [1e-300, 1e300])
+def test_rbf_rule_on_the_cuda_backend_at_extreme_scales_equals_scikit_learn(scale, rng):
+    # the rule's gamma is no float64 at these scales; the kernel falls back to the CPU's exact
+    # rescaled evaluation instead of exponentiating 0 * inf on the device
+    X = rng.normal(size=(15, 4))
+    want = skp.rbf_kernel(X, gamma=gamma_from_rule(X, "median"))
+    got = RBFKernel(bandwidth="median", backend="cuda")(X * scale)
+    np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12)

@@ -13,6 +13,7 @@ import pytest
 from sklearn.metrics import pairwise as skp
 
 import sparsekit
+from sparsekit.kernels import AdditiveChi2Kernel
 from sparsekit.kernels.bandwidth import gamma_from_rule
 
 F32_MAX = float(np.finfo(np.float32).max)
@@ -237,8 +238,6 @@ def test_nystroem_with_a_median_bandwidth_fits_data_far_from_one(dtype, scale, r
 
 # -- values beyond the range: a warning, never a silent inf ---------------------------------
 def _no_warning(f, *args):
-    import warnings
-
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         return f(*args)
@@ -464,3 +463,31 @@ def test_laplacian_distances_beyond_the_largest_float_with_a_small_gamma(
     rtol = 1e-5 if dtype == np.float32 else 1e-10
     np.testing.assert_allclose(_no_warning(kern, A), want, rtol=rtol)
     np.testing.assert_allclose(_no_warning(kern, A, A[:5]), want[:, :5], rtol=rtol)
+
+
+# -- the data scale in errors; additive chi2 at the top of the range -----------------------
+@pytest.mark.parametrize("amax,decade", [(9e299, "1e\\+299"), (9e-301, "1e-301")])
+def test_gamma_out_of_range_names_the_decade_of_the_largest_value(amax, decade):
+    # the message names 10^s with 10^s <= max|x| < 10^(s+1) (here floor(log10 max|x|))
+    X = np.array([[amax, 0.0], [0.0, -amax / 3], [amax / 2, amax / 5]])
+    with pytest.raises(ValueError, match=f"for data at scale {decade} "):
+        gamma_from_rule(X, "median")
+
+
+@pytest.mark.parametrize("backend", ["cpu", "cuda"])
+@pytest.mark.parametrize("d", [10, 18, 20])
+def test_additive_chi2_sum_rounded_past_the_range_is_never_a_silent_inf(d, backend):
+    # x = (s, ..., s), z = 0 with d s = max float32 exactly: the true entry -d s is finite, but
+    # a float32 sum of d terms s rounds past the largest float; then the call must warn
+    top = float(np.finfo(np.float32).max)
+    s = np.float32(top / d)
+    if d * float(s) != top:
+        s = np.nextafter(s, np.float32(np.inf)) if d * float(s) < top else np.nextafter(s, 0)
+    assert d * float(s) == top  # exact: a 24-bit float32 times a small integer
+    X = np.full((1, d), s, dtype=np.float32)
+    Y = np.zeros((1, d), dtype=np.float32)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        K = AdditiveChi2Kernel(backend=backend)(X, Y)
+    warned = any("additive-chi2 kernel values exceed" in str(w.message) for w in caught)
+    assert K[0, 0] == np.float32(-top) or (K[0, 0] == -np.inf and warned)

@@ -83,3 +83,33 @@ def test_cuda_modules_load_the_overloads_before_their_kernels(tmp_path):
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "ok"
+
+
+def test_the_graph_cuda_module_loads_the_overloads_before_its_kernels(tmp_path):
+    # as the vector kernels' CUDA module does (the test above): importing the
+    # shortest-path CUDA module alone runs the compatibility import before its kernel compiles
+    (tmp_path / "fake_overloads_graph.py").write_text("import numpy\nALIAS = numpy.row_stack\n")
+    script = textwrap.dedent(f"""
+        import sys
+        sys.path.insert(0, {str(tmp_path)!r})
+        import numpy as np
+        import sparsekit
+        from sparsekit.kernels import _numba_cuda_compat
+        import numba.np.arrayobj
+        if hasattr(np, "row_stack"):
+            del np.row_stack
+            np.__all__ = [name for name in np.__all__ if name != "row_stack"]
+        _numba_cuda_compat.ARRAY_OVERLOADS = "fake_overloads_graph"
+        assert "sparsekit.kernels._cuda" not in sys.modules
+        from sparsekit.kernels.graph import _apsp_cuda
+        assert "sparsekit.kernels._cuda" not in sys.modules
+        assert sys.modules["fake_overloads_graph"].ALIAS is np.vstack
+        assert not hasattr(np, "row_stack")
+        print("ok")
+    """)
+    env = {**os.environ, "NUMBA_ENABLE_CUDASIM": "1"}
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "ok"

@@ -1,5 +1,6 @@
 """Shortest-path graph kernel: parity with GraKeL, weighted/directed references, input forms,
-the CUDA path (simulator), the prepared-data protocol, PSD/symmetry and bad input."""
+the CUDA path (simulator), the prepared-data protocol, PSD/symmetry, bad input, and the triple
+counts at key ranges where a packed sort key would overflow (brute-force counts)."""
 
 import warnings
 from collections import Counter
@@ -680,3 +681,87 @@ def test_a_gram_too_large_for_memory_is_refused_before_it_is_formed(monkeypatch)
     with pytest.raises(_memory.InsufficientMemoryError, match=r"12 x 12 rows.*blocks\("):
         kernel(graphs)
     assert np.vstack([b for _, b in kernel.blocks(graphs)]).shape == (12, 12)
+
+
+# -- blocks, batches and triple counts -----------------------------------------------------
+def _graphs(rng, n_graphs):
+    out = []
+    for _ in range(n_graphs):
+        n = int(rng.integers(2, 7))
+        A = (rng.random((n, n)) < 0.5).astype(float)
+        np.fill_diagonal(A, 0.0)
+        out.append((A, rng.integers(0, 3, n)))
+    return out
+
+
+def test_default_graph_blocks_of_a_small_gram_are_one_block(rng):
+    graphs = _graphs(rng, 20)
+    k = ShortestPathKernel()
+    blocks = list(k.blocks(graphs))
+    assert len(blocks) == 1 and (blocks[0][0].start, blocks[0][0].stop) == (0, 20)
+    np.testing.assert_array_equal(blocks[0][1], k(graphs))
+
+
+def test_small_batch_is_one_chunk_of_distance_matrices(monkeypatch, rng):
+    # chunks hold up to 2^23 distance entries: 30 graphs of at most 6 nodes are one chunk
+    from sparsekit.kernels.graph import feature_map
+
+    calls = []
+    real = feature_map._chunk_runs
+
+    def spy(batch, *args):
+        calls.append(batch.n_graphs)
+        return real(batch, *args)
+
+    monkeypatch.setattr(feature_map, "_chunk_runs", spy)
+    ShortestPathKernel().prepare(_graphs(rng, 30))
+    assert calls == [30]
+
+
+def test_triple_counts_with_keys_near_the_64_bit_limit(rng):
+    # L^2 D = 2^61 and 5 graphs: graph * span + key would pass 2^63, so graphs are ordered by a
+    # two-key sort; counts against a brute-force tally of every ordered pair
+    from sparsekit.kernels.graph import _triples_cpu
+    from sparsekit.kernels.graph.feature_map import all_pairs_distances
+    from sparsekit.kernels.graph.input import parse_graphs
+
+    graphs = _graphs(rng, 5)
+    batch = parse_graphs(graphs)
+    dist_ptr, codes, _ = all_pairs_distances(batch, False, "cpu")
+    L, D = np.int64(2**20), np.int64(2**21)
+    sizes = batch.sizes
+    pair_ptr = np.zeros(len(sizes) + 1, dtype=np.int64)
+    np.cumsum(sizes * (sizes - 1), out=pair_ptr[1:])
+    keys = np.empty(pair_ptr[-1], dtype=np.int64)
+    counts = np.empty(pair_ptr[-1], dtype=np.float64)
+    n_unique = np.empty(len(sizes), dtype=np.int64)
+    _triples_cpu.count_triples(
+        batch.node_ptr, dist_ptr, codes, batch.label_codes, L, D, pair_ptr, keys, counts, n_unique
+    )
+    for g in range(len(sizes)):
+        first, n, base_ = batch.node_ptr[g], sizes[g], dist_ptr[g]
+        tally = Counter()
+        for u in range(n):
+            for v in range(n):
+                c = int(codes[base_ + u * n + v])
+                if u != v and c >= 0:
+                    lu, lv = int(batch.label_codes[first + u]), int(batch.label_codes[first + v])
+                    tally[(lu * int(L) + lv) * int(D) + c] += 1
+        want = sorted(tally.items())
+        a = pair_ptr[g]
+        got = list(zip(keys[a : a + n_unique[g]].tolist(), counts[a : a + n_unique[g]].tolist()))
+        assert got == [(key, float(c)) for key, c in want]
+
+
+def test_pair_given_as_a_list_with_nested_labels_blames_the_labels():
+    # [adjacency rows, labels] is an (adjacency, labels) pair even as a list; 2-D labels are
+    # the labels' fault, not a malformed 3-D adjacency
+    A = [[0, 1], [1, 0]]
+    labels = [[0, 1], [1, 0]]
+    with pytest.raises(ValueError, match=r"labels must be 1-D"):
+        ShortestPathKernel()([[A, labels]])
+    # without labels the pair's second item is ignored
+    np.testing.assert_array_equal(
+        ShortestPathKernel(with_labels=False)([[A, labels]]),
+        ShortestPathKernel(with_labels=False)([np.array(A)]),
+    )

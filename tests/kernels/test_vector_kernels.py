@@ -1,7 +1,9 @@
-"""Vector kernels: parity with scikit-learn, properties, block-wise evaluation, bad input."""
+"""Vector kernels: parity with scikit-learn, properties, block-wise evaluation (default block and
+tile sizes), user functions as kernels, bad input."""
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 from hypothesis import given, settings, strategies as st
 from hypothesis.extra.numpy import arrays
 from sklearn.metrics import pairwise as skp
@@ -14,8 +16,10 @@ from sparsekit.kernels import (
     LinearKernel,
     PolynomialKernel,
     RBFKernel,
+    base,
 )
 from sparsekit.kernels.bandwidth import gamma_from_rule
+from sparsekit.kernels.base import CallableKernel
 
 RTOL = {np.float64: 1e-10, np.float32: 1e-5}
 
@@ -48,7 +52,6 @@ def _data(rng, n, d, nonneg, dtype):
     return X.astype(dtype)
 
 
-@pytest.mark.parametrize("dtype", [np.float64, np.float32])
 @pytest.mark.parametrize("name,params,skfun,skkw,nonneg", CASES)
 def test_parity_with_scikit_learn(name, params, skfun, skkw, nonneg, dtype, rng):
     X = _data(rng, 37, 11, nonneg, dtype)
@@ -483,8 +486,6 @@ def test_every_entry_of_a_nan_filled_out_is_written_in_row_blocks(name, sparse, 
     """``out`` filled with NaN, 10 rows in blocks of 3 (the last block of 1 row), X against Y
     and X alone, dense and CSR rows: every entry is written, none is accumulated into what
     ``out`` held. Oracle: scikit-learn's kernel on the dense data."""
-    import scipy.sparse as sp
-
     skfun, params = SK[name]
     X = _data(rng, 10, 6, True, np.float64)
     Y = _data(rng, 7, 6, True, np.float64)
@@ -523,8 +524,6 @@ def test_coinciding_rows_of_x_and_y_give_at_most_one(name, sparse, rng):
     (and of the sparse L1 form ||x||_1 + ||z||_1 - shared terms) leaves coinciding rows a tiny
     negative distance unless it is clipped at 0. Oracle: the bound, and scikit-learn's kernel
     (exactly 1 at coinciding rows)."""
-    import scipy.sparse as sp
-
     Z = rng.normal(size=(60, 7)) * rng.uniform(1.0, 100.0, size=(60, 1))
     Z[rng.random(Z.shape) < 0.3] = 0.0
     X, Y = Z, Z[::-1].copy()  # Y given (not the X-with-itself path), every row coinciding once
@@ -555,7 +554,6 @@ def test_exp_of_a_large_block_on_one_thread(rng):
     np.testing.assert_allclose(K, skp.laplacian_kernel(X, Y, gamma=0.3), rtol=1e-10, atol=0)
 
 
-@pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_polynomial_diag_uses_degree_gamma_and_coef0(dtype, rng):
     """Oracle: the diagonal of scikit-learn's ``polynomial_kernel`` with the same parameters
     (none of them the defaults)."""
@@ -571,9 +569,6 @@ def test_polynomial_diag_uses_degree_gamma_and_coef0(dtype, rng):
 def test_sparse_rows_of_a_kernel_without_a_sparse_formula_in_row_blocks(monkeypatch, rng):
     """chi2 densifies tiles of sparse rows; in row blocks of 4 (the last of 3) with tiles of 3
     rows, each tile goes to its place inside its block. Oracle: scikit-learn's chi2 kernels."""
-    import scipy.sparse as sp
-
-    from sparsekit.kernels import base
 
     monkeypatch.setattr(base, "SPARSE_TILE_BYTES", 3 * 6 * 8)
     X = _data(rng, 11, 6, True, np.float64)
@@ -596,3 +591,132 @@ def test_out_of_another_dtype_or_layout_is_refused():
     for out in (np.empty((3, 3), dtype=np.float32), np.empty((3, 3), order="F")):
         with pytest.raises(ValueError, match="out must be a C-contiguous float64 array"):
             RBFKernel()(X, out=out)
+
+
+# ---------------------------------------- default blocks and tiles, streamed blocks, diagonals
+def _median_gamma(Y):
+    """gamma = 1 / (2 median^2), the median over distinct pairs of rows (brute force)."""
+    n = len(Y)
+    dists = [np.linalg.norm(Y[i] - Y[j]) for i in range(n) for j in range(i + 1, n)]
+    return 1.0 / (2.0 * np.median(dists) ** 2)
+
+
+@pytest.mark.parametrize("name", ["rbf", "laplacian", "linear", "chi2"])
+def test_default_blocks_of_a_small_gram_are_one_block(name, rng):
+    # the default block holds 256 MiB of output: a 50 x 40 Gram comes as a single block
+    X = rng.random((50, 6))
+    Y = rng.random((40, 6))
+    k = sparsekit.get_kernel(name)
+    blocks = list(k.blocks(X, Y))
+    assert len(blocks) == 1
+    rows, block = blocks[0]
+    assert (rows.start, rows.stop) == (0, 50)
+    np.testing.assert_allclose(block, k(X, Y), rtol=1e-12)
+
+
+def _spy_fill(monkeypatch, kernel_cls):
+    calls = []
+    real = kernel_cls._fill
+
+    def spy(self, Xb, Y, ctx, out, row0, same):
+        calls.append((Xb.shape[0], Y.shape[0]))
+        return real(self, Xb, Y, ctx, out, row0, same)
+
+    monkeypatch.setattr(kernel_cls, "_fill", spy)
+    return calls
+
+
+def test_sparse_rows_without_a_sparse_formula_fit_one_tile_when_small(monkeypatch, rng):
+    # chi2 densifies tiles of at most 32 MiB: 30 x 20 and 25 x 20 float64 rows are one tile each
+    X = rng.random((30, 20))
+    Y = rng.random((25, 20))
+    X[X < 0.5] = 0.0
+    Y[Y < 0.5] = 0.0
+    calls = _spy_fill(monkeypatch, Chi2Kernel)
+    got = Chi2Kernel(gamma=0.3)(sp.csr_matrix(X), sp.csr_matrix(Y))
+    assert calls == [(30, 25)]
+    np.testing.assert_allclose(got, skp.chi2_kernel(X, Y, gamma=0.3), rtol=1e-12)
+
+
+def test_sparse_tiles_respect_the_tile_budget(monkeypatch, rng):
+    # with a budget of 3 rows of 8 features, no densified tile of X or Y holds more than 3 rows
+    X = rng.random((11, 8))
+    Y = rng.random((7, 8))
+    X[X < 0.4] = 0.0
+    Y[Y < 0.4] = 0.0
+    monkeypatch.setattr(base, "SPARSE_TILE_BYTES", 3 * 8 * 8)
+    calls = _spy_fill(monkeypatch, Chi2Kernel)
+    got = Chi2Kernel()(sp.csr_matrix(X), sp.csr_matrix(Y))
+    assert calls and max(a for a, _ in calls) == 3 and max(b for _, b in calls) == 3
+    assert sum(a * b for a, b in calls) == 11 * 7  # every entry computed once
+    np.testing.assert_allclose(got, skp.chi2_kernel(X, Y), rtol=1e-12)
+
+
+def test_streamed_blocks_of_an_unfitted_rule_take_gamma_from_y(rng):
+    # an unfitted bandwidth rule takes gamma from the reference points Y, in blocks as in calls
+    X = rng.normal(size=(9, 3))
+    Y = 3.0 * rng.normal(size=(8, 3))
+    want = skp.rbf_kernel(X, Y, gamma=_median_gamma(Y))
+    k = RBFKernel(bandwidth="median")
+    streamed = np.vstack([b for _, b in k.blocks(X, Y, max_memory=4 * 8 * 8)])
+    np.testing.assert_allclose(streamed, want, rtol=1e-10)
+    np.testing.assert_allclose(k(X, Y), want, rtol=1e-10)
+    assert k.gamma_ is None
+
+
+@pytest.mark.parametrize("cls", [RBFKernel, LaplacianKernel, Chi2Kernel])
+def test_diag_keeps_float32(cls, rng):
+    X = rng.random((6, 4)).astype(np.float32)
+    d = cls().diag(X)
+    assert d.dtype == np.float32
+    np.testing.assert_array_equal(d, np.ones(6, dtype=np.float32))
+
+
+@pytest.mark.parametrize(
+    "name,skfun",
+    [
+        ("laplacian", skp.laplacian_kernel),
+        ("rbf", skp.rbf_kernel),
+        ("linear", skp.linear_kernel),
+        ("polynomial", skp.polynomial_kernel),
+    ],
+)
+def test_kernels_with_a_sparse_formula_equal_scikit_learn_on_csr_rows(name, skfun, rng):
+    # rows of different L1 norms, so that every entry depends on both of its rows' norms
+    X = rng.normal(size=(13, 7)) * rng.uniform(0.5, 3.0, size=(13, 1))
+    Y = rng.normal(size=(9, 7)) * rng.uniform(0.5, 3.0, size=(9, 1))
+    X[rng.random(X.shape) < 0.5] = 0.0
+    Y[rng.random(Y.shape) < 0.5] = 0.0
+    k = sparsekit.get_kernel(name)
+    np.testing.assert_allclose(
+        k(sp.csr_matrix(X), sp.csr_matrix(Y)), skfun(X, Y), rtol=1e-10, atol=1e-12
+    )
+    np.testing.assert_allclose(k(sp.csr_matrix(X)), skfun(X), rtol=1e-10, atol=1e-12)
+
+
+# ---------------------------------------------------------------- user functions as kernels
+def _cosine(A, B):
+    return skp.cosine_similarity(A, B)
+
+
+def test_callable_kernel_equals_the_function_on_the_whole_data(dtype, rng):
+    X = rng.normal(size=(300, 5)).astype(dtype)  # more rows than one diag block (256)
+    Y = rng.normal(size=(20, 5)).astype(dtype)
+    k = CallableKernel(_cosine)
+    np.testing.assert_allclose(k(X, Y), skp.cosine_similarity(X, Y), rtol=1e-5)
+    d = k.diag(X)
+    assert d.dtype == dtype and d.shape == (300,)
+    np.testing.assert_allclose(d, np.ones(300), rtol=1e-5)
+
+
+def test_callable_kernel_passes_its_params(rng):
+    X = rng.normal(size=(12, 4))
+    k = CallableKernel(skp.rbf_kernel, params={"gamma": 0.3})
+    np.testing.assert_allclose(k(X), skp.rbf_kernel(X, gamma=0.3), rtol=1e-12)
+
+
+def test_callable_kernel_refuses_a_block_of_the_wrong_shape(rng):
+    X = rng.normal(size=(5, 3))
+    k = CallableKernel(lambda A, B: A @ A.T)
+    with pytest.raises(ValueError, match=r"returned shape \(5, 5\).*shape \(5, 4\)"):
+        k(X, X[:4])

@@ -12,6 +12,7 @@ from sklearn.neighbors import kneighbors_graph
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 import sparsekit
+from sparsekit.kernels import RBFKernel
 from sparsekit.manifold import (
     MDS,
     Isomap,
@@ -22,6 +23,13 @@ from sparsekit.manifold import (
     SpectralEmbedding,
 )
 from sparsekit.manifold._neighbors import Neighbors, geodesics, knn_graph
+from sparsekit.manifold.kernels import (
+    CentredKernel,
+    IsomapGeodesicKernel,
+    SpectralNormalizedKernel,
+)
+
+from .conftest import assert_equal_up_to_sign
 
 
 @pytest.fixture(scope="module")
@@ -29,11 +37,6 @@ def roll():
     X, _ = make_swiss_roll(300, random_state=0)
     X_new, _ = make_swiss_roll(40, random_state=1)
     return X, X_new
-
-
-def assert_equal_up_to_sign(a, b, rtol):
-    signs = np.sign((a * b).sum(axis=0))
-    np.testing.assert_allclose(a, b * signs, rtol=0, atol=rtol * np.abs(b).max())
 
 
 def test_isomap_equals_sklearn_for_fit_and_transform(roll):
@@ -195,8 +198,7 @@ def test_spectral_clustering_separates_rings_and_labels_new_points():
     assert same_map > 0.98
 
 
-def test_isomap_can_join_components_like_sklearn():
-    rng = np.random.default_rng(0)
+def test_isomap_can_join_components_like_sklearn(rng):
     X = np.vstack([rng.normal(size=(30, 2)), rng.normal(size=(30, 2)) + 12.0])
     with pytest.warns(UserWarning, match="2 connected components"):
         ours = Isomap(2, n_neighbors=4, disconnected="connect").fit(X)
@@ -205,8 +207,7 @@ def test_isomap_can_join_components_like_sklearn():
     assert_equal_up_to_sign(ours.embedding_, ref.embedding_, 1e-8)
 
 
-def test_bad_input():
-    rng = np.random.default_rng(0)
+def test_bad_input(rng):
     two_blobs = np.vstack([rng.normal(size=(20, 2)), rng.normal(size=(20, 2)) + 100.0])
     with pytest.raises(ValueError, match="connected components.*increase n_neighbors"):
         Isomap(2, n_neighbors=3, disconnected="raise").fit(two_blobs)
@@ -249,3 +250,26 @@ with warnings.catch_warnings():  # sparsekit does not depend on scikit-learn's B
 @_CHECKS
 def test_sklearn_estimator_checks(estimator, check):
     check(estimator)
+
+
+@pytest.mark.parametrize("base", [5, RBFKernel], ids=["not-callable", "a-class"])
+@pytest.mark.parametrize("cls", [CentredKernel, SpectralNormalizedKernel])
+def test_a_bad_base_kernel_is_refused_naming_base(curve, cls, base):
+    with pytest.raises(TypeError, match=r"^base must be a kernel name"):
+        cls(base=base).fit(curve)
+
+
+def test_lle_with_as_many_components_as_samples_names_the_skipped_constant(curve):
+    # the constant eigenvector is skipped, so n samples give at most n - 1 components
+    X = curve[:12]
+    with pytest.raises(ValueError, match=r"asked for 12 components \(\+1 skipped\) of 12"):
+        LocallyLinearEmbedding(12, n_neighbors=4).fit(X)
+    assert LocallyLinearEmbedding(11, n_neighbors=4).fit(X).embedding_.shape == (12, 11)
+
+
+@pytest.mark.parametrize("bad", [0, -1, 2.5, True])
+def test_a_bad_transform_neighbors_is_refused_at_fit_naming_it(bad):
+    """0 would otherwise fall back to ``n_neighbors`` silently (``k = 0 or n_neighbors``)."""
+    X = np.random.default_rng(0).standard_normal((20, 3))
+    with pytest.raises(ValueError, match=r"transform_neighbors must be an integer >= 1"):
+        IsomapGeodesicKernel(n_neighbors=5, transform_neighbors=bad).fit(X)

@@ -1,9 +1,11 @@
-"""What a fitted embedding keeps: its own copy of the training points, and the input's dtype."""
+"""What a fitted embedding keeps: its own copy of the training points, and the input's dtype;
+what fitting a manifold kernel returns, and an unfitted kernel's error."""
 
 import numpy as np
 import pytest
 from sklearn.datasets import make_swiss_roll
 
+from sparsekit.exceptions import NotFittedError
 from sparsekit.manifold import (
     MDS,
     Isomap,
@@ -12,6 +14,13 @@ from sparsekit.manifold import (
     LocallyLinearEmbedding,
     SpectralClustering,
     SpectralEmbedding,
+)
+from sparsekit.manifold.kernels import (
+    CentredKernel,
+    IsomapGeodesicKernel,
+    LLEKernel,
+    SpectralNormalizedKernel,
+    neg_half_sq_dist,
 )
 
 ESTIMATORS = {
@@ -79,8 +88,26 @@ def test_float32_input_keeps_float32(roll, name):
 def test_unfitted_kernel_says_not_fitted(make):
     """An unfitted data-dependent kernel raises NotFittedError (an AttributeError on None
     before for LLEKernel.gram), not an error about its missing attributes."""
-    from sparsekit.exceptions import NotFittedError
     from sparsekit.manifold import kernels
 
     with pytest.raises(NotFittedError, match="not fitted: call fit"):
         make(kernels)()
+
+
+@pytest.mark.parametrize(
+    "kernel",
+    [
+        CentredKernel(neg_half_sq_dist),
+        IsomapGeodesicKernel(5),
+        LLEKernel(5),
+        SpectralNormalizedKernel(base_params={"gamma": 1.0}),
+    ],
+    ids=lambda k: type(k).__name__,
+)
+def test_fit_returns_the_kernel_itself(curve, kernel):
+    assert kernel.fit(curve) is kernel
+
+
+def test_unfitted_spectral_kernel_degrees_say_not_fitted(curve):
+    with pytest.raises(NotFittedError, match="not fitted: call fit"):
+        SpectralNormalizedKernel().evaluate_with_degrees(curve)

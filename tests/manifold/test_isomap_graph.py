@@ -1,16 +1,26 @@
 """Isomap's neighbourhood graph against scikit-learn's: duplicate points (edges of length 0),
 disconnected graphs (every pair of components linked by its shortest link) and coordinates
-whose squares overflow or underflow."""
+whose squares overflow or underflow; the Isomap kernel's ``n_jobs`` reaching every thread pool,
+and the heap buffers of the Dijkstra kernel against SciPy's ``dijkstra``."""
 
+import threading
+import time
 import warnings
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
+import scipy.spatial
+from scipy.sparse.csgraph import dijkstra
 from sklearn import manifold as skm
 from sklearn.datasets import make_blobs
 
-from sparsekit.manifold import Isomap
+import sparsekit
+from sparsekit.manifold import Isomap, _graph_cpu
 from sparsekit.manifold._neighbors import Neighbors, knn_graph
+from sparsekit.manifold.kernels import (
+    IsomapGeodesicKernel,
+)
 
 
 def assert_equal_up_to_sign(a, b, atol):
@@ -38,8 +48,7 @@ def test_a_duplicate_point_keeps_its_zero_length_edge():
     assert {0, 10} <= set(graph[0].indices) | {0} and 0 in graph[10].indices
 
 
-def test_repeated_rows_embed_like_sklearn():
-    rng = np.random.default_rng(0)
+def test_repeated_rows_embed_like_sklearn(rng):
     Y = rng.normal(size=(60, 3))
     X = np.vstack([Y, Y[:20], Y[:5]])  # some rows twice, some three times
     with warnings.catch_warnings():
@@ -84,8 +93,7 @@ def test_disconnected_raise_still_raises():
 
 
 @pytest.mark.parametrize("scale", [1e300, 1e-300])
-def test_extreme_coordinates_scale_the_embedding(scale):
-    rng = np.random.default_rng(0)
+def test_extreme_coordinates_scale_the_embedding(scale, rng):
     X = rng.normal(size=(60, 3))
     X_new = rng.normal(size=(8, 3))
     plain = Isomap(2, n_neighbors=6).fit(X)
@@ -105,3 +113,92 @@ def test_points_repeated_more_often_than_n_neighbors_embed_like_sklearn():
     with pytest.warns(UserWarning, match="connected components"):
         ours = Isomap(1, n_neighbors=1).fit(X)
     assert_equal_up_to_sign(ours.embedding_, sklearn_isomap(X, 1, 1).embedding_, 1e-9)
+
+
+class _RecordingTree:
+    """A cKDTree that records the ``workers`` of each query."""
+
+    seen: list = []
+
+    def __init__(self, data):
+        self._tree = _CKDTREE(data)
+
+    def query(self, X, **kwargs):
+        _RecordingTree.seen.append(kwargs.get("workers"))
+        return self._tree.query(X, **kwargs)
+
+
+_CKDTREE = scipy.spatial.cKDTree
+
+
+def test_isomap_kernel_n_jobs_reaches_the_neighbour_queries(monkeypatch, curve):
+    monkeypatch.setattr(scipy.spatial, "cKDTree", _RecordingTree)
+    monkeypatch.setattr(_RecordingTree, "seen", [])
+    with sparsekit.thread_limit(1):  # the library's own setting would give 1 worker
+        kernel = IsomapGeodesicKernel(5, n_jobs=2).fit(curve)
+        kernel(curve[:7] + 0.01)
+    assert _RecordingTree.seen == [2, 2]  # fit's self-query, then the new points'
+
+
+def _thread_recorder(monkeypatch, name):
+    """Replace ``_graph_cpu.<name>`` by a slow wrapper that records the calling threads."""
+    inner = getattr(_graph_cpu, name)
+    seen = []
+
+    def spy(*args):
+        seen.append(threading.get_ident())
+        time.sleep(0.02)  # every chunk is still running when the next one is submitted
+        return inner(*args)
+
+    monkeypatch.setattr(_graph_cpu, name, spy)
+    return seen
+
+
+def test_isomap_kernel_n_jobs_sets_the_threads_of_the_shortest_paths(monkeypatch, curve):
+    seen = _thread_recorder(monkeypatch, "dijkstra_rows")
+    with sparsekit.thread_limit(1):
+        IsomapGeodesicKernel(5, n_jobs=2).fit(curve)
+    assert len(seen) == 8  # 4 chunks per thread
+    assert len(set(seen)) == 2  # the calling thread and one of the library's pool threads
+
+
+def test_isomap_kernel_n_jobs_sets_the_threads_of_the_extension(monkeypatch, curve):
+    with sparsekit.thread_limit(1):
+        kernel = IsomapGeodesicKernel(5, n_jobs=2).fit(curve)
+        seen = _thread_recorder(monkeypatch, "geodesic_extension_rows")
+        kernel(curve + 0.01)
+    assert len(seen) == 8
+    assert len(set(seen)) == 2  # the calling thread and one of the library's pool threads
+
+
+def _star(n_leaves):
+    """A star graph: node 0 joined to every leaf, weights 1, 2, ...; CSR, both directions."""
+    leaves = np.arange(1, n_leaves + 1)
+    w = leaves.astype(np.float64)
+    rows = np.concatenate([np.zeros(n_leaves, dtype=np.int64), leaves])
+    cols = np.concatenate([leaves, np.zeros(n_leaves, dtype=np.int64)])
+    return sp.csr_matrix((np.concatenate([w, w]), (rows, cols)), shape=(n_leaves + 1,) * 2)
+
+
+def _knn_graph(X, k):
+    dist, idx = Neighbors(X).query(X, k, exclude_self=True)
+    return knn_graph(dist, idx, len(X))
+
+
+@pytest.mark.parametrize("graph", ["star", "curve"])
+def test_dijkstra_heap_is_large_enough_from_every_source(curve, graph):
+    # from a star's centre every leaf is pushed at once: n - 1 heap entries for 2 (n - 1) edges.
+    # The Python body of the compiled kernel checks every index, which the compiled one does not.
+    g = _star(9) if graph == "star" else _knn_graph(curve, 3)
+    n = g.shape[0]
+    out = np.empty((n, n))
+    _graph_cpu.dijkstra_rows.py_func(
+        g.indptr.astype(np.int64),
+        g.indices.astype(np.int64),
+        g.data.astype(np.float64),
+        np.arange(n, dtype=np.int64),
+        0,
+        n,
+        out,
+    )
+    np.testing.assert_allclose(out, dijkstra(g, directed=False), rtol=0, atol=1e-12)

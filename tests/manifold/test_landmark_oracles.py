@@ -11,6 +11,7 @@ from sklearn.datasets import make_swiss_roll
 from sklearn.neighbors import NearestNeighbors, kneighbors_graph
 
 from sparsekit import default_registry
+from sparsekit._runtime import memory as _memory
 from sparsekit.manifold import (
     MDS,
     Isomap,
@@ -22,17 +23,14 @@ from sparsekit.manifold import (
     _memory_check,
 )
 
+from .conftest import assert_equal_up_to_sign
+
 
 @pytest.fixture(scope="module")
 def roll():
     X, _ = make_swiss_roll(240, random_state=3)
     X_new, _ = make_swiss_roll(25, random_state=4)
     return X, X_new
-
-
-def assert_equal_up_to_sign(a, b, rtol):
-    signs = np.sign((a * b).sum(axis=0))
-    np.testing.assert_allclose(a, b * signs, rtol=0, atol=rtol * np.abs(b).max())
 
 
 def centred_gram(K):
@@ -224,3 +222,11 @@ def test_a_bool_is_not_a_count(roll, make, name):
     X, _ = roll
     with pytest.raises(ValueError, match=name):
         make().fit(X)
+
+
+def test_lle_is_not_memory_checked_but_isomap_is(monkeypatch, curve):
+    # LLE forms sparse weights and solves a sparse eigenproblem: no dense n x n matrix to refuse
+    monkeypatch.setattr(_memory, "available_memory", lambda: 0)
+    LocallyLinearEmbedding(2, n_neighbors=5).fit(curve)
+    with pytest.raises(_memory.InsufficientMemoryError):
+        Isomap(2, n_neighbors=5).fit(curve)

@@ -1,14 +1,19 @@
-"""``sparsekit run``: the example specs at a small size, output, resume, data sources, plugins."""
+"""``sparsekit run``: the example specs at a small size, output, resume, data sources (their
+defaults against scikit-learn and closed forms), plots, plugins."""
 
 import csv
+import importlib
 import json
 from pathlib import Path
 
 import numpy as np
 import pytest
+from scipy import stats
 
+import sparsekit.run as run_pkg
 from sparsekit.cli import main
 from sparsekit.run import (
+    SpecError,
     Task,
     data as data_mod,
     execute_point,
@@ -371,8 +376,7 @@ def test_failed_run_is_a_row_and_exit_code(tmp_path, capsys):
     assert rows[0]["status"] == "error" and "2-D numeric array" in rows[0]["error"]
 
 
-def test_file_sources(tmp_path):
-    rng = np.random.default_rng(0)
+def test_file_sources(tmp_path, rng):
     X = rng.standard_normal((20, 3))
     y = np.arange(20) % 2
     np.save(tmp_path / "x.npy", X)
@@ -465,7 +469,6 @@ def test_plots_named_in_the_spec(tmp_path, capsys):
     text = SMALL_SPEC + '[[plot]]\nx = "params.n_components"\ny = "error_fro"\nfile = "e.png"\n'
     run_spec(load_spec("s.toml", text=text), out=tmp_path)
     assert (tmp_path / "e.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    from sparsekit.run import SpecError
 
     typo = '[[plot]]\nx = "params.n_components"\ny = "eror_fro"\n'
     with pytest.raises(SpecError, match="y = 'eror_fro' is not a column.* 'error_fro'"):
@@ -494,3 +497,86 @@ def test_graph_collection_through_a_task(tmp_path):
     }
     res = execute_point("kernel-kmeans", point, seed=0)
     assert res["ari"] == 1.0 and res["method"] == "exact"
+
+
+def test_lazy_public_name_is_bound_in_the_package_after_first_use():
+    value = run_pkg.load_spec
+    assert vars(run_pkg)["load_spec"] is value
+    assert value is importlib.import_module("sparsekit.run.spec").load_spec
+
+
+def test_rings_radii_noise_and_angles_follow_the_documented_law():
+    """Ring k has radius k + 1 plus N(0, noise²) noise (default 0.05) and a uniform angle."""
+    points = data_mod.rings(n_samples=2000, n_rings=3, seed=4)
+    X, y = points["X"], points["y"]
+    assert np.bincount(y).tolist() == [667, 667, 666]
+    deviation = np.hypot(X[:, 0], X[:, 1]) - (y + 1.0)
+    assert abs(deviation.mean()) < 0.01 and deviation.std() == pytest.approx(0.05, rel=0.1)
+    angle = np.mod(np.arctan2(X[:, 1], X[:, 0]), 2 * np.pi)
+    assert stats.kstest(angle, stats.uniform(0, 2 * np.pi).cdf).pvalue > 1e-3
+
+
+def test_circles_default_is_scikit_learn_make_circles():
+    from sklearn.datasets import make_circles
+
+    X, y = make_circles(1000, factor=0.3, noise=0.04, random_state=0)
+    points = data_mod.circles()
+    np.testing.assert_array_equal(points["X"], X)
+    np.testing.assert_array_equal(points["y"], y)
+
+
+def test_random_labelled_graphs_default_draws_five_labels():
+    graphs = data_mod.random_labelled_graphs(20)
+    labels = np.concatenate([lab for _, lab in graphs])
+    assert set(labels.tolist()) == {0, 1, 2, 3, 4}
+    source = data_mod.random_graphs(n_graphs=20)["graphs"]  # the source's documented defaults
+    for (A, lab), (B, lab2) in zip(graphs, source):
+        np.testing.assert_array_equal(A, B)
+        np.testing.assert_array_equal(lab, lab2)
+
+
+def test_numpy_float32_metrics_are_strict_json(tmp_path, private_registry):
+    """NumPy scalars that are not Python floats (float32, float16) are written as numbers,
+    their NaN and infinities as ``null``."""
+
+    def scalars(ctx):
+        return {
+            "value": np.float32(0.5),
+            "missing": np.float32("nan"),
+            "big": np.float16("inf"),
+        }
+
+    reg = private_registry(Task("test-float32", scalars, {}))
+    spec = load_spec(
+        "m.toml", text='task = "test-float32"\n[data]\nsource = "iris"\n', registry=reg
+    )
+    run_spec(spec, out=tmp_path, registry=reg)
+    line = (tmp_path / "results.jsonl").read_text().splitlines()[0]
+    row = json.loads(line, parse_constant=lambda token: pytest.fail(token))
+    assert row["value"] == 0.5 and row["missing"] is None and row["big"] is None
+
+
+def test_plot_has_one_legend_entry_per_group_titled_by_the_group(tmp_path, monkeypatch):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from sparsekit.run.plots import draw
+
+    figures = []
+    close = plt.close
+    monkeypatch.setattr(plt, "close", lambda fig=None: (figures.append(fig), close(fig)))
+    rows = [
+        {"status": "ok", "n": n, "err": n * s, "sampler": name}
+        for name, s in (("uniform", 1.0), ("rls", 0.5))
+        for n in (1, 2, 3)
+    ]
+    path = draw({"x": "n", "y": "err", "group": "sampler"}, rows, tmp_path)
+    assert path.read_bytes()[:4] == b"\x89PNG"
+    (fig,) = figures
+    legend = fig.axes[0].get_legend()
+    assert legend is not None and legend.get_title().get_text() == "sampler"
+    assert [t.get_text() for t in legend.get_texts()] == ["uniform", "rls"]
+    lines = fig.axes[0].get_lines()
+    np.testing.assert_allclose(lines[1].get_ydata(), [0.5, 1.0, 1.5])

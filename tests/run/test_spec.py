@@ -1,8 +1,17 @@
 """Spec parsing and validation: every error names the line and the closest valid name."""
 
+import io
+
 import pytest
 
-from sparsekit.run import SpecError, expand, load_spec
+from sparsekit.run import (
+    Spec,
+    SpecError,
+    dry_run,
+    expand,
+    load_spec,
+    plan,
+)
 from sparsekit.run.spec import key_line
 
 BASE = """\
@@ -148,3 +157,39 @@ def test_key_line_finds_key_in_its_section():
 def test_missing_spec_file():
     with pytest.raises(FileNotFoundError, match="does not exist"):
         load_spec("/nonexistent/spec.toml")
+
+
+GRAM = 'task = "gram"\n[data]\nsource = "iris"\n[params]\n'
+
+
+def test_zip_group_needs_two_keys():
+    base = GRAM + "n_eig = [5, 10]\nwarm_up = [true, false]\n[sweep]\n"
+    load_spec("s.toml", text=base + 'zip = ["params.n_eig", "params.warm_up"]\n')
+    for zip_value in (
+        '["params.n_eig"]',
+        '[["params.n_eig"]]',
+        '[["params.n_eig", "params.warm_up"], 3]',
+    ):
+        with pytest.raises(SpecError, match="each zip group is a list of at least two"):
+            load_spec("s.toml", text=base + f"zip = {zip_value}\n")
+
+
+def test_spec_built_in_python_runs_each_point_once():
+    spec = Spec(
+        name="s", task="gram", sections={"data": {"source": "iris"}, "params": {"n_eig": [5, 9]}}
+    )
+    runs = plan(spec)
+    assert [(r["point"]["params"]["n_eig"], r["repeat"], r["seed"]) for r in runs] == [
+        (5, 0, 0),
+        (9, 0, 0),
+    ]
+
+
+def test_dry_run_lists_the_varying_keys_of_each_point():
+    stream = io.StringIO()
+    dry_run(load_spec("s.toml", text=GRAM + "n_eig = [5, 10]\n"), stream=stream)
+    lines = stream.getvalue().splitlines()
+    assert lines[1].endswith("seed=0 params.n_eig=5") and lines[2].endswith("params.n_eig=10")
+    stream = io.StringIO()
+    dry_run(load_spec("s.toml", text=GRAM + "n_eig = 5\n"), stream=stream)
+    assert stream.getvalue().splitlines()[1].endswith("seed=0 (single point)")

@@ -8,7 +8,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from sparsekit.run import data as data_mod, execute_point, run_task
+from sparsekit.run import (
+    data as data_mod,
+    execute_point,
+    load_spec,
+    run_spec,
+    run_task,
+)
 from tests.test_examples import _load as _load_example
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -114,10 +120,9 @@ def test_sampler_task_scores_only():
     assert row["sum_scores"] == pytest.approx(scores.sum(), rel=1e-10)
 
 
-def test_out_of_sample_task_is_exact_on_planar_data():
+def test_out_of_sample_task_is_exact_on_planar_data(rng):
     """Classical MDS of points lying in a plane recovers them up to a rigid motion, and the
     Nyström formula embeds a left-out point exactly (Bengio et al. 2004): d_var = d_oos = 0."""
-    rng = np.random.default_rng(0)
     P = rng.normal(size=(120, 2))
     X = P @ rng.normal(size=(2, 5))
     row = run_task(
@@ -286,7 +291,6 @@ def test_three_sample_task_is_the_library_protocol_and_the_example_spec():
     """The three-sample task returns stats.three_sample_error's rows (error renamed
     error_rate) on the same draws; the digits spec and the example compute the same rows;
     classes given as lists of labels pool them."""
-    from sparsekit.run import load_spec, run_spec
     from sparsekit.run.data import SOURCES
     from sparsekit.stats import three_sample_error
 
@@ -357,209 +361,171 @@ def test_three_sample_task_is_the_library_protocol_and_the_example_spec():
     ]
 
 
-def test_frank_wolfe_recovery_task_protocol():
-    """One generator draws dictionary 0 first (its coherence and m are the first row's), then
-    the signals; Theorem 4 holds inside the hypotheses (every selected atom in the support);
-    the rows come by part; m beyond the dimension is skipped; OMP recovers m-sparse signals."""
-    import math
+def test_task_names_the_missing_data_key():
+    X = np.ones((10, 2))
+    with pytest.raises(ValueError, match="needs data with y; the data source gave X"):
+        run_task("omp-forest", {}, {"X": X})
 
-    from sparsekit.run.data import SOURCES
-    from sparsekit.solvers.coherence import mutual_coherence
-    from sparsekit.solvers.dictionaries import gaussian_dictionary
 
-    data = SOURCES["gaussian-dictionary"](n_features=60, n_atoms=120)
-    rows = run_task(
-        "frank-wolfe-recovery",
-        {"n_dictionaries": 2, "n_signals": 4, "max_iter": 200, "outside_factors": [2, 100]},
-        data,
-        seed=1,
+def test_gram_task_memory_error_names_its_matrices(monkeypatch):
+    from sparsekit._runtime import memory as _memory
+
+    monkeypatch.setattr(_memory, "available_memory", lambda *a, **k: 1000)
+    X = np.random.default_rng(0).random((40, 3))
+    with pytest.raises(MemoryError, match="gram task on 40 samples needs .* its n x n matrices"):
+        run_task("gram", {}, {"X": X}, {"kernel": "linear"})
+
+
+def _sklearn_forest_score(X, y, problem, n_estimators, seed):
+    """The omp-forest protocol's full-forest test score, with scikit-learn alone."""
+    from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
+    from sklearn.metrics import accuracy_score, r2_score
+    from sklearn.model_selection import train_test_split
+
+    strat = problem == "classification"
+    X_rest, X_test, y_rest, y_test = train_test_split(
+        X, y, test_size=0.2, random_state=seed, stratify=y if strat else None
     )
-    assert [r["part"] for r in rows] == ["inside"] * 2 + ["outside"] + ["compare"] * 4
-    mu = mutual_coherence(gaussian_dictionary(60, 120, np.random.default_rng(1)))
-    first = rows[0]
-    assert first["mu"] == mu and first["m"] < (1 / mu + 1) / 2 <= first["m"] + 1
-    for r in rows[:2]:
-        assert r["all_in_support"] and r["bound_slope"] == 0.5 * math.log1p(-r["theta"])
-        assert r["observed_slope"] < 0 or math.isnan(r["observed_slope"])
-    assert rows[2]["factor"] == 2 and rows[2]["m"] == 2 * min(r["m"] for r in rows[:2])
-    compare = {r["solver"]: r for r in rows[3:]}
-    assert list(compare) == ["OMP", "MP", "FW (line search)", "FW (2/(k+2))"]
-    assert compare["OMP"]["worst_final"] < 1e-10 and "curves" not in compare["OMP"]
-
-
-def test_frank_wolfe_spec_prints_the_example_table(tmp_path, capsys):
-    """The spec at the example's sizes gives the example's first table, cell for cell."""
-    from sparsekit.run import load_spec, run_spec
-
-    example = _load_example("frank_wolfe_recovery")
-    example.main(
-        [
-            "--n-features",
-            "60",
-            "--n-atoms",
-            "120",
-            "--dictionaries",
-            "2",
-            "--signals",
-            "3",
-            "--iters",
-            "60",
-            "--seed",
-            "2",
-            "--out",
-            str(tmp_path / "ex"),
-        ]
+    X_train, _, y_train, _ = train_test_split(
+        X_rest, y_rest, test_size=0.25, random_state=seed, stratify=y_rest if strat else None
     )
-    printed = capsys.readouterr().out
-    spec = load_spec(
-        SPECS / "frank_wolfe_recovery.toml",
-        overrides=[
-            "data.n_features=60",
-            "data.n_atoms=120",
-            "params.n_dictionaries=2",
-            "params.n_signals=3",
-            "params.max_iter=60",
-            "seed=2",
-        ],
+    Forest = RandomForestClassifier if strat else RandomForestRegressor
+    forest = Forest(n_estimators=n_estimators, random_state=seed).fit(X_train, y_train)
+    return (accuracy_score if strat else r2_score)(y_test, forest.predict(X_test))
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+def test_omp_forest_problem_picks_the_forest_and_the_score():
+    """Integer targets are classification under ``auto`` (accuracy of a classifier forest on a
+    stratified split); ``problem`` forces either kind."""
+    from sklearn.datasets import load_wine
+
+    X, y = load_wine(return_X_y=True)
+    params = {"n_estimators": 6, "sizes": [2]}
+    expected = {
+        kind: _sklearn_forest_score(X, y, kind, 6, seed=3)
+        for kind in ("classification", "regression")
+    }
+    assert expected["classification"] != expected["regression"]
+    for problem, kind in [
+        ("auto", "classification"),
+        ("classification", "classification"),
+        ("regression", "regression"),
+    ]:
+        row = run_task("omp-forest", {**params, "problem": problem}, {"X": X, "y": y}, seed=3)
+        assert row["full_forest"] == pytest.approx(expected[kind], rel=1e-12), problem
+    y_float = y.astype(float)  # float targets under auto: regression
+    row = run_task("omp-forest", params, {"X": X, "y": y_float}, seed=3)
+    assert row["full_forest"] == pytest.approx(expected["regression"], rel=1e-12)
+
+
+def test_omp_forest_refuses_a_forest_size_below_one():
+    X, y = np.random.default_rng(0).random((40, 3)), np.arange(40) % 2
+    with pytest.raises(ValueError, match="sizes must be forest sizes >= 1, got \\[0, 2\\]"):
+        run_task("omp-forest", {"sizes": [0, 2]}, {"X": X, "y": y})
+
+
+def test_sparse_coding_omp_stops_at_the_signal_sparsity_unless_max_iter_says():
+    problem = data_mod.sparse_signals(32, 48, 3, 5, seed=1)
+    m = np.count_nonzero(problem["coef"][:, 0])
+    assert m == 3
+    row = run_task("sparse-coding", {"warm_up": False}, problem, {"solver": {"name": "omp"}})
+    assert row["mean_nnz"] == m and row["support_recovery"] == 1.0
+    assert row["max_rel_residual"] < 1e-10
+    two = run_task(
+        "sparse-coding", {"warm_up": False, "max_iter": 2}, problem, {"solver": {"name": "omp"}}
     )
-    run_spec(spec, out=tmp_path / "spec", stream=open(os.devnull, "w"))
-    with open(tmp_path / "spec" / "results.jsonl") as fh:  # NaN is written as null
-        rows = [
-            {k: float("nan") if v is None else v for k, v in json.loads(line).items()}
-            for line in fh
-        ]
-    inside = example.inside_table_rows([r for r in rows if r["part"] == "inside"])
-    assert len(inside) == 2
-    for r in inside:
-        assert "| " + " | ".join(str(v) for v in r.values()) + " |" in printed
-    compare = example.compare_table_rows([r for r in rows if r["part"] == "compare"])
-    for r in compare:  # all but the timings
-        assert (
-            f"| {r['solver']} | {r['iterations']} | {r['stop']} | {r['worst_final']} |" in printed
-        )
+    assert two["mean_nnz"] == 2 and two["median_rel_residual"] > 1e-3
 
 
-def _fw_rows(draw, seed=0, **params):
-    """The ``frank-wolfe-recovery`` rows with the dictionary draw ``draw(rng) -> D``."""
-    base = {"n_dictionaries": 1, "n_signals": 3, "max_iter": 60, "compare": False}
-    return run_task(
-        "frank-wolfe-recovery", {**base, **params}, {"draw_dictionary": draw}, seed=seed
-    )
+def _rbf(A, B, gamma):
+    from scipy.spatial.distance import cdist
+
+    return np.exp(-gamma * cdist(A, B, "sqeuclidean"))
 
 
-def _spike_and_sign(d):
-    """e_1..e_d and one atom of random signs / √d: μ = 1/√d exactly, a new dictionary per draw."""
-    return lambda rng: np.hstack([np.eye(d), rng.choice([-1.0, 1.0], (d, 1)) / np.sqrt(d)])
+def test_sampler_task_relative_residual_trace_is_the_nystrom_residual():
+    """rel_residual_trace = tr(K − K_nm K_mm⁺ K_mn) / tr(K) over all points (n ≤ n_eval), for
+    the landmarks the same sampler draws with the run's seed."""
+    from sparsekit import Nystroem, get_kernel
 
-
-def test_frank_wolfe_recovery_largest_m_is_strict_at_a_tie():
-    """Oracle: exact rational arithmetic, m < (1/μ + 1)/2 ⇔ (2m − 1) μ < 1 for the float μ; at
-    μ = 1/5 the bound is 3 exactly and m = 3 is excluded (Tropp 2004, Thm 3.5: strict)."""
-    from fractions import Fraction
-
-    from sparsekit.experiments.fw_recovery import largest_m
-
-    for mu in (0.1, 0.125, 0.2, 0.25, 0.3, 0.5, 1.0):
-        expected = max(m for m in range(30) if (2 * m - 1) * Fraction(mu) < 1)
-        assert largest_m(mu) == expected, mu
-    assert largest_m(0.2) == 2
-
-
-def test_frank_wolfe_recovery_babel_is_taken_at_m_minus_one():
-    """Oracle: closed form. For e_1..e_16 and v = (±1, ..., ±1)/4, μ = 1/4 (m = 2); the babel
-    function μ₁(k) is the largest sum of k entries |⟨d_i, d_j⟩| of a row: μ₁(1) = 1/4 (row v:
-    1/4 each), μ₁(2) = 1/2; Theorem 5 needs μ₁(m − 1) = 1/4."""
-    (row,) = [
-        r for r in _fw_rows(_spike_and_sign(16), outside_factors=[1]) if r["part"] == "inside"
-    ]
-    assert row["m"] == 2
-    assert row["babel_m1"] == pytest.approx(0.25, abs=1e-12)
-    assert row["sparsity_bound"] == pytest.approx(2.5, abs=1e-12)
-
-
-def test_frank_wolfe_recovery_outside_skips_m_at_the_dimension():
-    """Oracle: the rule m < d (an m-sparse signal in dimension d needs m < d). With d = 8,
-    μ = 1/√8 and m* = 1: factor 7 runs (m = 7), factors 8 (m = d) and 9 do not."""
-    rows = _fw_rows(_spike_and_sign(8), outside_factors=[7, 8, 9])
-    assert [r["m"] for r in rows if r["part"] == "inside"] == [1]
-    assert [(r["factor"], r["m"]) for r in rows if r["part"] == "outside"] == [(7, 7)]
-
-
-def test_frank_wolfe_recovery_outside_uses_beta_factor():
-    """Oracle: the documented protocol recomputed: one generator (the seed) draws dictionary 0
-    and its m*-sparse signals, then the outside dictionary and its (2 m*)-sparse signals;
-    Frank–Wolfe with line search and β = ``beta_factor`` ‖x*‖₁ per signal."""
-    from sparsekit.solvers.dictionaries import sparse_signals
-    from sparsekit.solvers.fw import FrankWolfe
-
-    draw, seed, k = _spike_and_sign(16), 4, 3
-    rng = np.random.default_rng(seed)
-    sparse_signals(draw(rng), 2, k, rng)
-    D = draw(rng)
-    Y, X = sparse_signals(D, 4, k, rng)
-    for beta_factor in (1.5, 8.0):
-        res = FrankWolfe(beta=beta_factor * np.abs(X).sum(axis=0), max_iter=30, tol=1e-20).solve(
-            D, Y
-        )
-        final = res.residual_norms[res.n_iter, np.arange(k)] / np.linalg.norm(Y, axis=0)
-        rows = _fw_rows(draw, seed, beta_factor=beta_factor, max_iter=30, outside_factors=[2])
-        (row,) = [r for r in rows if r["part"] == "outside"]
-        assert row["m"] == 4
-        assert row["mean_final"] == pytest.approx(final.mean(), rel=1e-9)
-        assert row["worst_final"] == pytest.approx(final.max(), rel=1e-9)
-
-
-def test_frank_wolfe_recovery_final_residual_is_the_last_of_each_curve():
-    """Oracle: the curves themselves (‖r_k‖/‖y‖ per iteration, NaN after a signal stopped):
-    ``mean_final`` and ``worst_final`` are the mean and max of each column's last finite
-    entry; ``observed_slope`` is the largest least-squares slope of ln curve (NumPy polyfit)."""
-    rows = _fw_rows(
-        _spike_and_sign(36), seed=3, max_iter=12, outside_factors=[3], return_curves=True
-    )
-    assert [r["part"] for r in rows] == ["inside", "outside"]
-    for row in rows:
-        curves = row["curves"]
-        last = np.array([c[np.isfinite(c)][-1] for c in curves.T])
-        if row["part"] == "outside":
-            assert row["mean_final"] == pytest.approx(last.mean(), rel=1e-12)
-            assert row["worst_final"] == pytest.approx(last.max(), rel=1e-12)
-        slopes = []
-        for c in curves.T:
-            k = np.flatnonzero(np.isfinite(c) & (c > 0))
-            if k.size >= 3:
-                slopes.append(np.polyfit(k, np.log(c[k]), 1)[0])
-        assert row["observed_slope"] == pytest.approx(max(slopes), rel=1e-9)
-
-
-def test_frank_wolfe_recovery_slopes_closed_form():
-    """Oracle: closed form. Columns exp(−a k) have slope −a; the worst (largest) is kept; a
-    column with fewer than 3 finite positive entries has no slope."""
-    from sparsekit.experiments.fw_recovery import fit_slope, worst_slope
-
-    k = np.arange(10.0)
-    curves = np.column_stack([np.exp(-0.5 * k), np.exp(-0.1 * k), np.exp(-2.0 * k)])
-    curves[6:, 2] = np.nan
-    assert worst_slope(curves) == pytest.approx(-0.1, rel=1e-9)
-    assert fit_slope(curves[:, 2]) == pytest.approx(-2.0, rel=1e-9)
-    two = np.array([1.0, 0.5, np.nan, np.nan])
-    assert np.isnan(fit_slope(two)) and np.isnan(worst_slope(two[:, None]))
-    assert fit_slope(np.array([1.0, 0.5, 0.25, 0.0])) == pytest.approx(np.log(0.5), rel=1e-9)
-
-
-def test_frank_wolfe_recovery_compares_on_dictionary_zero():
-    """Oracle: an invariance. Part 3 runs Frank–Wolfe with line search on dictionary 0's
-    signals, the very solve of part 1's first row, so their curves agree; the second
-    dictionary's differ."""
-    rows = _fw_rows(
-        _spike_and_sign(36),
+    X = np.random.default_rng(2).standard_normal((120, 3))
+    kernel = {"name": "rbf", "gamma": 0.7}
+    row = run_task(
+        "sampler",
+        {"n_landmarks": 12, "n_eval": 1000, "warm_up": False},
+        {"X": X},
+        {"kernel": kernel, "sampler": "uniform"},
         seed=5,
-        n_dictionaries=2,
-        max_iter=12,
-        outside_factors=[100],
-        compare=True,
-        return_curves=True,
     )
-    inside = [r for r in rows if r["part"] == "inside"]
-    fw = next(r for r in rows if r.get("solver") == "FW (line search)")
-    np.testing.assert_allclose(fw["curves"], inside[0]["curves"], rtol=1e-12)
-    assert not np.allclose(fw["curves"], inside[1]["curves"], equal_nan=True)
+    ny = Nystroem(
+        get_kernel("rbf", gamma=0.7), sampler="uniform", n_components=12, random_state=5
+    ).fit(X)
+    idx = np.asarray(ny.component_indices_)
+    assert row["n_landmarks"] == len(idx) == len(set(idx.tolist())) == 12
+    K = _rbf(X, X, 0.7)
+    K_hat = K[:, idx] @ np.linalg.pinv(K[np.ix_(idx, idx)]) @ K[idx, :]
+    expected = np.trace(K - K_hat) / np.trace(K)
+    assert 0.0 < expected < 1.0
+    assert row["rel_residual_trace"] == pytest.approx(expected, rel=1e-6)
+    every = run_task(
+        "sampler",
+        {"n_landmarks": 120, "n_eval": 1000, "warm_up": False},
+        {"X": X},
+        {"kernel": kernel, "sampler": "uniform"},
+    )
+    assert abs(every["rel_residual_trace"]) < 1e-8  # all points as landmarks: K̂ = K
+
+
+def test_mmd_task_delta_exact_is_the_estimate_minus_the_biased_mmd():
+    """delta_exact = estimate − biased MMD²: negative for the unbiased estimate (it drops the
+    k(x, x) = 1 terms of the RBF kernel), zero for the exact one; absent above exact_max_n."""
+    from sklearn.datasets import load_iris
+
+    X, y = load_iris(return_X_y=True)
+    A, B = X[y == 0], X[y == 1]
+    Kaa, Kbb, Kab = _rbf(A, A, 0.1), _rbf(B, B, 0.1), _rbf(A, B, 0.1)
+    m, n = len(A), len(B)
+    biased = Kaa.mean() + Kbb.mean() - 2 * Kab.mean()
+    unbiased = (Kaa.sum() - m) / (m * (m - 1)) + (Kbb.sum() - n) / (n * (n - 1)) - 2 * Kab.mean()
+    kernel = {"kernel": {"name": "rbf", "gamma": 0.1}}
+    row = run_task("mmd", {"method": "unbiased"}, {"X": X, "y": y}, kernel)
+    assert row["mmd2"] == pytest.approx(unbiased, rel=1e-10)
+    assert row["delta_exact"] == pytest.approx(unbiased - biased, rel=1e-8)
+    assert row["delta_exact"] < 0
+    small = run_task("mmd", {"method": "unbiased", "exact_max_n": 99}, {"X": X, "y": y}, kernel)
+    assert "delta_exact" not in small
+    at_n = run_task("mmd", {"method": "unbiased", "exact_max_n": 100}, {"X": X, "y": y}, kernel)
+    assert at_n["delta_exact"] == pytest.approx(unbiased - biased, rel=1e-8)
+
+
+def test_sparse_coding_protocol_gives_frank_wolfe_its_radius_and_mp_four_m_steps(monkeypatch):
+    """Frank–Wolfe gets beta = beta_factor · ‖x*‖₁ per signal and 100 steps, and its codes stay
+    in that ℓ1 ball; MP runs 4 m steps (m: the signals' sparsity)."""
+    from sparsekit.solvers.fw import FrankWolfe
+    from sparsekit.solvers.mp import MatchingPursuit
+
+    seen = {}
+    for cls in (FrankWolfe, MatchingPursuit):
+        original = cls.solve
+
+        def spy(self, D, Y, *args, _original=original, **kwargs):
+            result = _original(self, D, Y, *args, **kwargs)
+            seen[type(self).__name__] = (self, result)
+            return result
+
+        monkeypatch.setattr(cls, "solve", spy)
+    problem = data_mod.sparse_signals(20, 30, 3, 4, seed=2)
+    radius = np.abs(problem["coef"]).sum(axis=0)
+    run_task(
+        "sparse-coding",
+        {"warm_up": False, "beta_factor": 0.5},
+        problem,
+        {"solver": {"name": "frank-wolfe"}},
+    )
+    fw, result = seen["FrankWolfe"]
+    np.testing.assert_allclose(fw.beta, 0.5 * radius, rtol=1e-12)
+    assert fw.max_iter == 100
+    assert (np.abs(result.coef).sum(axis=0) <= 0.5 * radius * (1 + 1e-9)).all()
+    run_task("sparse-coding", {"warm_up": False}, problem, {"solver": {"name": "mp"}})
+    assert seen["MatchingPursuit"][0].max_iter == 4 * 3

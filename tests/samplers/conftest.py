@@ -1,4 +1,5 @@
-"""Fixtures of the sampler tests: small clustered data and a toy graph kernel."""
+"""Fixtures of the sampler tests: small clustered data, a toy graph kernel, and the exact ridge
+leverage scores of a small Gram matrix."""
 
 import numpy as np
 import pytest
@@ -11,6 +12,11 @@ def clustered(n, d=4, n_clusters=6, spread=0.3, seed=0, dtype=np.float64):
     centers = 2.0 * rng.standard_normal((n_clusters, d))
     X = centers[rng.integers(0, n_clusters, n)] + spread * rng.standard_normal((n, d))
     return X.astype(dtype)
+
+
+def ridge_leverage_scores(K, lam):
+    """l_i = [K (K + λI)⁻¹]_ii by a dense solve."""
+    return np.diag(np.linalg.solve(K + lam * np.eye(len(K)), K))
 
 
 @pytest.fixture

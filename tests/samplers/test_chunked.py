@@ -1,5 +1,7 @@
 """The sample_chunked capability of samplers, on chunks held in memory (no Dask needed)."""
 
+import math
+
 import numpy as np
 import pytest
 
@@ -11,7 +13,11 @@ from sparsekit.samplers.chunked import (
     integer_seed,
     supports_chunked,
 )
-from sparsekit.samplers.rls import DACRLSSampler, chunked_dac_scores, dac_chunk_partition
+from sparsekit.samplers.rls import (
+    DACRLSSampler,
+    chunked_dac_scores,
+    dac_chunk_partition,
+)
 from sparsekit.samplers.uniform import UniformSampler
 
 
@@ -196,3 +202,28 @@ def test_the_capability_needs_a_callable_method():
 
     assert not supports_chunked(Off())
     assert not supports_chunked(object())
+
+
+@pytest.mark.parametrize("sizes", [[49], [30, 34, 36]])  # n = 49 (a square) and 100
+def test_chunked_dac_default_block_size_is_ceil_sqrt_n(sizes):
+    n = sum(sizes)
+    m = math.ceil(math.sqrt(n))
+    blocks = dac_chunk_partition(sizes, None, random_state=3)
+    np.testing.assert_array_equal(np.sort(np.concatenate(blocks)), np.arange(n))
+    start = 0
+    for size in sizes:  # inside each chunk: ⌊size / m⌋ full blocks and the remainder
+        inside = [len(b) for b in blocks if start <= b.min() < start + size]
+        want = [m] * (size // m) + ([size % m] if size % m else [])
+        assert inside == want
+        start += size
+
+
+def test_chunked_dac_with_blocks_of_one_gives_kii_over_kii_plus_lambda():
+    # block_size=1 is allowed: every block is one point, l_i = k_ii / (k_ii + λ)
+    X = np.random.default_rng(0).standard_normal((20, 3))
+    kernel = sparsekit.get_kernel("linear")
+    lam = 0.7
+    got = chunked_dac_scores(ListChunks(X, [8, 12]), kernel, lam, 1, random_state=0)
+    kii = np.sum(X * X, axis=1)
+    np.testing.assert_allclose(got, kii / (kii + lam), rtol=1e-10)
+    assert [len(b) for b in dac_chunk_partition([8, 12], 1, random_state=0)] == [1] * 20

@@ -7,15 +7,17 @@ from threadpoolctl import threadpool_limits
 
 import sparsekit
 from sparsekit.samplers import _draw
-from sparsekit.samplers.rls import DACRLSSampler
+from sparsekit.samplers.rls import (
+    DACRLSSampler,
+    ExactRLSSampler,
+)
 
-from .conftest import clustered
+from .conftest import clustered, ridge_leverage_scores
 
 ALL = ["uniform", "diagonal", "rls", "two-pass-rls", "dac-rls", "recursive-rls", "greedy-trace"]
 
 
 @pytest.mark.parametrize("name", ALL)
-@pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_every_sampler_returns_valid_landmarks(name, dtype, X_small):
     X = X_small.astype(dtype)
     kernel = sparsekit.get_kernel("rbf", gamma=0.3)
@@ -182,10 +184,9 @@ def test_bernoulli_cap_keeps_n_landmarks_and_warns(X_small):
     assert len(lm) == 10
 
 
-def test_rls_samplers_find_a_small_far_cluster_that_uniform_misses():
+def test_rls_samplers_find_a_small_far_cluster_that_uniform_misses(rng):
     # 10 of 300 points in a far cluster: leverage scores favour them, while uniform sampling
     # (12 landmarks) misses them about 2/3 of the time
-    rng = np.random.default_rng(0)
     X = np.vstack([rng.standard_normal((290, 2)) * 0.5, 8 + 0.1 * rng.standard_normal((10, 2))])
     kernel = sparsekit.get_kernel("rbf", gamma=1.0)
     K = kernel(X)
@@ -210,3 +211,15 @@ def test_rls_samplers_find_a_small_far_cluster_that_uniform_misses():
     assert found["uniform"] < 0.7
     assert min(found["rls"], found["dac-rls"], found["recursive-rls"]) > found["uniform"]
     assert errs["dac-rls"] < errs["uniform"]
+
+
+def test_fixed_size_weights_are_inverse_first_order_inclusion_probabilities():
+    # weight_i = 1 / min(1, s q_i), q = l / Σ l (the first-order inclusion probability)
+    X = clustered(40, d=3, seed=5)
+    kernel = sparsekit.get_kernel("rbf", gamma=0.7)
+    lam, s = 0.05, 6
+    lev = ridge_leverage_scores(kernel(X), lam)
+    lm = ExactRLSSampler(lam=lam).sample(X, kernel, s, random_state=2)
+    want = 1.0 / np.minimum(1.0, s * lev[lm.indices] / lev.sum())
+    np.testing.assert_allclose(lm.weights, want, rtol=1e-8)
+    assert np.all(lm.weights > 1.0)  # every point here has s q_i < 1

@@ -1,9 +1,12 @@
 """Greedy residual-trace selection: exact form against brute force, sketch form, quality."""
 
+import warnings
+
 import numpy as np
 import pytest
 
 import sparsekit
+from sparsekit.samplers import _greedy_cpu, rls as rls_module
 from sparsekit.samplers.greedy import GreedyTraceSampler, greedy_exact_select, greedy_sketch_select
 
 from .conftest import clustered
@@ -131,8 +134,6 @@ def test_exact_greedy_warns_above_1e10_kernel_evaluations_and_not_at_it(monkeypa
     """Oracle: n² s counted by hand on both sides of the documented limit (10¹⁰ kernel
     evaluations); the selection itself is replaced by a stub (the warning is decided before
     it runs). The approximate form, O(n s (f + s + ξ)), never warns."""
-    import warnings
-
     from sparsekit.samplers import greedy
 
     monkeypatch.setattr(greedy, "greedy_exact_select", lambda Xp, k, s, *a, **kw: np.arange(s))
@@ -163,3 +164,77 @@ def test_exact_greedy_breaks_ties_uniformly_at_random():
     ]
     counts = np.bincount(first, minlength=6)
     assert counts.min() >= 20, counts
+
+
+def test_exact_greedy_step_clips_a_negative_squared_norm_to_zero():
+    # num[i] <- max(0, num[i] + c_i² ‖c‖² − 2 c_i (Rc)_i): a squared norm, so rounding that
+    # drives the update below 0 must leave 0 (and criterion 0), not any other value
+    num = np.array([1.0, 0.5])
+    P = np.array([2.0, 2.0])
+    c = np.array([1.0, 1.0])
+    Rc = np.array([10.0, 0.1])
+    crit = np.empty(2)
+    _greedy_cpu.exact_step(num, P, c, Rc, 1.0, 1e-12, crit, n_jobs=1)
+    np.testing.assert_allclose(num, [0.0, 1.0 + 0.5 - 0.2])
+    np.testing.assert_allclose(P, [1.0, 1.0])
+    np.testing.assert_allclose(crit, [0.0, 1.3])
+
+
+class _CallLog:
+    """Delegates to a kernel and records the (rows, cols) of every Gram block it evaluates."""
+
+    accepts = "vectors"
+    name = "call-log"
+
+    def __init__(self, inner):
+        self.inner = inner
+        self.calls = []
+
+    def prepare(self, X):
+        return self.inner.prepare(X)
+
+    def take(self, X, indices):
+        return self.inner.take(X, indices)
+
+    def n_samples(self, X):
+        return self.inner.n_samples(X)
+
+    def diag(self, X):
+        return self.inner.diag(X)
+
+    def __call__(self, A, B=None):
+        self.calls.append((len(A), len(A) if B is None else len(B)))
+        return self.inner(A, B)
+
+
+@pytest.mark.parametrize("cache_gram", [False, True])
+def test_greedy_forms_the_full_gram_only_with_cache_gram(monkeypatch, cache_gram):
+    # cache_gram=False streams K in row blocks (O(n l) memory): no n x n block is evaluated
+    monkeypatch.setattr(rls_module, "ROW_BLOCK_BYTES", 8 * 30 * 7)  # 7 rows per block
+    X = clustered(30, d=3, seed=9)
+    kernel = _CallLog(sparsekit.get_kernel("rbf", gamma=0.4))
+    got = greedy_exact_select(X, kernel, 4, np.random.default_rng(0), cache_gram=cache_gram)
+    full = [shape for shape in kernel.calls if shape == (30, 30)]
+    assert len(full) == (1 if cache_gram else 0)
+    # blocks of K against every point: 7 rows at a time when streamed
+    rows_of_full_width = [rows for rows, cols in kernel.calls if cols == 30]
+    assert max(rows_of_full_width) == (30 if cache_gram else 7)
+    K = sparsekit.get_kernel("rbf", gamma=0.4)(X)
+    # the first pick maximizes ‖K e_s‖² / K_ss (Lemma of the poster, S empty)
+    assert got[0] == np.argmax(np.sum(K * K, axis=0) / np.diag(K))
+
+
+def test_greedy_n_features_must_be_an_integer():
+    with pytest.raises(TypeError, match="n_features"):
+        GreedyTraceSampler(approximate=True, n_features=64.0)
+
+
+def test_greedy_early_stop_warning_points_at_the_caller():
+    X = clustered(30, d=3, seed=1)
+    kernel = sparsekit.get_kernel("linear")  # rank 3: the selection stops after 3 points
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        GreedyTraceSampler().sample(X, kernel, 5)
+    stopped = [w for w in caught if "stopped after 3 of 5" in str(w.message)]
+    assert len(stopped) == 1
+    assert stopped[0].filename == __file__

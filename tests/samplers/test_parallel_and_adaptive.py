@@ -90,8 +90,7 @@ def test_recursive_scores_equal_the_dense_reference(monkeypatch, lam, n_jobs, ro
         assert np.corrcoef(got, exact)[0, 1] > 0.9
 
 
-def test_adaptive_lambda_matches_the_formula():
-    rng = np.random.default_rng(0)
+def test_adaptive_lambda_matches_the_formula(rng):
     X = rng.normal(size=(30, 3))
     K_S = sparsekit.get_kernel("rbf", gamma=0.3)(X)
     w = 1.0 / np.sqrt(rng.uniform(0.1, 1.0, size=30))
@@ -170,3 +169,43 @@ def test_streamed_passes_cut_every_level_and_give_the_same_scores_on_any_thread_
     few = sparsekit.get_sampler(name, n_jobs=2, **params).scores(X, kernel, random_state=2)
     assert max(cuts) > 100  # the pass over all 2000 rows: the bytes bound the cut, not the floor
     np.testing.assert_allclose(few, one, rtol=1e-10, atol=1e-13)
+
+
+def _reference_recursive_fixed_lam(K, s, lam, seed, oversample):
+    """Dense recursive RLS with a fixed λ and the given oversampling factor, including the
+    uniform fallback of an empty level draw (module docstring of recursive.py)."""
+    rng = np.random.default_rng(seed)
+    n = len(K)
+    sizes = [n]
+    for _ in range(max(1, math.ceil(math.log2(n / s)))):
+        sizes.append(math.ceil(sizes[-1] / 2))
+    perm = rng.permutation(n)
+    sample, w = np.arange(sizes[-1]), np.ones(sizes[-1])
+
+    def estimates(rows, S, w):
+        A = K[np.ix_(S, S)] + np.diag(lam / w**2)
+        q = np.einsum("ij,ji->i", K[np.ix_(rows, S)], np.linalg.solve(A, K[np.ix_(S, rows)]))
+        return np.maximum(0.0, np.diag(K)[rows] - q) / lam
+
+    for level in range(len(sizes) - 2, 0, -1):
+        rows = perm[: sizes[level]]
+        p = np.minimum(1.0, oversample * estimates(rows, perm[sample], w))
+        sample = np.flatnonzero(rng.random(rows.size) < p)
+        if sample.size == 0:
+            sample = np.sort(rng.choice(rows.size, min(s, rows.size), replace=False))
+            w = np.full(sample.size, math.sqrt(rows.size / sample.size))
+        else:
+            w = 1.0 / np.sqrt(p[sample])
+    return np.minimum(1.0, estimates(np.arange(n), perm[sample], w))
+
+
+def test_recursive_rls_with_one_landmark_uses_an_oversampling_factor_of_one():
+    # s = 1: log(s) = 0 would make every keep probability 0; the factor is 1 instead
+    X = clustered(60, d=3, seed=2)
+    kernel = sparsekit.get_kernel("rbf", gamma=0.5)
+    lam = 0.3
+    got = RecursiveRLSSampler(lam=lam, level_size=1, n_jobs=1).scores(X, kernel, random_state=1)
+    want = _reference_recursive_fixed_lam(kernel(X), 1, lam, 1, oversample=1.0)
+    np.testing.assert_allclose(got, want, rtol=1e-8, atol=1e-10)
+    lm = RecursiveRLSSampler(lam=lam, n_jobs=1).sample(X, kernel, 1, random_state=1)
+    assert len(lm) == 1

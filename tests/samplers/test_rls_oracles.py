@@ -3,6 +3,8 @@
 Exact (eqs. 2.1–2.4), DAC (Corollaries 1–2), two-pass and recursive scores.
 """
 
+import math
+
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -10,9 +12,13 @@ from scipy.stats import spearmanr
 
 import sparsekit
 from sparsekit.samplers.recursive import RecursiveRLSSampler
-from sparsekit.samplers.rls import DACRLSSampler, ExactRLSSampler, TwoPassRLSSampler
+from sparsekit.samplers.rls import (
+    DACRLSSampler,
+    ExactRLSSampler,
+    TwoPassRLSSampler,
+)
 
-from .conftest import clustered
+from .conftest import clustered, ridge_leverage_scores
 from .test_parallel_and_adaptive import _reference_recursive
 
 
@@ -214,3 +220,36 @@ def test_recursive_scores_with_one_level_are_capped_overestimates(X_small):
     rec = RecursiveRLSSampler(lam=lam, level_size=n).scores(X_small, kernel, random_state=0)
     assert np.all(rec <= 1.0)
     assert np.all(rec >= exact - 1e-9)
+
+
+@pytest.mark.parametrize("n", [100, 120])  # a perfect square and not
+def test_two_pass_default_first_pass_has_ceil_sqrt_n_points(n):
+    # l̂_i = [K̃ (K̃ + λI)⁻¹]_ii with K̃ = K_{X,S₀} K_{S₀}⁺ K_{S₀,X} and |S₀| = ⌈√n⌉ points
+    # drawn by rng.choice(n, m, replace=False)
+    X = clustered(n, d=3, seed=7)
+    kernel = sparsekit.get_kernel("rbf", gamma=0.5)
+    K = kernel(X)
+    lam = 0.1
+    got = TwoPassRLSSampler(lam=lam).scores(X, kernel, random_state=4)
+    m = math.ceil(math.sqrt(n))
+    S = np.sort(np.random.default_rng(4).choice(n, m, replace=False))
+    Kt = K[:, S] @ np.linalg.pinv(K[np.ix_(S, S)], hermitian=True) @ K[S]
+    want = ridge_leverage_scores(Kt, lam)
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-9)
+
+
+@pytest.mark.parametrize("n", [100, 120])
+def test_dac_default_blocks_have_ceil_sqrt_n_points(n):
+    # the partition: a permutation cut into consecutive chunks of m = ⌈√n⌉
+    X = clustered(n, d=3, seed=8)
+    kernel = sparsekit.get_kernel("rbf", gamma=0.5)
+    K = kernel(X)
+    lam = 0.2
+    got = DACRLSSampler(lam=lam, n_jobs=1).scores(X, kernel, random_state=6)
+    m = math.ceil(math.sqrt(n))
+    perm = np.random.default_rng(6).permutation(n)
+    want = np.empty(n)
+    for a in range(0, n, m):
+        b = perm[a : a + m]
+        want[b] = ridge_leverage_scores(K[np.ix_(b, b)], lam)
+    np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-12)

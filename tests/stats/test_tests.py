@@ -86,8 +86,7 @@ def test_three_sample_test_decides_both_ways(rng):
     assert r.mmd2_xw == pytest.approx(mmd2_biased(X, X[:50], kernel_params=G))
 
 
-def test_three_sample_test_on_graphs():
-    rng = np.random.default_rng(0)
+def test_three_sample_test_on_graphs(rng):
     sparse_g = lambda n, r: random_graphs(r, n, 0.2)  # noqa: E731
     dense_g = lambda n, r: random_graphs(r, n, 0.6)  # noqa: E731
     rows = three_sample_error(
@@ -104,8 +103,7 @@ def test_three_sample_test_on_graphs():
     assert by["exact"]["error"] == 0.0 and by["nystrom"]["error"] == 0.0
 
 
-def test_permutation_p_values_are_uniform_under_the_null():
-    rng = np.random.default_rng(0)
+def test_permutation_p_values_are_uniform_under_the_null(rng):
     p = [
         permutation_test(
             rng.normal(size=(25, 2)),

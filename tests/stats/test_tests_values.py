@@ -194,14 +194,12 @@ def test_rff_permutation_statistic_has_no_ridge_term():
     assert r.statistic == pytest.approx(ref, rel=1e-10)
 
 
-def test_n_permutations_must_be_an_integer():
-    rng = np.random.default_rng(0)
+def test_n_permutations_must_be_an_integer(rng):
     with pytest.raises(TypeError, match="n_permutations"):
         permutation_test(rng.normal(size=(5, 1)), rng.normal(size=(5, 1)), n_permutations=2.5)
 
 
-def test_n_permutations_boundaries():
-    rng = np.random.default_rng(0)
+def test_n_permutations_boundaries(rng):
     X, Y = rng.normal(size=(6, 1)), rng.normal(size=(5, 1))
     r = permutation_test(X, Y, "exact", kernel_params=G, n_permutations=1, random_state=0)
     assert r.n_permutations == 1 and r.p_value in (0.5, 1.0)
