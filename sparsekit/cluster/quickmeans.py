@@ -55,7 +55,7 @@ Decisions:
   that already fit the previous centroids, so while the assignment still moves, a few
   iterations follow the moving target and the full count mostly refines factors of a target
   about to change. A refit gets ``refit_iter`` iterations while more than
-  :data:`SETTLED_FRACTION` of the labels changed since the previous assignment, and
+  ``SETTLED_FRACTION`` of the labels changed since the previous assignment, and
   ``palm_iter`` once the assignment has settled and at the last allowed iteration
   (``max_iter``); every refit still stops early on ``palm_tol`` and returns its best iterate.
   ``refit_iter=None`` gives every refit ``palm_iter`` iterations (the thesis' schedule).
@@ -241,12 +241,13 @@ class QuicKMeans(TransformerMixin, ParamsMixin):
     Refit schedule: the thesis (Giffon 2020, §3.3.5.2) gives every refit Palm4MSA's full
     count (300 iterations, or a relative change below 1e-6). Each refit is warm-started at
     factors that fit the previous centroids, so while the assignment moves (more than
-    :data:`SETTLED_FRACTION`, 2 %, of the labels changed since the previous iteration) a refit
-    runs ``refit_iter`` iterations; once it has settled, and at the ``max_iter``-th
-    iteration, ``palm_iter``. Measured (``benchmarks/README.md``, "QuicK-means refit
-    schedule"): the final objective stays within 1 % of the thesis schedule's; refits of
-    ``refit_iter`` iterations throughout do not (the tests' blob mixtures), nor does a 0.2 %
-    threshold (5 % above on one of them). ``refit_iter=None`` restores the thesis' schedule.
+    ``sparsekit.cluster.quickmeans.SETTLED_FRACTION``, 2 %, of the labels changed since the
+    previous iteration) a refit runs ``refit_iter`` iterations; once it has settled, and at
+    the ``max_iter``-th iteration, ``palm_iter``. Measured (``benchmarks/README.md``,
+    "QuicK-means refit schedule"): the final objective stays within 1 % of the thesis
+    schedule's; refits of ``refit_iter`` iterations throughout do not (the tests' blob
+    mixtures), nor does a 0.2 % threshold (5 % above on one of them). ``refit_iter=None``
+    restores the thesis' schedule.
     """
 
     def __init__(
