@@ -30,8 +30,9 @@ with ``return_history``, QuicK-means' ``objective_history`` (the objective after
 iteration).
 
 Parameters ``sparsity``, ``n_factors``, ``projection`` (``"identity"``: unconstrained factors,
-with which QuicK-means is Lloyd's K-means up to the refit's error), ``max_iter`` and
-``palm_iter`` go to :class:`sparsekit.QuicKMeans`.
+with which QuicK-means is Lloyd's K-means up to the refit's error), ``max_iter``,
+``palm_iter`` and ``refit_iter`` go to :class:`sparsekit.QuicKMeans`; ``refit_iter`` defaults
+to ``None`` here, the thesis' schedule (``palm_iter`` iterations at every refit).
 
 Each run draws its split from its own seed, so a run does not depend on the runs before it
 (a spec's runs are independent and resumable).
@@ -164,6 +165,7 @@ def run_quickmeans(ctx: TaskContext) -> list[dict[str, Any]]:
         init=init,
         max_iter=p["max_iter"],
         palm_iter=p["palm_iter"],
+        refit_iter=p["refit_iter"],
         random_state=ctx.seed,
     ).fit(X_train)
     t_qk = time.perf_counter() - t0
@@ -183,6 +185,7 @@ PARAMS = {
     "projection": "splincol",
     "max_iter": 50,
     "palm_iter": 300,
+    "refit_iter": None,
     "test_fraction": 0.2,
     "n_eval": 5000,
     "compare": True,
@@ -202,7 +205,8 @@ TASK = Task(
     check=rules(
         {
             **dict.fromkeys(
-                ("n_clusters", "sparsity", "n_factors", "max_iter", "palm_iter"), COUNT
+                ("n_clusters", "sparsity", "n_factors", "max_iter", "palm_iter", "refit_iter"),
+                COUNT,
             ),
             "test_fraction": FRACTION,
             "n_eval": NONNEGATIVE_INT,
