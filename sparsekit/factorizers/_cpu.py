@@ -10,33 +10,20 @@ from numba import njit
 
 
 @njit(cache=True, nogil=True, fastmath={"reassoc", "contract"})
-def lanczos_steps(A, V, alpha, tol, j, w, beta):
+def lanczos_steps(A, V, alpha, tol, j, w):
     """Lanczos steps ``j, j + 1, …`` on ``Aᵀ A`` (full reorthogonalization) up to a test point.
 
-    First ``V[0]`` is normalized (``j = 0``), or ``V[j] = w / beta`` and ``beta[j − 1] = beta``
-    continue from the previous call's test point (``j > 0``; the betas are ``alpha[1]``). Step
-    ``j`` sets ``w = Aᵀ A V[j]`` (one pass over the rows of ``A``), ``alpha[0, j] = w · V[j]``,
-    then orthogonalizes ``w`` against ``V[: j + 1]`` twice (classical Gram-Schmidt). Unless the
-    step is a test point (``j % 4 == 3``, the last row of ``V``, or ``‖w‖ <= tol ·
-    alpha[0, j]``: an invariant subspace) it sets ``V[j + 1] = w / ‖w‖``, ``beta[j] = ‖w‖`` and
-    goes on.
+    Step ``j`` sets ``w = Aᵀ A V[j]`` (one pass over the rows of ``A``), ``alpha[0, j] = w ·
+    V[j]``, then orthogonalizes ``w`` against ``V[: j + 1]`` twice (classical Gram-Schmidt).
+    Unless the step is a test point (``j % 4 == 3``, the last row of ``V``, or ``‖w‖ <= tol ·
+    alpha[0, j]``: an invariant subspace) it sets ``V[j + 1] = w / ‖w‖``, ``alpha[1, j] = ‖w‖``
+    (the off-diagonal) and goes on.
 
     Returns the step ``j`` at the test point and ``‖w‖`` there (``w`` holds the unnormalized
     next vector).
     """
     n_rows, n = A.shape
     steps = V.shape[0]
-    if j == 0:
-        beta = 0.0
-        for k in range(n):
-            beta += V[0, k] * V[0, k]
-        beta = np.sqrt(beta)
-        for k in range(n):
-            V[0, k] /= beta
-    else:
-        for k in range(n):
-            V[j, k] = w[k] / beta
-        alpha[1, j - 1] = beta
     while True:
         v = V[j]
         for k in range(n):

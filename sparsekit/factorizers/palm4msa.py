@@ -247,16 +247,17 @@ def _sq_norm2(A, key, vectors, tol=1e-6, max_steps=40):
     steps = min(int(max_steps), n)
     tol = max(tol, 50 * float(np.finfo(A.dtype).eps))
     A = np.ascontiguousarray(A)
-    V = np.empty((steps, n), dtype=A.dtype)
-    V[0] = _mix_vector(n)
+    v = _mix_vector(n).copy()
     warm = vectors.get(key)
     if warm is not None and warm.shape[0] == n:
-        V[0] += warm
+        v += warm
+    V = np.empty((steps, n), dtype=A.dtype)
+    V[0] = v / np.linalg.norm(v)
     ab = np.zeros((2, steps))  # the tridiagonal: alpha, then beta
     w = np.empty(n, dtype=A.dtype)
-    j, beta = 0, 0.0
+    j = 0
     while True:
-        j, beta = lanczos_steps(A, V, ab, tol, j, w, beta)
+        j, beta = lanczos_steps(A, V, ab, tol, j, w)
         # the tridiagonal eigenproblem by LAPACK's stev (no threaded BLAS: a threaded
         # dense eigh of this tiny matrix costs milliseconds next to Numba/BLAS workers)
         if j == 0:
@@ -266,6 +267,8 @@ def _sq_norm2(A, key, vectors, tol=1e-6, max_steps=40):
             theta, y = float(evals[-1]), evecs[:, -1]
         if beta * abs(y[-1]) <= tol * theta or j + 1 == steps:
             break
+        V[j + 1] = w / beta
+        ab[1, j] = beta
         j += 1
     vectors[key] = y @ V[: j + 1]
     return max(theta, 0.0)

@@ -423,3 +423,29 @@ def test_keep_best_returns_the_first_of_equal_objectives():
     np.testing.assert_array_equal(res.objective, [0.0] * 4)
     assert "last" in res.extra
     np.testing.assert_array_equal(res.factors.toarray(), M)
+
+
+@pytest.mark.parametrize("dtype, rtol", [(np.float64, 1e-12), (np.float32, 1e-4)])
+def test_compiled_lanczos_steps_build_the_tridiagonal_of_the_gram_matrix(dtype, rtol):
+    """Oracle (closed form): the Lanczos vectors ``V`` are orthonormal and ``V (Aᵀ A) Vᵀ`` is
+    the tridiagonal of the returned ``alpha`` (diagonal) and betas (off-diagonal), computed here
+    by NumPy from ``A`` and ``V``; the step returned is the first test point (the 4th)."""
+    from sparsekit.factorizers._cpu import lanczos_steps
+
+    A = np.random.default_rng(4).standard_normal((50, 40)).astype(dtype)
+    V = np.empty((10, 40), dtype=dtype)
+    v = np.random.default_rng(5).standard_normal(40)
+    V[0] = v / np.linalg.norm(v)
+    ab = np.zeros((2, 10))
+    w = np.empty(40, dtype=dtype)
+    j, beta = lanczos_steps(A, V, ab, 1e-6, 0, w)
+    assert j == 3
+    B = V[:4].astype(np.float64)
+    np.testing.assert_allclose(B @ B.T, np.eye(4), atol=10 * rtol)
+    G = A.astype(np.float64).T @ A.astype(np.float64)
+    T = np.diag(ab[0, :4]) + np.diag(ab[1, :3], 1) + np.diag(ab[1, :3], -1)
+    scale = np.linalg.norm(G, 2)
+    np.testing.assert_allclose(B @ G @ B.T, T, atol=rtol * scale)
+    # w is the unnormalized next vector: orthogonal to V[:4], of norm beta
+    assert float(np.linalg.norm(w)) == pytest.approx(beta, rel=rtol)
+    np.testing.assert_allclose(B @ w.astype(np.float64), 0.0, atol=rtol * scale)
