@@ -322,7 +322,7 @@ def test_n_jobs_limits_the_threads_while_factorizing():
     if numba.config.NUMBA_NUM_THREADS < 2:
         pytest.skip("needs Numba with at least 2 threads")
     seen = []
-    base = splincol(8, 2)
+    base = splincol(130, 2)  # above SERIAL_MAX_DIM: smaller problems run on one thread
 
     class Recording(type(base)):
         def project_unchecked(self, X):
@@ -331,7 +331,7 @@ def test_n_jobs_limits_the_threads_while_factorizing():
 
     rec = copy.copy(base)
     rec.__class__ = Recording
-    M = np.random.default_rng(0).standard_normal((8, 8))
+    M = np.random.default_rng(0).standard_normal((130, 130))
     outside = numba.get_num_threads()
     for n_jobs in (1, 2):
         seen.clear()
@@ -449,3 +449,31 @@ def test_compiled_lanczos_steps_build_the_tridiagonal_of_the_gram_matrix(dtype, 
     # w is the unnormalized next vector: orthogonal to V[:4], of norm beta
     assert float(np.linalg.norm(w)) == pytest.approx(beta, rel=rtol)
     np.testing.assert_allclose(B @ w.astype(np.float64), 0.0, atol=rtol * scale)
+
+
+@pytest.mark.parametrize("n, expected", [(16, 1), (129, 2)])
+def test_small_problems_run_on_one_thread(n, expected, monkeypatch):
+    """Oracle (the documented rule): with ``n_jobs=2``, a run whose target and factors have at
+    most ``SERIAL_MAX_DIM`` rows and columns limits Numba and BLAS to one thread, a larger
+    one to two; flat and hierarchical alike."""
+    import contextlib
+
+    import sparsekit.factorizers.hierarchical as hmod
+    import sparsekit.factorizers.palm4msa as mod
+
+    seen = []
+
+    @contextlib.contextmanager
+    def recording(n_threads):
+        seen.append(n_threads)
+        yield n_threads
+
+    monkeypatch.setattr(mod, "thread_limit", recording)
+    monkeypatch.setattr(hmod, "thread_limit", recording)
+    M = np.random.default_rng(0).random((n, n))
+    cons = [splincol(n, 2) for _ in range(2)]
+    sparsekit.get_factorizer("palm4msa", n_iter=2, n_jobs=2).factorize(M, cons)
+    sparsekit.get_factorizer("hierarchical-palm4msa", n_iter=2, n_jobs=2).factorize(
+        M, 2, n_factors=2
+    )
+    assert seen == [expected, expected]
