@@ -13,6 +13,12 @@
    convergence from the same K-means++ initialization, over ``--seeds`` seeds: non-zeros of
    the centroid operator (thesis Table 3.3: 904) and objective ratio (mean, min, max).
 
+``--sizes 64,128,256,512`` runs cases 1 and 2 at each size (``n × n`` targets; the Hadamard
+case with ``log2 n`` factors), the library's weak spot being the small sizes. Each row gives the
+best wall time and, in parentheses, the best CPU time (``time.process_time``, all threads) of
+each side, the two sides called in turn. Under load the CPU times of one-thread runs are the
+steadier comparison; pyfaust's two-thread runs then lose far more than sparsekit's.
+
 Both sides run with the same thread count (Numba, BLAS and OpenMP limited together). The
 script exits non-zero when the answers disagree: Palm4MSA error above pyfaust's by more than
 2 %, a Hadamard factorization (either side) with relative error above 1e-4, predictions that
