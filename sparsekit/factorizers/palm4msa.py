@@ -267,12 +267,12 @@ def _sq_norm2(A, key, vectors, tol=1e-6, max_steps=40):
     steps = min(int(max_steps), n)
     tol = max(tol, 50 * float(np.finfo(A.dtype).eps))
     A = np.ascontiguousarray(A)
-    v = _mix_vector(n).copy()
+    v = _mix_vector(n)
     warm = vectors.get(key)
     if warm is not None and warm.shape[0] == n:
-        v += warm
+        v = v + warm
     V = np.empty((steps, n), dtype=A.dtype)
-    V[0] = v / np.linalg.norm(v)
+    V[0] = v / np.sqrt(v @ v)
     ab = np.zeros((2, steps))  # the tridiagonal: alpha, then beta
     w = np.empty(n, dtype=A.dtype)
     j = 0
