@@ -97,13 +97,11 @@ PLATEAU_ERROR = 0.5
 #: butterflies) would otherwise never see the top singular vector
 WARM_START_MIX = 0.1
 #: matrices with at most this many rows or columns get ``‖A‖_2²`` exactly, as the top
-#: eigenvalue of their smaller Gram matrix (LAPACK): cheaper there than the compiled Lanczos
-#: steps, and exact; from 48 × 48 the ``O(n³)`` Gram matrix and tridiagonalization cost more
-#: than the few warm-started Lanczos steps of a Palm4MSA iteration (64 × 64 factors: the norms
-#: took half of the run exactly, a quarter by Lanczos; `benchmarks/bench_palm.py`)
+#: eigenvalue of their smaller Gram matrix (LAPACK): no dearer there than the compiled Lanczos
+#: steps, and exact. At 64 × 64 the ``O(n³)`` Gram matrix and tridiagonalization cost more than
+#: the few warm-started Lanczos steps of a Palm4MSA iteration: the norms took 53 % of a 64²
+#: run exactly, 33 % by Lanczos (`benchmarks/profile_palm.py`)
 EXACT_NORM_DIM = 32
-
-
 #: problems whose target and factors have at most this many rows and columns run on one thread
 #: (see :func:`palm_threads`)
 SERIAL_MAX_DIM = 128
@@ -114,9 +112,9 @@ def palm_threads(n_jobs, shapes):
     1 when no side exceeds ``SERIAL_MAX_DIM``.
 
     At that size every product is below OpenBLAS' threading threshold or barely above it (a
-    128³ GEMM: ~60 µs), the sparse products run on the calling thread, and the norms and the
-    projections are serial compiled loops: a second thread has nothing to do but the
-    hand-over at every BLAS call, and when another process holds a core a descheduled BLAS
+    128³ GEMM: 2·10⁶ multiply-adds), the sparse products run on the calling thread, and the
+    norms and the projections are serial compiled loops: a second thread has nothing to do but
+    the hand-over at every BLAS call, and when another process holds a core a descheduled BLAS
     thread stalls each product (128 × 128 GEMM: 0.26 ms on one thread, 1.7 ms on two under a
     load average of 15 on 2 cores).
     """
