@@ -13,6 +13,12 @@
    convergence from the same K-means++ initialization, over ``--seeds`` seeds: non-zeros of
    the centroid operator (thesis Table 3.3: 904) and objective ratio (mean, min, max).
 
+``--sizes 64,128,256,512`` runs cases 1 and 2 at each size (``n × n`` targets; the Hadamard
+case with ``log2 n`` factors), the library's weak spot being the small sizes. Each row gives the
+best wall time and, in parentheses, the best CPU time (``time.process_time``, all threads) of
+each side, the two sides called in turn. Under load the CPU times of one-thread runs are the
+steadier comparison; pyfaust's two-thread runs then lose far more than sparsekit's.
+
 Both sides run with the same thread count (Numba, BLAS and OpenMP limited together). The
 script exits non-zero when the answers disagree: Palm4MSA error above pyfaust's by more than
 2 %, a Hadamard factorization (either side) with relative error above 1e-4, predictions that
@@ -64,16 +70,31 @@ def rel_err(M, A):
     return float(np.linalg.norm(M - A) / np.linalg.norm(M))
 
 
-def timed_runs(fn, repeat):
-    """Best wall time of ``repeat`` calls of ``fn`` and the first call's result (each run is
-    both timed and checked: the pyfaust runs are long on a loaded machine)."""
-    best, first = np.inf, None
+def timed_runs(fns, repeat):
+    """Best wall and best CPU time (``time.process_time``: all the process' threads) of
+    ``repeat`` calls of each of ``fns``, and each one's first result; the functions are called
+    in turn (interleaved, so that a change of load hits every side alike; each run is both timed
+    and checked: the pyfaust runs are long on a loaded machine). On a loaded machine the CPU
+    times of one-thread runs are the steadier comparison."""
+    best = [[np.inf, np.inf] for _ in fns]
+    first = [None] * len(fns)
     for i in range(repeat):
-        t0 = time.perf_counter()
-        out = fn()
-        best = min(best, time.perf_counter() - t0)
-        first = out if i == 0 else first
+        for j, fn in enumerate(fns):
+            t0, c0 = time.perf_counter(), time.process_time()
+            out = fn()
+            wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+            best[j] = [min(best[j][0], wall), min(best[j][1], cpu)]
+            first[j] = out if i == 0 else first[j]
     return best, first
+
+
+def times(ours, theirs):
+    """Table cells: wall (CPU) seconds of each side and the ratios."""
+    return dict(
+        sparsekit_s=f"{ours[0]:.3f} ({ours[1]:.3f})",
+        pyfaust_s=f"{theirs[0]:.3f} ({theirs[1]:.3f})",
+        speedup=f"{theirs[0] / ours[0]:.2f}x ({theirs[1] / ours[1]:.2f}x)",
+    )
 
 
 def bench_palm(n, n_iter, repeat):
@@ -83,15 +104,14 @@ def bench_palm(n, n_iter, repeat):
     params = ParamsPalm4MSA(
         [pyfaust.proj.splincol((n, n), 2) for _ in range(4)], StoppingCriterion(num_its=n_iter)
     )
-    t_ours, ours = timed_runs(lambda: solver.factorize(M, cons), repeat)
-    t_faust, F = timed_runs(lambda: pyfaust.fact.palm4msa(M, params), repeat)
+    (t_ours, t_faust), (ours, F) = timed_runs(
+        [lambda: solver.factorize(M, cons), lambda: pyfaust.fact.palm4msa(M, params)], repeat
+    )
     e_ours, e_faust = rel_err(M, ours.factors.toarray()), rel_err(M, F.toarray())
     check(e_ours <= 1.02 * e_faust, f"palm4msa error {e_ours:.4g} vs pyfaust {e_faust:.4g}")
     return dict(
         case=f"palm4msa {n}x{n}, 4 splincol(2), {n_iter} it",
-        sparsekit_s=f"{t_ours:.3f}",
-        pyfaust_s=f"{t_faust:.3f}",
-        speedup=f"{t_faust / t_ours:.2f}x",
+        **times(t_ours, t_faust),
         err_sparsekit=f"{e_ours:.4f}",
         err_pyfaust=f"{e_faust:.4f}",
         nnz=f"{ours.factors.nnz} / {F.nnz_sum()}",
@@ -103,12 +123,17 @@ def bench_hadamard(k, repeat, more_iter):
     ``more_iter`` iterations per call against the same pyfaust run (error at equal or less time)."""
     d = 2**k
     H = hadamard(d).astype(float)
-    t_faust, F = timed_runs(lambda: pyfaust.fact.hierarchical(H, "hadamard"), repeat)
+    iters = (30, more_iter) if more_iter else (30,)
+    solvers = [sparsekit.get_factorizer("hierarchical-palm4msa", n_iter=it) for it in iters]
+    wall_cpu, outs = timed_runs(
+        [lambda: pyfaust.fact.hierarchical(H, "hadamard")]
+        + [lambda s=s: s.factorize(H, 2, n_factors=k) for s in solvers],
+        repeat,
+    )
+    t_faust, F = wall_cpu[0], outs[0]
     e_faust = rel_err(H, F.toarray())
     rows = []
-    for n_iter in (30, more_iter) if more_iter else (30,):
-        solver = sparsekit.get_factorizer("hierarchical-palm4msa", n_iter=n_iter)
-        t_ours, ours = timed_runs(lambda: solver.factorize(H, 2, n_factors=k), repeat)
+    for n_iter, t_ours, ours in zip(iters, wall_cpu[1:], outs[1:]):
         e_ours = rel_err(H, ours.factors.toarray())
         # agreement: both recover H (the error levels themselves are reported, not asserted)
         check(
@@ -118,9 +143,7 @@ def bench_hadamard(k, repeat, more_iter):
         rows.append(
             dict(
                 case=f"hierarchical Hadamard {d}, {k} factors, {n_iter} it per call (pyfaust: 30)",
-                sparsekit_s=f"{t_ours:.3f}",
-                pyfaust_s=f"{t_faust:.3f}",
-                speedup=f"{t_faust / t_ours:.2f}x",
+                **times(t_ours, t_faust),
                 err_sparsekit=f"{e_ours:.2e}",
                 err_pyfaust=f"{e_faust:.2e}",
                 nnz=f"{ours.factors.nnz} / {F.nnz_sum()}",
@@ -246,6 +269,12 @@ def main():
         help="iterations per call of a second sparsekit Hadamard row (0: none)",
     )
     ap.add_argument(
+        "--sizes",
+        default=None,
+        help="comma-separated sizes n of the palm (n x n) and hadamard (n = 2^k) cases "
+        "(default: 256, or 64 and 32 with --quick)",
+    )
+    ap.add_argument(
         "--cases",
         default="palm,hadamard,predict,fit",
         help="comma-separated subset of palm, hadamard, predict, fit",
@@ -268,10 +297,16 @@ def main():
         cases = set(args.cases.split(","))
         q = args.quick
         fact, pred, fit = [], [], []
+        sizes = [int(v) for v in args.sizes.split(",")] if args.sizes else None
         if "palm" in cases:
-            fact.append(show(bench_palm(64, 50, repeat) if q else bench_palm(256, 200, repeat)))
+            for n in sizes or ([64] if q else [256]):
+                fact.append(show(bench_palm(n, 50 if q else 200, repeat)))
         if "hadamard" in cases:
-            fact.extend(show(r) for r in bench_hadamard(5 if q else 8, repeat, args.hadamard_iter))
+            for n in sizes or ([32] if q else [256]):
+                k = int(n).bit_length() - 1
+                if 2**k != n:
+                    sys.exit(f"--sizes: the hadamard case needs powers of 2, got {n}")
+                fact.extend(show(r) for r in bench_hadamard(k, repeat, args.hadamard_iter))
         if "predict" in cases:
             pred.append(
                 show(

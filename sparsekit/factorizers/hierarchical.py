@@ -34,11 +34,18 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .._runtime.threads import n_jobs_limit
+from .._runtime.threads import thread_limit
 from .._validation import check_scalar
 from ..projections.base import RowColumnTopK
 from .base import FactorizationResult, Factorizer, check_constraints, check_target
-from .palm4msa import UPDATE_WAYS, _objective, default_factors, run_palm, to_sparse_factors
+from .palm4msa import (
+    UPDATE_WAYS,
+    _objective,
+    default_factors,
+    palm_threads,
+    run_palm,
+    to_sparse_factors,
+)
 
 
 def _per_row_col(budget, shape):
@@ -264,7 +271,8 @@ class HierarchicalPalm4MSA(Factorizer):
             )
             facts[: k + 1] = level[:-1]
             res[k] = level[-1]
-        with n_jobs_limit(self.n_jobs):
+        shapes = [U.shape] + [p.shape for p in facts + res]
+        with thread_limit(palm_threads(self.n_jobs, shapes)):
             factors, lam, hist, it, reasons = hierarchical_dense(
                 U,
                 facts,

@@ -73,9 +73,10 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy.linalg.lapack import dstev as stev, dsyevr
 
-from .._runtime.threads import n_jobs_limit
+from .._runtime.threads import effective_n_jobs, thread_limit
 from .._validation import check_option, check_scalar
 from ..linalg._spmm import csr_matmat, dense_to_csr_pair
+from ._cpu import lanczos_steps
 from .base import FactorizationResult, Factorizer, check_constraints, check_target
 
 #: factors sparser than this (and with at least SPARSE_MIN_SIZE entries) are multiplied through
@@ -96,9 +97,29 @@ PLATEAU_ERROR = 0.5
 #: butterflies) would otherwise never see the top singular vector
 WARM_START_MIX = 0.1
 #: matrices with at most this many rows or columns get ``‖A‖_2²`` exactly, as the top
-#: eigenvalue of their smaller Gram matrix (LAPACK): 2-14× cheaper there than Lanczos steps
-#: driven from Python (`benchmarks/profile_quickmeans.py --norms`), and exact
-EXACT_NORM_DIM = 64
+#: eigenvalue of their smaller Gram matrix (LAPACK): no dearer there than the compiled Lanczos
+#: steps, and exact. At 64 × 64 the ``O(n³)`` Gram matrix and tridiagonalization cost more than
+#: the few warm-started Lanczos steps of a Palm4MSA iteration: the norms took 53 % of a 64²
+#: run exactly, 33 % by Lanczos (`benchmarks/profile_palm.py`)
+EXACT_NORM_DIM = 32
+#: problems whose target and factors have at most this many rows and columns run on one thread
+#: (see :func:`palm_threads`)
+SERIAL_MAX_DIM = 128
+
+
+def palm_threads(n_jobs, shapes):
+    """Threads for a Palm4MSA run on matrices of these shapes: ``effective_n_jobs(n_jobs)``, or
+    1 when no side exceeds ``SERIAL_MAX_DIM``.
+
+    At that size every product is below OpenBLAS' threading threshold or barely above it (a
+    128³ GEMM: 2·10⁶ multiply-adds), the sparse products run on the calling thread, and the
+    norms and the projections are serial compiled loops: a second thread has nothing to do but
+    the hand-over at every BLAS call, and when another process holds a core a descheduled BLAS
+    thread stalls each product (128 × 128 GEMM: 0.26 ms on one thread, 1.7 ms on two under a
+    load average of 15 on 2 cores).
+    """
+    n_jobs = effective_n_jobs(n_jobs)
+    return 1 if max(max(shape) for shape in shapes) <= SERIAL_MAX_DIM else n_jobs
 
 
 class PlateauWarning(UserWarning):
@@ -216,11 +237,12 @@ def _sq_norm2(A, key, vectors, tol=1e-6, max_steps=40):
     LAPACK's ``dsyevr``) when ``A`` has at most ``EXACT_NORM_DIM`` rows or columns.
 
     Lanczos with full reorthogonalization (Golub & Van Loan, Matrix Computations, §10.1;
-    classical Gram-Schmidt applied twice) stops when the residual bound ``β_j |y_j|`` of the
-    largest Ritz pair is below ``tol`` times its Ritz value (tested every 4th step, or when an
-    invariant subspace is reached), or after ``max_steps`` steps. The start is the previous call's
-    Ritz vector plus ``WARM_START_MIX`` times a fixed random unit vector; the Ritz vector is
-    kept in ``vectors[key]`` for the next call.
+    classical Gram-Schmidt applied twice; the compiled steps of :func:`._cpu.lanczos_steps`)
+    stops when the residual bound ``β_j |y_j|`` of the largest Ritz pair is below ``tol`` times
+    its Ritz value (tested every 4th step, or when an invariant subspace is reached), or after
+    ``max_steps`` steps. The start is the previous call's Ritz vector plus ``WARM_START_MIX``
+    times a fixed random unit vector; the Ritz vector is kept in ``vectors[key]`` for the next
+    call.
 
     Why not power iteration stopped on the relative change of its estimate (the reference
     implementation's ``norm2_threshold``): the top singular values of near-orthogonal factors
@@ -241,33 +263,31 @@ def _sq_norm2(A, key, vectors, tol=1e-6, max_steps=40):
         return max(float(top), 0.0)
     n = A.shape[1]
     steps = min(int(max_steps), n)
-    tol = max(tol, 50 * np.finfo(A.dtype).eps)
-    v = _mix_vector(n).copy()
+    tol = max(tol, 50 * float(np.finfo(A.dtype).eps))
+    A = np.ascontiguousarray(A)
+    v = _mix_vector(n)
     warm = vectors.get(key)
     if warm is not None and warm.shape[0] == n:
-        v += warm
+        v = v + warm
     V = np.empty((steps, n), dtype=A.dtype)
-    V[0] = v / np.linalg.norm(v)
-    alpha, betas = np.zeros(steps), np.zeros(steps)
-    theta, y, j = 0.0, np.ones(1), 0
-    for j in range(steps):
-        w = A.T @ (A @ V[j])
-        alpha[j] = w @ V[j]
-        for _ in range(2):  # twice is enough (Giraud et al. 2005): V stays orthonormal
-            w -= V[: j + 1].T @ (V[: j + 1] @ w)
-        beta = float(np.linalg.norm(w))
-        if j % 4 == 3 or j + 1 == steps or beta <= tol * alpha[j]:  # test every 4th step
-            # the tridiagonal eigenproblem by LAPACK's stev (no threaded BLAS: a threaded
-            # dense eigh of this tiny matrix costs milliseconds next to Numba/BLAS workers)
-            if j == 0:
-                theta, y = float(alpha[0]), np.ones(1)
-            else:
-                evals, evecs, _ = stev(alpha[: j + 1], betas[:j], compute_v=1)
-                theta, y = float(evals[-1]), evecs[:, -1]
-            if beta * abs(y[-1]) <= tol * theta or j + 1 == steps:
-                break
+    V[0] = v / np.sqrt(v @ v)
+    ab = np.zeros((2, steps))  # the tridiagonal: alpha, then beta
+    w = np.empty(n, dtype=A.dtype)
+    j = 0
+    while True:
+        j, beta = lanczos_steps(A, V, ab, tol, j, w)
+        # the tridiagonal eigenproblem by LAPACK's stev (no threaded BLAS: a threaded
+        # dense eigh of this tiny matrix costs milliseconds next to Numba/BLAS workers)
+        if j == 0:
+            theta, y = float(ab[0, 0]), np.ones(1)
+        else:
+            evals, evecs, _ = stev(ab[0, : j + 1], ab[1, :j], compute_v=1)
+            theta, y = float(evals[-1]), evecs[:, -1]
+        if beta * abs(y[-1]) <= tol * theta or j + 1 == steps:
+            break
         V[j + 1] = w / beta
-        betas[j] = beta
+        ab[1, j] = beta
+        j += 1
     vectors[key] = y @ V[: j + 1]
     return max(theta, 0.0)
 
@@ -532,7 +552,9 @@ class Palm4MSA(Factorizer):
         returned iterate's value.
     n_jobs : int, optional
         Threads (Numba, BLAS and the library's pools) of the call, as
-        :func:`sparsekit.thread_limit`; default: the setting in force.
+        :func:`sparsekit.thread_limit`; default: the setting in force. Problems whose target
+        and factors have at most ``SERIAL_MAX_DIM`` (128) rows and columns run on one thread,
+        which is faster there (see :func:`palm_threads`).
 
     Examples
     --------
@@ -605,7 +627,7 @@ class Palm4MSA(Factorizer):
         else:
             factors = check_init(init_factors, projs, U.dtype)
         last = {}
-        with n_jobs_limit(self.n_jobs):
+        with thread_limit(palm_threads(self.n_jobs, [U.shape] + [p.shape for p in projs])):
             factors, lam, hist, it, stop = run_palm(
                 U,
                 projs,

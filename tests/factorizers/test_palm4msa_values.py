@@ -205,22 +205,6 @@ def test_keep_best_left_to_right_keeps_the_last_iterate_in_extra(worse_start):
     )
 
 
-class _Counting:
-    """An array stand-in that counts the products ``A @ v``."""
-
-    def __init__(self, A, counter):
-        self.A, self.counter = A, counter
-        self.shape, self.dtype = A.shape, A.dtype
-
-    @property
-    def T(self):
-        return _Counting(self.A.T, self.counter)
-
-    def __matmul__(self, v):
-        self.counter[0] += 1
-        return self.A @ v
-
-
 @pytest.fixture
 def lanczos_only(monkeypatch):
     """``_sq_norm2`` by Lanczos whatever the size (the exact path is tested on its own)."""
@@ -229,21 +213,31 @@ def lanczos_only(monkeypatch):
     monkeypatch.setattr(mod, "EXACT_NORM_DIM", 0)
 
 
-@pytest.mark.parametrize("top, products", [(10.0, 2 * 4), (2.5, 2 * 8)])
+@pytest.mark.parametrize("top, tests", [(10.0, [3]), (2.5, [3, 7])])
 def test_lanczos_tests_convergence_every_fourth_step_and_keeps_the_ritz_vector(
-    top, products, lanczos_only
+    top, tests, lanczos_only, monkeypatch
 ):
     """A gap 10 vs <= 1.5 converges within 4 steps; 2.5 within 8 but not 4 (its Ritz value
     after 4 steps is still 2.5e-5 below)."""
+    import sparsekit.factorizers.palm4msa as mod
+
     s = np.concatenate([[top], np.linspace(1.0, 1.5, 29)])
     rng = np.random.default_rng(0)
     Qu, _ = np.linalg.qr(rng.standard_normal((30, 30)))
     Qv, _ = np.linalg.qr(rng.standard_normal((30, 30)))
     A = (Qu * s) @ Qv.T
-    counter, vectors = [0], {}
-    value = _sq_norm2(_Counting(A, counter), "k", vectors)
+    seen, steps = [], mod.lanczos_steps
+
+    def counting(*args):
+        out = steps(*args)
+        seen.append(out[0])
+        return out
+
+    monkeypatch.setattr(mod, "lanczos_steps", counting)
+    vectors = {}
+    value = _sq_norm2(A, "k", vectors)
     assert value == pytest.approx(top**2, rel=1e-6)
-    assert counter[0] == products  # A and A^T once per step, tested after steps 4, 8, ...
+    assert seen == tests  # tested after steps 4, 8, ... (0-based 3, 7)
     # the top right singular vector is kept for the next call's warm start
     assert abs(vectors["k"] @ Qv[:, 0]) == pytest.approx(1.0, abs=1e-6)
 
@@ -263,7 +257,7 @@ def test_lanczos_at_max_steps_returns_the_largest_ritz_value(lanczos_only):
 
 @pytest.mark.parametrize(
     "shape, dtype",
-    [((1, 7), np.float64), ((64, 300), np.float64), ((300, 64), np.float64), ((40, 9), np.float32)],
+    [((1, 7), np.float64), ((32, 300), np.float64), ((300, 32), np.float64), ((40, 9), np.float32)],
 )
 def test_small_matrices_get_the_exact_squared_spectral_norm(shape, dtype):
     A = np.random.default_rng(2).standard_normal(shape).astype(dtype)
@@ -328,7 +322,7 @@ def test_n_jobs_limits_the_threads_while_factorizing():
     if numba.config.NUMBA_NUM_THREADS < 2:
         pytest.skip("needs Numba with at least 2 threads")
     seen = []
-    base = splincol(8, 2)
+    base = splincol(130, 2)  # above SERIAL_MAX_DIM: smaller problems run on one thread
 
     class Recording(type(base)):
         def project_unchecked(self, X):
@@ -337,7 +331,7 @@ def test_n_jobs_limits_the_threads_while_factorizing():
 
     rec = copy.copy(base)
     rec.__class__ = Recording
-    M = np.random.default_rng(0).standard_normal((8, 8))
+    M = np.random.default_rng(0).standard_normal((130, 130))
     outside = numba.get_num_threads()
     for n_jobs in (1, 2):
         seen.clear()
@@ -429,3 +423,57 @@ def test_keep_best_returns_the_first_of_equal_objectives():
     np.testing.assert_array_equal(res.objective, [0.0] * 4)
     assert "last" in res.extra
     np.testing.assert_array_equal(res.factors.toarray(), M)
+
+
+@pytest.mark.parametrize("dtype, rtol", [(np.float64, 1e-12), (np.float32, 1e-4)])
+def test_compiled_lanczos_steps_build_the_tridiagonal_of_the_gram_matrix(dtype, rtol):
+    """Oracle (closed form): the Lanczos vectors ``V`` are orthonormal and ``V (Aᵀ A) Vᵀ`` is
+    the tridiagonal of the returned ``alpha`` (diagonal) and betas (off-diagonal), computed here
+    by NumPy from ``A`` and ``V``; the step returned is the first test point (the 4th)."""
+    from sparsekit.factorizers._cpu import lanczos_steps
+
+    A = np.random.default_rng(4).standard_normal((50, 40)).astype(dtype)
+    V = np.empty((10, 40), dtype=dtype)
+    v = np.random.default_rng(5).standard_normal(40)
+    V[0] = v / np.linalg.norm(v)
+    ab = np.zeros((2, 10))
+    w = np.empty(40, dtype=dtype)
+    j, beta = lanczos_steps(A, V, ab, 1e-6, 0, w)
+    assert j == 3
+    B = V[:4].astype(np.float64)
+    np.testing.assert_allclose(B @ B.T, np.eye(4), atol=10 * rtol)
+    G = A.astype(np.float64).T @ A.astype(np.float64)
+    T = np.diag(ab[0, :4]) + np.diag(ab[1, :3], 1) + np.diag(ab[1, :3], -1)
+    scale = np.linalg.norm(G, 2)
+    np.testing.assert_allclose(B @ G @ B.T, T, atol=rtol * scale)
+    # w is the unnormalized next vector: orthogonal to V[:4], of norm beta
+    assert float(np.linalg.norm(w)) == pytest.approx(beta, rel=rtol)
+    np.testing.assert_allclose(B @ w.astype(np.float64), 0.0, atol=rtol * scale)
+
+
+@pytest.mark.parametrize("n, expected", [(16, 1), (129, 2)])
+def test_small_problems_run_on_one_thread(n, expected, monkeypatch):
+    """Oracle (the documented rule): with ``n_jobs=2``, a run whose target and factors have at
+    most ``SERIAL_MAX_DIM`` rows and columns limits Numba and BLAS to one thread, a larger
+    one to two; flat and hierarchical alike."""
+    import contextlib
+
+    import sparsekit.factorizers.hierarchical as hmod
+    import sparsekit.factorizers.palm4msa as mod
+
+    seen = []
+
+    @contextlib.contextmanager
+    def recording(n_threads):
+        seen.append(n_threads)
+        yield n_threads
+
+    monkeypatch.setattr(mod, "thread_limit", recording)
+    monkeypatch.setattr(hmod, "thread_limit", recording)
+    M = np.random.default_rng(0).random((n, n))
+    cons = [splincol(n, 2) for _ in range(2)]
+    sparsekit.get_factorizer("palm4msa", n_iter=2, n_jobs=2).factorize(M, cons)
+    sparsekit.get_factorizer("hierarchical-palm4msa", n_iter=2, n_jobs=2).factorize(
+        M, 2, n_factors=2
+    )
+    assert seen == [expected, expected]
