@@ -57,7 +57,7 @@ class Registration:
     ------
     TypeError, ValueError
         At construction, for an empty or non-string name, a factory that is not callable,
-        aliases given as one string, or an ``accepts`` value outside :data:`ACCEPTS`.
+        aliases given as one string, or an ``accepts`` value outside ``sparsekit._accepts.ACCEPTS``.
     """
 
     name: str

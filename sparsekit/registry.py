@@ -14,14 +14,14 @@ Names are case-insensitive and treat ``-`` and ``_`` alike (``"DAC_RLS"`` is ``"
 A third-party plugin that fails to import, raises in a hook (``SystemExit`` and other
 ``BaseException`` subclasses included: only ``KeyboardInterrupt`` goes through), yields more than
 :data:`MAX_REGISTRATIONS_PER_HOOK` records from one hook (a hook that yields forever is cut there),
-yields something other than a :class:`Registration`, implements a hook that does not exist
-(``sparsekit_sampler`` for ``sparsekit_samplers``) or claims a name that is already taken is skipped
-with a :class:`PluginWarning` naming it (the control characters of the plugin's strings escaped),
-and :meth:`Registry.skipped` (and ``sparsekit list``) say what was skipped and why. Built-in
-components always win a name. The user blocks a plugin with ``SPARSEKIT_DISABLE_PLUGINS=name,...``
-or ``Registry(disable=[...])``. A plugin runs in the process: one that hangs at import or in a hook
-hangs the first lookup, and one that calls ``os._exit`` ends the process (install only plugins you
-trust).
+yields something other than a :class:`~sparsekit.plugins.Registration`, implements a hook that does
+not exist (``sparsekit_sampler`` for ``sparsekit_samplers``) or claims a name that is already taken
+is skipped with a :class:`~sparsekit.PluginWarning` naming it (the control characters of the
+plugin's strings escaped), and :meth:`Registry.skipped` (and ``sparsekit list``) say what was
+skipped and why. Built-in components always win a name. The user blocks a plugin with
+``SPARSEKIT_DISABLE_PLUGINS=name,...`` or ``Registry(disable=[...])``. A plugin runs in the process:
+one that hangs at import or in a hook hangs the first lookup, and one that calls ``os._exit`` ends
+the process (install only plugins you trust).
 """
 
 from __future__ import annotations

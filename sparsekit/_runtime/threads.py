@@ -314,7 +314,7 @@ def numba_limit(n_threads: int):
 def thread_limit(n_threads: int) -> Iterator[int]:
     """Run the enclosed code with at most ``n_threads`` threads in Numba, BLAS and sparsekit.
 
-    The library's setting (:func:`effective_n_jobs`) is a context variable: it applies to the
+    The library's setting (``effective_n_jobs``) is a context variable: it applies to the
     calling thread (and to tasks that copy its context). Numba's setting is thread-local (it
     applies to parallel regions launched by the calling thread); BLAS is limited process-wide for
     the duration through ``blas_limit``, which is safe when several threads hold limits at once

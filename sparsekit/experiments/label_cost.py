@@ -30,7 +30,7 @@ One row per budget: ``budget``, ``n_labels``, ``n_train``, ``mse`` or ``accuracy
 repetition and holds the mean and standard deviation per sampler and budget.
 
 ``nystrom-classifier``, one run per seed s: the split of the ``quickmeans`` task
-(:func:`sparsekit.experiments.quickmeans.split`, a permutation from ``default_rng(s)``,
+(``sparsekit.experiments.quickmeans.split``, a permutation from ``default_rng(s)``,
 ``test_fraction`` of the points for the test set), the kernel fitted on the training split,
 then for each entry of ``landmarks`` a :class:`~sparsekit.NystromRidgeClassifier` with
 ``n_components`` landmarks: ``"uniform"`` training points, or the centroids of scikit-learn's
@@ -333,7 +333,7 @@ def label_cost_table(
         The data and its targets.
     samplers : sequence of str, default SAMPLERS
         Registered sampler names; exact ``"rls"`` is skipped above
-        :data:`sparsekit.experiments.nystrom_tables.EXACT_RLS_MAX_N` training points.
+        ``sparsekit.experiments.nystrom_tables.EXACT_RLS_MAX_N`` training points.
     budgets : sequence of float, default BUDGETS
         Label budgets, fractions of the training split.
     repetitions : int, default 20

@@ -554,7 +554,7 @@ class Palm4MSA(Factorizer):
         Threads (Numba, BLAS and the library's pools) of the call, as
         :func:`sparsekit.thread_limit`; default: the setting in force. Problems whose target
         and factors have at most ``SERIAL_MAX_DIM`` (128) rows and columns run on one thread,
-        which is faster there (see :func:`palm_threads`).
+        which is faster there (see ``palm_threads``).
 
     Examples
     --------
