@@ -119,6 +119,9 @@ class TransformerMixin:
     ``_n_features_out``, and pass their dense outputs through :meth:`_wrap_output`.
     """
 
+    #: defined by the estimator
+    fit: Any
+    transform: Any
     #: an attribute that exists once fitted
     _fitted_attribute = "n_features_in_"
     #: scipy.sparse input is accepted
@@ -318,6 +321,9 @@ class ClusterMixin:
 
     Listed before :class:`TransformerMixin` among the bases, whose tags it completes.
     """
+
+    #: defined by the estimator
+    fit: Any
 
     def fit_predict(self, X: Any, y: object = None) -> np.ndarray:
         """Cluster ``X`` and return its labels.

@@ -124,7 +124,7 @@ def default_threads() -> int:
     ``NUMBA_NUM_THREADS`` the process started with."""
     import numba
 
-    return max(1, min(usable_cpus(), numba.config.NUMBA_NUM_THREADS))
+    return max(1, min(usable_cpus(), numba.config.NUMBA_NUM_THREADS))  # type: ignore[attr-defined]
 
 
 def effective_n_jobs(n_jobs=None) -> int:

@@ -183,7 +183,7 @@ class NystromLayer(keras.layers.Layer):
         self.adaptive = bool(adaptive)
         self.feature_extractor = feature_extractor
         self.eigen_floor = eigen_floor
-        self.landmark_indices_ = None
+        self.landmark_indices_: np.ndarray | None = None
         self.initial_w_ = None
         if (landmarks is None) == (landmarks_shape is None):
             raise ValueError(
