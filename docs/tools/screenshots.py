@@ -20,8 +20,8 @@ Needs the site built (``python -m sphinx -b html docs docs/_build/html``), Chrom
 ``apt-get install chromium``) and Playwright, which drives it; the browser Playwright downloads
 itself is not needed::
 
-    python -m venv /tmp/shots && /tmp/shots/bin/pip install playwright
-    /tmp/shots/bin/python docs/tools/screenshots.py docs/_build/html --out /tmp/shots-png
+    python -m venv build/shots-venv && build/shots-venv/bin/pip install playwright
+    build/shots-venv/bin/python docs/tools/screenshots.py docs/_build/html --out build/shots-png
 
 ``--chromium`` names the browser's executable (default: ``chromium`` on the ``PATH``).
 """

@@ -51,7 +51,8 @@ def lanczos_steps(A, V, alpha, tol, j, w):
         beta = np.sqrt(beta)
         if j % 4 == 3 or j + 1 == steps or beta <= tol * a:
             return j, beta
+        inv_beta = 1.0 / beta  # one division: the loop below then vectorizes
         for k in range(n):
-            V[j + 1, k] = w[k] / beta
+            V[j + 1, k] = w[k] * inv_beta
         alpha[1, j] = beta
         j += 1
