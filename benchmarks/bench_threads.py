@@ -2,9 +2,10 @@
 
 Run: ``python benchmarks/bench_threads.py`` (``--quick`` for small sizes; ``--only WORD`` runs
 the paths whose name contains WORD (repeatable) and skips the OMP_WAIT_POLICY part;
-``--save FILE.npz`` writes each path's 1-thread answer, ``--compare FILE.npz`` checks the
-answers against such a file (another tree's, before a change: the script exits 1 when one
-differs beyond rounding) and prints the largest difference).
+``--busy N`` runs everything while N other processes each keep a core busy, the spinners of
+``bench_busy.py``; ``--save FILE.npz`` writes each path's 1-thread answer, ``--compare
+FILE.npz`` checks the answers against such a file (another tree's, before a change: the script
+exits 1 when one differs beyond rounding) and prints the largest difference).
 
 1. Each threaded path runs with 1 and with 2 threads (``sparsekit.thread_limit``: Numba, BLAS
    and sparsekit's own pools; the samplers' ``n_jobs`` set alike), interleaved (1, 2, 1, 2, ...)
@@ -55,6 +56,7 @@ def paths(quick):
     rbf = sparsekit.get_kernel("rbf", gamma=1.0 / 54)
     Xc = np.random.default_rng(1).random((800 if quick else 2000, 128))
     Xr = np.random.default_rng(2).random((1500 if quick else 5000, 128))
+    Yr = np.random.default_rng(12).random((1500 if quick else 5000, 128))
     chi2 = sparsekit.get_kernel("chi2")
     m = 200 if quick else 1000
     s = 200 if quick else 500
@@ -147,8 +149,12 @@ def paths(quick):
         ),
         (f"two-pass-rls scores, n={n:,} (row-block pool)", sampler("two-pass-rls", lam=1.0)),
         (f"Nystroem transform, n={n_ny:,}, m={m} (BLAS)", lambda t: ny.transform(X[:n_ny])),
-        (f"chi2 Gram {len(Xc)}x{len(Xc)}, d=128 (Numba prange)", lambda t: chi2(Xc)),
+        (f"chi2 Gram {len(Xc)}x{len(Xc)}, d=128 (row ranges)", lambda t: chi2(Xc)),
         (f"rbf Gram {len(Xr)}x{len(Xr)}, d=128 (BLAS, Numba, exp pool)", lambda t: rbf(Xr)),
+        (
+            f"rbf Gram X against Y, {len(Xr)}x{len(Yr)}, d=128 (row blocks)",
+            lambda t: rbf(Xr, Yr),
+        ),
         (f"exact MMD² (unbiased), {len(A):,} + {len(B):,} x 10 (Gram blocks)", mmd),
         (
             f"OMP batch, 128 x 512, {Y.shape[1]:,} signals, k=10 (row ranges)",
@@ -232,8 +238,17 @@ def wait_policy():
     return rows
 
 
-def main(quick=False, only=None, save=None, compare=None):
-    print(f"Machine: {machine()}\n")
+def main(quick=False, only=None, save=None, compare=None, busy=0):
+    print(f"Machine: {machine()}; {busy} busy process(es)\n")
+    if busy:
+        from bench_busy import Spinners
+
+        with Spinners(busy):
+            return _main(quick, only, save, compare)
+    return _main(quick, only, save, compare)
+
+
+def _main(quick, only, save, compare):
     rows, answers = [], {}
     previous = dict(np.load(compare)) if compare else {}
     for name, fn in paths(quick):
@@ -262,9 +277,13 @@ def main(quick=False, only=None, save=None, compare=None):
                 "load avg (before, after)": f"{load0:.1f}, {os.getloadavg()[0]:.1f}",
             }
         )
+    try:
+        layer = __import__("numba").threading_layer()
+    except ValueError:  # no parallel region ran: the library's kernels run on its own pools
+        layer = "not started"
     print(
         f"## 1 vs 2 threads, interleaved, best of {3 if quick else 5} "
-        f"(threading layer of Numba: {__import__('numba').threading_layer()})\n"
+        f"(threading layer of Numba: {layer})\n"
     )
     print_table(rows, list(rows[0]))
     if save:
@@ -286,5 +305,8 @@ if __name__ == "__main__":
     )
     parser.add_argument("--save", metavar="FILE", help="write the 1-thread answers (.npz)")
     parser.add_argument("--compare", metavar="FILE", help="check the answers against a --save file")
+    parser.add_argument(
+        "--busy", type=int, default=0, metavar="N", help="N other processes keep a core busy"
+    )
     args = parser.parse_args()
-    main(args.quick, args.only, args.save, args.compare)
+    main(args.quick, args.only, args.save, args.compare, args.busy)

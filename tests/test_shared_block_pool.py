@@ -5,7 +5,9 @@ Oracles: the thread names seen inside the blocks, the same computation on one th
 must be bitwise equal: the cuts do not depend on the thread count), scikit-learn's Isomap.
 """
 
+import sys
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -154,17 +156,67 @@ def test_numba_regions_under_the_workqueue_layer_run_every_block_on_the_caller(m
     assert set(seen) == {threading.get_ident()} and len(seen) == 9
 
 
-def test_numba_regions_stop_after_a_failing_first_block():
+def test_numba_regions_stop_after_a_failing_block():
     seen = []
 
     def work(i):
         seen.append(i)
         if i == 0:
             raise KeyError("first")
+        time.sleep(0.05)  # the other thread is still on its block when block 0 fails
 
     with pytest.raises(KeyError, match="first"):
         _pools.run_blocks(work, 6, n_jobs=2, numba_regions=True)
-    assert seen == [0]
+    assert set(seen) <= {0, 1}  # no block starts after the failure
+
+
+@pytest.mark.parametrize(
+    ("layer", "priority", "loads", "expected"),
+    [
+        ("workqueue", None, {"tbb", "omp"}, "workqueue"),
+        ("omp", None, set(), "omp"),
+        ("default", ["tbb", "omp", "workqueue"], {"omp"}, "omp"),
+        ("default", ["tbb", "omp", "workqueue"], set(), "workqueue"),
+        ("default", ["workqueue", "omp", "tbb"], {"tbb", "omp"}, "workqueue"),
+        ("threadsafe", None, set(), None),
+        ("forksafe", None, {"omp"}, "workqueue" if sys.platform.startswith("linux") else "omp"),
+    ],
+)
+def test_the_layer_numba_will_select_is_predicted_before_it_starts(
+    monkeypatch, layer, priority, loads, expected
+):
+    from numba import config
+
+    monkeypatch.setattr(config, "THREADING_LAYER", layer)
+    if priority is not None:
+        monkeypatch.setattr(config, "THREADING_LAYER_PRIORITY", priority)
+    monkeypatch.setattr(_pools, "_layer_loads", lambda name: name in loads)
+    assert _pools._predicted_layer() == expected
+
+
+def test_numba_regions_run_on_the_caller_when_workqueue_will_be_selected(monkeypatch):
+    import numba
+    from numba import config
+
+    def not_started():
+        raise ValueError("Threading layer is not initialized.")
+
+    monkeypatch.setattr(numba, "threading_layer", not_started)
+    monkeypatch.setattr(config, "THREADING_LAYER", "workqueue")
+    monkeypatch.setattr(_pools, "_PREDICTED_SAFE", None)
+    seen = []
+    _pools.run_blocks(lambda i: seen.append(threading.get_ident()), 9, n_jobs=2, numba_regions=True)
+    assert set(seen) == {threading.get_ident()} and len(seen) == 9
+    monkeypatch.setattr(config, "THREADING_LAYER", "omp")
+    monkeypatch.setattr(_pools, "_PREDICTED_SAFE", None)
+    seen.clear()
+
+    def slow(i):
+        seen.append(threading.get_ident())
+        time.sleep(0.02)
+
+    _pools.run_blocks(slow, 9, n_jobs=2, numba_regions=True)
+    assert len(set(seen)) == 2  # a layer that takes regions from several threads: both run
 
 
 def test_isomap_dijkstra_rows_run_on_the_shared_pool_and_match_one_thread(monkeypatch):
@@ -181,3 +233,43 @@ def test_isomap_dijkstra_rows_run_on_the_shared_pool_and_match_one_thread(monkey
     ref = skm.Isomap(n_components=2, n_neighbors=10, eigen_solver="dense").fit(X).embedding_
     signs = np.sign((full.embedding_ * ref).sum(axis=0))
     np.testing.assert_allclose(full.embedding_ * signs, ref, rtol=0, atol=1e-6 * np.abs(ref).max())
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_empty_touched_maps_large_outputs_on_the_pool(monkeypatch, dtype):
+    calls = []
+    real = _pools.run_blocks
+    monkeypatch.setattr(
+        _pools, "run_blocks", lambda *a, **k: (calls.append(a[1]), real(*a, **k))[1]
+    )
+    monkeypatch.setattr(_pools, "TOUCH_MIN_BYTES", 1 << 12)
+    with sparsekit.thread_limit(2):
+        out = _pools.empty_touched((300, 70), dtype)
+    assert calls == [8]  # 4 blocks per thread, every page in one of them
+    assert out.shape == (300, 70) and out.dtype == dtype and out.flags.c_contiguous
+    out[...] = 1.0  # an ordinary writable array
+    with sparsekit.thread_limit(1):
+        _pools.empty_touched((300, 70), dtype)
+    with sparsekit.thread_limit(2):
+        _pools.empty_touched((3, 7), dtype)  # below the threshold
+        _pools.run_blocks(lambda i: _pools.empty_touched((300, 70), dtype), 1)  # in a block
+    assert calls == [8, 1]  # only the outer run_blocks of the last line
+
+
+def test_gram_and_nystroem_outputs_come_from_empty_touched(monkeypatch):
+    from sparsekit.features import nystrom as nystrom_module
+    from sparsekit.kernels import base as kernel_base
+
+    seen = []
+    real = _pools.empty_touched
+    for module in (kernel_base, nystrom_module):
+        monkeypatch.setattr(
+            module, "empty_touched", lambda *a, **k: (seen.append(a), real(*a, **k))[1]
+        )
+    X = np.random.default_rng(0).standard_normal((500, 3))
+    gram = sparsekit.get_kernel("rbf", gamma=0.5)(X)
+    ny = sparsekit.Nystroem("rbf", n_components=20, kernel_params={"gamma": 0.5}, random_state=0)
+    ny.fit(X).transform(X)
+    shapes = [s[0] for s in seen]
+    assert shapes[0] == (500, 500) and (500, 20) in shapes  # the Gram, the features
+    np.testing.assert_allclose(np.diag(gram), 1.0)

@@ -1,11 +1,13 @@
 """Skinny products on hot paths run on one BLAS thread (the library's own threads, such as
 the kernels' pools, keep their count): Nystroem's transform, the Nystroem MMD sums, the
-permutation test's statistics."""
+permutation test's statistics, the RBF kernel's column sums."""
 
 import numpy as np
 import pytest
 
 import sparsekit
+import sparsekit.features.nystrom as nystrom_module
+import sparsekit.kernels.rbf as rbf_module
 import sparsekit.stats.nystrom as stats_nystrom
 import sparsekit.stats.permutation as permutation
 from sparsekit._runtime.threads import blas_limit, blas_threads
@@ -31,6 +33,19 @@ class Spy(np.ndarray):
         return getattr(ufunc, method)(*inputs, **kwargs)
 
 
+class SpyNumpy:
+    """A module's numpy, with ``ones`` returning ``spy`` arrays (their products are recorded)."""
+
+    def __init__(self, spy):
+        self.spy = spy
+
+    def __getattr__(self, name):
+        return getattr(np, name)
+
+    def ones(self, *args, **kwargs):
+        return np.ones(*args, **kwargs).view(self.spy)
+
+
 @pytest.fixture
 def spy():
     Spy.seen = []
@@ -38,9 +53,10 @@ def spy():
     Spy.seen = []
 
 
+@pytest.mark.parametrize("n", [200, 2000])
 @pytest.mark.parametrize("m,expected", [(20, 1), (80, 2)])
-def test_nystroem_transform_product(monkeypatch, two_blas_threads, m, expected):
-    X = np.random.default_rng(0).standard_normal((500, 5))
+def test_nystroem_transform_product(monkeypatch, two_blas_threads, m, expected, n):
+    X = np.random.default_rng(0).standard_normal((n, 5))
     ny = sparsekit.Nystroem(
         "rbf", n_components=m, kernel_params={"gamma": 0.3}, random_state=0
     ).fit(X)
@@ -49,13 +65,20 @@ def test_nystroem_transform_product(monkeypatch, two_blas_threads, m, expected):
 
     def spy_dot(a, b, out=None):
         if np.shape(b) == (m, m):  # K(x, S) @ normalization_ (the kernel's own dots: (5, m))
-            seen.append(blas_threads())
+            seen.append((len(a), blas_threads()))
         return dot(a, b, out=out)
 
     monkeypatch.setattr(np, "dot", spy_dot)
     got = ny.transform(X)
-    assert seen == [expected]
+    # the first block on the caller (threaded unless skinny); the others on the pool's
+    # threads, one BLAS thread each; every row once
+    step = min(n, max(nystrom_module.MIN_BLOCK_ROWS, -(-n // nystrom_module.BLOCKS)))
+    assert seen[0] == (step, expected)
+    assert {t for _, t in seen[1:]} <= {1} and sum(r for r, _ in seen) == n
+    assert len(seen) == -(-n // step) and (n == 200) == (len(seen) == 1)
     np.testing.assert_array_equal(got, ref)
+    with sparsekit.thread_limit(1):
+        np.testing.assert_array_equal(ny.transform(X), ref)  # the split ignores the threads
 
 
 def test_nystrom_mmd_sums_run_on_one_blas_thread(monkeypatch, two_blas_threads, spy):
@@ -63,18 +86,25 @@ def test_nystrom_mmd_sums_run_on_one_blas_thread(monkeypatch, two_blas_threads, 
     X, Y = rng.standard_normal((300, 3)), rng.standard_normal((200, 3)) + 0.5
     ref = sparsekit.stats.mmd2_nystrom(X, Y, n_landmarks=30, random_state=0)
 
-    class SpyNumpy:  # the module's numpy, with ``ones`` that records its products
-        def __getattr__(self, name):
-            return getattr(np, name)
-
-        @staticmethod
-        def ones(*args, **kwargs):
-            return np.ones(*args, **kwargs).view(spy)
-
-    monkeypatch.setattr(stats_nystrom, "np", SpyNumpy())
+    monkeypatch.setattr(stats_nystrom, "np", SpyNumpy(spy))
     got = sparsekit.stats.mmd2_nystrom(X, Y, n_landmarks=30, random_state=0)
     assert spy.seen and all(t == 1 for t in spy.seen), spy.seen
     assert got == pytest.approx(ref, rel=1e-12)
+
+
+@pytest.mark.parametrize("same", [True, False])
+def test_rbf_column_sums_run_on_one_blas_thread(monkeypatch, two_blas_threads, spy, same):
+    """The centring sums of the dense RBF Gram (a threaded BLAS call there leaves OpenBLAS's
+    threads spinning through the Gram blocks that follow), for X alone and X against Y."""
+    rng = np.random.default_rng(4)
+    X, Y = rng.standard_normal((2100, 4)), rng.standard_normal((300, 4))  # X: the strip path
+    kernel = sparsekit.get_kernel("rbf", gamma=0.2)
+    ref = kernel(X) if same else kernel(X, Y)
+
+    monkeypatch.setattr(rbf_module, "np", SpyNumpy(spy))
+    got = kernel(X) if same else kernel(X, Y)
+    assert spy.seen == [1] * (1 if same else 2)
+    np.testing.assert_allclose(got, ref, rtol=1e-12)
 
 
 @pytest.mark.parametrize("batch,expected", [(8, 1), (100, 2)])

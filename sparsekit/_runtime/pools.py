@@ -97,14 +97,61 @@ def run_row_ranges(
 
 
 def _threads_may_launch_numba() -> bool:
-    """False when Numba's threading layer is "workqueue", which cannot run parallel regions
-    launched from several threads at once."""
+    """False when Numba's threading layer is, or will be, "workqueue", which cannot run
+    parallel regions launched from several threads at once.
+
+    Before a first parallel region has started the layer, this is the layer Numba's selection
+    will pick (``NUMBA_THREADING_LAYER`` and its priority list; the first of TBB and OpenMP
+    that loads, else workqueue), predicted once per process."""
     import numba
 
     try:
         return numba.threading_layer() != "workqueue"
-    except ValueError:  # no parallel region has run yet: nothing launches one
-        return True
+    except ValueError:  # no parallel region has run yet: the layer Numba will select
+        pass
+    global _PREDICTED_SAFE
+    if _PREDICTED_SAFE is None:
+        _PREDICTED_SAFE = _predicted_layer() not in ("workqueue", None)
+    return _PREDICTED_SAFE
+
+
+_PREDICTED_SAFE: bool | None = None
+
+
+def _predicted_layer() -> str | None:
+    """The threading layer Numba's first parallel region will load (None: none loads)."""
+    import sys
+
+    from numba import config
+
+    wanted = str(config.THREADING_LAYER).lower()
+    if wanted in ("tbb", "omp", "workqueue"):
+        return wanted
+    candidates = {
+        "default": list(config.THREADING_LAYER_PRIORITY),
+        "safe": ["tbb"],
+        "threadsafe": ["tbb", "omp"],
+        # GNU OpenMP (Linux) is not fork-safe, so Numba skips it there
+        "forksafe": ["tbb"] + ([] if sys.platform.startswith("linux") else ["omp"]) + ["workqueue"],
+    }.get(wanted, [])
+    for layer in candidates:
+        if layer == "workqueue" or _layer_loads(layer):
+            return layer
+    return None
+
+
+def _layer_loads(layer: str) -> bool:
+    try:
+        if layer == "tbb":
+            from numba.np.ufunc import parallel
+
+            parallel._check_tbb_version_compatible()
+            from numba.np.ufunc import tbbpool  # noqa: F401
+        else:
+            from numba.np.ufunc import omppool  # noqa: F401
+    except Exception:  # missing or incompatible library: Numba goes on to the next layer
+        return False
+    return True
 
 
 def run_blocks(work, n_blocks: int, *, n_jobs=None, numba_regions: bool = False) -> None:
@@ -135,10 +182,11 @@ def run_blocks(work, n_blocks: int, *, n_jobs=None, numba_regions: bool = False)
     numba_regions : bool, default False
         True when a block may launch a Numba parallel region (a ``parallel=True`` kernel: the
         library has none, a plugin's kernel may): every thread then runs such regions on one
-        Numba thread (:func:`~sparsekit._runtime.threads.numba_limit`, thread-local), and block
-        0 runs on the calling thread before the others start. That first block starts Numba's
-        threading layer; if the layer is "workqueue", which cannot run regions launched from several
-        threads at once, the remaining blocks run on the calling thread too.
+        Numba thread (:func:`~sparsekit._runtime.threads.numba_limit`, thread-local). If
+        Numba's threading layer is, or will be, "workqueue", which cannot run regions launched
+        from several threads at once, every block runs on the calling thread. (TBB and
+        OpenMP can; Numba starts its layer under a lock, so the first regions may come from
+        several threads.)
 
     Raises
     ------
@@ -172,11 +220,8 @@ def run_blocks(work, n_blocks: int, *, n_jobs=None, numba_regions: bool = False)
         _IN_WORKER.active = True  # nested pool calls from the caller's blocks run inline
         try:
             futures = []
-            if numba_regions and n_threads > 1:
-                with numba_limit(1):
-                    run(next(blocks))
-                if failed or not _threads_may_launch_numba():
-                    n_threads = 1
+            if numba_regions and n_threads > 1 and not _threads_may_launch_numba():
+                n_threads = 1
             if n_threads > 1:
                 pool = _pool(n_threads)
                 futures = [pool.submit(drain) for _ in range(n_threads - 1)]
@@ -187,3 +232,39 @@ def run_blocks(work, n_blocks: int, *, n_jobs=None, numba_regions: bool = False)
             _IN_WORKER.active = was_worker
     if failed:
         raise failed[0]
+
+
+#: outputs from this size are allocated by :func:`empty_touched` with their pages mapped on
+#: the library's threads before they are written
+TOUCH_MIN_BYTES = 16 * 2**20
+
+#: bytes between two touched entries: one per 4 KiB page (the smallest page size)
+_PAGE_BYTES = 4096
+
+
+def empty_touched(shape, dtype, *, n_jobs=None):
+    """``np.empty(shape, dtype)`` whose pages the OS has already mapped (and zeroed).
+
+    The pages of a fresh array are mapped on their first write. When that write is in the
+    blocks of a threaded computation, each thread also zeroes the pages it faults in, between
+    its products and element-wise passes, and the page faults of two threads scale worse than
+    their arithmetic. Touching one entry per page first, on the same threads in a pass of its
+    own, maps them before the computation starts. Below :data:`TOUCH_MIN_BYTES`, on one
+    thread, or inside a block of the pool, this is ``np.empty``.
+    """
+    import numpy as np
+
+    out = np.empty(shape, dtype)
+    n_threads = effective_n_jobs(n_jobs)
+    if out.nbytes < TOUCH_MIN_BYTES or n_threads <= 1 or getattr(_IN_WORKER, "active", False):
+        return out
+    flat = out.reshape(-1)
+    stride = max(1, _PAGE_BYTES // out.itemsize)
+    n_blocks = 4 * n_threads
+    step = -(-flat.size // n_blocks)
+
+    def touch(i):
+        flat[i * step : (i + 1) * step : stride] = 0
+
+    run_blocks(touch, n_blocks, n_jobs=n_threads)
+    return out

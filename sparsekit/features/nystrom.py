@@ -39,6 +39,7 @@ import numpy as np
 
 from .._base import ParamsMixin, TransformerMixin
 from .._runtime.memory import _outside_stacklevel, check_allocation
+from .._runtime.pools import empty_touched, run_blocks
 from .._runtime.small_blas import THREADED_FACTOR_MIN_ROWS, is_skinny, one_blas_thread
 from .._runtime.threads import with_n_jobs
 from .._typing import DataLike, RandomStateLike
@@ -49,9 +50,14 @@ from ..registry import Registry, default_registry
 from ..samplers.base import Landmarks
 from . import _nystrom_cuda
 
-#: Bytes of one K(x, S) row block in ``transform``: large blocks keep the GEMM efficient and
-#: limit the hand-overs between the Numba and BLAS thread pools; the output itself is larger.
+#: Bytes of one K(x, S) row block in ``transform`` at most (one block alive per thread; the
+#: output itself is larger).
 BLOCK_BYTES = 64 * 2**20
+
+#: the transform splits its rows into about this many blocks (more blocks than threads: a
+#: thread slowed down by another process takes fewer), of at least ``MIN_BLOCK_ROWS`` rows
+BLOCKS = 16
+MIN_BLOCK_ROWS = 256
 
 
 def _rows(kernel, Xp, r0, r1):
@@ -470,7 +476,14 @@ class Nystroem(TransformerMixin, ParamsMixin):
         return self.kernel_.prepare(X)
 
     def _features(self, Xp):
-        """phi of prepared data, computed in row blocks (one K(x, S) block alive at a time)."""
+        """phi of prepared data, computed in row blocks (one K(x, S) block alive per thread).
+
+        The blocks (a kernel block and its product with ``M``) run on the library's threads,
+        each on one thread with one BLAS thread (:func:`~sparsekit._runtime.pools.run_blocks`),
+        the threads taking the next block as they finish. The split depends on ``n`` and
+        ``k`` only, never on the thread count, so the features do not either. A single block
+        runs on the calling thread, the kernel and the product with their own threads.
+        """
         kernel, M = self.kernel_, self.normalization_
         # on the GPU (with CuPy): K(x, S) and its product with M stay on the device
         out = _nystrom_cuda.device_features(kernel, self.components_, M, Xp)
@@ -479,17 +492,24 @@ class Nystroem(TransformerMixin, ParamsMixin):
         n = kernel.n_samples(Xp)
         k = M.shape[0]
         step = int(max(1, min(n, BLOCK_BYTES // max(1, 8 * k))))
-        skinny = is_skinny(M.shape[1])
-        out = None
-        for r0 in range(0, n, step):
+        step = min(step, max(MIN_BLOCK_ROWS, -(-n // BLOCKS)))
+        starts = range(0, n, step)
+        first = np.asarray(kernel(_rows(kernel, Xp, 0, min(n, step)), self.components_))
+        dtype = np.result_type(first.dtype, M.dtype)
+        Mt = M.astype(dtype, copy=False)
+        out = empty_touched((n, M.shape[1]), dtype)
+
+        def block(i, Kb=None):
+            r0 = starts[i]
             r1 = min(n, r0 + step)
-            Kb = np.asarray(kernel(_rows(kernel, Xp, r0, r1), self.components_))
-            if out is None:
-                dtype = np.result_type(Kb.dtype, M.dtype)
-                Mt = M.astype(dtype, copy=False)
-                out = np.empty((n, M.shape[1]), dtype=dtype)
-            with one_blas_thread(skinny):  # only the product: the kernel runs its own threads
-                np.dot(Kb.astype(dtype, copy=False), Mt, out=out[r0:r1])
+            if Kb is None:
+                Kb = np.asarray(kernel(_rows(kernel, Xp, r0, r1), self.components_))
+            np.dot(Kb.astype(dtype, copy=False), Mt, out=out[r0:r1])
+
+        with one_blas_thread(is_skinny(M.shape[1])):  # the kernel ran its own threads
+            block(0, first)  # computed above for the dtype
+        if len(starts) > 1:
+            run_blocks(lambda i: block(i + 1), len(starts) - 1, numba_regions=True)
         return out
 
     @with_n_jobs

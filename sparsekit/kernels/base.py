@@ -36,6 +36,7 @@ from numpy.typing import ArrayLike
 
 from .._base import ParamsMixin
 from .._runtime.memory import check_allocation
+from .._runtime.pools import empty_touched
 from .._runtime.small_blas import is_skinny, one_blas_thread
 from .._validation import check_array, check_option, check_pair, check_scalar, is_sparse
 
@@ -392,7 +393,7 @@ class VectorKernel(Kernel):
         n, m = X.shape[0], Y.shape[0]
         if out is None:
             check_gram_fits(self.name, n, m, X.dtype.itemsize)
-            out = np.empty((n, m), dtype=X.dtype)
+            out = empty_touched((n, m), X.dtype)
         elif (
             not isinstance(out, np.ndarray)
             or out.shape != (n, m)
