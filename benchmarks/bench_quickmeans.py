@@ -4,11 +4,15 @@ For each size: a Gaussian mixture (``K`` centres of spread 0.5, unit noise, ``D`
 overlapping clusters, so that K-means runs every iteration asked), K-means++ centroids computed
 once (on the first 100,000 points) and passed to all as ``init``;
 ``QuicKMeans(K, sparsity=3, tol=0)`` with its default Palm4MSA settings (hierarchical
-initialization at 300 iterations; refits of ``refit_iter=10`` iterations while the assignment
-moves, 300 once it has settled and at the last iteration) for ``--iter`` iterations, with
+initialization: 300 iterations per split, ``refit_iter=10`` per global refinement; refits of
+``refit_iter`` iterations while the assignment moves, 300 once it has settled and at the last
+iteration) for ``--iter`` iterations, with
 ``--thesis`` the same with the thesis' schedule (``refit_iter=None``: 300 at every refit), and
 ``KMeans(init=..., n_init=1, tol=0, algorithm="lloyd")`` for the same number of iterations.
-One thread on all sides (threadpoolctl and sparsekit's ``thread_limit(1)``); they run
+One thread on all sides (``OMP_NUM_THREADS=1``, set by the script before NumPy and scikit-learn
+are imported: threadpoolctl's limit did not reach the OpenMP loops of scikit-learn's Lloyd
+here, which ran on two threads under it; plus threadpoolctl for BLAS and sparsekit's
+``thread_limit(1)``); they run
 interleaved, best of ``--repeat``, in wall and in process CPU time (on a loaded machine the
 CPU times, one thread each, are the comparable figures).
 
@@ -36,13 +40,15 @@ import argparse
 import os
 import time
 
-import numpy as np
-from _timing import blas_threads, check, finish, machine, print_table, threads
-from threadpoolctl import threadpool_limits
+os.environ["OMP_NUM_THREADS"] = "1"  # before NumPy and scikit-learn start their OpenMP runtimes
 
-import sparsekit
-from sparsekit._runtime.threads import thread_limit
-from sparsekit.cluster.quickmeans import kmeans_plusplus
+import numpy as np  # noqa: E402
+from _timing import blas_threads, check, finish, machine, print_table, threads  # noqa: E402
+from threadpoolctl import threadpool_limits  # noqa: E402
+
+import sparsekit  # noqa: E402
+from sparsekit._runtime.threads import thread_limit  # noqa: E402
+from sparsekit.cluster.quickmeans import kmeans_plusplus  # noqa: E402
 
 
 def mixture(n, d, k, seed, dtype):
@@ -235,7 +241,12 @@ def main():
     print(f"uptime: {os.popen('uptime').read().strip()}")
     rows, pts = [], []
     with threadpool_limits(1), thread_limit(1):
-        print(f"threads: sparsekit {threads()}, BLAS (scikit-learn) {blas_threads()}")
+        from sklearn.utils._openmp_helpers import _openmp_effective_n_threads
+
+        print(
+            f"threads: sparsekit {threads()}, BLAS (scikit-learn) {blas_threads()}, "
+            f"OpenMP (scikit-learn) {_openmp_effective_n_threads()}"
+        )
         for dtype in (np.float64, np.float32):  # warm-up: Numba compilation, imports
             Xw = mixture(300, 40, 16, seed=0, dtype=dtype)
             fit_qk(Xw, Xw[:16].copy(), 2)

@@ -24,7 +24,9 @@ import sys
 import time
 from collections import defaultdict
 
-import numpy as np
+os.environ["OMP_NUM_THREADS"] = "1"  # scikit-learn's Lloyd on one thread (bench_quickmeans.py)
+
+import numpy as np  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _timing import machine, print_table  # noqa: E402

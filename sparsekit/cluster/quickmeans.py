@@ -23,7 +23,14 @@ Decisions:
 - Initialization: K-means++ centroids (or ``"random"`` samples, or an array), factorized once by
   hierarchical Palm4MSA (thesis §3.3.5.1) with the schedule of
   :func:`~sparsekit.factorizers.hierarchical.hierarchical_constraints`; with one factor, or with
-  ``hierarchical_init=False``, by the factorization solver from its default start.
+  ``hierarchical_init=False``, by the factorization solver from its default start. Each split
+  of the hierarchy runs ``palm_iter`` Palm4MSA iterations and each global refinement of the
+  factors found so far ``refit_iter`` (the thesis: ``palm_iter`` for both, which
+  ``refit_iter=None`` restores). The initial centroids are samples that the first Lloyd steps
+  move away from, and the global refinements, with up to ``Q`` factors each, were ~75 % of
+  the initialization's time (``K = 256``, ``D = 784``: 24.2 s of CPU time at 300 iterations,
+  6.7 s at 10, the fit 49.5 s against 31.9 s for a final objective 0.07 % lower on the
+  benchmarks' 10⁵-point mixture; ``benchmarks/README.md``).
 - Factors (thesis §3.3.5.1): ``Q`` (default ``⌊log2 max(K, D)⌋``, at least 2) factors of shapes
   ``K × A``, ``A × A``, …, ``A × D`` with ``A = min(K, D)``, each with ``sparsity`` non-zeros per
   row and column at least (``splincol``); ``projection="identity"`` leaves them unconstrained
@@ -89,9 +96,6 @@ from ._cpu import nearest_from_scores, within_cluster_sum
 if TYPE_CHECKING:
     from ..registry import Registry
 
-#: bytes of one block of scores (points × clusters) in the assignment step
-BLOCK_BYTES = 32 * 2**20
-
 #: the assignment has settled when at most this fraction of the labels changed since the
 #: previous iteration; refits then get ``palm_iter`` iterations instead of ``refit_iter``
 SETTLED_FRACTION = 0.02
@@ -137,32 +141,36 @@ def _assign(V, X, x_sq=None, mean=None, with_dist=True):
 
     ``‖x − μ − v_k‖² = ‖x − μ‖² + (‖v_k‖² + 2 v_kᵀμ) − 2 [V x]_k``: the shift changes the
     centroid norms and a term constant over ``k``, so the products stay ``V x`` (no shifted
-    copy of ``X``). ``x_sq`` (``‖x − μ‖²``) is computed block by block when not given; with
-    ``with_dist=False`` the distances are left without that term (enough for the labels)."""
+    copy of ``X``). The products come in blocks of rows, each reduced to its labels while it
+    is in cache (:meth:`~sparsekit.linalg.SparseFactors.row_block_products`). ``x_sq``
+    (``‖x − μ‖²``) is computed block by block when not given; with ``with_dist=False`` the
+    distances are left without that term (enough for the labels)."""
     Vd = V.toarray()
     norms = np.einsum("ij,ij->i", Vd, Vd).astype(np.float64)
     if mean is not None:
         norms += 2.0 * (Vd @ mean)
-    n, K = X.shape[0], V.shape[0]
+    n = X.shape[0]
     labels = np.empty(n, dtype=np.int64)
     dist = np.empty(n, dtype=np.float64)
-    block = int(max(1, min(n, BLOCK_BYTES // max(1, K * X.itemsize))))
-    for r0 in range(0, n, block):
-        Xb = X[r0 : r0 + block]
-        scores = np.ascontiguousarray(V @ Xb.T)  # (K, b)
-        b = scores.shape[1]
-        nearest_from_scores(
-            scores,
-            norms.astype(scores.dtype),
-            labels[r0 : r0 + b],
-            dist[r0 : r0 + b] if scores.dtype == np.float64 else np.empty(b, scores.dtype),
-        )
-        if scores.dtype != np.float64 and with_dist:
-            lab = labels[r0 : r0 + b]
-            dist[r0 : r0 + b] = norms[lab] - 2.0 * scores[lab, np.arange(b)]
+    norms_low = None
+
+    def reduce(r0, r1, scores):
+        nonlocal norms_low
+        b = r1 - r0
+        if scores.dtype == np.float64:
+            nearest_from_scores(scores, norms, labels[r0:r1], dist[r0:r1])
+        else:
+            if norms_low is None:
+                norms_low = norms.astype(scores.dtype)
+            nearest_from_scores(scores, norms_low, labels[r0:r1], np.empty(b, scores.dtype))
+            if with_dist:
+                lab = labels[r0:r1]
+                dist[r0:r1] = norms[lab] - 2.0 * scores[lab, np.arange(b)]
         if x_sq is None and with_dist:
-            Xc = Xb if mean is None else Xb - mean
-            dist[r0 : r0 + b] += np.einsum("ij,ij->i", Xc, Xc)
+            Xc = X[r0:r1] if mean is None else X[r0:r1] - mean
+            dist[r0:r1] += np.einsum("ij,ij->i", Xc, Xc)
+
+    V.row_block_products(X, reduce)
     if x_sq is not None:
         dist += x_sq
     np.maximum(dist, 0, out=dist)
@@ -192,11 +200,12 @@ class QuicKMeans(ClusterMixin, TransformerMixin, ParamsMixin):
         Name of the registered factorizer (family ``"factorizer"``) refitting the factors
         (looked up in ``registry``).
     palm_iter : int, default 300
-        Palm4MSA iterations of the initial factorization and of each refit once the
-        assignment has settled (the thesis' count).
+        Palm4MSA iterations of each split of the initial factorization and of each refit once
+        the assignment has settled (the thesis' count).
     refit_iter : int or None, default 10
-        Palm4MSA iterations of each refit while the assignment still moves (see Notes);
-        ``None``: ``palm_iter`` at every refit (the thesis' schedule).
+        Palm4MSA iterations of each refit while the assignment still moves, and of each
+        global refinement of the initial factorization (see Notes); ``None``: ``palm_iter``
+        everywhere (the thesis' schedule).
     palm_tol : float, default 1e-6
         Relative change of the Palm4MSA objective that stops the initial factorization and
         each refit.
@@ -243,11 +252,12 @@ class QuicKMeans(ClusterMixin, TransformerMixin, ParamsMixin):
     factors that fit the previous centroids, so while the assignment moves (more than
     ``sparsekit.cluster.quickmeans.SETTLED_FRACTION``, 2 %, of the labels changed since the
     previous iteration) a refit runs ``refit_iter`` iterations; once it has settled, and at
-    the ``max_iter``-th iteration, ``palm_iter``. Measured (``benchmarks/README.md``,
-    "QuicK-means refit schedule"): the final objective stays within 1 % of the thesis
-    schedule's; refits of ``refit_iter`` iterations throughout do not (the tests' blob
-    mixtures), nor does a 0.2 % threshold (5 % above on one of them). ``refit_iter=None``
-    restores the thesis' schedule.
+    the ``max_iter``-th iteration, ``palm_iter``. The global refinements of the hierarchical
+    initialization also run ``refit_iter`` iterations, its splits ``palm_iter``. Measured
+    (``benchmarks/README.md``, "QuicK-means refit schedule"): the final objective stays
+    within 1 % of the thesis schedule's on digits and the 10⁵-point mixture; refits of
+    ``refit_iter`` iterations throughout do not (the tests' blob mixtures), nor does a 0.2 %
+    threshold (5 % above on one of them). ``refit_iter=None`` restores the thesis' schedule.
     """
 
     def __init__(
@@ -355,12 +365,12 @@ class QuicKMeans(ClusterMixin, TransformerMixin, ParamsMixin):
         hf, hr = hierarchical_constraints((K, d), Q, s)
         return hf + [hr[-1]], (hf, hr)
 
-    def _initial_centroids(self, X, K, rng, x_sq):
+    def _initial_centroids(self, X, K, rng):
         init = self.init
         if isinstance(init, str):
             init = check_option(init, "init", ("k-means++", "random"))
             if init == "k-means++":
-                return X[kmeans_plusplus(X, K, rng, x_sq)].copy()
+                return X[kmeans_plusplus(X, K, rng)].copy()
             return X[rng.choice(X.shape[0], K, replace=False)].copy()
         C = check_array(init, "init", dtype=X.dtype)
         if C.shape != (K, X.shape[1]):
@@ -400,22 +410,22 @@ class QuicKMeans(ClusterMixin, TransformerMixin, ParamsMixin):
             factorizer.set_params(keep_best=True)
         rng = check_random_state(self.random_state)
         dtype = X.dtype
-        x_sq = np.einsum("ij,ij->i", X, X)
         facts, schedule = self._constraints(K, d, Q, s, proj)
         with n_jobs_limit(self.n_jobs):
-            U0 = self._initial_centroids(X, K, rng, x_sq)
+            U0 = self._initial_centroids(X, K, rng)
             mean = np.zeros(d, dtype=dtype)
             if self.center:
                 mean = X.mean(axis=0, dtype=np.float64).astype(dtype)
                 X = X - mean
                 U0 = U0 - mean
-                x_sq = np.einsum("ij,ij->i", X, X)
+            x_sq = np.einsum("ij,ij->i", X, X, dtype=np.float64)
+            x_sq_total = float(x_sq.sum())
             if schedule is not None and self.hierarchical_init:
                 factors, lam, *_ = hierarchical_dense(
                     U0,
                     *schedule,
                     n_iter=palm_iter,
-                    n_iter_global=palm_iter,
+                    n_iter_global=refit_iter,
                     tol=palm_tol,
                     safeguard=False,
                     update_way="right-to-left",
@@ -453,6 +463,7 @@ class QuicKMeans(ClusterMixin, TransformerMixin, ParamsMixin):
                     # the objective still decreases (else the empty cluster gets weight 0)
                     step = self._update(
                         X,
+                        x_sq_total,
                         *_lloyd.reseed_from_largest(X, labels, counts, V.toarray()),
                         state,
                         explore,
@@ -462,7 +473,9 @@ class QuicKMeans(ClusterMixin, TransformerMixin, ParamsMixin):
                     if g_prev is not None and step[1] > g_prev:
                         step = None
                 if step is None:
-                    step = self._update(X, labels, counts, state, explore, facts, factorizer)
+                    step = self._update(
+                        X, x_sq_total, labels, counts, state, explore, facts, factorizer
+                    )
                 state, g, explore = step
                 V = state[2]
                 history.append(g)
@@ -483,7 +496,7 @@ class QuicKMeans(ClusterMixin, TransformerMixin, ParamsMixin):
         self.n_iter_ = it
         return self
 
-    def _update(self, X, labels, counts, state, explore, facts, factorizer):
+    def _update(self, X, x_sq_total, labels, counts, state, explore, facts, factorizer):
         """Exact means, then the factor refit on ``D_√n U`` warm-started at ``explore`` (when
         given) or at the accepted ``state``, with the safeguard.
 
@@ -495,8 +508,9 @@ class QuicKMeans(ClusterMixin, TransformerMixin, ParamsMixin):
         n, d = X.shape
         K = counts.size
         dtype = X.dtype
-        U = _lloyd.cluster_sums(X, labels, K, np.float64)[0] / np.maximum(counts, 1)[:, None]
-        within = _within(X, U, labels)
+        sums = _lloyd.cluster_sums(X, labels, K, np.float64)[0]
+        U = sums / np.maximum(counts, 1)[:, None]
+        within = _within(X, x_sq_total, sums, counts, U, labels)
         U = U.astype(dtype)
         w = np.sqrt(counts / n).astype(dtype)
         target = w[:, None] * U
@@ -592,8 +606,24 @@ class QuicKMeans(ClusterMixin, TransformerMixin, ParamsMixin):
         return -float(dist.sum(dtype=np.float64))
 
 
-def _within(X, U, labels):
-    """``Σ_n ‖x_n − u_{t_n}‖²`` (float64, one compiled pass over ``X``)."""
+#: the within-cluster sum comes from the identity below when it is at least this fraction of
+#: ``Σ_n ‖x_n‖²`` (at most six digits cancel); below, from a pass over ``X``
+WITHIN_IDENTITY_MIN = 1e-6
+
+
+def _within(X, x_sq_total, sums, counts, U, labels):
+    """``Σ_n ‖x_n − u_{t_n}‖²`` in float64, with ``u_k = s_k / n_k`` the mean of cluster ``k``.
+
+    ``Σ_n ‖x_n − u_{t_n}‖² = Σ_n ‖x_n‖² − Σ_k ‖s_k‖² / n_k`` (the cross terms of each cluster
+    sum to ``−2 n_k ‖u_k‖²``), from ``x_sq_total = Σ_n ‖x_n‖²`` and the cluster sums ``s_k``:
+    no pass over ``X``. The subtraction cancels about ``log10(Σ_n ‖x_n‖² / within)`` digits;
+    when that ratio exceeds ``1 / WITHIN_IDENTITY_MIN`` (tight clusters far from the origin)
+    the sum is taken exactly, one compiled pass over ``X``."""
+    full = counts > 0
+    between = float(np.einsum("ij,ij->i", sums[full], sums[full]) @ (1.0 / counts[full]))
+    within = x_sq_total - between
+    if within >= WITHIN_IDENTITY_MIN * x_sq_total:
+        return within
     return float(
         within_cluster_sum(
             X,

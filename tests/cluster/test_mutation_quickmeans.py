@@ -99,6 +99,7 @@ def recorded_fit():
         sparsity=2,
         max_iter=8,
         palm_iter=30,
+        refit_iter=None,  # a trajectory where clusters empty out and a re-seed is undone
         random_state=0,
         factorizer="recording-palm4msa",
         registry=reg,
@@ -264,15 +265,18 @@ def test_fit_transform_returns_the_distances_to_the_fitted_centroids():
     np.testing.assert_allclose(out, np.sqrt(brute_sq_dists(X, centroids(qk))), atol=1e-6)
 
 
+@pytest.mark.parametrize("n_jobs", [1, 2])
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
-def test_assignment_blocks_stay_within_block_bytes(monkeypatch, dtype):
-    """The assignment step holds one (K, b) block of scores of at most ``BLOCK_BYTES`` bytes,
-    and the blocks together cover every point once (labels: brute force)."""
+def test_assignment_reduces_blocks_of_rows(monkeypatch, dtype, n_jobs):
+    """The assignment step reduces the scores of ``ROW_BLOCK`` points at a time (one (K, b)
+    block, never the (K, n) product), the blocks together cover every point once, on one
+    thread or two, and the labels and distances are those of brute force."""
+    from sparsekit.linalg import sparse_factors
+
     X = blobs(n=103, d=3, k=5, seed=9).astype(dtype)
     qk = QuicKMeans(5, sparsity=2, max_iter=2, palm_iter=10, random_state=0).fit(X)
     K = 5
-    budget = K * X.itemsize * 7  # 7 points per block
-    monkeypatch.setattr(qkm, "BLOCK_BYTES", budget)
+    monkeypatch.setattr(sparse_factors, "ROW_BLOCK", 7)
     blocks = []
     inner = qkm.nearest_from_scores
 
@@ -281,11 +285,14 @@ def test_assignment_blocks_stay_within_block_bytes(monkeypatch, dtype):
         return inner(scores, *args)
 
     monkeypatch.setattr(qkm, "nearest_from_scores", recording)
+    qk.set_params(n_jobs=n_jobs)
     labels = qk.predict(X)
-    assert all(k == K and k * b * X.itemsize <= budget for k, b in blocks)
-    assert sum(b for _, b in blocks) == len(X)
-    assert max(b for _, b in blocks) == 7
-    np.testing.assert_array_equal(labels, brute_sq_dists(X, centroids(qk)).argmin(1))
+    assert all(k == K and b <= 7 for k, b in blocks)
+    assert sum(b for _, b in blocks) == len(X) and len(blocks) == 15
+    d2 = brute_sq_dists(X, centroids(qk))
+    np.testing.assert_array_equal(labels, d2.argmin(1))
+    tol = 1e-4 if dtype == np.float32 else 1e-9
+    assert -qk.score(X) == pytest.approx(d2.min(1).sum(), rel=tol)
 
 
 # -- the shared Lloyd module --------------------------------------------------------------------
@@ -369,3 +376,27 @@ def test_the_stop_rule_is_invariant_to_the_scale_of_the_data():
         np.testing.assert_allclose(
             runs[e].objective_history_, ref.objective_history_ * 4.0**e, rtol=1e-12
         )
+
+
+@pytest.mark.parametrize("offset, exact_pass", [(0.0, False), (1e5, True)])
+def test_within_cluster_sum_from_the_identity_or_a_pass_when_digits_would_cancel(
+    monkeypatch, offset, exact_pass
+):
+    """``Σ ‖x − u‖² = Σ ‖x‖² − Σ_k ‖s_k‖² / n_k`` (no pass over X) unless more than six digits
+    would cancel (clusters of spread 1 at 1e5 from the origin: ~10 digits), then the compiled
+    pass. Oracle: the brute-force sum over the centred clusters, an empty cluster included."""
+    rng = np.random.default_rng(12)
+    X = rng.standard_normal((300, 4)) + offset
+    labels = rng.integers(0, 5, 300)
+    labels[labels == 3] = 4  # cluster 3 is empty
+    counts = np.bincount(labels, minlength=5).astype(np.float64)
+    sums = np.stack([X[labels == k].sum(0) for k in range(5)])
+    U = sums / np.maximum(counts, 1)[:, None]
+    passes = []
+    real = qkm.within_cluster_sum
+    monkeypatch.setattr(qkm, "within_cluster_sum", lambda *a: (passes.append(1), real(*a))[1])
+    x_sq_total = float(np.einsum("ij,ij->", X, X))
+    got = qkm._within(X, x_sq_total, sums, counts, U, labels)
+    ref = sum(((X[labels == k] - U[k]) ** 2).sum() for k in range(5))
+    assert got == pytest.approx(ref, rel=1e-10)
+    assert bool(passes) == exact_pass

@@ -379,6 +379,38 @@ def test_hierarchical_init_chooses_the_first_factorization(monkeypatch, hierarch
     assert len(calls) == (1 if hierarchical else 0)
 
 
+@pytest.mark.parametrize("refit_iter, expected", [(3, (7, 3)), (None, (7, 7))])
+def test_hierarchical_init_splits_get_palm_iter_and_refinements_refit_iter(
+    monkeypatch, refit_iter, expected
+):
+    """Each split of the initial hierarchical factorization runs ``palm_iter`` iterations and
+    each global refinement ``refit_iter``; ``refit_iter=None`` (the thesis' schedule) gives
+    both ``palm_iter``. Oracle: the counts QuicK-means passes to ``hierarchical_dense``, and
+    the Palm4MSA runs it makes with them (their iterations, ``palm_tol=0``)."""
+    from sparsekit.cluster import quickmeans as qkm
+    from sparsekit.factorizers import hierarchical
+
+    seen, runs = [], []
+    real, real_palm = qkm.hierarchical_dense, hierarchical.run_palm
+
+    def counted(*args, **kwargs):
+        seen.append((kwargs["n_iter"], kwargs["n_iter_global"]))
+        return real(*args, **kwargs)
+
+    def palm(*args, **kwargs):
+        out = real_palm(*args, **kwargs)
+        runs.append((len(args[1]), out[3]))  # factors of the run, iterations it ran
+        return out
+
+    monkeypatch.setattr(qkm, "hierarchical_dense", counted)
+    monkeypatch.setattr(hierarchical, "run_palm", palm)
+    kw = dict(sparsity=2, max_iter=1, palm_iter=7, palm_tol=0.0, random_state=0)
+    QuicKMeans(8, n_factors=3, refit_iter=refit_iter, **kw).fit(blobs(n=80, d=16, k=8))
+    assert seen == [expected]
+    # split 1 (2 factors), global 1 (2), split 2 (2), global 2 (3 factors)
+    assert runs == [(2, expected[0]), (2, expected[1]), (2, expected[0]), (3, expected[1])]
+
+
 @pytest.mark.parametrize("K, d", [(4, 64), (16, 5)])
 def test_default_number_of_factors_follows_the_larger_dimension(K, d):
     """Default ``Q = max(2, ⌊log2 max(K, D)⌋)`` factors of shapes ``K × A``, ``A × A``, …,

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
+import sparsekit
 import sparsekit.linalg.sparse_factors as mod
 from sparsekit import SparseFactors
 
@@ -477,3 +478,39 @@ def test_scale_is_applied_in_the_result_dtype():
     for got, want in [(A @ X, M @ X), (A.T @ Y, M.T @ Y), (A @ X[:, 0], M @ X[:, 0])]:
         assert got.dtype == np.float64
         np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("n_jobs", [1, 2])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int64])
+def test_row_block_products_give_the_product_with_every_row_once(dtype, n_jobs):
+    """``row_block_products`` hands ``A @ X[r0:r1].T`` for consecutive blocks that cover the
+    rows once (the last one narrower), with the scale and the dtype of ``A @ X.T``, on one or
+    two threads. Oracle: the dense product of the factors."""
+    rng = np.random.default_rng(11)
+    factors = [rng.standard_normal((5, 6)), sp.random(6, 9, density=0.4, random_state=1)]
+    A = SparseFactors(factors, scale=-1.5, dtype=np.float32 if dtype == np.float32 else None)
+    X = (rng.standard_normal((23, 9)) * 4).astype(dtype)
+    got = np.full((5, 23), np.nan)
+    seen = []
+
+    def consume(r0, r1, P):
+        seen.append((r0, r1, P.dtype))
+        got[:, r0:r1] = P
+
+    with sparsekit.thread_limit(n_jobs):
+        A.row_block_products(X, consume, block_rows=4)
+    ref = -1.5 * factors[0] @ factors[1].toarray() @ X.T.astype(np.float64)
+    tol = 1e-5 if dtype == np.float32 else 1e-12
+    np.testing.assert_allclose(got, ref, rtol=tol, atol=tol)
+    assert sorted(s[:2] for s in seen) == [(r, min(23, r + 4)) for r in range(0, 23, 4)]
+    assert {s[2] for s in seen} == {np.dtype(np.float32 if dtype == np.float32 else np.float64)}
+
+
+def test_row_block_products_of_no_factor_is_the_scaled_transpose_and_shapes_are_checked():
+    A = SparseFactors([], scale=2.0, shape=(3, 3))
+    X = np.arange(12.0).reshape(4, 3)
+    out = []
+    A.row_block_products(X, lambda r0, r1, P: out.append(P.copy()))
+    np.testing.assert_array_equal(np.hstack(out), 2.0 * X.T)
+    with pytest.raises(ValueError, match=r"expected \(n, 3\)"):
+        A.row_block_products(X.T, lambda *a: None)
