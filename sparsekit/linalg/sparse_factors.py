@@ -328,11 +328,10 @@ class SparseFactors(LinearOperator):
 
         The rows of ``X`` are the operands (samples, as in ``X @ Aᵀ``). Each block of
         ``block_rows`` rows is transposed into a ``D × block_rows`` buffer and goes through
-        every factor while it stays in cache (:func:`~._spmm.csr_chain_block`); ``consume``
+        every factor while it stays in cache (one compiled pass per block); ``consume``
         reads the product there, before the buffer is reused: the ``n × K`` product of all the
-        rows is never formed. The blocks run on the library's threads (ranges of blocks, see
-        :func:`sparsekit._runtime.pools.run_row_ranges`), so ``consume`` is called from several
-        threads, each time for other rows.
+        rows is never formed. The blocks run on the library's threads (ranges of blocks), so
+        ``consume`` is called from several threads, each time for other rows.
 
         Parameters
         ----------
@@ -343,7 +342,7 @@ class SparseFactors(LinearOperator):
             of dtype ``result_type(A.dtype, X.dtype)`` (float64 for integer ``X``); valid only
             during the call.
         block_rows : int, optional
-            Rows per block (default :data:`ROW_BLOCK`, 128).
+            Rows per block (default ``sparsekit.linalg.sparse_factors.ROW_BLOCK``, 128).
 
         Raises
         ------
@@ -357,9 +356,11 @@ class SparseFactors(LinearOperator):
         if dtype.kind != "f":
             dtype = np.dtype(np.float64)
         chain = [S.astype(dtype) if S.dtype != dtype else S for S in self._csr[::-1]]
-        packed, width = _packed(chain, dtype) if chain else (None, 0)
         n, n_out, scale = X.shape[0], self.shape[0], dtype.type(self.scale)
         step = max(1, int(ROW_BLOCK if block_rows is None else block_rows))
+        # one block: a product per factor (the kernel Palm4MSA compiles), no chain kernel to
+        # compile on a first small call
+        packed, width = _packed(chain, dtype) if chain and n > step else (None, 0)
 
         def blocks(lo, hi):
             bufs = {}
@@ -373,8 +374,10 @@ class SparseFactors(LinearOperator):
                     )
                 B, buf_a, buf_b, out = bufs[w]
                 np.copyto(B, X[r0:r1].T)
-                if packed is None:  # no factor: the identity
+                if packed is None:  # one block, or no factor (the identity)
                     out = B
+                    for S in chain:
+                        out = csr_times_dense(S, out)
                 else:
                     csr_chain_block(*packed, B, buf_a, buf_b, out)
                 if scale != 1:

@@ -504,6 +504,11 @@ def test_row_block_products_give_the_product_with_every_row_once(dtype, n_jobs):
     np.testing.assert_allclose(got, ref, rtol=tol, atol=tol)
     assert sorted(s[:2] for s in seen) == [(r, min(23, r + 4)) for r in range(0, 23, 4)]
     assert {s[2] for s in seen} == {np.dtype(np.float32 if dtype == np.float32 else np.float64)}
+    got[...] = np.nan
+    seen.clear()
+    A.row_block_products(X, consume, block_rows=23)  # one block: a product per factor
+    np.testing.assert_allclose(got, ref, rtol=tol, atol=tol)
+    assert [s[:2] for s in seen] == [(0, 23)]
 
 
 def test_row_block_products_of_no_factor_is_the_scaled_transpose_and_shapes_are_checked():
