@@ -124,11 +124,11 @@ def _predicted_layer() -> str | None:
 
     from numba import config
 
-    wanted = str(config.THREADING_LAYER).lower()
+    wanted = str(getattr(config, "THREADING_LAYER", "default")).lower()
     if wanted in ("tbb", "omp", "workqueue"):
         return wanted
     candidates = {
-        "default": list(config.THREADING_LAYER_PRIORITY),
+        "default": list(getattr(config, "THREADING_LAYER_PRIORITY", ["tbb", "omp", "workqueue"])),
         "safe": ["tbb"],
         "threadsafe": ["tbb", "omp"],
         # GNU OpenMP (Linux) is not fork-safe, so Numba skips it there
@@ -141,14 +141,14 @@ def _predicted_layer() -> str | None:
 
 
 def _layer_loads(layer: str) -> bool:
+    import importlib
+
     try:
         if layer == "tbb":
             from numba.np.ufunc import parallel
 
             parallel._check_tbb_version_compatible()
-            from numba.np.ufunc import tbbpool  # noqa: F401
-        else:
-            from numba.np.ufunc import omppool  # noqa: F401
+        importlib.import_module(f"numba.np.ufunc.{layer}pool")  # what Numba loads
     except Exception:  # missing or incompatible library: Numba goes on to the next layer
         return False
     return True
