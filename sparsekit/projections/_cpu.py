@@ -2,16 +2,18 @@
 
 Two implementations of the same rule. :func:`top_k_rows_mask` is plain NumPy: a row-wise
 ``np.partition`` finds the thresholds in O(columns) per row, whatever ``k``.
-:func:`small_k_union_mask` selects the rows' and the columns' ``k`` largest in one compiled pass
-(a sorted buffer of ``k`` entries per row and per column, O(entries · k) at worst): for the small
-``k`` of sparse factors it replaces two partitions, a transposing copy and a cumulative sum, and
-costs a fraction of a millisecond to compile (plain loops, no sorting routine).
+:func:`small_k_keep` selects the rows' and the columns' ``k`` largest magnitudes in one compiled
+pass (a sorted buffer of ``k`` entries per row and per column, O(entries · k) at worst) and
+writes the kept entries and their sum of squares in a second: for the small ``k`` of sparse
+factors it replaces two partitions, a transposing copy, a cumulative sum, ``np.abs``,
+``np.where`` and the norm's ``einsum``, and costs a fraction of a millisecond to compile (plain
+loops, no sorting routine).
 """
 
 import numpy as np
 from numba import njit
 
-#: :func:`small_k_union_mask` is used when both counts are at most this (its insertion cost
+#: :func:`small_k_keep` is used when both counts are at most this (its insertion cost
 #: grows with ``k``; the partition's does not)
 SMALL_K = 32
 
@@ -35,15 +37,19 @@ def top_k_rows_mask(A, k):
 
 
 @njit(cache=True, nogil=True)
-def small_k_union_mask(A, k_row, k_col, mask):
-    """``mask`` = the ``k_row`` largest of every row of ``A`` or the ``k_col`` largest of every
-    column (0 selects none), with :func:`top_k_rows_mask`'s tie rule: ties go to the lowest
-    column index within a row and to the lowest row index within a column.
+def small_k_keep(M, k_row, k_col, mask, out):
+    """Keep the ``k_row`` largest ``|M[i, j]|`` of every row of ``M`` or the ``k_col`` largest
+    of every column (0 selects none): ``mask`` marks them, ``out`` holds ``M`` there and 0
+    elsewhere, and the sum of the squares of ``out`` (float64) is returned, for the
+    normalization. Ties follow :func:`top_k_rows_mask`'s rule (applied to ``|M|``): the lowest
+    column index within a row, the lowest row index within a column.
 
-    Each row (column) keeps a buffer of its ``k`` largest entries so far, in decreasing order;
-    an entry enters only when it is strictly larger than the buffer's smallest, and is placed
-    after the entries equal to it, so among equal values the first met stay.
+    Each row (column) keeps a buffer of its ``k`` largest magnitudes so far, in decreasing
+    order; an entry enters only when it is strictly larger than the buffer's smallest, and is
+    placed after the entries equal to it, so among equal values the first met stay. One pass
+    selects (the magnitudes are taken on the fly, no ``|M|`` copy), one writes ``out``.
     """
+    A = M
     n_rows, n_cols = A.shape
     kr = min(k_row, n_cols)
     kc = min(k_col, n_rows)
@@ -56,7 +62,7 @@ def small_k_union_mask(A, k_row, k_col, mask):
             mask[i, j] = False
         held = 0
         for j in range(n_cols):
-            v = A[i, j]
+            v = abs(A[i, j])
             if held < kr or v > vals[kr - 1]:
                 p = held if held < kr else kr - 1
                 while p > 0 and vals[p - 1] < v:
@@ -72,7 +78,7 @@ def small_k_union_mask(A, k_row, k_col, mask):
         if kc > 0:
             held = min(i, kc)  # every column holds as many entries as rows seen, up to kc
             for j in range(n_cols):
-                v = A[i, j]
+                v = abs(A[i, j])
                 if held < kc or v > cvals[kc - 1, j]:
                     p = held if held < kc else kc - 1
                     while p > 0 and cvals[p - 1, j] < v:
@@ -84,4 +90,10 @@ def small_k_union_mask(A, k_row, k_col, mask):
     for j in range(n_cols):
         for t in range(kc):
             mask[cidx[t, j], j] = True
-    return mask
+    sq = 0.0
+    for i in range(n_rows):
+        for j in range(n_cols):
+            v = M[i, j] if mask[i, j] else 0.0
+            out[i, j] = v
+            sq += v * v
+    return sq

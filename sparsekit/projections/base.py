@@ -39,7 +39,7 @@ import numpy as np
 from numpy.typing import ArrayLike, DTypeLike
 
 from .._validation import check_array
-from ._cpu import SMALL_K, small_k_union_mask, top_k_rows_mask
+from ._cpu import SMALL_K, small_k_keep, top_k_rows_mask
 
 
 def _check_shape(shape: tuple[int, int]) -> tuple[int, int]:
@@ -140,16 +140,27 @@ class Projection(ABC):
         ndarray of shape ``shape``
             ``P(M)``.
         """
-        out = self._project(M)
+        out, sq = self._project_with_sq(M)
         if self.normalized:
-            norm = np.sqrt(np.einsum("ij,ij->", out, out))
+            fresh = sq is not None  # the compiled selection's own new array
+            if sq is None:
+                sq = np.einsum("ij,ij->", out, out)
+            norm = np.sqrt(sq)
             if norm > 0:
-                out = out / out.dtype.type(norm)
+                if fresh:
+                    out /= out.dtype.type(norm)
+                else:
+                    out = out / out.dtype.type(norm)
         return out
 
     @abstractmethod
     def _project(self, M):
         """The projection of a validated array, before normalization."""
+
+    def _project_with_sq(self, M):
+        """``(P(M) before normalization, its sum of squares or None)``; None: the caller sums
+        (a subclass whose selection computes it returns it, and then a new array)."""
+        return self._project(M), None
 
     def initial(self, dtype: DTypeLike = np.float64) -> np.ndarray:
         """Return a default starting point in (or near) the set: the rectangular identity.
@@ -181,17 +192,23 @@ def _keep(M, mask):
     return np.where(mask, M, M.dtype.type(0))
 
 
-def union_mask(A, k_row, k_col):
-    """The ``k_row`` largest of every row of ``A`` or the ``k_col`` largest of every column
-    (0: none), ties to the lowest index; compiled for small counts, by partitions otherwise."""
+def keep_largest(M, k_row, k_col):
+    """``(M` with the ``k_row`` largest ``|M[i, j]|`` of every row or the ``k_col`` largest of
+    every column kept (0: none) and the rest 0, its sum of squares or None)``, ties to the
+    lowest index; compiled in one kernel for small counts (which also sums the squares), by
+    partitions of ``|M|`` otherwise."""
     if k_row <= SMALL_K and k_col <= SMALL_K:
-        return small_k_union_mask(A, k_row, k_col, np.empty(A.shape, dtype=bool))
+        M = np.ascontiguousarray(M)
+        out = np.empty_like(M)
+        sq = small_k_keep(M, k_row, k_col, np.empty(M.shape, dtype=bool), out)
+        return out, sq
+    A = np.abs(M)
     mask = np.zeros(A.shape, dtype=bool)
     if k_row:
         mask |= top_k_rows_mask(A, k_row)
     if k_col:
         mask |= top_k_rows_mask(np.ascontiguousarray(A.T), k_col).T
-    return mask
+    return _keep(M, mask), None
 
 
 class GlobalTopK(Projection):
@@ -257,7 +274,10 @@ class RowTopK(Projection):
         self.k: int = _check_k(k, "k", self.shape[1], "number of columns")
 
     def _project(self, M):
-        return _keep(M, union_mask(np.abs(M), self.k, 0))
+        return self._project_with_sq(M)[0]
+
+    def _project_with_sq(self, M):
+        return keep_largest(M, self.k, 0)
 
     def _repr_items(self):
         return (("k", self.k),)
@@ -287,7 +307,10 @@ class ColumnTopK(Projection):
         self.k: int = _check_k(k, "k", self.shape[0], "number of rows")
 
     def _project(self, M):
-        return _keep(M, union_mask(np.abs(M), 0, self.k))
+        return self._project_with_sq(M)[0]
+
+    def _project_with_sq(self, M):
+        return keep_largest(M, 0, self.k)
 
     def _repr_items(self):
         return (("k", self.k),)
@@ -339,7 +362,10 @@ class RowColumnTopK(Projection):
             )
 
     def _project(self, M):
-        return _keep(M, union_mask(np.abs(M), self.k, self.k_col))
+        return self._project_with_sq(M)[0]
+
+    def _project_with_sq(self, M):
+        return keep_largest(M, self.k, self.k_col)
 
     def _repr_items(self):
         return (("k", self.k), ("k_col", self.k_col))

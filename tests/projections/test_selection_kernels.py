@@ -1,7 +1,7 @@
 """The two implementations of the top-k selection give the same masks, on both sides of the
 switch between them.
 
-``small_k_union_mask`` (one compiled pass with sorted buffers, for small counts) and the
+``small_k_keep`` (one compiled pass with sorted buffers, for small counts) and the
 partition path (``top_k_rows_mask``, for any count) must select the same entries, ties
 included; the oracle is a brute-force sort of ``(−|a|, index)``, written independently of both.
 """
@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from sparsekit.projections import ColumnTopK, RowColumnTopK, RowTopK
-from sparsekit.projections._cpu import SMALL_K, small_k_union_mask, top_k_rows_mask
+from sparsekit.projections._cpu import SMALL_K, small_k_keep, top_k_rows_mask
 
 
 def brute_rows(A, k):
@@ -23,6 +23,36 @@ def brute_rows(A, k):
 
 def brute_union(A, k_row, k_col):
     return brute_rows(A, k_row) | brute_rows(A.T, k_col).T
+
+
+def small_k_union_mask(A, k_row, k_col, mask):
+    """The mask that ``small_k_keep`` marks."""
+    small_k_keep(A, k_row, k_col, mask, np.empty_like(A))
+    return mask
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_compiled_kept_entries_are_the_largest_magnitudes_with_their_signs(dtype):
+    """``small_k_keep`` selects on ``|M|`` (signed input, ties in magnitude between ``a`` and
+    ``-a``), writes ``M`` at the kept entries (``-0.0`` kept as is) and 0 elsewhere, and returns
+    the sum of their squares. Oracle: the brute-force selection on ``np.abs(M)``."""
+    rng = np.random.default_rng(3)
+    for trial in range(200):
+        n, m = (int(v) for v in rng.integers(1, 9, 2))
+        M = (
+            rng.integers(-2, 3, (n, m)).astype(dtype)
+            if trial % 2
+            else rng.standard_normal((n, m)).astype(dtype)
+        )
+        M[0, 0] = -0.0
+        k_row, k_col = int(rng.integers(0, m + 1)), int(rng.integers(0, n + 1))
+        mask, out = np.empty((n, m), dtype=bool), np.full((n, m), np.nan, dtype)
+        sq = small_k_keep(M, k_row, k_col, mask, out)
+        ref = brute_union(np.abs(M), k_row, k_col)
+        assert np.array_equal(mask, ref), (M, k_row, k_col)
+        np.testing.assert_array_equal(out, np.where(ref, M, dtype(0)))
+        assert np.array_equal(np.signbit(out), np.signbit(M) & ref)
+        assert sq == pytest.approx(float((out.astype(np.float64) ** 2).sum()), rel=1e-12)
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
