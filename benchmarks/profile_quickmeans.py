@@ -15,7 +15,10 @@ projection each), so that the cost per update can be compared with the K-means i
 top eigenvalue of the smaller Gram matrix, the path of matrices with at most ``EXACT_NORM_DIM``
 rows or columns) against Lanczos, both on a sequence of slowly changing matrices with the
 Lanczos warm start carried from call to call as in Palm4MSA; one thread; values checked against
-``numpy.linalg.norm(A, 2) ** 2``.
+``numpy.linalg.norm(A, 2) ** 2``. A second table times the norm of a product ``S_a ⋯ S_b`` of
+QuicK-means' factors (``splincol``, ``sparsity=3``, ``K = 256``, ``D = 784``) through the factors
+(``_ChainGram``: Lanczos steps that scatter the factors' non-zeros) against Lanczos on the dense
+product, per chain length, with the rule of ``NORM_CHAIN_RATIO`` (which path Palm4MSA takes).
 """
 
 import argparse
@@ -33,6 +36,7 @@ from _timing import machine, print_table  # noqa: E402
 from bench_quickmeans import fit_km, fit_qk, mixture  # noqa: E402
 from threadpoolctl import threadpool_limits  # noqa: E402
 
+from sparsekit import get_projection  # noqa: E402
 from sparsekit._runtime.threads import thread_limit  # noqa: E402
 from sparsekit.cluster import quickmeans  # noqa: E402
 from sparsekit.cluster.quickmeans import kmeans_plusplus  # noqa: E402
@@ -103,6 +107,49 @@ def norm_costs(
     return rows
 
 
+def chain_norm_costs(lengths=(1, 2, 4, 6, 8), rows=256, cols=784, repeat=30):
+    """Microseconds per squared norm of a product of ``splincol(3)`` factors, through the
+    factors and from the dense product (both by Lanczos, warm-started as in Palm4MSA)."""
+    rng = np.random.default_rng(0)
+
+    def factor(shape):
+        return get_projection("splincol", shape=shape, k=3)(rng.standard_normal(shape))
+
+    out = []
+    for wide in (True, False):
+        for n in lengths:
+            shapes = [(rows, rows)] * (n - 1) + [(rows, cols)] if wide else [(rows, rows)] * n
+            mats = [factor(s) for s in shapes]
+            F = [palm4msa._Factor(m) for m in mats]
+            dense = np.linalg.multi_dot(mats) if n > 1 else mats[0]
+            nnz = sum(f.nnz for f in F)
+            costs = {}
+            for path in ("chain", "dense"):
+                operand = palm4msa._ChainGram(F) if path == "chain" else dense
+                vectors = {}
+                palm4msa._sq_norm2(operand, "k", vectors)
+                t0 = time.perf_counter()
+                for _ in range(repeat):
+                    value = palm4msa._sq_norm2(operand, "k", vectors)
+                costs[path] = (time.perf_counter() - t0) / repeat
+                exact = np.linalg.norm(dense, 2) ** 2
+                if abs(value / exact - 1) > 1e-6:
+                    raise SystemExit(f"{path} {shapes}: squared norm off by more than 1e-6")
+            chosen = palm4msa.NORM_CHAIN_RATIO * nnz <= dense.size
+            out.append(
+                dict(
+                    product=f"{dense.shape[0]} x {dense.shape[1]}",
+                    factors=n,
+                    nnz_per_entry=f"{nnz / dense.size:.3f}",
+                    chain_us=f"{costs['chain'] * 1e6:.0f}",
+                    dense_us=f"{costs['dense'] * 1e6:.0f}",
+                    ratio=f"{costs['dense'] / costs['chain']:.2f}",
+                    rule="chain" if chosen else "dense",
+                )
+            )
+    return out
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--quick", action="store_true", help="N = 2,000")
@@ -119,6 +166,14 @@ def main():
             rows = norm_costs()
         palm4msa.EXACT_NORM_DIM = default
         print(f"\none squared spectral norm (_sq_norm2), one thread; exact up to {default}")
+        print_table(rows, list(rows[0]))
+        with threadpool_limits(1), thread_limit(1):
+            rows = chain_norm_costs()
+        print(
+            "\nsquared norm of a product of splincol(3) factors, one thread: through the "
+            f"factors against the dense product (rule: chain when {palm4msa.NORM_CHAIN_RATIO}"
+            " x nnz <= entries)"
+        )
         print_table(rows, list(rows[0]))
         print(f"uptime: {os.popen('uptime').read().strip()}")
         return

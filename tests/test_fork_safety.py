@@ -203,7 +203,8 @@ def _nystrom_ridge():
 
 
 def _quickmeans():
-    X = np.random.default_rng(7).normal(size=(4000, 5))
+    # more entries than ONE_BLOCK_ENTRIES: the assignment runs blocks of rows on the pool
+    X = np.random.default_rng(7).normal(size=(4000, 32))
     qkm = sparsekit.QuicKMeans(8, random_state=0)
     return lambda: qkm.fit(X).labels_
 

@@ -23,6 +23,7 @@ import numpy as np
 import pytest
 
 from sparsekit.cluster import _cpu as cluster_cpu
+from sparsekit.factorizers import _cpu as factorizers_cpu
 from sparsekit.kernels import _cpu as kernels_cpu
 from sparsekit.linalg import _spmm
 from sparsekit.manifold import _graph_cpu
@@ -121,6 +122,29 @@ def _csr_chain(dt):
     )
 
 
+def _csr_matmat(dt):
+    return _spmm._csr_matmat_rows, (
+        0,
+        3,
+        np.array([0, 2, 3, 3]),
+        np.array([0, 2, 1]),
+        _rand(dt, 3),
+        _rand(dt, 4, 16),
+        _rand(dt, 3, 16),
+    )
+
+
+def _lanczos(dt):
+    return factorizers_cpu.lanczos_steps, (
+        _rand(dt, 5, 16),
+        _rand(dt, 4, 16),
+        np.zeros((2, 4)),
+        1e-6,
+        0,
+        _rand(dt, 16),
+    )
+
+
 def _omp_gram(dt):
     n_sig, n_atoms, n_max = 3, 20, 4
     return solvers_cpu.omp_gram, (
@@ -157,6 +181,8 @@ HOT_LOOPS = {
     "exact kernel k-means row cluster sums (column strips)": (_label_sums, "fadd"),
     "geodesic extension": (_geodesic, ARITH),
     "sparse factor chain (AXPY)": (_csr_chain, ARITH),
+    "sparse times dense (two AXPYs per pass)": (_csr_matmat, ARITH),
+    "Palm4MSA spectral norm (dense Lanczos steps)": (_lanczos, ARITH),
     "batch OMP correlation update": (_omp_gram, ARITH),
 }
 

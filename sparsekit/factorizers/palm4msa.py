@@ -9,7 +9,9 @@ Gribonval 2016; Giffon 2020, PhD thesis, §3.2.3, Algorithm 1). One iteration:
 - steps ``S_q ← P_q(S_q − ∇/c)`` with ``∇ = λ Lᵀ(λ L S_q R − U) Rᵀ`` and
   ``c = 1.001 · λ² ‖L‖_2² ‖R‖_2²`` (the Lipschitz constant of the block gradient times 1.001);
   the spectral norms come from Lanczos iterations warm-started from the previous iteration
-  (accurate to ``1e-6``: see :func:`_sq_norm2`);
+  (accurate to ``1e-6``: see :func:`_sq_norm2`), which multiply through the sparse factors of
+  ``L`` and ``R`` rather than their dense products when that is cheaper
+  (:func:`_product_sq_norm2`);
 - sets ``λ = ⟨U, Û⟩_F / ‖Û‖_F²`` for ``Û = S_1 ⋯ S_Q`` (closed form) and records
   ``f = ‖U − λ Û‖_F²``.
 
@@ -76,7 +78,7 @@ from scipy.linalg.lapack import dstev as stev, dsyevr
 from .._runtime.threads import effective_n_jobs, thread_limit
 from .._validation import check_option, check_scalar
 from ..linalg._spmm import csr_matmat, dense_to_csr_pair
-from ._cpu import lanczos_steps
+from ._cpu import lanczos_csr_steps, lanczos_steps
 from .base import FactorizationResult, Factorizer, check_constraints, check_target
 
 #: factors sparser than this (and with at least SPARSE_MIN_SIZE entries) are multiplied through
@@ -102,6 +104,13 @@ WARM_START_MIX = 0.1
 #: the few warm-started Lanczos steps of a Palm4MSA iteration: the norms took 53 % of a 64²
 #: run exactly, 33 % by Lanczos (`benchmarks/profile_palm.py`)
 EXACT_NORM_DIM = 32
+#: the spectral norm of a product of sparse factors runs its Lanczos steps through the factors
+#: when their non-zeros are at most this fraction of the product's entries: a scattered
+#: multiply-add costs several times a dense one, and the two break even near 1/16 (products of
+#: ``splincol(3)`` factors, ``benchmarks/profile_quickmeans.py --norms``: QuicK-means' 256 × 784
+#: products 0.3–0.4 ms per norm against 0.6–1.5 ms from the dense product; 256 × 256 even at
+#: 0.062 non-zeros per entry)
+NORM_CHAIN_RATIO = 16
 #: problems whose target and factors have at most this many rows and columns run on one thread
 #: (see :func:`palm_threads`)
 SERIAL_MAX_DIM = 128
@@ -234,7 +243,9 @@ def _apply_chain_t(chain, B):
 def _sq_norm2(A, key, vectors, tol=1e-6, max_steps=40):
     """``‖A‖_2²``: the largest eigenvalue of ``Aᵀ A`` by Lanczos, warm-started from
     ``vectors[key]``; exactly (the top eigenvalue of the smaller of ``Aᵀ A`` and ``A Aᵀ`` by
-    LAPACK's ``dsyevr``) when ``A`` has at most ``EXACT_NORM_DIM`` rows or columns.
+    LAPACK's ``dsyevr``) when ``A`` has at most ``EXACT_NORM_DIM`` rows or columns. ``A`` is a
+    dense array, or a :class:`_ChainGram` (the norm of a product of sparse factors, from its
+    factors: always by Lanczos).
 
     Lanczos with full reorthogonalization (Golub & Van Loan, Matrix Computations, §10.1;
     classical Gram-Schmidt applied twice; the compiled steps of :func:`._cpu.lanczos_steps`)
@@ -254,17 +265,19 @@ def _sq_norm2(A, key, vectors, tol=1e-6, max_steps=40):
     """
     if A is None:
         return 1.0
-    if min(A.shape) <= EXACT_NORM_DIM:
+    chain = isinstance(A, _ChainGram)
+    if not chain and min(A.shape) <= EXACT_NORM_DIM:
         G = A.T @ A if A.shape[1] <= A.shape[0] else A @ A.T
         if not np.isfinite(G).all():  # LAPACK would return finite garbage for a NaN entry
             return float("nan")
         k = G.shape[0]  # only the top eigenvalue (MRRR): cheaper than all of them
         top = dsyevr(G.astype(np.float64, copy=False), compute_v=0, range="I", il=k, iu=k)[0][0]
         return max(float(top), 0.0)
-    n = A.shape[1]
+    n = A.dim if chain else A.shape[1]
     steps = min(int(max_steps), n)
     tol = max(tol, 50 * float(np.finfo(A.dtype).eps))
-    A = np.ascontiguousarray(A)
+    if not chain:
+        A = np.ascontiguousarray(A)
     v = _mix_vector(n)
     warm = vectors.get(key)
     if warm is not None and warm.shape[0] == n:
@@ -275,7 +288,10 @@ def _sq_norm2(A, key, vectors, tol=1e-6, max_steps=40):
     w = np.empty(n, dtype=A.dtype)
     j = 0
     while True:
-        j, beta = lanczos_steps(A, V, ab, tol, j, w)
+        if chain:
+            j, beta = lanczos_csr_steps(*A.packed, V, ab, tol, j, w, A.buf)
+        else:
+            j, beta = lanczos_steps(A, V, ab, tol, j, w)
         # the tridiagonal eigenproblem by LAPACK's stev (no threaded BLAS: a threaded
         # dense eigh of this tiny matrix costs milliseconds next to Numba/BLAS workers)
         if j == 0:
@@ -290,6 +306,49 @@ def _sq_norm2(A, key, vectors, tol=1e-6, max_steps=40):
         j += 1
     vectors[key] = y @ V[: j + 1]
     return max(theta, 0.0)
+
+
+class _ChainGram:
+    """``C Cᵀ`` (or ``Cᵀ C``, whichever is smaller) of a product ``C = S_a ⋯ S_b`` of sparse
+    factors (``_Factor`` with CSR arrays), as :func:`._cpu.lanczos_csr_steps` takes it:
+    ``‖C‖_2²`` without forming ``C``."""
+
+    __slots__ = ("dim", "dtype", "packed", "buf")
+
+    def __init__(self, chain):
+        rows, cols = chain[0].dense.shape[0], chain[-1].dense.shape[1]
+        # each product M is applied by scattering the rows of Mᵀ: Sᵀ through the CSR of S
+        if rows <= cols:  # C Cᵀ: Cᵀ (S_aᵀ first), then C (S_b first)
+            mats = [(f.csr, f.dense.shape[::-1]) for f in chain]
+            mats += [(f.csr_t, f.dense.shape) for f in chain[::-1]]
+        else:  # Cᵀ C
+            mats = [(f.csr_t, f.dense.shape) for f in chain[::-1]]
+            mats += [(f.csr, f.dense.shape[::-1]) for f in chain]
+        shapes = np.array([shape for _, shape in mats], dtype=np.int64)
+        ptr_off = np.concatenate([[0], np.cumsum(shapes[:, 1] + 1)[:-1]]).astype(np.int64)
+        nnz = [csr[1].shape[0] for csr, _ in mats]
+        nnz_off = np.concatenate([[0], np.cumsum(nnz)[:-1]]).astype(np.int64)
+        indptr = np.concatenate([csr[0] for csr, _ in mats])
+        indices = np.concatenate([csr[1] for csr, _ in mats])
+        data = np.concatenate([csr[2] for csr, _ in mats])
+        self.dim = min(rows, cols)
+        self.dtype = data.dtype
+        self.packed = (shapes, ptr_off, nnz_off, indptr, indices, data)
+        self.buf = np.empty((2, int(shapes.max())), dtype=data.dtype)
+
+
+def _product_sq_norm2(chain, dense, key, vectors):
+    """``‖dense‖_2²`` for ``dense`` the product of ``chain`` (None: the identity): through the
+    factors (:class:`_ChainGram`) when they are all sparse with at most
+    ``1 / NORM_CHAIN_RATIO`` of the product's entries in all, else from ``dense``."""
+    if (
+        dense is not None
+        and min(dense.shape) > EXACT_NORM_DIM
+        and all(f.csr is not None for f in chain)
+        and NORM_CHAIN_RATIO * sum(f.nnz for f in chain) <= dense.size
+    ):
+        return _sq_norm2(_ChainGram(chain), key, vectors)
+    return _sq_norm2(dense, key, vectors)
 
 
 _MIX = {}
@@ -379,8 +438,8 @@ def palm4msa_dense(
         for q in range(Q - 1, -1, -1):
             if not projs[q].is_constant:
                 L_T = PT[q]
-                nL = _sq_norm2(L_T, ("L", q), vectors)
-                nR = _sq_norm2(R, ("R", q), vectors)
+                nL = _product_sq_norm2(F[:q], L_T, ("L", q), vectors)
+                nR = _product_sq_norm2(F[q + 1 :], R, ("R", q), vectors)
                 c = margin * lam * lam * nL * nR
                 if c > 0 and _narrow_pays(F, q, U.shape):
                     G = _gradient_narrow(F, q, L_T, UT, lam)

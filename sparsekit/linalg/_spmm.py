@@ -30,13 +30,25 @@ def csr_matmat(indptr, indices, data, B, out):
 MATMAT_WORK_PER_THREAD = 1 << 18
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, fastmath={"contract"})
 def _csr_matmat_rows(lo, hi, indptr, indices, data, B, out):
+    # two non-zeros per pass over the output row: one load and one store of it per two rows
+    # of B (the loop is bound by those, not by the multiply-adds)
     n_cols = B.shape[1]
     for i in range(lo, hi):
         for c in range(n_cols):
             out[i, c] = 0.0
-        for p in range(indptr[i], indptr[i + 1]):
+        p = indptr[i]
+        end = indptr[i + 1]
+        while p + 1 < end:
+            v = data[p]
+            u = data[p + 1]
+            j = indices[p]
+            k = indices[p + 1]
+            for c in range(n_cols):
+                out[i, c] += v * B[j, c] + u * B[k, c]
+            p += 2
+        if p < end:
             v = data[p]
             j = indices[p]
             for c in range(n_cols):
@@ -59,11 +71,11 @@ def csr_chain_block(n_rows, ptr_off, nnz_off, indptr, indices, data, B, buf_a, b
     ``indices/data[nnz_off[q] + p]``. Intermediate products alternate between ``buf_a`` and
     ``buf_b`` (at least as many rows as the largest factor, as many columns as ``B``), so a
     narrow block goes through every factor while it stays in cache, with one kernel call per
-    block instead of one parallel launch per factor. The GIL is released: blocks run on a
-    thread pool.
+    block instead of one parallel launch per factor. Each factor is one call of the row kernel
+    of :func:`csr_matmat` (compiled once for both when the index arrays have its types). The
+    GIL is released: blocks run on a thread pool.
     """
     n_factors = n_rows.shape[0]
-    n_cols = B.shape[1]
     src = B
     for q in range(n_factors):
         if q == n_factors - 1:
@@ -74,14 +86,10 @@ def csr_chain_block(n_rows, ptr_off, nnz_off, indptr, indices, data, B, buf_a, b
             dst = buf_b
         p0 = ptr_off[q]
         e0 = nnz_off[q]
-        for i in range(n_rows[q]):
-            for c in range(n_cols):
-                dst[i, c] = 0.0
-            for p in range(indptr[p0 + i], indptr[p0 + i + 1]):
-                v = data[e0 + p]
-                j = indices[e0 + p]
-                for c in range(n_cols):
-                    dst[i, c] += v * src[j, c]
+        e1 = e0 + indptr[p0 + n_rows[q]]
+        ptr = indptr[p0 : p0 + n_rows[q] + 1]
+        # np.int64(0): a literal 0 would compile a second specialization of the row kernel
+        _csr_matmat_rows(np.int64(0), n_rows[q], ptr, indices[e0:e1], data[e0:e1], src, dst)
         src = dst
 
 

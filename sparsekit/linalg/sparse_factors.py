@@ -34,6 +34,10 @@ COLUMN_BLOCK = 512
 #: rows, 10⁵ × 784 points, one thread): 0.30 s at 64 rows, 0.26–0.29 s at 96–128, 0.31 s at
 #: 256, 0.41 s at 512.
 ROW_BLOCK = 128
+#: With at most this many entries (the 128 × 784 block above) all the rows go through the
+#: factors as one block, a product per factor: as fast at that size, and a first small call
+#: compiles no chain kernel.
+ONE_BLOCK_ENTRIES = 128 * 784
 
 
 def _packed(chain, dtype):
@@ -42,8 +46,12 @@ def _packed(chain, dtype):
     n_rows = np.array([S.shape[0] for S in chain], dtype=np.int64)
     ptr_off = np.concatenate([[0], np.cumsum(n_rows + 1)[:-1]]).astype(np.int64)
     nnz_off = np.concatenate([[0], np.cumsum([S.nnz for S in chain])[:-1]]).astype(np.int64)
-    indptr = np.concatenate([S.indptr for S in chain]).astype(np.int64)
-    indices = np.concatenate([S.indices for S in chain]).astype(np.int64)
+    # int32 indices (scipy's for such sizes) share the row kernel's compiled code with
+    # ``csr_times_dense``
+    big = max(max(S.shape) for S in chain) >= 2**31 or max(S.nnz for S in chain) >= 2**31
+    index = np.int64 if big else np.int32
+    indptr = np.concatenate([S.indptr for S in chain]).astype(index)
+    indices = np.concatenate([S.indices for S in chain]).astype(index)
     data = np.concatenate([S.data for S in chain]).astype(dtype, copy=False)
     width = int(max(n_rows[:-1].max(initial=1), 1))
     return (n_rows, ptr_off, nnz_off, indptr, indices, data), width
@@ -342,7 +350,8 @@ class SparseFactors(LinearOperator):
             of dtype ``result_type(A.dtype, X.dtype)`` (float64 for integer ``X``); valid only
             during the call.
         block_rows : int, optional
-            Rows per block (default ``sparsekit.linalg.sparse_factors.ROW_BLOCK``, 128).
+            Rows per block (default ``sparsekit.linalg.sparse_factors.ROW_BLOCK``, 128, or all
+            the rows when ``X`` has at most ``ONE_BLOCK_ENTRIES`` entries).
 
         Raises
         ------
@@ -358,6 +367,8 @@ class SparseFactors(LinearOperator):
         chain = [S.astype(dtype) if S.dtype != dtype else S for S in self._csr[::-1]]
         n, n_out, scale = X.shape[0], self.shape[0], dtype.type(self.scale)
         step = max(1, int(ROW_BLOCK if block_rows is None else block_rows))
+        if block_rows is None and n * X.shape[1] <= ONE_BLOCK_ENTRIES:
+            step = max(n, 1)
         # one block: a product per factor (the kernel Palm4MSA compiles), no chain kernel to
         # compile on a first small call
         packed, width = _packed(chain, dtype) if chain and n > step else (None, 0)

@@ -277,6 +277,7 @@ def test_assignment_reduces_blocks_of_rows(monkeypatch, dtype, n_jobs):
     qk = QuicKMeans(5, sparsity=2, max_iter=2, palm_iter=10, random_state=0).fit(X)
     K = 5
     monkeypatch.setattr(sparse_factors, "ROW_BLOCK", 7)
+    monkeypatch.setattr(sparse_factors, "ONE_BLOCK_ENTRIES", 0)  # blocks even for 103 × 3
     blocks = []
     inner = qkm.nearest_from_scores
 

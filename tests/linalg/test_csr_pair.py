@@ -73,3 +73,39 @@ def test_csr_matmat_uses_the_pool_from_exactly_the_threshold(monkeypatch):
         _spmm.csr_matmat(S.indptr, S.indices, S.data, np.ascontiguousarray(B[:, :n_cols]), out)
         np.testing.assert_allclose(out, (S @ B[:, :n_cols]), rtol=1e-12, atol=1e-12)
         assert bool(pooled) == want_pool
+
+
+def _rows_with_counts(n_cols, dtype, seed):
+    """A CSR matrix whose rows hold 0, 1, 2, 3, 4 and 5 non-zeros (the pairs of the kernels'
+    two-per-pass loops, and the odd one left)."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for count in (0, 1, 2, 3, 4, 5, 1, 0):
+        row = np.zeros(n_cols, dtype)
+        row[rng.choice(n_cols, count, replace=False)] = rng.standard_normal(count)
+        rows.append(row)
+    return sp.csr_matrix(np.array(rows))
+
+
+@pytest.mark.parametrize("dtype, rtol", [(np.float64, 1e-12), (np.float32, 1e-5)])
+def test_csr_kernels_every_row_length_equal_scipy(dtype, rtol):
+    from sparsekit.linalg import _spmm
+
+    S = _rows_with_counts(9, dtype, 0)
+    B = np.random.default_rng(2).standard_normal((9, 5)).astype(dtype)
+    out = np.full((8, 5), np.nan, dtype)  # every entry written, none accumulated from before
+    _spmm.csr_matmat(S.indptr, S.indices, S.data, B, out)
+    np.testing.assert_allclose(out, S.toarray() @ B, rtol=rtol, atol=rtol)
+    # the chain kernel: T S B through buffers, on the same row lengths
+    chain = [S, sp.csr_matrix(_rows_with_counts(8, dtype, 3).toarray()[:, :8])]
+    n_rows = np.array([M.shape[0] for M in chain], np.int64)
+    ptr_off = np.array([0, chain[0].shape[0] + 1], np.int64)
+    nnz_off = np.array([0, chain[0].nnz], np.int64)
+    indptr = np.concatenate([M.indptr for M in chain]).astype(np.int64)
+    indices = np.concatenate([M.indices for M in chain]).astype(np.int64)
+    data = np.concatenate([M.data for M in chain])
+    buf = np.full((8, 5), np.nan, dtype)
+    out = np.full((8, 5), np.nan, dtype)
+    _spmm.csr_chain_block(n_rows, ptr_off, nnz_off, indptr, indices, data, B, buf, buf, out)
+    expected = chain[1].toarray() @ (S.toarray() @ B)
+    np.testing.assert_allclose(out, expected, rtol=rtol, atol=rtol)

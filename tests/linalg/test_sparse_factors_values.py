@@ -511,6 +511,39 @@ def test_row_block_products_give_the_product_with_every_row_once(dtype, n_jobs):
     assert [s[:2] for s in seen] == [(0, 23)]
 
 
+def test_row_block_products_take_one_block_up_to_one_block_entries(monkeypatch):
+    """By default, ``X`` with at most ``ONE_BLOCK_ENTRIES`` entries is one block (a product per
+    factor, no chain kernel); one row more gives blocks of ``ROW_BLOCK`` rows through the chain
+    kernel; the products are the same. Oracle: the dense product of the factors."""
+    from sparsekit.linalg import sparse_factors
+
+    rng = np.random.default_rng(12)
+    factors = [sp.random(5, 6, density=0.5, random_state=2), rng.standard_normal((6, 9))]
+    A = SparseFactors(factors, scale=2.0)
+    chained = []
+    real = sparse_factors.csr_chain_block
+    monkeypatch.setattr(
+        sparse_factors, "csr_chain_block", lambda *a: (chained.append(1), real(*a))[1]
+    )
+    monkeypatch.setattr(sparse_factors, "ROW_BLOCK", 4)
+    monkeypatch.setattr(sparse_factors, "ONE_BLOCK_ENTRIES", 10 * 9)
+    for n, blocks in ((10, [(0, 10)]), (11, [(0, 4), (4, 8), (8, 11)])):
+        X = rng.standard_normal((n, 9))
+        seen, got = [], np.full((5, n), np.nan)
+
+        def consume(r0, r1, P, seen=seen, got=got):
+            seen.append((r0, r1))
+            got[:, r0:r1] = P
+
+        chained.clear()
+        with sparsekit.thread_limit(1):
+            A.row_block_products(X, consume)
+        assert sorted(seen) == blocks
+        assert bool(chained) == (len(blocks) > 1)
+        ref = 2.0 * factors[0].toarray() @ factors[1] @ X.T
+        np.testing.assert_allclose(got, ref, rtol=1e-12, atol=1e-12)
+
+
 def test_row_block_products_of_no_factor_is_the_scaled_transpose_and_shapes_are_checked():
     A = SparseFactors([], scale=2.0, shape=(3, 3))
     X = np.arange(12.0).reshape(4, 3)
