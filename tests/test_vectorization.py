@@ -145,6 +145,10 @@ def _lanczos(dt):
     )
 
 
+def _lanczos_close(dt):
+    return factorizers_cpu._close_step, (_rand(dt, 4, 16), np.zeros((2, 4)), 1e-6, 1, _rand(dt, 16))
+
+
 def _omp_gram(dt):
     n_sig, n_atoms, n_max = 3, 20, 4
     return solvers_cpu.omp_gram, (
@@ -183,6 +187,7 @@ HOT_LOOPS = {
     "sparse factor chain (AXPY)": (_csr_chain, ARITH),
     "sparse times dense (two AXPYs per pass)": (_csr_matmat, ARITH),
     "Palm4MSA spectral norm (dense Lanczos steps)": (_lanczos, ARITH),
+    "Palm4MSA spectral norm (reorthogonalization)": (_lanczos_close, ARITH),
     "batch OMP correlation update": (_omp_gram, ARITH),
 }
 

@@ -28,8 +28,8 @@ def lanczos_steps(A, V, alpha, tol, j, w):
                 s += A[i, k] * v[k]
             for k in range(n):
                 w[k] += s * A[i, k]
-        beta = _close_step(V, alpha, tol, j, w)
-        if beta >= 0.0:
+        test, beta = _close_step(V, alpha, tol, j, w)
+        if test:
             return j, beta
         j += 1
 
@@ -63,8 +63,8 @@ def lanczos_csr_steps(shapes, ptr_off, nnz_off, indptr, indices, data, V, alpha,
                 for p in range(indptr[p0 + i], indptr[p0 + i + 1]):
                     dst[indices[e0 + p]] += data[e0 + p] * x
             src = dst
-        beta = _close_step(V, alpha, tol, j, w)
-        if beta >= 0.0:
+        test, beta = _close_step(V, alpha, tol, j, w)
+        if test:
             return j, beta
         j += 1
 
@@ -75,8 +75,8 @@ def _close_step(V, alpha, tol, j, w):
     orthogonalized against ``V[: j + 1]`` twice (classical Gram-Schmidt).
 
     At a test point (``j % 4 == 3``, the last row of ``V``, or ``‖w‖ <= tol · alpha[0, j]``: an
-    invariant subspace) it returns ``‖w‖``; otherwise it sets ``V[j + 1] = w / ‖w‖``,
-    ``alpha[1, j] = ‖w‖`` (the off-diagonal) and returns -1.
+    invariant subspace) it returns ``(True, ‖w‖)``; otherwise it sets ``V[j + 1] = w / ‖w‖``,
+    ``alpha[1, j] = ‖w‖`` (the off-diagonal) and returns ``(False, ‖w‖)``.
     """
     n = w.shape[0]
     steps = V.shape[0]
@@ -97,9 +97,9 @@ def _close_step(V, alpha, tol, j, w):
         beta += w[k] * w[k]
     beta = np.sqrt(beta)
     if j % 4 == 3 or j + 1 == steps or beta <= tol * a:
-        return beta
+        return True, beta
     inv_beta = 1.0 / beta  # one division: the loop below then vectorizes
     for k in range(n):
         V[j + 1, k] = w[k] * inv_beta
     alpha[1, j] = beta
-    return -1.0
+    return False, beta

@@ -248,12 +248,13 @@ def _sq_norm2(A, key, vectors, tol=1e-6, max_steps=40):
     factors: always by Lanczos).
 
     Lanczos with full reorthogonalization (Golub & Van Loan, Matrix Computations, §10.1;
-    classical Gram-Schmidt applied twice; the compiled steps of :func:`._cpu.lanczos_steps`)
+    classical Gram-Schmidt applied twice; the compiled steps of :func:`._cpu.lanczos_steps`
+    or :func:`._cpu.lanczos_csr_steps`)
     stops when the residual bound ``β_j |y_j|`` of the largest Ritz pair is below ``tol`` times
     its Ritz value (tested every 4th step, or when an invariant subspace is reached), or after
     ``max_steps`` steps. The start is the previous call's Ritz vector plus ``WARM_START_MIX``
     times a fixed random unit vector; the Ritz vector is kept in ``vectors[key]`` for the next
-    call.
+    call. A NaN entry (a diverged iterate) gives NaN.
 
     Why not power iteration stopped on the relative change of its estimate (the reference
     implementation's ``norm2_threshold``): the top singular values of near-orthogonal factors
@@ -292,6 +293,8 @@ def _sq_norm2(A, key, vectors, tol=1e-6, max_steps=40):
             j, beta = lanczos_csr_steps(*A.packed, V, ab, tol, j, w, A.buf)
         else:
             j, beta = lanczos_steps(A, V, ab, tol, j, w)
+        if not np.isfinite(beta) or not np.isfinite(ab[0, j]):  # a NaN or inf entry
+            return float("nan")
         # the tridiagonal eigenproblem by LAPACK's stev (no threaded BLAS: a threaded
         # dense eigh of this tiny matrix costs milliseconds next to Numba/BLAS workers)
         if j == 0:

@@ -131,3 +131,16 @@ def test_a_sweep_with_chain_norms_equals_the_reference_sweep(monkeypatch):
     S, lam, f = palm_sweep(M, init, 3.0, 1.001, projs)
     assert res.objective[0] == pytest.approx(f, rel=1e-6)
     np.testing.assert_allclose(res.factors.toarray(), lam * np.linalg.multi_dot(S), atol=1e-7)
+
+
+@pytest.mark.parametrize("path", ["dense", "chain"])
+def test_a_nan_entry_gives_a_nan_norm_through_lanczos(path):
+    """A diverged iterate: the Lanczos paths return NaN (not a finite value, not 0), and stop
+    at the first test point instead of stepping past the end of the Lanczos basis."""
+    factors = sparse_chain([(60, 60), (60, 90)], 0.1, np.float64)
+    factors[1][5, 7] = np.nan
+    F = [palm._Factor(f) for f in factors]
+    for f in F:
+        f.csr, f.csr_t = palm.dense_to_csr_pair(f.dense)[:3], palm.dense_to_csr_pair(f.dense)[3:]
+    operand = palm._ChainGram(F) if path == "chain" else factors[0] @ factors[1]
+    assert np.isnan(palm._sq_norm2(operand, "k", {}, max_steps=40))
