@@ -69,7 +69,9 @@ def lanczos_csr_steps(shapes, ptr_off, nnz_off, indptr, indices, data, V, alpha,
         j += 1
 
 
-@njit(cache=True, nogil=True, fastmath={"reassoc", "contract"})
+# inlined into each caller (Numba IR): a separately compiled callee made the first call of
+# lanczos_steps compile 0.17 s longer (LLVM re-optimizes it inside the caller)
+@njit(inline="always", nogil=True, fastmath={"reassoc", "contract"})
 def _close_step(V, alpha, tol, j, w):
     """The rest of Lanczos step ``j`` once ``w = P V[j]``: ``alpha[0, j] = w · V[j]``, ``w``
     orthogonalized against ``V[: j + 1]`` twice (classical Gram-Schmidt).
