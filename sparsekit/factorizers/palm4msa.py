@@ -69,6 +69,7 @@ from __future__ import annotations
 
 import numbers
 from collections.abc import Sequence
+from math import isfinite
 from typing import Any
 
 import numpy as np
@@ -293,7 +294,7 @@ def _sq_norm2(A, key, vectors, tol=1e-6, max_steps=40):
             j, beta = lanczos_csr_steps(*A.packed, V, ab, tol, j, w, A.buf)
         else:
             j, beta = lanczos_steps(A, V, ab, tol, j, w)
-        if not np.isfinite(beta) or not np.isfinite(ab[0, j]):  # a NaN or inf entry
+        if not (isfinite(beta) and isfinite(ab[0, j])):  # a NaN or inf entry
             return float("nan")
         # the tridiagonal eigenproblem by LAPACK's stev (no threaded BLAS: a threaded
         # dense eigh of this tiny matrix costs milliseconds next to Numba/BLAS workers)
