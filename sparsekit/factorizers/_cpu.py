@@ -42,11 +42,12 @@ def lanczos_csr_steps(shapes, ptr_off, nnz_off, indptr, indices, data, V, alpha,
 
     Each ``M_t`` is given by the CSR arrays of its transpose, stored back to back as
     :func:`sparsekit.linalg._spmm.csr_chain_block` takes them (row pointers
-    ``indptr[ptr_off[t] :]`` from 0, entries ``indices/data[nnz_off[t] + p]``), with
-    ``shapes[t] = (rows, cols)`` of ``M_t``: ``M_t x`` scatters ``x[i] · (row i of M_tᵀ)``, so
-    that the multiply-adds of a row are independent (a gathered dot product of the few
-    non-zeros of a row waits on its own sum at every one). One step costs the non-zeros of
-    the ``M_t`` where the dense ``Aᵀ A`` costs two passes over the product's entries.
+    ``indptr[ptr_off[t] :]`` from 0, entries ``indices[nnz_off[t] + p]`` and
+    ``data[nnz_off[t] + p]``), with ``shapes[t] = (rows, cols)`` of ``M_t``: ``M_t x``
+    scatters ``x[i] · (row i of M_tᵀ)``, so that the multiply-adds of a row are independent (a
+    gathered dot product of the few non-zeros of a row waits on its own sum at every one). One
+    step costs the non-zeros of the ``M_t`` where the dense ``Aᵀ A`` costs two passes over the
+    product's entries.
     ``buf`` holds two vectors of the largest dimension of the ``M_t``.
     """
     n_mats = shapes.shape[0]

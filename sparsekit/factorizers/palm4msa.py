@@ -78,7 +78,7 @@ from scipy.linalg.lapack import dstev as stev, dsyevr
 
 from .._runtime.threads import effective_n_jobs, thread_limit
 from .._validation import check_option, check_scalar
-from ..linalg._spmm import csr_matmat, dense_to_csr_pair
+from ..linalg._spmm import csr_matmat, dense_to_csr_pair, stack_csr
 from ._cpu import lanczos_csr_steps, lanczos_steps
 from .base import FactorizationResult, Factorizer, check_constraints, check_target
 
@@ -329,15 +329,11 @@ class _ChainGram:
             mats = [(f.csr_t, f.dense.shape) for f in chain[::-1]]
             mats += [(f.csr, f.dense.shape[::-1]) for f in chain]
         shapes = np.array([shape for _, shape in mats], dtype=np.int64)
-        ptr_off = np.concatenate([[0], np.cumsum(shapes[:, 1] + 1)[:-1]]).astype(np.int64)
-        nnz = [csr[1].shape[0] for csr, _ in mats]
-        nnz_off = np.concatenate([[0], np.cumsum(nnz)[:-1]]).astype(np.int64)
-        indptr = np.concatenate([csr[0] for csr, _ in mats])
-        indices = np.concatenate([csr[1] for csr, _ in mats])
-        data = np.concatenate([csr[2] for csr, _ in mats])
+        arrays = stack_csr([csr for csr, _ in mats], shapes[:, 1])
+        data = arrays[-1]
         self.dim = min(rows, cols)
         self.dtype = data.dtype
-        self.packed = (shapes, ptr_off, nnz_off, indptr, indices, data)
+        self.packed = (shapes, *arrays)
         self.buf = np.empty((2, int(shapes.max())), dtype=data.dtype)
 
 

@@ -55,6 +55,25 @@ def _csr_matmat_rows(lo, hi, indptr, indices, data, B, out):
                 out[i, c] += v * B[j, c]
 
 
+def stack_csr(csrs, n_rows, index_dtype=None, dtype=None):
+    """The CSR arrays ``(indptr, indices, data)`` of several matrices back to back, as
+    :func:`csr_chain_block` takes them: ``(ptr_off, nnz_off, indptr, indices, data)``, where
+    matrix ``q`` (``n_rows[q]`` rows) has its row pointers at ``indptr[ptr_off[q]:]`` (from 0)
+    and its entries at ``nnz_off[q]``. ``index_dtype`` / ``dtype``: casts of the index and
+    value arrays (None keeps them)."""
+    n_rows = np.asarray(n_rows, dtype=np.int64)
+    ptr_off = np.concatenate([[0], np.cumsum(n_rows + 1)[:-1]]).astype(np.int64)
+    nnz_off = np.concatenate([[0], np.cumsum([c[1].shape[0] for c in csrs])[:-1]])
+    indptr = np.concatenate([c[0] for c in csrs])
+    indices = np.concatenate([c[1] for c in csrs])
+    data = np.concatenate([c[2] for c in csrs])
+    if index_dtype is not None:
+        indptr, indices = indptr.astype(index_dtype), indices.astype(index_dtype)
+    if dtype is not None:
+        data = data.astype(dtype, copy=False)
+    return ptr_off, nnz_off.astype(np.int64), indptr, indices, data
+
+
 def csr_times_dense(S, B):
     """``S @ B`` for a scipy CSR matrix ``S`` (same dtype as ``B``) and a 2-D array ``B``."""
     B = np.ascontiguousarray(B, dtype=S.dtype)
@@ -68,12 +87,12 @@ def csr_chain_block(n_rows, ptr_off, nnz_off, indptr, indices, data, B, buf_a, b
 
     The factors are stored back to back: factor ``q`` has ``n_rows[q]`` rows, its row pointers
     are ``indptr[ptr_off[q] : ptr_off[q] + n_rows[q] + 1]`` (starting at 0) and its entries
-    ``indices/data[nnz_off[q] + p]``. Intermediate products alternate between ``buf_a`` and
-    ``buf_b`` (at least as many rows as the largest factor, as many columns as ``B``), so a
-    narrow block goes through every factor while it stays in cache, with one kernel call per
-    block instead of one parallel launch per factor. Each factor is one call of the row kernel
-    of :func:`csr_matmat` (compiled once for both when the index arrays have its types). The
-    GIL is released: blocks run on a thread pool.
+    ``indices[nnz_off[q] + p]`` and ``data[nnz_off[q] + p]`` (:func:`stack_csr`). Intermediate
+    products alternate between ``buf_a`` and ``buf_b`` (at least as many rows as the largest
+    factor, as many columns as ``B``), so a narrow block goes through every factor while it
+    stays in cache, with one kernel call per block instead of one parallel launch per factor.
+    Each factor is one call of the row kernel of :func:`csr_matmat` (compiled once for both
+    when the index arrays have its types). The GIL is released: blocks run on a thread pool.
     """
     n_factors = n_rows.shape[0]
     src = B

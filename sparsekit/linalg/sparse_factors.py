@@ -24,7 +24,7 @@ from numpy.typing import ArrayLike, DTypeLike
 from scipy.sparse.linalg import LinearOperator
 
 from .._runtime.pools import run_row_ranges
-from ._spmm import csr_chain_block, csr_times_dense
+from ._spmm import csr_chain_block, csr_times_dense, stack_csr
 
 #: Columns of a matrix operand multiplied per pass through the factors (the batch stays in cache).
 COLUMN_BLOCK = 512
@@ -44,17 +44,17 @@ def _packed(chain, dtype):
     """The CSR arrays of ``chain`` back to back, as :func:`~._spmm.csr_chain_block` takes them,
     and the rows of its widest intermediate product."""
     n_rows = np.array([S.shape[0] for S in chain], dtype=np.int64)
-    ptr_off = np.concatenate([[0], np.cumsum(n_rows + 1)[:-1]]).astype(np.int64)
-    nnz_off = np.concatenate([[0], np.cumsum([S.nnz for S in chain])[:-1]]).astype(np.int64)
     # int32 indices (scipy's for such sizes) share the row kernel's compiled code with
     # ``csr_times_dense``
     big = max(max(S.shape) for S in chain) >= 2**31 or max(S.nnz for S in chain) >= 2**31
-    index = np.int64 if big else np.int32
-    indptr = np.concatenate([S.indptr for S in chain]).astype(index)
-    indices = np.concatenate([S.indices for S in chain]).astype(index)
-    data = np.concatenate([S.data for S in chain]).astype(dtype, copy=False)
+    arrays = stack_csr(
+        [(S.indptr, S.indices, S.data) for S in chain],
+        n_rows,
+        index_dtype=np.int64 if big else np.int32,
+        dtype=dtype,
+    )
     width = int(max(n_rows[:-1].max(initial=1), 1))
-    return (n_rows, ptr_off, nnz_off, indptr, indices, data), width
+    return (n_rows, *arrays), width
 
 
 def _chain_by_column_blocks(chain, X, out):
